@@ -35,9 +35,9 @@ struct mx_interp {
   mx_check_report_t *checks;  // NULL: a failed check is an error
   int64_t max_while;
   size_t max_bytes;
-  int32_t depth;  // current call depth
+  int32_t depth;     // current call depth
   bool err_located;  // the pending error message already names the failing op
-  mx_env_t *env;  // innermost function invocation
+  mx_env_t *env;     // innermost function invocation
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -53,8 +53,10 @@ static mx_status_t type_nbytes_checked(const mx_interp_t *ip, const mx_type_t *t
   for (int32_t i = 0; i < t->rank; i++) {
     int64_t d = t->dims[i];
     if (d < 0) return mx_error_set(MX_ERR_RUNTIME, "dynamic or negative dimension in result type");
-    if (d != 0 && n > SIZE_MAX / (size_t)d) n = SIZE_MAX;
-    else n *= (size_t)d;
+    if (d != 0 && n > SIZE_MAX / (size_t)d)
+      n = SIZE_MAX;
+    else
+      n *= (size_t)d;
   }
   if (n > ip->max_bytes) {
     char buf[128];
@@ -223,8 +225,10 @@ static mx_status_t env_borrow(mx_env_t *e, int32_t id, const mx_tensor_t *v) {
 
 static const char *value_label(const mx_func_t *f, int32_t id, char *buf, size_t n) {
   const char *nm = (id >= 0 && id < f->n_values) ? f->values[id].name : NULL;
-  if (nm) snprintf(buf, n, "%%%s", nm);
-  else snprintf(buf, n, "value #%d", (int)id);
+  if (nm)
+    snprintf(buf, n, "%%%s", nm);
+  else
+    snprintf(buf, n, "value #%d", (int)id);
   return buf;
 }
 
@@ -313,7 +317,8 @@ static mx_status_t run_block_env(mx_interp_t *ip, mx_env_t *e, const mx_block_t 
     if (!value_type_equal(want, &args[i]->type)) {
       char b1[96], b2[96];
       st = mx_error_set(MX_ERR_RUNTIME, "region argument %d has type %s, expected %s", (int)i,
-                        mx_type_str(&args[i]->type, b1, sizeof b1), mx_type_str(want, b2, sizeof b2));
+                        mx_type_str(&args[i]->type, b1, sizeof b1),
+                        mx_type_str(want, b2, sizeof b2));
       break;
     }
     st = env_borrow(e, id, args[i]);
@@ -397,8 +402,8 @@ static mx_status_t call_func(mx_interp_t *ip, const mx_func_t *f, const mx_tenso
                              int32_t n_args, mx_tensor_t *results, int32_t n_results) {
   if (!f->body) return mx_error_set(MX_ERR_RUNTIME, "function @%s has no body", f->name);
   if (n_results != f->n_results)
-    return mx_error_set(MX_ERR_RUNTIME, "call to @%s expects %d results, function has %d",
-                        f->name, (int)n_results, (int)f->n_results);
+    return mx_error_set(MX_ERR_RUNTIME, "call to @%s expects %d results, function has %d", f->name,
+                        (int)n_results, (int)f->n_results);
   if (ip->depth >= MX_INTERP_MAX_CALL_DEPTH)
     return mx_error_set(MX_ERR_RUNTIME, "call depth limit (%d) exceeded calling @%s",
                         MX_INTERP_MAX_CALL_DEPTH, f->name);
@@ -433,11 +438,26 @@ static mx_status_t call_func(mx_interp_t *ip, const mx_func_t *f, const mx_tenso
 static uint64_t load_bits(const uint8_t *p, size_t n) {
   uint64_t v = 0;
   switch (n) {
-    case 1: v = p[0]; break;
-    case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
-    case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
-    case 8: memcpy(&v, p, 8); break;
-    default: break;
+    case 1:
+      v = p[0];
+      break;
+    case 2: {
+      uint16_t x;
+      memcpy(&x, p, 2);
+      v = x;
+      break;
+    }
+    case 4: {
+      uint32_t x;
+      memcpy(&x, p, 4);
+      v = x;
+      break;
+    }
+    case 8:
+      memcpy(&v, p, 8);
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -457,7 +477,8 @@ static void load_float(const mx_tensor_t *t, int64_t i, int c, uint64_t *bits, d
   mx_elem_type_t ct = component_type(et);
   size_t cs = mx_elem_size(ct);
   size_t es = mx_elem_size(et);
-  uint64_t b = load_bits(t->data + (size_t)i * es + (size_t)c * cs, cs) & bit_mask(mx_elem_bits(ct));
+  uint64_t b =
+      load_bits(t->data + (size_t)i * es + (size_t)c * cs, cs) & bit_mask(mx_elem_bits(ct));
   *bits = b;
   *val = mx_float_decode(ct, b);
 }
@@ -590,12 +611,25 @@ static mx_status_t exec_check(mx_interp_t *ip, const mx_op_t *op, const mx_tenso
   cmp_kind_t kind;
   bool is_const = false;
   switch (op->code) {
-    case MX_OP_CHECK_EXPECT_EQ: kind = CMP_EQ; break;
-    case MX_OP_CHECK_EXPECT_EQ_CONST: kind = CMP_EQ; is_const = true; break;
-    case MX_OP_CHECK_EXPECT_ALMOST_EQ: kind = CMP_ALMOST; break;
-    case MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST: kind = CMP_ALMOST; is_const = true; break;
-    case MX_OP_CHECK_EXPECT_CLOSE: kind = CMP_CLOSE; break;
-    default: return unsupported(op);
+    case MX_OP_CHECK_EXPECT_EQ:
+      kind = CMP_EQ;
+      break;
+    case MX_OP_CHECK_EXPECT_EQ_CONST:
+      kind = CMP_EQ;
+      is_const = true;
+      break;
+    case MX_OP_CHECK_EXPECT_ALMOST_EQ:
+      kind = CMP_ALMOST;
+      break;
+    case MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST:
+      kind = CMP_ALMOST;
+      is_const = true;
+      break;
+    case MX_OP_CHECK_EXPECT_CLOSE:
+      kind = CMP_CLOSE;
+      break;
+    default:
+      return unsupported(op);
   }
   const mx_tensor_t *actual = NULL, *expected = NULL;
   if (is_const) {
@@ -627,8 +661,10 @@ static mx_status_t exec_check(mx_interp_t *ip, const mx_op_t *op, const mx_tenso
   uint64_t min_ulp = 0, max_ulp = jax_form ? 3 : 1;
   const mx_attr_t *a;
   if ((a = mx_op_attr(op, "tolerance")) != NULL) {
-    if (a->kind == MX_ATTR_FLOAT) tol = a->f;
-    else if (a->kind == MX_ATTR_INT) tol = (double)a->i;
+    if (a->kind == MX_ATTR_FLOAT)
+      tol = a->f;
+    else if (a->kind == MX_ATTR_INT)
+      tol = (double)a->i;
   }
   if ((a = mx_op_attr(op, "max_ulp_difference")) != NULL && a->kind == MX_ATTR_INT)
     max_ulp = (uint64_t)a->i;
@@ -639,8 +675,10 @@ static mx_status_t exec_check(mx_interp_t *ip, const mx_op_t *op, const mx_tenso
   for (int64_t i = 0; i < n; i++) {
     bool ok;
     uint64_t ulp = 0;
-    if (kind == CMP_EQ) ok = elem_equal(actual, expected, i);
-    else if (kind == CMP_ALMOST) ok = elem_almost_equal(actual, expected, i, tol);
+    if (kind == CMP_EQ)
+      ok = elem_equal(actual, expected, i);
+    else if (kind == CMP_ALMOST)
+      ok = elem_almost_equal(actual, expected, i, tol);
     else {
       ulp = elem_ulp_diff(actual, expected, i);
       ok = ulp >= min_ulp && ulp <= max_ulp;
@@ -674,8 +712,12 @@ static mx_status_t exec_check(mx_interp_t *ip, const mx_op_t *op, const mx_tenso
 static bool is_elementwise_group(mx_opcode_t c) {
   if (mx_opcode_flags(c) & (MX_OPF_UNARY | MX_OPF_BINARY)) return true;
   switch (c) {
-    case MX_OP_CLAMP: case MX_OP_COMPARE: case MX_OP_SELECT: case MX_OP_CONVERT:
-    case MX_OP_BITCAST_CONVERT: case MX_OP_REDUCE_PRECISION:
+    case MX_OP_CLAMP:
+    case MX_OP_COMPARE:
+    case MX_OP_SELECT:
+    case MX_OP_CONVERT:
+    case MX_OP_BITCAST_CONVERT:
+    case MX_OP_REDUCE_PRECISION:
       return true;
     default:
       return false;
@@ -684,9 +726,17 @@ static bool is_elementwise_group(mx_opcode_t c) {
 
 static bool is_shape_group(mx_opcode_t c) {
   switch (c) {
-    case MX_OP_IOTA: case MX_OP_BROADCAST_IN_DIM: case MX_OP_RESHAPE: case MX_OP_TRANSPOSE:
-    case MX_OP_SLICE: case MX_OP_DYNAMIC_SLICE: case MX_OP_DYNAMIC_UPDATE_SLICE:
-    case MX_OP_CONCATENATE: case MX_OP_PAD: case MX_OP_REVERSE: case MX_OP_GET_DIMENSION_SIZE:
+    case MX_OP_IOTA:
+    case MX_OP_BROADCAST_IN_DIM:
+    case MX_OP_RESHAPE:
+    case MX_OP_TRANSPOSE:
+    case MX_OP_SLICE:
+    case MX_OP_DYNAMIC_SLICE:
+    case MX_OP_DYNAMIC_UPDATE_SLICE:
+    case MX_OP_CONCATENATE:
+    case MX_OP_PAD:
+    case MX_OP_REVERSE:
+    case MX_OP_GET_DIMENSION_SIZE:
       return true;
     default:
       return false;
@@ -695,9 +745,18 @@ static bool is_shape_group(mx_opcode_t c) {
 
 static bool is_compute_group(mx_opcode_t c) {
   switch (c) {
-    case MX_OP_DOT_GENERAL: case MX_OP_DOT: case MX_OP_CONVOLUTION: case MX_OP_REDUCE:
-    case MX_OP_REDUCE_WINDOW: case MX_OP_SELECT_AND_SCATTER: case MX_OP_SORT: case MX_OP_MAP:
-    case MX_OP_FFT: case MX_OP_TRIANGULAR_SOLVE: case MX_OP_GATHER: case MX_OP_SCATTER:
+    case MX_OP_DOT_GENERAL:
+    case MX_OP_DOT:
+    case MX_OP_CONVOLUTION:
+    case MX_OP_REDUCE:
+    case MX_OP_REDUCE_WINDOW:
+    case MX_OP_SELECT_AND_SCATTER:
+    case MX_OP_SORT:
+    case MX_OP_MAP:
+    case MX_OP_FFT:
+    case MX_OP_TRIANGULAR_SOLVE:
+    case MX_OP_GATHER:
+    case MX_OP_SCATTER:
       return true;
     default:
       return false;
@@ -729,7 +788,8 @@ static mx_status_t check_result_types(const mx_func_t *f, const mx_op_t *op,
     if (!value_type_equal(want, &out[i].type)) {
       char b1[96], b2[96];
       return mx_error_set(MX_ERR_RUNTIME, "result %d has type %s, op declares %s", (int)i,
-                          mx_type_str(&out[i].type, b1, sizeof b1), mx_type_str(want, b2, sizeof b2));
+                          mx_type_str(&out[i].type, b1, sizeof b1),
+                          mx_type_str(want, b2, sizeof b2));
     }
   }
   return MX_OK;
@@ -945,9 +1005,12 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
       break;
   }
   mx_interp_kernel_fn fn = NULL;
-  if (is_elementwise_group(op->code)) fn = mx_interp_elementwise;
-  else if (is_shape_group(op->code)) fn = mx_interp_shape;
-  else if (is_compute_group(op->code)) fn = mx_interp_compute;
+  if (is_elementwise_group(op->code))
+    fn = mx_interp_elementwise;
+  else if (is_shape_group(op->code))
+    fn = mx_interp_shape;
+  else if (is_compute_group(op->code))
+    fn = mx_interp_compute;
   if (!fn) return unsupported(op);
   for (int32_t i = 0; i < op->n_operands; i++)
     if (in[i]->type.kind != MX_TYPE_TENSOR)
@@ -980,8 +1043,10 @@ static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {
   if (op->n_operands > 8) in = malloc((size_t)op->n_operands * sizeof *in);
   if (op->n_results > 4) out = calloc((size_t)op->n_results, sizeof *out);
   mx_status_t st = MX_OK;
-  if (!in || !out) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-  else memset(out, 0, (size_t)(op->n_results > 4 ? op->n_results : 4) * sizeof *out);
+  if (!in || !out)
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  else
+    memset(out, 0, (size_t)(op->n_results > 4 ? op->n_results : 4) * sizeof *out);
   for (int32_t i = 0; i < op->n_operands && !st; i++) st = env_get(e, op->operands[i], &in[i]);
   if (!st) st = exec_op_inner(ip, e, op, in, out);
   if (!st)
@@ -1011,8 +1076,8 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
       return mx_error_set(MX_ERR_INVALID_ARG, "@%s: malformed argument list", f->name);
     if (!value_type_equal(&f->values[id].type, &args[i].type)) {
       char b1[96], b2[96];
-      return mx_error_set(MX_ERR_INVALID_ARG, "argument %d of @%s has type %s, expected %s",
-                          (int)i, f->name, mx_type_str(&args[i].type, b1, sizeof b1),
+      return mx_error_set(MX_ERR_INVALID_ARG, "argument %d of @%s has type %s, expected %s", (int)i,
+                          f->name, mx_type_str(&args[i].type, b1, sizeof b1),
                           mx_type_str(&f->values[id].type, b2, sizeof b2));
     }
     if (args[i].type.kind == MX_TYPE_TENSOR && args[i].nbytes < mx_type_nbytes(&args[i].type))
@@ -1024,9 +1089,9 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
   ip.m = m;
   ip.checks = opts ? opts->checks : NULL;
   ip.max_while = opts && opts->max_while_iterations > 0 ? opts->max_while_iterations
-                                                         : MX_INTERP_DEFAULT_MAX_WHILE;
-  ip.max_bytes = opts && opts->max_tensor_bytes > 0 ? opts->max_tensor_bytes
-                                                     : MX_INTERP_DEFAULT_MAX_BYTES;
+                                                        : MX_INTERP_DEFAULT_MAX_WHILE;
+  ip.max_bytes =
+      opts && opts->max_tensor_bytes > 0 ? opts->max_tensor_bytes : MX_INTERP_DEFAULT_MAX_BYTES;
   const mx_tensor_t *small[8] = {0};
   const mx_tensor_t **ptrs = small;
   if (n_args > 8) {

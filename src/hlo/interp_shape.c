@@ -110,10 +110,24 @@ static void store_int(mx_tensor_t *t, int64_t i, int64_t v) {
   } else if (mx_elem_is_float(et)) {
     uint64_t bits = mx_float_encode(et, (double)v);
     switch (es) {
-      case 1: { uint8_t x = (uint8_t)bits; memcpy(p, &x, 1); break; }
-      case 2: { uint16_t x = (uint16_t)bits; memcpy(p, &x, 2); break; }
-      case 4: { uint32_t x = (uint32_t)bits; memcpy(p, &x, 4); break; }
-      default: memcpy(p, &bits, 8); break;
+      case 1: {
+        uint8_t x = (uint8_t)bits;
+        memcpy(p, &x, 1);
+        break;
+      }
+      case 2: {
+        uint16_t x = (uint16_t)bits;
+        memcpy(p, &x, 2);
+        break;
+      }
+      case 4: {
+        uint32_t x = (uint32_t)bits;
+        memcpy(p, &x, 4);
+        break;
+      }
+      default:
+        memcpy(p, &bits, 8);
+        break;
     }
   } else {
     mx_tensor_set_i64(t, i, v);
@@ -146,9 +160,12 @@ static mx_status_t op_broadcast_in_dim(const mx_op_t *op, const mx_tensor_t *in,
     int64_t d = bd[i];
     if (d < 0 || d >= ot->rank || used[d]) return shape_err(op, "bad broadcast dimension");
     used[d] = true;
-    if (it->dims[i] == ot->dims[d]) stride[d] = it->dims[i] == 1 ? 0 : is[i];
-    else if (it->dims[i] == 1) stride[d] = 0;
-    else return shape_err(op, "operand dimension is neither 1 nor the result dimension");
+    if (it->dims[i] == ot->dims[d])
+      stride[d] = it->dims[i] == 1 ? 0 : is[i];
+    else if (it->dims[i] == 1)
+      stride[d] = 0;
+    else
+      return shape_err(op, "operand dimension is neither 1 nor the result dimension");
   }
   strided_copy(in, out, 0, stride);
   return MX_OK;

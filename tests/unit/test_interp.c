@@ -75,12 +75,12 @@ static mx_status_t run_checks(mx_module_t *m, mx_check_report_t *rep) {
   return st;
 }
 
-#define EXPECT_ALL_PASS(m, nchecks)                                   \
-  do {                                                                \
-    mx_check_report_t rep_;                                           \
-    CHECK_OK(run_checks((m), &rep_));                                 \
-    CHECK_MSG(rep_.n_failed == 0 && rep_.n_checks == (nchecks),       \
-              "checks %d failed %d", rep_.n_checks, rep_.n_failed);   \
+#define EXPECT_ALL_PASS(m, nchecks)                                                    \
+  do {                                                                                 \
+    mx_check_report_t rep_;                                                            \
+    CHECK_OK(run_checks((m), &rep_));                                                  \
+    CHECK_MSG(rep_.n_failed == 0 && rep_.n_checks == (nchecks), "checks %d failed %d", \
+              rep_.n_checks, rep_.n_failed);                                           \
   } while (0)
 
 // ---- driver tests ----
@@ -124,8 +124,7 @@ static void test_unsupported(void) {
   mx_block_append_op(f, f->body, MX_OP_UNKNOWN, "foo.bar", NULL, 0, &t, 1);
   ret(f, f->body, MX_OP_FUNC_RETURN, NULL, 0);
   CHECK(mx_interp_run(m, f, NULL, 0, NULL, NULL) == MX_ERR_UNSUPPORTED);
-  CHECK_MSG(strncmp(mx_error_message(), "unsupported: foo.bar", 20) == 0, "%s",
-            mx_error_message());
+  CHECK_MSG(strncmp(mx_error_message(), "unsupported: foo.bar", 20) == 0, "%s", mx_error_message());
   mx_module_destroy(m);
 
   // A custom_call that is not a check op.
@@ -135,8 +134,7 @@ static void test_unsupported(void) {
   mx_op_set_attr(f, op, "call_target_name", mx_attr_string(m, "my_kernel"));
   ret(f, f->body, MX_OP_FUNC_RETURN, NULL, 0);
   CHECK(mx_interp_run(m, f, NULL, 0, NULL, NULL) == MX_ERR_UNSUPPORTED);
-  CHECK_MSG(strstr(mx_error_message(), "unsupported: stablehlo.custom_call") ==
-                mx_error_message(),
+  CHECK_MSG(strstr(mx_error_message(), "unsupported: stablehlo.custom_call") == mx_error_message(),
             "%s", mx_error_message());
   mx_module_destroy(m);
 }
