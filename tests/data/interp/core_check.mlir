@@ -14,7 +14,7 @@ func.func @check_almost_eq_complex_and_tolerance() {
   %x = stablehlo.constant dense<[(1.0, 2.0), (3.0, 4.0)]> : tensor<2xcomplex<f32>>
   %y = stablehlo.constant dense<[(1.00001, 2.00001), (3.0, 4.00002)]> : tensor<2xcomplex<f32>>
   check.expect_almost_eq %x, %y : tensor<2xcomplex<f32>>
-  check.expect_almost_eq_const %x, dense<[(1.05, 2.0), (3.0, 3.95)]> : tensor<2xcomplex<f32>>, tolerance = 0.1
+  check.expect_almost_eq_const %x, dense<[(1.05, 2.0), (3.0, 3.95)]> : tensor<2xcomplex<f32>> {tolerance = 0.1 : f64}
   func.return
 }
 
