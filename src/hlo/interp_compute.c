@@ -32,6 +32,14 @@ mx_status_t mx_interp_compute(mx_interp_t *ip, const mx_func_t *f, const mx_op_t
       return mx_cp_gather(op, in, out);
     case MX_OP_SCATTER:
       return mx_cp_scatter(ip, f, op, in, out);
+    case MX_OP_UNKNOWN:
+      // dynamic_gather / dynamic_conv have no opcode of their own; they are gather and
+      // convolution with slice_sizes / padding passed as a third operand.
+      if (op->name && !strcmp(op->name, "stablehlo.dynamic_gather"))
+        return mx_cp_gather(op, in, out);
+      if (op->name && !strcmp(op->name, "stablehlo.dynamic_conv"))
+        return mx_cp_convolution(f, op, in, out);
+      return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s", op->name ? op->name : "?");
     default:
       return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s (not a compute op)",
                           op->name ? op->name : mx_opcode_name(op->code));

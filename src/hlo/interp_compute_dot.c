@@ -159,7 +159,8 @@ typedef struct conv_cfg {
   int64_t fgc, bgc;
 } conv_cfg_t;
 
-static mx_status_t conv_read(const mx_op_t *op, int32_t rank, conv_cfg_t *c) {
+static mx_status_t conv_read(const mx_op_t *op, const mx_tensor_t *pad, int32_t rank,
+                             conv_cfg_t *c) {
   const mx_attr_t *dn = mx_op_attr(op, "dimension_numbers");
   if (!dn || (dn->kind != MX_ATTR_STRUCT && dn->kind != MX_ATTR_DICT))
     return mx_cp_bad(op, "missing `dimension_numbers`");
@@ -184,6 +185,15 @@ static mx_status_t conv_read(const mx_op_t *op, int32_t rank, conv_cfg_t *c) {
       (st = mx_cp_window_attr(op, "rhs_dilation", n1, 1, c->rdil)) ||
       (st = mx_cp_window_attr(op, "window_reversal", n1, 0, c->rev)))
     return st;
+  if (pad) {
+    // dynamic_conv: padding is an Nx2 integer operand.
+    if (!mx_elem_is_int(pad->type.elem) || mx_type_numel(&pad->type) != 2 * n1)
+      return mx_cp_bad(op, "padding operand must be a spatial-rank x 2 integer tensor");
+    for (int32_t k = 0; k < n1; ++k) {
+      c->lo[k] = mx_tensor_get_i64(pad, 2 * k);
+      c->hi[k] = mx_tensor_get_i64(pad, 2 * k + 1);
+    }
+  }
   c->fgc = mx_cp_op_int(op, "feature_group_count", 1);
   c->bgc = mx_cp_op_int(op, "batch_group_count", 1);
   for (int32_t k = 0; k < n1; ++k)
@@ -202,13 +212,15 @@ static mx_status_t conv_read(const mx_op_t *op, int32_t rank, conv_cfg_t *c) {
 mx_status_t mx_cp_convolution(const mx_func_t *f, const mx_op_t *op, const mx_tensor_t *const *in,
                               mx_tensor_t *out) {
   (void)f;
-  if (op->n_operands != 2 || op->n_results != 1) return mx_cp_bad(op, "expects 2 operands");
+  // A third operand (dynamic_conv) carries the padding.
+  if (op->n_operands < 2 || op->n_operands > 3 || op->n_results != 1)
+    return mx_cp_bad(op, "expects lhs, rhs (and padding)");
   const mx_tensor_t *lhs = in[0], *rhs = in[1];
   const mx_type_t *lt = &lhs->type, *rt = &rhs->type, *ot = &out->type;
   int32_t rank = lt->rank;
   if (rank < 2 || rt->rank != rank || ot->rank != rank) return mx_cp_bad(op, "rank mismatch");
   conv_cfg_t c;
-  mx_status_t st = conv_read(op, rank, &c);
+  mx_status_t st = conv_read(op, op->n_operands == 3 ? in[2] : NULL, rank, &c);
   if (st != MX_OK) return st;
   int64_t N = lt->dims[c.ib], C = lt->dims[c.ifd];
   int64_t kin_n = rt->dims[c.kif], O = rt->dims[c.kof];
