@@ -8,17 +8,17 @@
 
 typedef struct index_map {
   // Shared shape of the gather/scatter index computation.
-  int64_t win_dims[MX_MAX_RANK];   // offset_dims / update_window_dims
+  int64_t win_dims[MX_MAX_RANK];  // offset_dims / update_window_dims
   int32_t n_win;
   int64_t skip_dims[MX_MAX_RANK];  // collapsed_slice_dims / inserted_window_dims
   int32_t n_skip;
-  int64_t obatch[MX_MAX_RANK];     // operand_batching_dims / input_batching_dims
+  int64_t obatch[MX_MAX_RANK];  // operand_batching_dims / input_batching_dims
   int32_t n_obatch;
-  int64_t ibatch[MX_MAX_RANK];     // start_indices_batching_dims / scatter_indices_batching_dims
+  int64_t ibatch[MX_MAX_RANK];  // start_indices_batching_dims / scatter_indices_batching_dims
   int32_t n_ibatch;
   int64_t to_operand[MX_MAX_RANK];  // start_index_map / scatter_dims_to_operand_dims
   int32_t n_to_operand;
-  int64_t ivd;                      // index_vector_dim
+  int64_t ivd;  // index_vector_dim
 } index_map_t;
 
 static mx_status_t read_map(const mx_op_t *op, const char *attr, const char *const names[6],
@@ -60,7 +60,8 @@ static mx_status_t check_map(const mx_op_t *op, const index_map_t *m, int32_t or
       ++n_free;
   if (n_free != m->n_win) return mx_cp_bad(op, "window dimension count mismatch");
   for (int32_t i = 0; i < m->n_win; ++i)
-    if (m->win_dims[i] < 0 || m->win_dims[i] >= wrank || mx_cp_contains(m->win_dims, i, m->win_dims[i]))
+    if (m->win_dims[i] < 0 || m->win_dims[i] >= wrank ||
+        mx_cp_contains(m->win_dims, i, m->win_dims[i]))
       return mx_cp_bad(op, "bad window dims");
   for (int32_t i = 0; i < m->n_obatch; ++i)
     if (mx_cp_contains(m->skip_dims, m->n_skip, m->obatch[i]) ||
@@ -105,7 +106,7 @@ mx_status_t mx_cp_gather(const mx_op_t *op, const mx_tensor_t *const *in, mx_ten
   // A third operand (dynamic_gather) carries the slice sizes.
   if (op->n_operands < 2 || op->n_operands > 3 || op->n_results != 1)
     return mx_cp_bad(op, "expects operand, start_indices (and slice_sizes)");
-  static const char *const names[6] = {"offset_dims",          "collapsed_slice_dims",
+  static const char *const names[6] = {"offset_dims",           "collapsed_slice_dims",
                                        "operand_batching_dims", "start_indices_batching_dims",
                                        "start_index_map",       "index_vector_dim"};
   index_map_t m;
@@ -148,9 +149,10 @@ mx_status_t mx_cp_scatter(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op
   int32_t n = op->n_results;
   if (n < 1 || op->n_operands != 2 * n + 1)
     return mx_cp_bad(op, "expects N inputs, indices, N updates");
-  static const char *const names[6] = {"update_window_dims",    "inserted_window_dims",
-                                       "input_batching_dims",   "scatter_indices_batching_dims",
-                                       "scatter_dims_to_operand_dims", "index_vector_dim"};
+  static const char *const names[6] = {
+      "update_window_dims",           "inserted_window_dims",
+      "input_batching_dims",          "scatter_indices_batching_dims",
+      "scatter_dims_to_operand_dims", "index_vector_dim"};
   index_map_t m;
   mx_status_t st = read_map(op, "scatter_dimension_numbers", names, &m);
   if (st != MX_OK) return st;
@@ -186,8 +188,9 @@ mx_status_t mx_cp_scatter(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op
     map_index(&m, indices, uidx, urank, orank, start, ridx);
     // Indices this large are out of bounds anyway; clamping keeps the sums below defined.
     for (int32_t k = 0; k < m.n_to_operand; ++k)
-      start[k] = start[k] < -(INT64_C(1) << 40) ? -(INT64_C(1) << 40)
-                 : start[k] > (INT64_C(1) << 40) ? (INT64_C(1) << 40) : start[k];
+      start[k] = start[k] < -(INT64_C(1) << 40)  ? -(INT64_C(1) << 40)
+                 : start[k] > (INT64_C(1) << 40) ? (INT64_C(1) << 40)
+                                                 : start[k];
     // Window origin: start + batching index (ridx minus its window offsets).
     for (int32_t d = 0; d < orank; ++d) wstart[d] = 0;
     for (int32_t i = 0; i < m.n_obatch; ++i) wstart[m.obatch[i]] = ridx[m.obatch[i]];

@@ -152,8 +152,9 @@ static void test_fft_roundtrip(void) {
   const double *c = (const double *)spec.data;
   CHECK_NEAR(c[0], 6.5, 1e-12);  // DC term = sum
   CHECK_NEAR(c[1], 0.0, 0);
-  CHECK_NEAR(c[2], 1 * 1 + -2 * cos(2 * M_PI / 5) + 0.5 * cos(4 * M_PI / 5) +
-                       3 * cos(6 * M_PI / 5) + 4 * cos(8 * M_PI / 5),
+  CHECK_NEAR(c[2],
+             1 * 1 + -2 * cos(2 * M_PI / 5) + 0.5 * cos(4 * M_PI / 5) + 3 * cos(6 * M_PI / 5) +
+                 4 * cos(8 * M_PI / 5),
              1e-12);
   harness_t h2 = make_op(MX_OP_FFT, &ct, 1, &rt, 1);
   mx_op_set_attr(h2.f, h2.op, "fft_type", mx_attr_enum(h2.m, "fft_type", "IRFFT"));
@@ -252,7 +253,8 @@ static void test_reduce_sum_rows(void) {
   mx_func_t *f;
   mx_func_create(m, "main", false, &f);
   int64_t d23[2] = {2, 3}, d2[1] = {2};
-  mx_type_t xt = ty(MX_ELEM_F32, 2, d23), st0 = mx_type_scalar(MX_ELEM_F32), rt = ty(MX_ELEM_F32, 1, d2);
+  mx_type_t xt = ty(MX_ELEM_F32, 2, d23), st0 = mx_type_scalar(MX_ELEM_F32),
+            rt = ty(MX_ELEM_F32, 1, d2);
   int32_t ids[2];
   mx_func_add_arg(f, &xt, "x", &ids[0]);
   mx_func_add_arg(f, &st0, "z", &ids[1]);
