@@ -412,7 +412,8 @@ mx_attr_t mx_attr_dict(mx_module_t *m, const mx_named_attr_t *fields, int32_t n)
 mx_attr_t mx_attr_struct(mx_module_t *m, const char *tag, const mx_named_attr_t *fields,
                          int32_t n);
 bool mx_attr_is_oom(const mx_attr_t *a);
-// Reads a DENSE_ARRAY (or ARRAY of INT) as int64 values; returns count, -1 if not such an attr.
+// Reads a DENSE_ARRAY, or a DENSE tensor of i64, as int64 values (pointer into the attribute);
+// returns the count, or -1 if the attribute is NULL or of another kind.
 int32_t mx_attr_get_i64s(const mx_attr_t *a, const int64_t **values);
 
 // ============================================================================================
