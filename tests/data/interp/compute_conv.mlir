@@ -12,9 +12,9 @@ func.func @conv_feature_groups() {
 
 func.func @conv_batch_groups() {
   %lhs = stablehlo.constant dense<[[[-3, 1, -2, 2], [0, -3, 1, -2]], [[-1, 3, 0, -3], [2, -1, 3, 0]], [[1, -2, 2, -1], [-3, 1, -2, 2]], [[3, 0, -3, 1], [-1, 3, 0, -3]]]> : tensor<4x2x4xi64>
-  %rhs = stablehlo.constant dense<[[[-2, 1, 0, 0], [0, -2, 2, 2]], [[-1, 2, 1, 1], [1, -1, -2, -2]]]> : tensor<2x2x4xi64>
-  %r = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<4x2x4xi64>, tensor<2x2x4xi64>) -> tensor<2x1x4xi64>
-  check.expect_eq_const %r, dense<[[[3, -2, -9, -9]], [[-1, -2, -7, -7]]]> : tensor<2x1x4xi64>
+  %rhs = stablehlo.constant dense<[[[-2, 1, 0, 0], [0, -2, 2, 2], [1, -1, -2, -2], [1, -1, -2, -2]], [[-1, 2, 1, 1], [1, -1, -2, -2], [2, 0, -1, -1], [2, 0, -1, -1]]]> : tensor<2x4x4xi64>
+  %r = stablehlo.convolution(%lhs, %rhs) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<4x2x4xi64>, tensor<2x4x4xi64>) -> tensor<2x1x4xi64>
+  check.expect_eq_const %r, dense<[[[1, -2, -11, -11]], [[2, 1, 0, 0]]]> : tensor<2x1x4xi64>
   func.return
 }
 

@@ -12,9 +12,9 @@ func.func @reduce_argmax_two_operands() {
       %lt = stablehlo.compare LT, %ai, %bi : (tensor<i32>, tensor<i32>) -> tensor<i1>
       %tie = stablehlo.and %eq, %lt : tensor<i1>
       %take_a = stablehlo.or %gt, %tie : tensor<i1>
-      %v = stablehlo.select %take_a, %av, %bv : tensor<i1>, tensor<i64>
-      %i = stablehlo.select %take_a, %ai, %bi : tensor<i1>, tensor<i32>
-      stablehlo.return %v, %i : tensor<i64>, tensor<i32>
+      %sv = stablehlo.select %take_a, %av, %bv : tensor<i1>, tensor<i64>
+      %si = stablehlo.select %take_a, %ai, %bi : tensor<i1>, tensor<i32>
+      stablehlo.return %sv, %si : tensor<i64>, tensor<i32>
   }) {dimensions = array<i64: 1>} : (tensor<2x4xi64>, tensor<2x4xi32>, tensor<i64>, tensor<i32>) -> (tensor<2xi64>, tensor<2xi32>)
   check.expect_eq_const %rv, dense<[7, 5]> : tensor<2xi64>
   check.expect_eq_const %ri, dense<[1, 0]> : tensor<2xi32>
@@ -79,9 +79,9 @@ func.func @reduce_window_argmax_two_operands() {
       %lt = stablehlo.compare LT, %ai, %bi : (tensor<i32>, tensor<i32>) -> tensor<i1>
       %tie = stablehlo.and %eq, %lt : tensor<i1>
       %take_a = stablehlo.or %gt, %tie : tensor<i1>
-      %v = stablehlo.select %take_a, %av, %bv : tensor<i1>, tensor<i64>
-      %i = stablehlo.select %take_a, %ai, %bi : tensor<i1>, tensor<i32>
-      stablehlo.return %v, %i : tensor<i64>, tensor<i32>
+      %sv = stablehlo.select %take_a, %av, %bv : tensor<i1>, tensor<i64>
+      %si = stablehlo.select %take_a, %ai, %bi : tensor<i1>, tensor<i32>
+      stablehlo.return %sv, %si : tensor<i64>, tensor<i32>
   }) {window_dimensions = array<i64: 3>, window_strides = array<i64: 1>} : (tensor<5xi64>, tensor<5xi32>, tensor<i64>, tensor<i32>) -> (tensor<3xi64>, tensor<3xi32>)
   check.expect_eq_const %rv, dense<[9, 9, 9]> : tensor<3xi64>
   check.expect_eq_const %ri, dense<[1, 1, 2]> : tensor<3xi32>
