@@ -39,6 +39,7 @@ mx_status_t mx_interp_compute(mx_interp_t *ip, const mx_func_t *f, const mx_op_t
         return mx_cp_gather(op, in, out);
       if (op->name && !strcmp(op->name, "stablehlo.dynamic_conv"))
         return mx_cp_convolution(f, op, in, out);
+      if (op->name && !strcmp(op->name, "chlo.ragged_dot")) return mx_cp_ragged_dot(op, in, out);
       return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s", op->name ? op->name : "?");
     default:
       return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s (not a compute op)",

@@ -13,6 +13,8 @@ mx_status_t mx_cp_dot(const mx_func_t *f, const mx_op_t *op, const mx_tensor_t *
                       mx_tensor_t *out);
 mx_status_t mx_cp_convolution(const mx_func_t *f, const mx_op_t *op, const mx_tensor_t *const *in,
                               mx_tensor_t *out);
+// chlo.ragged_dot (parsed as an unknown op; dispatched by name).
+mx_status_t mx_cp_ragged_dot(const mx_op_t *op, const mx_tensor_t *const *in, mx_tensor_t *out);
 mx_status_t mx_cp_reduce(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                          const mx_tensor_t *const *in, mx_tensor_t *out);
 mx_status_t mx_cp_reduce_window(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
