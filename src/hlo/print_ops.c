@@ -436,7 +436,7 @@ static bool mx_pr_reduce(mx_pr_t *p, const mx_op_t *op) {
   int32_t pairs = op->n_operands / 2;
   if (b->n_args != op->n_operands) return false;
   static const char *const elided[] = {"dimensions", NULL};
-  mx_pr_name_sp(p, op);
+  mx_pr_op_name(p, op);
   for (int32_t i = 0; i < pairs; i++) {
     mx_pr_puts(p, i ? ", (" : "(");
     mx_pr_value(p, op->operands[i]);
