@@ -591,6 +591,35 @@ static void test_shape_errors(void) {
   mx_module_destroy(m);
 }
 
+// dynamic_* ops arrive as MX_OP_UNKNOWN; a shape operand that disagrees with the static result
+// type is an error.
+static void test_dynamic_ops(void) {
+  mx_module_t *m = mx_module_create(NULL);
+  mx_func_t *f = new_main(m);
+  mx_type_t t23 = ti64(2, 2, 3), s2 = ti64(1, 2, 0);
+  int64_t shape[2] = {2, 3};
+  int32_t sh = cnst(f, f->body, s2, shape);
+  mx_op_t *op =
+      mx_block_append_op(f, f->body, MX_OP_UNKNOWN, "stablehlo.dynamic_iota", &sh, 1, &t23, 1);
+  mx_op_set_attr(f, op, "iota_dimension", mx_attr_int(0, MX_ELEM_I64));
+  int64_t want[6] = {0, 0, 0, 1, 1, 1};
+  expect_eq_const(f, f->body, op->results[0], t23, want);
+  ret(f, f->body, MX_OP_FUNC_RETURN, NULL, 0);
+  EXPECT_ALL_PASS(m, 1);
+  mx_module_destroy(m);
+
+  m = mx_module_create(NULL);
+  f = new_main(m);
+  int64_t bad[2] = {3, 2};
+  sh = cnst(f, f->body, s2, bad);
+  op = mx_block_append_op(f, f->body, MX_OP_UNKNOWN, "stablehlo.dynamic_iota", &sh, 1, &t23, 1);
+  mx_op_set_attr(f, op, "iota_dimension", mx_attr_int(0, MX_ELEM_I64));
+  ret(f, f->body, MX_OP_FUNC_RETURN, NULL, 0);
+  CHECK(mx_interp_run(m, f, NULL, 0, NULL, NULL) == MX_ERR_RUNTIME);
+  CHECK_MSG(strstr(mx_error_message(), "output shape") != NULL, "%s", mx_error_message());
+  mx_module_destroy(m);
+}
+
 int main(void) {
   test_constant_and_args();
   test_unsupported();
@@ -604,5 +633,6 @@ int main(void) {
   test_tuples_barrier();
   test_shape_ops();
   test_shape_errors();
+  test_dynamic_ops();
   return mx_test_finish();
 }
