@@ -363,6 +363,123 @@ static void test_shapes_and_composites(void) {
   mx_module_destroy(m);
 }
 
+// ---- Modules made with the builder print, re-parse and print identically ----
+
+static void roundtrip_module(const mx_module_t *m, const char *what) {
+  char *t1 = print_module(m, NULL);
+  if (getenv("MX_TEST_VERBOSE")) printf("%s:\n%s", what, t1 ? t1 : "");
+  mx_module_t *m2 = NULL;
+  mx_parse_opts_t o = {.filename = what, .first_line = 1};
+  mx_status_t st = t1 ? mx_hlo_parse(t1, strlen(t1), &o, &m2) : MX_ERR_NOMEM;
+  CHECK_MSG(st == MX_OK, "%s: printed text does not parse and verify: %s\n%s", what,
+            mx_error_message(), t1 ? t1 : "");
+  if (st == MX_OK) {
+    char *t2 = print_module(m2, NULL);
+    CHECK_MSG(t2 && strcmp(t1, t2) == 0, "%s: print(parse(print(m))) differs:\n%s\n---\n%s", what,
+              t1, t2 ? t2 : "");
+    free(t2);
+    mx_print_opts_t g = {.generic = true};
+    char *tg = print_module(m, &g);
+    mx_module_t *m3 = NULL;
+    st = tg ? mx_hlo_parse(tg, strlen(tg), &o, &m3) : MX_ERR_NOMEM;
+    CHECK_MSG(st == MX_OK, "%s: generic text does not parse: %s\n%s", what, mx_error_message(),
+              tg ? tg : "");
+    if (st == MX_OK) {
+      char *t3 = print_module(m3, NULL);
+      CHECK_MSG(t3 && strcmp(t1, t3) == 0, "%s: generic round trip differs:\n%s\n---\n%s", what,
+                t1, t3 ? t3 : "");
+      free(t3);
+    }
+    mx_module_destroy(m3);
+    free(tg);
+  }
+  mx_module_destroy(m2);
+  free(t1);
+}
+
+static void test_builder_roundtrip(void) {
+  mx_module_t *m = mx_module_create("built");
+  mx_func_t *f, *g;
+  mx_builder_t b, gb;
+  mx_type_t x_t = t2(MX_ELEM_F32, 4, 8), w_t = t2(MX_ELEM_F32, 8, 8), v_t = t1(MX_ELEM_F32, 8);
+  // Decomposition of a composite: x * w (broadcast).
+  mx_type_t dec_args[2] = {x_t, v_t};
+  int32_t da[2];
+  CHECK_OK(mx_build_func(m, "scale_impl", true, dec_args, 2, &g, &gb, da));
+  int64_t bd = 1, xd[2] = {4, 8};
+  int32_t wb = -1, prod = -1;
+  CHECK_OK(mx_build_broadcast_in_dim(&gb, da[1], xd, 2, &bd, &wb));
+  CHECK_OK(mx_build_binary(&gb, MX_OP_MULTIPLY, da[0], wb, &prod));
+  CHECK_OK(mx_build_return(&gb, &prod, 1));
+
+  mx_type_t args[3] = {x_t, w_t, v_t};
+  int32_t a[3];
+  CHECK_OK(mx_build_func(m, "main", false, args, 3, &f, &b, a));
+  int64_t l1 = 1, r0 = 0;
+  mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&l1, 1}, {&r0, 1}};
+  int32_t mm = -1, mx = -1, ninf = -1, ex = -1, sum = -1, zero = -1, sc = -1, h = -1;
+  CHECK_OK(mx_build_dot_general(&b, a[0], a[1], &dd, MX_ELEM_INVALID, &mm));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, -1.0 / 0.0, &ninf));
+  CHECK_OK(mx_build_reduce(&b, mm, ninf, &l1, 1, MX_OP_MAXIMUM, &mx));
+  CHECK_OK(mx_build_unary(&b, MX_OP_EXPONENTIAL, mm, &ex));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, 0.0, &zero));
+  CHECK_OK(mx_build_reduce(&b, ex, zero, &l1, 1, MX_OP_ADD, &sum));
+  mx_named_attr_t eps = {"epsilon", mx_attr_float(1e-6, MX_ELEM_F32)};
+  CHECK_OK(mx_build_composite(&b, "mx.scale", (int32_t[]){ex, a[2]}, 2, &eps, 1, "scale_impl", 1,
+                              &sc));
+  mx_type_t h_t = t2(MX_ELEM_F16, 4, 8), bf_t = t1(MX_ELEM_BF16, 20);
+  CHECK_OK(mx_build_convert(&b, sc, MX_ELEM_F16, &h));
+  int32_t big = -1, it = -1, sorted[1] = {-1};
+  CHECK_OK(mx_build_iota(&b, &bf_t, 0, &it));
+  CHECK_OK(mx_build_splat(&b, &h_t, 0.5, &big));
+  {
+    mx_tensor_t t;
+    mx_tensor_alloc(&t, &bf_t);
+    for (int i = 0; i < 20; i++) mx_tensor_set_f64(&t, i, i * 0.25 - 1.0);
+    CHECK_OK(mx_build_constant(&b, &t, &big));
+    mx_tensor_free(&t);
+  }
+  CHECK_OK(mx_build_sort(&b, &big, 1, 0, true, MX_CMP_GT, sorted));
+  // while: count to 3
+  int32_t i0 = -1, three = -1, one = -1;
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 0, &i0));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 3, &three));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 1, &one));
+  mx_op_t *wh = NULL;
+  CHECK_OK(mx_build_while(&b, (int32_t[]){i0, sum}, 2, &wh));
+  if (wh) {
+    mx_builder_t cb = mx_builder_at(f, wh->regions[0]), bb = mx_builder_at(f, wh->regions[1]);
+    int32_t lt = -1, nx = -1;
+    CHECK_OK(mx_build_compare(&cb, MX_CMP_LT, MX_CMP_TYPE_AUTO, wh->regions[0]->args[0], three,
+                              &lt));
+    CHECK_OK(mx_build_return(&cb, &lt, 1));
+    CHECK_OK(mx_build_binary(&bb, MX_OP_ADD, wh->regions[1]->args[0], one, &nx));
+    CHECK_OK(mx_build_return(&bb, (int32_t[]){nx, wh->regions[1]->args[1]}, 2));
+    CHECK_OK(mx_build_finish(&b, wh));
+  }
+  // if on a predicate
+  int32_t pred = -1;
+  CHECK_OK(mx_build_compare(&b, MX_CMP_GT, MX_CMP_TYPE_NONE, i0, three, &pred));
+  mx_op_t *iff = NULL;
+  mx_type_t s4 = t1(MX_ELEM_F32, 4);
+  CHECK_OK(mx_build_if(&b, pred, &s4, 1, &iff));
+  if (iff) {
+    mx_builder_t tb = mx_builder_at(f, iff->regions[0]), fb = mx_builder_at(f, iff->regions[1]);
+    int32_t neg = -1;
+    CHECK_OK(mx_build_return(&tb, &mx, 1));
+    CHECK_OK(mx_build_unary(&fb, MX_OP_NEGATE, mx, &neg));
+    CHECK_OK(mx_build_return(&fb, &neg, 1));
+    CHECK_OK(mx_build_finish(&b, iff));
+  }
+  int32_t cc = -1;
+  CHECK_OK(mx_build_custom_call(&b, "my.target", &mx, 1, &s4, 1, true, "cfg", &cc));
+  int32_t outs[3] = {iff ? iff->results[0] : mx, h, sorted[0]};
+  CHECK_OK(mx_build_return(&b, outs, 3));
+  CHECK_OK(mx_hlo_verify_module(m));
+  roundtrip_module(m, "builder module");
+  mx_module_destroy(m);
+}
+
 // ---- Round trip over the StableHLO interpreter suite ----
 
 static int cmp_str(const void *a, const void *b) {
@@ -505,6 +622,7 @@ int main(void) {
   test_constants();
   test_regions();
   test_shapes_and_composites();
+  test_builder_roundtrip();
   test_suite_roundtrip();
   return mx_test_finish();
 }
