@@ -1,4 +1,8 @@
-// Printer tests: modules built with the construction primitives compared with exact text.
+// Printer tests: modules built with the construction primitives compared with exact text, and
+// print(parse(print(m))) == print(m) over every case of the StableHLO interpreter suite (also
+// through the generic form: print(parse(print_generic(m))) == print(m)).
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,10 +363,266 @@ static void test_shapes_and_composites(void) {
   mx_module_destroy(m);
 }
 
+// ---- Modules made with the builder print, re-parse and print identically ----
+
+static void roundtrip_module(const mx_module_t *m, const char *what) {
+  char *t1 = print_module(m, NULL);
+  if (getenv("MX_TEST_VERBOSE")) printf("%s:\n%s", what, t1 ? t1 : "");
+  mx_module_t *m2 = NULL;
+  mx_parse_opts_t o = {.filename = what, .first_line = 1};
+  mx_status_t st = t1 ? mx_hlo_parse(t1, strlen(t1), &o, &m2) : MX_ERR_NOMEM;
+  CHECK_MSG(st == MX_OK, "%s: printed text does not parse and verify: %s\n%s", what,
+            mx_error_message(), t1 ? t1 : "");
+  if (st == MX_OK) {
+    char *t2 = print_module(m2, NULL);
+    CHECK_MSG(t2 && strcmp(t1, t2) == 0, "%s: print(parse(print(m))) differs:\n%s\n---\n%s", what,
+              t1, t2 ? t2 : "");
+    free(t2);
+    mx_print_opts_t g = {.generic = true};
+    char *tg = print_module(m, &g);
+    mx_module_t *m3 = NULL;
+    st = tg ? mx_hlo_parse(tg, strlen(tg), &o, &m3) : MX_ERR_NOMEM;
+    CHECK_MSG(st == MX_OK, "%s: generic text does not parse: %s\n%s", what, mx_error_message(),
+              tg ? tg : "");
+    if (st == MX_OK) {
+      char *t3 = print_module(m3, NULL);
+      CHECK_MSG(t3 && strcmp(t1, t3) == 0, "%s: generic round trip differs:\n%s\n---\n%s", what,
+                t1, t3 ? t3 : "");
+      free(t3);
+    }
+    mx_module_destroy(m3);
+    free(tg);
+  }
+  mx_module_destroy(m2);
+  free(t1);
+}
+
+static void test_builder_roundtrip(void) {
+  mx_module_t *m = mx_module_create("built");
+  mx_func_t *f, *g;
+  mx_builder_t b, gb;
+  mx_type_t x_t = t2(MX_ELEM_F32, 4, 8), w_t = t2(MX_ELEM_F32, 8, 8), v_t = t1(MX_ELEM_F32, 8);
+  // Decomposition of a composite: x * w (broadcast).
+  mx_type_t dec_args[2] = {x_t, v_t};
+  int32_t da[2];
+  CHECK_OK(mx_build_func(m, "scale_impl", true, dec_args, 2, &g, &gb, da));
+  int64_t bd = 1, xd[2] = {4, 8};
+  int32_t wb = -1, prod = -1;
+  CHECK_OK(mx_build_broadcast_in_dim(&gb, da[1], xd, 2, &bd, &wb));
+  CHECK_OK(mx_build_binary(&gb, MX_OP_MULTIPLY, da[0], wb, &prod));
+  CHECK_OK(mx_build_return(&gb, &prod, 1));
+
+  mx_type_t args[3] = {x_t, w_t, v_t};
+  int32_t a[3];
+  CHECK_OK(mx_build_func(m, "main", false, args, 3, &f, &b, a));
+  int64_t l1 = 1, r0 = 0;
+  mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&l1, 1}, {&r0, 1}};
+  int32_t mm = -1, mx = -1, ninf = -1, ex = -1, sum = -1, zero = -1, sc = -1, h = -1;
+  CHECK_OK(mx_build_dot_general(&b, a[0], a[1], &dd, MX_ELEM_INVALID, &mm));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, -1.0 / 0.0, &ninf));
+  CHECK_OK(mx_build_reduce(&b, mm, ninf, &l1, 1, MX_OP_MAXIMUM, &mx));
+  CHECK_OK(mx_build_unary(&b, MX_OP_EXPONENTIAL, mm, &ex));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, 0.0, &zero));
+  CHECK_OK(mx_build_reduce(&b, ex, zero, &l1, 1, MX_OP_ADD, &sum));
+  mx_named_attr_t eps = {"epsilon", mx_attr_float(1e-6, MX_ELEM_F32)};
+  CHECK_OK(mx_build_composite(&b, "mx.scale", (int32_t[]){ex, a[2]}, 2, &eps, 1, "scale_impl", 1,
+                              &sc));
+  mx_type_t h_t = t2(MX_ELEM_F16, 4, 8), bf_t = t1(MX_ELEM_BF16, 20);
+  CHECK_OK(mx_build_convert(&b, sc, MX_ELEM_F16, &h));
+  int32_t big = -1, it = -1, sorted[1] = {-1};
+  CHECK_OK(mx_build_iota(&b, &bf_t, 0, &it));
+  CHECK_OK(mx_build_splat(&b, &h_t, 0.5, &big));
+  {
+    mx_tensor_t t;
+    mx_tensor_alloc(&t, &bf_t);
+    for (int i = 0; i < 20; i++) mx_tensor_set_f64(&t, i, i * 0.25 - 1.0);
+    CHECK_OK(mx_build_constant(&b, &t, &big));
+    mx_tensor_free(&t);
+  }
+  CHECK_OK(mx_build_sort(&b, &big, 1, 0, true, MX_CMP_GT, sorted));
+  // while: count to 3
+  int32_t i0 = -1, three = -1, one = -1;
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 0, &i0));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 3, &three));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 1, &one));
+  mx_op_t *wh = NULL;
+  CHECK_OK(mx_build_while(&b, (int32_t[]){i0, sum}, 2, &wh));
+  if (wh) {
+    mx_builder_t cb = mx_builder_at(f, wh->regions[0]), bb = mx_builder_at(f, wh->regions[1]);
+    int32_t lt = -1, nx = -1;
+    CHECK_OK(mx_build_compare(&cb, MX_CMP_LT, MX_CMP_TYPE_AUTO, wh->regions[0]->args[0], three,
+                              &lt));
+    CHECK_OK(mx_build_return(&cb, &lt, 1));
+    CHECK_OK(mx_build_binary(&bb, MX_OP_ADD, wh->regions[1]->args[0], one, &nx));
+    CHECK_OK(mx_build_return(&bb, (int32_t[]){nx, wh->regions[1]->args[1]}, 2));
+    CHECK_OK(mx_build_finish(&b, wh));
+  }
+  // if on a predicate
+  int32_t pred = -1;
+  CHECK_OK(mx_build_compare(&b, MX_CMP_GT, MX_CMP_TYPE_NONE, i0, three, &pred));
+  mx_op_t *iff = NULL;
+  mx_type_t s4 = t1(MX_ELEM_F32, 4);
+  CHECK_OK(mx_build_if(&b, pred, &s4, 1, &iff));
+  if (iff) {
+    mx_builder_t tb = mx_builder_at(f, iff->regions[0]), fb = mx_builder_at(f, iff->regions[1]);
+    int32_t neg = -1;
+    CHECK_OK(mx_build_return(&tb, &mx, 1));
+    CHECK_OK(mx_build_unary(&fb, MX_OP_NEGATE, mx, &neg));
+    CHECK_OK(mx_build_return(&fb, &neg, 1));
+    CHECK_OK(mx_build_finish(&b, iff));
+  }
+  int32_t cc = -1;
+  CHECK_OK(mx_build_custom_call(&b, "my.target", &mx, 1, &s4, 1, true, "cfg", &cc));
+  int32_t outs[3] = {iff ? iff->results[0] : mx, h, sorted[0]};
+  CHECK_OK(mx_build_return(&b, outs, 3));
+  CHECK_OK(mx_hlo_verify_module(m));
+  roundtrip_module(m, "builder module");
+  mx_module_destroy(m);
+}
+
+// ---- Round trip over the StableHLO interpreter suite ----
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int list_mlir(const char *dir, char ***files) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len <= 5 || strcmp(e->d_name + len - 5, ".mlir") != 0) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 128;
+      *files = realloc(*files, sizeof(char *) * (size_t)cap);
+    }
+    (*files)[n++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(*files, (size_t)n, sizeof(char *), cmp_str);
+  return n;
+}
+
+typedef struct rt_stats {
+  int cases, parsed, ok, reparse_fail, mismatch, generic_fail;
+} rt_stats_t;
+
+static mx_status_t parse_text(const char *text, size_t len, const char *name, int32_t line,
+                              mx_module_t **m) {
+  mx_parse_opts_t o = {.filename = name, .first_line = line, .no_verify = true};
+  return mx_hlo_parse(text, len, &o, m);
+}
+
+// Reports the first differing line of two texts.
+static void report_diff(const char *what, const char *a, const char *b) {
+  int line = 1;
+  const char *la = a, *lb = b;
+  while (*a && *a == *b) {
+    if (*a == '\n') {
+      line++;
+      la = a + 1;
+      lb = b + 1;
+    }
+    a++;
+    b++;
+  }
+  const char *ea = strchr(la, '\n'), *eb = strchr(lb, '\n');
+  fprintf(stderr, "  %s: line %d differs:\n    first:  %.*s\n    second: %.*s\n", what, line,
+          (int)(ea ? ea - la : (long)strlen(la)), la, (int)(eb ? eb - lb : (long)strlen(lb)), lb);
+}
+
+static void roundtrip_case(const char *name, const mx_text_case_t *c, rt_stats_t *s) {
+  mx_module_t *m = NULL;
+  s->cases++;
+  if (parse_text(c->text, c->len, name, c->first_line, &m) != MX_OK) return;
+  s->parsed++;
+  char *t1 = print_module(m, NULL);
+  mx_print_opts_t g = {.generic = true};
+  char *tg = print_module(m, &g);
+  mx_module_destroy(m);
+  mx_module_t *m2 = NULL;
+  if (!t1 || parse_text(t1, strlen(t1), "printed", 1, &m2) != MX_OK) {
+    s->reparse_fail++;
+    fprintf(stderr, "%s:%d: printed text does not parse: %s\n%s", name, c->first_line,
+            mx_error_message(), t1 ? t1 : "");
+  } else {
+    char *t2 = print_module(m2, NULL);
+    if (t2 && strcmp(t1, t2) == 0) {
+      s->ok++;
+    } else {
+      s->mismatch++;
+      fprintf(stderr, "%s:%d: print(parse(print(m))) != print(m)\n", name, c->first_line);
+      if (t2) report_diff("pretty", t1, t2);
+    }
+    free(t2);
+  }
+  mx_module_destroy(m2);
+  mx_module_t *m3 = NULL;
+  if (!tg || parse_text(tg, strlen(tg), "generic", 1, &m3) != MX_OK) {
+    s->generic_fail++;
+    fprintf(stderr, "%s:%d: generic text does not parse: %s\n", name, c->first_line,
+            mx_error_message());
+  } else {
+    char *t3 = print_module(m3, NULL);
+    if (!t3 || !t1 || strcmp(t1, t3) != 0) {
+      s->generic_fail++;
+      fprintf(stderr, "%s:%d: print(parse(print_generic(m))) != print(m)\n", name, c->first_line);
+      if (t1 && t3) report_diff("generic", t1, t3);
+    }
+    free(t3);
+  }
+  mx_module_destroy(m3);
+  free(t1);
+  free(tg);
+}
+
+static void test_suite_roundtrip(void) {
+  const char *shared = getenv("MX_SHARED");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/stablehlo-interpret", shared ? shared : "/work/shared");
+  char **files = NULL;
+  int n = list_mlir(dir, &files);
+  if (n == 0) {
+    printf("suite round trip: %s not found, skipped\n", dir);
+    return;
+  }
+  rt_stats_t s = {0};
+  for (int i = 0; i < n; i++) {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    char *text = NULL;
+    size_t len = 0;
+    if (mx_read_file(path, &text, &len) == MX_OK) {
+      mx_text_case_t *cases = NULL;
+      int32_t nc = 0;
+      if (mx_hlo_split_cases(text, len, &cases, &nc) == MX_OK) {
+        for (int32_t c = 0; c < nc; c++)
+          if (memmem(cases[c].text, cases[c].len, "func.func", 9))
+            roundtrip_case(files[i], &cases[c], &s);
+      }
+      free(cases);
+      free(text);
+    }
+    free(files[i]);
+  }
+  free(files);
+  printf("suite round trip: %d cases, %d parse, %d round-trip exactly, %d printed texts do not "
+         "re-parse, %d differ, %d generic-form failures\n",
+         s.cases, s.parsed, s.ok, s.reparse_fail, s.mismatch, s.generic_fail);
+  CHECK(s.parsed > 0);
+  CHECK(s.reparse_fail == 0);
+  CHECK(s.mismatch == 0);
+  CHECK(s.generic_fail == 0);
+}
+
 int main(void) {
   test_elementwise();
   test_constants();
   test_regions();
   test_shapes_and_composites();
+  test_builder_roundtrip();
+  test_suite_roundtrip();
   return mx_test_finish();
 }
