@@ -81,7 +81,8 @@ static mx_status_t value_alloc(const mx_interp_t *ip, mx_tensor_t *t, const mx_t
   }
   t->type = *type;
   if (type->kind == MX_TYPE_TUPLE) {
-    if (type->n_tuple < 0) return mx_error_set(MX_ERR_RUNTIME, "invalid tuple type");
+    if (type->n_tuple < 0 || (type->n_tuple > 0 && !type->tuple))
+      return mx_error_set(MX_ERR_RUNTIME, "invalid tuple type");
     if (type->n_tuple == 0) return MX_OK;
     t->tuple = calloc((size_t)type->n_tuple, sizeof *t->tuple);
     if (!t->tuple) return mx_error_set(MX_ERR_NOMEM, "out of memory allocating a tuple");
@@ -305,6 +306,8 @@ static mx_status_t run_block_env(mx_interp_t *ip, mx_env_t *e, const mx_block_t 
                                  const mx_tensor_t *const *args, int32_t n_args,
                                  mx_tensor_t *results, int32_t n_results) {
   for (int32_t i = 0; i < n_results; i++) memset(&results[i], 0, sizeof results[i]);
+  if (!blk || blk->n_ops < 0 || (blk->n_ops && !blk->ops) || (blk->n_args && !blk->args))
+    return mx_error_set(MX_ERR_RUNTIME, "malformed region");
   if (n_args != blk->n_args)
     return mx_error_set(MX_ERR_RUNTIME, "region expects %d arguments, got %d", (int)blk->n_args,
                         (int)n_args);
