@@ -1052,10 +1052,18 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
                             mx_type_str(&v->dense->type, b1, sizeof b1),
                             mx_type_str(rt, b2, sizeof b2));
       }
-      size_t nb;
+      size_t nb = 0;
       st = type_nbytes_checked(ip, rt, &nb);
       if (st) return st;
-      return value_clone(&out[0], v->dense);
+      if (v->dense->nbytes >= nb) return value_clone(&out[0], v->dense);
+      // A dense attribute holding a single element is a splat.
+      size_t es = mx_elem_size(rt->elem);
+      if (rt->kind != MX_TYPE_TENSOR || v->dense->nbytes != es || !v->dense->data)
+        return mx_error_set(MX_ERR_RUNTIME, "constant data is smaller than its type");
+      st = value_alloc(ip, &out[0], rt);
+      if (st) return st;
+      for (size_t off = 0; off < nb; off += es) memcpy(out[0].data + off, v->dense->data, es);
+      return MX_OK;
     }
     case MX_OP_OPTIMIZATION_BARRIER:
       if (op->n_results != op->n_operands)
