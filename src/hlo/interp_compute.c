@@ -1,9 +1,9 @@
 // Reference interpreter: dispatcher for the compute kernels and their shared helpers
 // (index arithmetic, attribute readers, accumulation values, body invocation).
+#include "hlo/interp_compute.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "hlo/interp_compute.h"
 
 mx_status_t mx_interp_compute(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                               const mx_tensor_t *const *in, mx_tensor_t *out) {
@@ -32,6 +32,15 @@ mx_status_t mx_interp_compute(mx_interp_t *ip, const mx_func_t *f, const mx_op_t
       return mx_cp_gather(op, in, out);
     case MX_OP_SCATTER:
       return mx_cp_scatter(ip, f, op, in, out);
+    case MX_OP_UNKNOWN:
+      // dynamic_gather / dynamic_conv have no opcode of their own; they are gather and
+      // convolution with slice_sizes / padding passed as a third operand.
+      if (op->name && !strcmp(op->name, "stablehlo.dynamic_gather"))
+        return mx_cp_gather(op, in, out);
+      if (op->name && !strcmp(op->name, "stablehlo.dynamic_conv"))
+        return mx_cp_convolution(f, op, in, out);
+      if (op->name && !strcmp(op->name, "chlo.ragged_dot")) return mx_cp_ragged_dot(op, in, out);
+      return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s", op->name ? op->name : "?");
     default:
       return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s (not a compute op)",
                           op->name ? op->name : mx_opcode_name(op->code));
@@ -107,12 +116,13 @@ int32_t mx_cp_ints(const mx_attr_t *a, int64_t *out, int32_t max) {
 
 int32_t mx_cp_op_ints(const mx_op_t *op, const char *name, int64_t *out, int32_t max) {
   int32_t n = mx_cp_ints(mx_op_attr(op, name), out, max);
-  if (n == -2) mx_error_set(MX_ERR_INVALID_ARG, "%s: malformed or too long `%s`", op_name(op), name);
+  if (n == -2)
+    mx_error_set(MX_ERR_INVALID_ARG, "%s: malformed or too long `%s`", op_name(op), name);
   return n;
 }
 
-mx_status_t mx_cp_field_ints(const mx_op_t *op, const mx_attr_t *st, const char *name,
-                             int64_t *out, int32_t max, int32_t *n) {
+mx_status_t mx_cp_field_ints(const mx_op_t *op, const mx_attr_t *st, const char *name, int64_t *out,
+                             int32_t max, int32_t *n) {
   *n = 0;
   const mx_attr_t *a = st ? mx_attr_field(st, name) : NULL;
   if (!a) return MX_OK;
@@ -161,8 +171,8 @@ mx_status_t mx_cp_padding(const mx_op_t *op, const char *name, int32_t n, int64_
   int32_t k = mx_cp_ints(a, v, 2 * MX_MAX_RANK);
   if (k == 0) return MX_OK;
   if (k != 2 * n)
-    return mx_error_set(MX_ERR_INVALID_ARG, "%s: `%s` must have %d (lo, hi) pairs",
-                        op_name(op), name, (int)n);
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: `%s` must have %d (lo, hi) pairs", op_name(op),
+                        name, (int)n);
   for (int32_t i = 0; i < n; ++i) {
     lo[i] = v[2 * i];
     hi[i] = v[2 * i + 1];
@@ -327,16 +337,14 @@ void mx_cp_copy_elem(mx_tensor_t *dst, int64_t di, const mx_tensor_t *src, int64
 
 // ---- Bodies ----
 
-mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f,
-                            const mx_op_t *op, int32_t region, int32_t n_args,
-                            int32_t n_results) {
+mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                            int32_t region, int32_t n_args, int32_t n_results) {
   memset(b, 0, sizeof *b);
-  if (region >= op->n_regions || !op->regions[region])
-    return mx_cp_bad(op, "missing body region");
+  if (region >= op->n_regions || !op->regions[region]) return mx_cp_bad(op, "missing body region");
   const mx_block_t *blk = op->regions[region];
   if (blk->n_args != n_args)
-    return mx_error_set(MX_ERR_INVALID_ARG, "%s: body has %d arguments, expected %d",
-                        op_name(op), (int)blk->n_args, (int)n_args);
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: body has %d arguments, expected %d", op_name(op),
+                        (int)blk->n_args, (int)n_args);
   b->ip = ip;
   b->f = f;
   b->blk = blk;

@@ -13,6 +13,8 @@ mx_status_t mx_cp_dot(const mx_func_t *f, const mx_op_t *op, const mx_tensor_t *
                       mx_tensor_t *out);
 mx_status_t mx_cp_convolution(const mx_func_t *f, const mx_op_t *op, const mx_tensor_t *const *in,
                               mx_tensor_t *out);
+// chlo.ragged_dot (parsed as an unknown op; dispatched by name).
+mx_status_t mx_cp_ragged_dot(const mx_op_t *op, const mx_tensor_t *const *in, mx_tensor_t *out);
 mx_status_t mx_cp_reduce(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                          const mx_tensor_t *const *in, mx_tensor_t *out);
 mx_status_t mx_cp_reduce_window(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
@@ -44,18 +46,16 @@ bool mx_cp_in_bounds(const int64_t *idx, const int64_t *dims, int32_t rank);
 int32_t mx_cp_ints(const mx_attr_t *a, int64_t *out, int32_t max);
 int32_t mx_cp_op_ints(const mx_op_t *op, const char *name, int64_t *out, int32_t max);
 // Reads a STRUCT field that is an int list. Absent -> 0 entries.
-mx_status_t mx_cp_field_ints(const mx_op_t *op, const mx_attr_t *st, const char *name,
-                             int64_t *out, int32_t max, int32_t *n);
+mx_status_t mx_cp_field_ints(const mx_op_t *op, const mx_attr_t *st, const char *name, int64_t *out,
+                             int32_t max, int32_t *n);
 // Reads a STRUCT field that is a single int. Absent -> error.
-mx_status_t mx_cp_field_int(const mx_op_t *op, const mx_attr_t *st, const char *name,
-                            int64_t *out);
+mx_status_t mx_cp_field_int(const mx_op_t *op, const mx_attr_t *st, const char *name, int64_t *out);
 // INT attribute with a default.
 int64_t mx_cp_op_int(const mx_op_t *op, const char *name, int64_t dflt);
 // BOOL (or UNIT) attribute with a default.
 bool mx_cp_op_bool(const mx_op_t *op, const char *name, bool dflt);
 // Padding attribute (DENSE Nx2 i64, or flat int list of 2N): fills lo/hi; zeros when absent.
-mx_status_t mx_cp_padding(const mx_op_t *op, const char *name, int32_t n, int64_t *lo,
-                          int64_t *hi);
+mx_status_t mx_cp_padding(const mx_op_t *op, const char *name, int32_t n, int64_t *lo, int64_t *hi);
 // Reads an optional int list that must have exactly n entries; fills `dflt` when absent.
 mx_status_t mx_cp_window_attr(const mx_op_t *op, const char *name, int32_t n, int64_t dflt,
                               int64_t *out);
@@ -94,9 +94,8 @@ typedef struct mx_cp_body {
   mx_tensor_t *results;  // n_results, filled by mx_cp_body_run (freed on next run / free)
 } mx_cp_body_t;
 
-mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f,
-                            const mx_op_t *op, int32_t region, int32_t n_args,
-                            int32_t n_results);
+mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                            int32_t region, int32_t n_args, int32_t n_results);
 mx_status_t mx_cp_body_run(mx_cp_body_t *b);
 void mx_cp_body_free(mx_cp_body_t *b);
 // Reads the boolean result 0 of the last run.

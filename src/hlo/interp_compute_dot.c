@@ -159,7 +159,8 @@ typedef struct conv_cfg {
   int64_t fgc, bgc;
 } conv_cfg_t;
 
-static mx_status_t conv_read(const mx_op_t *op, int32_t rank, conv_cfg_t *c) {
+static mx_status_t conv_read(const mx_op_t *op, const mx_tensor_t *pad, int32_t rank,
+                             conv_cfg_t *c) {
   const mx_attr_t *dn = mx_op_attr(op, "dimension_numbers");
   if (!dn || (dn->kind != MX_ATTR_STRUCT && dn->kind != MX_ATTR_DICT))
     return mx_cp_bad(op, "missing `dimension_numbers`");
@@ -184,6 +185,15 @@ static mx_status_t conv_read(const mx_op_t *op, int32_t rank, conv_cfg_t *c) {
       (st = mx_cp_window_attr(op, "rhs_dilation", n1, 1, c->rdil)) ||
       (st = mx_cp_window_attr(op, "window_reversal", n1, 0, c->rev)))
     return st;
+  if (pad) {
+    // dynamic_conv: padding is an Nx2 integer operand.
+    if (!mx_elem_is_int(pad->type.elem) || mx_type_numel(&pad->type) != 2 * n1)
+      return mx_cp_bad(op, "padding operand must be a spatial-rank x 2 integer tensor");
+    for (int32_t k = 0; k < n1; ++k) {
+      c->lo[k] = mx_tensor_get_i64(pad, 2 * k);
+      c->hi[k] = mx_tensor_get_i64(pad, 2 * k + 1);
+    }
+  }
   c->fgc = mx_cp_op_int(op, "feature_group_count", 1);
   c->bgc = mx_cp_op_int(op, "batch_group_count", 1);
   for (int32_t k = 0; k < n1; ++k)
@@ -202,13 +212,15 @@ static mx_status_t conv_read(const mx_op_t *op, int32_t rank, conv_cfg_t *c) {
 mx_status_t mx_cp_convolution(const mx_func_t *f, const mx_op_t *op, const mx_tensor_t *const *in,
                               mx_tensor_t *out) {
   (void)f;
-  if (op->n_operands != 2 || op->n_results != 1) return mx_cp_bad(op, "expects 2 operands");
+  // A third operand (dynamic_conv) carries the padding.
+  if (op->n_operands < 2 || op->n_operands > 3 || op->n_results != 1)
+    return mx_cp_bad(op, "expects lhs, rhs (and padding)");
   const mx_tensor_t *lhs = in[0], *rhs = in[1];
   const mx_type_t *lt = &lhs->type, *rt = &rhs->type, *ot = &out->type;
   int32_t rank = lt->rank;
   if (rank < 2 || rt->rank != rank || ot->rank != rank) return mx_cp_bad(op, "rank mismatch");
   conv_cfg_t c;
-  mx_status_t st = conv_read(op, rank, &c);
+  mx_status_t st = conv_read(op, op->n_operands == 3 ? in[2] : NULL, rank, &c);
   if (st != MX_OK) return st;
   int64_t N = lt->dims[c.ib], C = lt->dims[c.ifd];
   int64_t kin_n = rt->dims[c.kif], O = rt->dims[c.kof];
@@ -264,6 +276,139 @@ mx_status_t mx_cp_convolution(const mx_func_t *f, const mx_op_t *op, const mx_te
       } while (mx_cp_next(kp, ksz, c.ns));
     }
     mx_cp_store(out, oi, acc, dom);
+    mx_cp_next(oidx, ot->dims, ot->rank);
+  }
+  return MX_OK;
+}
+
+// ---- chlo.ragged_dot ----
+//
+// A dot_general where one lhs dimension is split into groups by `group_sizes`:
+//   mode 1 (ragged lhs non-contracting dim): each row uses the rhs slice of its group along
+//          rhs_group_dimensions; rows past the last group are zero.
+//   mode 2 (ragged contracting dim): one result per group (leading result dim), each contracting
+//          only over its group's range.
+//   mode 3 (ragged batch dim): an ordinary dot_general.
+
+static mx_status_t ragged_read(const mx_op_t *op, dot_dims_t *dd, int64_t *lr, int64_t *rg,
+                               int32_t *n_rg) {
+  const mx_attr_t *dn = mx_op_attr(op, "ragged_dot_dimension_numbers");
+  if (!dn || (dn->kind != MX_ATTR_STRUCT && dn->kind != MX_ATTR_DICT))
+    return mx_cp_bad(op, "missing `ragged_dot_dimension_numbers`");
+  int32_t n1, n2, n3, n4, n5;
+  mx_status_t st;
+  if ((st = mx_cp_field_ints(op, dn, "lhs_batching_dimensions", dd->lb, MX_MAX_RANK, &n1)) ||
+      (st = mx_cp_field_ints(op, dn, "rhs_batching_dimensions", dd->rb, MX_MAX_RANK, &n2)) ||
+      (st = mx_cp_field_ints(op, dn, "lhs_contracting_dimensions", dd->lc, MX_MAX_RANK, &n3)) ||
+      (st = mx_cp_field_ints(op, dn, "rhs_contracting_dimensions", dd->rc, MX_MAX_RANK, &n4)) ||
+      (st = mx_cp_field_ints(op, dn, "lhs_ragged_dimensions", lr, 1, &n5)) ||
+      (st = mx_cp_field_ints(op, dn, "rhs_group_dimensions", rg, 1, n_rg)))
+    return st;
+  if (n1 != n2 || n3 != n4 || n5 != 1)
+    return mx_cp_bad(op, "malformed ragged_dot_dimension_numbers");
+  dd->nb = n1;
+  dd->nc = n3;
+  return MX_OK;
+}
+
+mx_status_t mx_cp_ragged_dot(const mx_op_t *op, const mx_tensor_t *const *in, mx_tensor_t *out) {
+  if (op->n_operands != 3 || op->n_results != 1)
+    return mx_cp_bad(op, "expects lhs, rhs, group_sizes");
+  const mx_tensor_t *lhs = in[0], *rhs = in[1], *gs = in[2];
+  const mx_type_t *lt = &lhs->type, *rt = &rhs->type, *ot = &out->type;
+  dot_dims_t dd;
+  int64_t lr, rg = -1;
+  int32_t n_rg;
+  mx_status_t st = ragged_read(op, &dd, &lr, &rg, &n_rg);
+  if (st != MX_OK) return st;
+  if (!valid_dims(dd.lb, dd.nb, lt->rank) || !valid_dims(dd.rb, dd.nb, rt->rank) ||
+      !valid_dims(dd.lc, dd.nc, lt->rank) || !valid_dims(dd.rc, dd.nc, rt->rank) || lr < 0 ||
+      lr >= lt->rank || (n_rg == 1 && (rg < 0 || rg >= rt->rank)))
+    return mx_cp_bad(op, "invalid dimensions");
+  int mode = mx_cp_contains(dd.lc, dd.nc, lr) ? 2 : mx_cp_contains(dd.lb, dd.nb, lr) ? 3 : 1;
+  if ((mode == 1) != (n_rg == 1))
+    return mx_cp_bad(op, "rhs_group_dimensions does not fit the mode");
+  if (gs->type.rank != 1 || !mx_elem_is_int(gs->type.elem))
+    return mx_cp_unsupported(op, "group_sizes must be a 1-D integer tensor");
+  int64_t g = gs->type.dims[0];
+  if (mode == 1 && rt->dims[rg] != g) return mx_cp_bad(op, "group count mismatch");
+  int64_t cum[64];
+  if (g > 64) return mx_cp_unsupported(op, "more than 64 groups");
+  for (int64_t j = 0, acc = 0; j < g; ++j) {
+    int64_t v = mx_tensor_get_i64(gs, j);
+    acc += v < 0 ? 0 : (v > (INT64_C(1) << 40) ? (INT64_C(1) << 40) : v);
+    cum[j] = acc;
+  }
+  int64_t lfree[MX_MAX_RANK], rfree[MX_MAX_RANK], csz[MX_MAX_RANK];
+  int32_t nlf = 0, nrf = 0, lr_pos = -1, lr_c = -1;
+  for (int32_t d = 0; d < lt->rank; ++d)
+    if (!mx_cp_contains(dd.lb, dd.nb, d) && !mx_cp_contains(dd.lc, dd.nc, d)) {
+      if (d == lr) lr_pos = nlf;
+      lfree[nlf++] = d;
+    }
+  for (int32_t d = 0; d < rt->rank; ++d)
+    if (!mx_cp_contains(dd.rb, dd.nb, d) && !mx_cp_contains(dd.rc, dd.nc, d) &&
+        !(mode == 1 && d == rg))
+      rfree[nrf++] = d;
+  for (int32_t i = 0; i < dd.nc; ++i) {
+    if (lt->dims[dd.lc[i]] != rt->dims[dd.rc[i]]) return mx_cp_bad(op, "contracting size mismatch");
+    csz[i] = lt->dims[dd.lc[i]];
+    if (dd.lc[i] == lr) lr_c = i;
+  }
+  int32_t lead = mode == 2 ? 1 : 0;  // mode 2 results start with the group dimension
+  if (ot->rank != lead + dd.nb + nlf + nrf || (mode == 2 && ot->dims[0] != g))
+    return mx_cp_bad(op, "result rank mismatch");
+  for (int32_t i = 0; i < dd.nb; ++i)
+    if (lt->dims[dd.lb[i]] != rt->dims[dd.rb[i]] || ot->dims[lead + i] != lt->dims[dd.lb[i]])
+      return mx_cp_bad(op, "batch shape mismatch");
+  for (int32_t i = 0; i < nlf; ++i)
+    if (ot->dims[lead + dd.nb + i] != lt->dims[lfree[i]]) return mx_cp_bad(op, "shape mismatch");
+  for (int32_t i = 0; i < nrf; ++i)
+    if (ot->dims[lead + dd.nb + nlf + i] != rt->dims[rfree[i]])
+      return mx_cp_bad(op, "shape mismatch");
+  int64_t ls[MX_MAX_RANK], rs[MX_MAX_RANK];
+  strides_of(lt, ls);
+  strides_of(rt, rs);
+  mx_cp_dom_t dom = pick_dom(ot->elem, lt->elem, rt->elem);
+  bool empty = false;
+  for (int32_t i = 0; i < dd.nc; ++i)
+    if (csz[i] == 0) empty = true;
+  int64_t n_out = mx_type_numel(ot), oidx[MX_MAX_RANK] = {0};
+  for (int64_t o = 0; o < n_out; ++o) {
+    const int64_t *bi = oidx + lead;
+    int64_t lbase = 0, rbase = 0, lo_k = 0, hi_k = INT64_MAX;
+    bool zero = empty;
+    for (int32_t i = 0; i < dd.nb; ++i) {
+      lbase += bi[i] * ls[dd.lb[i]];
+      rbase += bi[i] * rs[dd.rb[i]];
+    }
+    for (int32_t i = 0; i < nlf; ++i) lbase += bi[dd.nb + i] * ls[lfree[i]];
+    for (int32_t i = 0; i < nrf; ++i) rbase += bi[dd.nb + nlf + i] * rs[rfree[i]];
+    if (mode == 1) {
+      int64_t r = bi[dd.nb + lr_pos], j = 0;
+      while (j < g && r >= cum[j]) ++j;
+      if (j == g)
+        zero = true;  // rows past the last group
+      else
+        rbase += j * rs[rg];
+    } else if (mode == 2) {
+      lo_k = oidx[0] ? cum[oidx[0] - 1] : 0;
+      hi_k = cum[oidx[0]];
+    }
+    mx_cp_val_t acc = {0, 0.0, 0.0};
+    if (!zero) {
+      int64_t cidx[MX_MAX_RANK] = {0};
+      do {
+        if (mode == 2 && (cidx[lr_c] < lo_k || cidx[lr_c] >= hi_k)) continue;
+        int64_t lo = lbase, ro = rbase;
+        for (int32_t i = 0; i < dd.nc; ++i) {
+          lo += cidx[i] * ls[dd.lc[i]];
+          ro += cidx[i] * rs[dd.rc[i]];
+        }
+        mx_cp_fma(&acc, mx_cp_load(lhs, lo, dom), mx_cp_load(rhs, ro, dom), dom);
+      } while (mx_cp_next(cidx, csz, dd.nc));
+    }
+    mx_cp_store(out, o, acc, dom);
     mx_cp_next(oidx, ot->dims, ot->rank);
   }
   return MX_OK;

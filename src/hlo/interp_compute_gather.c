@@ -8,17 +8,17 @@
 
 typedef struct index_map {
   // Shared shape of the gather/scatter index computation.
-  int64_t win_dims[MX_MAX_RANK];   // offset_dims / update_window_dims
+  int64_t win_dims[MX_MAX_RANK];  // offset_dims / update_window_dims
   int32_t n_win;
   int64_t skip_dims[MX_MAX_RANK];  // collapsed_slice_dims / inserted_window_dims
   int32_t n_skip;
-  int64_t obatch[MX_MAX_RANK];     // operand_batching_dims / input_batching_dims
+  int64_t obatch[MX_MAX_RANK];  // operand_batching_dims / input_batching_dims
   int32_t n_obatch;
-  int64_t ibatch[MX_MAX_RANK];     // start_indices_batching_dims / scatter_indices_batching_dims
+  int64_t ibatch[MX_MAX_RANK];  // start_indices_batching_dims / scatter_indices_batching_dims
   int32_t n_ibatch;
   int64_t to_operand[MX_MAX_RANK];  // start_index_map / scatter_dims_to_operand_dims
   int32_t n_to_operand;
-  int64_t ivd;                      // index_vector_dim
+  int64_t ivd;  // index_vector_dim
 } index_map_t;
 
 static mx_status_t read_map(const mx_op_t *op, const char *attr, const char *const names[6],
@@ -60,7 +60,13 @@ static mx_status_t check_map(const mx_op_t *op, const index_map_t *m, int32_t or
       ++n_free;
   if (n_free != m->n_win) return mx_cp_bad(op, "window dimension count mismatch");
   for (int32_t i = 0; i < m->n_win; ++i)
-    if (m->win_dims[i] < 0 || m->win_dims[i] >= wrank) return mx_cp_bad(op, "bad window dims");
+    if (m->win_dims[i] < 0 || m->win_dims[i] >= wrank ||
+        mx_cp_contains(m->win_dims, i, m->win_dims[i]))
+      return mx_cp_bad(op, "bad window dims");
+  for (int32_t i = 0; i < m->n_obatch; ++i)
+    if (mx_cp_contains(m->skip_dims, m->n_skip, m->obatch[i]) ||
+        mx_cp_contains(m->obatch, i, m->obatch[i]) || mx_cp_contains(m->ibatch, i, m->ibatch[i]))
+      return mx_cp_bad(op, "bad batching dims");
   int32_t n_batch = it->rank - (m->ivd < it->rank ? 1 : 0);
   if (wrank - m->n_win != n_batch) return mx_cp_bad(op, "batch dimension count mismatch");
   return MX_OK;
@@ -97,8 +103,10 @@ static void map_index(const index_map_t *m, const mx_tensor_t *indices, const in
 }
 
 mx_status_t mx_cp_gather(const mx_op_t *op, const mx_tensor_t *const *in, mx_tensor_t *out) {
-  if (op->n_operands != 2 || op->n_results != 1) return mx_cp_bad(op, "expects 2 operands");
-  static const char *const names[6] = {"offset_dims",          "collapsed_slice_dims",
+  // A third operand (dynamic_gather) carries the slice sizes.
+  if (op->n_operands < 2 || op->n_operands > 3 || op->n_results != 1)
+    return mx_cp_bad(op, "expects operand, start_indices (and slice_sizes)");
+  static const char *const names[6] = {"offset_dims",           "collapsed_slice_dims",
                                        "operand_batching_dims", "start_indices_batching_dims",
                                        "start_index_map",       "index_vector_dim"};
   index_map_t m;
@@ -109,8 +117,13 @@ mx_status_t mx_cp_gather(const mx_op_t *op, const mx_tensor_t *const *in, mx_ten
   if ((st = check_map(op, &m, orank, &indices->type, rrank)) != MX_OK) return st;
   if (!mx_elem_is_int(indices->type.elem)) return mx_cp_bad(op, "start_indices must be integers");
   int64_t ss[MX_MAX_RANK];
-  if (mx_cp_op_ints(op, "slice_sizes", ss, MX_MAX_RANK) != orank)
+  if (op->n_operands == 3) {
+    if (!mx_elem_is_int(in[2]->type.elem) || mx_type_numel(&in[2]->type) != orank)
+      return mx_cp_bad(op, "slice_sizes must have one entry per operand dimension");
+    for (int32_t d = 0; d < orank; ++d) ss[d] = mx_tensor_get_i64(in[2], d);
+  } else if (mx_cp_op_ints(op, "slice_sizes", ss, MX_MAX_RANK) != orank) {
     return mx_cp_bad(op, "`slice_sizes` must have one entry per operand dimension");
+  }
   for (int32_t d = 0; d < orank; ++d)
     if (ss[d] < 0 || ss[d] > operand->type.dims[d]) return mx_cp_bad(op, "slice size out of range");
   int64_t total = mx_type_numel(&out[0].type);
@@ -136,9 +149,10 @@ mx_status_t mx_cp_scatter(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op
   int32_t n = op->n_results;
   if (n < 1 || op->n_operands != 2 * n + 1)
     return mx_cp_bad(op, "expects N inputs, indices, N updates");
-  static const char *const names[6] = {"update_window_dims",    "inserted_window_dims",
-                                       "input_batching_dims",   "scatter_indices_batching_dims",
-                                       "scatter_dims_to_operand_dims", "index_vector_dim"};
+  static const char *const names[6] = {
+      "update_window_dims",           "inserted_window_dims",
+      "input_batching_dims",          "scatter_indices_batching_dims",
+      "scatter_dims_to_operand_dims", "index_vector_dim"};
   index_map_t m;
   mx_status_t st = read_map(op, "scatter_dimension_numbers", names, &m);
   if (st != MX_OK) return st;
@@ -174,8 +188,9 @@ mx_status_t mx_cp_scatter(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op
     map_index(&m, indices, uidx, urank, orank, start, ridx);
     // Indices this large are out of bounds anyway; clamping keeps the sums below defined.
     for (int32_t k = 0; k < m.n_to_operand; ++k)
-      start[k] = start[k] < -(INT64_C(1) << 40) ? -(INT64_C(1) << 40)
-                 : start[k] > (INT64_C(1) << 40) ? (INT64_C(1) << 40) : start[k];
+      start[k] = start[k] < -(INT64_C(1) << 40)  ? -(INT64_C(1) << 40)
+                 : start[k] > (INT64_C(1) << 40) ? (INT64_C(1) << 40)
+                                                 : start[k];
     // Window origin: start + batching index (ridx minus its window offsets).
     for (int32_t d = 0; d < orank; ++d) wstart[d] = 0;
     for (int32_t i = 0; i < m.n_obatch; ++i) wstart[m.obatch[i]] = ridx[m.obatch[i]];

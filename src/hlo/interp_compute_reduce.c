@@ -10,7 +10,8 @@
 static mx_status_t check_tensors(const mx_op_t *op, const mx_tensor_t *const *in, int32_t n_in,
                                  const mx_tensor_t *out, int32_t n_out) {
   for (int32_t i = 0; i < n_in; ++i)
-    if (!in[i] || in[i]->type.kind != MX_TYPE_TENSOR) return mx_cp_bad(op, "operands must be tensors");
+    if (!in[i] || in[i]->type.kind != MX_TYPE_TENSOR)
+      return mx_cp_bad(op, "operands must be tensors");
   for (int32_t i = 0; i < n_out; ++i)
     if (out[i].type.kind != MX_TYPE_TENSOR) return mx_cp_bad(op, "results must be tensors");
   return MX_OK;
@@ -27,7 +28,8 @@ static void splat(mx_tensor_t *t, const mx_tensor_t *scalar) {
 mx_status_t mx_cp_reduce(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                          const mx_tensor_t *const *in, mx_tensor_t *out) {
   int32_t n = op->n_results;
-  if (n < 1 || op->n_operands != 2 * n) return mx_cp_bad(op, "expects N inputs, N inits, N results");
+  if (n < 1 || op->n_operands != 2 * n)
+    return mx_cp_bad(op, "expects N inputs, N inits, N results");
   mx_status_t st = check_tensors(op, in, 2 * n, out, n);
   if (st != MX_OK) return st;
   int64_t dims[MX_MAX_RANK];
@@ -81,7 +83,8 @@ mx_status_t mx_cp_reduce(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
 mx_status_t mx_cp_reduce_window(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                                 const mx_tensor_t *const *in, mx_tensor_t *out) {
   int32_t n = op->n_results;
-  if (n < 1 || op->n_operands != 2 * n) return mx_cp_bad(op, "expects N inputs, N inits, N results");
+  if (n < 1 || op->n_operands != 2 * n)
+    return mx_cp_bad(op, "expects N inputs, N inits, N results");
   mx_status_t st = check_tensors(op, in, 2 * n, out, n);
   if (st != MX_OK) return st;
   const mx_type_t *it = &in[0]->type;

@@ -208,8 +208,11 @@ void mx_pr_dense(mx_pr_t *p, const mx_tensor_t *t) {
 
 // ---- Structured attributes ----
 
-static void mx_pr_struct_field_value(mx_pr_t *p, const mx_attr_t *v) {
-  if (v->kind == MX_ATTR_DENSE_ARRAY && v->elem != MX_ELEM_I1) {
+static void mx_pr_struct_field_value(mx_pr_t *p, const char *field, const mx_attr_t *v) {
+  if (v->kind == MX_ATTR_ENUM && v->s && v->enum_kind && strcmp(v->enum_kind, field) == 0) {
+    // A bare keyword field (`accumulation_type = f32`), not a `#stablehlo<kind value>` enum.
+    mx_pr_puts(p, v->s);
+  } else if (v->kind == MX_ATTR_DENSE_ARRAY && v->elem != MX_ELEM_I1) {
     mx_pr_i64_list(p, v->ints, v->n);
   } else if (v->kind == MX_ATTR_INT) {
     mx_strbuf_printf(p->sb, "%lld", (long long)v->i);
@@ -242,25 +245,29 @@ static bool mx_pr_in_list(const char *const *list, const char *name) {
 // Known StableHLO structs print their fields in declaration order and omit empty/zero ones
 // (like StableHLO's printStruct); other structs print every field in stored order.
 static void mx_pr_struct_generic(mx_pr_t *p, const mx_attr_t *a) {
-  const char *const *order = NULL;
-  if (strcmp(a->s, "stablehlo.gather") == 0) order = mx_pr_gather_fields;
-  if (strcmp(a->s, "stablehlo.scatter") == 0) order = mx_pr_scatter_fields;
-  if (strcmp(a->s, "stablehlo.dot") == 0) order = mx_pr_dot_fields;
   mx_pr_puts(p, "#");
   mx_pr_puts(p, a->s);
+  mx_pr_struct_body(p, a);
+}
+
+void mx_pr_struct_body(mx_pr_t *p, const mx_attr_t *a) {
+  const char *const *order = NULL;
+  if (a->s && strcmp(a->s, "stablehlo.gather") == 0) order = mx_pr_gather_fields;
+  if (a->s && strcmp(a->s, "stablehlo.scatter") == 0) order = mx_pr_scatter_fields;
+  if (a->s && strcmp(a->s, "stablehlo.dot") == 0) order = mx_pr_dot_fields;
   mx_pr_puts(p, "<");
   const char *sep = "";
   for (const char *const *o = order; o && *o; o++) {
     const mx_attr_t *v = mx_attr_field(a, *o);
     if (!v || mx_pr_field_is_empty(v)) continue;
     mx_strbuf_printf(p->sb, "%s%s = ", sep, *o);
-    mx_pr_struct_field_value(p, v);
+    mx_pr_struct_field_value(p, *o, v);
     sep = ", ";
   }
   for (int32_t i = 0; i < a->n; i++) {
     if (mx_pr_in_list(order, a->fields[i].name)) continue;
     mx_strbuf_printf(p->sb, "%s%s = ", sep, a->fields[i].name);
-    mx_pr_struct_field_value(p, &a->fields[i].value);
+    mx_pr_struct_field_value(p, a->fields[i].name, &a->fields[i].value);
     sep = ", ";
   }
   mx_pr_puts(p, ">");
@@ -341,7 +348,7 @@ static void mx_pr_struct(mx_pr_t *p, const mx_attr_t *a) {
     mx_pr_puts(p, "raw ");
     for (int32_t i = 0; i < a->n; i++) {
       mx_strbuf_printf(p->sb, "%s%s = ", i ? ", " : "", a->fields[i].name);
-      mx_pr_struct_field_value(p, &a->fields[i].value);
+      mx_pr_struct_field_value(p, a->fields[i].name, &a->fields[i].value);
     }
     mx_pr_puts(p, ">");
     return;

@@ -59,6 +59,8 @@ void mx_pr_dense(mx_pr_t *p, const mx_tensor_t *t);  // "dense<...>" without the
 void mx_pr_float(mx_pr_t *p, double v, mx_elem_type_t et);  // value only, no type
 // `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`; false (nothing printed) if the fields are unusable.
 bool mx_pr_conv_dims(mx_pr_t *p, const mx_attr_t *conv_struct);
+// The `<field = value, ...>` part of a struct attribute (what printStrippedAttrOrType shows).
+void mx_pr_struct_body(mx_pr_t *p, const mx_attr_t *a);
 void mx_pr_i64_list(mx_pr_t *p, const int64_t *v, int32_t n);  // "[1, 2]"
 void mx_pr_symbol(mx_pr_t *p, const char *name);               // "@name" or @"quoted"
 void mx_pr_string(mx_pr_t *p, const char *s);                  // "escaped"

@@ -312,7 +312,10 @@ static bool mx_pr_dot_general(mx_pr_t *p, const mx_op_t *op) {
   const mx_attr_t *dn = mx_pr_attr_of(op, "dot_dimension_numbers", MX_ATTR_STRUCT);
   const int64_t *lb, *rb, *lc, *rc;
   int32_t nlb, nrb, nlc, nrc;
-  if (!mx_pr_shape_is(op, 2, 1) || !mx_pr_precision_ok(prec) || !dn || mx_op_attr(op, "algorithm") ||
+  const mx_attr_t *alg = mx_op_attr(op, "algorithm");
+  if (alg && (alg->kind != MX_ATTR_STRUCT || !alg->s || strcmp(alg->s, "stablehlo.dot_algorithm")))
+    return false;
+  if (!mx_pr_shape_is(op, 2, 1) || !mx_pr_precision_ok(prec) || !dn ||
       !mx_pr_dnums_field(dn, "lhs_batching_dimensions", &lb, &nlb) ||
       !mx_pr_dnums_field(dn, "rhs_batching_dimensions", &rb, &nrb) ||
       !mx_pr_dnums_field(dn, "lhs_contracting_dimensions", &lc, &nlc) ||
@@ -325,7 +328,8 @@ static bool mx_pr_dot_general(mx_pr_t *p, const mx_op_t *op) {
         strcmp(f, "lhs_contracting_dimensions") && strcmp(f, "rhs_contracting_dimensions"))
       return false;
   }
-  static const char *const elided[] = {"precision_config", "dot_dimension_numbers", NULL};
+  static const char *const elided[] = {"precision_config", "dot_dimension_numbers", "algorithm",
+                                       NULL};
   mx_pr_name_sp(p, op);
   mx_pr_values(p, op->operands, 2);
   mx_pr_puts(p, ", ");
@@ -341,6 +345,10 @@ static bool mx_pr_dot_general(mx_pr_t *p, const mx_op_t *op) {
   mx_pr_puts(p, " x ");
   mx_pr_i64_list(p, rc, nrc);
   mx_pr_precision(p, prec);
+  if (alg) {
+    mx_pr_puts(p, ", algorithm = ");
+    mx_pr_struct_body(p, alg);
+  }
   mx_pr_tail_functional(p, op, elided);
   return true;
 }

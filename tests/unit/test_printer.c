@@ -1,4 +1,8 @@
-// Printer tests: modules built with the construction primitives compared with exact text.
+// Printer tests: modules built with the construction primitives compared with exact text, and
+// print(parse(print(m))) == print(m) over every case of the StableHLO interpreter suite (also
+// through the generic form: print(parse(print_generic(m))) == print(m)).
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,10 +363,148 @@ static void test_shapes_and_composites(void) {
   mx_module_destroy(m);
 }
 
+// ---- Round trip over the StableHLO interpreter suite ----
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int list_mlir(const char *dir, char ***files) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len <= 5 || strcmp(e->d_name + len - 5, ".mlir") != 0) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 128;
+      *files = realloc(*files, sizeof(char *) * (size_t)cap);
+    }
+    (*files)[n++] = strdup(e->d_name);
+  }
+  closedir(d);
+  qsort(*files, (size_t)n, sizeof(char *), cmp_str);
+  return n;
+}
+
+typedef struct rt_stats {
+  int cases, parsed, ok, reparse_fail, mismatch, generic_fail;
+} rt_stats_t;
+
+static mx_status_t parse_text(const char *text, size_t len, const char *name, int32_t line,
+                              mx_module_t **m) {
+  mx_parse_opts_t o = {.filename = name, .first_line = line, .no_verify = true};
+  return mx_hlo_parse(text, len, &o, m);
+}
+
+// Reports the first differing line of two texts.
+static void report_diff(const char *what, const char *a, const char *b) {
+  int line = 1;
+  const char *la = a, *lb = b;
+  while (*a && *a == *b) {
+    if (*a == '\n') {
+      line++;
+      la = a + 1;
+      lb = b + 1;
+    }
+    a++;
+    b++;
+  }
+  const char *ea = strchr(la, '\n'), *eb = strchr(lb, '\n');
+  fprintf(stderr, "  %s: line %d differs:\n    first:  %.*s\n    second: %.*s\n", what, line,
+          (int)(ea ? ea - la : (long)strlen(la)), la, (int)(eb ? eb - lb : (long)strlen(lb)), lb);
+}
+
+static void roundtrip_case(const char *name, const mx_text_case_t *c, rt_stats_t *s) {
+  mx_module_t *m = NULL;
+  s->cases++;
+  if (parse_text(c->text, c->len, name, c->first_line, &m) != MX_OK) return;
+  s->parsed++;
+  char *t1 = print_module(m, NULL);
+  mx_print_opts_t g = {.generic = true};
+  char *tg = print_module(m, &g);
+  mx_module_destroy(m);
+  mx_module_t *m2 = NULL;
+  if (!t1 || parse_text(t1, strlen(t1), "printed", 1, &m2) != MX_OK) {
+    s->reparse_fail++;
+    fprintf(stderr, "%s:%d: printed text does not parse: %s\n%s", name, c->first_line,
+            mx_error_message(), t1 ? t1 : "");
+  } else {
+    char *t2 = print_module(m2, NULL);
+    if (t2 && strcmp(t1, t2) == 0) {
+      s->ok++;
+    } else {
+      s->mismatch++;
+      fprintf(stderr, "%s:%d: print(parse(print(m))) != print(m)\n", name, c->first_line);
+      if (t2) report_diff("pretty", t1, t2);
+    }
+    free(t2);
+  }
+  mx_module_destroy(m2);
+  mx_module_t *m3 = NULL;
+  if (!tg || parse_text(tg, strlen(tg), "generic", 1, &m3) != MX_OK) {
+    s->generic_fail++;
+    fprintf(stderr, "%s:%d: generic text does not parse: %s\n", name, c->first_line,
+            mx_error_message());
+  } else {
+    char *t3 = print_module(m3, NULL);
+    if (!t3 || !t1 || strcmp(t1, t3) != 0) {
+      s->generic_fail++;
+      fprintf(stderr, "%s:%d: print(parse(print_generic(m))) != print(m)\n", name, c->first_line);
+      if (t1 && t3) report_diff("generic", t1, t3);
+    }
+    free(t3);
+  }
+  mx_module_destroy(m3);
+  free(t1);
+  free(tg);
+}
+
+static void test_suite_roundtrip(void) {
+  const char *shared = getenv("MX_SHARED");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/stablehlo-interpret", shared ? shared : "/work/shared");
+  char **files = NULL;
+  int n = list_mlir(dir, &files);
+  if (n == 0) {
+    printf("suite round trip: %s not found, skipped\n", dir);
+    return;
+  }
+  rt_stats_t s = {0};
+  for (int i = 0; i < n; i++) {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    char *text = NULL;
+    size_t len = 0;
+    if (mx_read_file(path, &text, &len) == MX_OK) {
+      mx_text_case_t *cases = NULL;
+      int32_t nc = 0;
+      if (mx_hlo_split_cases(text, len, &cases, &nc) == MX_OK) {
+        for (int32_t c = 0; c < nc; c++)
+          if (memmem(cases[c].text, cases[c].len, "func.func", 9))
+            roundtrip_case(files[i], &cases[c], &s);
+      }
+      free(cases);
+      free(text);
+    }
+    free(files[i]);
+  }
+  free(files);
+  printf("suite round trip: %d cases, %d parse, %d round-trip exactly, %d printed texts do not "
+         "re-parse, %d differ, %d generic-form failures\n",
+         s.cases, s.parsed, s.ok, s.reparse_fail, s.mismatch, s.generic_fail);
+  CHECK(s.parsed > 0);
+  CHECK(s.reparse_fail == 0);
+  CHECK(s.mismatch == 0);
+  CHECK(s.generic_fail == 0);
+}
+
 int main(void) {
   test_elementwise();
   test_constants();
   test_regions();
   test_shapes_and_composites();
+  test_suite_roundtrip();
   return mx_test_finish();
 }
