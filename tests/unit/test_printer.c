@@ -27,6 +27,8 @@ static void expect_text(const mx_module_t *m, const mx_print_opts_t *opts, const
 }
 #define EXPECT_TEXT(m, opts, want) expect_text(m, opts, want, __LINE__)
 
+static void roundtrip_module(const mx_module_t *m, const char *what);
+
 static mx_type_t t1(mx_elem_type_t et, int64_t d0) { return mx_type_tensor(et, 1, &d0); }
 static mx_type_t t2(mx_elem_type_t et, int64_t d0, int64_t d1) {
   int64_t d[2] = {d0, d1};
@@ -105,6 +107,7 @@ static void test_elementwise(void) {
               "    \"func.return\"(%2) : (tensor<4xi1>) -> ()\n"
               "  }\n"
               "}\n");
+  roundtrip_module(m, "elementwise");
   mx_module_destroy(m);
 }
 
@@ -165,6 +168,7 @@ static void test_constants(void) {
               "    return\n"
               "  }\n"
               "}\n");
+  roundtrip_module(m, "constants");
   mx_module_destroy(m);
 }
 
@@ -272,6 +276,7 @@ static void test_regions(void) {
       "    return %0, %2#1, %3 : tensor<2xf32>, tensor<f32>, tensor<1x3xf32>\n"
       "  }\n"
       "}\n");
+  roundtrip_module(m, "regions");
   mx_module_destroy(m);
 }
 
@@ -360,6 +365,12 @@ static void test_shapes_and_composites(void) {
            "tensor<2x4xf32>\n",
            body_tail);
   EXPECT_TEXT(m, &inl, want);
+  roundtrip_module(m, "shapes and composites");
+  char *inlined = print_module(m, &inl);
+  mx_module_t *minl = NULL;
+  CHECK_OK(inlined ? mx_hlo_parse(inlined, strlen(inlined), NULL, &minl) : MX_ERR_NOMEM);
+  mx_module_destroy(minl);
+  free(inlined);
   mx_module_destroy(m);
 }
 
