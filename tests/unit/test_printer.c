@@ -374,6 +374,50 @@ static void test_shapes_and_composites(void) {
   mx_module_destroy(m);
 }
 
+// ---- Malformed IR never crashes the printer ----
+
+static void test_malformed(void) {
+  mx_module_t *m = mx_module_create("we ird");  // needs quoting
+  mx_func_t *f;
+  CHECK_OK(mx_func_create(m, "f-1", false, &f));
+  mx_type_t t = mx_type_scalar(MX_ELEM_F32);
+  int32_t bad[2] = {12345, -7};
+  mx_op_t *op = mx_block_append_op(f, f->body, MX_OP_ADD, NULL, bad, 2, &t, 1);
+  CHECK(op != NULL);
+  // Attributes with missing payloads and kinds the pretty forms do not expect.
+  mx_attr_t null_dense = {.kind = MX_ATTR_DENSE};
+  mx_attr_t null_type = {.kind = MX_ATTR_TYPE};
+  mx_attr_t null_struct = {.kind = MX_ATTR_STRUCT};
+  mx_attr_t null_enum = {.kind = MX_ATTR_ENUM};
+  mx_op_set_attr(f, op, "a", null_dense);
+  mx_op_set_attr(f, op, "b", null_type);
+  mx_op_set_attr(f, op, "c", null_struct);
+  mx_op_set_attr(f, op, "d", null_enum);
+  mx_op_set_attr(f, op, "\"odd name\"", mx_attr_string(m, "tab\there \\ \x01"));
+  mx_op_t *bc = mx_block_append_op(f, f->body, MX_OP_BROADCAST_IN_DIM, NULL, op->results, 1, &t, 1);
+  mx_op_set_attr(f, bc, "broadcast_dimensions", mx_attr_int(3, MX_ELEM_I64));  // not a list
+  mx_op_t *conv = mx_block_append_op(f, f->body, MX_OP_CONVOLUTION, NULL, bad, 2, &t, 1);
+  mx_named_attr_t dn[1] = {{"input_batch_dimension", mx_attr_int(9, MX_ELEM_I64)}};
+  mx_op_set_attr(f, conv, "dimension_numbers", mx_attr_struct(m, "stablehlo.conv", dn, 1));
+  mx_block_append_op(f, f->body, MX_OP_WHILE, NULL, NULL, 0, NULL, 0);  // no regions
+  mx_block_append_op(f, f->body, MX_OP_REDUCE, NULL, bad, 2, &t, 1);
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  mx_status_t st = mx_hlo_print(m, NULL, &sb);
+  CHECK(st == MX_ERR_INVALID_ARG);
+  CHECK(sb.data && strstr(sb.data, "<<UNKNOWN SSA VALUE>>"));
+  CHECK(sb.data && strstr(sb.data, "module @\"we ird\""));
+  CHECK(sb.data && strstr(sb.data, "@\"f-1\""));
+  CHECK(sb.data && strstr(sb.data, "\"tab\\09here \\\\ \\01\""));
+  CHECK(sb.data && strstr(sb.data, "\"stablehlo.broadcast_in_dim\"("));
+  CHECK(sb.data && strstr(sb.data, "#stablehlo.conv<raw input_batch_dimension = 9>"));
+  CHECK(sb.data && strstr(sb.data, "\"stablehlo.while\"() : () -> ()"));
+  if (getenv("MX_TEST_VERBOSE")) printf("%s", sb.data ? sb.data : "");
+  mx_strbuf_free(&sb);
+  CHECK(mx_hlo_print(NULL, NULL, NULL) == MX_ERR_INVALID_ARG);
+  mx_module_destroy(m);
+}
+
 // ---- Modules made with the builder print, re-parse and print identically ----
 
 static void roundtrip_module(const mx_module_t *m, const char *what) {
@@ -633,6 +677,7 @@ int main(void) {
   test_constants();
   test_regions();
   test_shapes_and_composites();
+  test_malformed();
   test_builder_roundtrip();
   test_suite_roundtrip();
   return mx_test_finish();
