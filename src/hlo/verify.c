@@ -2,6 +2,7 @@
 // builder), regions must have the argument and terminator types their op requires, and every
 // function must end with a func.return of its result types. Exact where the StableHLO spec is
 // clear; ops without rules (unknown ops, check ops, custom_call) keep their declared types.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,7 +275,12 @@ mx_status_t mx_hlo_verify_func(const mx_func_t *f) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_hlo_verify_func: NULL function");
   }
   mx_status_t st = verify_block(f, f->body, NULL, 0);
-  if (st != MX_OK) return mx_error_prefix(st, "in function @%s", f->name ? f->name : "?");
+  if (st != MX_OK) {
+    // Keep "line:col: op: ..." first (the parser prefixes the file name); name the function last.
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", mx_error_message());
+    return mx_error_set(st, "%s (in function @%s)", msg, f->name ? f->name : "?");
+  }
   const mx_op_t *term = terminator(f->body);
   if (term == NULL || term->code != MX_OP_FUNC_RETURN) {
     return mx_error_set(MX_ERR_VERIFY, "function @%s: body does not end with func.return",
