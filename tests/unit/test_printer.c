@@ -374,6 +374,78 @@ static void test_shapes_and_composites(void) {
   mx_module_destroy(m);
 }
 
+// ---- JAX-style text (public visibility, locations, attributes, old spacing) normalizes ----
+
+static void test_jax_style(void) {
+  static const char in[] =
+      "#loc1 = loc(\"x\")\n"
+      "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+      "  func.func public @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", mhlo.sharding = \"{replicated}\"} loc(\"x\"), %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = \"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
+      "    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32> loc(#loc1)\n"
+      "    %cst_0 = stablehlo.constant dense<[1.0, 2.5, 0x7FC0]> : tensor<3xbf16>\n"
+      "    %0 = stablehlo.convert %arg1 : (tensor<3xbf16>) -> tensor<3xf32>\n"
+      "    %1 = stablehlo.broadcast_in_dim %0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>\n"
+      "    %2 = stablehlo.multiply %arg0, %1 : tensor<2x3xf32>\n"
+      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = \"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %5 = call @helper(%4) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
+      "    %6:2 = stablehlo.while(%iterArg = %c, %iterArg_1 = %5) : tensor<i32>, tensor<2xf32>\n"
+      "     cond {\n"
+      "      %c_2 = stablehlo.constant dense<10> : tensor<i32>\n"
+      "      %8 = stablehlo.compare  LT, %iterArg, %c_2,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %8 : tensor<i1>\n"
+      "    } do {\n"
+      "      %c_2 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %8 = stablehlo.add %iterArg, %c_2 : tensor<i32>\n"
+      "      stablehlo.return %8, %iterArg_1 : tensor<i32>, tensor<2xf32>\n"
+      "    }\n"
+      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+      "    return %7, %6#0 : tensor<2xf32>, tensor<i32>\n"
+      "  }\n"
+      "  func.func private @helper(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = stablehlo.sine %arg0 : tensor<2xf32>\n"
+      "    return %0 : tensor<2xf32>\n"
+      "  }\n"
+      "}\n";
+  static const char want[] =
+      "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+      "  func.func @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", mhlo.sharding = \"{replicated}\"}, %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = \"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
+      "    %cst = stablehlo.constant dense<0x3F800000> : tensor<f32>\n"
+      "    %cst_0 = stablehlo.constant dense<[0x3F80, 0x4020, 0x7FC0]> : tensor<3xbf16>\n"
+      "    %0 = stablehlo.convert %arg1 : (tensor<3xbf16>) -> tensor<3xf32>\n"
+      "    %1 = stablehlo.broadcast_in_dim %0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>\n"
+      "    %2 = stablehlo.multiply %arg0, %1 : tensor<2x3xf32>\n"
+      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = \"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %5 = call @helper(%4) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
+      "    %6:2 = stablehlo.while(%iterArg = %c, %iterArg_1 = %5) : tensor<i32>, tensor<2xf32>\n"
+      "    cond {\n"
+      "      %c_2 = stablehlo.constant dense<10> : tensor<i32>\n"
+      "      %8 = stablehlo.compare LT, %iterArg, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      stablehlo.return %8 : tensor<i1>\n"
+      "    } do {\n"
+      "      %c_2 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %8 = stablehlo.add %iterArg, %c_2 : tensor<i32>\n"
+      "      stablehlo.return %8, %iterArg_1 : tensor<i32>, tensor<2xf32>\n"
+      "    }\n"
+      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+      "    return %7, %6#0 : tensor<2xf32>, tensor<i32>\n"
+      "  }\n"
+      "  func.func private @helper(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = stablehlo.sine %arg0 : tensor<2xf32>\n"
+      "    return %0 : tensor<2xf32>\n"
+      "  }\n"
+      "}\n";
+  mx_module_t *m = NULL;
+  CHECK_OK(mx_hlo_parse(in, strlen(in), NULL, &m));
+  if (!m) return;
+  EXPECT_TEXT(m, NULL, want);
+  roundtrip_module(m, "jax style");
+  mx_module_destroy(m);
+}
+
 // ---- Malformed IR never crashes the printer ----
 
 static void test_malformed(void) {
@@ -677,6 +749,7 @@ int main(void) {
   test_constants();
   test_regions();
   test_shapes_and_composites();
+  test_jax_style();
   test_malformed();
   test_builder_roundtrip();
   test_suite_roundtrip();
