@@ -150,24 +150,25 @@ static void test_constants(void) {
   constant(f, f->body, dense_i64(m, &t4, i4v));
   mx_block_append_op(f, f->body, MX_OP_FUNC_RETURN, NULL, NULL, 0, NULL, 0);
   mx_print_opts_t opts = {.hex_threshold = 5};
-  EXPECT_TEXT(m, &opts,
-              "module @consts {\n"
-              "  func.func private @c() {\n"
-              "    %cst = stablehlo.constant dense<[[0x3F800000, 0x40000000], [0x80000000, "
-              "0x3F000000]]> : tensor<2x2xf32>\n"
-              "    %c = stablehlo.constant dense<\"0x0100000000000000FEFFFFFFFFFFFFFF0300000000000000"
-              "040000000000000005000000000000000600000000000000\"> : tensor<2x3xi64>\n"
-              "    %c_0 = stablehlo.constant dense<[true, false, true]> : tensor<3xi1>\n"
-              "    %c_1 = stablehlo.constant dense<[255, 7]> : tensor<2xui8>\n"
-              "    %cst_2 = stablehlo.constant dense<> : tensor<0xf32>\n"
-              "    %cst_3 = stablehlo.constant dense<0x3F80> : tensor<bf16>\n"
-              "    %cst_4 = stablehlo.constant dense<[(0x3F800000,0x40000000), "
-              "(0x40400000,0x40800000)]> : tensor<2xcomplex<f32>>\n"
-              "    %c_5 = stablehlo.constant dense<\"0x01000200FFFF000000000000\"> : tensor<6xi16>\n"
-              "    %c_6 = stablehlo.constant dense<[-8, 7, -1]> : tensor<3xi4>\n"
-              "    return\n"
-              "  }\n"
-              "}\n");
+  EXPECT_TEXT(
+      m, &opts,
+      "module @consts {\n"
+      "  func.func private @c() {\n"
+      "    %cst = stablehlo.constant dense<[[0x3F800000, 0x40000000], [0x80000000, "
+      "0x3F000000]]> : tensor<2x2xf32>\n"
+      "    %c = stablehlo.constant dense<\"0x0100000000000000FEFFFFFFFFFFFFFF0300000000000000"
+      "040000000000000005000000000000000600000000000000\"> : tensor<2x3xi64>\n"
+      "    %c_0 = stablehlo.constant dense<[true, false, true]> : tensor<3xi1>\n"
+      "    %c_1 = stablehlo.constant dense<[255, 7]> : tensor<2xui8>\n"
+      "    %cst_2 = stablehlo.constant dense<> : tensor<0xf32>\n"
+      "    %cst_3 = stablehlo.constant dense<0x3F80> : tensor<bf16>\n"
+      "    %cst_4 = stablehlo.constant dense<[(0x3F800000,0x40000000), "
+      "(0x40400000,0x40800000)]> : tensor<2xcomplex<f32>>\n"
+      "    %c_5 = stablehlo.constant dense<\"0x01000200FFFF000000000000\"> : tensor<6xi16>\n"
+      "    %c_6 = stablehlo.constant dense<[-8, 7, -1]> : tensor<3xi4>\n"
+      "    return\n"
+      "  }\n"
+      "}\n");
   roundtrip_module(m, "constants");
   mx_module_destroy(m);
 }
@@ -380,27 +381,33 @@ static void test_jax_style(void) {
   static const char in[] =
       "#loc1 = loc(\"x\")\n"
       "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
-      "  func.func public @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", mhlo.sharding = \"{replicated}\"} loc(\"x\"), %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = \"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
+      "  func.func public @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", "
+      "mhlo.sharding = \"{replicated}\"} loc(\"x\"), %arg1: tensor<3xbf16>) -> (tensor<2xf32> "
+      "{jax.result_info = \"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
       "    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32> loc(#loc1)\n"
       "    %cst_0 = stablehlo.constant dense<[1.0, 2.5, 0x7FC0]> : tensor<3xbf16>\n"
       "    %0 = stablehlo.convert %arg1 : (tensor<3xbf16>) -> tensor<3xf32>\n"
       "    %1 = stablehlo.broadcast_in_dim %0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>\n"
       "    %2 = stablehlo.multiply %arg0, %1 : tensor<2x3xf32>\n"
-      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
-      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = \"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = "
+      "\"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
       "    %5 = call @helper(%4) : (tensor<2xf32>) -> tensor<2xf32>\n"
       "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
       "    %6:2 = stablehlo.while(%iterArg = %c, %iterArg_1 = %5) : tensor<i32>, tensor<2xf32>\n"
       "     cond {\n"
       "      %c_2 = stablehlo.constant dense<10> : tensor<i32>\n"
-      "      %8 = stablehlo.compare  LT, %iterArg, %c_2,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      %8 = stablehlo.compare  LT, %iterArg, %c_2,  SIGNED : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i1>\n"
       "      stablehlo.return %8 : tensor<i1>\n"
       "    } do {\n"
       "      %c_2 = stablehlo.constant dense<1> : tensor<i32>\n"
       "      %8 = stablehlo.add %iterArg, %c_2 : tensor<i32>\n"
       "      stablehlo.return %8, %iterArg_1 : tensor<i32>, tensor<2xf32>\n"
       "    }\n"
-      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = "
+      "[DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
       "    return %7, %6#0 : tensor<2xf32>, tensor<i32>\n"
       "  }\n"
       "  func.func private @helper(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
@@ -410,27 +417,33 @@ static void test_jax_style(void) {
       "}\n";
   static const char want[] =
       "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
-      "  func.func @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", mhlo.sharding = \"{replicated}\"}, %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = \"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
+      "  func.func @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", mhlo.sharding = "
+      "\"{replicated}\"}, %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = "
+      "\"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
       "    %cst = stablehlo.constant dense<0x3F800000> : tensor<f32>\n"
       "    %cst_0 = stablehlo.constant dense<[0x3F80, 0x4020, 0x7FC0]> : tensor<3xbf16>\n"
       "    %0 = stablehlo.convert %arg1 : (tensor<3xbf16>) -> tensor<3xf32>\n"
       "    %1 = stablehlo.broadcast_in_dim %0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>\n"
       "    %2 = stablehlo.multiply %arg0, %1 : tensor<2x3xf32>\n"
-      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
-      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = \"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = "
+      "\"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
       "    %5 = call @helper(%4) : (tensor<2xf32>) -> tensor<2xf32>\n"
       "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
       "    %6:2 = stablehlo.while(%iterArg = %c, %iterArg_1 = %5) : tensor<i32>, tensor<2xf32>\n"
       "    cond {\n"
       "      %c_2 = stablehlo.constant dense<10> : tensor<i32>\n"
-      "      %8 = stablehlo.compare LT, %iterArg, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+      "      %8 = stablehlo.compare LT, %iterArg, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i1>\n"
       "      stablehlo.return %8 : tensor<i1>\n"
       "    } do {\n"
       "      %c_2 = stablehlo.constant dense<1> : tensor<i32>\n"
       "      %8 = stablehlo.add %iterArg, %c_2 : tensor<i32>\n"
       "      stablehlo.return %8, %iterArg_1 : tensor<i32>, tensor<2xf32>\n"
       "    }\n"
-      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = "
+      "[DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
       "    return %7, %6#0 : tensor<2xf32>, tensor<i32>\n"
       "  }\n"
       "  func.func private @helper(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
@@ -513,8 +526,8 @@ static void roundtrip_module(const mx_module_t *m, const char *what) {
               tg ? tg : "");
     if (st == MX_OK) {
       char *t3 = print_module(m3, NULL);
-      CHECK_MSG(t3 && strcmp(t1, t3) == 0, "%s: generic round trip differs:\n%s\n---\n%s", what,
-                t1, t3 ? t3 : "");
+      CHECK_MSG(t3 && strcmp(t1, t3) == 0, "%s: generic round trip differs:\n%s\n---\n%s", what, t1,
+                t3 ? t3 : "");
       free(t3);
     }
     mx_module_destroy(m3);
@@ -552,8 +565,8 @@ static void test_builder_roundtrip(void) {
   CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, 0.0, &zero));
   CHECK_OK(mx_build_reduce(&b, ex, zero, &l1, 1, MX_OP_ADD, &sum));
   mx_named_attr_t eps = {"epsilon", mx_attr_float(1e-6, MX_ELEM_F32)};
-  CHECK_OK(mx_build_composite(&b, "mx.scale", (int32_t[]){ex, a[2]}, 2, &eps, 1, "scale_impl", 1,
-                              &sc));
+  CHECK_OK(
+      mx_build_composite(&b, "mx.scale", (int32_t[]){ex, a[2]}, 2, &eps, 1, "scale_impl", 1, &sc));
   mx_type_t h_t = t2(MX_ELEM_F16, 4, 8), bf_t = t1(MX_ELEM_BF16, 20);
   CHECK_OK(mx_build_convert(&b, sc, MX_ELEM_F16, &h));
   int32_t big = -1, it = -1, sorted[1] = {-1};
@@ -577,8 +590,8 @@ static void test_builder_roundtrip(void) {
   if (wh) {
     mx_builder_t cb = mx_builder_at(f, wh->regions[0]), bb = mx_builder_at(f, wh->regions[1]);
     int32_t lt = -1, nx = -1;
-    CHECK_OK(mx_build_compare(&cb, MX_CMP_LT, MX_CMP_TYPE_AUTO, wh->regions[0]->args[0], three,
-                              &lt));
+    CHECK_OK(
+        mx_build_compare(&cb, MX_CMP_LT, MX_CMP_TYPE_AUTO, wh->regions[0]->args[0], three, &lt));
     CHECK_OK(mx_build_return(&cb, &lt, 1));
     CHECK_OK(mx_build_binary(&bb, MX_OP_ADD, wh->regions[1]->args[0], one, &nx));
     CHECK_OK(mx_build_return(&bb, (int32_t[]){nx, wh->regions[1]->args[1]}, 2));
@@ -735,9 +748,10 @@ static void test_suite_roundtrip(void) {
     free(files[i]);
   }
   free(files);
-  printf("suite round trip: %d cases, %d parse, %d round-trip exactly, %d printed texts do not "
-         "re-parse, %d differ, %d generic-form failures\n",
-         s.cases, s.parsed, s.ok, s.reparse_fail, s.mismatch, s.generic_fail);
+  printf(
+      "suite round trip: %d cases, %d parse, %d round-trip exactly, %d printed texts do not "
+      "re-parse, %d differ, %d generic-form failures\n",
+      s.cases, s.parsed, s.ok, s.reparse_fail, s.mismatch, s.generic_fail);
   CHECK(s.parsed > 0);
   CHECK(s.reparse_fail == 0);
   CHECK(s.mismatch == 0);
