@@ -294,8 +294,7 @@ static void mx_pr_op(mx_pr_t *p, const mx_op_t *op) {
     }
     mx_pr_puts(p, " = ");
   }
-  if (p->inline_composites && op->code == MX_OP_COMPOSITE && mx_pr_composite_as_call(p, op))
-    return;
+  if (p->inline_composites && op->code == MX_OP_COMPOSITE && mx_pr_composite_as_call(p, op)) return;
   if (!p->generic) {
     size_t mark = p->sb->len;
     mx_status_t st = p->st;
