@@ -332,12 +332,17 @@ static void mx_pr_func(mx_pr_t *p, const mx_func_t *f) {
   mx_pr_puts(p, "func.func ");
   if (f->is_private) mx_pr_puts(p, "private ");
   mx_pr_symbol(p, f->name ? f->name : "");
+  // A function without ops has no body to show: MLIR's external-function form lists only the
+  // argument types (a block without a terminator could not be printed validly anyway).
+  bool decl = !f->body || f->body->n_ops == 0;
   mx_pr_puts(p, "(");
   if (f->body) {
     for (int32_t i = 0; i < f->body->n_args; i++) {
       if (i) mx_pr_puts(p, ", ");
-      mx_pr_value(p, f->body->args[i]);
-      mx_pr_puts(p, ": ");
+      if (!decl) {
+        mx_pr_value(p, f->body->args[i]);
+        mx_pr_puts(p, ": ");
+      }
       mx_pr_type(p, mx_pr_vtype(p, f->body->args[i]));
       if (f->arg_attrs) mx_pr_dict_attr_braced(p, &f->arg_attrs[i]);
     }
@@ -364,10 +369,12 @@ static void mx_pr_func(mx_pr_t *p, const mx_func_t *f) {
     mx_pr_puts(p, " attributes");
     mx_pr_dict_attr_braced(p, &f->attrs);
   }
-  mx_pr_puts(p, " ");
-  p->depth = -1;  // mx_pr_region increments: ops of the body are at depth 0
-  mx_pr_region(p, f->body, false);
-  p->depth = 0;
+  if (!decl) {
+    mx_pr_puts(p, " ");
+    p->depth = -1;  // mx_pr_region increments: ops of the body are at depth 0
+    mx_pr_region(p, f->body, false);
+    p->depth = 0;
+  }
   free(p->names);
   p->names = NULL;
   p->f = NULL;

@@ -501,6 +501,18 @@ static void test_malformed(void) {
   mx_strbuf_free(&sb);
   CHECK(mx_hlo_print(NULL, NULL, NULL) == MX_ERR_INVALID_ARG);
   mx_module_destroy(m);
+
+  // A function without ops prints as a declaration.
+  m = mx_module_create(NULL);
+  CHECK_OK(mx_func_create(m, "ext", true, &f));
+  int32_t arg;
+  mx_func_add_arg(f, &t, NULL, &arg);
+  mx_func_set_result_types(f, &t, 1);
+  EXPECT_TEXT(m, NULL,
+              "module {\n"
+              "  func.func private @ext(tensor<f32>) -> tensor<f32>\n"
+              "}\n");
+  mx_module_destroy(m);
 }
 
 // ---- Modules made with the builder print, re-parse and print identically ----
