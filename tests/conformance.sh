@@ -45,7 +45,7 @@ for f in $(find . -name '*.mlir' | sed 's|^\./||' | LC_ALL=C sort); do
       if (substr(line, 1, 1) == "@") { j = index(line, ":"); func = substr(line, 1, j - 1); rest = substr(line, j + 2) }
       else { rest = line }
       sub(/:$/, "", loc)
-      gsub(/\|/, "\\|", rest); if (length(rest) > 300) rest = substr(rest, 1, 300) "..."
+      gsub(/\|/, "\\|", rest); gsub(/</, "\\&lt;", rest); gsub(/>/, "\\&gt;", rest); if (length(rest) > 300) rest = substr(rest, 1, 300) "..."
       printf "| `%s` %s | %s | %s |\n", loc, func, status, rest
     }' >>"$tmp/cases" || true
 done
@@ -85,7 +85,7 @@ done
     echo "| Reason | Cases |"
     echo "|---|---:|"
     grep '| UNSUPPORTED |' "$tmp/cases" | awk -F' \\| ' '{ r = $3; sub(/ \|$/, "", r);
-        sub(/^.*[0-9]+:[0-9]+: /, "", r); n[r]++ }
+        sub(/^.*[0-9]+:[0-9]+: /, "", r); sub(/ \([^()]*[0-9]+:[0-9]+\)$/, "", r); n[r]++ }
       END { for (r in n) printf "| %s | %d |\n", r, n[r] }' | LC_ALL=C sort -t'|' -k3,3nr -k2,2
   else
     echo "None."
