@@ -124,14 +124,29 @@ static mx_status_t infer_dot(const mx_func_t *f, const mx_op_t *op, const mx_typ
   return MX_OK;
 }
 
-// Output size of one windowed dimension (reduce_window, convolution, select_and_scatter).
+// Output size of one windowed dimension (reduce_window, convolution, select_and_scatter);
+// -1 when the arithmetic overflows int64 (absurd attributes from hostile input).
 static int64_t window_out(int64_t in, int64_t base_dil, int64_t pad_lo, int64_t pad_hi,
                           int64_t win, int64_t win_dil, int64_t stride) {
-  int64_t dilated = in > 0 ? (in - 1) * base_dil + 1 : 0;
-  int64_t padded = pad_lo + dilated + pad_hi;
-  int64_t dw = win > 0 ? (win - 1) * win_dil + 1 : 0;
+  int64_t dilated = 0, padded, dw = 0;
+  if (in > 0 && (__builtin_mul_overflow(in - 1, base_dil, &dilated) ||
+                 __builtin_add_overflow(dilated, 1, &dilated))) {
+    return -1;
+  }
+  if (__builtin_add_overflow(pad_lo, dilated, &padded) ||
+      __builtin_add_overflow(padded, pad_hi, &padded)) {
+    return -1;
+  }
+  if (win > 0 && (__builtin_mul_overflow(win - 1, win_dil, &dw) ||
+                  __builtin_add_overflow(dw, 1, &dw))) {
+    return -1;
+  }
   if (padded < dw || padded <= 0) return 0;
   return (padded - dw) / stride + 1;
+}
+
+static mx_status_t window_overflow(const mx_op_t *op, int32_t dim) {
+  return mx_infer_fail(op, "window arithmetic overflows in dimension %d", dim);
 }
 
 // Reads an optional per-dim list with a default value; checks length and positivity.
@@ -274,6 +289,7 @@ static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op,
     out->dims[c.os.v[i]] =
         window_out(l->dims[c.is.v[i]], lhs_dil.v[i], pad.v[2 * i], pad.v[2 * i + 1],
                    r->dims[c.ks.v[i]], rhs_dil.v[i], strides.v[i]);
+    if (out->dims[c.os.v[i]] < 0) return window_overflow(op, c.os.v[i]);
   }
   return MX_OK;
 }
@@ -353,6 +369,7 @@ static mx_status_t window_shape(const mx_op_t *op, const mx_type_t *x, bool dims
   for (int32_t i = 0; i < r; i++) {
     out->dims[i] = window_out(x->dims[i], bd.v[i], pad.v[2 * i], pad.v[2 * i + 1], wd.v[i],
                               wdl.v[i], ws.v[i]);
+    if (out->dims[i] < 0) return window_overflow(op, i);
   }
   return MX_OK;
 }

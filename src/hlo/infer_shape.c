@@ -141,7 +141,7 @@ static mx_status_t infer_slice(const mx_func_t *f, const mx_op_t *op, mx_type_t 
     if (stride <= 0) {
       return mx_infer_fail(op, "dim %d: stride %lld must be positive", i, (long long)stride);
     }
-    out->dims[i] = (l.v[i] - s.v[i] + stride - 1) / stride;
+    out->dims[i] = l.v[i] == s.v[i] ? 0 : (l.v[i] - s.v[i] - 1) / stride + 1;
   }
   return MX_OK;
 }
@@ -237,7 +237,9 @@ static mx_status_t infer_concatenate(const mx_func_t *f, const mx_op_t *op, mx_t
                              "%lld)", i, mx_tstr(x).s, mx_tstr(x0).s, d, (long long)dim);
       }
     }
-    out->dims[dim] += x->dims[dim];
+    if (__builtin_add_overflow(out->dims[dim], x->dims[dim], &out->dims[dim])) {
+      return mx_infer_fail(op, "result dimension %lld overflows", (long long)dim);
+    }
   }
   return MX_OK;
 }
@@ -265,8 +267,12 @@ static mx_status_t infer_pad(const mx_func_t *f, const mx_op_t *op, mx_type_t *o
     if (interior < 0) {
       return mx_infer_fail(op, "interior_padding[%d] = %lld must be >= 0", i, (long long)interior);
     }
-    int64_t d = x->dims[i];
-    int64_t r = lo.v[i] + hi.v[i] + d + (d > 0 ? (d - 1) * interior : 0);
+    int64_t d = x->dims[i], r = 0;
+    if (__builtin_mul_overflow(d > 0 ? d - 1 : 0, interior, &r) ||
+        __builtin_add_overflow(r, d, &r) || __builtin_add_overflow(r, lo.v[i], &r) ||
+        __builtin_add_overflow(r, hi.v[i], &r)) {
+      return mx_infer_fail(op, "dim %d: padded size overflows", i);
+    }
     if (r < 0) {
       return mx_infer_fail(op, "dim %d of operand %s would have negative size %lld", i,
                            mx_tstr(x).s, (long long)r);
