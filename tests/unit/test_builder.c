@@ -140,6 +140,10 @@ static void test_transformer_graph(void) {
     CHECK(v && v->kind == MX_ATTR_INT && v->i == 1 && v->elem == MX_ELEM_I32);
     CHECK(ca && ca->kind == MX_ATTR_DICT && mx_attr_field(ca, "eps") != NULL);
   }
+  // Function names are unique.
+  mx_func_t *dup;
+  CHECK_ERR(mx_build_func(m, "main", false, NULL, 0, &dup, NULL, NULL), E,
+            "function @main is defined twice");
   // Nothing can follow the return.
   int32_t z;
   CHECK_ERR(mx_build_scalar(&b, MX_ELEM_F32, 0, &z), MX_ERR_INVALID_ARG, "already ends with");
@@ -364,6 +368,21 @@ static void test_gather_scatter(mx_module_t *m) {
   CHECK_ERR(mx_build_scatter(&b, a[0], a[1], a[3], &s, MX_OP_ADD, false, false, &r), E,
             "stablehlo.scatter: updates tensor<1x5x8xf32> dim 1 = 5 must equal scatter_indices "
             "tensor<1x4x1xi32> dim 1 = 4");
+  // General form with two inputs of different shapes.
+  int32_t sin2[2] = {a[0], a[2]}, sup2[2] = {a[2], a[2]};
+  mx_op_t *sop;
+  CHECK_ERR(mx_build_scatter_region(&b, sin2, 2, a[1], sup2, &s, false, false, &sop), E,
+            "stablehlo.scatter: inputs (and updates) must have equal shapes: tensor<1x4x8xf32> vs "
+            "tensor<10x8xf32>");
+  int32_t sin3[2] = {a[0], a[0]}, sup3[2] = {a[2], a[2]};
+  CHECK_OK(mx_build_scatter_region(&b, sin3, 2, a[1], sup3, &s, false, false, &sop));
+  if (sop != NULL) {
+    CHECK(sop->n_results == 2 && sop->regions[0]->n_args == 4);
+    mx_builder_t rb = mx_builder_at(b.func, sop->regions[0]);
+    int32_t rr[2] = {sop->regions[0]->args[2], sop->regions[0]->args[3]};
+    CHECK_OK(mx_build_return(&rb, rr, 2));
+    CHECK_OK(mx_build_finish(&b, sop));
+  }
   static const int64_t k3[] = {3};
   mx_scatter_dims_t s2 = s;
   s2.update_window_dims = (mx_dims_t){k3, 1};
@@ -465,6 +484,27 @@ static void test_compute_errors(mx_module_t *m) {
   mx_window_t wzero = {zero2, NULL, NULL, NULL, NULL};
   CHECK_ERR(mx_build_reduce_window(&b, a[0], a[4], &wzero, MX_OP_ADD, &r), E,
             "window_dimensions[0] = 0 must be positive");
+  // reduce_window general form: inputs of different shapes, then a bad body.
+  mx_op_t *rw;
+  int32_t rwin[2] = {a[0], a[5]}, rwinit[2] = {a[4], a[4]};
+  static const int64_t w11[] = {1, 1};
+  mx_window_t w1 = {w11, NULL, NULL, NULL, NULL};
+  CHECK_ERR(mx_build_reduce_window_region(&b, rwin, rwinit, 2, &w1, &rw), E,
+            "stablehlo.reduce_window: inputs must have equal shapes: tensor<2x3xf32> vs "
+            "tensor<3x5xf32>");
+  CHECK_OK(mx_build_reduce_window_region(&b, a, &a[4], 1, &w1, &rw));
+  if (rw != NULL) {
+    mx_builder_t rb = mx_builder_at(b.func, rw->regions[0]);
+    CHECK_OK(mx_build_return(&rb, &i0, 1));
+    CHECK_ERR(mx_build_finish(&b, rw), E, "stablehlo.reduce_window: region 0 returns type "
+              "tensor<i32> at position 0, expected tensor<f32>");
+  }
+  // dot_general operands must share an element type.
+  int32_t h;
+  CHECK_OK(mx_build_convert(&b, a[5], MX_ELEM_F16, &h));
+  CHECK_ERR(mx_build_dot_general(&b, a[0], h, &dd, MX_ELEM_F32, &r), E,
+            "stablehlo.dot_general: operand element types differ: lhs tensor<2x3xf32>, rhs "
+            "tensor<3x5xf16>");
   // sort: values and indices by value descending along dim 1.
   int32_t sorted[2], sins[2] = {a[0], idx};
   CHECK_OK(mx_build_sort(&b, sins, 2, 1, true, MX_CMP_GT, sorted));
