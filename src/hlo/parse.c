@@ -272,7 +272,7 @@ mx_status_t mx_p_push_operand(mx_parser_t *p, mx_pop_t *op, int32_t id, const mx
 mx_status_t mx_p_operand(mx_parser_t *p, mx_pop_t *op) {
   if (mx_p_kind(p) != MX_TK_VALUE) return mx_p_expected(p, "SSA value");
   mx_tok_t t = *mx_p_tok(p);
-  int32_t id;
+  int32_t id = -1;
   MX_TRY(mx_p_resolve(p, &t, &id));
   mx_p_next(p);
   return mx_p_push_operand(p, op, id, &t);

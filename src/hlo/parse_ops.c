@@ -525,7 +525,7 @@ static mx_status_t mx_o_check(mx_parser_t *p, mx_pop_t *op) {
   if ((op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ || op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST) &&
       mx_p_accept(p, MX_TK_COMMA)) {
     MX_TRY(mx_o_kw_eq(p, "tolerance"));
-    double tol;
+    double tol = 0;
     MX_TRY(mx_o_float(p, &tol));
     MX_TRY(mx_pop_add_attr(p, op, "tolerance", mx_o_float_attr(tol)));
   }

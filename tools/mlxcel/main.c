@@ -1,0 +1,64 @@
+// mlxcel: entry point and subcommand dispatch. Later commands (generate, emit, bench, serve, ...)
+// add one row to kCommands and one cmd_<name>.c file.
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct mx_cli_cmd {
+  const char *name;
+  mx_cli_cmd_fn fn;
+  const char *summary;
+} mx_cli_cmd_t;
+
+static const mx_cli_cmd_t kCommands[] = {
+    {"run", mx_cli_cmd_run, "run (and check) StableHLO .mlir files with the reference interpreter"},
+};
+
+static void print_usage(FILE *out) {
+  fprintf(out,
+          "mlxcel %s: LLM inference engine on portable StableHLO graphs\n"
+          "\n"
+          "Usage: mlxcel <command> [options] [args]\n"
+          "       mlxcel --help | --version\n"
+          "       mlxcel <command> --help\n"
+          "\n"
+          "Commands:\n",
+          MLXCEL_VERSION);
+  for (size_t i = 0; i < sizeof kCommands / sizeof kCommands[0]; i++) {
+    fprintf(out, "  %-10s %s\n", kCommands[i].name, kCommands[i].summary);
+  }
+  fprintf(out,
+          "\n"
+          "Exit status:\n"
+          "  0  success (with --check: no case failed; unsupported cases do not fail)\n"
+          "  1  a case failed or could not be run (parse, verify, runtime error)\n"
+          "  2  bad command line (unknown command or option, missing argument)\n"
+          "  3  an input file could not be read\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return MX_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    print_usage(stdout);
+    return MX_EXIT_OK;
+  }
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
+    printf("mlxcel %s\n", MLXCEL_VERSION);
+    return MX_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof kCommands / sizeof kCommands[0]; i++) {
+    if (strcmp(cmd, kCommands[i].name) == 0) return kCommands[i].fn(argc - 1, argv + 1);
+  }
+  if (cmd[0] == '-') {
+    fprintf(stderr, "mlxcel: unknown option '%s'\n\n", cmd);
+  } else {
+    fprintf(stderr, "mlxcel: unknown command '%s'\n\n", cmd);
+  }
+  print_usage(stderr);
+  return MX_EXIT_USAGE;
+}
