@@ -89,14 +89,11 @@ static mx_status_t infer_branching(const mx_func_t *f, const mx_op_t *op, const 
   if (is_if && op->n_regions != 0 && op->n_regions != 2) {
     return mx_infer_fail(op, "expected 2 regions, got %d", op->n_regions);
   }
-  if (!is_if && op->n_regions == 0 && decl == NULL) {
-    return mx_infer_fail(op, "expected at least one branch");
-  }
   if (decl != NULL) {
     for (int32_t i = 0; i < n_results; i++) out[i] = decl[i];
     return MX_OK;
   }
-  if (op->n_regions > 0) return region_result_types(f, op, op->regions[0], n_results, out);
+  if (op->n_regions > 0 && n_results > 0) return region_result_types(f, op, op->regions[0], n_results, out);
   return need_declared(op, decl, n_results);
 }
 
