@@ -49,6 +49,15 @@ const mx_type_t *mx_build_type(const mx_builder_t *b, int32_t id);
 // argument/terminator types against the op's operands and results).
 mx_status_t mx_build_finish(mx_builder_t *b, const mx_op_t *op);
 
+// Any op by opcode (for ops without a dedicated constructor: optimization_barrier,
+// reduce_precision, get_tuple_element, ...): attributes in canonical form (payloads owned by the
+// module), result types inferred where the verifier's rules determine them; result_types (may
+// be NULL when fully inferable) supply the rest. Regions, if any, are added by the caller
+// (mx_block_create + mx_op_add_region) and checked by mx_build_finish.
+mx_status_t mx_build_op(mx_builder_t *b, mx_opcode_t code, const int32_t *operands,
+                        int32_t n_operands, const mx_named_attr_t *attrs, int32_t n_attrs,
+                        const mx_type_t *result_types, int32_t n_results, mx_op_t **op);
+
 // ---- Constants ----
 // Constant with the value's type and a copy of its data.
 mx_status_t mx_build_constant(mx_builder_t *b, const mx_tensor_t *value, int32_t *out);

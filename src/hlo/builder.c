@@ -97,6 +97,15 @@ mx_status_t mx_build_emit(mx_builder_t *b, mx_opcode_t code, const int32_t *oper
   return st;
 }
 
+mx_status_t mx_build_op(mx_builder_t *b, mx_opcode_t code, const int32_t *operands,
+                        int32_t n_operands, const mx_named_attr_t *attrs, int32_t n_attrs,
+                        const mx_type_t *result_types, int32_t n_results, mx_op_t **op) {
+  if (code < 0 || code >= MX_OP_COUNT || n_attrs < 0 || (n_attrs > 0 && attrs == NULL)) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_build_op: invalid opcode or attributes");
+  }
+  return mx_build_emit(b, code, operands, n_operands, attrs, n_attrs, result_types, n_results, op);
+}
+
 static mx_status_t emit1(mx_builder_t *b, mx_opcode_t code, const int32_t *operands,
                          int32_t n_operands, const mx_named_attr_t *attrs, int32_t n_attrs,
                          const mx_type_t *declared, int32_t *out) {

@@ -428,6 +428,10 @@ static mx_status_t infer_bitcast(const mx_func_t *f, const mx_op_t *op, const mx
   if (decl->kind != MX_TYPE_TENSOR || decl->elem == MX_ELEM_INVALID) {
     return mx_infer_fail(op, "result type %s must be a tensor", mx_tstr(decl).s);
   }
+  if (mx_elem_is_complex(x->elem) != mx_elem_is_complex(decl->elem)) {
+    return mx_infer_fail(op, "cannot bitcast between complex and non-complex types (%s to %s)",
+                         mx_tstr(x).s, mx_elem_name(decl->elem));
+  }
   int in_bits = mx_elem_bits(x->elem), out_bits = mx_elem_bits(decl->elem);
   *out = *x;
   out->elem = decl->elem;

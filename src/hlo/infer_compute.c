@@ -313,8 +313,9 @@ static mx_status_t check_inputs_inits(const mx_func_t *f, const mx_op_t *op, int
       return mx_infer_fail(op, "inputs must have equal shapes: %s vs %s", mx_tstr(x0).s,
                            mx_tstr(x).s);
     }
-    if (init->rank != 0) {
-      return mx_infer_fail(op, "init value %d type %s must be a scalar", i, mx_tstr(init).s);
+    if (init->rank != 0 || init->elem != x->elem) {
+      return mx_infer_fail(op, "init value %d type %s must be a scalar of input %s's element type",
+                           i, mx_tstr(init).s, mx_tstr(x).s);
     }
   }
   return MX_OK;
@@ -405,8 +406,13 @@ static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *o
     return mx_infer_fail(op, "source type %s must have the windowed shape of operand %s",
                          mx_tstr(src).s, mx_tstr(x).s);
   }
-  if (init->rank != 0) {
-    return mx_infer_fail(op, "init value type %s must be a scalar", mx_tstr(init).s);
+  if (src->elem != x->elem) {
+    return mx_infer_fail(op, "source type %s must have operand %s's element type", mx_tstr(src).s,
+                         mx_tstr(x).s);
+  }
+  if (init->rank != 0 || init->elem != x->elem) {
+    return mx_infer_fail(op, "init value type %s must be a scalar of operand %s's element type",
+                         mx_tstr(init).s, mx_tstr(x).s);
   }
   *out = *x;
   return MX_OK;
@@ -452,7 +458,17 @@ static mx_status_t infer_map(const mx_func_t *f, const mx_op_t *op, const mx_typ
     }
   }
   mx_ilist_t dims;
-  if ((st = mx_infer_ints(op, NULL, "dimensions", false, &dims, NULL)) != MX_OK) return st;
+  bool has_dims;
+  if ((st = mx_infer_ints(op, NULL, "dimensions", false, &dims, &has_dims)) != MX_OK) return st;
+  for (int32_t i = 0; has_dims && i < dims.n; i++) {
+    if (dims.n != x0->rank || dims.v[i] != i) {
+      return mx_infer_fail(op, "dimensions must be [0, ..., rank - 1] for inputs %s",
+                           mx_tstr(x0).s);
+    }
+  }
+  if (has_dims && dims.n != x0->rank) {
+    return mx_infer_fail(op, "dimensions must be [0, ..., rank - 1] for inputs %s", mx_tstr(x0).s);
+  }
   *out = *x0;
   out->elem = result_elem(decl, 0, x0->elem);
   return MX_OK;
@@ -488,7 +504,7 @@ static mx_status_t infer_fft(const mx_func_t *f, const mx_op_t *op, mx_type_t *o
                              mx_tstr(x).s, d, i, (long long)len.v[i]);
       }
     }
-    out->dims[x->rank - 1] = len.v[len.n - 1] / 2 + 1;
+    out->dims[x->rank - 1] = len.v[len.n - 1] == 0 ? 0 : len.v[len.n - 1] / 2 + 1;
     return MX_OK;
   }
   if (!mx_elem_is_complex(x->elem)) {
@@ -496,7 +512,19 @@ static mx_status_t infer_fft(const mx_func_t *f, const mx_op_t *op, mx_type_t *o
   }
   if (irfft) {
     out->elem = x->elem == MX_ELEM_C64 ? MX_ELEM_F32 : MX_ELEM_F64;
-    out->dims[x->rank - 1] = len.v[len.n - 1];
+    int64_t last = len.v[len.n - 1];
+    for (int32_t i = 0; i + 1 < len.n; i++) {
+      int32_t d = x->rank - len.n + i;
+      if (x->dims[d] != len.v[i]) {
+        return mx_infer_fail(op, "operand %s dim %d must equal fft_length[%d] = %lld",
+                             mx_tstr(x).s, d, i, (long long)len.v[i]);
+      }
+    }
+    if (x->dims[x->rank - 1] != (last == 0 ? 0 : last / 2 + 1)) {
+      return mx_infer_fail(op, "IRFFT operand %s must have last dimension fft_length / 2 + 1 = "
+                           "%lld", mx_tstr(x).s, (long long)(last == 0 ? 0 : last / 2 + 1));
+    }
+    out->dims[x->rank - 1] = last;
   }
   return MX_OK;
 }
@@ -514,6 +542,15 @@ static mx_status_t infer_triangular_solve(const mx_func_t *f, const mx_op_t *op,
       a->dims[a->rank - 1] != a->dims[a->rank - 2]) {
     return mx_infer_fail(op, "a %s must be square matrices of b %s's rank and element type",
                          mx_tstr(a).s, mx_tstr(b).s);
+  }
+  int64_t left;
+  if ((st = mx_infer_int(op, NULL, "left_side", false, 0, &left)) != MX_OK) return st;
+  int32_t bd = left ? b->rank - 2 : b->rank - 1;
+  bool ok = a->dims[a->rank - 1] == b->dims[bd];
+  for (int32_t i = 0; i + 2 < a->rank; i++) ok = ok && a->dims[i] == b->dims[i];
+  if (!ok) {
+    return mx_infer_fail(op, "shapes of a %s and b %s do not match (left_side = %s)",
+                         mx_tstr(a).s, mx_tstr(b).s, left ? "true" : "false");
   }
   *out = *b;
   return MX_OK;

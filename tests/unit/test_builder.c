@@ -789,6 +789,20 @@ static void test_all_ops_roundtrip(void) {
                               {"mode", mx_attr_string(m, "fast")}};
   CHECK_OK(mx_build_composite(&b, "mx.neg", &a[1], 1, attrs, 2, "neg", 2, &v[28]));
   CHECK_OK(mx_build_custom_call(&b, "host_fn", &a[1], 1, &vt, 1, true, "cfg", &v[29]));
+  // Ops without a dedicated constructor.
+  mx_op_t *gop;
+  int32_t bar[2] = {a[1], a[2]};
+  CHECK_OK(mx_build_op(&b, MX_OP_OPTIMIZATION_BARRIER, bar, 2, NULL, 0, NULL, 2, &gop));
+  CHECK(gop != NULL && type_is(&b, gop->results[1], T0(MX_ELEM_I32)));
+  mx_named_attr_t rp[2] = {{"exponent_bits", mx_attr_int(5, MX_ELEM_I32)},
+                           {"mantissa_bits", mx_attr_int(10, MX_ELEM_I32)}};
+  CHECK_OK(mx_build_op(&b, MX_OP_REDUCE_PRECISION, &a[1], 1, rp, 2, NULL, 1, &gop));
+  CHECK_ERR(mx_build_op(&b, MX_OP_REDUCE_PRECISION, &a[2], 1, rp, 2, NULL, 1, &gop), E,
+            "stablehlo.reduce_precision: operand type tensor<i32>: expected floating-point");
+  CHECK_ERR(mx_build_op(&b, MX_OP_REDUCE_PRECISION, &a[1], 1, rp, 1, NULL, 1, &gop), E,
+            "missing required attribute 'mantissa_bits'");
+  CHECK_ERR(mx_build_op(&b, MX_OP_OPTIMIZATION_BARRIER, bar, 2, NULL, 0, NULL, 1, &gop), E,
+            "expected 2 results, got 1");
   int32_t rets[4] = {v[22], v[23], v[26], v[28]};
   CHECK_OK(mx_build_return(&b, rets, 4));
   CHECK_OK(mx_hlo_verify_module(m));
