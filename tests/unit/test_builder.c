@@ -29,14 +29,14 @@ static bool type_is(const mx_builder_t *b, int32_t id, mx_type_t want) {
 }
 
 // The call must fail with `status` and a message containing each of the given substrings.
-#define CHECK_ERR(expr, status, ...)                                                    \
-  do {                                                                                  \
-    mx_status_t st_ = (expr);                                                           \
-    const char *subs_[] = {__VA_ARGS__};                                                \
-    bool ok_ = st_ == (status);                                                         \
-    for (size_t i_ = 0; ok_ && i_ < sizeof subs_ / sizeof subs_[0]; i_++)               \
-      ok_ = strstr(mx_error_message(), subs_[i_]) != NULL;                              \
-    CHECK_MSG(ok_, "%s -> %s: '%s'", #expr, mx_status_name(st_), mx_error_message());   \
+#define CHECK_ERR(expr, status, ...)                                                  \
+  do {                                                                                \
+    mx_status_t st_ = (expr);                                                         \
+    const char *subs_[] = {__VA_ARGS__};                                              \
+    bool ok_ = st_ == (status);                                                       \
+    for (size_t i_ = 0; ok_ && i_ < sizeof subs_ / sizeof subs_[0]; i_++)             \
+      ok_ = strstr(mx_error_message(), subs_[i_]) != NULL;                            \
+    CHECK_MSG(ok_, "%s -> %s: '%s'", #expr, mx_status_name(st_), mx_error_message()); \
   } while (0)
 
 #define E MX_ERR_VERIFY
@@ -84,8 +84,7 @@ static mx_module_t *test_transformer_graph(void) {
   CHECK(type_is(&b, x32, T3(MX_ELEM_F32, 1, 4, 8)));
   mx_named_attr_t cattrs[1] = {{"eps", mx_attr_float(1e-5, MX_ELEM_F32)}};
   int32_t cops[2] = {x32, a[1]};
-  CHECK_OK(mx_build_composite(&b, "mx.rms_norm", cops, 2, cattrs, 1, "rms_norm_impl", 1,
-                              &normed));
+  CHECK_OK(mx_build_composite(&b, "mx.rms_norm", cops, 2, cattrs, 1, "rms_norm_impl", 1, &normed));
   CHECK(type_is(&b, normed, T3(MX_ELEM_F32, 1, 4, 8)));
   CHECK_OK(mx_build_convert(&b, normed, MX_ELEM_F16, &h16));
   // f16 x f16 -> f32 accumulation.
@@ -134,7 +133,8 @@ static mx_module_t *test_transformer_graph(void) {
   CHECK(comp != NULL);
   if (comp != NULL) {
     const mx_attr_t *n = mx_op_attr(comp, "name"), *d = mx_op_attr(comp, "decomposition");
-    const mx_attr_t *v = mx_op_attr(comp, "version"), *ca = mx_op_attr(comp, "composite_attributes");
+    const mx_attr_t *v = mx_op_attr(comp, "version"),
+                    *ca = mx_op_attr(comp, "composite_attributes");
     CHECK(n && n->kind == MX_ATTR_STRING && strcmp(n->s, "mx.rms_norm") == 0);
     CHECK(d && d->kind == MX_ATTR_SYMBOL && strcmp(d->s, "rms_norm_impl") == 0);
     CHECK(v && v->kind == MX_ATTR_INT && v->i == 1 && v->elem == MX_ELEM_I32);
@@ -179,7 +179,8 @@ static void test_run_graph(const mx_module_t *m) {
   if (f == NULL) return;
   mx_tensor_t args[3], out;
   memset(&out, 0, sizeof out);
-  for (int i = 0; i < 3; i++) CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+  for (int i = 0; i < 3; i++)
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
   for (int64_t i = 0; i < 32; i++) mx_tensor_set_f64(&args[0], i, 0.25 * (double)(i % 7) - 0.6);
   for (int64_t i = 0; i < 8; i++) mx_tensor_set_f64(&args[1], i, 0.5 + 0.125 * (double)i);
   for (int64_t i = 0; i < 128; i++) mx_tensor_set_f64(&args[2], i, 0.0625 * (double)(i % 5) - 0.1);
@@ -224,7 +225,7 @@ static mx_builder_t fn(mx_module_t *m, const char *name, const mx_type_t *args, 
 
 static void test_elementwise_errors(mx_module_t *m) {
   mx_type_t args[6] = {T2(MX_ELEM_F32, 2, 3), T2(MX_ELEM_F32, 3, 2), T2(MX_ELEM_I32, 2, 3),
-                       T2(MX_ELEM_I1, 2, 3), T1(MX_ELEM_F32, 3), T0(MX_ELEM_F32)};
+                       T2(MX_ELEM_I1, 2, 3),  T1(MX_ELEM_F32, 3),    T0(MX_ELEM_F32)};
   int32_t a[6], r;
   mx_builder_t b = fn(m, "elementwise", args, 6, a);
   // unary
@@ -361,8 +362,7 @@ static void test_shape_errors(mx_module_t *m) {
   CHECK_ERR(mx_build_dynamic_slice(&b, a[0], starts, 3, szbad, &r), E,
             "stablehlo.dynamic_slice: slice_sizes[1] = 4 is out of range for operand "
             "tensor<2x3x4xf32>");
-  CHECK_ERR(mx_build_dynamic_slice(&b, a[0], starts, 2, sz, &r), E,
-            "expected 3 start indices");
+  CHECK_ERR(mx_build_dynamic_slice(&b, a[0], starts, 2, sz, &r), E, "expected 3 start indices");
   int32_t fstarts[3] = {a[1], a[2], a[1]};
   CHECK_ERR(mx_build_dynamic_slice(&b, a[0], fstarts, 3, sz, &r), E,
             "start index 1 has type tensor<f32>, expected an integer scalar");
@@ -453,8 +453,9 @@ static void test_gather_scatter(mx_module_t *m) {
 }
 
 static void test_compute_errors(mx_module_t *m) {
-  mx_type_t args[6] = {T2(MX_ELEM_F32, 2, 3), T2(MX_ELEM_F32, 4, 5), T4(MX_ELEM_F32, 1, 8, 8, 3),
-                       T4(MX_ELEM_F32, 3, 3, 3, 16), T0(MX_ELEM_F32), T2(MX_ELEM_F32, 3, 5)};
+  mx_type_t args[6] = {
+      T2(MX_ELEM_F32, 2, 3),        T2(MX_ELEM_F32, 4, 5), T4(MX_ELEM_F32, 1, 8, 8, 3),
+      T4(MX_ELEM_F32, 3, 3, 3, 16), T0(MX_ELEM_F32),       T2(MX_ELEM_F32, 3, 5)};
   int32_t a[6], r;
   mx_builder_t b = fn(m, "compute", args, 6, a);
   // dot_general
@@ -473,8 +474,8 @@ static void test_compute_errors(mx_module_t *m) {
   // convolution: NHWC input, HWIO kernel, stride 2, SAME-ish padding.
   static const int64_t sp12[] = {1, 2}, sp01[] = {0, 1}, strides[] = {2, 2};
   static const int64_t pad[] = {1, 1, 1, 1};
-  mx_conv_params_t cp = {0, 3, {sp12, 2}, 2, 3, {sp01, 2}, 0, 3, {sp12, 2},
-                         strides, pad, NULL, NULL, NULL, 1, 1};
+  mx_conv_params_t cp = {0,         3,       {sp12, 2}, 2,    3,    {sp01, 2}, 0, 3,
+                         {sp12, 2}, strides, pad,       NULL, NULL, NULL,      1, 1};
   CHECK_OK(mx_build_convolution(&b, a[2], a[3], &cp, MX_ELEM_INVALID, &r));
   CHECK(type_is(&b, r, T4(MX_ELEM_F32, 1, 4, 4, 16)));
   mx_conv_params_t cbad = cp;
@@ -497,8 +498,8 @@ static void test_compute_errors(mx_module_t *m) {
   CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 0, &i0));
   CHECK_ERR(mx_build_reduce(&b, a[2], i0, k0, 1, MX_OP_ADD, &r), E,
             "init value type tensor<i32> does not match the element type of input");
-  CHECK_ERR(mx_build_reduce(&b, a[2], a[0], k0, 1, MX_OP_ADD, &r), E,
-            "init value", "tensor<2x3xf32>");
+  CHECK_ERR(mx_build_reduce(&b, a[2], a[0], k0, 1, MX_OP_ADD, &r), E, "init value",
+            "tensor<2x3xf32>");
   CHECK_ERR(mx_build_reduce(&b, a[2], a[4], k0, 1, MX_OP_NEGATE, &r), MX_ERR_INVALID_ARG,
             "not a binary");
   // argmax over dim 1 of [2,3]: general reduce with 2 operands.
@@ -515,8 +516,7 @@ static void test_compute_errors(mx_module_t *m) {
     CHECK(body->n_args == 4);
     mx_builder_t rb = mx_builder_at(b.func, body);
     int32_t gt, v, i;
-    CHECK_OK(mx_build_compare(&rb, MX_CMP_GT, MX_CMP_TYPE_AUTO, body->args[2], body->args[0],
-                              &gt));
+    CHECK_OK(mx_build_compare(&rb, MX_CMP_GT, MX_CMP_TYPE_AUTO, body->args[2], body->args[0], &gt));
     CHECK_OK(mx_build_select(&rb, gt, body->args[2], body->args[0], &v));
     CHECK_OK(mx_build_select(&rb, gt, body->args[3], body->args[1], &i));
     int32_t rets[2] = {v, i};
@@ -529,7 +529,8 @@ static void test_compute_errors(mx_module_t *m) {
   if (red != NULL) {
     mx_builder_t rb = mx_builder_at(b.func, red->regions[0]);
     CHECK_OK(mx_build_return(&rb, &red->regions[0]->args[0], 1));
-    CHECK_ERR(mx_build_finish(&b, red), E, "stablehlo.reduce: region 0 returns 1 values, "
+    CHECK_ERR(mx_build_finish(&b, red), E,
+              "stablehlo.reduce: region 0 returns 1 values, "
               "expected 2");
   }
   // reduce_window: 2x2 max pool, stride 2 over H, W.
@@ -558,7 +559,8 @@ static void test_compute_errors(mx_module_t *m) {
   if (rw != NULL) {
     mx_builder_t rb = mx_builder_at(b.func, rw->regions[0]);
     CHECK_OK(mx_build_return(&rb, &i0, 1));
-    CHECK_ERR(mx_build_finish(&b, rw), E, "stablehlo.reduce_window: region 0 returns type "
+    CHECK_ERR(mx_build_finish(&b, rw), E,
+              "stablehlo.reduce_window: region 0 returns type "
               "tensor<i32> at position 0, expected tensor<f32>");
   }
   // dot_general operands must share an element type.
@@ -582,7 +584,8 @@ static void test_compute_errors(mx_module_t *m) {
   if (so != NULL) {
     mx_builder_t rb = mx_builder_at(b.func, so->regions[0]);
     CHECK_OK(mx_build_return(&rb, &so->regions[0]->args[0], 1));
-    CHECK_ERR(mx_build_finish(&b, so), E, "stablehlo.sort: region 0 returns type tensor<f32> at "
+    CHECK_ERR(mx_build_finish(&b, so), E,
+              "stablehlo.sort: region 0 returns type tensor<f32> at "
               "position 0, expected tensor<i1>");
   }
 }
@@ -644,7 +647,8 @@ static void test_control_errors(mx_module_t *m) {
     mx_builder_t tb = mx_builder_at(f, op->regions[0]), eb = mx_builder_at(f, op->regions[1]);
     CHECK_OK(mx_build_return(&tb, &a[0], 1));
     CHECK_OK(mx_build_return(&eb, &a[3], 1));
-    CHECK_ERR(mx_build_finish(&b, op), E, "stablehlo.if: region 1 returns type tensor<4xi32> "
+    CHECK_ERR(mx_build_finish(&b, op), E,
+              "stablehlo.if: region 1 returns type tensor<4xi32> "
               "at position 0, expected tensor<4xf32>");
     op->regions[1]->n_ops = 0;  // undo for the module check below
     mx_builder_t eb2 = mx_builder_at(f, op->regions[1]);
@@ -741,8 +745,8 @@ static void test_all_ops_roundtrip(void) {
   mx_type_t kt = T4(MX_ELEM_F32, 2, 2, 2, 3);
   int32_t kern;
   CHECK_OK(mx_build_splat(&b, &kt, 0.5, &kern));
-  mx_conv_params_t cp = {0, 3, {sp12, 2}, 2, 3, {sp01, 2}, 0, 3, {sp12, 2},
-                         cst, pad, ld, rd, rev, 1, 1};
+  mx_conv_params_t cp = {0,         3,   {sp12, 2}, 2,  3,  {sp01, 2}, 0, 3,
+                         {sp12, 2}, cst, pad,       ld, rd, rev,       1, 1};
   CHECK_OK(mx_build_convolution(&b, a[3], kern, &cp, MX_ELEM_INVALID, &v[23]));
   CHECK(type_is(&b, v[23], T4(MX_ELEM_F32, 1, 5, 3, 3)));
   CHECK_OK(mx_build_reduce(&b, a[0], v[0], k1, 1, MX_OP_ADD, &v[24]));
@@ -778,7 +782,8 @@ static void test_all_ops_roundtrip(void) {
   if (op != NULL) {
     mx_builder_t c = mx_builder_at(f, op->regions[0]), d = mx_builder_at(f, op->regions[1]);
     int32_t lt, nx;
-    CHECK_OK(mx_build_compare(&c, MX_CMP_LT, MX_CMP_TYPE_SIGNED, op->regions[0]->args[0], cst1, &lt));
+    CHECK_OK(
+        mx_build_compare(&c, MX_CMP_LT, MX_CMP_TYPE_SIGNED, op->regions[0]->args[0], cst1, &lt));
     CHECK_OK(mx_build_return(&c, &lt, 1));
     CHECK_OK(mx_build_binary(&d, MX_OP_ADD, op->regions[1]->args[0], cst1, &nx));
     CHECK_OK(mx_build_return(&d, &nx, 1));
