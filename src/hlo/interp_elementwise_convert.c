@@ -145,6 +145,7 @@ mx_status_t mx_ew_bitcast_convert(const mx_op_t *op, const mx_tensor_t *x, mx_te
                         op->name ? op->name : "stablehlo.bitcast_convert", (long long)nin, win,
                         (long long)nout, wout);
   int64_t total = nin * win;
+  if (total == 0) return MX_OK;
   if (win % 8 == 0 && wout % 8 == 0) {
     // Byte-aligned types are stored as their little-endian bit patterns.
     memcpy(out->data, x->data, (size_t)(total / 8));
