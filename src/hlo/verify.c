@@ -103,6 +103,20 @@ static mx_status_t need_regions(const mx_op_t *op, int32_t n) {
 
 // Region signature rules per op. Scratch arrays are heap-allocated (sizes follow the op).
 static mx_status_t check_regions(const mx_func_t *f, const mx_op_t *op) {
+  switch (op->code) {
+    case MX_OP_REDUCE:
+    case MX_OP_REDUCE_WINDOW:
+    case MX_OP_SCATTER:
+    case MX_OP_SELECT_AND_SCATTER:
+    case MX_OP_SORT:
+    case MX_OP_MAP:
+    case MX_OP_WHILE:
+    case MX_OP_IF:
+    case MX_OP_CASE:
+      break;
+    default:
+      return MX_OK;  // no region rules (other ops' regions are verified op by op only)
+  }
   int32_t nin = op->n_operands, nres = op->n_results;
   size_t cap = (size_t)(2 * (nin > nres ? nin : nres) + 2);
   mx_type_t *types = malloc(sizeof(mx_type_t) * cap);
@@ -265,6 +279,43 @@ static mx_status_t verify_block(const mx_func_t *f, const mx_block_t *b, const m
   return MX_OK;
 }
 
+// SSA visibility: a value is usable after its definition in its block and inside the regions
+// nested there, never before or outside. `vis` marks the currently visible values.
+static mx_status_t check_dominance(const mx_func_t *f, const mx_block_t *b, uint8_t *vis,
+                                   int depth) {
+  if (depth > 256) return mx_error_set(MX_ERR_VERIFY, "regions nested too deeply");
+  mx_status_t st = MX_OK;
+  for (int32_t i = 0; i < b->n_args; i++) {
+    if (b->args[i] < 0 || b->args[i] >= f->n_values) {
+      return mx_error_set(MX_ERR_VERIFY, "block argument %d refers to an unknown value", i);
+    }
+    vis[b->args[i]] = 1;
+  }
+  for (int32_t i = 0; st == MX_OK && i < b->n_ops; i++) {
+    const mx_op_t *op = b->ops[i];
+    for (int32_t k = 0; k < op->n_operands; k++) {
+      int32_t id = op->operands[k];
+      if (!vis[id]) {
+        const char *name = f->values[id].name;
+        st = located(op, mx_infer_fail(op, "operand %d (%s%s) is used outside the scope of its "
+                                      "definition", k, name ? "%" : "value without name",
+                                      name ? name : ""));
+        break;
+      }
+    }
+    for (int32_t r = 0; st == MX_OK && r < op->n_regions; r++) {
+      st = check_dominance(f, op->regions[r], vis, depth + 1);
+    }
+    for (int32_t k = 0; k < op->n_results; k++) vis[op->results[k]] = 1;
+  }
+  // Leaving the block: its values go out of scope.
+  for (int32_t i = 0; i < b->n_args; i++) vis[b->args[i]] = 0;
+  for (int32_t i = 0; i < b->n_ops; i++) {
+    for (int32_t k = 0; k < b->ops[i]->n_results; k++) vis[b->ops[i]->results[k]] = 0;
+  }
+  return st;
+}
+
 mx_status_t mx_hlo_verify_op(const mx_func_t *f, const mx_op_t *op) {
   if (f == NULL || op == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "mx_hlo_verify_op: NULL");
   return verify_op_rec(f, op, 0);
@@ -277,6 +328,15 @@ mx_status_t mx_hlo_verify_func(const mx_func_t *f) {
   mx_status_t st = verify_block(f, f->body, NULL, 0);
   if (st != MX_OK) {
     // Keep "line:col: op: ..." first (the parser prefixes the file name); name the function last.
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", mx_error_message());
+    return mx_error_set(st, "%s (in function @%s)", msg, f->name ? f->name : "?");
+  }
+  uint8_t *vis = calloc((size_t)f->n_values + 1, 1);
+  if (vis == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  st = check_dominance(f, f->body, vis, 0);
+  free(vis);
+  if (st != MX_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", mx_error_message());
     return mx_error_set(st, "%s (in function @%s)", msg, f->name ? f->name : "?");

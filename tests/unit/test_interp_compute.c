@@ -192,6 +192,37 @@ static void test_triangular_solve(void) {
   mx_module_destroy(h.m);
 }
 
+// chlo.ragged_dot arrives as an unknown op and is dispatched by name. Mode 2 (ragged contracting
+// dimension): one result per group, each contracting over its group's range only.
+static void test_ragged_dot_mode2(void) {
+  int64_t ld[2] = {2, 4}, rd[2] = {4, 3}, gd[1] = {2}, od[3] = {2, 2, 3};
+  mx_type_t it[3] = {ty(MX_ELEM_F32, 2, ld), ty(MX_ELEM_F32, 2, rd), ty(MX_ELEM_I64, 1, gd)};
+  mx_type_t ot = ty(MX_ELEM_F32, 3, od);
+  harness_t h = make_op(MX_OP_UNKNOWN, it, 3, &ot, 1);
+  h.op->name = "chlo.ragged_dot";
+  int64_t one = 1, zero = 0;
+  mx_named_attr_t fl[6] = {{"lhs_batching_dimensions", ints(h.m, NULL, 0)},
+                           {"rhs_batching_dimensions", ints(h.m, NULL, 0)},
+                           {"lhs_contracting_dimensions", ints(h.m, &one, 1)},
+                           {"rhs_contracting_dimensions", ints(h.m, &zero, 1)},
+                           {"lhs_ragged_dimensions", ints(h.m, &one, 1)},
+                           {"rhs_group_dimensions", ints(h.m, NULL, 0)}};
+  mx_op_set_attr(h.f, h.op, "ragged_dot_dimension_numbers",
+                 mx_attr_struct(h.m, "chlo.ragged_dot", fl, 6));
+  double lv[8] = {1, 2, 3, 4, 5, 6, 7, 8}, rv[12] = {1, 0, 2, 0, 1, 1, 1, 1, 0, 2, 0, 1};
+  double gv[2] = {1, 3};
+  mx_tensor_t a = tens(it[0], lv), b = tens(it[1], rv), g = tens(it[2], gv), out;
+  const mx_tensor_t *in[3] = {&a, &b, &g};
+  CHECK_OK(run_kernel(&h, in, &out, &ot, 1));
+  double want[12] = {1, 0, 2, 5, 0, 10, 11, 5, 6, 23, 13, 14};
+  for (int i = 0; i < 12; i++) CHECK_NEAR(mx_tensor_get_f64(&out, i), want[i], 0);
+  mx_tensor_free(&out);
+  mx_tensor_free(&a);
+  mx_tensor_free(&b);
+  mx_tensor_free(&g);
+  mx_module_destroy(h.m);
+}
+
 // ---- ops with bodies, through mx_interp_run ----
 
 // Appends a body block with `n` scalar args of types et[i] to op.
@@ -283,7 +314,71 @@ static void test_reduce_sum_rows(void) {
   mx_module_destroy(m);
 }
 
+// Malformed attributes reach kernels only when the verifier is bypassed; they must fail cleanly.
+static void test_bad_attributes(void) {
+  int64_t od[2] = {5, 3}, id[2] = {3, 1}, rd[3] = {3, 2, 3};
+  mx_type_t it[2] = {ty(MX_ELEM_I32, 2, od), ty(MX_ELEM_I64, 2, id)};
+  mx_type_t ot = ty(MX_ELEM_I32, 3, rd);
+  double ov[15] = {0}, iv[3] = {0};
+  mx_tensor_t a = tens(it[0], ov), b = tens(it[1], iv), out;
+  const mx_tensor_t *in[2] = {&a, &b};
+
+  harness_t h = make_op(MX_OP_GATHER, it, 2, &ot, 1);
+  int64_t offs[2] = {1, 7}, sim[1] = {0}, ss[2] = {2, 3};
+  mx_named_attr_t fl[3] = {{"offset_dims", ints(h.m, offs, 2)},
+                           {"start_index_map", ints(h.m, sim, 1)},
+                           {"index_vector_dim", mx_attr_int(1, MX_ELEM_I64)}};
+  mx_op_set_attr(h.f, h.op, "dimension_numbers", mx_attr_struct(h.m, "stablehlo.gather", fl, 3));
+  mx_op_set_attr(h.f, h.op, "slice_sizes", ints(h.m, ss, 2));
+  CHECK(run_kernel(&h, in, &out, &ot, 1) == MX_ERR_INVALID_ARG);  // offset dim 7 out of range
+  mx_tensor_free(&out);
+  fl[2].value = mx_attr_int(9, MX_ELEM_I64);
+  offs[1] = 2;
+  fl[0].value = ints(h.m, offs, 2);
+  mx_op_set_attr(h.f, h.op, "dimension_numbers", mx_attr_struct(h.m, "stablehlo.gather", fl, 3));
+  CHECK(run_kernel(&h, in, &out, &ot, 1) == MX_ERR_INVALID_ARG);  // index_vector_dim 9
+  mx_tensor_free(&out);
+  fl[2].value = mx_attr_int(1, MX_ELEM_I64);
+  mx_op_set_attr(h.f, h.op, "dimension_numbers", mx_attr_struct(h.m, "stablehlo.gather", fl, 3));
+  int64_t big[2] = {9, 3};
+  mx_op_set_attr(h.f, h.op, "slice_sizes", ints(h.m, big, 2));
+  CHECK(run_kernel(&h, in, &out, &ot, 1) == MX_ERR_INVALID_ARG);  // slice larger than operand
+  mx_tensor_free(&out);
+  mx_module_destroy(h.m);
+
+  // Triangular solve with a non-square `a`; fft with a wrong length; sort dimension 5.
+  harness_t t = make_op(MX_OP_TRIANGULAR_SOLVE, it, 2, &it[0], 1);
+  CHECK(run_kernel(&t, in, &out, &it[0], 1) == MX_ERR_INVALID_ARG);
+  mx_tensor_free(&out);
+  mx_module_destroy(t.m);
+  int64_t d4[1] = {4};
+  mx_type_t ct = ty(MX_ELEM_C64, 1, d4);
+  harness_t ff = make_op(MX_OP_FFT, &ct, 1, &ct, 1);
+  int64_t len = 3;
+  mx_op_set_attr(ff.f, ff.op, "fft_type", mx_attr_enum(ff.m, "fft_type", "FFT"));
+  mx_op_set_attr(ff.f, ff.op, "fft_length", ints(ff.m, &len, 1));
+  mx_tensor_t cx;
+  mx_tensor_alloc(&cx, &ct);
+  const mx_tensor_t *cin[1] = {&cx};
+  CHECK(run_kernel(&ff, cin, &out, &ct, 1) == MX_ERR_INVALID_ARG);
+  mx_tensor_free(&out);
+  mx_op_set_attr(ff.f, ff.op, "fft_type", mx_attr_enum(ff.m, "fft_type", "WAVELET"));
+  CHECK(run_kernel(&ff, cin, &out, &ct, 1) == MX_ERR_UNSUPPORTED);
+  mx_tensor_free(&out);
+  mx_tensor_free(&cx);
+  mx_module_destroy(ff.m);
+  harness_t so = make_op(MX_OP_SORT, it, 1, it, 1);
+  mx_op_set_attr(so.f, so.op, "dimension", mx_attr_int(5, MX_ELEM_I64));
+  CHECK(run_kernel(&so, in, &out, it, 1) == MX_ERR_INVALID_ARG);
+  mx_tensor_free(&out);
+  mx_module_destroy(so.m);
+  mx_tensor_free(&a);
+  mx_tensor_free(&b);
+}
+
 int main(void) {
+  test_bad_attributes();
+  test_ragged_dot_mode2();
   test_dot_general_i8_to_i32();
   test_convolution_lhs_dilation();
   test_gather_clamp();

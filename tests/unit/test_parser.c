@@ -485,9 +485,451 @@ static void test_custom_call_checks(void) {
   mx_module_destroy(m);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Malformed inputs: status, exact line:col and message
+// ---------------------------------------------------------------------------------------------
+
+typedef struct bad_case {
+  const char *text;
+  mx_status_t status;
+  int line, col;
+  const char *fragment;  // must occur in the message
+} bad_case_t;
+
+static const bad_case_t bad_cases[] = {
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<1> : tensor<i32>\n",
+   MX_ERR_PARSE, 3, 1, "expected '}' closing the block, got end of input"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.add %1, %1 : tensor<i32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 22, "use of undefined value '%1'"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %0 = stablehlo.constant dense<2> : tensor<i32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 3, 3, "redefinition of SSA value '%0'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.add %a, %a : tensor<3xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 22, "use of value '%a' expects type tensor<3xf32>, but it has type tensor<2xf32>"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<99999999999999999999> : tensor<i64>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 33, "integer literal too large"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<300> : tensor<i8>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 33, "literal out of range for element type i8"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<[1, 2, 3]> : tensor<2xi32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 27, "dense literal shape does not match type tensor<2xi32>"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<[[1, 2], [3]]> : tensor<2x2xi32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 42, "dense literal has inconsistent sizes (1 vs 2 elements)"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<1.5> : tensor<i32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 33, "expected integer literal for element type i32"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<1> : tensor<2x3xq32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 49, "expected element type, got 'q32'"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<1> : tensor<2x3f32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 48, "expected 'x' after dimension size"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<\"0x0102\"> : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 33, "hexadecimal dense literal has 2 bytes, expected 8"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<\"hello\"> : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 33, "expected hexadecimal string \"0x...\" in dense literal"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = \"stablehlo.add\"(%a, %a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 34, "'stablehlo.add' has 2 operands, but 1 operand types were given"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0, %1 = stablehlo.add %a, %a : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 3, "operation 'stablehlo.add' has 1 results, but 2 names were given"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = \"stablehlo.add\"(%a, %a) {foo = 1, foo = 2} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 42, "duplicate attribute 'foo'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = \"stablehlo.add\"(%a, %a) : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 34, "expected function type '(operand types) -> result types' for generic operation 'stablehlo.add'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.add %a %a : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 25, "expected ':' and the operation's type, got '%a'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.add %a, %a : tensor<2xf32>\n"
+      "  func.return\n",
+   MX_ERR_PARSE, 4, 1, "expected '}' closing the block, got end of input"},
+  {"func.func @f(%a: tensor<2xf32> {\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 4, 1, "expected ',' or ')' in argument list, got end of input"},
+  {"func.func f(%a: tensor<2xf32>) {\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 1, 11, "expected symbol name (@name), got 'f'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.compare GTE, %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 26, "expected comparison_direction value, got 'GTE'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.broadcast_in_dim %a, dims = [0, : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 50, "expected integer, got ':'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = \"stablehlo.add\"(%a, %a) {s = \"abc} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 37, "expected attribute value, got unterminated string"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.add %a, %a : tensor<2xf32> ` \n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 45, "expected operation, got invalid character '`'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.foo %a : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_UNSUPPORTED, 2, 8, "unsupported: stablehlo.foo"},
+  {"func.func @f(%a: tensor<?xf32>) {\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_UNSUPPORTED, 1, 25, "unsupported: dynamic shape ('?') in tensor type"},
+  {"func.func @f(%a: tensor<2x!quant.uniform<i8:f32, 1.0>>) {\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_UNSUPPORTED, 1, 27, "unsupported: quantized type !quant.uniform"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.reduce(%a init: %a) applies stablehlo.compare across dimensions = [0] : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 46, "expected a binary stablehlo operation after 'applies', got 'stablehlo.compare'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.convolution(%a, %a) dim_numbers = [b, 0, f]x[0, i, q]->[b, 0, f], window = {} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 69, "expected dimension number, 'i' or 'o', got 'q'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0:2 = \"stablehlo.foo\"(%a) : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)\n"
+      "  %1 = stablehlo.add %0#2, %0#1 : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 3, 22, "result number 2 out of range for '%0' (2 results)"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = \"stablehlo.sort\"(%a) ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "    %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+      "    stablehlo.return %c : tensor<i1>\n"
+      "  }) {dimension = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  %1 = stablehlo.add %x, %x : tensor<f32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 7, 22, "use of undefined value '%x'"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<1> : tensor<1x2x3x4x5x6x7x8x9xi32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_UNSUPPORTED, 2, 44, "unsupported: tensor rank greater than 8"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<1> : tensor<99999999999999999999xi32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 45, "dimension size too large"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+      "  %1 = stablehlo.add %0, %0 : tensor<4xi32>\n"
+      "  %2 = stablehlo.multiply %1, %3 : tensor<4xi32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 4, 31, "use of undefined value '%3'"},
+  {"module {\n"
+      "  func.func @f() {\n"
+      "    func.return\n"
+      "  }\n",
+   MX_ERR_PARSE, 5, 1, "expected '}' closing the module, got end of input"},
+  {"module {\n"
+      "  func.func @f() {\n"
+      "    func.return\n"
+      "  }\n"
+      "}\n"
+      "func.func @g() {\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 6, 1, "expected end of input after the module, got 'func.func'"},
+  {"func.func @f() {\n"
+      "  func.return\n"
+      "}\n"
+      "func.func @f() {\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 4, 11, "redefinition of function '@f'"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<[(1.0, 2.0)]> : tensor<1xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 27, "complex literal for non-complex type"},
+  {"func.func @f() {\n"
+      "  %0 = stablehlo.constant dense<0x1FFFF> : tensor<bf16>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 33, "hexadecimal literal too wide for element type bf16"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.reduce_precision %a, format = e5 : tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 48, "expected exponent/mantissa format e#m#, got 'e5'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  check.expect_close %a, %a, max_ulp = 3 : tensor<2xf32>, tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 30, "expected 'max_ulp_difference', got 'max_ulp'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.slice %a [0:2:1:3] : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "  func.return\n"
+      "}\n",
+   MX_ERR_PARSE, 2, 33, "expected ',' or ']' in slice ranges, got ':'"},
+  {"func.func @f(%a: tensor<2xf32>) {\n"
+      "  %0 = stablehlo.while(%i = %a) : tensor<2xf32>\n"
+      "  cond {\n"
+      "    stablehlo.return %i : tensor<2xf32>\n"
+      "  } od {\n"
+      "  }\n"
+      "  func.return\n"
+      "}\n"
+      "\n",
+   MX_ERR_PARSE, 5, 5, "expected 'do', got 'od'"},
+};
+
+static void test_malformed(void) {
+  int n = (int)(sizeof bad_cases / sizeof bad_cases[0]);
+  for (int i = 0; i < n; i++) {
+    const bad_case_t *c = &bad_cases[i];
+    mx_module_t *m = NULL;
+    mx_status_t st = parse_str(c->text, &m);
+    CHECK_MSG(st == c->status && m == NULL, "case %d: status %s, expected %s", i,
+              mx_status_name(st), mx_status_name(c->status));
+    char pos[64];
+    if (c->status == MX_ERR_PARSE)
+      snprintf(pos, sizeof pos, "t.mlir:%d:%d: error: ", c->line, c->col);
+    else
+      snprintf(pos, sizeof pos, "(t.mlir:%d:%d)", c->line, c->col);
+    const char *msg = mx_error_message();
+    CHECK_MSG(strstr(msg, pos) != NULL, "case %d: message '%s' lacks position '%s'", i, msg, pos);
+    CHECK_MSG(strstr(msg, c->fragment) != NULL, "case %d: message '%s' lacks '%s'", i, msg,
+              c->fragment);
+    mx_module_destroy(m);
+  }
+  printf("malformed: %d cases checked\n", n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Robustness: every prefix of a valid module, deep nesting, huge numbers
+// ---------------------------------------------------------------------------------------------
+
+static const char *const rich_module =
+    "#loc1 = loc(\"x.py\":1:2)\n"
+    "module @m attributes {mhlo.num_replicas = 1 : i32} {\n"
+    "  func.func public @main(%arg0: tensor<2x3xf32> {jax.arg_info = \"x\"} loc(\"a\"), %arg1: tensor<i64>)"
+    " -> (tensor<2xf32> {jax.result_info = \"\"}, tensor<i64>) attributes {foo = unit} {\n"
+    "    %cst = stablehlo.constant dense<[[1.0, 0x7FC00000, -2.5e-3], [3, 4, 5]]> : tensor<2x3xf32> loc(#loc1)\n"
+    "    %c = stablehlo.constant dense<(1.0, -2.0)> : tensor<complex<f64>>\n"
+    "    %b = stablehlo.constant dense<\"0x0100\"> : tensor<2xi8>\n"
+    "    %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "    %s = stablehlo.add %arg0, %cst : tensor<2x3xf32>  // comment\n"
+    "    %r = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [1]"
+    " : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+    "    %w:2 = stablehlo.while(%i = %arg1, %acc = %r) : tensor<i64>, tensor<2xf32>\n"
+    "    cond {\n"
+    "      %p = stablehlo.compare LT, %i, %arg1, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+    "      stablehlo.return %p : tensor<i1>\n"
+    "    } do {\n"
+    "      %sorted = \"stablehlo.sort\"(%acc) <{dimension = 0 : i64, is_stable = true}> ({\n"
+    "      ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+    "        %q = stablehlo.compare GT, %x, %y, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+    "        stablehlo.return %q : tensor<i1>\n"
+    "      }) : (tensor<2xf32>) -> tensor<2xf32>\n"
+    "      stablehlo.return %i, %sorted : tensor<i64>, tensor<2xf32>\n"
+    "    }\n"
+    "    \"stablehlo.custom_call\"(%w#1) <{call_target_name = \"foo\"}> {api_version = 2 : i32,"
+    " backend_config = \"\", dims = array<i64: 1, 2>, g = #stablehlo.gather<offset_dims = [1],"
+    " index_vector_dim = 1>, n = [1, -2, 0x10], d = {x = \"y\"}} : (tensor<2xf32>) -> ()\n"
+    "    return %w#1, %w#0 : tensor<2xf32>, tensor<i64>\n"
+    "  } loc(#loc1)\n"
+    "} loc(#loc1)\n"
+    "#loc2 = loc(\"y.py\":3:4)\n";
+
+static void test_prefixes(void) {
+  mx_module_t *m = NULL;
+  CHECK_OK(parse_str(rich_module, &m));
+  if (m) {
+    const mx_func_t *f = m->funcs[0];
+    CHECK(f->body->n_args == 2 && f->arg_attrs[0].n == 1 && f->n_results == 2);
+    CHECK(f->attrs.n == 1);
+    const mx_op_t *cst = f->body->ops[0];
+    const mx_attr_t *v = mx_op_attr(cst, "value");
+    CHECK(v && v->dense && mx_tensor_get_f64(v->dense, 0) == 1.0 &&
+          mx_tensor_get_f64(v->dense, 1) != mx_tensor_get_f64(v->dense, 1) &&
+          fabs(mx_tensor_get_f64(v->dense, 2) + 2.5e-3) < 1e-9 &&
+          mx_tensor_get_f64(v->dense, 5) == 5.0);
+    const mx_attr_t *cv = mx_op_attr(f->body->ops[1], "value");
+    double parts[2] = {0, 0};
+    if (cv && cv->dense) memcpy(parts, cv->dense->data, sizeof parts);
+    CHECK(parts[0] == 1.0 && parts[1] == -2.0);
+    const mx_attr_t *bv = mx_op_attr(f->body->ops[2], "value");
+    CHECK(bv && bv->dense && bv->dense->data[0] == 1 && bv->dense->data[1] == 0);
+    const mx_op_t *red = f->body->ops[5];
+    CHECK(red->code == MX_OP_REDUCE && red->n_regions == 1 && red->regions[0]->n_ops == 2 &&
+          red->regions[0]->ops[0]->code == MX_OP_ADD &&
+          red->regions[0]->ops[1]->code == MX_OP_RETURN);
+    const mx_op_t *wh = f->body->ops[6];
+    CHECK(wh->code == MX_OP_WHILE && wh->n_results == 2 && wh->n_regions == 2 &&
+          wh->regions[0]->n_args == 2 && wh->regions[1]->n_args == 2);
+    const mx_op_t *cc = f->body->ops[7];
+    CHECK(cc->code == MX_OP_CUSTOM_CALL && cc->n_attrs == 7);
+    const mx_attr_t *g = mx_op_attr(cc, "g");
+    // Missing gather fields are filled with their defaults.
+    CHECK(g && g->kind == MX_ATTR_STRUCT && g->n == 6);
+    const mx_attr_t *od = g ? mx_attr_field(g, "offset_dims") : NULL;
+    CHECK(od && od->kind == MX_ATTR_DENSE_ARRAY && od->n == 1 && od->ints[0] == 1);
+    const mx_attr_t *na = mx_op_attr(cc, "n");
+    CHECK(na && na->kind == MX_ATTR_ARRAY && na->n == 3 && na->items[1].i == -2 &&
+          na->items[2].i == 16);
+    CHECK(f->values[f->body->args[0]].name && strcmp(f->values[f->body->args[0]].name, "arg0") == 0);
+  }
+  mx_module_destroy(m);
+  // Every truncation of it is an error, never a crash (the sanitizer build checks for leaks).
+  size_t len = strlen(rich_module);
+  int bad = 0;
+  for (size_t n = 0; n < len; n++) {
+    mx_parse_opts_t o = {.filename = "t.mlir"};
+    m = NULL;
+    mx_status_t st = mx_hlo_parse(rich_module, n, &o, &m);
+    // Cut identifiers can name unknown ops or types ("stablehlo.ad", "i6"): UNSUPPORTED.
+    if (st != MX_ERR_PARSE && st != MX_OK && st != MX_ERR_UNSUPPORTED) {
+      bad++;
+      fprintf(stderr, "prefix %zu: %s: %s\n", n, mx_status_name(st), mx_error_message());
+    }
+    if (st == MX_ERR_PARSE) CHECK(strncmp(mx_error_message(), "t.mlir:", 7) == 0);
+    mx_module_destroy(m);
+  }
+  CHECK_MSG(bad == 0, "%d prefixes gave unexpected statuses", bad);
+}
+
+static char *repeat(const char *prefix, const char *unit, int n, const char *suffix) {
+  size_t lu = strlen(unit), lp = strlen(prefix), ls = strlen(suffix);
+  char *s = malloc(lp + lu * (size_t)n + ls + 1);
+  memcpy(s, prefix, lp);
+  for (int i = 0; i < n; i++) memcpy(s + lp + lu * (size_t)i, unit, lu);
+  memcpy(s + lp + lu * (size_t)n, suffix, ls + 1);
+  return s;
+}
+
+static void expect_parse_error(const char *what, const char *text, const char *fragment) {
+  mx_module_t *m = NULL;
+  mx_status_t st = parse_str(text, &m);
+  CHECK_MSG(st == MX_ERR_PARSE && strstr(mx_error_message(), fragment),
+            "%s: got %s: %s", what, mx_status_name(st), mx_error_message());
+  mx_module_destroy(m);
+}
+
+static void test_limits(void) {
+  char *s = repeat("func.func @f() attributes {a = ", "[", 100000, "");
+  expect_parse_error("deep array attribute", s, "nesting too deep");
+  free(s);
+  s = repeat("func.func @f(%a: ", "tuple<", 5000, "");
+  expect_parse_error("deep tuple type", s, "nesting too deep");
+  free(s);
+  s = repeat("func.func @f() {\n", "\"x.y\"() ({\n", 5000, "");
+  expect_parse_error("deep regions", s, "nesting too deep");
+  free(s);
+  s = repeat("func.func @f() attributes {a = ", "{b = ", 100000, "");
+  expect_parse_error("deep dictionaries", s, "nesting too deep");
+  free(s);
+  // 256 levels of nested regions are fine, but 1000 are not.
+  expect_parse_error("huge integer attribute",
+                     "func.func @f() attributes {a = 123456789012345678901234567890} {\n"
+                     "  func.return\n}\n",
+                     "t.mlir:1:32: error: integer literal too large");
+  expect_parse_error("huge result count",
+                     "func.func @f() {\n  %0:99999999999 = \"x.y\"() : () -> ()\n}\n",
+                     "t.mlir:2:6: error: ");
+  // Embedded NUL bytes are just invalid characters.
+  static const char nul_text[] = "func.func @f() {\n  func.return\n}\n\0garbage";
+  mx_module_t *m = NULL;
+  mx_parse_opts_t o = {.filename = "t.mlir"};
+  mx_status_t st = mx_hlo_parse(nul_text, sizeof nul_text - 1, &o, &m);
+  CHECK_MSG(st == MX_ERR_PARSE && strstr(mx_error_message(), "t.mlir:4:1: error: ") &&
+                strstr(mx_error_message(), "invalid character 0x00"),
+            "NUL: %s", mx_error_message());
+  mx_module_destroy(m);
+  // Empty input is an empty module.
+  CHECK_OK(mx_hlo_parse("", 0, NULL, &m));
+  CHECK(m && m->n_funcs == 0);
+  mx_module_destroy(m);
+  // first_line offsets positions.
+  o.first_line = 100;
+  st = mx_hlo_parse("func.func @f() {\n  %x = stablehlo.add %y, %y : tensor<f32>\n}\n", 58, &o, &m);
+  CHECK_MSG(st == MX_ERR_PARSE && strstr(mx_error_message(), "t.mlir:101:22: error: "), "first_line: %s",
+            mx_error_message());
+}
+
+static void test_split(void) {
+  const char *text = "// RUN: x\nfunc.func @a() {\n}\n// -----\nfunc.func @b() {\n}\n  // -----  \n\n";
+  mx_text_case_t *cases = NULL;
+  int32_t n = 0;
+  CHECK_OK(mx_hlo_split_cases(text, strlen(text), &cases, &n));
+  CHECK(n == 3);
+  if (n == 3) {
+    CHECK(cases[0].first_line == 1 && cases[1].first_line == 5 && cases[2].first_line == 8);
+    CHECK(strncmp(cases[1].text, "func.func @b", 12) == 0);
+    CHECK(cases[0].len == strlen("// RUN: x\nfunc.func @a() {\n}\n"));
+  }
+  free(cases);
+  CHECK_OK(mx_hlo_split_cases("", 0, &cases, &n));
+  CHECK(n == 1 && cases[0].len == 0);
+  free(cases);
+}
+
+
 int main(void) {
   test_suite();
   test_pretty_vs_generic();
   test_custom_call_checks();
+  test_malformed();
+  test_prefixes();
+  test_limits();
+  test_split();
   return mx_test_finish();
 }

@@ -62,6 +62,23 @@ static void test_corruptions(void) {
   f->body->ops[1] = add;
   f->body->n_ops = 2;
   CHECK_ERR(mx_hlo_verify_func(f), MX_ERR_VERIFY, "terminator is not the last op");
+  // A region value used outside its region.
+  f->body->n_ops = 0;
+  mx_op_t *w;
+  CHECK_OK(mx_build_while(&b2, &x, 1, &w));
+  int32_t inner = w->regions[1]->args[0], neg, tru;
+  mx_builder_t cb = mx_builder_at(f, w->regions[0]), bb = mx_builder_at(f, w->regions[1]);
+  CHECK_OK(mx_build_scalar(&cb, MX_ELEM_I1, 1, &tru));
+  CHECK_OK(mx_build_return(&cb, &tru, 1));
+  CHECK_OK(mx_build_return(&bb, &inner, 1));
+  CHECK_OK(mx_build_unary(&b2, MX_OP_NEGATE, inner, &neg));
+  f->values[inner].name = "it";
+  CHECK_ERR(mx_hlo_verify_func(f), MX_ERR_VERIFY,
+            "stablehlo.negate: operand 0 (%it) is used outside the scope of its definition");
+  CHECK_OK(mx_build_return(&b2, &w->results[0], 1));
+  f->body->ops[1] = f->body->ops[2];
+  f->body->n_ops = 2;
+  CHECK_OK(mx_hlo_verify_func(f));
   // Unknown ops keep their declared types.
   f->body->n_ops = 0;
   mx_type_t rt = mx_type_scalar(MX_ELEM_I64);
