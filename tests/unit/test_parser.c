@@ -53,6 +53,11 @@ static void test_suite(void) {
   const char *shared = getenv("MX_SHARED");
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/stablehlo-interpret", shared ? shared : "/work/shared");
+  DIR *probe = opendir(dir);
+  if (probe)
+    closedir(probe);
+  else
+    snprintf(dir, sizeof dir, "/work/shared/stablehlo-interpret");
   char **files = NULL;
   int n = 0, cap = 0;
   scan_dir(dir, "", &files, &n, &cap);
@@ -916,6 +921,11 @@ static void test_split(void) {
     CHECK(strncmp(cases[1].text, "func.func @b", 12) == 0);
     CHECK(cases[0].len == strlen("// RUN: x\nfunc.func @a() {\n}\n"));
   }
+  free(cases);
+  // Like MLIR, a commented-out marker still splits.
+  const char *t2 = "func.func @a() {\n}\n// // -----\nfunc.func @b() {\n}\n";
+  CHECK_OK(mx_hlo_split_cases(t2, strlen(t2), &cases, &n));
+  CHECK(n == 2 && cases[1].first_line == 4 && strncmp(cases[1].text, "func.func @b", 12) == 0);
   free(cases);
   CHECK_OK(mx_hlo_split_cases("", 0, &cases, &n));
   CHECK(n == 1 && cases[0].len == 0);
