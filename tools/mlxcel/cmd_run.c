@@ -130,8 +130,8 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
     mx_strbuf_printf(&r->message, "@%s needs arguments (", f->name);
     append_arg_types(f, &r->message);
     mx_strbuf_puts(&r->message,
-                   "); `mlxcel run` only runs functions without arguments (passing arguments "
-                   "with --args is not implemented yet)");
+                   "); `mlxcel run` only runs functions without arguments (an --args option to "
+                   "pass them is planned, not available yet)");
     return;
   }
   int32_t n_res = f->n_results;
@@ -426,8 +426,8 @@ int mx_cli_cmd_run(int argc, char **argv) {
       return MX_EXIT_OK;
     } else if (strncmp(a, "--args", 6) == 0) {
       fprintf(stderr,
-              "mlxcel run: --args is not implemented yet: only functions without arguments "
-              "can be run\n");
+              "mlxcel run: --args is planned but not available yet: only functions without "
+              "arguments can be run\n");
       free(files);
       return MX_EXIT_USAGE;
     } else {
