@@ -154,6 +154,23 @@ mx_status_t mx_infer_check_dims(const mx_op_t *op, const char *what, const mx_il
   return MX_OK;
 }
 
+static int elem_class(mx_elem_type_t et) {
+  if (mx_elem_is_bool(et) || mx_elem_is_int(et)) return 1;
+  if (mx_elem_is_float(et)) return 2;
+  if (mx_elem_is_complex(et)) return 3;
+  return 0;
+}
+
+bool mx_infer_same_class(mx_elem_type_t a, mx_elem_type_t b) {
+  return elem_class(a) != 0 && elem_class(a) == elem_class(b);
+}
+
+bool mx_infer_promotable(mx_elem_type_t from, mx_elem_type_t to) {
+  if (!mx_infer_same_class(from, to)) return false;
+  if (elem_class(from) == 2) return true;
+  return mx_elem_bits(from) <= mx_elem_bits(to);
+}
+
 // ---- elementwise ----
 
 enum {

@@ -249,6 +249,10 @@ static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op, cons
     return mx_infer_fail(op, "lhs %s and rhs %s must have the same rank >= 2", mx_tstr(l).s,
                          mx_tstr(r).s);
   }
+  if (l->elem != r->elem) {
+    return mx_infer_fail(op, "lhs %s and rhs %s must have the same element type", mx_tstr(l).s,
+                         mx_tstr(r).s);
+  }
   conv_dims_t c;
   if ((st = read_conv_dims(op, &c)) != MX_OK) return st;
   int32_t n = l->rank, ns = n - 2;
@@ -323,9 +327,10 @@ static mx_status_t check_inputs_inits(const mx_func_t *f, const mx_op_t *op, int
       return mx_infer_fail(op, "inputs must have equal shapes: %s vs %s", mx_tstr(x0).s,
                            mx_tstr(x).s);
     }
-    if (init->rank != 0 || init->elem != x->elem) {
-      return mx_infer_fail(op, "init value %d type %s must be a scalar of input %s's element type",
-                           i, mx_tstr(init).s, mx_tstr(x).s);
+    // Exact element rules involve the body (promotable types); see the verifier's region check.
+    if (init->rank != 0 || !mx_infer_same_class(init->elem, x->elem)) {
+      return mx_infer_fail(op, "init value %d type %s must be a scalar like input %s's elements", i,
+                           mx_tstr(init).s, mx_tstr(x).s);
     }
   }
   return MX_OK;
@@ -399,7 +404,8 @@ static mx_status_t infer_reduce_window(const mx_func_t *f, const mx_op_t *op, co
   return MX_OK;
 }
 
-static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *op, mx_type_t *out) {
+static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *op,
+                                            const mx_type_t *decl, mx_type_t *out) {
   if (op->n_operands != 3) {
     return mx_infer_fail(op, "expected 3 operands (operand, source, init_value), got %d",
                          op->n_operands);
@@ -415,15 +421,12 @@ static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *o
     return mx_infer_fail(op, "source type %s must have the windowed shape of operand %s",
                          mx_tstr(src).s, mx_tstr(x).s);
   }
-  if (src->elem != x->elem) {
-    return mx_infer_fail(op, "source type %s must have operand %s's element type", mx_tstr(src).s,
-                         mx_tstr(x).s);
-  }
-  if (init->rank != 0 || init->elem != x->elem) {
-    return mx_infer_fail(op, "init value type %s must be a scalar of operand %s's element type",
-                         mx_tstr(init).s, mx_tstr(x).s);
+  if (init->rank != 0 || !mx_infer_same_class(init->elem, src->elem)) {
+    return mx_infer_fail(op, "init value type %s must be a scalar like source %s's elements",
+                         mx_tstr(init).s, mx_tstr(src).s);
   }
   *out = *x;
+  out->elem = result_elem(decl, 0, init->elem);
   return MX_OK;
 }
 
@@ -597,7 +600,7 @@ mx_status_t mx_infer_compute_op(const mx_func_t *f, const mx_op_t *op, const mx_
     case MX_OP_CONVOLUTION:
       return infer_convolution(f, op, declared, out);
     case MX_OP_SELECT_AND_SCATTER:
-      return infer_select_and_scatter(f, op, out);
+      return infer_select_and_scatter(f, op, declared, out);
     case MX_OP_MAP:
       return infer_map(f, op, declared, out);
     case MX_OP_FFT:
