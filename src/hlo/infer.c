@@ -404,10 +404,10 @@ static mx_status_t infer_compare(const mx_func_t *f, const mx_op_t *op, mx_type_
     bool ok = true;
     if (strcmp(ct->s, "FLOAT") == 0 || strcmp(ct->s, "TOTALORDER") == 0) {
       ok = (k & (K_FLOAT | K_COMPLEX)) != 0;
-    } else if (strcmp(ct->s, "SIGNED") == 0) {
-      ok = (k & (K_SINT | K_BOOL)) != 0;
-    } else if (strcmp(ct->s, "UNSIGNED") == 0) {
-      ok = (k & (K_UINT | K_BOOL)) != 0;
+    } else if (strcmp(ct->s, "SIGNED") == 0 || strcmp(ct->s, "UNSIGNED") == 0) {
+      // The spec ties SIGNED/UNSIGNED to the element type's signedness, but XLA (and
+      // StableHLO's verifier) accept either on any integer: only the class is checked.
+      ok = (k & (K_INT | K_BOOL)) != 0;
     }
     if (!ok) {
       return mx_infer_fail(op, "compare_type %s does not fit operand type %s", ct->s, mx_tstr(a).s);

@@ -343,7 +343,7 @@ static mx_status_t verify_block(const mx_func_t *f, const mx_block_t *b, const m
           op, mx_infer_fail(op, "func.return inside the region of %s", mx_infer_opname(owner)));
     }
   }
-  if (owner != NULL && terminator(b) == NULL) {
+  if (owner != NULL && owner->code != MX_OP_UNKNOWN && terminator(b) == NULL) {
     return located(owner, mx_infer_fail(owner, "region does not end with a return"));
   }
   return MX_OK;
