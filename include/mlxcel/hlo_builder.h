@@ -117,6 +117,10 @@ const char *mx_compare_type_name(mx_compare_type_t type);  // "FLOAT", ... (NULL
 // (x has rank(x) entries in bdims; each x dim is 1 or equal to the result dim).
 mx_status_t mx_build_broadcast_in_dim(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
                                       const int64_t *bdims, int32_t *out);
+// NumPy-style broadcast of x to dims[0..rank): x's dims align with the trailing result dims
+// (x dim i -> result dim rank - rank(x) + i); a broadcast_in_dim underneath.
+mx_status_t mx_build_broadcast_to(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
+                                  int32_t *out);
 mx_status_t mx_build_reshape(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
                              int32_t *out);
 // perm has rank(x) entries: result dim i = x dim perm[i].

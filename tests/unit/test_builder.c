@@ -333,6 +333,15 @@ static void test_shape_errors(mx_module_t *m) {
             "broadcast_dimensions[1] = 3 is out of range [0, 3)");
   CHECK_ERR(mx_build_broadcast_in_dim(&b, a[3], d234, 3, NULL, &r), MX_ERR_INVALID_ARG,
             "broadcast_dimensions");
+  // broadcast_to (trailing alignment)
+  CHECK_OK(mx_build_broadcast_to(&b, a[3], d234, 3, &r));
+  CHECK(type_is(&b, r, T3(MX_ELEM_F32, 2, 3, 4)));
+  static const int64_t d43[] = {4, 3};
+  CHECK_ERR(
+      mx_build_broadcast_to(&b, a[3], d43, 2, &r), E,
+      "operand tensor<3x4xf32> dim 0 = 3 must be 1 or equal result tensor<4x3xf32> dim 0 = 4");
+  CHECK_ERR(mx_build_broadcast_to(&b, a[0], d43, 2, &r), E,
+            "cannot broadcast tensor<2x3x4xf32> to rank 2");
   // reshape
   static const int64_t d64[] = {6, 4}, d65[] = {6, 5};
   CHECK_OK(mx_build_reshape(&b, a[0], d64, 2, &r));
