@@ -81,7 +81,8 @@ static mx_status_t value_alloc(const mx_interp_t *ip, mx_tensor_t *t, const mx_t
   }
   t->type = *type;
   if (type->kind == MX_TYPE_TUPLE) {
-    if (type->n_tuple < 0) return mx_error_set(MX_ERR_RUNTIME, "invalid tuple type");
+    if (type->n_tuple < 0 || (type->n_tuple > 0 && !type->tuple))
+      return mx_error_set(MX_ERR_RUNTIME, "invalid tuple type");
     if (type->n_tuple == 0) return MX_OK;
     t->tuple = calloc((size_t)type->n_tuple, sizeof *t->tuple);
     if (!t->tuple) return mx_error_set(MX_ERR_NOMEM, "out of memory allocating a tuple");
@@ -305,6 +306,8 @@ static mx_status_t run_block_env(mx_interp_t *ip, mx_env_t *e, const mx_block_t 
                                  const mx_tensor_t *const *args, int32_t n_args,
                                  mx_tensor_t *results, int32_t n_results) {
   for (int32_t i = 0; i < n_results; i++) memset(&results[i], 0, sizeof results[i]);
+  if (!blk || blk->n_ops < 0 || (blk->n_ops && !blk->ops) || (blk->n_args && !blk->args))
+    return mx_error_set(MX_ERR_RUNTIME, "malformed region");
   if (n_args != blk->n_args)
     return mx_error_set(MX_ERR_RUNTIME, "region expects %d arguments, got %d", (int)blk->n_args,
                         (int)n_args);
@@ -1049,10 +1052,18 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
                             mx_type_str(&v->dense->type, b1, sizeof b1),
                             mx_type_str(rt, b2, sizeof b2));
       }
-      size_t nb;
+      size_t nb = 0;
       st = type_nbytes_checked(ip, rt, &nb);
       if (st) return st;
-      return value_clone(&out[0], v->dense);
+      if (v->dense->nbytes >= nb) return value_clone(&out[0], v->dense);
+      // A dense attribute holding a single element is a splat.
+      size_t es = mx_elem_size(rt->elem);
+      if (rt->kind != MX_TYPE_TENSOR || v->dense->nbytes != es || !v->dense->data)
+        return mx_error_set(MX_ERR_RUNTIME, "constant data is smaller than its type");
+      st = value_alloc(ip, &out[0], rt);
+      if (st) return st;
+      for (size_t off = 0; off < nb; off += es) memcpy(out[0].data + off, v->dense->data, es);
+      return MX_OK;
     }
     case MX_OP_OPTIMIZATION_BARRIER:
       if (op->n_results != op->n_operands)

@@ -327,7 +327,7 @@ static mx_status_t op_pad(const mx_op_t *op, const mx_tensor_t *const *in, mx_te
 static mx_status_t dynamic_starts(const mx_op_t *op, const mx_tensor_t *const *idx, int32_t n_idx,
                                   const mx_type_t *operand, const int64_t *sizes, int64_t *start) {
   int32_t r = operand->rank;
-  bool legacy = n_idx == 1 && r != 1 && idx[0]->type.rank == 1;
+  bool legacy = n_idx == 1 && idx[0]->type.rank == 1;
   if (legacy) {
     if (idx[0]->type.dims[0] != r) return shape_err(op, "start index vector has the wrong length");
   } else if (n_idx != r) {

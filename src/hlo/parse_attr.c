@@ -598,6 +598,21 @@ mx_status_t mx_p_struct_body(mx_parser_t *p, const char *tag, mx_attr_t *out) {
   MX_TRY(mx_p_expect(p, MX_TK_LESS, "'<' to begin struct attribute"));
   mx_named_attr_t *fields = NULL;
   int32_t n = 0, cap = 0;
+  if (mx_p_kind(p) == MX_TK_IDENT) {
+    // `#stablehlo.result_accuracy_mode<TOLERANCE>`: a single keyword is an enum of that kind.
+    mx_lexer_t save = p->lx;
+    mx_tok_t kw = *mx_p_tok(p);
+    mx_p_next(p);
+    if (mx_p_accept(p, MX_TK_GREATER)) {
+      memset(out, 0, sizeof *out);
+      out->kind = MX_ATTR_ENUM;
+      out->enum_kind = mx_p_strdup_c(p, tag);
+      out->s = mx_p_strndup(p, kw.text, kw.len);
+      if (!out->enum_kind || !out->s) return mx_p_oom();
+      return MX_OK;
+    }
+    p->lx = save;
+  }
   if (!mx_p_accept(p, MX_TK_GREATER)) {
     for (;;) {
       mx_tok_t nt = *mx_p_tok(p);
@@ -628,6 +643,7 @@ mx_status_t mx_p_struct_body(mx_parser_t *p, const char *tag, mx_attr_t *out) {
       MX_TRY(mx_p_add_field(p, &fields, &n, &cap, name, v));
       if (mx_p_accept(p, MX_TK_GREATER)) break;
       MX_TRY(mx_p_expect(p, MX_TK_COMMA, "',' or '>' in struct attribute"));
+      if (mx_p_accept(p, MX_TK_GREATER)) break;  // trailing comma
     }
   }
   memset(out, 0, sizeof *out);
@@ -698,7 +714,26 @@ static mx_status_t mx_p_hash_attr(mx_parser_t *p, mx_attr_t *out) {
   }
   char *tag = mx_p_strndup(p, t.text + 1, t.len - 1);
   if (!tag) return mx_p_oom();
-  return mx_p_struct_body(p, tag, out);
+  if (strncmp(tag, "stablehlo.", 10) == 0 || strncmp(tag, "chlo.", 5) == 0 ||
+      strncmp(tag, "mhlo.", 5) == 0)
+    return mx_p_struct_body(p, tag, out);
+  // Attributes of other dialects (sharding, sparsity, ...) are kept as an empty STRUCT with
+  // their tag: their bodies use grammars of their own, which we skip by bracket matching.
+  int depth = 0;
+  do {
+    switch (mx_p_kind(p)) {
+      case MX_TK_EOF:
+      case MX_TK_ERROR: return mx_p_expected(p, "'>' closing dialect attribute");
+      case MX_TK_LESS: case MX_TK_LPAREN: case MX_TK_LSQUARE: case MX_TK_LBRACE: depth++; break;
+      case MX_TK_GREATER: case MX_TK_RPAREN: case MX_TK_RSQUARE: case MX_TK_RBRACE: depth--; break;
+      default: break;
+    }
+    mx_p_next(p);
+  } while (depth > 0);
+  memset(out, 0, sizeof *out);
+  out->kind = MX_ATTR_STRUCT;
+  out->s = tag;
+  return MX_OK;
 }
 
 mx_status_t mx_p_attr(mx_parser_t *p, mx_attr_t *out) {

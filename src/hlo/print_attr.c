@@ -62,8 +62,8 @@ bool mx_pr_is_bare_id(const char *s) {
   if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_')) return false;
   for (const char *q = s + 1; *q; q++) {
     c = (unsigned char)*q;
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '$' || c == '.'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '$' || c == '.'))
       return false;
   }
   return true;
@@ -226,15 +226,23 @@ static bool mx_pr_field_is_empty(const mx_attr_t *v) {
          (v->kind == MX_ATTR_ARRAY && v->n == 0);
 }
 
-static const char *const mx_pr_gather_fields[] = {
-    "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
-    "start_indices_batching_dims", "start_index_map", "index_vector_dim", NULL};
-static const char *const mx_pr_scatter_fields[] = {
-    "update_window_dims", "inserted_window_dims", "input_batching_dims",
-    "scatter_indices_batching_dims", "scatter_dims_to_operand_dims", "index_vector_dim", NULL};
-static const char *const mx_pr_dot_fields[] = {
-    "lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
-    "rhs_contracting_dimensions", NULL};
+static const char *const mx_pr_gather_fields[] = {"offset_dims",
+                                                  "collapsed_slice_dims",
+                                                  "operand_batching_dims",
+                                                  "start_indices_batching_dims",
+                                                  "start_index_map",
+                                                  "index_vector_dim",
+                                                  NULL};
+static const char *const mx_pr_scatter_fields[] = {"update_window_dims",
+                                                   "inserted_window_dims",
+                                                   "input_batching_dims",
+                                                   "scatter_indices_batching_dims",
+                                                   "scatter_dims_to_operand_dims",
+                                                   "index_vector_dim",
+                                                   NULL};
+static const char *const mx_pr_dot_fields[] = {"lhs_batching_dimensions", "rhs_batching_dimensions",
+                                               "lhs_contracting_dimensions",
+                                               "rhs_contracting_dimensions", NULL};
 
 static bool mx_pr_in_list(const char *const *list, const char *name) {
   for (; list && *list; list++)
@@ -407,8 +415,8 @@ void mx_pr_attr(mx_pr_t *p, const mx_attr_t *a) {
       mx_pr_puts(p, "]");
       return;
     case MX_ATTR_DENSE_ARRAY: {
-      mx_elem_type_t et = a->elem > MX_ELEM_INVALID && a->elem < MX_ELEM_COUNT ? a->elem
-                                                                               : MX_ELEM_I64;
+      mx_elem_type_t et =
+          a->elem > MX_ELEM_INVALID && a->elem < MX_ELEM_COUNT ? a->elem : MX_ELEM_I64;
       mx_strbuf_printf(p->sb, "array<%s", mx_elem_name(et));
       for (int32_t i = 0; i < a->n; i++) {
         mx_pr_puts(p, i ? ", " : ": ");

@@ -16,12 +16,12 @@ typedef struct mx_pr {
   bool inline_composites;
   int64_t hex_threshold;
   const mx_module_t *m;
-  const mx_func_t *f;     // function being printed
-  mx_pr_name_t *names;    // per value id of f
-  mx_arena_t *scratch;    // name strings; reset per function
-  int indent;             // current indentation in spaces
-  int depth;              // 0 = ops directly in a function body (default dialect "func")
-  mx_status_t st;         // first error met (output continues so the text stays debuggable)
+  const mx_func_t *f;   // function being printed
+  mx_pr_name_t *names;  // per value id of f
+  mx_arena_t *scratch;  // name strings; reset per function
+  int indent;           // current indentation in spaces
+  int depth;            // 0 = ops directly in a function body (default dialect "func")
+  mx_status_t st;       // first error met (output continues so the text stays debuggable)
 } mx_pr_t;
 
 // ---- print.c ----
@@ -30,7 +30,7 @@ void mx_pr_puts(mx_pr_t *p, const char *s);
 void mx_pr_newline(mx_pr_t *p);  // "\n" + current indentation
 void mx_pr_value(mx_pr_t *p, int32_t id);
 void mx_pr_values(mx_pr_t *p, const int32_t *ids, int32_t n);  // comma separated
-const mx_type_t *mx_pr_vtype(mx_pr_t *p, int32_t id);         // never NULL
+const mx_type_t *mx_pr_vtype(mx_pr_t *p, int32_t id);          // never NULL
 void mx_pr_type(mx_pr_t *p, const mx_type_t *t);
 void mx_pr_types_of(mx_pr_t *p, const int32_t *ids, int32_t n);  // comma separated
 // "(operand types) -> result type" / "-> (r1, r2)".
@@ -55,7 +55,7 @@ void mx_pr_attr(mx_pr_t *p, const mx_attr_t *a);
 // Dictionary body entries "a = x, b" sorted by name (no braces).
 void mx_pr_named_attrs(mx_pr_t *p, const mx_named_attr_t *attrs, int32_t n,
                        const char *const *elided);
-void mx_pr_dense(mx_pr_t *p, const mx_tensor_t *t);  // "dense<...>" without the type
+void mx_pr_dense(mx_pr_t *p, const mx_tensor_t *t);         // "dense<...>" without the type
 void mx_pr_float(mx_pr_t *p, double v, mx_elem_type_t et);  // value only, no type
 // `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`; false (nothing printed) if the fields are unusable.
 bool mx_pr_conv_dims(mx_pr_t *p, const mx_attr_t *conv_struct);

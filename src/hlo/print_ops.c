@@ -102,8 +102,7 @@ static bool mx_pr_complex(mx_pr_t *p, const mx_op_t *op) {
 static bool mx_pr_compare(mx_pr_t *p, const mx_op_t *op) {
   const mx_attr_t *dir = mx_op_attr(op, "comparison_direction");
   const mx_attr_t *ct = mx_op_attr(op, "compare_type");
-  if (!mx_pr_shape_is(op, 2, 1) || !mx_pr_is_enum(dir) || (ct && !mx_pr_is_enum(ct)))
-    return false;
+  if (!mx_pr_shape_is(op, 2, 1) || !mx_pr_is_enum(dir) || (ct && !mx_pr_is_enum(ct))) return false;
   static const char *const elided[] = {"comparison_direction", "compare_type", NULL};
   mx_pr_name_sp(p, op);
   mx_pr_puts(p, dir->s);
@@ -241,8 +240,8 @@ static bool mx_pr_pad(mx_pr_t *p, const mx_op_t *op) {
   if (!mx_pr_shape_is(op, 2, 1) || !mx_pr_dims(op, "edge_padding_low", &v, &n) ||
       !mx_pr_dims(op, "edge_padding_high", &v, &n) || !mx_pr_dims(op, "interior_padding", &v, &n))
     return false;
-  static const char *const elided[] = {"edge_padding_low", "edge_padding_high",
-                                       "interior_padding", NULL};
+  static const char *const elided[] = {"edge_padding_low", "edge_padding_high", "interior_padding",
+                                       NULL};
   mx_pr_name_sp(p, op);
   mx_pr_values(p, op->operands, 2);
   mx_pr_puts(p, ", low = ");
@@ -295,8 +294,7 @@ static bool mx_pr_dot(mx_pr_t *p, const mx_op_t *op) {
   return true;
 }
 
-static bool mx_pr_dnums_field(const mx_attr_t *s, const char *name, const int64_t **v,
-                              int32_t *n) {
+static bool mx_pr_dnums_field(const mx_attr_t *s, const char *name, const int64_t **v, int32_t *n) {
   const mx_attr_t *a = mx_attr_field(s, name);
   *v = NULL;
   *n = 0;
@@ -365,9 +363,9 @@ static bool mx_pr_convolution(mx_pr_t *p, const mx_op_t *op) {
     int32_t n;
     if (mx_op_attr(op, names[i]) && !mx_pr_dims(op, names[i], &v, &n)) return false;
   }
-  if (pad && (pad->kind != MX_ATTR_DENSE || !pad->dense || pad->dense->type.kind != MX_TYPE_TENSOR ||
-              pad->dense->type.elem != MX_ELEM_I64 || pad->dense->type.rank != 2 ||
-              pad->dense->type.dims[1] != 2))
+  if (pad && (pad->kind != MX_ATTR_DENSE || !pad->dense ||
+              pad->dense->type.kind != MX_TYPE_TENSOR || pad->dense->type.elem != MX_ELEM_I64 ||
+              pad->dense->type.rank != 2 || pad->dense->type.dims[1] != 2))
     return false;
   if (rev && (rev->kind != MX_ATTR_DENSE_ARRAY || rev->elem != MX_ELEM_I1)) return false;
   mx_pr_op_name(p, op);
@@ -400,9 +398,9 @@ static bool mx_pr_convolution(mx_pr_t *p, const mx_op_t *op) {
     mx_pr_puts(p, "]");
   }
   mx_pr_puts(p, "}");
-  static const char *const elided[] = {"dimension_numbers", "window_strides", "padding",
-                                       "lhs_dilation",      "rhs_dilation",   "window_reversal",
-                                       NULL};
+  static const char *const elided[] = {
+      "dimension_numbers", "window_strides",  "padding", "lhs_dilation",
+      "rhs_dilation",      "window_reversal", NULL};
   mx_pr_tail_functional(p, op, elided);
   return true;
 }
@@ -418,8 +416,8 @@ static bool mx_pr_is_commutative(mx_opcode_t c) {
 static bool mx_pr_reduce_compact(mx_pr_t *p, const mx_op_t *op, const mx_block_t *b) {
   if (op->n_operands != 2 || b->n_ops != 2 || b->n_args != 2) return false;
   const mx_op_t *inner = b->ops[0], *ret = b->ops[1];
-  if (!inner || !ret || !mx_pr_is_commutative(inner->code) || inner->n_regions ||
-      inner->n_attrs || inner->n_operands != 2 || inner->n_results != 1)
+  if (!inner || !ret || !mx_pr_is_commutative(inner->code) || inner->n_regions || inner->n_attrs ||
+      inner->n_operands != 2 || inner->n_results != 1)
     return false;
   if (strcmp(inner->name, mx_opcode_name(inner->code)) != 0) return false;
   const mx_type_t *t = mx_pr_vtype(p, inner->results[0]);
@@ -482,16 +480,15 @@ static bool mx_pr_reduce(mx_pr_t *p, const mx_op_t *op) {
 // ---- Control flow and structure ----
 
 static bool mx_pr_while(mx_pr_t *p, const mx_op_t *op) {
-  if (op->n_regions != 2 || !op->regions[0] || !op->regions[1] ||
-      op->n_results != op->n_operands || op->regions[0]->n_args != op->n_operands ||
-      op->regions[1]->n_args != op->n_operands)
+  if (op->n_regions != 2 || !op->regions[0] || !op->regions[1] || op->n_results != op->n_operands ||
+      op->regions[0]->n_args != op->n_operands || op->regions[1]->n_args != op->n_operands)
     return false;
   const mx_block_t *cond = op->regions[0], *body = op->regions[1];
   for (int32_t i = 0; i < op->n_operands; i++) {
     // The syntax names the arguments once for both regions.
-    if (cond->args[i] < 0 || body->args[i] < 0 ||
-        cond->args[i] >= p->f->n_values || body->args[i] >= p->f->n_values ||
-        !p->names[cond->args[i]].base || !p->names[body->args[i]].base ||
+    if (cond->args[i] < 0 || body->args[i] < 0 || cond->args[i] >= p->f->n_values ||
+        body->args[i] >= p->f->n_values || !p->names[cond->args[i]].base ||
+        !p->names[body->args[i]].base ||
         strcmp(p->names[cond->args[i]].base, p->names[body->args[i]].base) != 0)
       return false;
     if (!mx_type_equal(mx_pr_vtype(p, op->operands[i]), mx_pr_vtype(p, body->args[i])) ||
@@ -651,12 +648,12 @@ static bool mx_pr_get_tuple_element(mx_pr_t *p, const mx_op_t *op) {
 
 static bool mx_pr_check(mx_pr_t *p, const mx_op_t *op) {
   if (op->n_regions || op->n_results) return false;
-  bool is_const = op->code == MX_OP_CHECK_EXPECT_EQ_CONST ||
-                  op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
+  bool is_const =
+      op->code == MX_OP_CHECK_EXPECT_EQ_CONST || op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
   const mx_attr_t *val = mx_pr_attr_of(op, "value", MX_ATTR_DENSE);
   if (op->n_operands != (is_const ? 1 : 2) || (is_const && (!val || !val->dense))) return false;
-  bool almost = op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ ||
-                op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
+  bool almost =
+      op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ || op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
   const mx_attr_t *tol = almost ? mx_op_attr(op, "tolerance") : NULL;
   if (tol && tol->kind != MX_ATTR_FLOAT) return false;
   if (op->code == MX_OP_CHECK_EXPECT_CLOSE) {
@@ -732,34 +729,61 @@ bool mx_pr_pretty_op(mx_pr_t *p, const mx_op_t *op) {
         mx_pr_tail_functional(p, op, NULL);
       return true;
     }
-    case MX_OP_COMPARE: return mx_pr_compare(p, op);
-    case MX_OP_SELECT: return mx_pr_select(p, op);
-    case MX_OP_REDUCE_PRECISION: return mx_pr_reduce_precision(p, op);
-    case MX_OP_CONSTANT: return mx_pr_constant(p, op);
-    case MX_OP_IOTA: return mx_pr_int_kw(p, op, 0, "iota_dimension", "dim", true);
-    case MX_OP_BROADCAST_IN_DIM: return mx_pr_dims_kw(p, op, "broadcast_dimensions", false);
-    case MX_OP_TRANSPOSE: return mx_pr_dims_kw(p, op, "permutation", false);
-    case MX_OP_REVERSE: return mx_pr_dims_kw(p, op, "dimensions", true);
-    case MX_OP_SLICE: return mx_pr_slice(p, op);
-    case MX_OP_DYNAMIC_SLICE: return mx_pr_dynamic_slice(p, op);
-    case MX_OP_CONCATENATE: return mx_pr_concatenate(p, op);
-    case MX_OP_PAD: return mx_pr_pad(p, op);
-    case MX_OP_GET_DIMENSION_SIZE: return mx_pr_int_kw(p, op, 1, "dimension", "dim", false);
-    case MX_OP_DOT_GENERAL: return mx_pr_dot_general(p, op);
-    case MX_OP_DOT: return mx_pr_dot(p, op);
-    case MX_OP_CONVOLUTION: return mx_pr_convolution(p, op);
-    case MX_OP_REDUCE: return mx_pr_reduce(p, op);
-    case MX_OP_FFT: return mx_pr_fft(p, op);
-    case MX_OP_WHILE: return mx_pr_while(p, op);
+    case MX_OP_COMPARE:
+      return mx_pr_compare(p, op);
+    case MX_OP_SELECT:
+      return mx_pr_select(p, op);
+    case MX_OP_REDUCE_PRECISION:
+      return mx_pr_reduce_precision(p, op);
+    case MX_OP_CONSTANT:
+      return mx_pr_constant(p, op);
+    case MX_OP_IOTA:
+      return mx_pr_int_kw(p, op, 0, "iota_dimension", "dim", true);
+    case MX_OP_BROADCAST_IN_DIM:
+      return mx_pr_dims_kw(p, op, "broadcast_dimensions", false);
+    case MX_OP_TRANSPOSE:
+      return mx_pr_dims_kw(p, op, "permutation", false);
+    case MX_OP_REVERSE:
+      return mx_pr_dims_kw(p, op, "dimensions", true);
+    case MX_OP_SLICE:
+      return mx_pr_slice(p, op);
+    case MX_OP_DYNAMIC_SLICE:
+      return mx_pr_dynamic_slice(p, op);
+    case MX_OP_CONCATENATE:
+      return mx_pr_concatenate(p, op);
+    case MX_OP_PAD:
+      return mx_pr_pad(p, op);
+    case MX_OP_GET_DIMENSION_SIZE:
+      return mx_pr_int_kw(p, op, 1, "dimension", "dim", false);
+    case MX_OP_DOT_GENERAL:
+      return mx_pr_dot_general(p, op);
+    case MX_OP_DOT:
+      return mx_pr_dot(p, op);
+    case MX_OP_CONVOLUTION:
+      return mx_pr_convolution(p, op);
+    case MX_OP_REDUCE:
+      return mx_pr_reduce(p, op);
+    case MX_OP_FFT:
+      return mx_pr_fft(p, op);
+    case MX_OP_WHILE:
+      return mx_pr_while(p, op);
     case MX_OP_RETURN:
-    case MX_OP_FUNC_RETURN: return mx_pr_return(p, op);
-    case MX_OP_FUNC_CALL: return mx_pr_call(p, op);
-    case MX_OP_COMPOSITE: return mx_pr_composite(p, op);
-    case MX_OP_CUSTOM_CALL: return mx_pr_custom_call(p, op);
-    case MX_OP_OPTIMIZATION_BARRIER: return mx_pr_optimization_barrier(p, op);
-    case MX_OP_TUPLE: return mx_pr_tuple(p, op);
-    case MX_OP_GET_TUPLE_ELEMENT: return mx_pr_get_tuple_element(p, op);
-    default: break;
+    case MX_OP_FUNC_RETURN:
+      return mx_pr_return(p, op);
+    case MX_OP_FUNC_CALL:
+      return mx_pr_call(p, op);
+    case MX_OP_COMPOSITE:
+      return mx_pr_composite(p, op);
+    case MX_OP_CUSTOM_CALL:
+      return mx_pr_custom_call(p, op);
+    case MX_OP_OPTIMIZATION_BARRIER:
+      return mx_pr_optimization_barrier(p, op);
+    case MX_OP_TUPLE:
+      return mx_pr_tuple(p, op);
+    case MX_OP_GET_TUPLE_ELEMENT:
+      return mx_pr_get_tuple_element(p, op);
+    default:
+      break;
   }
   if (flags & (MX_OPF_UNARY | MX_OPF_BINARY)) {
     int32_t n = (flags & MX_OPF_UNARY) ? 1 : 2;

@@ -117,6 +117,29 @@ static void test_constant_and_args(void) {
   mx_module_destroy(m);
 }
 
+// A one-element dense attribute on a larger constant is a splat.
+static void test_splat_constant(void) {
+  mx_module_t *m = mx_module_create(NULL);
+  mx_func_t *f = new_main(m);
+  mx_type_t t = ty(MX_ELEM_F32, 1, 3, 0, 0), s = ty(MX_ELEM_F32, 0, 0, 0, 0);
+  mx_tensor_t one;
+  mx_tensor_alloc(&one, &s);
+  float v = 2.5f;
+  memcpy(one.data, &v, 4);
+  mx_attr_t a = mx_attr_dense(m, &one);
+  a.dense->type = t;  // data holds one element only
+  mx_op_t *c = op1(f, f->body, MX_OP_CONSTANT, NULL, 0, t);
+  mx_op_set_attr(f, c, "value", a);
+  mx_func_set_result_types(f, &t, 1);
+  ret(f, f->body, MX_OP_FUNC_RETURN, &c->results[0], 1);
+  mx_tensor_t r;
+  CHECK_OK(mx_interp_run(m, f, NULL, 0, &r, NULL));
+  CHECK(mx_tensor_get_f64(&r, 2) == 2.5);
+  mx_tensor_free(&r);
+  mx_tensor_free(&one);
+  mx_module_destroy(m);
+}
+
 static void test_unsupported(void) {
   mx_module_t *m = mx_module_create(NULL);
   mx_func_t *f = new_main(m);
@@ -623,6 +646,7 @@ static void test_dynamic_ops(void) {
 int main(void) {
   test_constant_and_args();
   test_unsupported();
+  test_splat_constant();
   test_tensor_limit();
   test_checks();
   test_float_checks();

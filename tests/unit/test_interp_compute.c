@@ -192,6 +192,37 @@ static void test_triangular_solve(void) {
   mx_module_destroy(h.m);
 }
 
+// chlo.ragged_dot arrives as an unknown op and is dispatched by name. Mode 2 (ragged contracting
+// dimension): one result per group, each contracting over its group's range only.
+static void test_ragged_dot_mode2(void) {
+  int64_t ld[2] = {2, 4}, rd[2] = {4, 3}, gd[1] = {2}, od[3] = {2, 2, 3};
+  mx_type_t it[3] = {ty(MX_ELEM_F32, 2, ld), ty(MX_ELEM_F32, 2, rd), ty(MX_ELEM_I64, 1, gd)};
+  mx_type_t ot = ty(MX_ELEM_F32, 3, od);
+  harness_t h = make_op(MX_OP_UNKNOWN, it, 3, &ot, 1);
+  h.op->name = "chlo.ragged_dot";
+  int64_t one = 1, zero = 0;
+  mx_named_attr_t fl[6] = {{"lhs_batching_dimensions", ints(h.m, NULL, 0)},
+                           {"rhs_batching_dimensions", ints(h.m, NULL, 0)},
+                           {"lhs_contracting_dimensions", ints(h.m, &one, 1)},
+                           {"rhs_contracting_dimensions", ints(h.m, &zero, 1)},
+                           {"lhs_ragged_dimensions", ints(h.m, &one, 1)},
+                           {"rhs_group_dimensions", ints(h.m, NULL, 0)}};
+  mx_op_set_attr(h.f, h.op, "ragged_dot_dimension_numbers",
+                 mx_attr_struct(h.m, "chlo.ragged_dot", fl, 6));
+  double lv[8] = {1, 2, 3, 4, 5, 6, 7, 8}, rv[12] = {1, 0, 2, 0, 1, 1, 1, 1, 0, 2, 0, 1};
+  double gv[2] = {1, 3};
+  mx_tensor_t a = tens(it[0], lv), b = tens(it[1], rv), g = tens(it[2], gv), out;
+  const mx_tensor_t *in[3] = {&a, &b, &g};
+  CHECK_OK(run_kernel(&h, in, &out, &ot, 1));
+  double want[12] = {1, 0, 2, 5, 0, 10, 11, 5, 6, 23, 13, 14};
+  for (int i = 0; i < 12; i++) CHECK_NEAR(mx_tensor_get_f64(&out, i), want[i], 0);
+  mx_tensor_free(&out);
+  mx_tensor_free(&a);
+  mx_tensor_free(&b);
+  mx_tensor_free(&g);
+  mx_module_destroy(h.m);
+}
+
 // ---- ops with bodies, through mx_interp_run ----
 
 // Appends a body block with `n` scalar args of types et[i] to op.
@@ -283,7 +314,119 @@ static void test_reduce_sum_rows(void) {
   mx_module_destroy(m);
 }
 
+// Malformed attributes reach kernels only when the verifier is bypassed; they must fail cleanly.
+static void test_bad_attributes(void) {
+  int64_t od[2] = {5, 3}, id[2] = {3, 1}, rd[3] = {3, 2, 3};
+  mx_type_t it[2] = {ty(MX_ELEM_I32, 2, od), ty(MX_ELEM_I64, 2, id)};
+  mx_type_t ot = ty(MX_ELEM_I32, 3, rd);
+  double ov[15] = {0}, iv[3] = {0};
+  mx_tensor_t a = tens(it[0], ov), b = tens(it[1], iv), out;
+  const mx_tensor_t *in[2] = {&a, &b};
+
+  harness_t h = make_op(MX_OP_GATHER, it, 2, &ot, 1);
+  int64_t offs[2] = {1, 7}, sim[1] = {0}, ss[2] = {2, 3};
+  mx_named_attr_t fl[3] = {{"offset_dims", ints(h.m, offs, 2)},
+                           {"start_index_map", ints(h.m, sim, 1)},
+                           {"index_vector_dim", mx_attr_int(1, MX_ELEM_I64)}};
+  mx_op_set_attr(h.f, h.op, "dimension_numbers", mx_attr_struct(h.m, "stablehlo.gather", fl, 3));
+  mx_op_set_attr(h.f, h.op, "slice_sizes", ints(h.m, ss, 2));
+  CHECK(run_kernel(&h, in, &out, &ot, 1) == MX_ERR_INVALID_ARG);  // offset dim 7 out of range
+  mx_tensor_free(&out);
+  fl[2].value = mx_attr_int(9, MX_ELEM_I64);
+  offs[1] = 2;
+  fl[0].value = ints(h.m, offs, 2);
+  mx_op_set_attr(h.f, h.op, "dimension_numbers", mx_attr_struct(h.m, "stablehlo.gather", fl, 3));
+  CHECK(run_kernel(&h, in, &out, &ot, 1) == MX_ERR_INVALID_ARG);  // index_vector_dim 9
+  mx_tensor_free(&out);
+  fl[2].value = mx_attr_int(1, MX_ELEM_I64);
+  mx_op_set_attr(h.f, h.op, "dimension_numbers", mx_attr_struct(h.m, "stablehlo.gather", fl, 3));
+  int64_t big[2] = {9, 3};
+  mx_op_set_attr(h.f, h.op, "slice_sizes", ints(h.m, big, 2));
+  CHECK(run_kernel(&h, in, &out, &ot, 1) == MX_ERR_INVALID_ARG);  // slice larger than operand
+  mx_tensor_free(&out);
+  mx_module_destroy(h.m);
+
+  // Triangular solve with a non-square `a`; fft with a wrong length; sort dimension 5.
+  harness_t t = make_op(MX_OP_TRIANGULAR_SOLVE, it, 2, &it[0], 1);
+  CHECK(run_kernel(&t, in, &out, &it[0], 1) == MX_ERR_INVALID_ARG);
+  mx_tensor_free(&out);
+  mx_module_destroy(t.m);
+  int64_t d4[1] = {4};
+  mx_type_t ct = ty(MX_ELEM_C64, 1, d4);
+  harness_t ff = make_op(MX_OP_FFT, &ct, 1, &ct, 1);
+  int64_t len = 3;
+  mx_op_set_attr(ff.f, ff.op, "fft_type", mx_attr_enum(ff.m, "fft_type", "FFT"));
+  mx_op_set_attr(ff.f, ff.op, "fft_length", ints(ff.m, &len, 1));
+  mx_tensor_t cx;
+  mx_tensor_alloc(&cx, &ct);
+  const mx_tensor_t *cin[1] = {&cx};
+  CHECK(run_kernel(&ff, cin, &out, &ct, 1) == MX_ERR_INVALID_ARG);
+  mx_tensor_free(&out);
+  mx_op_set_attr(ff.f, ff.op, "fft_type", mx_attr_enum(ff.m, "fft_type", "WAVELET"));
+  CHECK(run_kernel(&ff, cin, &out, &ct, 1) == MX_ERR_UNSUPPORTED);
+  mx_tensor_free(&out);
+  mx_tensor_free(&cx);
+  mx_module_destroy(ff.m);
+  harness_t so = make_op(MX_OP_SORT, it, 1, it, 1);
+  mx_op_set_attr(so.f, so.op, "dimension", mx_attr_int(5, MX_ELEM_I64));
+  CHECK(run_kernel(&so, in, &out, it, 1) == MX_ERR_INVALID_ARG);
+  mx_tensor_free(&out);
+  mx_module_destroy(so.m);
+  mx_tensor_free(&a);
+  mx_tensor_free(&b);
+}
+
+// chlo.scan (unknown op dispatched by name): cumulative sum along dimension 1 with a rank-1
+// carry, forward and reverse.
+static void test_scan_cumsum_dim1(bool reverse) {
+  mx_module_t *m = mx_module_create(NULL);
+  mx_func_t *f;
+  mx_func_create(m, "main", false, &f);
+  int64_t d23[2] = {2, 3}, d2[1] = {2};
+  mx_type_t xt = ty(MX_ELEM_I32, 2, d23), ct = ty(MX_ELEM_I32, 1, d2);
+  int32_t ids[2];
+  mx_func_add_arg(f, &xt, "x", &ids[0]);
+  mx_func_add_arg(f, &ct, "c", &ids[1]);
+  mx_type_t rts[2] = {xt, ct};
+  mx_op_t *op = mx_block_append_op(f, f->body, MX_OP_UNKNOWN, "chlo.scan", ids, 2, rts, 2);
+  mx_op_set_attr(f, op, "dimension", mx_attr_int(1, MX_ELEM_I64));
+  if (reverse) mx_op_set_attr(f, op, "is_reverse", mx_attr_bool(true));
+  mx_block_t *b = mx_block_create(f);
+  int32_t a[2];
+  mx_block_add_arg(f, b, &ct, NULL, &a[0]);
+  mx_block_add_arg(f, b, &ct, NULL, &a[1]);
+  mx_op_add_region(f, op, b);
+  mx_op_t *add = mx_block_append_op(f, b, MX_OP_ADD, NULL, a, 2, &ct, 1);
+  int32_t r2[2] = {add->results[0], add->results[0]};
+  mx_block_append_op(f, b, MX_OP_RETURN, NULL, r2, 2, NULL, 0);
+  mx_func_set_result_types(f, rts, 2);
+  op = f->body->ops[0];
+  mx_block_append_op(f, f->body, MX_OP_FUNC_RETURN, NULL, op->results, 2, NULL, 0);
+  double xv[6] = {1, 2, 3, 4, 5, 6}, cv[2] = {0, 100};
+  mx_tensor_t args[2] = {tens(xt, xv), tens(ct, cv)}, res[2];
+  mx_status_t st = mx_interp_run(m, f, args, 2, res, NULL);
+  // The driver may not route unknown chlo ops to the compute kernels yet.
+  if (st == MX_ERR_UNSUPPORTED)
+    fprintf(stderr, "note: chlo.scan not routed by the driver: %s\n", mx_error_message());
+  else
+    CHECK_OK(st);
+  if (st == MX_OK) {
+    int64_t fw[6] = {1, 3, 6, 104, 109, 115}, rv[6] = {6, 5, 3, 115, 111, 106};
+    for (int i = 0; i < 6; i++) CHECK(mx_tensor_get_i64(&res[0], i) == (reverse ? rv : fw)[i]);
+    CHECK(mx_tensor_get_i64(&res[1], 0) == 6 && mx_tensor_get_i64(&res[1], 1) == 115);
+    mx_tensor_free(&res[0]);
+    mx_tensor_free(&res[1]);
+  }
+  mx_tensor_free(&args[0]);
+  mx_tensor_free(&args[1]);
+  mx_module_destroy(m);
+}
+
 int main(void) {
+  test_scan_cumsum_dim1(false);
+  test_scan_cumsum_dim1(true);
+  test_bad_attributes();
+  test_ragged_dot_mode2();
   test_dot_general_i8_to_i32();
   test_convolution_lhs_dilation();
   test_gather_clamp();

@@ -27,6 +27,8 @@ static void expect_text(const mx_module_t *m, const mx_print_opts_t *opts, const
 }
 #define EXPECT_TEXT(m, opts, want) expect_text(m, opts, want, __LINE__)
 
+static void roundtrip_module(const mx_module_t *m, const char *what);
+
 static mx_type_t t1(mx_elem_type_t et, int64_t d0) { return mx_type_tensor(et, 1, &d0); }
 static mx_type_t t2(mx_elem_type_t et, int64_t d0, int64_t d1) {
   int64_t d[2] = {d0, d1};
@@ -71,6 +73,7 @@ static void test_elementwise(void) {
   int32_t c = constant(f, f->body, dense_f32(m, &t, ones));
   int32_t ops[2] = {a, c};
   mx_op_t *add = mx_block_append_op(f, f->body, MX_OP_ADD, NULL, ops, 2, &t, 1);
+  mx_op_set_attr(f, add, "foo", mx_attr_int(1, MX_ELEM_I32));  // discardable: `{...}`
   int32_t cmp_in[2] = {add->results[0], b};
   mx_op_t *cmp = mx_block_append_op(f, f->body, MX_OP_COMPARE, NULL, cmp_in, 2, &tb, 1);
   mx_op_set_attr(f, cmp, "comparison_direction", mx_attr_enum(m, "comparison_direction", "GT"));
@@ -82,7 +85,7 @@ static void test_elementwise(void) {
               "module {\n"
               "  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xi1> {\n"
               "    %cst = stablehlo.constant dense<0x3F800000> : tensor<4xf32>\n"
-              "    %0 = stablehlo.add %arg0, %cst : tensor<4xf32>\n"
+              "    %0 = stablehlo.add %arg0, %cst {foo = 1 : i32} : tensor<4xf32>\n"
               "    %1 = stablehlo.compare GT, %0, %arg1, FLOAT : (tensor<4xf32>, tensor<4xf32>) "
               "-> tensor<4xi1>\n"
               "    %2 = stablehlo.convert %0 : (tensor<4xf32>) -> tensor<4xi32>\n"
@@ -90,21 +93,23 @@ static void test_elementwise(void) {
               "  }\n"
               "}\n");
   mx_print_opts_t generic = {.generic = true};
-  EXPECT_TEXT(m, &generic,
-              "module {\n"
-              "  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xi1> {\n"
-              "    %0 = \"stablehlo.constant\"() <{value = dense<0x3F800000> : tensor<4xf32>}> : "
-              "() -> tensor<4xf32>\n"
-              "    %1 = \"stablehlo.add\"(%arg0, %0) : (tensor<4xf32>, tensor<4xf32>) -> "
-              "tensor<4xf32>\n"
-              "    %2 = \"stablehlo.compare\"(%1, %arg1) <{compare_type = "
-              "#stablehlo<comparison_type FLOAT>, comparison_direction = "
-              "#stablehlo<comparison_direction GT>}> : (tensor<4xf32>, tensor<4xf32>) -> "
-              "tensor<4xi1>\n"
-              "    %3 = \"stablehlo.convert\"(%1) : (tensor<4xf32>) -> tensor<4xi32>\n"
-              "    \"func.return\"(%2) : (tensor<4xi1>) -> ()\n"
-              "  }\n"
-              "}\n");
+  EXPECT_TEXT(
+      m, &generic,
+      "module {\n"
+      "  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xi1> {\n"
+      "    %0 = \"stablehlo.constant\"() <{value = dense<0x3F800000> : tensor<4xf32>}> : "
+      "() -> tensor<4xf32>\n"
+      "    %1 = \"stablehlo.add\"(%arg0, %0) {foo = 1 : i32} : (tensor<4xf32>, tensor<4xf32>) -> "
+      "tensor<4xf32>\n"
+      "    %2 = \"stablehlo.compare\"(%1, %arg1) <{compare_type = "
+      "#stablehlo<comparison_type FLOAT>, comparison_direction = "
+      "#stablehlo<comparison_direction GT>}> : (tensor<4xf32>, tensor<4xf32>) -> "
+      "tensor<4xi1>\n"
+      "    %3 = \"stablehlo.convert\"(%1) : (tensor<4xf32>) -> tensor<4xi32>\n"
+      "    \"func.return\"(%2) : (tensor<4xi1>) -> ()\n"
+      "  }\n"
+      "}\n");
+  roundtrip_module(m, "elementwise");
   mx_module_destroy(m);
 }
 
@@ -147,24 +152,26 @@ static void test_constants(void) {
   constant(f, f->body, dense_i64(m, &t4, i4v));
   mx_block_append_op(f, f->body, MX_OP_FUNC_RETURN, NULL, NULL, 0, NULL, 0);
   mx_print_opts_t opts = {.hex_threshold = 5};
-  EXPECT_TEXT(m, &opts,
-              "module @consts {\n"
-              "  func.func private @c() {\n"
-              "    %cst = stablehlo.constant dense<[[0x3F800000, 0x40000000], [0x80000000, "
-              "0x3F000000]]> : tensor<2x2xf32>\n"
-              "    %c = stablehlo.constant dense<\"0x0100000000000000FEFFFFFFFFFFFFFF0300000000000000"
-              "040000000000000005000000000000000600000000000000\"> : tensor<2x3xi64>\n"
-              "    %c_0 = stablehlo.constant dense<[true, false, true]> : tensor<3xi1>\n"
-              "    %c_1 = stablehlo.constant dense<[255, 7]> : tensor<2xui8>\n"
-              "    %cst_2 = stablehlo.constant dense<> : tensor<0xf32>\n"
-              "    %cst_3 = stablehlo.constant dense<0x3F80> : tensor<bf16>\n"
-              "    %cst_4 = stablehlo.constant dense<[(0x3F800000,0x40000000), "
-              "(0x40400000,0x40800000)]> : tensor<2xcomplex<f32>>\n"
-              "    %c_5 = stablehlo.constant dense<\"0x01000200FFFF000000000000\"> : tensor<6xi16>\n"
-              "    %c_6 = stablehlo.constant dense<[-8, 7, -1]> : tensor<3xi4>\n"
-              "    return\n"
-              "  }\n"
-              "}\n");
+  EXPECT_TEXT(
+      m, &opts,
+      "module @consts {\n"
+      "  func.func private @c() {\n"
+      "    %cst = stablehlo.constant dense<[[0x3F800000, 0x40000000], [0x80000000, "
+      "0x3F000000]]> : tensor<2x2xf32>\n"
+      "    %c = stablehlo.constant dense<\"0x0100000000000000FEFFFFFFFFFFFFFF0300000000000000"
+      "040000000000000005000000000000000600000000000000\"> : tensor<2x3xi64>\n"
+      "    %c_0 = stablehlo.constant dense<[true, false, true]> : tensor<3xi1>\n"
+      "    %c_1 = stablehlo.constant dense<[255, 7]> : tensor<2xui8>\n"
+      "    %cst_2 = stablehlo.constant dense<> : tensor<0xf32>\n"
+      "    %cst_3 = stablehlo.constant dense<0x3F80> : tensor<bf16>\n"
+      "    %cst_4 = stablehlo.constant dense<[(0x3F800000,0x40000000), "
+      "(0x40400000,0x40800000)]> : tensor<2xcomplex<f32>>\n"
+      "    %c_5 = stablehlo.constant dense<\"0x01000200FFFF000000000000\"> : tensor<6xi16>\n"
+      "    %c_6 = stablehlo.constant dense<[-8, 7, -1]> : tensor<3xi4>\n"
+      "    return\n"
+      "  }\n"
+      "}\n");
+  roundtrip_module(m, "constants");
   mx_module_destroy(m);
 }
 
@@ -272,6 +279,7 @@ static void test_regions(void) {
       "    return %0, %2#1, %3 : tensor<2xf32>, tensor<f32>, tensor<1x3xf32>\n"
       "  }\n"
       "}\n");
+  roundtrip_module(m, "regions");
   mx_module_destroy(m);
 }
 
@@ -360,6 +368,269 @@ static void test_shapes_and_composites(void) {
            "tensor<2x4xf32>\n",
            body_tail);
   EXPECT_TEXT(m, &inl, want);
+  roundtrip_module(m, "shapes and composites");
+  char *inlined = print_module(m, &inl);
+  mx_module_t *minl = NULL;
+  CHECK_OK(inlined ? mx_hlo_parse(inlined, strlen(inlined), NULL, &minl) : MX_ERR_NOMEM);
+  mx_module_destroy(minl);
+  free(inlined);
+  mx_module_destroy(m);
+}
+
+// ---- JAX-style text (public visibility, locations, attributes, old spacing) normalizes ----
+
+static void test_jax_style(void) {
+  static const char in[] =
+      "#loc1 = loc(\"x\")\n"
+      "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+      "  func.func public @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", "
+      "mhlo.sharding = \"{replicated}\"} loc(\"x\"), %arg1: tensor<3xbf16>) -> (tensor<2xf32> "
+      "{jax.result_info = \"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
+      "    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32> loc(#loc1)\n"
+      "    %cst_0 = stablehlo.constant dense<[1.0, 2.5, 0x7FC0]> : tensor<3xbf16>\n"
+      "    %0 = stablehlo.convert %arg1 : (tensor<3xbf16>) -> tensor<3xf32>\n"
+      "    %1 = stablehlo.broadcast_in_dim %0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>\n"
+      "    %2 = stablehlo.multiply %arg0, %1 : tensor<2x3xf32>\n"
+      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = "
+      "\"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %5 = call @helper(%4) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
+      "    %6:2 = stablehlo.while(%iterArg = %c, %iterArg_1 = %5) : tensor<i32>, tensor<2xf32>\n"
+      "     cond {\n"
+      "      %c_2 = stablehlo.constant dense<10> : tensor<i32>\n"
+      "      %8 = stablehlo.compare  LT, %iterArg, %c_2,  SIGNED : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i1>\n"
+      "      stablehlo.return %8 : tensor<i1>\n"
+      "    } do {\n"
+      "      %c_2 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %8 = stablehlo.add %iterArg, %c_2 : tensor<i32>\n"
+      "      stablehlo.return %8, %iterArg_1 : tensor<i32>, tensor<2xf32>\n"
+      "    }\n"
+      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = "
+      "[DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+      "    return %7, %6#0 : tensor<2xf32>, tensor<i32>\n"
+      "  }\n"
+      "  func.func private @helper(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = stablehlo.sine %arg0 : tensor<2xf32>\n"
+      "    return %0 : tensor<2xf32>\n"
+      "  }\n"
+      "}\n";
+  static const char want[] =
+      "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+      "  func.func @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", mhlo.sharding = "
+      "\"{replicated}\"}, %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = "
+      "\"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
+      "    %cst = stablehlo.constant dense<0x3F800000> : tensor<f32>\n"
+      "    %cst_0 = stablehlo.constant dense<[0x3F80, 0x4020, 0x7FC0]> : tensor<3xbf16>\n"
+      "    %0 = stablehlo.convert %arg1 : (tensor<3xbf16>) -> tensor<3xf32>\n"
+      "    %1 = stablehlo.broadcast_in_dim %0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>\n"
+      "    %2 = stablehlo.multiply %arg0, %1 : tensor<2x3xf32>\n"
+      "    %3 = stablehlo.reduce(%2 init: %cst) applies stablehlo.add across dimensions = [1] : "
+      "(tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
+      "    %4 = stablehlo.custom_call @Sharding(%3) {backend_config = \"\", mhlo.sharding = "
+      "\"{replicated}\"} : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %5 = call @helper(%4) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %c = stablehlo.constant dense<0> : tensor<i32>\n"
+      "    %6:2 = stablehlo.while(%iterArg = %c, %iterArg_1 = %5) : tensor<i32>, tensor<2xf32>\n"
+      "    cond {\n"
+      "      %c_2 = stablehlo.constant dense<10> : tensor<i32>\n"
+      "      %8 = stablehlo.compare LT, %iterArg, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i1>\n"
+      "      stablehlo.return %8 : tensor<i1>\n"
+      "    } do {\n"
+      "      %c_2 = stablehlo.constant dense<1> : tensor<i32>\n"
+      "      %8 = stablehlo.add %iterArg, %c_2 : tensor<i32>\n"
+      "      stablehlo.return %8, %iterArg_1 : tensor<i32>, tensor<2xf32>\n"
+      "    }\n"
+      "    %7 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0], precision = "
+      "[DEFAULT, DEFAULT] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+      "    return %7, %6#0 : tensor<2xf32>, tensor<i32>\n"
+      "  }\n"
+      "  func.func private @helper(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    %0 = stablehlo.sine %arg0 : tensor<2xf32>\n"
+      "    return %0 : tensor<2xf32>\n"
+      "  }\n"
+      "}\n";
+  mx_module_t *m = NULL;
+  CHECK_OK(mx_hlo_parse(in, strlen(in), NULL, &m));
+  if (!m) return;
+  EXPECT_TEXT(m, NULL, want);
+  roundtrip_module(m, "jax style");
+  mx_module_destroy(m);
+}
+
+// ---- Malformed IR never crashes the printer ----
+
+static void test_malformed(void) {
+  mx_module_t *m = mx_module_create("we ird");  // needs quoting
+  mx_func_t *f;
+  CHECK_OK(mx_func_create(m, "f-1", false, &f));
+  mx_type_t t = mx_type_scalar(MX_ELEM_F32);
+  int32_t bad[2] = {12345, -7};
+  mx_op_t *op = mx_block_append_op(f, f->body, MX_OP_ADD, NULL, bad, 2, &t, 1);
+  CHECK(op != NULL);
+  // Attributes with missing payloads and kinds the pretty forms do not expect.
+  mx_attr_t null_dense = {.kind = MX_ATTR_DENSE};
+  mx_attr_t null_type = {.kind = MX_ATTR_TYPE};
+  mx_attr_t null_struct = {.kind = MX_ATTR_STRUCT};
+  mx_attr_t null_enum = {.kind = MX_ATTR_ENUM};
+  mx_op_set_attr(f, op, "a", null_dense);
+  mx_op_set_attr(f, op, "b", null_type);
+  mx_op_set_attr(f, op, "c", null_struct);
+  mx_op_set_attr(f, op, "d", null_enum);
+  mx_op_set_attr(f, op, "\"odd name\"", mx_attr_string(m, "tab\there \\ \x01"));
+  mx_op_t *bc = mx_block_append_op(f, f->body, MX_OP_BROADCAST_IN_DIM, NULL, op->results, 1, &t, 1);
+  mx_op_set_attr(f, bc, "broadcast_dimensions", mx_attr_int(3, MX_ELEM_I64));  // not a list
+  mx_op_t *conv = mx_block_append_op(f, f->body, MX_OP_CONVOLUTION, NULL, bad, 2, &t, 1);
+  mx_named_attr_t dn[1] = {{"input_batch_dimension", mx_attr_int(9, MX_ELEM_I64)}};
+  mx_op_set_attr(f, conv, "dimension_numbers", mx_attr_struct(m, "stablehlo.conv", dn, 1));
+  mx_block_append_op(f, f->body, MX_OP_WHILE, NULL, NULL, 0, NULL, 0);  // no regions
+  mx_block_append_op(f, f->body, MX_OP_REDUCE, NULL, bad, 2, &t, 1);
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  mx_status_t st = mx_hlo_print(m, NULL, &sb);
+  CHECK(st == MX_ERR_INVALID_ARG);
+  CHECK(sb.data && strstr(sb.data, "<<UNKNOWN SSA VALUE>>"));
+  CHECK(sb.data && strstr(sb.data, "module @\"we ird\""));
+  CHECK(sb.data && strstr(sb.data, "@\"f-1\""));
+  CHECK(sb.data && strstr(sb.data, "\"tab\\09here \\\\ \\01\""));
+  CHECK(sb.data && strstr(sb.data, "\"stablehlo.broadcast_in_dim\"("));
+  CHECK(sb.data && strstr(sb.data, "#stablehlo.conv<raw input_batch_dimension = 9>"));
+  CHECK(sb.data && strstr(sb.data, "\"stablehlo.while\"() : () -> ()"));
+  if (getenv("MX_TEST_VERBOSE")) printf("%s", sb.data ? sb.data : "");
+  mx_strbuf_free(&sb);
+  CHECK(mx_hlo_print(NULL, NULL, NULL) == MX_ERR_INVALID_ARG);
+  mx_module_destroy(m);
+
+  // A function without ops prints as a declaration.
+  m = mx_module_create(NULL);
+  CHECK_OK(mx_func_create(m, "ext", true, &f));
+  int32_t arg;
+  mx_func_add_arg(f, &t, NULL, &arg);
+  mx_func_set_result_types(f, &t, 1);
+  EXPECT_TEXT(m, NULL,
+              "module {\n"
+              "  func.func private @ext(tensor<f32>) -> tensor<f32>\n"
+              "}\n");
+  mx_module_destroy(m);
+}
+
+// ---- Modules made with the builder print, re-parse and print identically ----
+
+static void roundtrip_module(const mx_module_t *m, const char *what) {
+  char *t1 = print_module(m, NULL);
+  if (getenv("MX_TEST_VERBOSE")) printf("%s:\n%s", what, t1 ? t1 : "");
+  mx_module_t *m2 = NULL;
+  mx_parse_opts_t o = {.filename = what, .first_line = 1};
+  mx_status_t st = t1 ? mx_hlo_parse(t1, strlen(t1), &o, &m2) : MX_ERR_NOMEM;
+  CHECK_MSG(st == MX_OK, "%s: printed text does not parse and verify: %s\n%s", what,
+            mx_error_message(), t1 ? t1 : "");
+  if (st == MX_OK) {
+    char *t2 = print_module(m2, NULL);
+    CHECK_MSG(t2 && strcmp(t1, t2) == 0, "%s: print(parse(print(m))) differs:\n%s\n---\n%s", what,
+              t1, t2 ? t2 : "");
+    free(t2);
+    mx_print_opts_t g = {.generic = true};
+    char *tg = print_module(m, &g);
+    mx_module_t *m3 = NULL;
+    st = tg ? mx_hlo_parse(tg, strlen(tg), &o, &m3) : MX_ERR_NOMEM;
+    CHECK_MSG(st == MX_OK, "%s: generic text does not parse: %s\n%s", what, mx_error_message(),
+              tg ? tg : "");
+    if (st == MX_OK) {
+      char *t3 = print_module(m3, NULL);
+      CHECK_MSG(t3 && strcmp(t1, t3) == 0, "%s: generic round trip differs:\n%s\n---\n%s", what, t1,
+                t3 ? t3 : "");
+      free(t3);
+    }
+    mx_module_destroy(m3);
+    free(tg);
+  }
+  mx_module_destroy(m2);
+  free(t1);
+}
+
+static void test_builder_roundtrip(void) {
+  mx_module_t *m = mx_module_create("built");
+  mx_func_t *f, *g;
+  mx_builder_t b, gb;
+  mx_type_t x_t = t2(MX_ELEM_F32, 4, 8), w_t = t2(MX_ELEM_F32, 8, 8), v_t = t1(MX_ELEM_F32, 8);
+  // Decomposition of a composite: x * w (broadcast).
+  mx_type_t dec_args[2] = {x_t, v_t};
+  int32_t da[2];
+  CHECK_OK(mx_build_func(m, "scale_impl", true, dec_args, 2, &g, &gb, da));
+  int64_t bd = 1, xd[2] = {4, 8};
+  int32_t wb = -1, prod = -1;
+  CHECK_OK(mx_build_broadcast_in_dim(&gb, da[1], xd, 2, &bd, &wb));
+  CHECK_OK(mx_build_binary(&gb, MX_OP_MULTIPLY, da[0], wb, &prod));
+  CHECK_OK(mx_build_return(&gb, &prod, 1));
+
+  mx_type_t args[3] = {x_t, w_t, v_t};
+  int32_t a[3];
+  CHECK_OK(mx_build_func(m, "main", false, args, 3, &f, &b, a));
+  int64_t l1 = 1, r0 = 0;
+  mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&l1, 1}, {&r0, 1}};
+  int32_t mm = -1, mx = -1, ninf = -1, ex = -1, sum = -1, zero = -1, sc = -1, h = -1;
+  CHECK_OK(mx_build_dot_general(&b, a[0], a[1], &dd, MX_ELEM_INVALID, &mm));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, -1.0 / 0.0, &ninf));
+  CHECK_OK(mx_build_reduce(&b, mm, ninf, &l1, 1, MX_OP_MAXIMUM, &mx));
+  CHECK_OK(mx_build_unary(&b, MX_OP_EXPONENTIAL, mm, &ex));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, 0.0, &zero));
+  CHECK_OK(mx_build_reduce(&b, ex, zero, &l1, 1, MX_OP_ADD, &sum));
+  mx_named_attr_t eps = {"epsilon", mx_attr_float(1e-6, MX_ELEM_F32)};
+  CHECK_OK(
+      mx_build_composite(&b, "mx.scale", (int32_t[]){ex, a[2]}, 2, &eps, 1, "scale_impl", 1, &sc));
+  mx_type_t h_t = t2(MX_ELEM_F16, 4, 8), bf_t = t1(MX_ELEM_BF16, 20);
+  CHECK_OK(mx_build_convert(&b, sc, MX_ELEM_F16, &h));
+  int32_t big = -1, it = -1, sorted[1] = {-1};
+  CHECK_OK(mx_build_iota(&b, &bf_t, 0, &it));
+  CHECK_OK(mx_build_splat(&b, &h_t, 0.5, &big));
+  {
+    mx_tensor_t t;
+    mx_tensor_alloc(&t, &bf_t);
+    for (int i = 0; i < 20; i++) mx_tensor_set_f64(&t, i, i * 0.25 - 1.0);
+    CHECK_OK(mx_build_constant(&b, &t, &big));
+    mx_tensor_free(&t);
+  }
+  CHECK_OK(mx_build_sort(&b, &big, 1, 0, true, MX_CMP_GT, sorted));
+  // while: count to 3
+  int32_t i0 = -1, three = -1, one = -1;
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 0, &i0));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 3, &three));
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 1, &one));
+  mx_op_t *wh = NULL;
+  CHECK_OK(mx_build_while(&b, (int32_t[]){i0, sum}, 2, &wh));
+  if (wh) {
+    mx_builder_t cb = mx_builder_at(f, wh->regions[0]), bb = mx_builder_at(f, wh->regions[1]);
+    int32_t lt = -1, nx = -1;
+    CHECK_OK(
+        mx_build_compare(&cb, MX_CMP_LT, MX_CMP_TYPE_AUTO, wh->regions[0]->args[0], three, &lt));
+    CHECK_OK(mx_build_return(&cb, &lt, 1));
+    CHECK_OK(mx_build_binary(&bb, MX_OP_ADD, wh->regions[1]->args[0], one, &nx));
+    CHECK_OK(mx_build_return(&bb, (int32_t[]){nx, wh->regions[1]->args[1]}, 2));
+    CHECK_OK(mx_build_finish(&b, wh));
+  }
+  // if on a predicate
+  int32_t pred = -1;
+  CHECK_OK(mx_build_compare(&b, MX_CMP_GT, MX_CMP_TYPE_NONE, i0, three, &pred));
+  mx_op_t *iff = NULL;
+  mx_type_t s4 = t1(MX_ELEM_F32, 4);
+  CHECK_OK(mx_build_if(&b, pred, &s4, 1, &iff));
+  if (iff) {
+    mx_builder_t tb = mx_builder_at(f, iff->regions[0]), fb = mx_builder_at(f, iff->regions[1]);
+    int32_t neg = -1;
+    CHECK_OK(mx_build_return(&tb, &mx, 1));
+    CHECK_OK(mx_build_unary(&fb, MX_OP_NEGATE, mx, &neg));
+    CHECK_OK(mx_build_return(&fb, &neg, 1));
+    CHECK_OK(mx_build_finish(&b, iff));
+  }
+  int32_t cc = -1;
+  CHECK_OK(mx_build_custom_call(&b, "my.target", &mx, 1, &s4, 1, true, "cfg", &cc));
+  int32_t outs[3] = {iff ? iff->results[0] : mx, h, sorted[0]};
+  CHECK_OK(mx_build_return(&b, outs, 3));
+  CHECK_OK(mx_hlo_verify_module(m));
+  roundtrip_module(m, "builder module");
   mx_module_destroy(m);
 }
 
@@ -491,9 +762,10 @@ static void test_suite_roundtrip(void) {
     free(files[i]);
   }
   free(files);
-  printf("suite round trip: %d cases, %d parse, %d round-trip exactly, %d printed texts do not "
-         "re-parse, %d differ, %d generic-form failures\n",
-         s.cases, s.parsed, s.ok, s.reparse_fail, s.mismatch, s.generic_fail);
+  printf(
+      "suite round trip: %d cases, %d parse, %d round-trip exactly, %d printed texts do not "
+      "re-parse, %d differ, %d generic-form failures\n",
+      s.cases, s.parsed, s.ok, s.reparse_fail, s.mismatch, s.generic_fail);
   CHECK(s.parsed > 0);
   CHECK(s.reparse_fail == 0);
   CHECK(s.mismatch == 0);
@@ -505,6 +777,9 @@ int main(void) {
   test_constants();
   test_regions();
   test_shapes_and_composites();
+  test_jax_style();
+  test_malformed();
+  test_builder_roundtrip();
   test_suite_roundtrip();
   return mx_test_finish();
 }
