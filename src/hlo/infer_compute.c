@@ -18,6 +18,27 @@ static mx_elem_type_t result_elem(const mx_type_t *decl, int32_t i, mx_elem_type
   return dflt;
 }
 
+// precision_config: at most two of DEFAULT/HIGH/HIGHEST (absent is fine).
+static mx_status_t check_precision(const mx_op_t *op) {
+  const mx_attr_t *p = mx_op_attr(op, "precision_config");
+  if (p == NULL) return MX_OK;
+  if (p->kind != MX_ATTR_ARRAY || p->n > 2) {
+    return mx_infer_fail(op, "precision_config must be a list of at most 2 precisions");
+  }
+  for (int32_t i = 0; i < p->n; i++) {
+    const mx_attr_t *e = &p->items[i];
+    if (e->kind != MX_ATTR_ENUM || e->s == NULL ||
+        (strcmp(e->s, "DEFAULT") != 0 && strcmp(e->s, "HIGH") != 0 &&
+         strcmp(e->s, "HIGHEST") != 0)) {
+      return mx_infer_fail(op,
+                           "precision_config[%d] must be #stablehlo<precision DEFAULT|HIGH|"
+                           "HIGHEST>",
+                           i);
+    }
+  }
+  return MX_OK;
+}
+
 static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op, const mx_type_t *decl,
                                      mx_type_t *out) {
   if (op->n_operands != 2) {
@@ -25,6 +46,7 @@ static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op, cons
   }
   mx_status_t st = mx_infer_need_tensors(f, op, 0, 2);
   if (st != MX_OK) return st;
+  if ((st = check_precision(op)) != MX_OK) return st;
   const mx_type_t *l = mx_infer_operand(f, op, 0);
   const mx_type_t *r = mx_infer_operand(f, op, 1);
   const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
@@ -106,6 +128,7 @@ static mx_status_t infer_dot(const mx_func_t *f, const mx_op_t *op, const mx_typ
   }
   mx_status_t st = mx_infer_need_tensors(f, op, 0, 2);
   if (st != MX_OK) return st;
+  if ((st = check_precision(op)) != MX_OK) return st;
   const mx_type_t *l = mx_infer_operand(f, op, 0);
   const mx_type_t *r = mx_infer_operand(f, op, 1);
   if (l->rank < 1 || l->rank > 2 || r->rank < 1 || r->rank > 2) {
@@ -181,8 +204,14 @@ static mx_status_t read_padding(const mx_op_t *op, int32_t n, mx_ilist_t *p) {
     p->n = 2 * n;
     return MX_OK;
   }
-  if (p->n != 2 * n) {
-    return mx_infer_fail(op, "padding has %d entries, expected %d x 2", p->n, n);
+  const mx_attr_t *a = mx_op_attr(op, "padding");
+  bool shaped_ok =
+      a->kind != MX_ATTR_DENSE ||
+      (a->dense->type.rank == 2 && a->dense->type.dims[0] == n && a->dense->type.dims[1] == 2) ||
+      (n == 0 && mx_type_numel(&a->dense->type) == 0);
+  if (p->n != 2 * n || !shaped_ok) {
+    return mx_infer_fail(op, "padding has %d entries%s, expected %d x 2", p->n,
+                         shaped_ok ? "" : " or the wrong shape", n);
   }
   return MX_OK;
 }
@@ -243,6 +272,7 @@ static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op, cons
   }
   mx_status_t st = mx_infer_need_tensors(f, op, 0, 2);
   if (st != MX_OK) return st;
+  if ((st = check_precision(op)) != MX_OK) return st;
   const mx_type_t *l = mx_infer_operand(f, op, 0);
   const mx_type_t *r = mx_infer_operand(f, op, 1);
   if (l->rank != r->rank || l->rank < 2) {
@@ -416,7 +446,7 @@ static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *o
   const mx_type_t *src = mx_infer_operand(f, op, 1);
   const mx_type_t *init = mx_infer_operand(f, op, 2);
   mx_type_t shape;
-  if ((st = window_shape(op, x, false, &shape)) != MX_OK) return st;
+  if ((st = window_shape(op, x, x->rank > 0, &shape)) != MX_OK) return st;
   if (!mx_type_same_shape(&shape, src)) {
     return mx_infer_fail(op, "source type %s must have the windowed shape of operand %s",
                          mx_tstr(src).s, mx_tstr(x).s);
@@ -555,6 +585,12 @@ static mx_status_t infer_triangular_solve(const mx_func_t *f, const mx_op_t *op,
       a->dims[a->rank - 1] != a->dims[a->rank - 2]) {
     return mx_infer_fail(op, "a %s must be square matrices of b %s's rank and element type",
                          mx_tstr(a).s, mx_tstr(b).s);
+  }
+  const mx_attr_t *ta = mx_op_attr(op, "transpose_a");
+  if (ta != NULL &&
+      (ta->s == NULL || (strcmp(ta->s, "NO_TRANSPOSE") != 0 && strcmp(ta->s, "TRANSPOSE") != 0 &&
+                         strcmp(ta->s, "ADJOINT") != 0))) {
+    return mx_infer_fail(op, "transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT");
   }
   int64_t left;
   if ((st = mx_infer_int(op, NULL, "left_side", false, 0, &left)) != MX_OK) return st;
