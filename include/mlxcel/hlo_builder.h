@@ -274,9 +274,9 @@ mx_status_t mx_build_call(mx_builder_t *b, const char *callee, const int32_t *ar
 // region.
 mx_status_t mx_build_return(mx_builder_t *b, const int32_t *values, int32_t n);
 
-// stablehlo.composite `name` whose decomposition function (already in the module) takes the
-// operands' types; results take its result types. attrs (may be NULL) become
-// composite_attributes; the payloads must be owned by the module (mx_attr_* constructors).
+// stablehlo.composite `name` (namespaced, e.g. "mx.rms_norm") whose decomposition function (already
+// in the module) takes the operands' types; results take its result types. attrs (may be NULL)
+// become composite_attributes; the payloads must be owned by the module (mx_attr_* constructors).
 // version 0 is left out (StableHLO's default).
 mx_status_t mx_build_composite(mx_builder_t *b, const char *name, const int32_t *operands,
                                int32_t n, const mx_named_attr_t *attrs, int32_t n_attrs,
