@@ -228,8 +228,7 @@ static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
     MX_TRY_(mx_build_slice(b, x, lo, hi, NULL, 3, &x));
   }
   int32_t xn, lg;
-  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset,
-                           &xn));
+  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset, &xn));
   MX_TRY_(mx_g_linear(b, xn, c->w[c->wl->head], &lg));
   if (a->final_softcap > 0.0) {  // tanh(l / cap) * cap
     int32_t cap, d, th;
@@ -267,9 +266,9 @@ static mx_status_t body(core_t *c, bool all_logits) {
   return st;
 }
 
-mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl,
-                                const mx_checkpoint_t *ck, const mx_graph_opts_t *o,
-                                mx_comp_ctx_t *cc, const char *name, int32_t T, bool all_logits) {
+mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx_checkpoint_t *ck,
+                                const mx_graph_opts_t *o, mx_comp_ctx_t *cc, const char *name,
+                                int32_t T, bool all_logits) {
   if (o->batch > 64) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph: batch %d exceeds 64", o->batch);
   }
