@@ -80,9 +80,10 @@ static bool word_after(const char *s, size_t i, size_t n) {
 static const mx_tok_added_t *match_at(const enc_t *e, const char *s, size_t i, size_t n,
                                       bool normalized_pass) {
   const mx_tokenizer_t *t = e->t;
-  for (int32_t k = 0; k < t->n_added; k++) {
+  uint8_t first = (uint8_t)s[i];
+  for (int32_t k = t->added_first[first]; k < t->added_first[first + 1]; k++) {
     const mx_tok_added_t *a = &t->added[k];
-    if (a->len > n - i || (uint8_t)a->content[0] != (uint8_t)s[i]) continue;
+    if (a->len > n - i) continue;
     if (a->special && !e->parse_special) continue;
     // With a normalizer, "normalized" tokens are matched in the normalized text, the others in
     // the raw text; without one every token is matched in the raw text.

@@ -32,6 +32,8 @@ bool mx_tok_strmap_put(mx_tok_strmap_t *m, const char *key, size_t len, int32_t 
                        int32_t *existing);
 int32_t mx_tok_strmap_get(const mx_tok_strmap_t *m, const char *key, size_t len);  // -1 if none
 void mx_tok_strmap_free(mx_tok_strmap_t *m);
+// Pre-sizes for n keys (avoids rehashing while loading). False on OOM.
+bool mx_tok_strmap_reserve(mx_tok_strmap_t *m, uint32_t n);
 
 // ---- (left id, right id) -> (rank, merged id) map for BPE merges ----
 typedef struct mx_tok_merge_slot {
@@ -49,6 +51,7 @@ typedef struct mx_tok_mergemap {
 bool mx_tok_mergemap_put(mx_tok_mergemap_t *m, int32_t a, int32_t b, int32_t rank, int32_t id);
 const mx_tok_merge_slot_t *mx_tok_mergemap_get(const mx_tok_mergemap_t *m, int32_t a, int32_t b);
 void mx_tok_mergemap_free(mx_tok_mergemap_t *m);
+bool mx_tok_mergemap_reserve(mx_tok_mergemap_t *m, uint32_t n);
 
 // ---- UTF-8 helpers ----
 // Length of the valid UTF-8 character at s[0..n), or 0 if invalid/incomplete. *cp = code point.
@@ -171,8 +174,9 @@ struct mx_tokenizer {
   int32_t unk_id;  // -1: none
   int32_t byte_ids[256];  // id of <0xNN>, -1 if absent
 
-  mx_tok_added_t *added;  // sorted by content length, longest first
+  mx_tok_added_t *added;  // sorted by first byte, then content length, longest first
   int32_t n_added;
+  int32_t added_first[257];  // added[added_first[b] .. added_first[b + 1]) start with byte b
   bool any_normalized_added;
 
   mx_tok_norm_t *norms;

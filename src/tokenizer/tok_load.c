@@ -58,6 +58,9 @@ static mx_status_t scan_ids(const cJSON *vocab, const cJSON *added, int32_t *max
 }
 
 static mx_status_t load_vocab(mx_tokenizer_t *t, const cJSON *vocab) {
+  if (!mx_tok_strmap_reserve(&t->vocab, (uint32_t)cJSON_GetArraySize(vocab))) {
+    return mx_error_set(MX_ERR_NOMEM, "model.vocab: out of memory");
+  }
   const cJSON *it;
   cJSON_ArrayForEach(it, vocab) {
     int32_t id = (int32_t)it->valuedouble;  // validated by scan_ids
@@ -92,6 +95,8 @@ static mx_status_t load_vocab(mx_tokenizer_t *t, const cJSON *vocab) {
 
 static int cmp_added_len(const void *a, const void *b) {
   const mx_tok_added_t *x = a, *y = b;
+  uint8_t fx = (uint8_t)x->content[0], fy = (uint8_t)y->content[0];
+  if (fx != fy) return fx < fy ? -1 : 1;
   if (x->len != y->len) return x->len > y->len ? -1 : 1;
   return x->id - y->id;
 }
@@ -143,6 +148,13 @@ static mx_status_t load_added(mx_tokenizer_t *t, const cJSON *added) {
     e->special = a->special;
   }
   qsort(t->added, (size_t)t->n_added, sizeof *t->added, cmp_added_len);
+  // Index by first byte so matching costs nothing at positions no token can start.
+  int32_t k = 0;
+  for (int b = 0; b < 256; b++) {
+    t->added_first[b] = k;
+    while (k < t->n_added && (uint8_t)t->added[k].content[0] == b) k++;
+  }
+  t->added_first[256] = k;
   return MX_OK;
 }
 
@@ -176,6 +188,9 @@ static mx_status_t merge_parts(const cJSON *m, int32_t rank, const char **a, siz
 static mx_status_t load_merges(mx_tokenizer_t *t, const cJSON *merges) {
   if (merges && !cJSON_IsArray(merges)) {
     return mx_error_set(MX_ERR_PARSE, "model.merges: not an array");
+  }
+  if (merges && !mx_tok_mergemap_reserve(&t->merges, (uint32_t)cJSON_GetArraySize(merges))) {
+    return mx_error_set(MX_ERR_NOMEM, "model.merges: out of memory");
   }
   char *buf = NULL;
   size_t cap = 0;

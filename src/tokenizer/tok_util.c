@@ -19,8 +19,7 @@ uint64_t mx_tok_hash(const char *s, size_t n) {
   return h;
 }
 
-static bool strmap_grow(mx_tok_strmap_t *m) {
-  uint32_t ncap = m->cap ? m->cap * 2 : 1024;
+static bool strmap_resize(mx_tok_strmap_t *m, uint32_t ncap) {
   mx_tok_strmap_slot_t *ns = calloc(ncap, sizeof *ns);
   if (!ns) return false;
   for (uint32_t i = 0; i < m->cap; i++) {
@@ -34,6 +33,16 @@ static bool strmap_grow(mx_tok_strmap_t *m) {
   m->slots = ns;
   m->cap = ncap;
   return true;
+}
+
+static bool strmap_grow(mx_tok_strmap_t *m) {
+  return strmap_resize(m, m->cap ? m->cap * 2 : 1024);
+}
+
+bool mx_tok_strmap_reserve(mx_tok_strmap_t *m, uint32_t n) {
+  uint32_t cap = 1024;
+  while (cap < 2 * n && cap < (1u << 30)) cap *= 2;
+  return cap <= m->cap || strmap_resize(m, cap);
 }
 
 bool mx_tok_strmap_put(mx_tok_strmap_t *m, const char *key, size_t len, int32_t value,
@@ -77,8 +86,7 @@ static uint32_t merge_slot(uint64_t key, uint32_t cap) {
   return (uint32_t)(h >> 32) & (cap - 1);
 }
 
-static bool mergemap_grow(mx_tok_mergemap_t *m) {
-  uint32_t ncap = m->cap ? m->cap * 2 : 1024;
+static bool mergemap_resize(mx_tok_mergemap_t *m, uint32_t ncap) {
   mx_tok_merge_slot_t *ns = calloc(ncap, sizeof *ns);
   if (!ns) return false;
   for (uint32_t i = 0; i < m->cap; i++) {
@@ -91,6 +99,16 @@ static bool mergemap_grow(mx_tok_mergemap_t *m) {
   m->slots = ns;
   m->cap = ncap;
   return true;
+}
+
+static bool mergemap_grow(mx_tok_mergemap_t *m) {
+  return mergemap_resize(m, m->cap ? m->cap * 2 : 1024);
+}
+
+bool mx_tok_mergemap_reserve(mx_tok_mergemap_t *m, uint32_t n) {
+  uint32_t cap = 1024;
+  while (cap < 2 * n && cap < (1u << 30)) cap *= 2;
+  return cap <= m->cap || mergemap_resize(m, cap);
 }
 
 // A later merge of the same pair replaces the earlier one (as a Rust HashMap collect does).
