@@ -406,6 +406,7 @@ mx_status_t mx_tok_load_decoder(mx_tokenizer_t *t, const cJSON *j) {
 // ---- post-processors ----
 static mx_status_t append_ids(int32_t **arr, int32_t *n, const int32_t *ids, int32_t k,
                               bool front) {
+  if (k == 0) return MX_OK;
   int32_t *na = realloc(*arr, (size_t)(*n + k + 1) * sizeof *na);
   if (!na) return mx_error_set(MX_ERR_NOMEM, "post_processor: out of memory");
   if (front) {
