@@ -399,6 +399,7 @@ static void test_generate(void) {
 
 typedef struct ref_run {
   const char *prompt;
+  const char *stdout_text;  // run.c's output: prompt text + generated text
   int32_t n_prompt, n_tokens, steps;
   int32_t *tokens;  // [n_tokens]: prompt then greedy ids
   int32_t n_logits;
@@ -434,10 +435,12 @@ typedef struct real_check {
   int32_t first_bad;
   double worst_logit;
   int32_t n_logits_checked;
+  mx_strbuf_t text;
 } real_check_t;
 
 static bool on_real_token(void *user, int32_t id, const char *text, size_t len) {
   real_check_t *c = user;
+  mx_strbuf_append(&c->text, text, len);
   int32_t at = c->r->n_prompt + c->n;
   if (at >= c->r->n_tokens || c->r->tokens[at] != id) {
     if (!c->mismatches) c->first_bad = at;
@@ -492,8 +495,16 @@ static void check_run(mx_model_t *m, const ref_run_t *r) {
   real_check_t c = {.s = s, .r = r, .first_bad = -1};
   mx_generate_stats_t st;
   double t0 = seconds_now();
-  CHECK_OK(mx_generate(s, NULL, r->tokens, r->n_prompt, &g, on_real_token, &c, &st));
+  mx_strbuf_init(&c.text);
+  CHECK_OK(mx_generate(s, m->tokenizer, r->tokens, r->n_prompt, &g, on_real_token, &c, &st));
   double secs = seconds_now() - t0;
+  // The streamed text is run.c's output after the prompt's own text.
+  size_t pl = strlen(r->prompt);
+  CHECK(strncmp(r->stdout_text, r->prompt, pl) == 0);
+  const char *want_text = r->stdout_text + pl;
+  CHECK_MSG(c.text.data && strcmp(c.text.data, want_text) == 0, "'%s': text\n%s\nexpected\n%s",
+            r->prompt, c.text.data ? c.text.data : "", want_text);
+  mx_strbuf_free(&c.text);
   int32_t want = r->n_tokens - r->n_prompt;
   CHECK_MSG(c.mismatches == 0 && c.n == want,
             "'%s': %d of %d ids differ (first at token %d), %d generated", r->prompt, c.mismatches,
@@ -513,7 +524,9 @@ static void check_run(mx_model_t *m, const ref_run_t *r) {
   CHECK(mx_session_n_past(s) == 0 && mx_session_logits(s) == NULL);
   g.max_tokens = 16;
   real_check_t c2 = {.s = s, .r = r, .first_bad = -1};
+  mx_strbuf_init(&c2.text);
   CHECK_OK(mx_generate(s, NULL, r->tokens, r->n_prompt, &g, on_real_token, &c2, &st));
+  mx_strbuf_free(&c2.text);
   CHECK_MSG(c2.mismatches == 0 && c2.n == 16, "'%s' after reset: %d mismatches", r->prompt,
             c2.mismatches);
   mx_session_destroy(s);
@@ -567,10 +580,13 @@ static void test_stories260k(void) {
     printf("SKIP: stories260K checks: %s\n", mx_error_message());
     return;
   }
-  mx_model_t m;
-  memset(&m, 0, sizeof m);
-  CHECK_OK(mx_config_load(dir, &m.config));
-  CHECK_OK(mx_checkpoint_open(dir, &m.ckpt));
+  mx_model_t *mp = NULL;
+  CHECK_OK(mx_model_load(dir, &mp));
+  if (!mp) {
+    free(text);
+    return;
+  }
+  mx_model_t m = *mp;  // (a copy of the handles; mp still owns them)
   cJSON *root = cJSON_ParseWithLength(text, len);
   const cJSON *runs = cJSON_GetObjectItem(root, "runs");
   CHECK(cJSON_GetArraySize(runs) >= 3);
@@ -605,6 +621,7 @@ static void test_stories260k(void) {
     cJSON_ArrayForEach(run, runs) {
       ref_run_t r = {0};
       r.prompt = cJSON_GetStringValue(cJSON_GetObjectItem(run, "prompt"));
+      r.stdout_text = cJSON_GetStringValue(cJSON_GetObjectItem(run, "stdout_text"));
       free(json_ints(cJSON_GetObjectItem(run, "prompt_tokens"), &r.n_prompt));
       r.tokens = json_ints(cJSON_GetObjectItem(run, "tokens"), &r.n_tokens);
       r.steps = (int32_t)cJSON_GetObjectItem(run, "steps")->valuedouble;
@@ -618,7 +635,7 @@ static void test_stories260k(void) {
   }
   cJSON_Delete(root);
   free(text);
-  mx_checkpoint_close(m.ckpt);
+  mx_model_free(mp);
 }
 
 int main(void) {
