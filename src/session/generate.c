@@ -110,6 +110,8 @@ mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
   if (!s || !opts) return mx_error_set(MX_ERR_INVALID_ARG, "mx_generate: session or opts is NULL");
+  if (n_prompt < 0 || (n_prompt > 0 && !prompt))
+    return mx_error_set(MX_ERR_INVALID_ARG, "generate: bad prompt (%d ids)", n_prompt);
   mx_status_t st = check_opts(opts, tok);
   if (st) return st;
   const mx_model_config_t *cfg = &s->model->config;
