@@ -12,6 +12,17 @@
 #include "mx_test.h"
 #include "session/session_internal.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define MX_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MX_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef MX_TEST_SANITIZED
+#define MX_TEST_SANITIZED 0
+#endif
+
 // ---- Fake backend ----
 
 enum { FAKE_V = 50, FAKE_MAX_CALLS = 64 };
@@ -646,7 +657,10 @@ static void check_run(mx_model_t *m, const ref_run_t *r) {
 
   // Greedy generation through mx_generate on a reset session.
   mx_session_reset(s);
-  mx_generate_opts_t g = {.max_tokens = 100000};
+  // Sanitizer builds run the interpreter ~8x slower: there a prefix of each stream is checked.
+  const bool full = !MX_TEST_SANITIZED;
+  const int32_t want = full ? r->n_tokens - r->n_prompt : 48;
+  mx_generate_opts_t g = {.max_tokens = full ? 100000 : want};
   mx_sampler_params_default(&g.sampling);
   g.sampling.temperature = 0.0f;
   real_check_t c = {.s = s, .r = r, .first_bad = -1};
@@ -659,15 +673,15 @@ static void check_run(mx_model_t *m, const ref_run_t *r) {
   size_t pl = strlen(r->prompt);
   CHECK(strncmp(r->stdout_text, r->prompt, pl) == 0);
   const char *want_text = r->stdout_text + pl;
-  CHECK_MSG(c.text.data && strcmp(c.text.data, want_text) == 0, "'%s': text\n%s\nexpected\n%s",
-            r->prompt, c.text.data ? c.text.data : "", want_text);
+  CHECK_MSG(c.text.data && (full ? strcmp(c.text.data, want_text) == 0
+                                 : strncmp(c.text.data, want_text, c.text.len) == 0),
+            "'%s': text\n%s\nexpected\n%s", r->prompt, c.text.data ? c.text.data : "", want_text);
   mx_strbuf_free(&c.text);
-  int32_t want = r->n_tokens - r->n_prompt;
   CHECK_MSG(c.mismatches == 0 && c.n == want,
             "'%s': %d of %d ids differ (first at token %d), %d generated", r->prompt, c.mismatches,
             want, c.first_bad, c.n);
-  CHECK_MSG(st.finish == MX_FINISH_CONTEXT, "'%s': finish %s", r->prompt,
-            mx_finish_reason_name(st.finish));
+  CHECK_MSG(st.finish == (full ? MX_FINISH_CONTEXT : MX_FINISH_LENGTH), "'%s': finish %s",
+            r->prompt, mx_finish_reason_name(st.finish));
   CHECK_MSG(c.worst_logit <= 1e-4, "'%s': generated-position logits differ by %g", r->prompt,
             c.worst_logit);
   printf(
