@@ -727,9 +727,27 @@ static void check_chunking(mx_model_t *m, const ref_run_t *r) {
       CHECK_MSG(worst <= 1e-5, "chunk %d vs 64: logits differ by %g", chunks[k], worst);
       free(all);
     }
-    // Decoding one token by one after the prompt, to the brim of the context.
+    // Continue to the brim of the context (positions 20..31, where the reference has logits):
+    // as a second prefill (pieces at the end of the capacity) or token by token.
     int64_t left = mx_session_ctx(s) - mx_session_n_past(s);
-    for (int64_t i = 0; i < left; i++) CHECK_OK(mx_session_decode(s, r->tokens[n + i]));
+    float *rest = malloc((size_t)left * (size_t)V * sizeof *rest);
+    if (k == 0) {
+      CHECK_OK(mx_session_prefill(s, r->tokens + n, (int32_t)left, rest));
+    } else {
+      for (int64_t i = 0; i < left; i++) {
+        CHECK_OK(mx_session_decode(s, r->tokens[n + i]));
+        memcpy(rest + i * V, mx_session_logits(s), (size_t)V * sizeof *rest);
+      }
+    }
+    double worst = 0;
+    for (int64_t i = 0; i < left; i++) {
+      double d = logit_diff(r, n + (int32_t)i, rest + i * V, V);
+      CHECK(d >= 0);
+      worst = d > worst ? d : worst;
+    }
+    CHECK_MSG(worst <= 1e-4, "chunk %d: logits of positions %d..31 differ by %g", chunks[k], n,
+              worst);
+    free(rest);
     CHECK(mx_session_n_past(s) == 32);
     mx_session_destroy(s);
   }
