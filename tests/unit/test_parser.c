@@ -49,6 +49,28 @@ static void scan_dir(const char *dir, const char *rel, char ***files, int *n, in
   closedir(d);
 }
 
+static bool module_eq(const mx_module_t *a, const mx_module_t *b);
+
+// Printing a parsed module (pretty and generic) and parsing it again gives the same IR.
+static int roundtrip_failures;
+static void check_roundtrip(const mx_module_t *m, const char *where) {
+  for (int gen = 0; gen < 2; gen++) {
+    mx_print_opts_t po = {.generic = gen};
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_module_t *m2 = NULL;
+    mx_parse_opts_t o = {.filename = "printed.mlir"};
+    bool ok = mx_hlo_print(m, &po, &sb) == MX_OK && mx_hlo_parse(sb.data, sb.len, &o, &m2) == MX_OK &&
+              module_eq(m, m2);
+    if (!ok) {
+      roundtrip_failures++;
+      printf("  ROUNDTRIP (%s) %s: %s\n", gen ? "generic" : "pretty", where, mx_error_message());
+    }
+    mx_module_destroy(m2);
+    mx_strbuf_free(&sb);
+  }
+}
+
 static void test_suite(void) {
   const char *shared = getenv("MX_SHARED");
   char dir[4096];
@@ -85,6 +107,9 @@ static void test_suite(void) {
       mx_status_t st = mx_hlo_parse(cases[c].text, cases[c].len, &o, &m);
       if (st == MX_OK) {
         ok++;
+        char where[256];
+        snprintf(where, sizeof where, "%s case %d", files[i], (int)c);
+        check_roundtrip(m, where);
         mx_module_destroy(m);
       } else if (st == MX_ERR_UNSUPPORTED) {
         unsupported++;
@@ -101,6 +126,7 @@ static void test_suite(void) {
   printf("suite: %d cases, %d parse, %d unsupported, %d failed\n", total, ok, unsupported, failed);
   // Everything outside quantized types / unsupported constructs must parse.
   CHECK_MSG(failed == 0, "%d suite cases failed to parse", failed);
+  CHECK_MSG(roundtrip_failures == 0, "%d print/parse round trips failed", roundtrip_failures);
   CHECK(ok >= 480);
   for (int i = 0; i < n; i++) free(files[i]);
   free(files);
@@ -191,6 +217,19 @@ static bool op_eq(const mx_func_t *fa, const mx_op_t *a, const mx_func_t *fb, co
   }
   for (int32_t i = 0; i < a->n_regions; i++)
     if (!block_eq(fa, a->regions[i], fb, b->regions[i])) return false;
+  return true;
+}
+
+static bool module_eq(const mx_module_t *a, const mx_module_t *b) {
+  if (a->n_funcs != b->n_funcs) return false;
+  for (int32_t i = 0; i < a->n_funcs; i++) {
+    const mx_func_t *fa = a->funcs[i], *fb = b->funcs[i];
+    if (strcmp(fa->name, fb->name) != 0 || fa->n_results != fb->n_results ||
+        fa->is_private != fb->is_private || !block_eq(fa, fa->body, fb, fb->body))
+      return false;
+    for (int32_t k = 0; k < fa->n_results; k++)
+      if (!mx_type_equal(&fa->result_types[k], &fb->result_types[k])) return false;
+  }
   return true;
 }
 
