@@ -221,7 +221,7 @@ mx_status_t mx_p_define(mx_parser_t *p, const mx_tok_t *t, int32_t first_id, int
   return MX_OK;
 }
 
-static void mx_p_pop_names(mx_parser_t *p, int32_t mark) {
+void mx_p_pop_names(mx_parser_t *p, int32_t mark) {
   while (p->n_names > mark) {
     mx_pname_t *e = &p->names[--p->n_names];
     p->buckets[e->hash & (uint32_t)(p->n_buckets - 1)] = e->next;
@@ -338,7 +338,7 @@ static mx_status_t mx_p_block_arg(mx_parser_t *p, mx_block_t *b) {
   return mx_p_define(p, &t, id, 1);
 }
 
-static mx_status_t mx_p_block_body(mx_parser_t *p, mx_block_t *b) {
+mx_status_t mx_p_block_body(mx_parser_t *p, mx_block_t *b) {
   while (mx_p_kind(p) != MX_TK_RBRACE) {
     if (mx_p_kind(p) == MX_TK_EOF) return mx_p_expected(p, "'}' closing the block");
     if (mx_p_kind(p) == MX_TK_BLOCK)
@@ -550,7 +550,7 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
 // Functions and modules
 // ============================================================================================
 
-static mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out) {
+mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out) {
   const mx_tok_t *t = mx_p_tok(p);
   if (t->kind != MX_TK_SYMBOL) return mx_p_expected(p, "symbol name (@name)");
   if (t->len >= 2 && t->text[1] == '"') {
@@ -658,13 +658,19 @@ static mx_status_t mx_p_alias_def(mx_parser_t *p) {
   mx_tok_t t = *mx_p_tok(p);
   mx_p_next(p);
   MX_TRY(mx_p_expect(p, MX_TK_EQUAL, "'=' in alias definition"));
-  if (t.kind == MX_TK_BANG) {
-    mx_type_t ty;  // type aliases are parsed (for error checking) but not kept
-    return mx_p_type(p, &ty);
-  }
-  if (mx_tok_is(mx_p_tok(p), "loc")) return mx_p_skip_loc(p);
   mx_attr_t a;
-  MX_TRY(mx_p_attr(p, &a));
+  memset(&a, 0, sizeof a);
+  if (t.kind == MX_TK_BANG) {
+    a.kind = MX_ATTR_TYPE;
+    a.type = mx_arena_alloc(p->arena, sizeof(mx_type_t));
+    if (!a.type) return mx_p_oom();
+    MX_TRY(mx_p_type(p, a.type));
+  } else if (mx_tok_is(mx_p_tok(p), "loc")) {
+    return mx_p_skip_loc(p);
+  } else {
+    MX_TRY(mx_p_attr(p, &a));
+  }
+  if (mx_p_find_alias(p, &t)) return mx_p_error_at(p, &t, "redefinition of alias '%.*s'", (int)t.len, t.text);
   if (p->n_aliases == p->cap_aliases) {
     int32_t nc = p->cap_aliases ? p->cap_aliases * 2 : 8;
     mx_palias_t *na = mx_arena_grow(p->arena, p->aliases, (size_t)p->n_aliases, (size_t)nc,
@@ -680,7 +686,7 @@ static mx_status_t mx_p_alias_def(mx_parser_t *p) {
   return MX_OK;
 }
 
-static mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
+mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
   for (;;) {
     mx_tok_kind_t k = mx_p_kind(p);
     if (k == MX_TK_EOF) {
@@ -690,6 +696,9 @@ static mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
     if (k == MX_TK_RBRACE && in_module) return MX_OK;
     if (mx_tok_is(mx_p_tok(p), "func.func")) {
       MX_TRY(mx_p_func(p));
+    } else if (k == MX_TK_STRING && mx_p_tok(p)->len == 11 &&
+               memcmp(mx_p_tok(p)->text, "\"func.func\"", 11) == 0) {
+      MX_TRY(mx_p_generic_func(p));
     } else if (k == MX_TK_HASH || k == MX_TK_BANG) {
       MX_TRY(mx_p_alias_def(p));
     } else if (!in_module && mx_tok_is(mx_p_tok(p), "module")) {
@@ -703,6 +712,13 @@ static mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
 static mx_status_t mx_p_module(mx_parser_t *p) {
   // Leading aliases (e.g. #loc definitions) may precede the module.
   while (mx_p_kind(p) == MX_TK_HASH || mx_p_kind(p) == MX_TK_BANG) MX_TRY(mx_p_alias_def(p));
+  if (mx_p_kind(p) == MX_TK_STRING && mx_p_tok(p)->len == 16 &&
+      memcmp(mx_p_tok(p)->text, "\"builtin.module\"", 16) == 0) {
+    MX_TRY(mx_p_generic_module(p));
+    while (mx_p_kind(p) == MX_TK_HASH || mx_p_kind(p) == MX_TK_BANG) MX_TRY(mx_p_alias_def(p));
+    if (mx_p_kind(p) != MX_TK_EOF) return mx_p_expected(p, "end of input after the module");
+    return MX_OK;
+  }
   if (!mx_tok_is(mx_p_tok(p), "module")) return mx_p_top_items(p, false);
   mx_p_next(p);
   if (mx_p_kind(p) == MX_TK_SYMBOL) {

@@ -215,6 +215,9 @@ mx_status_t mx_p_type(mx_parser_t *p, mx_type_t *out) {
       out->kind = MX_TYPE_TOKEN;
     } else if (t->len >= 6 && memcmp(t->text, "!quant", 6) == 0) {
       return mx_p_unsupported(p, t, "quantized type %.*s", (int)t->len, t->text);
+    } else if (mx_p_find_alias(p, t) && mx_p_find_alias(p, t)->kind == MX_ATTR_TYPE) {
+      *out = *mx_p_find_alias(p, t)->type;
+      mx_p_next(p);
     } else {
       return mx_p_unsupported(p, t, "type %.*s", (int)t->len, t->text);
     }

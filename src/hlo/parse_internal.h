@@ -26,7 +26,7 @@ typedef struct mx_pname {
   uint32_t hash;
 } mx_pname_t;
 
-// Attribute alias (`#name = <attr>` at the top level).
+// Attribute alias (`#name = <attr>`) or type alias (`!name = type`, value.kind == TYPE).
 typedef struct mx_palias {
   const char *name;  // including '#'
   size_t len;
@@ -159,6 +159,17 @@ mx_status_t mx_p_region(mx_parser_t *p, const mx_parg_t *preset_args, int32_t n_
 // Defines a name in the current scope.
 mx_status_t mx_p_define(mx_parser_t *p, const mx_tok_t *t, int32_t first_id, int32_t count);
 mx_status_t mx_p_push_operand(mx_parser_t *p, mx_pop_t *op, int32_t id, const mx_tok_t *t);
+
+mx_status_t mx_p_block_body(mx_parser_t *p, mx_block_t *b);  // ops up to and including '}'
+mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out);
+mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module);  // funcs/aliases up to '}' or EOF
+void mx_p_pop_names(mx_parser_t *p, int32_t mark);
+
+// ---- generic-form functions and modules (parse_generic.c) ----
+// "func.func"() <{function_type = ..., sym_name = "f"}> ({ ^bb0(...): ... }) : () -> ()
+mx_status_t mx_p_generic_func(mx_parser_t *p);
+// "builtin.module"() ({ ... }) : () -> ()
+mx_status_t mx_p_generic_module(mx_parser_t *p);
 
 // ---- pretty forms (parse_ops.c) ----
 // Parses everything after the op name of a pretty-form op; fills op.

@@ -972,6 +972,58 @@ static void test_split(void) {
 }
 
 
+// ---------------------------------------------------------------------------------------------
+// Fully generic modules ("builtin.module" / "func.func"), type aliases
+// ---------------------------------------------------------------------------------------------
+
+static void test_generic_module(void) {
+  const char *generic =
+      "!t = tensor<2xf32>\n"
+      "\"builtin.module\"() <{sym_name = \"jit_f\"}> ({\n"
+      "  \"func.func\"() <{arg_attrs = [{jax.arg_info = \"x\"}], function_type = (!t) -> tensor<2xf32>, res_attrs = [{jax.result_info = \"\"}], sym_name = \"main\"}> ({\n"
+      "  ^bb0(%arg0: tensor<2xf32>):\n"
+      "    %0 = \"stablehlo.add\"(%arg0, %arg0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+      "    %1 = \"func.call\"(%0) <{callee = @helper}> : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    \"func.return\"(%1) : (tensor<2xf32>) -> ()\n"
+      "  }) : () -> ()\n"
+      "  \"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = \"helper\", sym_visibility = \"private\"}> ({\n"
+      "  ^bb0(%arg0: tensor<2xf32>):\n"
+      "    \"func.return\"(%arg0) : (tensor<2xf32>) -> ()\n"
+      "  }) : () -> ()\n"
+      "}) {mhlo.num_replicas = 1 : i32} : () -> ()\n";
+  const char *pretty =
+      "module @jit_f attributes {mhlo.num_replicas = 1 : i32} {\n"
+      "  func.func @main(%arg0: tensor<2xf32> {jax.arg_info = \"x\"}) -> (tensor<2xf32> {jax.result_info = \"\"}) {\n"
+      "    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>\n"
+      "    %1 = call @helper(%0) : (tensor<2xf32>) -> tensor<2xf32>\n"
+      "    return %1 : tensor<2xf32>\n"
+      "  }\n"
+      "  func.func private @helper(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "    return %arg0 : tensor<2xf32>\n"
+      "  }\n"
+      "}\n";
+  mx_module_t *a = NULL, *b = NULL;
+  CHECK_OK(parse_str(generic, &a));
+  CHECK_OK(parse_str(pretty, &b));
+  if (a && b) {
+    CHECK(module_eq(a, b));
+    CHECK(a->name && strcmp(a->name, "jit_f") == 0 && a->attrs.n == 1);
+    CHECK(a->funcs[1]->is_private && !a->funcs[0]->is_private);
+    CHECK(a->funcs[0]->arg_attrs[0].n == 1 && a->funcs[0]->result_attrs[0].n == 1);
+  }
+  mx_module_destroy(a);
+  mx_module_destroy(b);
+  expect_parse_error("generic func without sym_name",
+                     "\"func.func\"() <{function_type = () -> ()}> ({\n  \"func.return\"() : () -> ()\n}) : () -> ()\n",
+                     "t.mlir:1:1: error: generic func.func needs a sym_name");
+  expect_parse_error("generic func type mismatch",
+                     "\"func.func\"() <{function_type = (tensor<f32>) -> (), sym_name = \"f\"}> ({\n"
+                     "^bb0(%a: tensor<i32>):\n  \"func.return\"() : () -> ()\n}) : () -> ()\n",
+                     "t.mlir:2:10: error: argument 0 does not match the function_type");
+  expect_parse_error("type alias redefinition", "!t = tensor<f32>\n!t = tensor<i32>\n",
+                     "t.mlir:2:1: error: redefinition of alias '!t'");
+}
+
 int main(void) {
   test_suite();
   test_pretty_vs_generic();
@@ -980,5 +1032,6 @@ int main(void) {
   test_prefixes();
   test_limits();
   test_split();
+  test_generic_module();
   return mx_test_finish();
 }
