@@ -884,9 +884,23 @@ static mx_status_t mx_o_to_dense_array(mx_parser_t *p, mx_attr_t *a, bool is_boo
   return MX_OK;
 }
 
+// Integer attributes and the width StableHLO gives them (untyped integers get it; MLIR would
+// type them i64, which is what the i64 ones are anyway).
+static const struct {
+  const char *name;
+  mx_elem_type_t et;
+} mx_int_attrs[] = {{"iota_dimension", MX_ELEM_I64},      {"dimension", MX_ELEM_I64},
+                    {"feature_group_count", MX_ELEM_I64}, {"batch_group_count", MX_ELEM_I64},
+                    {"index", MX_ELEM_I32},               {"exponent_bits", MX_ELEM_I32},
+                    {"mantissa_bits", MX_ELEM_I32},       {"api_version", MX_ELEM_I32},
+                    {"version", MX_ELEM_I32}};
+
 mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op) {
   for (int32_t i = 0; i < op->n_attrs; i++) {
     mx_named_attr_t *na = &op->attrs[i];
+    if (na->value.kind == MX_ATTR_INT && na->value.elem == MX_ELEM_INVALID)
+      for (size_t k = 0; k < sizeof mx_int_attrs / sizeof mx_int_attrs[0]; k++)
+        if (strcmp(na->name, mx_int_attrs[k].name) == 0) na->value.elem = mx_int_attrs[k].et;
     for (int k = 0; mx_dim_list_attrs[k]; k++)
       if (strcmp(na->name, mx_dim_list_attrs[k]) == 0)
         MX_TRY(mx_o_to_dense_array(p, &na->value, strcmp(na->name, "window_reversal") == 0));

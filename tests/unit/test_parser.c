@@ -337,6 +337,9 @@ static void test_pretty_vs_generic(void) {
   check_same("iota", FN1("", "tensor<4xi32>", "  %r = stablehlo.iota dim = 0 : tensor<4xi32>"),
              FN1("", "tensor<4xi32>",
                  "  %r = \"stablehlo.iota\"() {iota_dimension = 0 : i64} : () -> tensor<4xi32>"));
+  check_same("iota untyped dimension", FN1("", "tensor<4xi32>", "  %r = stablehlo.iota dim = 0 : tensor<4xi32>"),
+             FN1("", "tensor<4xi32>",
+                 "  %r = \"stablehlo.iota\"() {iota_dimension = 0} : () -> tensor<4xi32>"));
   check_same("slice",
              FN1("%a: tensor<3x4xf32>", "tensor<2x1xf32>",
                  "  %r = stablehlo.slice %a [0:2, 1:4:3] : (tensor<3x4xf32>) -> tensor<2x1xf32>"),
