@@ -31,6 +31,20 @@ static bool mx_tok_u64(const mx_tok_t *t, uint64_t *out) {
 
 bool mx_p_tok_u64(const mx_tok_t *t, uint64_t *out) { return mx_tok_u64(t, out); }
 
+mx_status_t mx_p_float_text(mx_parser_t *p, const char *text, size_t n, double *d, float *f) {
+  char small[128];
+  char *buf = small;
+  if (n >= sizeof small) {
+    buf = mx_arena_alloc(p->arena, n + 1);  // very long literals: rare, kept exact
+    if (!buf) return mx_p_oom();
+  }
+  memcpy(buf, text, n);
+  buf[n] = '\0';
+  if (d) *d = strtod(buf, NULL);
+  if (f) *f = strtof(buf, NULL);
+  return MX_OK;
+}
+
 mx_status_t mx_p_int(mx_parser_t *p, int64_t *out) {
   bool neg = false;
   mx_tok_t start = *mx_p_tok(p);
@@ -356,12 +370,8 @@ static mx_status_t mx_p_number_attr(mx_parser_t *p, mx_attr_t *out) {
   mx_tok_t t = *mx_p_tok(p);
   memset(out, 0, sizeof *out);
   if (t.kind == MX_TK_FLOAT) {
-    char buf[128];
-    size_t n = t.len < sizeof buf - 1 ? t.len : sizeof buf - 1;
-    memcpy(buf, t.text, n);
-    buf[n] = '\0';
     out->kind = MX_ATTR_FLOAT;
-    out->f = strtod(buf, NULL);
+    MX_TRY(mx_p_float_text(p, t.text, t.len, &out->f, NULL));
     if (neg) out->f = -out->f;
     out->elem = MX_ELEM_F64;
     mx_p_next(p);

@@ -13,7 +13,7 @@ typedef struct mx_lit {
   bool hex;
   uint64_t u;  // INT magnitude / BOOL value
   const char *text;  // FLOAT: token text (re-parsed with the target precision)
-  uint32_t len;
+  size_t len;
   int32_t line, col;  // for error messages
 } mx_lit_t;
 
@@ -61,11 +61,11 @@ static mx_status_t mx_d_scalar(mx_parser_t *p, mx_dense_ctx_t *c) {
   } else if (t->kind == MX_TK_FLOAT) {
     l.kind = MX_LIT_FLOAT;
     l.text = t->text;
-    l.len = (uint32_t)(t->len > 100 ? 100 : t->len);
+    l.len = t->len;
   } else if (!l.neg && (mx_tok_is(t, "inf") || mx_tok_is(t, "nan"))) {
     l.kind = MX_LIT_FLOAT;
     l.text = t->text;
-    l.len = (uint32_t)t->len;
+    l.len = t->len;
   } else {
     return mx_p_expected(p, "element literal");
   }
@@ -176,11 +176,7 @@ static mx_status_t mx_d_store_real(mx_parser_t *p, const mx_lit_t *l, mx_elem_ty
     d = (double)l->u;
     fv = (float)l->u;
   } else {
-    char buf[128];
-    memcpy(buf, l->text, l->len);
-    buf[l->len] = '\0';
-    d = strtod(buf, NULL);
-    fv = strtof(buf, NULL);
+    MX_TRY(mx_p_float_text(p, l->text, l->len, &d, &fv));
   }
   if (l->neg) {
     d = -d;
@@ -308,6 +304,7 @@ mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
   int64_t per = cplx ? 2 : 1;
   int64_t leaves = c.n / per;
   bool splat = !top_list && leaves == 1;
+  if (leaves == 0 && numel == 0) return MX_OK;  // `dense<[]>` for any empty shape
   if (!splat) {
     int32_t rank = c.leaf_depth < 0 ? 0 : c.leaf_depth;
     bool ok = rank == ty.rank;

@@ -101,6 +101,8 @@ mx_status_t mx_p_error_ptr(mx_parser_t *p, const char *ptr, const char *fmt, ...
 // ---- integers (parse_attr.c) ----
 // Magnitude of an INT token (decimal or hex); false on uint64 overflow.
 bool mx_p_tok_u64(const mx_tok_t *t, uint64_t *out);
+// Converts a FLOAT token's text (strtod/strtof; any length).
+mx_status_t mx_p_float_text(mx_parser_t *p, const char *text, size_t n, double *d, float *f);
 // Parses an optionally negative integer literal.
 mx_status_t mx_p_int(mx_parser_t *p, int64_t *out);
 // Parses `[i, j, ...]` (possibly empty) into an arena array.

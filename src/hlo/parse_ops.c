@@ -107,11 +107,7 @@ static mx_status_t mx_o_float(mx_parser_t *p, double *out) {
   bool neg = mx_p_accept(p, MX_TK_MINUS);
   const mx_tok_t *t = mx_p_tok(p);
   if (t->kind == MX_TK_FLOAT) {
-    char buf[128];
-    size_t n = t->len < sizeof buf - 1 ? t->len : sizeof buf - 1;
-    memcpy(buf, t->text, n);
-    buf[n] = '\0';
-    *out = strtod(buf, NULL);
+    MX_TRY(mx_p_float_text(p, t->text, t->len, out, NULL));
   } else if (t->kind == MX_TK_INT && !t->is_hex) {
     uint64_t u;
     if (!mx_p_tok_u64(t, &u)) return mx_p_error_at(p, t, "number too large");
@@ -605,12 +601,12 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
       }
       if (ft.n_out != 2)
         return mx_p_error_at(p, &op->types_tok, "expected functional type or list of two types");
+      // `: pred_type, result_type`
       mx_type_t *in = mx_o_types(p, 3);
       if (!in) return mx_p_oom();
       in[0] = ft.out[0];
       in[1] = in[2] = ft.out[1];
-      mx_o_set_in(op, in, op->n_operands < 3 ? op->n_operands : 3);
-      if (op->n_operands != 3) mx_o_set_in(op, in, 3);
+      mx_o_set_in(op, in, 3);
       op->result_types = ft.out + 1;
       op->n_results = 1;
       return MX_OK;

@@ -1027,6 +1027,97 @@ static void test_generic_module(void) {
                      "t.mlir:2:1: error: redefinition of alias '!t'");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Dense literal decoding into tensor storage
+// ---------------------------------------------------------------------------------------------
+
+// Parses `stablehlo.constant <lit> : <type>` in a function and returns its tensor (module kept
+// alive in *m; NULL on failure).
+static const mx_tensor_t *const_of(const char *lit_and_type, mx_module_t **m) {
+  char text[4096];
+  snprintf(text, sizeof text, "func.func @f() {\n  %%c = stablehlo.constant %s\n  func.return\n}\n",
+           lit_and_type);
+  *m = NULL;
+  if (parse_str(text, m) != MX_OK) {
+    fprintf(stderr, "const_of(%s): %s\n", lit_and_type, mx_error_message());
+    return NULL;
+  }
+  const mx_attr_t *v = mx_op_attr((*m)->funcs[0]->body->ops[0], "value");
+  return v && v->kind == MX_ATTR_DENSE ? v->dense : NULL;
+}
+
+static void test_literals(void) {
+  mx_module_t *m;
+  const mx_tensor_t *t;
+  t = const_of("dense<[-8, -1, 7]> : tensor<3xi4>", &m);
+  CHECK(t && t->nbytes == 3 && (int8_t)t->data[0] == -8 && (int8_t)t->data[1] == -1 &&
+        t->data[2] == 7);
+  mx_module_destroy(m);
+  t = const_of("dense<[0, 15]> : tensor<2xui4>", &m);
+  CHECK(t && t->data[0] == 0 && t->data[1] == 15);
+  mx_module_destroy(m);
+  t = const_of("dense<\"0x0F08\"> : tensor<2xi4>", &m);  // raw bytes, sign-extended
+  CHECK(t && (int8_t)t->data[0] == -1 && (int8_t)t->data[1] == -8);
+  mx_module_destroy(m);
+  t = const_of("dense<[true, false, true]> : tensor<3xi1>", &m);
+  CHECK(t && t->data[0] == 1 && t->data[1] == 0 && t->data[2] == 1);
+  mx_module_destroy(m);
+  t = const_of("dense<\"0x05\"> : tensor<3xi1>", &m);  // bit-packed
+  CHECK(t && t->data[0] == 1 && t->data[1] == 0 && t->data[2] == 1);
+  mx_module_destroy(m);
+  t = const_of("dense<\"0xFF\"> : tensor<3xi1>", &m);  // splat true
+  CHECK(t && t->data[0] == 1 && t->data[1] == 1 && t->data[2] == 1);
+  mx_module_destroy(m);
+  t = const_of("dense<[1.0, 0x7F80, -2.5]> : tensor<3xbf16>", &m);
+  uint16_t h[3] = {0, 0, 0};
+  if (t) memcpy(h, t->data, sizeof h);
+  CHECK(t && h[0] == 0x3F80 && h[1] == 0x7F80 && h[2] == 0xC020);
+  mx_module_destroy(m);
+  t = const_of("dense<0.1> : tensor<2xf32>", &m);  // splat; decimal -> nearest f32 directly
+  float fv[2] = {0, 0};
+  if (t) memcpy(fv, t->data, sizeof fv);
+  CHECK(t && fv[0] == 0.1f && fv[1] == 0.1f);
+  mx_module_destroy(m);
+  t = const_of("dense<[(1.5, -2.0), (0x7FF0000000000000, 0x0)]> : tensor<2xcomplex<f64>>", &m);
+  double c[4] = {0, 0, 0, 0};
+  if (t) memcpy(c, t->data, sizeof c);
+  CHECK(t && c[0] == 1.5 && c[1] == -2.0 && c[2] == INFINITY && c[3] == 0.0);
+  mx_module_destroy(m);
+  t = const_of("dense<\"0x0000803F00000040\"> : tensor<complex<f32>>", &m);
+  float cf[2] = {0, 0};
+  if (t) memcpy(cf, t->data, sizeof cf);
+  CHECK(t && cf[0] == 1.0f && cf[1] == 2.0f);
+  mx_module_destroy(m);
+  t = const_of("dense<[18446744073709551615, 0]> : tensor<2xui64>", &m);
+  uint64_t u[2] = {0, 1};
+  if (t) memcpy(u, t->data, sizeof u);
+  CHECK(t && u[0] == UINT64_MAX && u[1] == 0);
+  mx_module_destroy(m);
+  t = const_of("dense<-9223372036854775808> : tensor<i64>", &m);
+  CHECK(t && mx_tensor_get_i64(t, 0) == INT64_MIN);
+  mx_module_destroy(m);
+  t = const_of("dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi16>", &m);
+  CHECK(t && t->nbytes == 12 && mx_tensor_get_i64(t, 5) == 6 && mx_tensor_get_i64(t, 3) == 4);
+  mx_module_destroy(m);
+  t = const_of("dense<[]> : tensor<0x3xf32>", &m);
+  CHECK(t && t->nbytes == 0);
+  mx_module_destroy(m);
+  t = const_of("dense<[0x00, 0x80, 0xFE]> : tensor<3xf8E8M0FNU>", &m);
+  CHECK(t && t->data[0] == 0x00 && t->data[1] == 0x80 && t->data[2] == 0xFE);
+  mx_module_destroy(m);
+  t = const_of("dense<[1.0, -6.0]> : tensor<2xf4E2M1FN>", &m);
+  CHECK(t && mx_tensor_get_f64(t, 0) == 1.0 && mx_tensor_get_f64(t, 1) == -6.0);
+  mx_module_destroy(m);
+  // A float literal longer than any fixed buffer keeps its exponent.
+  char lit[512];
+  strcpy(lit, "dense<1.");
+  for (int i = 0; i < 300; i++) strcat(lit, "0");
+  strcat(lit, "e2> : tensor<f64>");
+  t = const_of(lit, &m);
+  CHECK(t && mx_tensor_get_f64(t, 0) == 100.0);
+  mx_module_destroy(m);
+}
+
 int main(void) {
   test_suite();
   test_pretty_vs_generic();
@@ -1036,5 +1127,6 @@ int main(void) {
   test_limits();
   test_split();
   test_generic_module();
+  test_literals();
   return mx_test_finish();
 }
