@@ -31,7 +31,8 @@ static mx_status_t mx_d_push(mx_parser_t *p, mx_dense_ctx_t *c, const mx_lit_t *
     int64_t nc = c->cap ? c->cap * 2 : 64;
     if ((size_t)nc * sizeof(mx_lit_t) > MX_PARSE_MAX_DENSE_BYTES * 4)
       return mx_p_error_at(p, mx_p_tok(p), "dense literal too large");
-    mx_lit_t *nl = mx_arena_grow(p->arena, c->lits, (size_t)c->n, (size_t)nc, sizeof(mx_lit_t));
+    // Scratch on the heap (freed by mx_p_dense), not in the module arena.
+    mx_lit_t *nl = realloc(c->lits, (size_t)nc * sizeof(mx_lit_t));
     if (!nl) return mx_p_oom();
     c->lits = nl;
     c->cap = nc;
@@ -170,13 +171,15 @@ static mx_status_t mx_d_store_real(mx_parser_t *p, const mx_lit_t *l, mx_elem_ty
     mx_store(dst, size, l->u);
     return MX_OK;
   }
-  double d;
+  double d = 0;
   float fv = 0;
   if (l->kind == MX_LIT_INT) {
     d = (double)l->u;
     fv = (float)l->u;
   } else {
-    MX_TRY(mx_p_float_text(p, l->text, l->len, &d, &fv));
+    MX_TRY(mx_p_float_text(p, l->text, l->len, et == MX_ELEM_F32 ? NULL : &d,
+                           et == MX_ELEM_F32 ? &fv : NULL));
+    if (et == MX_ELEM_F32) d = fv;
   }
   if (l->neg) {
     d = -d;
@@ -252,14 +255,22 @@ static mx_status_t mx_d_hex(mx_parser_t *p, const mx_tok_t *st, const mx_type_t 
   return MX_OK;
 }
 
+static mx_status_t mx_d_parse(mx_parser_t *p, mx_dense_ctx_t *c, mx_attr_t *out);
+
 mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
-  mx_tok_t dtok = *mx_p_tok(p);
-  mx_p_next(p);  // 'dense'
-  MX_TRY(mx_p_expect(p, MX_TK_LESS, "'<' after 'dense'"));
   mx_dense_ctx_t c;
   memset(&c, 0, sizeof c);
   c.leaf_depth = -1;
   c.complex_mode = -1;
+  mx_status_t st = mx_d_parse(p, &c, out);
+  free(c.lits);
+  return st;
+}
+
+static mx_status_t mx_d_parse(mx_parser_t *p, mx_dense_ctx_t *c, mx_attr_t *out) {
+  mx_tok_t dtok = *mx_p_tok(p);
+  mx_p_next(p);  // 'dense'
+  MX_TRY(mx_p_expect(p, MX_TK_LESS, "'<' after 'dense'"));
   mx_tok_t hex_tok;
   bool is_hex = false, empty = false, top_list = false;
   if (mx_p_kind(p) == MX_TK_STRING) {
@@ -270,7 +281,7 @@ mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
     empty = true;
   } else {
     top_list = mx_p_kind(p) == MX_TK_LSQUARE;
-    MX_TRY(mx_d_list(p, &c, 0));
+    MX_TRY(mx_d_list(p, c, 0));
   }
   MX_TRY(mx_p_expect(p, MX_TK_GREATER, "'>' closing dense literal"));
   MX_TRY(mx_p_expect(p, MX_TK_COLON, "':' and a type after dense literal"));
@@ -297,18 +308,18 @@ mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
     return MX_OK;
   }
   bool cplx = mx_elem_is_complex(ty.elem);
-  if (c.complex_mode == 1 && !cplx)
+  if (c->complex_mode == 1 && !cplx)
     return mx_p_error_at(p, &dtok, "complex literal for non-complex type");
-  if (c.complex_mode == 0 && cplx && c.n > 0)
+  if (c->complex_mode == 0 && cplx && c->n > 0)
     return mx_p_error_at(p, &dtok, "expected complex literals '(re, im)' for complex type");
   int64_t per = cplx ? 2 : 1;
-  int64_t leaves = c.n / per;
+  int64_t leaves = c->n / per;
   bool splat = !top_list && leaves == 1;
   if (leaves == 0 && numel == 0) return MX_OK;  // `dense<[]>` for any empty shape
   if (!splat) {
-    int32_t rank = c.leaf_depth < 0 ? 0 : c.leaf_depth;
+    int32_t rank = c->leaf_depth < 0 ? 0 : c->leaf_depth;
     bool ok = rank == ty.rank;
-    for (int32_t i = 0; ok && i < rank; i++) ok = c.dims[i] == ty.dims[i];
+    for (int32_t i = 0; ok && i < rank; i++) ok = c->dims[i] == ty.dims[i];
     if (!ok || leaves != numel) {
       char buf[128];
       return mx_p_error_at(p, &dtok, "dense literal shape does not match type %s",
@@ -321,10 +332,10 @@ mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
     uint8_t *dst = t->data + (size_t)i * esize;
     if (cplx) {
       mx_elem_type_t part = mx_complex_part(ty.elem);
-      MX_TRY(mx_d_store_real(p, &c.lits[2 * i], part, dst));
-      MX_TRY(mx_d_store_real(p, &c.lits[2 * i + 1], part, dst + esize / 2));
+      MX_TRY(mx_d_store_real(p, &c->lits[2 * i], part, dst));
+      MX_TRY(mx_d_store_real(p, &c->lits[2 * i + 1], part, dst + esize / 2));
     } else {
-      MX_TRY(mx_d_store_real(p, &c.lits[i], ty.elem, dst));
+      MX_TRY(mx_d_store_real(p, &c->lits[i], ty.elem, dst));
     }
   }
   if (splat)
