@@ -57,7 +57,7 @@ t_bad_flag() {
   run "$MLXCEL" run --print --check "$DATA/pass.mlir"
   expect_rc 2; expect_err 'cannot be combined'
   run "$MLXCEL" run --args='[1]' "$DATA/args.mlir"
-  expect_rc 2; expect_err 'not implemented'
+  expect_rc 2; expect_err 'not available yet'
 }
 t_missing_file() {
   run "$MLXCEL" run --check "$TMP/no-such-file.mlir"
@@ -111,7 +111,7 @@ t_args() {
   run "$MLXCEL" run --check "$DATA/args.mlir"
   expect_rc 1
   expect_out '^ERROR .*args.mlir:2 @main: @main needs arguments \(tensor<2xi32>, tensor<2xi32>\)'
-  expect_out -- '--args is not implemented'
+  expect_out -- '--args option to pass them is planned'
 }
 t_values() {
   run "$MLXCEL" run "$DATA/values.mlir"
@@ -124,7 +124,8 @@ t_values() {
 t_json() {
   run "$MLXCEL" run --check --json "$DATA/pass.mlir" "$DATA/fail.mlir" "$DATA/unsupported.mlir"
   expect_rc 1
-  expect_out '^\{"type": "case", "file": ".*pass.mlir", "line": 2, "func": "add_i64", "status": "PASS", "message": ""\}$'
+  expect_out '^\{"type": "case", "file": ".*pass.mlir", "line": 2, "func": "add_i64", "status": "PASS", "message": "", "checks": 1\}$'
+  expect_out '"func": "no_checks", "status": "PASS", "message": "", "checks": 0\}$'
   expect_out '"func": "wrong_sum", "status": "FAIL", "message": ".+"'
   expect_out '"status": "UNSUPPORTED"'
   expect_out '^\{"type": "summary", "passed": 2, "failed": 1, "unsupported": 1, "errors": 0\}$'

@@ -33,6 +33,7 @@ typedef struct case_result {
   mx_strbuf_t message;
   mx_strbuf_t values;  // results, one rendered value per line (run mode only)
   int32_t n_values;
+  int32_t n_checks;  // check ops evaluated (--check)
 } case_result_t;
 
 void mx_cli_run_usage(FILE *out) {
@@ -129,8 +130,8 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
     mx_strbuf_printf(&r->message, "@%s needs arguments (", f->name);
     append_arg_types(f, &r->message);
     mx_strbuf_puts(&r->message,
-                   "); `mlxcel run` only runs functions without arguments (passing arguments "
-                   "with --args is not implemented yet)");
+                   "); `mlxcel run` only runs functions without arguments (an --args option to "
+                   "pass them is planned, not available yet)");
     return;
   }
   int32_t n_res = f->n_results;
@@ -146,6 +147,7 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
   iopts.checks = o->check ? &report : NULL;
   mx_error_clear();
   mx_status_t st = mx_interp_run(m, f, NULL, 0, results, &iopts);
+  r->n_checks = report.n_checks;
   if (st == MX_ERR_UNSUPPORTED) {
     const char *msg = mx_error_message();
     r->status = CASE_UNSUPPORTED;
@@ -170,14 +172,8 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
       }
     }
   }
-  if (st == MX_OK) {
-    for (int32_t i = 0; i < n_res; i++) mx_tensor_free(&results[i]);
-  } else {
-    // On failure the interpreter may have filled some results; free whatever is there.
-    for (int32_t i = 0; i < n_res; i++) {
-      if (results[i].data || results[i].tuple) mx_tensor_free(&results[i]);
-    }
-  }
+  // Results the interpreter did not fill (on failure) are still zeroed: freeing them is a no-op.
+  for (int32_t i = 0; i < n_res; i++) mx_tensor_free(&results[i]);
   free(results);
 }
 
@@ -197,6 +193,7 @@ static void emit_json_case(const char *path, int32_t line, const case_result_t *
   mx_cli_json_string(&sb, status_word(r->status, o->check));
   mx_strbuf_puts(&sb, ", \"message\": ");
   mx_cli_json_string(&sb, r->message.data ? r->message.data : "");
+  if (o->check) mx_strbuf_printf(&sb, ", \"checks\": %d", (int)r->n_checks);
   if (!o->check && r->status == CASE_PASS) {
     mx_strbuf_puts(&sb, ", \"results\": [");
     const char *p = r->values.data ? r->values.data : "";
@@ -423,8 +420,8 @@ int mx_cli_cmd_run(int argc, char **argv) {
       return MX_EXIT_OK;
     } else if (strncmp(a, "--args", 6) == 0) {
       fprintf(stderr,
-              "mlxcel run: --args is not implemented yet: only functions without arguments "
-              "can be run\n");
+              "mlxcel run: --args is planned but not available yet: only functions without "
+              "arguments can be run\n");
       free(files);
       return MX_EXIT_USAGE;
     } else {
