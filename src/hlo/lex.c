@@ -183,21 +183,50 @@ void mx_lex_next(mx_lexer_t *lx) {
       }
       mx_lex_make(lx, MX_TK_MINUS, p, p + 1);
       return;
-    case '(': mx_lex_make(lx, MX_TK_LPAREN, p, p + 1); return;
-    case ')': mx_lex_make(lx, MX_TK_RPAREN, p, p + 1); return;
-    case '[': mx_lex_make(lx, MX_TK_LSQUARE, p, p + 1); return;
-    case ']': mx_lex_make(lx, MX_TK_RSQUARE, p, p + 1); return;
-    case '{': mx_lex_make(lx, MX_TK_LBRACE, p, p + 1); return;
-    case '}': mx_lex_make(lx, MX_TK_RBRACE, p, p + 1); return;
-    case '<': mx_lex_make(lx, MX_TK_LESS, p, p + 1); return;
-    case '>': mx_lex_make(lx, MX_TK_GREATER, p, p + 1); return;
-    case ',': mx_lex_make(lx, MX_TK_COMMA, p, p + 1); return;
-    case ':': mx_lex_make(lx, MX_TK_COLON, p, p + 1); return;
-    case '=': mx_lex_make(lx, MX_TK_EQUAL, p, p + 1); return;
-    case '+': mx_lex_make(lx, MX_TK_PLUS, p, p + 1); return;
-    case '?': mx_lex_make(lx, MX_TK_QUESTION, p, p + 1); return;
-    case '*': mx_lex_make(lx, MX_TK_STAR, p, p + 1); return;
-    default: break;
+    case '(':
+      mx_lex_make(lx, MX_TK_LPAREN, p, p + 1);
+      return;
+    case ')':
+      mx_lex_make(lx, MX_TK_RPAREN, p, p + 1);
+      return;
+    case '[':
+      mx_lex_make(lx, MX_TK_LSQUARE, p, p + 1);
+      return;
+    case ']':
+      mx_lex_make(lx, MX_TK_RSQUARE, p, p + 1);
+      return;
+    case '{':
+      mx_lex_make(lx, MX_TK_LBRACE, p, p + 1);
+      return;
+    case '}':
+      mx_lex_make(lx, MX_TK_RBRACE, p, p + 1);
+      return;
+    case '<':
+      mx_lex_make(lx, MX_TK_LESS, p, p + 1);
+      return;
+    case '>':
+      mx_lex_make(lx, MX_TK_GREATER, p, p + 1);
+      return;
+    case ',':
+      mx_lex_make(lx, MX_TK_COMMA, p, p + 1);
+      return;
+    case ':':
+      mx_lex_make(lx, MX_TK_COLON, p, p + 1);
+      return;
+    case '=':
+      mx_lex_make(lx, MX_TK_EQUAL, p, p + 1);
+      return;
+    case '+':
+      mx_lex_make(lx, MX_TK_PLUS, p, p + 1);
+      return;
+    case '?':
+      mx_lex_make(lx, MX_TK_QUESTION, p, p + 1);
+      return;
+    case '*':
+      mx_lex_make(lx, MX_TK_STAR, p, p + 1);
+      return;
+    default:
+      break;
   }
   // Unlexable: a one-character error token (the parser reports it).
   mx_lex_make(lx, MX_TK_ERROR, p, p + 1);

@@ -11,7 +11,7 @@ typedef struct mx_lit {
   uint8_t kind;
   bool neg;
   bool hex;
-  uint64_t u;  // INT magnitude / BOOL value
+  uint64_t u;        // INT magnitude / BOOL value
   const char *text;  // FLOAT: token text (re-parsed with the target precision)
   size_t len;
   int32_t line, col;  // for error messages
@@ -22,7 +22,7 @@ typedef struct mx_dense_ctx {
   int64_t n, cap;
   int64_t dims[MX_MAX_RANK + 1];
   bool dim_known[MX_MAX_RANK + 1];
-  int32_t leaf_depth;  // -1 until the first scalar/empty list
+  int32_t leaf_depth;    // -1 until the first scalar/empty list
   int32_t complex_mode;  // -1 unknown, 0 real leaves, 1 complex leaves
 } mx_dense_ctx_t;
 
@@ -75,11 +75,13 @@ static mx_status_t mx_d_scalar(mx_parser_t *p, mx_dense_ctx_t *c) {
 }
 
 static mx_status_t mx_d_leaf(mx_parser_t *p, mx_dense_ctx_t *c, int32_t depth) {
-  if (c->leaf_depth < 0) c->leaf_depth = depth;
+  if (c->leaf_depth < 0)
+    c->leaf_depth = depth;
   else if (c->leaf_depth != depth)
     return mx_p_error_at(p, mx_p_tok(p), "dense literal has inconsistent nesting");
   int is_complex = mx_p_kind(p) == MX_TK_LPAREN;
-  if (c->complex_mode < 0) c->complex_mode = is_complex;
+  if (c->complex_mode < 0)
+    c->complex_mode = is_complex;
   else if (c->complex_mode != is_complex)
     return mx_p_error_at(p, mx_p_tok(p), "dense literal mixes complex and real elements");
   if (!is_complex) return mx_d_scalar(p, c);
@@ -106,7 +108,8 @@ static mx_status_t mx_d_list(mx_parser_t *p, mx_dense_ctx_t *c, int32_t depth) {
       MX_TRY(mx_p_expect(p, MX_TK_COMMA, "',' or ']' in dense literal"));
     }
   } else {
-    if (c->leaf_depth < 0) c->leaf_depth = depth + 1;
+    if (c->leaf_depth < 0)
+      c->leaf_depth = depth + 1;
     else if (c->leaf_depth != depth + 1)
       return mx_p_error_at(p, &open, "dense literal has inconsistent nesting");
   }
@@ -150,9 +153,9 @@ static mx_status_t mx_d_store_real(mx_parser_t *p, const mx_lit_t *l, mx_elem_ty
     uint64_t maxu = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
     uint64_t v;
     if (l->neg) {
-      if (mx_elem_is_unsigned(et))
-        return mx_d_lit_error(p, l, "negative literal", et);
-      if (l->u > ((uint64_t)1 << (bits - 1))) return mx_d_lit_error(p, l, "literal out of range", et);
+      if (mx_elem_is_unsigned(et)) return mx_d_lit_error(p, l, "negative literal", et);
+      if (l->u > ((uint64_t)1 << (bits - 1)))
+        return mx_d_lit_error(p, l, "literal out of range", et);
       v = 0 - l->u;
     } else {
       if (l->u > maxu) return mx_d_lit_error(p, l, "literal out of range", et);
@@ -167,7 +170,8 @@ static mx_status_t mx_d_store_real(mx_parser_t *p, const mx_lit_t *l, mx_elem_ty
   if (l->kind == MX_LIT_BOOL) return mx_d_lit_error(p, l, "expected floating point literal", et);
   if (l->kind == MX_LIT_INT && l->hex) {
     if (l->neg) return mx_d_lit_error(p, l, "negative hexadecimal literal", et);
-    if (bits < 64 && (l->u >> bits)) return mx_d_lit_error(p, l, "hexadecimal literal too wide", et);
+    if (bits < 64 && (l->u >> bits))
+      return mx_d_lit_error(p, l, "hexadecimal literal too wide", et);
     mx_store(dst, size, l->u);
     return MX_OK;
   }
@@ -229,8 +233,8 @@ static mx_status_t mx_d_hex(mx_parser_t *p, const mx_tok_t *st, const mx_type_t 
     } else if ((int64_t)nbytes == (numel + 7) / 8) {
       for (int64_t i = 0; i < numel; i++) t->data[i] = (MX_HEXBYTE(i / 8) >> (i % 8)) & 1;
     } else {
-      return mx_p_error_at(p, st, "hexadecimal dense literal has %zu bytes, expected %lld",
-                           nbytes, (long long)numel);
+      return mx_p_error_at(p, st, "hexadecimal dense literal has %zu bytes, expected %lld", nbytes,
+                           (long long)numel);
     }
     return MX_OK;
   }
@@ -288,7 +292,8 @@ static mx_status_t mx_d_parse(mx_parser_t *p, mx_dense_ctx_t *c, mx_attr_t *out)
   mx_tok_t ttok = *mx_p_tok(p);
   mx_type_t ty;
   MX_TRY(mx_p_type(p, &ty));
-  if (ty.kind != MX_TYPE_TENSOR) return mx_p_error_at(p, &ttok, "dense literal needs a tensor type");
+  if (ty.kind != MX_TYPE_TENSOR)
+    return mx_p_error_at(p, &ttok, "dense literal needs a tensor type");
   int64_t numel = mx_type_numel(&ty);
   size_t esize = mx_elem_size(ty.elem);
   if ((size_t)numel > MX_PARSE_MAX_DENSE_BYTES / (esize ? esize : 1))

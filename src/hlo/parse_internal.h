@@ -10,9 +10,9 @@
 #define MX_PARSE_MAX_DENSE_BYTES ((size_t)1 << 28)
 #define MX_PARSE_MAX_NUMEL ((int64_t)1 << 40)
 
-#define MX_TRY(expr)                 \
-  do {                               \
-    mx_status_t mx_try_st_ = (expr); \
+#define MX_TRY(expr)                   \
+  do {                                 \
+    mx_status_t mx_try_st_ = (expr);   \
     if (mx_try_st_) return mx_try_st_; \
   } while (0)
 
@@ -38,7 +38,7 @@ typedef struct mx_parser {
   mx_module_t *m;
   mx_arena_t *arena;
   const char *filename;
-  int depth;  // nesting depth (regions, attributes, types, literals)
+  int depth;     // nesting depth (regions, attributes, types, literals)
   mx_func_t *f;  // function being parsed
   // Value name scopes (a stack; a region pops what it defined).
   mx_pname_t *names;
@@ -54,13 +54,13 @@ typedef struct mx_parser {
 typedef struct mx_pop {
   const char *name;  // full op name (arena or static)
   mx_opcode_t code;
-  mx_tok_t tok;      // the op-name token (for positions)
+  mx_tok_t tok;  // the op-name token (for positions)
   int32_t *operands;
   mx_tok_t *operand_toks;  // where each operand was used (for type mismatch messages)
   int32_t n_operands, cap_operands;
   mx_type_t *operand_types;  // declared types (n_operand_types; checked against the values)
   int32_t n_operand_types;
-  mx_tok_t types_tok;        // where the type signature starts
+  mx_tok_t types_tok;  // where the type signature starts
   mx_type_t *result_types;
   int32_t n_results;
   mx_named_attr_t *attrs;

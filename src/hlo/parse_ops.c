@@ -46,7 +46,8 @@ static mx_status_t mx_o_types_same(mx_parser_t *p, mx_pop_t *op, int32_t n_resul
     op->n_results = ft.n_out;
     return MX_OK;
   }
-  if (ft.n_out != 1) return mx_p_error_at(p, &op->types_tok, "expected a single type or a function type");
+  if (ft.n_out != 1)
+    return mx_p_error_at(p, &op->types_tok, "expected a single type or a function type");
   mx_type_t *in = mx_o_types(p, op->n_operands);
   mx_type_t *out = mx_o_types(p, n_results);
   if (!in || !out) return mx_p_oom();
@@ -63,7 +64,8 @@ static mx_status_t mx_o_types_func(mx_parser_t *p, mx_pop_t *op) {
   mx_ptypes_t ft;
   MX_TRY(mx_p_func_or_types(p, &ft));
   if (!ft.is_func)
-    return mx_p_error_at(p, &op->types_tok, "expected function type '(operand types) -> result types'");
+    return mx_p_error_at(p, &op->types_tok,
+                         "expected function type '(operand types) -> result types'");
   mx_o_set_in(op, ft.in, ft.n_in);
   op->result_types = ft.out;
   op->n_results = ft.n_out;
@@ -442,7 +444,8 @@ static mx_status_t mx_o_while(mx_parser_t *p, mx_pop_t *op) {
     MX_TRY(mx_o_colon(p, op));
     MX_TRY(mx_p_type_list(p, &types, &nt));
     if (nt != n)
-      return mx_p_error_at(p, &op->types_tok, "while has %d operands but %d types", (int)n, (int)nt);
+      return mx_p_error_at(p, &op->types_tok, "while has %d operands but %d types", (int)n,
+                           (int)nt);
     for (int32_t i = 0; i < n; i++) args[i].type = types[i];
   }
   mx_o_set_in(op, types, nt);
@@ -489,8 +492,8 @@ static mx_status_t mx_o_constant(mx_parser_t *p, mx_pop_t *op) {
 static mx_status_t mx_o_check(mx_parser_t *p, mx_pop_t *op) {
   MX_TRY(mx_p_operand(p, op));
   MX_TRY(mx_o_comma(p));
-  bool is_const = op->code == MX_OP_CHECK_EXPECT_EQ_CONST ||
-                  op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
+  bool is_const =
+      op->code == MX_OP_CHECK_EXPECT_EQ_CONST || op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
   if (is_const) {
     mx_tok_t vt = *mx_p_tok(p);
     mx_attr_t v;
@@ -518,7 +521,8 @@ static mx_status_t mx_o_check(mx_parser_t *p, mx_pop_t *op) {
     mx_o_set_in(op, ts, n);
     return MX_OK;
   }
-  if ((op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ || op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST) &&
+  if ((op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ ||
+       op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST) &&
       mx_p_accept(p, MX_TK_COMMA)) {
     MX_TRY(mx_o_kw_eq(p, "tolerance"));
     double tol = 0;
@@ -537,11 +541,12 @@ static mx_status_t mx_o_check(mx_parser_t *p, mx_pop_t *op) {
 }
 
 static const char *const mx_cmp_dirs[] = {"EQ", "NE", "GE", "GT", "LE", "LT", NULL};
-static const char *const mx_cmp_types[] = {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED",
-                                           NULL};
+static const char *const mx_cmp_types[] = {"NOTYPE", "FLOAT",    "TOTALORDER",
+                                           "SIGNED", "UNSIGNED", NULL};
 static const char *const mx_fft_types[] = {"FFT", "IFFT", "RFFT", "IRFFT", NULL};
 
-static mx_status_t mx_o_symbol_call(mx_parser_t *p, mx_pop_t *op, const char *attr, bool as_string) {
+static mx_status_t mx_o_symbol_call(mx_parser_t *p, mx_pop_t *op, const char *attr,
+                                    bool as_string) {
   const mx_tok_t *t = mx_p_tok(p);
   if (t->kind != MX_TK_SYMBOL) return mx_p_expected(p, "symbol (@name)");
   mx_attr_t a;
@@ -566,7 +571,8 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
       MX_TRY(mx_o_types_same(p, op, 1));
       if (op->n_operand_types == op->n_operands && op->n_results == 1 && op->n_operands &&
           mx_type_equal(&op->operand_types[0], &op->result_types[0]) &&
-          op->result_types[0].kind == MX_TYPE_TENSOR && mx_elem_is_complex(op->result_types[0].elem)) {
+          op->result_types[0].kind == MX_TYPE_TENSOR &&
+          mx_elem_is_complex(op->result_types[0].elem)) {
         // `: tensor<..xcomplex<f32>>` means real operands of the component type.
         mx_type_t rt = op->result_types[0];
         rt.elem = rt.elem == MX_ELEM_C64 ? MX_ELEM_F32 : MX_ELEM_F64;
@@ -843,12 +849,25 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
 // ============================================================================================
 
 // Attributes whose canonical form is DENSE_ARRAY i64 (older printers used dense<> tensors).
-static const char *const mx_dim_list_attrs[] = {
-    "broadcast_dimensions", "permutation",      "dimensions",        "start_indices",
-    "limit_indices",        "strides",          "slice_sizes",       "edge_padding_low",
-    "edge_padding_high",    "interior_padding", "window_dimensions", "window_strides",
-    "base_dilations",       "window_dilations", "lhs_dilation",      "rhs_dilation",
-    "fft_length",           "window_reversal",  NULL};
+static const char *const mx_dim_list_attrs[] = {"broadcast_dimensions",
+                                                "permutation",
+                                                "dimensions",
+                                                "start_indices",
+                                                "limit_indices",
+                                                "strides",
+                                                "slice_sizes",
+                                                "edge_padding_low",
+                                                "edge_padding_high",
+                                                "interior_padding",
+                                                "window_dimensions",
+                                                "window_strides",
+                                                "base_dilations",
+                                                "window_dilations",
+                                                "lhs_dilation",
+                                                "rhs_dilation",
+                                                "fft_length",
+                                                "window_reversal",
+                                                NULL};
 
 static mx_status_t mx_o_to_dense_array(mx_parser_t *p, mx_attr_t *a, bool is_bool) {
   if (a->kind == MX_ATTR_DENSE_ARRAY) return MX_OK;
@@ -885,10 +904,14 @@ static mx_status_t mx_o_to_dense_array(mx_parser_t *p, mx_attr_t *a, bool is_boo
 static const struct {
   const char *name;
   mx_elem_type_t et;
-} mx_int_attrs[] = {{"iota_dimension", MX_ELEM_I64},      {"dimension", MX_ELEM_I64},
-                    {"feature_group_count", MX_ELEM_I64}, {"batch_group_count", MX_ELEM_I64},
-                    {"index", MX_ELEM_I32},               {"exponent_bits", MX_ELEM_I32},
-                    {"mantissa_bits", MX_ELEM_I32},       {"api_version", MX_ELEM_I32},
+} mx_int_attrs[] = {{"iota_dimension", MX_ELEM_I64},
+                    {"dimension", MX_ELEM_I64},
+                    {"feature_group_count", MX_ELEM_I64},
+                    {"batch_group_count", MX_ELEM_I64},
+                    {"index", MX_ELEM_I32},
+                    {"exponent_bits", MX_ELEM_I32},
+                    {"mantissa_bits", MX_ELEM_I32},
+                    {"api_version", MX_ELEM_I32},
                     {"version", MX_ELEM_I32}};
 
 mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op) {
@@ -910,9 +933,12 @@ mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op) {
   if (!tgt || tgt->kind != MX_ATTR_STRING || op->n_operands != 2 || op->n_results != 0)
     return MX_OK;
   mx_opcode_t code = MX_OP_UNKNOWN;
-  if (strcmp(tgt->s, "check.expect_eq") == 0) code = MX_OP_CHECK_EXPECT_EQ;
-  else if (strcmp(tgt->s, "check.expect_almost_eq") == 0) code = MX_OP_CHECK_EXPECT_ALMOST_EQ;
-  else if (strcmp(tgt->s, "check.expect_close") == 0) code = MX_OP_CHECK_EXPECT_CLOSE;
+  if (strcmp(tgt->s, "check.expect_eq") == 0)
+    code = MX_OP_CHECK_EXPECT_EQ;
+  else if (strcmp(tgt->s, "check.expect_almost_eq") == 0)
+    code = MX_OP_CHECK_EXPECT_ALMOST_EQ;
+  else if (strcmp(tgt->s, "check.expect_close") == 0)
+    code = MX_OP_CHECK_EXPECT_CLOSE;
   if (code == MX_OP_UNKNOWN) return MX_OK;
   const mx_attr_t *tol = NULL;
   for (int32_t i = 0; i < op->n_attrs; i++)

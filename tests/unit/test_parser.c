@@ -60,8 +60,8 @@ static void check_roundtrip(const mx_module_t *m, const char *where) {
     mx_strbuf_init(&sb);
     mx_module_t *m2 = NULL;
     mx_parse_opts_t o = {.filename = "printed.mlir"};
-    bool ok = mx_hlo_print(m, &po, &sb) == MX_OK && mx_hlo_parse(sb.data, sb.len, &o, &m2) == MX_OK &&
-              module_eq(m, m2);
+    bool ok = mx_hlo_print(m, &po, &sb) == MX_OK &&
+              mx_hlo_parse(sb.data, sb.len, &o, &m2) == MX_OK && module_eq(m, m2);
     if (!ok) {
       roundtrip_failures++;
       printf("  ROUNDTRIP (%s) %s: %s\n", gen ? "generic" : "pretty", where, mx_error_message());
@@ -157,13 +157,19 @@ static bool str_eq(const char *a, const char *b) {
 static bool attr_eq(const mx_attr_t *a, const mx_attr_t *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-    case MX_ATTR_UNIT: return true;
-    case MX_ATTR_BOOL: return a->i == b->i;
-    case MX_ATTR_INT: return a->i == b->i && a->elem == b->elem;
-    case MX_ATTR_FLOAT: return a->f == b->f;
+    case MX_ATTR_UNIT:
+      return true;
+    case MX_ATTR_BOOL:
+      return a->i == b->i;
+    case MX_ATTR_INT:
+      return a->i == b->i && a->elem == b->elem;
+    case MX_ATTR_FLOAT:
+      return a->f == b->f;
     case MX_ATTR_STRING:
-    case MX_ATTR_SYMBOL: return str_eq(a->s, b->s);
-    case MX_ATTR_ENUM: return str_eq(a->s, b->s) && str_eq(a->enum_kind, b->enum_kind);
+    case MX_ATTR_SYMBOL:
+      return str_eq(a->s, b->s);
+    case MX_ATTR_ENUM:
+      return str_eq(a->s, b->s) && str_eq(a->enum_kind, b->enum_kind);
     case MX_ATTR_ARRAY:
       if (a->n != b->n) return false;
       for (int32_t i = 0; i < a->n; i++)
@@ -173,11 +179,15 @@ static bool attr_eq(const mx_attr_t *a, const mx_attr_t *b) {
       if (a->n != b->n || a->elem != b->elem) return false;
       return a->n == 0 || memcmp(a->ints, b->ints, sizeof(int64_t) * (size_t)a->n) == 0;
     case MX_ATTR_DENSE:
-      return mx_type_equal(&a->dense->type, &b->dense->type) && a->dense->nbytes == b->dense->nbytes &&
+      return mx_type_equal(&a->dense->type, &b->dense->type) &&
+             a->dense->nbytes == b->dense->nbytes &&
              memcmp(a->dense->data, b->dense->data, a->dense->nbytes) == 0;
-    case MX_ATTR_DICT: return fields_eq(a, b);
-    case MX_ATTR_STRUCT: return str_eq(a->s, b->s) && fields_eq(a, b);
-    case MX_ATTR_TYPE: return mx_type_equal(a->type, b->type);
+    case MX_ATTR_DICT:
+      return fields_eq(a, b);
+    case MX_ATTR_STRUCT:
+      return str_eq(a->s, b->s) && fields_eq(a, b);
+    case MX_ATTR_TYPE:
+      return mx_type_equal(a->type, b->type);
   }
   return false;
 }
@@ -199,8 +209,8 @@ static bool op_eq(const mx_func_t *fa, const mx_op_t *a, const mx_func_t *fb, co
     fprintf(stderr, "  op %s vs %s\n", a->name, b->name);
     return false;
   }
-  if (a->n_operands != b->n_operands || a->n_results != b->n_results ||
-      a->n_attrs != b->n_attrs || a->n_regions != b->n_regions) {
+  if (a->n_operands != b->n_operands || a->n_results != b->n_results || a->n_attrs != b->n_attrs ||
+      a->n_regions != b->n_regions) {
     fprintf(stderr, "  %s: counts differ (attrs %d vs %d)\n", a->name, (int)a->n_attrs,
             (int)b->n_attrs);
     return false;
@@ -260,29 +270,38 @@ static void check_same(const char *what, const char *pretty, const char *generic
 // ---------------------------------------------------------------------------------------------
 
 #define FN2(args, body) "func.func @f(" args ") {\n" body "\n  func.return\n}\n"
-#define FN1(sig, ret, body) "func.func @f(" sig ") -> " ret " {\n" body "\n  return %r : " ret "\n}\n"
+#define FN1(sig, ret, body) \
+  "func.func @f(" sig ") -> " ret " {\n" body "\n  return %r : " ret "\n}\n"
 
 static void test_pretty_vs_generic(void) {
-  check_same("compare",
-             FN1("%a: tensor<4xi32>, %b: tensor<4xi32>", "tensor<4xi1>",
-                 "  %r = stablehlo.compare GT, %a, %b, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>"),
-             FN1("%a: tensor<4xi32>, %b: tensor<4xi32>", "tensor<4xi1>",
-                 "  %r = \"stablehlo.compare\"(%a, %b) {comparison_direction = "
-                 "#stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type SIGNED>}"
-                 " : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>"));
-  check_same("add",
-             FN1("%a: tensor<4xf32>", "tensor<4xf32>", "  %r = stablehlo.add %a, %a : tensor<4xf32>"),
-             FN1("%a: tensor<4xf32>", "tensor<4xf32>",
-                 "  %r = \"stablehlo.add\"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>"));
-  check_same("dot_general",
-             FN1("%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>", "tensor<2x3x5xf32>",
-                 "  %r = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1],"
-                 " precision = [DEFAULT, HIGHEST] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>"),
-             FN1("%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>", "tensor<2x3x5xf32>",
-                 "  %r = \"stablehlo.dot_general\"(%a, %b) <{dot_dimension_numbers = #stablehlo.dot<"
-                 "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2],"
-                 " rhs_contracting_dimensions = [1]>, precision_config = [#stablehlo<precision DEFAULT>,"
-                 " #stablehlo<precision HIGHEST>]}> : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>"));
+  check_same(
+      "compare",
+      FN1("%a: tensor<4xi32>, %b: tensor<4xi32>", "tensor<4xi1>",
+          "  %r = stablehlo.compare GT, %a, %b, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> "
+          "tensor<4xi1>"),
+      FN1("%a: tensor<4xi32>, %b: tensor<4xi32>", "tensor<4xi1>",
+          "  %r = \"stablehlo.compare\"(%a, %b) {comparison_direction = "
+          "#stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type SIGNED>}"
+          " : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>"));
+  check_same(
+      "add",
+      FN1("%a: tensor<4xf32>", "tensor<4xf32>", "  %r = stablehlo.add %a, %a : tensor<4xf32>"),
+      FN1("%a: tensor<4xf32>", "tensor<4xf32>",
+          "  %r = \"stablehlo.add\"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>"));
+  check_same(
+      "dot_general",
+      FN1("%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>", "tensor<2x3x5xf32>",
+          "  %r = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] "
+          "x [1],"
+          " precision = [DEFAULT, HIGHEST] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> "
+          "tensor<2x3x5xf32>"),
+      FN1("%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>", "tensor<2x3x5xf32>",
+          "  %r = \"stablehlo.dot_general\"(%a, %b) <{dot_dimension_numbers = #stablehlo.dot<"
+          "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], "
+          "lhs_contracting_dimensions = [2],"
+          " rhs_contracting_dimensions = [1]>, precision_config = [#stablehlo<precision DEFAULT>,"
+          " #stablehlo<precision HIGHEST>]}> : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> "
+          "tensor<2x3x5xf32>"));
   check_same("dot_general without batching",
              FN1("%a: tensor<3x4xf32>, %b: tensor<4x5xf32>", "tensor<3x5xf32>",
                  "  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]"
@@ -291,43 +310,51 @@ static void test_pretty_vs_generic(void) {
                  "  %r = \"stablehlo.dot_general\"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<"
                  "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}"
                  " : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>"));
-#define CONV_COMMON                                                                            \
-  " feature_group_count = 1 : i64, lhs_dilation = array<i64: 2, 2>,"                          \
-  " precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>],"       \
-  " rhs_dilation = array<i64: 1, 1>, window_reversal = array<i1: false, false>,"             \
-  " window_strides = array<i64: 4, 4>} : (tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> tensor<1x2x2x1xi64>"
+#define CONV_COMMON                                                                      \
+  " feature_group_count = 1 : i64, lhs_dilation = array<i64: 2, 2>,"                     \
+  " precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>],"  \
+  " rhs_dilation = array<i64: 1, 1>, window_reversal = array<i1: false, false>,"         \
+  " window_strides = array<i64: 4, 4>} : (tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> " \
+  "tensor<1x2x2x1xi64>"
   const char *conv_pretty = FN1(
       "%a: tensor<1x4x4x1xi64>, %b: tensor<3x3x1x1xi64>", "tensor<1x2x2x1xi64>",
       "  %r = stablehlo.convolution(%a, %b) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
-      " window = {stride = [4, 4], pad = [[0, 0], [0, 0]], lhs_dilate = [2, 2], rhs_dilate = [1, 1],"
+      " window = {stride = [4, 4], pad = [[0, 0], [0, 0]], lhs_dilate = [2, 2], rhs_dilate = [1, "
+      "1],"
       " reverse = [false, false]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64,"
       " precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]}"
       " : (tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>) -> tensor<1x2x2x1xi64>");
   check_same("convolution", conv_pretty,
              FN1("%a: tensor<1x4x4x1xi64>, %b: tensor<3x3x1x1xi64>", "tensor<1x2x2x1xi64>",
-                 "  %r = \"stablehlo.convolution\"(%a, %b) {batch_group_count = 1 : i64, dimension_numbers ="
-                 " #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, padding = dense<0> : tensor<2x2xi64>,"
-                 CONV_COMMON));
+                 "  %r = \"stablehlo.convolution\"(%a, %b) {batch_group_count = 1 : i64, "
+                 "dimension_numbers ="
+                 " #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, padding = dense<0> : "
+                 "tensor<2x2xi64>," CONV_COMMON));
   check_same("convolution raw dims", conv_pretty,
              FN1("%a: tensor<1x4x4x1xi64>, %b: tensor<3x3x1x1xi64>", "tensor<1x2x2x1xi64>",
-                 "  %r = \"stablehlo.convolution\"(%a, %b) {batch_group_count = 1 : i64, dimension_numbers ="
+                 "  %r = \"stablehlo.convolution\"(%a, %b) {batch_group_count = 1 : i64, "
+                 "dimension_numbers ="
                  " #stablehlo.conv<raw input_batch_dimension = 0, input_feature_dimension = 3,"
                  " input_spatial_dimensions = [1, 2], kernel_input_feature_dimension = 2,"
                  " kernel_output_feature_dimension = 3, kernel_spatial_dimensions = [0, 1],"
-                 " output_batch_dimension = 0, output_feature_dimension = 3, output_spatial_dimensions = [1, 2]>,"
+                 " output_batch_dimension = 0, output_feature_dimension = 3, "
+                 "output_spatial_dimensions = [1, 2]>,"
                  " padding = dense<[[0, 0], [0, 0]]> : tensor<2x2xi64>," CONV_COMMON));
-  check_same("broadcast_in_dim",
-             FN1("%a: tensor<3xf32>", "tensor<2x3xf32>",
-                 "  %r = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>"),
-             FN1("%a: tensor<3xf32>", "tensor<2x3xf32>",
-                 "  %r = \"stablehlo.broadcast_in_dim\"(%a) {broadcast_dimensions = dense<1> : tensor<1xi64>}"
-                 " : (tensor<3xf32>) -> tensor<2x3xf32>"));
-  check_same("transpose",
-             FN1("%a: tensor<2x3xf32>", "tensor<3x2xf32>",
-                 "  %r = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>"),
-             FN1("%a: tensor<2x3xf32>", "tensor<3x2xf32>",
-                 "  %r = \"stablehlo.transpose\"(%a) <{permutation = array<i64: 1, 0>}>"
-                 " : (tensor<2x3xf32>) -> tensor<3x2xf32>"));
+  check_same(
+      "broadcast_in_dim",
+      FN1("%a: tensor<3xf32>", "tensor<2x3xf32>",
+          "  %r = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>"),
+      FN1("%a: tensor<3xf32>", "tensor<2x3xf32>",
+          "  %r = \"stablehlo.broadcast_in_dim\"(%a) {broadcast_dimensions = dense<1> : "
+          "tensor<1xi64>}"
+          " : (tensor<3xf32>) -> tensor<2x3xf32>"));
+  check_same(
+      "transpose",
+      FN1("%a: tensor<2x3xf32>", "tensor<3x2xf32>",
+          "  %r = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>"),
+      FN1("%a: tensor<2x3xf32>", "tensor<3x2xf32>",
+          "  %r = \"stablehlo.transpose\"(%a) <{permutation = array<i64: 1, 0>}>"
+          " : (tensor<2x3xf32>) -> tensor<3x2xf32>"));
   check_same("reverse",
              FN1("%a: tensor<2x3xf32>", "tensor<2x3xf32>",
                  "  %r = stablehlo.reverse %a, dims = [0] : tensor<2x3xf32>"),
@@ -337,76 +364,91 @@ static void test_pretty_vs_generic(void) {
   check_same("iota", FN1("", "tensor<4xi32>", "  %r = stablehlo.iota dim = 0 : tensor<4xi32>"),
              FN1("", "tensor<4xi32>",
                  "  %r = \"stablehlo.iota\"() {iota_dimension = 0 : i64} : () -> tensor<4xi32>"));
-  check_same("iota untyped dimension", FN1("", "tensor<4xi32>", "  %r = stablehlo.iota dim = 0 : tensor<4xi32>"),
+  check_same("iota untyped dimension",
+             FN1("", "tensor<4xi32>", "  %r = stablehlo.iota dim = 0 : tensor<4xi32>"),
              FN1("", "tensor<4xi32>",
                  "  %r = \"stablehlo.iota\"() {iota_dimension = 0} : () -> tensor<4xi32>"));
-  check_same("slice",
-             FN1("%a: tensor<3x4xf32>", "tensor<2x1xf32>",
-                 "  %r = stablehlo.slice %a [0:2, 1:4:3] : (tensor<3x4xf32>) -> tensor<2x1xf32>"),
-             FN1("%a: tensor<3x4xf32>", "tensor<2x1xf32>",
-                 "  %r = \"stablehlo.slice\"(%a) {start_indices = array<i64: 0, 1>, limit_indices ="
-                 " array<i64: 2, 4>, strides = array<i64: 1, 3>} : (tensor<3x4xf32>) -> tensor<2x1xf32>"));
+  check_same(
+      "slice",
+      FN1("%a: tensor<3x4xf32>", "tensor<2x1xf32>",
+          "  %r = stablehlo.slice %a [0:2, 1:4:3] : (tensor<3x4xf32>) -> tensor<2x1xf32>"),
+      FN1("%a: tensor<3x4xf32>", "tensor<2x1xf32>",
+          "  %r = \"stablehlo.slice\"(%a) {start_indices = array<i64: 0, 1>, limit_indices ="
+          " array<i64: 2, 4>, strides = array<i64: 1, 3>} : (tensor<3x4xf32>) -> tensor<2x1xf32>"));
   check_same("dynamic_slice",
              FN1("%a: tensor<3x4xf32>, %i: tensor<i64>", "tensor<2x2xf32>",
-                 "  %r = stablehlo.dynamic_slice %a, %i, %i, sizes = [2, 2] : (tensor<3x4xf32>, tensor<i64>,"
+                 "  %r = stablehlo.dynamic_slice %a, %i, %i, sizes = [2, 2] : (tensor<3x4xf32>, "
+                 "tensor<i64>,"
                  " tensor<i64>) -> tensor<2x2xf32>"),
              FN1("%a: tensor<3x4xf32>, %i: tensor<i64>", "tensor<2x2xf32>",
                  "  %r = \"stablehlo.dynamic_slice\"(%a, %i, %i) {slice_sizes = array<i64: 2, 2>}"
                  " : (tensor<3x4xf32>, tensor<i64>, tensor<i64>) -> tensor<2x2xf32>"));
   check_same("concatenate",
              FN1("%a: tensor<2xf32>", "tensor<4xf32>",
-                 "  %r = stablehlo.concatenate %a, %a, dim = 0 : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>"),
+                 "  %r = stablehlo.concatenate %a, %a, dim = 0 : (tensor<2xf32>, tensor<2xf32>) -> "
+                 "tensor<4xf32>"),
              FN1("%a: tensor<2xf32>", "tensor<4xf32>",
                  "  %r = \"stablehlo.concatenate\"(%a, %a) {dimension = 0 : i64}"
                  " : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>"));
-  check_same("pad",
-             FN1("%a: tensor<2xf32>, %v: tensor<f32>", "tensor<6xf32>",
-                 "  %r = stablehlo.pad %a, %v, low = [1], high = [2], interior = [1]"
-                 " : (tensor<2xf32>, tensor<f32>) -> tensor<6xf32>"),
-             FN1("%a: tensor<2xf32>, %v: tensor<f32>", "tensor<6xf32>",
-                 "  %r = \"stablehlo.pad\"(%a, %v) {edge_padding_high = array<i64: 2>, edge_padding_low ="
-                 " array<i64: 1>, interior_padding = array<i64: 1>} : (tensor<2xf32>, tensor<f32>) -> tensor<6xf32>"));
+  check_same(
+      "pad",
+      FN1("%a: tensor<2xf32>, %v: tensor<f32>", "tensor<6xf32>",
+          "  %r = stablehlo.pad %a, %v, low = [1], high = [2], interior = [1]"
+          " : (tensor<2xf32>, tensor<f32>) -> tensor<6xf32>"),
+      FN1("%a: tensor<2xf32>, %v: tensor<f32>", "tensor<6xf32>",
+          "  %r = \"stablehlo.pad\"(%a, %v) {edge_padding_high = array<i64: 2>, edge_padding_low ="
+          " array<i64: 1>, interior_padding = array<i64: 1>} : (tensor<2xf32>, tensor<f32>) -> "
+          "tensor<6xf32>"));
   check_same("reduce_precision",
              FN1("%a: tensor<2xf64>", "tensor<2xf64>",
                  "  %r = stablehlo.reduce_precision %a, format = e5m10 : tensor<2xf64>"),
              FN1("%a: tensor<2xf64>", "tensor<2xf64>",
-                 "  %r = \"stablehlo.reduce_precision\"(%a) {exponent_bits = 5 : i32, mantissa_bits = 10 : i32}"
+                 "  %r = \"stablehlo.reduce_precision\"(%a) {exponent_bits = 5 : i32, "
+                 "mantissa_bits = 10 : i32}"
                  " : (tensor<2xf64>) -> tensor<2xf64>"));
   check_same("fft",
              FN1("%a: tensor<4xcomplex<f32>>", "tensor<4xcomplex<f32>>",
-                 "  %r = stablehlo.fft %a, type = FFT, length = [4] : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>"),
+                 "  %r = stablehlo.fft %a, type = FFT, length = [4] : (tensor<4xcomplex<f32>>) -> "
+                 "tensor<4xcomplex<f32>>"),
              FN1("%a: tensor<4xcomplex<f32>>", "tensor<4xcomplex<f32>>",
-                 "  %r = \"stablehlo.fft\"(%a) {fft_type = #stablehlo<fft_type FFT>, fft_length = array<i64: 4>}"
+                 "  %r = \"stablehlo.fft\"(%a) {fft_type = #stablehlo<fft_type FFT>, fft_length = "
+                 "array<i64: 4>}"
                  " : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>"));
-  check_same("constant",
-             FN1("", "tensor<2xf32>", "  %r = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>"),
-             FN1("", "tensor<2xf32>",
-                 "  %r = \"stablehlo.constant\"() <{value = dense<[0x3FC00000, 0xC0000000]> : tensor<2xf32>}>"
-                 " : () -> tensor<2xf32>"));
+  check_same(
+      "constant",
+      FN1("", "tensor<2xf32>", "  %r = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>"),
+      FN1("", "tensor<2xf32>",
+          "  %r = \"stablehlo.constant\"() <{value = dense<[0x3FC00000, 0xC0000000]> : "
+          "tensor<2xf32>}>"
+          " : () -> tensor<2xf32>"));
   check_same("get_tuple_element",
              FN1("%t: tuple<tensor<f32>, tensor<i32>>", "tensor<i32>",
-                 "  %r = stablehlo.get_tuple_element %t[1] : (tuple<tensor<f32>, tensor<i32>>) -> tensor<i32>"),
+                 "  %r = stablehlo.get_tuple_element %t[1] : (tuple<tensor<f32>, tensor<i32>>) -> "
+                 "tensor<i32>"),
              FN1("%t: tuple<tensor<f32>, tensor<i32>>", "tensor<i32>",
                  "  %r = \"stablehlo.get_tuple_element\"(%t) {index = 1 : i32}"
                  " : (tuple<tensor<f32>, tensor<i32>>) -> tensor<i32>"));
-  check_same("custom_call",
-             FN1("%a: tensor<2xf32>", "tensor<2xf32>",
-                 "  %r = stablehlo.custom_call @foo(%a) {backend_config = \"\", api_version = 2 : i32}"
-                 " : (tensor<2xf32>) -> tensor<2xf32>"),
-             FN1("%a: tensor<2xf32>", "tensor<2xf32>",
-                 "  %r = \"stablehlo.custom_call\"(%a) {call_target_name = \"foo\", backend_config = \"\","
-                 " api_version = 2 : i32} : (tensor<2xf32>) -> tensor<2xf32>"));
-  check_same("select",
-             FN1("%p: tensor<2xi1>, %a: tensor<2xf32>", "tensor<2xf32>",
-                 "  %r = stablehlo.select %p, %a, %a : tensor<2xi1>, tensor<2xf32>"),
-             FN1("%p: tensor<2xi1>, %a: tensor<2xf32>", "tensor<2xf32>",
-                 "  %r = \"stablehlo.select\"(%p, %a, %a) : (tensor<2xi1>, tensor<2xf32>, tensor<2xf32>)"
-                 " -> tensor<2xf32>"));
+  check_same(
+      "custom_call",
+      FN1("%a: tensor<2xf32>", "tensor<2xf32>",
+          "  %r = stablehlo.custom_call @foo(%a) {backend_config = \"\", api_version = 2 : i32}"
+          " : (tensor<2xf32>) -> tensor<2xf32>"),
+      FN1("%a: tensor<2xf32>", "tensor<2xf32>",
+          "  %r = \"stablehlo.custom_call\"(%a) {call_target_name = \"foo\", backend_config = \"\","
+          " api_version = 2 : i32} : (tensor<2xf32>) -> tensor<2xf32>"));
+  check_same(
+      "select",
+      FN1("%p: tensor<2xi1>, %a: tensor<2xf32>", "tensor<2xf32>",
+          "  %r = stablehlo.select %p, %a, %a : tensor<2xi1>, tensor<2xf32>"),
+      FN1("%p: tensor<2xi1>, %a: tensor<2xf32>", "tensor<2xf32>",
+          "  %r = \"stablehlo.select\"(%p, %a, %a) : (tensor<2xi1>, tensor<2xf32>, tensor<2xf32>)"
+          " -> tensor<2xf32>"));
   check_same("complex",
              FN1("%a: tensor<2xf64>", "tensor<2xcomplex<f64>>",
                  "  %r = stablehlo.complex %a, %a : tensor<2xcomplex<f64>>"),
              FN1("%a: tensor<2xf64>", "tensor<2xcomplex<f64>>",
-                 "  %r = \"stablehlo.complex\"(%a, %a) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xcomplex<f64>>"));
+                 "  %r = \"stablehlo.complex\"(%a, %a) : (tensor<2xf64>, tensor<2xf64>) -> "
+                 "tensor<2xcomplex<f64>>"));
   const char *reduce_generic =
       FN1("%a: tensor<2x3xf32>, %z: tensor<f32>", "tensor<2xf32>",
           "  %r = \"stablehlo.reduce\"(%a, %z) ({\n"
@@ -414,32 +456,39 @@ static void test_pretty_vs_generic(void) {
           "    %s = \"stablehlo.add\"(%x, %y) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
           "    \"stablehlo.return\"(%s) : (tensor<f32>) -> ()\n"
           "  }) {dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>");
-  check_same("reduce applies",
-             FN1("%a: tensor<2x3xf32>, %z: tensor<f32>", "tensor<2xf32>",
-                 "  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1]"
-                 " : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>"),
-             reduce_generic);
+  check_same(
+      "reduce applies",
+      FN1("%a: tensor<2x3xf32>, %z: tensor<f32>", "tensor<2xf32>",
+          "  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1]"
+          " : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>"),
+      reduce_generic);
   check_same("reduce region",
              FN1("%a: tensor<2x3xf32>, %z: tensor<f32>", "tensor<2xf32>",
                  "  %r = stablehlo.reduce(%a init: %z) across dimensions = [1]"
                  " : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
                  "   reducer(%x: tensor<f32>, %y: tensor<f32>) {\n"
-                 "    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n  }"),
+                 "    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : "
+                 "tensor<f32>\n  }"),
              reduce_generic);
-  check_same("while",
-             FN1("%n: tensor<i64>", "tensor<i64>",
-                 "  %r = stablehlo.while(%i = %n) : tensor<i64>\n"
-                 "  cond {\n    %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
-                 "    stablehlo.return %c : tensor<i1>\n  } do {\n"
-                 "    %j = stablehlo.add %i, %n : tensor<i64>\n    stablehlo.return %j : tensor<i64>\n  }"),
-             FN1("%n: tensor<i64>", "tensor<i64>",
-                 "  %r = \"stablehlo.while\"(%n) ({\n  ^bb0(%i: tensor<i64>):\n"
-                 "    %c = \"stablehlo.compare\"(%i, %n) {comparison_direction = #stablehlo<comparison_direction LT>}"
-                 " : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
-                 "    \"stablehlo.return\"(%c) : (tensor<i1>) -> ()\n  }, {\n  ^bb0(%i: tensor<i64>):\n"
-                 "    %j = stablehlo.add %i, %n : tensor<i64>\n    stablehlo.return %j : tensor<i64>\n"
-                 "  }) : (tensor<i64>) -> tensor<i64>"));
-#define G_FN "func.func private @g(%a: tensor<f32>) -> tensor<f32> {\n  return %a : tensor<f32>\n}\n"
+  check_same(
+      "while",
+      FN1("%n: tensor<i64>", "tensor<i64>",
+          "  %r = stablehlo.while(%i = %n) : tensor<i64>\n"
+          "  cond {\n    %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> "
+          "tensor<i1>\n"
+          "    stablehlo.return %c : tensor<i1>\n  } do {\n"
+          "    %j = stablehlo.add %i, %n : tensor<i64>\n    stablehlo.return %j : tensor<i64>\n  "
+          "}"),
+      FN1("%n: tensor<i64>", "tensor<i64>",
+          "  %r = \"stablehlo.while\"(%n) ({\n  ^bb0(%i: tensor<i64>):\n"
+          "    %c = \"stablehlo.compare\"(%i, %n) {comparison_direction = "
+          "#stablehlo<comparison_direction LT>}"
+          " : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+          "    \"stablehlo.return\"(%c) : (tensor<i1>) -> ()\n  }, {\n  ^bb0(%i: tensor<i64>):\n"
+          "    %j = stablehlo.add %i, %n : tensor<i64>\n    stablehlo.return %j : tensor<i64>\n"
+          "  }) : (tensor<i64>) -> tensor<i64>"));
+#define G_FN \
+  "func.func private @g(%a: tensor<f32>) -> tensor<f32> {\n  return %a : tensor<f32>\n}\n"
   check_same("func.call",
              FN1("%a: tensor<f32>", "tensor<f32>",
                  "  %r = func.call @g(%a) : (tensor<f32>) -> tensor<f32>") G_FN,
@@ -450,25 +499,35 @@ static void test_pretty_vs_generic(void) {
                  "  %r = stablehlo.composite \"my.op\" %a {composite_attributes = {n = 2 : i64},"
                  " decomposition = @g} : (tensor<f32>) -> tensor<f32>") G_FN,
              FN1("%a: tensor<f32>", "tensor<f32>",
-                 "  %r = \"stablehlo.composite\"(%a) {name = \"my.op\", composite_attributes = {n = 2 : i64},"
+                 "  %r = \"stablehlo.composite\"(%a) {name = \"my.op\", composite_attributes = {n "
+                 "= 2 : i64},"
                  " decomposition = @g} : (tensor<f32>) -> tensor<f32>") G_FN);
-  check_same("check.expect_almost_eq_const tolerance",
-             FN2("%a: tensor<2xf32>", "  check.expect_almost_eq_const %a, dense<1.0> : tensor<2xf32>, tolerance = 0.5"),
-             FN2("%a: tensor<2xf32>", "  check.expect_almost_eq_const %a, dense<1.0> : tensor<2xf32> {tolerance = 0.5 : f64}"));
-  check_same("check.expect_almost_eq tolerance",
-             FN2("%a: tensor<2xf32>", "  check.expect_almost_eq %a, %a, tolerance = 0.5 : tensor<2xf32>"),
-             FN2("%a: tensor<2xf32>", "  check.expect_almost_eq %a, %a {tolerance = 0.5 : f64} : tensor<2xf32>"));
-  check_same("check.expect_close",
-             FN2("%a: tensor<2xf32>", "  check.expect_close %a, %a, max_ulp_difference = 3 : tensor<2xf32>, tensor<2xf32>"),
-             FN2("%a: tensor<2xf32>", "  \"check.expect_close\"(%a, %a) {max_ulp_difference = 3 : ui64}"
-                 " : (tensor<2xf32>, tensor<2xf32>) -> ()"));
+  check_same(
+      "check.expect_almost_eq_const tolerance",
+      FN2("%a: tensor<2xf32>",
+          "  check.expect_almost_eq_const %a, dense<1.0> : tensor<2xf32>, tolerance = 0.5"),
+      FN2("%a: tensor<2xf32>",
+          "  check.expect_almost_eq_const %a, dense<1.0> : tensor<2xf32> {tolerance = 0.5 : f64}"));
+  check_same(
+      "check.expect_almost_eq tolerance",
+      FN2("%a: tensor<2xf32>", "  check.expect_almost_eq %a, %a, tolerance = 0.5 : tensor<2xf32>"),
+      FN2("%a: tensor<2xf32>",
+          "  check.expect_almost_eq %a, %a {tolerance = 0.5 : f64} : tensor<2xf32>"));
+  check_same(
+      "check.expect_close",
+      FN2("%a: tensor<2xf32>",
+          "  check.expect_close %a, %a, max_ulp_difference = 3 : tensor<2xf32>, tensor<2xf32>"),
+      FN2("%a: tensor<2xf32>",
+          "  \"check.expect_close\"(%a, %a) {max_ulp_difference = 3 : ui64}"
+          " : (tensor<2xf32>, tensor<2xf32>) -> ()"));
   // The comparison itself must notice differences.
   fprintf(stderr, "(an expected difference report follows)\n");
-  CHECK(!same("compare mismatch",
-              FN1("%a: tensor<4xi32>", "tensor<4xi1>",
-                  "  %r = stablehlo.compare GT, %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>"),
-              FN1("%a: tensor<4xi32>", "tensor<4xi1>",
-                  "  %r = stablehlo.compare LT, %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>")));
+  CHECK(!same(
+      "compare mismatch",
+      FN1("%a: tensor<4xi32>", "tensor<4xi1>",
+          "  %r = stablehlo.compare GT, %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>"),
+      FN1("%a: tensor<4xi32>", "tensor<4xi1>",
+          "  %r = stablehlo.compare LT, %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>")));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,13 +537,17 @@ static void test_pretty_vs_generic(void) {
 static void test_custom_call_checks(void) {
   const char *text =
       "module @jit_main attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
-      "  func.func public @main() -> (tensor<2xf32> {jax.result_info = \"\", mhlo.layout_mode = \"default\"}) {\n"
+      "  func.func public @main() -> (tensor<2xf32> {jax.result_info = \"\", mhlo.layout_mode = "
+      "\"default\"}) {\n"
       "    %0 = call @inputs() : () -> tensor<2xf32>\n"
       "    %1 = call @expected() : () -> tensor<2xf32>\n"
       "    %2 = stablehlo.abs %0 : tensor<2xf32>\n"
-      "    stablehlo.custom_call @check.expect_close(%2, %1) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()\n"
-      "    stablehlo.custom_call @check.expect_eq(%2, %1) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()\n"
-      "    \"stablehlo.custom_call\"(%2, %1) {call_target_name = \"check.expect_almost_eq\", has_side_effect = true}"
+      "    stablehlo.custom_call @check.expect_close(%2, %1) {has_side_effect = true} : "
+      "(tensor<2xf32>, tensor<2xf32>) -> ()\n"
+      "    stablehlo.custom_call @check.expect_eq(%2, %1) {has_side_effect = true} : "
+      "(tensor<2xf32>, tensor<2xf32>) -> ()\n"
+      "    \"stablehlo.custom_call\"(%2, %1) {call_target_name = \"check.expect_almost_eq\", "
+      "has_side_effect = true}"
       " : (tensor<2xf32>, tensor<2xf32>) -> ()\n"
       "    return %2 : tensor<2xf32>\n"
       "  }\n"
@@ -544,239 +607,247 @@ typedef struct bad_case {
 } bad_case_t;
 
 static const bad_case_t bad_cases[] = {
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<1> : tensor<i32>\n",
-   MX_ERR_PARSE, 3, 1, "expected '}' closing the block, got end of input"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.add %1, %1 : tensor<i32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 22, "use of undefined value '%1'"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<1> : tensor<i32>\n"
-      "  %0 = stablehlo.constant dense<2> : tensor<i32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 3, 3, "redefinition of SSA value '%0'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.add %a, %a : tensor<3xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 22, "use of value '%a' expects type tensor<3xf32>, but it has type tensor<2xf32>"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<99999999999999999999> : tensor<i64>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 33, "integer literal too large"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<300> : tensor<i8>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 33, "literal out of range for element type i8"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<[1, 2, 3]> : tensor<2xi32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 27, "dense literal shape does not match type tensor<2xi32>"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<[[1, 2], [3]]> : tensor<2x2xi32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 42, "dense literal has inconsistent sizes (1 vs 2 elements)"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<1.5> : tensor<i32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 33, "expected integer literal for element type i32"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<1> : tensor<2x3xq32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 49, "expected element type, got 'q32'"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<1> : tensor<2x3f32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 48, "expected 'x' after dimension size"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<\"0x0102\"> : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 33, "hexadecimal dense literal has 2 bytes, expected 8"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<\"hello\"> : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 33, "expected hexadecimal string \"0x...\" in dense literal"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = \"stablehlo.add\"(%a, %a) : (tensor<2xf32>) -> tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 34, "'stablehlo.add' has 2 operands, but 1 operand types were given"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0, %1 = stablehlo.add %a, %a : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 3, "operation 'stablehlo.add' has 1 results, but 2 names were given"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = \"stablehlo.add\"(%a, %a) {foo = 1, foo = 2} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 42, "duplicate attribute 'foo'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = \"stablehlo.add\"(%a, %a) : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 34, "expected function type '(operand types) -> result types' for generic operation 'stablehlo.add'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.add %a %a : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 25, "expected ':' and the operation's type, got '%a'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.add %a, %a : tensor<2xf32>\n"
-      "  func.return\n",
-   MX_ERR_PARSE, 4, 1, "expected '}' closing the block, got end of input"},
-  {"func.func @f(%a: tensor<2xf32> {\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 4, 1, "expected ',' or ')' in argument list, got end of input"},
-  {"func.func f(%a: tensor<2xf32>) {\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 1, 11, "expected symbol name (@name), got 'f'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.compare GTE, %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 26, "expected comparison_direction value, got 'GTE'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.broadcast_in_dim %a, dims = [0, : (tensor<2xf32>) -> tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 50, "expected integer, got ':'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = \"stablehlo.add\"(%a, %a) {s = \"abc} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 37, "expected attribute value, got unterminated string"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.add %a, %a : tensor<2xf32> ` \n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 45, "expected operation, got invalid character '`'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.foo %a : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_UNSUPPORTED, 2, 8, "unsupported: stablehlo.foo"},
-  {"func.func @f(%a: tensor<?xf32>) {\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_UNSUPPORTED, 1, 25, "unsupported: dynamic shape ('?') in tensor type"},
-  {"func.func @f(%a: tensor<2x!quant.uniform<i8:f32, 1.0>>) {\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_UNSUPPORTED, 1, 27, "unsupported: quantized type !quant.uniform"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.reduce(%a init: %a) applies stablehlo.compare across dimensions = [0] : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 46, "expected a binary stablehlo operation after 'applies', got 'stablehlo.compare'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.convolution(%a, %a) dim_numbers = [b, 0, f]x[0, i, q]->[b, 0, f], window = {} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 69, "expected dimension number, 'i' or 'o', got 'q'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0:2 = \"stablehlo.foo\"(%a) : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)\n"
-      "  %1 = stablehlo.add %0#2, %0#1 : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 3, 22, "result number 2 out of range for '%0' (2 results)"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = \"stablehlo.sort\"(%a) ({\n"
-      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-      "    %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-      "    stablehlo.return %c : tensor<i1>\n"
-      "  }) {dimension = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>\n"
-      "  %1 = stablehlo.add %x, %x : tensor<f32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 7, 22, "use of undefined value '%x'"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<1> : tensor<1x2x3x4x5x6x7x8x9xi32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_UNSUPPORTED, 2, 44, "unsupported: tensor rank greater than 8"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<1> : tensor<99999999999999999999xi32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 45, "dimension size too large"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.iota dim = 0 : tensor<4xi32>\n"
-      "  %1 = stablehlo.add %0, %0 : tensor<4xi32>\n"
-      "  %2 = stablehlo.multiply %1, %3 : tensor<4xi32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 4, 31, "use of undefined value '%3'"},
-  {"module {\n"
-      "  func.func @f() {\n"
-      "    func.return\n"
-      "  }\n",
-   MX_ERR_PARSE, 5, 1, "expected '}' closing the module, got end of input"},
-  {"module {\n"
-      "  func.func @f() {\n"
-      "    func.return\n"
-      "  }\n"
-      "}\n"
-      "func.func @g() {\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 6, 1, "expected end of input after the module, got 'func.func'"},
-  {"func.func @f() {\n"
-      "  func.return\n"
-      "}\n"
-      "func.func @f() {\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 4, 11, "redefinition of function '@f'"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<[(1.0, 2.0)]> : tensor<1xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 27, "complex literal for non-complex type"},
-  {"func.func @f() {\n"
-      "  %0 = stablehlo.constant dense<0x1FFFF> : tensor<bf16>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 33, "hexadecimal literal too wide for element type bf16"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.reduce_precision %a, format = e5 : tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 48, "expected exponent/mantissa format e#m#, got 'e5'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  check.expect_close %a, %a, max_ulp = 3 : tensor<2xf32>, tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 30, "expected 'max_ulp_difference', got 'max_ulp'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.slice %a [0:2:1:3] : (tensor<2xf32>) -> tensor<2xf32>\n"
-      "  func.return\n"
-      "}\n",
-   MX_ERR_PARSE, 2, 33, "expected ',' or ']' in slice ranges, got ':'"},
-  {"func.func @f(%a: tensor<2xf32>) {\n"
-      "  %0 = stablehlo.while(%i = %a) : tensor<2xf32>\n"
-      "  cond {\n"
-      "    stablehlo.return %i : tensor<2xf32>\n"
-      "  } od {\n"
-      "  }\n"
-      "  func.return\n"
-      "}\n"
-      "\n",
-   MX_ERR_PARSE, 5, 5, "expected 'do', got 'od'"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<1> : tensor<i32>\n",
+     MX_ERR_PARSE, 3, 1, "expected '}' closing the block, got end of input"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.add %1, %1 : tensor<i32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 22, "use of undefined value '%1'"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<1> : tensor<i32>\n"
+     "  %0 = stablehlo.constant dense<2> : tensor<i32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 3, 3, "redefinition of SSA value '%0'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.add %a, %a : tensor<3xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 22,
+     "use of value '%a' expects type tensor<3xf32>, but it has type tensor<2xf32>"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<99999999999999999999> : tensor<i64>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 33, "integer literal too large"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<300> : tensor<i8>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 33, "literal out of range for element type i8"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<[1, 2, 3]> : tensor<2xi32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 27, "dense literal shape does not match type tensor<2xi32>"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<[[1, 2], [3]]> : tensor<2x2xi32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 42, "dense literal has inconsistent sizes (1 vs 2 elements)"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<1.5> : tensor<i32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 33, "expected integer literal for element type i32"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<1> : tensor<2x3xq32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 49, "expected element type, got 'q32'"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<1> : tensor<2x3f32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 48, "expected 'x' after dimension size"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<\"0x0102\"> : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 33, "hexadecimal dense literal has 2 bytes, expected 8"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<\"hello\"> : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 33, "expected hexadecimal string \"0x...\" in dense literal"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = \"stablehlo.add\"(%a, %a) : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 34, "'stablehlo.add' has 2 operands, but 1 operand types were given"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0, %1 = stablehlo.add %a, %a : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 3, "operation 'stablehlo.add' has 1 results, but 2 names were given"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = \"stablehlo.add\"(%a, %a) {foo = 1, foo = 2} : (tensor<2xf32>, tensor<2xf32>) -> "
+     "tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 42, "duplicate attribute 'foo'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = \"stablehlo.add\"(%a, %a) : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 34,
+     "expected function type '(operand types) -> result types' for generic operation "
+     "'stablehlo.add'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.add %a %a : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 25, "expected ':' and the operation's type, got '%a'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.add %a, %a : tensor<2xf32>\n"
+     "  func.return\n",
+     MX_ERR_PARSE, 4, 1, "expected '}' closing the block, got end of input"},
+    {"func.func @f(%a: tensor<2xf32> {\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 4, 1, "expected ',' or ')' in argument list, got end of input"},
+    {"func.func f(%a: tensor<2xf32>) {\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 1, 11, "expected symbol name (@name), got 'f'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.compare GTE, %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 26, "expected comparison_direction value, got 'GTE'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.broadcast_in_dim %a, dims = [0, : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 50, "expected integer, got ':'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = \"stablehlo.add\"(%a, %a) {s = \"abc} : (tensor<2xf32>, tensor<2xf32>) -> "
+     "tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 37, "expected attribute value, got unterminated string"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.add %a, %a : tensor<2xf32> ` \n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 45, "expected operation, got invalid character '`'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.foo %a : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_UNSUPPORTED, 2, 8, "unsupported: stablehlo.foo"},
+    {"func.func @f(%a: tensor<?xf32>) {\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_UNSUPPORTED, 1, 25, "unsupported: dynamic shape ('?') in tensor type"},
+    {"func.func @f(%a: tensor<2x!quant.uniform<i8:f32, 1.0>>) {\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_UNSUPPORTED, 1, 27, "unsupported: quantized type !quant.uniform"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.reduce(%a init: %a) applies stablehlo.compare across dimensions = [0] : "
+     "(tensor<2xf32>, tensor<2xf32>) -> tensor<f32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 46,
+     "expected a binary stablehlo operation after 'applies', got 'stablehlo.compare'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.convolution(%a, %a) dim_numbers = [b, 0, f]x[0, i, q]->[b, 0, f], window = "
+     "{} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 69, "expected dimension number, 'i' or 'o', got 'q'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0:2 = \"stablehlo.foo\"(%a) : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)\n"
+     "  %1 = stablehlo.add %0#2, %0#1 : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 3, 22, "result number 2 out of range for '%0' (2 results)"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = \"stablehlo.sort\"(%a) ({\n"
+     "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+     "    %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+     "    stablehlo.return %c : tensor<i1>\n"
+     "  }) {dimension = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  %1 = stablehlo.add %x, %x : tensor<f32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 7, 22, "use of undefined value '%x'"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<1> : tensor<1x2x3x4x5x6x7x8x9xi32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_UNSUPPORTED, 2, 44, "unsupported: tensor rank greater than 8"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<1> : tensor<99999999999999999999xi32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 45, "dimension size too large"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+     "  %1 = stablehlo.add %0, %0 : tensor<4xi32>\n"
+     "  %2 = stablehlo.multiply %1, %3 : tensor<4xi32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 4, 31, "use of undefined value '%3'"},
+    {"module {\n"
+     "  func.func @f() {\n"
+     "    func.return\n"
+     "  }\n",
+     MX_ERR_PARSE, 5, 1, "expected '}' closing the module, got end of input"},
+    {"module {\n"
+     "  func.func @f() {\n"
+     "    func.return\n"
+     "  }\n"
+     "}\n"
+     "func.func @g() {\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 6, 1, "expected end of input after the module, got 'func.func'"},
+    {"func.func @f() {\n"
+     "  func.return\n"
+     "}\n"
+     "func.func @f() {\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 4, 11, "redefinition of function '@f'"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<[(1.0, 2.0)]> : tensor<1xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 27, "complex literal for non-complex type"},
+    {"func.func @f() {\n"
+     "  %0 = stablehlo.constant dense<0x1FFFF> : tensor<bf16>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 33, "hexadecimal literal too wide for element type bf16"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.reduce_precision %a, format = e5 : tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 48, "expected exponent/mantissa format e#m#, got 'e5'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  check.expect_close %a, %a, max_ulp = 3 : tensor<2xf32>, tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 30, "expected 'max_ulp_difference', got 'max_ulp'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.slice %a [0:2:1:3] : (tensor<2xf32>) -> tensor<2xf32>\n"
+     "  func.return\n"
+     "}\n",
+     MX_ERR_PARSE, 2, 33, "expected ',' or ']' in slice ranges, got ':'"},
+    {"func.func @f(%a: tensor<2xf32>) {\n"
+     "  %0 = stablehlo.while(%i = %a) : tensor<2xf32>\n"
+     "  cond {\n"
+     "    stablehlo.return %i : tensor<2xf32>\n"
+     "  } od {\n"
+     "  }\n"
+     "  func.return\n"
+     "}\n"
+     "\n",
+     MX_ERR_PARSE, 5, 5, "expected 'do', got 'od'"},
 };
 
 static void test_malformed(void) {
@@ -808,9 +879,11 @@ static void test_malformed(void) {
 static const char *const rich_module =
     "#loc1 = loc(\"x.py\":1:2)\n"
     "module @m attributes {mhlo.num_replicas = 1 : i32} {\n"
-    "  func.func public @main(%arg0: tensor<2x3xf32> {jax.arg_info = \"x\"} loc(\"a\"), %arg1: tensor<i64>)"
+    "  func.func public @main(%arg0: tensor<2x3xf32> {jax.arg_info = \"x\"} loc(\"a\"), %arg1: "
+    "tensor<i64>)"
     " -> (tensor<2xf32> {jax.result_info = \"\"}, tensor<i64>) attributes {foo = unit} {\n"
-    "    %cst = stablehlo.constant dense<[[1.0, 0x7FC00000, -2.5e-3], [3, 4, 5]]> : tensor<2x3xf32> loc(#loc1)\n"
+    "    %cst = stablehlo.constant dense<[[1.0, 0x7FC00000, -2.5e-3], [3, 4, 5]]> : "
+    "tensor<2x3xf32> loc(#loc1)\n"
     "    %c = stablehlo.constant dense<(1.0, -2.0)> : tensor<complex<f64>>\n"
     "    %b = stablehlo.constant dense<\"0x0100\"> : tensor<2xi8>\n"
     "    %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
@@ -819,7 +892,8 @@ static const char *const rich_module =
     " : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>\n"
     "    %w:2 = stablehlo.while(%i = %arg1, %acc = %r) : tensor<i64>, tensor<2xf32>\n"
     "    cond {\n"
-    "      %p = stablehlo.compare LT, %i, %arg1, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+    "      %p = stablehlo.compare LT, %i, %arg1, SIGNED : (tensor<i64>, tensor<i64>) -> "
+    "tensor<i1>\n"
     "      stablehlo.return %p : tensor<i1>\n"
     "    } do {\n"
     "      %sorted = \"stablehlo.sort\"(%acc) <{dimension = 0 : i64, is_stable = true}> ({\n"
@@ -873,7 +947,8 @@ static void test_prefixes(void) {
     const mx_attr_t *na = mx_op_attr(cc, "n");
     CHECK(na && na->kind == MX_ATTR_ARRAY && na->n == 3 && na->items[1].i == -2 &&
           na->items[2].i == 16);
-    CHECK(f->values[f->body->args[0]].name && strcmp(f->values[f->body->args[0]].name, "arg0") == 0);
+    CHECK(f->values[f->body->args[0]].name &&
+          strcmp(f->values[f->body->args[0]].name, "arg0") == 0);
   }
   mx_module_destroy(m);
   // Every truncation of it is an error, never a crash (the sanitizer build checks for leaks).
@@ -906,8 +981,8 @@ static char *repeat(const char *prefix, const char *unit, int n, const char *suf
 static void expect_parse_error(const char *what, const char *text, const char *fragment) {
   mx_module_t *m = NULL;
   mx_status_t st = parse_str(text, &m);
-  CHECK_MSG(st == MX_ERR_PARSE && strstr(mx_error_message(), fragment),
-            "%s: got %s: %s", what, mx_status_name(st), mx_error_message());
+  CHECK_MSG(st == MX_ERR_PARSE && strstr(mx_error_message(), fragment), "%s: got %s: %s", what,
+            mx_status_name(st), mx_error_message());
   mx_module_destroy(m);
 }
 
@@ -948,12 +1023,13 @@ static void test_limits(void) {
   // first_line offsets positions.
   o.first_line = 100;
   st = mx_hlo_parse("func.func @f() {\n  %x = stablehlo.add %y, %y : tensor<f32>\n}\n", 58, &o, &m);
-  CHECK_MSG(st == MX_ERR_PARSE && strstr(mx_error_message(), "t.mlir:101:22: error: "), "first_line: %s",
-            mx_error_message());
+  CHECK_MSG(st == MX_ERR_PARSE && strstr(mx_error_message(), "t.mlir:101:22: error: "),
+            "first_line: %s", mx_error_message());
 }
 
 static void test_split(void) {
-  const char *text = "// RUN: x\nfunc.func @a() {\n}\n// -----\nfunc.func @b() {\n}\n  // -----  \n\n";
+  const char *text =
+      "// RUN: x\nfunc.func @a() {\n}\n// -----\nfunc.func @b() {\n}\n  // -----  \n\n";
   mx_text_case_t *cases = NULL;
   int32_t n = 0;
   CHECK_OK(mx_hlo_split_cases(text, strlen(text), &cases, &n));
@@ -974,7 +1050,6 @@ static void test_split(void) {
   free(cases);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Fully generic modules ("builtin.module" / "func.func"), type aliases
 // ---------------------------------------------------------------------------------------------
@@ -983,20 +1058,23 @@ static void test_generic_module(void) {
   const char *generic =
       "!t = tensor<2xf32>\n"
       "\"builtin.module\"() <{sym_name = \"jit_f\"}> ({\n"
-      "  \"func.func\"() <{arg_attrs = [{jax.arg_info = \"x\"}], function_type = (!t) -> tensor<2xf32>, res_attrs = [{jax.result_info = \"\"}], sym_name = \"main\"}> ({\n"
+      "  \"func.func\"() <{arg_attrs = [{jax.arg_info = \"x\"}], function_type = (!t) -> "
+      "tensor<2xf32>, res_attrs = [{jax.result_info = \"\"}], sym_name = \"main\"}> ({\n"
       "  ^bb0(%arg0: tensor<2xf32>):\n"
       "    %0 = \"stablehlo.add\"(%arg0, %arg0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n"
       "    %1 = \"func.call\"(%0) <{callee = @helper}> : (tensor<2xf32>) -> tensor<2xf32>\n"
       "    \"func.return\"(%1) : (tensor<2xf32>) -> ()\n"
       "  }) : () -> ()\n"
-      "  \"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = \"helper\", sym_visibility = \"private\"}> ({\n"
+      "  \"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = "
+      "\"helper\", sym_visibility = \"private\"}> ({\n"
       "  ^bb0(%arg0: tensor<2xf32>):\n"
       "    \"func.return\"(%arg0) : (tensor<2xf32>) -> ()\n"
       "  }) : () -> ()\n"
       "}) {mhlo.num_replicas = 1 : i32} : () -> ()\n";
   const char *pretty =
       "module @jit_f attributes {mhlo.num_replicas = 1 : i32} {\n"
-      "  func.func @main(%arg0: tensor<2xf32> {jax.arg_info = \"x\"}) -> (tensor<2xf32> {jax.result_info = \"\"}) {\n"
+      "  func.func @main(%arg0: tensor<2xf32> {jax.arg_info = \"x\"}) -> (tensor<2xf32> "
+      "{jax.result_info = \"\"}) {\n"
       "    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>\n"
       "    %1 = call @helper(%0) : (tensor<2xf32>) -> tensor<2xf32>\n"
       "    return %1 : tensor<2xf32>\n"
@@ -1017,12 +1095,14 @@ static void test_generic_module(void) {
   mx_module_destroy(a);
   mx_module_destroy(b);
   expect_parse_error("generic func without sym_name",
-                     "\"func.func\"() <{function_type = () -> ()}> ({\n  \"func.return\"() : () -> ()\n}) : () -> ()\n",
+                     "\"func.func\"() <{function_type = () -> ()}> ({\n  \"func.return\"() : () -> "
+                     "()\n}) : () -> ()\n",
                      "t.mlir:1:1: error: generic func.func needs a sym_name");
-  expect_parse_error("generic func type mismatch",
-                     "\"func.func\"() <{function_type = (tensor<f32>) -> (), sym_name = \"f\"}> ({\n"
-                     "^bb0(%a: tensor<i32>):\n  \"func.return\"() : () -> ()\n}) : () -> ()\n",
-                     "t.mlir:2:10: error: argument 0 does not match the function_type");
+  expect_parse_error(
+      "generic func type mismatch",
+      "\"func.func\"() <{function_type = (tensor<f32>) -> (), sym_name = \"f\"}> ({\n"
+      "^bb0(%a: tensor<i32>):\n  \"func.return\"() : () -> ()\n}) : () -> ()\n",
+      "t.mlir:2:10: error: argument 0 does not match the function_type");
   expect_parse_error("type alias redefinition", "!t = tensor<f32>\n!t = tensor<i32>\n",
                      "t.mlir:2:1: error: redefinition of alias '!t'");
 }
