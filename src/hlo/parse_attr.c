@@ -137,6 +137,7 @@ mx_status_t mx_p_elem_type(mx_parser_t *p, mx_elem_type_t *out) {
     return MX_OK;
   }
   mx_elem_type_t et = mx_elem_from_name(t->text, t->len);
+  if (et == MX_ELEM_INVALID && p->index_as_i64 && mx_tok_is(t, "index")) et = MX_ELEM_I64;
   if (et == MX_ELEM_INVALID) {
     if (mx_is_foreign_type_name(t->text, t->len))
       return mx_p_unsupported(p, t, "element type %.*s", (int)t->len, t->text);

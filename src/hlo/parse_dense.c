@@ -291,7 +291,11 @@ static mx_status_t mx_d_parse(mx_parser_t *p, mx_dense_ctx_t *c, mx_attr_t *out)
   MX_TRY(mx_p_expect(p, MX_TK_COLON, "':' and a type after dense literal"));
   mx_tok_t ttok = *mx_p_tok(p);
   mx_type_t ty;
-  MX_TRY(mx_p_type(p, &ty));
+  // Attributes such as custom_call result_layouts use `tensor<Nxindex>`; store them as i64.
+  p->index_as_i64 = true;
+  mx_status_t tst = mx_p_type(p, &ty);
+  p->index_as_i64 = false;
+  MX_TRY(tst);
   if (ty.kind != MX_TYPE_TENSOR)
     return mx_p_error_at(p, &ttok, "dense literal needs a tensor type");
   int64_t numel = mx_type_numel(&ty);

@@ -48,6 +48,7 @@ typedef struct mx_parser {
   mx_palias_t *aliases;
   int32_t n_aliases, cap_aliases;
   bool in_region;  // parsing a nested op region (affects what bare `return` means)
+  bool index_as_i64;  // parsing the type of a dense attribute: `index` elements are i64
 } mx_parser_t;
 
 // An op being assembled before it is appended (pretty and generic forms).
