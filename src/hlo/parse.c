@@ -717,6 +717,15 @@ mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
       MX_TRY(mx_p_generic_func(p));
     } else if (k == MX_TK_HASH || k == MX_TK_BANG) {
       MX_TRY(mx_p_alias_def(p));
+    } else if (k == MX_TK_IDENT && mx_p_tok(p)->len > 4 &&
+               memcmp(mx_p_tok(p)->text, "sdy.", 4) == 0) {
+      // Shardy declarations (`sdy.mesh @mesh = <["x"=2]>`) only matter to partitioners; skip
+      // the rest of the line (they are printed on one line).
+      int32_t line = mx_p_tok(p)->line;
+      while (mx_p_kind(p) != MX_TK_EOF && mx_p_tok(p)->line == line) {
+        if (mx_p_kind(p) == MX_TK_ERROR) return mx_p_expected(p, "shardy declaration");
+        mx_p_next(p);
+      }
     } else if (!in_module && mx_tok_is(mx_p_tok(p), "module")) {
       return mx_p_error_at(p, mx_p_tok(p), "a module must be the only top-level item");
     } else {

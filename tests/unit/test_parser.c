@@ -1198,6 +1198,36 @@ static void test_literals(void) {
   mx_module_destroy(m);
 }
 
+// JAX export with Shardy annotations and locations.
+static void test_jax_shardy(void) {
+  const char *text =
+      "#loc1 = loc(\"x\")\n"
+      "module @jit_f attributes {jax.uses_shape_polymorphism = false, mhlo.frontend_attributes = "
+      "{xla.sdy.meshes = \"{mesh = #sdy.mesh<[\\22x\\22=2]>}\"}, mhlo.num_partitions = 2 : i32, "
+      "mhlo.num_replicas = 1 : i32} {\n"
+      "  sdy.mesh @mesh = <[\"x\"=2]>\n"
+      "  func.func public @main(%arg0: tensor<8xf32> {mhlo.layout_mode = \"default\", sdy.sharding "
+      "= #sdy.sharding<@mesh, [{\"x\"}]>} loc(\"x\")) -> (tensor<8xf32> {jax.result_info = "
+      "\"result\", mhlo.layout_mode = \"default\"}) {\n"
+      "    %0 = stablehlo.sine %arg0 : tensor<8xf32> loc(#loc1)\n"
+      "    return %0 : tensor<8xf32> loc(#loc1)\n"
+      "  } loc(#loc1)\n"
+      "} loc(#loc1)\n";
+  mx_module_t *m = NULL;
+  CHECK_OK(parse_str(text, &m));
+  if (m) {
+    CHECK(m->attrs.n == 4 && m->n_funcs == 1);
+    const mx_attr_t *fa = mx_op_attr(m->funcs[0]->body->ops[0], "x");
+    CHECK(fa == NULL && m->funcs[0]->arg_attrs[0].n == 2);
+    const mx_attr_t *sh = mx_attr_field(&m->funcs[0]->arg_attrs[0], "sdy.sharding");
+    CHECK(sh && sh->kind == MX_ATTR_STRUCT && strcmp(sh->s, "sdy.sharding") == 0);
+    const mx_attr_t *fe = mx_attr_field(&m->attrs, "mhlo.frontend_attributes");
+    const mx_attr_t *mesh = fe ? mx_attr_field(fe, "xla.sdy.meshes") : NULL;
+    CHECK(mesh && mesh->kind == MX_ATTR_STRING && strstr(mesh->s, "\"x\"=2") != NULL);
+  }
+  mx_module_destroy(m);
+}
+
 int main(void) {
   test_suite();
   test_pretty_vs_generic();
@@ -1208,5 +1238,6 @@ int main(void) {
   test_split();
   test_generic_module();
   test_literals();
+  test_jax_shardy();
   return mx_test_finish();
 }
