@@ -1217,8 +1217,7 @@ static void test_jax_shardy(void) {
   CHECK_OK(parse_str(text, &m));
   if (m) {
     CHECK(m->attrs.n == 4 && m->n_funcs == 1);
-    const mx_attr_t *fa = mx_op_attr(m->funcs[0]->body->ops[0], "x");
-    CHECK(fa == NULL && m->funcs[0]->arg_attrs[0].n == 2);
+    CHECK(m->funcs[0]->arg_attrs[0].n == 2);
     const mx_attr_t *sh = mx_attr_field(&m->funcs[0]->arg_attrs[0], "sdy.sharding");
     CHECK(sh && sh->kind == MX_ATTR_STRUCT && strcmp(sh->s, "sdy.sharding") == 0);
     const mx_attr_t *fe = mx_attr_field(&m->attrs, "mhlo.frontend_attributes");
