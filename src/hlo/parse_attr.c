@@ -1,4 +1,5 @@
 // StableHLO text parser: integers, types and attributes (everything but dense literals).
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -739,26 +740,34 @@ static mx_status_t mx_p_hash_attr(mx_parser_t *p, mx_attr_t *out) {
     return mx_p_struct_body(p, tag, out);
   // Attributes of other dialects (sharding, sparsity, ...) are kept as an empty STRUCT with
   // their tag: their bodies use grammars of their own, which we skip by bracket matching.
+  char closers[MX_PARSE_MAX_DEPTH];
   int depth = 0;
   do {
-    switch (mx_p_kind(p)) {
-      case MX_TK_EOF:
-      case MX_TK_ERROR:
-        return mx_p_expected(p, "'>' closing dialect attribute");
-      case MX_TK_LESS:
-      case MX_TK_LPAREN:
-      case MX_TK_LSQUARE:
-      case MX_TK_LBRACE:
-        depth++;
-        break;
-      case MX_TK_GREATER:
-      case MX_TK_RPAREN:
-      case MX_TK_RSQUARE:
-      case MX_TK_RBRACE:
-        depth--;
-        break;
-      default:
-        break;
+    mx_tok_kind_t k = mx_p_kind(p);
+    char open = k == MX_TK_LESS      ? '>'
+                : k == MX_TK_LPAREN  ? ')'
+                : k == MX_TK_LSQUARE ? ']'
+                : k == MX_TK_LBRACE  ? '}'
+                                     : 0;
+    char close = k == MX_TK_GREATER   ? '>'
+                 : k == MX_TK_RPAREN  ? ')'
+                 : k == MX_TK_RSQUARE ? ']'
+                 : k == MX_TK_RBRACE  ? '}'
+                                      : 0;
+    if (k == MX_TK_EOF || k == MX_TK_ERROR ||
+        (close && (depth == 0 || close != closers[depth - 1]))) {
+      char what[64];
+      snprintf(what, sizeof what, "'%c' closing dialect attribute",
+               depth ? closers[depth - 1] : '>');
+      return mx_p_expected(p, what);
+    }
+    if (open) {
+      if (depth == MX_PARSE_MAX_DEPTH)
+        return mx_p_error_at(p, mx_p_tok(p), "nesting too deep (more than %d levels)",
+                             MX_PARSE_MAX_DEPTH);
+      closers[depth++] = open;
+    } else if (close) {
+      depth--;
     }
     mx_p_next(p);
   } while (depth > 0);

@@ -1227,6 +1227,123 @@ static void test_jax_shardy(void) {
   mx_module_destroy(m);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Attribute syntax
+// ---------------------------------------------------------------------------------------------
+
+static void test_attributes(void) {
+  const char *text =
+      "#alias = {x = 1 : i32}\n"
+      "func.func @f() {\n"
+      "  \"x.op\"() {a = 0x7F800000 : f32, b = 0x3C00 : f16, c = 1 : i1, d = -5 : i32,\n"
+      "    e = 2.5 : f32, f = \"s\\n\\22q\\\\\", g = @\"quoted sym\", h = tensor<2xf32>, i = f32,\n"
+      "    j = !stablehlo.token, k = #stablehlo.result_accuracy<atol = 1.0, rtol = 0.0, ulps = 1,\n"
+      "    mode = #stablehlo.result_accuracy_mode<TOLERANCE>>, l = array<i1: true, false>,\n"
+      "    m = 7 : index, n = unit, o, \"quoted.key\" = 1, p = #alias,\n"
+      "    q = #stablehlo<fft_type FFT>, r = array<i64>, s = -0.0, t = 0x10,\n"
+      "    u = #stablehlo.conv<raw input_batch_dimension = 0>, v = [[1, 2], []]} : () -> ()\n"
+      "  func.return\n"
+      "}\n";
+  mx_module_t *m = NULL;
+  CHECK_OK(parse_str(text, &m));
+  if (!m) return;
+  const mx_op_t *op = m->funcs[0]->body->ops[0];
+  CHECK(op->code == MX_OP_UNKNOWN && strcmp(op->name, "x.op") == 0 && op->n_attrs == 23);
+  const mx_attr_t *a;
+  a = mx_op_attr(op, "a");
+  CHECK(a && a->kind == MX_ATTR_FLOAT && a->f == INFINITY && a->elem == MX_ELEM_F32);
+  a = mx_op_attr(op, "b");
+  CHECK(a && a->kind == MX_ATTR_FLOAT && a->f == 1.0 && a->elem == MX_ELEM_F16);
+  a = mx_op_attr(op, "c");
+  CHECK(a && a->kind == MX_ATTR_BOOL && a->i == 1);
+  a = mx_op_attr(op, "d");
+  CHECK(a && a->kind == MX_ATTR_INT && a->i == -5 && a->elem == MX_ELEM_I32);
+  a = mx_op_attr(op, "e");
+  CHECK(a && a->kind == MX_ATTR_FLOAT && a->f == 2.5 && a->elem == MX_ELEM_F32);
+  a = mx_op_attr(op, "f");
+  CHECK(a && a->kind == MX_ATTR_STRING && strcmp(a->s, "s\n\"q\\") == 0);
+  a = mx_op_attr(op, "g");
+  CHECK(a && a->kind == MX_ATTR_SYMBOL && strcmp(a->s, "quoted sym") == 0);
+  a = mx_op_attr(op, "h");
+  CHECK(a && a->kind == MX_ATTR_TYPE && a->type->rank == 1 && a->type->elem == MX_ELEM_F32);
+  a = mx_op_attr(op, "i");
+  CHECK(a && a->kind == MX_ATTR_TYPE && a->type->rank == 0 && a->type->elem == MX_ELEM_F32);
+  a = mx_op_attr(op, "j");
+  CHECK(a && a->kind == MX_ATTR_TYPE && a->type->kind == MX_TYPE_TOKEN);
+  a = mx_op_attr(op, "k");
+  const mx_attr_t *mode = a ? mx_attr_field(a, "mode") : NULL;
+  CHECK(a && a->kind == MX_ATTR_STRUCT && strcmp(a->s, "stablehlo.result_accuracy") == 0 && mode &&
+        mode->kind == MX_ATTR_ENUM && strcmp(mode->s, "TOLERANCE") == 0 &&
+        strcmp(mode->enum_kind, "stablehlo.result_accuracy_mode") == 0);
+  a = mx_op_attr(op, "l");
+  CHECK(a && a->kind == MX_ATTR_DENSE_ARRAY && a->elem == MX_ELEM_I1 && a->n == 2 &&
+        a->ints[0] == 1 && a->ints[1] == 0);
+  a = mx_op_attr(op, "m");
+  CHECK(a && a->kind == MX_ATTR_INT && a->i == 7);
+  a = mx_op_attr(op, "n");
+  CHECK(a && a->kind == MX_ATTR_UNIT);
+  a = mx_op_attr(op, "o");
+  CHECK(a && a->kind == MX_ATTR_UNIT);
+  a = mx_op_attr(op, "quoted.key");
+  CHECK(a && a->kind == MX_ATTR_INT && a->i == 1);
+  a = mx_op_attr(op, "p");
+  CHECK(a && a->kind == MX_ATTR_DICT && a->n == 1 && strcmp(a->fields[0].name, "x") == 0);
+  a = mx_op_attr(op, "q");
+  CHECK(a && a->kind == MX_ATTR_ENUM && strcmp(a->enum_kind, "fft_type") == 0 &&
+        strcmp(a->s, "FFT") == 0);
+  a = mx_op_attr(op, "r");
+  CHECK(a && a->kind == MX_ATTR_DENSE_ARRAY && a->n == 0);
+  a = mx_op_attr(op, "s");
+  CHECK(a && a->kind == MX_ATTR_FLOAT && a->f == 0.0 && signbit(a->f));
+  a = mx_op_attr(op, "t");
+  CHECK(a && a->kind == MX_ATTR_INT && a->i == 16);
+  a = mx_op_attr(op, "u");
+  CHECK(a && a->kind == MX_ATTR_STRUCT && strcmp(a->s, "stablehlo.conv") == 0 && a->n == 1);
+  a = mx_op_attr(op, "v");
+  CHECK(a && a->kind == MX_ATTR_ARRAY && a->n == 2 && a->items[0].n == 2 && a->items[1].n == 0);
+  mx_module_destroy(m);
+
+#define ATTR_FN(attr) "func.func @f() attributes {" attr "} {\n  func.return\n}\n"
+  expect_parse_error("hex float too wide", ATTR_FN("a = 0x7F800000 : f16"),
+                     "t.mlir:1:32: error: hexadecimal float literal does not fit f16");
+  expect_parse_error("negative hex float", ATTR_FN("a = -0x10 : f32"),
+                     "t.mlir:1:32: error: hexadecimal float literal cannot be negative");
+  expect_parse_error("float with int type", ATTR_FN("a = 1.5 : i32"),
+                     "t.mlir:1:32: error: floating point literal with non-float type i32");
+  expect_parse_error("undefined alias", ATTR_FN("a = #nope"),
+                     "t.mlir:1:32: error: undefined attribute alias '#nope'");
+  expect_parse_error("duplicate struct field",
+                     ATTR_FN("a = #stablehlo.gather<index_vector_dim = 1, index_vector_dim = 2>"),
+                     "t.mlir:1:72: error: duplicate field 'index_vector_dim'");
+  expect_parse_error("unclosed dialect attribute", ATTR_FN("a = #sdy.sharding<@mesh, [{}]"),
+                     "t.mlir:1:57: error: expected '>' closing dialect attribute, got '}'");
+  expect_parse_error("duplicate dictionary key", ATTR_FN("a = 1, a = 2"),
+                     "t.mlir:1:35: error: duplicate attribute 'a'");
+  expect_parse_error("bad escape", ATTR_FN("a = \"\\q\""),
+                     "t.mlir:1:32: error: unknown escape '\\q' in string");
+  expect_parse_error("conv missing feature dim",
+                     ATTR_FN("a = #stablehlo.conv<[b, 0]x[0, i, o]->[b, 0, f]>"),
+                     "error: convolution dimensions 'b' and 'f' must both be given");
+  expect_parse_error("conv duplicate spatial dim",
+                     ATTR_FN("a = #stablehlo.conv<[b, 0, 0, f]x[0, i, o]->[b, 0, f]>"),
+                     "t.mlir:1:55: error: duplicate spatial dimension 0");
+  expect_parse_error("conv missing spatial dim",
+                     ATTR_FN("a = #stablehlo.conv<[b, 1, f]x[0, i, o]->[b, 0, f]>"),
+                     "error: spatial dimension 0 not specified");
+  mx_status_t st;
+  m = NULL;
+  st = parse_str(ATTR_FN("a = array<f32: 1.0>"), &m);
+  CHECK_MSG(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "array<f32>"), "%s",
+            mx_error_message());
+  st = parse_str(ATTR_FN("a = dense_resource<blob> : tensor<2xf32>"), &m);
+  CHECK_MSG(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "dense_resource"), "%s",
+            mx_error_message());
+  st = parse_str(ATTR_FN("a = tensor<2xi3>"), &m);
+  CHECK_MSG(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "element type i3"), "%s",
+            mx_error_message());
+  CHECK(m == NULL);
+}
+
 int main(void) {
   test_suite();
   test_pretty_vs_generic();
@@ -1238,5 +1355,6 @@ int main(void) {
   test_generic_module();
   test_literals();
   test_jax_shardy();
+  test_attributes();
   return mx_test_finish();
 }
