@@ -25,6 +25,8 @@ void mx_lex_init(mx_lexer_t *lx, const char *text, size_t len, int32_t first_lin
   lx->cur = text;
   lx->line_start = text;
   lx->line = first_line > 0 ? first_line : 1;
+  // A UTF-8 byte order mark is not part of the text.
+  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) lx->cur = lx->line_start = text + 3;
   mx_lex_next(lx);
 }
 

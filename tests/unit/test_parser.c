@@ -1016,6 +1016,10 @@ static void test_limits(void) {
                 strstr(mx_error_message(), "invalid character 0x00"),
             "NUL: %s", mx_error_message());
   mx_module_destroy(m);
+  // A UTF-8 byte order mark is skipped (columns count from after it).
+  st = parse_str("\xEF\xBB\xBF" "func.func @f() {\n  func.return\n}\n", &m);
+  CHECK_OK(st);
+  mx_module_destroy(m);
   // Empty input is an empty module.
   CHECK_OK(mx_hlo_parse("", 0, NULL, &m));
   CHECK(m && m->n_funcs == 0);
