@@ -250,7 +250,7 @@ mx_status_t mx_p_type(mx_parser_t *p, mx_type_t *out) {
 
 static mx_status_t mx_p_push_type(mx_parser_t *p, mx_type_t **arr, int32_t *n, int32_t *cap) {
   if (*n == *cap) {
-    int32_t nc = *cap ? *cap * 2 : 4;
+    int32_t nc = *cap ? *cap * 2 : 1;  // most type lists have one entry
     if (nc > (1 << 20)) return mx_p_error_at(p, mx_p_tok(p), "type list too long");
     mx_type_t *na = mx_arena_grow(p->arena, *arr, (size_t)*n, (size_t)nc, sizeof(mx_type_t));
     if (!na) return mx_p_oom();
