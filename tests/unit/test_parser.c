@@ -1017,7 +1017,10 @@ static void test_limits(void) {
             "NUL: %s", mx_error_message());
   mx_module_destroy(m);
   // A UTF-8 byte order mark is skipped (columns count from after it).
-  st = parse_str("\xEF\xBB\xBF" "func.func @f() {\n  func.return\n}\n", &m);
+  st = parse_str(
+      "\xEF\xBB\xBF"
+      "func.func @f() {\n  func.return\n}\n",
+      &m);
   CHECK_OK(st);
   mx_module_destroy(m);
   // Empty input is an empty module.
@@ -1348,6 +1351,60 @@ static void test_attributes(void) {
   CHECK(m == NULL);
 }
 
+// Ops the suite does not cover in these forms, through print/parse round trips.
+static void test_roundtrip_extra(void) {
+  const char *text =
+      "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %p: tensor<i1>, %i: tensor<i32>) "
+      "-> tensor<2x4xf32> {\n"
+      "  %0 = stablehlo.dot %a, %b, precision = [DEFAULT, HIGH] : (tensor<2x3xf32>, "
+      "tensor<3x4xf32>) -> tensor<2x4xf32>\n"
+      "  %1 = stablehlo.dot %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>\n"
+      "  %2 = \"stablehlo.if\"(%p) ({\n"
+      "    stablehlo.return %0 : tensor<2x4xf32>\n"
+      "  }, {\n"
+      "    stablehlo.return %1 : tensor<2x4xf32>\n"
+      "  }) : (tensor<i1>) -> tensor<2x4xf32>\n"
+      "  %3 = \"stablehlo.case\"(%i) ({\n"
+      "    stablehlo.return %0 : tensor<2x4xf32>\n"
+      "  }, {\n"
+      "    stablehlo.return %2 : tensor<2x4xf32>\n"
+      "  }) : (tensor<i32>) -> tensor<2x4xf32>\n"
+      "  %4 = \"stablehlo.map\"(%3, %2) ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+      "    %m = stablehlo.maximum %x, %y : tensor<f32>\n"
+      "    stablehlo.return %m : tensor<f32>\n"
+      "  }) {dimensions = array<i64: 0, 1>} : (tensor<2x4xf32>, tensor<2x4xf32>) -> "
+      "tensor<2x4xf32>\n"
+      "  %5 = stablehlo.get_dimension_size %4, dim = 1 : (tensor<2x4xf32>) -> tensor<i32>\n"
+      "  %6 = stablehlo.is_finite %4 : (tensor<2x4xf32>) -> tensor<2x4xi1>\n"
+      "  %7 = stablehlo.cbrt %4 : tensor<2x4xf32>\n"
+      "  %8 = stablehlo.clamp %a, %a, %a : tensor<2x3xf32>\n"
+      "  %9 = stablehlo.reduce_precision %7, format = e8m7 : tensor<2x4xf32>\n"
+      "  %10 = stablehlo.dynamic_update_slice %4, %7, %i, %i : (tensor<2x4xf32>, tensor<2x4xf32>, "
+      "tensor<i32>, tensor<i32>) -> tensor<2x4xf32>\n"
+      "  %11 = stablehlo.reshape %10 : (tensor<2x4xf32>) -> tensor<8xf32>\n"
+      "  %12:2 = \"stablehlo.sort\"(%11, %11) <{dimension = 0 : i64, is_stable = true}> ({\n"
+      "  ^bb0(%x: tensor<f32>, %y: tensor<f32>, %z: tensor<f32>, %w: tensor<f32>):\n"
+      "    %c = stablehlo.compare GT, %x, %y, TOTALORDER : (tensor<f32>, tensor<f32>) -> "
+      "tensor<i1>\n"
+      "    stablehlo.return %c : tensor<i1>\n"
+      "  }) : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)\n"
+      "  return %9 : tensor<2x4xf32>\n"
+      "}\n";
+  mx_module_t *m = NULL;
+  CHECK_OK(parse_str(text, &m));
+  if (!m) return;
+  int before = roundtrip_failures;
+  check_roundtrip(m, "extra ops");
+  CHECK(roundtrip_failures == before);
+  const mx_func_t *f = m->funcs[0];
+  CHECK(f->body->n_ops == 14 && f->body->ops[0]->code == MX_OP_DOT &&
+        mx_op_attr(f->body->ops[0], "precision_config") != NULL &&
+        f->body->ops[2]->code == MX_OP_IF && f->body->ops[2]->n_regions == 2 &&
+        f->body->ops[3]->code == MX_OP_CASE && f->body->ops[4]->code == MX_OP_MAP);
+  mx_module_destroy(m);
+}
+
 int main(void) {
   test_suite();
   test_pretty_vs_generic();
@@ -1360,5 +1417,6 @@ int main(void) {
   test_literals();
   test_jax_shardy();
   test_attributes();
+  test_roundtrip_extra();
   return mx_test_finish();
 }
