@@ -786,6 +786,15 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
       MX_TRY(mx_p_attr(p, &nm));
       MX_TRY(mx_pop_add_attr(p, op, "name", nm));
       MX_TRY(mx_o_operands(p, op));
+      if (mx_p_accept(p, MX_TK_LPAREN)) {  // optional `({...}, ...)` composite regions
+        for (;;) {
+          mx_block_t *r;
+          MX_TRY(mx_p_region(p, NULL, 0, &r));
+          MX_TRY(mx_pop_add_region(p, op, r));
+          if (mx_p_accept(p, MX_TK_RPAREN)) break;
+          MX_TRY(mx_o_comma(p));
+        }
+      }
       MX_TRY(mx_p_opt_attr_dict(p, op));
       return mx_o_types_func(p, op);
     }
