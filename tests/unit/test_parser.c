@@ -876,6 +876,26 @@ static void test_malformed(void) {
 // Robustness: every prefix of a valid module, deep nesting, huge numbers
 // ---------------------------------------------------------------------------------------------
 
+// Every truncation of a valid module is an error, never a crash (the sanitizer build checks
+// for leaks). Cut identifiers can name unknown ops or types ("stablehlo.ad", "i6"): UNSUPPORTED;
+// a cut right after a function can leave a complete module that does not verify.
+static void check_prefixes(const char *what, const char *text) {
+  size_t len = strlen(text);
+  int bad = 0;
+  for (size_t n = 0; n < len; n++) {
+    mx_parse_opts_t o = {.filename = "t.mlir"};
+    mx_module_t *m = NULL;
+    mx_status_t st = mx_hlo_parse(text, n, &o, &m);
+    if (st != MX_ERR_PARSE && st != MX_OK && st != MX_ERR_UNSUPPORTED && st != MX_ERR_VERIFY) {
+      bad++;
+      fprintf(stderr, "%s: prefix %zu: %s: %s\n", what, n, mx_status_name(st), mx_error_message());
+    }
+    if (st == MX_ERR_PARSE && strncmp(mx_error_message(), "t.mlir:", 7) != 0) bad++;
+    mx_module_destroy(m);
+  }
+  CHECK_MSG(bad == 0, "%s: %d prefixes gave unexpected statuses", what, bad);
+}
+
 static const char *const rich_module =
     "#loc1 = loc(\"x.py\":1:2)\n"
     "module @m attributes {mhlo.num_replicas = 1 : i32} {\n"
@@ -951,22 +971,7 @@ static void test_prefixes(void) {
           strcmp(f->values[f->body->args[0]].name, "arg0") == 0);
   }
   mx_module_destroy(m);
-  // Every truncation of it is an error, never a crash (the sanitizer build checks for leaks).
-  size_t len = strlen(rich_module);
-  int bad = 0;
-  for (size_t n = 0; n < len; n++) {
-    mx_parse_opts_t o = {.filename = "t.mlir"};
-    m = NULL;
-    mx_status_t st = mx_hlo_parse(rich_module, n, &o, &m);
-    // Cut identifiers can name unknown ops or types ("stablehlo.ad", "i6"): UNSUPPORTED.
-    if (st != MX_ERR_PARSE && st != MX_OK && st != MX_ERR_UNSUPPORTED) {
-      bad++;
-      fprintf(stderr, "prefix %zu: %s: %s\n", n, mx_status_name(st), mx_error_message());
-    }
-    if (st == MX_ERR_PARSE) CHECK(strncmp(mx_error_message(), "t.mlir:", 7) == 0);
-    mx_module_destroy(m);
-  }
-  CHECK_MSG(bad == 0, "%d prefixes gave unexpected statuses", bad);
+  check_prefixes("rich module", rich_module);
 }
 
 static char *repeat(const char *prefix, const char *unit, int n, const char *suffix) {
@@ -1101,6 +1106,7 @@ static void test_generic_module(void) {
   }
   mx_module_destroy(a);
   mx_module_destroy(b);
+  check_prefixes("generic module", generic);
   expect_parse_error("generic func without sym_name",
                      "\"func.func\"() <{function_type = () -> ()}> ({\n  \"func.return\"() : () -> "
                      "()\n}) : () -> ()\n",
@@ -1396,6 +1402,7 @@ static void test_roundtrip_extra(void) {
   if (!m) return;
   int before = roundtrip_failures;
   check_roundtrip(m, "extra ops");
+  check_prefixes("extra ops", text);
   CHECK(roundtrip_failures == before);
   const mx_func_t *f = m->funcs[0];
   CHECK(f->body->n_ops == 14 && f->body->ops[0]->code == MX_OP_DOT &&
