@@ -289,6 +289,29 @@ static void test_batch(void) {
   free(prompt);
 }
 
+// ---- prefill returning the last position's logits only ----
+
+static void test_last_logits(void) {
+  int32_t np;
+  int32_t *prompt = json_ids(cJSON_GetObjectItem(g_ref, "prompt_ids"), &np);
+  mx_graph_opts_t o = {.batch = 1, .ctx = 32, .prefill_len = np, .all_logits = false};
+  runner_t r;
+  if (runner_open(&r, g_fixture, &o)) {
+    const mx_type_t *lt = &r.prefill->result_types[0];
+    CHECK(lt->rank == 2 && lt->dims[0] == 1 && lt->dims[1] == r.cfg.vocab_size);
+    int64_t nl = 0;
+    float *lg = runner_step(&r, r.prefill, prompt, 0, &nl);
+    CHECK(lg && nl == r.cfg.vocab_size);
+    if (lg) {
+      double md = max_diff_rows(lg, cJSON_GetObjectItem(g_ref, "logits"), np - 1, 1, (int32_t)nl);
+      CHECK_MSG(md <= 1e-4, "last-position logits: %g", md);
+    }
+    free(lg);
+  }
+  runner_free(&r);
+  free(prompt);
+}
+
 // ---- reduced-precision KV caches ----
 
 static void test_kv_dtype(mx_elem_type_t kv) {
@@ -318,6 +341,7 @@ int main(void) {
   char tmp[] = "/tmp/mx_graph_test_XXXXXX";
   CHECK(mkdtemp(tmp) != NULL);
   test_batch();
+  test_last_logits();
   test_kv_dtype(MX_ELEM_BF16);
   test_kv_dtype(MX_ELEM_F16);
   test_half_weights(tmp, MX_ELEM_BF16);
