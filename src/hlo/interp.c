@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/interp_chlo.h"
 #include "hlo/interp_internal.h"
 
 #define MX_INTERP_DEFAULT_MAX_WHILE 100000000LL
@@ -1036,6 +1037,88 @@ static mx_status_t exec_dynamic(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
   return st;
 }
 
+// Runs a tensor kernel: operands and results must be tensors; results are allocated (zeroed)
+// with the declared types before the kernel fills them, and freed again if it fails.
+static mx_status_t run_kernel(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                              mx_interp_kernel_fn fn, const mx_tensor_t *const *in,
+                              mx_tensor_t *out) {
+  for (int32_t i = 0; i < op->n_operands; i++)
+    if (in[i]->type.kind != MX_TYPE_TENSOR)
+      return mx_error_set(MX_ERR_RUNTIME, "operand %d is not a tensor", (int)i);
+  mx_status_t st = alloc_results(ip, f, op, out);
+  if (st) return st;
+  for (int32_t i = 0; i < op->n_results; i++)
+    if (out[i].type.kind != MX_TYPE_TENSOR) {
+      values_free(out, op->n_results);
+      return mx_error_set(MX_ERR_RUNTIME, "result %d is not a tensor", (int)i);
+    }
+  st = fn(ip, f, op, in, out);
+  if (st) values_free(out, op->n_results);
+  return st;
+}
+
+// Token ops: after_all (and the older create_token) join tokens; a token carries no data, so
+// the result is just a fresh token.
+static mx_status_t exec_token_join(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                   const mx_tensor_t *const *in, mx_tensor_t *out) {
+  if (op->n_results != 1) return mx_error_set(MX_ERR_RUNTIME, "%s has one result", op->name);
+  for (int32_t i = 0; i < op->n_operands; i++)
+    if (in[i]->type.kind != MX_TYPE_TOKEN)
+      return mx_error_set(MX_ERR_RUNTIME, "%s: operand %d is not a token", op->name, (int)i);
+  mx_status_t st = alloc_results(ip, f, op, out);
+  if (st) return st;
+  if (out[0].type.kind != MX_TYPE_TOKEN) {
+    values_free(out, 1);
+    return mx_error_set(MX_ERR_RUNTIME, "%s: result is not a token", op->name);
+  }
+  return MX_OK;
+}
+
+// replica_id / partition_id: the interpreter runs a single process, which is replica 0 of
+// partition 0.
+static mx_status_t exec_process_id(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                   const mx_tensor_t *const *in, mx_tensor_t *out) {
+  (void)in;
+  if (op->n_operands != 0 || op->n_results != 1)
+    return mx_error_set(MX_ERR_RUNTIME, "%s takes no operands and has one result", op->name);
+  mx_status_t st = alloc_results(ip, f, op, out);
+  if (st) return st;
+  if (out[0].type.kind != MX_TYPE_TENSOR || out[0].type.rank != 0 ||
+      !mx_elem_is_int(out[0].type.elem)) {
+    values_free(out, 1);
+    return mx_error_set(MX_ERR_RUNTIME, "%s: result must be an integer scalar", op->name);
+  }
+  return MX_OK;  // zero-filled
+}
+
+// Ops without an opcode of their own, recognized by name (MX_OP_UNKNOWN from the parser).
+static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
+                              const mx_tensor_t *const *in, mx_tensor_t *out, bool *handled) {
+  enum { K_TENSOR, K_OTHER };
+  static const struct {
+    const char *name;
+    int kind;
+    mx_interp_kernel_fn fn;
+  } table[] = {
+      {"chlo.mulhi", K_TENSOR, mx_interp_chlo_mulhi},
+      {"chlo.scan", K_TENSOR, mx_interp_chlo_scan},
+      {"chlo.ragged_dot", K_TENSOR, mx_interp_compute},
+      {"stablehlo.after_all", K_OTHER, exec_token_join},
+      {"stablehlo.create_token", K_OTHER, exec_token_join},
+      {"stablehlo.replica_id", K_OTHER, exec_process_id},
+      {"stablehlo.partition_id", K_OTHER, exec_process_id},
+  };
+  *handled = false;
+  if (!op->name) return MX_OK;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    if (strcmp(op->name, table[i].name) != 0) continue;
+    *handled = true;
+    if (table[i].kind == K_TENSOR) return run_kernel(ip, e->f, op, table[i].fn, in, out);
+    return table[i].fn(ip, e->f, op, in, out);
+  }
+  return MX_OK;
+}
+
 static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
                                  const mx_tensor_t *const *in, mx_tensor_t *out) {
   const mx_func_t *f = e->f;
@@ -1166,6 +1249,8 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
       bool handled;
       st = exec_dynamic(ip, e, op, in, out, &handled);
       if (handled) return st;
+      st = exec_named(ip, e, op, in, out, &handled);
+      if (handled) return st;
       return unsupported(op);
     }
     default:
@@ -1179,19 +1264,7 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
   else if (is_compute_group(op->code))
     fn = mx_interp_compute;
   if (!fn) return unsupported(op);
-  for (int32_t i = 0; i < op->n_operands; i++)
-    if (in[i]->type.kind != MX_TYPE_TENSOR)
-      return mx_error_set(MX_ERR_RUNTIME, "operand %d is not a tensor", (int)i);
-  st = alloc_results(ip, f, op, out);
-  if (st) return st;
-  for (int32_t i = 0; i < op->n_results; i++)
-    if (out[i].type.kind != MX_TYPE_TENSOR) {
-      values_free(out, op->n_results);
-      return mx_error_set(MX_ERR_RUNTIME, "result %d is not a tensor", (int)i);
-    }
-  st = fn(ip, f, op, in, out);
-  if (st) values_free(out, op->n_results);
-  return st;
+  return run_kernel(ip, f, op, fn, in, out);
 }
 
 static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {
