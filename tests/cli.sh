@@ -124,7 +124,8 @@ t_values() {
 t_json() {
   run "$MLXCEL" run --check --json "$DATA/pass.mlir" "$DATA/fail.mlir" "$DATA/unsupported.mlir"
   expect_rc 1
-  expect_out '^\{"type": "case", "file": ".*pass.mlir", "line": 2, "func": "add_i64", "status": "PASS", "message": ""\}$'
+  expect_out '^\{"type": "case", "file": ".*pass.mlir", "line": 2, "func": "add_i64", "status": "PASS", "message": "", "checks": 1\}$'
+  expect_out '"func": "no_checks", "status": "PASS", "message": "", "checks": 0\}$'
   expect_out '"func": "wrong_sum", "status": "FAIL", "message": ".+"'
   expect_out '"status": "UNSUPPORTED"'
   expect_out '^\{"type": "summary", "passed": 2, "failed": 1, "unsupported": 1, "errors": 0\}$'

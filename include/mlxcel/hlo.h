@@ -137,7 +137,7 @@ double mx_tensor_get_f64(const mx_tensor_t *t, int64_t i);   // ints converted, 
 int64_t mx_tensor_get_i64(const mx_tensor_t *t, int64_t i);  // unsigned 64-bit wraps
 uint64_t mx_tensor_get_u64(const mx_tensor_t *t, int64_t i); // raw zero-extended bits for ints
 void mx_tensor_set_f64(mx_tensor_t *t, int64_t i, double v);  // floats encoded RNE
-void mx_tensor_set_i64(mx_tensor_t *t, int64_t i, int64_t v); // ints wrap to width
+void mx_tensor_set_i64(mx_tensor_t *t, int64_t i, int64_t v); // ints wrap; i1 stores v != 0
 
 // ============================================================================================
 // Attributes

@@ -49,6 +49,15 @@ const mx_type_t *mx_build_type(const mx_builder_t *b, int32_t id);
 // argument/terminator types against the op's operands and results).
 mx_status_t mx_build_finish(mx_builder_t *b, const mx_op_t *op);
 
+// Any op by opcode (for ops without a dedicated constructor: optimization_barrier,
+// reduce_precision, get_tuple_element, ...): attributes in canonical form (payloads owned by the
+// module), result types inferred where the verifier's rules determine them; result_types (may
+// be NULL when fully inferable) supply the rest. Regions, if any, are added by the caller
+// (mx_block_create + mx_op_add_region) and checked by mx_build_finish.
+mx_status_t mx_build_op(mx_builder_t *b, mx_opcode_t code, const int32_t *operands,
+                        int32_t n_operands, const mx_named_attr_t *attrs, int32_t n_attrs,
+                        const mx_type_t *result_types, int32_t n_results, mx_op_t **op);
+
 // ---- Constants ----
 // Constant with the value's type and a copy of its data.
 mx_status_t mx_build_constant(mx_builder_t *b, const mx_tensor_t *value, int32_t *out);
@@ -72,8 +81,7 @@ mx_status_t mx_build_binary(mx_builder_t *b, mx_opcode_t code, int32_t lhs, int3
 mx_status_t mx_build_convert(mx_builder_t *b, int32_t x, mx_elem_type_t et, int32_t *out);
 // Reinterprets bits; the result shape gains (narrower et) or loses (wider et) a last dimension
 // holding the bit-width ratio.
-mx_status_t mx_build_bitcast_convert(mx_builder_t *b, int32_t x, mx_elem_type_t et,
-                                     int32_t *out);
+mx_status_t mx_build_bitcast_convert(mx_builder_t *b, int32_t x, mx_elem_type_t et, int32_t *out);
 // pred is tensor<i1> (scalar) or has the operands' shape.
 mx_status_t mx_build_select(mx_builder_t *b, int32_t pred, int32_t on_true, int32_t on_false,
                             int32_t *out);
@@ -101,14 +109,14 @@ typedef enum mx_compare_type {
 // Result has the operands' shape and element type i1.
 mx_status_t mx_build_compare(mx_builder_t *b, mx_compare_dir_t dir, mx_compare_type_t type,
                              int32_t lhs, int32_t rhs, int32_t *out);
-const char *mx_compare_dir_name(mx_compare_dir_t dir);    // "EQ", ...
+const char *mx_compare_dir_name(mx_compare_dir_t dir);     // "EQ", ...
 const char *mx_compare_type_name(mx_compare_type_t type);  // "FLOAT", ... (NULL for AUTO/NONE)
 
 // ---- Shapes ----
 // Result type: dims[0..rank) with x's element type; x's dim i maps to result dim bdims[i]
 // (x has rank(x) entries in bdims; each x dim is 1 or equal to the result dim).
-mx_status_t mx_build_broadcast_in_dim(mx_builder_t *b, int32_t x, const int64_t *dims,
-                                      int32_t rank, const int64_t *bdims, int32_t *out);
+mx_status_t mx_build_broadcast_in_dim(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
+                                      const int64_t *bdims, int32_t *out);
 mx_status_t mx_build_reshape(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
                              int32_t *out);
 // perm has rank(x) entries: result dim i = x dim perm[i].
@@ -184,8 +192,7 @@ typedef struct mx_dot_dims {
 // Result shape: batch dims, lhs free dims, rhs free dims. result_et: element type of the
 // result (e.g. F32 for f16 x f16 with f32 accumulation); MX_ELEM_INVALID = lhs element type.
 mx_status_t mx_build_dot_general(mx_builder_t *b, int32_t lhs, int32_t rhs,
-                                 const mx_dot_dims_t *dims, mx_elem_type_t result_et,
-                                 int32_t *out);
+                                 const mx_dot_dims_t *dims, mx_elem_type_t result_et, int32_t *out);
 
 typedef struct mx_conv_params {
   // Dimension numbers (spatial lists have the same length, the number of spatial dims S).
@@ -206,8 +213,7 @@ typedef struct mx_conv_params {
 } mx_conv_params_t;
 
 mx_status_t mx_build_convolution(mx_builder_t *b, int32_t lhs, int32_t rhs,
-                                 const mx_conv_params_t *p, mx_elem_type_t result_et,
-                                 int32_t *out);
+                                 const mx_conv_params_t *p, mx_elem_type_t result_et, int32_t *out);
 
 // Reduces x over dims with init (scalar of x's element type) and `body` (a binary opcode).
 mx_status_t mx_build_reduce(mx_builder_t *b, int32_t x, int32_t init, const int64_t *dims,
@@ -225,8 +231,8 @@ typedef struct mx_window {
   const int64_t *padding;           // rank(x) x 2 (low, high), NULL = 0
 } mx_window_t;
 
-mx_status_t mx_build_reduce_window(mx_builder_t *b, int32_t x, int32_t init,
-                                   const mx_window_t *w, mx_opcode_t body, int32_t *out);
+mx_status_t mx_build_reduce_window(mx_builder_t *b, int32_t x, int32_t init, const mx_window_t *w,
+                                   mx_opcode_t body, int32_t *out);
 mx_status_t mx_build_reduce_window_region(mx_builder_t *b, const int32_t *inputs,
                                           const int32_t *inits, int32_t n, const mx_window_t *w,
                                           mx_op_t **op);

@@ -48,8 +48,8 @@ static mx_status_t check_builder(const mx_builder_t *b, mx_opcode_t code) {
   }
   const mx_block_t *blk = b->block;
   if (blk->n_ops > 0 && (mx_opcode_flags(blk->ops[blk->n_ops - 1]->code) & MX_OPF_TERMINATOR)) {
-    return mx_error_set(MX_ERR_INVALID_ARG, "%s: block already ends with %s",
-                        mx_opcode_name(code), mx_opcode_name(blk->ops[blk->n_ops - 1]->code));
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: block already ends with %s", mx_opcode_name(code),
+                        mx_opcode_name(blk->ops[blk->n_ops - 1]->code));
   }
   return MX_OK;
 }
@@ -95,6 +95,15 @@ mx_status_t mx_build_emit(mx_builder_t *b, mx_opcode_t code, const int32_t *oper
   }
   if (st == MX_OK && op_out != NULL) *op_out = op;
   return st;
+}
+
+mx_status_t mx_build_op(mx_builder_t *b, mx_opcode_t code, const int32_t *operands,
+                        int32_t n_operands, const mx_named_attr_t *attrs, int32_t n_attrs,
+                        const mx_type_t *result_types, int32_t n_results, mx_op_t **op) {
+  if (code < 0 || code >= MX_OP_COUNT || n_attrs < 0 || (n_attrs > 0 && attrs == NULL)) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_build_op: invalid opcode or attributes");
+  }
+  return mx_build_emit(b, code, operands, n_operands, attrs, n_attrs, result_types, n_results, op);
 }
 
 static mx_status_t emit1(mx_builder_t *b, mx_opcode_t code, const int32_t *operands,
@@ -224,8 +233,7 @@ mx_status_t mx_build_convert(mx_builder_t *b, int32_t x, mx_elem_type_t et, int3
   return elem_result(b, MX_OP_CONVERT, x, et, out);
 }
 
-mx_status_t mx_build_bitcast_convert(mx_builder_t *b, int32_t x, mx_elem_type_t et,
-                                     int32_t *out) {
+mx_status_t mx_build_bitcast_convert(mx_builder_t *b, int32_t x, mx_elem_type_t et, int32_t *out) {
   return elem_result(b, MX_OP_BITCAST_CONVERT, x, et, out);
 }
 
@@ -247,11 +255,16 @@ const char *mx_compare_dir_name(mx_compare_dir_t dir) {
 
 const char *mx_compare_type_name(mx_compare_type_t type) {
   switch (type) {
-    case MX_CMP_TYPE_FLOAT: return "FLOAT";
-    case MX_CMP_TYPE_TOTALORDER: return "TOTALORDER";
-    case MX_CMP_TYPE_SIGNED: return "SIGNED";
-    case MX_CMP_TYPE_UNSIGNED: return "UNSIGNED";
-    default: return NULL;
+    case MX_CMP_TYPE_FLOAT:
+      return "FLOAT";
+    case MX_CMP_TYPE_TOTALORDER:
+      return "TOTALORDER";
+    case MX_CMP_TYPE_SIGNED:
+      return "SIGNED";
+    case MX_CMP_TYPE_UNSIGNED:
+      return "UNSIGNED";
+    default:
+      return NULL;
   }
 }
 
@@ -290,8 +303,8 @@ mx_status_t mx_build_compare(mx_builder_t *b, mx_compare_dir_t dir, mx_compare_t
 
 // ---- shapes ----
 
-mx_status_t mx_build_broadcast_in_dim(mx_builder_t *b, int32_t x, const int64_t *dims,
-                                      int32_t rank, const int64_t *bdims, int32_t *out) {
+mx_status_t mx_build_broadcast_in_dim(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
+                                      const int64_t *bdims, int32_t *out) {
   const char *op = "stablehlo.broadcast_in_dim";
   mx_status_t st = mx_build_check_array(op, "result dims", dims, rank, MX_MAX_RANK);
   if (st != MX_OK) return st;
@@ -325,8 +338,8 @@ mx_status_t mx_build_reshape(mx_builder_t *b, int32_t x, const int64_t *dims, in
 
 mx_status_t mx_build_transpose(mx_builder_t *b, int32_t x, const int64_t *perm, int32_t n,
                                int32_t *out) {
-  mx_status_t st = mx_build_check_array("stablehlo.transpose", "permutation", perm, n,
-                                        MX_ILIST_CAP);
+  mx_status_t st =
+      mx_build_check_array("stablehlo.transpose", "permutation", perm, n, MX_ILIST_CAP);
   if (st != MX_OK) return st;
   mx_named_attr_t a = mx_build_i64s_attr(b, "permutation", perm, n);
   return emit1(b, MX_OP_TRANSPOSE, &x, 1, &a, 1, NULL, out);

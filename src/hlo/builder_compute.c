@@ -7,8 +7,8 @@
 
 // Appends `name = list` to fields when the list is non-empty (what the generic printer omits
 // when empty, so built and parsed IR agree).
-static mx_status_t add_dims(mx_builder_t *b, mx_named_attr_t *fields, int32_t *n,
-                            const char *name, const mx_dims_t *d, const char *op) {
+static mx_status_t add_dims(mx_builder_t *b, mx_named_attr_t *fields, int32_t *n, const char *name,
+                            const mx_dims_t *d, const char *op) {
   mx_status_t st = mx_build_check_array(op, name, d->v, d->n, MX_ILIST_CAP);
   if (st != MX_OK) return st;
   if (d->n > 0) fields[(*n)++] = mx_build_i64s_attr(b, name, d->v, d->n);
@@ -77,7 +77,8 @@ mx_status_t mx_build_gather(mx_builder_t *b, int32_t operand, int32_t indices,
   mx_named_attr_t f[6];
   int32_t nf = 0;
   if ((st = add_dims(b, f, &nf, "offset_dims", &dims->offset_dims, op)) != MX_OK) return st;
-  if ((st = add_dims(b, f, &nf, "collapsed_slice_dims", &dims->collapsed_slice_dims, op)) != MX_OK) {
+  if ((st = add_dims(b, f, &nf, "collapsed_slice_dims", &dims->collapsed_slice_dims, op)) !=
+      MX_OK) {
     return st;
   }
   if ((st = add_dims(b, f, &nf, "operand_batching_dims", &dims->operand_batching_dims, op)) !=
@@ -128,8 +129,8 @@ mx_status_t mx_build_scatter_region(mx_builder_t *b, const int32_t *inputs, int3
                      &dims->scatter_indices_batching_dims, op)) != MX_OK) {
     return st;
   }
-  if ((st = add_dims(b, f, &nf, "scatter_dims_to_operand_dims",
-                     &dims->scatter_dims_to_operand_dims, op)) != MX_OK) {
+  if ((st = add_dims(b, f, &nf, "scatter_dims_to_operand_dims", &dims->scatter_dims_to_operand_dims,
+                     op)) != MX_OK) {
     return st;
   }
   f[nf].name = "index_vector_dim";
@@ -239,9 +240,10 @@ mx_status_t mx_build_convolution(mx_builder_t *b, int32_t lhs, int32_t rhs,
     return st;
   }
   if (p->kernel_spatial_dims.n != ns || p->output_spatial_dims.n != ns) {
-    return mx_error_set(MX_ERR_VERIFY, "%s: input, kernel and output spatial dimension lists "
-                        "have different lengths (%d, %d, %d)", op, ns, p->kernel_spatial_dims.n,
-                        p->output_spatial_dims.n);
+    return mx_error_set(MX_ERR_VERIFY,
+                        "%s: input, kernel and output spatial dimension lists "
+                        "have different lengths (%d, %d, %d)",
+                        op, ns, p->kernel_spatial_dims.n, p->output_spatial_dims.n);
   }
   mx_module_t *m = b->func->module;
   mx_named_attr_t f[9] = {
@@ -315,18 +317,18 @@ static mx_status_t check_init_matches(mx_builder_t *b, const char *op, int32_t x
   if (xt != NULL && it != NULL && xt->kind == MX_TYPE_TENSOR && it->kind == MX_TYPE_TENSOR &&
       xt->elem != it->elem) {
     char s1[160], s2[160];
-    return mx_error_set(MX_ERR_VERIFY, "%s: init value type %s does not match the element type "
-                        "of input %s", op, mx_type_str(it, s1, sizeof s1),
-                        mx_type_str(xt, s2, sizeof s2));
+    return mx_error_set(MX_ERR_VERIFY,
+                        "%s: init value type %s does not match the element type "
+                        "of input %s",
+                        op, mx_type_str(it, s1, sizeof s1), mx_type_str(xt, s2, sizeof s2));
   }
   return MX_OK;
 }
 
 mx_status_t mx_build_reduce_region(mx_builder_t *b, const int32_t *inputs, const int32_t *inits,
-                                   int32_t n, const int64_t *dims, int32_t n_dims,
-                                   mx_op_t **op) {
-  mx_status_t st = mx_build_check_array("stablehlo.reduce", "dimensions", dims, n_dims,
-                                        MX_ILIST_CAP);
+                                   int32_t n, const int64_t *dims, int32_t n_dims, mx_op_t **op) {
+  mx_status_t st =
+      mx_build_check_array("stablehlo.reduce", "dimensions", dims, n_dims, MX_ILIST_CAP);
   if (st != MX_OK) return st;
   if (b == NULL || b->func == NULL) {
     return mx_error_set(MX_ERR_INVALID_ARG, "stablehlo.reduce: invalid builder");
@@ -372,8 +374,8 @@ mx_status_t mx_build_reduce_window_region(mx_builder_t *b, const int32_t *inputs
   return reduce_like(b, MX_OP_REDUCE_WINDOW, inputs, inits, n, a, na, op);
 }
 
-mx_status_t mx_build_reduce_window(mx_builder_t *b, int32_t x, int32_t init,
-                                   const mx_window_t *w, mx_opcode_t body, int32_t *out) {
+mx_status_t mx_build_reduce_window(mx_builder_t *b, int32_t x, int32_t init, const mx_window_t *w,
+                                   mx_opcode_t body, int32_t *out) {
   if (b == NULL || b->func == NULL) {
     return mx_error_set(MX_ERR_INVALID_ARG, "stablehlo.reduce_window: invalid builder");
   }
@@ -456,9 +458,8 @@ mx_status_t mx_build_while(mx_builder_t *b, const int32_t *operands, int32_t n, 
   return st;
 }
 
-static mx_status_t branching(mx_builder_t *b, mx_opcode_t code, int32_t operand,
-                             int32_t n_branches, const mx_type_t *result_types, int32_t n_results,
-                             mx_op_t **op_out) {
+static mx_status_t branching(mx_builder_t *b, mx_opcode_t code, int32_t operand, int32_t n_branches,
+                             const mx_type_t *result_types, int32_t n_results, mx_op_t **op_out) {
   const char *op = mx_opcode_name(code);
   if (op_out != NULL) *op_out = NULL;
   if (b == NULL || b->func == NULL || op_out == NULL || n_branches <= 0) {
@@ -530,8 +531,10 @@ mx_status_t mx_build_return(mx_builder_t *b, const int32_t *values, int32_t n) {
       const mx_type_t *t = mx_value_type(f, values[i]);
       if (!mx_type_equal(t, &f->result_types[i])) {
         char s1[160], s2[160];
-        return mx_error_set(MX_ERR_VERIFY, "func.return: operand %d type %s does not match @%s "
-                            "result type %s", i, mx_type_str(t, s1, sizeof s1), f->name,
+        return mx_error_set(MX_ERR_VERIFY,
+                            "func.return: operand %d type %s does not match @%s "
+                            "result type %s",
+                            i, mx_type_str(t, s1, sizeof s1), f->name,
                             mx_type_str(&f->result_types[i], s2, sizeof s2));
       }
     }

@@ -36,8 +36,7 @@ const mx_type_t *mx_infer_operand(const mx_func_t *f, const mx_op_t *op, int32_t
   return &f->values[id].type;
 }
 
-static const mx_attr_t *find_attr(const mx_op_t *op, const mx_attr_t *field_of,
-                                  const char *name) {
+static const mx_attr_t *find_attr(const mx_op_t *op, const mx_attr_t *field_of, const char *name) {
   if (field_of != NULL) {
     if (field_of->kind != MX_ATTR_DICT && field_of->kind != MX_ATTR_STRUCT) return NULL;
     for (int32_t i = 0; i < field_of->n; i++) {
@@ -140,8 +139,8 @@ mx_status_t mx_infer_check_dims(const mx_op_t *op, const char *what, const mx_il
                                 int32_t rank, bool sorted) {
   for (int32_t i = 0; i < l->n; i++) {
     if (l->v[i] < 0 || l->v[i] >= rank) {
-      return mx_infer_fail(op, "%s[%d] = %lld is out of range [0, %d)", what, i,
-                           (long long)l->v[i], rank);
+      return mx_infer_fail(op, "%s[%d] = %lld is out of range [0, %d)", what, i, (long long)l->v[i],
+                           rank);
     }
     for (int32_t j = 0; j < i; j++) {
       if (l->v[j] == l->v[i]) {
@@ -178,14 +177,22 @@ static unsigned elem_kind(mx_elem_type_t et) {
 
 static const char *kinds_text(unsigned k) {
   switch (k) {
-    case K_ANY: return "any element type";
-    case K_BOOL | K_INT: return "boolean or integer elements";
-    case K_INT: return "integer elements";
-    case K_FLOAT: return "floating-point elements";
-    case K_FLOAT | K_COMPLEX: return "floating-point or complex elements";
-    case K_INT | K_FLOAT | K_COMPLEX: return "integer, floating-point or complex elements";
-    case K_SINT | K_FLOAT | K_COMPLEX: return "signed integer, floating-point or complex elements";
-    default: return "a different element type";
+    case K_ANY:
+      return "any element type";
+    case K_BOOL | K_INT:
+      return "boolean or integer elements";
+    case K_INT:
+      return "integer elements";
+    case K_FLOAT:
+      return "floating-point elements";
+    case K_FLOAT | K_COMPLEX:
+      return "floating-point or complex elements";
+    case K_INT | K_FLOAT | K_COMPLEX:
+      return "integer, floating-point or complex elements";
+    case K_SINT | K_FLOAT | K_COMPLEX:
+      return "signed integer, floating-point or complex elements";
+    default:
+      return "a different element type";
   }
 }
 
@@ -333,8 +340,8 @@ static mx_status_t infer_select(const mx_func_t *f, const mx_op_t *op, mx_type_t
     return mx_infer_fail(op, "pred type %s must have i1 elements", mx_tstr(p).s);
   }
   if (p->rank != 0 && !mx_type_same_shape(p, t)) {
-    return mx_infer_fail(op, "pred type %s must be a scalar or have the shape of %s",
-                         mx_tstr(p).s, mx_tstr(t).s);
+    return mx_infer_fail(op, "pred type %s must be a scalar or have the shape of %s", mx_tstr(p).s,
+                         mx_tstr(t).s);
   }
   *out = *t;
   return MX_OK;
@@ -386,8 +393,7 @@ static mx_status_t infer_compare(const mx_func_t *f, const mx_op_t *op, mx_type_
       ok = (k & (K_UINT | K_BOOL)) != 0;
     }
     if (!ok) {
-      return mx_infer_fail(op, "compare_type %s does not fit operand type %s", ct->s,
-                           mx_tstr(a).s);
+      return mx_infer_fail(op, "compare_type %s does not fit operand type %s", ct->s, mx_tstr(a).s);
     }
   }
   *out = *a;
@@ -428,6 +434,10 @@ static mx_status_t infer_bitcast(const mx_func_t *f, const mx_op_t *op, const mx
   if (decl->kind != MX_TYPE_TENSOR || decl->elem == MX_ELEM_INVALID) {
     return mx_infer_fail(op, "result type %s must be a tensor", mx_tstr(decl).s);
   }
+  if (mx_elem_is_complex(x->elem) != mx_elem_is_complex(decl->elem)) {
+    return mx_infer_fail(op, "cannot bitcast between complex and non-complex types (%s to %s)",
+                         mx_tstr(x).s, mx_elem_name(decl->elem));
+  }
   int in_bits = mx_elem_bits(x->elem), out_bits = mx_elem_bits(decl->elem);
   *out = *x;
   out->elem = decl->elem;
@@ -442,8 +452,7 @@ static mx_status_t infer_bitcast(const mx_func_t *f, const mx_op_t *op, const mx
     return MX_OK;
   }
   if (out_bits % in_bits != 0 || x->rank == 0 || x->dims[x->rank - 1] != out_bits / in_bits) {
-    return mx_infer_fail(op,
-                         "cannot bitcast %s to %s elements: the last dimension must be %d",
+    return mx_infer_fail(op, "cannot bitcast %s to %s elements: the last dimension must be %d",
                          mx_tstr(x).s, mx_elem_name(decl->elem),
                          in_bits > 0 ? out_bits / in_bits : 0);
   }
@@ -451,8 +460,7 @@ static mx_status_t infer_bitcast(const mx_func_t *f, const mx_op_t *op, const mx
   return MX_OK;
 }
 
-static mx_status_t infer_reduce_precision(const mx_func_t *f, const mx_op_t *op,
-                                          mx_type_t *out) {
+static mx_status_t infer_reduce_precision(const mx_func_t *f, const mx_op_t *op, mx_type_t *out) {
   if (op->n_operands != 1) return mx_infer_fail(op, "expected 1 operand, got %d", op->n_operands);
   mx_status_t st = mx_infer_need_tensors(f, op, 0, 1);
   if (st != MX_OK) return st;
@@ -500,12 +508,18 @@ mx_status_t mx_infer_op(const mx_func_t *f, const mx_op_t *op, const mx_type_t *
     if (flags & MX_OPF_UNARY) return infer_unary(f, op, out);
     if (flags & MX_OPF_BINARY) return infer_binary(f, op, out);
     switch (op->code) {
-      case MX_OP_CLAMP: return infer_clamp(f, op, out);
-      case MX_OP_COMPARE: return infer_compare(f, op, out);
-      case MX_OP_SELECT: return infer_select(f, op, out);
-      case MX_OP_CONVERT: return infer_convert(f, op, declared, out);
-      case MX_OP_BITCAST_CONVERT: return infer_bitcast(f, op, declared, out);
-      default: return infer_reduce_precision(f, op, out);
+      case MX_OP_CLAMP:
+        return infer_clamp(f, op, out);
+      case MX_OP_COMPARE:
+        return infer_compare(f, op, out);
+      case MX_OP_SELECT:
+        return infer_select(f, op, out);
+      case MX_OP_CONVERT:
+        return infer_convert(f, op, declared, out);
+      case MX_OP_BITCAST_CONVERT:
+        return infer_bitcast(f, op, declared, out);
+      default:
+        return infer_reduce_precision(f, op, out);
     }
   }
   bool handled = false;

@@ -60,8 +60,7 @@ mx_status_t mx_infer_index_op(const mx_func_t *f, const mx_op_t *op, const mx_ty
                               int32_t n_results, mx_type_t *out, bool *handled);
 mx_status_t mx_infer_compute_op(const mx_func_t *f, const mx_op_t *op, const mx_type_t *declared,
                                 int32_t n_results, mx_type_t *out, bool *handled);
-mx_status_t mx_infer_control_op(const mx_func_t *f, const mx_op_t *op,
-                                const mx_type_t *declared, int32_t n_results, mx_type_t *out,
-                                bool *handled);
+mx_status_t mx_infer_control_op(const mx_func_t *f, const mx_op_t *op, const mx_type_t *declared,
+                                int32_t n_results, mx_type_t *out, bool *handled);
 
 #endif  // MLXCEL_HLO_INFER_H

@@ -1,8 +1,8 @@
 // Result-type inference for compute ops: dot_general, dot, convolution, reduce, reduce_window,
 // select_and_scatter, sort, map, fft, triangular_solve.
-#include "hlo/infer.h"
-
 #include <string.h>
+
+#include "hlo/infer.h"
 
 static bool contains(const mx_ilist_t *l, int64_t v) {
   for (int32_t i = 0; i < l->n; i++) {
@@ -18,8 +18,8 @@ static mx_elem_type_t result_elem(const mx_type_t *decl, int32_t i, mx_elem_type
   return dflt;
 }
 
-static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op,
-                                     const mx_type_t *decl, mx_type_t *out) {
+static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op, const mx_type_t *decl,
+                                     mx_type_t *out) {
   if (op->n_operands != 2) {
     return mx_infer_fail(op, "expected 2 operands (lhs, rhs), got %d", op->n_operands);
   }
@@ -46,9 +46,8 @@ static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op,
                          lb.n, rb.n);
   }
   if (lc.n != rc.n) {
-    return mx_infer_fail(op,
-                         "lhs and rhs have different numbers of contracting dimensions (%d vs %d)",
-                         lc.n, rc.n);
+    return mx_infer_fail(
+        op, "lhs and rhs have different numbers of contracting dimensions (%d vs %d)", lc.n, rc.n);
   }
   // Batching and contracting dims of each side must be distinct and in range.
   mx_ilist_t all;
@@ -62,25 +61,27 @@ static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op,
     all.n = 0;
     for (int32_t i = 0; i < b->n; i++) all.v[all.n++] = b->v[i];
     for (int32_t i = 0; i < c->n; i++) all.v[all.n++] = c->v[i];
-    st = mx_infer_check_dims(op, side ? "rhs batching/contracting dimensions"
-                                      : "lhs batching/contracting dimensions",
-                             &all, t->rank, false);
+    st = mx_infer_check_dims(
+        op, side ? "rhs batching/contracting dimensions" : "lhs batching/contracting dimensions",
+        &all, t->rank, false);
     if (st != MX_OK) return st;
   }
   for (int32_t i = 0; i < lb.n; i++) {
     if (l->dims[lb.v[i]] != r->dims[rb.v[i]]) {
-      return mx_infer_fail(op, "batching dimension sizes differ: lhs %s dim %lld = %lld, rhs %s "
-                           "dim %lld = %lld", mx_tstr(l).s, (long long)lb.v[i],
-                           (long long)l->dims[lb.v[i]], mx_tstr(r).s, (long long)rb.v[i],
-                           (long long)r->dims[rb.v[i]]);
+      return mx_infer_fail(op,
+                           "batching dimension sizes differ: lhs %s dim %lld = %lld, rhs %s "
+                           "dim %lld = %lld",
+                           mx_tstr(l).s, (long long)lb.v[i], (long long)l->dims[lb.v[i]],
+                           mx_tstr(r).s, (long long)rb.v[i], (long long)r->dims[rb.v[i]]);
     }
   }
   for (int32_t i = 0; i < lc.n; i++) {
     if (l->dims[lc.v[i]] != r->dims[rc.v[i]]) {
-      return mx_infer_fail(op, "contracting dimension sizes differ: lhs %s dim %lld = %lld, rhs "
-                           "%s dim %lld = %lld", mx_tstr(l).s, (long long)lc.v[i],
-                           (long long)l->dims[lc.v[i]], mx_tstr(r).s, (long long)rc.v[i],
-                           (long long)r->dims[rc.v[i]]);
+      return mx_infer_fail(op,
+                           "contracting dimension sizes differ: lhs %s dim %lld = %lld, rhs "
+                           "%s dim %lld = %lld",
+                           mx_tstr(l).s, (long long)lc.v[i], (long long)l->dims[lc.v[i]],
+                           mx_tstr(r).s, (long long)rc.v[i], (long long)r->dims[rc.v[i]]);
     }
   }
   int32_t rank = l->rank + r->rank - lb.n - lc.n - rc.n;
@@ -112,9 +113,11 @@ static mx_status_t infer_dot(const mx_func_t *f, const mx_op_t *op, const mx_typ
                          mx_tstr(r).s);
   }
   if (l->dims[l->rank - 1] != r->dims[0]) {
-    return mx_infer_fail(op, "contracting dimension sizes differ: lhs %s dim %d = %lld, rhs %s "
-                         "dim 0 = %lld", mx_tstr(l).s, l->rank - 1,
-                         (long long)l->dims[l->rank - 1], mx_tstr(r).s, (long long)r->dims[0]);
+    return mx_infer_fail(op,
+                         "contracting dimension sizes differ: lhs %s dim %d = %lld, rhs %s "
+                         "dim 0 = %lld",
+                         mx_tstr(l).s, l->rank - 1, (long long)l->dims[l->rank - 1], mx_tstr(r).s,
+                         (long long)r->dims[0]);
   }
   *out = *l;
   out->elem = result_elem(decl, 0, l->elem);
@@ -124,14 +127,29 @@ static mx_status_t infer_dot(const mx_func_t *f, const mx_op_t *op, const mx_typ
   return MX_OK;
 }
 
-// Output size of one windowed dimension (reduce_window, convolution, select_and_scatter).
-static int64_t window_out(int64_t in, int64_t base_dil, int64_t pad_lo, int64_t pad_hi,
-                          int64_t win, int64_t win_dil, int64_t stride) {
-  int64_t dilated = in > 0 ? (in - 1) * base_dil + 1 : 0;
-  int64_t padded = pad_lo + dilated + pad_hi;
-  int64_t dw = win > 0 ? (win - 1) * win_dil + 1 : 0;
+// Output size of one windowed dimension (reduce_window, convolution, select_and_scatter);
+// -1 when the arithmetic overflows int64 (absurd attributes from hostile input).
+static int64_t window_out(int64_t in, int64_t base_dil, int64_t pad_lo, int64_t pad_hi, int64_t win,
+                          int64_t win_dil, int64_t stride) {
+  int64_t dilated = 0, padded, dw = 0;
+  if (in > 0 && (__builtin_mul_overflow(in - 1, base_dil, &dilated) ||
+                 __builtin_add_overflow(dilated, 1, &dilated))) {
+    return -1;
+  }
+  if (__builtin_add_overflow(pad_lo, dilated, &padded) ||
+      __builtin_add_overflow(padded, pad_hi, &padded)) {
+    return -1;
+  }
+  if (win > 0 &&
+      (__builtin_mul_overflow(win - 1, win_dil, &dw) || __builtin_add_overflow(dw, 1, &dw))) {
+    return -1;
+  }
   if (padded < dw || padded <= 0) return 0;
   return (padded - dw) / stride + 1;
+}
+
+static mx_status_t window_overflow(const mx_op_t *op, int32_t dim) {
+  return mx_infer_fail(op, "window arithmetic overflows in dimension %d", dim);
 }
 
 // Reads an optional per-dim list with a default value; checks length and positivity.
@@ -218,8 +236,8 @@ static mx_status_t read_conv_dims(const mx_op_t *op, conv_dims_t *c) {
   return mx_infer_ints(op, dn, "output_spatial_dimensions", false, &c->os, NULL);
 }
 
-static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op,
-                                     const mx_type_t *decl, mx_type_t *out) {
+static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op, const mx_type_t *decl,
+                                     mx_type_t *out) {
   if (op->n_operands != 2) {
     return mx_infer_fail(op, "expected 2 operands (lhs, rhs), got %d", op->n_operands);
   }
@@ -247,24 +265,31 @@ static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op,
   if ((st = mx_infer_int(op, NULL, "feature_group_count", false, 1, &fgc)) != MX_OK) return st;
   if ((st = mx_infer_int(op, NULL, "batch_group_count", false, 1, &bgc)) != MX_OK) return st;
   if (fgc <= 0 || bgc <= 0 || (fgc > 1 && bgc > 1)) {
-    return mx_infer_fail(op, "feature_group_count %lld and batch_group_count %lld must be "
-                         "positive and not both > 1", (long long)fgc, (long long)bgc);
+    return mx_infer_fail(op,
+                         "feature_group_count %lld and batch_group_count %lld must be "
+                         "positive and not both > 1",
+                         (long long)fgc, (long long)bgc);
   }
   int64_t in_batch = l->dims[c.ib], in_feat = l->dims[c.ifeat];
   int64_t k_in = r->dims[c.kif], k_out = r->dims[c.kof];
   if (in_feat % fgc != 0 || in_feat / fgc != k_in) {
-    return mx_infer_fail(op, "input feature size %lld of lhs %s must equal feature_group_count "
+    return mx_infer_fail(op,
+                         "input feature size %lld of lhs %s must equal feature_group_count "
                          "%lld x kernel input feature size %lld of rhs %s",
                          (long long)in_feat, mx_tstr(l).s, (long long)fgc, (long long)k_in,
                          mx_tstr(r).s);
   }
   if (in_batch % bgc != 0) {
-    return mx_infer_fail(op, "input batch size %lld of %s is not divisible by batch_group_count "
-                         "%lld", (long long)in_batch, mx_tstr(l).s, (long long)bgc);
+    return mx_infer_fail(op,
+                         "input batch size %lld of %s is not divisible by batch_group_count "
+                         "%lld",
+                         (long long)in_batch, mx_tstr(l).s, (long long)bgc);
   }
   if (k_out % bgc != 0 || k_out % fgc != 0) {
-    return mx_infer_fail(op, "kernel output feature size %lld of %s must be divisible by the "
-                         "group counts", (long long)k_out, mx_tstr(r).s);
+    return mx_infer_fail(op,
+                         "kernel output feature size %lld of %s must be divisible by the "
+                         "group counts",
+                         (long long)k_out, mx_tstr(r).s);
   }
   *out = *l;
   out->elem = result_elem(decl, 0, l->elem);
@@ -274,6 +299,7 @@ static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op,
     out->dims[c.os.v[i]] =
         window_out(l->dims[c.is.v[i]], lhs_dil.v[i], pad.v[2 * i], pad.v[2 * i + 1],
                    r->dims[c.ks.v[i]], rhs_dil.v[i], strides.v[i]);
+    if (out->dims[c.os.v[i]] < 0) return window_overflow(op, c.os.v[i]);
   }
   return MX_OK;
 }
@@ -297,8 +323,9 @@ static mx_status_t check_inputs_inits(const mx_func_t *f, const mx_op_t *op, int
       return mx_infer_fail(op, "inputs must have equal shapes: %s vs %s", mx_tstr(x0).s,
                            mx_tstr(x).s);
     }
-    if (init->rank != 0) {
-      return mx_infer_fail(op, "init value %d type %s must be a scalar", i, mx_tstr(init).s);
+    if (init->rank != 0 || init->elem != x->elem) {
+      return mx_infer_fail(op, "init value %d type %s must be a scalar of input %s's element type",
+                           i, mx_tstr(init).s, mx_tstr(x).s);
     }
   }
   return MX_OK;
@@ -351,14 +378,15 @@ static mx_status_t window_shape(const mx_op_t *op, const mx_type_t *x, bool dims
   if ((st = read_padding(op, r, &pad)) != MX_OK) return st;
   *out = *x;
   for (int32_t i = 0; i < r; i++) {
-    out->dims[i] = window_out(x->dims[i], bd.v[i], pad.v[2 * i], pad.v[2 * i + 1], wd.v[i],
-                              wdl.v[i], ws.v[i]);
+    out->dims[i] =
+        window_out(x->dims[i], bd.v[i], pad.v[2 * i], pad.v[2 * i + 1], wd.v[i], wdl.v[i], ws.v[i]);
+    if (out->dims[i] < 0) return window_overflow(op, i);
   }
   return MX_OK;
 }
 
-static mx_status_t infer_reduce_window(const mx_func_t *f, const mx_op_t *op,
-                                       const mx_type_t *decl, int32_t n_results, mx_type_t *out) {
+static mx_status_t infer_reduce_window(const mx_func_t *f, const mx_op_t *op, const mx_type_t *decl,
+                                       int32_t n_results, mx_type_t *out) {
   int32_t n;
   mx_status_t st = check_inputs_inits(f, op, n_results, &n);
   if (st != MX_OK) return st;
@@ -371,8 +399,7 @@ static mx_status_t infer_reduce_window(const mx_func_t *f, const mx_op_t *op,
   return MX_OK;
 }
 
-static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *op,
-                                            mx_type_t *out) {
+static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *op, mx_type_t *out) {
   if (op->n_operands != 3) {
     return mx_infer_fail(op, "expected 3 operands (operand, source, init_value), got %d",
                          op->n_operands);
@@ -388,8 +415,13 @@ static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *o
     return mx_infer_fail(op, "source type %s must have the windowed shape of operand %s",
                          mx_tstr(src).s, mx_tstr(x).s);
   }
-  if (init->rank != 0) {
-    return mx_infer_fail(op, "init value type %s must be a scalar", mx_tstr(init).s);
+  if (src->elem != x->elem) {
+    return mx_infer_fail(op, "source type %s must have operand %s's element type", mx_tstr(src).s,
+                         mx_tstr(x).s);
+  }
+  if (init->rank != 0 || init->elem != x->elem) {
+    return mx_infer_fail(op, "init value type %s must be a scalar of operand %s's element type",
+                         mx_tstr(init).s, mx_tstr(x).s);
   }
   *out = *x;
   return MX_OK;
@@ -435,7 +467,17 @@ static mx_status_t infer_map(const mx_func_t *f, const mx_op_t *op, const mx_typ
     }
   }
   mx_ilist_t dims;
-  if ((st = mx_infer_ints(op, NULL, "dimensions", false, &dims, NULL)) != MX_OK) return st;
+  bool has_dims;
+  if ((st = mx_infer_ints(op, NULL, "dimensions", false, &dims, &has_dims)) != MX_OK) return st;
+  for (int32_t i = 0; has_dims && i < dims.n; i++) {
+    if (dims.n != x0->rank || dims.v[i] != i) {
+      return mx_infer_fail(op, "dimensions must be [0, ..., rank - 1] for inputs %s",
+                           mx_tstr(x0).s);
+    }
+  }
+  if (has_dims && dims.n != x0->rank) {
+    return mx_infer_fail(op, "dimensions must be [0, ..., rank - 1] for inputs %s", mx_tstr(x0).s);
+  }
   *out = *x0;
   out->elem = result_elem(decl, 0, x0->elem);
   return MX_OK;
@@ -467,11 +509,11 @@ static mx_status_t infer_fft(const mx_func_t *f, const mx_op_t *op, mx_type_t *o
     for (int32_t i = 0; i < len.n; i++) {
       int32_t d = x->rank - len.n + i;
       if (x->dims[d] != len.v[i]) {
-        return mx_infer_fail(op, "operand %s dim %d must equal fft_length[%d] = %lld",
-                             mx_tstr(x).s, d, i, (long long)len.v[i]);
+        return mx_infer_fail(op, "operand %s dim %d must equal fft_length[%d] = %lld", mx_tstr(x).s,
+                             d, i, (long long)len.v[i]);
       }
     }
-    out->dims[x->rank - 1] = len.v[len.n - 1] / 2 + 1;
+    out->dims[x->rank - 1] = len.v[len.n - 1] == 0 ? 0 : len.v[len.n - 1] / 2 + 1;
     return MX_OK;
   }
   if (!mx_elem_is_complex(x->elem)) {
@@ -479,13 +521,26 @@ static mx_status_t infer_fft(const mx_func_t *f, const mx_op_t *op, mx_type_t *o
   }
   if (irfft) {
     out->elem = x->elem == MX_ELEM_C64 ? MX_ELEM_F32 : MX_ELEM_F64;
-    out->dims[x->rank - 1] = len.v[len.n - 1];
+    int64_t last = len.v[len.n - 1];
+    for (int32_t i = 0; i + 1 < len.n; i++) {
+      int32_t d = x->rank - len.n + i;
+      if (x->dims[d] != len.v[i]) {
+        return mx_infer_fail(op, "operand %s dim %d must equal fft_length[%d] = %lld", mx_tstr(x).s,
+                             d, i, (long long)len.v[i]);
+      }
+    }
+    if (x->dims[x->rank - 1] != (last == 0 ? 0 : last / 2 + 1)) {
+      return mx_infer_fail(op,
+                           "IRFFT operand %s must have last dimension fft_length / 2 + 1 = "
+                           "%lld",
+                           mx_tstr(x).s, (long long)(last == 0 ? 0 : last / 2 + 1));
+    }
+    out->dims[x->rank - 1] = last;
   }
   return MX_OK;
 }
 
-static mx_status_t infer_triangular_solve(const mx_func_t *f, const mx_op_t *op,
-                                          mx_type_t *out) {
+static mx_status_t infer_triangular_solve(const mx_func_t *f, const mx_op_t *op, mx_type_t *out) {
   if (op->n_operands != 2) {
     return mx_infer_fail(op, "expected 2 operands (a, b), got %d", op->n_operands);
   }
@@ -498,6 +553,15 @@ static mx_status_t infer_triangular_solve(const mx_func_t *f, const mx_op_t *op,
     return mx_infer_fail(op, "a %s must be square matrices of b %s's rank and element type",
                          mx_tstr(a).s, mx_tstr(b).s);
   }
+  int64_t left;
+  if ((st = mx_infer_int(op, NULL, "left_side", false, 0, &left)) != MX_OK) return st;
+  int32_t bd = left ? b->rank - 2 : b->rank - 1;
+  bool ok = a->dims[a->rank - 1] == b->dims[bd];
+  for (int32_t i = 0; i + 2 < a->rank; i++) ok = ok && a->dims[i] == b->dims[i];
+  if (!ok) {
+    return mx_infer_fail(op, "shapes of a %s and b %s do not match (left_side = %s)", mx_tstr(a).s,
+                         mx_tstr(b).s, left ? "true" : "false");
+  }
   *out = *b;
   return MX_OK;
 }
@@ -506,9 +570,12 @@ mx_status_t mx_infer_compute_op(const mx_func_t *f, const mx_op_t *op, const mx_
                                 int32_t n_results, mx_type_t *out, bool *handled) {
   *handled = true;
   switch (op->code) {
-    case MX_OP_REDUCE: return infer_reduce(f, op, declared, n_results, out);
-    case MX_OP_REDUCE_WINDOW: return infer_reduce_window(f, op, declared, n_results, out);
-    case MX_OP_SORT: return infer_sort(f, op, n_results, out);
+    case MX_OP_REDUCE:
+      return infer_reduce(f, op, declared, n_results, out);
+    case MX_OP_REDUCE_WINDOW:
+      return infer_reduce_window(f, op, declared, n_results, out);
+    case MX_OP_SORT:
+      return infer_sort(f, op, n_results, out);
     case MX_OP_DOT_GENERAL:
     case MX_OP_DOT:
     case MX_OP_CONVOLUTION:
@@ -523,12 +590,19 @@ mx_status_t mx_infer_compute_op(const mx_func_t *f, const mx_op_t *op, const mx_
   }
   if (n_results != 1) return mx_infer_fail(op, "expected 1 result, got %d", n_results);
   switch (op->code) {
-    case MX_OP_DOT_GENERAL: return infer_dot_general(f, op, declared, out);
-    case MX_OP_DOT: return infer_dot(f, op, declared, out);
-    case MX_OP_CONVOLUTION: return infer_convolution(f, op, declared, out);
-    case MX_OP_SELECT_AND_SCATTER: return infer_select_and_scatter(f, op, out);
-    case MX_OP_MAP: return infer_map(f, op, declared, out);
-    case MX_OP_FFT: return infer_fft(f, op, out);
-    default: return infer_triangular_solve(f, op, out);
+    case MX_OP_DOT_GENERAL:
+      return infer_dot_general(f, op, declared, out);
+    case MX_OP_DOT:
+      return infer_dot(f, op, declared, out);
+    case MX_OP_CONVOLUTION:
+      return infer_convolution(f, op, declared, out);
+    case MX_OP_SELECT_AND_SCATTER:
+      return infer_select_and_scatter(f, op, out);
+    case MX_OP_MAP:
+      return infer_map(f, op, declared, out);
+    case MX_OP_FFT:
+      return infer_fft(f, op, out);
+    default:
+      return infer_triangular_solve(f, op, out);
   }
 }

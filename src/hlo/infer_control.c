@@ -1,8 +1,8 @@
 // Result-type inference for control flow and structure: returns, call, composite, while, if,
 // case, custom_call, optimization_barrier, tuple, get_tuple_element.
-#include "hlo/infer.h"
-
 #include <string.h>
+
+#include "hlo/infer.h"
 
 static mx_status_t need_results(const mx_op_t *op, int32_t want, int32_t got) {
   if (want != got) return mx_infer_fail(op, "expected %d results, got %d", want, got);
@@ -89,14 +89,12 @@ static mx_status_t infer_branching(const mx_func_t *f, const mx_op_t *op, const 
   if (is_if && op->n_regions != 0 && op->n_regions != 2) {
     return mx_infer_fail(op, "expected 2 regions, got %d", op->n_regions);
   }
-  if (!is_if && op->n_regions == 0 && decl == NULL) {
-    return mx_infer_fail(op, "expected at least one branch");
-  }
   if (decl != NULL) {
     for (int32_t i = 0; i < n_results; i++) out[i] = decl[i];
     return MX_OK;
   }
-  if (op->n_regions > 0) return region_result_types(f, op, op->regions[0], n_results, out);
+  if (op->n_regions > 0 && n_results > 0)
+    return region_result_types(f, op, op->regions[0], n_results, out);
   return need_declared(op, decl, n_results);
 }
 
@@ -120,8 +118,8 @@ static mx_status_t infer_tuple(const mx_func_t *f, const mx_op_t *op, const mx_t
   return MX_OK;
 }
 
-static mx_status_t infer_get_tuple_element(const mx_func_t *f, const mx_op_t *op,
-                                           int32_t n_results, mx_type_t *out) {
+static mx_status_t infer_get_tuple_element(const mx_func_t *f, const mx_op_t *op, int32_t n_results,
+                                           mx_type_t *out) {
   mx_status_t st = need_results(op, 1, n_results);
   if (st != MX_OK) return st;
   if (op->n_operands != 1) return mx_infer_fail(op, "expected 1 operand, got %d", op->n_operands);
@@ -138,9 +136,8 @@ static mx_status_t infer_get_tuple_element(const mx_func_t *f, const mx_op_t *op
   return MX_OK;
 }
 
-mx_status_t mx_infer_control_op(const mx_func_t *f, const mx_op_t *op,
-                                const mx_type_t *declared, int32_t n_results, mx_type_t *out,
-                                bool *handled) {
+mx_status_t mx_infer_control_op(const mx_func_t *f, const mx_op_t *op, const mx_type_t *declared,
+                                int32_t n_results, mx_type_t *out, bool *handled) {
   *handled = true;
   switch (op->code) {
     case MX_OP_FUNC_RETURN:

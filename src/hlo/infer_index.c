@@ -1,8 +1,8 @@
 // Result-type inference for gather and scatter (StableHLO spec constraints, batching dims
 // included).
-#include "hlo/infer.h"
-
 #include <string.h>
+
+#include "hlo/infer.h"
 
 static bool contains(const mx_ilist_t *l, int64_t v) {
   for (int32_t i = 0; i < l->n; i++) {
@@ -23,8 +23,7 @@ static mx_status_t check_disjoint(const mx_op_t *op, const char *an, const mx_il
 }
 
 // Reads a dims field of the dimension-numbers struct `dn`.
-static mx_status_t field(const mx_op_t *op, const mx_attr_t *dn, const char *name,
-                         mx_ilist_t *l) {
+static mx_status_t field(const mx_op_t *op, const mx_attr_t *dn, const char *name, mx_ilist_t *l) {
   return mx_infer_ints(op, dn, name, false, l, NULL);
 }
 
@@ -55,10 +54,11 @@ static mx_status_t check_batching(const mx_op_t *op, const char *obn, const mx_i
   }
   for (int32_t i = 0; i < ob->n; i++) {
     if (x->dims[ob->v[i]] != s->dims[ib->v[i]]) {
-      return mx_infer_fail(op, "batching dimension sizes differ: %s dim %lld = %lld, indices %s "
-                           "dim %lld = %lld", mx_tstr(x).s, (long long)ob->v[i],
-                           (long long)x->dims[ob->v[i]], mx_tstr(s).s, (long long)ib->v[i],
-                           (long long)s->dims[ib->v[i]]);
+      return mx_infer_fail(op,
+                           "batching dimension sizes differ: %s dim %lld = %lld, indices %s "
+                           "dim %lld = %lld",
+                           mx_tstr(x).s, (long long)ob->v[i], (long long)x->dims[ob->v[i]],
+                           mx_tstr(s).s, (long long)ib->v[i], (long long)s->dims[ib->v[i]]);
     }
   }
   return MX_OK;
@@ -105,7 +105,8 @@ static mx_status_t infer_gather(const mx_func_t *f, const mx_op_t *op, mx_type_t
                          (long long)ivd, mx_tstr(s).s);
   }
   if (x->rank != od.n + cd.n + ob.n) {
-    return mx_infer_fail(op, "rank of operand %s must equal the number of offset_dims (%d) + "
+    return mx_infer_fail(op,
+                         "rank of operand %s must equal the number of offset_dims (%d) + "
                          "collapsed_slice_dims (%d) + operand_batching_dims (%d)",
                          mx_tstr(x).s, od.n, cd.n, ob.n);
   }
@@ -120,8 +121,8 @@ static mx_status_t infer_gather(const mx_func_t *f, const mx_op_t *op, mx_type_t
       MX_OK) {
     return st;
   }
-  if ((st = check_batching(op, "operand_batching_dims", &ob, "start_indices_batching_dims", &ib,
-                           x, s, ivd)) != MX_OK) {
+  if ((st = check_batching(op, "operand_batching_dims", &ob, "start_indices_batching_dims", &ib, x,
+                           s, ivd)) != MX_OK) {
     return st;
   }
   if ((st = check_index_map(op, "start_index_map", &sim, &ob, x, s, ivd)) != MX_OK) return st;
@@ -138,8 +139,10 @@ static mx_status_t infer_gather(const mx_func_t *f, const mx_op_t *op, mx_type_t
     }
     if (contains(&cd, i) || contains(&ob, i)) {
       if (ss.v[i] > 1) {
-        return mx_infer_fail(op, "slice_sizes[%d] = %lld must be <= 1 for a collapsed or "
-                             "batching dimension", i, (long long)ss.v[i]);
+        return mx_infer_fail(op,
+                             "slice_sizes[%d] = %lld must be <= 1 for a collapsed or "
+                             "batching dimension",
+                             i, (long long)ss.v[i]);
       }
     } else {
       offset_sizes[n_off++] = ss.v[i];
@@ -181,6 +184,14 @@ static mx_status_t infer_scatter(const mx_func_t *f, const mx_op_t *op, const mx
                            mx_tstr(mx_type_same_shape(xi, x) ? u : x).s);
     }
   }
+  for (int32_t i = 0; i < n; i++) {
+    const mx_type_t *xi = mx_infer_operand(f, op, i);
+    const mx_type_t *ui = mx_infer_operand(f, op, n + 1 + i);
+    if (xi->elem != ui->elem) {
+      return mx_infer_fail(op, "updates %s must have input %s's element type", mx_tstr(ui).s,
+                           mx_tstr(xi).s);
+    }
+  }
   if (!mx_elem_is_int(s->elem)) {
     return mx_infer_fail(op, "scatter_indices type %s must have integer elements", mx_tstr(s).s);
   }
@@ -199,15 +210,17 @@ static mx_status_t infer_scatter(const mx_func_t *f, const mx_op_t *op, const mx
                          (long long)ivd, mx_tstr(s).s);
   }
   if (x->rank != uwd.n + iwd.n + ib.n) {
-    return mx_infer_fail(op, "rank of input %s must equal the number of update_window_dims (%d) "
+    return mx_infer_fail(op,
+                         "rank of input %s must equal the number of update_window_dims (%d) "
                          "+ inserted_window_dims (%d) + input_batching_dims (%d)",
                          mx_tstr(x).s, uwd.n, iwd.n, ib.n);
   }
   int32_t n_scatter = s->rank - (ivd < s->rank ? 1 : 0);
   if (u->rank != n_scatter + uwd.n) {
-    return mx_infer_fail(op, "updates %s must have rank %d (update_window_dims %d + scatter "
-                         "dims of %s %d)", mx_tstr(u).s, n_scatter + uwd.n, uwd.n,
-                         mx_tstr(s).s, n_scatter);
+    return mx_infer_fail(op,
+                         "updates %s must have rank %d (update_window_dims %d + scatter "
+                         "dims of %s %d)",
+                         mx_tstr(u).s, n_scatter + uwd.n, uwd.n, mx_tstr(s).s, n_scatter);
   }
   if ((st = mx_infer_check_dims(op, "update_window_dims", &uwd, u->rank, true)) != MX_OK) {
     return st;
@@ -219,12 +232,11 @@ static mx_status_t infer_scatter(const mx_func_t *f, const mx_op_t *op, const mx
       MX_OK) {
     return st;
   }
-  if ((st = check_batching(op, "input_batching_dims", &ib, "scatter_indices_batching_dims", &sib,
-                           x, s, ivd)) != MX_OK) {
+  if ((st = check_batching(op, "input_batching_dims", &ib, "scatter_indices_batching_dims", &sib, x,
+                           s, ivd)) != MX_OK) {
     return st;
   }
-  if ((st = check_index_map(op, "scatter_dims_to_operand_dims", &sdod, &ib, x, s, ivd)) !=
-      MX_OK) {
+  if ((st = check_index_map(op, "scatter_dims_to_operand_dims", &sdod, &ib, x, s, ivd)) != MX_OK) {
     return st;
   }
   int32_t si = 0, xi = 0;
@@ -240,8 +252,10 @@ static mx_status_t infer_scatter(const mx_func_t *f, const mx_op_t *op, const mx
     } else {
       if (si == ivd) si++;
       if (u->dims[d] != s->dims[si]) {
-        return mx_infer_fail(op, "updates %s dim %d = %lld must equal scatter_indices %s dim %d "
-                             "= %lld", mx_tstr(u).s, d, (long long)u->dims[d], mx_tstr(s).s, si,
+        return mx_infer_fail(op,
+                             "updates %s dim %d = %lld must equal scatter_indices %s dim %d "
+                             "= %lld",
+                             mx_tstr(u).s, d, (long long)u->dims[d], mx_tstr(s).s, si,
                              (long long)s->dims[si]);
       }
       si++;

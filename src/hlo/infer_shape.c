@@ -25,8 +25,8 @@ static mx_status_t need_tensor_decl(const mx_op_t *op, const mx_type_t *decl) {
 static mx_status_t need_len(const mx_op_t *op, const char *name, const mx_ilist_t *l,
                             const mx_type_t *t) {
   if (l->n != t->rank) {
-    return mx_infer_fail(op, "%s has %d entries, expected rank(%s) = %d", name, l->n,
-                         mx_tstr(t).s, t->rank);
+    return mx_infer_fail(op, "%s has %d entries, expected rank(%s) = %d", name, l->n, mx_tstr(t).s,
+                         t->rank);
   }
   return MX_OK;
 }
@@ -53,8 +53,10 @@ static mx_status_t infer_iota(const mx_op_t *op, const mx_type_t *decl, mx_type_
                          (long long)dim, mx_tstr(decl).s);
   }
   if (mx_elem_is_bool(decl->elem)) {
-    return mx_infer_fail(op, "result type %s must have integer, floating-point or complex "
-                         "elements", mx_tstr(decl).s);
+    return mx_infer_fail(op,
+                         "result type %s must have integer, floating-point or complex "
+                         "elements",
+                         mx_tstr(decl).s);
   }
   *out = *decl;
   return MX_OK;
@@ -77,10 +79,9 @@ static mx_status_t infer_broadcast(const mx_func_t *f, const mx_op_t *op, const 
   for (int32_t i = 0; i < bd.n; i++) {
     int64_t rd = decl->dims[bd.v[i]];
     if (x->dims[i] != 1 && x->dims[i] != rd) {
-      return mx_infer_fail(op,
-                           "operand %s dim %d = %lld must be 1 or equal result %s dim %lld = %lld",
-                           mx_tstr(x).s, i, (long long)x->dims[i], mx_tstr(decl).s,
-                           (long long)bd.v[i], (long long)rd);
+      return mx_infer_fail(
+          op, "operand %s dim %d = %lld must be 1 or equal result %s dim %lld = %lld", mx_tstr(x).s,
+          i, (long long)x->dims[i], mx_tstr(decl).s, (long long)bd.v[i], (long long)rd);
     }
   }
   *out = *decl;
@@ -133,15 +134,14 @@ static mx_status_t infer_slice(const mx_func_t *f, const mx_op_t *op, mx_type_t 
   for (int32_t i = 0; i < x->rank; i++) {
     int64_t stride = has_strides ? k.v[i] : 1;
     if (s.v[i] < 0 || s.v[i] > l.v[i] || l.v[i] > x->dims[i]) {
-      return mx_infer_fail(op,
-                           "dim %d: need 0 <= start %lld <= limit %lld <= size %lld of operand %s",
-                           i, (long long)s.v[i], (long long)l.v[i], (long long)x->dims[i],
-                           mx_tstr(x).s);
+      return mx_infer_fail(
+          op, "dim %d: need 0 <= start %lld <= limit %lld <= size %lld of operand %s", i,
+          (long long)s.v[i], (long long)l.v[i], (long long)x->dims[i], mx_tstr(x).s);
     }
     if (stride <= 0) {
       return mx_infer_fail(op, "dim %d: stride %lld must be positive", i, (long long)stride);
     }
-    out->dims[i] = (l.v[i] - s.v[i] + stride - 1) / stride;
+    out->dims[i] = l.v[i] == s.v[i] ? 0 : (l.v[i] - s.v[i] - 1) / stride + 1;
   }
   return MX_OK;
 }
@@ -233,11 +233,15 @@ static mx_status_t infer_concatenate(const mx_func_t *f, const mx_op_t *op, mx_t
     }
     for (int32_t d = 0; d < x0->rank; d++) {
       if (d != dim && x->dims[d] != x0->dims[d]) {
-        return mx_infer_fail(op, "operand %d type %s differs from %s in dim %d (concatenating dim "
-                             "%lld)", i, mx_tstr(x).s, mx_tstr(x0).s, d, (long long)dim);
+        return mx_infer_fail(op,
+                             "operand %d type %s differs from %s in dim %d (concatenating dim "
+                             "%lld)",
+                             i, mx_tstr(x).s, mx_tstr(x0).s, d, (long long)dim);
       }
     }
-    out->dims[dim] += x->dims[dim];
+    if (__builtin_add_overflow(out->dims[dim], x->dims[dim], &out->dims[dim])) {
+      return mx_infer_fail(op, "result dimension %lld overflows", (long long)dim);
+    }
   }
   return MX_OK;
 }
@@ -265,8 +269,12 @@ static mx_status_t infer_pad(const mx_func_t *f, const mx_op_t *op, mx_type_t *o
     if (interior < 0) {
       return mx_infer_fail(op, "interior_padding[%d] = %lld must be >= 0", i, (long long)interior);
     }
-    int64_t d = x->dims[i];
-    int64_t r = lo.v[i] + hi.v[i] + d + (d > 0 ? (d - 1) * interior : 0);
+    int64_t d = x->dims[i], r = 0;
+    if (__builtin_mul_overflow(d > 0 ? d - 1 : 0, interior, &r) ||
+        __builtin_add_overflow(r, d, &r) || __builtin_add_overflow(r, lo.v[i], &r) ||
+        __builtin_add_overflow(r, hi.v[i], &r)) {
+      return mx_infer_fail(op, "dim %d: padded size overflows", i);
+    }
     if (r < 0) {
       return mx_infer_fail(op, "dim %d of operand %s would have negative size %lld", i,
                            mx_tstr(x).s, (long long)r);
@@ -287,8 +295,7 @@ static mx_status_t infer_reverse(const mx_func_t *f, const mx_op_t *op, mx_type_
   return MX_OK;
 }
 
-static mx_status_t infer_get_dimension_size(const mx_func_t *f, const mx_op_t *op,
-                                            mx_type_t *out) {
+static mx_status_t infer_get_dimension_size(const mx_func_t *f, const mx_op_t *op, mx_type_t *out) {
   mx_status_t st = need_operands(f, op, 1, "operand");
   if (st != MX_OK) return st;
   const mx_type_t *x = mx_infer_operand(f, op, 0);
@@ -325,17 +332,29 @@ mx_status_t mx_infer_shape_op(const mx_func_t *f, const mx_op_t *op, const mx_ty
   }
   if (n_results != 1) return mx_infer_fail(op, "expected 1 result, got %d", n_results);
   switch (op->code) {
-    case MX_OP_CONSTANT: return infer_constant(op, out);
-    case MX_OP_IOTA: return infer_iota(op, declared, out);
-    case MX_OP_BROADCAST_IN_DIM: return infer_broadcast(f, op, declared, out);
-    case MX_OP_RESHAPE: return infer_reshape(f, op, declared, out);
-    case MX_OP_TRANSPOSE: return infer_transpose(f, op, out);
-    case MX_OP_SLICE: return infer_slice(f, op, out);
-    case MX_OP_DYNAMIC_SLICE: return infer_dynamic_slice(f, op, out);
-    case MX_OP_DYNAMIC_UPDATE_SLICE: return infer_dynamic_update_slice(f, op, out);
-    case MX_OP_CONCATENATE: return infer_concatenate(f, op, out);
-    case MX_OP_PAD: return infer_pad(f, op, out);
-    case MX_OP_REVERSE: return infer_reverse(f, op, out);
-    default: return infer_get_dimension_size(f, op, out);
+    case MX_OP_CONSTANT:
+      return infer_constant(op, out);
+    case MX_OP_IOTA:
+      return infer_iota(op, declared, out);
+    case MX_OP_BROADCAST_IN_DIM:
+      return infer_broadcast(f, op, declared, out);
+    case MX_OP_RESHAPE:
+      return infer_reshape(f, op, declared, out);
+    case MX_OP_TRANSPOSE:
+      return infer_transpose(f, op, out);
+    case MX_OP_SLICE:
+      return infer_slice(f, op, out);
+    case MX_OP_DYNAMIC_SLICE:
+      return infer_dynamic_slice(f, op, out);
+    case MX_OP_DYNAMIC_UPDATE_SLICE:
+      return infer_dynamic_update_slice(f, op, out);
+    case MX_OP_CONCATENATE:
+      return infer_concatenate(f, op, out);
+    case MX_OP_PAD:
+      return infer_pad(f, op, out);
+    case MX_OP_REVERSE:
+      return infer_reverse(f, op, out);
+    default:
+      return infer_get_dimension_size(f, op, out);
   }
 }

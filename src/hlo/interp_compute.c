@@ -40,6 +40,7 @@ mx_status_t mx_interp_compute(mx_interp_t *ip, const mx_func_t *f, const mx_op_t
       if (op->name && !strcmp(op->name, "stablehlo.dynamic_conv"))
         return mx_cp_convolution(f, op, in, out);
       if (op->name && !strcmp(op->name, "chlo.ragged_dot")) return mx_cp_ragged_dot(op, in, out);
+      if (op->name && !strcmp(op->name, "chlo.scan")) return mx_cp_scan(ip, f, op, in, out);
       return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s", op->name ? op->name : "?");
     default:
       return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s (not a compute op)",
@@ -337,9 +338,11 @@ void mx_cp_copy_elem(mx_tensor_t *dst, int64_t di, const mx_tensor_t *src, int64
 
 // ---- Bodies ----
 
-mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
-                            int32_t region, int32_t n_args, int32_t n_results) {
+static mx_status_t body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f,
+                             const mx_op_t *op, int32_t region, int32_t n_args, int32_t n_results,
+                             bool any_shape) {
   memset(b, 0, sizeof *b);
+  b->any_shape = any_shape;
   if (region >= op->n_regions || !op->regions[region]) return mx_cp_bad(op, "missing body region");
   const mx_block_t *blk = op->regions[region];
   if (blk->n_args != n_args)
@@ -358,7 +361,7 @@ mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f
   }
   for (int32_t i = 0; i < n_args; ++i) {
     const mx_type_t *t = mx_value_type(f, blk->args[i]);
-    if (!t || t->kind != MX_TYPE_TENSOR || mx_type_numel(t) != 1) {
+    if (!t || t->kind != MX_TYPE_TENSOR || (!any_shape && mx_type_numel(t) != 1)) {
       mx_cp_body_free(b);
       return mx_cp_bad(op, "body arguments must be scalar tensors");
     }
@@ -369,6 +372,17 @@ mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f
     }
   }
   return MX_OK;
+}
+
+mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                            int32_t region, int32_t n_args, int32_t n_results) {
+  return body_init(b, ip, f, op, region, n_args, n_results, false);
+}
+
+mx_status_t mx_cp_body_init_any(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f,
+                                const mx_op_t *op, int32_t region, int32_t n_args,
+                                int32_t n_results) {
+  return body_init(b, ip, f, op, region, n_args, n_results, true);
 }
 
 static void free_results(mx_cp_body_t *b) {
@@ -388,9 +402,10 @@ mx_status_t mx_cp_body_run(mx_cp_body_t *b) {
   }
   for (int32_t i = 0; i < b->n_results; ++i) {
     if (b->results[i].type.kind != MX_TYPE_TENSOR || !b->results[i].data ||
-        mx_type_numel(&b->results[i].type) != 1) {
+        (!b->any_shape && mx_type_numel(&b->results[i].type) != 1)) {
       free_results(b);
-      return mx_error_set(MX_ERR_INVALID_ARG, "body must return scalar tensors");
+      return mx_error_set(MX_ERR_INVALID_ARG, "body must return %s",
+                          b->any_shape ? "tensors" : "scalar tensors");
     }
   }
   return MX_OK;

@@ -15,6 +15,9 @@ mx_status_t mx_cp_convolution(const mx_func_t *f, const mx_op_t *op, const mx_te
                               mx_tensor_t *out);
 // chlo.ragged_dot (parsed as an unknown op; dispatched by name).
 mx_status_t mx_cp_ragged_dot(const mx_op_t *op, const mx_tensor_t *const *in, mx_tensor_t *out);
+// chlo.scan (unknown op, dispatched by name): bodies take and return non-scalar slices.
+mx_status_t mx_cp_scan(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                       const mx_tensor_t *const *in, mx_tensor_t *out);
 mx_status_t mx_cp_reduce(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                          const mx_tensor_t *const *in, mx_tensor_t *out);
 mx_status_t mx_cp_reduce_window(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
@@ -92,10 +95,15 @@ typedef struct mx_cp_body {
   int32_t n_args, n_results;
   mx_tensor_t *args;     // n_args, allocated with the block argument types
   mx_tensor_t *results;  // n_results, filled by mx_cp_body_run (freed on next run / free)
+  bool any_shape;        // arguments/results may be tensors of any shape (default: scalars)
 } mx_cp_body_t;
 
 mx_status_t mx_cp_body_init(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                             int32_t region, int32_t n_args, int32_t n_results);
+// Like mx_cp_body_init, for bodies whose arguments and results may have any shape.
+mx_status_t mx_cp_body_init_any(mx_cp_body_t *b, mx_interp_t *ip, const mx_func_t *f,
+                                const mx_op_t *op, int32_t region, int32_t n_args,
+                                int32_t n_results);
 mx_status_t mx_cp_body_run(mx_cp_body_t *b);
 void mx_cp_body_free(mx_cp_body_t *b);
 // Reads the boolean result 0 of the last run.

@@ -23,18 +23,47 @@ int64_t mx_ew_sext(uint64_t raw, int bits) {
 
 int mx_ew_bits(mx_elem_type_t et) {
   switch (et) {
-    case MX_ELEM_I1: return 1;
-    case MX_ELEM_I2: case MX_ELEM_UI2: return 2;
-    case MX_ELEM_I4: case MX_ELEM_UI4: case MX_ELEM_F4E2M1FN: return 4;
-    case MX_ELEM_F6E2M3FN: case MX_ELEM_F6E3M2FN: return 6;
-    case MX_ELEM_I8: case MX_ELEM_UI8: case MX_ELEM_F8E3M4: case MX_ELEM_F8E4M3:
-    case MX_ELEM_F8E4M3FN: case MX_ELEM_F8E4M3FNUZ: case MX_ELEM_F8E4M3B11FNUZ:
-    case MX_ELEM_F8E5M2: case MX_ELEM_F8E5M2FNUZ: case MX_ELEM_F8E8M0FNU: return 8;
-    case MX_ELEM_I16: case MX_ELEM_UI16: case MX_ELEM_BF16: case MX_ELEM_F16: return 16;
-    case MX_ELEM_I32: case MX_ELEM_UI32: case MX_ELEM_F32: return 32;
-    case MX_ELEM_I64: case MX_ELEM_UI64: case MX_ELEM_F64: case MX_ELEM_C64: return 64;
-    case MX_ELEM_C128: return 128;
-    default: return 0;
+    case MX_ELEM_I1:
+      return 1;
+    case MX_ELEM_I2:
+    case MX_ELEM_UI2:
+      return 2;
+    case MX_ELEM_I4:
+    case MX_ELEM_UI4:
+    case MX_ELEM_F4E2M1FN:
+      return 4;
+    case MX_ELEM_F6E2M3FN:
+    case MX_ELEM_F6E3M2FN:
+      return 6;
+    case MX_ELEM_I8:
+    case MX_ELEM_UI8:
+    case MX_ELEM_F8E3M4:
+    case MX_ELEM_F8E4M3:
+    case MX_ELEM_F8E4M3FN:
+    case MX_ELEM_F8E4M3FNUZ:
+    case MX_ELEM_F8E4M3B11FNUZ:
+    case MX_ELEM_F8E5M2:
+    case MX_ELEM_F8E5M2FNUZ:
+    case MX_ELEM_F8E8M0FNU:
+      return 8;
+    case MX_ELEM_I16:
+    case MX_ELEM_UI16:
+    case MX_ELEM_BF16:
+    case MX_ELEM_F16:
+      return 16;
+    case MX_ELEM_I32:
+    case MX_ELEM_UI32:
+    case MX_ELEM_F32:
+      return 32;
+    case MX_ELEM_I64:
+    case MX_ELEM_UI64:
+    case MX_ELEM_F64:
+    case MX_ELEM_C64:
+      return 64;
+    case MX_ELEM_C128:
+      return 128;
+    default:
+      return 0;
   }
 }
 
@@ -134,8 +163,7 @@ mx_elem_type_t mx_ew_complex_part(mx_elem_type_t et) {
   return et == MX_ELEM_C64 ? MX_ELEM_F32 : MX_ELEM_F64;
 }
 
-void mx_ew_load_complex(mx_elem_type_t et, const uint8_t *data, int64_t i, double *re,
-                        double *im) {
+void mx_ew_load_complex(mx_elem_type_t et, const uint8_t *data, int64_t i, double *re, double *im) {
   if (et == MX_ELEM_C64) {
     float v[2];
     memcpy(v, data + 8 * i, 8);
@@ -268,8 +296,8 @@ static mx_status_t ew_clamp(const mx_op_t *op, const mx_tensor_t *const *in, mx_
       mx_ew_load_complex(et, x->data, i, &xr, &xi);
       mx_ew_load_complex(et, lo->data, il, &lr, &li);
       mx_ew_load_complex(et, hi->data, ih, &hr, &hii);
-      if (!ew_complex_greater(xr, xi, lr, li)) xr = lr, xi = li;   // max(x, lo)
-      if (!ew_complex_less(xr, xi, hr, hii)) xr = hr, xi = hii;    // min(., hi)
+      if (!ew_complex_greater(xr, xi, lr, li)) xr = lr, xi = li;  // max(x, lo)
+      if (!ew_complex_less(xr, xi, hr, hii)) xr = hr, xi = hii;   // min(., hi)
       mx_ew_store_complex(et, out->data, i, xr, xi);
     } else if (mx_elem_is_float(et)) {
       double v = mx_ew_fmax(mx_ew_load_real(et, x->data, i), mx_ew_load_real(et, lo->data, il));
@@ -297,12 +325,18 @@ static bool ew_enum_is(const mx_attr_t *a, const char *s) {
 static bool ew_dir_apply(ew_dir_t d, int cmp, bool unordered) {
   if (unordered) return d == EW_NE;
   switch (d) {
-    case EW_EQ: return cmp == 0;
-    case EW_NE: return cmp != 0;
-    case EW_GE: return cmp >= 0;
-    case EW_GT: return cmp > 0;
-    case EW_LE: return cmp <= 0;
-    default: return cmp < 0;
+    case EW_EQ:
+      return cmp == 0;
+    case EW_NE:
+      return cmp != 0;
+    case EW_GE:
+      return cmp >= 0;
+    case EW_GT:
+      return cmp > 0;
+    case EW_LE:
+      return cmp <= 0;
+    default:
+      return cmp < 0;
   }
 }
 
@@ -377,11 +411,14 @@ static mx_status_t ew_compare(const mx_op_t *op, const mx_tensor_t *const *in, m
 static int ew_arity(mx_opcode_t code) {
   switch (code) {
     case MX_OP_CLAMP:
-    case MX_OP_SELECT: return 3;
-    case MX_OP_COMPARE: return 2;
+    case MX_OP_SELECT:
+      return 3;
+    case MX_OP_COMPARE:
+      return 2;
     case MX_OP_CONVERT:
     case MX_OP_BITCAST_CONVERT:
-    case MX_OP_REDUCE_PRECISION: return 1;
+    case MX_OP_REDUCE_PRECISION:
+      return 1;
     default: {
       unsigned fl = mx_opcode_flags(code);
       if (fl & MX_OPF_UNARY) return 1;
@@ -407,8 +444,8 @@ mx_status_t mx_interp_elementwise(mx_interp_t *ip, const mx_func_t *f, const mx_
   bool scalar_ok = op->code == MX_OP_SELECT || op->code == MX_OP_CLAMP;
   for (int k = 0; k < arity; k++) {
     // select's on_true/on_false and clamp's operand must match the result exactly.
-    bool may_be_scalar = scalar_ok && ((op->code == MX_OP_SELECT && k == 0) ||
-                                       (op->code == MX_OP_CLAMP && k != 1));
+    bool may_be_scalar =
+        scalar_ok && ((op->code == MX_OP_SELECT && k == 0) || (op->code == MX_OP_CLAMP && k != 1));
     if (op->code == MX_OP_BITCAST_CONVERT) {
       if (!ew_is_tensor(in[k]))
         return mx_error_set(MX_ERR_INVALID_ARG, "%s: operand is not a tensor", ew_name(op));
@@ -418,13 +455,20 @@ mx_status_t mx_interp_elementwise(mx_interp_t *ip, const mx_func_t *f, const mx_
     if (st != MX_OK) return st;
   }
   switch (op->code) {
-    case MX_OP_SELECT: return ew_select(op, in, out);
-    case MX_OP_CLAMP: return ew_clamp(op, in, out);
-    case MX_OP_COMPARE: return ew_compare(op, in, out);
-    case MX_OP_CONVERT: return mx_ew_convert(op, in[0], out);
-    case MX_OP_BITCAST_CONVERT: return mx_ew_bitcast_convert(op, in[0], out);
-    case MX_OP_REDUCE_PRECISION: return mx_ew_reduce_precision(op, in[0], out);
-    default: break;
+    case MX_OP_SELECT:
+      return ew_select(op, in, out);
+    case MX_OP_CLAMP:
+      return ew_clamp(op, in, out);
+    case MX_OP_COMPARE:
+      return ew_compare(op, in, out);
+    case MX_OP_CONVERT:
+      return mx_ew_convert(op, in[0], out);
+    case MX_OP_BITCAST_CONVERT:
+      return mx_ew_bitcast_convert(op, in[0], out);
+    case MX_OP_REDUCE_PRECISION:
+      return mx_ew_reduce_precision(op, in[0], out);
+    default:
+      break;
   }
   mx_elem_type_t et = in[0]->type.elem;
   if (arity == 2) {

@@ -34,7 +34,9 @@ static ew_c_t ew_cmul(mx_elem_type_t pt, ew_c_t a, ew_c_t b) {
   double im = ew_r(pt, ew_r(pt, a.re * b.im) + ew_r(pt, a.im * b.re));
   return ew_c(re, im);
 }
-static ew_c_t ew_cround(mx_elem_type_t pt, ew_c_t z) { return ew_c(ew_r(pt, z.re), ew_r(pt, z.im)); }
+static ew_c_t ew_cround(mx_elem_type_t pt, ew_c_t z) {
+  return ew_c(ew_r(pt, z.re), ew_r(pt, z.im));
+}
 static ew_c_t ew_cdiv(mx_elem_type_t pt, ew_c_t a, ew_c_t b) {
   return ew_cround(pt, ew_from_cx(ew_to_cx(a) / ew_to_cx(b)));
 }
@@ -43,8 +45,8 @@ static ew_c_t ew_cdiv(mx_elem_type_t pt, ew_c_t a, ew_c_t b) {
 static ew_c_t ew_catan2(mx_elem_type_t pt, ew_c_t y, ew_c_t x) {
   ew_c_t i = ew_c(0.0, 1.0);
   ew_c_t num = ew_cadd(pt, x, ew_cmul(pt, i, y));
-  ew_c_t den = ew_cround(pt, ew_from_cx(csqrt(ew_to_cx(ew_cadd(pt, ew_cmul(pt, x, x),
-                                                              ew_cmul(pt, y, y))))));
+  ew_c_t den =
+      ew_cround(pt, ew_from_cx(csqrt(ew_to_cx(ew_cadd(pt, ew_cmul(pt, x, x), ew_cmul(pt, y, y))))));
   ew_c_t l = ew_cround(pt, ew_from_cx(clog(ew_to_cx(ew_cdiv(pt, num, den)))));
   return ew_cmul(pt, ew_c(-0.0, -1.0), l);
 }
@@ -52,20 +54,30 @@ static ew_c_t ew_catan2(mx_elem_type_t pt, ew_c_t y, ew_c_t x) {
 static ew_c_t ew_cunary(mx_opcode_t code, mx_elem_type_t pt, ew_c_t z) {
   double complex c = ew_to_cx(z);
   switch (code) {
-    case MX_OP_NEGATE: return ew_c(-z.re, -z.im);
-    case MX_OP_EXPONENTIAL: return ew_from_cx(cexp(c));
+    case MX_OP_NEGATE:
+      return ew_c(-z.re, -z.im);
+    case MX_OP_EXPONENTIAL:
+      return ew_from_cx(cexp(c));
     case MX_OP_EXPONENTIAL_MINUS_ONE: {
       double complex e = cexp(c);
       return ew_c(creal(e) - 1.0, cimag(e) - 0.0);
     }
-    case MX_OP_LOG: return ew_from_cx(clog(c));
-    case MX_OP_LOG_PLUS_ONE: return ew_from_cx(clog(CMPLX(z.re + 1.0, z.im)));
-    case MX_OP_SQRT: return ew_from_cx(csqrt(c));
-    case MX_OP_RSQRT: return ew_from_cx(1.0 / csqrt(c));
-    case MX_OP_SINE: return ew_from_cx(csin(c));
-    case MX_OP_COSINE: return ew_from_cx(ccos(c));
-    case MX_OP_TAN: return ew_from_cx(ctan(c));
-    case MX_OP_TANH: return ew_from_cx(ctanh(c));
+    case MX_OP_LOG:
+      return ew_from_cx(clog(c));
+    case MX_OP_LOG_PLUS_ONE:
+      return ew_from_cx(clog(CMPLX(z.re + 1.0, z.im)));
+    case MX_OP_SQRT:
+      return ew_from_cx(csqrt(c));
+    case MX_OP_RSQRT:
+      return ew_from_cx(1.0 / csqrt(c));
+    case MX_OP_SINE:
+      return ew_from_cx(csin(c));
+    case MX_OP_COSINE:
+      return ew_from_cx(ccos(c));
+    case MX_OP_TAN:
+      return ew_from_cx(ctan(c));
+    case MX_OP_TANH:
+      return ew_from_cx(ctanh(c));
     case MX_OP_CBRT: {
       double theta = atan2(z.im, z.re) / 3.0;
       double r = pow(pow(z.re, 2.0) + pow(z.im, 2.0), 1.0 / 6.0);
@@ -90,7 +102,9 @@ mx_status_t mx_ew_complex_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tens
   mx_elem_type_t et = x->type.elem, ot = out->type.elem, pt = mx_ew_complex_part(et);
   int64_t n = mx_type_numel(&out->type);
   switch (op->code) {
-    case MX_OP_ABS: case MX_OP_REAL: case MX_OP_IMAG:
+    case MX_OP_ABS:
+    case MX_OP_REAL:
+    case MX_OP_IMAG:
       if (ot != pt) return mx_ew_unsupported(op, &out->type);
       for (int64_t i = 0; i < n; i++) {
         double re, im;
@@ -99,10 +113,20 @@ mx_status_t mx_ew_complex_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tens
         mx_ew_store_real(pt, out->data, i, r);
       }
       return MX_OK;
-    case MX_OP_NEGATE: case MX_OP_EXPONENTIAL: case MX_OP_EXPONENTIAL_MINUS_ONE:
-    case MX_OP_LOG: case MX_OP_LOG_PLUS_ONE: case MX_OP_SQRT: case MX_OP_RSQRT:
-    case MX_OP_SINE: case MX_OP_COSINE: case MX_OP_TAN: case MX_OP_TANH: case MX_OP_CBRT:
-    case MX_OP_LOGISTIC: case MX_OP_SIGN:
+    case MX_OP_NEGATE:
+    case MX_OP_EXPONENTIAL:
+    case MX_OP_EXPONENTIAL_MINUS_ONE:
+    case MX_OP_LOG:
+    case MX_OP_LOG_PLUS_ONE:
+    case MX_OP_SQRT:
+    case MX_OP_RSQRT:
+    case MX_OP_SINE:
+    case MX_OP_COSINE:
+    case MX_OP_TAN:
+    case MX_OP_TANH:
+    case MX_OP_CBRT:
+    case MX_OP_LOGISTIC:
+    case MX_OP_SIGN:
       break;
     default:
       return mx_ew_unsupported(op, &x->type);
@@ -126,8 +150,9 @@ mx_status_t mx_ew_complex_binary(const mx_op_t *op, const mx_tensor_t *a, const 
   int64_t n = mx_type_numel(&out->type);
   if (op->code == MX_OP_COMPLEX) {
     // complex(real, imag): f32 pairs make complex<f32>, f64 pairs complex<f64>.
-    mx_elem_type_t want = et == MX_ELEM_F32 ? MX_ELEM_C64 : et == MX_ELEM_F64 ? MX_ELEM_C128
-                                                                                : MX_ELEM_INVALID;
+    mx_elem_type_t want = et == MX_ELEM_F32   ? MX_ELEM_C64
+                          : et == MX_ELEM_F64 ? MX_ELEM_C128
+                                              : MX_ELEM_INVALID;
     if (ot != want) return mx_ew_unsupported(op, &a->type);
     for (int64_t i = 0; i < n; i++)
       mx_ew_store_complex(ot, out->data, i, mx_ew_load_real(et, a->data, i),
@@ -135,8 +160,14 @@ mx_status_t mx_ew_complex_binary(const mx_op_t *op, const mx_tensor_t *a, const 
     return MX_OK;
   }
   switch (op->code) {
-    case MX_OP_ADD: case MX_OP_SUBTRACT: case MX_OP_MULTIPLY: case MX_OP_DIVIDE:
-    case MX_OP_POWER: case MX_OP_ATAN2: case MX_OP_MAXIMUM: case MX_OP_MINIMUM:
+    case MX_OP_ADD:
+    case MX_OP_SUBTRACT:
+    case MX_OP_MULTIPLY:
+    case MX_OP_DIVIDE:
+    case MX_OP_POWER:
+    case MX_OP_ATAN2:
+    case MX_OP_MAXIMUM:
+    case MX_OP_MINIMUM:
       break;
     default:
       return mx_ew_unsupported(op, &a->type);
@@ -148,14 +179,30 @@ mx_status_t mx_ew_complex_binary(const mx_op_t *op, const mx_tensor_t *a, const 
     mx_ew_load_complex(et, a->data, i, &x.re, &x.im);
     mx_ew_load_complex(et, b->data, i, &y.re, &y.im);
     switch (op->code) {
-      case MX_OP_ADD: r = ew_cadd(pt, x, y); break;
-      case MX_OP_SUBTRACT: r = ew_csub(pt, x, y); break;
-      case MX_OP_MULTIPLY: r = ew_cmul(pt, x, y); break;
-      case MX_OP_DIVIDE: r = ew_cdiv(pt, x, y); break;
-      case MX_OP_POWER: r = ew_from_cx(cpow(ew_to_cx(x), ew_to_cx(y))); break;
-      case MX_OP_ATAN2: r = ew_catan2(pt, x, y); break;
-      case MX_OP_MAXIMUM: r = ew_lex_greater(x, y) ? x : y; break;
-      default: r = ew_lex_less(x, y) ? x : y; break;  // MINIMUM
+      case MX_OP_ADD:
+        r = ew_cadd(pt, x, y);
+        break;
+      case MX_OP_SUBTRACT:
+        r = ew_csub(pt, x, y);
+        break;
+      case MX_OP_MULTIPLY:
+        r = ew_cmul(pt, x, y);
+        break;
+      case MX_OP_DIVIDE:
+        r = ew_cdiv(pt, x, y);
+        break;
+      case MX_OP_POWER:
+        r = ew_from_cx(cpow(ew_to_cx(x), ew_to_cx(y)));
+        break;
+      case MX_OP_ATAN2:
+        r = ew_catan2(pt, x, y);
+        break;
+      case MX_OP_MAXIMUM:
+        r = ew_lex_greater(x, y) ? x : y;
+        break;
+      default:
+        r = ew_lex_less(x, y) ? x : y;
+        break;  // MINIMUM
     }
     mx_ew_store_complex(et, out->data, i, r.re, r.im);
   }

@@ -57,8 +57,8 @@ static uint64_t ew_float_to_int(double v, int bits, bool is_signed) {
   double t = trunc(v);
   if (is_signed) {
     double lim = ldexp(1.0, bits - 1);
-    if (t >= lim) return mx_ew_mask(bits - 1);                       // INT_MAX
-    if (t < -lim) return (1ull << (bits - 1)) & mx_ew_mask(bits);    // INT_MIN
+    if (t >= lim) return mx_ew_mask(bits - 1);                     // INT_MAX
+    if (t < -lim) return (1ull << (bits - 1)) & mx_ew_mask(bits);  // INT_MIN
     return (uint64_t)(int64_t)t & mx_ew_mask(bits);
   }
   if (t <= 0) return 0;
@@ -77,11 +77,21 @@ mx_status_t mx_ew_convert(const mx_op_t *op, const mx_tensor_t *x, mx_tensor_t *
     uint64_t iv = 0;
     double re = 0, im = 0;
     switch (sk) {
-      case EW_K_BOOL: iv = x->data[i] != 0; break;
-      case EW_K_SINT: iv = (uint64_t)mx_ew_sext(mx_ew_load_bits(st, x->data, i), sbits); break;
-      case EW_K_UINT: iv = mx_ew_load_bits(st, x->data, i); break;
-      case EW_K_FLOAT: re = mx_ew_load_real(st, x->data, i); break;
-      case EW_K_COMPLEX: mx_ew_load_complex(st, x->data, i, &re, &im); break;
+      case EW_K_BOOL:
+        iv = x->data[i] != 0;
+        break;
+      case EW_K_SINT:
+        iv = (uint64_t)mx_ew_sext(mx_ew_load_bits(st, x->data, i), sbits);
+        break;
+      case EW_K_UINT:
+        iv = mx_ew_load_bits(st, x->data, i);
+        break;
+      case EW_K_FLOAT:
+        re = mx_ew_load_real(st, x->data, i);
+        break;
+      case EW_K_COMPLEX:
+        mx_ew_load_complex(st, x->data, i, &re, &im);
+        break;
     }
     bool from_int = sk == EW_K_BOOL || sk == EW_K_SINT || sk == EW_K_UINT;
     switch (dk) {
@@ -130,10 +140,12 @@ mx_status_t mx_ew_bitcast_convert(const mx_op_t *op, const mx_tensor_t *x, mx_te
   int win = mx_ew_bits(x->type.elem), wout = mx_ew_bits(out->type.elem);
   int64_t nin = mx_type_numel(&x->type), nout = mx_type_numel(&out->type);
   if (win <= 0 || wout <= 0 || nin * win != nout * wout)
-    return mx_error_set(MX_ERR_INVALID_ARG, "%s: %lld x %d bits cannot be reinterpreted as %lld x %d",
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "%s: %lld x %d bits cannot be reinterpreted as %lld x %d",
                         op->name ? op->name : "stablehlo.bitcast_convert", (long long)nin, win,
                         (long long)nout, wout);
   int64_t total = nin * win;
+  if (total == 0) return MX_OK;
   if (win % 8 == 0 && wout % 8 == 0) {
     // Byte-aligned types are stored as their little-endian bit patterns.
     memcpy(out->data, x->data, (size_t)(total / 8));
@@ -158,19 +170,34 @@ mx_status_t mx_ew_bitcast_convert(const mx_op_t *op, const mx_tensor_t *x, mx_te
 // Explicit mantissa (trailing significand) bits of each float type.
 static int ew_mantissa_bits(mx_elem_type_t et) {
   switch (et) {
-    case MX_ELEM_F4E2M1FN: return 1;
-    case MX_ELEM_F6E2M3FN: return 3;
-    case MX_ELEM_F6E3M2FN: return 2;
-    case MX_ELEM_F8E3M4: return 4;
-    case MX_ELEM_F8E4M3: case MX_ELEM_F8E4M3FN: case MX_ELEM_F8E4M3FNUZ:
-    case MX_ELEM_F8E4M3B11FNUZ: return 3;
-    case MX_ELEM_F8E5M2: case MX_ELEM_F8E5M2FNUZ: return 2;
-    case MX_ELEM_F8E8M0FNU: return 0;
-    case MX_ELEM_BF16: return 7;
-    case MX_ELEM_F16: return 10;
-    case MX_ELEM_F32: return 23;
-    case MX_ELEM_F64: return 52;
-    default: return -1;
+    case MX_ELEM_F4E2M1FN:
+      return 1;
+    case MX_ELEM_F6E2M3FN:
+      return 3;
+    case MX_ELEM_F6E3M2FN:
+      return 2;
+    case MX_ELEM_F8E3M4:
+      return 4;
+    case MX_ELEM_F8E4M3:
+    case MX_ELEM_F8E4M3FN:
+    case MX_ELEM_F8E4M3FNUZ:
+    case MX_ELEM_F8E4M3B11FNUZ:
+      return 3;
+    case MX_ELEM_F8E5M2:
+    case MX_ELEM_F8E5M2FNUZ:
+      return 2;
+    case MX_ELEM_F8E8M0FNU:
+      return 0;
+    case MX_ELEM_BF16:
+      return 7;
+    case MX_ELEM_F16:
+      return 10;
+    case MX_ELEM_F32:
+      return 23;
+    case MX_ELEM_F64:
+      return 52;
+    default:
+      return -1;
   }
 }
 
@@ -186,8 +213,8 @@ mx_status_t mx_ew_reduce_precision(const mx_op_t *op, const mx_tensor_t *x, mx_t
   int src_m = ew_mantissa_bits(et);
   if (src_m < 0 || out->type.elem != et) return mx_ew_unsupported(op, &x->type);
   int64_t eb, mb;
-  if (!ew_attr_int(op, "exponent_bits", &eb) || !ew_attr_int(op, "mantissa_bits", &mb) ||
-      eb < 1 || mb < 0)
+  if (!ew_attr_int(op, "exponent_bits", &eb) || !ew_attr_int(op, "mantissa_bits", &mb) || eb < 1 ||
+      mb < 0)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "%s: needs integer exponent_bits >= 1 and mantissa_bits >= 0",
                         op->name ? op->name : "stablehlo.reduce_precision");

@@ -13,7 +13,9 @@
 // Types whose sign is a plain sign bit (negation/abs are bit flips, -0 exists).
 static bool ew_has_sign_bit(mx_elem_type_t et) {
   switch (et) {
-    case MX_ELEM_F8E4M3FNUZ: case MX_ELEM_F8E5M2FNUZ: case MX_ELEM_F8E4M3B11FNUZ:
+    case MX_ELEM_F8E4M3FNUZ:
+    case MX_ELEM_F8E5M2FNUZ:
+    case MX_ELEM_F8E4M3B11FNUZ:
     case MX_ELEM_F8E8M0FNU:
       return false;
     default:
@@ -26,7 +28,7 @@ static double ew_sign(double v) {
   return v < 0 ? -1.0 : 1.0;
 }
 
-static double ew_round_afz(double v) { return round(v); }     // ties away from zero
+static double ew_round_afz(double v) { return round(v); }       // ties away from zero
 static double ew_round_even(double v) { return nearbyint(v); }  // default mode: ties to even
 
 mx_status_t mx_ew_float_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tensor_t *out) {
@@ -42,7 +44,9 @@ mx_status_t mx_ew_float_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tensor
   uint64_t sign_bit = 1ull << (bits - 1);
   bool bit_ops = ew_has_sign_bit(et);
   switch (op->code) {
-    case MX_OP_ABS: case MX_OP_NEGATE: case MX_OP_REAL:
+    case MX_OP_ABS:
+    case MX_OP_NEGATE:
+    case MX_OP_REAL:
       // Exact bit operations keep NaN payloads intact.
       for (int64_t i = 0; i < n; i++) {
         if (op->code != MX_OP_REAL && !bit_ops) {
@@ -74,22 +78,53 @@ mx_status_t mx_ew_float_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tensor
   }
   double (*fn)(double) = NULL;
   switch (op->code) {
-    case MX_OP_CBRT: fn = cbrt; break;
-    case MX_OP_CEIL: fn = ceil; break;
-    case MX_OP_COSINE: fn = cos; break;
-    case MX_OP_EXPONENTIAL: fn = exp; break;
-    case MX_OP_EXPONENTIAL_MINUS_ONE: fn = expm1; break;
-    case MX_OP_FLOOR: fn = floor; break;
-    case MX_OP_LOG: fn = log; break;
-    case MX_OP_LOG_PLUS_ONE: fn = log1p; break;
-    case MX_OP_ROUND_NEAREST_AFZ: fn = ew_round_afz; break;
-    case MX_OP_ROUND_NEAREST_EVEN: fn = ew_round_even; break;
-    case MX_OP_SINE: fn = sin; break;
-    case MX_OP_SQRT: fn = sqrt; break;
-    case MX_OP_TAN: fn = tan; break;
-    case MX_OP_TANH: fn = tanh; break;
-    case MX_OP_RSQRT: case MX_OP_LOGISTIC: break;
-    default: return mx_ew_unsupported(op, &x->type);
+    case MX_OP_CBRT:
+      fn = cbrt;
+      break;
+    case MX_OP_CEIL:
+      fn = ceil;
+      break;
+    case MX_OP_COSINE:
+      fn = cos;
+      break;
+    case MX_OP_EXPONENTIAL:
+      fn = exp;
+      break;
+    case MX_OP_EXPONENTIAL_MINUS_ONE:
+      fn = expm1;
+      break;
+    case MX_OP_FLOOR:
+      fn = floor;
+      break;
+    case MX_OP_LOG:
+      fn = log;
+      break;
+    case MX_OP_LOG_PLUS_ONE:
+      fn = log1p;
+      break;
+    case MX_OP_ROUND_NEAREST_AFZ:
+      fn = ew_round_afz;
+      break;
+    case MX_OP_ROUND_NEAREST_EVEN:
+      fn = ew_round_even;
+      break;
+    case MX_OP_SINE:
+      fn = sin;
+      break;
+    case MX_OP_SQRT:
+      fn = sqrt;
+      break;
+    case MX_OP_TAN:
+      fn = tan;
+      break;
+    case MX_OP_TANH:
+      fn = tanh;
+      break;
+    case MX_OP_RSQRT:
+    case MX_OP_LOGISTIC:
+      break;
+    default:
+      return mx_ew_unsupported(op, &x->type);
   }
   for (int64_t i = 0; i < n; i++) {
     double v = mx_ew_load_real(et, x->data, i), r;
@@ -112,8 +147,14 @@ mx_status_t mx_ew_float_binary(const mx_op_t *op, const mx_tensor_t *a, const mx
   mx_elem_type_t et = a->type.elem;
   if (out->type.elem != et) return mx_ew_unsupported(op, &out->type);
   switch (op->code) {
-    case MX_OP_ADD: case MX_OP_SUBTRACT: case MX_OP_MULTIPLY: case MX_OP_DIVIDE:
-    case MX_OP_REMAINDER: case MX_OP_MAXIMUM: case MX_OP_MINIMUM: case MX_OP_POWER:
+    case MX_OP_ADD:
+    case MX_OP_SUBTRACT:
+    case MX_OP_MULTIPLY:
+    case MX_OP_DIVIDE:
+    case MX_OP_REMAINDER:
+    case MX_OP_MAXIMUM:
+    case MX_OP_MINIMUM:
+    case MX_OP_POWER:
     case MX_OP_ATAN2:
       break;
     default:
@@ -123,15 +164,33 @@ mx_status_t mx_ew_float_binary(const mx_op_t *op, const mx_tensor_t *a, const mx
   for (int64_t i = 0; i < n; i++) {
     double x = mx_ew_load_real(et, a->data, i), y = mx_ew_load_real(et, b->data, i), r;
     switch (op->code) {
-      case MX_OP_ADD: r = x + y; break;
-      case MX_OP_SUBTRACT: r = x - y; break;
-      case MX_OP_MULTIPLY: r = x * y; break;
-      case MX_OP_DIVIDE: r = x / y; break;
-      case MX_OP_REMAINDER: r = fmod(x, y); break;  // quotient truncated: sign of dividend
-      case MX_OP_MAXIMUM: r = mx_ew_fmax(x, y); break;
-      case MX_OP_MINIMUM: r = mx_ew_fmin(x, y); break;
-      case MX_OP_POWER: r = pow(x, y); break;
-      default: r = atan2(x, y); break;
+      case MX_OP_ADD:
+        r = x + y;
+        break;
+      case MX_OP_SUBTRACT:
+        r = x - y;
+        break;
+      case MX_OP_MULTIPLY:
+        r = x * y;
+        break;
+      case MX_OP_DIVIDE:
+        r = x / y;
+        break;
+      case MX_OP_REMAINDER:
+        r = fmod(x, y);
+        break;  // quotient truncated: sign of dividend
+      case MX_OP_MAXIMUM:
+        r = mx_ew_fmax(x, y);
+        break;
+      case MX_OP_MINIMUM:
+        r = mx_ew_fmin(x, y);
+        break;
+      case MX_OP_POWER:
+        r = pow(x, y);
+        break;
+      default:
+        r = atan2(x, y);
+        break;
     }
     mx_ew_store_real(et, out->data, i, r);
   }

@@ -13,9 +13,9 @@
 #include "hlo/interp_internal.h"
 
 // ---- Element access (interp_elementwise.c) ----
-uint64_t mx_ew_mask(int bits);                     // low `bits` ones (bits in 1..64)
-int64_t mx_ew_sext(uint64_t raw, int bits);         // sign-extends the low `bits` bits
-int mx_ew_bits(mx_elem_type_t et);                  // logical width (complex: both halves)
+uint64_t mx_ew_mask(int bits);               // low `bits` ones (bits in 1..64)
+int64_t mx_ew_sext(uint64_t raw, int bits);  // sign-extends the low `bits` bits
+int mx_ew_bits(mx_elem_type_t et);           // logical width (complex: both halves)
 // Raw bit pattern of element i (ints, bools, real floats; not complex).
 uint64_t mx_ew_load_bits(mx_elem_type_t et, const uint8_t *data, int64_t i);
 // Stores a raw bit pattern (masked to the width; signed sub-byte ints are sign-extended into
@@ -27,8 +27,7 @@ void mx_ew_store_real(mx_elem_type_t et, uint8_t *data, int64_t i, double v);
 // Rounds a double to the precision/range of float type `et` (identity for f64).
 double mx_ew_round(mx_elem_type_t et, double v);
 // Complex element access; `et` is C64 or C128.
-void mx_ew_load_complex(mx_elem_type_t et, const uint8_t *data, int64_t i, double *re,
-                        double *im);
+void mx_ew_load_complex(mx_elem_type_t et, const uint8_t *data, int64_t i, double *re, double *im);
 void mx_ew_store_complex(mx_elem_type_t et, uint8_t *data, int64_t i, double re, double im);
 // The real component type of a complex type (F32 for C64, F64 for C128).
 mx_elem_type_t mx_ew_complex_part(mx_elem_type_t et);

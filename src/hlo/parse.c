@@ -512,6 +512,8 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
       op.name = mx_opcode_name(op.code);
     } else {
       op.code = mx_opcode_from_name(t->text, t->len);
+      if (op.code == MX_OP_UNKNOWN && !memchr(t->text, '.', t->len))
+        return mx_p_expected(p, "operation name");
       if (op.code == MX_OP_UNKNOWN)
         return mx_p_unsupported(p, t, "%.*s", (int)t->len, t->text);
       op.name = mx_opcode_name(op.code);

@@ -694,7 +694,7 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
           if (mx_p_accept(p, MX_TK_COLON)) MX_TRY(mx_p_int(p, &v[2][n]));
           n++;
           if (mx_p_accept(p, MX_TK_RSQUARE)) break;
-          MX_TRY(mx_o_comma(p));
+          MX_TRY(mx_p_expect(p, MX_TK_COMMA, "',' or ']' in slice ranges"));
         }
       }
       MX_TRY(mx_pop_add_attr(p, op, "start_indices", mx_p_i64s_attr(p, v[0], n)));

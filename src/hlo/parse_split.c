@@ -4,13 +4,13 @@
 
 #include "mlxcel/hlo.h"
 
-// True if [s, e) is a separator line: optional blanks, "// -----", optional blanks/dashes.
-static bool mx_is_split_line(const char *s, const char *e) {
-  while (s < e && (*s == ' ' || *s == '\t')) s++;
-  if (e - s < 8 || memcmp(s, "// -----", 8) != 0) return false;
-  s += 8;
-  while (s < e && (*s == '-' || *s == ' ' || *s == '\t' || *s == '\r')) s++;
-  return s == e;
+// Returns the position of the "// -----" marker in [s, e), or NULL. Like MLIR's
+// -split-input-file, the marker counts anywhere on a line (so `// // -----` splits too); the rest
+// of the marker's line is dropped.
+static const char *mx_split_marker(const char *s, const char *e) {
+  if (e - s < 8) return NULL;
+  const char *m = memmem(s, (size_t)(e - s), "// -----", 8);
+  return m;
 }
 
 mx_status_t mx_hlo_split_cases(const char *text, size_t len, mx_text_case_t **cases,
@@ -30,7 +30,8 @@ mx_status_t mx_hlo_split_cases(const char *text, size_t len, mx_text_case_t **ca
     const char *le = memchr(ls, '\n', (size_t)(end - ls));
     const char *next = le ? le + 1 : end;
     if (!le) le = end;
-    if (mx_is_split_line(ls, le)) {
+    const char *mk = mx_split_marker(ls, le);
+    if (mk) {
       if (n == cap) {
         mx_text_case_t *nc = realloc(out, sizeof(mx_text_case_t) * (size_t)cap * 2);
         if (!nc) {
@@ -41,7 +42,7 @@ mx_status_t mx_hlo_split_cases(const char *text, size_t len, mx_text_case_t **ca
         cap *= 2;
       }
       out[n].text = case_start;
-      out[n].len = (size_t)(ls - case_start);
+      out[n].len = (size_t)(mk - case_start);
       out[n].first_line = case_line;
       n++;
       case_start = next;

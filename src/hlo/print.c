@@ -227,15 +227,135 @@ void mx_pr_region(mx_pr_t *p, const mx_block_t *b, bool print_args) {
   mx_pr_puts(p, "}");
 }
 
-// MLIR convention: attributes of dialect-prefixed names are discardable (`{...}`), the op's
-// own (inherent) attributes are properties (`<{...}>`).
-static bool mx_pr_is_discardable(const char *name) { return strchr(name, '.') != NULL; }
+// Inherent attributes (MLIR properties, printed in `<{...}>` by the generic form) of the ops we
+// know, from StablehloOps.td and the func/check dialects; NULL for ops not listed.
+static const char *const *mx_pr_inherent_names(mx_opcode_t code) {
+  static const char *const none[] = {NULL};
+  static const char *const accuracy[] = {"result_accuracy", NULL};
+  static const char *const compare[] = {"comparison_direction", "compare_type", NULL};
+  static const char *const reduce_precision[] = {"exponent_bits", "mantissa_bits", NULL};
+  static const char *const constant[] = {"value", NULL};
+  static const char *const iota[] = {"iota_dimension", NULL};
+  static const char *const bcast[] = {"broadcast_dimensions", NULL};
+  static const char *const transpose[] = {"permutation", NULL};
+  static const char *const slice[] = {"start_indices", "limit_indices", "strides", NULL};
+  static const char *const dslice[] = {"slice_sizes", NULL};
+  static const char *const dimension[] = {"dimension", NULL};
+  static const char *const dimensions[] = {"dimensions", NULL};
+  static const char *const pad[] = {"edge_padding_low", "edge_padding_high", "interior_padding",
+                                    NULL};
+  static const char *const gather[] = {"dimension_numbers", "slice_sizes", "indices_are_sorted",
+                                       NULL};
+  static const char *const scatter[] = {"scatter_dimension_numbers", "indices_are_sorted",
+                                        "unique_indices", NULL};
+  static const char *const dot_general[] = {"dot_dimension_numbers", "precision_config",
+                                            "algorithm", NULL};
+  static const char *const dot[] = {"precision_config", NULL};
+  static const char *const conv[] = {"window_strides",      "padding",
+                                     "lhs_dilation",        "rhs_dilation",
+                                     "window_reversal",     "dimension_numbers",
+                                     "feature_group_count", "batch_group_count",
+                                     "precision_config",    NULL};
+  static const char *const reduce_window[] = {
+      "window_dimensions", "window_strides", "base_dilations", "window_dilations", "padding", NULL};
+  static const char *const select_and_scatter[] = {"window_dimensions", "window_strides", "padding",
+                                                   NULL};
+  static const char *const sort[] = {"dimension", "is_stable", NULL};
+  static const char *const fft[] = {"fft_type", "fft_length", NULL};
+  static const char *const tri[] = {"left_side", "lower", "unit_diagonal", "transpose_a", NULL};
+  static const char *const composite[] = {"name", "composite_attributes", "decomposition",
+                                          "version", NULL};
+  static const char *const custom_call[] = {"call_target_name",    "has_side_effect",
+                                            "backend_config",      "api_version",
+                                            "called_computations", "operand_layouts",
+                                            "result_layouts",      "output_operand_aliases",
+                                            "result_tilings",      NULL};
+  static const char *const gte[] = {"index", NULL};
+  static const char *const call[] = {"callee", "arg_attrs", "res_attrs", "no_inline", NULL};
+  static const char *const check[] = {"value", "tolerance", "max_ulp_difference",
+                                      "min_ulp_difference", NULL};
+  switch (code) {
+    case MX_OP_UNKNOWN:
+      return NULL;
+    case MX_OP_COMPARE:
+      return compare;
+    case MX_OP_REDUCE_PRECISION:
+      return reduce_precision;
+    case MX_OP_CONSTANT:
+      return constant;
+    case MX_OP_IOTA:
+      return iota;
+    case MX_OP_BROADCAST_IN_DIM:
+      return bcast;
+    case MX_OP_TRANSPOSE:
+      return transpose;
+    case MX_OP_SLICE:
+      return slice;
+    case MX_OP_DYNAMIC_SLICE:
+      return dslice;
+    case MX_OP_CONCATENATE:
+    case MX_OP_GET_DIMENSION_SIZE:
+      return dimension;
+    case MX_OP_SORT:
+      return sort;
+    case MX_OP_REVERSE:
+    case MX_OP_REDUCE:
+    case MX_OP_MAP:
+      return dimensions;
+    case MX_OP_PAD:
+      return pad;
+    case MX_OP_GATHER:
+      return gather;
+    case MX_OP_SCATTER:
+      return scatter;
+    case MX_OP_DOT_GENERAL:
+      return dot_general;
+    case MX_OP_DOT:
+      return dot;
+    case MX_OP_CONVOLUTION:
+      return conv;
+    case MX_OP_REDUCE_WINDOW:
+      return reduce_window;
+    case MX_OP_SELECT_AND_SCATTER:
+      return select_and_scatter;
+    case MX_OP_FFT:
+      return fft;
+    case MX_OP_TRIANGULAR_SOLVE:
+      return tri;
+    case MX_OP_COMPOSITE:
+      return composite;
+    case MX_OP_CUSTOM_CALL:
+      return custom_call;
+    case MX_OP_GET_TUPLE_ELEMENT:
+      return gte;
+    case MX_OP_FUNC_CALL:
+      return call;
+    default:
+      break;
+  }
+  if (mx_opcode_flags(code) & MX_OPF_CHECK) return check;
+  if (mx_opcode_flags(code) & MX_OPF_UNARY) return accuracy;
+  return none;
+}
+
+// Whether attribute `name` of `op` is discardable (`{...}`) rather than inherent (`<{...}>`).
+// Known ops use the table above; for others MLIR's naming convention decides: discardable
+// attributes carry a dialect prefix.
+static bool mx_pr_is_discardable(const mx_op_t *op, const char *name) {
+  const char *const *inherent = NULL;
+  if (op->name && strcmp(op->name, mx_opcode_name(op->code)) == 0)
+    inherent = mx_pr_inherent_names(op->code);
+  if (!inherent) return strchr(name, '.') != NULL;
+  for (; *inherent; inherent++)
+    if (strcmp(*inherent, name) == 0) return false;
+  return true;
+}
 
 static void mx_pr_attr_group(mx_pr_t *p, const mx_op_t *op, bool discardable, const char *open,
                              const char *close) {
   int32_t n = 0;
   for (int32_t i = 0; i < op->n_attrs; i++)
-    if (mx_pr_is_discardable(op->attrs[i].name) == discardable) n++;
+    if (mx_pr_is_discardable(op, op->attrs[i].name) == discardable) n++;
   if (!n) return;
   const char **elided = calloc((size_t)(op->n_attrs - n) + 1, sizeof *elided);
   if (!elided) {
@@ -244,7 +364,7 @@ static void mx_pr_attr_group(mx_pr_t *p, const mx_op_t *op, bool discardable, co
   }
   int32_t k = 0;
   for (int32_t i = 0; i < op->n_attrs; i++)
-    if (mx_pr_is_discardable(op->attrs[i].name) != discardable) elided[k++] = op->attrs[i].name;
+    if (mx_pr_is_discardable(op, op->attrs[i].name) != discardable) elided[k++] = op->attrs[i].name;
   mx_pr_puts(p, open);
   mx_pr_named_attrs(p, op->attrs, op->n_attrs, elided);
   mx_pr_puts(p, close);
@@ -332,12 +452,17 @@ static void mx_pr_func(mx_pr_t *p, const mx_func_t *f) {
   mx_pr_puts(p, "func.func ");
   if (f->is_private) mx_pr_puts(p, "private ");
   mx_pr_symbol(p, f->name ? f->name : "");
+  // A function without ops has no body to show: MLIR's external-function form lists only the
+  // argument types (a block without a terminator could not be printed validly anyway).
+  bool decl = !f->body || f->body->n_ops == 0;
   mx_pr_puts(p, "(");
   if (f->body) {
     for (int32_t i = 0; i < f->body->n_args; i++) {
       if (i) mx_pr_puts(p, ", ");
-      mx_pr_value(p, f->body->args[i]);
-      mx_pr_puts(p, ": ");
+      if (!decl) {
+        mx_pr_value(p, f->body->args[i]);
+        mx_pr_puts(p, ": ");
+      }
       mx_pr_type(p, mx_pr_vtype(p, f->body->args[i]));
       if (f->arg_attrs) mx_pr_dict_attr_braced(p, &f->arg_attrs[i]);
     }
@@ -364,10 +489,12 @@ static void mx_pr_func(mx_pr_t *p, const mx_func_t *f) {
     mx_pr_puts(p, " attributes");
     mx_pr_dict_attr_braced(p, &f->attrs);
   }
-  mx_pr_puts(p, " ");
-  p->depth = -1;  // mx_pr_region increments: ops of the body are at depth 0
-  mx_pr_region(p, f->body, false);
-  p->depth = 0;
+  if (!decl) {
+    mx_pr_puts(p, " ");
+    p->depth = -1;  // mx_pr_region increments: ops of the body are at depth 0
+    mx_pr_region(p, f->body, false);
+    p->depth = 0;
+  }
   free(p->names);
   p->names = NULL;
   p->f = NULL;

@@ -130,7 +130,7 @@ static uint64_t mx_small_encode(const mx_float_fmt_t *f, double x) {
     int k;
     double m = frexp(x, &k);  // x = m * 2^k, m in [0.5, 1)
     int e = k - 1;
-    if (m * 2 > 1.5 || (m * 2 == 1.5 && ((e + 127) & 1))) e++;  // nearest power of two
+    if (m * 2 >= 1.5) e++;  // nearest power of two; ties go up (the significand 1 is odd)
     if (e + 127 > 254) return 0xFF;
     if (e + 127 < 0) return 0;
     return (uint64_t)(e + 127);
@@ -409,6 +409,10 @@ void mx_tensor_set_i64(mx_tensor_t *t, int64_t i, int64_t v) {
   mx_elem_type_t et = t->type.elem;
   if (mx_elem_is_float(et) || mx_elem_is_complex(et)) {
     mx_tensor_set_f64(t, i, (double)v);
+    return;
+  }
+  if (mx_elem_is_bool(et)) {
+    t->data[i] = v != 0;
     return;
   }
   size_t es = mx_elem_size(et);

@@ -31,12 +31,12 @@ static const mx_op_t *terminator(const mx_block_t *b) {
 // scalar_elems[i] (if non-NULL) a scalar of that element type, or any scalar when scalars.
 typedef struct region_sig {
   int32_t n_args;
-  const mx_type_t *arg_types;        // exact types, or NULL
-  const mx_elem_type_t *arg_elems;   // scalar element types, or NULL
-  bool scalar_args;                  // args must be rank-0 tensors
-  int32_t n_rets;                    // -1: not checked
-  const mx_type_t *ret_types;        // exact types, or NULL
-  const mx_elem_type_t *ret_elems;   // scalar element types, or NULL
+  const mx_type_t *arg_types;       // exact types, or NULL
+  const mx_elem_type_t *arg_elems;  // scalar element types, or NULL
+  bool scalar_args;                 // args must be rank-0 tensors
+  int32_t n_rets;                   // -1: not checked
+  const mx_type_t *ret_types;       // exact types, or NULL
+  const mx_elem_type_t *ret_elems;  // scalar element types, or NULL
   bool scalar_rets;
 } region_sig_t;
 
@@ -58,9 +58,9 @@ static mx_status_t check_region(const mx_func_t *f, const mx_op_t *op, int32_t r
            (s->arg_elems == NULL || t->elem == s->arg_elems[i]);
     }
     if (!ok) {
-      mx_type_t want = s->arg_types != NULL ? s->arg_types[i]
-                                            : mx_type_scalar(s->arg_elems ? s->arg_elems[i]
-                                                                          : t->elem);
+      mx_type_t want = s->arg_types != NULL
+                           ? s->arg_types[i]
+                           : mx_type_scalar(s->arg_elems ? s->arg_elems[i] : t->elem);
       return mx_infer_fail(op, "region %d argument %d has type %s, expected %s%s", ri, i,
                            mx_tstr(t).s, s->arg_types || s->arg_elems ? "" : "a scalar like ",
                            mx_tstr(&want).s);
@@ -84,9 +84,9 @@ static mx_status_t check_region(const mx_func_t *f, const mx_op_t *op, int32_t r
            (s->ret_elems == NULL || t->elem == s->ret_elems[i]);
     }
     if (!ok) {
-      mx_type_t want = s->ret_types != NULL ? s->ret_types[i]
-                                            : mx_type_scalar(s->ret_elems ? s->ret_elems[i]
-                                                                          : t->elem);
+      mx_type_t want = s->ret_types != NULL
+                           ? s->ret_types[i]
+                           : mx_type_scalar(s->ret_elems ? s->ret_elems[i] : t->elem);
       return mx_infer_fail(op, "region %d returns type %s at position %d, expected %s", ri,
                            mx_tstr(t).s, i, mx_tstr(&want).s);
     }
@@ -269,8 +269,8 @@ static mx_status_t verify_block(const mx_func_t *f, const mx_block_t *b, const m
       return located(op, mx_infer_fail(op, "terminator is not the last op of its block"));
     }
     if (op->code == MX_OP_FUNC_RETURN && owner != NULL) {
-      return located(op, mx_infer_fail(op, "func.return inside the region of %s",
-                                       mx_infer_opname(owner)));
+      return located(
+          op, mx_infer_fail(op, "func.return inside the region of %s", mx_infer_opname(owner)));
     }
   }
   if (owner != NULL && terminator(b) == NULL) {
@@ -297,9 +297,10 @@ static mx_status_t check_dominance(const mx_func_t *f, const mx_block_t *b, uint
       int32_t id = op->operands[k];
       if (!vis[id]) {
         const char *name = f->values[id].name;
-        st = located(op, mx_infer_fail(op, "operand %d (%s%s) is used outside the scope of its "
-                                      "definition", k, name ? "%" : "value without name",
-                                      name ? name : ""));
+        st = located(op, mx_infer_fail(op,
+                                       "operand %d (%s%s) is used outside the scope of its "
+                                       "definition",
+                                       k, name ? "%" : "value without name", name ? name : ""));
         break;
       }
     }
@@ -353,11 +354,10 @@ mx_status_t mx_hlo_verify_func(const mx_func_t *f) {
   for (int32_t i = 0; i < term->n_operands; i++) {
     const mx_type_t *t = vtype(f, term->operands[i]);
     if (t == NULL || !mx_type_equal(t, &f->result_types[i])) {
-      return located(term,
-                     mx_error_set(MX_ERR_VERIFY,
-                                  "func.return: operand %d type %s does not match @%s result "
-                                  "type %s",
-                                  i, mx_tstr(t).s, f->name, mx_tstr(&f->result_types[i]).s));
+      return located(term, mx_error_set(MX_ERR_VERIFY,
+                                        "func.return: operand %d type %s does not match @%s result "
+                                        "type %s",
+                                        i, mx_tstr(t).s, f->name, mx_tstr(&f->result_types[i]).s));
     }
   }
   return MX_OK;

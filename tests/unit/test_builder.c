@@ -29,14 +29,14 @@ static bool type_is(const mx_builder_t *b, int32_t id, mx_type_t want) {
 }
 
 // The call must fail with `status` and a message containing each of the given substrings.
-#define CHECK_ERR(expr, status, ...)                                                    \
-  do {                                                                                  \
-    mx_status_t st_ = (expr);                                                           \
-    const char *subs_[] = {__VA_ARGS__};                                                \
-    bool ok_ = st_ == (status);                                                         \
-    for (size_t i_ = 0; ok_ && i_ < sizeof subs_ / sizeof subs_[0]; i_++)               \
-      ok_ = strstr(mx_error_message(), subs_[i_]) != NULL;                              \
-    CHECK_MSG(ok_, "%s -> %s: '%s'", #expr, mx_status_name(st_), mx_error_message());   \
+#define CHECK_ERR(expr, status, ...)                                                  \
+  do {                                                                                \
+    mx_status_t st_ = (expr);                                                         \
+    const char *subs_[] = {__VA_ARGS__};                                              \
+    bool ok_ = st_ == (status);                                                       \
+    for (size_t i_ = 0; ok_ && i_ < sizeof subs_ / sizeof subs_[0]; i_++)             \
+      ok_ = strstr(mx_error_message(), subs_[i_]) != NULL;                            \
+    CHECK_MSG(ok_, "%s -> %s: '%s'", #expr, mx_status_name(st_), mx_error_message()); \
   } while (0)
 
 #define E MX_ERR_VERIFY
@@ -71,7 +71,7 @@ static void build_rms_norm(mx_module_t *m) {
   CHECK(f->n_results == 1 && mx_type_equal(&f->result_types[0], &args[0]));
 }
 
-static void test_transformer_graph(void) {
+static mx_module_t *test_transformer_graph(void) {
   mx_module_t *m = mx_module_create("graph");
   build_rms_norm(m);
   mx_type_t args[3] = {T3(MX_ELEM_F16, 1, 4, 8), T1(MX_ELEM_F32, 8), T2(MX_ELEM_F16, 8, 16)};
@@ -84,8 +84,7 @@ static void test_transformer_graph(void) {
   CHECK(type_is(&b, x32, T3(MX_ELEM_F32, 1, 4, 8)));
   mx_named_attr_t cattrs[1] = {{"eps", mx_attr_float(1e-5, MX_ELEM_F32)}};
   int32_t cops[2] = {x32, a[1]};
-  CHECK_OK(mx_build_composite(&b, "mx.rms_norm", cops, 2, cattrs, 1, "rms_norm_impl", 1,
-                              &normed));
+  CHECK_OK(mx_build_composite(&b, "mx.rms_norm", cops, 2, cattrs, 1, "rms_norm_impl", 1, &normed));
   CHECK(type_is(&b, normed, T3(MX_ELEM_F32, 1, 4, 8)));
   CHECK_OK(mx_build_convert(&b, normed, MX_ELEM_F16, &h16));
   // f16 x f16 -> f32 accumulation.
@@ -134,16 +133,84 @@ static void test_transformer_graph(void) {
   CHECK(comp != NULL);
   if (comp != NULL) {
     const mx_attr_t *n = mx_op_attr(comp, "name"), *d = mx_op_attr(comp, "decomposition");
-    const mx_attr_t *v = mx_op_attr(comp, "version"), *ca = mx_op_attr(comp, "composite_attributes");
+    const mx_attr_t *v = mx_op_attr(comp, "version"),
+                    *ca = mx_op_attr(comp, "composite_attributes");
     CHECK(n && n->kind == MX_ATTR_STRING && strcmp(n->s, "mx.rms_norm") == 0);
     CHECK(d && d->kind == MX_ATTR_SYMBOL && strcmp(d->s, "rms_norm_impl") == 0);
     CHECK(v && v->kind == MX_ATTR_INT && v->i == 1 && v->elem == MX_ELEM_I32);
     CHECK(ca && ca->kind == MX_ATTR_DICT && mx_attr_field(ca, "eps") != NULL);
   }
+  // Function names are unique.
+  mx_func_t *dup;
+  CHECK_ERR(mx_build_func(m, "main", false, NULL, 0, &dup, NULL, NULL), E,
+            "function @main is defined twice");
   // Nothing can follow the return.
   int32_t z;
   CHECK_ERR(mx_build_scalar(&b, MX_ELEM_F32, 0, &z), MX_ERR_INVALID_ARG, "already ends with");
-  mx_module_destroy(m);
+  return m;
+}
+
+// print -> parse (verifies) -> print is stable, in pretty and generic form.
+static void test_roundtrip(const mx_module_t *m) {
+  for (int generic = 0; generic < 2; generic++) {
+    mx_print_opts_t po = {0};
+    po.generic = generic;
+    mx_strbuf_t s1, s2;
+    mx_strbuf_init(&s1);
+    mx_strbuf_init(&s2);
+    CHECK_OK(mx_hlo_print(m, &po, &s1));
+    mx_module_t *m2 = NULL;
+    CHECK_OK(mx_hlo_parse(s1.data, s1.len, NULL, &m2));
+    if (m2 != NULL) {
+      CHECK_OK(mx_hlo_print(m2, &po, &s2));
+      CHECK_MSG(s2.data != NULL && strcmp(s1.data, s2.data) == 0, "round trip differs:\n%s\n--\n%s",
+                s1.data, s2.data ? s2.data : "");
+    }
+    mx_module_destroy(m2);
+    mx_strbuf_free(&s1);
+    mx_strbuf_free(&s2);
+  }
+}
+
+// Runs @main of the built graph (composite -> its decomposition, f16 dot with f32 accumulation,
+// while loop adding q three times) and compares with a direct computation.
+static void test_run_graph(const mx_module_t *m) {
+  const mx_func_t *f = mx_module_find_func(m, "main");
+  if (f == NULL) return;
+  mx_tensor_t args[3], out;
+  memset(&out, 0, sizeof out);
+  for (int i = 0; i < 3; i++)
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+  for (int64_t i = 0; i < 32; i++) mx_tensor_set_f64(&args[0], i, 0.25 * (double)(i % 7) - 0.6);
+  for (int64_t i = 0; i < 8; i++) mx_tensor_set_f64(&args[1], i, 0.5 + 0.125 * (double)i);
+  for (int64_t i = 0; i < 128; i++) mx_tensor_set_f64(&args[2], i, 0.0625 * (double)(i % 5) - 0.1);
+  mx_status_t st = mx_interp_run(m, f, args, 3, &out, NULL);
+  CHECK_OK(st);
+  if (st == MX_OK) {
+    double max_err = 0;
+    for (int t = 0; t < 4; t++) {
+      double x[8], ss = 0;
+      for (int h = 0; h < 8; h++) {
+        x[h] = mx_tensor_get_f64(&args[0], t * 8 + h);
+        ss += x[h] * x[h];
+      }
+      double r = 1.0 / sqrt(ss / 8 + 1e-5);
+      double h16[8];
+      for (int h = 0; h < 8; h++) {
+        double y = x[h] * r * mx_tensor_get_f64(&args[1], h);
+        h16[h] = mx_float_decode(MX_ELEM_F16, mx_float_encode(MX_ELEM_F16, y));
+      }
+      for (int n = 0; n < 16; n++) {
+        double q = 0;
+        for (int h = 0; h < 8; h++) q += h16[h] * mx_tensor_get_f64(&args[2], h * 16 + n);
+        double err = fabs(3 * q - mx_tensor_get_f64(&out, t * 16 + n));
+        if (err > max_err) max_err = err;
+      }
+    }
+    CHECK_MSG(max_err < 1e-3, "max error %g", max_err);
+  }
+  for (int i = 0; i < 3; i++) mx_tensor_free(&args[i]);
+  mx_tensor_free(&out);
 }
 
 // A fresh function `name` with the given argument types.
@@ -158,7 +225,7 @@ static mx_builder_t fn(mx_module_t *m, const char *name, const mx_type_t *args, 
 
 static void test_elementwise_errors(mx_module_t *m) {
   mx_type_t args[6] = {T2(MX_ELEM_F32, 2, 3), T2(MX_ELEM_F32, 3, 2), T2(MX_ELEM_I32, 2, 3),
-                       T2(MX_ELEM_I1, 2, 3), T1(MX_ELEM_F32, 3), T0(MX_ELEM_F32)};
+                       T2(MX_ELEM_I1, 2, 3),  T1(MX_ELEM_F32, 3),    T0(MX_ELEM_F32)};
   int32_t a[6], r;
   mx_builder_t b = fn(m, "elementwise", args, 6, a);
   // unary
@@ -295,8 +362,7 @@ static void test_shape_errors(mx_module_t *m) {
   CHECK_ERR(mx_build_dynamic_slice(&b, a[0], starts, 3, szbad, &r), E,
             "stablehlo.dynamic_slice: slice_sizes[1] = 4 is out of range for operand "
             "tensor<2x3x4xf32>");
-  CHECK_ERR(mx_build_dynamic_slice(&b, a[0], starts, 2, sz, &r), E,
-            "expected 3 start indices");
+  CHECK_ERR(mx_build_dynamic_slice(&b, a[0], starts, 2, sz, &r), E, "expected 3 start indices");
   int32_t fstarts[3] = {a[1], a[2], a[1]};
   CHECK_ERR(mx_build_dynamic_slice(&b, a[0], fstarts, 3, sz, &r), E,
             "start index 1 has type tensor<f32>, expected an integer scalar");
@@ -364,6 +430,21 @@ static void test_gather_scatter(mx_module_t *m) {
   CHECK_ERR(mx_build_scatter(&b, a[0], a[1], a[3], &s, MX_OP_ADD, false, false, &r), E,
             "stablehlo.scatter: updates tensor<1x5x8xf32> dim 1 = 5 must equal scatter_indices "
             "tensor<1x4x1xi32> dim 1 = 4");
+  // General form with two inputs of different shapes.
+  int32_t sin2[2] = {a[0], a[2]}, sup2[2] = {a[2], a[2]};
+  mx_op_t *sop;
+  CHECK_ERR(mx_build_scatter_region(&b, sin2, 2, a[1], sup2, &s, false, false, &sop), E,
+            "stablehlo.scatter: inputs (and updates) must have equal shapes: tensor<1x4x8xf32> vs "
+            "tensor<10x8xf32>");
+  int32_t sin3[2] = {a[0], a[0]}, sup3[2] = {a[2], a[2]};
+  CHECK_OK(mx_build_scatter_region(&b, sin3, 2, a[1], sup3, &s, false, false, &sop));
+  if (sop != NULL) {
+    CHECK(sop->n_results == 2 && sop->regions[0]->n_args == 4);
+    mx_builder_t rb = mx_builder_at(b.func, sop->regions[0]);
+    int32_t rr[2] = {sop->regions[0]->args[2], sop->regions[0]->args[3]};
+    CHECK_OK(mx_build_return(&rb, rr, 2));
+    CHECK_OK(mx_build_finish(&b, sop));
+  }
   static const int64_t k3[] = {3};
   mx_scatter_dims_t s2 = s;
   s2.update_window_dims = (mx_dims_t){k3, 1};
@@ -372,8 +453,9 @@ static void test_gather_scatter(mx_module_t *m) {
 }
 
 static void test_compute_errors(mx_module_t *m) {
-  mx_type_t args[6] = {T2(MX_ELEM_F32, 2, 3), T2(MX_ELEM_F32, 4, 5), T4(MX_ELEM_F32, 1, 8, 8, 3),
-                       T4(MX_ELEM_F32, 3, 3, 3, 16), T0(MX_ELEM_F32), T2(MX_ELEM_F32, 3, 5)};
+  mx_type_t args[6] = {
+      T2(MX_ELEM_F32, 2, 3),        T2(MX_ELEM_F32, 4, 5), T4(MX_ELEM_F32, 1, 8, 8, 3),
+      T4(MX_ELEM_F32, 3, 3, 3, 16), T0(MX_ELEM_F32),       T2(MX_ELEM_F32, 3, 5)};
   int32_t a[6], r;
   mx_builder_t b = fn(m, "compute", args, 6, a);
   // dot_general
@@ -392,8 +474,8 @@ static void test_compute_errors(mx_module_t *m) {
   // convolution: NHWC input, HWIO kernel, stride 2, SAME-ish padding.
   static const int64_t sp12[] = {1, 2}, sp01[] = {0, 1}, strides[] = {2, 2};
   static const int64_t pad[] = {1, 1, 1, 1};
-  mx_conv_params_t cp = {0, 3, {sp12, 2}, 2, 3, {sp01, 2}, 0, 3, {sp12, 2},
-                         strides, pad, NULL, NULL, NULL, 1, 1};
+  mx_conv_params_t cp = {0,         3,       {sp12, 2}, 2,    3,    {sp01, 2}, 0, 3,
+                         {sp12, 2}, strides, pad,       NULL, NULL, NULL,      1, 1};
   CHECK_OK(mx_build_convolution(&b, a[2], a[3], &cp, MX_ELEM_INVALID, &r));
   CHECK(type_is(&b, r, T4(MX_ELEM_F32, 1, 4, 4, 16)));
   mx_conv_params_t cbad = cp;
@@ -416,8 +498,8 @@ static void test_compute_errors(mx_module_t *m) {
   CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 0, &i0));
   CHECK_ERR(mx_build_reduce(&b, a[2], i0, k0, 1, MX_OP_ADD, &r), E,
             "init value type tensor<i32> does not match the element type of input");
-  CHECK_ERR(mx_build_reduce(&b, a[2], a[0], k0, 1, MX_OP_ADD, &r), E,
-            "init value", "tensor<2x3xf32>");
+  CHECK_ERR(mx_build_reduce(&b, a[2], a[0], k0, 1, MX_OP_ADD, &r), E, "init value",
+            "tensor<2x3xf32>");
   CHECK_ERR(mx_build_reduce(&b, a[2], a[4], k0, 1, MX_OP_NEGATE, &r), MX_ERR_INVALID_ARG,
             "not a binary");
   // argmax over dim 1 of [2,3]: general reduce with 2 operands.
@@ -434,8 +516,7 @@ static void test_compute_errors(mx_module_t *m) {
     CHECK(body->n_args == 4);
     mx_builder_t rb = mx_builder_at(b.func, body);
     int32_t gt, v, i;
-    CHECK_OK(mx_build_compare(&rb, MX_CMP_GT, MX_CMP_TYPE_AUTO, body->args[2], body->args[0],
-                              &gt));
+    CHECK_OK(mx_build_compare(&rb, MX_CMP_GT, MX_CMP_TYPE_AUTO, body->args[2], body->args[0], &gt));
     CHECK_OK(mx_build_select(&rb, gt, body->args[2], body->args[0], &v));
     CHECK_OK(mx_build_select(&rb, gt, body->args[3], body->args[1], &i));
     int32_t rets[2] = {v, i};
@@ -448,7 +529,8 @@ static void test_compute_errors(mx_module_t *m) {
   if (red != NULL) {
     mx_builder_t rb = mx_builder_at(b.func, red->regions[0]);
     CHECK_OK(mx_build_return(&rb, &red->regions[0]->args[0], 1));
-    CHECK_ERR(mx_build_finish(&b, red), E, "stablehlo.reduce: region 0 returns 1 values, "
+    CHECK_ERR(mx_build_finish(&b, red), E,
+              "stablehlo.reduce: region 0 returns 1 values, "
               "expected 2");
   }
   // reduce_window: 2x2 max pool, stride 2 over H, W.
@@ -465,6 +547,28 @@ static void test_compute_errors(mx_module_t *m) {
   mx_window_t wzero = {zero2, NULL, NULL, NULL, NULL};
   CHECK_ERR(mx_build_reduce_window(&b, a[0], a[4], &wzero, MX_OP_ADD, &r), E,
             "window_dimensions[0] = 0 must be positive");
+  // reduce_window general form: inputs of different shapes, then a bad body.
+  mx_op_t *rw;
+  int32_t rwin[2] = {a[0], a[5]}, rwinit[2] = {a[4], a[4]};
+  static const int64_t w11[] = {1, 1};
+  mx_window_t w1 = {w11, NULL, NULL, NULL, NULL};
+  CHECK_ERR(mx_build_reduce_window_region(&b, rwin, rwinit, 2, &w1, &rw), E,
+            "stablehlo.reduce_window: inputs must have equal shapes: tensor<2x3xf32> vs "
+            "tensor<3x5xf32>");
+  CHECK_OK(mx_build_reduce_window_region(&b, a, &a[4], 1, &w1, &rw));
+  if (rw != NULL) {
+    mx_builder_t rb = mx_builder_at(b.func, rw->regions[0]);
+    CHECK_OK(mx_build_return(&rb, &i0, 1));
+    CHECK_ERR(mx_build_finish(&b, rw), E,
+              "stablehlo.reduce_window: region 0 returns type "
+              "tensor<i32> at position 0, expected tensor<f32>");
+  }
+  // dot_general operands must share an element type.
+  int32_t h;
+  CHECK_OK(mx_build_convert(&b, a[5], MX_ELEM_F16, &h));
+  CHECK_ERR(mx_build_dot_general(&b, a[0], h, &dd, MX_ELEM_F32, &r), E,
+            "stablehlo.dot_general: operand element types differ: lhs tensor<2x3xf32>, rhs "
+            "tensor<3x5xf16>");
   // sort: values and indices by value descending along dim 1.
   int32_t sorted[2], sins[2] = {a[0], idx};
   CHECK_OK(mx_build_sort(&b, sins, 2, 1, true, MX_CMP_GT, sorted));
@@ -480,7 +584,8 @@ static void test_compute_errors(mx_module_t *m) {
   if (so != NULL) {
     mx_builder_t rb = mx_builder_at(b.func, so->regions[0]);
     CHECK_OK(mx_build_return(&rb, &so->regions[0]->args[0], 1));
-    CHECK_ERR(mx_build_finish(&b, so), E, "stablehlo.sort: region 0 returns type tensor<f32> at "
+    CHECK_ERR(mx_build_finish(&b, so), E,
+              "stablehlo.sort: region 0 returns type tensor<f32> at "
               "position 0, expected tensor<i1>");
   }
 }
@@ -542,7 +647,8 @@ static void test_control_errors(mx_module_t *m) {
     mx_builder_t tb = mx_builder_at(f, op->regions[0]), eb = mx_builder_at(f, op->regions[1]);
     CHECK_OK(mx_build_return(&tb, &a[0], 1));
     CHECK_OK(mx_build_return(&eb, &a[3], 1));
-    CHECK_ERR(mx_build_finish(&b, op), E, "stablehlo.if: region 1 returns type tensor<4xi32> "
+    CHECK_ERR(mx_build_finish(&b, op), E,
+              "stablehlo.if: region 1 returns type tensor<4xi32> "
               "at position 0, expected tensor<4xf32>");
     op->regions[1]->n_ops = 0;  // undo for the module check below
     mx_builder_t eb2 = mx_builder_at(f, op->regions[1]);
@@ -579,8 +685,143 @@ static void test_control_errors(mx_module_t *m) {
   CHECK_OK(mx_build_return(&b, &a[0], 1));
 }
 
+// One valid use of every constructor; the module verifies and round-trips through text.
+static void test_all_ops_roundtrip(void) {
+  mx_module_t *m = mx_module_create(NULL);
+  mx_type_t sig = T1(MX_ELEM_F32, 4);
+  mx_func_t *cf;
+  mx_builder_t cb;
+  int32_t ca, cr;
+  CHECK_OK(mx_build_func(m, "neg", true, &sig, 1, &cf, &cb, &ca));
+  CHECK_OK(mx_build_unary(&cb, MX_OP_NEGATE, ca, &cr));
+  CHECK_OK(mx_build_return(&cb, &cr, 1));
+  mx_type_t args[4] = {T2(MX_ELEM_F32, 4, 6), T1(MX_ELEM_F32, 4), T0(MX_ELEM_I32),
+                       T4(MX_ELEM_F32, 1, 6, 6, 2)};
+  int32_t a[4], v[64];
+  mx_func_t *f;
+  mx_builder_t b;
+  CHECK_OK(mx_build_func(m, "main", false, args, 4, &f, &b, a));
+  mx_type_t it = T2(MX_ELEM_I32, 4, 6), sp = T2(MX_ELEM_F32, 4, 6);
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_F32, 0, &v[0]));
+  CHECK_OK(mx_build_splat(&b, &sp, 2.5, &v[1]));
+  CHECK_OK(mx_build_iota(&b, &it, 1, &v[2]));
+  CHECK_OK(mx_build_unary(&b, MX_OP_TANH, a[0], &v[3]));
+  CHECK_OK(mx_build_binary(&b, MX_OP_POWER, v[3], v[1], &v[4]));
+  CHECK_OK(mx_build_convert(&b, v[2], MX_ELEM_F32, &v[5]));
+  CHECK_OK(mx_build_bitcast_convert(&b, v[5], MX_ELEM_UI32, &v[6]));
+  CHECK_OK(mx_build_compare(&b, MX_CMP_LE, MX_CMP_TYPE_TOTALORDER, v[4], v[5], &v[7]));
+  CHECK_OK(mx_build_select(&b, v[7], v[4], v[5], &v[8]));
+  CHECK_OK(mx_build_clamp(&b, v[0], v[8], v[0], &v[9]));
+  static const int64_t d246[] = {2, 4, 6}, bd12[] = {1, 2}, d64[] = {6, 4}, p10[] = {1, 0};
+  CHECK_OK(mx_build_broadcast_in_dim(&b, v[9], d246, 3, bd12, &v[10]));
+  CHECK_OK(mx_build_reshape(&b, a[0], d64, 2, &v[11]));
+  CHECK_OK(mx_build_transpose(&b, v[11], p10, 2, &v[12]));
+  static const int64_t s0[] = {1, 0}, l0[] = {4, 6}, st[] = {2, 3};
+  CHECK_OK(mx_build_slice(&b, v[12], s0, l0, st, 2, &v[13]));
+  int32_t starts[2] = {a[2], a[2]};
+  static const int64_t sz[] = {2, 3};
+  CHECK_OK(mx_build_dynamic_slice(&b, a[0], starts, 2, sz, &v[14]));
+  CHECK_OK(mx_build_dynamic_update_slice(&b, a[0], v[14], starts, 2, &v[15]));
+  int32_t cc[2] = {v[15], a[0]};
+  CHECK_OK(mx_build_concatenate(&b, cc, 2, 0, &v[16]));
+  static const int64_t lo[] = {1, -1}, hi[] = {0, 2}, in[] = {1, 0};
+  CHECK_OK(mx_build_pad(&b, a[0], v[0], lo, hi, in, 2, &v[17]));
+  CHECK_OK(mx_build_reverse(&b, a[0], k1, 1, &v[18]));
+  // gather rows of a[0] by index a[2] (as [1,1] indices), scatter them back.
+  static const int64_t i11[] = {1, 1}, ss[] = {1, 6};
+  int32_t idx;
+  CHECK_OK(mx_build_broadcast_in_dim(&b, a[2], i11, 2, NULL, &idx));
+  mx_gather_dims_t g = {{k1, 1}, {k0, 1}, {NULL, 0}, {NULL, 0}, {k0, 1}, 1};
+  CHECK_OK(mx_build_gather(&b, a[0], idx, &g, ss, true, &v[19]));
+  mx_scatter_dims_t sd = {{k1, 1}, {k0, 1}, {NULL, 0}, {NULL, 0}, {k0, 1}, 1};
+  CHECK_OK(mx_build_scatter(&b, a[0], idx, v[19], &sd, MX_OP_ADD, false, false, &v[20]));
+  CHECK_OK(mx_build_scatter(&b, a[0], idx, v[19], &sd, MX_SCATTER_REPLACE, true, true, &v[21]));
+  mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {k1, 1}, {k0, 1}};
+  CHECK_OK(mx_build_dot_general(&b, a[0], v[11], &dd, MX_ELEM_F32, &v[22]));
+  // conv with every window attribute.
+  static const int64_t sp12[] = {1, 2}, sp01[] = {0, 1}, cst[] = {1, 2}, pad[] = {1, 0, 0, 1};
+  static const int64_t ld[] = {1, 1}, rd[] = {2, 1};
+  static const bool rev[] = {false, true};
+  mx_type_t kt = T4(MX_ELEM_F32, 2, 2, 2, 3);
+  int32_t kern;
+  CHECK_OK(mx_build_splat(&b, &kt, 0.5, &kern));
+  mx_conv_params_t cp = {0,         3,   {sp12, 2}, 2,  3,  {sp01, 2}, 0, 3,
+                         {sp12, 2}, cst, pad,       ld, rd, rev,       1, 1};
+  CHECK_OK(mx_build_convolution(&b, a[3], kern, &cp, MX_ELEM_INVALID, &v[23]));
+  CHECK(type_is(&b, v[23], T4(MX_ELEM_F32, 1, 5, 3, 3)));
+  CHECK_OK(mx_build_reduce(&b, a[0], v[0], k1, 1, MX_OP_ADD, &v[24]));
+  static const int64_t win[] = {2, 2}, wpad[] = {0, 1, 1, 0}, bdl[] = {1, 2}, wdl[] = {2, 1};
+  mx_window_t w = {win, NULL, bdl, wdl, wpad};
+  CHECK_OK(mx_build_reduce_window(&b, a[0], v[0], &w, MX_OP_MAXIMUM, &v[25]));
+  int32_t srt[2], sin[2] = {a[0], v[2]};
+  CHECK_OK(mx_build_sort(&b, sin, 2, 1, true, MX_CMP_LT, srt));
+  // if / case / while / call / composite / custom_call
+  int32_t pred, cst1;
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I1, 1, &pred));
+  mx_type_t vt = T1(MX_ELEM_F32, 4);
+  mx_op_t *op;
+  CHECK_OK(mx_build_if(&b, pred, &vt, 1, &op));
+  if (op != NULL) {
+    for (int r = 0; r < 2; r++) {
+      mx_builder_t rb = mx_builder_at(f, op->regions[r]);
+      int32_t x = a[1];
+      if (r == 1) CHECK_OK(mx_build_unary(&rb, MX_OP_ABS, a[1], &x));
+      CHECK_OK(mx_build_return(&rb, &x, 1));
+    }
+    v[26] = op->results[0];
+  }
+  CHECK_OK(mx_build_case(&b, a[2], 2, NULL, 0, &op));
+  if (op != NULL) {
+    for (int r = 0; r < 2; r++) {
+      mx_builder_t rb = mx_builder_at(f, op->regions[r]);
+      CHECK_OK(mx_build_return(&rb, NULL, 0));
+    }
+  }
+  CHECK_OK(mx_build_scalar(&b, MX_ELEM_I32, 1, &cst1));
+  CHECK_OK(mx_build_while(&b, &a[2], 1, &op));
+  if (op != NULL) {
+    mx_builder_t c = mx_builder_at(f, op->regions[0]), d = mx_builder_at(f, op->regions[1]);
+    int32_t lt, nx;
+    CHECK_OK(
+        mx_build_compare(&c, MX_CMP_LT, MX_CMP_TYPE_SIGNED, op->regions[0]->args[0], cst1, &lt));
+    CHECK_OK(mx_build_return(&c, &lt, 1));
+    CHECK_OK(mx_build_binary(&d, MX_OP_ADD, op->regions[1]->args[0], cst1, &nx));
+    CHECK_OK(mx_build_return(&d, &nx, 1));
+    CHECK_OK(mx_build_finish(&b, op));
+  }
+  CHECK_OK(mx_build_call(&b, "neg", &a[1], 1, &v[27]));
+  mx_named_attr_t attrs[2] = {{"k", mx_attr_int(3, MX_ELEM_I64)},
+                              {"mode", mx_attr_string(m, "fast")}};
+  CHECK_OK(mx_build_composite(&b, "mx.neg", &a[1], 1, attrs, 2, "neg", 2, &v[28]));
+  CHECK_OK(mx_build_custom_call(&b, "host_fn", &a[1], 1, &vt, 1, true, "cfg", &v[29]));
+  // Ops without a dedicated constructor.
+  mx_op_t *gop;
+  int32_t bar[2] = {a[1], a[2]};
+  CHECK_OK(mx_build_op(&b, MX_OP_OPTIMIZATION_BARRIER, bar, 2, NULL, 0, NULL, 2, &gop));
+  CHECK(gop != NULL && type_is(&b, gop->results[1], T0(MX_ELEM_I32)));
+  mx_named_attr_t rp[2] = {{"exponent_bits", mx_attr_int(5, MX_ELEM_I32)},
+                           {"mantissa_bits", mx_attr_int(10, MX_ELEM_I32)}};
+  CHECK_OK(mx_build_op(&b, MX_OP_REDUCE_PRECISION, &a[1], 1, rp, 2, NULL, 1, &gop));
+  CHECK_ERR(mx_build_op(&b, MX_OP_REDUCE_PRECISION, &a[2], 1, rp, 2, NULL, 1, &gop), E,
+            "stablehlo.reduce_precision: operand type tensor<i32>: expected floating-point");
+  CHECK_ERR(mx_build_op(&b, MX_OP_REDUCE_PRECISION, &a[1], 1, rp, 1, NULL, 1, &gop), E,
+            "missing required attribute 'mantissa_bits'");
+  CHECK_ERR(mx_build_op(&b, MX_OP_OPTIMIZATION_BARRIER, bar, 2, NULL, 0, NULL, 1, &gop), E,
+            "expected 2 results, got 1");
+  int32_t rets[4] = {v[22], v[23], v[26], v[28]};
+  CHECK_OK(mx_build_return(&b, rets, 4));
+  CHECK_OK(mx_hlo_verify_module(m));
+  test_roundtrip(m);
+  if (getenv("MX_DUMP")) mx_hlo_print_file(m, NULL, stdout);
+  mx_module_destroy(m);
+}
+
 int main(void) {
-  test_transformer_graph();
+  test_all_ops_roundtrip();
+  mx_module_t *g = test_transformer_graph();
+  test_roundtrip(g);
+  test_run_graph(g);
+  mx_module_destroy(g);
   mx_module_t *m = mx_module_create(NULL);
   test_elementwise_errors(m);
   test_constant_errors(m);

@@ -94,20 +94,20 @@ static bool same_f(double a, double b) {
 static void expect_f(const mx_tensor_t *t, const double *want, int64_t n, int line) {
   for (int64_t i = 0; i < n; i++) {
     double got = mx_tensor_get_f64(t, i);
-    CHECK_MSG(same_f(got, want[i]), "line %d elem %lld: got %.17g want %.17g", line,
-              (long long)i, got, want[i]);
+    CHECK_MSG(same_f(got, want[i]), "line %d elem %lld: got %.17g want %.17g", line, (long long)i,
+              got, want[i]);
   }
 }
 
-#define EXPECT_INTS(t, ...)                                                       \
-  do {                                                                            \
-    const int64_t w_[] = {__VA_ARGS__};                                           \
-    expect_ints(&(t), w_, (int64_t)(sizeof w_ / sizeof w_[0]), __LINE__);         \
+#define EXPECT_INTS(t, ...)                                               \
+  do {                                                                    \
+    const int64_t w_[] = {__VA_ARGS__};                                   \
+    expect_ints(&(t), w_, (int64_t)(sizeof w_ / sizeof w_[0]), __LINE__); \
   } while (0)
-#define EXPECT_F(t, ...)                                                          \
-  do {                                                                            \
-    const double w_[] = {__VA_ARGS__};                                            \
-    expect_f(&(t), w_, (int64_t)(sizeof w_ / sizeof w_[0]), __LINE__);           \
+#define EXPECT_F(t, ...)                                               \
+  do {                                                                 \
+    const double w_[] = {__VA_ARGS__};                                 \
+    expect_f(&(t), w_, (int64_t)(sizeof w_ / sizeof w_[0]), __LINE__); \
   } while (0)
 #define IV(et, ...) \
   ivec(et, (int64_t)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
@@ -388,8 +388,8 @@ static mx_tensor_t cmp(const char *dir, const char *type, const mx_tensor_t *a,
   attrs[1].name = "compare_type";
   attrs[1].value.enum_kind = "comparison_type";
   mx_tensor_t out;
-  CHECK_OK(run_op(MX_OP_COMPARE, attrs, type ? 2 : 1, MX_ELEM_I1, a->type.dims[0], 2, a, b, NULL,
-                  &out));
+  CHECK_OK(
+      run_op(MX_OP_COMPARE, attrs, type ? 2 : 1, MX_ELEM_I1, a->type.dims[0], 2, a, b, NULL, &out));
   return out;
 }
 
@@ -673,9 +673,100 @@ static void test_select_clamp(void) {
   mx_tensor_t a = IV(MX_ELEM_I32, 1, 2), b = IV(MX_ELEM_I32, 1, 2, 3);
   CHECK(run_op(MX_OP_ADD, NULL, 0, MX_ELEM_I32, 2, 2, &a, &b, NULL, &out) == MX_ERR_INVALID_ARG);
   mx_tensor_free(&out);
-  CHECK(run_op(MX_OP_IOTA, NULL, 0, MX_ELEM_I32, 2, 1, &a, NULL, NULL, &out) ==
-        MX_ERR_UNSUPPORTED);
+  CHECK(run_op(MX_OP_IOTA, NULL, 0, MX_ELEM_I32, 2, 1, &a, NULL, NULL, &out) == MX_ERR_UNSUPPORTED);
   free_all(&a, &b, &out);
+}
+
+// ---- sweeps over every element type: never crash, only OK or "unsupported: ..." ----
+
+static const mx_elem_type_t all_types[] = {
+#define MX_X_(e, s) MX_ELEM_##e,
+    MX_ELEM_TYPE_LIST(MX_X_)
+#undef MX_X_
+};
+#define N_TYPES ((int)(sizeof all_types / sizeof all_types[0]))
+
+// Fills a tensor with varied bit patterns (every byte of storage).
+static mx_tensor_t patterned(mx_elem_type_t et, int64_t n, unsigned seed) {
+  mx_tensor_t t = vec(et, n);
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (size_t i = 0; i < t.nbytes; i++) {
+    x = x * 1103515245u + 12345u;
+    t.data[i] = (uint8_t)(x >> 16);
+  }
+  // Re-normalize sub-byte / bool storage to the documented layout.
+  for (int64_t i = 0; i < n; i++)
+    if (!mx_elem_is_float(et) && !mx_elem_is_complex(et))
+      mx_tensor_set_i64(&t, i, (int64_t)t.data[i] * 977 - 3000 * (t.data[i] & 1));
+  if (mx_elem_bits(et) < 8 && mx_elem_is_float(et))
+    for (int64_t i = 0; i < n; i++) t.data[i] &= (uint8_t)((1u << mx_elem_bits(et)) - 1);
+  return t;
+}
+
+static void test_sweep_ops(void) {
+  int ok = 0, unsupported = 0;
+  for (int c = 0; c < MX_OP_COUNT; c++) {
+    unsigned fl = mx_opcode_flags((mx_opcode_t)c);
+    if (!(fl & (MX_OPF_UNARY | MX_OPF_BINARY))) continue;
+    int arity = (fl & MX_OPF_UNARY) ? 1 : 2;
+    for (int k = 0; k < N_TYPES; k++) {
+      mx_elem_type_t et = all_types[k], rt = et;
+      if (c == MX_OP_IS_FINITE) rt = MX_ELEM_I1;
+      if (mx_elem_is_complex(et) && (c == MX_OP_ABS || c == MX_OP_REAL || c == MX_OP_IMAG))
+        rt = et == MX_ELEM_C64 ? MX_ELEM_F32 : MX_ELEM_F64;
+      if (c == MX_OP_COMPLEX) rt = et == MX_ELEM_F32 ? MX_ELEM_C64 : MX_ELEM_C128;
+      mx_tensor_t a = patterned(et, 16, (unsigned)(c * 31 + k)), b = patterned(et, 16, (unsigned)k);
+      mx_tensor_t out;
+      mx_status_t st = run_op((mx_opcode_t)c, NULL, 0, rt, 16, arity, &a, &b, NULL, &out);
+      if (st == MX_OK) {
+        ok++;
+      } else {
+        unsupported++;
+        CHECK_MSG(st == MX_ERR_UNSUPPORTED && strncmp(mx_error_message(), "unsupported: ", 13) == 0,
+                  "%s on %s: %s", mx_opcode_name((mx_opcode_t)c), mx_elem_name(et),
+                  mx_error_message());
+      }
+      free_all(&a, &b, &out);
+    }
+  }
+  CHECK(ok > 500);
+  (void)unsupported;
+}
+
+static void test_sweep_convert_bitcast(void) {
+  for (int i = 0; i < N_TYPES; i++) {
+    for (int j = 0; j < N_TYPES; j++) {
+      mx_elem_type_t st = all_types[i], dt = all_types[j];
+      mx_tensor_t a = patterned(st, 8, (unsigned)(i * 7 + j)), out, back;
+      CHECK_OK(run_op(MX_OP_CONVERT, NULL, 0, dt, 8, 1, &a, NULL, NULL, &out));
+      // Converting to a type and back is exact whenever the source fits the destination.
+      if ((mx_elem_is_float(st) && mx_elem_is_float(dt) && mx_elem_bits(dt) > mx_elem_bits(st) &&
+           (dt == MX_ELEM_F32 || dt == MX_ELEM_F64)) ||
+          (mx_elem_is_int(st) && mx_elem_is_int(dt) &&
+           mx_elem_is_signed(st) == mx_elem_is_signed(dt) &&
+           mx_elem_bits(dt) >= mx_elem_bits(st))) {
+        CHECK_OK(run_op(MX_OP_CONVERT, NULL, 0, st, 8, 1, &out, NULL, NULL, &back));
+        for (int64_t e = 0; e < 8; e++) {
+          double x = mx_tensor_get_f64(&a, e), y = mx_tensor_get_f64(&back, e);
+          CHECK_MSG(same_f(x, y) || (isnan(x) && isnan(y)), "%s->%s->%s elem %lld: %g vs %g",
+                    mx_elem_name(st), mx_elem_name(dt), mx_elem_name(st), (long long)e, x, y);
+        }
+        mx_tensor_free(&back);
+      }
+      mx_tensor_free(&out);
+      // bitcast to a type of any width and back restores every bit.
+      int ws = mx_elem_bits(st), wd = mx_elem_bits(dt);
+      int64_t total = 8 * ws;
+      if (total % wd == 0) {
+        CHECK_OK(run_op(MX_OP_BITCAST_CONVERT, NULL, 0, dt, total / wd, 1, &a, NULL, NULL, &out));
+        CHECK_OK(run_op(MX_OP_BITCAST_CONVERT, NULL, 0, st, 8, 1, &out, NULL, NULL, &back));
+        CHECK_MSG(memcmp(a.data, back.data, a.nbytes) == 0, "bitcast %s<->%s", mx_elem_name(st),
+                  mx_elem_name(dt));
+        free_all(&out, &back, NULL);
+      }
+      mx_tensor_free(&a);
+    }
+  }
 }
 
 int main(void) {
@@ -691,5 +782,7 @@ int main(void) {
   test_reduce_precision();
   test_complex();
   test_select_clamp();
+  test_sweep_ops();
+  test_sweep_convert_bitcast();
   return mx_test_finish();
 }

@@ -73,6 +73,7 @@ static void test_elementwise(void) {
   int32_t c = constant(f, f->body, dense_f32(m, &t, ones));
   int32_t ops[2] = {a, c};
   mx_op_t *add = mx_block_append_op(f, f->body, MX_OP_ADD, NULL, ops, 2, &t, 1);
+  mx_op_set_attr(f, add, "foo", mx_attr_int(1, MX_ELEM_I32));  // discardable: `{...}`
   int32_t cmp_in[2] = {add->results[0], b};
   mx_op_t *cmp = mx_block_append_op(f, f->body, MX_OP_COMPARE, NULL, cmp_in, 2, &tb, 1);
   mx_op_set_attr(f, cmp, "comparison_direction", mx_attr_enum(m, "comparison_direction", "GT"));
@@ -84,7 +85,7 @@ static void test_elementwise(void) {
               "module {\n"
               "  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xi1> {\n"
               "    %cst = stablehlo.constant dense<0x3F800000> : tensor<4xf32>\n"
-              "    %0 = stablehlo.add %arg0, %cst : tensor<4xf32>\n"
+              "    %0 = stablehlo.add %arg0, %cst {foo = 1 : i32} : tensor<4xf32>\n"
               "    %1 = stablehlo.compare GT, %0, %arg1, FLOAT : (tensor<4xf32>, tensor<4xf32>) "
               "-> tensor<4xi1>\n"
               "    %2 = stablehlo.convert %0 : (tensor<4xf32>) -> tensor<4xi32>\n"
@@ -92,21 +93,22 @@ static void test_elementwise(void) {
               "  }\n"
               "}\n");
   mx_print_opts_t generic = {.generic = true};
-  EXPECT_TEXT(m, &generic,
-              "module {\n"
-              "  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xi1> {\n"
-              "    %0 = \"stablehlo.constant\"() <{value = dense<0x3F800000> : tensor<4xf32>}> : "
-              "() -> tensor<4xf32>\n"
-              "    %1 = \"stablehlo.add\"(%arg0, %0) : (tensor<4xf32>, tensor<4xf32>) -> "
-              "tensor<4xf32>\n"
-              "    %2 = \"stablehlo.compare\"(%1, %arg1) <{compare_type = "
-              "#stablehlo<comparison_type FLOAT>, comparison_direction = "
-              "#stablehlo<comparison_direction GT>}> : (tensor<4xf32>, tensor<4xf32>) -> "
-              "tensor<4xi1>\n"
-              "    %3 = \"stablehlo.convert\"(%1) : (tensor<4xf32>) -> tensor<4xi32>\n"
-              "    \"func.return\"(%2) : (tensor<4xi1>) -> ()\n"
-              "  }\n"
-              "}\n");
+  EXPECT_TEXT(
+      m, &generic,
+      "module {\n"
+      "  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xi1> {\n"
+      "    %0 = \"stablehlo.constant\"() <{value = dense<0x3F800000> : tensor<4xf32>}> : "
+      "() -> tensor<4xf32>\n"
+      "    %1 = \"stablehlo.add\"(%arg0, %0) {foo = 1 : i32} : (tensor<4xf32>, tensor<4xf32>) -> "
+      "tensor<4xf32>\n"
+      "    %2 = \"stablehlo.compare\"(%1, %arg1) <{compare_type = "
+      "#stablehlo<comparison_type FLOAT>, comparison_direction = "
+      "#stablehlo<comparison_direction GT>}> : (tensor<4xf32>, tensor<4xf32>) -> "
+      "tensor<4xi1>\n"
+      "    %3 = \"stablehlo.convert\"(%1) : (tensor<4xf32>) -> tensor<4xi32>\n"
+      "    \"func.return\"(%2) : (tensor<4xi1>) -> ()\n"
+      "  }\n"
+      "}\n");
   roundtrip_module(m, "elementwise");
   mx_module_destroy(m);
 }
@@ -500,6 +502,18 @@ static void test_malformed(void) {
   if (getenv("MX_TEST_VERBOSE")) printf("%s", sb.data ? sb.data : "");
   mx_strbuf_free(&sb);
   CHECK(mx_hlo_print(NULL, NULL, NULL) == MX_ERR_INVALID_ARG);
+  mx_module_destroy(m);
+
+  // A function without ops prints as a declaration.
+  m = mx_module_create(NULL);
+  CHECK_OK(mx_func_create(m, "ext", true, &f));
+  int32_t arg;
+  mx_func_add_arg(f, &t, NULL, &arg);
+  mx_func_set_result_types(f, &t, 1);
+  EXPECT_TEXT(m, NULL,
+              "module {\n"
+              "  func.func private @ext(tensor<f32>) -> tensor<f32>\n"
+              "}\n");
   mx_module_destroy(m);
 }
 

@@ -7,11 +7,11 @@
 #include "mlxcel/hlo.h"
 #include "mx_test.h"
 
-#define CHECK_ERR(expr, status, sub)                                                   \
-  do {                                                                                 \
-    mx_status_t st_ = (expr);                                                          \
-    CHECK_MSG(st_ == (status) && strstr(mx_error_message(), (sub)) != NULL,            \
-              "%s -> %s: '%s'", #expr, mx_status_name(st_), mx_error_message());       \
+#define CHECK_ERR(expr, status, sub)                                                          \
+  do {                                                                                        \
+    mx_status_t st_ = (expr);                                                                 \
+    CHECK_MSG(st_ == (status) && strstr(mx_error_message(), (sub)) != NULL, "%s -> %s: '%s'", \
+              #expr, mx_status_name(st_), mx_error_message());                                \
   } while (0)
 
 // Builds @f(x: tensor<2x3xf32>) -> tensor<2x3xf32> { return x + x } and corrupts it in turn.

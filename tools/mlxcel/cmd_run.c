@@ -33,6 +33,7 @@ typedef struct case_result {
   mx_strbuf_t message;
   mx_strbuf_t values;  // results, one rendered value per line (run mode only)
   int32_t n_values;
+  int32_t n_checks;  // check ops evaluated (--check)
 } case_result_t;
 
 void mx_cli_run_usage(FILE *out) {
@@ -146,6 +147,7 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
   iopts.checks = o->check ? &report : NULL;
   mx_error_clear();
   mx_status_t st = mx_interp_run(m, f, NULL, 0, results, &iopts);
+  r->n_checks = report.n_checks;
   if (st == MX_ERR_UNSUPPORTED) {
     const char *msg = mx_error_message();
     r->status = CASE_UNSUPPORTED;
@@ -197,6 +199,7 @@ static void emit_json_case(const char *path, int32_t line, const case_result_t *
   mx_cli_json_string(&sb, status_word(r->status, o->check));
   mx_strbuf_puts(&sb, ", \"message\": ");
   mx_cli_json_string(&sb, r->message.data ? r->message.data : "");
+  if (o->check) mx_strbuf_printf(&sb, ", \"checks\": %d", (int)r->n_checks);
   if (!o->check && r->status == CASE_PASS) {
     mx_strbuf_puts(&sb, ", \"results\": [");
     const char *p = r->values.data ? r->values.data : "";
