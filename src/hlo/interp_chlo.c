@@ -83,24 +83,45 @@ mx_status_t mx_interp_chlo_mulhi(mx_interp_t *ip, const mx_func_t *f, const mx_o
 // chlo.scan
 // ---------------------------------------------------------------------------------------------
 
-// Splits the operands into inputs and inits (and results into outputs and carries) from the
-// segment-size attributes of the generic form.
-static mx_status_t scan_segments(const mx_op_t *op, int32_t *n_in, int32_t *n_init,
-                                 int32_t *n_outs) {
+// Splits the operands into inputs and inits (and results into outputs and carries). The generic
+// form says it with operandSegmentSizes; without it (a producer that drops it) the split still
+// follows from the body: an input's block argument is a slice, one rank lower than the operand,
+// while a carry's block argument has exactly the init's type, and inputs come first.
+static mx_status_t scan_segments(const mx_func_t *f, const mx_op_t *op, int32_t *n_in,
+                                 int32_t *n_init, int32_t *n_outs) {
   const int64_t *seg = NULL;
-  int32_t k = mx_attr_get_i64s(mx_op_attr(op, "operandSegmentSizes"), &seg);
-  if (k != 2 || seg[0] < 0 || seg[1] < 0 || seg[0] + seg[1] != op->n_operands)
-    return mx_error_set(MX_ERR_RUNTIME,
-                        "%s needs `operandSegmentSizes` = array<i32: #inputs, #inits> adding up "
-                        "to its %d operands",
-                        op_label(op), (int)op->n_operands);
-  *n_in = (int32_t)seg[0];
-  *n_init = (int32_t)seg[1];
+  const mx_attr_t *sa = mx_op_attr(op, "operandSegmentSizes");
+  if (!sa) sa = mx_op_attr(op, "operand_segment_sizes");
+  if (sa) {
+    int32_t k = mx_attr_get_i64s(sa, &seg);
+    if (k != 2 || seg[0] < 0 || seg[1] < 0 || seg[0] + seg[1] != op->n_operands)
+      return mx_error_set(MX_ERR_RUNTIME,
+                          "%s: `operandSegmentSizes` must be [#inputs, #inits] adding up to its "
+                          "%d operands",
+                          op_label(op), (int)op->n_operands);
+    *n_in = (int32_t)seg[0];
+  } else {
+    const mx_block_t *b = op->regions[0];
+    if (b->n_args != op->n_operands)
+      return mx_error_set(MX_ERR_RUNTIME, "%s: body has %d arguments for %d operands", op_label(op),
+                          (int)b->n_args, (int)op->n_operands);
+    int32_t n = 0;
+    while (n < op->n_operands) {
+      const mx_type_t *at = mx_value_type(f, b->args[n]);
+      const mx_type_t *ot = mx_value_type(f, op->operands[n]);
+      if (!at || !ot || mx_type_equal(at, ot)) break;
+      n++;
+    }
+    *n_in = n;
+  }
+  *n_init = op->n_operands - *n_in;
   *n_outs = op->n_results - *n_init;
   if (*n_outs < 0)
     return mx_error_set(MX_ERR_RUNTIME, "%s has fewer results than carries", op_label(op));
   const int64_t *rs = NULL;
-  int32_t kr = mx_attr_get_i64s(mx_op_attr(op, "resultSegmentSizes"), &rs);
+  const mx_attr_t *ra = mx_op_attr(op, "resultSegmentSizes");
+  if (!ra) ra = mx_op_attr(op, "result_segment_sizes");
+  int32_t kr = mx_attr_get_i64s(ra, &rs);
   if (kr >= 0 && (kr != 2 || rs[0] != *n_outs || rs[1] != *n_init))
     return mx_error_set(MX_ERR_RUNTIME, "%s: `resultSegmentSizes` disagrees with its results",
                         op_label(op));
@@ -162,11 +183,11 @@ static void free_all(mx_tensor_t *v, int32_t n) {
 
 mx_status_t mx_interp_chlo_scan(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                                 const mx_tensor_t *const *in, mx_tensor_t *out) {
-  int32_t n_in = 0, n_init = 0, n_outs = 0;
-  mx_status_t st = scan_segments(op, &n_in, &n_init, &n_outs);
-  if (st) return st;
   if (op->n_regions != 1 || !op->regions || !op->regions[0])
     return mx_error_set(MX_ERR_RUNTIME, "%s needs one body region", op_label(op));
+  int32_t n_in = 0, n_init = 0, n_outs = 0;
+  mx_status_t st = scan_segments(f, op, &n_in, &n_init, &n_outs);
+  if (st) return st;
   const mx_attr_t *da = mx_op_attr(op, "dimension");
   if (!da || da->kind != MX_ATTR_INT || da->i < 0 || da->i >= MX_MAX_RANK)
     return mx_error_set(MX_ERR_RUNTIME, "%s needs a non-negative integer `dimension`",

@@ -138,3 +138,25 @@ func.func @scan_nested() {
   check.expect_eq_const %0#1, dense<10> : tensor<i32>
   func.return
 }
+
+// -----
+
+// Without segment sizes the split follows from the body: input arguments are slices (one rank
+// lower), carry arguments have the init types.
+func.func @scan_no_segment_sizes() {
+  %input = stablehlo.constant dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi32>
+  %init = stablehlo.constant dense<[0, 100]> : tensor<2xi32>
+  %0:2 = "chlo.scan"(%input, %init) <{dimension = 0 : i64}> ({
+  ^bb0(%x: tensor<2xi32>, %c: tensor<2xi32>):
+    %1 = stablehlo.add %x, %c : tensor<2xi32>
+    stablehlo.return %1, %1 : tensor<2xi32>, tensor<2xi32>
+  }) : (tensor<3x2xi32>, tensor<2xi32>) -> (tensor<3x2xi32>, tensor<2xi32>)
+  check.expect_eq_const %0#0, dense<[[1, 102], [4, 106], [9, 112]]> : tensor<3x2xi32>
+  check.expect_eq_const %0#1, dense<[9, 112]> : tensor<2xi32>
+  %2:2 = "chlo.scan"(%init) <{dimension = 0 : i64}> ({
+  ^bb0(%c: tensor<2xi32>):
+    stablehlo.return %c, %c : tensor<2xi32>, tensor<2xi32>
+  }) : (tensor<2xi32>) -> (tensor<2x2xi32>, tensor<2xi32>)
+  check.expect_eq_const %2#0, dense<[[0, 100], [0, 100]]> : tensor<2x2xi32>
+  func.return
+}
