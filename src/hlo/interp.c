@@ -14,6 +14,7 @@
 
 #include "hlo/interp_chlo.h"
 #include "hlo/interp_internal.h"
+#include "hlo/interp_quant.h"
 
 #define MX_INTERP_DEFAULT_MAX_WHILE 100000000LL
 #define MX_INTERP_DEFAULT_MAX_BYTES ((size_t)4 << 30)
@@ -141,14 +142,18 @@ static void values_free(mx_tensor_t *v, int32_t n) {
 }
 
 // Structural type equality for runtime values (tuple element types compared recursively).
+// Same storage: element type (a quantized type's storage type) and shape.
+static bool storage_type_equal(const mx_type_t *a, const mx_type_t *b) {
+  if (a->kind != MX_TYPE_TENSOR || b->kind != MX_TYPE_TENSOR) return false;
+  if (a->elem != b->elem || a->rank != b->rank) return false;
+  for (int32_t i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
 static bool value_type_equal(const mx_type_t *a, const mx_type_t *b) {
   if (a->kind != b->kind) return false;
-  if (a->kind == MX_TYPE_TENSOR) {
-    if (a->elem != b->elem || a->rank != b->rank) return false;
-    for (int32_t i = 0; i < a->rank; i++)
-      if (a->dims[i] != b->dims[i]) return false;
-    return true;
-  }
+  if (a->kind == MX_TYPE_TENSOR) return storage_type_equal(a, b) && mx_interp_same_quant(a, b);
   if (a->kind == MX_TYPE_TUPLE) {
     if (a->n_tuple != b->n_tuple) return false;
     for (int32_t i = 0; i < a->n_tuple; i++)
@@ -1037,11 +1042,35 @@ static mx_status_t exec_dynamic(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
   return st;
 }
 
+// Kernel on quantized operands/results: ops that only move or reinterpret stored values run on
+// the storage integers; arithmetic runs as the spec's dequantize_op_quantize; ops with bodies
+// are not supported on quantized tensors.
+static mx_status_t run_quantized(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                 mx_interp_kernel_fn fn, const mx_tensor_t *const *in,
+                                 mx_tensor_t *out) {
+  if (op->code == MX_OP_BITCAST_CONVERT || op->code == MX_OP_GATHER || is_shape_group(op->code))
+    return fn(ip, f, op, in, out);
+  switch (op->code) {
+    case MX_OP_DOT_GENERAL:
+    case MX_OP_DOT:
+    case MX_OP_CONVOLUTION:
+    case MX_OP_TRIANGULAR_SOLVE:
+      return mx_interp_dequantize_op_quantize(ip, f, op, fn, in, out);
+    default:
+      if (is_elementwise_group(op->code))
+        return mx_interp_dequantize_op_quantize(ip, f, op, fn, in, out);
+      break;
+  }
+  const char *nm = op->name ? op->name : mx_opcode_name(op->code);
+  return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s on quantized tensors", nm);
+}
+
 // Runs a tensor kernel: operands and results must be tensors; results are allocated (zeroed)
 // with the declared types before the kernel fills them, and freed again if it fails.
+// `quant_aware` kernels see quantized tensors as they are; others go through run_quantized.
 static mx_status_t run_kernel(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
                               mx_interp_kernel_fn fn, const mx_tensor_t *const *in,
-                              mx_tensor_t *out) {
+                              mx_tensor_t *out, bool quant_aware) {
   for (int32_t i = 0; i < op->n_operands; i++)
     if (in[i]->type.kind != MX_TYPE_TENSOR)
       return mx_error_set(MX_ERR_RUNTIME, "operand %d is not a tensor", (int)i);
@@ -1052,7 +1081,10 @@ static mx_status_t run_kernel(mx_interp_t *ip, const mx_func_t *f, const mx_op_t
       values_free(out, op->n_results);
       return mx_error_set(MX_ERR_RUNTIME, "result %d is not a tensor", (int)i);
     }
-  st = fn(ip, f, op, in, out);
+  if (!quant_aware && mx_interp_op_is_quantized(op, in, out))
+    st = run_quantized(ip, f, op, fn, in, out);
+  else
+    st = fn(ip, f, op, in, out);
   if (st) values_free(out, op->n_results);
   return st;
 }
@@ -1094,7 +1126,7 @@ static mx_status_t exec_process_id(mx_interp_t *ip, const mx_func_t *f, const mx
 // Ops without an opcode of their own, recognized by name (MX_OP_UNKNOWN from the parser).
 static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
                               const mx_tensor_t *const *in, mx_tensor_t *out, bool *handled) {
-  enum { K_TENSOR, K_OTHER };
+  enum { K_TENSOR, K_QUANT, K_OTHER };
   static const struct {
     const char *name;
     int kind;
@@ -1103,6 +1135,8 @@ static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
       {"chlo.mulhi", K_TENSOR, mx_interp_chlo_mulhi},
       {"chlo.scan", K_TENSOR, mx_interp_chlo_scan},
       {"chlo.ragged_dot", K_TENSOR, mx_interp_compute},
+      {"stablehlo.uniform_quantize", K_QUANT, mx_interp_uniform_quantize},
+      {"stablehlo.uniform_dequantize", K_QUANT, mx_interp_uniform_dequantize},
       {"stablehlo.after_all", K_OTHER, exec_token_join},
       {"stablehlo.create_token", K_OTHER, exec_token_join},
       {"stablehlo.replica_id", K_OTHER, exec_process_id},
@@ -1113,7 +1147,8 @@ static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
     if (strcmp(op->name, table[i].name) != 0) continue;
     *handled = true;
-    if (table[i].kind == K_TENSOR) return run_kernel(ip, e->f, op, table[i].fn, in, out);
+    if (table[i].kind != K_OTHER)
+      return run_kernel(ip, e->f, op, table[i].fn, in, out, table[i].kind == K_QUANT);
     return table[i].fn(ip, e->f, op, in, out);
   }
   return MX_OK;
@@ -1129,7 +1164,8 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
       if (op->n_results != 1 || !v || v->kind != MX_ATTR_DENSE || !v->dense)
         return mx_error_set(MX_ERR_RUNTIME, "constant needs a dense `value`");
       const mx_type_t *rt = &f->values[op->results[0]].type;
-      if (!value_type_equal(rt, &v->dense->type)) {
+      // A quantized constant holds its storage values (`dense<..> : tensor<..xi8>`).
+      if (!value_type_equal(rt, &v->dense->type) && !storage_type_equal(rt, &v->dense->type)) {
         char b1[96], b2[96];
         return mx_error_set(MX_ERR_RUNTIME, "constant value type %s differs from result type %s",
                             mx_type_str(&v->dense->type, b1, sizeof b1),
@@ -1264,7 +1300,7 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
   else if (is_compute_group(op->code))
     fn = mx_interp_compute;
   if (!fn) return unsupported(op);
-  return run_kernel(ip, f, op, fn, in, out);
+  return run_kernel(ip, f, op, fn, in, out, false);
 }
 
 static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {

@@ -9,6 +9,8 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 // Rounds v to the nearest value of float type et.
 static double to_type(mx_elem_type_t et, double v) {
@@ -143,4 +145,137 @@ mx_status_t mx_interp_quantize(const mx_tensor_t *f, const mx_qparams_t *qp, mx_
     mx_tensor_set_i64(q, i, iv);
   }
   return MX_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantized tensors in the interpreter
+// ---------------------------------------------------------------------------------------------
+
+bool mx_interp_type_qparams(const mx_type_t *t, mx_qparams_t *qp) {
+  // The IR cannot express !quant.uniform element types yet (the parser rejects them). With a
+  // quantization descriptor on mx_type_t this becomes: if (t->quant) fill *qp from t->elem
+  // (storage) and t->quant (expressed type, storage range, axis, scales, zero points).
+  (void)t;
+  (void)qp;
+  return false;
+}
+
+bool mx_interp_same_quant(const mx_type_t *a, const mx_type_t *b) {
+  mx_qparams_t qa, qb;
+  memset(&qa, 0, sizeof qa);
+  memset(&qb, 0, sizeof qb);
+  bool ha = mx_interp_type_qparams(a, &qa), hb = mx_interp_type_qparams(b, &qb);
+  if (ha != hb) return false;
+  if (!ha) return true;
+  if (qa.storage != qb.storage || qa.expressed != qb.expressed ||
+      qa.storage_min != qb.storage_min || qa.storage_max != qb.storage_max || qa.axis != qb.axis ||
+      qa.n != qb.n)
+    return false;
+  for (int32_t k = 0; k < qa.n; k++)
+    if (qa.scales[k] != qb.scales[k] || qa.zero_points[k] != qb.zero_points[k]) return false;
+  return true;
+}
+
+bool mx_interp_op_is_quantized(const mx_op_t *op, const mx_tensor_t *const *in,
+                               const mx_tensor_t *out) {
+  mx_qparams_t qp;
+  memset(&qp, 0, sizeof qp);
+  for (int32_t i = 0; i < op->n_operands; i++)
+    if (mx_interp_type_qparams(&in[i]->type, &qp)) return true;
+  for (int32_t i = 0; i < op->n_results; i++)
+    if (mx_interp_type_qparams(&out[i].type, &qp)) return true;
+  return false;
+}
+
+static const char *op_label(const mx_op_t *op) {
+  return op->name ? op->name : mx_opcode_name(op->code);
+}
+
+// Allocates the expressed-type counterpart of quantized tensor type t.
+static mx_status_t alloc_expressed(const mx_type_t *t, const mx_qparams_t *qp, mx_tensor_t *out) {
+  mx_type_t ft = mx_type_tensor(qp->expressed, t->rank, t->dims);
+  mx_status_t st = mx_tensor_alloc(out, &ft);
+  if (st) memset(out, 0, sizeof *out);
+  return st;
+}
+
+mx_status_t mx_interp_uniform_quantize(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                       const mx_tensor_t *const *in, mx_tensor_t *out) {
+  (void)ip;
+  (void)f;
+  if (op->n_operands != 1 || op->n_results != 1)
+    return mx_error_set(MX_ERR_RUNTIME, "%s needs one operand and one result", op_label(op));
+  mx_qparams_t qr, qi;
+  memset(&qr, 0, sizeof qr);
+  memset(&qi, 0, sizeof qi);
+  if (!mx_interp_type_qparams(&out[0].type, &qr))
+    return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s needs a quantized result type",
+                        op_label(op));
+  if (!mx_interp_type_qparams(&in[0]->type, &qi)) return mx_interp_quantize(in[0], &qr, &out[0]);
+  // Requantize: through the operand's expressed type.
+  mx_tensor_t tmp;
+  mx_status_t st = alloc_expressed(&in[0]->type, &qi, &tmp);
+  if (!st) st = mx_interp_dequantize(in[0], &qi, &tmp);
+  if (!st) st = mx_interp_quantize(&tmp, &qr, &out[0]);
+  mx_tensor_free(&tmp);
+  return st;
+}
+
+mx_status_t mx_interp_uniform_dequantize(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                         const mx_tensor_t *const *in, mx_tensor_t *out) {
+  (void)ip;
+  (void)f;
+  if (op->n_operands != 1 || op->n_results != 1)
+    return mx_error_set(MX_ERR_RUNTIME, "%s needs one operand and one result", op_label(op));
+  mx_qparams_t qi;
+  memset(&qi, 0, sizeof qi);
+  if (!mx_interp_type_qparams(&in[0]->type, &qi))
+    return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s needs a quantized operand",
+                        op_label(op));
+  return mx_interp_dequantize(in[0], &qi, &out[0]);
+}
+
+mx_status_t mx_interp_dequantize_op_quantize(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                             mx_interp_kernel_fn fn, const mx_tensor_t *const *in,
+                                             mx_tensor_t *out) {
+  int32_t n_in = op->n_operands, n_out = op->n_results;
+  mx_tensor_t *fin = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *fin);
+  const mx_tensor_t **pin = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *pin);
+  mx_tensor_t *fout = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *fout);
+  bool *qout = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *qout);
+  mx_status_t st = MX_OK;
+  if (!fin || !pin || !fout || !qout) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_qparams_t qp;
+  memset(&qp, 0, sizeof qp);
+  for (int32_t i = 0; i < n_in && !st; i++) {
+    pin[i] = in[i];
+    if (!mx_interp_type_qparams(&in[i]->type, &qp)) continue;
+    st = alloc_expressed(&in[i]->type, &qp, &fin[i]);
+    if (!st) st = mx_interp_dequantize(in[i], &qp, &fin[i]);
+    pin[i] = &fin[i];
+  }
+  // Kernel results: a float stand-in for each quantized result, the result itself otherwise.
+  for (int32_t i = 0; i < n_out && !st; i++) {
+    if (mx_interp_type_qparams(&out[i].type, &qp)) {
+      qout[i] = true;
+      st = alloc_expressed(&out[i].type, &qp, &fout[i]);
+    } else {
+      fout[i] = out[i];
+    }
+  }
+  if (!st) st = fn(ip, f, op, pin, fout);
+  for (int32_t i = 0; i < n_out && !st; i++) {
+    if (!qout[i]) continue;
+    if (mx_interp_type_qparams(&out[i].type, &qp)) st = mx_interp_quantize(&fout[i], &qp, &out[i]);
+  }
+  if (fin)
+    for (int32_t i = 0; i < n_in; i++) mx_tensor_free(&fin[i]);
+  if (fout && qout)
+    for (int32_t i = 0; i < n_out; i++)
+      if (qout[i]) mx_tensor_free(&fout[i]);
+  free(fin);
+  free(pin);
+  free(fout);
+  free(qout);
+  return st;
 }

@@ -7,6 +7,7 @@
 #ifndef MX_HLO_INTERP_QUANT_H
 #define MX_HLO_INTERP_QUANT_H
 
+#include "hlo/interp_internal.h"
 #include "mlxcel/hlo.h"
 
 typedef struct mx_qparams {
@@ -37,5 +38,33 @@ mx_status_t mx_interp_dequantize(const mx_tensor_t *q, const mx_qparams_t *qp, m
 // type first); q is a preallocated tensor of the storage type with f's shape. NaN stores 0, as
 // convert does.
 mx_status_t mx_interp_quantize(const mx_tensor_t *f, const mx_qparams_t *qp, mx_tensor_t *q);
+
+// ---- Quantized tensors in the interpreter ----
+
+// Reads the quantization parameters of a tensor type into *qp; false for ordinary tensors (and,
+// until mx_type_t carries a quantization descriptor, for every type).
+bool mx_interp_type_qparams(const mx_type_t *t, mx_qparams_t *qp);
+
+// True when a and b are both unquantized or have identical quantization parameters.
+bool mx_interp_same_quant(const mx_type_t *a, const mx_type_t *b);
+
+// True when an operand or result of the op is a quantized tensor.
+bool mx_interp_op_is_quantized(const mx_op_t *op, const mx_tensor_t *const *in,
+                               const mx_tensor_t *out);
+
+// stablehlo.uniform_quantize (float or quantized operand) and stablehlo.uniform_dequantize.
+// Kernel contract (out allocated with the result types).
+mx_status_t mx_interp_uniform_quantize(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                       const mx_tensor_t *const *in, mx_tensor_t *out);
+mx_status_t mx_interp_uniform_dequantize(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                         const mx_tensor_t *const *in, mx_tensor_t *out);
+
+// The spec's dequantize_op_quantize: runs kernel `fn` on the dequantized (expressed-type)
+// operands and quantizes each quantized result with its own parameters; unquantized operands
+// and results (e.g. compare's i1 result, select's predicate, a hybrid dot's float lhs) pass
+// through. out is allocated with the op's result types.
+mx_status_t mx_interp_dequantize_op_quantize(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                             mx_interp_kernel_fn fn, const mx_tensor_t *const *in,
+                                             mx_tensor_t *out);
 
 #endif  // MX_HLO_INTERP_QUANT_H
