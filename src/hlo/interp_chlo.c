@@ -195,6 +195,8 @@ mx_status_t mx_interp_chlo_scan(mx_interp_t *ip, const mx_func_t *f, const mx_op
   int32_t d = (int32_t)da->i;
   bool reverse = attr_true(mx_op_attr(op, "is_reverse"));
 
+  if (n_in == 0 && n_outs == 0)
+    return mx_error_set(MX_ERR_RUNTIME, "%s needs at least one input or output", op_label(op));
   // Scan length: from the inputs, else scan_dim_size, else the outputs.
   int64_t len = -1;
   const mx_attr_t *sa = mx_op_attr(op, "scan_dim_size");

@@ -233,11 +233,137 @@ static void test_quant_bad_params(void) {
   mx_tensor_free(&q16);
 }
 
+// Parses `text` (unverified) and runs its function @main with no arguments; returns the status.
+static mx_status_t run_text(const char *text, mx_check_report_t *rep) {
+  mx_parse_opts_t po;
+  memset(&po, 0, sizeof po);
+  po.no_verify = true;
+  mx_module_t *m = NULL;
+  mx_status_t st = mx_hlo_parse(text, strlen(text), &po, &m);
+  if (st) return st;
+  mx_func_t *f = mx_module_find_func(m, "main");
+  mx_interp_opts_t o;
+  memset(&o, 0, sizeof o);
+  memset(rep, 0, sizeof *rep);
+  o.checks = rep;
+  st = f ? mx_interp_run(m, f, NULL, 0, NULL, &o) : MX_ERR_INVALID_ARG;
+  mx_module_destroy(m);
+  return st;
+}
+
+#define SCAN_HEAD                                                 \
+  "func.func @main() {\n"                                         \
+  "  %in = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>\n" \
+  "  %c = stablehlo.constant dense<0> : tensor<i32>\n"
+
+// Malformed name-dispatched ops fail with a message, never crash (bodies, arities, types).
+static void test_malformed(void) {
+  static const char *bad[] = {
+      // mulhi: float, rank mismatch, one operand, two results
+      "func.func @main() {\n  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+      "  %r = \"chlo.mulhi\"(%a, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n  func.return\n}",
+      "func.func @main() {\n  %a = stablehlo.constant dense<1> : tensor<2xi32>\n"
+      "  %b = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %r = \"chlo.mulhi\"(%a, %b) : (tensor<2xi32>, tensor<i32>) -> tensor<2xi32>\n"
+      "  func.return\n}",
+      "func.func @main() {\n  %a = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %r = \"chlo.mulhi\"(%a) : (tensor<i32>) -> tensor<i32>\n  func.return\n}",
+      "func.func @main() {\n  %a = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %r:2 = \"chlo.mulhi\"(%a, %a) : (tensor<i32>, tensor<i32>) -> (tensor<i32>, tensor<i32>)\n"
+      "  func.return\n}",
+      // scan: no region, bad dimension, bad segments, wrong body result types, body arity,
+      // no inputs and no outputs, results fewer than carries, output length mismatch
+      SCAN_HEAD
+      "  %0:2 = \"chlo.scan\"(%in, %c) <{dimension = 0 : i64}> : (tensor<3xi32>, "
+      "tensor<i32>) -> (tensor<3xi32>, tensor<i32>)\n  func.return\n}",
+      SCAN_HEAD
+      "  %0:2 = \"chlo.scan\"(%in, %c) <{dimension = 5 : i64}> ({\n"
+      "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+      "    stablehlo.return %x, %y : tensor<i32>, tensor<i32>\n"
+      "  }) : (tensor<3xi32>, tensor<i32>) -> (tensor<3xi32>, tensor<i32>)\n"
+      "  func.return\n}",
+      SCAN_HEAD
+      "  %0:2 = \"chlo.scan\"(%in, %c) <{dimension = 0 : i64, operandSegmentSizes = "
+      "array<i32: 2, 1>}> ({\n"
+      "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+      "    stablehlo.return %x, %y : tensor<i32>, tensor<i32>\n"
+      "  }) : (tensor<3xi32>, tensor<i32>) -> (tensor<3xi32>, tensor<i32>)\n"
+      "  func.return\n}",
+      SCAN_HEAD
+      "  %0:2 = \"chlo.scan\"(%in, %c) <{dimension = 0 : i64}> ({\n"
+      "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+      "    %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "    stablehlo.return %z, %y : tensor<f32>, tensor<i32>\n"
+      "  }) : (tensor<3xi32>, tensor<i32>) -> (tensor<3xi32>, tensor<i32>)\n"
+      "  func.return\n}",
+      SCAN_HEAD
+      "  %0:2 = \"chlo.scan\"(%in, %c) <{dimension = 0 : i64}> ({\n"
+      "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+      "    stablehlo.return %x : tensor<i32>\n"
+      "  }) : (tensor<3xi32>, tensor<i32>) -> (tensor<3xi32>, tensor<i32>)\n"
+      "  func.return\n}",
+      SCAN_HEAD
+      "  %0 = \"chlo.scan\"(%c) <{dimension = 0 : i64, scan_dim_size = "
+      "1000000000000 : i64}> ({\n"
+      "  ^bb0(%y: tensor<i32>):\n"
+      "    stablehlo.return %y : tensor<i32>\n"
+      "  }) : (tensor<i32>) -> tensor<i32>\n"
+      "  func.return\n}",
+      SCAN_HEAD
+      "  %0 = \"chlo.scan\"(%in, %c) <{dimension = 0 : i64, operandSegmentSizes = array<i32: 0, "
+      "2>}> ({\n"
+      "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+      "    stablehlo.return %y : tensor<i32>\n"
+      "  }) : (tensor<3xi32>, tensor<i32>) -> tensor<i32>\n"
+      "  func.return\n}",
+      SCAN_HEAD
+      "  %0:2 = \"chlo.scan\"(%in, %c) <{dimension = 0 : i64}> ({\n"
+      "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+      "    stablehlo.return %x, %y : tensor<i32>, tensor<i32>\n"
+      "  }) : (tensor<3xi32>, tensor<i32>) -> (tensor<4xi32>, tensor<i32>)\n"
+      "  func.return\n}",
+      // tokens and process ids
+      "func.func @main() {\n  %a = stablehlo.constant dense<0> : tensor<i32>\n"
+      "  %t = \"stablehlo.after_all\"(%a) : (tensor<i32>) -> !stablehlo.token\n  func.return\n}",
+      "func.func @main() {\n"
+      "  %t = \"stablehlo.after_all\"() : () -> tensor<i32>\n  func.return\n}",
+      "func.func @main() {\n"
+      "  %r = \"stablehlo.replica_id\"() : () -> tensor<f32>\n  func.return\n}",
+      "func.func @main() {\n  %a = stablehlo.constant dense<0> : tensor<ui32>\n"
+      "  %r = \"stablehlo.partition_id\"(%a) : (tensor<ui32>) -> tensor<ui32>\n  func.return\n}",
+      // quantize ops without quantized types
+      "func.func @main() {\n  %a = stablehlo.constant dense<1.0> : tensor<f32>\n"
+      "  %r = \"stablehlo.uniform_quantize\"(%a) : (tensor<f32>) -> tensor<i8>\n  func.return\n}",
+      "func.func @main() {\n  %a = stablehlo.constant dense<1> : tensor<i8>\n"
+      "  %r = \"stablehlo.uniform_dequantize\"(%a) : (tensor<i8>) -> tensor<f32>\n"
+      "  func.return\n}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    mx_check_report_t rep;
+    mx_status_t st = run_text(bad[i], &rep);
+    CHECK_MSG(st != MX_OK, "case %zu ran", i);
+    CHECK_MSG(st == MX_ERR_PARSE || mx_error_message()[0] != '\0', "case %zu: no message", i);
+  }
+  // The same text, well-formed, runs.
+  mx_check_report_t rep;
+  CHECK_OK(run_text(SCAN_HEAD
+                    "  %0:2 = \"chlo.scan\"(%in, %c) <{dimension = 0 : i64}> ({\n"
+                    "  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
+                    "    %s = stablehlo.add %x, %y : tensor<i32>\n"
+                    "    stablehlo.return %s, %s : tensor<i32>, tensor<i32>\n"
+                    "  }) : (tensor<3xi32>, tensor<i32>) -> (tensor<3xi32>, tensor<i32>)\n"
+                    "  check.expect_eq_const %0#0, dense<[1, 3, 6]> : tensor<3xi32>\n"
+                    "  func.return\n}",
+                    &rep));
+  CHECK(rep.n_checks == 1 && rep.n_failed == 0);
+}
+
 int main(void) {
   test_mulhi();
   test_quant_suite_values();
   test_quant_rounding_and_clamping();
   test_quant_per_axis_inner();
   test_quant_bad_params();
+  test_malformed();
   return mx_test_finish();
 }

@@ -160,3 +160,18 @@ func.func @scan_no_segment_sizes() {
   check.expect_eq_const %2#0, dense<[[0, 100], [0, 100]]> : tensor<2x2xi32>
   func.return
 }
+
+// -----
+
+// Carries only (no per-position outputs): a fold.
+func.func @scan_fold_only() {
+  %input = stablehlo.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %init = stablehlo.constant dense<1> : tensor<i32>
+  %0 = "chlo.scan"(%input, %init) <{dimension = 0 : i64, operandSegmentSizes = array<i32: 1, 1>, resultSegmentSizes = array<i32: 0, 1>}> ({
+  ^bb0(%x: tensor<i32>, %c: tensor<i32>):
+    %1 = stablehlo.multiply %x, %c : tensor<i32>
+    stablehlo.return %1 : tensor<i32>
+  }) : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+  check.expect_eq_const %0, dense<24> : tensor<i32>
+  func.return
+}
