@@ -57,7 +57,7 @@ t_bad_flag() {
   run "$MLXCEL" run --print --check "$DATA/pass.mlir"
   expect_rc 2; expect_err 'cannot be combined'
   run "$MLXCEL" run --args='[1]' "$DATA/args.mlir"
-  expect_rc 2; expect_err 'not implemented'
+  expect_rc 2; expect_err 'not available yet'
 }
 t_missing_file() {
   run "$MLXCEL" run --check "$TMP/no-such-file.mlir"
@@ -111,7 +111,7 @@ t_args() {
   run "$MLXCEL" run --check "$DATA/args.mlir"
   expect_rc 1
   expect_out '^ERROR .*args.mlir:2 @main: @main needs arguments \(tensor<2xi32>, tensor<2xi32>\)'
-  expect_out -- '--args is not implemented'
+  expect_out -- '--args option to pass them is planned'
 }
 t_values() {
   run "$MLXCEL" run "$DATA/values.mlir"

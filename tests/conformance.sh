@@ -75,6 +75,9 @@ done
   echo "**Total: $tp of $tc cases pass, $tf fail, $tu unsupported; $broken files crashed or timed out.**"
   echo "Of the passing cases, $tunchecked have no check op: they pass because they run without"
   echo "error (their output is not compared here)."
+  echo "Cases are split like MLIR's \`-split-input-file\` does (a \`// -----\` marker anywhere on a"
+  echo "line), so \`triangular_solve.mlir\`'s commented \`// // -----\` marker splits too: the"
+  echo "manifest's 522 cases are 523 here."
   echo "Errors (parse, verify, runtime) count as failures. The ctest \`stablehlo_suite\` requires"
   echo "at least \`MX_SUITE_MIN_PASS\` passing cases and no crash."
   echo

@@ -42,7 +42,7 @@ const char *mx_status_name(mx_status_t status);
 // ---- Arena: bump allocator; everything is freed at once by mx_arena_destroy. ----
 typedef struct mx_arena mx_arena_t;
 
-mx_arena_t *mx_arena_create(void);  // NULL on out-of-memory
+mx_arena_t *mx_arena_create(void);         // NULL on out-of-memory
 void mx_arena_destroy(mx_arena_t *arena);  // accepts NULL
 // Zeroed, 16-byte aligned memory living as long as the arena. NULL on out-of-memory.
 void *mx_arena_alloc(mx_arena_t *arena, size_t size);

@@ -22,36 +22,36 @@ extern "C" {
 // ============================================================================================
 
 // X(enum suffix, MLIR spelling)
-#define MX_ELEM_TYPE_LIST(X)                 \
-  X(I1, "i1")                                \
-  X(I2, "i2")                                \
-  X(I4, "i4")                                \
-  X(I8, "i8")                                \
-  X(I16, "i16")                              \
-  X(I32, "i32")                              \
-  X(I64, "i64")                              \
-  X(UI2, "ui2")                              \
-  X(UI4, "ui4")                              \
-  X(UI8, "ui8")                              \
-  X(UI16, "ui16")                            \
-  X(UI32, "ui32")                            \
-  X(UI64, "ui64")                            \
-  X(F4E2M1FN, "f4E2M1FN")                    \
-  X(F6E2M3FN, "f6E2M3FN")                    \
-  X(F6E3M2FN, "f6E3M2FN")                    \
-  X(F8E3M4, "f8E3M4")                        \
-  X(F8E4M3, "f8E4M3")                        \
-  X(F8E4M3FN, "f8E4M3FN")                    \
-  X(F8E4M3FNUZ, "f8E4M3FNUZ")                \
-  X(F8E4M3B11FNUZ, "f8E4M3B11FNUZ")          \
-  X(F8E5M2, "f8E5M2")                        \
-  X(F8E5M2FNUZ, "f8E5M2FNUZ")                \
-  X(F8E8M0FNU, "f8E8M0FNU")                  \
-  X(BF16, "bf16")                            \
-  X(F16, "f16")                              \
-  X(F32, "f32")                              \
-  X(F64, "f64")                              \
-  X(C64, "complex<f32>")                     \
+#define MX_ELEM_TYPE_LIST(X)        \
+  X(I1, "i1")                       \
+  X(I2, "i2")                       \
+  X(I4, "i4")                       \
+  X(I8, "i8")                       \
+  X(I16, "i16")                     \
+  X(I32, "i32")                     \
+  X(I64, "i64")                     \
+  X(UI2, "ui2")                     \
+  X(UI4, "ui4")                     \
+  X(UI8, "ui8")                     \
+  X(UI16, "ui16")                   \
+  X(UI32, "ui32")                   \
+  X(UI64, "ui64")                   \
+  X(F4E2M1FN, "f4E2M1FN")           \
+  X(F6E2M3FN, "f6E2M3FN")           \
+  X(F6E3M2FN, "f6E3M2FN")           \
+  X(F8E3M4, "f8E3M4")               \
+  X(F8E4M3, "f8E4M3")               \
+  X(F8E4M3FN, "f8E4M3FN")           \
+  X(F8E4M3FNUZ, "f8E4M3FNUZ")       \
+  X(F8E4M3B11FNUZ, "f8E4M3B11FNUZ") \
+  X(F8E5M2, "f8E5M2")               \
+  X(F8E5M2FNUZ, "f8E5M2FNUZ")       \
+  X(F8E8M0FNU, "f8E8M0FNU")         \
+  X(BF16, "bf16")                   \
+  X(F16, "f16")                     \
+  X(F32, "f32")                     \
+  X(F64, "f64")                     \
+  X(C64, "complex<f32>")            \
   X(C128, "complex<f64>")
 
 typedef enum mx_elem_type {
@@ -68,7 +68,7 @@ typedef enum mx_elem_type {
 //   its low bits; bf16/f16 -> uint16_t bit pattern; f32 -> float; f64 -> double;
 //   complex<f32> -> 2 floats (re, im); complex<f64> -> 2 doubles.
 size_t mx_elem_size(mx_elem_type_t et);
-int mx_elem_bits(mx_elem_type_t et);  // logical bit width (i4 -> 4, complex<f32> -> 64)
+int mx_elem_bits(mx_elem_type_t et);          // logical bit width (i4 -> 4, complex<f32> -> 64)
 const char *mx_elem_name(mx_elem_type_t et);  // MLIR spelling; "?" for invalid
 // Parses an MLIR element type spelling ("f32", "ui4", "complex<f64>"); MX_ELEM_INVALID if unknown.
 mx_elem_type_t mx_elem_from_name(const char *s, size_t n);
@@ -101,8 +101,8 @@ typedef struct mx_type {
   mx_elem_type_t elem;  // TENSOR
   int32_t rank;         // TENSOR; 0 = scalar
   int64_t dims[MX_MAX_RANK];
-  int32_t n_tuple;               // TUPLE: element count
-  const struct mx_type *tuple;   // TUPLE: elements (arena-owned)
+  int32_t n_tuple;              // TUPLE: element count
+  const struct mx_type *tuple;  // TUPLE: elements (arena-owned)
 } mx_type_t;
 
 mx_type_t mx_type_tensor(mx_elem_type_t et, int32_t rank, const int64_t *dims);
@@ -124,8 +124,8 @@ typedef struct mx_tensor {
   mx_type_t type;  // TENSOR kind (TUPLE for interpreter tuple values, see `tuple`)
   uint8_t *data;   // mx_type_nbytes(&type) bytes in the storage layout above
   size_t nbytes;
-  int32_t n_tuple;           // TUPLE values only
-  struct mx_tensor *tuple;   // TUPLE values only
+  int32_t n_tuple;          // TUPLE values only
+  struct mx_tensor *tuple;  // TUPLE values only
 } mx_tensor_t;
 
 // Heap tensors (interpreter, tests): allocates zeroed storage for `type`.
@@ -133,47 +133,47 @@ mx_status_t mx_tensor_alloc(mx_tensor_t *t, const mx_type_t *type);
 mx_status_t mx_tensor_clone(mx_tensor_t *dst, const mx_tensor_t *src);
 void mx_tensor_free(mx_tensor_t *t);  // frees heap storage (recursively for tuples); accepts NULL
 // Generic element access by linear index (slow path; for the interpreter and tests).
-double mx_tensor_get_f64(const mx_tensor_t *t, int64_t i);   // ints converted, floats decoded
-int64_t mx_tensor_get_i64(const mx_tensor_t *t, int64_t i);  // unsigned 64-bit wraps
-uint64_t mx_tensor_get_u64(const mx_tensor_t *t, int64_t i); // raw zero-extended bits for ints
-void mx_tensor_set_f64(mx_tensor_t *t, int64_t i, double v);  // floats encoded RNE
-void mx_tensor_set_i64(mx_tensor_t *t, int64_t i, int64_t v); // ints wrap; i1 stores v != 0
+double mx_tensor_get_f64(const mx_tensor_t *t, int64_t i);     // ints converted, floats decoded
+int64_t mx_tensor_get_i64(const mx_tensor_t *t, int64_t i);    // unsigned 64-bit wraps
+uint64_t mx_tensor_get_u64(const mx_tensor_t *t, int64_t i);   // raw zero-extended bits for ints
+void mx_tensor_set_f64(mx_tensor_t *t, int64_t i, double v);   // floats encoded RNE
+void mx_tensor_set_i64(mx_tensor_t *t, int64_t i, int64_t v);  // ints wrap; i1 stores v != 0
 
 // ============================================================================================
 // Attributes
 // ============================================================================================
 
 typedef enum mx_attr_kind {
-  MX_ATTR_UNIT = 0,     // presence only (`attr` or `unit`)
-  MX_ATTR_BOOL,         // true/false                              -> i
-  MX_ATTR_INT,          // 3 : i64 (type in `elem`, INVALID = untyped) -> i
-  MX_ATTR_FLOAT,        // 1.0e-5 : f32                            -> f (+ elem)
-  MX_ATTR_STRING,       // "text"                                  -> s
-  MX_ATTR_SYMBOL,       // @name                                   -> s
-  MX_ATTR_ENUM,         // #stablehlo<precision DEFAULT>           -> enum_kind="precision", s="DEFAULT"
-  MX_ATTR_ARRAY,        // [a, b]                                  -> items[n]
+  MX_ATTR_UNIT = 0,  // presence only (`attr` or `unit`)
+  MX_ATTR_BOOL,      // true/false                              -> i
+  MX_ATTR_INT,       // 3 : i64 (type in `elem`, INVALID = untyped) -> i
+  MX_ATTR_FLOAT,     // 1.0e-5 : f32                            -> f (+ elem)
+  MX_ATTR_STRING,    // "text"                                  -> s
+  MX_ATTR_SYMBOL,    // @name                                   -> s
+  MX_ATTR_ENUM,   // #stablehlo<precision DEFAULT>           -> enum_kind="precision", s="DEFAULT"
+  MX_ATTR_ARRAY,  // [a, b]                                  -> items[n]
   MX_ATTR_DENSE_ARRAY,  // array<i64: 1, 2> / array<i1: true>      -> ints[n], elem
   MX_ATTR_DENSE,        // dense<...> : tensor<...>                -> dense
   MX_ATTR_DICT,         // {a = x, b = y}                          -> fields[n]
-  MX_ATTR_STRUCT,       // #stablehlo.gather<offset_dims = [..]>   -> s = "stablehlo.gather", fields[n]
-  MX_ATTR_TYPE,         // a type used as attribute                -> type
+  MX_ATTR_STRUCT,  // #stablehlo.gather<offset_dims = [..]>   -> s = "stablehlo.gather", fields[n]
+  MX_ATTR_TYPE,    // a type used as attribute                -> type
 } mx_attr_kind_t;
 
 typedef struct mx_named_attr mx_named_attr_t;
 
 typedef struct mx_attr {
   mx_attr_kind_t kind;
-  mx_elem_type_t elem;     // INT/FLOAT/DENSE_ARRAY element type
-  int32_t n;               // ARRAY / DENSE_ARRAY / DICT / STRUCT count
-  int64_t i;               // BOOL, INT
-  double f;                // FLOAT
-  const char *s;           // STRING, SYMBOL, ENUM value, STRUCT tag
-  const char *enum_kind;   // ENUM: e.g. "precision", "comparison_direction"
-  struct mx_attr *items;   // ARRAY
-  int64_t *ints;           // DENSE_ARRAY
-  mx_named_attr_t *fields; // DICT, STRUCT
-  mx_tensor_t *dense;      // DENSE (arena-owned data)
-  mx_type_t *type;         // TYPE
+  mx_elem_type_t elem;      // INT/FLOAT/DENSE_ARRAY element type
+  int32_t n;                // ARRAY / DENSE_ARRAY / DICT / STRUCT count
+  int64_t i;                // BOOL, INT
+  double f;                 // FLOAT
+  const char *s;            // STRING, SYMBOL, ENUM value, STRUCT tag
+  const char *enum_kind;    // ENUM: e.g. "precision", "comparison_direction"
+  struct mx_attr *items;    // ARRAY
+  int64_t *ints;            // DENSE_ARRAY
+  mx_named_attr_t *fields;  // DICT, STRUCT
+  mx_tensor_t *dense;       // DENSE (arena-owned data)
+  mx_type_t *type;          // TYPE
 } mx_attr_t;
 
 struct mx_named_attr {
@@ -200,107 +200,107 @@ struct mx_named_attr {
 // (FLOAT); expect_close `min_ulp_difference`/`max_ulp_difference` (INT).
 
 // X(enum suffix, op name, flags)
-#define MX_OPF_UNARY 1u        // elementwise, 1 operand
-#define MX_OPF_BINARY 2u       // elementwise, 2 operands
-#define MX_OPF_TERMINATOR 4u   // ends a block
-#define MX_OPF_CHECK 8u        // check dialect / test assertion
+#define MX_OPF_UNARY 1u       // elementwise, 1 operand
+#define MX_OPF_BINARY 2u      // elementwise, 2 operands
+#define MX_OPF_TERMINATOR 4u  // ends a block
+#define MX_OPF_CHECK 8u       // check dialect / test assertion
 
-#define MX_OP_LIST(X)                                                              \
-  X(UNKNOWN, "<unknown>", 0)                                                       \
-  /* func dialect */                                                               \
-  X(FUNC_RETURN, "func.return", MX_OPF_TERMINATOR)                                 \
-  X(FUNC_CALL, "func.call", 0)                                                     \
-  /* elementwise unary */                                                          \
-  X(ABS, "stablehlo.abs", MX_OPF_UNARY)                                            \
-  X(CBRT, "stablehlo.cbrt", MX_OPF_UNARY)                                          \
-  X(CEIL, "stablehlo.ceil", MX_OPF_UNARY)                                          \
-  X(COSINE, "stablehlo.cosine", MX_OPF_UNARY)                                      \
-  X(COUNT_LEADING_ZEROS, "stablehlo.count_leading_zeros", MX_OPF_UNARY)            \
-  X(EXPONENTIAL, "stablehlo.exponential", MX_OPF_UNARY)                            \
-  X(EXPONENTIAL_MINUS_ONE, "stablehlo.exponential_minus_one", MX_OPF_UNARY)        \
-  X(FLOOR, "stablehlo.floor", MX_OPF_UNARY)                                        \
-  X(IMAG, "stablehlo.imag", MX_OPF_UNARY)                                          \
-  X(IS_FINITE, "stablehlo.is_finite", MX_OPF_UNARY)                                \
-  X(LOG, "stablehlo.log", MX_OPF_UNARY)                                            \
-  X(LOG_PLUS_ONE, "stablehlo.log_plus_one", MX_OPF_UNARY)                          \
-  X(LOGISTIC, "stablehlo.logistic", MX_OPF_UNARY)                                  \
-  X(NEGATE, "stablehlo.negate", MX_OPF_UNARY)                                      \
-  X(NOT, "stablehlo.not", MX_OPF_UNARY)                                            \
-  X(POPCNT, "stablehlo.popcnt", MX_OPF_UNARY)                                      \
-  X(REAL, "stablehlo.real", MX_OPF_UNARY)                                          \
-  X(ROUND_NEAREST_AFZ, "stablehlo.round_nearest_afz", MX_OPF_UNARY)                \
-  X(ROUND_NEAREST_EVEN, "stablehlo.round_nearest_even", MX_OPF_UNARY)              \
-  X(RSQRT, "stablehlo.rsqrt", MX_OPF_UNARY)                                        \
-  X(SIGN, "stablehlo.sign", MX_OPF_UNARY)                                          \
-  X(SINE, "stablehlo.sine", MX_OPF_UNARY)                                          \
-  X(SQRT, "stablehlo.sqrt", MX_OPF_UNARY)                                          \
-  X(TAN, "stablehlo.tan", MX_OPF_UNARY)                                            \
-  X(TANH, "stablehlo.tanh", MX_OPF_UNARY)                                          \
-  /* elementwise binary */                                                         \
-  X(ADD, "stablehlo.add", MX_OPF_BINARY)                                           \
-  X(AND, "stablehlo.and", MX_OPF_BINARY)                                           \
-  X(ATAN2, "stablehlo.atan2", MX_OPF_BINARY)                                       \
-  X(COMPLEX, "stablehlo.complex", MX_OPF_BINARY)                                   \
-  X(DIVIDE, "stablehlo.divide", MX_OPF_BINARY)                                     \
-  X(MAXIMUM, "stablehlo.maximum", MX_OPF_BINARY)                                   \
-  X(MINIMUM, "stablehlo.minimum", MX_OPF_BINARY)                                   \
-  X(MULTIPLY, "stablehlo.multiply", MX_OPF_BINARY)                                 \
-  X(OR, "stablehlo.or", MX_OPF_BINARY)                                             \
-  X(POWER, "stablehlo.power", MX_OPF_BINARY)                                       \
-  X(REMAINDER, "stablehlo.remainder", MX_OPF_BINARY)                               \
-  X(SHIFT_LEFT, "stablehlo.shift_left", MX_OPF_BINARY)                             \
-  X(SHIFT_RIGHT_ARITHMETIC, "stablehlo.shift_right_arithmetic", MX_OPF_BINARY)     \
-  X(SHIFT_RIGHT_LOGICAL, "stablehlo.shift_right_logical", MX_OPF_BINARY)           \
-  X(SUBTRACT, "stablehlo.subtract", MX_OPF_BINARY)                                 \
-  X(XOR, "stablehlo.xor", MX_OPF_BINARY)                                           \
-  /* other elementwise */                                                          \
-  X(CLAMP, "stablehlo.clamp", 0)                                                   \
-  X(COMPARE, "stablehlo.compare", 0)                                               \
-  X(SELECT, "stablehlo.select", 0)                                                 \
-  X(CONVERT, "stablehlo.convert", 0)                                               \
-  X(BITCAST_CONVERT, "stablehlo.bitcast_convert", 0)                               \
-  X(REDUCE_PRECISION, "stablehlo.reduce_precision", 0)                             \
-  /* constants and shapes */                                                       \
-  X(CONSTANT, "stablehlo.constant", 0)                                             \
-  X(IOTA, "stablehlo.iota", 0)                                                     \
-  X(BROADCAST_IN_DIM, "stablehlo.broadcast_in_dim", 0)                             \
-  X(RESHAPE, "stablehlo.reshape", 0)                                               \
-  X(TRANSPOSE, "stablehlo.transpose", 0)                                           \
-  X(SLICE, "stablehlo.slice", 0)                                                   \
-  X(DYNAMIC_SLICE, "stablehlo.dynamic_slice", 0)                                   \
-  X(DYNAMIC_UPDATE_SLICE, "stablehlo.dynamic_update_slice", 0)                     \
-  X(CONCATENATE, "stablehlo.concatenate", 0)                                       \
-  X(PAD, "stablehlo.pad", 0)                                                       \
-  X(REVERSE, "stablehlo.reverse", 0)                                               \
-  X(GATHER, "stablehlo.gather", 0)                                                 \
-  X(SCATTER, "stablehlo.scatter", 0)                                               \
-  X(GET_DIMENSION_SIZE, "stablehlo.get_dimension_size", 0)                         \
-  /* compute */                                                                    \
-  X(DOT_GENERAL, "stablehlo.dot_general", 0)                                       \
-  X(DOT, "stablehlo.dot", 0)                                                       \
-  X(CONVOLUTION, "stablehlo.convolution", 0)                                       \
-  X(REDUCE, "stablehlo.reduce", 0)                                                 \
-  X(REDUCE_WINDOW, "stablehlo.reduce_window", 0)                                   \
-  X(SELECT_AND_SCATTER, "stablehlo.select_and_scatter", 0)                         \
-  X(SORT, "stablehlo.sort", 0)                                                     \
-  X(MAP, "stablehlo.map", 0)                                                       \
-  X(FFT, "stablehlo.fft", 0)                                                       \
-  X(TRIANGULAR_SOLVE, "stablehlo.triangular_solve", 0)                             \
-  /* control flow and structure */                                                 \
-  X(WHILE, "stablehlo.while", 0)                                                   \
-  X(IF, "stablehlo.if", 0)                                                         \
-  X(CASE, "stablehlo.case", 0)                                                     \
-  X(RETURN, "stablehlo.return", MX_OPF_TERMINATOR)                                 \
-  X(COMPOSITE, "stablehlo.composite", 0)                                           \
-  X(CUSTOM_CALL, "stablehlo.custom_call", 0)                                       \
-  X(OPTIMIZATION_BARRIER, "stablehlo.optimization_barrier", 0)                     \
-  X(TUPLE, "stablehlo.tuple", 0)                                                   \
-  X(GET_TUPLE_ELEMENT, "stablehlo.get_tuple_element", 0)                           \
-  /* check dialect (StableHLO interpreter tests) */                                \
-  X(CHECK_EXPECT_EQ, "check.expect_eq", MX_OPF_CHECK)                              \
-  X(CHECK_EXPECT_EQ_CONST, "check.expect_eq_const", MX_OPF_CHECK)                  \
-  X(CHECK_EXPECT_ALMOST_EQ, "check.expect_almost_eq", MX_OPF_CHECK)                \
-  X(CHECK_EXPECT_ALMOST_EQ_CONST, "check.expect_almost_eq_const", MX_OPF_CHECK)    \
+#define MX_OP_LIST(X)                                                           \
+  X(UNKNOWN, "<unknown>", 0)                                                    \
+  /* func dialect */                                                            \
+  X(FUNC_RETURN, "func.return", MX_OPF_TERMINATOR)                              \
+  X(FUNC_CALL, "func.call", 0)                                                  \
+  /* elementwise unary */                                                       \
+  X(ABS, "stablehlo.abs", MX_OPF_UNARY)                                         \
+  X(CBRT, "stablehlo.cbrt", MX_OPF_UNARY)                                       \
+  X(CEIL, "stablehlo.ceil", MX_OPF_UNARY)                                       \
+  X(COSINE, "stablehlo.cosine", MX_OPF_UNARY)                                   \
+  X(COUNT_LEADING_ZEROS, "stablehlo.count_leading_zeros", MX_OPF_UNARY)         \
+  X(EXPONENTIAL, "stablehlo.exponential", MX_OPF_UNARY)                         \
+  X(EXPONENTIAL_MINUS_ONE, "stablehlo.exponential_minus_one", MX_OPF_UNARY)     \
+  X(FLOOR, "stablehlo.floor", MX_OPF_UNARY)                                     \
+  X(IMAG, "stablehlo.imag", MX_OPF_UNARY)                                       \
+  X(IS_FINITE, "stablehlo.is_finite", MX_OPF_UNARY)                             \
+  X(LOG, "stablehlo.log", MX_OPF_UNARY)                                         \
+  X(LOG_PLUS_ONE, "stablehlo.log_plus_one", MX_OPF_UNARY)                       \
+  X(LOGISTIC, "stablehlo.logistic", MX_OPF_UNARY)                               \
+  X(NEGATE, "stablehlo.negate", MX_OPF_UNARY)                                   \
+  X(NOT, "stablehlo.not", MX_OPF_UNARY)                                         \
+  X(POPCNT, "stablehlo.popcnt", MX_OPF_UNARY)                                   \
+  X(REAL, "stablehlo.real", MX_OPF_UNARY)                                       \
+  X(ROUND_NEAREST_AFZ, "stablehlo.round_nearest_afz", MX_OPF_UNARY)             \
+  X(ROUND_NEAREST_EVEN, "stablehlo.round_nearest_even", MX_OPF_UNARY)           \
+  X(RSQRT, "stablehlo.rsqrt", MX_OPF_UNARY)                                     \
+  X(SIGN, "stablehlo.sign", MX_OPF_UNARY)                                       \
+  X(SINE, "stablehlo.sine", MX_OPF_UNARY)                                       \
+  X(SQRT, "stablehlo.sqrt", MX_OPF_UNARY)                                       \
+  X(TAN, "stablehlo.tan", MX_OPF_UNARY)                                         \
+  X(TANH, "stablehlo.tanh", MX_OPF_UNARY)                                       \
+  /* elementwise binary */                                                      \
+  X(ADD, "stablehlo.add", MX_OPF_BINARY)                                        \
+  X(AND, "stablehlo.and", MX_OPF_BINARY)                                        \
+  X(ATAN2, "stablehlo.atan2", MX_OPF_BINARY)                                    \
+  X(COMPLEX, "stablehlo.complex", MX_OPF_BINARY)                                \
+  X(DIVIDE, "stablehlo.divide", MX_OPF_BINARY)                                  \
+  X(MAXIMUM, "stablehlo.maximum", MX_OPF_BINARY)                                \
+  X(MINIMUM, "stablehlo.minimum", MX_OPF_BINARY)                                \
+  X(MULTIPLY, "stablehlo.multiply", MX_OPF_BINARY)                              \
+  X(OR, "stablehlo.or", MX_OPF_BINARY)                                          \
+  X(POWER, "stablehlo.power", MX_OPF_BINARY)                                    \
+  X(REMAINDER, "stablehlo.remainder", MX_OPF_BINARY)                            \
+  X(SHIFT_LEFT, "stablehlo.shift_left", MX_OPF_BINARY)                          \
+  X(SHIFT_RIGHT_ARITHMETIC, "stablehlo.shift_right_arithmetic", MX_OPF_BINARY)  \
+  X(SHIFT_RIGHT_LOGICAL, "stablehlo.shift_right_logical", MX_OPF_BINARY)        \
+  X(SUBTRACT, "stablehlo.subtract", MX_OPF_BINARY)                              \
+  X(XOR, "stablehlo.xor", MX_OPF_BINARY)                                        \
+  /* other elementwise */                                                       \
+  X(CLAMP, "stablehlo.clamp", 0)                                                \
+  X(COMPARE, "stablehlo.compare", 0)                                            \
+  X(SELECT, "stablehlo.select", 0)                                              \
+  X(CONVERT, "stablehlo.convert", 0)                                            \
+  X(BITCAST_CONVERT, "stablehlo.bitcast_convert", 0)                            \
+  X(REDUCE_PRECISION, "stablehlo.reduce_precision", 0)                          \
+  /* constants and shapes */                                                    \
+  X(CONSTANT, "stablehlo.constant", 0)                                          \
+  X(IOTA, "stablehlo.iota", 0)                                                  \
+  X(BROADCAST_IN_DIM, "stablehlo.broadcast_in_dim", 0)                          \
+  X(RESHAPE, "stablehlo.reshape", 0)                                            \
+  X(TRANSPOSE, "stablehlo.transpose", 0)                                        \
+  X(SLICE, "stablehlo.slice", 0)                                                \
+  X(DYNAMIC_SLICE, "stablehlo.dynamic_slice", 0)                                \
+  X(DYNAMIC_UPDATE_SLICE, "stablehlo.dynamic_update_slice", 0)                  \
+  X(CONCATENATE, "stablehlo.concatenate", 0)                                    \
+  X(PAD, "stablehlo.pad", 0)                                                    \
+  X(REVERSE, "stablehlo.reverse", 0)                                            \
+  X(GATHER, "stablehlo.gather", 0)                                              \
+  X(SCATTER, "stablehlo.scatter", 0)                                            \
+  X(GET_DIMENSION_SIZE, "stablehlo.get_dimension_size", 0)                      \
+  /* compute */                                                                 \
+  X(DOT_GENERAL, "stablehlo.dot_general", 0)                                    \
+  X(DOT, "stablehlo.dot", 0)                                                    \
+  X(CONVOLUTION, "stablehlo.convolution", 0)                                    \
+  X(REDUCE, "stablehlo.reduce", 0)                                              \
+  X(REDUCE_WINDOW, "stablehlo.reduce_window", 0)                                \
+  X(SELECT_AND_SCATTER, "stablehlo.select_and_scatter", 0)                      \
+  X(SORT, "stablehlo.sort", 0)                                                  \
+  X(MAP, "stablehlo.map", 0)                                                    \
+  X(FFT, "stablehlo.fft", 0)                                                    \
+  X(TRIANGULAR_SOLVE, "stablehlo.triangular_solve", 0)                          \
+  /* control flow and structure */                                              \
+  X(WHILE, "stablehlo.while", 0)                                                \
+  X(IF, "stablehlo.if", 0)                                                      \
+  X(CASE, "stablehlo.case", 0)                                                  \
+  X(RETURN, "stablehlo.return", MX_OPF_TERMINATOR)                              \
+  X(COMPOSITE, "stablehlo.composite", 0)                                        \
+  X(CUSTOM_CALL, "stablehlo.custom_call", 0)                                    \
+  X(OPTIMIZATION_BARRIER, "stablehlo.optimization_barrier", 0)                  \
+  X(TUPLE, "stablehlo.tuple", 0)                                                \
+  X(GET_TUPLE_ELEMENT, "stablehlo.get_tuple_element", 0)                        \
+  /* check dialect (StableHLO interpreter tests) */                             \
+  X(CHECK_EXPECT_EQ, "check.expect_eq", MX_OPF_CHECK)                           \
+  X(CHECK_EXPECT_EQ_CONST, "check.expect_eq_const", MX_OPF_CHECK)               \
+  X(CHECK_EXPECT_ALMOST_EQ, "check.expect_almost_eq", MX_OPF_CHECK)             \
+  X(CHECK_EXPECT_ALMOST_EQ_CONST, "check.expect_almost_eq_const", MX_OPF_CHECK) \
   X(CHECK_EXPECT_CLOSE, "check.expect_close", MX_OPF_CHECK)
 
 typedef enum mx_opcode {
@@ -325,7 +325,7 @@ typedef struct mx_op {
   int32_t n_operands;
   int32_t *operands;  // value ids in the enclosing function
   int32_t n_results;
-  int32_t *results;   // value ids in the enclosing function
+  int32_t *results;  // value ids in the enclosing function
   int32_t n_attrs;
   mx_named_attr_t *attrs;
   int32_t n_regions;
@@ -342,9 +342,9 @@ struct mx_block {
 
 typedef struct mx_value {
   mx_type_t type;
-  const char *name;  // source name without '%' ("arg0", "result"); may be NULL
-  mx_op_t *def;      // defining op, NULL for block arguments
-  int32_t def_index; // result index within def, or argument index within its block
+  const char *name;   // source name without '%' ("arg0", "result"); may be NULL
+  mx_op_t *def;       // defining op, NULL for block arguments
+  int32_t def_index;  // result index within def, or argument index within its block
 } mx_value_t;
 
 struct mx_func {
@@ -362,8 +362,8 @@ struct mx_func {
 };
 
 struct mx_module {
-  const char *name;   // NULL for an anonymous module
-  mx_attr_t attrs;    // module attribute DICT (n == 0 when none)
+  const char *name;  // NULL for an anonymous module
+  mx_attr_t attrs;   // module attribute DICT (n == 0 when none)
   int32_t n_funcs, cap_funcs;
   mx_func_t **funcs;
   mx_arena_t *arena;  // owns everything above
@@ -371,7 +371,7 @@ struct mx_module {
 
 // ---- Construction primitives (used by the parser and the builder) ----
 mx_module_t *mx_module_create(const char *name);  // name may be NULL; NULL on out-of-memory
-void mx_module_destroy(mx_module_t *m);            // accepts NULL
+void mx_module_destroy(mx_module_t *m);           // accepts NULL
 mx_func_t *mx_module_find_func(const mx_module_t *m, const char *name);
 // The function `mlxcel run` executes: "main", else the only function; NULL otherwise.
 mx_func_t *mx_module_entry(const mx_module_t *m);
@@ -393,7 +393,7 @@ mx_status_t mx_op_add_region(mx_func_t *f, mx_op_t *op, mx_block_t *region);
 // Sets (or replaces) a named attribute; the attribute's payload pointers must be arena-owned by
 // f->module (use the mx_attr_* constructors below).
 mx_status_t mx_op_set_attr(mx_func_t *f, mx_op_t *op, const char *name, mx_attr_t value);
-const mx_attr_t *mx_op_attr(const mx_op_t *op, const char *name);       // NULL if absent
+const mx_attr_t *mx_op_attr(const mx_op_t *op, const char *name);  // NULL if absent
 const mx_attr_t *mx_attr_field(const mx_attr_t *dict_or_struct, const char *name);
 const mx_type_t *mx_value_type(const mx_func_t *f, int32_t id);
 
@@ -409,8 +409,7 @@ mx_attr_t mx_attr_i64s(mx_module_t *m, const int64_t *v, int32_t n);  // DENSE_A
 mx_attr_t mx_attr_bools(mx_module_t *m, const bool *v, int32_t n);    // DENSE_ARRAY i1
 mx_attr_t mx_attr_dense(mx_module_t *m, const mx_tensor_t *value);    // copies the data
 mx_attr_t mx_attr_dict(mx_module_t *m, const mx_named_attr_t *fields, int32_t n);  // shallow copy
-mx_attr_t mx_attr_struct(mx_module_t *m, const char *tag, const mx_named_attr_t *fields,
-                         int32_t n);
+mx_attr_t mx_attr_struct(mx_module_t *m, const char *tag, const mx_named_attr_t *fields, int32_t n);
 bool mx_attr_is_oom(const mx_attr_t *a);
 // Reads a DENSE_ARRAY, or a DENSE tensor of i64, as int64 values (pointer into the attribute);
 // returns the count, or -1 if the attribute is NULL or of another kind.
@@ -431,7 +430,7 @@ mx_status_t mx_hlo_verify_module(const mx_module_t *m);
 // ============================================================================================
 
 typedef struct mx_text_case {
-  const char *text;   // points into the caller's buffer
+  const char *text;  // points into the caller's buffer
   size_t len;
   int32_t first_line;  // 1-based line number of text[0] in the whole file
 } mx_text_case_t;
@@ -476,13 +475,13 @@ mx_status_t mx_hlo_print_file(const mx_module_t *m, const mx_print_opts_t *opts,
 // ============================================================================================
 
 typedef struct mx_check_report {
-  int32_t n_checks;   // check ops evaluated
-  int32_t n_failed;   // of those, failed
+  int32_t n_checks;         // check ops evaluated
+  int32_t n_failed;         // of those, failed
   char first_failure[512];  // message of the first failed check ("" if none)
 } mx_check_report_t;
 
 typedef struct mx_interp_opts {
-  mx_check_report_t *checks;  // where check ops report; NULL = check ops are errors when failed
+  mx_check_report_t *checks;     // where check ops report; NULL = check ops are errors when failed
   int64_t max_while_iterations;  // 0 = default (1e8); exceeding is MX_ERR_RUNTIME
   size_t max_tensor_bytes;       // 0 = default (4 GiB); larger intermediate -> MX_ERR_RUNTIME
 } mx_interp_opts_t;

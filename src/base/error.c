@@ -46,14 +46,22 @@ void mx_error_clear(void) { mx_error_buf[0] = '\0'; }
 
 const char *mx_status_name(mx_status_t status) {
   switch (status) {
-    case MX_OK: return "ok";
-    case MX_ERR_INVALID_ARG: return "invalid argument";
-    case MX_ERR_PARSE: return "parse error";
-    case MX_ERR_VERIFY: return "verification error";
-    case MX_ERR_UNSUPPORTED: return "unsupported";
-    case MX_ERR_NOMEM: return "out of memory";
-    case MX_ERR_RUNTIME: return "runtime error";
-    case MX_ERR_IO: return "I/O error";
+    case MX_OK:
+      return "ok";
+    case MX_ERR_INVALID_ARG:
+      return "invalid argument";
+    case MX_ERR_PARSE:
+      return "parse error";
+    case MX_ERR_VERIFY:
+      return "verification error";
+    case MX_ERR_UNSUPPORTED:
+      return "unsupported";
+    case MX_ERR_NOMEM:
+      return "out of memory";
+    case MX_ERR_RUNTIME:
+      return "runtime error";
+    case MX_ERR_IO:
+      return "I/O error";
   }
   return "unknown status";
 }

@@ -120,8 +120,8 @@ mx_status_t mx_block_add_arg(mx_func_t *f, mx_block_t *b, const mx_type_t *type,
   int32_t vid = -1;
   mx_status_t st = mx_func_new_value(f, type, name, &vid);
   if (st) return st;
-  int32_t *args = mx_arena_grow(a, b->args, (size_t)b->n_args, (size_t)b->n_args + 1,
-                                sizeof(int32_t));
+  int32_t *args =
+      mx_arena_grow(a, b->args, (size_t)b->n_args, (size_t)b->n_args + 1, sizeof(int32_t));
   if (!args) return mx_oom();
   args[b->n_args] = vid;
   f->values[vid].def_index = b->n_args;
@@ -207,8 +207,8 @@ mx_status_t mx_op_set_attr(mx_func_t *f, mx_op_t *op, const char *name, mx_attr_
     }
   }
   mx_arena_t *a = f->module->arena;
-  mx_named_attr_t *attrs = mx_arena_grow(a, op->attrs, (size_t)op->n_attrs,
-                                         (size_t)op->n_attrs + 1, sizeof(mx_named_attr_t));
+  mx_named_attr_t *attrs = mx_arena_grow(a, op->attrs, (size_t)op->n_attrs, (size_t)op->n_attrs + 1,
+                                         sizeof(mx_named_attr_t));
   if (!attrs) return mx_oom();
   attrs[op->n_attrs].name = mx_arena_strdup(a, name);
   if (!attrs[op->n_attrs].name) return mx_oom();

@@ -7,10 +7,9 @@
 
 // ---- Element type table ----
 
-static const char *const mx_elem_names[MX_ELEM_COUNT] = {
-    [MX_ELEM_INVALID] = "?",
+static const char *const mx_elem_names[MX_ELEM_COUNT] = {[MX_ELEM_INVALID] = "?",
 #define MX_X_(e, s) [MX_ELEM_##e] = s,
-    MX_ELEM_TYPE_LIST(MX_X_)
+                                                         MX_ELEM_TYPE_LIST(MX_X_)
 #undef MX_X_
 };
 
@@ -28,18 +27,47 @@ mx_elem_type_t mx_elem_from_name(const char *s, size_t n) {
 
 int mx_elem_bits(mx_elem_type_t et) {
   switch (et) {
-    case MX_ELEM_I1: return 1;
-    case MX_ELEM_I2: case MX_ELEM_UI2: return 2;
-    case MX_ELEM_I4: case MX_ELEM_UI4: case MX_ELEM_F4E2M1FN: return 4;
-    case MX_ELEM_F6E2M3FN: case MX_ELEM_F6E3M2FN: return 6;
-    case MX_ELEM_I8: case MX_ELEM_UI8: case MX_ELEM_F8E3M4: case MX_ELEM_F8E4M3:
-    case MX_ELEM_F8E4M3FN: case MX_ELEM_F8E4M3FNUZ: case MX_ELEM_F8E4M3B11FNUZ:
-    case MX_ELEM_F8E5M2: case MX_ELEM_F8E5M2FNUZ: case MX_ELEM_F8E8M0FNU: return 8;
-    case MX_ELEM_I16: case MX_ELEM_UI16: case MX_ELEM_BF16: case MX_ELEM_F16: return 16;
-    case MX_ELEM_I32: case MX_ELEM_UI32: case MX_ELEM_F32: return 32;
-    case MX_ELEM_I64: case MX_ELEM_UI64: case MX_ELEM_F64: case MX_ELEM_C64: return 64;
-    case MX_ELEM_C128: return 128;
-    default: return 0;
+    case MX_ELEM_I1:
+      return 1;
+    case MX_ELEM_I2:
+    case MX_ELEM_UI2:
+      return 2;
+    case MX_ELEM_I4:
+    case MX_ELEM_UI4:
+    case MX_ELEM_F4E2M1FN:
+      return 4;
+    case MX_ELEM_F6E2M3FN:
+    case MX_ELEM_F6E3M2FN:
+      return 6;
+    case MX_ELEM_I8:
+    case MX_ELEM_UI8:
+    case MX_ELEM_F8E3M4:
+    case MX_ELEM_F8E4M3:
+    case MX_ELEM_F8E4M3FN:
+    case MX_ELEM_F8E4M3FNUZ:
+    case MX_ELEM_F8E4M3B11FNUZ:
+    case MX_ELEM_F8E5M2:
+    case MX_ELEM_F8E5M2FNUZ:
+    case MX_ELEM_F8E8M0FNU:
+      return 8;
+    case MX_ELEM_I16:
+    case MX_ELEM_UI16:
+    case MX_ELEM_BF16:
+    case MX_ELEM_F16:
+      return 16;
+    case MX_ELEM_I32:
+    case MX_ELEM_UI32:
+    case MX_ELEM_F32:
+      return 32;
+    case MX_ELEM_I64:
+    case MX_ELEM_UI64:
+    case MX_ELEM_F64:
+    case MX_ELEM_C64:
+      return 64;
+    case MX_ELEM_C128:
+      return 128;
+    default:
+      return 0;
   }
 }
 
@@ -71,20 +99,47 @@ typedef struct {
 
 static bool mx_float_fmt(mx_elem_type_t et, mx_float_fmt_t *f) {
   switch (et) {
-    case MX_ELEM_F4E2M1FN: *f = (mx_float_fmt_t){2, 1, 1, MX_NF_FINITE}; return true;
-    case MX_ELEM_F6E2M3FN: *f = (mx_float_fmt_t){2, 3, 1, MX_NF_FINITE}; return true;
-    case MX_ELEM_F6E3M2FN: *f = (mx_float_fmt_t){3, 2, 3, MX_NF_FINITE}; return true;
-    case MX_ELEM_F8E3M4: *f = (mx_float_fmt_t){3, 4, 3, MX_NF_IEEE}; return true;
-    case MX_ELEM_F8E4M3: *f = (mx_float_fmt_t){4, 3, 7, MX_NF_IEEE}; return true;
-    case MX_ELEM_F8E4M3FN: *f = (mx_float_fmt_t){4, 3, 7, MX_NF_FN}; return true;
-    case MX_ELEM_F8E4M3FNUZ: *f = (mx_float_fmt_t){4, 3, 8, MX_NF_FNUZ}; return true;
-    case MX_ELEM_F8E4M3B11FNUZ: *f = (mx_float_fmt_t){4, 3, 11, MX_NF_FNUZ}; return true;
-    case MX_ELEM_F8E5M2: *f = (mx_float_fmt_t){5, 2, 15, MX_NF_IEEE}; return true;
-    case MX_ELEM_F8E5M2FNUZ: *f = (mx_float_fmt_t){5, 2, 16, MX_NF_FNUZ}; return true;
-    case MX_ELEM_F8E8M0FNU: *f = (mx_float_fmt_t){8, 0, 127, MX_NF_E8M0}; return true;
-    case MX_ELEM_BF16: *f = (mx_float_fmt_t){8, 7, 127, MX_NF_IEEE}; return true;
-    case MX_ELEM_F16: *f = (mx_float_fmt_t){5, 10, 15, MX_NF_IEEE}; return true;
-    default: return false;
+    case MX_ELEM_F4E2M1FN:
+      *f = (mx_float_fmt_t){2, 1, 1, MX_NF_FINITE};
+      return true;
+    case MX_ELEM_F6E2M3FN:
+      *f = (mx_float_fmt_t){2, 3, 1, MX_NF_FINITE};
+      return true;
+    case MX_ELEM_F6E3M2FN:
+      *f = (mx_float_fmt_t){3, 2, 3, MX_NF_FINITE};
+      return true;
+    case MX_ELEM_F8E3M4:
+      *f = (mx_float_fmt_t){3, 4, 3, MX_NF_IEEE};
+      return true;
+    case MX_ELEM_F8E4M3:
+      *f = (mx_float_fmt_t){4, 3, 7, MX_NF_IEEE};
+      return true;
+    case MX_ELEM_F8E4M3FN:
+      *f = (mx_float_fmt_t){4, 3, 7, MX_NF_FN};
+      return true;
+    case MX_ELEM_F8E4M3FNUZ:
+      *f = (mx_float_fmt_t){4, 3, 8, MX_NF_FNUZ};
+      return true;
+    case MX_ELEM_F8E4M3B11FNUZ:
+      *f = (mx_float_fmt_t){4, 3, 11, MX_NF_FNUZ};
+      return true;
+    case MX_ELEM_F8E5M2:
+      *f = (mx_float_fmt_t){5, 2, 15, MX_NF_IEEE};
+      return true;
+    case MX_ELEM_F8E5M2FNUZ:
+      *f = (mx_float_fmt_t){5, 2, 16, MX_NF_FNUZ};
+      return true;
+    case MX_ELEM_F8E8M0FNU:
+      *f = (mx_float_fmt_t){8, 0, 127, MX_NF_E8M0};
+      return true;
+    case MX_ELEM_BF16:
+      *f = (mx_float_fmt_t){8, 7, 127, MX_NF_IEEE};
+      return true;
+    case MX_ELEM_F16:
+      *f = (mx_float_fmt_t){5, 10, 15, MX_NF_IEEE};
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -114,11 +169,16 @@ static uint64_t mx_small_nan(const mx_float_fmt_t *f, bool neg) {
   uint64_t sign = (uint64_t)neg << (f->ebits + f->mbits);
   uint64_t emask = (1u << f->ebits) - 1, mmask = (1u << f->mbits) - 1;
   switch (f->nf) {
-    case MX_NF_IEEE: return sign | (emask << f->mbits) | (1u << (f->mbits - 1));
-    case MX_NF_FN: return sign | (emask << f->mbits) | mmask;
-    case MX_NF_FNUZ: return 1u << (f->ebits + f->mbits);
-    case MX_NF_E8M0: return 0xFF;
-    case MX_NF_FINITE: return sign | (emask << f->mbits) | mmask;  // no NaN: largest magnitude
+    case MX_NF_IEEE:
+      return sign | (emask << f->mbits) | (1u << (f->mbits - 1));
+    case MX_NF_FN:
+      return sign | (emask << f->mbits) | mmask;
+    case MX_NF_FNUZ:
+      return 1u << (f->ebits + f->mbits);
+    case MX_NF_E8M0:
+      return 0xFF;
+    case MX_NF_FINITE:
+      return sign | (emask << f->mbits) | mmask;  // no NaN: largest magnitude
   }
   return 0;
 }
@@ -142,9 +202,10 @@ static uint64_t mx_small_encode(const mx_float_fmt_t *f, double x) {
   // Largest finite (exponent field, mantissa) of the format.
   uint64_t max_e = f->nf == MX_NF_IEEE ? emask - 1 : emask;
   uint64_t max_m = f->nf == MX_NF_FN ? mmask - 1 : mmask;
-  uint64_t overflow = f->nf == MX_NF_IEEE                            ? sign | (emask << f->mbits)
-                      : (f->nf == MX_NF_FN || f->nf == MX_NF_FNUZ) ? mx_small_nan(f, neg)
-                                                                   : sign | (max_e << f->mbits) | max_m;
+  uint64_t overflow = f->nf == MX_NF_IEEE ? sign | (emask << f->mbits)
+                      : (f->nf == MX_NF_FN || f->nf == MX_NF_FNUZ)
+                          ? mx_small_nan(f, neg)
+                          : sign | (max_e << f->mbits) | max_m;
   double a = fabs(x);
   if (isinf(a)) return overflow;
   if (a == 0) return f->nf == MX_NF_FNUZ ? 0 : sign;
@@ -245,8 +306,10 @@ bool mx_type_same_shape(const mx_type_t *a, const mx_type_t *b) {
 bool mx_type_equal(const mx_type_t *a, const mx_type_t *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-    case MX_TYPE_TOKEN: return true;
-    case MX_TYPE_TENSOR: return a->elem == b->elem && mx_type_same_shape(a, b);
+    case MX_TYPE_TOKEN:
+      return true;
+    case MX_TYPE_TENSOR:
+      return a->elem == b->elem && mx_type_same_shape(a, b);
     case MX_TYPE_TUPLE:
       if (a->n_tuple != b->n_tuple) return false;
       for (int32_t i = 0; i < a->n_tuple; i++)
@@ -258,7 +321,9 @@ bool mx_type_equal(const mx_type_t *a, const mx_type_t *b) {
 
 void mx_type_print(const mx_type_t *t, mx_strbuf_t *sb) {
   switch (t->kind) {
-    case MX_TYPE_TOKEN: mx_strbuf_puts(sb, "!stablehlo.token"); return;
+    case MX_TYPE_TOKEN:
+      mx_strbuf_puts(sb, "!stablehlo.token");
+      return;
     case MX_TYPE_TUPLE:
       mx_strbuf_puts(sb, "tuple<");
       for (int32_t i = 0; i < t->n_tuple; i++) {
@@ -345,19 +410,44 @@ void mx_tensor_free(mx_tensor_t *t) {
 
 static uint64_t mx_load_bits(const uint8_t *p, size_t size) {
   switch (size) {
-    case 1: return p[0];
-    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    case 1:
+      return p[0];
+    case 2: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
 static void mx_store_bits(uint8_t *p, size_t size, uint64_t v) {
   switch (size) {
-    case 1: p[0] = (uint8_t)v; break;
-    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    default: memcpy(p, &v, 8); break;
+    case 1:
+      p[0] = (uint8_t)v;
+      break;
+    case 2: {
+      uint16_t x = (uint16_t)v;
+      memcpy(p, &x, 2);
+      break;
+    }
+    case 4: {
+      uint32_t x = (uint32_t)v;
+      memcpy(p, &x, 4);
+      break;
+    }
+    default:
+      memcpy(p, &v, 8);
+      break;
   }
 }
 
@@ -438,7 +528,7 @@ void mx_tensor_set_f64(mx_tensor_t *t, int64_t i, double v) {
     t->data[i] = v != 0;
   } else {
     // Truncation toward zero, saturating at the int64 range (the convert op has its own rules).
-    int64_t x = isnan(v) ? 0
+    int64_t x = isnan(v)                      ? 0
                 : v >= 9.2233720368547758e18  ? INT64_MAX
                 : v <= -9.2233720368547758e18 ? INT64_MIN
                                               : (int64_t)v;

@@ -130,8 +130,8 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
     mx_strbuf_printf(&r->message, "@%s needs arguments (", f->name);
     append_arg_types(f, &r->message);
     mx_strbuf_puts(&r->message,
-                   "); `mlxcel run` only runs functions without arguments (passing arguments "
-                   "with --args is not implemented yet)");
+                   "); `mlxcel run` only runs functions without arguments (an --args option to "
+                   "pass them is planned, not available yet)");
     return;
   }
   int32_t n_res = f->n_results;
@@ -172,14 +172,8 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
       }
     }
   }
-  if (st == MX_OK) {
-    for (int32_t i = 0; i < n_res; i++) mx_tensor_free(&results[i]);
-  } else {
-    // On failure the interpreter may have filled some results; free whatever is there.
-    for (int32_t i = 0; i < n_res; i++) {
-      if (results[i].data || results[i].tuple) mx_tensor_free(&results[i]);
-    }
-  }
+  // Results the interpreter did not fill (on failure) are still zeroed: freeing them is a no-op.
+  for (int32_t i = 0; i < n_res; i++) mx_tensor_free(&results[i]);
   free(results);
 }
 
@@ -426,8 +420,8 @@ int mx_cli_cmd_run(int argc, char **argv) {
       return MX_EXIT_OK;
     } else if (strncmp(a, "--args", 6) == 0) {
       fprintf(stderr,
-              "mlxcel run: --args is not implemented yet: only functions without arguments "
-              "can be run\n");
+              "mlxcel run: --args is planned but not available yet: only functions without "
+              "arguments can be run\n");
       free(files);
       return MX_EXIT_USAGE;
     } else {

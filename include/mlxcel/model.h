@@ -1,0 +1,171 @@
+// mlxcel-xla models: checkpoint loading (safetensors, mmapped), config.json, and the graph
+// builders that turn a config into StableHLO `prefill` / `decode` functions.
+//
+// Data flow: checkpoint dir -> mx_model_load (config + checkpoint + tokenizer, validated) ->
+// mx_model_build_graph (StableHLO module) -> a session backend binds the weight arguments to
+// the mmapped tensors and runs the functions.
+#ifndef MLXCEL_MODEL_H
+#define MLXCEL_MODEL_H
+
+#include "mlxcel/hlo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mx_tokenizer mx_tokenizer_t;  // see mlxcel/tokenizer.h
+
+// ============================================================================================
+// Checkpoint (safetensors, single file or sharded via model.safetensors.index.json)
+// ============================================================================================
+
+typedef struct mx_weight {
+  const char *name;      // checkpoint tensor name ("model.layers.0.self_attn.q_proj.weight")
+  mx_elem_type_t dtype;  // F64 F32 F16 BF16 I64 I32 I16 I8 UI64 UI32 UI16 UI8 I1(BOOL) F8E4M3FN F8E5M2
+  int32_t rank;
+  int64_t dims[MX_MAX_RANK];
+  const void *data;  // points into the mmapped file: zero-copy, valid while the checkpoint is open
+  size_t nbytes;     // == numel * mx_elem_size(dtype)
+  const char *file;  // file name the tensor lives in (for messages)
+} mx_weight_t;
+
+typedef struct mx_checkpoint mx_checkpoint_t;
+
+// Opens DIR/model.safetensors, or every shard listed in DIR/model.safetensors.index.json, and
+// validates each header strictly (length bounds, JSON, known dtypes, shape x dtype == byte span,
+// spans inside the file and non-overlapping). Errors name the file, tensor and problem.
+mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out);
+void mx_checkpoint_close(mx_checkpoint_t *ck);  // accepts NULL; unmaps the files
+int32_t mx_checkpoint_count(const mx_checkpoint_t *ck);
+const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i);  // 0 <= i < count
+const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *name);  // NULL if absent
+// Validates one safetensors file image in memory (the same checks as open); for fuzzing/tests.
+mx_status_t mx_safetensors_validate(const void *data, size_t len, const char *filename);
+
+// ============================================================================================
+// Model configuration (config.json + generation_config.json)
+// ============================================================================================
+
+typedef enum mx_rope_scaling_kind {
+  MX_ROPE_SCALING_NONE = 0,
+  MX_ROPE_SCALING_LINEAR,  // inv_freq / factor
+  MX_ROPE_SCALING_LLAMA3,  // Llama 3.1 frequency-dependent scaling
+} mx_rope_scaling_kind_t;
+
+typedef struct mx_rope_scaling {
+  mx_rope_scaling_kind_t kind;
+  double factor;
+  double low_freq_factor;   // llama3
+  double high_freq_factor;  // llama3
+  int64_t original_max_position_embeddings;  // llama3
+} mx_rope_scaling_t;
+
+enum { MX_MAX_EOS_IDS = 16 };
+
+typedef struct mx_model_config {
+  char model_type[32];     // "llama", ...
+  char architecture[64];   // architectures[0], "" when absent
+  int32_t vocab_size;
+  int32_t hidden_size;
+  int32_t intermediate_size;
+  int32_t num_layers;      // num_hidden_layers
+  int32_t num_heads;       // num_attention_heads
+  int32_t num_kv_heads;    // num_key_value_heads (defaults to num_heads)
+  int32_t head_dim;        // head_dim (defaults to hidden_size / num_heads)
+  int64_t max_position_embeddings;
+  double rms_norm_eps;
+  double rope_theta;       // default 10000
+  mx_rope_scaling_t rope_scaling;
+  double partial_rotary_factor;  // 1.0 unless configured
+  bool tie_word_embeddings;      // default per family (llama: false)
+  bool attention_bias;
+  bool mlp_bias;
+  char hidden_act[32];     // "silu", "gelu_pytorch_tanh", ...
+  mx_elem_type_t dtype;    // torch_dtype (F32 when absent)
+  int32_t bos_token_id;    // -1 when none
+  int32_t pad_token_id;    // -1 when none
+  int32_t n_eos;           // generation_config.json eos_token_id (int or list), else config's
+  int32_t eos_token_ids[MX_MAX_EOS_IDS];
+  // generation_config.json sampling defaults; has_* false when absent.
+  bool has_temperature, has_top_p, has_top_k;
+  float temperature, top_p;
+  int32_t top_k;
+} mx_model_config_t;
+
+// Reads DIR/config.json and, when present, DIR/generation_config.json. Unknown model_types and
+// unsupported options are refused with a message naming the field; out-of-range values (zero
+// heads, hidden not divisible, negative sizes, ...) too.
+mx_status_t mx_config_load(const char *dir, mx_model_config_t *cfg);
+// Same from memory; gen_json may be NULL. `source` names the input in messages.
+mx_status_t mx_config_parse(const char *config_json, size_t len, const char *gen_json,
+                            size_t gen_len, const char *source, mx_model_config_t *cfg);
+
+// ============================================================================================
+// A loaded model: config + checkpoint + tokenizer
+// ============================================================================================
+
+typedef struct mx_model {
+  char *dir;                  // heap copy of the directory path
+  mx_model_config_t config;
+  mx_checkpoint_t *ckpt;      // owned
+  mx_tokenizer_t *tokenizer;  // owned
+} mx_model_t;
+
+// Loads config, checkpoint and tokenizer from DIR and checks that every tensor the architecture
+// needs is present with the right shape and a supported dtype (mx_model_check_weights).
+mx_status_t mx_model_load(const char *dir, mx_model_t **out);
+void mx_model_free(mx_model_t *m);  // accepts NULL
+
+// ============================================================================================
+// Graph builders
+// ============================================================================================
+//
+// mx_model_build_graph returns a module with two public functions and private composite
+// decompositions:
+//   @prefill(weights..., %tokens: tensor<B x T x i32>, %pos0: tensor<B x i32>,
+//            %k_cache_0, %v_cache_0, ..., %k_cache_{L-1}, %v_cache_{L-1})
+//       -> (logits, k_cache_0, v_cache_0, ...)
+//   @decode: the same with T = 1 and logits of shape [B, V].
+// Caches are tensor<B x Hkv x S x D x kv_dtype>; each cache result aliases its argument
+// (`tf.aliasing_output`). Prefill logits are [B, T, V] f32 when all_logits, else [B, V] for the
+// last position. Query t of sequence b sits at position pos0[b] + t. Weight arguments keep the
+// checkpoint tensor's dtype (converted inside the graph where needed). Every argument carries
+// arg attributes `mx.role` ("weight", "tokens", "pos0", "k_cache", "v_cache"), `mx.name`
+// (checkpoint tensor name, or "k_cache_3"), and for caches `mx.layer`; mx_graph_arg_info reads
+// them back (also on a re-parsed, emitted module).
+
+typedef struct mx_graph_opts {
+  int32_t batch;            // B; 0 means 1
+  int64_t ctx;              // S, the KV capacity (> 0)
+  int32_t prefill_len;      // T of @prefill (> 0)
+  bool all_logits;          // @prefill returns logits of all T positions
+  mx_elem_type_t kv_dtype;  // MX_ELEM_INVALID means f32
+} mx_graph_opts_t;
+
+// Checks that every tensor the architecture needs is in the checkpoint with the right shape.
+mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
+// Builds the StableHLO module; the module does not reference the checkpoint afterwards.
+mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                 const mx_graph_opts_t *opts, mx_module_t **out);
+
+typedef enum mx_arg_role {
+  MX_ARG_WEIGHT = 0,
+  MX_ARG_TOKENS,
+  MX_ARG_POS0,
+  MX_ARG_K_CACHE,
+  MX_ARG_V_CACHE,
+} mx_arg_role_t;
+
+typedef struct mx_graph_arg {
+  mx_arg_role_t role;
+  const char *name;  // arena-owned by the module
+  int32_t layer;     // caches; -1 otherwise
+} mx_graph_arg_t;
+
+// Reads the role attributes of argument i of a graph function. MX_ERR_INVALID_ARG if absent.
+mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // MLXCEL_MODEL_H

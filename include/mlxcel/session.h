@@ -1,0 +1,150 @@
+// mlxcel-xla sessions: the backend seam (ADR 0004 of the seed), the sampler and the generation
+// loop. The CLI and the server talk only to this header (plus the tokenizer for text).
+//
+// A session owns the KV state of one sequence, its position and the logits of the last step.
+// Everything a step needs is allocated at create time; prefill/decode do not allocate.
+#ifndef MLXCEL_SESSION_H
+#define MLXCEL_SESSION_H
+
+#include "mlxcel/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ============================================================================================
+// Backends
+// ============================================================================================
+
+enum {
+  MX_CAP_PREFILL_ALL_LOGITS = 1u << 0,  // prefill can return the logits of every position
+  MX_CAP_BATCH = 1u << 1,               // batched decode of several sequences
+};
+
+typedef struct mx_session_opts {
+  const char *backend;    // "interp" (reference interpreter); NULL = $MLXCEL_BACKEND or default
+  int64_t ctx;            // KV capacity; 0 = $MLXCEL_XLA_CONTEXT_CAPACITY, else
+                          // min(max_position_embeddings, 4096)
+  int32_t prefill_chunk;  // most tokens per prefill graph call; 0 = default (64)
+} mx_session_opts_t;
+
+// The vtable every backend implements. `state` is the backend's own per-session object.
+typedef struct mx_backend {
+  const char *name;
+  uint32_t caps;  // MX_CAP_*
+  mx_status_t (*create)(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk,
+                        void **state);
+  // Runs n tokens starting at position pos0 (n <= the prefill chunk the backend was created
+  // with). Writes the logits of the last token to last[V]; when all != NULL also the logits of
+  // every token to all[n][V].
+  mx_status_t (*prefill)(void *state, const int32_t *ids, int32_t n, int64_t pos0, float *last,
+                         float *all);
+  // Runs one token at position pos; writes logits[V].
+  mx_status_t (*decode)(void *state, int32_t id, int64_t pos, float *logits);
+  void (*reset)(void *state);    // forget the KV state
+  void (*destroy)(void *state);  // accepts NULL
+} mx_backend_t;
+
+// Registered backends by name ("interp", later "cpu", "iree"); NULL if unknown.
+const mx_backend_t *mx_backend_find(const char *name);
+
+// ============================================================================================
+// Session
+// ============================================================================================
+
+typedef struct mx_session mx_session_t;
+
+// `model` must outlive the session. Bad option values (unknown backend, ctx <= 0, ctx beyond
+// the model's max_position_embeddings, unparsable environment variables) are errors.
+mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *opts,
+                              mx_session_t **out);
+void mx_session_destroy(mx_session_t *s);  // accepts NULL
+// Appends n prompt tokens (split into chunks internally). Fails before any work, with the
+// numbers in the message, if n_past + n exceeds the context capacity or an id is out of range.
+// all_logits, when not NULL, receives [n][V] (backend must have MX_CAP_PREFILL_ALL_LOGITS).
+mx_status_t mx_session_prefill(mx_session_t *s, const int32_t *ids, int32_t n, float *all_logits);
+// Appends one token; same checks.
+mx_status_t mx_session_decode(mx_session_t *s, int32_t id);
+// Logits [V] of the last token processed; valid until the next prefill/decode/reset.
+const float *mx_session_logits(const mx_session_t *s);
+int64_t mx_session_n_past(const mx_session_t *s);
+int64_t mx_session_ctx(const mx_session_t *s);
+int32_t mx_session_vocab(const mx_session_t *s);
+const mx_backend_t *mx_session_backend(const mx_session_t *s);
+const mx_model_t *mx_session_model(const mx_session_t *s);
+void mx_session_reset(mx_session_t *s);
+
+// ============================================================================================
+// Sampler
+// ============================================================================================
+
+typedef struct mx_sampler_params {
+  float temperature;         // 0 = greedy (argmax)
+  int32_t top_k;             // 0 = off
+  float top_p;               // 1 = off
+  float min_p;               // 0 = off
+  float repetition_penalty;  // 1 = off (CTRL-style: divide positive logits, multiply negative)
+  float presence_penalty;    // 0 = off (OpenAI semantics)
+  float frequency_penalty;   // 0 = off
+  int32_t penalty_last_n;    // how many recent tokens the penalties look at; default 64
+  uint64_t seed;             // same seed + same logits -> same tokens
+} mx_sampler_params_t;
+
+// Defaults: temperature 1, top_k 0, top_p 1, min_p 0, penalties off, last_n 64, seed 0.
+void mx_sampler_params_default(mx_sampler_params_t *p);
+
+typedef struct mx_sampler mx_sampler_t;
+
+// Validates the parameters (e.g. temperature < 0, top_p outside (0, 1], min_p outside [0, 1]
+// are errors) and preallocates scratch space for `vocab` candidates.
+mx_status_t mx_sampler_create(const mx_sampler_params_t *p, int32_t vocab, mx_sampler_t **out);
+void mx_sampler_destroy(mx_sampler_t *s);  // accepts NULL
+// Picks the next token from logits[vocab] (not modified). history: previously seen tokens
+// (prompt and generated) for the penalties. No allocation.
+int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *history,
+                          int32_t n_history);
+
+// ============================================================================================
+// Generation loop
+// ============================================================================================
+
+typedef struct mx_generate_opts {
+  int32_t max_tokens;        // tokens to generate at most (> 0)
+  bool ignore_eos;           // keep going past EOS ids
+  const char *const *stop;   // stop strings (not included in the output); may be NULL
+  int32_t n_stop;
+  mx_sampler_params_t sampling;
+} mx_generate_opts_t;
+
+typedef enum mx_finish_reason {
+  MX_FINISH_LENGTH = 0,  // max_tokens reached
+  MX_FINISH_EOS,         // an EOS id was sampled (not emitted as text)
+  MX_FINISH_STOP,        // a stop string matched
+  MX_FINISH_CALLBACK,    // the callback asked to stop
+  MX_FINISH_CONTEXT,     // the context capacity is full
+} mx_finish_reason_t;
+
+typedef struct mx_generate_stats {
+  int32_t n_prompt;
+  int32_t n_generated;
+  double prefill_seconds;
+  double decode_seconds;
+  mx_finish_reason_t finish;
+} mx_generate_stats_t;
+
+// Called once per generated token with the text it completes (possibly empty while a UTF-8
+// sequence or a possible stop-string prefix is held back). Return false to stop.
+typedef bool (*mx_token_fn)(void *user, int32_t id, const char *text, size_t len);
+
+// Prefills `prompt` (appended to whatever the session holds) and generates. EOS ids come from
+// the model config. `tok` decodes text for the callback and for stop strings.
+mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_t *prompt,
+                        int32_t n_prompt, const mx_generate_opts_t *opts, mx_token_fn fn,
+                        void *user, mx_generate_stats_t *stats);
+
+const char *mx_finish_reason_name(mx_finish_reason_t r);  // "length", "eos", "stop", ...
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // MLXCEL_SESSION_H
