@@ -14,6 +14,7 @@
 
 #include "hlo/interp_chlo.h"
 #include "hlo/interp_internal.h"
+#include "hlo/interp_parallel.h"
 #include "hlo/interp_quant.h"
 
 #define MX_INTERP_DEFAULT_MAX_WHILE 100000000LL
@@ -40,6 +41,7 @@ struct mx_interp {
   int32_t depth;     // current call depth
   bool err_located;  // the pending error message already names the failing op
   mx_env_t *env;     // innermost function invocation
+  mx_proc_t *proc;   // process of a run_parallel grid, NULL when running alone
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1106,23 +1108,6 @@ static mx_status_t exec_token_join(mx_interp_t *ip, const mx_func_t *f, const mx
   return MX_OK;
 }
 
-// replica_id / partition_id: the interpreter runs a single process, which is replica 0 of
-// partition 0.
-static mx_status_t exec_process_id(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
-                                   const mx_tensor_t *const *in, mx_tensor_t *out) {
-  (void)in;
-  if (op->n_operands != 0 || op->n_results != 1)
-    return mx_error_set(MX_ERR_RUNTIME, "%s takes no operands and has one result", op->name);
-  mx_status_t st = alloc_results(ip, f, op, out);
-  if (st) return st;
-  if (out[0].type.kind != MX_TYPE_TENSOR || out[0].type.rank != 0 ||
-      !mx_elem_is_int(out[0].type.elem)) {
-    values_free(out, 1);
-    return mx_error_set(MX_ERR_RUNTIME, "%s: result must be an integer scalar", op->name);
-  }
-  return MX_OK;  // zero-filled
-}
-
 // Ops without an opcode of their own, recognized by name (MX_OP_UNKNOWN from the parser).
 static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
                               const mx_tensor_t *const *in, mx_tensor_t *out, bool *handled) {
@@ -1139,8 +1124,20 @@ static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
       {"stablehlo.uniform_dequantize", K_QUANT, mx_interp_uniform_dequantize},
       {"stablehlo.after_all", K_OTHER, exec_token_join},
       {"stablehlo.create_token", K_OTHER, exec_token_join},
-      {"stablehlo.replica_id", K_OTHER, exec_process_id},
-      {"stablehlo.partition_id", K_OTHER, exec_process_id},
+      {"stablehlo.replica_id", K_OTHER, mx_interp_process_id},
+      {"stablehlo.partition_id", K_OTHER, mx_interp_process_id},
+      {"interpreter.run_parallel", K_OTHER, mx_interp_run_parallel},
+      {"stablehlo.all_reduce", K_OTHER, mx_interp_collective},
+      {"stablehlo.all_gather", K_OTHER, mx_interp_collective},
+      {"stablehlo.all_to_all", K_OTHER, mx_interp_collective},
+      {"stablehlo.reduce_scatter", K_OTHER, mx_interp_collective},
+      {"stablehlo.collective_permute", K_OTHER, mx_interp_collective},
+      {"stablehlo.collective_broadcast", K_OTHER, mx_interp_collective},
+      {"stablehlo.collective_reduce", K_OTHER, mx_interp_collective},
+      {"stablehlo.send", K_OTHER, mx_interp_channel_op},
+      {"stablehlo.recv", K_OTHER, mx_interp_channel_op},
+      {"stablehlo.infeed", K_OTHER, mx_interp_channel_op},
+      {"stablehlo.outfeed", K_OTHER, mx_interp_channel_op},
   };
   *handled = false;
   if (!op->name) return MX_OK;
@@ -1331,6 +1328,32 @@ static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {
   if (in && in != in_small) free(in);
   if (out && out != out_small) free(out);
   return op_error(ip, e->f, op, st);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process grids (interp_parallel.c)
+// ---------------------------------------------------------------------------------------------
+
+mx_proc_t *mx_interp_proc(const mx_interp_t *ip) { return ip->proc; }
+
+const mx_module_t *mx_interp_module(const mx_interp_t *ip) { return ip->m; }
+
+mx_status_t mx_interp_call_in_process(const mx_interp_t *parent, mx_proc_t *proc,
+                                      const mx_func_t *f, const mx_tensor_t *const *args,
+                                      int32_t n_args, mx_tensor_t *results) {
+  mx_interp_t ip;
+  memset(&ip, 0, sizeof ip);
+  ip.m = parent->m;
+  ip.max_while = parent->max_while;
+  ip.max_bytes = parent->max_bytes;
+  ip.depth = parent->depth;
+  ip.proc = proc;
+  return call_func(&ip, f, args, n_args, results, f->n_results);
+}
+
+mx_status_t mx_interp_call(mx_interp_t *ip, const mx_func_t *f, const mx_tensor_t *const *args,
+                           int32_t n_args, mx_tensor_t *results) {
+  return call_func(ip, f, args, n_args, results, f->n_results);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -358,6 +358,104 @@ static void test_malformed(void) {
   CHECK(rep.n_checks == 1 && rep.n_failed == 0);
 }
 
+#define AR_FN(name)                                                                              \
+  "  func.func @" name                                                                           \
+  "(%x: tensor<i64>) -> tensor<i64> {\n"                                                         \
+  "    %s = \"stablehlo.all_reduce\"(%x) ({\n"                                                   \
+  "    ^bb0(%a: tensor<i64>, %b: tensor<i64>):\n"                                                \
+  "      %t = stablehlo.add %a, %b : tensor<i64>\n"                                              \
+  "      stablehlo.return %t : tensor<i64>\n"                                                    \
+  "    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<i64>) -> tensor<i64>\n" \
+  "    return %s : tensor<i64>\n  }\n"
+
+#define RP_MAIN(progs)                                                 \
+  "  func.func @main() {\n"                                            \
+  "    %a = stablehlo.constant dense<1> : tensor<i64>\n"               \
+  "    %r:2 = \"interpreter.run_parallel\"(%a, %a) {programs = " progs \
+  "}"                                                                  \
+  " : (tensor<i64>, tensor<i64>) -> (tensor<i64>, tensor<i64>)\n"      \
+  "    func.return\n  }\n"
+
+// Failures inside a process grid end the whole run with the failing process's message, and
+// processes waiting for it do not hang.
+static void test_parallel_failures(void) {
+  static const struct {
+    const char *text;
+    const char *want;  // substring of the error message
+  } bad[] = {
+      // a process fails before the collective its partner waits in
+      {"module {\n" AR_FN("ar") "  func.func @boom(%x: tensor<i64>) -> tensor<i64> {\n"
+                                "    %y = \"stablehlo.custom_call\"(%x) {call_target_name = "
+                                "\"nope\"} : (tensor<i64>) -> tensor<i64>\n"
+                                "    return %y : tensor<i64>\n  }\n" RP_MAIN(
+                                    "[[@ar], [@boom]]") "}",
+       "nope"},
+      // a process returns without joining the collective
+      {"module {\n" AR_FN("ar") "  func.func @quit(%x: tensor<i64>) -> tensor<i64> {\n"
+                                "    return %x : tensor<i64>\n  }\n" RP_MAIN(
+                                    "[[@ar], [@quit]]") "}",
+       "without joining"},
+      // group member outside the grid
+      {"module {\n" AR_FN("ar") RP_MAIN("[[@ar, @ar]]") "}", "out of range"},
+      // unknown program, wrong input count, ragged grid
+      {"module {\n" AR_FN("ar") RP_MAIN("[[@ar], [@nope]]") "}", "not found"},
+      {"module {\n" AR_FN("ar") RP_MAIN("[[@ar]]") "}", "inputs"},
+      {"module {\n" AR_FN("ar") RP_MAIN("[[@ar], []]") "}", "equal lengths"},
+      // recv with nothing sent; infeed without producers
+      {"module {\n  func.func @r(%t: !stablehlo.token) -> tensor<i64> {\n"
+       "    %v:2 = \"stablehlo.recv\"(%t) {channel_handle = #stablehlo.channel_handle<handle = 1, "
+       "type = 1>} : (!stablehlo.token) -> (tensor<i64>, !stablehlo.token)\n"
+       "    return %v#0 : tensor<i64>\n  }\n"
+       "  func.func @main() {\n    %t = \"stablehlo.after_all\"() : () -> !stablehlo.token\n"
+       "    %r:2 = \"interpreter.run_parallel\"(%t, %t) {programs = [[@r, @r]]} : "
+       "(!stablehlo.token, !stablehlo.token) -> (tensor<i64>, tensor<i64>)\n"
+       "    func.return\n  }\n}",
+       "deadlocked"},
+      {"module {\n  func.func @r(%t: !stablehlo.token) -> tensor<i64> {\n"
+       "    %v:2 = \"stablehlo.recv\"(%t) {channel_handle = #stablehlo.channel_handle<handle = 1, "
+       "type = 1>} : (!stablehlo.token) -> (tensor<i64>, !stablehlo.token)\n"
+       "    return %v#0 : tensor<i64>\n  }\n"
+       "  func.func @done(%t: !stablehlo.token) -> tensor<i64> {\n"
+       "    %a = stablehlo.constant dense<1> : tensor<i64>\n    return %a : tensor<i64>\n  }\n"
+       "  func.func @main() {\n    %t = \"stablehlo.after_all\"() : () -> !stablehlo.token\n"
+       "    %r:2 = \"interpreter.run_parallel\"(%t, %t) {programs = [[@r, @done]]} : "
+       "(!stablehlo.token, !stablehlo.token) -> (tensor<i64>, tensor<i64>)\n"
+       "    func.return\n  }\n}",
+       "nothing was sent"},
+      {"module {\n  func.func @r(%t: !stablehlo.token) -> tensor<i64> {\n"
+       "    %v:2 = \"stablehlo.infeed\"(%t) : (!stablehlo.token) -> (tensor<i64>, "
+       "!stablehlo.token)\n"
+       "    return %v#0 : tensor<i64>\n  }\n"
+       "  func.func @main() {\n    %t = \"stablehlo.after_all\"() : () -> !stablehlo.token\n"
+       "    %r = \"interpreter.run_parallel\"(%t) {programs = [[@r]]} : (!stablehlo.token) -> "
+       "tensor<i64>\n"
+       "    func.return\n  }\n}",
+       "infeed queue is empty"},
+      // nested grids; channel ops outside a grid
+      {"module {\n  func.func @inner() -> tensor<i64> {\n"
+       "    %a = stablehlo.constant dense<1> : tensor<i64>\n    return %a : tensor<i64>\n  }\n"
+       "  func.func @outer() -> tensor<i64> {\n"
+       "    %r = \"interpreter.run_parallel\"() {programs = [[@inner]]} : () -> tensor<i64>\n"
+       "    return %r : tensor<i64>\n  }\n"
+       "  func.func @main() {\n"
+       "    %r = \"interpreter.run_parallel\"() {programs = [[@outer]]} : () -> tensor<i64>\n"
+       "    func.return\n  }\n}",
+       "nested"},
+      {"func.func @main() {\n  %t = \"stablehlo.after_all\"() : () -> !stablehlo.token\n"
+       "  %a = stablehlo.constant dense<1> : tensor<i64>\n"
+       "  %u = \"stablehlo.send\"(%a, %t) : (tensor<i64>, !stablehlo.token) -> !stablehlo.token\n"
+       "  func.return\n}",
+       "outside interpreter.run_parallel"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    mx_check_report_t rep;
+    mx_status_t st = run_text(bad[i].text, &rep);
+    CHECK_MSG(st != MX_OK && st != MX_ERR_PARSE, "case %zu: status %d", i, (int)st);
+    CHECK_MSG(strstr(mx_error_message(), bad[i].want) != NULL, "case %zu: message '%s'", i,
+              mx_error_message());
+  }
+}
+
 int main(void) {
   test_mulhi();
   test_quant_suite_values();
@@ -365,5 +463,6 @@ int main(void) {
   test_quant_per_axis_inner();
   test_quant_bad_params();
   test_malformed();
+  test_parallel_failures();
   return mx_test_finish();
 }
