@@ -126,7 +126,7 @@ static mx_status_t alloc_results(const mx_func_t *f, const mx_op_t *op, mx_tenso
 // ---------------------------------------------------------------------------------------------
 
 // Waits on the grid condition (mutex held). Fails when the grid was aborted, when every live
-// process has been waiting for two quiet seconds (nobody can make progress), or when nothing
+// process has been waiting for three quiet seconds (nobody can make progress), or when nothing
 // in the grid has progressed for MX_DEADLOCK_SECONDS.
 static mx_status_t grid_wait(grid_t *g, uint64_t *seen, int32_t *idle_s, const char *what) {
   if (g->aborted) return mx_error_set(MX_ERR_RUNTIME, "%s: another process failed", what);
@@ -145,7 +145,7 @@ static mx_status_t grid_wait(grid_t *g, uint64_t *seen, int32_t *idle_s, const c
   if (rc != thrd_timedout) return MX_OK;
   ++*idle_s;
   int32_t alive = g->n_rep * g->n_part - g->n_finished;
-  if ((g->n_blocked + 1 >= alive && *idle_s >= 2) || *idle_s >= MX_DEADLOCK_SECONDS)
+  if ((g->n_blocked + 1 >= alive && *idle_s >= 3) || *idle_s >= MX_DEADLOCK_SECONDS)
     return mx_error_set(MX_ERR_RUNTIME, "%s: processes deadlocked (all waiting, none can proceed)",
                         what);
   return MX_OK;
@@ -224,6 +224,10 @@ static mx_status_t rendezvous(mx_proc_t *p, const mx_op_t *op, const int32_t *me
   uint64_t seen = g->epoch;
   int32_t idle = 0;
   while (r->arrived < gsize && !st) {
+    if (g->aborted) {  // checked first: a failed process is also a finished one
+      st = mx_error_set(MX_ERR_RUNTIME, "%s: another process failed", op_label(op));
+      break;
+    }
     for (int32_t m = 0; m < gsize; m++)
       if (!r->posted[m] && g->finished[members[m]]) {
         st = mx_error_set(MX_ERR_RUNTIME, "%s: process %d finished without joining the collective",
@@ -763,6 +767,10 @@ static mx_status_t exec_recv(mx_proc_t *p, const mx_func_t *f, const mx_op_t *op
       m = c->head;
       c->head = m->next;
       if (!c->head) c->tail = NULL;
+      break;
+    }
+    if (g->aborted) {
+      st = mx_error_set(MX_ERR_RUNTIME, "%s: another process failed", op_label(op));
       break;
     }
     if (all_others_finished(g, p)) {
