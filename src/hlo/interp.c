@@ -38,10 +38,12 @@ struct mx_interp {
   mx_check_report_t *checks;  // NULL: a failed check is an error
   int64_t max_while;
   size_t max_bytes;
-  int32_t depth;     // current call depth
-  bool err_located;  // the pending error message already names the failing op
-  mx_env_t *env;     // innermost function invocation
-  mx_proc_t *proc;   // process of a run_parallel grid, NULL when running alone
+  int32_t depth;             // current call depth
+  bool err_located;          // the pending error message already names the failing op
+  mx_env_t *env;             // innermost function invocation
+  mx_proc_t *proc;           // process of a run_parallel grid, NULL when running alone
+  struct probe_rec *probes;  // interpreter.probe records, in execution order
+  int32_t n_probes, cap_probes;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1108,6 +1110,92 @@ static mx_status_t exec_token_join(mx_interp_t *ip, const mx_func_t *f, const mx
   return MX_OK;
 }
 
+// ---- interpreter.probe / check.expect_serialized_eq ----
+//
+// StableHLO's interpreter writes each probed value to a .npy file (one per probe id and
+// iteration) and expect_serialized_eq reads it back. We keep the values in memory for the run
+// instead: the comparison is the same, bit for bit, without a probe directory.
+
+typedef struct probe_rec {
+  const char *id;  // points into the module's attribute
+  int64_t iter;    // how many earlier records share the id
+  mx_tensor_t value;
+} probe_rec_t;
+
+static void probes_free(mx_interp_t *ip) {
+  for (int32_t i = 0; i < ip->n_probes; i++) mx_tensor_free(&ip->probes[i].value);
+  free(ip->probes);
+  ip->probes = NULL;
+  ip->n_probes = ip->cap_probes = 0;
+}
+
+static const char *probe_id_of(const mx_op_t *op) {
+  const mx_attr_t *a = mx_op_attr(op, "probe_id");
+  return a && a->kind == MX_ATTR_STRING && a->s ? a->s : NULL;
+}
+
+static mx_status_t exec_probe(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                              const mx_tensor_t *const *in, mx_tensor_t *out) {
+  const char *id = probe_id_of(op);
+  if (!id || op->n_operands != 1 || op->n_results != 1 || in[0]->type.kind != MX_TYPE_TENSOR)
+    return mx_error_set(MX_ERR_RUNTIME, "%s needs one tensor operand and a `probe_id` string",
+                        op->name);
+  if (!value_type_equal(&in[0]->type, &f->values[op->results[0]].type))
+    return mx_error_set(MX_ERR_RUNTIME, "%s: result type differs from the operand", op->name);
+  if (ip->n_probes == ip->cap_probes) {
+    int32_t cap = ip->cap_probes ? 2 * ip->cap_probes : 16;
+    probe_rec_t *p = realloc(ip->probes, (size_t)cap * sizeof *p);
+    if (!p) return mx_error_set(MX_ERR_NOMEM, "out of memory recording a probe");
+    ip->probes = p;
+    ip->cap_probes = cap;
+  }
+  int64_t iter = 0;
+  for (int32_t i = 0; i < ip->n_probes; i++)
+    if (strcmp(ip->probes[i].id, id) == 0) iter++;
+  probe_rec_t *r = &ip->probes[ip->n_probes];
+  mx_status_t st = mx_tensor_clone(&r->value, in[0]);
+  if (st) return st;
+  r->id = id;
+  r->iter = iter;
+  ip->n_probes++;
+  st = value_clone(&out[0], in[0]);
+  return st;
+}
+
+static mx_status_t exec_serialized_eq(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                      const mx_tensor_t *const *in, mx_tensor_t *out) {
+  (void)f;
+  (void)out;
+  const char *id = probe_id_of(op);
+  if (!id || op->n_operands != 1 || in[0]->type.kind != MX_TYPE_TENSOR)
+    return mx_error_set(MX_ERR_RUNTIME, "%s needs one tensor operand and a `probe_id` string",
+                        op->name);
+  const mx_attr_t *it = mx_op_attr(op, "iter");
+  int64_t iter = it && it->kind == MX_ATTR_INT ? it->i : 0;
+  const probe_rec_t *r = NULL;
+  for (int32_t i = 0; i < ip->n_probes && !r; i++)
+    if (strcmp(ip->probes[i].id, id) == 0 && ip->probes[i].iter == iter) r = &ip->probes[i];
+  char where[32] = "";
+  if (op->line > 0) snprintf(where, sizeof where, "line %d: ", (int)op->line);
+  char msg[384];
+  bool ok = false;
+  if (!r) {
+    snprintf(msg, sizeof msg, "%s%s: no probe \"%.100s\" iteration %" PRId64 " was recorded", where,
+             op->name, id, iter);
+  } else if (!value_type_equal(&r->value.type, &in[0]->type)) {
+    snprintf(msg, sizeof msg, "%s%s: probe \"%.100s\" recorded a value of another type", where,
+             op->name, id);
+  } else {
+    size_t nb = mx_type_nbytes(&in[0]->type);
+    ok = nb == 0 || (in[0]->nbytes >= nb && r->value.nbytes >= nb &&
+                     memcmp(in[0]->data, r->value.data, nb) == 0);
+    if (!ok)
+      snprintf(msg, sizeof msg, "%s%s: value differs from probe \"%.100s\" iteration %" PRId64,
+               where, op->name, id, iter);
+  }
+  return check_report(ip, op, ok, ok ? "" : msg);
+}
+
 // Ops without an opcode of their own, recognized by name (MX_OP_UNKNOWN from the parser).
 static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
                               const mx_tensor_t *const *in, mx_tensor_t *out, bool *handled) {
@@ -1123,6 +1211,8 @@ static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
       {"stablehlo.uniform_quantize", K_QUANT, mx_interp_uniform_quantize},
       {"stablehlo.uniform_dequantize", K_QUANT, mx_interp_uniform_dequantize},
       {"stablehlo.after_all", K_OTHER, exec_token_join},
+      {"interpreter.probe", K_OTHER, exec_probe},
+      {"check.expect_serialized_eq", K_OTHER, exec_serialized_eq},
       {"stablehlo.create_token", K_OTHER, exec_token_join},
       {"stablehlo.replica_id", K_OTHER, mx_interp_process_id},
       {"stablehlo.partition_id", K_OTHER, mx_interp_process_id},
@@ -1348,7 +1438,9 @@ mx_status_t mx_interp_call_in_process(const mx_interp_t *parent, mx_proc_t *proc
   ip.max_bytes = parent->max_bytes;
   ip.depth = parent->depth;
   ip.proc = proc;
-  return call_func(&ip, f, args, n_args, results, f->n_results);
+  mx_status_t st = call_func(&ip, f, args, n_args, results, f->n_results);
+  probes_free(&ip);
+  return st;
 }
 
 mx_status_t mx_interp_call(mx_interp_t *ip, const mx_func_t *f, const mx_tensor_t *const *args,
@@ -1399,6 +1491,7 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
   }
   for (int32_t i = 0; i < n_args; i++) ptrs[i] = &args[i];
   mx_status_t st = call_func(&ip, f, ptrs, n_args, results, f->n_results);
+  probes_free(&ip);
   if (ptrs != small) free(ptrs);
   return st;
 }
