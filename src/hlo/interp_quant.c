@@ -152,12 +152,16 @@ mx_status_t mx_interp_quantize(const mx_tensor_t *f, const mx_qparams_t *qp, mx_
 // ---------------------------------------------------------------------------------------------
 
 bool mx_interp_type_qparams(const mx_type_t *t, mx_qparams_t *qp) {
-  // The IR cannot express !quant.uniform element types yet (the parser rejects them). With a
-  // quantization descriptor on mx_type_t this becomes: if (t->quant) fill *qp from t->elem
-  // (storage) and t->quant (expressed type, storage range, axis, scales, zero points).
-  (void)t;
-  (void)qp;
-  return false;
+  if (t->kind != MX_TYPE_TENSOR || !t->quant) return false;
+  qp->storage = t->elem;
+  qp->expressed = t->quant->expressed;
+  qp->storage_min = t->quant->storage_min;
+  qp->storage_max = t->quant->storage_max;
+  qp->axis = t->quant->axis;
+  qp->n = t->quant->n;
+  qp->scales = t->quant->scales;
+  qp->zero_points = t->quant->zero_points;
+  return true;
 }
 
 bool mx_interp_same_quant(const mx_type_t *a, const mx_type_t *b) {
