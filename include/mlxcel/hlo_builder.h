@@ -117,6 +117,10 @@ const char *mx_compare_type_name(mx_compare_type_t type);  // "FLOAT", ... (NULL
 // (x has rank(x) entries in bdims; each x dim is 1 or equal to the result dim).
 mx_status_t mx_build_broadcast_in_dim(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
                                       const int64_t *bdims, int32_t *out);
+// NumPy-style broadcast of x to dims[0..rank): x's dims align with the trailing result dims
+// (x dim i -> result dim rank - rank(x) + i); a broadcast_in_dim underneath.
+mx_status_t mx_build_broadcast_to(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
+                                  int32_t *out);
 mx_status_t mx_build_reshape(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
                              int32_t *out);
 // perm has rank(x) entries: result dim i = x dim perm[i].
@@ -174,8 +178,9 @@ typedef struct mx_scatter_dims {
 mx_status_t mx_build_scatter(mx_builder_t *b, int32_t input, int32_t indices, int32_t updates,
                              const mx_scatter_dims_t *dims, mx_opcode_t combiner,
                              bool indices_are_sorted, bool unique_indices, int32_t *out);
-// General form: n inputs and n updates; the region has 2n scalar args (inputs' then updates'
-// element types) and must return n scalars. Results in (*op)->results.
+// General form: n inputs and n updates (same element class as the inputs); the region has 2n
+// scalar args of the inputs' element types (current input values, then update values) and must
+// return n scalars. Results in (*op)->results.
 mx_status_t mx_build_scatter_region(mx_builder_t *b, const int32_t *inputs, int32_t n,
                                     int32_t indices, const int32_t *updates,
                                     const mx_scatter_dims_t *dims, bool indices_are_sorted,
@@ -219,7 +224,9 @@ mx_status_t mx_build_convolution(mx_builder_t *b, int32_t lhs, int32_t rhs,
 mx_status_t mx_build_reduce(mx_builder_t *b, int32_t x, int32_t init, const int64_t *dims,
                             int32_t n_dims, mx_opcode_t body, int32_t *out);
 // General form (multi-operand, e.g. argmax): n inputs of equal shape, n scalar inits; the body
-// has 2n scalar args (accumulators, then elements) and returns n scalars.
+// has 2n scalar args of the inits' element types (accumulators, then elements) and returns n
+// scalars; results take the inits' element types (an input may be narrower than its init,
+// e.g. bf16 inputs with an f32 accumulator, as StableHLO's promotion rules allow).
 mx_status_t mx_build_reduce_region(mx_builder_t *b, const int32_t *inputs, const int32_t *inits,
                                    int32_t n, const int64_t *dims, int32_t n_dims, mx_op_t **op);
 
@@ -231,6 +238,7 @@ typedef struct mx_window {
   const int64_t *padding;           // rank(x) x 2 (low, high), NULL = 0
 } mx_window_t;
 
+// Windowed reduction (pooling); forms as for reduce.
 mx_status_t mx_build_reduce_window(mx_builder_t *b, int32_t x, int32_t init, const mx_window_t *w,
                                    mx_opcode_t body, int32_t *out);
 mx_status_t mx_build_reduce_window_region(mx_builder_t *b, const int32_t *inputs,
@@ -266,9 +274,10 @@ mx_status_t mx_build_call(mx_builder_t *b, const char *callee, const int32_t *ar
 // region.
 mx_status_t mx_build_return(mx_builder_t *b, const int32_t *values, int32_t n);
 
-// stablehlo.composite `name` whose decomposition function (already in the module) takes the
-// operands' types; results take its result types. attrs (may be NULL) become
-// composite_attributes; the payloads must be owned by the module (mx_attr_* constructors).
+// stablehlo.composite `name` (namespaced, e.g. "mx.rms_norm") whose decomposition function (already
+// in the module) takes the operands' types; results take its result types. attrs (may be NULL)
+// become composite_attributes; the payloads must be owned by the module (mx_attr_* constructors).
+// version 0 is left out (StableHLO's default).
 mx_status_t mx_build_composite(mx_builder_t *b, const char *name, const int32_t *operands,
                                int32_t n, const mx_named_attr_t *attrs, int32_t n_attrs,
                                const char *decomposition, int32_t version, int32_t *results);

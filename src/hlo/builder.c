@@ -321,6 +321,20 @@ mx_status_t mx_build_broadcast_in_dim(mx_builder_t *b, int32_t x, const int64_t 
   return emit1(b, MX_OP_BROADCAST_IN_DIM, &x, 1, &a, 1, &decl, out);
 }
 
+mx_status_t mx_build_broadcast_to(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
+                                  int32_t *out) {
+  const mx_type_t *xt = mx_build_type(b, x);
+  if (xt != NULL && xt->kind == MX_TYPE_TENSOR && rank >= 0 && xt->rank > rank) {
+    char s[160];
+    return mx_error_set(MX_ERR_VERIFY, "stablehlo.broadcast_in_dim: cannot broadcast %s to rank %d",
+                        mx_type_str(xt, s, sizeof s), rank);
+  }
+  int64_t bd[MX_MAX_RANK];
+  int32_t xr = xt != NULL && xt->kind == MX_TYPE_TENSOR ? xt->rank : 0;
+  for (int32_t i = 0; i < xr && i < MX_MAX_RANK; i++) bd[i] = rank - xr + i;
+  return mx_build_broadcast_in_dim(b, x, dims, rank, bd, out);
+}
+
 mx_status_t mx_build_reshape(mx_builder_t *b, int32_t x, const int64_t *dims, int32_t rank,
                              int32_t *out) {
   mx_status_t st = mx_build_check_array("stablehlo.reshape", "dims", dims, rank, MX_MAX_RANK);

@@ -40,14 +40,12 @@ static mx_status_t add_region(mx_builder_t *b, mx_op_t *op, const mx_type_t *typ
   return mx_op_add_region(b->func, op, r);
 }
 
-// Element types of operand values [first, first + n).
-static mx_status_t value_elems(mx_builder_t *b, const int32_t *ids, int32_t n,
-                               mx_elem_type_t *ets) {
+// Element types of the values ids[0..n) (INVALID for non-tensors).
+static void value_elems(mx_builder_t *b, const int32_t *ids, int32_t n, mx_elem_type_t *ets) {
   for (int32_t i = 0; i < n; i++) {
     const mx_type_t *t = mx_build_type(b, ids[i]);
     ets[i] = t != NULL && t->kind == MX_TYPE_TENSOR ? t->elem : MX_ELEM_INVALID;
   }
-  return MX_OK;
 }
 
 // Concatenates id lists into a heap array (caller frees).

@@ -154,6 +154,23 @@ mx_status_t mx_infer_check_dims(const mx_op_t *op, const char *what, const mx_il
   return MX_OK;
 }
 
+static int elem_class(mx_elem_type_t et) {
+  if (mx_elem_is_bool(et) || mx_elem_is_int(et)) return 1;
+  if (mx_elem_is_float(et)) return 2;
+  if (mx_elem_is_complex(et)) return 3;
+  return 0;
+}
+
+bool mx_infer_same_class(mx_elem_type_t a, mx_elem_type_t b) {
+  return elem_class(a) != 0 && elem_class(a) == elem_class(b);
+}
+
+bool mx_infer_promotable(mx_elem_type_t from, mx_elem_type_t to) {
+  if (!mx_infer_same_class(from, to)) return false;
+  if (elem_class(from) == 2) return true;
+  return mx_elem_bits(from) <= mx_elem_bits(to);
+}
+
 // ---- elementwise ----
 
 enum {
@@ -387,10 +404,10 @@ static mx_status_t infer_compare(const mx_func_t *f, const mx_op_t *op, mx_type_
     bool ok = true;
     if (strcmp(ct->s, "FLOAT") == 0 || strcmp(ct->s, "TOTALORDER") == 0) {
       ok = (k & (K_FLOAT | K_COMPLEX)) != 0;
-    } else if (strcmp(ct->s, "SIGNED") == 0) {
-      ok = (k & (K_SINT | K_BOOL)) != 0;
-    } else if (strcmp(ct->s, "UNSIGNED") == 0) {
-      ok = (k & (K_UINT | K_BOOL)) != 0;
+    } else if (strcmp(ct->s, "SIGNED") == 0 || strcmp(ct->s, "UNSIGNED") == 0) {
+      // The spec ties SIGNED/UNSIGNED to the element type's signedness, but XLA (and
+      // StableHLO's verifier) accept either on any integer: only the class is checked.
+      ok = (k & (K_INT | K_BOOL)) != 0;
     }
     if (!ok) {
       return mx_infer_fail(op, "compare_type %s does not fit operand type %s", ct->s, mx_tstr(a).s);

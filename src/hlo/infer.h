@@ -53,6 +53,12 @@ mx_status_t mx_infer_need_tensors(const mx_func_t *f, const mx_op_t *op, int32_t
 mx_status_t mx_infer_check_dims(const mx_op_t *op, const char *what, const mx_ilist_t *l,
                                 int32_t rank, bool sorted);
 
+// StableHLO's "promotable" element types (reduction bodies may accumulate wider): same class
+// (integer incl. i1 / float / complex), floats of any precision, ints no narrower.
+bool mx_infer_promotable(mx_elem_type_t from, mx_elem_type_t to);
+// Same class as above without the width rule.
+bool mx_infer_same_class(mx_elem_type_t a, mx_elem_type_t b);
+
 // Per-family inference (dispatch lives in infer.c).
 mx_status_t mx_infer_shape_op(const mx_func_t *f, const mx_op_t *op, const mx_type_t *declared,
                               int32_t n_results, mx_type_t *out, bool *handled);

@@ -18,6 +18,27 @@ static mx_elem_type_t result_elem(const mx_type_t *decl, int32_t i, mx_elem_type
   return dflt;
 }
 
+// precision_config: at most two of DEFAULT/HIGH/HIGHEST (absent is fine).
+static mx_status_t check_precision(const mx_op_t *op) {
+  const mx_attr_t *p = mx_op_attr(op, "precision_config");
+  if (p == NULL) return MX_OK;
+  if (p->kind != MX_ATTR_ARRAY || p->n > 2) {
+    return mx_infer_fail(op, "precision_config must be a list of at most 2 precisions");
+  }
+  for (int32_t i = 0; i < p->n; i++) {
+    const mx_attr_t *e = &p->items[i];
+    if (e->kind != MX_ATTR_ENUM || e->s == NULL ||
+        (strcmp(e->s, "DEFAULT") != 0 && strcmp(e->s, "HIGH") != 0 &&
+         strcmp(e->s, "HIGHEST") != 0)) {
+      return mx_infer_fail(op,
+                           "precision_config[%d] must be #stablehlo<precision DEFAULT|HIGH|"
+                           "HIGHEST>",
+                           i);
+    }
+  }
+  return MX_OK;
+}
+
 static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op, const mx_type_t *decl,
                                      mx_type_t *out) {
   if (op->n_operands != 2) {
@@ -25,6 +46,7 @@ static mx_status_t infer_dot_general(const mx_func_t *f, const mx_op_t *op, cons
   }
   mx_status_t st = mx_infer_need_tensors(f, op, 0, 2);
   if (st != MX_OK) return st;
+  if ((st = check_precision(op)) != MX_OK) return st;
   const mx_type_t *l = mx_infer_operand(f, op, 0);
   const mx_type_t *r = mx_infer_operand(f, op, 1);
   const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
@@ -106,6 +128,7 @@ static mx_status_t infer_dot(const mx_func_t *f, const mx_op_t *op, const mx_typ
   }
   mx_status_t st = mx_infer_need_tensors(f, op, 0, 2);
   if (st != MX_OK) return st;
+  if ((st = check_precision(op)) != MX_OK) return st;
   const mx_type_t *l = mx_infer_operand(f, op, 0);
   const mx_type_t *r = mx_infer_operand(f, op, 1);
   if (l->rank < 1 || l->rank > 2 || r->rank < 1 || r->rank > 2) {
@@ -181,8 +204,14 @@ static mx_status_t read_padding(const mx_op_t *op, int32_t n, mx_ilist_t *p) {
     p->n = 2 * n;
     return MX_OK;
   }
-  if (p->n != 2 * n) {
-    return mx_infer_fail(op, "padding has %d entries, expected %d x 2", p->n, n);
+  const mx_attr_t *a = mx_op_attr(op, "padding");
+  bool shaped_ok =
+      a->kind != MX_ATTR_DENSE ||
+      (a->dense->type.rank == 2 && a->dense->type.dims[0] == n && a->dense->type.dims[1] == 2) ||
+      (n == 0 && mx_type_numel(&a->dense->type) == 0);
+  if (p->n != 2 * n || !shaped_ok) {
+    return mx_infer_fail(op, "padding has %d entries%s, expected %d x 2", p->n,
+                         shaped_ok ? "" : " or the wrong shape", n);
   }
   return MX_OK;
 }
@@ -243,10 +272,15 @@ static mx_status_t infer_convolution(const mx_func_t *f, const mx_op_t *op, cons
   }
   mx_status_t st = mx_infer_need_tensors(f, op, 0, 2);
   if (st != MX_OK) return st;
+  if ((st = check_precision(op)) != MX_OK) return st;
   const mx_type_t *l = mx_infer_operand(f, op, 0);
   const mx_type_t *r = mx_infer_operand(f, op, 1);
   if (l->rank != r->rank || l->rank < 2) {
     return mx_infer_fail(op, "lhs %s and rhs %s must have the same rank >= 2", mx_tstr(l).s,
+                         mx_tstr(r).s);
+  }
+  if (l->elem != r->elem) {
+    return mx_infer_fail(op, "lhs %s and rhs %s must have the same element type", mx_tstr(l).s,
                          mx_tstr(r).s);
   }
   conv_dims_t c;
@@ -323,9 +357,10 @@ static mx_status_t check_inputs_inits(const mx_func_t *f, const mx_op_t *op, int
       return mx_infer_fail(op, "inputs must have equal shapes: %s vs %s", mx_tstr(x0).s,
                            mx_tstr(x).s);
     }
-    if (init->rank != 0 || init->elem != x->elem) {
-      return mx_infer_fail(op, "init value %d type %s must be a scalar of input %s's element type",
-                           i, mx_tstr(init).s, mx_tstr(x).s);
+    // Exact element rules involve the body (promotable types); see the verifier's region check.
+    if (init->rank != 0 || !mx_infer_same_class(init->elem, x->elem)) {
+      return mx_infer_fail(op, "init value %d type %s must be a scalar like input %s's elements", i,
+                           mx_tstr(init).s, mx_tstr(x).s);
     }
   }
   return MX_OK;
@@ -399,7 +434,8 @@ static mx_status_t infer_reduce_window(const mx_func_t *f, const mx_op_t *op, co
   return MX_OK;
 }
 
-static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *op, mx_type_t *out) {
+static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *op,
+                                            const mx_type_t *decl, mx_type_t *out) {
   if (op->n_operands != 3) {
     return mx_infer_fail(op, "expected 3 operands (operand, source, init_value), got %d",
                          op->n_operands);
@@ -410,20 +446,17 @@ static mx_status_t infer_select_and_scatter(const mx_func_t *f, const mx_op_t *o
   const mx_type_t *src = mx_infer_operand(f, op, 1);
   const mx_type_t *init = mx_infer_operand(f, op, 2);
   mx_type_t shape;
-  if ((st = window_shape(op, x, false, &shape)) != MX_OK) return st;
+  if ((st = window_shape(op, x, x->rank > 0, &shape)) != MX_OK) return st;
   if (!mx_type_same_shape(&shape, src)) {
     return mx_infer_fail(op, "source type %s must have the windowed shape of operand %s",
                          mx_tstr(src).s, mx_tstr(x).s);
   }
-  if (src->elem != x->elem) {
-    return mx_infer_fail(op, "source type %s must have operand %s's element type", mx_tstr(src).s,
-                         mx_tstr(x).s);
-  }
-  if (init->rank != 0 || init->elem != x->elem) {
-    return mx_infer_fail(op, "init value type %s must be a scalar of operand %s's element type",
-                         mx_tstr(init).s, mx_tstr(x).s);
+  if (init->rank != 0 || !mx_infer_same_class(init->elem, src->elem)) {
+    return mx_infer_fail(op, "init value type %s must be a scalar like source %s's elements",
+                         mx_tstr(init).s, mx_tstr(src).s);
   }
   *out = *x;
+  out->elem = result_elem(decl, 0, init->elem);
   return MX_OK;
 }
 
@@ -553,6 +586,12 @@ static mx_status_t infer_triangular_solve(const mx_func_t *f, const mx_op_t *op,
     return mx_infer_fail(op, "a %s must be square matrices of b %s's rank and element type",
                          mx_tstr(a).s, mx_tstr(b).s);
   }
+  const mx_attr_t *ta = mx_op_attr(op, "transpose_a");
+  if (ta != NULL &&
+      (ta->s == NULL || (strcmp(ta->s, "NO_TRANSPOSE") != 0 && strcmp(ta->s, "TRANSPOSE") != 0 &&
+                         strcmp(ta->s, "ADJOINT") != 0))) {
+    return mx_infer_fail(op, "transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT");
+  }
   int64_t left;
   if ((st = mx_infer_int(op, NULL, "left_side", false, 0, &left)) != MX_OK) return st;
   int32_t bd = left ? b->rank - 2 : b->rank - 1;
@@ -597,7 +636,7 @@ mx_status_t mx_infer_compute_op(const mx_func_t *f, const mx_op_t *op, const mx_
     case MX_OP_CONVOLUTION:
       return infer_convolution(f, op, declared, out);
     case MX_OP_SELECT_AND_SCATTER:
-      return infer_select_and_scatter(f, op, out);
+      return infer_select_and_scatter(f, op, declared, out);
     case MX_OP_MAP:
       return infer_map(f, op, declared, out);
     case MX_OP_FFT:

@@ -1,5 +1,6 @@
 // Result-type inference for control flow and structure: returns, call, composite, while, if,
 // case, custom_call, optimization_barrier, tuple, get_tuple_element.
+#include <ctype.h>
 #include <string.h>
 
 #include "hlo/infer.h"
@@ -136,6 +137,21 @@ static mx_status_t infer_get_tuple_element(const mx_func_t *f, const mx_op_t *op
   return MX_OK;
 }
 
+// StableHLO's namespaced op name: [a-zA-Z][a-zA-Z0-9_]*([.][a-zA-Z0-9_$]+)+
+static bool is_namespaced_name(const char *s) {
+  if (!isalpha((unsigned char)*s)) return false;
+  while (isalnum((unsigned char)*s) || *s == '_') s++;
+  int groups = 0;
+  while (*s == '.') {
+    s++;
+    const char *start = s;
+    while (isalnum((unsigned char)*s) || *s == '_' || *s == '$') s++;
+    if (s == start) return false;
+    groups++;
+  }
+  return *s == '\0' && groups > 0;
+}
+
 mx_status_t mx_infer_control_op(const mx_func_t *f, const mx_op_t *op, const mx_type_t *declared,
                                 int32_t n_results, mx_type_t *out, bool *handled) {
   *handled = true;
@@ -149,6 +165,10 @@ mx_status_t mx_infer_control_op(const mx_func_t *f, const mx_op_t *op, const mx_
       const mx_attr_t *name = mx_op_attr(op, "name");
       if (name == NULL || name->s == NULL) {
         return mx_infer_fail(op, "missing required string attribute 'name'");
+      }
+      if (!is_namespaced_name(name->s)) {
+        return mx_infer_fail(op, "name \"%s\" must be a namespaced op name like \"ns.op\"",
+                             name->s);
       }
       return infer_callee(f, op, "decomposition", declared, n_results, out);
     }

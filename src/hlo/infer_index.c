@@ -187,8 +187,8 @@ static mx_status_t infer_scatter(const mx_func_t *f, const mx_op_t *op, const mx
   for (int32_t i = 0; i < n; i++) {
     const mx_type_t *xi = mx_infer_operand(f, op, i);
     const mx_type_t *ui = mx_infer_operand(f, op, n + 1 + i);
-    if (xi->elem != ui->elem) {
-      return mx_infer_fail(op, "updates %s must have input %s's element type", mx_tstr(ui).s,
+    if (!mx_infer_same_class(xi->elem, ui->elem)) {
+      return mx_infer_fail(op, "updates %s must have elements like input %s's", mx_tstr(ui).s,
                            mx_tstr(xi).s);
     }
   }

@@ -94,6 +94,70 @@ static mx_status_t check_region(const mx_func_t *f, const mx_op_t *op, int32_t r
   return MX_OK;
 }
 
+// A reduction body (reduce, reduce_window, scatter, select_and_scatter's scatter) following
+// StableHLO's rules: 2n scalar args (accumulators, then elements), n scalar returns; each return
+// has its accumulator's type; elements are promotable from the inputs' element types, returns
+// from the inits'; results take the returns' element types.
+static mx_status_t check_reducer(const mx_func_t *f, const mx_op_t *op, int32_t ri,
+                                 const int32_t *inputs, const int32_t *inits, int32_t n,
+                                 const int32_t *results) {
+  const mx_block_t *r = op->regions[ri];
+  if (r == NULL) return mx_infer_fail(op, "region %d is missing", ri);
+  if (r->n_args != 2 * n) {
+    return mx_infer_fail(op, "region %d has %d arguments, expected %d", ri, r->n_args, 2 * n);
+  }
+  const mx_op_t *term = terminator(r);
+  if (term == NULL) return mx_infer_fail(op, "region %d does not end with a return", ri);
+  if (term->n_operands != n) {
+    return mx_infer_fail(op, "region %d returns %d values, expected %d", ri, term->n_operands, n);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    const mx_type_t *acc = vtype(f, r->args[i]), *el = vtype(f, r->args[n + i]);
+    const mx_type_t *ret = vtype(f, term->operands[i]);
+    const mx_type_t *in = vtype(f, inputs[i]), *init = vtype(f, inits[i]);
+    const mx_type_t *res = results != NULL ? vtype(f, results[i]) : NULL;
+    if (acc == NULL || el == NULL || ret == NULL || in == NULL || init == NULL) {
+      return mx_infer_fail(op, "region %d refers to an unknown value", ri);
+    }
+    const mx_type_t *scalars[3] = {acc, el, ret};
+    for (int32_t k = 0; k < 3; k++) {
+      if (scalars[k]->kind != MX_TYPE_TENSOR || scalars[k]->rank != 0) {
+        return mx_infer_fail(op, "region %d %s %d has type %s, expected a scalar tensor", ri,
+                             k == 2 ? "return value" : "argument",
+                             k == 0   ? i
+                             : k == 1 ? n + i
+                                      : i,
+                             mx_tstr(scalars[k]).s);
+      }
+    }
+    if (ret->elem != acc->elem) {
+      return mx_infer_fail(op,
+                           "region %d returns type %s at position %d, expected %s (the type "
+                           "of argument %d)",
+                           ri, mx_tstr(ret).s, i, mx_tstr(acc).s, i);
+    }
+    if (el->elem != ret->elem && !(mx_elem_is_float(el->elem) && mx_elem_is_float(ret->elem))) {
+      return mx_infer_fail(op, "region %d argument %d has type %s, expected %s", ri, n + i,
+                           mx_tstr(el).s, mx_tstr(ret).s);
+    }
+    if (!mx_infer_promotable(init->elem, ret->elem)) {
+      return mx_infer_fail(op,
+                           "region %d returns type %s at position %d, which %s does not "
+                           "promote to",
+                           ri, mx_tstr(ret).s, i, mx_tstr(init).s);
+    }
+    if (!mx_infer_promotable(in->elem, el->elem)) {
+      return mx_infer_fail(op, "region %d argument %d has type %s, which %s does not promote to",
+                           ri, n + i, mx_tstr(el).s, mx_tstr(in).s);
+    }
+    if (res != NULL && res->kind == MX_TYPE_TENSOR && res->elem != ret->elem) {
+      return mx_infer_fail(op, "result %d has type %s, expected element type %s (the region's)", i,
+                           mx_tstr(res).s, mx_elem_name(ret->elem));
+    }
+  }
+  return MX_OK;
+}
+
 static mx_status_t need_regions(const mx_op_t *op, int32_t n) {
   if (op->n_regions != n) {
     return mx_infer_fail(op, "expected %d region%s, got %d", n, n == 1 ? "" : "s", op->n_regions);
@@ -131,35 +195,41 @@ static mx_status_t check_regions(const mx_func_t *f, const mx_op_t *op) {
   }
   switch (op->code) {
     case MX_OP_REDUCE:
-    case MX_OP_REDUCE_WINDOW:
-    case MX_OP_SCATTER: {
-      // Body: (acc..., elem...) -> acc..., scalars of the results' element types.
-      int32_t n = nres;
+    case MX_OP_REDUCE_WINDOW: {
       if ((st = need_regions(op, 1)) != MX_OK) break;
-      for (int32_t i = 0; i < n; i++) {
-        const mx_type_t *rt = vtype(f, op->results[i]);
-        elems[i] = elems[n + i] = rets[i] = rt->elem;
-      }
-      s.n_args = 2 * n;
-      s.scalar_args = true;
-      s.arg_elems = elems;
-      s.n_rets = n;
-      s.scalar_rets = true;
-      s.ret_elems = rets;
-      st = check_region(f, op, 0, &s);
+      int32_t n = nres;
+      st = check_reducer(f, op, 0, op->operands, op->operands + n, n, op->results);
+      break;
+    }
+    case MX_OP_SCATTER: {
+      if ((st = need_regions(op, 1)) != MX_OK) break;
+      // Inputs feed the accumulators; updates play the init values' part.
+      int32_t n = nres;
+      st = check_reducer(f, op, 0, op->operands, op->operands + n + 1, n, op->results);
       break;
     }
     case MX_OP_SELECT_AND_SCATTER: {
       if ((st = need_regions(op, 2)) != MX_OK) break;
       const mx_type_t *x = vtype(f, op->operands[0]);
-      elems[0] = elems[1] = x->elem;
+      const mx_block_t *sel = op->regions[0];
+      if (sel == NULL || sel->n_args != 2) {
+        st = mx_infer_fail(op, "select region must take 2 arguments");
+        break;
+      }
+      for (int32_t i = 0; i < 2 && st == MX_OK; i++) {
+        const mx_type_t *t = vtype(f, sel->args[i]);
+        if (t == NULL || t->kind != MX_TYPE_TENSOR || t->rank != 0 ||
+            !(t->elem == x->elem || (mx_elem_is_float(t->elem) && mx_elem_is_float(x->elem)))) {
+          st = mx_infer_fail(op, "select region argument %d has type %s, expected tensor<%s>", i,
+                             mx_tstr(t).s, mx_elem_name(x->elem));
+        }
+      }
+      if (st != MX_OK) break;
       rets[0] = MX_ELEM_I1;
-      s = (region_sig_t){2, NULL, elems, true, 1, NULL, rets, true};
+      s = (region_sig_t){2, NULL, NULL, true, 1, NULL, rets, true};
       if ((st = check_region(f, op, 0, &s)) != MX_OK) break;
-      const mx_type_t *init = vtype(f, op->operands[2]);
-      elems[0] = elems[1] = rets[0] = init->elem;
-      s = (region_sig_t){2, NULL, elems, true, 1, NULL, rets, true};
-      st = check_region(f, op, 1, &s);
+      // Scatter region: a reducer over the source elements with init_value.
+      st = check_reducer(f, op, 1, &op->operands[1], &op->operands[2], 1, op->results);
       break;
     }
     case MX_OP_SORT: {
@@ -273,7 +343,7 @@ static mx_status_t verify_block(const mx_func_t *f, const mx_block_t *b, const m
           op, mx_infer_fail(op, "func.return inside the region of %s", mx_infer_opname(owner)));
     }
   }
-  if (owner != NULL && terminator(b) == NULL) {
+  if (owner != NULL && owner->code != MX_OP_UNKNOWN && terminator(b) == NULL) {
     return located(owner, mx_infer_fail(owner, "region does not end with a return"));
   }
   return MX_OK;

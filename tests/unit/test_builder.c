@@ -333,6 +333,15 @@ static void test_shape_errors(mx_module_t *m) {
             "broadcast_dimensions[1] = 3 is out of range [0, 3)");
   CHECK_ERR(mx_build_broadcast_in_dim(&b, a[3], d234, 3, NULL, &r), MX_ERR_INVALID_ARG,
             "broadcast_dimensions");
+  // broadcast_to (trailing alignment)
+  CHECK_OK(mx_build_broadcast_to(&b, a[3], d234, 3, &r));
+  CHECK(type_is(&b, r, T3(MX_ELEM_F32, 2, 3, 4)));
+  static const int64_t d43[] = {4, 3};
+  CHECK_ERR(
+      mx_build_broadcast_to(&b, a[3], d43, 2, &r), E,
+      "operand tensor<3x4xf32> dim 0 = 3 must be 1 or equal result tensor<4x3xf32> dim 0 = 4");
+  CHECK_ERR(mx_build_broadcast_to(&b, a[0], d43, 2, &r), E,
+            "cannot broadcast tensor<2x3x4xf32> to rank 2");
   // reshape
   static const int64_t d64[] = {6, 4}, d65[] = {6, 5};
   CHECK_OK(mx_build_reshape(&b, a[0], d64, 2, &r));
@@ -523,6 +532,34 @@ static void test_compute_errors(mx_module_t *m) {
     CHECK_OK(mx_build_return(&rb, rets, 2));
     CHECK_OK(mx_build_finish(&b, red));
     CHECK(type_is(&b, red->results[1], T1(MX_ELEM_I32, 2)));
+  }
+  // bf16 inputs with an f32 accumulator (StableHLO promotion).
+  int32_t xb;
+  CHECK_OK(mx_build_convert(&b, a[0], MX_ELEM_BF16, &xb));
+  CHECK_OK(mx_build_reduce_region(&b, &xb, &a[4], 1, k1, 1, &red));
+  if (red != NULL) {
+    mx_block_t *body = red->regions[0];
+    mx_builder_t rb = mx_builder_at(b.func, body);
+    int32_t s;
+    CHECK(type_is(&rb, body->args[1], T0(MX_ELEM_F32)));
+    CHECK_OK(mx_build_binary(&rb, MX_OP_ADD, body->args[0], body->args[1], &s));
+    CHECK_OK(mx_build_return(&rb, &s, 1));
+    CHECK_OK(mx_build_finish(&b, red));
+    CHECK(type_is(&b, red->results[0], T1(MX_ELEM_F32, 2)));
+  }
+  // ... but not narrower accumulators.
+  int64_t i64d[1] = {3};
+  mx_type_t i64t = mx_type_tensor(MX_ELEM_I64, 1, i64d);
+  int32_t iv;
+  CHECK_OK(mx_build_iota(&b, &i64t, 0, &iv));
+  mx_op_t *nar;
+  CHECK_OK(mx_build_reduce_region(&b, &iv, &i0, 1, k0, 1, &nar));
+  if (nar != NULL) {
+    mx_builder_t rb = mx_builder_at(b.func, nar->regions[0]);
+    CHECK_OK(mx_build_return(&rb, &nar->regions[0]->args[0], 1));
+    CHECK_ERR(mx_build_finish(&b, nar), E,
+              "stablehlo.reduce: region 0 argument 1 has type tensor<i32>, which "
+              "tensor<3xi64> does not promote to");
   }
   // A body returning the wrong arity is caught by mx_build_finish.
   CHECK_OK(mx_build_reduce_region(&b, ins, inits, 2, k1, 1, &red));

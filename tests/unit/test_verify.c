@@ -147,6 +147,28 @@ static void test_parsed_errors(void) {
        "  return %0 : tensor<2x3xf32>\n}\n",
        "stablehlo.broadcast_in_dim: operand tensor<3xf32> dim 0 = 3 must be 1 or equal result "
        "tensor<2x3xf32> dim 0 = 2"},
+      {"func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+       "  %0 = stablehlo.composite \"foo\" %a {decomposition = @g} : (tensor<4xf32>) -> "
+       "tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+       "func.func private @g(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+       "  return %x : tensor<4xf32>\n}\n",
+       "stablehlo.composite: name \"foo\" must be a namespaced op name"},
+      {"func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {\n"
+       "  %0 = \"stablehlo.dot_general\"(%a, %a) {dot_dimension_numbers = #stablehlo.dot<"
+       "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = "
+       "[#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>, #stablehlo<precision "
+       "HIGH>]} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>\n"
+       "  return %0 : tensor<2x2xf32>\n}\n",
+       "precision_config must be a list of at most 2 precisions"},
+      {"func.func @main(%a: tensor<4x2xf32>, %z: tensor<f32>) -> tensor<4x2xf32> {\n"
+       "  %0 = \"stablehlo.reduce_window\"(%a, %z) ({\n"
+       "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+       "    %s = stablehlo.add %x, %y : tensor<f32>\n"
+       "    stablehlo.return %s : tensor<f32>\n"
+       "  }) {window_dimensions = array<i64: 1, 1>, padding = dense<0> : tensor<4x1xi64>} : "
+       "(tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>\n"
+       "  return %0 : tensor<4x2xf32>\n}\n",
+       "padding has 4 entries or the wrong shape, expected 2 x 2"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     mx_module_t *m = NULL;

@@ -1,0 +1,219 @@
+// Checkpoint directory: DIR/model.safetensors or the shards of DIR/model.safetensors.index.json,
+// each mmapped read-only; weights point into the mappings (zero-copy) and are found by name
+// through an open-addressing hash table.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model/checkpoint_internal.h"
+#include "model/safetensors_internal.h"
+
+typedef struct ck_file {
+  void *map;
+  size_t len;
+} ck_file_t;
+
+struct mx_checkpoint {
+  mx_arena_t *arena;
+  int32_t n_files;
+  ck_file_t *files;  // arena
+  int32_t n;
+  mx_weight_t *w;   // arena, in shard order then header order
+  int32_t *table;   // arena; weight index + 1, 0 = empty slot
+  uint32_t mask;    // table size - 1 (a power of two)
+};
+
+static uint32_t hash_name(const char *s) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+  return h;
+}
+
+// Index of the weight called `name`, or -1.
+static int32_t lookup(const mx_checkpoint_t *ck, const char *name) {
+  if (!ck->table) return -1;
+  for (uint32_t i = hash_name(name) & ck->mask;; i = (i + 1) & ck->mask) {
+    int32_t k = ck->table[i];
+    if (k == 0) return -1;
+    if (strcmp(ck->w[k - 1].name, name) == 0) return k - 1;
+  }
+}
+
+// Builds the table; a name seen twice (only possible across shards: mx_st_parse rejects
+// duplicates within a file) is an error naming both files.
+static mx_status_t build_table(mx_checkpoint_t *ck) {
+  uint32_t cap = 16;
+  while (cap < 2u * (uint32_t)ck->n) cap *= 2;
+  ck->table = mx_arena_alloc(ck->arena, cap * sizeof *ck->table);
+  if (!ck->table) return mx_error_set(MX_ERR_NOMEM, "out of memory for the tensor table");
+  ck->mask = cap - 1;
+  for (int32_t j = 0; j < ck->n; j++) {
+    uint32_t i = hash_name(ck->w[j].name) & ck->mask;
+    for (; ck->table[i]; i = (i + 1) & ck->mask) {
+      const mx_weight_t *o = &ck->w[ck->table[i] - 1];
+      if (strcmp(o->name, ck->w[j].name) == 0) {
+        return mx_error_set(MX_ERR_PARSE, "%s: tensor '%.200s' is also in %s", ck->w[j].file,
+                            ck->w[j].name, o->file);
+      }
+    }
+    ck->table[i] = j + 1;
+  }
+  return MX_OK;
+}
+
+static char *join_path(mx_arena_t *arena, const char *dir, const char *name) {
+  size_t a = strlen(dir), b = strlen(name);
+  char *p = mx_arena_alloc(arena, a + b + 2);
+  if (!p) return NULL;
+  memcpy(p, dir, a);
+  size_t k = a;
+  if (a && dir[a - 1] != '/') p[k++] = '/';
+  memcpy(p + k, name, b + 1);
+  return p;
+}
+
+// Maps `path` read-only and appends its validated tensors to ck->w.
+static mx_status_t open_shard(mx_checkpoint_t *ck, const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return mx_error_set(MX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    return mx_error_set(MX_ERR_IO, "%s: not a regular file", path);
+  }
+  size_t len = (size_t)sb.st_size;
+  uint8_t small[8];
+  void *map = NULL;
+  if (len < sizeof small) {
+    // Too short to be valid (and mmap refuses length 0): read it so the parser can say why.
+    ssize_t got = read(fd, small, len);
+    len = got > 0 ? (size_t)got : 0;
+  } else {
+    map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      int e = errno;
+      close(fd);
+      return mx_error_set(MX_ERR_IO, "%s: cannot mmap %zu bytes: %s", path, len, strerror(e));
+    }
+  }
+  close(fd);  // the mapping stays valid
+  if (map) {
+    ck->files[ck->n_files].map = map;
+    ck->files[ck->n_files].len = len;
+    ck->n_files++;
+  }
+  mx_weight_t *w = NULL;
+  int32_t n = 0;
+  mx_status_t st = mx_st_parse(map ? map : small, len, path, ck->arena, &w, &n);
+  if (st != MX_OK) return st;
+  if (n == 0) return MX_OK;
+  ck->w = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)ck->n + (size_t)n, sizeof *w);
+  if (!ck->w) return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", path);
+  memcpy(ck->w + ck->n, w, (size_t)n * sizeof *w);
+  ck->n += n;
+  return MX_OK;
+}
+
+// Every tensor the index lists must be in the shard it names.
+static mx_status_t check_index(const mx_checkpoint_t *ck, const mx_ckpt_index_t *ix,
+                               const char *index_path) {
+  for (int32_t i = 0; i < ix->n_entries; i++) {
+    int32_t k = lookup(ck, ix->names[i]);
+    const char *want = ix->shards[ix->shard_of[i]];
+    if (k < 0) {
+      return mx_error_set(MX_ERR_PARSE,
+                          "%s: tensor '%.200s' is listed in shard %s but missing there",
+                          index_path, ix->names[i], want);
+    }
+    const char *file = ck->w[k].file;
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    if (strcmp(base, want) != 0) {
+      return mx_error_set(MX_ERR_PARSE, "%s: tensor '%.200s' is listed in shard %s but is in %s",
+                          index_path, ix->names[i], want, file);
+    }
+  }
+  return MX_OK;
+}
+
+static mx_status_t open_sharded(mx_checkpoint_t *ck, const char *dir, const char *index_path) {
+  char *text = NULL;
+  size_t len = 0;
+  mx_status_t st = mx_read_file(index_path, &text, &len);
+  if (st != MX_OK) return st;
+  mx_ckpt_index_t ix;
+  st = mx_ckpt_index_parse(text, len, index_path, ck->arena, &ix);
+  free(text);
+  if (st != MX_OK) return st;
+  ck->files = mx_arena_alloc(ck->arena, (size_t)ix.n_shards * sizeof *ck->files);
+  if (!ck->files) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t s = 0; s < ix.n_shards && st == MX_OK; s++) {
+    const char *path = join_path(ck->arena, dir, ix.shards[s]);
+    if (!path) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    if (access(path, F_OK) != 0) {
+      return mx_error_set(MX_ERR_IO, "%s: shard %s does not exist", index_path, ix.shards[s]);
+    }
+    st = open_shard(ck, path);
+  }
+  if (st == MX_OK) st = build_table(ck);
+  if (st == MX_OK) st = check_index(ck, &ix, index_path);
+  return st;
+}
+
+mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out) {
+  *out = NULL;
+  if (!dir) return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_open: no directory");
+  mx_checkpoint_t *ck = calloc(1, sizeof *ck);
+  mx_arena_t *arena = mx_arena_create();
+  if (!ck || !arena) {
+    free(ck);
+    mx_arena_destroy(arena);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  ck->arena = arena;
+  mx_status_t st = MX_OK;
+  const char *index_path = join_path(arena, dir, "model.safetensors.index.json");
+  const char *single_path = join_path(arena, dir, "model.safetensors");
+  if (!index_path || !single_path) {
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  } else if (access(index_path, F_OK) == 0) {
+    st = open_sharded(ck, dir, index_path);
+  } else if (access(single_path, F_OK) == 0) {
+    ck->files = mx_arena_alloc(arena, sizeof *ck->files);
+    st = ck->files ? open_shard(ck, single_path) : mx_error_set(MX_ERR_NOMEM, "out of memory");
+    if (st == MX_OK) st = build_table(ck);
+  } else {
+    st = mx_error_set(MX_ERR_IO, "%s: no model.safetensors or model.safetensors.index.json", dir);
+  }
+  if (st != MX_OK) {
+    mx_checkpoint_close(ck);
+    return st;
+  }
+  *out = ck;
+  return MX_OK;
+}
+
+void mx_checkpoint_close(mx_checkpoint_t *ck) {
+  if (!ck) return;
+  for (int32_t i = 0; i < ck->n_files; i++) munmap(ck->files[i].map, ck->files[i].len);
+  mx_arena_destroy(ck->arena);
+  free(ck);
+}
+
+int32_t mx_checkpoint_count(const mx_checkpoint_t *ck) { return ck ? ck->n : 0; }
+
+const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i) {
+  if (!ck || i < 0 || i >= ck->n) return NULL;
+  return &ck->w[i];
+}
+
+const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *name) {
+  if (!ck || !name) return NULL;
+  int32_t k = lookup(ck, name);
+  return k < 0 ? NULL : &ck->w[k];
+}

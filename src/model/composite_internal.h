@@ -1,0 +1,20 @@
+// Internal to composite*.c: the shared call-site helper and the decomposition builder type.
+#ifndef MLXCEL_MODEL_COMPOSITE_INTERNAL_H
+#define MLXCEL_MODEL_COMPOSITE_INTERNAL_H
+
+#include "model/graph_internal.h"
+
+// Builds the body of a decomposition function at b from its arguments; returns its one result.
+typedef mx_status_t (*mx_decomp_fn)(mx_builder_t *b, const int32_t *args, const void *params,
+                                    int32_t *result);
+
+// Appends `stablehlo.composite name(operands) {composite_attributes = attrs, version = 1}` whose
+// decomposition is built by `build(params)` the first time this (name, operand types, attr_key)
+// is seen in the module, and reused afterwards. attr_key must identify the attributes (and
+// anything else `params` changes in the body).
+mx_status_t mx_comp_call(mx_comp_ctx_t *c, mx_builder_t *b, const char *name,
+                         const int32_t *operands, int32_t n, const mx_named_attr_t *attrs,
+                         int32_t n_attrs, const char *attr_key, mx_decomp_fn build,
+                         const void *params, int32_t *out);
+
+#endif  // MLXCEL_MODEL_COMPOSITE_INTERNAL_H

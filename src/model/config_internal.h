@@ -1,0 +1,54 @@
+// Internal to config parsing: typed field readers and the per-family parsers. Adding a model
+// family is one mx_cfg_parse_<family> function plus a line in config.c's family table.
+#ifndef MLXCEL_MODEL_CONFIG_INTERNAL_H
+#define MLXCEL_MODEL_CONFIG_INTERNAL_H
+
+#include <cjson/cJSON.h>
+
+#include "mlxcel/model.h"
+
+// A JSON object being read; `src` and `prefix` ("" or "rope_scaling.") name fields in messages
+// ("models/x/config.json: rope_scaling.factor must be a number, got a string").
+typedef struct mx_cfg_obj {
+  const cJSON *obj;
+  const char *src;
+  const char *prefix;
+} mx_cfg_obj_t;
+
+// Parses JSON text (not necessarily NUL-terminated) into a root object; `src` names it.
+mx_status_t mx_cfg_parse_json(const char *text, size_t len, const char *src, cJSON **root);
+
+// True when `key` is present and not JSON null (HF treats null as "use the default").
+bool mx_cfg_has(const mx_cfg_obj_t *o, const char *key);
+// Readers: absent or null -> `def`; a value of the wrong JSON type or out of range -> an error
+// naming the field.
+mx_status_t mx_cfg_i32(const mx_cfg_obj_t *o, const char *key, int32_t def, int32_t *out);
+mx_status_t mx_cfg_i64(const mx_cfg_obj_t *o, const char *key, int64_t def, int64_t *out);
+mx_status_t mx_cfg_f64(const mx_cfg_obj_t *o, const char *key, double def, double *out);
+mx_status_t mx_cfg_bool(const mx_cfg_obj_t *o, const char *key, bool def, bool *out);
+mx_status_t mx_cfg_str(const mx_cfg_obj_t *o, const char *key, const char *def, char *out,
+                       size_t cap);
+// Token id: absent -> def, null or negative -> -1.
+mx_status_t mx_cfg_token(const mx_cfg_obj_t *o, const char *key, int32_t def, int32_t *out);
+// eos_token_id: int or list of ints; absent leaves cfg untouched, null clears it.
+mx_status_t mx_cfg_eos(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+
+// HF defaults of the fields every decoder-only family shares (the family's *Config class).
+typedef struct mx_cfg_defaults {
+  int32_t vocab_size, hidden_size, intermediate_size, num_layers, num_heads;
+  int64_t max_position_embeddings;
+  double rms_norm_eps, rope_theta;
+  bool tie_word_embeddings;
+  const char *hidden_act;
+  int32_t bos_token_id, eos_token_id, pad_token_id;  // -1: none
+} mx_cfg_defaults_t;
+
+// Reads the shared fields (sizes, heads, head_dim, eps, rope incl. rope_scaling, tie, biases,
+// hidden_act, dtype, token ids) with the family's defaults and validates them.
+mx_status_t mx_cfg_parse_common(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
+                                mx_model_config_t *cfg);
+
+// Per-family parsers (config_<family>.c): fill cfg from the root object.
+mx_status_t mx_cfg_parse_llama(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+
+#endif  // MLXCEL_MODEL_CONFIG_INTERNAL_H

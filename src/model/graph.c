@@ -1,0 +1,143 @@
+// Public graph API: mx_model_check_weights, mx_model_build_graph, mx_graph_arg_info.
+#include <stdio.h>
+#include <string.h>
+
+#include "model/graph_internal.h"
+
+static bool float_dtype_ok(mx_elem_type_t et) {
+  return et == MX_ELEM_F32 || et == MX_ELEM_F16 || et == MX_ELEM_BF16;
+}
+
+static mx_status_t check_list(const mx_wlist_t *wl, const mx_checkpoint_t *ck) {
+  for (int32_t i = 0; i < wl->n; i++) {
+    const mx_wspec_t *s = &wl->w[i];
+    const mx_weight_t *w = mx_checkpoint_find(ck, s->name);
+    if (w == NULL) {
+      return mx_error_set(MX_ERR_INVALID_ARG, "checkpoint: missing tensor \"%s\"", s->name);
+    }
+    bool same = w->rank == s->rank;
+    for (int32_t d = 0; same && d < s->rank; d++) same = w->dims[d] == s->dims[d];
+    if (!same) {
+      char want[64], got[64];
+      mx_type_t tw = mx_type_tensor(w->dtype, s->rank, s->dims);
+      mx_type_t tg = mx_type_tensor(w->dtype, w->rank, w->dims);
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "checkpoint: tensor \"%s\" in %s has shape %s, the config needs %s",
+                          s->name, w->file ? w->file : "?", mx_type_str(&tg, got, sizeof got),
+                          mx_type_str(&tw, want, sizeof want));
+    }
+    if (!float_dtype_ok(w->dtype)) {
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "checkpoint: tensor \"%s\" in %s has dtype %s (f32, f16 or bf16 needed)",
+                          s->name, w->file ? w->file : "?", mx_elem_name(w->dtype));
+    }
+  }
+  return MX_OK;
+}
+
+mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
+  if (cfg == NULL || ck == NULL) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_check_weights: NULL argument");
+  }
+  mx_arch_t a;
+  mx_wlist_t wl;
+  mx_status_t st = mx_arch_from_config(cfg, &a);
+  if (st != MX_OK) return st;
+  st = mx_arch_weights(&a, &wl);
+  if (st == MX_OK) {
+    st = check_list(&wl, ck);
+    mx_wlist_free(&wl);
+  }
+  mx_arch_free(&a);
+  return st;
+}
+
+mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                 const mx_graph_opts_t *opts, mx_module_t **out) {
+  if (out != NULL) *out = NULL;
+  if (cfg == NULL || ck == NULL || opts == NULL || out == NULL) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_build_graph: NULL argument");
+  }
+  mx_graph_opts_t o = *opts;
+  if (o.batch == 0) o.batch = 1;
+  if (o.kv_dtype == MX_ELEM_INVALID) o.kv_dtype = MX_ELEM_F32;
+  if (o.batch < 0 || o.ctx <= 0 || o.prefill_len <= 0 || o.prefill_len > o.ctx) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "graph: need batch >= 1, ctx > 0 and 0 < prefill_len <= ctx (got batch "
+                        "%d, ctx %lld, prefill_len %d)",
+                        o.batch, (long long)o.ctx, o.prefill_len);
+  }
+  if (!float_dtype_ok(o.kv_dtype)) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "graph: KV cache dtype %s (f32, f16 or bf16 needed)",
+                        mx_elem_name(o.kv_dtype));
+  }
+  mx_arch_t a;
+  mx_wlist_t wl;
+  memset(&wl, 0, sizeof wl);
+  mx_status_t st = mx_arch_from_config(cfg, &a);
+  if (st != MX_OK) return st;
+  if (a.mlp_bias) {
+    mx_arch_free(&a);
+    return mx_error_set(MX_ERR_UNSUPPORTED, "graph: mlp_bias is not supported yet");
+  }
+  st = mx_arch_weights(&a, &wl);
+  if (st == MX_OK) st = check_list(&wl, ck);
+  mx_module_t *m = NULL;
+  if (st == MX_OK) {
+    m = mx_module_create(NULL);
+    if (m == NULL) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  mx_comp_ctx_t cc;
+  mx_comp_ctx_init(&cc, m);
+  if (st == MX_OK) {
+    st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "prefill", o.prefill_len, o.all_logits);
+  }
+  if (st == MX_OK) st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "decode", 1, false);
+  mx_comp_ctx_free(&cc);
+  mx_wlist_free(&wl);
+  mx_arch_free(&a);
+  if (st == MX_OK) st = mx_hlo_verify_module(m);
+  if (st != MX_OK) {
+    mx_module_destroy(m);
+    return st;
+  }
+  *out = m;
+  return MX_OK;
+}
+
+mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *info) {
+  if (f == NULL || info == NULL || f->body == NULL || i < 0 || i >= f->body->n_args ||
+      f->arg_attrs == NULL) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "graph: no argument %d", i);
+  }
+  const mx_attr_t *d = &f->arg_attrs[i];
+  const mx_attr_t *role = d->kind == MX_ATTR_DICT ? mx_attr_field(d, "mx.role") : NULL;
+  const mx_attr_t *name = d->kind == MX_ATTR_DICT ? mx_attr_field(d, "mx.name") : NULL;
+  const mx_attr_t *layer = d->kind == MX_ATTR_DICT ? mx_attr_field(d, "mx.layer") : NULL;
+  const char *fn = f->name ? f->name : "?";
+  if (role == NULL || role->kind != MX_ATTR_STRING || name == NULL ||
+      name->kind != MX_ATTR_STRING) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "graph: argument %d of @%s has no string mx.role / mx.name attributes", i,
+                        fn);
+  }
+  static const char *const roles[] = {"weight", "tokens", "pos0", "k_cache", "v_cache"};
+  int32_t r = -1;
+  for (int32_t k = 0; k < 5; k++)
+    if (strcmp(role->s, roles[k]) == 0) r = k;
+  if (r < 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "graph: argument %d of @%s has unknown mx.role \"%s\"",
+                        i, fn, role->s);
+  }
+  info->role = (mx_arg_role_t)r;
+  info->name = name->s;
+  info->layer = -1;
+  if (r == MX_ARG_K_CACHE || r == MX_ARG_V_CACHE) {
+    if (layer == NULL || layer->kind != MX_ATTR_INT || layer->i < 0 || layer->i > INT32_MAX) {
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "graph: cache argument %d of @%s has no valid mx.layer attribute", i, fn);
+    }
+    info->layer = (int32_t)layer->i;
+  }
+  return MX_OK;
+}

@@ -1,0 +1,155 @@
+// Architecture dispatch, RoPE tables and the list of weights a graph reads.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/graph_internal.h"
+
+mx_status_t mx_arch_from_config(const mx_model_config_t *cfg, mx_arch_t *a) {
+  memset(a, 0, sizeof *a);
+  if (cfg == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: NULL config");
+  if (strcmp(cfg->model_type, "llama") == 0) return mx_llama_arch(cfg, a);
+  return mx_error_set(MX_ERR_UNSUPPORTED, "graph: model_type \"%s\" is not supported (llama is)",
+                      cfg->model_type);
+}
+
+void mx_arch_free(mx_arch_t *a) {
+  if (a == NULL) return;
+  for (int32_t i = 0; i < MX_ARCH_MAX_ROPE_TABLES; i++) free(a->inv_freq[i]);
+  free(a->layer_rope);
+  free(a->layer_window);
+  memset(a, 0, sizeof *a);
+}
+
+// Hugging Face `_compute_default_rope_parameters`, `_compute_linear_scaling_rope_parameters` and
+// `_compute_llama3_parameters`, evaluated in double.
+mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_scaling_t *sc,
+                             float **out) {
+  *out = NULL;
+  if (rotary_dim <= 0 || rotary_dim % 2 != 0 || !(theta > 0)) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "rope: bad rotary_dim %d or theta %g", rotary_dim,
+                        theta);
+  }
+  int32_t h = rotary_dim / 2;
+  float *f = malloc(sizeof(float) * (size_t)h);
+  if (f == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_rope_scaling_kind_t kind = sc != NULL ? sc->kind : MX_ROPE_SCALING_NONE;
+  if (kind != MX_ROPE_SCALING_NONE && !(sc->factor > 0)) {
+    free(f);
+    return mx_error_set(MX_ERR_INVALID_ARG, "rope_scaling: factor %g must be positive",
+                        sc->factor);
+  }
+  if (kind == MX_ROPE_SCALING_LLAMA3 &&
+      (!(sc->original_max_position_embeddings > 0) || !(sc->high_freq_factor > 0) ||
+       !(sc->low_freq_factor > 0) || sc->high_freq_factor == sc->low_freq_factor)) {
+    free(f);
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "rope_scaling llama3: needs positive original_max_position_embeddings and "
+                        "low_freq_factor != high_freq_factor");
+  }
+  for (int32_t i = 0; i < h; i++) {
+    double inv = 1.0 / pow(theta, (double)(2 * i) / (double)rotary_dim);
+    if (kind == MX_ROPE_SCALING_LINEAR) {
+      inv /= sc->factor;
+    } else if (kind == MX_ROPE_SCALING_LLAMA3) {
+      double old = (double)sc->original_max_position_embeddings;
+      double low_wavelen = old / sc->low_freq_factor;
+      double high_wavelen = old / sc->high_freq_factor;
+      double wavelen = 2.0 * M_PI / inv;
+      if (wavelen > low_wavelen) {
+        inv /= sc->factor;  // low frequencies: interpolate fully
+      } else if (!(wavelen < high_wavelen)) {  // medium: blend
+        double s = (old / wavelen - sc->low_freq_factor) /
+                   (sc->high_freq_factor - sc->low_freq_factor);
+        inv = (1.0 - s) * inv / sc->factor + s * inv;
+      }  // high frequencies unchanged
+    }
+    f[i] = (float)inv;
+  }
+  *out = f;
+  return MX_OK;
+}
+
+// ---- weight list ----
+
+static mx_status_t add_w(mx_wlist_t *wl, int32_t *idx, int32_t rank, int64_t d0, int64_t d1,
+                         int32_t layer, const char *suffix) {
+  if (wl->n == wl->cap) {
+    int32_t cap = wl->cap ? 2 * wl->cap : 64;
+    mx_wspec_t *w = realloc(wl->w, sizeof *w * (size_t)cap);
+    if (w == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    wl->w = w;
+    wl->cap = cap;
+  }
+  char name[256];
+  // layer >= 0: "model.layers.<layer>.<suffix>"; else the name is `suffix` itself.
+  if (layer >= 0) {
+    snprintf(name, sizeof name, "model.layers.%d.%s", layer, suffix);
+  } else {
+    snprintf(name, sizeof name, "%s", suffix);
+  }
+  mx_wspec_t *s = &wl->w[wl->n];
+  memset(s, 0, sizeof *s);
+  s->name = strdup(name);
+  if (s->name == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  s->rank = rank;
+  s->dims[0] = d0;
+  s->dims[1] = d1;
+  *idx = wl->n++;
+  return MX_OK;
+}
+
+void mx_wlist_free(mx_wlist_t *wl) {
+  if (wl == NULL) return;
+  for (int32_t i = 0; i < wl->n; i++) free(wl->w[i].name);
+  free(wl->w);
+  free(wl->layers);
+  memset(wl, 0, sizeof *wl);
+}
+
+mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
+  memset(wl, 0, sizeof *wl);
+  wl->layers = malloc(sizeof(mx_layer_w_t) * (size_t)a->n_layers);
+  if (wl->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  int64_t H = a->hidden, F = a->ffn, V = a->vocab, D = a->head_dim;
+  int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
+  mx_status_t st = add_w(wl, &wl->embed, 2, V, H, -1, "model.embed_tokens.weight");
+  for (int32_t l = 0; st == MX_OK && l < a->n_layers; l++) {
+    mx_layer_w_t *lw = &wl->layers[l];
+    memset(lw, -1, sizeof *lw);  // every index -1 (absent) until added
+#define W_(field, rank, d0, d1, name) \
+  if (st == MX_OK) st = add_w(wl, &lw->field, rank, d0, d1, l, name)
+    W_(in_norm, 1, H, 0, "input_layernorm.weight");
+    W_(q, 2, QD, H, "self_attn.q_proj.weight");
+    if (a->qkv_bias) W_(q_b, 1, QD, 0, "self_attn.q_proj.bias");
+    W_(k, 2, KD, H, "self_attn.k_proj.weight");
+    if (a->qkv_bias) W_(k_b, 1, KD, 0, "self_attn.k_proj.bias");
+    W_(v, 2, KD, H, "self_attn.v_proj.weight");
+    if (a->qkv_bias) W_(v_b, 1, KD, 0, "self_attn.v_proj.bias");
+    if (a->qk_norm) {
+      W_(q_norm, 1, D, 0, "self_attn.q_norm.weight");
+      W_(k_norm, 1, D, 0, "self_attn.k_norm.weight");
+    }
+    W_(o, 2, H, QD, "self_attn.o_proj.weight");
+    if (a->o_bias) W_(o_b, 1, H, 0, "self_attn.o_proj.bias");
+    W_(post_norm, 1, H, 0, "post_attention_layernorm.weight");
+    W_(gate, 2, F, H, "mlp.gate_proj.weight");
+    if (a->mlp_bias) W_(gate_b, 1, F, 0, "mlp.gate_proj.bias");
+    W_(up, 2, F, H, "mlp.up_proj.weight");
+    if (a->mlp_bias) W_(up_b, 1, F, 0, "mlp.up_proj.bias");
+    W_(down, 2, H, F, "mlp.down_proj.weight");
+    if (a->mlp_bias) W_(down_b, 1, H, 0, "mlp.down_proj.bias");
+#undef W_
+  }
+  if (st == MX_OK) st = add_w(wl, &wl->final_norm, 1, H, 0, -1, "model.norm.weight");
+  if (st == MX_OK) {
+    if (a->tied) {
+      wl->head = wl->embed;
+    } else {
+      st = add_w(wl, &wl->head, 2, V, H, -1, "lm_head.weight");
+    }
+  }
+  if (st != MX_OK) mx_wlist_free(wl);
+  return st;
+}

@@ -1,0 +1,298 @@
+// The shared transformer core: builds @prefill / @decode for any mx_arch_t.
+//
+// Layout of one decoder layer (pre-norm, as Llama and its relatives):
+//   h = rms_norm(x); q, k, v = proj(h) [+ bias]; [q, k = rms_norm per head]; q, k = rope(q, k)
+//   caches[:, :, pos0[b] : pos0[b] + T] = k, v          (dynamic_update_slice per sequence)
+//   x += o_proj(attention(q, k_cache, v_cache, pos0)) [+ bias]
+//   x += gated_mlp(rms_norm(x))
+// then logits = head(rms_norm(x)) [softcapped]. Weights arrive in their checkpoint dtype and are
+// converted to f32 where they are used.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/graph_internal.h"
+
+typedef struct core {
+  const mx_arch_t *a;
+  const mx_wlist_t *wl;
+  const mx_graph_opts_t *o;
+  mx_comp_ctx_t *cc;
+  mx_builder_t b;
+  int32_t B, T;
+  int32_t *w;  // value id of each weight argument
+  int32_t tokens, pos0, pos;
+  int32_t p0[64];  // scalar pos0[b] for b < min(B, 64) (cache write offsets)
+  int32_t inv_freq[MX_ARCH_MAX_ROPE_TABLES];
+  int32_t *k_cache, *v_cache;  // current value of each layer's caches
+} core_t;
+
+// ---- arguments and their attributes ----
+
+static mx_status_t set_arg_attrs(mx_func_t *f, int32_t i, const char *role, const char *name,
+                                 int32_t layer, int32_t alias) {
+  mx_module_t *m = f->module;
+  mx_named_attr_t fields[4];
+  int32_t n = 0;
+  // Sorted by name, as MLIR keeps dictionary attributes.
+  if (layer >= 0) fields[n++] = (mx_named_attr_t){"mx.layer", mx_attr_int(layer, MX_ELEM_I32)};
+  fields[n++] = (mx_named_attr_t){"mx.name", mx_attr_string(m, name)};
+  fields[n++] = (mx_named_attr_t){"mx.role", mx_attr_string(m, role)};
+  if (alias >= 0) {
+    fields[n++] = (mx_named_attr_t){"tf.aliasing_output", mx_attr_int(alias, MX_ELEM_I32)};
+  }
+  for (int32_t k = 0; k < n; k++)
+    if (mx_attr_is_oom(&fields[k].value)) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_attr_t d = mx_attr_dict(m, fields, n);
+  if (mx_attr_is_oom(&d)) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  f->arg_attrs[i] = d;
+  return MX_OK;
+}
+
+static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *name) {
+  const mx_arch_t *a = c->a;
+  const mx_wlist_t *wl = c->wl;
+  int32_t L = a->n_layers, nw = wl->n;
+  int32_t n_args = nw + 2 + 2 * L;
+  mx_type_t *types = malloc(sizeof(mx_type_t) * (size_t)n_args);
+  int32_t *ids = malloc(sizeof(int32_t) * (size_t)n_args);
+  if (types == NULL || ids == NULL) {
+    free(types);
+    free(ids);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  for (int32_t i = 0; i < nw; i++) {
+    const mx_weight_t *w = mx_checkpoint_find(ck, wl->w[i].name);
+    types[i] = mx_type_tensor(w->dtype, wl->w[i].rank, wl->w[i].dims);
+  }
+  int64_t td[2] = {c->B, c->T}, pd[1] = {c->B};
+  int64_t cd[4] = {c->B, a->n_kv_heads, c->o->ctx, a->head_dim};
+  types[nw] = mx_type_tensor(MX_ELEM_I32, 2, td);
+  types[nw + 1] = mx_type_tensor(MX_ELEM_I32, 1, pd);
+  for (int32_t i = 0; i < 2 * L; i++) types[nw + 2 + i] = mx_type_tensor(c->o->kv_dtype, 4, cd);
+  mx_func_t *f;
+  mx_status_t st = mx_build_func(c->cc->m, name, false, types, n_args, &f, &c->b, ids);
+  free(types);
+  for (int32_t i = 0; st == MX_OK && i < nw; i++) {
+    c->w[i] = ids[i];
+    st = set_arg_attrs(f, i, "weight", wl->w[i].name, -1, -1);
+  }
+  if (st == MX_OK) {
+    c->tokens = ids[nw];
+    c->pos0 = ids[nw + 1];
+    st = set_arg_attrs(f, nw, "tokens", "tokens", -1, -1);
+  }
+  if (st == MX_OK) st = set_arg_attrs(f, nw + 1, "pos0", "pos0", -1, -1);
+  for (int32_t l = 0; st == MX_OK && l < L; l++) {
+    char kn[32], vn[32];
+    snprintf(kn, sizeof kn, "k_cache_%d", l);
+    snprintf(vn, sizeof vn, "v_cache_%d", l);
+    c->k_cache[l] = ids[nw + 2 + 2 * l];
+    c->v_cache[l] = ids[nw + 3 + 2 * l];
+    // Result 0 is the logits; result 1 + 2l is k_cache_l, 2 + 2l is v_cache_l.
+    st = set_arg_attrs(f, nw + 2 + 2 * l, "k_cache", kn, l, 1 + 2 * l);
+    if (st == MX_OK) st = set_arg_attrs(f, nw + 3 + 2 * l, "v_cache", vn, l, 2 + 2 * l);
+  }
+  free(ids);
+  return st;
+}
+
+// ---- pieces ----
+
+// Token embeddings [B, T, H] f32 (gather of rows of the embedding matrix).
+static mx_status_t embed(core_t *c, int32_t *out) {
+  int64_t H = c->a->hidden, off = 2, coll = 0, map = 0, sizes[2] = {1, H};
+  mx_gather_dims_t gd = {{&off, 1}, {&coll, 1}, {NULL, 0}, {NULL, 0}, {&map, 1}, 2};
+  int32_t rows, x;
+  MX_TRY_(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
+  MX_TRY_(mx_g_f32(&c->b, rows, &x));
+  if (c->a->embed_scale != 0.0) {
+    int32_t s;
+    MX_TRY_(mx_g_full_like(&c->b, MX_ELEM_F32, c->a->embed_scale, x, &s));
+    MX_TRY_(mx_build_binary(&c->b, MX_OP_MULTIPLY, x, s, &x));
+  }
+  *out = x;
+  return MX_OK;
+}
+
+// pos[b, t] = pos0[b] + t, the scalars pos0[b], and the inv_freq constants.
+static mx_status_t positions(core_t *c) {
+  mx_builder_t *b = &c->b;
+  int64_t td[2] = {c->B, c->T}, d0 = 0;
+  mx_type_t it = mx_type_tensor(MX_ELEM_I32, 2, td);
+  int32_t t, p0b;
+  MX_TRY_(mx_build_iota(b, &it, 1, &t));
+  MX_TRY_(mx_build_broadcast_in_dim(b, c->pos0, td, 2, &d0, &p0b));
+  MX_TRY_(mx_build_binary(b, MX_OP_ADD, p0b, t, &c->pos));
+  for (int32_t i = 0; i < c->B; i++) {
+    int64_t lo = i, hi = i + 1;
+    int32_t s;
+    MX_TRY_(mx_build_slice(b, c->pos0, &lo, &hi, NULL, 1, &s));
+    MX_TRY_(mx_build_reshape(b, s, NULL, 0, &c->p0[i]));
+  }
+  for (int32_t k = 0; k < c->a->n_rope_tables; k++) {
+    int64_t h = c->a->rotary_dim / 2;
+    mx_tensor_t tv;
+    memset(&tv, 0, sizeof tv);
+    tv.type = mx_type_tensor(MX_ELEM_F32, 1, &h);
+    tv.data = (uint8_t *)c->a->inv_freq[k];
+    tv.nbytes = sizeof(float) * (size_t)h;
+    MX_TRY_(mx_build_constant(b, &tv, &c->inv_freq[k]));
+  }
+  return MX_OK;
+}
+
+// y = x . w^T [+ bias] (bias index -1 = none)
+static mx_status_t proj(core_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
+  MX_TRY_(mx_g_linear(&c->b, x, c->w[wi], out));
+  if (bi >= 0) MX_TRY_(mx_g_add_bias(&c->b, *out, c->w[bi], out));
+  return MX_OK;
+}
+
+// Writes kv [B, T, Hkv, D] f32 into cache [B, Hkv, S, D] at positions pos0[b] .. + T.
+static mx_status_t cache_write(core_t *c, int32_t cache, int32_t kv, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  int64_t perm[4] = {0, 2, 1, 3};
+  int32_t kt, zero;
+  MX_TRY_(mx_build_transpose(b, kv, perm, 4, &kt));
+  if (c->o->kv_dtype != MX_ELEM_F32) MX_TRY_(mx_build_convert(b, kt, c->o->kv_dtype, &kt));
+  MX_TRY_(mx_build_scalar(b, MX_ELEM_I32, 0.0, &zero));
+  mx_type_t t = *mx_build_type(b, kt);
+  for (int32_t i = 0; i < c->B; i++) {
+    int32_t upd = kt, bi = zero;
+    if (c->B > 1) {
+      int64_t lo[4] = {i, 0, 0, 0}, hi[4] = {i + 1, t.dims[1], t.dims[2], t.dims[3]};
+      MX_TRY_(mx_build_slice(b, kt, lo, hi, NULL, 4, &upd));
+      MX_TRY_(mx_build_scalar(b, MX_ELEM_I32, (double)i, &bi));
+    }
+    int32_t starts[4] = {bi, zero, c->p0[i], zero};
+    MX_TRY_(mx_build_dynamic_update_slice(b, cache, upd, starts, 4, &cache));
+  }
+  *out = cache;
+  return MX_OK;
+}
+
+// RMSNorm over head_dim of x [B, T, N, D] (per head).
+static mx_status_t head_norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
+  mx_type_t t = *mx_build_type(&c->b, x);
+  int64_t flat[3] = {t.dims[0], t.dims[1] * t.dims[2], t.dims[3]};
+  int32_t xf, y;
+  MX_TRY_(mx_build_reshape(&c->b, x, flat, 3, &xf));
+  MX_TRY_(mx_comp_rms_norm(c->cc, &c->b, xf, c->w[wi], c->a->rms_eps, c->a->norm_offset, &y));
+  return mx_build_reshape(&c->b, y, t.dims, 4, out);
+}
+
+static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
+  const mx_arch_t *a = c->a;
+  const mx_layer_w_t *lw = &c->wl->layers[l];
+  mx_builder_t *b = &c->b;
+  int64_t B = c->B, T = c->T, D = a->head_dim;
+  int32_t h, q, k, v;
+  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[lw->in_norm], a->rms_eps, a->norm_offset, &h));
+  MX_TRY_(proj(c, h, lw->q, lw->q_b, &q));
+  MX_TRY_(proj(c, h, lw->k, lw->k_b, &k));
+  MX_TRY_(proj(c, h, lw->v, lw->v_b, &v));
+  int64_t qd[4] = {B, T, a->n_heads, D}, kd[4] = {B, T, a->n_kv_heads, D};
+  MX_TRY_(mx_build_reshape(b, q, qd, 4, &q));
+  MX_TRY_(mx_build_reshape(b, k, kd, 4, &k));
+  MX_TRY_(mx_build_reshape(b, v, kd, 4, &v));
+  if (a->qk_norm) {
+    MX_TRY_(head_norm(c, q, lw->q_norm, &q));
+    MX_TRY_(head_norm(c, k, lw->k_norm, &k));
+  }
+  int32_t inv = c->inv_freq[a->layer_rope[l]];
+  MX_TRY_(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, &q));
+  MX_TRY_(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, &k));
+  MX_TRY_(cache_write(c, c->k_cache[l], k, &c->k_cache[l]));
+  MX_TRY_(cache_write(c, c->v_cache[l], v, &c->v_cache[l]));
+  int32_t att, att2, o, x1;
+  MX_TRY_(mx_comp_attention(c->cc, b, q, c->k_cache[l], c->v_cache[l], c->pos0, a->attn_scale,
+                            a->layer_window[l], a->attn_softcap, &att));
+  int64_t ad[3] = {B, T, (int64_t)a->n_heads * D};
+  MX_TRY_(mx_build_reshape(b, att, ad, 3, &att2));
+  MX_TRY_(proj(c, att2, lw->o, lw->o_b, &o));
+  MX_TRY_(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
+  int32_t h2, m;
+  MX_TRY_(mx_comp_rms_norm(c->cc, b, x1, c->w[lw->post_norm], a->rms_eps, a->norm_offset, &h2));
+  MX_TRY_(mx_comp_gated_mlp(c->cc, b, h2, c->w[lw->gate], c->w[lw->up], c->w[lw->down],
+                            a->activation, &m));
+  return mx_build_binary(b, MX_OP_ADD, x1, m, out);
+}
+
+static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  const mx_arch_t *a = c->a;
+  int64_t B = c->B, T = c->T, H = a->hidden;
+  if (!all_logits && T > 1) {
+    int64_t lo[3] = {0, T - 1, 0}, hi[3] = {B, T, H};
+    MX_TRY_(mx_build_slice(b, x, lo, hi, NULL, 3, &x));
+  }
+  int32_t xn, lg;
+  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset,
+                           &xn));
+  MX_TRY_(mx_g_linear(b, xn, c->w[c->wl->head], &lg));
+  if (a->final_softcap > 0.0) {  // tanh(l / cap) * cap
+    int32_t cap, d, th;
+    MX_TRY_(mx_g_full_like(b, MX_ELEM_F32, a->final_softcap, lg, &cap));
+    MX_TRY_(mx_build_binary(b, MX_OP_DIVIDE, lg, cap, &d));
+    MX_TRY_(mx_build_unary(b, MX_OP_TANH, d, &th));
+    MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, th, cap, &lg));
+  }
+  if (!all_logits) {
+    int64_t ld[2] = {B, a->vocab};
+    MX_TRY_(mx_build_reshape(b, lg, ld, 2, &lg));
+  }
+  *out = lg;
+  return MX_OK;
+}
+
+static mx_status_t body(core_t *c, bool all_logits) {
+  int32_t x;
+  MX_TRY_(positions(c));
+  MX_TRY_(embed(c, &x));
+  for (int32_t l = 0; l < c->a->n_layers; l++) {
+    mx_status_t st = layer(c, l, x, &x);
+    if (st != MX_OK) return mx_error_prefix(st, "layer %d", l);
+  }
+  int32_t L = c->a->n_layers, n_res = 1 + 2 * L;
+  int32_t *res = malloc(sizeof(int32_t) * (size_t)n_res);
+  if (res == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_status_t st = head(c, x, all_logits, &res[0]);
+  for (int32_t l = 0; l < L; l++) {
+    res[1 + 2 * l] = c->k_cache[l];
+    res[2 + 2 * l] = c->v_cache[l];
+  }
+  if (st == MX_OK) st = mx_build_return(&c->b, res, n_res);
+  free(res);
+  return st;
+}
+
+mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl,
+                                const mx_checkpoint_t *ck, const mx_graph_opts_t *o,
+                                mx_comp_ctx_t *cc, const char *name, int32_t T, bool all_logits) {
+  if (o->batch > 64) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "graph: batch %d exceeds 64", o->batch);
+  }
+  core_t c;
+  memset(&c, 0, sizeof c);
+  c.a = a;
+  c.wl = wl;
+  c.o = o;
+  c.cc = cc;
+  c.B = o->batch;
+  c.T = T;
+  c.w = malloc(sizeof(int32_t) * (size_t)(wl->n > 0 ? wl->n : 1));
+  c.k_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);
+  c.v_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);
+  mx_status_t st = MX_OK;
+  if (c.w == NULL || c.k_cache == NULL || c.v_cache == NULL) {
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  if (st == MX_OK) st = make_func(&c, ck, name);
+  if (st == MX_OK) st = body(&c, all_logits);
+  free(c.w);
+  free(c.k_cache);
+  free(c.v_cache);
+  if (st != MX_OK) return mx_error_prefix(st, "graph @%s", name);
+  return MX_OK;
+}

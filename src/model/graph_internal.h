@@ -1,0 +1,139 @@
+// Internal interface of the model graph builders (src/model/graph*.c, llama*.c, composite*.c).
+//
+// A family file (llama.c, later mistral.c, qwen.c, gemma.c, phi3.c) turns a config into an
+// mx_arch_t: tensor names and shape facts plus the feature flags of the shared transformer core
+// (graph_core.c), which builds @prefill and @decode from it. Composite call sites go through
+// composite.c, which creates one private decomposition function per distinct
+// (composite, operand types, attributes) and reuses it for every call site with that signature.
+#ifndef MLXCEL_MODEL_GRAPH_INTERNAL_H
+#define MLXCEL_MODEL_GRAPH_INTERNAL_H
+
+#include "mlxcel/model.h"
+
+// ---- Architecture description (filled by a family file) ----
+
+enum { MX_ARCH_MAX_ROPE_TABLES = 2 };
+
+typedef struct mx_arch {
+  const mx_model_config_t *cfg;
+  int32_t vocab, hidden, ffn, n_layers, n_heads, n_kv_heads, head_dim;
+  double rms_eps;
+  double norm_offset;  // 0: y * w; 1: y * (1 + w) (Gemma)
+  double embed_scale;  // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
+  bool qkv_bias;       // q/k/v projections have biases
+  bool o_bias;         // o_proj has a bias
+  bool mlp_bias;       // gate/up/down have biases
+  bool qk_norm;        // RMSNorm over head_dim of q and k (per head), before RoPE
+  bool tied;           // lm_head = embedding matrix
+  const char *activation;  // "silu" | "gelu_tanh"
+  const char *rope_style;  // "half" | "interleaved"
+  int32_t rotary_dim;      // R <= head_dim, even
+  double attn_scale;       // multiplies q.k
+  double attn_softcap;     // 0: none
+  double final_softcap;    // 0: none
+  // RoPE tables (host-computed inv_freq, R/2 floats each) and per-layer choices.
+  int32_t n_rope_tables;
+  float *inv_freq[MX_ARCH_MAX_ROPE_TABLES];  // heap, owned
+  int32_t *layer_rope;    // [n_layers] table index; heap, owned
+  int32_t *layer_window;  // [n_layers] sliding window (0 = full attention); heap, owned
+} mx_arch_t;
+
+// Fills *a from cfg for the family of cfg->model_type; MX_ERR_UNSUPPORTED for other families.
+mx_status_t mx_arch_from_config(const mx_model_config_t *cfg, mx_arch_t *a);
+void mx_arch_free(mx_arch_t *a);  // frees the owned arrays; accepts a zeroed struct
+
+// Llama family (llama.c).
+mx_status_t mx_llama_arch(const mx_model_config_t *cfg, mx_arch_t *a);
+
+// inv_freq[i] = theta^(-2i/R) for i < R/2, scaled per `scaling`, computed in double and rounded
+// to float once. out: heap array of R/2 floats (caller frees).
+mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_scaling_t *scaling,
+                             float **out);
+
+// ---- The weights a graph reads ----
+
+typedef struct mx_wspec {
+  char *name;  // heap
+  int32_t rank;
+  int64_t dims[2];
+} mx_wspec_t;
+
+// Weight indices of one decoder layer in the spec list (-1 when the layer has none).
+typedef struct mx_layer_w {
+  int32_t in_norm, q, k, v, o, q_b, k_b, v_b, o_b, q_norm, k_norm;
+  int32_t post_norm, gate, up, down, gate_b, up_b, down_b;
+} mx_layer_w_t;
+
+typedef struct mx_wlist {
+  int32_t n, cap;
+  mx_wspec_t *w;  // heap
+  int32_t embed, final_norm, head;
+  mx_layer_w_t *layers;  // [n_layers], heap
+} mx_wlist_t;
+
+// Lists every tensor the architecture reads, in argument order.
+mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *out);
+void mx_wlist_free(mx_wlist_t *wl);
+
+// ---- Composites ----
+
+typedef struct mx_comp_entry mx_comp_entry_t;
+
+// Dedupe table of the decomposition functions built so far for one module.
+typedef struct mx_comp_ctx {
+  mx_module_t *m;
+  int32_t n, cap;
+  mx_comp_entry_t *e;  // heap
+} mx_comp_ctx_t;
+
+void mx_comp_ctx_init(mx_comp_ctx_t *c, mx_module_t *m);
+void mx_comp_ctx_free(mx_comp_ctx_t *c);
+
+// Each appends one stablehlo.composite at b (building its decomposition on first use).
+// rms_norm: x[B,T,H] f32, w[H] (any float type) -> [B,T,H] f32.
+mx_status_t mx_comp_rms_norm(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w, double eps,
+                             double weight_offset, int32_t *out);
+// rope: x[B,T,N,D] f32, pos[B,T] i32, inv_freq[R/2] f32 -> [B,T,N,D] f32.
+mx_status_t mx_comp_rope(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t pos,
+                         int32_t inv_freq, const char *style, int32_t rotary_dim, int32_t *out);
+// attention: q[B,T,Hq,D] f32, caches [B,Hkv,S,D] (any float type), pos0[B] i32 -> [B,T,Hq,D].
+mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
+                              int32_t v_cache, int32_t pos0, double scale, int64_t window,
+                              double softcap, int32_t *out);
+// gated_mlp: x[B,T,H] f32, w_gate[F,H], w_up[F,H], w_down[H,F] (any float type) -> [B,T,H].
+mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
+                              int32_t w_up, int32_t w_down, const char *activation, int32_t *out);
+
+// ---- The shared transformer core (graph_core.c) ----
+
+// Builds public function `name` (T tokens per sequence; logits of all T positions when
+// all_logits, else of the last one, shape [B, V]) into cc->m. o is normalized (batch >= 1,
+// kv_dtype set); the weights were checked against ck.
+mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl,
+                                const mx_checkpoint_t *ck, const mx_graph_opts_t *o,
+                                mx_comp_ctx_t *cc, const char *name, int32_t T, bool all_logits);
+
+// ---- Small building helpers shared by the graph files (graph_ops.c) ----
+
+// x converted to f32 (x itself when already f32).
+mx_status_t mx_g_f32(mx_builder_t *b, int32_t x, int32_t *out);
+// Scalar constant of type et broadcast to `like`'s shape.
+mx_status_t mx_g_full_like(mx_builder_t *b, mx_elem_type_t et, double v, int32_t like,
+                           int32_t *out);
+// x (lower rank) broadcast to the shape of `like` (element type of x) with dims map bdims.
+mx_status_t mx_g_bcast_like(mx_builder_t *b, int32_t x, int32_t like, const int64_t *bdims,
+                            int32_t *out);
+// y[..., N] = x[..., K] . w[N, K]^T (w converted to f32 first when needed).
+mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out);
+// x + bias broadcast along the last dimension (bias converted to f32 when needed).
+mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out);
+mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t *dims,
+                         int32_t *out);
+
+#define MX_TRY_(expr)                      \
+  do {                                     \
+    mx_status_t st_ = (expr);              \
+    if (st_ != MX_OK) return st_;          \
+  } while (0)
+
+#endif  // MLXCEL_MODEL_GRAPH_INTERNAL_H

@@ -1,0 +1,406 @@
+// Sessions and the generation loop. Part 1 uses a fake backend registered here (fixed logits:
+// the next token is a known function of the token and its position). Part 2 runs the real
+// stories260K checkpoint through the "interp" backend against upstream llama2.c (skipped when
+// $MX_SHARED is absent).
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlxcel/session.h"
+#include "mx_test.h"
+#include "session/session_internal.h"
+
+// ---- Fake backend ----
+
+enum { FAKE_V = 50, FAKE_MAX_CALLS = 64 };
+
+typedef struct fake_call {
+  char kind;  // 'p' or 'd'
+  int32_t n;
+  int64_t pos0;
+} fake_call_t;
+
+typedef struct fake_state {
+  int32_t chunk;
+  int64_t ctx;
+  int n_calls;
+  fake_call_t calls[FAKE_MAX_CALLS];
+  int resets;
+} fake_state_t;
+
+static fake_state_t *g_last_fake;  // the most recently created fake state (for inspection)
+static int g_fake_fail_at = -1;    // make call number N fail
+
+// The token the fake model "predicts" after `id` at position pos.
+static int32_t fake_next(int32_t id, int64_t pos) { return (int32_t)((id * 3 + pos + 1) % FAKE_V); }
+
+static void fake_logits(int32_t id, int64_t pos, float *l) {
+  for (int32_t v = 0; v < FAKE_V; v++) l[v] = 0.0f;
+  l[fake_next(id, pos)] = 5.0f;
+}
+
+static mx_status_t fake_create(const mx_model_t *model, int64_t ctx, int32_t chunk, void **state) {
+  fake_state_t *s = calloc(1, sizeof *s);
+  if (!s) return MX_ERR_NOMEM;
+  s->chunk = chunk;
+  s->ctx = ctx;
+  g_last_fake = s;
+  *state = s;
+  return MX_OK;
+}
+
+static mx_status_t fake_record(fake_state_t *s, char kind, int32_t n, int64_t pos0) {
+  if (g_fake_fail_at == s->n_calls) return mx_error_set(MX_ERR_RUNTIME, "fake failure");
+  if (s->n_calls < FAKE_MAX_CALLS) s->calls[s->n_calls] = (fake_call_t){kind, n, pos0};
+  s->n_calls++;
+  return MX_OK;
+}
+
+static mx_status_t fake_prefill(void *state, const int32_t *ids, int32_t n, int64_t pos0,
+                                float *last, float *all) {
+  fake_state_t *s = state;
+  if (n > s->chunk || pos0 + n > s->ctx) return mx_error_set(MX_ERR_RUNTIME, "fake: bad call");
+  mx_status_t st = fake_record(s, 'p', n, pos0);
+  if (st) return st;
+  for (int32_t t = 0; t < n; t++)
+    if (all) fake_logits(ids[t], pos0 + t, all + (size_t)t * FAKE_V);
+  fake_logits(ids[n - 1], pos0 + n - 1, last);
+  return MX_OK;
+}
+
+static mx_status_t fake_decode(void *state, int32_t id, int64_t pos, float *logits) {
+  fake_state_t *s = state;
+  if (pos >= s->ctx) return mx_error_set(MX_ERR_RUNTIME, "fake: bad decode");
+  mx_status_t st = fake_record(s, 'd', 1, pos);
+  if (st) return st;
+  fake_logits(id, pos, logits);
+  return MX_OK;
+}
+
+static void fake_reset(void *state) { ((fake_state_t *)state)->resets++; }
+static void fake_destroy(void *state) { free(state); }
+
+static const mx_backend_t g_fake = {
+    "fake",      MX_CAP_PREFILL_ALL_LOGITS, fake_create, fake_prefill, fake_decode, fake_reset,
+    fake_destroy};
+static const mx_backend_t g_fake_nolog = {"fake-nolog", 0,          fake_create, fake_prefill,
+                                          fake_decode,  fake_reset, fake_destroy};
+
+static mx_model_t g_model;
+
+static void init_fake_model(void) {
+  memset(&g_model, 0, sizeof g_model);
+  mx_model_config_t *c = &g_model.config;
+  strcpy(c->model_type, "llama");
+  c->vocab_size = FAKE_V;
+  c->max_position_embeddings = 8192;
+  c->n_eos = 2;
+  c->eos_token_ids[0] = 2;
+  c->eos_token_ids[1] = 49;
+  c->bos_token_id = 1;
+}
+
+static mx_session_t *make_session(const char *backend, int64_t ctx, int32_t chunk) {
+  mx_session_opts_t o = {.backend = backend, .ctx = ctx, .prefill_chunk = chunk};
+  mx_session_t *s = NULL;
+  mx_status_t st = mx_session_create(&g_model, &o, &s);
+  if (st) fprintf(stderr, "session_create: %s\n", mx_error_message());
+  return s;
+}
+
+static void test_options(void) {
+  unsetenv("MLXCEL_BACKEND");
+  unsetenv("MLXCEL_XLA_CONTEXT_CAPACITY");
+  // Default capacity: min(max_position_embeddings, 4096).
+  mx_session_t *s = make_session("fake", 0, 0);
+  CHECK(s && mx_session_ctx(s) == 4096 && mx_session_vocab(s) == FAKE_V);
+  CHECK(s && g_last_fake->chunk == 64 && g_last_fake->ctx == 4096);
+  CHECK(s && mx_session_backend(s) == &g_fake && mx_session_model(s) == &g_model);
+  CHECK(s && mx_session_logits(s) == NULL && mx_session_n_past(s) == 0);
+  mx_session_destroy(s);
+  g_model.config.max_position_embeddings = 300;
+  s = make_session("fake", 0, 0);
+  CHECK(s && mx_session_ctx(s) == 300);
+  mx_session_destroy(s);
+  // A chunk never exceeds the capacity.
+  s = make_session("fake", 16, 0);
+  CHECK(s && g_last_fake->chunk == 16);
+  mx_session_destroy(s);
+
+  // ctx beyond the model's limit.
+  mx_session_opts_t o = {.backend = "fake", .ctx = 301};
+  s = (mx_session_t *)1;
+  CHECK(mx_session_create(&g_model, &o, &s) == MX_ERR_INVALID_ARG && s == NULL);
+  CHECK_MSG(strstr(mx_error_message(), "301") && strstr(mx_error_message(), "300"), "%s",
+            mx_error_message());
+  o.ctx = -5;
+  CHECK(mx_session_create(&g_model, &o, &s) == MX_ERR_INVALID_ARG);
+  o.ctx = 0;
+  o.prefill_chunk = -1;
+  CHECK(mx_session_create(&g_model, &o, &s) == MX_ERR_INVALID_ARG);
+  o.prefill_chunk = 0;
+
+  // The environment variable: good, bad, too large, empty (= unset).
+  setenv("MLXCEL_XLA_CONTEXT_CAPACITY", "128", 1);
+  s = make_session("fake", 0, 0);
+  CHECK(s && mx_session_ctx(s) == 128);
+  mx_session_destroy(s);
+  s = make_session("fake", 64, 0);  // the option wins
+  CHECK(s && mx_session_ctx(s) == 64);
+  mx_session_destroy(s);
+  const char *bad[] = {"12x", "abc", "-3", "0", " 12", "+12", "1e3", "99999999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("MLXCEL_XLA_CONTEXT_CAPACITY", bad[i], 1);
+    s = (mx_session_t *)1;
+    mx_status_t st = mx_session_create(&g_model, &o, &s);
+    CHECK_MSG(st == MX_ERR_INVALID_ARG && s == NULL, "'%s' accepted", bad[i]);
+    CHECK_MSG(strstr(mx_error_message(), "MLXCEL_XLA_CONTEXT_CAPACITY"), "'%s': %s", bad[i],
+              mx_error_message());
+  }
+  setenv("MLXCEL_XLA_CONTEXT_CAPACITY", "1000", 1);
+  CHECK(mx_session_create(&g_model, &o, &s) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "MLXCEL_XLA_CONTEXT_CAPACITY") &&
+                strstr(mx_error_message(), "max_position_embeddings"),
+            "%s", mx_error_message());
+  setenv("MLXCEL_XLA_CONTEXT_CAPACITY", "", 1);
+  s = make_session("fake", 0, 0);
+  CHECK(s && mx_session_ctx(s) == 300);
+  mx_session_destroy(s);
+  unsetenv("MLXCEL_XLA_CONTEXT_CAPACITY");
+  g_model.config.max_position_embeddings = 8192;
+
+  // Backends: unknown names list the known ones; the environment picks one.
+  s = (mx_session_t *)1;
+  CHECK(mx_session_create(&g_model, &(mx_session_opts_t){.backend = "nope"}, &s) ==
+        MX_ERR_INVALID_ARG);
+  CHECK(s == NULL);
+  CHECK_MSG(strstr(mx_error_message(), "'nope'") && strstr(mx_error_message(), "interp") &&
+                strstr(mx_error_message(), "fake"),
+            "%s", mx_error_message());
+  setenv("MLXCEL_BACKEND", "fake", 1);
+  s = make_session(NULL, 32, 0);
+  CHECK(s && mx_session_backend(s) == &g_fake);
+  mx_session_destroy(s);
+  setenv("MLXCEL_BACKEND", "bogus", 1);
+  CHECK(mx_session_create(&g_model, NULL, &s) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "MLXCEL_BACKEND") && strstr(mx_error_message(), "bogus"),
+            "%s", mx_error_message());
+  unsetenv("MLXCEL_BACKEND");
+  CHECK(mx_backend_find("interp") != NULL && mx_backend_find("nope") == NULL);
+  CHECK(mx_backend_register(&g_fake) == MX_ERR_INVALID_ARG);  // already there
+  mx_session_destroy(NULL);
+}
+
+static void test_prefill_decode(void) {
+  mx_session_t *s = make_session("fake", 512, 4);
+  int32_t ids[10];
+  for (int i = 0; i < 10; i++) ids[i] = i + 3;
+  float *all = malloc(10 * FAKE_V * sizeof *all);
+  CHECK_OK(mx_session_prefill(s, ids, 10, all));
+  fake_state_t *f = g_last_fake;
+  CHECK(f->n_calls == 3);
+  CHECK(f->calls[0].n == 4 && f->calls[0].pos0 == 0);
+  CHECK(f->calls[1].n == 4 && f->calls[1].pos0 == 4);
+  CHECK(f->calls[2].n == 2 && f->calls[2].pos0 == 8);
+  int rows_ok = 0;
+  for (int t = 0; t < 10; t++) rows_ok += all[t * FAKE_V + fake_next(ids[t], t)] == 5.0f;
+  CHECK(rows_ok == 10);
+  CHECK(mx_session_n_past(s) == 10);
+  const float *l = mx_session_logits(s);
+  CHECK(l && l[fake_next(12, 9)] == 5.0f);
+  CHECK_OK(mx_session_decode(s, 7));
+  CHECK(mx_session_n_past(s) == 11 && mx_session_logits(s)[fake_next(7, 10)] == 5.0f);
+  CHECK(f->calls[3].kind == 'd' && f->calls[3].pos0 == 10);
+  CHECK(s->tokens[9] == 12 && s->tokens[10] == 7);
+
+  // Context overflow: the exact message, no backend call, state unchanged.
+  int32_t *big = calloc(600, sizeof *big);
+  mx_session_reset(s);
+  CHECK(f->resets == 1 && mx_session_n_past(s) == 0 && mx_session_logits(s) == NULL);
+  int calls = f->n_calls;
+  CHECK(mx_session_prefill(s, big, 600, NULL) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strcmp(mx_error_message(),
+                   "prompt of 600 tokens does not fit: context capacity 512, 0 tokens already in "
+                   "the session") == 0,
+            "%s", mx_error_message());
+  CHECK(f->n_calls == calls && mx_session_n_past(s) == 0);
+  CHECK_OK(mx_session_prefill(s, big, 500, NULL));
+  CHECK(mx_session_prefill(s, big, 13, NULL) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(),
+                   "prompt of 13 tokens does not fit: context capacity 512, "
+                   "500 tokens already in the session"),
+            "%s", mx_error_message());
+  CHECK_OK(mx_session_prefill(s, big, 12, NULL));
+  CHECK(mx_session_n_past(s) == 512);
+  CHECK(mx_session_decode(s, 3) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "does not fit: context capacity 512, 512 tokens"), "%s",
+            mx_error_message());
+
+  // Token ids out of range, checked before any work.
+  mx_session_reset(s);
+  calls = f->n_calls;
+  int32_t oob[3] = {1, FAKE_V, 2};
+  CHECK(mx_session_prefill(s, oob, 3, NULL) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "token id 50 at index 1 is out of range [0, 50)"), "%s",
+            mx_error_message());
+  oob[1] = -1;
+  CHECK(mx_session_prefill(s, oob, 3, NULL) == MX_ERR_INVALID_ARG);
+  CHECK(mx_session_decode(s, -4) == MX_ERR_INVALID_ARG);
+  CHECK(mx_session_decode(s, FAKE_V) == MX_ERR_INVALID_ARG);
+  CHECK(f->n_calls == calls && mx_session_n_past(s) == 0);
+  CHECK_OK(mx_session_prefill(s, NULL, 0, NULL));  // nothing to do
+  CHECK(mx_session_prefill(s, ids, -1, NULL) == MX_ERR_INVALID_ARG);
+
+  // A failing backend call: the error names the position; earlier chunks stay.
+  g_fake_fail_at = f->n_calls + 1;
+  CHECK(mx_session_prefill(s, ids, 10, NULL) == MX_ERR_RUNTIME);
+  CHECK_MSG(strstr(mx_error_message(), "fake failure"), "%s", mx_error_message());
+  CHECK(mx_session_n_past(s) == 4 && mx_session_logits(s) == NULL);
+  g_fake_fail_at = -1;
+  free(big);
+  free(all);
+  mx_session_destroy(s);
+
+  // all_logits needs the capability.
+  s = make_session("fake-nolog", 64, 8);
+  float row[FAKE_V * 2];
+  CHECK(mx_session_prefill(s, ids, 2, row) == MX_ERR_UNSUPPORTED);
+  CHECK_OK(mx_session_prefill(s, ids, 2, NULL));
+  mx_session_destroy(s);
+}
+
+// ---- Generation loop with the fake backend (no tokenizer: ids only) ----
+
+typedef struct collect {
+  int32_t ids[512];
+  int n;
+  int stop_after;  // return false after this many tokens (0 = never)
+} collect_t;
+
+static bool on_token(void *user, int32_t id, const char *text, size_t len) {
+  collect_t *c = user;
+  if (c->n < 512) c->ids[c->n] = id;
+  c->n++;
+  return !(c->stop_after && c->n >= c->stop_after);
+}
+
+// Greedy trajectory of the fake model from `first` at position pos.
+static int32_t expect_next(int32_t prev, int64_t pos) { return fake_next(prev, pos); }
+
+static void test_generate(void) {
+  mx_session_t *s = make_session("fake", 64, 8);
+  mx_generate_opts_t o = {.max_tokens = 5};
+  mx_sampler_params_default(&o.sampling);
+  o.sampling.temperature = 0.0f;
+  o.ignore_eos = true;
+  const int32_t prompt[3] = {1, 10, 20};
+  collect_t c = {0};
+  mx_generate_stats_t stats;
+  CHECK_OK(mx_generate(s, NULL, prompt, 3, &o, on_token, &c, &stats));
+  CHECK(stats.finish == MX_FINISH_LENGTH && stats.n_generated == 5 && stats.n_prompt == 3);
+  CHECK(c.n == 5);
+  int32_t prev = 20;
+  int ok = 0;
+  for (int i = 0; i < 5; i++) {
+    int32_t e = expect_next(prev, 2 + i);
+    ok += c.ids[i] == e;
+    prev = e;
+  }
+  CHECK_MSG(ok == 5, "%d/5 ids as expected", ok);
+  // The last token is not decoded (nothing would read its logits).
+  CHECK(mx_session_n_past(s) == 3 + 4);
+  CHECK(stats.prefill_seconds >= 0.0 && stats.decode_seconds >= 0.0);
+
+  // EOS: find a prompt whose greedy path hits 2 or 49; the EOS id is not passed on.
+  mx_session_reset(s);
+  o.ignore_eos = false;
+  o.max_tokens = 40;
+  memset(&c, 0, sizeof c);
+  CHECK_OK(mx_generate(s, NULL, prompt, 3, &o, on_token, &c, &stats));
+  prev = 20;
+  int expect_n = 0;
+  for (int i = 0; i < 40; i++) {
+    int32_t e = expect_next(prev, 2 + i);
+    if (e == 2 || e == 49) break;
+    expect_n++;
+    prev = e;
+  }
+  if (expect_n < 40) {
+    CHECK_MSG(stats.finish == MX_FINISH_EOS && c.n == expect_n, "finish %s, %d tokens vs %d",
+              mx_finish_reason_name(stats.finish), c.n, expect_n);
+  } else {
+    CHECK(stats.finish == MX_FINISH_LENGTH);
+  }
+  CHECK(stats.n_generated == c.n);
+
+  // Callback stop.
+  mx_session_reset(s);
+  o.ignore_eos = true;
+  memset(&c, 0, sizeof c);
+  c.stop_after = 3;
+  CHECK_OK(mx_generate(s, NULL, prompt, 3, &o, on_token, &c, &stats));
+  CHECK(stats.finish == MX_FINISH_CALLBACK && c.n == 3 && stats.n_generated == 3);
+
+  // Context full: 64 - 3 = 61 decodes possible, the 62nd token is sampled but cannot be fed.
+  mx_session_reset(s);
+  o.max_tokens = 100;
+  memset(&c, 0, sizeof c);
+  CHECK_OK(mx_generate(s, NULL, prompt, 3, &o, on_token, &c, &stats));
+  CHECK_MSG(stats.finish == MX_FINISH_CONTEXT && c.n == 62, "finish %s after %d",
+            mx_finish_reason_name(stats.finish), c.n);
+  CHECK(mx_session_n_past(s) == 64);
+  // max_tokens reached exactly when the context fills: "length" wins.
+  mx_session_reset(s);
+  o.max_tokens = 62;
+  CHECK_OK(mx_generate(s, NULL, prompt, 3, &o, NULL, NULL, &stats));
+  CHECK(stats.finish == MX_FINISH_LENGTH && stats.n_generated == 62);
+
+  // Continuing a session: the prompt is appended.
+  mx_session_reset(s);
+  o.max_tokens = 2;
+  CHECK_OK(mx_generate(s, NULL, prompt, 3, &o, NULL, NULL, &stats));
+  int64_t np = mx_session_n_past(s);
+  CHECK_OK(mx_generate(s, NULL, prompt, 3, &o, NULL, NULL, &stats));
+  CHECK(mx_session_n_past(s) == np + 3 + 1);
+  // Empty prompt continues from the session's logits; on an empty session it is an error.
+  CHECK_OK(mx_generate(s, NULL, NULL, 0, &o, NULL, NULL, &stats));
+  mx_session_reset(s);
+  CHECK(mx_generate(s, NULL, NULL, 0, &o, NULL, NULL, &stats) == MX_ERR_INVALID_ARG);
+
+  // Prompt overflow is reported before anything happens.
+  int32_t big[70] = {0};
+  CHECK(mx_generate(s, NULL, big, 70, &o, NULL, NULL, &stats) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "prompt of 70 tokens does not fit"), "%s",
+            mx_error_message());
+
+  // Bad options.
+  o.max_tokens = 0;
+  CHECK(mx_generate(s, NULL, prompt, 3, &o, NULL, NULL, NULL) == MX_ERR_INVALID_ARG);
+  o.max_tokens = 4;
+  const char *stops[1] = {""};
+  o.stop = stops;
+  o.n_stop = 1;
+  CHECK(mx_generate(s, NULL, prompt, 3, &o, NULL, NULL, NULL) == MX_ERR_INVALID_ARG);
+  o.n_stop = 0;
+  o.sampling.top_p = 2.0f;
+  CHECK(mx_generate(s, NULL, prompt, 3, &o, NULL, NULL, NULL) == MX_ERR_INVALID_ARG);
+  CHECK(strstr(mx_error_message(), "top_p") != NULL);
+  mx_session_destroy(s);
+
+  CHECK(strcmp(mx_finish_reason_name(MX_FINISH_LENGTH), "length") == 0);
+  CHECK(strcmp(mx_finish_reason_name(MX_FINISH_EOS), "eos") == 0);
+  CHECK(strcmp(mx_finish_reason_name(MX_FINISH_STOP), "stop") == 0);
+  CHECK(strcmp(mx_finish_reason_name(MX_FINISH_CALLBACK), "callback") == 0);
+  CHECK(strcmp(mx_finish_reason_name(MX_FINISH_CONTEXT), "context") == 0);
+}
+
+int main(void) {
+  init_fake_model();
+  if (mx_backend_register(&g_fake) || mx_backend_register(&g_fake_nolog)) {
+    fprintf(stderr, "register: %s\n", mx_error_message());
+    return 1;
+  }
+  test_options();
+  test_prefill_decode();
+  test_generate();
+  return mx_test_finish();
+}
