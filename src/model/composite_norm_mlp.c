@@ -98,8 +98,7 @@ static mx_status_t build_gated_mlp(mx_builder_t *b, const int32_t *args, const v
 }
 
 mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
-                              int32_t w_up, int32_t w_down, const char *activation,
-                              int32_t *out) {
+                              int32_t w_up, int32_t w_down, const char *activation, int32_t *out) {
   mlp_params_t p;
   if (strcmp(activation, "silu") == 0) {
     p.gelu = false;
@@ -111,6 +110,5 @@ mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int3
   }
   mx_named_attr_t attrs[1] = {{"activation", mx_attr_string(c->m, activation)}};
   int32_t ops[4] = {x, w_gate, w_up, w_down};
-  return mx_comp_call(c, b, "mx.gated_mlp", ops, 4, attrs, 1, activation, build_gated_mlp, &p,
-                      out);
+  return mx_comp_call(c, b, "mx.gated_mlp", ops, 4, attrs, 1, activation, build_gated_mlp, &p, out);
 }

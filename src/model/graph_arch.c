@@ -37,8 +37,7 @@ mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_sca
   mx_rope_scaling_kind_t kind = sc != NULL ? sc->kind : MX_ROPE_SCALING_NONE;
   if (kind != MX_ROPE_SCALING_NONE && !(sc->factor > 0)) {
     free(f);
-    return mx_error_set(MX_ERR_INVALID_ARG, "rope_scaling: factor %g must be positive",
-                        sc->factor);
+    return mx_error_set(MX_ERR_INVALID_ARG, "rope_scaling: factor %g must be positive", sc->factor);
   }
   if (kind == MX_ROPE_SCALING_LLAMA3 &&
       (!(sc->original_max_position_embeddings > 0) || !(sc->high_freq_factor > 0) ||
@@ -58,10 +57,10 @@ mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_sca
       double high_wavelen = old / sc->high_freq_factor;
       double wavelen = 2.0 * M_PI / inv;
       if (wavelen > low_wavelen) {
-        inv /= sc->factor;  // low frequencies: interpolate fully
+        inv /= sc->factor;                     // low frequencies: interpolate fully
       } else if (!(wavelen < high_wavelen)) {  // medium: blend
-        double s = (old / wavelen - sc->low_freq_factor) /
-                   (sc->high_freq_factor - sc->low_freq_factor);
+        double s =
+            (old / wavelen - sc->low_freq_factor) / (sc->high_freq_factor - sc->low_freq_factor);
         inv = (1.0 - s) * inv / sc->factor + s * inv;
       }  // high frequencies unchanged
     }

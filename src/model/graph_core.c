@@ -22,6 +22,7 @@ typedef struct core {
   int32_t B, T;
   int32_t *w;  // value id of each weight argument
   int32_t tokens, pos0, pos;
+  int32_t zero;    // i32 scalar 0 (cache write offsets)
   int32_t p0[64];  // scalar pos0[b] for b < min(B, 64) (cache write offsets)
   int32_t inv_freq[MX_ARCH_MAX_ROPE_TABLES];
   int32_t *k_cache, *v_cache;  // current value of each layer's caches
@@ -124,6 +125,7 @@ static mx_status_t positions(core_t *c) {
   MX_TRY_(mx_build_iota(b, &it, 1, &t));
   MX_TRY_(mx_build_broadcast_in_dim(b, c->pos0, td, 2, &d0, &p0b));
   MX_TRY_(mx_build_binary(b, MX_OP_ADD, p0b, t, &c->pos));
+  MX_TRY_(mx_build_scalar(b, MX_ELEM_I32, 0.0, &c->zero));
   for (int32_t i = 0; i < c->B; i++) {
     int64_t lo = i, hi = i + 1;
     int32_t s;
@@ -153,10 +155,9 @@ static mx_status_t proj(core_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *o
 static mx_status_t cache_write(core_t *c, int32_t cache, int32_t kv, int32_t *out) {
   mx_builder_t *b = &c->b;
   int64_t perm[4] = {0, 2, 1, 3};
-  int32_t kt, zero;
+  int32_t kt, zero = c->zero;
   MX_TRY_(mx_build_transpose(b, kv, perm, 4, &kt));
   if (c->o->kv_dtype != MX_ELEM_F32) MX_TRY_(mx_build_convert(b, kt, c->o->kv_dtype, &kt));
-  MX_TRY_(mx_build_scalar(b, MX_ELEM_I32, 0.0, &zero));
   mx_type_t t = *mx_build_type(b, kt);
   for (int32_t i = 0; i < c->B; i++) {
     int32_t upd = kt, bi = zero;
@@ -228,8 +229,7 @@ static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
     MX_TRY_(mx_build_slice(b, x, lo, hi, NULL, 3, &x));
   }
   int32_t xn, lg;
-  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset,
-                           &xn));
+  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset, &xn));
   MX_TRY_(mx_g_linear(b, xn, c->w[c->wl->head], &lg));
   if (a->final_softcap > 0.0) {  // tanh(l / cap) * cap
     int32_t cap, d, th;
@@ -267,9 +267,9 @@ static mx_status_t body(core_t *c, bool all_logits) {
   return st;
 }
 
-mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl,
-                                const mx_checkpoint_t *ck, const mx_graph_opts_t *o,
-                                mx_comp_ctx_t *cc, const char *name, int32_t T, bool all_logits) {
+mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx_checkpoint_t *ck,
+                                const mx_graph_opts_t *o, mx_comp_ctx_t *cc, const char *name,
+                                int32_t T, bool all_logits) {
   if (o->batch > 64) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph: batch %d exceeds 64", o->batch);
   }

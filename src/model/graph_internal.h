@@ -18,13 +18,13 @@ typedef struct mx_arch {
   const mx_model_config_t *cfg;
   int32_t vocab, hidden, ffn, n_layers, n_heads, n_kv_heads, head_dim;
   double rms_eps;
-  double norm_offset;  // 0: y * w; 1: y * (1 + w) (Gemma)
-  double embed_scale;  // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
-  bool qkv_bias;       // q/k/v projections have biases
-  bool o_bias;         // o_proj has a bias
-  bool mlp_bias;       // gate/up/down have biases
-  bool qk_norm;        // RMSNorm over head_dim of q and k (per head), before RoPE
-  bool tied;           // lm_head = embedding matrix
+  double norm_offset;      // 0: y * w; 1: y * (1 + w) (Gemma)
+  double embed_scale;      // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
+  bool qkv_bias;           // q/k/v projections have biases
+  bool o_bias;             // o_proj has a bias
+  bool mlp_bias;           // gate/up/down have biases
+  bool qk_norm;            // RMSNorm over head_dim of q and k (per head), before RoPE
+  bool tied;               // lm_head = embedding matrix
   const char *activation;  // "silu" | "gelu_tanh"
   const char *rope_style;  // "half" | "interleaved"
   int32_t rotary_dim;      // R <= head_dim, even
@@ -34,7 +34,7 @@ typedef struct mx_arch {
   // RoPE tables (host-computed inv_freq, R/2 floats each) and per-layer choices.
   int32_t n_rope_tables;
   float *inv_freq[MX_ARCH_MAX_ROPE_TABLES];  // heap, owned
-  int32_t *layer_rope;    // [n_layers] table index; heap, owned
+  int32_t *layer_rope;                       // [n_layers] table index; heap, owned
   int32_t *layer_window;  // [n_layers] sliding window (0 = full attention); heap, owned
 } mx_arch_t;
 
@@ -109,9 +109,9 @@ mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int3
 // Builds public function `name` (T tokens per sequence; logits of all T positions when
 // all_logits, else of the last one, shape [B, V]) into cc->m. o is normalized (batch >= 1,
 // kv_dtype set); the weights were checked against ck.
-mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl,
-                                const mx_checkpoint_t *ck, const mx_graph_opts_t *o,
-                                mx_comp_ctx_t *cc, const char *name, int32_t T, bool all_logits);
+mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx_checkpoint_t *ck,
+                                const mx_graph_opts_t *o, mx_comp_ctx_t *cc, const char *name,
+                                int32_t T, bool all_logits);
 
 // ---- Small building helpers shared by the graph files (graph_ops.c) ----
 
@@ -130,10 +130,10 @@ mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out
 mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t *dims,
                          int32_t *out);
 
-#define MX_TRY_(expr)                      \
-  do {                                     \
-    mx_status_t st_ = (expr);              \
-    if (st_ != MX_OK) return st_;          \
+#define MX_TRY_(expr)             \
+  do {                            \
+    mx_status_t st_ = (expr);     \
+    if (st_ != MX_OK) return st_; \
   } while (0)
 
 #endif  // MLXCEL_MODEL_GRAPH_INTERNAL_H
