@@ -24,11 +24,14 @@ mx_elem_type_t mx_st_dtype(const char *s) {
     const char *name;
     mx_elem_type_t et;
   } map[] = {
-      {"F64", MX_ELEM_F64},        {"F32", MX_ELEM_F32},         {"F16", MX_ELEM_F16},
-      {"BF16", MX_ELEM_BF16},      {"I64", MX_ELEM_I64},         {"I32", MX_ELEM_I32},
-      {"I16", MX_ELEM_I16},        {"I8", MX_ELEM_I8},           {"U64", MX_ELEM_UI64},
-      {"U32", MX_ELEM_UI32},       {"U16", MX_ELEM_UI16},        {"U8", MX_ELEM_UI8},
-      {"BOOL", MX_ELEM_I1},        {"F8_E4M3", MX_ELEM_F8E4M3FN}, {"F8_E5M2", MX_ELEM_F8E5M2},
+      {"F64", MX_ELEM_F64},        {"F32", MX_ELEM_F32},
+      {"F16", MX_ELEM_F16},        {"BF16", MX_ELEM_BF16},
+      {"I64", MX_ELEM_I64},        {"I32", MX_ELEM_I32},
+      {"I16", MX_ELEM_I16},        {"I8", MX_ELEM_I8},
+      {"U64", MX_ELEM_UI64},       {"U32", MX_ELEM_UI32},
+      {"U16", MX_ELEM_UI16},       {"U8", MX_ELEM_UI8},
+      {"BOOL", MX_ELEM_I1},        {"F8_E4M3", MX_ELEM_F8E4M3FN},
+      {"F8_E5M2", MX_ELEM_F8E5M2},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     if (strcmp(s, map[i].name) == 0) return map[i].et;
@@ -119,8 +122,7 @@ static mx_status_t parse_tensor(const cJSON *e, const char *file, const char *na
   mx_status_t st = parse_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), file, name, w);
   if (st != MX_OK) return st;
   uint64_t begin = 0, end = 0;
-  st = parse_offsets(cJSON_GetObjectItemCaseSensitive(e, "data_offsets"), file, name, &begin,
-                     &end);
+  st = parse_offsets(cJSON_GetObjectItemCaseSensitive(e, "data_offsets"), file, name, &begin, &end);
   if (st != MX_OK) return st;
 
   char dims[256];
@@ -143,15 +145,13 @@ static mx_status_t parse_tensor(const cJSON *e, const char *file, const char *na
   if (end - begin != nbytes) {
     return tensor_err(file, name,
                       "shape %s x %s needs %llu bytes but data_offsets [%llu, %llu] span %llu",
-                      dims, dt->valuestring, (unsigned long long)nbytes,
-                      (unsigned long long)begin, (unsigned long long)end,
-                      (unsigned long long)(end - begin));
+                      dims, dt->valuestring, (unsigned long long)nbytes, (unsigned long long)begin,
+                      (unsigned long long)end, (unsigned long long)(end - begin));
   }
   if (end > section_len) {
-    return tensor_err(file, name,
-                      "data_offsets [%llu, %llu] extend beyond the data section (%llu bytes)",
-                      (unsigned long long)begin, (unsigned long long)end,
-                      (unsigned long long)section_len);
+    return tensor_err(
+        file, name, "data_offsets [%llu, %llu] extend beyond the data section (%llu bytes)",
+        (unsigned long long)begin, (unsigned long long)end, (unsigned long long)section_len);
   }
   w->data = section + begin;
   w->nbytes = (size_t)nbytes;
@@ -182,8 +182,7 @@ static int cmp_span(const void *a, const void *b) {
 
 static const mx_weight_t *g_sort_weights;  // qsort has no context argument
 static int cmp_name(const void *a, const void *b) {
-  return strcmp(g_sort_weights[*(const int32_t *)a].name,
-                g_sort_weights[*(const int32_t *)b].name);
+  return strcmp(g_sort_weights[*(const int32_t *)a].name, g_sort_weights[*(const int32_t *)b].name);
 }
 
 // Names must be unique (cJSON keeps duplicate keys) and non-empty spans must not overlap.
@@ -267,8 +266,8 @@ mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, m
   if (!data && len) return mx_error_set(MX_ERR_INVALID_ARG, "%s: no data", file);
   if (len < 8) {
     return mx_error_set(MX_ERR_PARSE,
-                        "%s: file is %zu bytes, shorter than the 8-byte header length field",
-                        file, len);
+                        "%s: file is %zu bytes, shorter than the 8-byte header length field", file,
+                        len);
   }
   uint64_t hlen = 0;
   for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | data[i];
@@ -298,8 +297,7 @@ mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, m
     // The format pads the header with spaces; anything else after the JSON value is corrupt.
     for (const char *p = end; p < text + hlen; p++) {
       if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-        st = mx_error_set(MX_ERR_PARSE, "%s: header has trailing bytes after the JSON value",
-                          file);
+        st = mx_error_set(MX_ERR_PARSE, "%s: header has trailing bytes after the JSON value", file);
         break;
       }
     }
