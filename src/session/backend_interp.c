@@ -1,34 +1,30 @@
 // The "interp" backend: runs the model's @prefill / @decode graphs with the reference
 // interpreter. Slow, obviously correct: the oracle the fast backends are compared with.
 //
-// The module is built once per session (B = 1, S = ctx, T = the prefill chunk, all logits).
 // Weight arguments are bound zero-copy to the mmapped checkpoint tensors (the interpreter only
 // reads its arguments). The KV caches are f32 tensors owned here; each call returns fresh cache
 // tensors, which replace the old ones (pointer swap, no copy).
 //
-// Short prefills are padded. @prefill has a static T, so a call with n < T real tokens fills
-// the rest with id 0 at positions pos0+n .. pos0+T-1. This is exact, by the contract in
-// DESIGN.md ("mx.attention"): every query of a call writes its K/V (dynamic_update_slice at
-// pos0) before attending, and a query at position p sees keys 0..p only (causal). So
-//  - a real query of this call (p < pos0+n) never sees the padded slots (> p);
-//  - a later call starts at pos0' = pos0+n and rewrites slots pos0'.. with its own tokens before
-//    any of its queries reads them; a query at p sees slots <= p, all rewritten by then or
-//    holding real tokens of earlier calls;
-//  - the padded positions' logits are discarded (we read row n-1, not T-1).
-// The one trap: dynamic_update_slice clamps its start index so the update fits in the cache.
-// When pos0 + T > S the write would silently land at S - T, on top of real tokens. Those calls
-// (only the last chunk before a full context can hit this) run token by token through @decode
-// instead, which writes exactly one slot at pos0 < S.
+// Prefill lengths: @prefill has a static T. Padding a short chunk up to T with dummy ids would
+// be harmless for attention (DESIGN.md, mx.attention: every query writes its K/V before
+// attending and sees only keys <= its position, so padded slots beyond the real tokens are
+// invisible now and rewritten by the next call before any query can see them) but it has two
+// costs: a prompt of 5 tokens would cost as much as one of 64 (the interpreter's work is
+// proportional to T), and dynamic_update_slice clamps its start index so the update fits in the
+// cache: once pos0 + T > S, the padded write would land at S - T, on top of real tokens. So we
+// never pad. Create builds one module per power of two T = 2, 4, ..., <= the chunk (B = 1,
+// S = ctx, all logits), plus @decode for T = 1, and a prefill of n tokens runs as the binary
+// decomposition of n (13 = 8 + 4 + 1): every call is exact, at most log2(chunk) + 1 calls.
+// The modules are small (weights are arguments, not constants) and built once.
 #include <stdlib.h>
 #include <string.h>
 
 #include "session/session_internal.h"
 
-// TEMPORARY until the loader and graph builder are merged into this branch: without them the
-// backend exists but refuses to start.
-#if __has_include("model/graph_internal.h") && __has_include("model/checkpoint_internal.h")
-
 typedef struct fn_binding {
+  mx_module_t *mod;    // owned
+  int32_t T;           // static token count
+  mx_tensor_t tokens;  // i32 [1, T], owned
   mx_func_t *f;
   int32_t n_args;
   mx_tensor_t *args;  // [n_args]; weights borrowed from the checkpoint, caches refreshed per call
@@ -39,20 +35,23 @@ typedef struct fn_binding {
   int32_t logits_res;
 } fn_binding_t;
 
+enum { MAX_BUCKETS = 31 };
+
 typedef struct interp_state {
-  mx_module_t *mod;
   int64_t ctx;
-  int32_t T;  // @prefill's static token count
+  int32_t chunk;
   int32_t V;
-  int32_t n_caches;      // 2L
-  mx_tensor_t *caches;   // [2L], owned
-  mx_tensor_t tokens_p;  // i32 [1, T]
-  mx_tensor_t tokens_d;  // i32 [1, 1]
-  mx_tensor_t pos0;      // i32 [1]
-  fn_binding_t pre, dec;
+  int32_t n_caches;     // 2L
+  mx_tensor_t *caches;  // [2L], owned
+  mx_tensor_t pos0;     // i32 [1]
+  fn_binding_t dec;     // @decode (T = 1)
+  int32_t n_pre;
+  fn_binding_t pre[MAX_BUCKETS];  // @prefill with T = 2, 4, 8, ... (pre[i].T = 2 << i)
 } interp_state_t;
 
 static void binding_free(fn_binding_t *b) {
+  mx_module_destroy(b->mod);
+  mx_tensor_free(&b->tokens);
   free(b->args);
   free(b->res);
   free(b->cache_arg);
@@ -64,12 +63,9 @@ static void interp_destroy(void *state) {
   if (!s) return;
   for (int32_t j = 0; s->caches && j < s->n_caches; j++) mx_tensor_free(&s->caches[j]);
   free(s->caches);
-  mx_tensor_free(&s->tokens_p);
-  mx_tensor_free(&s->tokens_d);
   mx_tensor_free(&s->pos0);
-  binding_free(&s->pre);
   binding_free(&s->dec);
-  mx_module_destroy(s->mod);
+  for (int32_t i = 0; i < s->n_pre; i++) binding_free(&s->pre[i]);
   free(s);
 }
 
@@ -87,11 +83,21 @@ static int32_t aliased_result(const mx_func_t *f, int32_t i) {
   return a && a->kind == MX_ATTR_INT ? (int32_t)a->i : -1;
 }
 
-// Binds every argument of f: weights to the checkpoint, tokens/pos0 to our small tensors,
-// caches (types checked here, data refreshed per call). Records where the results are.
-static mx_status_t bind(interp_state_t *s, const mx_model_t *model, const char *fname, int64_t T,
-                        fn_binding_t *b) {
-  b->f = mx_module_find_func(s->mod, fname);
+// Builds the module with @prefill of T tokens (T = 1: only @decode is used), then binds every
+// argument of the function: weights to the checkpoint, tokens/pos0 to our small tensors, caches
+// (types checked here, data refreshed per call). Records where the results are.
+static mx_status_t bind(interp_state_t *s, const mx_model_t *model, int32_t T, fn_binding_t *b) {
+  const char *fname = T == 1 ? "decode" : "prefill";
+  mx_graph_opts_t go = {
+      .batch = 1, .ctx = s->ctx, .prefill_len = T, .all_logits = true, .kv_dtype = MX_ELEM_F32};
+  mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
+  if (st0) return st0;
+  b->T = T;
+  const int64_t tok_dims[2] = {1, T}, pos_dims[1] = {1};
+  mx_type_t tt = mx_type_tensor(MX_ELEM_I32, 2, tok_dims);
+  st0 = mx_tensor_alloc(&b->tokens, &tt);
+  if (st0) return st0;
+  b->f = mx_module_find_func(b->mod, fname);
   if (!b->f || !b->f->body)
     return mx_error_set(MX_ERR_INVALID_ARG, "model graph has no @%s function", fname);
   mx_func_t *f = b->f;
@@ -105,7 +111,6 @@ static mx_status_t bind(interp_state_t *s, const mx_model_t *model, const char *
   for (int32_t j = 0; j < s->n_caches; j++) b->cache_arg[j] = b->cache_res[j] = -1;
   b->tokens_arg = b->pos0_arg = -1;
   int32_t n_cache_seen = 0;
-  const int64_t tok_dims[2] = {1, T}, pos_dims[1] = {1};
   for (int32_t i = 0; i < b->n_args; i++) {
     const mx_type_t *at = mx_value_type(f, f->body->args[i]);
     mx_graph_arg_t info;
@@ -175,7 +180,16 @@ static mx_status_t bind(interp_state_t *s, const mx_model_t *model, const char *
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "@%s lacks a tokens or pos0 argument, or some of the %d caches", fname,
                         s->n_caches);
+  // Logits: [1, T, V] from @prefill (all positions), [1, V] from @decode.
   b->logits_res = 0;
+  const int64_t lp[3] = {1, T, s->V}, ld[2] = {1, s->V};
+  bool ok = f->n_results >= 1 && (T == 1 ? type_is(&f->result_types[0], MX_ELEM_F32, 2, ld)
+                                         : type_is(&f->result_types[0], MX_ELEM_F32, 3, lp));
+  if (!ok) {
+    char b1[96];
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s result 0 is %s, expected the f32 logits", fname,
+                        f->n_results ? mx_type_str(&f->result_types[0], b1, sizeof b1) : "missing");
+  }
   return MX_OK;
 }
 
@@ -184,68 +198,41 @@ static mx_status_t interp_create(const mx_model_t *model, int64_t ctx, int32_t p
   *state = NULL;
   const mx_model_config_t *cfg = &model->config;
   if (!model->ckpt) return mx_error_set(MX_ERR_INVALID_ARG, "model has no checkpoint");
+  if (ctx <= 0 || ctx > INT32_MAX || prefill_chunk <= 0 || prefill_chunk > ctx)
+    return mx_error_set(MX_ERR_INVALID_ARG, "interp: bad ctx %lld / prefill chunk %d",
+                        (long long)ctx, prefill_chunk);
   interp_state_t *s = calloc(1, sizeof *s);
   if (!s) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   s->ctx = ctx;
-  s->T = prefill_chunk;
+  s->chunk = prefill_chunk;
   s->V = cfg->vocab_size;
   s->n_caches = 2 * cfg->num_layers;
-  mx_graph_opts_t go = {.batch = 1,
-                        .ctx = ctx,
-                        .prefill_len = prefill_chunk,
-                        .all_logits = true,
-                        .kv_dtype = MX_ELEM_F32};
-  mx_status_t st = mx_model_build_graph(cfg, model->ckpt, &go, &s->mod);
-  if (st) goto fail;
-  const int64_t cdims[4] = {1, cfg->num_kv_heads, ctx, cfg->head_dim};
-  mx_type_t ct = mx_type_tensor(MX_ELEM_F32, 4, cdims);
-  const int64_t tp[2] = {1, s->T}, td[2] = {1, 1}, pd[1] = {1};
-  mx_type_t tpt = mx_type_tensor(MX_ELEM_I32, 2, tp), tdt = mx_type_tensor(MX_ELEM_I32, 2, td),
-            pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
+  mx_status_t st = MX_OK;
+  const int64_t cdims[4] = {1, cfg->num_kv_heads, ctx, cfg->head_dim}, pd[1] = {1};
+  mx_type_t ct = mx_type_tensor(MX_ELEM_F32, 4, cdims), pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
   s->caches = calloc((size_t)(s->n_caches > 0 ? s->n_caches : 1), sizeof *s->caches);
-  if (!s->caches) {
-    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
+  if (!s->caches) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t j = 0; j < s->n_caches && !st; j++) st = mx_tensor_alloc(&s->caches[j], &ct);
-  if (!st) st = mx_tensor_alloc(&s->tokens_p, &tpt);
-  if (!st) st = mx_tensor_alloc(&s->tokens_d, &tdt);
   if (!st) st = mx_tensor_alloc(&s->pos0, &pdt);
-  if (!st) st = bind(s, model, "prefill", s->T, &s->pre);
-  if (!st) st = bind(s, model, "decode", 1, &s->dec);
-  if (st) goto fail;
-  // Logits: [1, T, V] from @prefill (all positions), [1, V] from @decode.
-  const int64_t lp[3] = {1, s->T, s->V}, ld[2] = {1, s->V};
-  char b1[96];
-  if (s->pre.f->n_results < 1 || !type_is(&s->pre.f->result_types[0], MX_ELEM_F32, 3, lp)) {
-    st = mx_error_set(
-        MX_ERR_INVALID_ARG, "@prefill result 0 is %s, expected [1, %d, %d] f32",
-        s->pre.f->n_results ? mx_type_str(&s->pre.f->result_types[0], b1, sizeof b1) : "missing",
-        s->T, s->V);
-    goto fail;
-  }
-  if (s->dec.f->n_results < 1 || !type_is(&s->dec.f->result_types[0], MX_ELEM_F32, 2, ld)) {
-    st = mx_error_set(
-        MX_ERR_INVALID_ARG, "@decode result 0 is %s, expected [1, %d] f32",
-        s->dec.f->n_results ? mx_type_str(&s->dec.f->result_types[0], b1, sizeof b1) : "missing",
-        s->V);
-    goto fail;
+  if (!st) st = bind(s, model, 1, &s->dec);
+  for (int64_t T = 2; !st && T <= prefill_chunk && s->n_pre < MAX_BUCKETS; T *= 2)
+    st = bind(s, model, (int32_t)T, &s->pre[s->n_pre++]);
+  if (st) {
+    interp_destroy(s);
+    return st;
   }
   *state = s;
   return MX_OK;
-fail:
-  interp_destroy(s);
-  return st;
 }
 
 // Runs one bound function with the current caches; on success the new caches replace the old
 // ones and the logits result stays in b->res[logits_res] for the caller (who frees it).
-static mx_status_t run_fn(interp_state_t *s, fn_binding_t *b, mx_tensor_t *tokens, int64_t pos0) {
+static mx_status_t run_fn(interp_state_t *s, fn_binding_t *b, int64_t pos0) {
   ((int32_t *)s->pos0.data)[0] = (int32_t)pos0;
-  b->args[b->tokens_arg] = *tokens;
+  b->args[b->tokens_arg] = b->tokens;
   b->args[b->pos0_arg] = s->pos0;
   for (int32_t j = 0; j < s->n_caches; j++) b->args[b->cache_arg[j]] = s->caches[j];
-  mx_status_t st = mx_interp_run(s->mod, b->f, b->args, b->n_args, b->res, NULL);
+  mx_status_t st = mx_interp_run(b->mod, b->f, b->args, b->n_args, b->res, NULL);
   if (st) return mx_error_prefix(st, "@%s", b->f->name);
   for (int32_t j = 0; j < s->n_caches; j++) {
     mx_tensor_free(&s->caches[j]);
@@ -259,8 +246,8 @@ static mx_status_t run_fn(interp_state_t *s, fn_binding_t *b, mx_tensor_t *token
 
 static mx_status_t interp_decode(void *state, int32_t id, int64_t pos, float *logits) {
   interp_state_t *s = state;
-  ((int32_t *)s->tokens_d.data)[0] = id;
-  mx_status_t st = run_fn(s, &s->dec, &s->tokens_d, pos);
+  ((int32_t *)s->dec.tokens.data)[0] = id;
+  mx_status_t st = run_fn(s, &s->dec, pos);
   if (st) return st;
   mx_tensor_t *lr = &s->dec.res[s->dec.logits_res];
   memcpy(logits, lr->data, (size_t)s->V * sizeof(float));
@@ -271,28 +258,27 @@ static mx_status_t interp_decode(void *state, int32_t id, int64_t pos, float *lo
 static mx_status_t interp_prefill(void *state, const int32_t *ids, int32_t n, int64_t pos0,
                                   float *last, float *all) {
   interp_state_t *s = state;
-  if (n <= 0 || n > s->T)
-    return mx_error_set(MX_ERR_INVALID_ARG, "interp prefill: %d tokens, chunk is %d", n, s->T);
-  const size_t row = (size_t)s->V * sizeof(float);
-  if (pos0 + s->T > s->ctx) {
-    // Padding would make dynamic_update_slice clamp (see the top of the file): go one by one.
-    for (int32_t t = 0; t < n; t++) {
-      mx_status_t st = interp_decode(state, ids[t], pos0 + t, last);
+  if (n <= 0 || n > s->chunk || pos0 < 0 || pos0 + n > s->ctx)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "interp prefill: %d tokens at position %lld (chunk %d, capacity %lld)", n,
+                        (long long)pos0, s->chunk, (long long)s->ctx);
+  const size_t V = (size_t)s->V;
+  int32_t done = 0;
+  for (int32_t i = s->n_pre - 1; i >= -1 && done < n; i--) {
+    fn_binding_t *b = i >= 0 ? &s->pre[i] : &s->dec;
+    // Largest piece first; n <= chunk < 2 * the largest T, so each size runs at most once.
+    while (n - done >= b->T) {
+      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
+      mx_status_t st = run_fn(s, b, pos0 + done);
       if (st) return st;
-      if (all) memcpy(all + (size_t)t * (size_t)s->V, last, row);
+      mx_tensor_t *lr = &b->res[b->logits_res];
+      const float *L = (const float *)lr->data;
+      memcpy(last, L + (size_t)(b->T - 1) * V, V * sizeof *L);
+      if (all) memcpy(all + (size_t)done * V, L, (size_t)b->T * V * sizeof *L);
+      mx_tensor_free(lr);
+      done += b->T;
     }
-    return MX_OK;
   }
-  int32_t *tok = (int32_t *)s->tokens_p.data;
-  memcpy(tok, ids, (size_t)n * sizeof *tok);
-  memset(tok + n, 0, (size_t)(s->T - n) * sizeof *tok);  // id 0 padding, discarded
-  mx_status_t st = run_fn(s, &s->pre, &s->tokens_p, pos0);
-  if (st) return st;
-  mx_tensor_t *lr = &s->pre.res[s->pre.logits_res];
-  const float *L = (const float *)lr->data;
-  memcpy(last, L + (size_t)(n - 1) * (size_t)s->V, row);
-  if (all) memcpy(all, L, (size_t)n * row);
-  mx_tensor_free(lr);
   return MX_OK;
 }
 
@@ -302,25 +288,6 @@ static void interp_reset(void *state) {
   // session then holds exactly what a new one does.
   for (int32_t j = 0; j < s->n_caches; j++) memset(s->caches[j].data, 0, s->caches[j].nbytes);
 }
-
-#else  // no loader/graph builder yet
-
-static mx_status_t interp_create(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk,
-                                 void **state) {
-  *state = NULL;
-  return mx_error_set(MX_ERR_UNSUPPORTED, "built without the model graph builder");
-}
-static mx_status_t interp_prefill(void *state, const int32_t *ids, int32_t n, int64_t pos0,
-                                  float *last, float *all) {
-  return MX_ERR_UNSUPPORTED;
-}
-static mx_status_t interp_decode(void *state, int32_t id, int64_t pos, float *logits) {
-  return MX_ERR_UNSUPPORTED;
-}
-static void interp_reset(void *state) {}
-static void interp_destroy(void *state) {}
-
-#endif
 
 const mx_backend_t mx_backend_interp = {
     .name = "interp",

@@ -2,8 +2,10 @@
 // the next token is a known function of the token and its position). Part 2 runs the real
 // stories260K checkpoint through the "interp" backend against upstream llama2.c (skipped when
 // $MX_SHARED is absent).
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mlxcel/session.h"
 #include "mx_test.h"
@@ -393,6 +395,232 @@ static void test_generate(void) {
   CHECK(strcmp(mx_finish_reason_name(MX_FINISH_CONTEXT), "context") == 0);
 }
 
+// ---- Part 2: stories260K against upstream llama2.c ----
+
+typedef struct ref_run {
+  const char *prompt;
+  int32_t n_prompt, n_tokens, steps;
+  int32_t *tokens;  // [n_tokens]: prompt then greedy ids
+  int32_t n_logits;
+  const cJSON *logits;  // array of {pos, input_token, logits[V]}
+} ref_run_t;
+
+static int32_t *json_ints(const cJSON *a, int32_t *n) {
+  *n = cJSON_GetArraySize(a);
+  int32_t *v = calloc((size_t)(*n > 0 ? *n : 1), sizeof *v);
+  for (int32_t i = 0; i < *n; i++) v[i] = (int32_t)cJSON_GetArrayItem(a, i)->valuedouble;
+  return v;
+}
+
+// Largest |a - ref| over the reference logits of position pos (-1 when pos has none).
+static double logit_diff(const ref_run_t *r, int32_t pos, const float *l, int32_t V) {
+  const cJSON *e = cJSON_GetArrayItem(r->logits, pos);
+  if (!e || pos >= r->n_logits) return -1.0;
+  const cJSON *pj = cJSON_GetObjectItem(e, "pos"), *lj = cJSON_GetObjectItem(e, "logits");
+  if (!pj || (int32_t)pj->valuedouble != pos || cJSON_GetArraySize(lj) != V) return 1e30;
+  double worst = 0.0;
+  for (int32_t v = 0; v < V; v++) {
+    double d = fabs((double)l[v] - cJSON_GetArrayItem(lj, v)->valuedouble);
+    if (d > worst) worst = d;
+  }
+  return worst;
+}
+
+typedef struct real_check {
+  mx_session_t *s;
+  const ref_run_t *r;
+  int32_t n;  // generated so far
+  int32_t mismatches;
+  int32_t first_bad;
+  double worst_logit;
+  int32_t n_logits_checked;
+} real_check_t;
+
+static bool on_real_token(void *user, int32_t id, const char *text, size_t len) {
+  real_check_t *c = user;
+  int32_t at = c->r->n_prompt + c->n;
+  if (at >= c->r->n_tokens || c->r->tokens[at] != id) {
+    if (!c->mismatches) c->first_bad = at;
+    c->mismatches++;
+  }
+  // The session's logits are those of the last fed position: they chose this token.
+  int32_t pos = (int32_t)mx_session_n_past(c->s) - 1;
+  double d = logit_diff(c->r, pos, mx_session_logits(c->s), mx_session_vocab(c->s));
+  if (d >= 0) {
+    c->n_logits_checked++;
+    if (d > c->worst_logit) c->worst_logit = d;
+  }
+  c->n++;
+  return true;
+}
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void check_run(mx_model_t *m, const ref_run_t *r) {
+  // Capacity = run.c's steps: it feeds positions 0..steps-1 and samples one more token, which
+  // is exactly where our loop stops with "context".
+  mx_session_t *s = NULL;
+  mx_session_opts_t o = {.backend = "interp", .ctx = r->steps};
+  CHECK_OK(mx_session_create(m, &o, &s));
+  if (!s) return;
+  const int32_t V = mx_session_vocab(s);
+
+  // Prompt logits (every position) from one prefill.
+  float *all = malloc((size_t)r->n_prompt * (size_t)V * sizeof *all);
+  CHECK_OK(mx_session_prefill(s, r->tokens, r->n_prompt, all));
+  double worst = 0.0;
+  int checked = 0;
+  for (int32_t t = 0; t < r->n_prompt; t++) {
+    double d = logit_diff(r, t, all + (size_t)t * (size_t)V, V);
+    if (d >= 0) {
+      checked++;
+      worst = d > worst ? d : worst;
+    }
+  }
+  CHECK_MSG(worst <= 1e-4, "'%s': prompt logits differ by %g", r->prompt, worst);
+  free(all);
+
+  // Greedy generation through mx_generate on a reset session.
+  mx_session_reset(s);
+  mx_generate_opts_t g = {.max_tokens = 100000};
+  mx_sampler_params_default(&g.sampling);
+  g.sampling.temperature = 0.0f;
+  real_check_t c = {.s = s, .r = r, .first_bad = -1};
+  mx_generate_stats_t st;
+  double t0 = seconds_now();
+  CHECK_OK(mx_generate(s, NULL, r->tokens, r->n_prompt, &g, on_real_token, &c, &st));
+  double secs = seconds_now() - t0;
+  int32_t want = r->n_tokens - r->n_prompt;
+  CHECK_MSG(c.mismatches == 0 && c.n == want,
+            "'%s': %d of %d ids differ (first at token %d), %d generated", r->prompt, c.mismatches,
+            want, c.first_bad, c.n);
+  CHECK_MSG(st.finish == MX_FINISH_CONTEXT, "'%s': finish %s", r->prompt,
+            mx_finish_reason_name(st.finish));
+  CHECK_MSG(c.worst_logit <= 1e-4, "'%s': generated-position logits differ by %g", r->prompt,
+            c.worst_logit);
+  printf(
+      "stories260K '%s': %d/%d ids equal, %d logit rows within %.2g (max diff), "
+      "%.1f s (prefill %.2f s, decode %.1f s)\n",
+      r->prompt, c.n - c.mismatches, want, checked + c.n_logits_checked,
+      worst > c.worst_logit ? worst : c.worst_logit, secs, st.prefill_seconds, st.decode_seconds);
+
+  // Reset reproducibility: a fresh start gives the same ids (first 16 tokens).
+  mx_session_reset(s);
+  CHECK(mx_session_n_past(s) == 0 && mx_session_logits(s) == NULL);
+  g.max_tokens = 16;
+  real_check_t c2 = {.s = s, .r = r, .first_bad = -1};
+  CHECK_OK(mx_generate(s, NULL, r->tokens, r->n_prompt, &g, on_real_token, &c2, &st));
+  CHECK_MSG(c2.mismatches == 0 && c2.n == 16, "'%s' after reset: %d mismatches", r->prompt,
+            c2.mismatches);
+  mx_session_destroy(s);
+}
+
+// Prefill split in different chunk sizes, and token by token, gives the same logits.
+static void check_chunking(mx_model_t *m, const ref_run_t *r) {
+  const int32_t n = r->n_prompt;
+  const int32_t chunks[3] = {64, 8, 3};
+  float *ref = NULL;
+  int32_t V = m->config.vocab_size;
+  for (int k = 0; k < 3; k++) {
+    mx_session_t *s = NULL;
+    mx_session_opts_t o = {.backend = "interp", .ctx = 32, .prefill_chunk = chunks[k]};
+    CHECK_OK(mx_session_create(m, &o, &s));
+    if (!s) break;
+    float *all = malloc((size_t)n * (size_t)V * sizeof *all);
+    CHECK_OK(mx_session_prefill(s, r->tokens, n, all));
+    if (!ref) {
+      ref = all;
+    } else {
+      double worst = 0;
+      for (size_t i = 0; i < (size_t)n * (size_t)V; i++) {
+        double d = fabs((double)all[i] - (double)ref[i]);
+        worst = d > worst ? d : worst;
+      }
+      CHECK_MSG(worst <= 1e-5, "chunk %d vs 64: logits differ by %g", chunks[k], worst);
+      free(all);
+    }
+    // Decoding one token by one after the prompt, to the brim of the context.
+    int64_t left = mx_session_ctx(s) - mx_session_n_past(s);
+    for (int64_t i = 0; i < left; i++) CHECK_OK(mx_session_decode(s, r->tokens[n + i]));
+    CHECK(mx_session_n_past(s) == 32);
+    mx_session_destroy(s);
+  }
+  free(ref);
+}
+
+static void test_stories260k(void) {
+  const char *shared = getenv("MX_SHARED");
+  if (!shared) {
+    printf("SKIP: stories260K checks: MX_SHARED is not set\n");
+    return;
+  }
+  char dir[4096], refp[4096];
+  snprintf(dir, sizeof dir, "%s/models/stories260K/hf", shared);
+  snprintf(refp, sizeof refp, "%s/models/stories260K/reference-greedy.json", shared);
+  char *text = NULL;
+  size_t len = 0;
+  if (mx_read_file(refp, &text, &len) != MX_OK) {
+    printf("SKIP: stories260K checks: %s\n", mx_error_message());
+    return;
+  }
+  mx_model_t m;
+  memset(&m, 0, sizeof m);
+  CHECK_OK(mx_config_load(dir, &m.config));
+  CHECK_OK(mx_checkpoint_open(dir, &m.ckpt));
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  const cJSON *runs = cJSON_GetObjectItem(root, "runs");
+  CHECK(cJSON_GetArraySize(runs) >= 3);
+  if (m.ckpt && runs) {
+    // Session errors that happen before any work.
+    mx_session_t *s = NULL;
+    setenv("MLXCEL_XLA_CONTEXT_CAPACITY", "lots", 1);
+    CHECK(mx_session_create(&m, NULL, &s) == MX_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(mx_error_message(), "MLXCEL_XLA_CONTEXT_CAPACITY='lots'"), "%s",
+              mx_error_message());
+    setenv("MLXCEL_XLA_CONTEXT_CAPACITY", "513", 1);
+    CHECK(mx_session_create(&m, NULL, &s) == MX_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(mx_error_message(), "exceeds the model's max_position_embeddings 512"), "%s",
+              mx_error_message());
+    unsetenv("MLXCEL_XLA_CONTEXT_CAPACITY");
+    CHECK_OK(mx_session_create(&m, NULL, &s));
+    CHECK(s && mx_session_ctx(s) == 512);  // min(512, 4096)
+    int32_t *big = calloc(600, sizeof *big);
+    CHECK(mx_session_prefill(s, big, 600, NULL) == MX_ERR_INVALID_ARG);
+    CHECK_MSG(strcmp(mx_error_message(),
+                     "prompt of 600 tokens does not fit: context capacity "
+                     "512, 0 tokens already in the session") == 0,
+              "%s", mx_error_message());
+    big[3] = 512;
+    CHECK(mx_session_prefill(s, big, 10, NULL) == MX_ERR_INVALID_ARG);
+    CHECK(mx_session_n_past(s) == 0);
+    free(big);
+    mx_session_destroy(s);
+
+    cJSON *run;
+    int idx = 0;
+    cJSON_ArrayForEach(run, runs) {
+      ref_run_t r = {0};
+      r.prompt = cJSON_GetStringValue(cJSON_GetObjectItem(run, "prompt"));
+      free(json_ints(cJSON_GetObjectItem(run, "prompt_tokens"), &r.n_prompt));
+      r.tokens = json_ints(cJSON_GetObjectItem(run, "tokens"), &r.n_tokens);
+      r.steps = (int32_t)cJSON_GetObjectItem(run, "steps")->valuedouble;
+      r.logits = cJSON_GetObjectItem(run, "logits");
+      r.n_logits = cJSON_GetArraySize(r.logits);
+      CHECK(r.n_tokens == r.steps + 1 && r.n_prompt > 0);
+      check_run(&m, &r);
+      if (idx++ == 2) check_chunking(&m, &r);  // the 20-token prompt
+      free(r.tokens);
+    }
+  }
+  cJSON_Delete(root);
+  free(text);
+  mx_checkpoint_close(m.ckpt);
+}
+
 int main(void) {
   init_fake_model();
   if (mx_backend_register(&g_fake) || mx_backend_register(&g_fake_nolog)) {
@@ -402,5 +630,6 @@ int main(void) {
   test_options();
   test_prefill_decode();
   test_generate();
+  test_stories260k();
   return mx_test_finish();
 }
