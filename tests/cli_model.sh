@@ -59,7 +59,8 @@ max_abs_diff() {
   paste "$TMP/a.txt" "$TMP/b.txt" |
     awk '{d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d} END {printf "%.3g\n", m + 0}'
 }
-le() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a + 0 <= b + 0)}'; }
+# le A B: A <= B as numbers (false when A is not a number, e.g. "size-mismatch").
+le() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a ~ /^[0-9.eE+-]+$/ && a + 0 <= b + 0)}'; }
 
 t_help() {
   run "$MLXCEL" --help
@@ -158,6 +159,8 @@ t_generate_options() {
   run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 24 --top-k 40 --min-p 0.05 \
     --repeat-penalty 1.1 --seed 1 --json
   expect_rc 0; expect_out '"seed": 1[,}]'
+  run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 2 --ignore-eos --json
+  expect_rc 0; expect_out '"generated_tokens": 2,'
   # --no-echo prints only the new text.
   run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 3 --no-echo -q
   expect_rc 0; [ "$out" = ", there was" ] || fail "--no-echo: got '$out'"
@@ -305,6 +308,15 @@ t_run_weights() {
   expect_rc 0
   d=$(max_abs_diff "$TMP/d.npy" "$TMP/ref.npy" 0 512)
   le "$d" 1e-5 || fail "emitted @decode vs in-process logits: max |diff| = $d"
+  # The same without composites (plain StableHLO).
+  run "$MLXCEL" emit -m "$MODEL" -o "$TMP/plain" --prefill-len 5 --all-logits --ctx 128 \
+    --inline-composites
+  expect_rc 0
+  run "$MLXCEL" run --weights "$MODEL" "$TMP/plain/prefill.mlir" --ids "$PROMPT_IDS" \
+    -o "$TMP/pp.npy"
+  expect_rc 0
+  d=$(max_abs_diff "$TMP/pp.npy" "$TMP/ref.npy")
+  le "$d" 1e-5 || fail "emitted plain @prefill vs in-process logits: max |diff| = $d"
   # Text and JSON output.
   run "$MLXCEL" run --weights "$MODEL" "$TMP/g/decode.mlir" --ids 1
   expect_rc 0; expect_out '^// .*decode.mlir @decode: logits 1x512$'; expect_out '^dense<\['
