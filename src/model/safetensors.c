@@ -180,30 +180,26 @@ static int cmp_span(const void *a, const void *b) {
   return 0;
 }
 
-static const mx_weight_t *g_sort_weights;  // qsort has no context argument
-static int cmp_name(const void *a, const void *b) {
-  return strcmp(g_sort_weights[*(const int32_t *)a].name, g_sort_weights[*(const int32_t *)b].name);
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 // Names must be unique (cJSON keeps duplicate keys) and non-empty spans must not overlap.
 static mx_status_t check_unique_and_disjoint(const mx_weight_t *w, st_span_t *spans, int32_t n,
                                              const char *file) {
   if (n <= 1) return MX_OK;
-  int32_t *order = malloc((size_t)n * sizeof *order);
-  if (!order) return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", file);
-  for (int32_t i = 0; i < n; i++) order[i] = i;
-  // Names are compared with strcmp in a single-threaded sort; the static is reset afterwards.
-  g_sort_weights = w;
-  qsort(order, (size_t)n, sizeof *order, cmp_name);
-  g_sort_weights = NULL;
+  const char **names = malloc((size_t)n * sizeof *names);
+  if (!names) return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", file);
+  for (int32_t i = 0; i < n; i++) names[i] = w[i].name;
+  qsort(names, (size_t)n, sizeof *names, cmp_str);
   for (int32_t i = 1; i < n; i++) {
-    if (strcmp(w[order[i - 1]].name, w[order[i]].name) == 0) {
-      const char *dup = w[order[i]].name;
-      free(order);
+    if (strcmp(names[i - 1], names[i]) == 0) {
+      const char *dup = names[i];
+      free(names);
       return tensor_err(file, dup, "appears twice in the header");
     }
   }
-  free(order);
+  free(names);
 
   qsort(spans, (size_t)n, sizeof *spans, cmp_span);
   const st_span_t *last = NULL;  // the non-empty span reaching furthest so far
@@ -219,6 +215,33 @@ static mx_status_t check_unique_and_disjoint(const mx_weight_t *w, st_span_t *sp
     if (!last || spans[i].end > last->end) last = &spans[i];
   }
   return MX_OK;
+}
+
+// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates and code points above
+// U+10FFFF included), or `len` when the text is valid. Tensor names end up in messages and in
+// emitted MLIR, so they must be text.
+static size_t utf8_invalid_at(const uint8_t *s, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    int n = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : 0;
+    if (n == 0 || c > 0xF4) return i;
+    uint32_t cp = c & (0x3Fu >> n);
+    for (int k = 1; k <= n; k++) {
+      if (i + (size_t)k >= len || (s[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3Fu);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 3 && (cp < 0x10000 || cp > 0x10FFFF))) {
+      return i;
+    }
+    i += (size_t)n + 1;
+  }
+  return len;
 }
 
 static mx_status_t parse_entries(const cJSON *root, const uint8_t *section, uint64_t section_len,
@@ -280,6 +303,11 @@ mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, m
     return mx_error_set(MX_ERR_PARSE,
                         "%s: header length %llu is larger than the rest of the file (%zu bytes)",
                         file, (unsigned long long)hlen, len - 8);
+  }
+  size_t bad = utf8_invalid_at(data + 8, (size_t)hlen);
+  if (bad < hlen) {
+    return mx_error_set(MX_ERR_PARSE, "%s: header is not valid UTF-8 (byte %zu of the header)",
+                        file, bad);
   }
   // cJSON gets its own NUL-terminated copy: it must not read past the header into the data.
   char *text = malloc((size_t)hlen + 1);

@@ -92,6 +92,14 @@ static void test_header_errors(void) {
   EXPECT_ERR(validate_hdr("[1, 2]", 0), "header is not a JSON object");
   EXPECT_ERR(validate_hdr("{} x", 0), "trailing bytes after the JSON value");
   CHECK_OK(validate_hdr("{}    ", 0));
+  EXPECT_ERR(validate_hdr("{\"w\xff\": 1}", 0), "header is not valid UTF-8 (byte 3 of the header)");
+  EXPECT_ERR(validate_hdr("{\"\xc0\xaf\": 1}", 0), "not valid UTF-8");      // overlong '/'
+  EXPECT_ERR(validate_hdr("{\"\xed\xa0\x80\": 1}", 0), "not valid UTF-8");  // surrogate
+  EXPECT_ERR(validate_hdr("{\"\xe2\x82", 0), "not valid UTF-8");            // cut sequence
+  CHECK_OK(
+      validate_hdr("{\"caf\xc3\xa9 \xf0\x9f\x98\x80\": {\"dtype\": \"U8\", \"shape\": [1], "
+                   "\"data_offsets\": [0, 1]}}",
+                   1));
   CHECK_OK(validate_hdr("{\"__metadata__\": {\"format\": \"pt\"}}", 0));
   EXPECT_ERR(validate_hdr("{\"__metadata__\": {\"n\": 3}}", 0),
              "__metadata__ value 'n' is not a string");
