@@ -5,8 +5,9 @@
 
 #include "tokenizer/tok_internal.h"
 
-// Oniguruma's `\s` (Rust tokenizers) is Unicode White_Space; PCRE2 10.42's UCP `\s` is "Z or
-// \t\n\v\f\r", which misses U+0085. Spell the class out so both engines agree.
+// Oniguruma's `\s` (Rust tokenizers) is the Unicode White_Space property; PCRE2 10.42's UCP
+// `\s` also matches U+180E (White_Space until Unicode 6.3). Spell the class out so the engines
+// agree whatever the PCRE2 version. Neither includes U+FEFF (JavaScript's `\s` does).
 #define MX_WS_CLASS \
   "\\t\\n\\x{0B}\\f\\r\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}" \
   "\\x{202F}\\x{205F}\\x{3000}"

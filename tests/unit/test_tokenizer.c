@@ -344,6 +344,69 @@ static void test_spm(void) {
   mx_tokenizer_destroy(t);
 }
 
+// ---- Split behaviors: merges across boundaries show where the pieces were cut ----
+static void test_split_behaviors(void) {
+  // Vocabulary: a=0, " "=1, "a "=2, " a"=3, "aa"=4; merges "a " before " a".
+  static const char kFmt[] =
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \" \": 1, \"a \": 2, \" a\": 3,"
+      " \"aa\": 4}, \"merges\": [[\"a\", \" \"], [\" \", \"a\"], [\"a\", \"a\"]]},"
+      " \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"%s\": \" \"},"
+      " \"behavior\": \"%s\", \"invert\": %s}}";
+  const struct {
+    const char *kind, *behavior, *invert;
+    int32_t want[4];
+    int32_t n;
+  } cases[] = {
+      {"String", "Isolated", "false", {0, 1, 0}, 3},
+      {"Regex", "Isolated", "false", {0, 1, 0}, 3},
+      {"String", "Removed", "false", {0, 0}, 2},
+      {"String", "MergedWithPrevious", "false", {2, 0}, 2},
+      {"String", "MergedWithNext", "false", {0, 3}, 2},
+      {"String", "Contiguous", "false", {0, 1, 0}, 3},
+      {"String", "Removed", "true", {1}, 1},      // inverted: only the spaces are kept
+      {"Regex", "Contiguous", "true", {0, 1, 0}, 3},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char json[1024];
+    snprintf(json, sizeof json, kFmt, cases[i].kind, cases[i].behavior, cases[i].invert);
+    mx_tokenizer_t *t = NULL;
+    CHECK_OK(load_str(json, NULL, &t));
+    if (!t) continue;
+    int32_t n = 0;
+    int32_t *ids = enc(t, "a a", false, true, &n);
+    CHECK_MSG(ids_are(ids, n, cases[i].want, cases[i].n), "%s %s invert=%s: %d ids, first %d",
+              cases[i].kind, cases[i].behavior, cases[i].invert, n, n > 0 ? ids[0] : -1);
+    free(ids);
+    mx_tokenizer_destroy(t);
+  }
+}
+
+// ---- normalizers and normalized added tokens ----
+static void test_normalized_added(void) {
+  static const char kJson[] =
+      "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Lowercase\"},"
+      "   {\"type\": \"Strip\", \"strip_left\": true, \"strip_right\": true},"
+      "   {\"type\": \"Replace\", \"pattern\": {\"Regex\": \"o+\"}, \"content\": \"o\"}]},"
+      " \"model\": {\"type\": \"BPE\", \"vocab\": {\"h\": 0, \"e\": 1, \"l\": 2, \"o\": 3,"
+      "   \"A\": 4, \"B\": 5, \"a\": 6, \"b\": 7, \" \": 8}, \"merges\": []},"
+      " \"added_tokens\": [{\"id\": 10, \"content\": \"hello\", \"normalized\": true,"
+      "   \"special\": false}, {\"id\": 11, \"content\": \"AB\", \"normalized\": false,"
+      "   \"special\": false}]}";
+  mx_tokenizer_t *t = NULL;
+  CHECK_OK(load_str(kJson, NULL, &t));
+  if (!t) return;
+  EXPECT_IDS(t, "  HELLOOO ", false, true, 10);  // lowercased, stripped, o+ -> o, then matched
+  EXPECT_IDS(t, "AB", false, true, 11);          // raw match before normalization
+  EXPECT_IDS(t, "ab", false, true, 6, 7);
+  EXPECT_IDS(t, "xAB", false, true, 11);  // "x" is not in the vocabulary and there is no unk
+  // No decoder: tokens joined with spaces.
+  int32_t ids[] = {0, 1, 11};
+  char *s = dec(t, ids, 3, false);
+  CHECK(s && strcmp(s, "h e AB") == 0);
+  free(s);
+  mx_tokenizer_destroy(t);
+}
+
 // ---- real tokenizers (MX_SHARED) ----
 static void test_shared(const char *shared) {
   char dir[1024];
@@ -414,6 +477,8 @@ int main(void) {
   test_malformed();
   test_bytelevel();
   test_spm();
+  test_split_behaviors();
+  test_normalized_added();
   const char *shared = getenv("MX_SHARED");
   char probe[1024];
   snprintf(probe, sizeof probe, "%s/models/stories260K/hf/tokenizer.json", shared ? shared : "");
