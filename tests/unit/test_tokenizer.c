@@ -407,6 +407,45 @@ static void test_normalized_added(void) {
   mx_tokenizer_destroy(t);
 }
 
+// ---- tests/data/tokenizer: whole directories (tokenizer.json + tokenizer_config.json) ----
+static void test_data_dirs(const char *data) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/tokenizer/mini-bytelevel", data);
+  mx_tokenizer_t *t = NULL;
+  CHECK_OK(mx_tokenizer_load(dir, &t));
+  if (t) {
+    CHECK(mx_tokenizer_bos_id(t) == 300 && mx_tokenizer_eos_id(t) == 300);
+    CHECK(mx_tokenizer_clean_up_spaces(t) && !mx_tokenizer_add_bos_token(t));
+    const char *ct = mx_tokenizer_chat_template(t);  // the list's "default" entry
+    CHECK(ct && strncmp(ct, "{% for m in messages %}", 23) == 0);
+    // ignore_merges: "hello" is a token, emitted whole; the template prepends <|end|>.
+    EXPECT_IDS(t, "hello world", true, true, 300, 259, 261, 'r', 'l', 'd');
+    EXPECT_IDS(t, "e\xCC\x81", false, true, 0xC3, 0xA9);  // NFC: e + U+0301 -> U+00E9
+    mx_tokenizer_destroy(t);
+  }
+  snprintf(dir, sizeof dir, "%s/tokenizer/mini-spm", data);
+  CHECK_OK(mx_tokenizer_load(dir, &t));
+  if (t) {
+    CHECK(mx_tokenizer_bos_id(t) == 1 && mx_tokenizer_eos_id(t) == 2);
+    EXPECT_IDS(t, "hello hi", true, true, 1, 270, 266);
+    EXPECT_IDS(t, "\xE2\x82\xAC", false, true, 259, 3 + 0xE2, 3 + 0x82, 3 + 0xAC);
+    EXPECT_IDS(t, "<s>hi", false, true, 1, 266);  // legacy layout: a new ▁ after <s>
+    int32_t ids[] = {1, 270, 266, 3 + 0xE2, 3 + 0x82, 3 + 0xAC};
+    char *s = dec(t, ids, 6, false);
+    CHECK(s && strcmp(s, "<s> hello hi\xE2\x82\xAC") == 0);
+    free(s);
+    s = dec(t, ids, 6, true);
+    CHECK(s && strcmp(s, "hello hi\xE2\x82\xAC") == 0);
+    free(s);
+    // Byte-fallback run that is not valid UTF-8: one U+FFFD per byte token, as Hugging Face.
+    int32_t bad[] = {270, 3 + 0xE2, 3 + 0x82, 266};
+    s = dec(t, bad, 4, false);
+    CHECK(s && strcmp(s, "hello\xEF\xBF\xBD\xEF\xBF\xBD hi") == 0);
+    free(s);
+    mx_tokenizer_destroy(t);
+  }
+}
+
 // ---- real tokenizers (MX_SHARED) ----
 static void test_shared(const char *shared) {
   char dir[1024];
@@ -479,6 +518,12 @@ int main(void) {
   test_spm();
   test_split_behaviors();
   test_normalized_added();
+  const char *data = getenv("MX_TEST_DATA");
+  if (data) {
+    test_data_dirs(data);
+  } else {
+    printf("SKIP: MX_TEST_DATA unset: tests/data/tokenizer not checked\n");
+  }
   const char *shared = getenv("MX_SHARED");
   char probe[1024];
   snprintf(probe, sizeof probe, "%s/models/stories260K/hf/tokenizer.json", shared ? shared : "");
