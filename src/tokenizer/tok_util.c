@@ -35,9 +35,7 @@ static bool strmap_resize(mx_tok_strmap_t *m, uint32_t ncap) {
   return true;
 }
 
-static bool strmap_grow(mx_tok_strmap_t *m) {
-  return strmap_resize(m, m->cap ? m->cap * 2 : 1024);
-}
+static bool strmap_grow(mx_tok_strmap_t *m) { return strmap_resize(m, m->cap ? m->cap * 2 : 1024); }
 
 bool mx_tok_strmap_reserve(mx_tok_strmap_t *m, uint32_t n) {
   uint32_t cap = 1024;

@@ -37,7 +37,8 @@ static mx_tokenizer_t *load(const char *dir) {
   mx_status_t st = mx_tokenizer_load(dir, &tok);
   double dt = now_s() - t0;
   CHECK_MSG(st == MX_OK, "load %s: %s", dir, mx_error_message());
-  if (st == MX_OK) printf("  loaded %s in %.3f s (vocab %d)\n", dir, dt, mx_tokenizer_vocab_size(tok));
+  if (st == MX_OK)
+    printf("  loaded %s in %.3f s (vocab %d)\n", dir, dt, mx_tokenizer_vocab_size(tok));
   return tok;
 }
 
@@ -145,9 +146,10 @@ static void run_vectors(const char *shared, const char *name) {
     }
     cJSON_Delete(j);
   }
-  printf("  %s/vectors.jsonl: %d lines; ids %d/%d, ids_add_special %d/%d, decoded %d/%d, "
-         "decoded_skip_special %d/%d\n",
-         name, lines, pass[0], lines, pass[1], lines, pass[2], lines, pass[3], lines);
+  printf(
+      "  %s/vectors.jsonl: %d lines; ids %d/%d, ids_add_special %d/%d, decoded %d/%d, "
+      "decoded_skip_special %d/%d\n",
+      name, lines, pass[0], lines, pass[1], lines, pass[2], lines, pass[3], lines);
   free(data);
   mx_tokenizer_destroy(tok);
 }
