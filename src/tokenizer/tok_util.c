@@ -253,6 +253,7 @@ int mx_utf8_incomplete_len(const uint8_t *s, size_t n) {
 }
 
 void mx_utf8_append_lossy(mx_strbuf_t *sb, const uint8_t *s, size_t n) {
+  if (n == 0) return;
   size_t i = 0, run = 0;
   while (i < n) {
     uint32_t cp;
