@@ -8,29 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "session/session_internal.h"
-
-// Until the tokenizer lands on main, the loop builds without it and generates ids only.
-#if __has_include("mlxcel/tokenizer.h")
 #include "mlxcel/tokenizer.h"
-#define MX_HAVE_TOKENIZER 1
-#else
-#define MX_HAVE_TOKENIZER 0
-typedef struct mx_detok_stream {
-  char out[512];
-} mx_detok_stream_t;
-static bool mx_tokenizer_is_special(const mx_tokenizer_t *t, int32_t id) { return false; }
-static void mx_detok_stream_init(mx_detok_stream_t *st, const mx_tokenizer_t *t, int f) {}
-static const char *mx_detok_stream_push(mx_detok_stream_t *st, int32_t id, size_t *len) {
-  *len = 0;
-  return "";
-}
-static const char *mx_detok_stream_flush(mx_detok_stream_t *st, size_t *len) {
-  *len = 0;
-  return "";
-}
-enum { MX_DETOK_SKIP_SPECIAL = 1, MX_DETOK_MID_TEXT = 2 };
-#endif
+#include "session/session_internal.h"
 
 const char *mx_finish_reason_name(mx_finish_reason_t r) {
   switch (r) {
@@ -121,8 +100,6 @@ static mx_status_t check_opts(const mx_generate_opts_t *o, const mx_tokenizer_t 
       return mx_error_set(MX_ERR_INVALID_ARG, "generate: stop string %d is empty", i);
   if (o->n_stop > 0 && !tok)
     return mx_error_set(MX_ERR_INVALID_ARG, "generate: stop strings need a tokenizer");
-  if (tok && !MX_HAVE_TOKENIZER)
-    return mx_error_set(MX_ERR_UNSUPPORTED, "generate: built without the tokenizer");
   return MX_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "mlxcel/session.h"
+#include "mlxcel/tokenizer.h"
 #include "mx_test.h"
 #include "session/session_internal.h"
 
@@ -395,10 +396,167 @@ static void test_generate(void) {
   CHECK(strcmp(mx_finish_reason_name(MX_FINISH_CONTEXT), "context") == 0);
 }
 
+// ---- Text, stop strings and EOS with a scripted backend and the stories260K tokenizer ----
+
+// The scripted model predicts g_script[p + 1] after position p, then EOS (2) forever.
+static int32_t g_script[256];
+static int32_t g_script_n;
+
+static void script_logits(int64_t pos, float *l) {
+  for (int32_t v = 0; v < 512; v++) l[v] = 0.0f;
+  l[pos + 1 < g_script_n ? g_script[pos + 1] : 2] = 5.0f;
+}
+
+static mx_status_t script_prefill(void *state, const int32_t *ids, int32_t n, int64_t pos0,
+                                  float *last, float *all) {
+  for (int32_t t = 0; t < n && all; t++) script_logits(pos0 + t, all + (size_t)t * 512);
+  script_logits(pos0 + n - 1, last);
+  return MX_OK;
+}
+
+static mx_status_t script_decode(void *state, int32_t id, int64_t pos, float *logits) {
+  script_logits(pos, logits);
+  return MX_OK;
+}
+
+static const mx_backend_t g_script_backend = {
+    "script",    MX_CAP_PREFILL_ALL_LOGITS, fake_create, script_prefill, script_decode, fake_reset,
+    fake_destroy};
+
+typedef struct text_collect {
+  mx_strbuf_t text;
+  int calls;
+  int flush_calls;  // calls with id -1
+  bool bad_nul;
+} text_collect_t;
+
+static bool on_text(void *user, int32_t id, const char *text, size_t len) {
+  text_collect_t *c = user;
+  mx_strbuf_append(&c->text, text, len);
+  if (text[len] != '\0') c->bad_nul = true;
+  if (id < 0) {
+    c->flush_calls++;
+  } else {
+    c->calls++;
+  }
+  return true;
+}
+
+static mx_status_t run_script(mx_tokenizer_t *tok, const char *stop, int32_t max_tokens,
+                              bool ignore_eos, text_collect_t *c, mx_generate_stats_t *st) {
+  mx_model_t m;
+  memset(&m, 0, sizeof m);
+  m.config.vocab_size = 512;
+  m.config.max_position_embeddings = 1024;
+  m.config.n_eos = 1;
+  m.config.eos_token_ids[0] = 2;
+  mx_session_t *s = NULL;
+  mx_session_opts_t o = {.backend = "script", .ctx = 512};
+  mx_status_t rc = mx_session_create(&m, &o, &s);
+  if (rc) return rc;
+  mx_generate_opts_t g = {.max_tokens = max_tokens, .ignore_eos = ignore_eos};
+  const char *stops[1] = {stop};
+  g.stop = stop ? stops : NULL;
+  g.n_stop = stop ? 1 : 0;
+  mx_sampler_params_default(&g.sampling);
+  g.sampling.temperature = 0.0f;
+  memset(c, 0, sizeof *c);
+  mx_strbuf_init(&c->text);
+  rc = mx_generate(s, tok, g_script, 2, &g, on_text, c, st);  // prompt: BOS + first word
+  mx_session_destroy(s);
+  return rc;
+}
+
+static void test_stop_strings(const char *shared) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/models/stories260K/hf", shared);
+  mx_tokenizer_t *tok = NULL;
+  CHECK_OK(mx_tokenizer_load(dir, &tok));
+  if (!tok) return;
+  const char *full =
+      "Once upon a time, there was a girl named Lily. She liked caf\xc3\xa9 \xe2\x98\x83 "
+      "and the end";
+  int32_t *ids = NULL, n = 0;
+  CHECK_OK(mx_tokenizer_encode(tok, full, strlen(full), NULL, &ids, &n));
+  if (!ids || n < 3 || n > 256 || ids[0] != 1) {
+    CHECK_MSG(0, "unexpected encoding of the script text (%d ids)", n);
+    free(ids);
+    mx_tokenizer_destroy(tok);
+    return;
+  }
+  memcpy(g_script, ids, (size_t)n * sizeof *ids);
+  g_script_n = n;
+  free(ids);
+  const char *expect = full + strlen("Once");  // the prompt is "<s> Once"
+  const int32_t n_gen = n - 2;
+  text_collect_t c;
+  mx_generate_stats_t st;
+
+  // Plain run to EOS: all the text, one call per token, EOS not passed on.
+  CHECK_OK(run_script(tok, NULL, 1000, false, &c, &st));
+  CHECK_MSG(c.text.data && strcmp(c.text.data, expect) == 0, "text '%s'", c.text.data);
+  CHECK(st.finish == MX_FINISH_EOS && st.n_generated == n_gen && c.calls == n_gen);
+  CHECK(c.flush_calls == 0 && !c.bad_nul);
+  mx_strbuf_free(&c.text);
+
+  // Stop strings: the output is the text before the first match.
+  const char *stops[] = {"Lily",    ". She", "girl na", "\xc3\xa9", "\xe2\x98\x83 and",
+                         "the end", "e",     "Once",    "xyz",      " upon"};
+  for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+    CHECK_OK(run_script(tok, stops[i], 1000, false, &c, &st));
+    const char *hit = strstr(expect, stops[i]);
+    size_t want_len = hit ? (size_t)(hit - expect) : strlen(expect);
+    const char *got = c.text.data ? c.text.data : "";
+    CHECK_MSG(strlen(got) == want_len && strncmp(got, expect, want_len) == 0, "stop '%s': got '%s'",
+              stops[i], got);
+    CHECK_MSG(st.finish == (hit ? MX_FINISH_STOP : MX_FINISH_EOS), "stop '%s': finish %s", stops[i],
+              mx_finish_reason_name(st.finish));
+    CHECK(c.calls == st.n_generated && !c.bad_nul);
+    mx_strbuf_free(&c.text);
+  }
+
+  // A partial match held back when EOS comes: the held text goes out in a final id -1 call.
+  CHECK_OK(run_script(tok, "the end!", 1000, false, &c, &st));
+  CHECK_MSG(c.text.data && strcmp(c.text.data, expect) == 0, "text '%s'", c.text.data);
+  CHECK(st.finish == MX_FINISH_EOS && c.flush_calls == 1 && c.calls == n_gen);
+  mx_strbuf_free(&c.text);
+  // ... and at max_tokens it goes out with the last token.
+  CHECK_OK(run_script(tok, "the end!", n_gen, false, &c, &st));
+  CHECK_MSG(c.text.data && strcmp(c.text.data, expect) == 0, "text '%s'", c.text.data);
+  CHECK(st.finish == MX_FINISH_LENGTH && c.flush_calls == 0 && c.calls == n_gen);
+  mx_strbuf_free(&c.text);
+  // Cut in the middle of a multi-byte character: the last token's partial UTF-8 is flushed as
+  // U+FFFD, never as a broken sequence.
+  int32_t cut = 0;
+  for (int32_t k = 2; k < n; k++) {
+    const char *piece = mx_tokenizer_id_to_piece(tok, g_script[k], NULL);
+    if (piece && strcmp(piece, "<0x98>") == 0) cut = k - 1;  // up to <0xE2><0x98> of the snowman
+  }
+  CHECK(cut > 0);
+  if (cut > 0) {
+    CHECK_OK(run_script(tok, NULL, cut, false, &c, &st));
+    const char *got = c.text.data ? c.text.data : "";
+    size_t gl = strlen(got);
+    CHECK_MSG(
+        gl > 9 && strcmp(got + gl - 9, "caf\xc3\xa9 \xef\xbf\xbd") == 0 && !strstr(got, "\xe2"),
+        "text '%s'", got);
+    mx_strbuf_free(&c.text);
+  }
+
+  // ignore_eos: EOS ids are generated (special: no text) and the loop runs to max_tokens.
+  CHECK_OK(run_script(tok, NULL, n_gen + 3, true, &c, &st));
+  CHECK_MSG(c.text.data && strcmp(c.text.data, expect) == 0, "text '%s'", c.text.data);
+  CHECK(st.finish == MX_FINISH_LENGTH && st.n_generated == n_gen + 3);
+  mx_strbuf_free(&c.text);
+
+  mx_tokenizer_destroy(tok);
+}
+
 // ---- Part 2: stories260K against upstream llama2.c ----
 
 typedef struct ref_run {
   const char *prompt;
+  const char *stdout_text;  // run.c's output: prompt text + generated text
   int32_t n_prompt, n_tokens, steps;
   int32_t *tokens;  // [n_tokens]: prompt then greedy ids
   int32_t n_logits;
@@ -434,10 +592,12 @@ typedef struct real_check {
   int32_t first_bad;
   double worst_logit;
   int32_t n_logits_checked;
+  mx_strbuf_t text;
 } real_check_t;
 
 static bool on_real_token(void *user, int32_t id, const char *text, size_t len) {
   real_check_t *c = user;
+  mx_strbuf_append(&c->text, text, len);
   int32_t at = c->r->n_prompt + c->n;
   if (at >= c->r->n_tokens || c->r->tokens[at] != id) {
     if (!c->mismatches) c->first_bad = at;
@@ -492,8 +652,16 @@ static void check_run(mx_model_t *m, const ref_run_t *r) {
   real_check_t c = {.s = s, .r = r, .first_bad = -1};
   mx_generate_stats_t st;
   double t0 = seconds_now();
-  CHECK_OK(mx_generate(s, NULL, r->tokens, r->n_prompt, &g, on_real_token, &c, &st));
+  mx_strbuf_init(&c.text);
+  CHECK_OK(mx_generate(s, m->tokenizer, r->tokens, r->n_prompt, &g, on_real_token, &c, &st));
   double secs = seconds_now() - t0;
+  // The streamed text is run.c's output after the prompt's own text.
+  size_t pl = strlen(r->prompt);
+  CHECK(strncmp(r->stdout_text, r->prompt, pl) == 0);
+  const char *want_text = r->stdout_text + pl;
+  CHECK_MSG(c.text.data && strcmp(c.text.data, want_text) == 0, "'%s': text\n%s\nexpected\n%s",
+            r->prompt, c.text.data ? c.text.data : "", want_text);
+  mx_strbuf_free(&c.text);
   int32_t want = r->n_tokens - r->n_prompt;
   CHECK_MSG(c.mismatches == 0 && c.n == want,
             "'%s': %d of %d ids differ (first at token %d), %d generated", r->prompt, c.mismatches,
@@ -513,7 +681,9 @@ static void check_run(mx_model_t *m, const ref_run_t *r) {
   CHECK(mx_session_n_past(s) == 0 && mx_session_logits(s) == NULL);
   g.max_tokens = 16;
   real_check_t c2 = {.s = s, .r = r, .first_bad = -1};
+  mx_strbuf_init(&c2.text);
   CHECK_OK(mx_generate(s, NULL, r->tokens, r->n_prompt, &g, on_real_token, &c2, &st));
+  mx_strbuf_free(&c2.text);
   CHECK_MSG(c2.mismatches == 0 && c2.n == 16, "'%s' after reset: %d mismatches", r->prompt,
             c2.mismatches);
   mx_session_destroy(s);
@@ -567,10 +737,13 @@ static void test_stories260k(void) {
     printf("SKIP: stories260K checks: %s\n", mx_error_message());
     return;
   }
-  mx_model_t m;
-  memset(&m, 0, sizeof m);
-  CHECK_OK(mx_config_load(dir, &m.config));
-  CHECK_OK(mx_checkpoint_open(dir, &m.ckpt));
+  mx_model_t *mp = NULL;
+  CHECK_OK(mx_model_load(dir, &mp));
+  if (!mp) {
+    free(text);
+    return;
+  }
+  mx_model_t m = *mp;  // (a copy of the handles; mp still owns them)
   cJSON *root = cJSON_ParseWithLength(text, len);
   const cJSON *runs = cJSON_GetObjectItem(root, "runs");
   CHECK(cJSON_GetArraySize(runs) >= 3);
@@ -605,6 +778,7 @@ static void test_stories260k(void) {
     cJSON_ArrayForEach(run, runs) {
       ref_run_t r = {0};
       r.prompt = cJSON_GetStringValue(cJSON_GetObjectItem(run, "prompt"));
+      r.stdout_text = cJSON_GetStringValue(cJSON_GetObjectItem(run, "stdout_text"));
       free(json_ints(cJSON_GetObjectItem(run, "prompt_tokens"), &r.n_prompt));
       r.tokens = json_ints(cJSON_GetObjectItem(run, "tokens"), &r.n_tokens);
       r.steps = (int32_t)cJSON_GetObjectItem(run, "steps")->valuedouble;
@@ -618,18 +792,25 @@ static void test_stories260k(void) {
   }
   cJSON_Delete(root);
   free(text);
-  mx_checkpoint_close(m.ckpt);
+  mx_model_free(mp);
 }
 
 int main(void) {
   init_fake_model();
-  if (mx_backend_register(&g_fake) || mx_backend_register(&g_fake_nolog)) {
+  if (mx_backend_register(&g_fake) || mx_backend_register(&g_fake_nolog) ||
+      mx_backend_register(&g_script_backend)) {
     fprintf(stderr, "register: %s\n", mx_error_message());
     return 1;
   }
   test_options();
   test_prefill_decode();
   test_generate();
+  const char *shared = getenv("MX_SHARED");
+  if (shared) {
+    test_stop_strings(shared);
+  } else {
+    printf("SKIP: stop-string checks: MX_SHARED is not set\n");
+  }
   test_stories260k();
   return mx_test_finish();
 }
