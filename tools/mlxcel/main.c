@@ -31,7 +31,7 @@ static void print_usage(FILE *out) {
           "Commands:\n",
           MLXCEL_VERSION);
   for (size_t i = 0; i < sizeof kCommands / sizeof kCommands[0]; i++) {
-    fprintf(out, "  %-10s %s\n", kCommands[i].name, kCommands[i].summary);
+    fprintf(out, "  %-11s %s\n", kCommands[i].name, kCommands[i].summary);
   }
   fprintf(out,
           "\n"
