@@ -46,9 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mx_tokenizer_t *tok = NULL;
   if (mx_tokenizer_load_json(json, json_len, cfg, cfg_len, &tok) != MX_OK) return 0;
   static const char *const kTexts[] = {
-      "", "Hello world", "  leading and trailing  ", "\n\n \t", "3.14159 1,000,000",
+      "",
+      "Hello world",
+      "  leading and trailing  ",
+      "\n\n \t",
+      "3.14159 1,000,000",
       "caf\xC3\xA9 na\xC3\xAFve \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E \xF0\x9F\xA6\x99",
-      "<s>[INST] Hi [/INST]</s><|im_start|>user\n<unk>", "e\xCC\x81 \xEF\xAC\x81"};
+      "<s>[INST] Hi [/INST]</s><|im_start|>user\n<unk>",
+      "e\xCC\x81 \xEF\xAC\x81"};
   for (size_t i = 0; i < sizeof kTexts / sizeof kTexts[0]; i++) {
     roundtrip(tok, kTexts[i], strlen(kTexts[i]));
   }

@@ -15,7 +15,8 @@ static mx_status_t load_str(const char *json, const char *cfg, mx_tokenizer_t **
 }
 
 // Loading must fail with `status` and a message containing `needle`.
-static void expect_error(const char *json, const char *cfg, mx_status_t status, const char *needle) {
+static void expect_error(const char *json, const char *cfg, mx_status_t status,
+                         const char *needle) {
   mx_tokenizer_t *t = (mx_tokenizer_t *)1;
   mx_status_t st = load_str(json, cfg, &t);
   CHECK_MSG(st == status, "want %s got %s (%s) for %.120s", mx_status_name(status),
@@ -43,14 +44,14 @@ static bool ids_are(const int32_t *ids, int32_t n, const int32_t *want, int32_t 
   return true;
 }
 
-#define EXPECT_IDS(t, s, add, parse, ...)                                                 \
-  do {                                                                                    \
-    static const int32_t want_[] = {__VA_ARGS__};                                         \
-    int32_t n_;                                                                           \
-    int32_t *got_ = enc(t, s, add, parse, &n_);                                           \
-    bool ok_ = ids_are(got_, n_, want_, (int32_t)(sizeof want_ / sizeof want_[0]));       \
+#define EXPECT_IDS(t, s, add, parse, ...)                                                \
+  do {                                                                                   \
+    static const int32_t want_[] = {__VA_ARGS__};                                        \
+    int32_t n_;                                                                          \
+    int32_t *got_ = enc(t, s, add, parse, &n_);                                          \
+    bool ok_ = ids_are(got_, n_, want_, (int32_t)(sizeof want_ / sizeof want_[0]));      \
     CHECK_MSG(ok_, "encode \"%s\": got %d ids, first %d", s, n_, n_ > 0 ? got_[0] : -1); \
-    free(got_);                                                                           \
+    free(got_);                                                                          \
   } while (0)
 
 static char *dec(const mx_tokenizer_t *t, const int32_t *ids, int32_t n, bool skip) {
@@ -87,11 +88,11 @@ static char *bytelevel_json(bool array_merges, bool ignore_merges) {
     }
     cJSON_AddNumberToObject(vocab, u, next++);
   }
-  const char *merged[] = {"he", "ll", "hell", "hello", "\xC4\xA0w", "\xC4\xA0wo"};  // Ġw, Ġwo
+  const char *merged[] = {"he", "ll", "hell", "hello", "\xC4\xA0w", "\xC4\xA0wo"};   // Ġw, Ġwo
   for (size_t i = 0; i < 6; i++) cJSON_AddNumberToObject(vocab, merged[i], next++);  // 256..261
-  cJSON_AddNumberToObject(vocab, "rld", next++);                                      // 262
-  const char *pairs[][2] = {{"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"},
-                            {"\xC4\xA0", "w"}, {"\xC4\xA0w", "o"}};
+  cJSON_AddNumberToObject(vocab, "rld", next++);                                     // 262
+  const char *pairs[][2] = {{"h", "e"},    {"l", "l"},        {"he", "ll"},
+                            {"hell", "o"}, {"\xC4\xA0", "w"}, {"\xC4\xA0w", "o"}};
   cJSON *merges = cJSON_AddArrayToObject(model, "merges");
   for (size_t i = 0; i < 6; i++) {
     if (array_merges) {
@@ -146,14 +147,16 @@ static void test_malformed(void) {
                MX_ERR_UNSUPPORTED, "model.type \"Unigram\" is not supported");
   expect_error("{\"model\": {\"type\": \"BPE\", \"merges\": []}}", NULL, MX_ERR_PARSE,
                "model.vocab");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, "
-               "\"merges\": [\"a b\"]}}",
-               NULL, MX_ERR_PARSE, "model.merges[0]: \"ab\" is not in the vocabulary");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"ab\": 1}, "
-               "\"merges\": [[\"a\", \"zz\"]]}}",
-               NULL, MX_ERR_PARSE, "\"zz\" is not in the vocabulary");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a\"]}}",
-               NULL, MX_ERR_PARSE, "is not \"left right\"");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, "
+      "\"merges\": [\"a b\"]}}",
+      NULL, MX_ERR_PARSE, "model.merges[0]: \"ab\" is not in the vocabulary");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"ab\": 1}, "
+      "\"merges\": [[\"a\", \"zz\"]]}}",
+      NULL, MX_ERR_PARSE, "\"zz\" is not in the vocabulary");
+  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a\"]}}", NULL,
+               MX_ERR_PARSE, "is not \"left right\"");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -1}, \"merges\": []}}", NULL,
                MX_ERR_PARSE, "\"a\" has id out of range");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 1e12}, \"merges\": []}}", NULL,
@@ -166,35 +169,43 @@ static void test_malformed(void) {
                NULL, MX_ERR_PARSE, "duplicate id 0");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"a\": 1}, \"merges\": []}}",
                NULL, MX_ERR_PARSE, "duplicate token \"a\"");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
-               " \"added_tokens\": [{\"id\": 5, \"content\": \"<x>\"}, {\"id\": 5, \"content\": "
-               "\"<y>\"}]}",
-               NULL, MX_ERR_PARSE, "added_tokens: duplicate id 5");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
-               " \"added_tokens\": [{\"id\": -3, \"content\": \"<x>\"}]}",
-               NULL, MX_ERR_PARSE, "\"<x>\" has a missing or out-of-range id");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
-               " \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(a|\"},"
-               " \"behavior\": \"Isolated\"}}",
-               NULL, MX_ERR_PARSE, "pre_tokenizer Split: bad regex \"(a|\"");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
-               " \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"a\"},"
-               " \"behavior\": \"Sideways\"}}",
-               NULL, MX_ERR_PARSE, "unknown \"behavior\" \"Sideways\"");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
-               " \"normalizer\": {\"type\": \"BertNormalizer\"}}",
-               NULL, MX_ERR_UNSUPPORTED, "normalizer type \"BertNormalizer\" is not supported");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
-               " \"decoder\": {\"type\": \"CTC\"}}",
-               NULL, MX_ERR_UNSUPPORTED, "decoder type \"CTC\"");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
-               " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": "
-               "[{\"SpecialToken\": {\"id\": \"<s>\"}}, {\"Sequence\": {\"id\": \"A\"}}], "
-               "\"special_tokens\": {}}}",
-               NULL, MX_ERR_PARSE, "item \"<s>\" has no special_tokens entry");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [], "
-               "\"unk_token\": \"<unk>\"}}",
-               NULL, MX_ERR_PARSE, "unk_token \"<unk>\" is not in the vocabulary");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+      " \"added_tokens\": [{\"id\": 5, \"content\": \"<x>\"}, {\"id\": 5, \"content\": "
+      "\"<y>\"}]}",
+      NULL, MX_ERR_PARSE, "added_tokens: duplicate id 5");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+      " \"added_tokens\": [{\"id\": -3, \"content\": \"<x>\"}]}",
+      NULL, MX_ERR_PARSE, "\"<x>\" has a missing or out-of-range id");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+      " \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(a|\"},"
+      " \"behavior\": \"Isolated\"}}",
+      NULL, MX_ERR_PARSE, "pre_tokenizer Split: bad regex \"(a|\"");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+      " \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"a\"},"
+      " \"behavior\": \"Sideways\"}}",
+      NULL, MX_ERR_PARSE, "unknown \"behavior\" \"Sideways\"");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+      " \"normalizer\": {\"type\": \"BertNormalizer\"}}",
+      NULL, MX_ERR_UNSUPPORTED, "normalizer type \"BertNormalizer\" is not supported");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+      " \"decoder\": {\"type\": \"CTC\"}}",
+      NULL, MX_ERR_UNSUPPORTED, "decoder type \"CTC\"");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []},"
+      " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": "
+      "[{\"SpecialToken\": {\"id\": \"<s>\"}}, {\"Sequence\": {\"id\": \"A\"}}], "
+      "\"special_tokens\": {}}}",
+      NULL, MX_ERR_PARSE, "item \"<s>\" has no special_tokens entry");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [], "
+      "\"unk_token\": \"<unk>\"}}",
+      NULL, MX_ERR_PARSE, "unk_token \"<unk>\" is not in the vocabulary");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
                "{\"bos_token\": \"<s>\"}", MX_ERR_PARSE, "bos_token \"<s>\" is not a token");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
@@ -271,12 +282,16 @@ static void test_bytelevel(void) {
     CHECK(strcmp(mx_detok_stream_push(&st, 0xE2, &k), "") == 0);
     CHECK(strcmp(mx_detok_stream_flush(&st, &k), "\xEF\xBF\xBD") == 0 && k == 3);
     CHECK(strcmp(mx_detok_stream_push(&st, 0xE2, &k), "") == 0);
-    CHECK(strcmp(mx_detok_stream_push(&st, 'a', &k), "\xEF\xBF\xBD" "a") == 0);
+    CHECK(strcmp(mx_detok_stream_push(&st, 'a', &k),
+                 "\xEF\xBF\xBD"
+                 "a") == 0);
     CHECK(strcmp(mx_detok_stream_push(&st, 299, &k), "\xEF\xBF\xBD") == 0);  // no such id
     // Whole-list decode of a broken sequence is lossy like Hugging Face's.
     int32_t broken[] = {0xE2, 0x82, 'a'};
     s = dec(t, broken, 3, false);
-    CHECK(s && strcmp(s, "\xEF\xBF\xBD" "a") == 0);
+    CHECK(s && strcmp(s,
+                      "\xEF\xBF\xBD"
+                      "a") == 0);
     free(s);
     mx_tokenizer_destroy(t);
   }
@@ -314,8 +329,9 @@ static const char kSpm[] =
 
 static void test_spm(void) {
   mx_tokenizer_t *t = NULL;
-  CHECK_OK(load_str(kSpm, "{\"bos_token\": {\"content\": \"<s>\"}, \"eos_token\": \"</s>\","
-                          " \"add_bos_token\": true, \"chat_template\": \"{{ x }}\"}",
+  CHECK_OK(load_str(kSpm,
+                    "{\"bos_token\": {\"content\": \"<s>\"}, \"eos_token\": \"</s>\","
+                    " \"add_bos_token\": true, \"chat_template\": \"{{ x }}\"}",
                     &t));
   if (!t) return;
   CHECK(mx_tokenizer_bos_id(t) == 1 && mx_tokenizer_eos_id(t) == 2);
@@ -342,6 +358,108 @@ static void test_spm(void) {
   mx_detok_stream_init(&st, t, MX_DETOK_MID_TEXT);
   CHECK(strcmp(mx_detok_stream_push(&st, 10, &k), " hi") == 0);
   mx_tokenizer_destroy(t);
+}
+
+// ---- Split behaviors: merges across boundaries show where the pieces were cut ----
+static void test_split_behaviors(void) {
+  // Vocabulary: a=0, " "=1, "a "=2, " a"=3, "aa"=4; merges "a " before " a".
+  static const char kFmt[] =
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \" \": 1, \"a \": 2, \" a\": 3,"
+      " \"aa\": 4}, \"merges\": [[\"a\", \" \"], [\" \", \"a\"], [\"a\", \"a\"]]},"
+      " \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"%s\": \" \"},"
+      " \"behavior\": \"%s\", \"invert\": %s}}";
+  const struct {
+    const char *kind, *behavior, *invert;
+    int32_t want[4];
+    int32_t n;
+  } cases[] = {
+      {"String", "Isolated", "false", {0, 1, 0}, 3},
+      {"Regex", "Isolated", "false", {0, 1, 0}, 3},
+      {"String", "Removed", "false", {0, 0}, 2},
+      {"String", "MergedWithPrevious", "false", {2, 0}, 2},
+      {"String", "MergedWithNext", "false", {0, 3}, 2},
+      {"String", "Contiguous", "false", {0, 1, 0}, 3},
+      {"String", "Removed", "true", {1}, 1},  // inverted: only the spaces are kept
+      {"Regex", "Contiguous", "true", {0, 1, 0}, 3},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char json[1024];
+    snprintf(json, sizeof json, kFmt, cases[i].kind, cases[i].behavior, cases[i].invert);
+    mx_tokenizer_t *t = NULL;
+    CHECK_OK(load_str(json, NULL, &t));
+    if (!t) continue;
+    int32_t n = 0;
+    int32_t *ids = enc(t, "a a", false, true, &n);
+    CHECK_MSG(ids_are(ids, n, cases[i].want, cases[i].n), "%s %s invert=%s: %d ids, first %d",
+              cases[i].kind, cases[i].behavior, cases[i].invert, n, n > 0 ? ids[0] : -1);
+    free(ids);
+    mx_tokenizer_destroy(t);
+  }
+}
+
+// ---- normalizers and normalized added tokens ----
+static void test_normalized_added(void) {
+  static const char kJson[] =
+      "{\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Lowercase\"},"
+      "   {\"type\": \"Strip\", \"strip_left\": true, \"strip_right\": true},"
+      "   {\"type\": \"Replace\", \"pattern\": {\"Regex\": \"o+\"}, \"content\": \"o\"}]},"
+      " \"model\": {\"type\": \"BPE\", \"vocab\": {\"h\": 0, \"e\": 1, \"l\": 2, \"o\": 3,"
+      "   \"A\": 4, \"B\": 5, \"a\": 6, \"b\": 7, \" \": 8}, \"merges\": []},"
+      " \"added_tokens\": [{\"id\": 10, \"content\": \"hello\", \"normalized\": true,"
+      "   \"special\": false}, {\"id\": 11, \"content\": \"AB\", \"normalized\": false,"
+      "   \"special\": false}]}";
+  mx_tokenizer_t *t = NULL;
+  CHECK_OK(load_str(kJson, NULL, &t));
+  if (!t) return;
+  EXPECT_IDS(t, "  HELLOOO ", false, true, 10);  // lowercased, stripped, o+ -> o, then matched
+  EXPECT_IDS(t, "AB", false, true, 11);          // raw match before normalization
+  EXPECT_IDS(t, "ab", false, true, 6, 7);
+  EXPECT_IDS(t, "xAB", false, true, 11);  // "x" is not in the vocabulary and there is no unk
+  // No decoder: tokens joined with spaces.
+  int32_t ids[] = {0, 1, 11};
+  char *s = dec(t, ids, 3, false);
+  CHECK(s && strcmp(s, "h e AB") == 0);
+  free(s);
+  mx_tokenizer_destroy(t);
+}
+
+// ---- tests/data/tokenizer: whole directories (tokenizer.json + tokenizer_config.json) ----
+static void test_data_dirs(const char *data) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/tokenizer/mini-bytelevel", data);
+  mx_tokenizer_t *t = NULL;
+  CHECK_OK(mx_tokenizer_load(dir, &t));
+  if (t) {
+    CHECK(mx_tokenizer_bos_id(t) == 300 && mx_tokenizer_eos_id(t) == 300);
+    CHECK(mx_tokenizer_clean_up_spaces(t) && !mx_tokenizer_add_bos_token(t));
+    const char *ct = mx_tokenizer_chat_template(t);  // the list's "default" entry
+    CHECK(ct && strncmp(ct, "{% for m in messages %}", 23) == 0);
+    // ignore_merges: "hello" is a token, emitted whole; the template prepends <|end|>.
+    EXPECT_IDS(t, "hello world", true, true, 300, 259, 261, 'r', 'l', 'd');
+    EXPECT_IDS(t, "e\xCC\x81", false, true, 0xC3, 0xA9);  // NFC: e + U+0301 -> U+00E9
+    mx_tokenizer_destroy(t);
+  }
+  snprintf(dir, sizeof dir, "%s/tokenizer/mini-spm", data);
+  CHECK_OK(mx_tokenizer_load(dir, &t));
+  if (t) {
+    CHECK(mx_tokenizer_bos_id(t) == 1 && mx_tokenizer_eos_id(t) == 2);
+    EXPECT_IDS(t, "hello hi", true, true, 1, 270, 266);
+    EXPECT_IDS(t, "\xE2\x82\xAC", false, true, 259, 3 + 0xE2, 3 + 0x82, 3 + 0xAC);
+    EXPECT_IDS(t, "<s>hi", false, true, 1, 266);  // legacy layout: a new ▁ after <s>
+    int32_t ids[] = {1, 270, 266, 3 + 0xE2, 3 + 0x82, 3 + 0xAC};
+    char *s = dec(t, ids, 6, false);
+    CHECK(s && strcmp(s, "<s> hello hi\xE2\x82\xAC") == 0);
+    free(s);
+    s = dec(t, ids, 6, true);
+    CHECK(s && strcmp(s, "hello hi\xE2\x82\xAC") == 0);
+    free(s);
+    // Byte-fallback run that is not valid UTF-8: one U+FFFD per byte token, as Hugging Face.
+    int32_t bad[] = {270, 3 + 0xE2, 3 + 0x82, 266};
+    s = dec(t, bad, 4, false);
+    CHECK(s && strcmp(s, "hello\xEF\xBF\xBD\xEF\xBF\xBD hi") == 0);
+    free(s);
+    mx_tokenizer_destroy(t);
+  }
 }
 
 // ---- real tokenizers (MX_SHARED) ----
@@ -414,6 +532,14 @@ int main(void) {
   test_malformed();
   test_bytelevel();
   test_spm();
+  test_split_behaviors();
+  test_normalized_added();
+  const char *data = getenv("MX_TEST_DATA");
+  if (data) {
+    test_data_dirs(data);
+  } else {
+    printf("SKIP: MX_TEST_DATA unset: tests/data/tokenizer not checked\n");
+  }
   const char *shared = getenv("MX_SHARED");
   char probe[1024];
   snprintf(probe, sizeof probe, "%s/models/stories260K/hf/tokenizer.json", shared ? shared : "");
@@ -422,7 +548,8 @@ int main(void) {
     fclose(f);
     test_shared(shared);
   } else {
-    printf("SKIP: MX_SHARED (%s) absent: real-tokenizer checks not run\n", shared ? shared : "unset");
+    printf("SKIP: MX_SHARED (%s) absent: real-tokenizer checks not run\n",
+           shared ? shared : "unset");
   }
   return mx_test_finish();
 }
