@@ -336,6 +336,13 @@ static mx_status_t load_root(mx_tokenizer_t *t, const cJSON *root) {
   st = scan_ids(vocab, cJSON_IsArray(added) ? added : NULL, &max_id);
   if (st != MX_OK) return st;
   if (max_id < 0) return mx_error_set(MX_ERR_PARSE, "model.vocab: empty vocabulary");
+  // The id table is dense: a few stray huge ids must not cost megabytes (real vocabularies
+  // number their tokens 0..n-1, with added tokens right after).
+  int64_t n_tokens = (int64_t)cJSON_GetArraySize(vocab) + cJSON_GetArraySize(added);
+  if ((int64_t)max_id >= 2 * n_tokens + 65536) {
+    return mx_error_set(MX_ERR_PARSE, "id %d is out of range for %lld tokens (ids must be dense)",
+                        max_id, (long long)n_tokens);
+  }
   t->n_ids = max_id + 1;
   t->entries = calloc((size_t)t->n_ids, sizeof *t->entries);
   if (!t->entries)
