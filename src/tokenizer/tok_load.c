@@ -288,7 +288,11 @@ static mx_status_t load_config(mx_tokenizer_t *t, const char *json, size_t len) 
   }
   mx_status_t st = config_token(t, cfg, "bos_token", &t->bos_id);
   if (st == MX_OK) st = config_token(t, cfg, "eos_token", &t->eos_id);
-  if (st == MX_OK) st = config_token(t, cfg, "pad_token", &t->pad_id);
+  if (st == MX_OK && config_token(t, cfg, "pad_token", &t->pad_id) != MX_OK) {
+    // Only informative for generation: a pad token the vocabulary lacks is no reason to fail.
+    t->pad_id = -1;
+    mx_error_clear();
+  }
   t->add_bos_token = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cfg, "add_bos_token"));
   t->clean_up_spaces =
       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cfg, "clean_up_tokenization_spaces"));
