@@ -1,8 +1,8 @@
 // libFuzzer target: load arbitrary bytes as tokenizer.json; when they load, encode fixed strings
 // and the input itself, decode the results (whole and streamed) and every id near the vocabulary
 // edges. Any crash, leak or sanitizer report is a bug (malformed input must give MX_ERR_*).
-// The first byte chooses whether the rest is split into tokenizer.json + tokenizer_config.json
-// (at the first NUL byte).
+// Bytes after the first NUL, if any, are tokenizer_config.json (so a plain tokenizer.json file is
+// a valid seed).
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,17 +31,14 @@ static void roundtrip(const mx_tokenizer_t *tok, const char *text, size_t len) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size == 0) return 0;
-  const char *json = (const char *)data + 1;
-  size_t json_len = size - 1, cfg_len = 0;
+  const char *json = (const char *)data;
+  size_t json_len = size, cfg_len = 0;
   const char *cfg = NULL;
-  if (data[0] & 1) {
-    const char *nul = memchr(json, '\0', json_len);
-    if (nul) {
-      cfg = nul + 1;
-      cfg_len = json_len - (size_t)(cfg - json);
-      json_len = (size_t)(nul - json);
-    }
+  const char *nul = size ? memchr(json, '\0', size) : NULL;
+  if (nul) {
+    cfg = nul + 1;
+    cfg_len = size - (size_t)(cfg - json);
+    json_len = (size_t)(nul - json);
   }
   mx_tokenizer_t *tok = NULL;
   if (mx_tokenizer_load_json(json, json_len, cfg, cfg_len, &tok) != MX_OK) return 0;

@@ -288,7 +288,11 @@ static mx_status_t load_config(mx_tokenizer_t *t, const char *json, size_t len) 
   }
   mx_status_t st = config_token(t, cfg, "bos_token", &t->bos_id);
   if (st == MX_OK) st = config_token(t, cfg, "eos_token", &t->eos_id);
-  if (st == MX_OK) st = config_token(t, cfg, "pad_token", &t->pad_id);
+  if (st == MX_OK && config_token(t, cfg, "pad_token", &t->pad_id) != MX_OK) {
+    // Only informative for generation: a pad token the vocabulary lacks is no reason to fail.
+    t->pad_id = -1;
+    mx_error_clear();
+  }
   t->add_bos_token = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cfg, "add_bos_token"));
   t->clean_up_spaces =
       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cfg, "clean_up_tokenization_spaces"));
@@ -336,6 +340,13 @@ static mx_status_t load_root(mx_tokenizer_t *t, const cJSON *root) {
   st = scan_ids(vocab, cJSON_IsArray(added) ? added : NULL, &max_id);
   if (st != MX_OK) return st;
   if (max_id < 0) return mx_error_set(MX_ERR_PARSE, "model.vocab: empty vocabulary");
+  // The id table is dense: a few stray huge ids must not cost megabytes (real vocabularies
+  // number their tokens 0..n-1, with added tokens right after).
+  int64_t n_tokens = (int64_t)cJSON_GetArraySize(vocab) + cJSON_GetArraySize(added);
+  if ((int64_t)max_id >= 2 * n_tokens + 65536) {
+    return mx_error_set(MX_ERR_PARSE, "id %d is out of range for %lld tokens (ids must be dense)",
+                        max_id, (long long)n_tokens);
+  }
   t->n_ids = max_id + 1;
   t->entries = calloc((size_t)t->n_ids, sizeof *t->entries);
   if (!t->entries)
