@@ -140,12 +140,6 @@ static inline bool better(float la, int32_t ia, float lb, int32_t ib) {
   return la > lb || (la == lb && ia < ib);
 }
 
-static int cmp_cand(const void *a, const void *b) {
-  const cand_t *x = a, *y = b;
-  if (x->id == y->id) return 0;
-  return better(x->logit, x->id, y->logit, y->id) ? -1 : 1;
-}
-
 static int32_t argmax(const float *l, int32_t n) {
   int32_t best = 0;
   for (int32_t i = 1; i < n; i++)
@@ -194,6 +188,58 @@ static void heap_sift_down(cand_t *h, int32_t n, int32_t i) {
   }
 }
 
+// Sorts a heap built by heap_sift_down best first: the worst goes to the end, repeatedly. In
+// place (qsort may allocate, and this runs once per token).
+static void heap_extract_all(cand_t *h, int32_t n) {
+  for (int32_t end = n - 1; end > 0; end--) {
+    cand_t t = h[0];
+    h[0] = h[end];
+    h[end] = t;
+    heap_sift_down(h, end, 0);
+  }
+}
+
+// Max-heap sift (the best at the root), for the nucleus.
+static void heap_sift_down_max(cand_t *h, int32_t n, int32_t i) {
+  for (;;) {
+    int32_t l = 2 * i + 1, r = l + 1, w = i;
+    if (l < n && better(h[l].logit, h[l].id, h[w].logit, h[w].id)) w = l;
+    if (r < n && better(h[r].logit, h[r].id, h[w].logit, h[w].id)) w = r;
+    if (w == i) return;
+    cand_t t = h[i];
+    h[i] = h[w];
+    h[w] = t;
+    i = w;
+  }
+}
+
+// The nucleus of cand[0..n) (numerators, summing to `total`): the fewest best candidates whose
+// mass reaches target, moved to cand[0..j) best first; returns j >= 1. O(n + j log n): the heap
+// is built in linear time and only the nucleus is extracted from it.
+static int32_t nucleus(cand_t *h, int32_t n, double target) {
+  for (int32_t i = n / 2 - 1; i >= 0; i--) heap_sift_down_max(h, n, i);
+  double acc = 0.0;
+  int32_t end = n;
+  while (end > 0) {
+    end--;
+    cand_t t = h[0];
+    h[0] = h[end];
+    h[end] = t;
+    heap_sift_down_max(h, end, 0);
+    acc += h[end].logit;
+    if (acc >= target) break;
+  }
+  // Extracted: h[end..n), best at n - 1. Reverse into best-first order at the front.
+  int32_t j = n - end;
+  for (int32_t a = end, b = n - 1; a < b; a++, b--) {
+    cand_t t = h[a];
+    h[a] = h[b];
+    h[b] = t;
+  }
+  memmove(h, h + end, (size_t)j * sizeof *h);
+  return j;
+}
+
 // Keeps the k best of work[0..vocab) in cand[0..k), sorted best first. O(V log k).
 static int32_t select_top_k(mx_sampler_t *s, int32_t k) {
   cand_t *h = s->cand;
@@ -205,7 +251,7 @@ static int32_t select_top_k(mx_sampler_t *s, int32_t k) {
       heap_sift_down(h, k, 0);
     }
   }
-  qsort(h, (size_t)k, sizeof *h, cmp_cand);
+  heap_extract_all(h, k);
   return k;
 }
 
@@ -249,27 +295,28 @@ int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *h
   }
 
   if (p->top_p < 1.0f && n > 1) {
+    double target = (double)p->top_p * total;
     if (!sorted) {
       // Only candidates with prob >= (1 - p) / n can be in the nucleus: everything below that
-      // sums to less than 1 - p, so the kept ones alone reach p. This keeps the sort small.
+      // sums to less than 1 - p, so the kept ones alone reach p. This keeps the heap small.
       double cut = (1.0 - (double)p->top_p) / (double)n * total;
       int32_t m = 0;
       for (int32_t i = 0; i < n; i++)
         if ((double)s->cand[i].logit >= cut) s->cand[m++] = s->cand[i];
-      n = m;
-      qsort(s->cand, (size_t)n, sizeof *s->cand, cmp_cand);
+      n = nucleus(s->cand, m, target);
       sorted = true;
-    }
-    double target = (double)p->top_p * total, acc = 0.0;
-    int32_t keep = n;
-    for (int32_t i = 0; i < n; i++) {
-      acc += s->cand[i].logit;
-      if (acc >= target) {
-        keep = i + 1;
-        break;
+    } else {
+      double acc = 0.0;
+      int32_t keep = n;
+      for (int32_t i = 0; i < n; i++) {
+        acc += s->cand[i].logit;
+        if (acc >= target) {
+          keep = i + 1;
+          break;
+        }
       }
+      n = keep;  // at least 1
     }
-    n = keep;  // at least 1
   }
 
   if (p->min_p > 0.0f && n > 1) {
