@@ -133,7 +133,9 @@ typedef struct mx_generate_stats {
 } mx_generate_stats_t;
 
 // Called once per generated token with the text it completes (possibly empty while a UTF-8
-// sequence or a possible stop-string prefix is held back). Return false to stop.
+// sequence or a possible stop-string prefix is held back). When generation ends with text
+// still held back (EOS after a partial stop-string match or an unfinished UTF-8 sequence), it
+// is called once more with id == -1 and that text. Return false to stop.
 typedef bool (*mx_token_fn)(void *user, int32_t id, const char *text, size_t len);
 
 // Prefills `prompt` (appended to whatever the session holds) and generates. EOS ids come from
