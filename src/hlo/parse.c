@@ -527,6 +527,13 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
       op.code = mx_opcode_from_name(t->text, t->len);
       if (op.code == MX_OP_UNKNOWN && !memchr(t->text, '.', t->len))
         return mx_p_expected(p, "operation name");
+      if (op.code == MX_OP_UNKNOWN && mx_p_is_extra_op(t)) {
+        op.name = mx_p_strndup(p, t->text, t->len);
+        if (!op.name) return mx_p_oom();
+        mx_p_next(p);
+        MX_TRY(mx_p_extra_op(p, &op));
+        goto parsed;
+      }
       if (op.code == MX_OP_UNKNOWN) return mx_p_unsupported(p, t, "%.*s", (int)t->len, t->text);
       op.name = mx_opcode_name(op.code);
     }
@@ -535,6 +542,7 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
   } else {
     return mx_p_expected(p, "operation");
   }
+parsed:
   MX_TRY(mx_p_skip_loc(p));
   MX_TRY(mx_p_canonicalize(p, &op));
   MX_TRY(mx_p_check_types(p, &op));

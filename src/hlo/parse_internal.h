@@ -180,4 +180,10 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op);
 // Normalizes attributes of a generic op to the canonical form and maps custom_call checks.
 mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op);
 
+// ---- pretty forms of ops without an opcode (parse_extra.c) ----
+// True if the op-name token names an op whose pretty form parse_extra.c knows.
+bool mx_p_is_extra_op(const mx_tok_t *t);
+// Parses everything after the op name (op->tok, op->name set; op->code is MX_OP_UNKNOWN).
+mx_status_t mx_p_extra_op(mx_parser_t *p, mx_pop_t *op);
+
 #endif  // MLXCEL_HLO_PARSE_INTERNAL_H
