@@ -128,6 +128,13 @@ typedef struct mx_ptypes {
 } mx_ptypes_t;
 mx_status_t mx_p_func_or_types(mx_parser_t *p, mx_ptypes_t *out);
 
+// ---- quantized element types (parse_quant.c) ----
+bool mx_p_at_quant(const mx_parser_t *p);  // current token is `!quant.uniform`
+// Parses `!quant.uniform<...>`; *storage gets the storage element type, *out the arena copy.
+mx_status_t mx_p_quant(mx_parser_t *p, mx_elem_type_t *storage, const mx_quant_t **out);
+// Checks t's quantization against its shape (axis in range, one scale per slice); error at `at`.
+mx_status_t mx_p_quant_check(mx_parser_t *p, const mx_tok_t *at, const mx_type_t *t);
+
 // ---- attributes (parse_attr.c) ----
 mx_status_t mx_p_attr(mx_parser_t *p, mx_attr_t *out);
 // `{name = attr, name, ...}` into a DICT attribute (current token must be '{').
