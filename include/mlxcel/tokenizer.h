@@ -131,7 +131,7 @@ bool mx_tokenizer_is_special(const mx_tokenizer_t *tok, int32_t id);
 // tokenizer_config.json fields (defaults when absent: NULL / false / false).
 const char *mx_tokenizer_chat_template(const mx_tokenizer_t *tok);  // NULL if none
 bool mx_tokenizer_add_bos_token(const mx_tokenizer_t *tok);         // config's add_bos_token
-bool mx_tokenizer_clean_up_spaces(const mx_tokenizer_t *tok);  // clean_up_tokenization_spaces
+bool mx_tokenizer_clean_up_spaces(const mx_tokenizer_t *tok);       // clean_up_tokenization_spaces
 
 #ifdef __cplusplus
 }

@@ -218,8 +218,10 @@ mx_status_t mx_tokenizer_decode(const mx_tokenizer_t *tok, const int32_t *ids, i
     if (id < 0 || id >= tok->n_ids || !tok->entries[id].piece) {
       sl_free(&a);
       sl_free(&b);
-      return mx_error_set(MX_ERR_INVALID_ARG, "mx_tokenizer_decode: id %d (position %d) is not a "
-                          "token (vocabulary size %d)", id, i, tok->n_ids);
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "mx_tokenizer_decode: id %d (position %d) is not a "
+                          "token (vocabulary size %d)",
+                          id, i, tok->n_ids);
     }
     if (skip_special && tok->entries[id].special) continue;
     ok = ok && sl_begin(&a);

@@ -50,7 +50,9 @@ static void plist_free(plist_t *l) {
   memset(l, 0, sizeof *l);
 }
 
-static mx_status_t oom(void) { return mx_error_set(MX_ERR_NOMEM, "tokenizer encode: out of memory"); }
+static mx_status_t oom(void) {
+  return mx_error_set(MX_ERR_NOMEM, "tokenizer encode: out of memory");
+}
 
 // ---- added tokens ----
 static bool is_ws_before(const char *s, size_t i, size_t *start) {
@@ -320,7 +322,9 @@ static mx_status_t metaspace_piece(const enc_t *e, const mx_tok_pretok_t *p, con
     if (!plist_add(out, r.data, r.len, -1, at_origin)) st = oom();
   } else if (st == MX_OK) {
     // Split on the replacement char, each one starting a new piece (MergedWithNext).
-    mx_tok_pretok_t sp = {.kind = MX_PRETOK_SPLIT, .str = p->repl, .str_len = (size_t)p->repl_len,
+    mx_tok_pretok_t sp = {.kind = MX_PRETOK_SPLIT,
+                          .str = p->repl,
+                          .str_len = (size_t)p->repl_len,
                           .behavior = MX_SPLIT_MERGED_NEXT};
     st = split_piece(e, &sp, r.data ? r.data : "", r.len, at_origin, g, out);
   }
@@ -413,7 +417,8 @@ mx_status_t mx_tokenizer_encode(const mx_tokenizer_t *tok, const char *text, siz
   if (len && !mx_utf8_valid(text, len)) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_tokenizer_encode: text is not valid UTF-8");
   }
-  mx_encode_opts_t o = opts ? *opts : (mx_encode_opts_t){.add_special = true, .parse_special = true};
+  mx_encode_opts_t o =
+      opts ? *opts : (mx_encode_opts_t){.add_special = true, .parse_special = true};
   enc_t e = {.t = tok, .parse_special = o.parse_special};
   e.md = pcre2_match_data_create(32, NULL);
   plist_t top = {0}, a = {0}, b = {0};

@@ -93,7 +93,7 @@ typedef struct mx_tok_norm {
   size_t a_len;
   const char *b;  // Replace content
   size_t b_len;
-  pcre2_code *re;  // Replace regex pattern
+  pcre2_code *re;    // Replace regex pattern
   bool left, right;  // Strip
 } mx_tok_norm_t;
 
@@ -111,7 +111,11 @@ typedef enum mx_tok_pretok_kind {
   MX_PRETOK_METASPACE,
 } mx_tok_pretok_kind_t;
 
-typedef enum mx_tok_prepend { MX_PREPEND_ALWAYS, MX_PREPEND_FIRST, MX_PREPEND_NEVER } mx_tok_prepend_t;
+typedef enum mx_tok_prepend {
+  MX_PREPEND_ALWAYS,
+  MX_PREPEND_FIRST,
+  MX_PREPEND_NEVER
+} mx_tok_prepend_t;
 
 typedef struct mx_tok_pretok {
   mx_tok_pretok_kind_t kind;
@@ -142,8 +146,8 @@ typedef struct mx_tok_dec {
   size_t a_len;
   const char *b;  // Replace content
   size_t b_len;
-  pcre2_code *re;  // Replace regex pattern
-  int32_t start, stop;  // Strip
+  pcre2_code *re;            // Replace regex pattern
+  int32_t start, stop;       // Strip
   mx_tok_prepend_t prepend;  // Metaspace
 } mx_tok_dec_t;
 
@@ -165,13 +169,13 @@ typedef struct mx_tok_entry {
 
 struct mx_tokenizer {
   mx_arena_t *arena;
-  mx_tok_entry_t *entries;  // [n_ids], heap
-  int32_t n_ids;            // max id + 1
-  mx_tok_strmap_t vocab;    // model vocabulary
+  mx_tok_entry_t *entries;    // [n_ids], heap
+  int32_t n_ids;              // max id + 1
+  mx_tok_strmap_t vocab;      // model vocabulary
   mx_tok_strmap_t added_map;  // added token content -> id
   mx_tok_mergemap_t merges;
   bool ignore_merges, byte_fallback, fuse_unk;
-  int32_t unk_id;  // -1: none
+  int32_t unk_id;         // -1: none
   int32_t byte_ids[256];  // id of <0xNN>, -1 if absent
 
   mx_tok_added_t *added;  // sorted by first byte, then content length, longest first

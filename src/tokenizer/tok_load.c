@@ -37,10 +37,9 @@ static mx_status_t scan_ids(const cJSON *vocab, const cJSON *added, int32_t *max
   cJSON_ArrayForEach(it, vocab) {
     int32_t id;
     if (!json_int(it, &id)) {
-      return mx_error_set(MX_ERR_PARSE,
-                          "model.vocab: token \"%.80s\" has id %s (need an integer in [0, %d))",
-                          it->string, cJSON_IsNumber(it) ? "out of range" : "that is not a number",
-                          MX_TOK_MAX_ID);
+      return mx_error_set(
+          MX_ERR_PARSE, "model.vocab: token \"%.80s\" has id %s (need an integer in [0, %d))",
+          it->string, cJSON_IsNumber(it) ? "out of range" : "that is not a number", MX_TOK_MAX_ID);
     }
     if (id > *max_id) *max_id = id;
   }
@@ -67,8 +66,8 @@ static mx_status_t load_vocab(mx_tokenizer_t *t, const cJSON *vocab) {
     size_t n = strlen(it->string);
     mx_tok_entry_t *e = &t->entries[id];
     if (e->piece) {
-      return mx_error_set(MX_ERR_PARSE, "model.vocab: duplicate id %d (\"%.80s\" and \"%.80s\")", id,
-                          e->piece, it->string);
+      return mx_error_set(MX_ERR_PARSE, "model.vocab: duplicate id %d (\"%.80s\" and \"%.80s\")",
+                          id, e->piece, it->string);
     }
     char *s = mx_arena_strndup(t->arena, it->string, n);
     if (!s) return mx_error_set(MX_ERR_NOMEM, "model.vocab: out of memory");
@@ -114,8 +113,8 @@ static mx_status_t load_added(mx_tokenizer_t *t, const cJSON *added) {
     size_t len = strlen(c);
     mx_tok_entry_t *e = &t->entries[id];
     if (e->added) {
-      return mx_error_set(MX_ERR_PARSE, "added_tokens: duplicate id %d (\"%.80s\" and \"%.80s\")", id,
-                          e->piece, c);
+      return mx_error_set(MX_ERR_PARSE, "added_tokens: duplicate id %d (\"%.80s\" and \"%.80s\")",
+                          id, e->piece, c);
     }
     char *s = mx_arena_strndup(t->arena, c, len);
     if (!s) return mx_error_set(MX_ERR_NOMEM, "added_tokens: out of memory");
@@ -235,10 +234,10 @@ static mx_status_t load_merges(mx_tokenizer_t *t, const cJSON *merges) {
 
 static mx_status_t load_model(mx_tokenizer_t *t, const cJSON *model) {
   const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
-  const char *cswp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(model,
-                                                                           "continuing_subword_prefix"));
-  const char *eows = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(model,
-                                                                           "end_of_word_suffix"));
+  const char *cswp =
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(model, "continuing_subword_prefix"));
+  const char *eows =
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(model, "end_of_word_suffix"));
   if ((cswp && *cswp) || (eows && *eows)) {
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "model: continuing_subword_prefix / end_of_word_suffix are not supported");
@@ -283,7 +282,8 @@ static mx_status_t load_config(mx_tokenizer_t *t, const char *json, size_t len) 
   cJSON *cfg = cJSON_ParseWithLengthOpts(json, len, &end, false);
   if (!cJSON_IsObject(cfg)) {
     cJSON_Delete(cfg);
-    return mx_error_set(MX_ERR_PARSE, "tokenizer_config.json: not a JSON object (error near byte %zu)",
+    return mx_error_set(MX_ERR_PARSE,
+                        "tokenizer_config.json: not a JSON object (error near byte %zu)",
                         end && end >= json ? (size_t)(end - json) : (size_t)0);
   }
   mx_status_t st = config_token(t, cfg, "bos_token", &t->bos_id);
@@ -326,7 +326,8 @@ static mx_status_t load_root(mx_tokenizer_t *t, const cJSON *root) {
   mx_status_t st = check_model_type(model);
   if (st != MX_OK) return st;
   const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
-  if (!cJSON_IsObject(vocab)) return mx_error_set(MX_ERR_PARSE, "model.vocab: missing or not an object");
+  if (!cJSON_IsObject(vocab))
+    return mx_error_set(MX_ERR_PARSE, "model.vocab: missing or not an object");
   const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
   if (added && !cJSON_IsNull(added) && !cJSON_IsArray(added)) {
     return mx_error_set(MX_ERR_PARSE, "added_tokens: not an array");
@@ -337,11 +338,13 @@ static mx_status_t load_root(mx_tokenizer_t *t, const cJSON *root) {
   if (max_id < 0) return mx_error_set(MX_ERR_PARSE, "model.vocab: empty vocabulary");
   t->n_ids = max_id + 1;
   t->entries = calloc((size_t)t->n_ids, sizeof *t->entries);
-  if (!t->entries) return mx_error_set(MX_ERR_NOMEM, "vocabulary of %d ids: out of memory", t->n_ids);
+  if (!t->entries)
+    return mx_error_set(MX_ERR_NOMEM, "vocabulary of %d ids: out of memory", t->n_ids);
   st = load_vocab(t, vocab);
   if (st == MX_OK) st = load_model(t, model);
   // The normalizer comes before added tokens: whether they need normalizing depends on it.
-  if (st == MX_OK) st = mx_tok_load_normalizer(t, cJSON_GetObjectItemCaseSensitive(root, "normalizer"));
+  if (st == MX_OK)
+    st = mx_tok_load_normalizer(t, cJSON_GetObjectItemCaseSensitive(root, "normalizer"));
   if (st == MX_OK && cJSON_IsArray(added)) st = load_added(t, added);
   if (st == MX_OK) {
     st = mx_tok_load_pretokenizer(t, cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer"));

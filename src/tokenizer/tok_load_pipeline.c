@@ -5,9 +5,10 @@
 
 #include "tokenizer/tok_internal.h"
 
-// Oniguruma's `\s` (Rust tokenizers) is Unicode White_Space; PCRE2 10.42's UCP `\s` is "Z or
-// \t\n\v\f\r", which misses U+0085. Spell the class out so both engines agree.
-#define MX_WS_CLASS \
+// Oniguruma's `\s` (Rust tokenizers) is the Unicode White_Space property; PCRE2 10.42's UCP
+// `\s` also matches U+180E (White_Space until Unicode 6.3). Spell the class out so the engines
+// agree whatever the PCRE2 version. Neither includes U+FEFF (JavaScript's `\s` does).
+#define MX_WS_CLASS                                                                        \
   "\\t\\n\\x{0B}\\f\\r\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}" \
   "\\x{202F}\\x{205F}\\x{3000}"
 
@@ -281,8 +282,8 @@ mx_status_t mx_tok_load_pretokenizer(mx_tokenizer_t *t, const cJSON *j) {
     p.kind = MX_PRETOK_BYTELEVEL;
     p.add_prefix_space = jbool(j, "add_prefix_space", true);
     if (jbool(j, "use_regex", true)) {
-      st = mx_tok_compile_regex(kGpt2Regex, sizeof kGpt2Regex - 1, "pre_tokenizer ByteLevel",
-                                &p.re);
+      st =
+          mx_tok_compile_regex(kGpt2Regex, sizeof kGpt2Regex - 1, "pre_tokenizer ByteLevel", &p.re);
       if (st != MX_OK) return st;
     }
     p.behavior = MX_SPLIT_ISOLATED;
@@ -406,6 +407,7 @@ mx_status_t mx_tok_load_decoder(mx_tokenizer_t *t, const cJSON *j) {
 // ---- post-processors ----
 static mx_status_t append_ids(int32_t **arr, int32_t *n, const int32_t *ids, int32_t k,
                               bool front) {
+  if (k == 0) return MX_OK;
   int32_t *na = realloc(*arr, (size_t)(*n + k + 1) * sizeof *na);
   if (!na) return mx_error_set(MX_ERR_NOMEM, "post_processor: out of memory");
   if (front) {
@@ -431,7 +433,8 @@ static mx_status_t load_template(mx_tokenizer_t *t, const cJSON *j) {
   const cJSON *single = cJSON_GetObjectItemCaseSensitive(j, "single");
   const cJSON *specials = cJSON_GetObjectItemCaseSensitive(j, "special_tokens");
   if (!cJSON_IsArray(single)) {
-    return mx_error_set(MX_ERR_PARSE, "post_processor TemplateProcessing: \"single\" is not an array");
+    return mx_error_set(MX_ERR_PARSE,
+                        "post_processor TemplateProcessing: \"single\" is not an array");
   }
   int32_t *pre = NULL, *suf = NULL, npre = 0, nsuf = 0;
   bool seen_a = false;
@@ -464,7 +467,8 @@ static mx_status_t load_template(mx_tokenizer_t *t, const cJSON *j) {
       int32_t id = -1;
       st = check_id(t, cJSON_IsNumber(idv) ? idv->valuedouble : -1, "TemplateProcessing", &id);
       if (st == MX_OK) {
-        st = seen_a ? append_ids(&suf, &nsuf, &id, 1, false) : append_ids(&pre, &npre, &id, 1, false);
+        st = seen_a ? append_ids(&suf, &nsuf, &id, 1, false)
+                    : append_ids(&pre, &npre, &id, 1, false);
       }
       if (st != MX_OK) break;
     }

@@ -35,9 +35,7 @@ static bool strmap_resize(mx_tok_strmap_t *m, uint32_t ncap) {
   return true;
 }
 
-static bool strmap_grow(mx_tok_strmap_t *m) {
-  return strmap_resize(m, m->cap ? m->cap * 2 : 1024);
-}
+static bool strmap_grow(mx_tok_strmap_t *m) { return strmap_resize(m, m->cap ? m->cap * 2 : 1024); }
 
 bool mx_tok_strmap_reserve(mx_tok_strmap_t *m, uint32_t n) {
   uint32_t cap = 1024;
@@ -255,6 +253,7 @@ int mx_utf8_incomplete_len(const uint8_t *s, size_t n) {
 }
 
 void mx_utf8_append_lossy(mx_strbuf_t *sb, const uint8_t *s, size_t n) {
+  if (n == 0) return;
   size_t i = 0, run = 0;
   while (i < n) {
     uint32_t cp;

@@ -37,7 +37,8 @@ static mx_tokenizer_t *load(const char *dir) {
   mx_status_t st = mx_tokenizer_load(dir, &tok);
   double dt = now_s() - t0;
   CHECK_MSG(st == MX_OK, "load %s: %s", dir, mx_error_message());
-  if (st == MX_OK) printf("  loaded %s in %.3f s (vocab %d)\n", dir, dt, mx_tokenizer_vocab_size(tok));
+  if (st == MX_OK)
+    printf("  loaded %s in %.3f s (vocab %d)\n", dir, dt, mx_tokenizer_vocab_size(tok));
   return tok;
 }
 
@@ -145,9 +146,44 @@ static void run_vectors(const char *shared, const char *name) {
     }
     cJSON_Delete(j);
   }
-  printf("  %s/vectors.jsonl: %d lines; ids %d/%d, ids_add_special %d/%d, decoded %d/%d, "
-         "decoded_skip_special %d/%d\n",
-         name, lines, pass[0], lines, pass[1], lines, pass[2], lines, pass[3], lines);
+  printf(
+      "  %s/vectors.jsonl: %d lines; ids %d/%d, ids_add_special %d/%d, decoded %d/%d, "
+      "decoded_skip_special %d/%d\n",
+      name, lines, pass[0], lines, pass[1], lines, pass[2], lines, pass[3], lines);
+  free(data);
+  mx_tokenizer_destroy(tok);
+}
+
+// NAME/chat-vectors.jsonl: the ids of each rendered chat template (add_special_tokens=False).
+static void run_chat_vectors(const char *shared, const char *name) {
+  char dir[1024], path[1100];
+  snprintf(dir, sizeof dir, "%s/tokenizers/%s", shared, name);
+  snprintf(path, sizeof path, "%s/chat-vectors.jsonl", dir);
+  mx_tokenizer_t *tok = load(dir);
+  char *data = NULL;
+  size_t len = 0;
+  if (!tok || !read_text(path, &data, &len)) {
+    CHECK(false);
+    mx_tokenizer_destroy(tok);
+    return;
+  }
+  int lines = 0, pass = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    cJSON *j = cJSON_Parse(line);
+    if (!j) continue;
+    const char *r = cJSON_GetStringValue(cJSON_GetObjectItem(j, "rendered"));
+    if (r) {
+      char label[96];
+      snprintf(label, sizeof label, "%s chat line %d", name, lines);
+      bool ok = encode_eq(tok, r, strlen(r), false, cJSON_GetObjectItem(j, "ids"), label);
+      CHECK_MSG(ok, "%s", label);
+      pass += ok;
+      lines++;
+    }
+    cJSON_Delete(j);
+  }
+  printf("  %s/chat-vectors.jsonl: ids %d/%d\n", name, pass, lines);
   free(data);
   mx_tokenizer_destroy(tok);
 }
@@ -260,6 +296,7 @@ int main(void) {
   fclose(f);
   const char *names[] = {"qwen3", "llama3", "llama2", "mistral-7b-v0.1"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) run_vectors(shared, names[i]);
+  run_chat_vectors(shared, "qwen3");
   run_hf_reference(shared, "llama-bpe", "llama3");
   run_hf_reference(shared, "qwen2", "qwen3");
   run_hf_reference(shared, "llama-spm", "llama2");
