@@ -7,13 +7,13 @@
 #include "hlo/parse_internal.h"
 
 typedef enum mx_xform {
-  MX_XF_SCAN,         // chlo.scan(%i...) inits(%c...) dimension=N [attributes {..}] {..} : (..) -> ..
-  MX_XF_SAME,         // %a, %b : T (operands and the one result of type T) or : (..) -> T
-  MX_XF_IOTA,         // %shape, dim = N : (S) -> R
-  MX_XF_FUNCTIONAL,   // %a, %b : (A, B) -> R
-  MX_XF_BROADCAST,    // %x, %shape, dims = [..] [, ...] : (T, S) -> R
-  MX_XF_PROBE,        // %x, probe_id = "id" : T            (result of type T)
-  MX_XF_SERIALIZED,   // %x, probe_id = "id"[, iter = N] : T  (no result)
+  MX_XF_SCAN,  // chlo.scan(%i...) inits(%c...) dimension=N [attributes {..}] {..} : (..) -> ..
+  MX_XF_SAME,  // %a, %b : T (operands and the one result of type T) or : (..) -> T
+  MX_XF_IOTA,  // %shape, dim = N : (S) -> R
+  MX_XF_FUNCTIONAL,  // %a, %b : (A, B) -> R
+  MX_XF_BROADCAST,   // %x, %shape, dims = [..] [, ...] : (T, S) -> R
+  MX_XF_PROBE,       // %x, probe_id = "id" : T            (result of type T)
+  MX_XF_SERIALIZED,  // %x, probe_id = "id"[, iter = N] : T  (no result)
 } mx_xform_t;
 
 static const struct {
@@ -206,8 +206,10 @@ mx_status_t mx_p_extra_op(mx_parser_t *p, mx_pop_t *op) {
         int next = -1;
         for (int j = i + 1; j < 3; j++)
           if (mx_tok_is(mx_p_tok(p), kws[j])) next = j;
-        if (next < 0) return mx_p_expected(p, "'known_expanding_dimensions' or "
-                                              "'known_nonexpanding_dimensions'");
+        if (next < 0)
+          return mx_p_expected(p,
+                               "'known_expanding_dimensions' or "
+                               "'known_nonexpanding_dimensions'");
         i = next;
         MX_TRY(mx_x_kw_eq(p, kws[i]));
       }

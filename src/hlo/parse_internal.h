@@ -47,7 +47,7 @@ typedef struct mx_parser {
   int32_t n_buckets;
   mx_palias_t *aliases;
   int32_t n_aliases, cap_aliases;
-  bool in_region;  // parsing a nested op region (affects what bare `return` means)
+  bool in_region;     // parsing a nested op region (affects what bare `return` means)
   bool index_as_i64;  // parsing the type of a dense attribute: `index` elements are i64
 } mx_parser_t;
 

@@ -40,7 +40,8 @@ static mx_status_t mx_q_storage(mx_parser_t *p, mx_elem_type_t *out) {
     et = mx_elem_from_name(t->text, t->len);
   }
   if (!mx_elem_is_int(et) || mx_elem_bits(et) > MX_QUANT_MAX_STORAGE_BITS)
-    return mx_p_error_at(p, t, "invalid quantized storage type '%.*s' (expected i2..i32 or u2..u32)",
+    return mx_p_error_at(p, t,
+                         "invalid quantized storage type '%.*s' (expected i2..i32 or u2..u32)",
                          (int)t->len, t->text);
   mx_p_next(p);
   *out = et;
@@ -123,7 +124,8 @@ mx_status_t mx_p_quant(mx_parser_t *p, mx_elem_type_t *storage, const mx_quant_t
     MX_TRY(mx_p_int(p, &q->storage_max));
     MX_TRY(mx_p_expect(p, MX_TK_GREATER, "'>' closing storage range"));
     if (q->storage_min < lo || q->storage_max > hi || q->storage_min >= q->storage_max)
-      return mx_p_error_at(p, &rt, "storage range <%lld:%lld> invalid for %s (full range %lld:%lld)",
+      return mx_p_error_at(p, &rt,
+                           "storage range <%lld:%lld> invalid for %s (full range %lld:%lld)",
                            (long long)q->storage_min, (long long)q->storage_max,
                            mx_elem_name(*storage), (long long)lo, (long long)hi);
   }

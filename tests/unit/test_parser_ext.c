@@ -66,8 +66,8 @@ static char *check_forms(const char *what, const char *pretty, const char *gener
   char *out = NULL;
   if (a && b) {
     char *ga = print_module(a, true), *gb = print_module(b, true);
-    CHECK_MSG(ga && gb && strcmp(ga, gb) == 0, "%s: forms differ:\n%s\n---\n%s", what,
-              ga ? ga : "", gb ? gb : "");
+    CHECK_MSG(ga && gb && strcmp(ga, gb) == 0, "%s: forms differ:\n%s\n---\n%s", what, ga ? ga : "",
+              gb ? gb : "");
     free(ga);
     free(gb);
     out = check_roundtrip(what, a);
@@ -92,11 +92,11 @@ static void expect_error(const char *what, const char *text, mx_status_t want, c
 
 // ---------------------------------------------------------------------------------------------
 
-#define SCAN_BODY                                                       \
-  "{\n"                                                                 \
-  "  ^bb0(%x: tensor<i32>, %c: tensor<i32>):\n"                         \
-  "    %s = stablehlo.add %x, %c : tensor<i32>\n"                       \
-  "    stablehlo.return %s, %s : tensor<i32>, tensor<i32>\n"            \
+#define SCAN_BODY                                            \
+  "{\n"                                                      \
+  "  ^bb0(%x: tensor<i32>, %c: tensor<i32>):\n"              \
+  "    %s = stablehlo.add %x, %c : tensor<i32>\n"            \
+  "    stablehlo.return %s, %s : tensor<i32>, tensor<i32>\n" \
   "  }"
 
 static void test_scan(void) {
@@ -185,7 +185,8 @@ static void test_token_and_ids(void) {
   free(out);
 }
 
-#define FNS(body) "func.func @f(%s: tensor<2xi64>, %x: tensor<1x6xi64>) {\n" body "\n  func.return\n}\n"
+#define FNS(body) \
+  "func.func @f(%s: tensor<2xi64>, %x: tensor<1x6xi64>) {\n" body "\n  func.return\n}\n"
 
 static void test_dynamic(void) {
   char *out = check_forms(
@@ -319,8 +320,7 @@ static void test_quant_types(void) {
                MX_ERR_PARSE, "zero point -11 is outside the storage range [-10, 10]");
   expect_error("bad range", QFN("tensor<2x!quant.uniform<i8<-200:10>:f32, 0.5>>"), MX_ERR_PARSE,
                "t.mlir:1:44: error: storage range <-200:10> invalid for i8");
-  expect_error("axis count", QFN("tensor<2x3x!quant.uniform<i8:f32:1, {0.5, 0.25}>>"),
-               MX_ERR_PARSE,
+  expect_error("axis count", QFN("tensor<2x3x!quant.uniform<i8:f32:1, {0.5, 0.25}>>"), MX_ERR_PARSE,
                "t.mlir:1:29: error: 2 scales given for quantization axis 1 of size 3");
   expect_error("axis range", QFN("tensor<2x!quant.uniform<i8:f32:1, {0.5, 0.25}>>"), MX_ERR_PARSE,
                "t.mlir:1:27: error: quantization axis 1 out of range for a rank-1 tensor");
@@ -430,11 +430,9 @@ static void test_declarations(void) {
     mx_tensor_free(&args[1]);
   }
   mx_module_destroy(m);
-  expect_error("named args without body",
-               "func.func private @g(%a: tensor<f32>) -> tensor<f32>\n", MX_ERR_PARSE,
-               "expected '{' to begin the function body");
-  expect_error("types with a body",
-               "func.func @g(tensor<f32>) {\n  func.return\n}\n", MX_ERR_PARSE,
+  expect_error("named args without body", "func.func private @g(%a: tensor<f32>) -> tensor<f32>\n",
+               MX_ERR_PARSE, "expected '{' to begin the function body");
+  expect_error("types with a body", "func.func @g(tensor<f32>) {\n  func.return\n}\n", MX_ERR_PARSE,
                "t.mlir:1:27: error: a function with a body needs argument names");
   expect_error("mixed args", "func.func @g(tensor<f32>, %a: tensor<f32>)\n", MX_ERR_PARSE,
                "expected argument type (a declaration lists types only)");
