@@ -42,7 +42,28 @@ bool mx_verify_quant_elementwise(const mx_op_t *op) {
   return (fl & (MX_OPF_UNARY | MX_OPF_BINARY)) != 0;
 }
 
+// Bit-level and complex-part ops have no quantized form in the spec.
+static bool qv_no_quant_form(mx_opcode_t c) {
+  switch (c) {
+    case MX_OP_AND:
+    case MX_OP_OR:
+    case MX_OP_XOR:
+    case MX_OP_NOT:
+    case MX_OP_SHIFT_LEFT:
+    case MX_OP_SHIFT_RIGHT_ARITHMETIC:
+    case MX_OP_SHIFT_RIGHT_LOGICAL:
+    case MX_OP_POPCNT:
+    case MX_OP_COUNT_LEADING_ZEROS:
+    case MX_OP_REAL:
+    case MX_OP_IMAG:
+      return true;
+    default:
+      return false;
+  }
+}
+
 mx_status_t mx_verify_quant_op(const mx_func_t *f, const mx_op_t *op) {
+  if (qv_no_quant_form(op->code)) return mx_infer_fail(op, "does not accept quantized tensors");
   int32_t want = (mx_opcode_flags(op->code) & MX_OPF_UNARY) ? 1 : 2;
   if (op->n_operands != want)
     return mx_infer_fail(op, "expected %d operand%s, got %d", want, want == 1 ? "" : "s",

@@ -382,6 +382,12 @@ static void test_quant_verify(void) {
                "  func.return\n"
                "}\n",
                MX_ERR_VERIFY, "operand 1");
+  expect_error("bitwise op",
+               "func.func @f(%a: tensor<2x!quant.uniform<i8:f32, 0.1>>) {\n"
+               "  %0 = stablehlo.not %a : tensor<2x!quant.uniform<i8:f32, 0.1>>\n"
+               "  func.return\n"
+               "}\n",
+               MX_ERR_VERIFY, "does not accept quantized tensors");
   expect_error("bitcast shape",
                "func.func @f(%a: tensor<2x!quant.uniform<i8:f32, 0.1>>) {\n"
                "  %0 = stablehlo.bitcast_convert %a : (tensor<2x!quant.uniform<i8:f32, 0.1>>) -> "
