@@ -527,6 +527,13 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
       op.code = mx_opcode_from_name(t->text, t->len);
       if (op.code == MX_OP_UNKNOWN && !memchr(t->text, '.', t->len))
         return mx_p_expected(p, "operation name");
+      if (op.code == MX_OP_UNKNOWN && mx_p_is_extra_op(t)) {
+        op.name = mx_p_strndup(p, t->text, t->len);
+        if (!op.name) return mx_p_oom();
+        mx_p_next(p);
+        MX_TRY(mx_p_extra_op(p, &op));
+        goto parsed;
+      }
       if (op.code == MX_OP_UNKNOWN) return mx_p_unsupported(p, t, "%.*s", (int)t->len, t->text);
       op.name = mx_opcode_name(op.code);
     }
@@ -535,6 +542,7 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
   } else {
     return mx_p_expected(p, "operation");
   }
+parsed:
   MX_TRY(mx_p_skip_loc(p));
   MX_TRY(mx_p_canonicalize(p, &op));
   MX_TRY(mx_p_check_types(p, &op));
@@ -579,7 +587,6 @@ mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out) {
 }
 
 static mx_status_t mx_p_func(mx_parser_t *p) {
-  mx_tok_t ftok = *mx_p_tok(p);
   mx_p_next(p);  // func.func
   bool is_private = false;
   if (mx_p_accept_kw(p, "private"))
@@ -597,18 +604,26 @@ static mx_status_t mx_p_func(mx_parser_t *p) {
   if (mx_func_create(p->m, name, is_private, &f)) return mx_p_oom();
   p->f = f;
   MX_TRY(mx_p_expect(p, MX_TK_LPAREN, "'(' to begin the argument list"));
+  // A declaration (external function) lists argument types without names and has no body.
+  bool named = true, any_args = false;
   if (!mx_p_accept(p, MX_TK_RPAREN)) {
+    named = !mx_p_at_type(p);
+    any_args = true;
     for (;;) {
-      if (mx_p_kind(p) != MX_TK_VALUE || mx_p_tok(p)->num >= 0)
-        return mx_p_expected(p, "argument name");
       mx_tok_t at = *mx_p_tok(p);
-      mx_p_next(p);
-      MX_TRY(mx_p_expect(p, MX_TK_COLON, "':' after argument name"));
+      if (named) {
+        if (mx_p_kind(p) != MX_TK_VALUE || mx_p_tok(p)->num >= 0)
+          return mx_p_expected(p, "argument name");
+        mx_p_next(p);
+        MX_TRY(mx_p_expect(p, MX_TK_COLON, "':' after argument name"));
+      } else if (!mx_p_at_type(p)) {
+        return mx_p_expected(p, "argument type (a declaration lists types only)");
+      }
       mx_type_t ty;
       MX_TRY(mx_p_type(p, &ty));
       int32_t id;
       if (mx_func_add_arg(f, &ty, NULL, &id)) return mx_p_oom();
-      MX_TRY(mx_p_define(p, &at, id, 1));
+      if (named) MX_TRY(mx_p_define(p, &at, id, 1));
       if (mx_p_kind(p) == MX_TK_LBRACE)
         MX_TRY(mx_p_attr_dict(p, &f->arg_attrs[f->body->n_args - 1]));
       MX_TRY(mx_p_skip_loc(p));
@@ -653,15 +668,23 @@ static mx_status_t mx_p_func(mx_parser_t *p) {
     MX_TRY(mx_p_attr_dict(p, &f->attrs));
   }
   if (mx_p_kind(p) != MX_TK_LBRACE) {
-    if (mx_p_kind(p) == MX_TK_EOF || mx_tok_is(mx_p_tok(p), "func.func") ||
-        mx_p_kind(p) == MX_TK_RBRACE)
-      return mx_p_unsupported(p, &ftok, "function declaration without a body ('@%s')", name);
-    return mx_p_expected(p, "'{' to begin the function body");
+    if (named && any_args) return mx_p_expected(p, "'{' to begin the function body");
+    // Declaration: a function without body ops (the interpreter refuses to call it).
+    MX_TRY(mx_p_skip_loc(p));
+    mx_p_pop_names(p, 0);
+    p->f = NULL;
+    return MX_OK;
   }
+  if (!named)
+    return mx_p_error_at(p, mx_p_tok(p),
+                         "a function with a body needs argument names ('%%arg0: type')");
+  mx_tok_t btok = *mx_p_tok(p);
   MX_TRY(mx_p_enter(p));
   mx_p_next(p);
   p->in_region = false;
   MX_TRY(mx_p_block_body(p, f->body));
+  if (f->body->n_ops == 0)
+    return mx_p_error_at(p, &btok, "empty function body (expected at least func.return)");
   mx_p_leave(p);
   MX_TRY(mx_p_skip_loc(p));
   mx_p_pop_names(p, 0);

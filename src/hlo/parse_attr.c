@@ -192,11 +192,17 @@ static mx_status_t mx_p_tensor_type(mx_parser_t *p, mx_type_t *out) {
   }
   mx_lex_reset(&p->lx, s);
   mx_elem_type_t et;
-  MX_TRY(mx_p_elem_type(p, &et));
+  const mx_quant_t *q = NULL;
+  mx_tok_t qt = *mx_p_tok(p);
+  if (mx_p_at_quant(p))
+    MX_TRY(mx_p_quant(p, &et, &q));
+  else
+    MX_TRY(mx_p_elem_type(p, &et));
   if (mx_p_kind(p) == MX_TK_COMMA) return mx_p_unsupported(p, mx_p_tok(p), "tensor type encodings");
   MX_TRY(mx_p_expect(p, MX_TK_GREATER, "'>' closing tensor type"));
   *out = mx_type_tensor(et, rank, dims);
-  return MX_OK;
+  out->quant = q;
+  return mx_p_quant_check(p, &qt, out);
 }
 
 mx_status_t mx_p_type(mx_parser_t *p, mx_type_t *out) {

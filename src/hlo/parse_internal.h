@@ -47,7 +47,7 @@ typedef struct mx_parser {
   int32_t n_buckets;
   mx_palias_t *aliases;
   int32_t n_aliases, cap_aliases;
-  bool in_region;  // parsing a nested op region (affects what bare `return` means)
+  bool in_region;     // parsing a nested op region (affects what bare `return` means)
   bool index_as_i64;  // parsing the type of a dense attribute: `index` elements are i64
 } mx_parser_t;
 
@@ -128,6 +128,13 @@ typedef struct mx_ptypes {
 } mx_ptypes_t;
 mx_status_t mx_p_func_or_types(mx_parser_t *p, mx_ptypes_t *out);
 
+// ---- quantized element types (parse_quant.c) ----
+bool mx_p_at_quant(const mx_parser_t *p);  // current token is `!quant.uniform`
+// Parses `!quant.uniform<...>`; *storage gets the storage element type, *out the arena copy.
+mx_status_t mx_p_quant(mx_parser_t *p, mx_elem_type_t *storage, const mx_quant_t **out);
+// Checks t's quantization against its shape (axis in range, one scale per slice); error at `at`.
+mx_status_t mx_p_quant_check(mx_parser_t *p, const mx_tok_t *at, const mx_type_t *t);
+
 // ---- attributes (parse_attr.c) ----
 mx_status_t mx_p_attr(mx_parser_t *p, mx_attr_t *out);
 // `{name = attr, name, ...}` into a DICT attribute (current token must be '{').
@@ -179,5 +186,11 @@ mx_status_t mx_p_generic_module(mx_parser_t *p);
 mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op);
 // Normalizes attributes of a generic op to the canonical form and maps custom_call checks.
 mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op);
+
+// ---- pretty forms of ops without an opcode (parse_extra.c) ----
+// True if the op-name token names an op whose pretty form parse_extra.c knows.
+bool mx_p_is_extra_op(const mx_tok_t *t);
+// Parses everything after the op name (op->tok, op->name set; op->code is MX_OP_UNKNOWN).
+mx_status_t mx_p_extra_op(mx_parser_t *p, mx_pop_t *op);
 
 #endif  // MLXCEL_HLO_PARSE_INTERNAL_H

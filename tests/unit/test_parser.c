@@ -742,10 +742,10 @@ static const bad_case_t bad_cases[] = {
      "  func.return\n"
      "}\n",
      MX_ERR_UNSUPPORTED, 1, 25, "unsupported: dynamic shape ('?') in tensor type"},
-    {"func.func @f(%a: tensor<2x!quant.uniform<i8:f32, 1.0>>) {\n"
+    {"func.func @f(%a: tensor<2x!quant.uniform<i8:f32:0, {1.0}>>) {\n"
      "  func.return\n"
      "}\n",
-     MX_ERR_UNSUPPORTED, 1, 27, "unsupported: quantized type !quant.uniform"},
+     MX_ERR_PARSE, 1, 27, "1 scales given for quantization axis 0 of size 2"},
     {"func.func @f(%a: tensor<2xf32>) {\n"
      "  %0 = stablehlo.reduce(%a init: %a) applies stablehlo.compare across dimensions = [0] : "
      "(tensor<2xf32>, tensor<2xf32>) -> tensor<f32>\n"
