@@ -413,7 +413,8 @@ mx_status_t mx_interp_run_block(mx_interp_t *ip, const mx_func_t *f, const mx_bl
 // Calls `f` with borrowed arguments; results (f->n_results) are owned by the caller.
 static mx_status_t call_func(mx_interp_t *ip, const mx_func_t *f, const mx_tensor_t *const *args,
                              int32_t n_args, mx_tensor_t *results, int32_t n_results) {
-  if (!f->body) return mx_error_set(MX_ERR_RUNTIME, "function @%s has no body", f->name);
+  if (!f->body || f->body->n_ops == 0)
+    return mx_error_set(MX_ERR_RUNTIME, "function @%s is a declaration (no body)", f->name);
   if (n_results != f->n_results)
     return mx_error_set(MX_ERR_RUNTIME, "call to @%s expects %d results, function has %d", f->name,
                         (int)n_results, (int)f->n_results);
@@ -1261,7 +1262,11 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
       size_t nb = 0;
       st = type_nbytes_checked(ip, rt, &nb);
       if (st) return st;
-      if (v->dense->nbytes >= nb) return value_clone(&out[0], v->dense);
+      if (v->dense->nbytes >= nb) {
+        st = value_clone(&out[0], v->dense);
+        if (!st) out[0].type = *rt;  // plain storage data may stand for a quantized type
+        return st;
+      }
       // A dense attribute holding a single element is a splat.
       size_t es = mx_elem_size(rt->elem);
       if (rt->kind != MX_TYPE_TENSOR || v->dense->nbytes != es || !v->dense->data)
@@ -1457,7 +1462,8 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
   if (!m || !f) return mx_error_set(MX_ERR_INVALID_ARG, "mx_interp_run: no module or function");
   if (n_args < 0 || (n_args && !args) || (f->n_results && !results))
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_interp_run: invalid arguments");
-  if (!f->body) return mx_error_set(MX_ERR_INVALID_ARG, "function @%s has no body", f->name);
+  if (!f->body || f->body->n_ops == 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "function @%s is a declaration (no body)", f->name);
   if (n_args != f->body->n_args)
     return mx_error_set(MX_ERR_INVALID_ARG, "@%s takes %d arguments, got %d", f->name,
                         (int)f->body->n_args, (int)n_args);

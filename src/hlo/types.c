@@ -343,7 +343,11 @@ static void mx_quant_print(const mx_type_t *t, mx_strbuf_t *sb) {
   const mx_quant_t *q = t->quant;
   const char *storage = mx_elem_name(t->elem);
   mx_strbuf_puts(sb, "!quant.uniform<");
-  mx_strbuf_puts(sb, mx_elem_is_unsigned(t->elem) ? storage + 1 : storage);
+  if (mx_elem_is_unsigned(t->elem)) {  // "ui8" -> "u8"
+    mx_strbuf_puts(sb, "u");
+    storage += 2;
+  }
+  mx_strbuf_puts(sb, storage);
   int64_t lo, hi;
   mx_storage_range(t->elem, &lo, &hi);
   if (q->storage_min != lo || q->storage_max != hi)
