@@ -368,6 +368,7 @@ struct mx_func {
   int32_t n_results;
   mx_type_t *result_types;
   mx_attr_t *arg_attrs;     // per argument: DICT attr (n == 0 when none); length body->n_args
+  const char **arg_locs;    // per argument: name location (`loc("name")`) or NULL; length n_args
   mx_attr_t *result_attrs;  // per result: DICT attr (n == 0 when none); length n_results
   mx_attr_t attrs;          // function attribute DICT (n == 0 when none)
   int32_t n_values, cap_values;
@@ -394,6 +395,9 @@ mx_status_t mx_func_create(mx_module_t *m, const char *name, bool is_private, mx
 // Adds a function argument value; returns its value id in *id.
 mx_status_t mx_func_add_arg(mx_func_t *f, const mx_type_t *type, const char *name, int32_t *id);
 mx_status_t mx_func_set_result_types(mx_func_t *f, const mx_type_t *types, int32_t n);
+// Gives argument i a name location, printed as `loc("name")` (e.g. the checkpoint tensor a
+// weight argument stands for). The string is copied into the module arena.
+mx_status_t mx_func_set_arg_loc(mx_func_t *f, int32_t i, const char *name);
 // New block (for an op region); args appended with mx_block_add_arg.
 mx_block_t *mx_block_create(mx_func_t *f);
 mx_status_t mx_block_add_arg(mx_func_t *f, mx_block_t *b, const mx_type_t *type, const char *name,

@@ -140,10 +140,15 @@ mx_status_t mx_p_string(mx_parser_t *p, const mx_tok_t *t, char **out, size_t *o
   return MX_OK;
 }
 
-mx_status_t mx_p_skip_loc(mx_parser_t *p) {
+mx_status_t mx_p_skip_loc(mx_parser_t *p) { return mx_p_loc_name(p, NULL); }
+
+mx_status_t mx_p_loc_name(mx_parser_t *p, char **name) {
+  if (name) *name = NULL;
   if (!mx_tok_is(mx_p_tok(p), "loc")) return MX_OK;
   mx_p_next(p);
   MX_TRY(mx_p_expect(p, MX_TK_LPAREN, "'(' after 'loc'"));
+  // A plain name location, loc("name"), is kept; any other location form is skipped.
+  bool first = true;
   int depth = 1;
   while (depth > 0) {
     switch (mx_p_kind(p)) {
@@ -156,9 +161,17 @@ mx_status_t mx_p_skip_loc(mx_parser_t *p) {
       case MX_TK_RPAREN:
         depth--;
         break;
+      case MX_TK_STRING:
+        if (first && name) {
+          size_t len;
+          MX_TRY(mx_p_string(p, mx_p_tok(p), name, &len));
+        }
+        break;
       default:
         break;
     }
+    if (!first && name && *name && depth > 0) *name = NULL;  // not a plain name location
+    first = false;
     mx_p_next(p);
   }
   return MX_OK;
@@ -626,7 +639,9 @@ static mx_status_t mx_p_func(mx_parser_t *p) {
       if (named) MX_TRY(mx_p_define(p, &at, id, 1));
       if (mx_p_kind(p) == MX_TK_LBRACE)
         MX_TRY(mx_p_attr_dict(p, &f->arg_attrs[f->body->n_args - 1]));
-      MX_TRY(mx_p_skip_loc(p));
+      char *loc = NULL;
+      MX_TRY(mx_p_loc_name(p, &loc));
+      if (loc) f->arg_locs[f->body->n_args - 1] = loc;
       if (mx_p_accept(p, MX_TK_RPAREN)) break;
       MX_TRY(mx_p_expect(p, MX_TK_COMMA, "',' or ')' in argument list"));
     }

@@ -93,6 +93,9 @@ char *mx_p_strndup(mx_parser_t *p, const char *s, size_t n);
 mx_status_t mx_p_string(mx_parser_t *p, const mx_tok_t *t, char **out, size_t *out_len);
 // Skips `loc(...)` if present.
 mx_status_t mx_p_skip_loc(mx_parser_t *p);
+// Like mx_p_skip_loc, but returns the name of a plain `loc("name")` (arena string) in *name,
+// NULL for other location forms or none.
+mx_status_t mx_p_loc_name(mx_parser_t *p, char **name);
 // Looks up a top-level attribute alias (#name); NULL if unknown.
 const mx_attr_t *mx_p_find_alias(const mx_parser_t *p, const mx_tok_t *t);
 // Error at a raw source pointer (for scanners that bypass the lexer).

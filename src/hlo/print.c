@@ -485,6 +485,11 @@ static void mx_pr_func(mx_pr_t *p, const mx_func_t *f) {
       }
       mx_pr_type(p, mx_pr_vtype(p, f->body->args[i]));
       if (f->arg_attrs) mx_pr_dict_attr_braced(p, &f->arg_attrs[i]);
+      if (f->arg_locs && f->arg_locs[i]) {
+        mx_pr_puts(p, " loc(");
+        mx_pr_string(p, f->arg_locs[i]);
+        mx_pr_puts(p, ")");
+      }
     }
   }
   mx_pr_puts(p, ")");
