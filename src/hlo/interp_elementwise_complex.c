@@ -118,7 +118,9 @@ mx_status_t mx_ew_complex_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tens
       for (int64_t i = 0; i < n; i++) {
         double re, im;
         mx_ew_load_complex(et, x->data, i, &re, &im);
-        double r = op->code == MX_OP_ABS ? cabs(ew_cmplx(re, im)) : op->code == MX_OP_REAL ? re : im;
+        double r = op->code == MX_OP_ABS    ? cabs(ew_cmplx(re, im))
+                   : op->code == MX_OP_REAL ? re
+                                            : im;
         mx_ew_store_real(pt, out->data, i, r);
       }
       return MX_OK;

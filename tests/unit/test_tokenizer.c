@@ -161,9 +161,10 @@ static void test_malformed(void) {
                MX_ERR_PARSE, "\"a\" has id out of range");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 1e12}, \"merges\": []}}", NULL,
                MX_ERR_PARSE, "\"a\" has id out of range");
-  expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 3000000}, "
-               "\"merges\": []}}",
-               NULL, MX_ERR_PARSE, "id 3000000 is out of range for 2 tokens");
+  expect_error(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 3000000}, "
+      "\"merges\": []}}",
+      NULL, MX_ERR_PARSE, "id 3000000 is out of range for 2 tokens");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 1.5}, \"merges\": []}}", NULL,
                MX_ERR_PARSE, "\"a\" has id out of range");
   expect_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": \"x\"}, \"merges\": []}}", NULL,
