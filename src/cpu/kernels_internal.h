@@ -11,7 +11,18 @@
 // GEMM blocking: KC is the depth of one pass (a KC x NR slice of a panel is 32 KiB at NR = 32:
 // it stays in L1 while the microkernel sweeps MR rows of X); NC_PANELS panels of KC depth
 // (~512 KiB) stay in L2 while all rows of X go past them.
-enum { MX_GEMM_KC = 256, MX_GEMM_NC_PANELS = 16, MX_GEMM_MAX_MR = 16 };
+// (Overridable at compile time for tuning experiments.)
+#ifndef MX_GEMM_KC_DEFAULT
+#define MX_GEMM_KC_DEFAULT 256
+#endif
+#ifndef MX_GEMM_NC_DEFAULT
+#define MX_GEMM_NC_DEFAULT 16
+#endif
+enum {
+  MX_GEMM_KC = MX_GEMM_KC_DEFAULT,
+  MX_GEMM_NC_PANELS = MX_GEMM_NC_DEFAULT,
+  MX_GEMM_MAX_MR = 16
+};
 
 struct mx_cpu_kernels {
   mx_cpu_isa_t isa;
