@@ -179,12 +179,16 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
       int64_t kc = pc + MX_GEMM_KC < kdim ? MX_GEMM_KC : kdim - pc;
       for (int64_t ir = 0; ir < m; ir += mr) {
         int mv = m - ir < mr ? (int)(m - ir) : mr;
-        for (int i = 0; i < mr; i++) {
-          if (i < mv) {
-            const float *src = x + (ir + i) * ldx + pc;
-            for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = src[kk];
-          } else {
-            for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = 0.0f;
+        if (kt->pack_a) {
+          kt->pack_a(x + ir * ldx + pc, ldx, mv, kc, apack);
+        } else {
+          for (int i = 0; i < mr; i++) {
+            if (i < mv) {
+              const float *src = x + (ir + i) * ldx + pc;
+              for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = src[kk];
+            } else {
+              for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = 0.0f;
+            }
           }
         }
         for (int64_t pi = jc; pi < je; pi++) {

@@ -118,6 +118,59 @@ MX_T512 static void gemm_ukernel(int64_t kc, const float *a, const float *b, flo
   }
 }
 
+// Columns j of an 8 x 8 block (r[i] = row i, 8 consecutive k) land in o[j] = (r0[j] .. r7[j]):
+// unpack pairs of rows, shuffle pairs of pairs, then swap 128-bit lanes.
+MX_T512 static inline void transpose8(const __m256 r[8], __m256 o[8]) {
+  __m256 t[8], s8[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; h++) {
+    __m256 a0 = t[4 * h], a1 = t[4 * h + 1], a2 = t[4 * h + 2], a3 = t[4 * h + 3];
+    s8[4 * h + 0] = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(1, 0, 1, 0));
+    s8[4 * h + 1] = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(3, 2, 3, 2));
+    s8[4 * h + 2] = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(1, 0, 1, 0));
+    s8[4 * h + 3] = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int j = 0; j < 4; j++) {
+    o[j] = _mm256_permute2f128_ps(s8[j], s8[4 + j], 0x20);
+    o[4 + j] = _mm256_permute2f128_ps(s8[j], s8[4 + j], 0x31);
+  }
+}
+
+// 12 rows of X -> apack[kk*12 + i], 8 k at a time: rows 0-7 by an 8 x 8 transpose, rows 8-11 by
+// two 4 x 4 transposes (one per 128-bit lane); missing rows read as zero.
+MX_T512 static void pack_a(const float *x, int64_t ldx, int mr_valid, int64_t kc, float *apack) {
+  int64_t k8 = kc & ~(int64_t)7;
+  for (int64_t kk = 0; kk < k8; kk += 8) {
+    __m256 r[12];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) {
+      r[i] = i < mr_valid ? _mm256_loadu_ps(x + i * ldx + kk) : _mm256_setzero_ps();
+    }
+    __m256 o[8];
+    transpose8(r, o);
+    __m256 t0 = _mm256_unpacklo_ps(r[8], r[9]), t1 = _mm256_unpackhi_ps(r[8], r[9]);
+    __m256 t2 = _mm256_unpacklo_ps(r[10], r[11]), t3 = _mm256_unpackhi_ps(r[10], r[11]);
+    __m256 q[4] = {_mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+                   _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+                   _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+                   _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2))};
+    float *dst = apack + kk * MR;
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+      _mm256_storeu_ps(dst + j * MR, o[j]);
+      _mm256_storeu_ps(dst + (j + 4) * MR, o[j + 4]);
+      _mm_storeu_ps(dst + j * MR + 8, _mm256_castps256_ps128(q[j]));
+      _mm_storeu_ps(dst + (j + 4) * MR + 8, _mm256_extractf128_ps(q[j], 1));
+    }
+  }
+  for (int64_t kk = k8; kk < kc; kk++) {
+    for (int i = 0; i < MR; i++) apack[kk * MR + i] = i < mr_valid ? x[i * ldx + kk] : 0.0f;
+  }
+}
+
 const struct mx_cpu_kernels mx_cpu_kernels_avx512 = {
     .isa = MX_CPU_ISA_AVX512,
     .nr = NR,
@@ -125,6 +178,7 @@ const struct mx_cpu_kernels mx_cpu_kernels_avx512 = {
     .gemv_rows = gemv_rows,
     .gemv_panels = gemv_panels,
     .gemm_ukernel = gemm_ukernel,
+    .pack_a = pack_a,
 };
 
 #endif  // __x86_64__

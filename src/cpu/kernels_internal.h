@@ -42,6 +42,10 @@ struct mx_cpu_kernels {
   // accumulate = true gives exactly the unsplit result, whatever mr_valid / nr_valid are.
   void (*gemm_ukernel)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
                        int mr_valid, int nr_valid, bool accumulate);
+  // Optional (NULL = the driver's portable loop): apack[kk*mr + i] = x[i*ldx + kk] for i <
+  // mr_valid, 0 for mr_valid <= i < mr, kk < kc. Packing is ~10-15% of GEMM time when done
+  // element by element, hence the SIMD transposes.
+  void (*pack_a)(const float *x, int64_t ldx, int mr_valid, int64_t kc, float *apack);
 };
 
 extern const struct mx_cpu_kernels mx_cpu_kernels_scalar;
