@@ -29,7 +29,8 @@ typedef enum mx_status {
 // Records a formatted message for the current thread and returns `status` (for `return`).
 mx_status_t mx_error_set(mx_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-mx_status_t mx_error_setv(mx_status_t status, const char *fmt, va_list ap);
+mx_status_t mx_error_setv(mx_status_t status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 // Prepends "prefix: " to the current message (adds context while unwinding); returns status.
 mx_status_t mx_error_prefix(mx_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -96,6 +96,18 @@ typedef enum mx_type_kind {
   MX_TYPE_TOKEN,
 } mx_type_kind_t;
 
+// Quantized element type (`!quant.uniform<...>`) attached to a TENSOR type whose `elem` is the
+// storage integer type. A stored value s in slice k along `axis` stands for
+// (s - zero_points[k]) * scales[k] in the `expressed` float type.
+typedef struct mx_quant {
+  mx_elem_type_t expressed;          // f32, f16, bf16 or f64
+  int64_t storage_min, storage_max;  // full storage range unless narrowed (i8<-127:127>)
+  int32_t axis;                      // quantization dimension; -1 for per-tensor
+  int32_t n;                         // (scale, zero point) pairs: 1 per-tensor, dims[axis] per-axis
+  const double *scales;              // n, arena-owned
+  const int64_t *zero_points;        // n, arena-owned
+} mx_quant_t;
+
 typedef struct mx_type {
   mx_type_kind_t kind;
   mx_elem_type_t elem;  // TENSOR
@@ -103,13 +115,15 @@ typedef struct mx_type {
   int64_t dims[MX_MAX_RANK];
   int32_t n_tuple;              // TUPLE: element count
   const struct mx_type *tuple;  // TUPLE: elements (arena-owned)
+  const mx_quant_t *quant;      // TENSOR: quantized element type, else NULL (arena-owned)
 } mx_type_t;
 
 mx_type_t mx_type_tensor(mx_elem_type_t et, int32_t rank, const int64_t *dims);
 mx_type_t mx_type_scalar(mx_elem_type_t et);
 int64_t mx_type_numel(const mx_type_t *t);  // product of dims (1 for scalars); TENSOR only
 size_t mx_type_nbytes(const mx_type_t *t);  // numel * elem size; TENSOR only
-bool mx_type_equal(const mx_type_t *a, const mx_type_t *b);
+bool mx_type_equal(const mx_type_t *a, const mx_type_t *b);     // incl. quantization
+bool mx_quant_equal(const mx_quant_t *a, const mx_quant_t *b);  // NULL == NULL
 bool mx_type_same_shape(const mx_type_t *a, const mx_type_t *b);
 // Appends the MLIR spelling ("tensor<2x3xf32>", "tuple<...>", "!stablehlo.token").
 void mx_type_print(const mx_type_t *t, mx_strbuf_t *sb);
@@ -354,6 +368,7 @@ struct mx_func {
   int32_t n_results;
   mx_type_t *result_types;
   mx_attr_t *arg_attrs;     // per argument: DICT attr (n == 0 when none); length body->n_args
+  const char **arg_locs;    // per argument: name location (`loc("name")`) or NULL; length n_args
   mx_attr_t *result_attrs;  // per result: DICT attr (n == 0 when none); length n_results
   mx_attr_t attrs;          // function attribute DICT (n == 0 when none)
   int32_t n_values, cap_values;
@@ -380,6 +395,9 @@ mx_status_t mx_func_create(mx_module_t *m, const char *name, bool is_private, mx
 // Adds a function argument value; returns its value id in *id.
 mx_status_t mx_func_add_arg(mx_func_t *f, const mx_type_t *type, const char *name, int32_t *id);
 mx_status_t mx_func_set_result_types(mx_func_t *f, const mx_type_t *types, int32_t n);
+// Gives argument i a name location, printed as `loc("name")` (e.g. the checkpoint tensor a
+// weight argument stands for). The string is copied into the module arena.
+mx_status_t mx_func_set_arg_loc(mx_func_t *f, int32_t i, const char *name);
 // New block (for an op region); args appended with mx_block_add_arg.
 mx_block_t *mx_block_create(mx_func_t *f);
 mx_status_t mx_block_add_arg(mx_func_t *f, mx_block_t *b, const mx_type_t *type, const char *name,

@@ -20,8 +20,9 @@ typedef struct mx_tokenizer mx_tokenizer_t;  // see mlxcel/tokenizer.h
 // ============================================================================================
 
 typedef struct mx_weight {
-  const char *name;      // checkpoint tensor name ("model.layers.0.self_attn.q_proj.weight")
-  mx_elem_type_t dtype;  // F64 F32 F16 BF16 I64 I32 I16 I8 UI64 UI32 UI16 UI8 I1(BOOL) F8E4M3FN F8E5M2
+  const char *name;  // checkpoint tensor name ("model.layers.0.self_attn.q_proj.weight")
+  mx_elem_type_t
+      dtype;  // F64 F32 F16 BF16 I64 I32 I16 I8 UI64 UI32 UI16 UI8 I1(BOOL) F8E4M3FN F8E5M2
   int32_t rank;
   int64_t dims[MX_MAX_RANK];
   const void *data;  // points into the mmapped file: zero-copy, valid while the checkpoint is open
@@ -38,7 +39,8 @@ mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out);
 void mx_checkpoint_close(mx_checkpoint_t *ck);  // accepts NULL; unmaps the files
 int32_t mx_checkpoint_count(const mx_checkpoint_t *ck);
 const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i);  // 0 <= i < count
-const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *name);  // NULL if absent
+const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck,
+                                      const char *name);  // NULL if absent
 // Validates one safetensors file image in memory (the same checks as open); for fuzzing/tests.
 mx_status_t mx_safetensors_validate(const void *data, size_t len, const char *filename);
 
@@ -55,36 +57,36 @@ typedef enum mx_rope_scaling_kind {
 typedef struct mx_rope_scaling {
   mx_rope_scaling_kind_t kind;
   double factor;
-  double low_freq_factor;   // llama3
-  double high_freq_factor;  // llama3
+  double low_freq_factor;                    // llama3
+  double high_freq_factor;                   // llama3
   int64_t original_max_position_embeddings;  // llama3
 } mx_rope_scaling_t;
 
 enum { MX_MAX_EOS_IDS = 16 };
 
 typedef struct mx_model_config {
-  char model_type[32];     // "llama", ...
-  char architecture[64];   // architectures[0], "" when absent
+  char model_type[32];    // "llama", ...
+  char architecture[64];  // architectures[0], "" when absent
   int32_t vocab_size;
   int32_t hidden_size;
   int32_t intermediate_size;
-  int32_t num_layers;      // num_hidden_layers
-  int32_t num_heads;       // num_attention_heads
-  int32_t num_kv_heads;    // num_key_value_heads (defaults to num_heads)
-  int32_t head_dim;        // head_dim (defaults to hidden_size / num_heads)
+  int32_t num_layers;    // num_hidden_layers
+  int32_t num_heads;     // num_attention_heads
+  int32_t num_kv_heads;  // num_key_value_heads (defaults to num_heads)
+  int32_t head_dim;      // head_dim (defaults to hidden_size / num_heads)
   int64_t max_position_embeddings;
   double rms_norm_eps;
-  double rope_theta;       // default 10000
+  double rope_theta;  // default 10000
   mx_rope_scaling_t rope_scaling;
   double partial_rotary_factor;  // 1.0 unless configured
   bool tie_word_embeddings;      // default per family (llama: false)
   bool attention_bias;
   bool mlp_bias;
-  char hidden_act[32];     // "silu", "gelu_pytorch_tanh", ...
-  mx_elem_type_t dtype;    // torch_dtype (F32 when absent)
-  int32_t bos_token_id;    // -1 when none
-  int32_t pad_token_id;    // -1 when none
-  int32_t n_eos;           // generation_config.json eos_token_id (int or list), else config's
+  char hidden_act[32];   // "silu", "gelu_pytorch_tanh", ...
+  mx_elem_type_t dtype;  // torch_dtype (F32 when absent)
+  int32_t bos_token_id;  // -1 when none
+  int32_t pad_token_id;  // -1 when none
+  int32_t n_eos;         // generation_config.json eos_token_id (int or list), else config's
   int32_t eos_token_ids[MX_MAX_EOS_IDS];
   // generation_config.json sampling defaults; has_* false when absent.
   bool has_temperature, has_top_p, has_top_k;
@@ -105,7 +107,7 @@ mx_status_t mx_config_parse(const char *config_json, size_t len, const char *gen
 // ============================================================================================
 
 typedef struct mx_model {
-  char *dir;                  // heap copy of the directory path
+  char *dir;  // heap copy of the directory path
   mx_model_config_t config;
   mx_checkpoint_t *ckpt;      // owned
   mx_tokenizer_t *tokenizer;  // owned

@@ -32,8 +32,7 @@ typedef struct mx_session_opts {
 typedef struct mx_backend {
   const char *name;
   uint32_t caps;  // MX_CAP_*
-  mx_status_t (*create)(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk,
-                        void **state);
+  mx_status_t (*create)(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk, void **state);
   // Runs n tokens starting at position pos0 (n <= the prefill chunk the backend was created
   // with). Writes the logits of the last token to last[V]; when all != NULL also the logits of
   // every token to all[n][V].
@@ -109,9 +108,9 @@ int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *h
 // ============================================================================================
 
 typedef struct mx_generate_opts {
-  int32_t max_tokens;        // tokens to generate at most (> 0)
-  bool ignore_eos;           // keep going past EOS ids
-  const char *const *stop;   // stop strings (not included in the output); may be NULL
+  int32_t max_tokens;       // tokens to generate at most (> 0)
+  bool ignore_eos;          // keep going past EOS ids
+  const char *const *stop;  // stop strings (not included in the output); may be NULL
   int32_t n_stop;
   mx_sampler_params_t sampling;
 } mx_generate_opts_t;
@@ -133,7 +132,9 @@ typedef struct mx_generate_stats {
 } mx_generate_stats_t;
 
 // Called once per generated token with the text it completes (possibly empty while a UTF-8
-// sequence or a possible stop-string prefix is held back). Return false to stop.
+// sequence or a possible stop-string prefix is held back). When generation ends with text
+// still held back (EOS after a partial stop-string match or an unfinished UTF-8 sequence), it
+// is called once more with id == -1 and that text. Return false to stop.
 typedef bool (*mx_token_fn)(void *user, int32_t id, const char *text, size_t len);
 
 // Prefills `prompt` (appended to whatever the session holds) and generates. EOS ids come from

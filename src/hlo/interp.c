@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/interp_chlo.h"
 #include "hlo/interp_internal.h"
+#include "hlo/interp_parallel.h"
+#include "hlo/interp_quant.h"
 
 #define MX_INTERP_DEFAULT_MAX_WHILE 100000000LL
 #define MX_INTERP_DEFAULT_MAX_BYTES ((size_t)4 << 30)
@@ -35,9 +38,12 @@ struct mx_interp {
   mx_check_report_t *checks;  // NULL: a failed check is an error
   int64_t max_while;
   size_t max_bytes;
-  int32_t depth;     // current call depth
-  bool err_located;  // the pending error message already names the failing op
-  mx_env_t *env;     // innermost function invocation
+  int32_t depth;             // current call depth
+  bool err_located;          // the pending error message already names the failing op
+  mx_env_t *env;             // innermost function invocation
+  mx_proc_t *proc;           // process of a run_parallel grid, NULL when running alone
+  struct probe_rec *probes;  // interpreter.probe records, in execution order
+  int32_t n_probes, cap_probes;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -140,14 +146,18 @@ static void values_free(mx_tensor_t *v, int32_t n) {
 }
 
 // Structural type equality for runtime values (tuple element types compared recursively).
+// Same storage: element type (a quantized type's storage type) and shape.
+static bool storage_type_equal(const mx_type_t *a, const mx_type_t *b) {
+  if (a->kind != MX_TYPE_TENSOR || b->kind != MX_TYPE_TENSOR) return false;
+  if (a->elem != b->elem || a->rank != b->rank) return false;
+  for (int32_t i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
 static bool value_type_equal(const mx_type_t *a, const mx_type_t *b) {
   if (a->kind != b->kind) return false;
-  if (a->kind == MX_TYPE_TENSOR) {
-    if (a->elem != b->elem || a->rank != b->rank) return false;
-    for (int32_t i = 0; i < a->rank; i++)
-      if (a->dims[i] != b->dims[i]) return false;
-    return true;
-  }
+  if (a->kind == MX_TYPE_TENSOR) return storage_type_equal(a, b) && mx_interp_same_quant(a, b);
   if (a->kind == MX_TYPE_TUPLE) {
     if (a->n_tuple != b->n_tuple) return false;
     for (int32_t i = 0; i < a->n_tuple; i++)
@@ -403,7 +413,8 @@ mx_status_t mx_interp_run_block(mx_interp_t *ip, const mx_func_t *f, const mx_bl
 // Calls `f` with borrowed arguments; results (f->n_results) are owned by the caller.
 static mx_status_t call_func(mx_interp_t *ip, const mx_func_t *f, const mx_tensor_t *const *args,
                              int32_t n_args, mx_tensor_t *results, int32_t n_results) {
-  if (!f->body) return mx_error_set(MX_ERR_RUNTIME, "function @%s has no body", f->name);
+  if (!f->body || f->body->n_ops == 0)
+    return mx_error_set(MX_ERR_RUNTIME, "function @%s is a declaration (no body)", f->name);
   if (n_results != f->n_results)
     return mx_error_set(MX_ERR_RUNTIME, "call to @%s expects %d results, function has %d", f->name,
                         (int)n_results, (int)f->n_results);
@@ -1036,6 +1047,201 @@ static mx_status_t exec_dynamic(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
   return st;
 }
 
+// Kernel on quantized operands/results: ops that only move or reinterpret stored values run on
+// the storage integers; arithmetic runs as the spec's dequantize_op_quantize; ops with bodies
+// are not supported on quantized tensors.
+static mx_status_t run_quantized(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                 mx_interp_kernel_fn fn, const mx_tensor_t *const *in,
+                                 mx_tensor_t *out) {
+  if (op->code == MX_OP_BITCAST_CONVERT || op->code == MX_OP_GATHER || is_shape_group(op->code))
+    return fn(ip, f, op, in, out);
+  switch (op->code) {
+    case MX_OP_DOT_GENERAL:
+    case MX_OP_DOT:
+    case MX_OP_CONVOLUTION:
+    case MX_OP_TRIANGULAR_SOLVE:
+      return mx_interp_dequantize_op_quantize(ip, f, op, fn, in, out);
+    default:
+      if (is_elementwise_group(op->code))
+        return mx_interp_dequantize_op_quantize(ip, f, op, fn, in, out);
+      break;
+  }
+  const char *nm = op->name ? op->name : mx_opcode_name(op->code);
+  return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s on quantized tensors", nm);
+}
+
+// Runs a tensor kernel: operands and results must be tensors; results are allocated (zeroed)
+// with the declared types before the kernel fills them, and freed again if it fails.
+// `quant_aware` kernels see quantized tensors as they are; others go through run_quantized.
+static mx_status_t run_kernel(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                              mx_interp_kernel_fn fn, const mx_tensor_t *const *in,
+                              mx_tensor_t *out, bool quant_aware) {
+  for (int32_t i = 0; i < op->n_operands; i++)
+    if (in[i]->type.kind != MX_TYPE_TENSOR)
+      return mx_error_set(MX_ERR_RUNTIME, "operand %d is not a tensor", (int)i);
+  mx_status_t st = alloc_results(ip, f, op, out);
+  if (st) return st;
+  for (int32_t i = 0; i < op->n_results; i++)
+    if (out[i].type.kind != MX_TYPE_TENSOR) {
+      values_free(out, op->n_results);
+      return mx_error_set(MX_ERR_RUNTIME, "result %d is not a tensor", (int)i);
+    }
+  if (!quant_aware && mx_interp_op_is_quantized(op, in, out))
+    st = run_quantized(ip, f, op, fn, in, out);
+  else
+    st = fn(ip, f, op, in, out);
+  if (st) values_free(out, op->n_results);
+  return st;
+}
+
+// Token ops: after_all (and the older create_token) join tokens; a token carries no data, so
+// the result is just a fresh token.
+static mx_status_t exec_token_join(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                   const mx_tensor_t *const *in, mx_tensor_t *out) {
+  if (op->n_results != 1) return mx_error_set(MX_ERR_RUNTIME, "%s has one result", op->name);
+  for (int32_t i = 0; i < op->n_operands; i++)
+    if (in[i]->type.kind != MX_TYPE_TOKEN)
+      return mx_error_set(MX_ERR_RUNTIME, "%s: operand %d is not a token", op->name, (int)i);
+  mx_status_t st = alloc_results(ip, f, op, out);
+  if (st) return st;
+  if (out[0].type.kind != MX_TYPE_TOKEN) {
+    values_free(out, 1);
+    return mx_error_set(MX_ERR_RUNTIME, "%s: result is not a token", op->name);
+  }
+  return MX_OK;
+}
+
+// ---- interpreter.probe / check.expect_serialized_eq ----
+//
+// StableHLO's interpreter writes each probed value to a .npy file (one per probe id and
+// iteration) and expect_serialized_eq reads it back. We keep the values in memory for the run
+// instead: the comparison is the same, bit for bit, without a probe directory.
+
+typedef struct probe_rec {
+  const char *id;  // points into the module's attribute
+  int64_t iter;    // how many earlier records share the id
+  mx_tensor_t value;
+} probe_rec_t;
+
+static void probes_free(mx_interp_t *ip) {
+  for (int32_t i = 0; i < ip->n_probes; i++) mx_tensor_free(&ip->probes[i].value);
+  free(ip->probes);
+  ip->probes = NULL;
+  ip->n_probes = ip->cap_probes = 0;
+}
+
+static const char *probe_id_of(const mx_op_t *op) {
+  const mx_attr_t *a = mx_op_attr(op, "probe_id");
+  return a && a->kind == MX_ATTR_STRING && a->s ? a->s : NULL;
+}
+
+static mx_status_t exec_probe(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                              const mx_tensor_t *const *in, mx_tensor_t *out) {
+  const char *id = probe_id_of(op);
+  if (!id || op->n_operands != 1 || op->n_results != 1 || in[0]->type.kind != MX_TYPE_TENSOR)
+    return mx_error_set(MX_ERR_RUNTIME, "%s needs one tensor operand and a `probe_id` string",
+                        op->name);
+  if (!value_type_equal(&in[0]->type, &f->values[op->results[0]].type))
+    return mx_error_set(MX_ERR_RUNTIME, "%s: result type differs from the operand", op->name);
+  if (ip->n_probes == ip->cap_probes) {
+    int32_t cap = ip->cap_probes ? 2 * ip->cap_probes : 16;
+    probe_rec_t *p = realloc(ip->probes, (size_t)cap * sizeof *p);
+    if (!p) return mx_error_set(MX_ERR_NOMEM, "out of memory recording a probe");
+    ip->probes = p;
+    ip->cap_probes = cap;
+  }
+  int64_t iter = 0;
+  for (int32_t i = 0; i < ip->n_probes; i++)
+    if (strcmp(ip->probes[i].id, id) == 0) iter++;
+  probe_rec_t *r = &ip->probes[ip->n_probes];
+  mx_status_t st = mx_tensor_clone(&r->value, in[0]);
+  if (st) return st;
+  r->id = id;
+  r->iter = iter;
+  ip->n_probes++;
+  st = value_clone(&out[0], in[0]);
+  return st;
+}
+
+static mx_status_t exec_serialized_eq(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                      const mx_tensor_t *const *in, mx_tensor_t *out) {
+  (void)f;
+  (void)out;
+  const char *id = probe_id_of(op);
+  if (!id || op->n_operands != 1 || in[0]->type.kind != MX_TYPE_TENSOR)
+    return mx_error_set(MX_ERR_RUNTIME, "%s needs one tensor operand and a `probe_id` string",
+                        op->name);
+  const mx_attr_t *it = mx_op_attr(op, "iter");
+  int64_t iter = it && it->kind == MX_ATTR_INT ? it->i : 0;
+  const probe_rec_t *r = NULL;
+  for (int32_t i = 0; i < ip->n_probes && !r; i++)
+    if (strcmp(ip->probes[i].id, id) == 0 && ip->probes[i].iter == iter) r = &ip->probes[i];
+  char where[32] = "";
+  if (op->line > 0) snprintf(where, sizeof where, "line %d: ", (int)op->line);
+  char msg[384];
+  bool ok = false;
+  if (!r) {
+    snprintf(msg, sizeof msg, "%s%s: no probe \"%.100s\" iteration %" PRId64 " was recorded", where,
+             op->name, id, iter);
+  } else if (!value_type_equal(&r->value.type, &in[0]->type)) {
+    snprintf(msg, sizeof msg, "%s%s: probe \"%.100s\" recorded a value of another type", where,
+             op->name, id);
+  } else {
+    size_t nb = mx_type_nbytes(&in[0]->type);
+    ok = nb == 0 || (in[0]->nbytes >= nb && r->value.nbytes >= nb &&
+                     memcmp(in[0]->data, r->value.data, nb) == 0);
+    if (!ok)
+      snprintf(msg, sizeof msg, "%s%s: value differs from probe \"%.100s\" iteration %" PRId64,
+               where, op->name, id, iter);
+  }
+  return check_report(ip, op, ok, ok ? "" : msg);
+}
+
+// Ops without an opcode of their own, recognized by name (MX_OP_UNKNOWN from the parser).
+static mx_status_t exec_named(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
+                              const mx_tensor_t *const *in, mx_tensor_t *out, bool *handled) {
+  enum { K_TENSOR, K_QUANT, K_OTHER };
+  static const struct {
+    const char *name;
+    int kind;
+    mx_interp_kernel_fn fn;
+  } table[] = {
+      {"chlo.mulhi", K_TENSOR, mx_interp_chlo_mulhi},
+      {"chlo.scan", K_TENSOR, mx_interp_chlo_scan},
+      {"chlo.ragged_dot", K_TENSOR, mx_interp_compute},
+      {"stablehlo.uniform_quantize", K_QUANT, mx_interp_uniform_quantize},
+      {"stablehlo.uniform_dequantize", K_QUANT, mx_interp_uniform_dequantize},
+      {"stablehlo.after_all", K_OTHER, exec_token_join},
+      {"interpreter.probe", K_OTHER, exec_probe},
+      {"check.expect_serialized_eq", K_OTHER, exec_serialized_eq},
+      {"stablehlo.create_token", K_OTHER, exec_token_join},
+      {"stablehlo.replica_id", K_OTHER, mx_interp_process_id},
+      {"stablehlo.partition_id", K_OTHER, mx_interp_process_id},
+      {"interpreter.run_parallel", K_OTHER, mx_interp_run_parallel},
+      {"stablehlo.all_reduce", K_OTHER, mx_interp_collective},
+      {"stablehlo.all_gather", K_OTHER, mx_interp_collective},
+      {"stablehlo.all_to_all", K_OTHER, mx_interp_collective},
+      {"stablehlo.reduce_scatter", K_OTHER, mx_interp_collective},
+      {"stablehlo.collective_permute", K_OTHER, mx_interp_collective},
+      {"stablehlo.collective_broadcast", K_OTHER, mx_interp_collective},
+      {"stablehlo.collective_reduce", K_OTHER, mx_interp_collective},
+      {"stablehlo.send", K_OTHER, mx_interp_channel_op},
+      {"stablehlo.recv", K_OTHER, mx_interp_channel_op},
+      {"stablehlo.infeed", K_OTHER, mx_interp_channel_op},
+      {"stablehlo.outfeed", K_OTHER, mx_interp_channel_op},
+  };
+  *handled = false;
+  if (!op->name) return MX_OK;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    if (strcmp(op->name, table[i].name) != 0) continue;
+    *handled = true;
+    if (table[i].kind != K_OTHER)
+      return run_kernel(ip, e->f, op, table[i].fn, in, out, table[i].kind == K_QUANT);
+    return table[i].fn(ip, e->f, op, in, out);
+  }
+  return MX_OK;
+}
+
 static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op,
                                  const mx_tensor_t *const *in, mx_tensor_t *out) {
   const mx_func_t *f = e->f;
@@ -1046,7 +1252,8 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
       if (op->n_results != 1 || !v || v->kind != MX_ATTR_DENSE || !v->dense)
         return mx_error_set(MX_ERR_RUNTIME, "constant needs a dense `value`");
       const mx_type_t *rt = &f->values[op->results[0]].type;
-      if (!value_type_equal(rt, &v->dense->type)) {
+      // A quantized constant holds its storage values (`dense<..> : tensor<..xi8>`).
+      if (!value_type_equal(rt, &v->dense->type) && !storage_type_equal(rt, &v->dense->type)) {
         char b1[96], b2[96];
         return mx_error_set(MX_ERR_RUNTIME, "constant value type %s differs from result type %s",
                             mx_type_str(&v->dense->type, b1, sizeof b1),
@@ -1055,7 +1262,11 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
       size_t nb = 0;
       st = type_nbytes_checked(ip, rt, &nb);
       if (st) return st;
-      if (v->dense->nbytes >= nb) return value_clone(&out[0], v->dense);
+      if (v->dense->nbytes >= nb) {
+        st = value_clone(&out[0], v->dense);
+        if (!st) out[0].type = *rt;  // plain storage data may stand for a quantized type
+        return st;
+      }
       // A dense attribute holding a single element is a splat.
       size_t es = mx_elem_size(rt->elem);
       if (rt->kind != MX_TYPE_TENSOR || v->dense->nbytes != es || !v->dense->data)
@@ -1166,6 +1377,8 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
       bool handled;
       st = exec_dynamic(ip, e, op, in, out, &handled);
       if (handled) return st;
+      st = exec_named(ip, e, op, in, out, &handled);
+      if (handled) return st;
       return unsupported(op);
     }
     default:
@@ -1179,19 +1392,7 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
   else if (is_compute_group(op->code))
     fn = mx_interp_compute;
   if (!fn) return unsupported(op);
-  for (int32_t i = 0; i < op->n_operands; i++)
-    if (in[i]->type.kind != MX_TYPE_TENSOR)
-      return mx_error_set(MX_ERR_RUNTIME, "operand %d is not a tensor", (int)i);
-  st = alloc_results(ip, f, op, out);
-  if (st) return st;
-  for (int32_t i = 0; i < op->n_results; i++)
-    if (out[i].type.kind != MX_TYPE_TENSOR) {
-      values_free(out, op->n_results);
-      return mx_error_set(MX_ERR_RUNTIME, "result %d is not a tensor", (int)i);
-    }
-  st = fn(ip, f, op, in, out);
-  if (st) values_free(out, op->n_results);
-  return st;
+  return run_kernel(ip, f, op, fn, in, out, false);
 }
 
 static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {
@@ -1225,6 +1426,34 @@ static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Process grids (interp_parallel.c)
+// ---------------------------------------------------------------------------------------------
+
+mx_proc_t *mx_interp_proc(const mx_interp_t *ip) { return ip->proc; }
+
+const mx_module_t *mx_interp_module(const mx_interp_t *ip) { return ip->m; }
+
+mx_status_t mx_interp_call_in_process(const mx_interp_t *parent, mx_proc_t *proc,
+                                      const mx_func_t *f, const mx_tensor_t *const *args,
+                                      int32_t n_args, mx_tensor_t *results) {
+  mx_interp_t ip;
+  memset(&ip, 0, sizeof ip);
+  ip.m = parent->m;
+  ip.max_while = parent->max_while;
+  ip.max_bytes = parent->max_bytes;
+  ip.depth = parent->depth;
+  ip.proc = proc;
+  mx_status_t st = call_func(&ip, f, args, n_args, results, f->n_results);
+  probes_free(&ip);
+  return st;
+}
+
+mx_status_t mx_interp_call(mx_interp_t *ip, const mx_func_t *f, const mx_tensor_t *const *args,
+                           int32_t n_args, mx_tensor_t *results) {
+  return call_func(ip, f, args, n_args, results, f->n_results);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Public entry point
 // ---------------------------------------------------------------------------------------------
 
@@ -1233,7 +1462,8 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
   if (!m || !f) return mx_error_set(MX_ERR_INVALID_ARG, "mx_interp_run: no module or function");
   if (n_args < 0 || (n_args && !args) || (f->n_results && !results))
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_interp_run: invalid arguments");
-  if (!f->body) return mx_error_set(MX_ERR_INVALID_ARG, "function @%s has no body", f->name);
+  if (!f->body || f->body->n_ops == 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "function @%s is a declaration (no body)", f->name);
   if (n_args != f->body->n_args)
     return mx_error_set(MX_ERR_INVALID_ARG, "@%s takes %d arguments, got %d", f->name,
                         (int)f->body->n_args, (int)n_args);
@@ -1267,6 +1497,7 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
   }
   for (int32_t i = 0; i < n_args; i++) ptrs[i] = &args[i];
   mx_status_t st = call_func(&ip, f, ptrs, n_args, results, f->n_results);
+  probes_free(&ip);
   if (ptrs != small) free(ptrs);
   return st;
 }

@@ -21,54 +21,8 @@ int64_t mx_ew_sext(uint64_t raw, int bits) {
   return (int64_t)((raw ^ sign) - sign);
 }
 
-int mx_ew_bits(mx_elem_type_t et) {
-  switch (et) {
-    case MX_ELEM_I1:
-      return 1;
-    case MX_ELEM_I2:
-    case MX_ELEM_UI2:
-      return 2;
-    case MX_ELEM_I4:
-    case MX_ELEM_UI4:
-    case MX_ELEM_F4E2M1FN:
-      return 4;
-    case MX_ELEM_F6E2M3FN:
-    case MX_ELEM_F6E3M2FN:
-      return 6;
-    case MX_ELEM_I8:
-    case MX_ELEM_UI8:
-    case MX_ELEM_F8E3M4:
-    case MX_ELEM_F8E4M3:
-    case MX_ELEM_F8E4M3FN:
-    case MX_ELEM_F8E4M3FNUZ:
-    case MX_ELEM_F8E4M3B11FNUZ:
-    case MX_ELEM_F8E5M2:
-    case MX_ELEM_F8E5M2FNUZ:
-    case MX_ELEM_F8E8M0FNU:
-      return 8;
-    case MX_ELEM_I16:
-    case MX_ELEM_UI16:
-    case MX_ELEM_BF16:
-    case MX_ELEM_F16:
-      return 16;
-    case MX_ELEM_I32:
-    case MX_ELEM_UI32:
-    case MX_ELEM_F32:
-      return 32;
-    case MX_ELEM_I64:
-    case MX_ELEM_UI64:
-    case MX_ELEM_F64:
-    case MX_ELEM_C64:
-      return 64;
-    case MX_ELEM_C128:
-      return 128;
-    default:
-      return 0;
-  }
-}
-
 static size_t ew_storage(mx_elem_type_t et) {
-  int b = mx_ew_bits(et);
+  int b = mx_elem_bits(et);
   if (b <= 8) return 1;
   if (b <= 16) return 2;
   if (b <= 32) return 4;
@@ -76,7 +30,7 @@ static size_t ew_storage(mx_elem_type_t et) {
 }
 
 uint64_t mx_ew_load_bits(mx_elem_type_t et, const uint8_t *data, int64_t i) {
-  int bits = mx_ew_bits(et);
+  int bits = mx_elem_bits(et);
   switch (ew_storage(et)) {
     case 1:
       if (et == MX_ELEM_I1) return data[i] != 0;
@@ -100,7 +54,7 @@ uint64_t mx_ew_load_bits(mx_elem_type_t et, const uint8_t *data, int64_t i) {
 }
 
 void mx_ew_store_bits(mx_elem_type_t et, uint8_t *data, int64_t i, uint64_t raw) {
-  int bits = mx_ew_bits(et);
+  int bits = mx_elem_bits(et);
   raw &= mx_ew_mask(bits);
   switch (ew_storage(et)) {
     case 1:
@@ -203,7 +157,7 @@ double mx_ew_fmin(double a, double b) {
 
 bool mx_ew_int_less(mx_elem_type_t et, uint64_t a, uint64_t b) {
   if (mx_elem_is_signed(et)) {
-    int bits = mx_ew_bits(et);
+    int bits = mx_elem_bits(et);
     return mx_ew_sext(a, bits) < mx_ew_sext(b, bits);
   }
   return a < b;
@@ -343,7 +297,7 @@ static bool ew_dir_apply(ew_dir_t d, int cmp, bool unordered) {
 // totalOrder key: sign-magnitude bit pattern mapped onto a monotonic signed integer, so
 // -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN.
 static int64_t ew_total_key(mx_elem_type_t et, uint64_t bits) {
-  int w = mx_ew_bits(et);
+  int w = mx_elem_bits(et);
   if (et == MX_ELEM_F8E8M0FNU) return (int64_t)bits;  // unsigned format: no sign bit
   uint64_t sign = 1ull << (w - 1);
   uint64_t mag = bits & (sign - 1);

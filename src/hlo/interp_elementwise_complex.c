@@ -17,7 +17,16 @@ static ew_c_t ew_c(double re, double im) {
   ew_c_t z = {re, im};
   return z;
 }
-static double complex ew_to_cx(ew_c_t z) { return CMPLX(z.re, z.im); }
+// CMPLX is C11 but clang 14 with glibc lacks it; build the value through its array layout
+// (C17 6.2.5p13: a complex is laid out as two reals).
+static double complex ew_cmplx(double re, double im) {
+  double complex z;
+  ((double *)&z)[0] = re;
+  ((double *)&z)[1] = im;
+  return z;
+}
+
+static double complex ew_to_cx(ew_c_t z) { return ew_cmplx(z.re, z.im); }
 static ew_c_t ew_from_cx(double complex z) { return ew_c(creal(z), cimag(z)); }
 
 // Rounds to the component type `pt` (F32 or F64).
@@ -65,7 +74,7 @@ static ew_c_t ew_cunary(mx_opcode_t code, mx_elem_type_t pt, ew_c_t z) {
     case MX_OP_LOG:
       return ew_from_cx(clog(c));
     case MX_OP_LOG_PLUS_ONE:
-      return ew_from_cx(clog(CMPLX(z.re + 1.0, z.im)));
+      return ew_from_cx(clog(ew_cmplx(z.re + 1.0, z.im)));
     case MX_OP_SQRT:
       return ew_from_cx(csqrt(c));
     case MX_OP_RSQRT:
@@ -85,7 +94,7 @@ static ew_c_t ew_cunary(mx_opcode_t code, mx_elem_type_t pt, ew_c_t z) {
     }
     case MX_OP_LOGISTIC: {
       // 1 / (1 + exp(-z)), with the reference interpreter's intermediate roundings.
-      ew_c_t e = ew_cround(pt, ew_from_cx(cexp(CMPLX(-z.re, -z.im))));
+      ew_c_t e = ew_cround(pt, ew_from_cx(cexp(ew_cmplx(-z.re, -z.im))));
       ew_c_t one = ew_c(1.0, 0.0);
       return ew_cdiv(pt, one, ew_cadd(pt, one, e));
     }
@@ -109,7 +118,9 @@ mx_status_t mx_ew_complex_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tens
       for (int64_t i = 0; i < n; i++) {
         double re, im;
         mx_ew_load_complex(et, x->data, i, &re, &im);
-        double r = op->code == MX_OP_ABS ? cabs(CMPLX(re, im)) : op->code == MX_OP_REAL ? re : im;
+        double r = op->code == MX_OP_ABS    ? cabs(ew_cmplx(re, im))
+                   : op->code == MX_OP_REAL ? re
+                                            : im;
         mx_ew_store_real(pt, out->data, i, r);
       }
       return MX_OK;

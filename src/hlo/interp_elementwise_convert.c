@@ -70,7 +70,7 @@ mx_status_t mx_ew_convert(const mx_op_t *op, const mx_tensor_t *x, mx_tensor_t *
   (void)op;
   mx_elem_type_t st = x->type.elem, dt = out->type.elem;
   ew_kind_t sk = ew_kind(st), dk = ew_kind(dt);
-  int dbits = mx_ew_bits(dt), sbits = mx_ew_bits(st);
+  int dbits = mx_elem_bits(dt), sbits = mx_elem_bits(st);
   int64_t n = mx_type_numel(&out->type);
   for (int64_t i = 0; i < n; i++) {
     // Source value: integers as raw 64-bit (sign- or zero-extended), floats as re (+ im).
@@ -137,7 +137,7 @@ static int ew_get_bit(const mx_tensor_t *t, int w, int64_t b) {
 }
 
 mx_status_t mx_ew_bitcast_convert(const mx_op_t *op, const mx_tensor_t *x, mx_tensor_t *out) {
-  int win = mx_ew_bits(x->type.elem), wout = mx_ew_bits(out->type.elem);
+  int win = mx_elem_bits(x->type.elem), wout = mx_elem_bits(out->type.elem);
   int64_t nin = mx_type_numel(&x->type), nout = mx_type_numel(&out->type);
   if (win <= 0 || wout <= 0 || nin * win != nout * wout)
     return mx_error_set(MX_ERR_INVALID_ARG,
@@ -218,7 +218,7 @@ mx_status_t mx_ew_reduce_precision(const mx_op_t *op, const mx_tensor_t *x, mx_t
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "%s: needs integer exponent_bits >= 1 and mantissa_bits >= 0",
                         op->name ? op->name : "stablehlo.reduce_precision");
-  int width = mx_ew_bits(et);
+  int width = mx_elem_bits(et);
   int src_e = width - src_m - 1;
   uint64_t wmask = mx_ew_mask(width);
   int64_t n = mx_type_numel(&out->type);

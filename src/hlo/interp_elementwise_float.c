@@ -40,7 +40,7 @@ mx_status_t mx_ew_float_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tensor
     return MX_OK;
   }
   if (ot != et) return mx_ew_unsupported(op, &out->type);
-  int bits = mx_ew_bits(et);
+  int bits = mx_elem_bits(et);
   uint64_t sign_bit = 1ull << (bits - 1);
   bool bit_ops = ew_has_sign_bit(et);
   switch (op->code) {

@@ -26,7 +26,7 @@ mx_status_t mx_ew_int_unary(const mx_op_t *op, const mx_tensor_t *x, mx_tensor_t
   mx_elem_type_t et = x->type.elem;
   if (et == MX_ELEM_I1) return ew_bool_unary(op, x, out);
   if (!mx_elem_is_int(et) || out->type.elem != et) return mx_ew_unsupported(op, &x->type);
-  int bits = mx_ew_bits(et);
+  int bits = mx_elem_bits(et);
   bool sgn = mx_elem_is_signed(et);
   switch (op->code) {
     case MX_OP_ABS:
@@ -140,7 +140,7 @@ mx_status_t mx_ew_int_binary(const mx_op_t *op, const mx_tensor_t *a, const mx_t
     default:
       return mx_ew_unsupported(op, &a->type);
   }
-  int bits = mx_ew_bits(et);
+  int bits = mx_elem_bits(et);
   uint64_t mask = mx_ew_mask(bits);
   bool sgn = mx_elem_is_signed(et);
   uint64_t smin = 1ull << (bits - 1);  // raw pattern of the most negative signed value

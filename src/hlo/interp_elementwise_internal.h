@@ -15,7 +15,6 @@
 // ---- Element access (interp_elementwise.c) ----
 uint64_t mx_ew_mask(int bits);               // low `bits` ones (bits in 1..64)
 int64_t mx_ew_sext(uint64_t raw, int bits);  // sign-extends the low `bits` bits
-int mx_ew_bits(mx_elem_type_t et);           // logical width (complex: both halves)
 // Raw bit pattern of element i (ints, bools, real floats; not complex).
 uint64_t mx_ew_load_bits(mx_elem_type_t et, const uint8_t *data, int64_t i);
 // Stores a raw bit pattern (masked to the width; signed sub-byte ints are sign-extended into

@@ -19,9 +19,8 @@ mx_status_t mx_interp_run_block(mx_interp_t *ip, const mx_func_t *f, const mx_bl
 // `out[0..op->n_results)`, which the driver has already allocated (zeroed) with the op's
 // result types; the kernel fills out[i].data. Return MX_ERR_UNSUPPORTED with a message starting
 // "unsupported: <op name>" for opcodes or type combinations the group does not implement.
-typedef mx_status_t (*mx_interp_kernel_fn)(mx_interp_t *ip, const mx_func_t *f,
-                                           const mx_op_t *op, const mx_tensor_t *const *in,
-                                           mx_tensor_t *out);
+typedef mx_status_t (*mx_interp_kernel_fn)(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
+                                           const mx_tensor_t *const *in, mx_tensor_t *out);
 
 // Unary/binary elementwise ops, clamp, compare, select, convert, bitcast_convert,
 // reduce_precision (interp_elementwise.c).

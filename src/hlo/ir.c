@@ -138,6 +138,10 @@ mx_status_t mx_func_add_arg(mx_func_t *f, const mx_type_t *type, const char *nam
   if (!attrs) return mx_oom();
   attrs[n].kind = MX_ATTR_DICT;
   f->arg_attrs = attrs;
+  const char **locs = mx_arena_grow(a, f->arg_locs, (size_t)n, (size_t)n + 1, sizeof(char *));
+  if (!locs) return mx_oom();
+  locs[n] = NULL;
+  f->arg_locs = locs;
   return mx_block_add_arg(f, f->body, type, name, id);
 }
 
@@ -153,6 +157,14 @@ mx_status_t mx_func_set_result_types(mx_func_t *f, const mx_type_t *types, int32
   f->result_types = rt;
   f->result_attrs = ra;
   f->n_results = n;
+  return MX_OK;
+}
+
+mx_status_t mx_func_set_arg_loc(mx_func_t *f, int32_t i, const char *name) {
+  if (i < 0 || i >= f->body->n_args || !f->arg_locs)
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s has no argument %d", f->name, i);
+  f->arg_locs[i] = name ? mx_arena_strdup(f->module->arena, name) : NULL;
+  if (name && !f->arg_locs[i]) return mx_oom();
   return MX_OK;
 }
 

@@ -25,6 +25,8 @@ void mx_lex_init(mx_lexer_t *lx, const char *text, size_t len, int32_t first_lin
   lx->cur = text;
   lx->line_start = text;
   lx->line = first_line > 0 ? first_line : 1;
+  // A UTF-8 byte order mark is not part of the text.
+  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) lx->cur = lx->line_start = text + 3;
   mx_lex_next(lx);
 }
 
@@ -183,21 +185,50 @@ void mx_lex_next(mx_lexer_t *lx) {
       }
       mx_lex_make(lx, MX_TK_MINUS, p, p + 1);
       return;
-    case '(': mx_lex_make(lx, MX_TK_LPAREN, p, p + 1); return;
-    case ')': mx_lex_make(lx, MX_TK_RPAREN, p, p + 1); return;
-    case '[': mx_lex_make(lx, MX_TK_LSQUARE, p, p + 1); return;
-    case ']': mx_lex_make(lx, MX_TK_RSQUARE, p, p + 1); return;
-    case '{': mx_lex_make(lx, MX_TK_LBRACE, p, p + 1); return;
-    case '}': mx_lex_make(lx, MX_TK_RBRACE, p, p + 1); return;
-    case '<': mx_lex_make(lx, MX_TK_LESS, p, p + 1); return;
-    case '>': mx_lex_make(lx, MX_TK_GREATER, p, p + 1); return;
-    case ',': mx_lex_make(lx, MX_TK_COMMA, p, p + 1); return;
-    case ':': mx_lex_make(lx, MX_TK_COLON, p, p + 1); return;
-    case '=': mx_lex_make(lx, MX_TK_EQUAL, p, p + 1); return;
-    case '+': mx_lex_make(lx, MX_TK_PLUS, p, p + 1); return;
-    case '?': mx_lex_make(lx, MX_TK_QUESTION, p, p + 1); return;
-    case '*': mx_lex_make(lx, MX_TK_STAR, p, p + 1); return;
-    default: break;
+    case '(':
+      mx_lex_make(lx, MX_TK_LPAREN, p, p + 1);
+      return;
+    case ')':
+      mx_lex_make(lx, MX_TK_RPAREN, p, p + 1);
+      return;
+    case '[':
+      mx_lex_make(lx, MX_TK_LSQUARE, p, p + 1);
+      return;
+    case ']':
+      mx_lex_make(lx, MX_TK_RSQUARE, p, p + 1);
+      return;
+    case '{':
+      mx_lex_make(lx, MX_TK_LBRACE, p, p + 1);
+      return;
+    case '}':
+      mx_lex_make(lx, MX_TK_RBRACE, p, p + 1);
+      return;
+    case '<':
+      mx_lex_make(lx, MX_TK_LESS, p, p + 1);
+      return;
+    case '>':
+      mx_lex_make(lx, MX_TK_GREATER, p, p + 1);
+      return;
+    case ',':
+      mx_lex_make(lx, MX_TK_COMMA, p, p + 1);
+      return;
+    case ':':
+      mx_lex_make(lx, MX_TK_COLON, p, p + 1);
+      return;
+    case '=':
+      mx_lex_make(lx, MX_TK_EQUAL, p, p + 1);
+      return;
+    case '+':
+      mx_lex_make(lx, MX_TK_PLUS, p, p + 1);
+      return;
+    case '?':
+      mx_lex_make(lx, MX_TK_QUESTION, p, p + 1);
+      return;
+    case '*':
+      mx_lex_make(lx, MX_TK_STAR, p, p + 1);
+      return;
+    default:
+      break;
   }
   // Unlexable: a one-character error token (the parser reports it).
   mx_lex_make(lx, MX_TK_ERROR, p, p + 1);

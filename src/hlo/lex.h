@@ -29,7 +29,7 @@ typedef enum mx_tok_kind {
   MX_TK_COMMA,
   MX_TK_COLON,
   MX_TK_EQUAL,
-  MX_TK_ARROW,     // ->
+  MX_TK_ARROW,  // ->
   MX_TK_MINUS,
   MX_TK_PLUS,
   MX_TK_QUESTION,
@@ -51,7 +51,7 @@ typedef struct mx_lexer {
   const char *cur;         // next unread character
   const char *line_start;  // start of the line containing `cur`
   int32_t line;
-  mx_tok_t tok;            // current (lookahead) token
+  mx_tok_t tok;  // current (lookahead) token
 } mx_lexer_t;
 
 void mx_lex_init(mx_lexer_t *lx, const char *text, size_t len, int32_t first_line);

@@ -31,7 +31,9 @@ static void mx_p_describe(const mx_tok_t *t, char *buf, size_t n) {
   }
 }
 
-static const char *mx_p_fname(const mx_parser_t *p) { return p->filename ? p->filename : "<input>"; }
+static const char *mx_p_fname(const mx_parser_t *p) {
+  return p->filename ? p->filename : "<input>";
+}
 
 mx_status_t mx_p_error_at(mx_parser_t *p, const mx_tok_t *t, const char *fmt, ...) {
   char msg[1024];
@@ -39,8 +41,8 @@ mx_status_t mx_p_error_at(mx_parser_t *p, const mx_tok_t *t, const char *fmt, ..
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return mx_error_set(MX_ERR_PARSE, "%s:%d:%d: error: %s", mx_p_fname(p), (int)t->line,
-                      (int)t->col, msg);
+  return mx_error_set(MX_ERR_PARSE, "%s:%d:%d: error: %s", mx_p_fname(p), (int)t->line, (int)t->col,
+                      msg);
 }
 
 mx_status_t mx_p_expected(mx_parser_t *p, const char *what) {
@@ -119,9 +121,12 @@ mx_status_t mx_p_string(mx_parser_t *p, const mx_tok_t *t, char **out, size_t *o
     }
     if (++i >= n) return mx_p_error_at(p, t, "bad escape at end of string");
     c = s[i];
-    if (c == 'n') buf[j++] = '\n';
-    else if (c == 't') buf[j++] = '\t';
-    else if (c == '"' || c == '\\') buf[j++] = c;
+    if (c == 'n')
+      buf[j++] = '\n';
+    else if (c == 't')
+      buf[j++] = '\t';
+    else if (c == '"' || c == '\\')
+      buf[j++] = c;
     else if (i + 1 < n && mx_hexval(c) >= 0 && mx_hexval(s[i + 1]) >= 0) {
       buf[j++] = (char)(mx_hexval(c) * 16 + mx_hexval(s[i + 1]));
       i++;
@@ -135,19 +140,38 @@ mx_status_t mx_p_string(mx_parser_t *p, const mx_tok_t *t, char **out, size_t *o
   return MX_OK;
 }
 
-mx_status_t mx_p_skip_loc(mx_parser_t *p) {
+mx_status_t mx_p_skip_loc(mx_parser_t *p) { return mx_p_loc_name(p, NULL); }
+
+mx_status_t mx_p_loc_name(mx_parser_t *p, char **name) {
+  if (name) *name = NULL;
   if (!mx_tok_is(mx_p_tok(p), "loc")) return MX_OK;
   mx_p_next(p);
   MX_TRY(mx_p_expect(p, MX_TK_LPAREN, "'(' after 'loc'"));
+  // A plain name location, loc("name"), is kept; any other location form is skipped.
+  bool first = true;
   int depth = 1;
   while (depth > 0) {
     switch (mx_p_kind(p)) {
       case MX_TK_EOF:
-      case MX_TK_ERROR: return mx_p_expected(p, "')' closing loc(...)");
-      case MX_TK_LPAREN: depth++; break;
-      case MX_TK_RPAREN: depth--; break;
-      default: break;
+      case MX_TK_ERROR:
+        return mx_p_expected(p, "')' closing loc(...)");
+      case MX_TK_LPAREN:
+        depth++;
+        break;
+      case MX_TK_RPAREN:
+        depth--;
+        break;
+      case MX_TK_STRING:
+        if (first && name) {
+          size_t len;
+          MX_TRY(mx_p_string(p, mx_p_tok(p), name, &len));
+        }
+        break;
+      default:
+        break;
     }
+    if (!first && name && *name && depth > 0) *name = NULL;  // not a plain name location
+    first = false;
     mx_p_next(p);
   }
   return MX_OK;
@@ -213,7 +237,8 @@ mx_status_t mx_p_define(mx_parser_t *p, const mx_tok_t *t, int32_t first_id, int
   p->buckets[slot] = p->n_names;
   p->n_names++;
   // Give single values their source name (for messages and the printer).
-  if (count == 1 && p->f && first_id >= 0 && first_id < p->f->n_values && !p->f->values[first_id].name) {
+  if (count == 1 && p->f && first_id >= 0 && first_id < p->f->n_values &&
+      !p->f->values[first_id].name) {
     char *nm = mx_p_strndup(p, s, n);
     if (!nm) return mx_p_oom();
     p->f->values[first_id].name = nm;
@@ -221,7 +246,7 @@ mx_status_t mx_p_define(mx_parser_t *p, const mx_tok_t *t, int32_t first_id, int
   return MX_OK;
 }
 
-static void mx_p_pop_names(mx_parser_t *p, int32_t mark) {
+void mx_p_pop_names(mx_parser_t *p, int32_t mark) {
   while (p->n_names > mark) {
     mx_pname_t *e = &p->names[--p->n_names];
     p->buckets[e->hash & (uint32_t)(p->n_buckets - 1)] = e->next;
@@ -338,7 +363,7 @@ static mx_status_t mx_p_block_arg(mx_parser_t *p, mx_block_t *b) {
   return mx_p_define(p, &t, id, 1);
 }
 
-static mx_status_t mx_p_block_body(mx_parser_t *p, mx_block_t *b) {
+mx_status_t mx_p_block_body(mx_parser_t *p, mx_block_t *b) {
   while (mx_p_kind(p) != MX_TK_RBRACE) {
     if (mx_p_kind(p) == MX_TK_EOF) return mx_p_expected(p, "'}' closing the block");
     if (mx_p_kind(p) == MX_TK_BLOCK)
@@ -481,7 +506,8 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
         if (ct.kind != MX_TK_INT || ct.is_hex) return mx_p_expected(p, "result count");
         int64_t c = 0;
         MX_TRY(mx_p_int(p, &c));
-        if (c < 1 || c > 65536) return mx_p_error_at(p, &ct, "invalid result count %lld", (long long)c);
+        if (c < 1 || c > 65536)
+          return mx_p_error_at(p, &ct, "invalid result count %lld", (long long)c);
         res[n_res].count = (int32_t)c;
       }
       n_res_values += res[n_res].count;
@@ -514,8 +540,14 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
       op.code = mx_opcode_from_name(t->text, t->len);
       if (op.code == MX_OP_UNKNOWN && !memchr(t->text, '.', t->len))
         return mx_p_expected(p, "operation name");
-      if (op.code == MX_OP_UNKNOWN)
-        return mx_p_unsupported(p, t, "%.*s", (int)t->len, t->text);
+      if (op.code == MX_OP_UNKNOWN && mx_p_is_extra_op(t)) {
+        op.name = mx_p_strndup(p, t->text, t->len);
+        if (!op.name) return mx_p_oom();
+        mx_p_next(p);
+        MX_TRY(mx_p_extra_op(p, &op));
+        goto parsed;
+      }
+      if (op.code == MX_OP_UNKNOWN) return mx_p_unsupported(p, t, "%.*s", (int)t->len, t->text);
       op.name = mx_opcode_name(op.code);
     }
     mx_p_next(p);
@@ -523,6 +555,7 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
   } else {
     return mx_p_expected(p, "operation");
   }
+parsed:
   MX_TRY(mx_p_skip_loc(p));
   MX_TRY(mx_p_canonicalize(p, &op));
   MX_TRY(mx_p_check_types(p, &op));
@@ -550,7 +583,7 @@ static mx_status_t mx_p_op(mx_parser_t *p, mx_block_t *b) {
 // Functions and modules
 // ============================================================================================
 
-static mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out) {
+mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out) {
   const mx_tok_t *t = mx_p_tok(p);
   if (t->kind != MX_TK_SYMBOL) return mx_p_expected(p, "symbol name (@name)");
   if (t->len >= 2 && t->text[1] == '"') {
@@ -567,12 +600,14 @@ static mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out) {
 }
 
 static mx_status_t mx_p_func(mx_parser_t *p) {
-  mx_tok_t ftok = *mx_p_tok(p);
   mx_p_next(p);  // func.func
   bool is_private = false;
-  if (mx_p_accept_kw(p, "private")) is_private = true;
-  else if (mx_p_accept_kw(p, "public")) is_private = false;
-  else if (mx_p_accept_kw(p, "nested")) is_private = true;
+  if (mx_p_accept_kw(p, "private"))
+    is_private = true;
+  else if (mx_p_accept_kw(p, "public"))
+    is_private = false;
+  else if (mx_p_accept_kw(p, "nested"))
+    is_private = true;
   mx_tok_t ntok = *mx_p_tok(p);
   char *name;
   MX_TRY(mx_p_symbol_name(p, &name));
@@ -582,21 +617,31 @@ static mx_status_t mx_p_func(mx_parser_t *p) {
   if (mx_func_create(p->m, name, is_private, &f)) return mx_p_oom();
   p->f = f;
   MX_TRY(mx_p_expect(p, MX_TK_LPAREN, "'(' to begin the argument list"));
+  // A declaration (external function) lists argument types without names and has no body.
+  bool named = true, any_args = false;
   if (!mx_p_accept(p, MX_TK_RPAREN)) {
+    named = !mx_p_at_type(p);
+    any_args = true;
     for (;;) {
-      if (mx_p_kind(p) != MX_TK_VALUE || mx_p_tok(p)->num >= 0)
-        return mx_p_expected(p, "argument name");
       mx_tok_t at = *mx_p_tok(p);
-      mx_p_next(p);
-      MX_TRY(mx_p_expect(p, MX_TK_COLON, "':' after argument name"));
+      if (named) {
+        if (mx_p_kind(p) != MX_TK_VALUE || mx_p_tok(p)->num >= 0)
+          return mx_p_expected(p, "argument name");
+        mx_p_next(p);
+        MX_TRY(mx_p_expect(p, MX_TK_COLON, "':' after argument name"));
+      } else if (!mx_p_at_type(p)) {
+        return mx_p_expected(p, "argument type (a declaration lists types only)");
+      }
       mx_type_t ty;
       MX_TRY(mx_p_type(p, &ty));
       int32_t id;
       if (mx_func_add_arg(f, &ty, NULL, &id)) return mx_p_oom();
-      MX_TRY(mx_p_define(p, &at, id, 1));
+      if (named) MX_TRY(mx_p_define(p, &at, id, 1));
       if (mx_p_kind(p) == MX_TK_LBRACE)
         MX_TRY(mx_p_attr_dict(p, &f->arg_attrs[f->body->n_args - 1]));
-      MX_TRY(mx_p_skip_loc(p));
+      char *loc = NULL;
+      MX_TRY(mx_p_loc_name(p, &loc));
+      if (loc) f->arg_locs[f->body->n_args - 1] = loc;
       if (mx_p_accept(p, MX_TK_RPAREN)) break;
       MX_TRY(mx_p_expect(p, MX_TK_COMMA, "',' or ')' in argument list"));
     }
@@ -638,15 +683,23 @@ static mx_status_t mx_p_func(mx_parser_t *p) {
     MX_TRY(mx_p_attr_dict(p, &f->attrs));
   }
   if (mx_p_kind(p) != MX_TK_LBRACE) {
-    if (mx_p_kind(p) == MX_TK_EOF || mx_tok_is(mx_p_tok(p), "func.func") ||
-        mx_p_kind(p) == MX_TK_RBRACE)
-      return mx_p_unsupported(p, &ftok, "function declaration without a body ('@%s')", name);
-    return mx_p_expected(p, "'{' to begin the function body");
+    if (named && any_args) return mx_p_expected(p, "'{' to begin the function body");
+    // Declaration: a function without body ops (the interpreter refuses to call it).
+    MX_TRY(mx_p_skip_loc(p));
+    mx_p_pop_names(p, 0);
+    p->f = NULL;
+    return MX_OK;
   }
+  if (!named)
+    return mx_p_error_at(p, mx_p_tok(p),
+                         "a function with a body needs argument names ('%%arg0: type')");
+  mx_tok_t btok = *mx_p_tok(p);
   MX_TRY(mx_p_enter(p));
   mx_p_next(p);
   p->in_region = false;
   MX_TRY(mx_p_block_body(p, f->body));
+  if (f->body->n_ops == 0)
+    return mx_p_error_at(p, &btok, "empty function body (expected at least func.return)");
   mx_p_leave(p);
   MX_TRY(mx_p_skip_loc(p));
   mx_p_pop_names(p, 0);
@@ -658,17 +711,24 @@ static mx_status_t mx_p_alias_def(mx_parser_t *p) {
   mx_tok_t t = *mx_p_tok(p);
   mx_p_next(p);
   MX_TRY(mx_p_expect(p, MX_TK_EQUAL, "'=' in alias definition"));
-  if (t.kind == MX_TK_BANG) {
-    mx_type_t ty;  // type aliases are parsed (for error checking) but not kept
-    return mx_p_type(p, &ty);
-  }
-  if (mx_tok_is(mx_p_tok(p), "loc")) return mx_p_skip_loc(p);
   mx_attr_t a;
-  MX_TRY(mx_p_attr(p, &a));
+  memset(&a, 0, sizeof a);
+  if (t.kind == MX_TK_BANG) {
+    a.kind = MX_ATTR_TYPE;
+    a.type = mx_arena_alloc(p->arena, sizeof(mx_type_t));
+    if (!a.type) return mx_p_oom();
+    MX_TRY(mx_p_type(p, a.type));
+  } else if (mx_tok_is(mx_p_tok(p), "loc")) {
+    return mx_p_skip_loc(p);
+  } else {
+    MX_TRY(mx_p_attr(p, &a));
+  }
+  if (mx_p_find_alias(p, &t))
+    return mx_p_error_at(p, &t, "redefinition of alias '%.*s'", (int)t.len, t.text);
   if (p->n_aliases == p->cap_aliases) {
     int32_t nc = p->cap_aliases ? p->cap_aliases * 2 : 8;
-    mx_palias_t *na = mx_arena_grow(p->arena, p->aliases, (size_t)p->n_aliases, (size_t)nc,
-                                    sizeof(mx_palias_t));
+    mx_palias_t *na =
+        mx_arena_grow(p->arena, p->aliases, (size_t)p->n_aliases, (size_t)nc, sizeof(mx_palias_t));
     if (!na) return mx_p_oom();
     p->aliases = na;
     p->cap_aliases = nc;
@@ -680,7 +740,7 @@ static mx_status_t mx_p_alias_def(mx_parser_t *p) {
   return MX_OK;
 }
 
-static mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
+mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
   for (;;) {
     mx_tok_kind_t k = mx_p_kind(p);
     if (k == MX_TK_EOF) {
@@ -690,8 +750,20 @@ static mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
     if (k == MX_TK_RBRACE && in_module) return MX_OK;
     if (mx_tok_is(mx_p_tok(p), "func.func")) {
       MX_TRY(mx_p_func(p));
+    } else if (k == MX_TK_STRING && mx_p_tok(p)->len == 11 &&
+               memcmp(mx_p_tok(p)->text, "\"func.func\"", 11) == 0) {
+      MX_TRY(mx_p_generic_func(p));
     } else if (k == MX_TK_HASH || k == MX_TK_BANG) {
       MX_TRY(mx_p_alias_def(p));
+    } else if (k == MX_TK_IDENT && mx_p_tok(p)->len > 4 &&
+               memcmp(mx_p_tok(p)->text, "sdy.", 4) == 0) {
+      // Shardy declarations (`sdy.mesh @mesh = <["x"=2]>`) only matter to partitioners; skip
+      // the rest of the line (they are printed on one line).
+      int32_t line = mx_p_tok(p)->line;
+      while (mx_p_kind(p) != MX_TK_EOF && mx_p_tok(p)->line == line) {
+        if (mx_p_kind(p) == MX_TK_ERROR) return mx_p_expected(p, "shardy declaration");
+        mx_p_next(p);
+      }
     } else if (!in_module && mx_tok_is(mx_p_tok(p), "module")) {
       return mx_p_error_at(p, mx_p_tok(p), "a module must be the only top-level item");
     } else {
@@ -703,6 +775,13 @@ static mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module) {
 static mx_status_t mx_p_module(mx_parser_t *p) {
   // Leading aliases (e.g. #loc definitions) may precede the module.
   while (mx_p_kind(p) == MX_TK_HASH || mx_p_kind(p) == MX_TK_BANG) MX_TRY(mx_p_alias_def(p));
+  if (mx_p_kind(p) == MX_TK_STRING && mx_p_tok(p)->len == 16 &&
+      memcmp(mx_p_tok(p)->text, "\"builtin.module\"", 16) == 0) {
+    MX_TRY(mx_p_generic_module(p));
+    while (mx_p_kind(p) == MX_TK_HASH || mx_p_kind(p) == MX_TK_BANG) MX_TRY(mx_p_alias_def(p));
+    if (mx_p_kind(p) != MX_TK_EOF) return mx_p_expected(p, "end of input after the module");
+    return MX_OK;
+  }
   if (!mx_tok_is(mx_p_tok(p), "module")) return mx_p_top_items(p, false);
   mx_p_next(p);
   if (mx_p_kind(p) == MX_TK_SYMBOL) {

@@ -1,4 +1,5 @@
 // StableHLO text parser: integers, types and attributes (everything but dense literals).
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,20 @@ static bool mx_tok_u64(const mx_tok_t *t, uint64_t *out) {
 }
 
 bool mx_p_tok_u64(const mx_tok_t *t, uint64_t *out) { return mx_tok_u64(t, out); }
+
+mx_status_t mx_p_float_text(mx_parser_t *p, const char *text, size_t n, double *d, float *f) {
+  char small[128];
+  char *buf = small;
+  if (n >= sizeof small) {
+    buf = mx_arena_alloc(p->arena, n + 1);  // very long literals: rare, kept exact
+    if (!buf) return mx_p_oom();
+  }
+  memcpy(buf, text, n);
+  buf[n] = '\0';
+  if (d) *d = strtod(buf, NULL);
+  if (f) *f = strtof(buf, NULL);
+  return MX_OK;
+}
 
 mx_status_t mx_p_int(mx_parser_t *p, int64_t *out) {
   bool neg = false;
@@ -79,8 +94,8 @@ mx_status_t mx_p_int_list(mx_parser_t *p, int64_t **out, int32_t *n) {
 
 // Valid MLIR type spellings we do not support get MX_ERR_UNSUPPORTED instead of a parse error.
 static bool mx_is_foreign_type_name(const char *s, size_t n) {
-  static const char *const known[] = {"index", "tf32", "f80", "f128", "none", "memref",
-                                      "vector", "complex", "bf8"};
+  static const char *const known[] = {"index",  "tf32",   "f80",     "f128", "none",
+                                      "memref", "vector", "complex", "bf8"};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (strlen(known[i]) == n && memcmp(known[i], s, n) == 0) return true;
   size_t i = 0;
@@ -109,8 +124,10 @@ mx_status_t mx_p_elem_type(mx_parser_t *p, mx_elem_type_t *out) {
     MX_TRY(mx_p_expect(p, MX_TK_LESS, "'<' after 'complex'"));
     const mx_tok_t *e = mx_p_tok(p);
     mx_elem_type_t et = MX_ELEM_INVALID;
-    if (mx_tok_is(e, "f32")) et = MX_ELEM_C64;
-    else if (mx_tok_is(e, "f64")) et = MX_ELEM_C128;
+    if (mx_tok_is(e, "f32"))
+      et = MX_ELEM_C64;
+    else if (mx_tok_is(e, "f64"))
+      et = MX_ELEM_C128;
     else if (e->kind == MX_TK_IDENT)
       return mx_p_unsupported(p, &ct, "complex element type %.*s", (int)e->len, e->text);
     else
@@ -121,6 +138,7 @@ mx_status_t mx_p_elem_type(mx_parser_t *p, mx_elem_type_t *out) {
     return MX_OK;
   }
   mx_elem_type_t et = mx_elem_from_name(t->text, t->len);
+  if (et == MX_ELEM_INVALID && p->index_as_i64 && mx_tok_is(t, "index")) et = MX_ELEM_I64;
   if (et == MX_ELEM_INVALID) {
     if (mx_is_foreign_type_name(t->text, t->len))
       return mx_p_unsupported(p, t, "element type %.*s", (int)t->len, t->text);
@@ -151,8 +169,8 @@ static mx_status_t mx_p_tensor_type(mx_parser_t *p, mx_type_t *out) {
     if (s < end && (*s == '?' || *s == '*')) {
       mx_tok_t t = *mx_p_tok(p);
       mx_lex_pos_of(&p->lx, s, &t.line, &t.col);
-      return mx_p_unsupported(p, &t, "%s tensor type", *s == '?' ? "dynamic shape ('?') in"
-                                                                  : "unranked");
+      return mx_p_unsupported(p, &t, "%s tensor type",
+                              *s == '?' ? "dynamic shape ('?') in" : "unranked");
     }
     if (s >= end || *s < '0' || *s > '9') break;
     const char *d0 = s;
@@ -174,12 +192,17 @@ static mx_status_t mx_p_tensor_type(mx_parser_t *p, mx_type_t *out) {
   }
   mx_lex_reset(&p->lx, s);
   mx_elem_type_t et;
-  MX_TRY(mx_p_elem_type(p, &et));
-  if (mx_p_kind(p) == MX_TK_COMMA)
-    return mx_p_unsupported(p, mx_p_tok(p), "tensor type encodings");
+  const mx_quant_t *q = NULL;
+  mx_tok_t qt = *mx_p_tok(p);
+  if (mx_p_at_quant(p))
+    MX_TRY(mx_p_quant(p, &et, &q));
+  else
+    MX_TRY(mx_p_elem_type(p, &et));
+  if (mx_p_kind(p) == MX_TK_COMMA) return mx_p_unsupported(p, mx_p_tok(p), "tensor type encodings");
   MX_TRY(mx_p_expect(p, MX_TK_GREATER, "'>' closing tensor type"));
   *out = mx_type_tensor(et, rank, dims);
-  return MX_OK;
+  out->quant = q;
+  return mx_p_quant_check(p, &qt, out);
 }
 
 mx_status_t mx_p_type(mx_parser_t *p, mx_type_t *out) {
@@ -215,12 +238,14 @@ mx_status_t mx_p_type(mx_parser_t *p, mx_type_t *out) {
       out->kind = MX_TYPE_TOKEN;
     } else if (t->len >= 6 && memcmp(t->text, "!quant", 6) == 0) {
       return mx_p_unsupported(p, t, "quantized type %.*s", (int)t->len, t->text);
+    } else if (mx_p_find_alias(p, t) && mx_p_find_alias(p, t)->kind == MX_ATTR_TYPE) {
+      *out = *mx_p_find_alias(p, t)->type;
+      mx_p_next(p);
     } else {
       return mx_p_unsupported(p, t, "type %.*s", (int)t->len, t->text);
     }
-  } else if (t->kind == MX_TK_IDENT &&
-             (mx_elem_from_name(t->text, t->len) != MX_ELEM_INVALID ||
-              mx_is_foreign_type_name(t->text, t->len))) {
+  } else if (t->kind == MX_TK_IDENT && (mx_elem_from_name(t->text, t->len) != MX_ELEM_INVALID ||
+                                        mx_is_foreign_type_name(t->text, t->len))) {
     return mx_p_unsupported(p, t, "non-tensor type '%.*s'", (int)t->len, t->text);
   } else {
     return mx_p_expected(p, "type");
@@ -231,7 +256,7 @@ mx_status_t mx_p_type(mx_parser_t *p, mx_type_t *out) {
 
 static mx_status_t mx_p_push_type(mx_parser_t *p, mx_type_t **arr, int32_t *n, int32_t *cap) {
   if (*n == *cap) {
-    int32_t nc = *cap ? *cap * 2 : 4;
+    int32_t nc = *cap ? *cap * 2 : 1;  // most type lists have one entry
     if (nc > (1 << 20)) return mx_p_error_at(p, mx_p_tok(p), "type list too long");
     mx_type_t *na = mx_arena_grow(p->arena, *arr, (size_t)*n, (size_t)nc, sizeof(mx_type_t));
     if (!na) return mx_p_oom();
@@ -353,12 +378,8 @@ static mx_status_t mx_p_number_attr(mx_parser_t *p, mx_attr_t *out) {
   mx_tok_t t = *mx_p_tok(p);
   memset(out, 0, sizeof *out);
   if (t.kind == MX_TK_FLOAT) {
-    char buf[128];
-    size_t n = t.len < sizeof buf - 1 ? t.len : sizeof buf - 1;
-    memcpy(buf, t.text, n);
-    buf[n] = '\0';
     out->kind = MX_ATTR_FLOAT;
-    out->f = strtod(buf, NULL);
+    MX_TRY(mx_p_float_text(p, t.text, t.len, &out->f, NULL));
     if (neg) out->f = -out->f;
     out->elem = MX_ELEM_F64;
     mx_p_next(p);
@@ -405,7 +426,8 @@ static mx_status_t mx_p_number_attr(mx_parser_t *p, mx_attr_t *out) {
       return MX_OK;
     }
     if (!t.is_hex || !neg) {
-      if (neg ? u > (uint64_t)INT64_MAX + 1 : (u > (uint64_t)INT64_MAX && out->elem != MX_ELEM_UI64))
+      if (neg ? u > (uint64_t)INT64_MAX + 1
+              : (u > (uint64_t)INT64_MAX && out->elem != MX_ELEM_UI64))
         return mx_p_error_at(p, &start, "integer literal out of range");
     }
     out->i = neg ? (int64_t)(0 - u) : (int64_t)u;
@@ -518,7 +540,8 @@ static mx_status_t mx_p_dense_array(mx_parser_t *p, mx_attr_t *out) {
         if (!v) return mx_p_oom();
         cap = nc;
       }
-      if (mx_elem_is_bool(et) && (mx_tok_is(mx_p_tok(p), "true") || mx_tok_is(mx_p_tok(p), "false"))) {
+      if (mx_elem_is_bool(et) &&
+          (mx_tok_is(mx_p_tok(p), "true") || mx_tok_is(mx_p_tok(p), "false"))) {
         v[n++] = mx_tok_is(mx_p_tok(p), "true");
         mx_p_next(p);
       } else {
@@ -566,20 +589,24 @@ static mx_status_t mx_p_normalize_field(mx_parser_t *p, mx_attr_t *a) {
 // Fills fields absent from known dimension-number structs with their defaults so consumers
 // can rely on every field being present.
 static mx_status_t mx_p_struct_defaults(mx_parser_t *p, mx_attr_t *s) {
-  static const char *const gather[] = {"offset_dims", "collapsed_slice_dims",
+  static const char *const gather[] = {"offset_dims",           "collapsed_slice_dims",
                                        "operand_batching_dims", "start_indices_batching_dims",
-                                       "start_index_map", NULL};
-  static const char *const scatter[] = {"update_window_dims", "inserted_window_dims",
-                                        "input_batching_dims", "scatter_indices_batching_dims",
-                                        "scatter_dims_to_operand_dims", NULL};
+                                       "start_index_map",       NULL};
+  static const char *const scatter[] = {
+      "update_window_dims",           "inserted_window_dims",
+      "input_batching_dims",          "scatter_indices_batching_dims",
+      "scatter_dims_to_operand_dims", NULL};
   static const char *const dot[] = {"lhs_batching_dimensions", "rhs_batching_dimensions",
                                     "lhs_contracting_dimensions", "rhs_contracting_dimensions",
                                     NULL};
   const char *const *lists = NULL;
   bool has_ivd = false;
-  if (strcmp(s->s, "stablehlo.gather") == 0) lists = gather, has_ivd = true;
-  else if (strcmp(s->s, "stablehlo.scatter") == 0) lists = scatter, has_ivd = true;
-  else if (strcmp(s->s, "stablehlo.dot") == 0) lists = dot;
+  if (strcmp(s->s, "stablehlo.gather") == 0)
+    lists = gather, has_ivd = true;
+  else if (strcmp(s->s, "stablehlo.scatter") == 0)
+    lists = scatter, has_ivd = true;
+  else if (strcmp(s->s, "stablehlo.dot") == 0)
+    lists = dot;
   if (!lists) return MX_OK;
   int32_t cap = s->n;
   for (int i = 0; lists[i]; i++)
@@ -719,14 +746,34 @@ static mx_status_t mx_p_hash_attr(mx_parser_t *p, mx_attr_t *out) {
     return mx_p_struct_body(p, tag, out);
   // Attributes of other dialects (sharding, sparsity, ...) are kept as an empty STRUCT with
   // their tag: their bodies use grammars of their own, which we skip by bracket matching.
+  char closers[MX_PARSE_MAX_DEPTH];
   int depth = 0;
   do {
-    switch (mx_p_kind(p)) {
-      case MX_TK_EOF:
-      case MX_TK_ERROR: return mx_p_expected(p, "'>' closing dialect attribute");
-      case MX_TK_LESS: case MX_TK_LPAREN: case MX_TK_LSQUARE: case MX_TK_LBRACE: depth++; break;
-      case MX_TK_GREATER: case MX_TK_RPAREN: case MX_TK_RSQUARE: case MX_TK_RBRACE: depth--; break;
-      default: break;
+    mx_tok_kind_t k = mx_p_kind(p);
+    char open = k == MX_TK_LESS      ? '>'
+                : k == MX_TK_LPAREN  ? ')'
+                : k == MX_TK_LSQUARE ? ']'
+                : k == MX_TK_LBRACE  ? '}'
+                                     : 0;
+    char close = k == MX_TK_GREATER   ? '>'
+                 : k == MX_TK_RPAREN  ? ')'
+                 : k == MX_TK_RSQUARE ? ']'
+                 : k == MX_TK_RBRACE  ? '}'
+                                      : 0;
+    if (k == MX_TK_EOF || k == MX_TK_ERROR ||
+        (close && (depth == 0 || close != closers[depth - 1]))) {
+      char what[64];
+      snprintf(what, sizeof what, "'%c' closing dialect attribute",
+               depth ? closers[depth - 1] : '>');
+      return mx_p_expected(p, what);
+    }
+    if (open) {
+      if (depth == MX_PARSE_MAX_DEPTH)
+        return mx_p_error_at(p, mx_p_tok(p), "nesting too deep (more than %d levels)",
+                             MX_PARSE_MAX_DEPTH);
+      closers[depth++] = open;
+    } else if (close) {
+      depth--;
     }
     mx_p_next(p);
   } while (depth > 0);
@@ -759,12 +806,10 @@ mx_status_t mx_p_attr(mx_parser_t *p, mx_attr_t *out) {
         if (!out->type) return mx_p_oom();
         MX_TRY(mx_p_type(p, out->type));
       } else if (mx_tok_is(t, "dense_resource") || mx_tok_is(t, "sparse") ||
-                 mx_tok_is(t, "affine_map") || mx_tok_is(t, "opaque") ||
-                 mx_tok_is(t, "strided") || mx_tok_is(t, "distinct") ||
-                 mx_tok_is(t, "affine_set")) {
+                 mx_tok_is(t, "affine_map") || mx_tok_is(t, "opaque") || mx_tok_is(t, "strided") ||
+                 mx_tok_is(t, "distinct") || mx_tok_is(t, "affine_set")) {
         return mx_p_unsupported(p, t, "%.*s attributes", (int)t->len, t->text);
-      } else if (mx_elem_from_name(t->text, t->len) != MX_ELEM_INVALID ||
-                 mx_tok_is(t, "complex")) {
+      } else if (mx_elem_from_name(t->text, t->len) != MX_ELEM_INVALID || mx_tok_is(t, "complex")) {
         // A scalar type used as an attribute (e.g. `accumulation_type = f32`).
         mx_elem_type_t et;
         MX_TRY(mx_p_elem_type(p, &et));
@@ -847,8 +892,10 @@ static mx_status_t mx_p_conv_group(mx_parser_t *p, char c1, char c2, int64_t *po
       int64_t d;
       mx_tok_t dt = *t;
       MX_TRY(mx_p_int(p, &d));
-      if (d < 0 || d >= MX_MAX_RANK) return mx_p_error_at(p, &dt, "invalid spatial dimension %lld", (long long)d);
-      if (where[d] >= 0) return mx_p_error_at(p, &dt, "duplicate spatial dimension %lld", (long long)d);
+      if (d < 0 || d >= MX_MAX_RANK)
+        return mx_p_error_at(p, &dt, "invalid spatial dimension %lld", (long long)d);
+      if (where[d] >= 0)
+        return mx_p_error_at(p, &dt, "duplicate spatial dimension %lld", (long long)d);
       where[d] = idx;
       if (d > max_sp) max_sp = (int32_t)d;
     } else if (t->kind == MX_TK_IDENT && t->len == 1 && (t->text[0] == c1 || t->text[0] == c2)) {
@@ -888,15 +935,24 @@ mx_status_t mx_p_conv_dims(mx_parser_t *p, mx_attr_t *out) {
   MX_TRY(mx_p_conv_group(p, 'b', 'f', &ob, &of, osp, &no));
   mx_named_attr_t *fields = NULL;
   int32_t n = 0, cap = 0;
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "input_batch_dimension", mx_p_int_attr(ib, MX_ELEM_I64)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "input_feature_dimension", mx_p_int_attr(iff, MX_ELEM_I64)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "input_spatial_dimensions", mx_p_i64s_attr(p, isp, ni)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "kernel_input_feature_dimension", mx_p_int_attr(kif, MX_ELEM_I64)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "kernel_output_feature_dimension", mx_p_int_attr(kof, MX_ELEM_I64)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "kernel_spatial_dimensions", mx_p_i64s_attr(p, ksp, nk)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "output_batch_dimension", mx_p_int_attr(ob, MX_ELEM_I64)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "output_feature_dimension", mx_p_int_attr(of, MX_ELEM_I64)));
-  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "output_spatial_dimensions", mx_p_i64s_attr(p, osp, no)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "input_batch_dimension",
+                        mx_p_int_attr(ib, MX_ELEM_I64)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "input_feature_dimension",
+                        mx_p_int_attr(iff, MX_ELEM_I64)));
+  MX_TRY(
+      mx_p_add_field(p, &fields, &n, &cap, "input_spatial_dimensions", mx_p_i64s_attr(p, isp, ni)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "kernel_input_feature_dimension",
+                        mx_p_int_attr(kif, MX_ELEM_I64)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "kernel_output_feature_dimension",
+                        mx_p_int_attr(kof, MX_ELEM_I64)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "kernel_spatial_dimensions",
+                        mx_p_i64s_attr(p, ksp, nk)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "output_batch_dimension",
+                        mx_p_int_attr(ob, MX_ELEM_I64)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "output_feature_dimension",
+                        mx_p_int_attr(of, MX_ELEM_I64)));
+  MX_TRY(mx_p_add_field(p, &fields, &n, &cap, "output_spatial_dimensions",
+                        mx_p_i64s_attr(p, osp, no)));
   memset(out, 0, sizeof *out);
   out->kind = MX_ATTR_STRUCT;
   out->s = "stablehlo.conv";

@@ -11,9 +11,9 @@ typedef struct mx_lit {
   uint8_t kind;
   bool neg;
   bool hex;
-  uint64_t u;  // INT magnitude / BOOL value
+  uint64_t u;        // INT magnitude / BOOL value
   const char *text;  // FLOAT: token text (re-parsed with the target precision)
-  uint32_t len;
+  size_t len;
   int32_t line, col;  // for error messages
 } mx_lit_t;
 
@@ -22,7 +22,7 @@ typedef struct mx_dense_ctx {
   int64_t n, cap;
   int64_t dims[MX_MAX_RANK + 1];
   bool dim_known[MX_MAX_RANK + 1];
-  int32_t leaf_depth;  // -1 until the first scalar/empty list
+  int32_t leaf_depth;    // -1 until the first scalar/empty list
   int32_t complex_mode;  // -1 unknown, 0 real leaves, 1 complex leaves
 } mx_dense_ctx_t;
 
@@ -31,7 +31,8 @@ static mx_status_t mx_d_push(mx_parser_t *p, mx_dense_ctx_t *c, const mx_lit_t *
     int64_t nc = c->cap ? c->cap * 2 : 64;
     if ((size_t)nc * sizeof(mx_lit_t) > MX_PARSE_MAX_DENSE_BYTES * 4)
       return mx_p_error_at(p, mx_p_tok(p), "dense literal too large");
-    mx_lit_t *nl = mx_arena_grow(p->arena, c->lits, (size_t)c->n, (size_t)nc, sizeof(mx_lit_t));
+    // Scratch on the heap (freed by mx_p_dense), not in the module arena.
+    mx_lit_t *nl = realloc(c->lits, (size_t)nc * sizeof(mx_lit_t));
     if (!nl) return mx_p_oom();
     c->lits = nl;
     c->cap = nc;
@@ -61,11 +62,11 @@ static mx_status_t mx_d_scalar(mx_parser_t *p, mx_dense_ctx_t *c) {
   } else if (t->kind == MX_TK_FLOAT) {
     l.kind = MX_LIT_FLOAT;
     l.text = t->text;
-    l.len = (uint32_t)(t->len > 100 ? 100 : t->len);
+    l.len = t->len;
   } else if (!l.neg && (mx_tok_is(t, "inf") || mx_tok_is(t, "nan"))) {
     l.kind = MX_LIT_FLOAT;
     l.text = t->text;
-    l.len = (uint32_t)t->len;
+    l.len = t->len;
   } else {
     return mx_p_expected(p, "element literal");
   }
@@ -74,11 +75,13 @@ static mx_status_t mx_d_scalar(mx_parser_t *p, mx_dense_ctx_t *c) {
 }
 
 static mx_status_t mx_d_leaf(mx_parser_t *p, mx_dense_ctx_t *c, int32_t depth) {
-  if (c->leaf_depth < 0) c->leaf_depth = depth;
+  if (c->leaf_depth < 0)
+    c->leaf_depth = depth;
   else if (c->leaf_depth != depth)
     return mx_p_error_at(p, mx_p_tok(p), "dense literal has inconsistent nesting");
   int is_complex = mx_p_kind(p) == MX_TK_LPAREN;
-  if (c->complex_mode < 0) c->complex_mode = is_complex;
+  if (c->complex_mode < 0)
+    c->complex_mode = is_complex;
   else if (c->complex_mode != is_complex)
     return mx_p_error_at(p, mx_p_tok(p), "dense literal mixes complex and real elements");
   if (!is_complex) return mx_d_scalar(p, c);
@@ -105,7 +108,8 @@ static mx_status_t mx_d_list(mx_parser_t *p, mx_dense_ctx_t *c, int32_t depth) {
       MX_TRY(mx_p_expect(p, MX_TK_COMMA, "',' or ']' in dense literal"));
     }
   } else {
-    if (c->leaf_depth < 0) c->leaf_depth = depth + 1;
+    if (c->leaf_depth < 0)
+      c->leaf_depth = depth + 1;
     else if (c->leaf_depth != depth + 1)
       return mx_p_error_at(p, &open, "dense literal has inconsistent nesting");
   }
@@ -149,9 +153,9 @@ static mx_status_t mx_d_store_real(mx_parser_t *p, const mx_lit_t *l, mx_elem_ty
     uint64_t maxu = bits == 64 ? UINT64_MAX : (((uint64_t)1 << bits) - 1);
     uint64_t v;
     if (l->neg) {
-      if (mx_elem_is_unsigned(et))
-        return mx_d_lit_error(p, l, "negative literal", et);
-      if (l->u > ((uint64_t)1 << (bits - 1))) return mx_d_lit_error(p, l, "literal out of range", et);
+      if (mx_elem_is_unsigned(et)) return mx_d_lit_error(p, l, "negative literal", et);
+      if (l->u > ((uint64_t)1 << (bits - 1)))
+        return mx_d_lit_error(p, l, "literal out of range", et);
       v = 0 - l->u;
     } else {
       if (l->u > maxu) return mx_d_lit_error(p, l, "literal out of range", et);
@@ -166,21 +170,20 @@ static mx_status_t mx_d_store_real(mx_parser_t *p, const mx_lit_t *l, mx_elem_ty
   if (l->kind == MX_LIT_BOOL) return mx_d_lit_error(p, l, "expected floating point literal", et);
   if (l->kind == MX_LIT_INT && l->hex) {
     if (l->neg) return mx_d_lit_error(p, l, "negative hexadecimal literal", et);
-    if (bits < 64 && (l->u >> bits)) return mx_d_lit_error(p, l, "hexadecimal literal too wide", et);
+    if (bits < 64 && (l->u >> bits))
+      return mx_d_lit_error(p, l, "hexadecimal literal too wide", et);
     mx_store(dst, size, l->u);
     return MX_OK;
   }
-  double d;
+  double d = 0;
   float fv = 0;
   if (l->kind == MX_LIT_INT) {
     d = (double)l->u;
     fv = (float)l->u;
   } else {
-    char buf[128];
-    memcpy(buf, l->text, l->len);
-    buf[l->len] = '\0';
-    d = strtod(buf, NULL);
-    fv = strtof(buf, NULL);
+    MX_TRY(mx_p_float_text(p, l->text, l->len, et == MX_ELEM_F32 ? NULL : &d,
+                           et == MX_ELEM_F32 ? &fv : NULL));
+    if (et == MX_ELEM_F32) d = fv;
   }
   if (l->neg) {
     d = -d;
@@ -230,8 +233,8 @@ static mx_status_t mx_d_hex(mx_parser_t *p, const mx_tok_t *st, const mx_type_t 
     } else if ((int64_t)nbytes == (numel + 7) / 8) {
       for (int64_t i = 0; i < numel; i++) t->data[i] = (MX_HEXBYTE(i / 8) >> (i % 8)) & 1;
     } else {
-      return mx_p_error_at(p, st, "hexadecimal dense literal has %zu bytes, expected %lld",
-                           nbytes, (long long)numel);
+      return mx_p_error_at(p, st, "hexadecimal dense literal has %zu bytes, expected %lld", nbytes,
+                           (long long)numel);
     }
     return MX_OK;
   }
@@ -256,14 +259,22 @@ static mx_status_t mx_d_hex(mx_parser_t *p, const mx_tok_t *st, const mx_type_t 
   return MX_OK;
 }
 
+static mx_status_t mx_d_parse(mx_parser_t *p, mx_dense_ctx_t *c, mx_attr_t *out);
+
 mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
-  mx_tok_t dtok = *mx_p_tok(p);
-  mx_p_next(p);  // 'dense'
-  MX_TRY(mx_p_expect(p, MX_TK_LESS, "'<' after 'dense'"));
   mx_dense_ctx_t c;
   memset(&c, 0, sizeof c);
   c.leaf_depth = -1;
   c.complex_mode = -1;
+  mx_status_t st = mx_d_parse(p, &c, out);
+  free(c.lits);
+  return st;
+}
+
+static mx_status_t mx_d_parse(mx_parser_t *p, mx_dense_ctx_t *c, mx_attr_t *out) {
+  mx_tok_t dtok = *mx_p_tok(p);
+  mx_p_next(p);  // 'dense'
+  MX_TRY(mx_p_expect(p, MX_TK_LESS, "'<' after 'dense'"));
   mx_tok_t hex_tok;
   bool is_hex = false, empty = false, top_list = false;
   if (mx_p_kind(p) == MX_TK_STRING) {
@@ -274,14 +285,19 @@ mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
     empty = true;
   } else {
     top_list = mx_p_kind(p) == MX_TK_LSQUARE;
-    MX_TRY(mx_d_list(p, &c, 0));
+    MX_TRY(mx_d_list(p, c, 0));
   }
   MX_TRY(mx_p_expect(p, MX_TK_GREATER, "'>' closing dense literal"));
   MX_TRY(mx_p_expect(p, MX_TK_COLON, "':' and a type after dense literal"));
   mx_tok_t ttok = *mx_p_tok(p);
   mx_type_t ty;
-  MX_TRY(mx_p_type(p, &ty));
-  if (ty.kind != MX_TYPE_TENSOR) return mx_p_error_at(p, &ttok, "dense literal needs a tensor type");
+  // Attributes such as custom_call result_layouts use `tensor<Nxindex>`; store them as i64.
+  p->index_as_i64 = true;
+  mx_status_t tst = mx_p_type(p, &ty);
+  p->index_as_i64 = false;
+  MX_TRY(tst);
+  if (ty.kind != MX_TYPE_TENSOR)
+    return mx_p_error_at(p, &ttok, "dense literal needs a tensor type");
   int64_t numel = mx_type_numel(&ty);
   size_t esize = mx_elem_size(ty.elem);
   if ((size_t)numel > MX_PARSE_MAX_DENSE_BYTES / (esize ? esize : 1))
@@ -301,17 +317,18 @@ mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
     return MX_OK;
   }
   bool cplx = mx_elem_is_complex(ty.elem);
-  if (c.complex_mode == 1 && !cplx)
+  if (c->complex_mode == 1 && !cplx)
     return mx_p_error_at(p, &dtok, "complex literal for non-complex type");
-  if (c.complex_mode == 0 && cplx && c.n > 0)
+  if (c->complex_mode == 0 && cplx && c->n > 0)
     return mx_p_error_at(p, &dtok, "expected complex literals '(re, im)' for complex type");
   int64_t per = cplx ? 2 : 1;
-  int64_t leaves = c.n / per;
+  int64_t leaves = c->n / per;
   bool splat = !top_list && leaves == 1;
+  if (leaves == 0 && numel == 0) return MX_OK;  // `dense<[]>` for any empty shape
   if (!splat) {
-    int32_t rank = c.leaf_depth < 0 ? 0 : c.leaf_depth;
+    int32_t rank = c->leaf_depth < 0 ? 0 : c->leaf_depth;
     bool ok = rank == ty.rank;
-    for (int32_t i = 0; ok && i < rank; i++) ok = c.dims[i] == ty.dims[i];
+    for (int32_t i = 0; ok && i < rank; i++) ok = c->dims[i] == ty.dims[i];
     if (!ok || leaves != numel) {
       char buf[128];
       return mx_p_error_at(p, &dtok, "dense literal shape does not match type %s",
@@ -324,10 +341,10 @@ mx_status_t mx_p_dense(mx_parser_t *p, mx_attr_t *out) {
     uint8_t *dst = t->data + (size_t)i * esize;
     if (cplx) {
       mx_elem_type_t part = mx_complex_part(ty.elem);
-      MX_TRY(mx_d_store_real(p, &c.lits[2 * i], part, dst));
-      MX_TRY(mx_d_store_real(p, &c.lits[2 * i + 1], part, dst + esize / 2));
+      MX_TRY(mx_d_store_real(p, &c->lits[2 * i], part, dst));
+      MX_TRY(mx_d_store_real(p, &c->lits[2 * i + 1], part, dst + esize / 2));
     } else {
-      MX_TRY(mx_d_store_real(p, &c.lits[i], ty.elem, dst));
+      MX_TRY(mx_d_store_real(p, &c->lits[i], ty.elem, dst));
     }
   }
   if (splat)

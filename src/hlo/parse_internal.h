@@ -10,9 +10,9 @@
 #define MX_PARSE_MAX_DENSE_BYTES ((size_t)1 << 28)
 #define MX_PARSE_MAX_NUMEL ((int64_t)1 << 40)
 
-#define MX_TRY(expr)                 \
-  do {                               \
-    mx_status_t mx_try_st_ = (expr); \
+#define MX_TRY(expr)                   \
+  do {                                 \
+    mx_status_t mx_try_st_ = (expr);   \
     if (mx_try_st_) return mx_try_st_; \
   } while (0)
 
@@ -26,7 +26,7 @@ typedef struct mx_pname {
   uint32_t hash;
 } mx_pname_t;
 
-// Attribute alias (`#name = <attr>` at the top level).
+// Attribute alias (`#name = <attr>`) or type alias (`!name = type`, value.kind == TYPE).
 typedef struct mx_palias {
   const char *name;  // including '#'
   size_t len;
@@ -38,7 +38,7 @@ typedef struct mx_parser {
   mx_module_t *m;
   mx_arena_t *arena;
   const char *filename;
-  int depth;  // nesting depth (regions, attributes, types, literals)
+  int depth;     // nesting depth (regions, attributes, types, literals)
   mx_func_t *f;  // function being parsed
   // Value name scopes (a stack; a region pops what it defined).
   mx_pname_t *names;
@@ -47,20 +47,21 @@ typedef struct mx_parser {
   int32_t n_buckets;
   mx_palias_t *aliases;
   int32_t n_aliases, cap_aliases;
-  bool in_region;  // parsing a nested op region (affects what bare `return` means)
+  bool in_region;     // parsing a nested op region (affects what bare `return` means)
+  bool index_as_i64;  // parsing the type of a dense attribute: `index` elements are i64
 } mx_parser_t;
 
 // An op being assembled before it is appended (pretty and generic forms).
 typedef struct mx_pop {
   const char *name;  // full op name (arena or static)
   mx_opcode_t code;
-  mx_tok_t tok;      // the op-name token (for positions)
+  mx_tok_t tok;  // the op-name token (for positions)
   int32_t *operands;
   mx_tok_t *operand_toks;  // where each operand was used (for type mismatch messages)
   int32_t n_operands, cap_operands;
   mx_type_t *operand_types;  // declared types (n_operand_types; checked against the values)
   int32_t n_operand_types;
-  mx_tok_t types_tok;        // where the type signature starts
+  mx_tok_t types_tok;  // where the type signature starts
   mx_type_t *result_types;
   int32_t n_results;
   mx_named_attr_t *attrs;
@@ -92,6 +93,9 @@ char *mx_p_strndup(mx_parser_t *p, const char *s, size_t n);
 mx_status_t mx_p_string(mx_parser_t *p, const mx_tok_t *t, char **out, size_t *out_len);
 // Skips `loc(...)` if present.
 mx_status_t mx_p_skip_loc(mx_parser_t *p);
+// Like mx_p_skip_loc, but returns the name of a plain `loc("name")` (arena string) in *name,
+// NULL for other location forms or none.
+mx_status_t mx_p_loc_name(mx_parser_t *p, char **name);
 // Looks up a top-level attribute alias (#name); NULL if unknown.
 const mx_attr_t *mx_p_find_alias(const mx_parser_t *p, const mx_tok_t *t);
 // Error at a raw source pointer (for scanners that bypass the lexer).
@@ -101,6 +105,8 @@ mx_status_t mx_p_error_ptr(mx_parser_t *p, const char *ptr, const char *fmt, ...
 // ---- integers (parse_attr.c) ----
 // Magnitude of an INT token (decimal or hex); false on uint64 overflow.
 bool mx_p_tok_u64(const mx_tok_t *t, uint64_t *out);
+// Converts a FLOAT token's text (strtod/strtof; any length).
+mx_status_t mx_p_float_text(mx_parser_t *p, const char *text, size_t n, double *d, float *f);
 // Parses an optionally negative integer literal.
 mx_status_t mx_p_int(mx_parser_t *p, int64_t *out);
 // Parses `[i, j, ...]` (possibly empty) into an arena array.
@@ -124,6 +130,13 @@ typedef struct mx_ptypes {
   int32_t n_out;
 } mx_ptypes_t;
 mx_status_t mx_p_func_or_types(mx_parser_t *p, mx_ptypes_t *out);
+
+// ---- quantized element types (parse_quant.c) ----
+bool mx_p_at_quant(const mx_parser_t *p);  // current token is `!quant.uniform`
+// Parses `!quant.uniform<...>`; *storage gets the storage element type, *out the arena copy.
+mx_status_t mx_p_quant(mx_parser_t *p, mx_elem_type_t *storage, const mx_quant_t **out);
+// Checks t's quantization against its shape (axis in range, one scale per slice); error at `at`.
+mx_status_t mx_p_quant_check(mx_parser_t *p, const mx_tok_t *at, const mx_type_t *t);
 
 // ---- attributes (parse_attr.c) ----
 mx_status_t mx_p_attr(mx_parser_t *p, mx_attr_t *out);
@@ -160,10 +173,27 @@ mx_status_t mx_p_region(mx_parser_t *p, const mx_parg_t *preset_args, int32_t n_
 mx_status_t mx_p_define(mx_parser_t *p, const mx_tok_t *t, int32_t first_id, int32_t count);
 mx_status_t mx_p_push_operand(mx_parser_t *p, mx_pop_t *op, int32_t id, const mx_tok_t *t);
 
+mx_status_t mx_p_block_body(mx_parser_t *p, mx_block_t *b);  // ops up to and including '}'
+mx_status_t mx_p_symbol_name(mx_parser_t *p, char **out);
+mx_status_t mx_p_top_items(mx_parser_t *p, bool in_module);  // funcs/aliases up to '}' or EOF
+void mx_p_pop_names(mx_parser_t *p, int32_t mark);
+
+// ---- generic-form functions and modules (parse_generic.c) ----
+// "func.func"() <{function_type = ..., sym_name = "f"}> ({ ^bb0(...): ... }) : () -> ()
+mx_status_t mx_p_generic_func(mx_parser_t *p);
+// "builtin.module"() ({ ... }) : () -> ()
+mx_status_t mx_p_generic_module(mx_parser_t *p);
+
 // ---- pretty forms (parse_ops.c) ----
 // Parses everything after the op name of a pretty-form op; fills op.
 mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op);
 // Normalizes attributes of a generic op to the canonical form and maps custom_call checks.
 mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op);
+
+// ---- pretty forms of ops without an opcode (parse_extra.c) ----
+// True if the op-name token names an op whose pretty form parse_extra.c knows.
+bool mx_p_is_extra_op(const mx_tok_t *t);
+// Parses everything after the op name (op->tok, op->name set; op->code is MX_OP_UNKNOWN).
+mx_status_t mx_p_extra_op(mx_parser_t *p, mx_pop_t *op);
 
 #endif  // MLXCEL_HLO_PARSE_INTERNAL_H

@@ -46,7 +46,8 @@ static mx_status_t mx_o_types_same(mx_parser_t *p, mx_pop_t *op, int32_t n_resul
     op->n_results = ft.n_out;
     return MX_OK;
   }
-  if (ft.n_out != 1) return mx_p_error_at(p, &op->types_tok, "expected a single type or a function type");
+  if (ft.n_out != 1)
+    return mx_p_error_at(p, &op->types_tok, "expected a single type or a function type");
   mx_type_t *in = mx_o_types(p, op->n_operands);
   mx_type_t *out = mx_o_types(p, n_results);
   if (!in || !out) return mx_p_oom();
@@ -63,7 +64,8 @@ static mx_status_t mx_o_types_func(mx_parser_t *p, mx_pop_t *op) {
   mx_ptypes_t ft;
   MX_TRY(mx_p_func_or_types(p, &ft));
   if (!ft.is_func)
-    return mx_p_error_at(p, &op->types_tok, "expected function type '(operand types) -> result types'");
+    return mx_p_error_at(p, &op->types_tok,
+                         "expected function type '(operand types) -> result types'");
   mx_o_set_in(op, ft.in, ft.n_in);
   op->result_types = ft.out;
   op->n_results = ft.n_out;
@@ -107,11 +109,7 @@ static mx_status_t mx_o_float(mx_parser_t *p, double *out) {
   bool neg = mx_p_accept(p, MX_TK_MINUS);
   const mx_tok_t *t = mx_p_tok(p);
   if (t->kind == MX_TK_FLOAT) {
-    char buf[128];
-    size_t n = t->len < sizeof buf - 1 ? t->len : sizeof buf - 1;
-    memcpy(buf, t->text, n);
-    buf[n] = '\0';
-    *out = strtod(buf, NULL);
+    MX_TRY(mx_p_float_text(p, t->text, t->len, out, NULL));
   } else if (t->kind == MX_TK_INT && !t->is_hex) {
     uint64_t u;
     if (!mx_p_tok_u64(t, &u)) return mx_p_error_at(p, t, "number too large");
@@ -446,7 +444,8 @@ static mx_status_t mx_o_while(mx_parser_t *p, mx_pop_t *op) {
     MX_TRY(mx_o_colon(p, op));
     MX_TRY(mx_p_type_list(p, &types, &nt));
     if (nt != n)
-      return mx_p_error_at(p, &op->types_tok, "while has %d operands but %d types", (int)n, (int)nt);
+      return mx_p_error_at(p, &op->types_tok, "while has %d operands but %d types", (int)n,
+                           (int)nt);
     for (int32_t i = 0; i < n; i++) args[i].type = types[i];
   }
   mx_o_set_in(op, types, nt);
@@ -493,8 +492,8 @@ static mx_status_t mx_o_constant(mx_parser_t *p, mx_pop_t *op) {
 static mx_status_t mx_o_check(mx_parser_t *p, mx_pop_t *op) {
   MX_TRY(mx_p_operand(p, op));
   MX_TRY(mx_o_comma(p));
-  bool is_const = op->code == MX_OP_CHECK_EXPECT_EQ_CONST ||
-                  op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
+  bool is_const =
+      op->code == MX_OP_CHECK_EXPECT_EQ_CONST || op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST;
   if (is_const) {
     mx_tok_t vt = *mx_p_tok(p);
     mx_attr_t v;
@@ -522,7 +521,8 @@ static mx_status_t mx_o_check(mx_parser_t *p, mx_pop_t *op) {
     mx_o_set_in(op, ts, n);
     return MX_OK;
   }
-  if ((op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ || op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST) &&
+  if ((op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ ||
+       op->code == MX_OP_CHECK_EXPECT_ALMOST_EQ_CONST) &&
       mx_p_accept(p, MX_TK_COMMA)) {
     MX_TRY(mx_o_kw_eq(p, "tolerance"));
     double tol = 0;
@@ -541,11 +541,12 @@ static mx_status_t mx_o_check(mx_parser_t *p, mx_pop_t *op) {
 }
 
 static const char *const mx_cmp_dirs[] = {"EQ", "NE", "GE", "GT", "LE", "LT", NULL};
-static const char *const mx_cmp_types[] = {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED",
-                                           NULL};
+static const char *const mx_cmp_types[] = {"NOTYPE", "FLOAT",    "TOTALORDER",
+                                           "SIGNED", "UNSIGNED", NULL};
 static const char *const mx_fft_types[] = {"FFT", "IFFT", "RFFT", "IRFFT", NULL};
 
-static mx_status_t mx_o_symbol_call(mx_parser_t *p, mx_pop_t *op, const char *attr, bool as_string) {
+static mx_status_t mx_o_symbol_call(mx_parser_t *p, mx_pop_t *op, const char *attr,
+                                    bool as_string) {
   const mx_tok_t *t = mx_p_tok(p);
   if (t->kind != MX_TK_SYMBOL) return mx_p_expected(p, "symbol (@name)");
   mx_attr_t a;
@@ -570,7 +571,8 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
       MX_TRY(mx_o_types_same(p, op, 1));
       if (op->n_operand_types == op->n_operands && op->n_results == 1 && op->n_operands &&
           mx_type_equal(&op->operand_types[0], &op->result_types[0]) &&
-          op->result_types[0].kind == MX_TYPE_TENSOR && mx_elem_is_complex(op->result_types[0].elem)) {
+          op->result_types[0].kind == MX_TYPE_TENSOR &&
+          mx_elem_is_complex(op->result_types[0].elem)) {
         // `: tensor<..xcomplex<f32>>` means real operands of the component type.
         mx_type_t rt = op->result_types[0];
         rt.elem = rt.elem == MX_ELEM_C64 ? MX_ELEM_F32 : MX_ELEM_F64;
@@ -605,12 +607,12 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
       }
       if (ft.n_out != 2)
         return mx_p_error_at(p, &op->types_tok, "expected functional type or list of two types");
+      // `: pred_type, result_type`
       mx_type_t *in = mx_o_types(p, 3);
       if (!in) return mx_p_oom();
       in[0] = ft.out[0];
       in[1] = in[2] = ft.out[1];
-      mx_o_set_in(op, in, op->n_operands < 3 ? op->n_operands : 3);
-      if (op->n_operands != 3) mx_o_set_in(op, in, 3);
+      mx_o_set_in(op, in, 3);
       op->result_types = ft.out + 1;
       op->n_results = 1;
       return MX_OK;
@@ -784,6 +786,15 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
       MX_TRY(mx_p_attr(p, &nm));
       MX_TRY(mx_pop_add_attr(p, op, "name", nm));
       MX_TRY(mx_o_operands(p, op));
+      if (mx_p_accept(p, MX_TK_LPAREN)) {  // optional `({...}, ...)` composite regions
+        for (;;) {
+          mx_block_t *r;
+          MX_TRY(mx_p_region(p, NULL, 0, &r));
+          MX_TRY(mx_pop_add_region(p, op, r));
+          if (mx_p_accept(p, MX_TK_RPAREN)) break;
+          MX_TRY(mx_o_comma(p));
+        }
+      }
       MX_TRY(mx_p_opt_attr_dict(p, op));
       return mx_o_types_func(p, op);
     }
@@ -847,12 +858,25 @@ mx_status_t mx_p_pretty_op(mx_parser_t *p, mx_pop_t *op) {
 // ============================================================================================
 
 // Attributes whose canonical form is DENSE_ARRAY i64 (older printers used dense<> tensors).
-static const char *const mx_dim_list_attrs[] = {
-    "broadcast_dimensions", "permutation",      "dimensions",        "start_indices",
-    "limit_indices",        "strides",          "slice_sizes",       "edge_padding_low",
-    "edge_padding_high",    "interior_padding", "window_dimensions", "window_strides",
-    "base_dilations",       "window_dilations", "lhs_dilation",      "rhs_dilation",
-    "fft_length",           "window_reversal",  NULL};
+static const char *const mx_dim_list_attrs[] = {"broadcast_dimensions",
+                                                "permutation",
+                                                "dimensions",
+                                                "start_indices",
+                                                "limit_indices",
+                                                "strides",
+                                                "slice_sizes",
+                                                "edge_padding_low",
+                                                "edge_padding_high",
+                                                "interior_padding",
+                                                "window_dimensions",
+                                                "window_strides",
+                                                "base_dilations",
+                                                "window_dilations",
+                                                "lhs_dilation",
+                                                "rhs_dilation",
+                                                "fft_length",
+                                                "window_reversal",
+                                                NULL};
 
 static mx_status_t mx_o_to_dense_array(mx_parser_t *p, mx_attr_t *a, bool is_bool) {
   if (a->kind == MX_ATTR_DENSE_ARRAY) return MX_OK;
@@ -884,9 +908,27 @@ static mx_status_t mx_o_to_dense_array(mx_parser_t *p, mx_attr_t *a, bool is_boo
   return MX_OK;
 }
 
+// Integer attributes and the width StableHLO gives them (untyped integers get it; MLIR would
+// type them i64, which is what the i64 ones are anyway).
+static const struct {
+  const char *name;
+  mx_elem_type_t et;
+} mx_int_attrs[] = {{"iota_dimension", MX_ELEM_I64},
+                    {"dimension", MX_ELEM_I64},
+                    {"feature_group_count", MX_ELEM_I64},
+                    {"batch_group_count", MX_ELEM_I64},
+                    {"index", MX_ELEM_I32},
+                    {"exponent_bits", MX_ELEM_I32},
+                    {"mantissa_bits", MX_ELEM_I32},
+                    {"api_version", MX_ELEM_I32},
+                    {"version", MX_ELEM_I32}};
+
 mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op) {
   for (int32_t i = 0; i < op->n_attrs; i++) {
     mx_named_attr_t *na = &op->attrs[i];
+    if (na->value.kind == MX_ATTR_INT && na->value.elem == MX_ELEM_INVALID)
+      for (size_t k = 0; k < sizeof mx_int_attrs / sizeof mx_int_attrs[0]; k++)
+        if (strcmp(na->name, mx_int_attrs[k].name) == 0) na->value.elem = mx_int_attrs[k].et;
     for (int k = 0; mx_dim_list_attrs[k]; k++)
       if (strcmp(na->name, mx_dim_list_attrs[k]) == 0)
         MX_TRY(mx_o_to_dense_array(p, &na->value, strcmp(na->name, "window_reversal") == 0));
@@ -900,9 +942,12 @@ mx_status_t mx_p_canonicalize(mx_parser_t *p, mx_pop_t *op) {
   if (!tgt || tgt->kind != MX_ATTR_STRING || op->n_operands != 2 || op->n_results != 0)
     return MX_OK;
   mx_opcode_t code = MX_OP_UNKNOWN;
-  if (strcmp(tgt->s, "check.expect_eq") == 0) code = MX_OP_CHECK_EXPECT_EQ;
-  else if (strcmp(tgt->s, "check.expect_almost_eq") == 0) code = MX_OP_CHECK_EXPECT_ALMOST_EQ;
-  else if (strcmp(tgt->s, "check.expect_close") == 0) code = MX_OP_CHECK_EXPECT_CLOSE;
+  if (strcmp(tgt->s, "check.expect_eq") == 0)
+    code = MX_OP_CHECK_EXPECT_EQ;
+  else if (strcmp(tgt->s, "check.expect_almost_eq") == 0)
+    code = MX_OP_CHECK_EXPECT_ALMOST_EQ;
+  else if (strcmp(tgt->s, "check.expect_close") == 0)
+    code = MX_OP_CHECK_EXPECT_CLOSE;
   if (code == MX_OP_UNKNOWN) return MX_OK;
   const mx_attr_t *tol = NULL;
   for (int32_t i = 0; i < op->n_attrs; i++)

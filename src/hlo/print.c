@@ -54,7 +54,27 @@ const mx_type_t *mx_pr_vtype(mx_pr_t *p, int32_t id) {
   return &p->f->values[id].type;
 }
 
-void mx_pr_type(mx_pr_t *p, const mx_type_t *t) { mx_type_print(t, p->sb); }
+// Fixes the storage spelling of the quantized types printed from `start` on: MLIR spells unsigned
+// storage `u8`, but mx_type_print writes `i8` for ui8 (which would read back as signed).
+static void mx_pr_fix_quant(mx_pr_t *p, const mx_type_t *t, size_t *pos) {
+  if (t->kind == MX_TYPE_TUPLE) {
+    for (int32_t i = 0; i < t->n_tuple; i++) mx_pr_fix_quant(p, &t->tuple[i], pos);
+    return;
+  }
+  if (t->kind != MX_TYPE_TENSOR || !t->quant) return;
+  static const char key[] = "!quant.uniform<";
+  const size_t kn = sizeof key - 1;
+  while (*pos + kn < p->sb->len && memcmp(p->sb->data + *pos, key, kn) != 0) (*pos)++;
+  if (*pos + kn >= p->sb->len) return;
+  *pos += kn;
+  if (mx_elem_is_unsigned(t->elem) && p->sb->data[*pos] == 'i') p->sb->data[*pos] = 'u';
+}
+
+void mx_pr_type(mx_pr_t *p, const mx_type_t *t) {
+  size_t start = p->sb->len;
+  mx_type_print(t, p->sb);
+  mx_pr_fix_quant(p, t, &start);
+}
 
 void mx_pr_types_of(mx_pr_t *p, const int32_t *ids, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
@@ -465,6 +485,11 @@ static void mx_pr_func(mx_pr_t *p, const mx_func_t *f) {
       }
       mx_pr_type(p, mx_pr_vtype(p, f->body->args[i]));
       if (f->arg_attrs) mx_pr_dict_attr_braced(p, &f->arg_attrs[i]);
+      if (f->arg_locs && f->arg_locs[i]) {
+        mx_pr_puts(p, " loc(");
+        mx_pr_string(p, f->arg_locs[i]);
+        mx_pr_puts(p, ")");
+      }
     }
   }
   mx_pr_puts(p, ")");

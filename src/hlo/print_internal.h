@@ -50,6 +50,11 @@ void mx_pr_op_name(mx_pr_t *p, const mx_op_t *op);
 // not have the attributes its pretty form needs (nothing printed then).
 bool mx_pr_pretty_op(mx_pr_t *p, const mx_op_t *op);
 
+// ---- print_extra.c ----
+// Pretty forms of named MX_OP_UNKNOWN ops (chlo.scan, after_all, dynamic_iota, probe, ...);
+// false (nothing printed) for other ops or attributes that would not read back identically.
+bool mx_pr_extra_op(mx_pr_t *p, const mx_op_t *op);
+
 // ---- print_attr.c ----
 void mx_pr_attr(mx_pr_t *p, const mx_attr_t *a);
 // Dictionary body entries "a = x, b" sorted by name (no braces).

@@ -695,9 +695,9 @@ static bool mx_pr_check(mx_pr_t *p, const mx_op_t *op) {
 // ---- Dispatch ----
 
 bool mx_pr_pretty_op(mx_pr_t *p, const mx_op_t *op) {
-  // Ops whose name does not match their opcode (MX_OP_UNKNOWN, dialect look-alikes) stay generic.
-  if (op->code == MX_OP_UNKNOWN || !op->name || strcmp(op->name, mx_opcode_name(op->code)) != 0)
-    return false;
+  if (op->code == MX_OP_UNKNOWN) return mx_pr_extra_op(p, op);
+  // Ops whose name does not match their opcode (dialect look-alikes) stay generic.
+  if (!op->name || strcmp(op->name, mx_opcode_name(op->code)) != 0) return false;
   unsigned flags = mx_opcode_flags(op->code);
   if (flags & MX_OPF_CHECK) return mx_pr_check(p, op);
   switch (op->code) {

@@ -1,5 +1,6 @@
 // Element types, small-float codecs, tensor types and heap tensors.
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -303,13 +304,72 @@ bool mx_type_same_shape(const mx_type_t *a, const mx_type_t *b) {
   return true;
 }
 
+bool mx_quant_equal(const mx_quant_t *a, const mx_quant_t *b) {
+  if (!a || !b) return a == b;
+  if (a->expressed != b->expressed || a->storage_min != b->storage_min ||
+      a->storage_max != b->storage_max || a->axis != b->axis || a->n != b->n)
+    return false;
+  for (int32_t i = 0; i < a->n; i++)
+    if (a->scales[i] != b->scales[i] || a->zero_points[i] != b->zero_points[i]) return false;
+  return true;
+}
+
+// Shortest decimal that reads back as the same double.
+static void mx_print_double(mx_strbuf_t *sb, double v) {
+  char buf[48];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  // MLIR float literals need a '.' or an exponent.
+  if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+  mx_strbuf_puts(sb, buf);
+}
+
+static void mx_storage_range(mx_elem_type_t et, int64_t *lo, int64_t *hi) {
+  int bits = mx_elem_bits(et);
+  if (mx_elem_is_unsigned(et)) {
+    *lo = 0;
+    *hi = bits >= 64 ? INT64_MAX : (int64_t)((UINT64_C(1) << bits) - 1);
+  } else {
+    *lo = bits >= 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
+    *hi = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+  }
+}
+
+// `!quant.uniform<i8<-127:127>:f32:1, {0.1:-30,0.5}>`: MLIR spells unsigned storage `u8`, omits
+// the range when it is the full one, and omits zero points that are 0.
+static void mx_quant_print(const mx_type_t *t, mx_strbuf_t *sb) {
+  const mx_quant_t *q = t->quant;
+  const char *storage = mx_elem_name(t->elem);
+  mx_strbuf_puts(sb, "!quant.uniform<");
+  if (mx_elem_is_unsigned(t->elem)) {  // "ui8" -> "u8"
+    mx_strbuf_puts(sb, "u");
+    storage += 2;
+  }
+  mx_strbuf_puts(sb, storage);
+  int64_t lo, hi;
+  mx_storage_range(t->elem, &lo, &hi);
+  if (q->storage_min != lo || q->storage_max != hi)
+    mx_strbuf_printf(sb, "<%lld:%lld>", (long long)q->storage_min, (long long)q->storage_max);
+  mx_strbuf_printf(sb, ":%s", mx_elem_name(q->expressed));
+  if (q->axis >= 0) mx_strbuf_printf(sb, ":%d", q->axis);
+  mx_strbuf_puts(sb, q->axis >= 0 ? ", {" : ", ");
+  for (int32_t i = 0; i < q->n; i++) {
+    if (i) mx_strbuf_puts(sb, ",");
+    mx_print_double(sb, q->scales[i]);
+    if (q->zero_points[i]) mx_strbuf_printf(sb, ":%lld", (long long)q->zero_points[i]);
+  }
+  mx_strbuf_puts(sb, q->axis >= 0 ? "}>" : ">");
+}
+
 bool mx_type_equal(const mx_type_t *a, const mx_type_t *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
     case MX_TYPE_TOKEN:
       return true;
     case MX_TYPE_TENSOR:
-      return a->elem == b->elem && mx_type_same_shape(a, b);
+      return a->elem == b->elem && mx_type_same_shape(a, b) && mx_quant_equal(a->quant, b->quant);
     case MX_TYPE_TUPLE:
       if (a->n_tuple != b->n_tuple) return false;
       for (int32_t i = 0; i < a->n_tuple; i++)
@@ -335,7 +395,10 @@ void mx_type_print(const mx_type_t *t, mx_strbuf_t *sb) {
     case MX_TYPE_TENSOR:
       mx_strbuf_puts(sb, "tensor<");
       for (int32_t i = 0; i < t->rank; i++) mx_strbuf_printf(sb, "%lldx", (long long)t->dims[i]);
-      mx_strbuf_puts(sb, mx_elem_name(t->elem));
+      if (t->quant)
+        mx_quant_print(t, sb);
+      else
+        mx_strbuf_puts(sb, mx_elem_name(t->elem));
       mx_strbuf_puts(sb, ">");
       return;
   }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hlo/infer.h"
+#include "hlo/verify_quant.h"
 
 static mx_status_t verify_block(const mx_func_t *f, const mx_block_t *b, const mx_op_t *owner,
                                 int depth);
@@ -305,10 +306,17 @@ static mx_status_t verify_op_rec(const mx_func_t *f, const mx_op_t *op, int dept
       decl[i] = *t;
     }
   }
-  if (st == MX_OK) st = mx_infer_op(f, op, decl, op->n_results, out);
+  bool quant = st == MX_OK && mx_verify_has_quant(f, op);
+  if (quant && mx_verify_quant_elementwise(op)) {
+    st = mx_verify_quant_op(f, op);
+    for (int32_t i = 0; st == MX_OK && i < op->n_results; i++) out[i] = decl[i];
+  } else if (st == MX_OK) {
+    st = mx_infer_op(f, op, decl, op->n_results, out);
+  }
   if (st == MX_ERR_INVALID_ARG) st = mx_error_prefix(MX_ERR_VERIFY, "invalid op");
   for (int32_t i = 0; st == MX_OK && i < op->n_results; i++) {
-    if (!mx_type_equal(&decl[i], &out[i])) {
+    if (quant ? !mx_verify_quant_types_match(op, &decl[i], &out[i])
+              : !mx_type_equal(&decl[i], &out[i])) {
       st = mx_infer_fail(op, "result %d has type %s, expected %s", i, mx_tstr(&decl[i]).s,
                          mx_tstr(&out[i]).s);
     }
@@ -396,6 +404,7 @@ mx_status_t mx_hlo_verify_func(const mx_func_t *f) {
   if (f == NULL || f->body == NULL) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_hlo_verify_func: NULL function");
   }
+  if (f->body->n_ops == 0) return MX_OK;  // a declaration (external function): nothing to check
   mx_status_t st = verify_block(f, f->body, NULL, 0);
   if (st != MX_OK) {
     // Keep "line:col: op: ..." first (the parser prefixes the file name); name the function last.

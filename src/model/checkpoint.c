@@ -23,9 +23,9 @@ struct mx_checkpoint {
   int32_t n_files;
   ck_file_t *files;  // arena
   int32_t n;
-  mx_weight_t *w;   // arena, in shard order then header order
-  int32_t *table;   // arena; weight index + 1, 0 = empty slot
-  uint32_t mask;    // table size - 1 (a power of two)
+  mx_weight_t *w;  // arena, in shard order then header order
+  int32_t *table;  // arena; weight index + 1, 0 = empty slot
+  uint32_t mask;   // table size - 1 (a power of two)
 };
 
 static uint32_t hash_name(const char *s) {
@@ -127,8 +127,8 @@ static mx_status_t check_index(const mx_checkpoint_t *ck, const mx_ckpt_index_t 
     const char *want = ix->shards[ix->shard_of[i]];
     if (k < 0) {
       return mx_error_set(MX_ERR_PARSE,
-                          "%s: tensor '%.200s' is listed in shard %s but missing there",
-                          index_path, ix->names[i], want);
+                          "%s: tensor '%.200s' is listed in shard %s but missing there", index_path,
+                          ix->names[i], want);
     }
     const char *file = ck->w[k].file;
     const char *base = strrchr(file, '/');

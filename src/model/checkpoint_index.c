@@ -5,8 +5,8 @@
 #include "model/checkpoint_internal.h"
 
 static bool plain_file_name(const char *s) {
-  return s[0] != '\0' && strchr(s, '/') == NULL && strchr(s, '\\') == NULL &&
-         strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+  return s[0] != '\0' && strchr(s, '/') == NULL && strchr(s, '\\') == NULL && strcmp(s, ".") != 0 &&
+         strcmp(s, "..") != 0;
 }
 
 static mx_status_t fill_index(const cJSON *map, const char *source, mx_arena_t *arena,
@@ -47,8 +47,8 @@ static mx_status_t fill_index(const cJSON *map, const char *source, mx_arena_t *
   return MX_OK;
 }
 
-mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source,
-                                mx_arena_t *arena, mx_ckpt_index_t *out) {
+mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source, mx_arena_t *arena,
+                                mx_ckpt_index_t *out) {
   memset(out, 0, sizeof *out);
   cJSON *root = cJSON_ParseWithLength(json, len);
   if (!root) return mx_error_set(MX_ERR_PARSE, "%s: not valid JSON", source);

@@ -8,14 +8,14 @@ typedef struct mx_ckpt_index {
   int32_t n_shards;
   const char **shards;  // distinct shard file names, in order of first appearance (arena)
   int32_t n_entries;
-  const char **names;   // tensor names listed in weight_map (arena)
-  int32_t *shard_of;    // names[i] lives in shards[shard_of[i]]
+  const char **names;  // tensor names listed in weight_map (arena)
+  int32_t *shard_of;   // names[i] lives in shards[shard_of[i]]
 } mx_ckpt_index_t;
 
 // Parses an index file's text. `source` names it in messages. Everything lives in `arena`.
 // Shard names must be plain file names (no '/', not "." or ".."): the index must not point
 // outside the checkpoint directory.
-mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source,
-                                mx_arena_t *arena, mx_ckpt_index_t *out);
+mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source, mx_arena_t *arena,
+                                mx_ckpt_index_t *out);
 
 #endif  // MLXCEL_MODEL_CHECKPOINT_INTERNAL_H

@@ -5,10 +5,10 @@
 
 #include "model/config_internal.h"
 
-#define TRY(expr)                         \
-  do {                                    \
-    mx_status_t st_ = (expr);             \
-    if (st_ != MX_OK) return st_;         \
+#define TRY(expr)                 \
+  do {                            \
+    mx_status_t st_ = (expr);     \
+    if (st_ != MX_OK) return st_; \
   } while (0)
 
 static mx_status_t need(const mx_cfg_obj_t *o, const char *key, const char *why) {
@@ -24,8 +24,7 @@ static mx_status_t positive_f(const mx_cfg_obj_t *o, const char *key, double v) 
 
 static mx_status_t positive_i(const char *src, const char *key, int64_t v) {
   if (v > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s must be positive (got %lld)", src, key,
-                      (long long)v);
+  return mx_error_set(MX_ERR_PARSE, "%s: %s must be positive (got %lld)", src, key, (long long)v);
 }
 
 // rope_scaling (transformers <= 4.x) or rope_parameters (5.x): {"rope_type" | "type": ...}.

@@ -68,8 +68,8 @@ static mx_status_t get_int(const mx_cfg_obj_t *o, const char *key, double lo, do
   if (!cJSON_IsNumber(j)) return type_error(o, key, "an integer", j);
   double v = j->valuedouble;
   if (v != floor(v)) {
-    return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be an integer, got %g", o->src, o->prefix,
-                        key, v);
+    return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be an integer, got %g", o->src, o->prefix, key,
+                        v);
   }
   if (!(v >= lo && v <= hi)) {
     return mx_error_set(MX_ERR_PARSE, "%s: %s%s (%g) is out of range", o->src, o->prefix, key, v);
@@ -134,8 +134,8 @@ mx_status_t mx_cfg_str(const mx_cfg_obj_t *o, const char *key, const char *def, 
     s = j->valuestring;
   }
   if (strlen(s) >= cap) {
-    return mx_error_set(MX_ERR_PARSE, "%s: %s%s '%.60s...' is too long (at most %zu bytes)",
-                        o->src, o->prefix, key, s, cap - 1);
+    return mx_error_set(MX_ERR_PARSE, "%s: %s%s '%.60s...' is too long (at most %zu bytes)", o->src,
+                        o->prefix, key, s, cap - 1);
   }
   strcpy(out, s);
   return MX_OK;
@@ -173,8 +173,8 @@ mx_status_t mx_cfg_eos(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   if (!cJSON_IsArray(j)) return type_error(o, key, "an integer or a list of integers", j);
   int n = cJSON_GetArraySize(j);
   if (n > MX_MAX_EOS_IDS) {
-    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: %s%s lists %d ids (at most %d supported)",
-                        o->src, o->prefix, key, n, MX_MAX_EOS_IDS);
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: %s%s lists %d ids (at most %d supported)", o->src,
+                        o->prefix, key, n, MX_MAX_EOS_IDS);
   }
   for (const cJSON *e = j->child; e; e = e->next) {
     if (!cJSON_IsNumber(e)) return type_error(o, "eos_token_id[]", "an integer", e);

@@ -47,6 +47,9 @@ static mx_status_t set_arg_attrs(mx_func_t *f, int32_t i, const char *role, cons
   mx_attr_t d = mx_attr_dict(m, fields, n);
   if (mx_attr_is_oom(&d)) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   f->arg_attrs[i] = d;
+  // Weights also carry their checkpoint name as the argument's location, which IREE and XLA
+  // keep in their diagnostics and which readers of the emitted text see next to the type.
+  if (strcmp(role, "weight") == 0) return mx_func_set_arg_loc(f, i, name);
   return MX_OK;
 }
 

@@ -24,11 +24,14 @@ mx_elem_type_t mx_st_dtype(const char *s) {
     const char *name;
     mx_elem_type_t et;
   } map[] = {
-      {"F64", MX_ELEM_F64},        {"F32", MX_ELEM_F32},         {"F16", MX_ELEM_F16},
-      {"BF16", MX_ELEM_BF16},      {"I64", MX_ELEM_I64},         {"I32", MX_ELEM_I32},
-      {"I16", MX_ELEM_I16},        {"I8", MX_ELEM_I8},           {"U64", MX_ELEM_UI64},
-      {"U32", MX_ELEM_UI32},       {"U16", MX_ELEM_UI16},        {"U8", MX_ELEM_UI8},
-      {"BOOL", MX_ELEM_I1},        {"F8_E4M3", MX_ELEM_F8E4M3FN}, {"F8_E5M2", MX_ELEM_F8E5M2},
+      {"F64", MX_ELEM_F64},        {"F32", MX_ELEM_F32},
+      {"F16", MX_ELEM_F16},        {"BF16", MX_ELEM_BF16},
+      {"I64", MX_ELEM_I64},        {"I32", MX_ELEM_I32},
+      {"I16", MX_ELEM_I16},        {"I8", MX_ELEM_I8},
+      {"U64", MX_ELEM_UI64},       {"U32", MX_ELEM_UI32},
+      {"U16", MX_ELEM_UI16},       {"U8", MX_ELEM_UI8},
+      {"BOOL", MX_ELEM_I1},        {"F8_E4M3", MX_ELEM_F8E4M3FN},
+      {"F8_E5M2", MX_ELEM_F8E5M2},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     if (strcmp(s, map[i].name) == 0) return map[i].et;
@@ -119,8 +122,7 @@ static mx_status_t parse_tensor(const cJSON *e, const char *file, const char *na
   mx_status_t st = parse_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), file, name, w);
   if (st != MX_OK) return st;
   uint64_t begin = 0, end = 0;
-  st = parse_offsets(cJSON_GetObjectItemCaseSensitive(e, "data_offsets"), file, name, &begin,
-                     &end);
+  st = parse_offsets(cJSON_GetObjectItemCaseSensitive(e, "data_offsets"), file, name, &begin, &end);
   if (st != MX_OK) return st;
 
   char dims[256];
@@ -143,15 +145,13 @@ static mx_status_t parse_tensor(const cJSON *e, const char *file, const char *na
   if (end - begin != nbytes) {
     return tensor_err(file, name,
                       "shape %s x %s needs %llu bytes but data_offsets [%llu, %llu] span %llu",
-                      dims, dt->valuestring, (unsigned long long)nbytes,
-                      (unsigned long long)begin, (unsigned long long)end,
-                      (unsigned long long)(end - begin));
+                      dims, dt->valuestring, (unsigned long long)nbytes, (unsigned long long)begin,
+                      (unsigned long long)end, (unsigned long long)(end - begin));
   }
   if (end > section_len) {
-    return tensor_err(file, name,
-                      "data_offsets [%llu, %llu] extend beyond the data section (%llu bytes)",
-                      (unsigned long long)begin, (unsigned long long)end,
-                      (unsigned long long)section_len);
+    return tensor_err(
+        file, name, "data_offsets [%llu, %llu] extend beyond the data section (%llu bytes)",
+        (unsigned long long)begin, (unsigned long long)end, (unsigned long long)section_len);
   }
   w->data = section + begin;
   w->nbytes = (size_t)nbytes;
@@ -180,31 +180,26 @@ static int cmp_span(const void *a, const void *b) {
   return 0;
 }
 
-static const mx_weight_t *g_sort_weights;  // qsort has no context argument
-static int cmp_name(const void *a, const void *b) {
-  return strcmp(g_sort_weights[*(const int32_t *)a].name,
-                g_sort_weights[*(const int32_t *)b].name);
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 // Names must be unique (cJSON keeps duplicate keys) and non-empty spans must not overlap.
 static mx_status_t check_unique_and_disjoint(const mx_weight_t *w, st_span_t *spans, int32_t n,
                                              const char *file) {
   if (n <= 1) return MX_OK;
-  int32_t *order = malloc((size_t)n * sizeof *order);
-  if (!order) return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", file);
-  for (int32_t i = 0; i < n; i++) order[i] = i;
-  // Names are compared with strcmp in a single-threaded sort; the static is reset afterwards.
-  g_sort_weights = w;
-  qsort(order, (size_t)n, sizeof *order, cmp_name);
-  g_sort_weights = NULL;
+  const char **names = malloc((size_t)n * sizeof *names);
+  if (!names) return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", file);
+  for (int32_t i = 0; i < n; i++) names[i] = w[i].name;
+  qsort(names, (size_t)n, sizeof *names, cmp_str);
   for (int32_t i = 1; i < n; i++) {
-    if (strcmp(w[order[i - 1]].name, w[order[i]].name) == 0) {
-      const char *dup = w[order[i]].name;
-      free(order);
+    if (strcmp(names[i - 1], names[i]) == 0) {
+      const char *dup = names[i];
+      free(names);
       return tensor_err(file, dup, "appears twice in the header");
     }
   }
-  free(order);
+  free(names);
 
   qsort(spans, (size_t)n, sizeof *spans, cmp_span);
   const st_span_t *last = NULL;  // the non-empty span reaching furthest so far
@@ -220,6 +215,33 @@ static mx_status_t check_unique_and_disjoint(const mx_weight_t *w, st_span_t *sp
     if (!last || spans[i].end > last->end) last = &spans[i];
   }
   return MX_OK;
+}
+
+// Offset of the first byte that breaks UTF-8 (overlong forms, surrogates and code points above
+// U+10FFFF included), or `len` when the text is valid. Tensor names end up in messages and in
+// emitted MLIR, so they must be text.
+static size_t utf8_invalid_at(const uint8_t *s, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    int n = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : 0;
+    if (n == 0 || c > 0xF4) return i;
+    uint32_t cp = c & (0x3Fu >> n);
+    for (int k = 1; k <= n; k++) {
+      if (i + (size_t)k >= len || (s[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3Fu);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 3 && (cp < 0x10000 || cp > 0x10FFFF))) {
+      return i;
+    }
+    i += (size_t)n + 1;
+  }
+  return len;
 }
 
 static mx_status_t parse_entries(const cJSON *root, const uint8_t *section, uint64_t section_len,
@@ -267,8 +289,8 @@ mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, m
   if (!data && len) return mx_error_set(MX_ERR_INVALID_ARG, "%s: no data", file);
   if (len < 8) {
     return mx_error_set(MX_ERR_PARSE,
-                        "%s: file is %zu bytes, shorter than the 8-byte header length field",
-                        file, len);
+                        "%s: file is %zu bytes, shorter than the 8-byte header length field", file,
+                        len);
   }
   uint64_t hlen = 0;
   for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | data[i];
@@ -281,6 +303,11 @@ mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, m
     return mx_error_set(MX_ERR_PARSE,
                         "%s: header length %llu is larger than the rest of the file (%zu bytes)",
                         file, (unsigned long long)hlen, len - 8);
+  }
+  size_t bad = utf8_invalid_at(data + 8, (size_t)hlen);
+  if (bad < hlen) {
+    return mx_error_set(MX_ERR_PARSE, "%s: header is not valid UTF-8 (byte %zu of the header)",
+                        file, bad);
   }
   // cJSON gets its own NUL-terminated copy: it must not read past the header into the data.
   char *text = malloc((size_t)hlen + 1);
@@ -298,8 +325,7 @@ mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, m
     // The format pads the header with spaces; anything else after the JSON value is corrupt.
     for (const char *p = end; p < text + hlen; p++) {
       if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-        st = mx_error_set(MX_ERR_PARSE, "%s: header has trailing bytes after the JSON value",
-                          file);
+        st = mx_error_set(MX_ERR_PARSE, "%s: header has trailing bytes after the JSON value", file);
         break;
       }
     }

@@ -92,8 +92,17 @@ static void test_header_errors(void) {
   EXPECT_ERR(validate_hdr("[1, 2]", 0), "header is not a JSON object");
   EXPECT_ERR(validate_hdr("{} x", 0), "trailing bytes after the JSON value");
   CHECK_OK(validate_hdr("{}    ", 0));
+  EXPECT_ERR(validate_hdr("{\"w\xff\": 1}", 0), "header is not valid UTF-8 (byte 3 of the header)");
+  EXPECT_ERR(validate_hdr("{\"\xc0\xaf\": 1}", 0), "not valid UTF-8");      // overlong '/'
+  EXPECT_ERR(validate_hdr("{\"\xed\xa0\x80\": 1}", 0), "not valid UTF-8");  // surrogate
+  EXPECT_ERR(validate_hdr("{\"\xe2\x82", 0), "not valid UTF-8");            // cut sequence
+  CHECK_OK(
+      validate_hdr("{\"caf\xc3\xa9 \xf0\x9f\x98\x80\": {\"dtype\": \"U8\", \"shape\": [1], "
+                   "\"data_offsets\": [0, 1]}}",
+                   1));
   CHECK_OK(validate_hdr("{\"__metadata__\": {\"format\": \"pt\"}}", 0));
-  EXPECT_ERR(validate_hdr("{\"__metadata__\": {\"n\": 3}}", 0), "__metadata__ value 'n' is not a string");
+  EXPECT_ERR(validate_hdr("{\"__metadata__\": {\"n\": 3}}", 0),
+             "__metadata__ value 'n' is not a string");
   EXPECT_ERR(validate_hdr("{\"__metadata__\": 3}", 0), "__metadata__ is not a JSON object");
 }
 
@@ -107,44 +116,60 @@ static void test_tensor_errors(void) {
              "tensor 'w': missing \"data_offsets\"");
   EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": 1, \"shape\": [1], \"data_offsets\": [0, 4]}}", 4),
              "\"dtype\" is not a string");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F4\", \"shape\": [1], \"data_offsets\": [0, 1]}}", 1),
-             "t.safetensors: tensor 'w': unknown dtype 'F4'");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": 1, \"data_offsets\": [0, 4]}}", 4),
-             "\"shape\" is not a JSON array");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [2, -3], \"data_offsets\": [0, 4]}}", 4),
+  EXPECT_ERR(
+      validate_hdr("{\"w\": {\"dtype\": \"F4\", \"shape\": [1], \"data_offsets\": [0, 1]}}", 1),
+      "t.safetensors: tensor 'w': unknown dtype 'F4'");
+  EXPECT_ERR(
+      validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": 1, \"data_offsets\": [0, 4]}}", 4),
+      "\"shape\" is not a JSON array");
+  EXPECT_ERR(validate_hdr(
+                 "{\"w\": {\"dtype\": \"F32\", \"shape\": [2, -3], \"data_offsets\": [0, 4]}}", 4),
              "tensor 'w': shape[1] is negative (-3)");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1.5], \"data_offsets\": [0, 4]}}", 4),
-             "shape[0] is not an integer");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [\"2\"], \"data_offsets\": [0, 4]}}", 4),
+  EXPECT_ERR(
+      validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1.5], \"data_offsets\": [0, 4]}}", 4),
+      "shape[0] is not an integer");
+  EXPECT_ERR(validate_hdr(
+                 "{\"w\": {\"dtype\": \"F32\", \"shape\": [\"2\"], \"data_offsets\": [0, 4]}}", 4),
              "shape[0] is not a number");
   EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"U8\", \"shape\": [1,1,1,1,1,1,1,1,1], "
-                          "\"data_offsets\": [0, 1]}}", 1),
+                          "\"data_offsets\": [0, 1]}}",
+                          1),
              "rank 9 exceeds the maximum of 8");
   EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F64\", \"shape\": [4294967296, 4294967296], "
-                          "\"data_offsets\": [0, 8]}}", 8),
+                          "\"data_offsets\": [0, 8]}}",
+                          8),
              "overflows");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0]}}", 4),
-             "\"data_offsets\" is not an array of 2 integers");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [-4, 0]}}", 4),
-             "data_offsets[0] is negative");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 4]}}", 8),
-             "data_offsets begin (8) is after end (4)");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [2, 3], \"data_offsets\": [0, 20]}}", 24),
+  EXPECT_ERR(
+      validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0]}}", 4),
+      "\"data_offsets\" is not an array of 2 integers");
+  EXPECT_ERR(
+      validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [-4, 0]}}", 4),
+      "data_offsets[0] is negative");
+  EXPECT_ERR(
+      validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 4]}}", 8),
+      "data_offsets begin (8) is after end (4)");
+  EXPECT_ERR(validate_hdr(
+                 "{\"w\": {\"dtype\": \"F32\", \"shape\": [2, 3], \"data_offsets\": [0, 20]}}", 24),
              "tensor 'w': shape [2, 3] x F32 needs 24 bytes but data_offsets [0, 20] span 20");
-  EXPECT_ERR(validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}", 8),
-             "tensor 'w': data_offsets [4, 12] extend beyond the data section (8 bytes)");
-  EXPECT_ERR(validate_hdr("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
-                          " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}", 12),
-             "tensor 'b': data_offsets [4, 12] overlap tensor 'a' [0, 8]");
+  EXPECT_ERR(
+      validate_hdr("{\"w\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}", 8),
+      "tensor 'w': data_offsets [4, 12] extend beyond the data section (8 bytes)");
+  EXPECT_ERR(
+      validate_hdr("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
+                   " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}",
+                   12),
+      "tensor 'b': data_offsets [4, 12] overlap tensor 'a' [0, 8]");
   EXPECT_ERR(validate_hdr("{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]},"
-                          " \"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}", 8),
+                          " \"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}",
+                          8),
              "tensor 'a': appears twice in the header");
   // Valid: every dtype, a zero-size tensor, holes between spans, out-of-order offsets.
-  CHECK_OK(validate_hdr("{\"b\": {\"dtype\": \"BF16\", \"shape\": [2], \"data_offsets\": [8, 12]},"
-                        " \"a\": {\"dtype\": \"F8_E4M3\", \"shape\": [3], \"data_offsets\": [0, 3]},"
-                        " \"e\": {\"dtype\": \"F32\", \"shape\": [0, 5], \"data_offsets\": [4, 4]},"
-                        " \"s\": {\"dtype\": \"BOOL\", \"shape\": [], \"data_offsets\": [12, 13]}}",
-                        16));
+  CHECK_OK(
+      validate_hdr("{\"b\": {\"dtype\": \"BF16\", \"shape\": [2], \"data_offsets\": [8, 12]},"
+                   " \"a\": {\"dtype\": \"F8_E4M3\", \"shape\": [3], \"data_offsets\": [0, 3]},"
+                   " \"e\": {\"dtype\": \"F32\", \"shape\": [0, 5], \"data_offsets\": [4, 4]},"
+                   " \"s\": {\"dtype\": \"BOOL\", \"shape\": [], \"data_offsets\": [12, 13]}}",
+                   16));
 }
 
 static void test_dtypes(void) {
@@ -152,11 +177,14 @@ static void test_dtypes(void) {
     const char *name;
     int size;
     mx_elem_type_t et;
-  } t[] = {{"F64", 8, MX_ELEM_F64},   {"F32", 4, MX_ELEM_F32},       {"F16", 2, MX_ELEM_F16},
-           {"BF16", 2, MX_ELEM_BF16}, {"I64", 8, MX_ELEM_I64},       {"I32", 4, MX_ELEM_I32},
-           {"I16", 2, MX_ELEM_I16},   {"I8", 1, MX_ELEM_I8},         {"U64", 8, MX_ELEM_UI64},
-           {"U32", 4, MX_ELEM_UI32},  {"U16", 2, MX_ELEM_UI16},      {"U8", 1, MX_ELEM_UI8},
-           {"BOOL", 1, MX_ELEM_I1},   {"F8_E4M3", 1, MX_ELEM_F8E4M3FN}, {"F8_E5M2", 1, MX_ELEM_F8E5M2}};
+  } t[] = {{"F64", 8, MX_ELEM_F64},       {"F32", 4, MX_ELEM_F32},
+           {"F16", 2, MX_ELEM_F16},       {"BF16", 2, MX_ELEM_BF16},
+           {"I64", 8, MX_ELEM_I64},       {"I32", 4, MX_ELEM_I32},
+           {"I16", 2, MX_ELEM_I16},       {"I8", 1, MX_ELEM_I8},
+           {"U64", 8, MX_ELEM_UI64},      {"U32", 4, MX_ELEM_UI32},
+           {"U16", 2, MX_ELEM_UI16},      {"U8", 1, MX_ELEM_UI8},
+           {"BOOL", 1, MX_ELEM_I1},       {"F8_E4M3", 1, MX_ELEM_F8E4M3FN},
+           {"F8_E5M2", 1, MX_ELEM_F8E5M2}};
   const char *dir = subdir("dtypes");
   static const uint8_t data[64];
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -199,8 +227,10 @@ static void test_dir_errors(void) {
   write_st(d, "a.safetensors",
            "{\"x\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}}", vals, 8);
   write_st(d, "b.safetensors",
-           "{\"y\": {\"dtype\": \"F32\", \"shape\": [2, 1], \"data_offsets\": [0, 8]}}", vals + 2, 8);
-  const char *idx = "{\"metadata\": {}, \"weight_map\": {\"x\": \"a.safetensors\", \"y\": \"b.safetensors\"}}";
+           "{\"y\": {\"dtype\": \"F32\", \"shape\": [2, 1], \"data_offsets\": [0, 8]}}", vals + 2,
+           8);
+  const char *idx =
+      "{\"metadata\": {}, \"weight_map\": {\"x\": \"a.safetensors\", \"y\": \"b.safetensors\"}}";
   write_file(d, "model.safetensors.index.json", idx, strlen(idx));
   CHECK_OK(mx_checkpoint_open(d, &ck));
   CHECK(mx_checkpoint_count(ck) == 2);
@@ -216,16 +246,19 @@ static void test_dir_errors(void) {
              "model.safetensors.index.json: shard model-00002-of-00002.safetensors does not exist");
   idx = "{\"weight_map\": {\"x\": \"a.safetensors\", \"y\": \"a.safetensors\"}}";
   write_file(d, "model.safetensors.index.json", idx, strlen(idx));
-  EXPECT_ERR(mx_checkpoint_open(d, &ck), "tensor 'y' is listed in shard a.safetensors but missing there");
+  EXPECT_ERR(mx_checkpoint_open(d, &ck),
+             "tensor 'y' is listed in shard a.safetensors but missing there");
   idx = "{\"weight_map\": {\"x\": \"a.safetensors\", \"q\": \"b.safetensors\"}}";
   write_file(d, "model.safetensors.index.json", idx, strlen(idx));
-  EXPECT_ERR(mx_checkpoint_open(d, &ck), "tensor 'q' is listed in shard b.safetensors but missing there");
+  EXPECT_ERR(mx_checkpoint_open(d, &ck),
+             "tensor 'q' is listed in shard b.safetensors but missing there");
   idx = "{\"weight_map\": {\"x\": \"b.safetensors\", \"y\": \"a.safetensors\"}}";
   write_file(d, "model.safetensors.index.json", idx, strlen(idx));
   EXPECT_ERR(mx_checkpoint_open(d, &ck), "tensor 'x' is listed in shard b.safetensors but is in");
   idx = "{\"weight_map\": {\"x\": \"../a.safetensors\"}}";
   write_file(d, "model.safetensors.index.json", idx, strlen(idx));
-  EXPECT_ERR(mx_checkpoint_open(d, &ck), "names shard '../a.safetensors', which is not a plain file name");
+  EXPECT_ERR(mx_checkpoint_open(d, &ck),
+             "names shard '../a.safetensors', which is not a plain file name");
   idx = "{\"weight_map\": [1]}";
   write_file(d, "model.safetensors.index.json", idx, strlen(idx));
   EXPECT_ERR(mx_checkpoint_open(d, &ck), "\"weight_map\" is not a JSON object");
@@ -306,7 +339,7 @@ static void test_fixtures(const char *shared) {
   static const struct {
     const char *arch;
     int count;
-  } fx[] = {{"llama", 30}, {"mistral", 30}, {"qwen2", 26}, {"qwen3", 35},
+  } fx[] = {{"llama", 30}, {"mistral", 30}, {"qwen2", 26},  {"qwen3", 35},
             {"gemma", 20}, {"gemma2", 46},  {"gemma3", 80}, {"phi3", 21}};
   for (size_t i = 0; i < sizeof fx / sizeof fx[0]; i++) {
     char dir[512];
@@ -322,7 +355,8 @@ static void test_fixtures(const char *shared) {
 }
 
 int main(void) {
-  snprintf(g_tmp, sizeof g_tmp, "%s/mx_loader_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  snprintf(g_tmp, sizeof g_tmp, "%s/mx_loader_XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(g_tmp)) {
     perror("mkdtemp");
     return 1;
@@ -339,7 +373,8 @@ int main(void) {
     test_stories_mlx(shared);
     test_fixtures(shared);
   } else {
-    printf("SKIP: MX_SHARED not set or without models/stories260K: shared checkpoints not tested\n");
+    printf(
+        "SKIP: MX_SHARED not set or without models/stories260K: shared checkpoints not tested\n");
   }
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);

@@ -420,7 +420,7 @@ static void test_jax_style(void) {
   static const char want[] =
       "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
       "  func.func @main(%arg0: tensor<2x3xf32> {mhlo.layout_mode = \"default\", mhlo.sharding = "
-      "\"{replicated}\"}, %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = "
+      "\"{replicated}\"} loc(\"x\"), %arg1: tensor<3xbf16>) -> (tensor<2xf32> {jax.result_info = "
       "\"result[0]\", mhlo.layout_mode = \"default\"}, tensor<i32>) {\n"
       "    %cst = stablehlo.constant dense<0x3F800000> : tensor<f32>\n"
       "    %cst_0 = stablehlo.constant dense<[0x3F80, 0x4020, 0x7FC0]> : tensor<3xbf16>\n"

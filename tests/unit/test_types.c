@@ -45,7 +45,7 @@ static void test_f8(void) {
   CHECK(mx_float_encode(MX_ELEM_F8E5M2, 57344.0) == 0x7B);
   CHECK(mx_float_decode(MX_ELEM_F4E2M1FN, 0x07) == 6.0);
   CHECK(mx_float_decode(MX_ELEM_F4E2M1FN, 0x0F) == -6.0);
-  CHECK(mx_float_encode(MX_ELEM_F4E2M1FN, 100.0) == 0x07);  // finite-only saturates
+  CHECK(mx_float_encode(MX_ELEM_F4E2M1FN, 100.0) == 0x07);   // finite-only saturates
   CHECK(mx_float_encode(MX_ELEM_F4E2M1FN, 3.1415) == 0x05);  // 3.0
   CHECK(mx_float_encode(MX_ELEM_F4E2M1FN, 0.1) == 0x00);
   CHECK(mx_float_decode(MX_ELEM_F6E2M3FN, 0x1F) == 7.5);

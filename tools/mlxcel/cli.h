@@ -2,6 +2,7 @@
 #ifndef MLXCEL_TOOLS_CLI_H
 #define MLXCEL_TOOLS_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "mlxcel/hlo.h"
@@ -23,11 +24,61 @@ typedef int (*mx_cli_cmd_fn)(int argc, char **argv);
 
 int mx_cli_cmd_run(int argc, char **argv);
 void mx_cli_run_usage(FILE *out);
+// `mlxcel run --weights DIR FILE.mlir` (run_weights.c).
+typedef struct mx_run_weights_opts {
+  const char *weights;  // checkpoint directory
+  const char *path;     // the .mlir file
+  const char *func;     // NULL: the only public function, else @main
+  const char *ids;      // "1,2,3" for the tokens argument; may be NULL
+  int64_t pos0;
+  bool json;
+  const char *npy;  // write the first result here as .npy; may be NULL
+} mx_run_weights_opts_t;
+int mx_cli_run_weights(const mx_run_weights_opts_t *o);
+
+int mx_cli_cmd_generate(int argc, char **argv);
+int mx_cli_cmd_tokenize(int argc, char **argv);
+int mx_cli_cmd_detokenize(int argc, char **argv);
+int mx_cli_cmd_logits(int argc, char **argv);
+int mx_cli_cmd_emit(int argc, char **argv);
+
+// ---- Option parsing helpers (args.c); every helper prints its own message on failure ----
+
+// Matches argv[*i] against the value option `name` (and `alias`, may be NULL), written
+// "--name VALUE" or "--name=VALUE". Returns 1 and sets *val (advancing *i past a separate
+// value) on a match, 0 when argv[*i] is not this option, -1 when the value is missing.
+int mx_cli_opt(int argc, char **argv, int *i, const char *cmd, const char *name, const char *alias,
+               const char **val);
+// Strict number parsing: the whole string, within [lo, hi]. Message names the option.
+bool mx_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
+                      int64_t *out);
+bool mx_cli_parse_float(const char *cmd, const char *opt, const char *s, float *out);
+// Parses "1,2,3" (commas and/or spaces) into a heap array (caller frees). At least one id;
+// each in [0, INT32_MAX].
+bool mx_cli_parse_ids(const char *cmd, const char *opt, const char *s, int32_t **ids, int32_t *n);
+// Checks that `dir` is a readable directory holding `file` (e.g. "config.json"); prints
+// "mlxcel CMD: cannot read model directory ..." and returns false otherwise.
+bool mx_cli_check_model_dir(const char *cmd, const char *dir, const char *file);
+// Exit status for a failed library call: MX_EXIT_IO for MX_ERR_IO, else MX_EXIT_FAILED.
+int mx_cli_exit_for(mx_status_t st);
+// Prints "mlxcel CMD: error: <mx_error_message()>" and returns mx_cli_exit_for(st).
+int mx_cli_fail(const char *cmd, mx_status_t st);
+// Prints "mlxcel CMD: MESSAGE", a blank line and the usage; returns MX_EXIT_USAGE.
+int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+// KV capacity when no --ctx is given: $MLXCEL_XLA_CONTEXT_CAPACITY, else
+// min(max_position_embeddings, 4096). Returns false (message printed) on a bad variable.
+bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx);
+// Writes a float32 C-order .npy file (format v1.0, '<f4').
+mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int64_t *dims,
+                                 int32_t rank);
 
 // Appends an MLIR-like rendering of a tensor value: `dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>`
 // (tuples as `(v0, v1)`, tokens as `!stablehlo.token`).
 void mx_cli_format_tensor(const mx_tensor_t *t, mx_strbuf_t *sb);
 // Appends `s` as a JSON string literal (quotes included).
 void mx_cli_json_string(mx_strbuf_t *sb, const char *s);
+// Same for `len` bytes that may hold NULs or incomplete UTF-8 (written as \u0000 / \ufffd).
+void mx_cli_json_string_n(mx_strbuf_t *sb, const char *s, size_t len);
 
 #endif  // MLXCEL_TOOLS_CLI_H

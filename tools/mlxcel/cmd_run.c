@@ -9,11 +9,30 @@
 #include "cli.h"
 
 typedef struct run_opts {
-  bool check;    // evaluate check ops and print one verdict line per case
-  bool json;     // one JSON object per line instead of text
-  bool print;    // parse and print back instead of running
-  bool generic;  // with --print: generic op form
+  mx_run_weights_opts_t weights;  // weights.weights != NULL: run one model graph
+  bool check;                     // evaluate check ops and print one verdict line per case
+  bool json;                      // one JSON object per line instead of text
+  bool print;                     // parse and print back instead of running
+  bool generic;                   // with --print: generic op form
+  bool has_pos0;
 } run_opts_t;
+
+// Stores one of the --weights mode's value options; false (message printed) on a bad value.
+static bool weights_flag(run_opts_t *o, const char *flag, const char *v) {
+  if (strncmp(flag, "--weights", 9) == 0) {
+    o->weights.weights = v;
+  } else if (strncmp(flag, "--func", 6) == 0) {
+    o->weights.func = v;
+  } else if (strncmp(flag, "--ids", 5) == 0) {
+    o->weights.ids = v;
+  } else if (strncmp(flag, "--pos0", 6) == 0) {
+    o->has_pos0 = true;
+    return mx_cli_parse_int("run", "--pos0", v, 0, INT32_MAX, &o->weights.pos0);
+  } else {
+    o->weights.npy = v;
+  }
+  return true;
+}
 
 typedef enum case_status {
   CASE_PASS = 0,  // ran (and every check op held)
@@ -40,11 +59,13 @@ void mx_cli_run_usage(FILE *out) {
   fprintf(out,
           "Usage: mlxcel run [--check] [--json] FILE.mlir...\n"
           "       mlxcel run --print [--generic] FILE.mlir...\n"
+          "       mlxcel run --weights DIR [--func NAME] [--ids 1,2,3] [--pos0 P] [--json]\n"
+          "                  [-o FILE.npy] FILE.mlir\n"
           "\n"
           "Runs every test case of each file (cases are separated by `// -----` lines) with the\n"
           "reference interpreter. A case's entry function is @main, or its only function; it\n"
           "must take no arguments (passing arguments, e.g. an --args option, is not supported\n"
-          "yet). FILE may be `-` for standard input.\n"
+          "yet), except with --weights below. FILE may be `-` for standard input.\n"
           "\n"
           "Options:\n"
           "  --check    evaluate check.expect_* ops; print one line per case:\n"
@@ -56,6 +77,15 @@ void mx_cli_run_usage(FILE *out) {
           "  --json     print one JSON object per case and a closing summary object\n"
           "  --print    parse and print each case back as StableHLO text instead of running\n"
           "  --generic  with --print: print every op in generic form\n"
+          "\n"
+          "Model graphs (written by `mlxcel emit`):\n"
+          "  --weights DIR  bind the function's weight arguments to the checkpoint in DIR (by\n"
+          "             their mx.name), the token ids to --ids and pos0 to --pos0 (default 0);\n"
+          "             KV caches start zeroed. Prints the first result (the logits).\n"
+          "  --func NAME    function to run (default: the only public function, else @main)\n"
+          "  --ids LIST     token ids for the tokens argument, as many as it holds\n"
+          "  --pos0 P       position of the first token\n"
+          "  -o FILE.npy    write the logits as a float32 .npy file instead of printing them\n"
           "  -h, --help show this help\n"
           "\n"
           "Without --check the results of each entry function are printed as\n"
@@ -131,7 +161,8 @@ static void run_module(const mx_module_t *m, const run_opts_t *o, case_result_t 
     append_arg_types(f, &r->message);
     mx_strbuf_puts(&r->message,
                    "); `mlxcel run` only runs functions without arguments (an --args option to "
-                   "pass them is planned, not available yet)");
+                   "pass them is planned, not available yet; model graphs written by `mlxcel "
+                   "emit` run with --weights DIR)");
     return;
   }
   int32_t n_res = f->n_results;
@@ -401,7 +432,8 @@ int mx_cli_cmd_run(int argc, char **argv) {
   int n_files = 0;
   bool no_more_flags = false;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
+    const char *a = argv[i], *v = NULL;
+    int r = 0;
     if (no_more_flags || a[0] != '-' || strcmp(a, "-") == 0) {
       files[n_files++] = argv[i];
     } else if (strcmp(a, "--") == 0) {
@@ -414,6 +446,15 @@ int mx_cli_cmd_run(int argc, char **argv) {
       o.print = true;
     } else if (strcmp(a, "--generic") == 0) {
       o.generic = true;
+    } else if ((r = mx_cli_opt(argc, argv, &i, "run", "--weights", NULL, &v)) != 0 ||
+               (r = mx_cli_opt(argc, argv, &i, "run", "--func", NULL, &v)) != 0 ||
+               (r = mx_cli_opt(argc, argv, &i, "run", "--ids", NULL, &v)) != 0 ||
+               (r = mx_cli_opt(argc, argv, &i, "run", "--pos0", NULL, &v)) != 0 ||
+               (r = mx_cli_opt(argc, argv, &i, "run", "--output", "-o", &v)) != 0) {
+      if (r < 0 || !weights_flag(&o, a, v)) {
+        free(files);
+        return MX_EXIT_USAGE;
+      }
     } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       mx_cli_run_usage(stdout);
       free(files);
@@ -435,12 +476,25 @@ int mx_cli_cmd_run(int argc, char **argv) {
   if (o.print && o.check) conflict = "--print cannot be combined with --check";
   if (o.print && o.json) conflict = "--print cannot be combined with --json";
   if (o.generic && !o.print) conflict = "--generic only applies to --print";
+  bool model_flags = o.weights.func || o.weights.ids || o.weights.npy || o.has_pos0;
+  if (!o.weights.weights && model_flags)
+    conflict = "--func, --ids, --pos0 and -o need --weights DIR";
+  if (o.weights.weights && (o.check || o.print)) {
+    conflict = "--weights cannot be combined with --check or --print";
+  }
   if (!conflict && n_files == 0) conflict = "no input file";
+  if (!conflict && o.weights.weights && n_files != 1) conflict = "--weights runs one FILE.mlir";
   if (conflict) {
     fprintf(stderr, "mlxcel run: %s\n\n", conflict);
     mx_cli_run_usage(stderr);
     free(files);
     return MX_EXIT_USAGE;
+  }
+  if (o.weights.weights) {
+    o.weights.path = files[0];
+    o.weights.json = o.json;
+    free(files);
+    return mx_cli_run_weights(&o.weights);
   }
   // Line-buffered so that, should a case ever crash, the cases before it are on record.
   setvbuf(stdout, NULL, _IOLBF, 0);

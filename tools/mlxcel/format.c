@@ -174,8 +174,9 @@ void mx_cli_format_tensor(const mx_tensor_t *t, mx_strbuf_t *sb) {
   mx_type_print(&t->type, sb);
 }
 
-// Length of the well-formed UTF-8 sequence at p (1..4), or 0 if it is not one.
-static int utf8_seq_len(const unsigned char *p) {
+// Length of the well-formed UTF-8 sequence at p (1..4) within the `avail` bytes left, or 0 if
+// it is not one.
+static int utf8_seq_len(const unsigned char *p, size_t avail) {
   int n;
   unsigned cp;
   if (p[0] < 0xC2 || p[0] > 0xF4) return 0;
@@ -189,8 +190,9 @@ static int utf8_seq_len(const unsigned char *p) {
     n = 4;
     cp = p[0] & 0x07u;
   }
+  if ((size_t)n > avail) return 0;
   for (int i = 1; i < n; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;  // also stops at the NUL terminator
+    if ((p[i] & 0xC0) != 0x80) return 0;
     cp = (cp << 6) | (p[i] & 0x3Fu);
   }
   if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
@@ -199,9 +201,13 @@ static int utf8_seq_len(const unsigned char *p) {
 }
 
 void mx_cli_json_string(mx_strbuf_t *sb, const char *s) {
+  mx_cli_json_string_n(sb, s ? s : "", s ? strlen(s) : 0);
+}
+
+void mx_cli_json_string_n(mx_strbuf_t *sb, const char *s, size_t len) {
   mx_strbuf_puts(sb, "\"");
-  const unsigned char *p = (const unsigned char *)(s ? s : "");
-  while (*p) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
+  while (p < end) {
     unsigned char c = *p;
     if (c == '"') {
       mx_strbuf_puts(sb, "\\\"");
@@ -214,8 +220,9 @@ void mx_cli_json_string(mx_strbuf_t *sb, const char *s) {
     } else if (c < 0x20 || c == 0x7F) {
       mx_strbuf_printf(sb, "\\u%04x", c);
     } else if (c >= 0x80) {
-      // Messages may quote bytes of a malformed input file: keep the JSON valid UTF-8.
-      int n = utf8_seq_len(p);
+      // Messages may quote bytes of a malformed input file, and a token may be a lone byte of
+      // a UTF-8 character: keep the JSON valid UTF-8.
+      int n = utf8_seq_len(p, (size_t)(end - p));
       if (n == 0) {
         mx_strbuf_puts(sb, "\\ufffd");
         n = 1;

@@ -1,4 +1,4 @@
-// mlxcel: entry point and subcommand dispatch. Later commands (generate, emit, bench, serve, ...)
+// mlxcel: entry point and subcommand dispatch. Later commands (chat, bench, serve, ...)
 // add one row to kCommands and one cmd_<name>.c file.
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +12,11 @@ typedef struct mx_cli_cmd {
 } mx_cli_cmd_t;
 
 static const mx_cli_cmd_t kCommands[] = {
+    {"generate", mx_cli_cmd_generate, "generate text from a prompt with a model directory"},
+    {"tokenize", mx_cli_cmd_tokenize, "print the token ids of a text"},
+    {"detokenize", mx_cli_cmd_detokenize, "print the text of token ids"},
+    {"logits", mx_cli_cmd_logits, "write the logits of every position of a prompt as .npy"},
+    {"emit", mx_cli_cmd_emit, "write a model's StableHLO graphs (prefill.mlir, decode.mlir)"},
     {"run", mx_cli_cmd_run, "run (and check) StableHLO .mlir files with the reference interpreter"},
 };
 
@@ -26,15 +31,21 @@ static void print_usage(FILE *out) {
           "Commands:\n",
           MLXCEL_VERSION);
   for (size_t i = 0; i < sizeof kCommands / sizeof kCommands[0]; i++) {
-    fprintf(out, "  %-10s %s\n", kCommands[i].name, kCommands[i].summary);
+    fprintf(out, "  %-11s %s\n", kCommands[i].name, kCommands[i].summary);
   }
   fprintf(out,
           "\n"
+          "Example:\n"
+          "  mlxcel generate -m models/stories260K -p \"Once upon a time\" -n 128\n"
+          "\n"
+          "Environment: MLXCEL_BACKEND (execution backend), MLXCEL_XLA_CONTEXT_CAPACITY (KV\n"
+          "capacity in tokens); --backend and --ctx override them.\n"
+          "\n"
           "Exit status:\n"
-          "  0  success (with --check: no case failed; unsupported cases do not fail)\n"
-          "  1  a case failed or could not be run (parse, verify, runtime error)\n"
+          "  0  success (run --check: no case failed; unsupported cases do not fail)\n"
+          "  1  failure: a case failed or could not be run, a model could not be loaded or run\n"
           "  2  bad command line (unknown command or option, missing argument)\n"
-          "  3  an input file could not be read\n");
+          "  3  an input file or model directory could not be read\n");
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,62 @@
+// mx_model_load: config.json (+ generation_config.json), the checkpoint (validated and checked
+// against the architecture) and the tokenizer, in that order, so the cheapest checks fail first.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlxcel/model.h"
+#include "mlxcel/tokenizer.h"
+
+// MLX-quantized checkpoints store packed uint32 "<x>.weight" next to "<x>.scales" (and
+// "<x>.biases"). They open as checkpoints, but no graph runs them yet: say so plainly instead of
+// reporting a shape mismatch.
+static mx_status_t refuse_quantized(const char *dir, const mx_checkpoint_t *ck) {
+  for (int32_t i = 0; i < mx_checkpoint_count(ck); i++) {
+    const mx_weight_t *w = mx_checkpoint_weight(ck, i);
+    size_t n = strlen(w->name);
+    if (n <= 7 || strcmp(w->name + n - 7, ".scales") != 0 || n - 7 > 400) continue;
+    char base[420];
+    snprintf(base, sizeof base, "%.*s.weight", (int)(n - 7), w->name);
+    const mx_weight_t *q = mx_checkpoint_find(ck, base);
+    if (q && (mx_elem_is_int(q->dtype))) {
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "%s: tensor '%s' is quantized (MLX layout, with '%s'): quantized "
+                          "checkpoints are not supported yet",
+                          dir, base, w->name);
+    }
+  }
+  return MX_OK;
+}
+
+mx_status_t mx_model_load(const char *dir, mx_model_t **out) {
+  *out = NULL;
+  if (!dir) return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_load: no directory");
+  mx_model_t *m = calloc(1, sizeof *m);
+  if (!m || !(m->dir = strdup(dir))) {
+    free(m);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  mx_status_t st = mx_config_load(dir, &m->config);
+  if (st == MX_OK) st = mx_checkpoint_open(dir, &m->ckpt);
+  if (st == MX_OK) st = refuse_quantized(dir, m->ckpt);
+  if (st == MX_OK) {
+    st = mx_model_check_weights(&m->config, m->ckpt);
+    // The check names the tensor and its file, not always the checkpoint directory.
+    if (st != MX_OK) mx_error_prefix(st, "%s", dir);
+  }
+  if (st == MX_OK) st = mx_tokenizer_load(dir, &m->tokenizer);
+  if (st != MX_OK) {
+    mx_model_free(m);
+    return st;
+  }
+  *out = m;
+  return MX_OK;
+}
+
+void mx_model_free(mx_model_t *m) {
+  if (!m) return;
+  mx_tokenizer_destroy(m->tokenizer);
+  mx_checkpoint_close(m->ckpt);
+  free(m->dir);
+  free(m);
+}

@@ -1,0 +1,193 @@
+// Sessions: option resolution (flags, environment, model limits), range and capacity checks,
+// chunked prefill. Everything a step needs is allocated in mx_session_create.
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session_internal.h"
+
+enum { DEFAULT_PREFILL_CHUNK = 64, DEFAULT_CTX_CAP = 4096 };
+
+// Strictly parses a positive decimal integer from an environment variable. Unset or empty means
+// "not given" (*given = false); anything else that is not a whole positive number is an error
+// naming the variable.
+static mx_status_t env_positive_int(const char *var, int64_t *value, bool *given) {
+  *given = false;
+  const char *s = getenv(var);
+  if (!s || !s[0]) return MX_OK;
+  errno = 0;
+  char *end = NULL;
+  long long v = strtoll(s, &end, 10);
+  if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno == ERANGE || v <= 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s='%s' is not a positive integer", var, s);
+  *value = (int64_t)v;
+  *given = true;
+  return MX_OK;
+}
+
+mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *opts,
+                              mx_session_t **out) {
+  if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: out is NULL");
+  *out = NULL;
+  if (!model) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: model is NULL");
+  const mx_model_config_t *cfg = &model->config;
+  if (cfg->vocab_size <= 0 || cfg->max_position_embeddings <= 0)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "session: model config has vocab_size %d, max_position_embeddings %lld",
+                        cfg->vocab_size, (long long)cfg->max_position_embeddings);
+
+  // Backend: option, else $MLXCEL_BACKEND, else the reference interpreter.
+  const char *bname = opts && opts->backend ? opts->backend : NULL;
+  const char *bsource = "option";
+  if (!bname) {
+    const char *e = getenv("MLXCEL_BACKEND");
+    if (e && e[0]) {
+      bname = e;
+      bsource = "MLXCEL_BACKEND";
+    } else {
+      bname = "interp";
+    }
+  }
+  const mx_backend_t *be = mx_backend_find(bname);
+  if (!be) {
+    char names[256];
+    mx_backend_list_names(names, sizeof names);
+    return mx_error_set(MX_ERR_INVALID_ARG, "unknown backend '%s' (from %s); known backends: %s",
+                        bname, bsource, names);
+  }
+
+  // Context capacity: option, else $MLXCEL_XLA_CONTEXT_CAPACITY, else min(max_pos, 4096).
+  int64_t ctx = opts ? opts->ctx : 0;
+  const char *csource = "option ctx";
+  if (ctx < 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "context capacity must be > 0, got %lld",
+                        (long long)ctx);
+  if (ctx == 0) {
+    bool given = false;
+    mx_status_t st = env_positive_int("MLXCEL_XLA_CONTEXT_CAPACITY", &ctx, &given);
+    if (st) return st;
+    if (given) {
+      csource = "MLXCEL_XLA_CONTEXT_CAPACITY";
+    } else {
+      ctx = cfg->max_position_embeddings < DEFAULT_CTX_CAP ? cfg->max_position_embeddings
+                                                           : DEFAULT_CTX_CAP;
+      csource = "default";
+    }
+  }
+  if (ctx > cfg->max_position_embeddings)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "context capacity %lld (from %s) exceeds the model's "
+                        "max_position_embeddings %lld",
+                        (long long)ctx, csource, (long long)cfg->max_position_embeddings);
+  if (ctx > INT32_MAX)
+    return mx_error_set(MX_ERR_INVALID_ARG, "context capacity %lld (from %s) is too large",
+                        (long long)ctx, csource);
+
+  int32_t chunk = opts && opts->prefill_chunk ? opts->prefill_chunk : DEFAULT_PREFILL_CHUNK;
+  if (chunk < 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "prefill_chunk must be > 0, got %d", chunk);
+  if (chunk > ctx) chunk = (int32_t)ctx;  // a chunk never needs more than the whole capacity
+
+  mx_session_t *s = calloc(1, sizeof *s);
+  if (!s) return mx_error_set(MX_ERR_NOMEM, "session: out of memory");
+  s->model = model;
+  s->backend = be;
+  s->ctx = ctx;
+  s->chunk = chunk;
+  s->vocab = cfg->vocab_size;
+  s->logits = calloc((size_t)s->vocab, sizeof *s->logits);
+  s->tokens = calloc((size_t)ctx, sizeof *s->tokens);
+  if (!s->logits || !s->tokens) {
+    mx_session_destroy(s);
+    return mx_error_set(MX_ERR_NOMEM, "session: out of memory for ctx %lld, vocab %d",
+                        (long long)ctx, s->vocab);
+  }
+  mx_status_t st = be->create(model, ctx, chunk, &s->state);
+  if (st) {
+    s->state = NULL;
+    mx_session_destroy(s);
+    return mx_error_prefix(st, "backend %s", be->name);
+  }
+  *out = s;
+  return MX_OK;
+}
+
+void mx_session_destroy(mx_session_t *s) {
+  if (!s) return;
+  if (s->backend && s->state) s->backend->destroy(s->state);
+  free(s->logits);
+  free(s->tokens);
+  free(s);
+}
+
+// Checks that n more tokens fit and that every id is in [0, vocab).
+static mx_status_t check_tokens(const mx_session_t *s, const int32_t *ids, int32_t n,
+                                const char *what) {
+  if (n < 0) return mx_error_set(MX_ERR_INVALID_ARG, "%s: negative token count %d", what, n);
+  if (n > 0 && !ids) return mx_error_set(MX_ERR_INVALID_ARG, "%s: ids is NULL", what);
+  if ((int64_t)n > s->ctx - s->n_past)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "%s of %d token%s does not fit: context capacity %lld, %lld tokens "
+                        "already in the session",
+                        what, n, n == 1 ? "" : "s", (long long)s->ctx, (long long)s->n_past);
+  for (int32_t i = 0; i < n; i++)
+    if (ids[i] < 0 || ids[i] >= s->vocab)
+      return mx_error_set(MX_ERR_INVALID_ARG, "%s: token id %d at index %d is out of range [0, %d)",
+                          what, ids[i], i, s->vocab);
+  return MX_OK;
+}
+
+mx_status_t mx_session_prefill(mx_session_t *s, const int32_t *ids, int32_t n, float *all_logits) {
+  if (!s) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_prefill: session is NULL");
+  mx_status_t st = check_tokens(s, ids, n, "prompt");
+  if (st) return st;
+  if (all_logits && !(s->backend->caps & MX_CAP_PREFILL_ALL_LOGITS))
+    return mx_error_set(MX_ERR_UNSUPPORTED, "backend %s cannot return the logits of every position",
+                        s->backend->name);
+  for (int32_t off = 0; off < n; off += s->chunk) {
+    int32_t m = n - off < s->chunk ? n - off : s->chunk;
+    float *all = all_logits ? all_logits + (size_t)off * (size_t)s->vocab : NULL;
+    st = s->backend->prefill(s->state, ids + off, m, s->n_past, s->logits, all);
+    if (st) {
+      // The chunks before this one are in the KV state; this one may be partly written, but
+      // only at positions >= n_past, which the next call rewrites before anything reads them.
+      s->has_logits = false;
+      return mx_error_prefix(st, "prefill of tokens %d..%d at position %lld", off, off + m - 1,
+                             (long long)s->n_past);
+    }
+    memcpy(s->tokens + s->n_past, ids + off, (size_t)m * sizeof *ids);
+    s->n_past += m;
+    s->has_logits = true;
+  }
+  return MX_OK;
+}
+
+mx_status_t mx_session_decode(mx_session_t *s, int32_t id) {
+  if (!s) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_decode: session is NULL");
+  mx_status_t st = check_tokens(s, &id, 1, "decode");
+  if (st) return st;
+  st = s->backend->decode(s->state, id, s->n_past, s->logits);
+  if (st) {
+    s->has_logits = false;
+    return mx_error_prefix(st, "decode at position %lld", (long long)s->n_past);
+  }
+  s->tokens[s->n_past++] = id;
+  s->has_logits = true;
+  return MX_OK;
+}
+
+const float *mx_session_logits(const mx_session_t *s) {
+  return s && s->has_logits ? s->logits : NULL;
+}
+int64_t mx_session_n_past(const mx_session_t *s) { return s ? s->n_past : 0; }
+int64_t mx_session_ctx(const mx_session_t *s) { return s ? s->ctx : 0; }
+int32_t mx_session_vocab(const mx_session_t *s) { return s ? s->vocab : 0; }
+const mx_backend_t *mx_session_backend(const mx_session_t *s) { return s ? s->backend : NULL; }
+const mx_model_t *mx_session_model(const mx_session_t *s) { return s ? s->model : NULL; }
+
+void mx_session_reset(mx_session_t *s) {
+  if (!s) return;
+  s->backend->reset(s->state);
+  s->n_past = 0;
+  s->has_logits = false;
+}

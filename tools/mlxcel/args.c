@@ -1,0 +1,226 @@
+// Option parsing, model-directory checks, error reporting and .npy writing shared by the
+// model commands (generate, tokenize, detokenize, logits, emit, run --weights).
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int mx_cli_opt(int argc, char **argv, int *i, const char *cmd, const char *name, const char *alias,
+               const char **val) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) == 0 && a[n] == '=') {
+    *val = a + n + 1;
+    return 1;
+  }
+  if (strcmp(a, name) != 0 && !(alias && strcmp(a, alias) == 0)) return 0;
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "mlxcel %s: option '%s' needs a value (see mlxcel %s --help)\n", cmd, a, cmd);
+    return -1;
+  }
+  *i += 1;
+  *val = argv[*i];
+  return 1;
+}
+
+bool mx_cli_parse_int(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
+                      int64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno == ERANGE) {
+    fprintf(stderr, "mlxcel %s: %s: '%s' is not an integer\n", cmd, opt, s);
+    return false;
+  }
+  if (v < lo || v > hi) {
+    fprintf(stderr, "mlxcel %s: %s: %lld is out of range [%lld, %lld]\n", cmd, opt, v,
+            (long long)lo, (long long)hi);
+    return false;
+  }
+  *out = (int64_t)v;
+  return true;
+}
+
+bool mx_cli_parse_float(const char *cmd, const char *opt, const char *s, float *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno == ERANGE || !isfinite(v)) {
+    fprintf(stderr, "mlxcel %s: %s: '%s' is not a finite number\n", cmd, opt, s);
+    return false;
+  }
+  *out = (float)v;
+  return true;
+}
+
+bool mx_cli_parse_ids(const char *cmd, const char *opt, const char *s, int32_t **ids, int32_t *n) {
+  *ids = NULL;
+  *n = 0;
+  size_t cap = 1;
+  for (const char *p = s; *p; p++) cap += (*p == ',' || *p == ' ');
+  int32_t *v = malloc(cap * sizeof *v);
+  if (!v) {
+    fprintf(stderr, "mlxcel %s: out of memory\n", cmd);
+    return false;
+  }
+  int32_t count = 0;
+  const char *p = s;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (!*p) break;
+    char *end = NULL;
+    errno = 0;
+    long long x = (*p >= '0' && *p <= '9') ? strtoll(p, &end, 10) : -1;
+    if (x < 0 || errno == ERANGE || x > INT32_MAX) {
+      fprintf(stderr, "mlxcel %s: %s: expected token ids like 1,2,3 (each in [0, %d]); got '%s'\n",
+              cmd, opt, INT32_MAX, s);
+      free(v);
+      return false;
+    }
+    v[count++] = (int32_t)x;
+    p = end;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (*p == ',') {
+      p++;
+      while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+      if (!*p) break;
+    } else if (*p && !(*p >= '0' && *p <= '9')) {
+      fprintf(stderr, "mlxcel %s: %s: unexpected '%c' in '%s' (ids are separated by commas)\n", cmd,
+              opt, *p, s);
+      free(v);
+      return false;
+    }
+  }
+  if (count == 0) {
+    fprintf(stderr, "mlxcel %s: %s: no token ids given\n", cmd, opt);
+    free(v);
+    return false;
+  }
+  *ids = v;
+  *n = count;
+  return true;
+}
+
+bool mx_cli_check_model_dir(const char *cmd, const char *dir, const char *file) {
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    fprintf(stderr, "mlxcel %s: cannot read model directory '%s': %s\n", cmd, dir, strerror(errno));
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    fprintf(stderr,
+            "mlxcel %s: '%s' is not a directory: -m takes a model directory (config.json, "
+            "model.safetensors, tokenizer.json)\n",
+            cmd, dir);
+    return false;
+  }
+  if (file) {
+    mx_strbuf_t path;
+    mx_strbuf_init(&path);
+    mx_strbuf_printf(&path, "%s/%s", dir, file);
+    bool ok = path.data && stat(path.data, &st) == 0;
+    int err = errno;
+    if (!ok) {
+      fprintf(stderr, "mlxcel %s: cannot read '%s': %s (is '%s' a model directory?)\n", cmd,
+              path.data ? path.data : file, strerror(err), dir);
+    }
+    mx_strbuf_free(&path);
+    return ok;
+  }
+  return true;
+}
+
+int mx_cli_exit_for(mx_status_t st) { return st == MX_ERR_IO ? MX_EXIT_IO : MX_EXIT_FAILED; }
+
+int mx_cli_fail(const char *cmd, mx_status_t st) {
+  const char *msg = mx_error_message();
+  fprintf(stderr, "mlxcel %s: error: %s\n", cmd, msg && *msg ? msg : "(no message)");
+  return mx_cli_exit_for(st);
+}
+
+int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "mlxcel %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n\n");
+  va_end(ap);
+  if (usage) usage(stderr);
+  return MX_EXIT_USAGE;
+}
+
+bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx) {
+  const char *env = getenv("MLXCEL_XLA_CONTEXT_CAPACITY");
+  if (env && *env) {
+    return mx_cli_parse_int(cmd, "MLXCEL_XLA_CONTEXT_CAPACITY", env, 1, INT32_MAX, ctx);
+  }
+  int64_t c = max_position_embeddings > 0 ? max_position_embeddings : 4096;
+  *ctx = c < 4096 ? c : 4096;
+  return true;
+}
+
+static bool host_is_little_endian(void) {
+  const uint16_t one = 1;
+  uint8_t b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int64_t *dims,
+                                 int32_t rank) {
+  // NPY v1.0: magic, version, little-endian u16 header length, a Python dict literal padded
+  // with spaces and ending in '\n' so that the data starts on a 64-byte boundary.
+  mx_strbuf_t h;
+  mx_strbuf_init(&h);
+  mx_strbuf_puts(&h, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+  int64_t numel = 1;
+  for (int32_t i = 0; i < rank; i++) {
+    // numpy's spelling: "(5,)" for one dimension, "(5, 512)" for more.
+    mx_strbuf_printf(&h, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    numel *= dims[i];
+  }
+  mx_strbuf_puts(&h, rank == 1 ? ",), }" : "), }");
+  size_t used = 10 + h.len + 1;
+  size_t pad = (64 - used % 64) % 64;
+  for (size_t i = 0; i < pad; i++) mx_strbuf_puts(&h, " ");
+  mx_strbuf_puts(&h, "\n");
+  if (h.oom || h.len > 65535) {
+    mx_strbuf_free(&h);
+    return mx_error_set(MX_ERR_NOMEM, "cannot build the .npy header for '%s'", path);
+  }
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    mx_strbuf_free(&h);
+    return mx_error_set(MX_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+  }
+  unsigned char pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           (unsigned char)(h.len & 0xFF),
+                           (unsigned char)(h.len >> 8)};
+  bool ok = fwrite(pre, 1, sizeof pre, f) == sizeof pre && fwrite(h.data, 1, h.len, f) == h.len;
+  mx_strbuf_free(&h);
+  if (host_is_little_endian()) {
+    ok = ok && fwrite(data, sizeof(float), (size_t)numel, f) == (size_t)numel;
+  } else {
+    for (int64_t i = 0; ok && i < numel; i++) {
+      unsigned char b[4];
+      memcpy(b, &data[i], 4);
+      unsigned char r[4] = {b[3], b[2], b[1], b[0]};
+      ok = fwrite(r, 1, 4, f) == 4;
+    }
+  }
+  if (fclose(f) != 0) ok = false;
+  if (!ok) return mx_error_set(MX_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+  return MX_OK;
+}

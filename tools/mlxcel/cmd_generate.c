@@ -1,0 +1,362 @@
+// `mlxcel generate`: loads a model directory, encodes the prompt and streams generated text
+// (or one JSON object per token) to stdout through the session seam.
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mlxcel/session.h"
+#include "mlxcel/tokenizer.h"
+
+static void generate_usage(FILE *out) {
+  fprintf(
+      out,
+      "Usage: mlxcel generate -m DIR (-p TEXT | --prompt-ids 1,2,3) [options]\n"
+      "\n"
+      "Generates text with the model in DIR (Hugging Face layout: config.json,\n"
+      "model.safetensors, tokenizer.json, optional generation_config.json) and streams it\n"
+      "to stdout as it is produced: the prompt first, then each new piece of text.\n"
+      "\n"
+      "Options:\n"
+      "  -m, --model DIR        model directory\n"
+      "  -p, --prompt TEXT      prompt text; encoded with the tokenizer's special tokens\n"
+      "                         (BOS when its post-processor adds one)\n"
+      "  --prompt-ids LIST      prompt as token ids (1,403,407), used as given\n"
+      "  -n, --max-tokens N     generate at most N tokens (default 128)\n"
+      "  --temp T               temperature; 0 = greedy (argmax)\n"
+      "  --top-k K              keep the K most likely tokens (0 = off)\n"
+      "  --top-p P              nucleus sampling: smallest set with probability >= P (1 = off)\n"
+      "  --min-p P              drop tokens below P x the top probability (0 = off)\n"
+      "  --repeat-penalty R     divide positive / multiply negative logits of the last 64\n"
+      "                         tokens by R (1 = off)\n"
+      "  --seed S               random seed (default: a fresh one, printed with --json)\n"
+      "  --ignore-eos           keep generating after an end-of-sequence token\n"
+      "  --stop STR             stop when STR appears (not printed); repeatable\n"
+      "  --ctx N                KV-cache capacity in tokens (default:\n"
+      "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
+      "                         max_position_embeddings capped at 4096)\n"
+      "  --backend NAME         execution backend (default: $MLXCEL_BACKEND, else interp)\n"
+      "  --json                 print one JSON object per generated token,\n"
+      "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
+      "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"
+      "  --no-echo              do not print the prompt before the generated text\n"
+      "  -q, --quiet            no statistics line on stderr\n"
+      "  -h, --help             show this help\n"
+      "\n"
+      "Sampling defaults: when DIR/generation_config.json sets temperature, top_p or top_k,\n"
+      "those values are used (temperature 1.0 when only top_p/top_k are set), as Hugging\n"
+      "Face's generate() does for models that sample; otherwise decoding is greedy, which is\n"
+      "also Hugging Face's default. Flags override the config; giving --top-k, --top-p or\n"
+      "--min-p without --temp on a greedy default samples at temperature 1.0.\n"
+      "Generation stops after N tokens, at an EOS id of generation_config.json (unless\n"
+      "--ignore-eos), at a stop string, or when the context is full.\n"
+      "\n"
+      "Exit status: 0 success, 1 failure (bad model, prompt longer than the context, ...),\n"
+      "2 bad command line, 3 unreadable model directory.\n");
+}
+
+typedef struct gen_args {
+  const char *dir, *prompt, *prompt_ids, *backend;
+  int64_t max_tokens, ctx, top_k, seed;
+  float temp, top_p, min_p, repeat_penalty;
+  bool has_temp, has_top_k, has_top_p, has_min_p, has_repeat, has_seed, has_ctx;
+  bool ignore_eos, json, no_echo, quiet;
+  const char **stop;
+  int32_t n_stop;
+} gen_args_t;
+
+// Parses the command line; returns MX_EXIT_OK to go on, or an exit status (help printed, or a
+// usage error reported).
+static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
+  const char *cmd = "generate";
+  g->max_tokens = 128;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    int r = 0;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      *help = true;
+      return MX_EXIT_OK;
+    }
+#define VALUE_OPT(name, alias) ((r = mx_cli_opt(argc, argv, &i, cmd, name, alias, &v)) != 0)
+    if (VALUE_OPT("--model", "-m")) {
+      if (r > 0) g->dir = v;
+    } else if (VALUE_OPT("--prompt", "-p")) {
+      if (r > 0) g->prompt = v;
+    } else if (VALUE_OPT("--prompt-ids", NULL)) {
+      if (r > 0) g->prompt_ids = v;
+    } else if (VALUE_OPT("--max-tokens", "-n")) {
+      if (r > 0 && !mx_cli_parse_int(cmd, "-n", v, 1, INT32_MAX, &g->max_tokens)) r = -1;
+    } else if (VALUE_OPT("--temp", "--temperature")) {
+      if (r > 0 && !mx_cli_parse_float(cmd, "--temp", v, &g->temp)) r = -1;
+      g->has_temp = true;
+    } else if (VALUE_OPT("--top-k", NULL)) {
+      if (r > 0 && !mx_cli_parse_int(cmd, "--top-k", v, 0, INT32_MAX, &g->top_k)) r = -1;
+      g->has_top_k = true;
+    } else if (VALUE_OPT("--top-p", NULL)) {
+      if (r > 0 && !mx_cli_parse_float(cmd, "--top-p", v, &g->top_p)) r = -1;
+      g->has_top_p = true;
+    } else if (VALUE_OPT("--min-p", NULL)) {
+      if (r > 0 && !mx_cli_parse_float(cmd, "--min-p", v, &g->min_p)) r = -1;
+      g->has_min_p = true;
+    } else if (VALUE_OPT("--repeat-penalty", NULL)) {
+      if (r > 0 && !mx_cli_parse_float(cmd, "--repeat-penalty", v, &g->repeat_penalty)) r = -1;
+      g->has_repeat = true;
+    } else if (VALUE_OPT("--seed", NULL)) {
+      if (r > 0 && !mx_cli_parse_int(cmd, "--seed", v, 0, INT64_MAX, &g->seed)) r = -1;
+      g->has_seed = true;
+    } else if (VALUE_OPT("--ctx", NULL)) {
+      if (r > 0 && !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &g->ctx)) r = -1;
+      g->has_ctx = true;
+    } else if (VALUE_OPT("--backend", NULL)) {
+      if (r > 0) g->backend = v;
+    } else if (VALUE_OPT("--stop", NULL)) {
+      if (r > 0) {
+        if (!*v) return mx_cli_usage_error(cmd, generate_usage, "--stop: empty stop string");
+        g->stop[g->n_stop++] = v;
+      }
+    } else if (strcmp(a, "--ignore-eos") == 0) {
+      g->ignore_eos = true;
+    } else if (strcmp(a, "--json") == 0) {
+      g->json = true;
+    } else if (strcmp(a, "--no-echo") == 0) {
+      g->no_echo = true;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      g->quiet = true;
+    } else if (a[0] == '-') {
+      return mx_cli_usage_error(cmd, generate_usage, "unknown option '%s'", a);
+    } else {
+      return mx_cli_usage_error(cmd, generate_usage,
+                                "unexpected argument '%s' (the prompt goes in -p TEXT)", a);
+    }
+#undef VALUE_OPT
+    if (r < 0) return MX_EXIT_USAGE;
+  }
+  if (!g->dir) return mx_cli_usage_error(cmd, generate_usage, "missing -m DIR (model directory)");
+  if (!g->prompt && !g->prompt_ids) {
+    return mx_cli_usage_error(cmd, generate_usage, "missing -p TEXT or --prompt-ids LIST");
+  }
+  if (g->prompt && g->prompt_ids) {
+    return mx_cli_usage_error(cmd, generate_usage, "give -p TEXT or --prompt-ids, not both");
+  }
+  return MX_EXIT_OK;
+}
+
+// Sampling parameters: library defaults, then generation_config.json, then the flags.
+static void sampling_params(const gen_args_t *g, const mx_model_config_t *cfg,
+                            mx_sampler_params_t *p) {
+  mx_sampler_params_default(p);
+  if (cfg->has_temperature || cfg->has_top_p || cfg->has_top_k) {
+    p->temperature = cfg->has_temperature ? cfg->temperature : 1.0f;
+    if (cfg->has_top_p) p->top_p = cfg->top_p;
+    if (cfg->has_top_k) p->top_k = cfg->top_k;
+  } else {
+    p->temperature = 0.0f;  // greedy, like Hugging Face without do_sample
+  }
+  if (g->has_temp) {
+    p->temperature = g->temp;
+  } else if (p->temperature == 0.0f && (g->has_top_k || g->has_top_p || g->has_min_p)) {
+    p->temperature = 1.0f;  // the user asked for a sampling filter: sample
+  }
+  if (g->has_top_k) p->top_k = (int32_t)g->top_k;
+  if (g->has_top_p) p->top_p = g->top_p;
+  if (g->has_min_p) p->min_p = g->min_p;
+  if (g->has_repeat) p->repetition_penalty = g->repeat_penalty;
+  if (g->has_seed) {
+    p->seed = (uint64_t)g->seed;
+  } else {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    uint64_t s =
+        (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+    p->seed = s & 0x7FFFFFFFFFFFFFFFull;  // printable as a non-negative --seed value
+  }
+}
+
+typedef struct stream_state {
+  bool json;
+  bool ends_with_newline;  // last byte written to stdout (text mode)
+  bool wrote_any;
+} stream_state_t;
+
+static bool on_token(void *user, int32_t id, const char *text, size_t len) {
+  stream_state_t *s = user;
+  if (s->json) {
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    // id < 0: text held back until an EOS ended the stream (no token of its own).
+    if (id >= 0) {
+      mx_strbuf_printf(&sb, "{\"id\": %d, \"text\": ", (int)id);
+    } else {
+      mx_strbuf_puts(&sb, "{\"text\": ");
+    }
+    mx_cli_json_string_n(&sb, text, len);
+    mx_strbuf_puts(&sb, "}\n");
+    fputs(sb.data ? sb.data : "", stdout);
+    mx_strbuf_free(&sb);
+  } else if (len > 0) {
+    fwrite(text, 1, len, stdout);
+    s->ends_with_newline = text[len - 1] == '\n';
+    s->wrote_any = true;
+  }
+  fflush(stdout);
+  return true;
+}
+
+static double rate(int32_t n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
+
+// The first generated token comes from the prefill's logits and the last one is not fed back:
+// n generated tokens took n - 1 decode steps.
+static double decode_rate(const mx_generate_stats_t *st) {
+  return rate(st->n_generated > 1 ? st->n_generated - 1 : 0, st->decode_seconds);
+}
+
+// Encodes the prompt (text or ids) into *ids / *n; returns an exit status.
+static int prompt_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **ids, int32_t *n) {
+  if (g->prompt_ids) {
+    return mx_cli_parse_ids("generate", "--prompt-ids", g->prompt_ids, ids, n) ? MX_EXIT_OK
+                                                                               : MX_EXIT_USAGE;
+  }
+  mx_encode_opts_t eo = {.add_special = true, .parse_special = true};
+  mx_error_clear();
+  mx_status_t st = mx_tokenizer_encode(model->tokenizer, g->prompt, strlen(g->prompt), &eo, ids, n);
+  if (st != MX_OK) return mx_cli_fail("generate", st);
+  if (*n == 0) {
+    fprintf(stderr,
+            "mlxcel generate: the prompt is empty and the tokenizer adds no BOS token: give a "
+            "non-empty -p TEXT\n");
+    return MX_EXIT_FAILED;
+  }
+  return MX_EXIT_OK;
+}
+
+// Prints the prompt text before the generation (text mode).
+static void echo_prompt(const gen_args_t *g, const mx_model_t *model, const int32_t *ids, int32_t n,
+                        stream_state_t *ss) {
+  if (g->no_echo || g->json) return;
+  const char *text = g->prompt;
+  char *decoded = NULL;
+  size_t len = text ? strlen(text) : 0;
+  if (!text && mx_tokenizer_decode(model->tokenizer, ids, n, true, &decoded, &len) == MX_OK) {
+    text = decoded;
+  }
+  if (text && len > 0) {
+    fwrite(text, 1, len, stdout);
+    ss->ends_with_newline = text[len - 1] == '\n';
+    ss->wrote_any = true;
+    fflush(stdout);
+  }
+  free(decoded);
+}
+
+static int run_generation(const gen_args_t *g, mx_model_t *model) {
+  const char *cmd = "generate";
+  int32_t *ids = NULL, n = 0;
+  int rc = prompt_tokens(g, model, &ids, &n);
+  if (rc != MX_EXIT_OK) return rc;
+
+  mx_session_opts_t so;
+  memset(&so, 0, sizeof so);
+  so.backend = g->backend;
+  so.ctx = g->has_ctx ? g->ctx : 0;
+  mx_session_t *s = NULL;
+  mx_sampler_params_t sp;
+  sampling_params(g, &model->config, &sp);
+  // Bad sampling values are reported before anything is printed.
+  mx_sampler_t *check = NULL;
+  mx_error_clear();
+  mx_status_t st = mx_sampler_create(&sp, model->config.vocab_size, &check);
+  mx_sampler_destroy(check);
+  if (st != MX_OK) {
+    free(ids);
+    return mx_cli_fail(cmd, st);
+  }
+  st = mx_session_create(model, &so, &s);
+  if (st != MX_OK) {
+    free(ids);
+    return mx_cli_fail(cmd, st);
+  }
+  int64_t ctx = mx_session_ctx(s);
+  if (n > ctx) {
+    fprintf(stderr,
+            "mlxcel generate: error: the prompt is %d tokens but the context holds %lld "
+            "(raise --ctx, or MLXCEL_XLA_CONTEXT_CAPACITY, up to the model's "
+            "max_position_embeddings %lld)\n",
+            (int)n, (long long)ctx, (long long)model->config.max_position_embeddings);
+    mx_session_destroy(s);
+    free(ids);
+    return MX_EXIT_FAILED;
+  }
+
+  mx_generate_opts_t go;
+  memset(&go, 0, sizeof go);
+  go.max_tokens = (int32_t)g->max_tokens;
+  go.ignore_eos = g->ignore_eos;
+  go.stop = g->stop;
+  go.n_stop = g->n_stop;
+  go.sampling = sp;
+  stream_state_t ss = {.json = g->json, .ends_with_newline = false, .wrote_any = false};
+  echo_prompt(g, model, ids, n, &ss);
+  mx_generate_stats_t stats;
+  memset(&stats, 0, sizeof stats);
+  mx_error_clear();
+  st = mx_generate(s, model->tokenizer, ids, n, &go, on_token, &ss, &stats);
+  if (!g->json && ss.wrote_any && !ss.ends_with_newline) fputc('\n', stdout);
+  fflush(stdout);
+  if (st != MX_OK) {
+    rc = mx_cli_fail(cmd, st);
+  } else if (g->json) {
+    printf(
+        "{\"type\": \"summary\", \"prompt_tokens\": %d, \"generated_tokens\": %d, "
+        "\"prefill_seconds\": %.6f, \"decode_seconds\": %.6f, \"prefill_tok_s\": %.3f, "
+        "\"decode_tok_s\": %.3f, \"finish_reason\": \"%s\", \"seed\": %llu, \"backend\": \"%s\", "
+        "\"ctx\": %lld}\n",
+        (int)stats.n_prompt, (int)stats.n_generated, stats.prefill_seconds, stats.decode_seconds,
+        rate(stats.n_prompt, stats.prefill_seconds), decode_rate(&stats),
+        mx_finish_reason_name(stats.finish), (unsigned long long)sp.seed,
+        mx_session_backend(s)->name, (long long)ctx);
+  } else if (!g->quiet) {
+    fprintf(stderr,
+            "[%d prompt tokens, %.1f tok/s; %d generated, %.1f tok/s; finish: %s; backend %s, "
+            "ctx %lld]\n",
+            (int)stats.n_prompt, rate(stats.n_prompt, stats.prefill_seconds),
+            (int)stats.n_generated, decode_rate(&stats), mx_finish_reason_name(stats.finish),
+            mx_session_backend(s)->name, (long long)ctx);
+  }
+  fflush(stdout);
+  mx_session_destroy(s);
+  free(ids);
+  return rc;
+}
+
+int mx_cli_cmd_generate(int argc, char **argv) {
+  gen_args_t g;
+  memset(&g, 0, sizeof g);
+  g.stop = calloc((size_t)argc + 1, sizeof *g.stop);
+  if (!g.stop) {
+    fprintf(stderr, "mlxcel generate: out of memory\n");
+    return MX_EXIT_FAILED;
+  }
+  bool help = false;
+  int rc = parse_args(argc, argv, &g, &help);
+  if (help) generate_usage(stdout);
+  if (help || rc != MX_EXIT_OK) {
+    free(g.stop);
+    return rc;
+  }
+  if (!mx_cli_check_model_dir("generate", g.dir, "config.json")) {
+    free(g.stop);
+    return MX_EXIT_IO;
+  }
+  mx_model_t *model = NULL;
+  mx_error_clear();
+  mx_status_t st = mx_model_load(g.dir, &model);
+  if (st != MX_OK) {
+    free(g.stop);
+    return mx_cli_fail("generate", st);
+  }
+  rc = run_generation(&g, model);
+  mx_model_free(model);
+  free(g.stop);
+  return rc;
+}

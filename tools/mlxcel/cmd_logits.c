@@ -1,0 +1,115 @@
+// `mlxcel logits`: runs a prompt through the model in one prefill and writes the logits of
+// every position as a float32 .npy array [n_ids, vocab] (the parity tool).
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mlxcel/session.h"
+
+static void logits_usage(FILE *out) {
+  fprintf(out,
+          "Usage: mlxcel logits -m DIR --ids 1,2,3 -o FILE.npy [--ctx N] [--backend NAME]\n"
+          "\n"
+          "Feeds the token ids to the model in DIR from position 0 and writes the logits of\n"
+          "every position to FILE.npy: float32, shape (n_ids, vocab), C order, NPY format 1.0\n"
+          "(numpy.load reads it). Ids are used as given: no BOS is added.\n"
+          "\n"
+          "Options:\n"
+          "  -m, --model DIR    model directory\n"
+          "  --ids LIST         token ids separated by commas\n"
+          "  -o, --output FILE  the .npy file to write\n"
+          "  --ctx N            KV-cache capacity (default: $MLXCEL_XLA_CONTEXT_CAPACITY, else\n"
+          "                     the model's max_position_embeddings capped at 4096)\n"
+          "  --backend NAME     execution backend (default: $MLXCEL_BACKEND, else interp)\n"
+          "  -h, --help         show this help\n"
+          "\n"
+          "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
+          "or unwritable output.\n");
+}
+
+int mx_cli_cmd_logits(int argc, char **argv) {
+  const char *cmd = "logits", *dir = NULL, *ids_arg = NULL, *out_path = NULL, *backend = NULL;
+  int64_t ctx = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    int r;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      logits_usage(stdout);
+      return MX_EXIT_OK;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--model", "-m", &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      dir = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--ids", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      ids_arg = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      out_path = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      backend = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--ctx", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &ctx)) return MX_EXIT_USAGE;
+    } else if (a[0] == '-') {
+      return mx_cli_usage_error(cmd, logits_usage, "unknown option '%s'", a);
+    } else {
+      return mx_cli_usage_error(cmd, logits_usage, "unexpected argument '%s'", a);
+    }
+  }
+  if (!dir) return mx_cli_usage_error(cmd, logits_usage, "missing -m DIR (model directory)");
+  if (!ids_arg) return mx_cli_usage_error(cmd, logits_usage, "missing --ids LIST");
+  if (!out_path) return mx_cli_usage_error(cmd, logits_usage, "missing -o FILE.npy");
+  int32_t *ids = NULL, n = 0;
+  if (!mx_cli_parse_ids(cmd, "--ids", ids_arg, &ids, &n)) return MX_EXIT_USAGE;
+  if (!mx_cli_check_model_dir(cmd, dir, "config.json")) {
+    free(ids);
+    return MX_EXIT_IO;
+  }
+
+  int rc = MX_EXIT_OK;
+  mx_model_t *model = NULL;
+  mx_session_t *s = NULL;
+  float *logits = NULL;
+  mx_session_opts_t so;
+  memset(&so, 0, sizeof so);
+  so.backend = backend;
+  so.ctx = ctx;
+  mx_error_clear();
+  mx_status_t st = mx_model_load(dir, &model);
+  if (st == MX_OK) st = mx_session_create(model, &so, &s);
+  if (st != MX_OK) {
+    rc = mx_cli_fail(cmd, st);
+    goto done;
+  }
+  if (n > mx_session_ctx(s)) {
+    fprintf(stderr, "mlxcel logits: error: %d ids but the context holds %lld (raise --ctx)\n",
+            (int)n, (long long)mx_session_ctx(s));
+    rc = MX_EXIT_FAILED;
+    goto done;
+  }
+  int32_t vocab = mx_session_vocab(s);
+  logits = malloc((size_t)n * (size_t)vocab * sizeof *logits);
+  if (!logits) {
+    fprintf(stderr, "mlxcel logits: out of memory (%d x %d logits)\n", (int)n, (int)vocab);
+    rc = MX_EXIT_FAILED;
+    goto done;
+  }
+  mx_error_clear();
+  st = mx_session_prefill(s, ids, n, logits);
+  if (st == MX_OK) {
+    int64_t dims[2] = {n, vocab};
+    st = mx_cli_write_npy_f32(out_path, logits, dims, 2);
+  }
+  if (st != MX_OK) {
+    rc = mx_cli_fail(cmd, st);
+  } else {
+    fprintf(stderr, "mlxcel logits: wrote %d x %d float32 logits to %s\n", (int)n, (int)vocab,
+            out_path);
+  }
+done:
+  free(logits);
+  mx_session_destroy(s);
+  mx_model_free(model);
+  free(ids);
+  return rc;
+}

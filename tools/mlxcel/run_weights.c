@@ -1,0 +1,217 @@
+// `mlxcel run --weights DIR FILE.mlir`: runs one function of an emitted model graph (see
+// `mlxcel emit`) with the reference interpreter. Weight arguments are bound, zero-copy, to the
+// checkpoint's mmapped tensors by their `mx.name`; token ids and pos0 come from the flags; KV
+// caches start zeroed. Prints the first result (the logits).
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mlxcel/model.h"
+
+static void print_dims(mx_strbuf_t *sb, const mx_type_t *t) {
+  for (int32_t d = 0; d < t->rank; d++) {
+    mx_strbuf_printf(sb, "%s%" PRId64, d ? "x" : "", t->dims[d]);
+  }
+}
+
+// The function to run: --func NAME, else the only public function, else @main.
+static mx_func_t *pick_func(const mx_module_t *m, const char *name, const char *path) {
+  if (name) {
+    mx_func_t *f = mx_module_find_func(m, name);
+    if (!f) mx_error_set(MX_ERR_INVALID_ARG, "%s has no function @%s", path, name);
+    return f;
+  }
+  mx_func_t *only = NULL;
+  int32_t n_public = 0;
+  for (int32_t i = 0; i < m->n_funcs; i++) {
+    if (!m->funcs[i]->is_private) {
+      only = m->funcs[i];
+      n_public++;
+    }
+  }
+  if (n_public == 1) return only;
+  mx_func_t *main_fn = mx_module_find_func(m, "main");
+  if (main_fn) return main_fn;
+  mx_error_set(MX_ERR_INVALID_ARG,
+               "%s has %d public functions and none is @main: choose one "
+               "with --func NAME",
+               path, (int)n_public);
+  return NULL;
+}
+
+// Binds argument i of f; tensors that are not views of the checkpoint are allocated (*owned).
+static mx_status_t bind_arg(const mx_func_t *f, int32_t i, const mx_checkpoint_t *ck,
+                            const int32_t *ids, int32_t n_ids, int64_t pos0, mx_tensor_t *t,
+                            bool *owned) {
+  const mx_type_t *type = mx_value_type(f, f->body->args[i]);
+  mx_graph_arg_t info;
+  if (!type || type->kind != MX_TYPE_TENSOR) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "argument %d of @%s is not a tensor", (int)i, f->name);
+  }
+  if (mx_graph_arg_info(f, i, &info) != MX_OK) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "argument %d of @%s has no mx.role attribute: --weights runs graphs "
+                        "written by `mlxcel emit`",
+                        (int)i, f->name);
+  }
+  char want[128], got[128];
+  if (info.role == MX_ARG_WEIGHT) {
+    const mx_weight_t *w = mx_checkpoint_find(ck, info.name);
+    if (!w) {
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "weight '%s' (argument %d of @%s) is not in the checkpoint", info.name,
+                          (int)i, f->name);
+    }
+    mx_type_t wt = mx_type_tensor(w->dtype, w->rank, w->dims);
+    if (!mx_type_equal(&wt, type)) {
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "weight '%s': the graph expects %s but the checkpoint (%s) has %s",
+                          info.name, mx_type_str(type, want, sizeof want), w->file,
+                          mx_type_str(&wt, got, sizeof got));
+    }
+    t->type = *type;
+    t->data = (uint8_t *)(uintptr_t)w->data;  // read-only view: the interpreter never writes args
+    t->nbytes = w->nbytes;
+    *owned = false;
+    return MX_OK;
+  }
+  mx_status_t st = mx_tensor_alloc(t, type);  // zeroed: the caches start empty
+  if (st != MX_OK) return st;
+  *owned = true;
+  int64_t numel = mx_type_numel(type);
+  if (info.role == MX_ARG_TOKENS) {
+    if (!ids) {
+      return mx_error_set(MX_ERR_INVALID_ARG, "@%s takes token ids %s: give --ids", f->name,
+                          mx_type_str(type, want, sizeof want));
+    }
+    if (numel != n_ids) {
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "@%s takes %" PRId64 " token ids (%s) but --ids gave %d", f->name, numel,
+                          mx_type_str(type, want, sizeof want), (int)n_ids);
+    }
+    for (int64_t k = 0; k < numel; k++) mx_tensor_set_i64(t, k, ids[k]);
+  } else if (info.role == MX_ARG_POS0) {
+    for (int64_t k = 0; k < numel; k++) mx_tensor_set_i64(t, k, pos0);
+  } else if (type->rank == 4) {
+    // Caches are [B, Hkv, S, D]: the tokens must fit in S from pos0 on.
+    int64_t tokens = n_ids > 0 ? n_ids : 1;
+    if (pos0 + tokens > type->dims[2]) {
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "--pos0 %" PRId64 " + %" PRId64
+                          " tokens exceeds the cache capacity %" PRId64 " of '%s'",
+                          pos0, tokens, type->dims[2], info.name);
+    }
+  }
+  return MX_OK;
+}
+
+static void print_result(const char *path, const mx_func_t *f, const mx_tensor_t *r, bool json) {
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  if (json) {
+    mx_strbuf_puts(&sb, "{\"type\": \"result\", \"file\": ");
+    mx_cli_json_string(&sb, path);
+    mx_strbuf_puts(&sb, ", \"func\": ");
+    mx_cli_json_string(&sb, f->name);
+    mx_strbuf_puts(&sb, ", \"shape\": [");
+    for (int32_t d = 0; d < r->type.rank; d++) {
+      mx_strbuf_printf(&sb, "%s%" PRId64, d ? ", " : "", r->type.dims[d]);
+    }
+    mx_strbuf_puts(&sb, "], \"logits\": [");
+    int64_t numel = mx_type_numel(&r->type);
+    for (int64_t k = 0; k < numel; k++) {
+      mx_strbuf_printf(&sb, "%s%.9g", k ? ", " : "", mx_tensor_get_f64(r, k));
+    }
+    mx_strbuf_puts(&sb, "]}\n");
+  } else {
+    mx_strbuf_printf(&sb, "// %s @%s: logits ", path, f->name);
+    print_dims(&sb, &r->type);
+    mx_strbuf_puts(&sb, "\n");
+    mx_cli_format_tensor(r, &sb);
+    mx_strbuf_puts(&sb, "\n");
+  }
+  fputs(sb.data ? sb.data : "", stdout);
+  mx_strbuf_free(&sb);
+}
+
+int mx_cli_run_weights(const mx_run_weights_opts_t *o) {
+  const char *cmd = "run";
+  int32_t *ids = NULL, n_ids = 0;
+  if (o->ids && !mx_cli_parse_ids(cmd, "--ids", o->ids, &ids, &n_ids)) return MX_EXIT_USAGE;
+  struct {
+    char *text;
+    mx_module_t *m;
+    mx_checkpoint_t *ck;
+    mx_tensor_t *args, *results;
+    bool *owned;
+    int32_t n_args, n_results;
+  } r;
+  memset(&r, 0, sizeof r);
+  int rc = MX_EXIT_OK;
+  size_t len = 0;
+  mx_error_clear();
+  mx_status_t st = mx_read_file(o->path, &r.text, &len);
+  if (st != MX_OK) {
+    rc = mx_cli_fail(cmd, st);
+    goto done;
+  }
+  if (!mx_cli_check_model_dir(cmd, o->weights, NULL)) {
+    rc = MX_EXIT_IO;
+    goto done;
+  }
+  mx_parse_opts_t popts;
+  memset(&popts, 0, sizeof popts);
+  popts.filename = o->path;
+  mx_error_clear();
+  st = mx_hlo_parse(r.text, len, &popts, &r.m);
+  if (st == MX_OK) st = mx_checkpoint_open(o->weights, &r.ck);
+  mx_func_t *f = NULL;
+  if (st == MX_OK) {
+    f = pick_func(r.m, o->func, o->path);
+    if (!f) st = MX_ERR_INVALID_ARG;
+  }
+  if (st == MX_OK) {
+    r.n_args = f->body->n_args;
+    r.n_results = f->n_results;
+    r.args = calloc((size_t)r.n_args + 1, sizeof *r.args);
+    r.owned = calloc((size_t)r.n_args + 1, sizeof *r.owned);
+    r.results = calloc((size_t)r.n_results + 1, sizeof *r.results);
+    if (!r.args || !r.owned || !r.results) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  for (int32_t i = 0; st == MX_OK && i < r.n_args; i++) {
+    st = bind_arg(f, i, r.ck, ids, n_ids, o->pos0, &r.args[i], &r.owned[i]);
+  }
+  if (st == MX_OK && r.n_results < 1) {
+    st = mx_error_set(MX_ERR_INVALID_ARG, "@%s returns nothing", f->name);
+  }
+  if (st == MX_OK) st = mx_interp_run(r.m, f, r.args, r.n_args, r.results, NULL);
+  if (st == MX_OK && o->npy) {
+    const mx_tensor_t *lg = &r.results[0];
+    if (lg->type.kind != MX_TYPE_TENSOR || lg->type.elem != MX_ELEM_F32) {
+      st = mx_error_set(MX_ERR_INVALID_ARG, "-o writes f32 logits; @%s's first result is not f32",
+                        f->name);
+    } else {
+      st = mx_cli_write_npy_f32(o->npy, (const float *)(const void *)lg->data, lg->type.dims,
+                                lg->type.rank);
+    }
+  }
+  if (st != MX_OK) {
+    rc = mx_cli_fail(cmd, st);
+  } else if (!o->npy || o->json) {
+    print_result(o->path, f, &r.results[0], o->json);
+  }
+done:
+  for (int32_t i = 0; i < r.n_args; i++) {
+    if (r.owned && r.owned[i]) mx_tensor_free(&r.args[i]);
+  }
+  for (int32_t i = 0; r.results && i < r.n_results; i++) mx_tensor_free(&r.results[i]);
+  free(r.args);
+  free(r.owned);
+  free(r.results);
+  mx_checkpoint_close(r.ck);
+  mx_module_destroy(r.m);
+  free(r.text);
+  free(ids);
+  return rc;
+}
