@@ -224,6 +224,22 @@ static double measure_peak(mx_cpu_pool_t *pool) {
   return g_peak.flops_per_thread * mx_cpu_pool_threads(pool) / t / 1e9;
 }
 
+// ---- Pool dispatch latency ----
+
+static void empty_task(void *ctx, int ith, int nth) {
+  (void)ctx;
+  (void)ith;
+  (void)nth;
+}
+
+// Microseconds per empty job (run + join of all threads), over a burst of 10000 jobs.
+static double measure_dispatch_us(mx_cpu_pool_t *pool) {
+  enum { JOBS = 10000 };
+  double t0 = now_s();
+  for (int j = 0; j < JOBS; j++) mx_cpu_pool_run(pool, empty_task, NULL);
+  return (now_s() - t0) / JOBS * 1e6;
+}
+
 // ---- Shapes ----
 
 typedef struct shape {
@@ -403,18 +419,21 @@ int main(int argc, char **argv) {
       fprintf(stderr, "pool: %s\n", mx_error_message());
       return 1;
     }
-    double bw[MAX_REPS], pk[MAX_REPS];
+    double bw[MAX_REPS], pk[MAX_REPS], us[MAX_REPS];
     for (int r = 0; r < reps; r++) {
       bw[r] = measure_bw(pool);
       pk[r] = measure_peak(pool);
+      us[r] = measure_dispatch_us(pool);
     }
     double bw_min = bw[0], bw_max = bw[0];
     for (int r = 1; r < reps; r++) {
       bw_min = bw[r] < bw_min ? bw[r] : bw_min;
       bw_max = bw[r] > bw_max ? bw[r] : bw_max;
     }
-    printf("\n== %d thread(s): bandwidth %.1f GB/s (%.1f..%.1f), peak %.1f GFLOP/s (medians)\n",
-           threads[ti], median(bw, reps), bw_min, bw_max, median(pk, reps));
+    printf(
+        "\n== %d thread(s): bandwidth %.1f GB/s (%.1f..%.1f), peak %.1f GFLOP/s, empty job "
+        "%.2f us (medians)\n",
+        threads[ti], median(bw, reps), bw_min, bw_max, median(pk, reps), median(us, reps));
     if (do_gemv) {
       printf(
           "GEMV (decode), GB/s                 | row-major: BW   GEMV  med%%  best%% | "

@@ -2,8 +2,10 @@
 //
 // Protocol: the caller publishes (fn, ctx) and bumps `job` (a sequence number); workers wait
 // for `job` to change, run fn, and decrement `pending`; the last one bumps `done`, which the
-// caller waits on. Every wait spins on an atomic word for a while and then sleeps on it
-// (futex on Linux, a mutex + condition variable elsewhere). Sleepers announce themselves in
+// caller waits on. Every wait spins on an atomic word for a while (yielding the CPU every few
+// dozen pauses, in case the thread it waits for was preempted onto the same CPU: on a shared
+// machine that turned 20-120 us job latencies into ~2-5 us) and then sleeps on it (futex on
+// Linux, a mutex + condition variable elsewhere). Sleepers announce themselves in
 // the word's `sleepers` count (seq_cst, Dekker-style against the value change), so a waker
 // makes the wake system call only when someone actually sleeps: a job dispatched to spinning
 // workers costs no system call at all. All data is published through the atomics; the
@@ -40,7 +42,13 @@
 // between consecutive kernels of a decode step, short enough not to burn a core when idle, and
 // the yields let a descheduled peer run when threads outnumber free cores.
 // With more threads than CPUs, spinning only delays the peer we wait for: spin briefly.
-enum { SPIN_ITERS = 2048, SPIN_ITERS_OVERSUBSCRIBED = 16, YIELD_ITERS = 8, MAX_THREADS = 256 };
+enum {
+  SPIN_ITERS = 2048,
+  SPIN_ITERS_OVERSUBSCRIBED = 16,
+  YIELD_EVERY = 32,
+  YIELD_ITERS = 8,
+  MAX_THREADS = 256
+};
 
 // A 32-bit word threads can wait on until it changes. Cache-line sized to avoid false sharing.
 typedef struct wait_word {
@@ -75,6 +83,8 @@ static void ww_wait_change(wait_word_t *w, unsigned old, int spin) {
   for (int i = 0; i < spin; i++) {
     if (atomic_load_explicit(&w->value, memory_order_acquire) != old) return;
     MX_CPU_RELAX();
+    // The thread we wait for may share our CPU (other processes hold the rest): let it run.
+    if ((i & (YIELD_EVERY - 1)) == YIELD_EVERY - 1) sched_yield();
   }
   for (int i = 0; i < YIELD_ITERS; i++) {
     if (atomic_load_explicit(&w->value, memory_order_acquire) != old) return;
