@@ -57,7 +57,7 @@ typedef enum mx_cpu_isa {
 const char *mx_cpu_isa_name(mx_cpu_isa_t isa);  // "scalar", "avx2", "avx512"; "?" if unknown
 
 // The f32 kernels of one ISA variant, chosen once (mx_cpu_kernels_best) and passed to the
-// kernels below. Every function pointer is non-NULL. Tables are static, never freed.
+// kernels below. Tables are static, never freed.
 typedef struct mx_cpu_kernels mx_cpu_kernels_t;
 
 // The table of `isa`, or NULL when this machine (or this build) cannot run it.
@@ -88,7 +88,8 @@ void mx_cpu_pool_destroy(mx_cpu_pool_t *pool);
 int mx_cpu_pool_threads(const mx_cpu_pool_t *pool);
 // Runs fn(ctx, ith, nth) on all threads and returns when every call has returned. Everything
 // the caller wrote before is visible to fn; everything fn wrote is visible after the return.
-// Not reentrant: fn must not call mx_cpu_pool_run on the same pool.
+// Not reentrant: fn must not call mx_cpu_pool_run on the same pool. pool must not be NULL
+// (the *_run kernel wrappers below accept NULL for single-threaded use).
 void mx_cpu_pool_run(mx_cpu_pool_t *pool, mx_cpu_task_fn fn, void *ctx);
 // Inside a job: waits until all nth threads of the job have called it (spin, then sleep).
 // Writes before the barrier are visible to all threads after it. Every thread must call it the
