@@ -135,7 +135,8 @@ void mx_cpu_packed_destroy(mx_cpu_packed_t *p);  // accepts NULL
 void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, int ith, int nth);
 
 // GEMM Y[m, n] = sum_k X[m*ldx + k] * W[n, k] (W packed), Y row stride ldy. Thread ith computes
-// a contiguous range of panels (columns of Y) for all rows; K is never split across threads.
+// a contiguous range of panels (columns of Y) for all rows, or, when panels are fewer than
+// threads, a block of panels x a block of rows; K is never split across threads.
 // Y must not alias X. M == 1 is valid (it is then a GEMV with GEMM's summation order).
 // Blocking: K in passes of 256, 16 panels per L2 block; the current 256 x MR block of X is
 // packed on the stack (16 KiB per call): no heap allocation, no workspace argument.

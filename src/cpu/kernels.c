@@ -163,12 +163,19 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
   const mx_cpu_kernels_t *kt = w->kt;
   const int nr = kt->nr, mr = kt->mr;
   const int64_t kdim = w->k;
-  int64_t p0, p1;
-  split_range(w->panels, 1, ith, nth, &p0, &p1);
-  if (p1 <= p0 || m <= 0) return;
+  // Threads form a grid: gn groups over panels (all of them when there are enough panels),
+  // and when panels are fewer than threads, gm groups over blocks of mr rows. Each element
+  // is still computed whole by one thread, so the split never changes a result.
+  int64_t gn = w->panels < nth ? (w->panels > 0 ? w->panels : 1) : nth;
+  int64_t gm = nth / gn;
+  if (ith >= gn * gm) return;
+  int64_t p0, p1, m0, m1;
+  split_range(w->panels, 1, (int)(ith % gn), (int)gn, &p0, &p1);
+  split_range(m, mr, (int)(ith / gn), (int)gm, &m0, &m1);
+  if (p1 <= p0 || m1 <= m0) return;
   if (kdim == 0) {
     int64_t c0 = p0 * nr, c1 = p1 * nr < w->n ? p1 * nr : w->n;
-    for (int64_t i = 0; i < m; i++) memset(y + i * ldy + c0, 0, (size_t)(c1 - c0) * sizeof *y);
+    for (int64_t i = m0; i < m1; i++) memset(y + i * ldy + c0, 0, (size_t)(c1 - c0) * sizeof *y);
     return;
   }
   // The current kc x mr block of X, transposed so the microkernel broadcasts from one stream.
@@ -177,8 +184,8 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
     int64_t je = jc + MX_GEMM_NC_PANELS < p1 ? jc + MX_GEMM_NC_PANELS : p1;
     for (int64_t pc = 0; pc < kdim; pc += MX_GEMM_KC) {
       int64_t kc = pc + MX_GEMM_KC < kdim ? MX_GEMM_KC : kdim - pc;
-      for (int64_t ir = 0; ir < m; ir += mr) {
-        int mv = m - ir < mr ? (int)(m - ir) : mr;
+      for (int64_t ir = m0; ir < m1; ir += mr) {
+        int mv = m1 - ir < mr ? (int)(m1 - ir) : mr;
         if (kt->pack_a) {
           kt->pack_a(x + ir * ldx + pc, ldx, mv, kc, apack);
         } else {
