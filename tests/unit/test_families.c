@@ -3,8 +3,9 @@
 // these folders), then @prefill / @decode run by the reference interpreter against the
 // reference: logits of every prompt position and of every KV-cached decode step within 1e-4,
 // the greedy continuation identical. The emitted module is printed, re-parsed and re-run to the
-// same prefill logits. Nothing here is specific to one folder: new fixtures of the same kind
-// are picked up as they are. Skipped with a message when $MX_SHARED is absent.
+// same prefill logits (composites kept, and inlined). Nothing here is specific to one folder: new
+// fixtures of the same kind are picked up as they are. Skipped with a message when $MX_SHARED is
+// absent.
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,32 +42,37 @@ static bool runner_from_module(runner_t *r, const runner_t *like, mx_module_t *m
   return true;
 }
 
-// print -> parse -> run @prefill: the same logits as the built module gave (`want`).
-static void check_reparse(const runner_t *r, const int32_t *prompt, int32_t n_prompt,
-                          const float *want, int64_t n_want, const char *arch) {
-  mx_strbuf_t sb;
-  mx_strbuf_init(&sb);
-  CHECK_OK(mx_hlo_print(r->m, NULL, &sb));
-  mx_module_t *m2 = NULL;
-  mx_status_t st = mx_hlo_parse(sb.data, sb.len, NULL, &m2);
-  CHECK_MSG(st == MX_OK, "%s: re-parse: %s", arch, mx_error_message());
-  mx_strbuf_free(&sb);
-  if (st != MX_OK) return;
-  runner_t r2;
-  if (runner_from_module(&r2, r, m2)) {
-    int64_t n = 0;
-    float *got = runner_step(&r2, r2.prefill, prompt, 0, &n);
-    CHECK(got != NULL && n == n_want);
-    double md = 0;
-    for (int64_t i = 0; got && n == n_want && i < n; i++) {
-      double d = fabs((double)got[i] - (double)want[i]);
-      if (d > md || d != d) md = d != d ? 1e30 : d;
+// print -> parse -> run @prefill: the same logits as the built module gave (`want`); with
+// composites kept (as emitted) and inlined into plain calls (for consumers without composites).
+static void check_reparse(const runner_t *r, const int32_t *prompt, const float *want,
+                          int64_t n_want, const char *arch) {
+  for (int32_t inl = 0; inl < 2; inl++) {
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_print_opts_t po = {.inline_composites = inl == 1};
+    CHECK_OK(mx_hlo_print(r->m, &po, &sb));
+    mx_module_t *m2 = NULL;
+    mx_status_t st = mx_hlo_parse(sb.data, sb.len, NULL, &m2);
+    CHECK_MSG(st == MX_OK, "%s: re-parse%s: %s", arch, inl ? " (inlined)" : "", mx_error_message());
+    mx_strbuf_free(&sb);
+    if (st != MX_OK) continue;
+    runner_t r2;
+    if (runner_from_module(&r2, r, m2)) {
+      int64_t n = 0;
+      float *got = runner_step(&r2, r2.prefill, prompt, 0, &n);
+      CHECK(got != NULL && n == n_want);
+      double md = 0;
+      for (int64_t i = 0; got && n == n_want && i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        if (d > md || d != d) md = d != d ? 1e30 : d;
+      }
+      CHECK_MSG(md == 0.0, "%s: re-parsed%s module's prefill logits differ by %g", arch,
+                inl ? " (inlined)" : "", md);
+      free(got);
     }
-    CHECK_MSG(md == 0.0, "%s: re-parsed module's prefill logits differ by %g", arch, md);
-    free(got);
+    r2.ck = NULL;  // owned by r
+    runner_free(&r2);
   }
-  r2.ck = NULL;  // owned by r
-  runner_free(&r2);
 }
 
 // One fixture folder: returns false when it has no reference.json (not a fixture).
@@ -140,7 +146,7 @@ static bool run_fixture(const char *dir, const char *arch) {
       }
       CHECK_MSG(md_decode <= kTol, "%s: decode max |dlogit| %g > %g", arch, md_decode, kTol);
       CHECK_MSG(same == n_greedy, "%s: greedy %d/%d", arch, same, n_greedy);
-      check_reparse(&r, prompt, n_prompt, pl, n, arch);
+      check_reparse(&r, prompt, pl, n, arch);
     }
     free(pl);
     runner_free(&r);
