@@ -1,6 +1,6 @@
 // Internal interface of the model graph builders (src/model/graph*.c, llama*.c, composite*.c).
 //
-// A family file (llama.c, later mistral.c, qwen.c, gemma.c, phi3.c) turns a config into an
+// A family file (llama.c, mistral.c, qwen.c, gemma.c, phi3.c) turns a config into an
 // mx_arch_t: tensor names and shape facts plus the feature flags of the shared transformer core
 // (graph_core.c), which builds @prefill and @decode from it. Composite call sites go through
 // composite.c, which creates one private decomposition function per distinct

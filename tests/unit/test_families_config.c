@@ -91,6 +91,17 @@ static void test_defaults(void) {
   CHECK(c.n_eos == 1 && c.eos_token_ids[0] == 32000 && c.pad_token_id == 32000);
 }
 
+// Gemma's token ids: config bos 2 / eos 1 / pad 0; an instruction-tuned generation_config.json
+// lists eos [1, 107] and replaces the config's.
+static void test_gemma_tokens(void) {
+  mx_model_config_t c;
+  const char *j = "{\"model_type\": \"gemma2\", \"bos_token_id\": 2, \"eos_token_id\": 1}";
+  const char *g = "{\"bos_token_id\": 2, \"eos_token_id\": [1, 107], \"pad_token_id\": 0}";
+  CHECK_OK(mx_config_parse(j, strlen(j), g, strlen(g), SRC, &c));
+  CHECK(c.bos_token_id == 2 && c.pad_token_id == 0 && c.n_eos == 2);
+  CHECK(c.eos_token_ids[0] == 1 && c.eos_token_ids[1] == 107);
+}
+
 static void test_gemma3_nested(void) {
   mx_model_config_t c;
   const char *j =
@@ -152,6 +163,7 @@ static void test_refusals(void) {
 
 int main(void) {
   test_defaults();
+  test_gemma_tokens();
   test_gemma3_nested();
   test_refusals();
   return mx_test_finish();
