@@ -17,6 +17,8 @@ static const mx_cli_cmd_t kCommands[] = {
     {"detokenize", mx_cli_cmd_detokenize, "print the text of token ids"},
     {"logits", mx_cli_cmd_logits, "write the logits of every position of a prompt as .npy"},
     {"emit", mx_cli_cmd_emit, "write a model's StableHLO graphs (prefill.mlir, decode.mlir)"},
+    {"mkmodel", mx_cli_cmd_mkmodel, "write a random-weight checkpoint of a known model shape"},
+    {"bench", mx_cli_cmd_bench, "measure prefill/decode speed against this machine's limits"},
     {"run", mx_cli_cmd_run, "run (and check) StableHLO .mlir files with the reference interpreter"},
 };
 
