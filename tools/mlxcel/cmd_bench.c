@@ -1,2 +1,455 @@
+// `mlxcel bench`: prefill and decode speed of a model through the session API, each next to the
+// physical limit of this machine (memory bandwidth for decode, peak f32 FLOP/s for prefill),
+// and `mlxcel bench --machine`: those limits alone.
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
 #include "cli.h"
-int mx_cli_cmd_bench(int argc, char **argv) { (void)argc; (void)argv; return 1; }
+#include "mlxcel/machine.h"
+#include "mlxcel/session.h"
+
+static void bench_usage(FILE *out) {
+  fprintf(out,
+          "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
+          "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
+          "                    [--bw-mib N] [--json]\n"
+          "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
+          "                    [-o FILE]\n"
+          "\n"
+          "Model mode: runs an N-token prompt (prefill) and then --gen decode steps, --reps times,\n"
+          "and prints the medians of prefill and decode tok/s with the peak RSS. Next to each it\n"
+          "prints the limit of this machine and the percentage reached:\n"
+          "  decode limit  = memory bandwidth / bytes read per decoded token (every matmul weight\n"
+          "                  at f32, the embedding row, the norms, and the KV cache up to the\n"
+          "                  mean decode position)\n"
+          "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
+          "                  the attention scores and values, the LM head of each prefill call)\n"
+          "Bandwidth and peak are measured in the same run, right before, with the same thread\n"
+          "count (or read from --machine-file, as written by bench --machine --json -o FILE).\n"
+          "\n"
+          "Machine mode: measures and prints the memory read bandwidth (multi-threaded streaming\n"
+          "sum over a 1 GiB buffer) and peak f32 FMA FLOP/s, medians of --reps.\n"
+          "\n"
+          "Options:\n"
+          "  -m, --model DIR       model directory\n"
+          "  --prompt N            prompt tokens (default 128)\n"
+          "  --gen N               decode steps (default 32)\n"
+          "  --threads T           threads (default: physical cores); passed to the backend\n"
+          "                        as MLXCEL_THREADS\n"
+          "  --reps R              repetitions; medians are reported (default 3)\n"
+          "  --backend NAME        execution backend (default: $MLXCEL_BACKEND, else interp)\n"
+          "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
+          "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
+          "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
+          "  --bw-mib N            bandwidth buffer in MiB (default 1024; small = fast, wrong)\n"
+          "  --machine             measure the machine only\n"
+          "  --json                print one JSON object\n"
+          "  -o, --output FILE     (--machine) also write the JSON object to FILE\n"
+          "  -h, --help            show this help\n"
+          "\n"
+          "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model or file.\n");
+}
+
+typedef struct bench_args {
+  const char *dir, *backend, *machine_file, *out;
+  int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib;
+  bool machine, json, has_reps;
+} bench_args_t;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void utc_now(char *buf, size_t cap) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+// Peak RSS: VmHWM of /proc/self/status (reset by reset_peak_rss), else getrusage.
+static void reset_peak_rss(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  if (f) {
+    fputs("5", f);
+    fclose(f);
+  }
+}
+
+static double peak_rss_mib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = -1;
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "VmHWM:", 6) == 0) kb = strtol(line + 6, NULL, 10);
+  }
+  if (f) fclose(f);
+  if (kb < 0) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    kb = ru.ru_maxrss;
+  }
+  return (double)kb / 1024.0;
+}
+
+static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
+  const char *cmd = "bench";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    int r;
+#define INT_OPT(name, field, lo, hi)                                                     \
+  ((r = mx_cli_opt(argc, argv, &i, cmd, name, NULL, &v)) != 0) {                         \
+    if (r < 0 || !mx_cli_parse_int(cmd, name, v, lo, hi, &b->field)) return MX_EXIT_USAGE; \
+  }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      *help = true;
+      return MX_EXIT_OK;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--model", "-m", &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      b->dir = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      b->backend = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--machine-file", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      b->machine_file = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      b->out = v;
+    } else if INT_OPT("--prompt", prompt, 1, 1 << 20)
+    else if INT_OPT("--gen", gen, 1, 1 << 20)
+    else if INT_OPT("--threads", threads, 1, 256)
+    else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--reps", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_int(cmd, "--reps", v, 1, 101, &b->reps)) return MX_EXIT_USAGE;
+      b->has_reps = true;
+    } else if INT_OPT("--ctx", ctx, 1, INT32_MAX)
+    else if INT_OPT("--chunk", chunk, 1, 1 << 16)
+    else if INT_OPT("--bw-mib", bw_mib, 1, 1 << 20)
+    else if (strcmp(a, "--machine") == 0) {
+      b->machine = true;
+    } else if (strcmp(a, "--json") == 0) {
+      b->json = true;
+    } else if (a[0] == '-') {
+      return mx_cli_usage_error(cmd, bench_usage, "unknown option '%s'", a);
+    } else {
+      return mx_cli_usage_error(cmd, bench_usage, "unexpected argument '%s'", a);
+    }
+#undef INT_OPT
+  }
+  if (b->machine && b->dir) {
+    return mx_cli_usage_error(cmd, bench_usage, "give -m DIR or --machine, not both");
+  }
+  if (!b->machine && !b->dir) {
+    return mx_cli_usage_error(cmd, bench_usage, "missing -m DIR (or --machine)");
+  }
+  if (b->out && !b->machine) {
+    return mx_cli_usage_error(cmd, bench_usage, "-o FILE goes with --machine");
+  }
+  if (b->machine && b->machine_file) {
+    return mx_cli_usage_error(cmd, bench_usage, "--machine measures; --machine-file reads");
+  }
+  return MX_EXIT_OK;
+}
+
+static void machine_json(const mx_machine_info_t *m, mx_strbuf_t *sb) {
+  char date[32];
+  utc_now(date, sizeof date);
+  const mx_cpu_features_t *f = mx_cpu_features();
+  mx_strbuf_printf(sb,
+                   "{\"threads\": %d, \"bandwidth_gbs\": %.3f, \"bandwidth_best_gbs\": %.3f, "
+                   "\"peak_gflops\": %.3f, \"peak_best_gflops\": %.3f, \"bw_bytes\": %zu, "
+                   "\"reps\": %d, \"loop_isa\": \"%s\", \"logical_cpus\": %d, "
+                   "\"physical_cores\": %d, \"date\": \"%s\"}",
+                   m->threads, m->bandwidth_gbs, m->bandwidth_best_gbs, m->peak_gflops,
+                   m->peak_best_gflops, m->bw_bytes, m->reps, m->loop_isa, f->logical_cpus,
+                   f->physical_cores, date);
+}
+
+static mx_status_t measure_machine(const bench_args_t *b, mx_machine_info_t *m) {
+  mx_machine_opts_t o;
+  memset(&o, 0, sizeof o);
+  o.threads = (int)b->threads;
+  o.bw_bytes = b->bw_mib ? (size_t)b->bw_mib << 20 : 0;
+  o.reps = b->has_reps ? (int)b->reps : 5;
+  return mx_machine_measure(&o, m);
+}
+
+static int run_machine(const bench_args_t *b) {
+  mx_machine_info_t m;
+  mx_error_clear();
+  mx_status_t st = measure_machine(b, &m);
+  if (st != MX_OK) return mx_cli_fail("bench", st);
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  machine_json(&m, &sb);
+  if (b->json) {
+    printf("%s\n", sb.data);
+  } else {
+    printf("threads %d: memory read bandwidth %.2f GB/s (best %.2f), peak f32 %.1f GFLOP/s "
+           "(best %.1f); %s loops, %zu MiB buffer, %d reps\n",
+           m.threads, m.bandwidth_gbs, m.bandwidth_best_gbs, m.peak_gflops, m.peak_best_gflops,
+           m.loop_isa, m.bw_bytes >> 20, m.reps);
+  }
+  int rc = MX_EXIT_OK;
+  if (b->out) {
+    FILE *f = fopen(b->out, "w");
+    if (!f || fprintf(f, "%s\n", sb.data) < 0) {
+      fprintf(stderr, "mlxcel bench: cannot write %s\n", b->out);
+      rc = MX_EXIT_IO;
+    }
+    if (f && fclose(f) != 0) rc = MX_EXIT_IO;
+  }
+  mx_strbuf_free(&sb);
+  return rc;
+}
+
+static int read_machine_file(const char *path, mx_machine_info_t *m) {
+  char *text = NULL;
+  size_t len = 0;
+  if (mx_read_file(path, &text, &len) != MX_OK) {
+    fprintf(stderr, "mlxcel bench: cannot read --machine-file %s\n", path);
+    return MX_EXIT_IO;
+  }
+  cJSON *j = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *bw = cJSON_GetObjectItemCaseSensitive(j, "bandwidth_gbs");
+  const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "peak_gflops");
+  const cJSON *th = cJSON_GetObjectItemCaseSensitive(j, "threads");
+  if (!cJSON_IsNumber(bw) || !cJSON_IsNumber(pk) || !(bw->valuedouble > 0) ||
+      !(pk->valuedouble > 0)) {
+    cJSON_Delete(j);
+    fprintf(stderr,
+            "mlxcel bench: %s: need positive numbers \"bandwidth_gbs\" and \"peak_gflops\"\n",
+            path);
+    return MX_EXIT_FAILED;
+  }
+  memset(m, 0, sizeof *m);
+  m->bandwidth_gbs = m->bandwidth_best_gbs = bw->valuedouble;
+  m->peak_gflops = m->peak_best_gflops = pk->valuedouble;
+  m->threads = cJSON_IsNumber(th) ? (int)th->valuedouble : 0;
+  m->loop_isa = "file";
+  cJSON_Delete(j);
+  return MX_EXIT_OK;
+}
+
+// Work per token from the config (see the usage text).
+typedef struct model_cost {
+  double layer_matmul_params, head_params, matmul_params, params;
+  double weight_bytes;        // per decoded token, f32
+  double kv_bytes_per_token;  // at the mean decode position
+  double flops_per_token;     // mean over the prompt
+  int64_t prefill_calls;
+} model_cost_t;
+
+static void model_cost(const mx_model_config_t *c, int64_t n, int64_t gen, int64_t chunk,
+                       model_cost_t *mc) {
+  double h = c->hidden_size, q = (double)c->num_heads * c->head_dim;
+  double kv = (double)c->num_kv_heads * c->head_dim, inter = c->intermediate_size;
+  double layers = c->num_layers, v = c->vocab_size;
+  mc->layer_matmul_params = h * q + 2 * h * kv + q * h + 3 * h * inter;
+  mc->head_params = v * h;
+  mc->matmul_params = layers * mc->layer_matmul_params + mc->head_params;
+  mc->params = mc->matmul_params + (c->tie_word_embeddings ? 0 : v * h) + (2 * layers + 1) * h;
+  mc->weight_bytes = 4.0 * (mc->matmul_params + h + (2 * layers + 1) * h);
+  double mean_pos = (double)n + (double)(gen - 1) / 2.0;  // decode positions n .. n+gen-1
+  mc->kv_bytes_per_token = 2.0 * layers * kv * 4.0 * (mean_pos + 1.0);
+  mc->prefill_calls = n / chunk;
+  for (int64_t r = n % chunk; r; r &= r - 1) mc->prefill_calls++;
+  double dn = (double)n;
+  double attn = layers * 4.0 * q * dn * (dn + 1) / 2.0;  // QK^T and PV over keys 0..p
+  double total = dn * 2.0 * layers * mc->layer_matmul_params +
+                 2.0 * mc->head_params * (double)mc->prefill_calls + attn;
+  mc->flops_per_token = total / dn;
+}
+
+static int32_t argmax(const float *x, int32_t n) {
+  int32_t best = 0;
+  for (int32_t i = 1; i < n; i++) {
+    if (x[i] > x[best]) best = i;
+  }
+  return best;
+}
+
+static const char *dtype_name(mx_elem_type_t t) {
+  return t == MX_ELEM_BF16 ? "bf16" : t == MX_ELEM_F16 ? "f16" : t == MX_ELEM_F32 ? "f32" : "?";
+}
+
+static int run_model(const bench_args_t *b) {
+  const char *cmd = "bench";
+  if (!mx_cli_check_model_dir(cmd, b->dir, "config.json")) return MX_EXIT_IO;
+  int64_t threads = b->threads ? b->threads : mx_cpu_features()->physical_cores;
+  mx_machine_info_t m;
+  const char *machine_source = "measured";
+  if (b->machine_file) {
+    int rc = read_machine_file(b->machine_file, &m);
+    if (rc != MX_EXIT_OK) return rc;
+    machine_source = "file";
+  } else {
+    bench_args_t mb = *b;
+    mb.threads = threads;
+    mx_error_clear();
+    mx_status_t st = measure_machine(&mb, &m);
+    if (st != MX_OK) return mx_cli_fail(cmd, st);
+  }
+  reset_peak_rss();  // the bandwidth buffer is not the model's memory
+  char tbuf[32];
+  snprintf(tbuf, sizeof tbuf, "%lld", (long long)threads);
+  setenv("MLXCEL_THREADS", tbuf, 1);
+
+  mx_model_t *model = NULL;
+  mx_error_clear();
+  mx_status_t st = mx_model_load_ex(b->dir, &(mx_model_load_opts_t){.tokenizer_optional = true},
+                                    &model);
+  if (st != MX_OK) return mx_cli_fail(cmd, st);
+  const mx_model_config_t *c = &model->config;
+  int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;
+  if (!b->ctx && ctx < 128) ctx = 128;
+  if (ctx > c->max_position_embeddings) ctx = c->max_position_embeddings;
+  if (b->prompt + b->gen > ctx) {
+    fprintf(stderr, "mlxcel bench: error: --prompt %lld + --gen %lld exceed the context %lld\n",
+            (long long)b->prompt, (long long)b->gen, (long long)ctx);
+    mx_model_free(model);
+    return MX_EXIT_FAILED;
+  }
+  mx_session_opts_t so;
+  memset(&so, 0, sizeof so);
+  so.backend = b->backend;
+  so.ctx = ctx;
+  so.prefill_chunk = (int32_t)b->chunk;
+  mx_session_t *s = NULL;
+  st = mx_session_create(model, &so, &s);
+  if (st != MX_OK) {
+    mx_model_free(model);
+    return mx_cli_fail(cmd, st);
+  }
+  int64_t chunk = b->chunk ? b->chunk : 64;
+  int32_t vocab = mx_session_vocab(s);
+  int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
+  double *pre = calloc((size_t)b->reps, sizeof(double));
+  double *dec = calloc((size_t)b->reps, sizeof(double));
+  if (!ids || !pre || !dec) {
+    fprintf(stderr, "mlxcel bench: out of memory\n");
+    free(ids), free(pre), free(dec);
+    mx_session_destroy(s);
+    mx_model_free(model);
+    return MX_EXIT_FAILED;
+  }
+  uint64_t x = 12345;
+  for (int64_t i = 0; i < b->prompt; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    ids[i] = (int32_t)((x >> 33) % (uint64_t)vocab);
+  }
+  if (!b->json) {
+    fprintf(stderr, "mlxcel bench: %s, backend %s, %lld threads, prompt %lld, gen %lld, %lld reps\n",
+            b->dir, mx_session_backend(s)->name, (long long)threads, (long long)b->prompt,
+            (long long)b->gen, (long long)b->reps);
+  }
+  for (int64_t r = 0; r < b->reps && st == MX_OK; r++) {
+    mx_session_reset(s);
+    double t0 = now_s();
+    st = mx_session_prefill(s, ids, (int32_t)b->prompt, NULL);
+    double t1 = now_s();
+    int32_t next = st == MX_OK ? argmax(mx_session_logits(s), vocab) : 0;
+    for (int64_t g = 0; g < b->gen && st == MX_OK; g++) {
+      st = mx_session_decode(s, next);
+      if (st == MX_OK) next = argmax(mx_session_logits(s), vocab);
+    }
+    double t2 = now_s();
+    pre[r] = (double)b->prompt / (t1 - t0);
+    dec[r] = (double)b->gen / (t2 - t1);
+  }
+  int rc = MX_EXIT_OK;
+  if (st != MX_OK) {
+    rc = mx_cli_fail(cmd, st);
+  } else {
+    double rss = peak_rss_mib();
+    double pre_med = median(pre, (int)b->reps), dec_med = median(dec, (int)b->reps);
+    model_cost_t mc;
+    model_cost(c, b->prompt, b->gen, chunk, &mc);
+    double dec_bytes = mc.weight_bytes + mc.kv_bytes_per_token;
+    double dec_limit = m.bandwidth_gbs * 1e9 / dec_bytes;
+    double pre_limit = m.peak_gflops * 1e9 / mc.flops_per_token;
+    double dec_pct = 100.0 * dec_med / dec_limit, pre_pct = 100.0 * pre_med / pre_limit;
+    char date[32];
+    utc_now(date, sizeof date);
+    const char *backend = mx_session_backend(s)->name;
+    if (b->json) {
+      mx_strbuf_t sb;
+      mx_strbuf_init(&sb);
+      mx_strbuf_puts(&sb, "{\"model\": ");
+      mx_cli_json_string(&sb, b->dir);
+      mx_strbuf_printf(
+          &sb,
+          ", \"model_type\": \"%s\", \"hidden_size\": %d, \"intermediate_size\": %d, "
+          "\"num_layers\": %d, \"num_heads\": %d, \"num_kv_heads\": %d, \"head_dim\": %d, "
+          "\"vocab_size\": %d, \"tied\": %s, \"dtype\": \"%s\", \"params\": %.0f, "
+          "\"matmul_params\": %.0f, \"backend\": \"%s\", \"threads\": %lld, "
+          "\"precision\": \"f32\", \"quant\": \"none\", \"prompt_tokens\": %lld, "
+          "\"gen_tokens\": %lld, \"reps\": %lld, \"ctx\": %lld, \"prefill_chunk\": %lld, "
+          "\"prefill_tok_s\": %.4f, \"decode_tok_s\": %.4f, \"weight_bytes\": %.0f, "
+          "\"kv_bytes_per_token\": %.0f, \"decode_bytes_per_token\": %.0f, "
+          "\"flops_per_token\": %.0f, \"bandwidth_gbs\": %.3f, \"peak_gflops\": %.3f, "
+          "\"machine_source\": \"%s\", \"decode_limit_tok_s\": %.4f, "
+          "\"prefill_limit_tok_s\": %.4f, \"decode_pct_of_limit\": %.4f, "
+          "\"prefill_pct_of_limit\": %.4f, \"pct_of_limit\": {\"prefill\": %.4f, "
+          "\"decode\": %.4f}, \"peak_rss_mib\": %.1f, \"date\": \"%s\"}",
+          c->model_type, c->hidden_size, c->intermediate_size, c->num_layers, c->num_heads,
+          c->num_kv_heads, c->head_dim, c->vocab_size, c->tie_word_embeddings ? "true" : "false",
+          dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
+          (long long)b->prompt, (long long)b->gen, (long long)b->reps, (long long)ctx,
+          (long long)chunk, pre_med, dec_med, mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes,
+          mc.flops_per_token, m.bandwidth_gbs, m.peak_gflops, machine_source, dec_limit,
+          pre_limit, dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
+      printf("%s\n", sb.data ? sb.data : "{}");
+      mx_strbuf_free(&sb);
+    } else {
+      printf("machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s\n",
+             machine_source, m.threads, m.bandwidth_gbs, m.peak_gflops);
+      printf("model: %s, %.1fM params, %s, backend %s, %lld threads\n", c->model_type,
+             mc.params / 1e6, dtype_name(c->dtype), backend, (long long)threads);
+      printf("prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
+             "of limit\n",
+             (long long)b->prompt, pre_med, pre_limit, mc.flops_per_token / 1e9, pre_pct);
+      printf("decode  %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.1f MB/token)     %6.2f%% "
+             "of limit\n",
+             (long long)b->gen, dec_med, dec_limit, dec_bytes / 1e6, dec_pct);
+      printf("peak RSS %.1f MiB; medians of %lld reps\n", rss, (long long)b->reps);
+    }
+  }
+  free(ids), free(pre), free(dec);
+  mx_session_destroy(s);
+  mx_model_free(model);
+  return rc;
+}
+
+int mx_cli_cmd_bench(int argc, char **argv) {
+  bench_args_t b;
+  memset(&b, 0, sizeof b);
+  b.prompt = 128;
+  b.gen = 32;
+  b.reps = 3;
+  bool help = false;
+  int rc = parse_args(argc, argv, &b, &help);
+  if (help) {
+    bench_usage(stdout);
+    return MX_EXIT_OK;
+  }
+  if (rc != MX_EXIT_OK) return rc;
+  return b.machine ? run_machine(&b) : run_model(&b);
+}
