@@ -59,8 +59,8 @@ mx_status_t mx_st_writer_close(mx_st_writer_t *w);
 void mx_st_writer_abort(mx_st_writer_t *w);
 
 // Convenience: writes a whole file from in-memory tensors (data[i] holds tensors[i]'s bytes).
-mx_status_t mx_st_write_file(const char *path, const mx_st_desc_t *tensors,
-                             const void *const *data, int32_t n);
+mx_status_t mx_st_write_file(const char *path, const mx_st_desc_t *tensors, const void *const *data,
+                             int32_t n);
 
 #ifdef __cplusplus
 }

@@ -283,8 +283,8 @@ mx_status_t mx_machine_measure(const mx_machine_opts_t *opts, mx_machine_info_t 
   out->bw_bytes = o.bw_bytes;
   out->reps = o.reps;
   out->loop_isa = mx_machine_loop_isa();
-  st = mx_machine_bandwidth(pool, o.bw_bytes, o.reps, &out->bandwidth_gbs,
-                            &out->bandwidth_best_gbs);
+  st =
+      mx_machine_bandwidth(pool, o.bw_bytes, o.reps, &out->bandwidth_gbs, &out->bandwidth_best_gbs);
   if (st == MX_OK) {
     st = mx_machine_peak(pool, o.peak_seconds, o.reps, &out->peak_gflops, &out->peak_best_gflops);
   }

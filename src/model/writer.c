@@ -22,20 +22,34 @@ struct mx_st_writer {
 
 static const char *st_dtype_name(mx_elem_type_t et) {
   switch (et) {
-    case MX_ELEM_F64: return "F64";
-    case MX_ELEM_F32: return "F32";
-    case MX_ELEM_F16: return "F16";
-    case MX_ELEM_BF16: return "BF16";
-    case MX_ELEM_I64: return "I64";
-    case MX_ELEM_I32: return "I32";
-    case MX_ELEM_I16: return "I16";
-    case MX_ELEM_I8: return "I8";
-    case MX_ELEM_UI64: return "U64";
-    case MX_ELEM_UI32: return "U32";
-    case MX_ELEM_UI16: return "U16";
-    case MX_ELEM_UI8: return "U8";
-    case MX_ELEM_I1: return "BOOL";
-    default: return NULL;
+    case MX_ELEM_F64:
+      return "F64";
+    case MX_ELEM_F32:
+      return "F32";
+    case MX_ELEM_F16:
+      return "F16";
+    case MX_ELEM_BF16:
+      return "BF16";
+    case MX_ELEM_I64:
+      return "I64";
+    case MX_ELEM_I32:
+      return "I32";
+    case MX_ELEM_I16:
+      return "I16";
+    case MX_ELEM_I8:
+      return "I8";
+    case MX_ELEM_UI64:
+      return "U64";
+    case MX_ELEM_UI32:
+      return "U32";
+    case MX_ELEM_UI16:
+      return "U16";
+    case MX_ELEM_UI8:
+      return "U8";
+    case MX_ELEM_I1:
+      return "BOOL";
+    default:
+      return NULL;
   }
 }
 
@@ -277,8 +291,8 @@ mx_status_t mx_st_writer_close(mx_st_writer_t *w) {
   return MX_OK;
 }
 
-mx_status_t mx_st_write_file(const char *path, const mx_st_desc_t *tensors,
-                             const void *const *data, int32_t n) {
+mx_status_t mx_st_write_file(const char *path, const mx_st_desc_t *tensors, const void *const *data,
+                             int32_t n) {
   mx_st_writer_t *w = NULL;
   mx_status_t st = mx_st_writer_open(path, tensors, n, NULL, 0, &w);
   if (st != MX_OK) return st;

@@ -13,45 +13,46 @@
 #include "mlxcel/session.h"
 
 static void bench_usage(FILE *out) {
-  fprintf(out,
-          "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
-          "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
-          "                    [--bw-mib N] [--json]\n"
-          "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
-          "                    [-o FILE]\n"
-          "\n"
-          "Model mode: runs an N-token prompt (prefill) and then --gen decode steps, --reps times,\n"
-          "and prints the medians of prefill and decode tok/s with the peak RSS. Next to each it\n"
-          "prints the limit of this machine and the percentage reached:\n"
-          "  decode limit  = memory bandwidth / bytes read per decoded token (every matmul weight\n"
-          "                  at f32, the embedding row, the norms, and the KV cache up to the\n"
-          "                  mean decode position)\n"
-          "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
-          "                  the attention scores and values, the LM head of each prefill call)\n"
-          "Bandwidth and peak are measured in the same run, right before, with the same thread\n"
-          "count (or read from --machine-file, as written by bench --machine --json -o FILE).\n"
-          "\n"
-          "Machine mode: measures and prints the memory read bandwidth (multi-threaded streaming\n"
-          "sum over a 1 GiB buffer) and peak f32 FMA FLOP/s, medians of --reps.\n"
-          "\n"
-          "Options:\n"
-          "  -m, --model DIR       model directory\n"
-          "  --prompt N            prompt tokens (default 128)\n"
-          "  --gen N               decode steps (default 32)\n"
-          "  --threads T           threads (default: physical cores); passed to the backend\n"
-          "                        as MLXCEL_THREADS\n"
-          "  --reps R              repetitions; medians are reported (default 3)\n"
-          "  --backend NAME        execution backend (default: $MLXCEL_BACKEND, else interp)\n"
-          "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
-          "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
-          "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
-          "  --bw-mib N            bandwidth buffer in MiB (default 1024; small = fast, wrong)\n"
-          "  --machine             measure the machine only\n"
-          "  --json                print one JSON object\n"
-          "  -o, --output FILE     (--machine) also write the JSON object to FILE\n"
-          "  -h, --help            show this help\n"
-          "\n"
-          "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model or file.\n");
+  fprintf(
+      out,
+      "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
+      "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
+      "                    [--bw-mib N] [--json]\n"
+      "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
+      "                    [-o FILE]\n"
+      "\n"
+      "Model mode: runs an N-token prompt (prefill) and then --gen decode steps, --reps times,\n"
+      "and prints the medians of prefill and decode tok/s with the peak RSS. Next to each it\n"
+      "prints the limit of this machine and the percentage reached:\n"
+      "  decode limit  = memory bandwidth / bytes read per decoded token (every matmul weight\n"
+      "                  at f32, the embedding row, the norms, and the KV cache up to the\n"
+      "                  mean decode position)\n"
+      "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
+      "                  the attention scores and values, the LM head of each prefill call)\n"
+      "Bandwidth and peak are measured in the same run, right before, with the same thread\n"
+      "count (or read from --machine-file, as written by bench --machine --json -o FILE).\n"
+      "\n"
+      "Machine mode: measures and prints the memory read bandwidth (multi-threaded streaming\n"
+      "sum over a 1 GiB buffer) and peak f32 FMA FLOP/s, medians of --reps.\n"
+      "\n"
+      "Options:\n"
+      "  -m, --model DIR       model directory\n"
+      "  --prompt N            prompt tokens (default 128)\n"
+      "  --gen N               decode steps (default 32)\n"
+      "  --threads T           threads (default: physical cores); passed to the backend\n"
+      "                        as MLXCEL_THREADS\n"
+      "  --reps R              repetitions; medians are reported (default 3)\n"
+      "  --backend NAME        execution backend (default: $MLXCEL_BACKEND, else interp)\n"
+      "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
+      "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
+      "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
+      "  --bw-mib N            bandwidth buffer in MiB (default 1024; small = fast, wrong)\n"
+      "  --machine             measure the machine only\n"
+      "  --json                print one JSON object\n"
+      "  -o, --output FILE     (--machine) also write the JSON object to FILE\n"
+      "  -h, --help            show this help\n"
+      "\n"
+      "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model or file.\n");
 }
 
 typedef struct bench_args {
@@ -113,8 +114,8 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
     int r;
-#define INT_OPT(name, field, lo, hi)                                                     \
-  ((r = mx_cli_opt(argc, argv, &i, cmd, name, NULL, &v)) != 0) {                         \
+#define INT_OPT(name, field, lo, hi)                                                       \
+  ((r = mx_cli_opt(argc, argv, &i, cmd, name, NULL, &v)) != 0) {                           \
     if (r < 0 || !mx_cli_parse_int(cmd, name, v, lo, hi, &b->field)) return MX_EXIT_USAGE; \
   }
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -132,18 +133,22 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->out = v;
-    } else if INT_OPT("--prompt", prompt, 1, 1 << 20)
-    else if INT_OPT("--gen", gen, 1, 1 << 20)
-    else if INT_OPT("--threads", threads, 1, 256)
-    else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--reps", NULL, &v)) != 0) {
-      if (r < 0 || !mx_cli_parse_int(cmd, "--reps", v, 1, 101, &b->reps)) return MX_EXIT_USAGE;
-      b->has_reps = true;
-    } else if INT_OPT("--ctx", ctx, 1, INT32_MAX)
-    else if INT_OPT("--chunk", chunk, 1, 1 << 16)
-    else if INT_OPT("--bw-mib", bw_mib, 1, 1 << 20)
-    else if (strcmp(a, "--machine") == 0) {
-      b->machine = true;
-    } else if (strcmp(a, "--json") == 0) {
+    } else if INT_OPT ("--prompt", prompt, 1, 1 << 20)
+      else if INT_OPT ("--gen", gen, 1,
+                       1 << 20) else if INT_OPT ("--threads", threads, 1,
+                                                 256) else if ((r = mx_cli_opt(argc, argv, &i, cmd,
+                                                                               "--reps", NULL,
+                                                                               &v)) != 0) {
+        if (r < 0 || !mx_cli_parse_int(cmd, "--reps", v, 1, 101, &b->reps)) return MX_EXIT_USAGE;
+        b->has_reps = true;
+      }
+    else if INT_OPT ("--ctx", ctx, 1, INT32_MAX)
+      else if INT_OPT ("--chunk", chunk, 1,
+                       1 << 16) else if INT_OPT ("--bw-mib", bw_mib, 1,
+                                                 1 << 20) else if (strcmp(a, "--machine") == 0) {
+        b->machine = true;
+      }
+    else if (strcmp(a, "--json") == 0) {
       b->json = true;
     } else if (a[0] == '-') {
       return mx_cli_usage_error(cmd, bench_usage, "unknown option '%s'", a);
@@ -201,10 +206,11 @@ static int run_machine(const bench_args_t *b) {
   if (b->json) {
     printf("%s\n", sb.data);
   } else {
-    printf("threads %d: memory read bandwidth %.2f GB/s (best %.2f), peak f32 %.1f GFLOP/s "
-           "(best %.1f); %s loops, %zu MiB buffer, %d reps\n",
-           m.threads, m.bandwidth_gbs, m.bandwidth_best_gbs, m.peak_gflops, m.peak_best_gflops,
-           m.loop_isa, m.bw_bytes >> 20, m.reps);
+    printf(
+        "threads %d: memory read bandwidth %.2f GB/s (best %.2f), peak f32 %.1f GFLOP/s "
+        "(best %.1f); %s loops, %zu MiB buffer, %d reps\n",
+        m.threads, m.bandwidth_gbs, m.bandwidth_best_gbs, m.peak_gflops, m.peak_best_gflops,
+        m.loop_isa, m.bw_bytes >> 20, m.reps);
   }
   int rc = MX_EXIT_OK;
   if (b->out) {
@@ -314,8 +320,8 @@ static int run_model(const bench_args_t *b) {
 
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_model_load_ex(b->dir, &(mx_model_load_opts_t){.tokenizer_optional = true},
-                                    &model);
+  mx_status_t st =
+      mx_model_load_ex(b->dir, &(mx_model_load_opts_t){.tokenizer_optional = true}, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
   int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;
@@ -356,7 +362,8 @@ static int run_model(const bench_args_t *b) {
     ids[i] = (int32_t)((x >> 33) % (uint64_t)vocab);
   }
   if (!b->json) {
-    fprintf(stderr, "mlxcel bench: %s, backend %s, %lld threads, prompt %lld, gen %lld, %lld reps\n",
+    fprintf(stderr,
+            "mlxcel bench: %s, backend %s, %lld threads, prompt %lld, gen %lld, %lld reps\n",
             b->dir, mx_session_backend(s)->name, (long long)threads, (long long)b->prompt,
             (long long)b->gen, (long long)b->reps);
   }
@@ -414,21 +421,23 @@ static int run_model(const bench_args_t *b) {
           dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
           (long long)b->prompt, (long long)b->gen, (long long)b->reps, (long long)ctx,
           (long long)chunk, pre_med, dec_med, mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes,
-          mc.flops_per_token, m.bandwidth_gbs, m.peak_gflops, machine_source, dec_limit,
-          pre_limit, dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
+          mc.flops_per_token, m.bandwidth_gbs, m.peak_gflops, machine_source, dec_limit, pre_limit,
+          dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
     } else {
-      printf("machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s\n",
-             machine_source, m.threads, m.bandwidth_gbs, m.peak_gflops);
+      printf("machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s\n", machine_source,
+             m.threads, m.bandwidth_gbs, m.peak_gflops);
       printf("model: %s, %.1fM params, %s, backend %s, %lld threads\n", c->model_type,
              mc.params / 1e6, dtype_name(c->dtype), backend, (long long)threads);
-      printf("prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
-             "of limit\n",
-             (long long)b->prompt, pre_med, pre_limit, mc.flops_per_token / 1e9, pre_pct);
-      printf("decode  %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.1f MB/token)     %6.2f%% "
-             "of limit\n",
-             (long long)b->gen, dec_med, dec_limit, dec_bytes / 1e6, dec_pct);
+      printf(
+          "prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
+          "of limit\n",
+          (long long)b->prompt, pre_med, pre_limit, mc.flops_per_token / 1e9, pre_pct);
+      printf(
+          "decode  %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.1f MB/token)     %6.2f%% "
+          "of limit\n",
+          (long long)b->gen, dec_med, dec_limit, dec_bytes / 1e6, dec_pct);
       printf("peak RSS %.1f MiB; medians of %lld reps\n", rss, (long long)b->reps);
     }
   }

@@ -27,8 +27,8 @@ typedef struct mk_preset {
 static const mk_preset_t kPresets[] = {
     {"tiny", "tiny test model (2 layers, hidden 64, vocab 320)", 320, 64, 128, 2, 4, 2, 16, 256,
      10000.0, "1e-05", false, true, 2},
-    {"smollm2-135m", "SmolLM2-135M shapes", 49152, 576, 1536, 30, 9, 3, 64, 8192, 100000.0,
-     "1e-05", false, false, 3},
+    {"smollm2-135m", "SmolLM2-135M shapes", 49152, 576, 1536, 30, 9, 3, 64, 8192, 100000.0, "1e-05",
+     false, false, 3},
     {"smollm2-360m", "SmolLM2-360M shapes", 49152, 960, 2560, 32, 15, 5, 64, 8192, 100000.0,
      "1e-05", false, false, 3},
     {"llama-3.2-1b", "Llama-3.2-1B shapes", 128256, 2048, 8192, 16, 32, 8, 64, 131072, 500000.0,
@@ -37,27 +37,28 @@ static const mk_preset_t kPresets[] = {
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
 static void mkmodel_usage(FILE *out) {
-  fprintf(out,
-          "Usage: mlxcel mkmodel --arch llama --preset NAME -o DIR [--dtype f32|f16|bf16]\n"
-          "                      [--seed S] [--force] [-q]\n"
-          "\n"
-          "Writes a checkpoint with random weights (seeded, N(0, 0.02); norm weights 1) of a known\n"
-          "model shape into DIR: config.json (as transformers' save_pretrained writes\n"
-          "LlamaConfig), generation_config.json, model.safetensors and a byte-level BPE\n"
-          "tokenizer.json sized to the vocabulary (256 byte tokens, merges, special tokens).\n"
-          "Speed does not depend on weight values: these models are for benchmarks and tests.\n"
-          "\n"
-          "Options:\n"
-          "  --arch NAME        architecture (only: llama)\n"
-          "  --preset NAME      model shape (below)\n"
-          "  -o, --output DIR   directory to write (created; must be empty unless --force)\n"
-          "  --dtype T          weight dtype: f32 (default), f16, bf16\n"
-          "  --seed S           random seed (default 0); same seed, same bytes\n"
-          "  --force            overwrite the files in a non-empty DIR\n"
-          "  -q, --quiet        no progress on stderr\n"
-          "  -h, --help         show this help\n"
-          "\n"
-          "Presets:\n");
+  fprintf(
+      out,
+      "Usage: mlxcel mkmodel --arch llama --preset NAME -o DIR [--dtype f32|f16|bf16]\n"
+      "                      [--seed S] [--force] [-q]\n"
+      "\n"
+      "Writes a checkpoint with random weights (seeded, N(0, 0.02); norm weights 1) of a known\n"
+      "model shape into DIR: config.json (as transformers' save_pretrained writes\n"
+      "LlamaConfig), generation_config.json, model.safetensors and a byte-level BPE\n"
+      "tokenizer.json sized to the vocabulary (256 byte tokens, merges, special tokens).\n"
+      "Speed does not depend on weight values: these models are for benchmarks and tests.\n"
+      "\n"
+      "Options:\n"
+      "  --arch NAME        architecture (only: llama)\n"
+      "  --preset NAME      model shape (below)\n"
+      "  -o, --output DIR   directory to write (created; must be empty unless --force)\n"
+      "  --dtype T          weight dtype: f32 (default), f16, bf16\n"
+      "  --seed S           random seed (default 0); same seed, same bytes\n"
+      "  --force            overwrite the files in a non-empty DIR\n"
+      "  -q, --quiet        no progress on stderr\n"
+      "  -h, --help         show this help\n"
+      "\n"
+      "Presets:\n");
   for (int i = 0; i < NPRESETS; i++) {
     const mk_preset_t *p = &kPresets[i];
     fprintf(out, "  %-13s %s: hidden %d, intermediate %d, %d layers, %d/%d heads, vocab %d%s\n",
@@ -132,17 +133,18 @@ typedef struct mk_tensor {
 
 static int32_t list_tensors(const mk_preset_t *p, mk_tensor_t *t) {
   int32_t n = 0;
-  int64_t h = p->hidden, q = (int64_t)p->heads * p->head_dim, kv = (int64_t)p->kv_heads * p->head_dim;
-#define ADD(nm_fmt, layer, d0, d1, is_norm)                                  \
-  do {                                                                         \
-    if (t) {                                                                   \
-      snprintf(t[n].name, sizeof t[n].name, nm_fmt, layer);                    \
-      t[n].rank = (d1) > 0 ? 2 : 1;                                            \
-      t[n].dims[0] = (d0);                                                     \
-      t[n].dims[1] = (d1);                                                     \
-      t[n].norm = (is_norm);                                                   \
-    }                                                                          \
-    n++;                                                                       \
+  int64_t h = p->hidden, q = (int64_t)p->heads * p->head_dim,
+          kv = (int64_t)p->kv_heads * p->head_dim;
+#define ADD(nm_fmt, layer, d0, d1, is_norm)                 \
+  do {                                                      \
+    if (t) {                                                \
+      snprintf(t[n].name, sizeof t[n].name, nm_fmt, layer); \
+      t[n].rank = (d1) > 0 ? 2 : 1;                         \
+      t[n].dims[0] = (d0);                                  \
+      t[n].dims[1] = (d1);                                  \
+      t[n].norm = (is_norm);                                \
+    }                                                       \
+    n++;                                                    \
   } while (0)
   ADD("model.embed_tokens.weight%.0d", 0, (int64_t)p->vocab, h, false);
   ADD("model.norm.weight%.0d", 0, h, 0, false ? false : true);
@@ -250,7 +252,9 @@ static mx_status_t write_text(const char *dir, const char *file, const mx_strbuf
   return ok ? MX_OK : mx_error_set(MX_ERR_IO, "%s: write failed", path);
 }
 
-static int32_t bos_id(const mk_preset_t *p) { return p->specials_top ? p->vocab - p->n_special : 0; }
+static int32_t bos_id(const mk_preset_t *p) {
+  return p->specials_top ? p->vocab - p->n_special : 0;
+}
 static int32_t eos_id(const mk_preset_t *p) {
   return p->specials_top ? p->vocab - p->n_special + 1 : 0;
 }
@@ -283,9 +287,8 @@ static void config_json(const mk_preset_t *p, mx_elem_type_t dt, mx_strbuf_t *sb
                    "  \"num_key_value_heads\": %d,\n"
                    "  \"pretraining_tp\": 1,\n"
                    "  \"rms_norm_eps\": %s,\n",
-                   (int)bos_id(p), (int)eos_id(p), (int)p->head_dim, (int)p->hidden,
-                   (int)p->inter, (long long)p->max_pos, (int)p->heads, (int)p->layers,
-                   (int)p->kv_heads, p->eps);
+                   (int)bos_id(p), (int)eos_id(p), (int)p->head_dim, (int)p->hidden, (int)p->inter,
+                   (long long)p->max_pos, (int)p->heads, (int)p->layers, (int)p->kv_heads, p->eps);
   if (p->llama3_rope) {
     mx_strbuf_puts(sb,
                    "  \"rope_scaling\": {\n"
@@ -376,7 +379,8 @@ static void tokenizer_json(const mk_preset_t *p, mx_strbuf_t *sb) {
   // Character order for merges: space, lowercase by frequency, uppercase, digits, the rest.
   int order[256], n_order = 0;
   bool used[256] = {false};
-  const char *pref = " etaoinshrdlcumwfgypbvkjxqzETAOINSHRDLCUMWFGYPBVKJXQZ0123456789.,'\"-!?:;()\n";
+  const char *pref =
+      " etaoinshrdlcumwfgypbvkjxqzETAOINSHRDLCUMWFGYPBVKJXQZ0123456789.,'\"-!?:;()\n";
   for (const char *c = pref; *c; c++) {
     order[n_order++] = (uint8_t)*c;
     used[(uint8_t)*c] = true;
@@ -564,15 +568,14 @@ int mx_cli_cmd_mkmodel(int argc, char **argv) {
   int pd = prepare_dir(dir);
   if (pd < 0) return MX_EXIT_IO;
   if (pd == 0 && !force) {
-    fprintf(stderr,
-            "mlxcel mkmodel: error: %s is not empty (use --force to overwrite its files)\n", dir);
+    fprintf(stderr, "mlxcel mkmodel: error: %s is not empty (use --force to overwrite its files)\n",
+            dir);
     return MX_EXIT_FAILED;
   }
   mx_strbuf_t sb;
   mx_status_t st = MX_OK;
-  void (*const gens[])(const mk_preset_t *, mx_strbuf_t *) = {generation_config_json,
-                                                               tokenizer_json,
-                                                               tokenizer_config_json};
+  void (*const gens[])(const mk_preset_t *, mx_strbuf_t *) = {
+      generation_config_json, tokenizer_json, tokenizer_config_json};
   const char *files[] = {"generation_config.json", "tokenizer.json", "tokenizer_config.json"};
   mx_strbuf_init(&sb);
   config_json(p, dt, &sb);

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# End-to-end tests of `mlxcel mkmodel` (random-weight checkpoints) and `mlxcel bench` on the tiny
+# preset: the generated model loads, generates and round-trips text; bench prints its fields.
+# Usage: tests/cli_bench.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
+set -u
+MLXCEL=$1
+SRC=$2
+NAME=$3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+unset MLXCEL_BACKEND MLXCEL_XLA_CONTEXT_CAPACITY
+
+fails=0
+run() {
+  "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+  rc=$?
+}
+fail() {
+  echo "FAILED: $*"
+  echo "--- exit status: $rc"
+  echo "--- stdout:"; head -c 3000 "$TMP/out"; echo
+  echo "--- stderr:"; head -c 3000 "$TMP/err"; echo
+  fails=$((fails + 1))
+}
+expect_rc() { [ "$rc" -eq "$1" ] || fail "expected exit status $1, got $rc"; }
+expect_out() { grep -qE -- "$1" "$TMP/out" || fail "stdout does not match /$1/"; }
+expect_err() { grep -qE -- "$1" "$TMP/err" || fail "stderr does not match /$1/"; }
+
+tiny() { # DIR [extra mkmodel args]: writes the tiny preset
+  local dir=$1
+  shift
+  run "$MLXCEL" mkmodel --arch llama --preset tiny -o "$dir" -q "$@"
+  expect_rc 0
+}
+
+t_help() {
+  run "$MLXCEL" mkmodel --help
+  expect_rc 0; expect_out 'Usage: mlxcel mkmodel'; expect_out 'llama-3.2-1b'
+  expect_out 'smollm2-360m'; expect_out 'smollm2-135m'; expect_out 'tiny'
+  run "$MLXCEL" bench --help
+  expect_rc 0; expect_out 'Usage: mlxcel bench'; expect_out '--machine'
+  run "$MLXCEL" --help
+  expect_rc 0; expect_out 'mkmodel'; expect_out 'bench'
+}
+
+t_mkmodel_tiny() {
+  tiny "$TMP/m"
+  for f in config.json generation_config.json model.safetensors tokenizer.json; do
+    [ -s "$TMP/m/$f" ] || fail "missing $f"
+  done
+  grep -q '"model_type": "llama"' "$TMP/m/config.json" || fail "config.json: model_type"
+  grep -q '"tie_word_embeddings": true' "$TMP/m/config.json" || fail "config.json: tied"
+  # Loads (config, checkpoint validation, tokenizer) and generates.
+  run "$MLXCEL" generate -m "$TMP/m" -p "Hello world" -n 4 --ignore-eos --json
+  expect_rc 0; expect_out '"generated_tokens": 4'; expect_out '"backend": "interp"'
+  # Tokenizer round trip, BOS from the template, special tokens matched.
+  text='Hello world, the cat sat. ünï ✓ 123'
+  run "$MLXCEL" tokenize -m "$TMP/m" "$text <|end_of_text|>"
+  expect_rc 0; expect_out '^318 .* 319$'
+  ids=$(tr ' ' ',' <"$TMP/out")
+  run "$MLXCEL" detokenize -m "$TMP/m" --ids "$ids" --skip-special
+  expect_rc 0
+  [ "$(cat "$TMP/out")" = "$text " ] || fail "round trip: got '$(cat "$TMP/out")'"
+}
+
+t_mkmodel_dtypes() {
+  for d in f16 bf16; do
+    tiny "$TMP/$d" --dtype "$d"
+    grep -q "\"torch_dtype\": \"$([ $d = f16 ] && echo float16 || echo bfloat16)\"" \
+      "$TMP/$d/config.json" || fail "$d: torch_dtype"
+    run "$MLXCEL" generate -m "$TMP/$d" -p "Hi" -n 2 --ignore-eos --json
+    expect_rc 0; expect_out '"generated_tokens": 2'
+  done
+  # f32 file is twice the f16 one (header aside).
+  tiny "$TMP/f32"
+  a=$(stat -c %s "$TMP/f32/model.safetensors")
+  b=$(stat -c %s "$TMP/f16/model.safetensors")
+  [ $((a / b)) -eq 1 ] && [ "$a" -gt $((b * 19 / 10)) ] || fail "sizes f32 $a, f16 $b"
+}
+
+t_mkmodel_seed() {
+  tiny "$TMP/a" --seed 7
+  tiny "$TMP/b" --seed 7
+  tiny "$TMP/c" --seed 8
+  cmp -s "$TMP/a/model.safetensors" "$TMP/b/model.safetensors" || fail "same seed, other bytes"
+  cmp -s "$TMP/a/model.safetensors" "$TMP/c/model.safetensors" && fail "seeds 7 and 8 agree"
+  cmp -s "$TMP/a/tokenizer.json" "$TMP/c/tokenizer.json" || fail "tokenizer depends on the seed"
+}
+
+t_mkmodel_errors() {
+  run "$MLXCEL" mkmodel --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err 'missing --arch'
+  run "$MLXCEL" mkmodel --arch gpt2 --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err "not supported"
+  run "$MLXCEL" mkmodel --arch llama --preset huge -o "$TMP/x"
+  expect_rc 2; expect_err "unknown --preset 'huge'"
+  run "$MLXCEL" mkmodel --arch llama --preset tiny
+  expect_rc 2; expect_err 'missing -o DIR'
+  run "$MLXCEL" mkmodel --arch llama --preset tiny -o "$TMP/x" --dtype f8
+  expect_rc 2; expect_err "--dtype 'f8'"
+  run "$MLXCEL" mkmodel --arch llama --preset tiny -o "$TMP/x" --seed -1
+  expect_rc 2
+  run "$MLXCEL" mkmodel --arch llama --preset tiny -o "$TMP/x" --bogus
+  expect_rc 2; expect_err "unknown option '--bogus'"
+  # A non-empty directory is refused without --force, and left alone.
+  mkdir -p "$TMP/full"
+  echo keep >"$TMP/full/notes.txt"
+  run "$MLXCEL" mkmodel --arch llama --preset tiny -o "$TMP/full"
+  expect_rc 1; expect_err 'not empty.*--force'
+  [ ! -e "$TMP/full/config.json" ] || fail "wrote into a non-empty directory"
+  tiny "$TMP/full" --force
+  [ -s "$TMP/full/model.safetensors" ] && [ -e "$TMP/full/notes.txt" ] || fail "--force"
+  # Not a directory.
+  echo x >"$TMP/file"
+  run "$MLXCEL" mkmodel --arch llama --preset tiny -o "$TMP/file"
+  expect_rc 3; expect_err 'not a directory'
+  # Nested directories are created.
+  tiny "$TMP/deep/er/m"
+  [ -s "$TMP/deep/er/m/config.json" ] || fail "nested directory"
+}
+
+t_bench_machine() {
+  run "$MLXCEL" bench --machine --bw-mib 16 --reps 1 --threads 1 --json -o "$TMP/machine.json"
+  expect_rc 0
+  for k in bandwidth_gbs peak_gflops threads loop_isa; do expect_out "\"$k\": "; done
+  [ -s "$TMP/machine.json" ] || fail "-o FILE not written"
+  run "$MLXCEL" bench --machine --bw-mib 16 --reps 1
+  expect_rc 0; expect_out 'GB/s'; expect_out 'GFLOP/s'
+}
+
+t_bench_json() {
+  tiny "$TMP/bj"
+  run "$MLXCEL" bench -m "$TMP/bj" --prompt 8 --gen 2 --reps 1 --bw-mib 16 --threads 1 --json
+  expect_rc 0
+  for k in prefill_tok_s decode_tok_s weight_bytes flops_per_token threads precision quant \
+    backend bandwidth_gbs peak_gflops pct_of_limit prefill_pct_of_limit decode_pct_of_limit \
+    peak_rss_mib; do
+    expect_out "\"$k\": "
+  done
+  expect_out '"precision": "f32"'; expect_out '"quant": "none"'; expect_out '"backend": "interp"'
+  expect_out '"threads": 1,'
+  # Exactly the tiny model's matmul weights + embedding row + norms at f32:
+  # 2 x (64x64 + 2x32x64 + 64x64 + 3x64x128) + 320x64 = 94208 params; + 64 + 5 x 64 floats.
+  expect_out '"weight_bytes": 378368,'
+  [ "$(grep -c '^{' "$TMP/out")" -eq 1 ] || fail "not one JSON object"
+  # The machine numbers can come from a file.
+  echo '{"bandwidth_gbs": 10, "peak_gflops": 100, "threads": 1}' >"$TMP/mf.json"
+  run "$MLXCEL" bench -m "$TMP/bj" --prompt 4 --gen 2 --reps 1 --machine-file "$TMP/mf.json" --json
+  expect_rc 0; expect_out '"bandwidth_gbs": 10.000'; expect_out '"machine_source": "file"'
+  # Text mode.
+  run "$MLXCEL" bench -m "$TMP/bj" --prompt 4 --gen 2 --reps 1 --machine-file "$TMP/mf.json"
+  expect_rc 0; expect_out 'prefill .* tok/s .*% of limit'; expect_out 'decode .* tok/s'
+}
+
+t_bench_errors() {
+  run "$MLXCEL" bench
+  expect_rc 2; expect_err 'missing -m DIR'
+  run "$MLXCEL" bench --machine -m "$TMP"
+  expect_rc 2
+  run "$MLXCEL" bench -m "$TMP/nope"
+  expect_rc 3
+  run "$MLXCEL" bench -m "$TMP" --prompt 0
+  expect_rc 2
+  tiny "$TMP/be"
+  echo '{"bandwidth_gbs": 0}' >"$TMP/bad.json"
+  run "$MLXCEL" bench -m "$TMP/be" --machine-file "$TMP/bad.json"
+  expect_rc 1; expect_err 'bandwidth_gbs'
+  run "$MLXCEL" bench -m "$TMP/be" --machine-file "$TMP/none.json"
+  expect_rc 3
+  echo '{"bandwidth_gbs": 10, "peak_gflops": 100}' >"$TMP/mf.json"
+  run "$MLXCEL" bench -m "$TMP/be" --prompt 200 --gen 100 --machine-file "$TMP/mf.json"
+  expect_rc 1
+  run "$MLXCEL" bench -m "$TMP/be" --backend nosuch --bw-mib 16 --reps 1
+  expect_rc 1; expect_err 'nosuch'
+}
+
+TESTS="help mkmodel_tiny mkmodel_dtypes mkmodel_seed mkmodel_errors bench_machine bench_json
+bench_errors"
+if [ "$NAME" = all ]; then
+  for t in $TESTS; do "t_$t"; done
+elif declare -F "t_$NAME" >/dev/null; then
+  "t_$NAME"
+else
+  echo "unknown test '$NAME' (known: $TESTS)"
+  exit 2
+fi
+if [ "$fails" -ne 0 ]; then
+  echo "$fails check(s) failed"
+  exit 1
+fi
+echo "ok"
