@@ -111,13 +111,28 @@ static double peak_rss_mib(void) {
 
 static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
   const char *cmd = "bench";
+  const struct {
+    const char *name;
+    int64_t *field, lo, hi;
+  } ints[] = {
+      {"--prompt", &b->prompt, 1, 1 << 20}, {"--gen", &b->gen, 1, 1 << 20},
+      {"--threads", &b->threads, 1, 256},   {"--reps", &b->reps, 1, 101},
+      {"--ctx", &b->ctx, 1, INT32_MAX},     {"--chunk", &b->chunk, 1, 1 << 16},
+      {"--bw-mib", &b->bw_mib, 1, 1 << 20},
+  };
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
-    int r;
-#define INT_OPT(name, field, lo, hi)                                                       \
-  ((r = mx_cli_opt(argc, argv, &i, cmd, name, NULL, &v)) != 0) {                           \
-    if (r < 0 || !mx_cli_parse_int(cmd, name, v, lo, hi, &b->field)) return MX_EXIT_USAGE; \
-  }
+    int r = 0;
+    bool matched = false;
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !matched; k++) {
+      if ((r = mx_cli_opt(argc, argv, &i, cmd, ints[k].name, NULL, &v)) == 0) continue;
+      if (r < 0 || !mx_cli_parse_int(cmd, ints[k].name, v, ints[k].lo, ints[k].hi, ints[k].field)) {
+        return MX_EXIT_USAGE;
+      }
+      if (ints[k].field == &b->reps) b->has_reps = true;
+      matched = true;
+    }
+    if (matched) continue;
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       *help = true;
       return MX_EXIT_OK;
@@ -133,29 +148,15 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->out = v;
-    } else if INT_OPT ("--prompt", prompt, 1, 1 << 20)
-      else if INT_OPT ("--gen", gen, 1,
-                       1 << 20) else if INT_OPT ("--threads", threads, 1,
-                                                 256) else if ((r = mx_cli_opt(argc, argv, &i, cmd,
-                                                                               "--reps", NULL,
-                                                                               &v)) != 0) {
-        if (r < 0 || !mx_cli_parse_int(cmd, "--reps", v, 1, 101, &b->reps)) return MX_EXIT_USAGE;
-        b->has_reps = true;
-      }
-    else if INT_OPT ("--ctx", ctx, 1, INT32_MAX)
-      else if INT_OPT ("--chunk", chunk, 1,
-                       1 << 16) else if INT_OPT ("--bw-mib", bw_mib, 1,
-                                                 1 << 20) else if (strcmp(a, "--machine") == 0) {
-        b->machine = true;
-      }
-    else if (strcmp(a, "--json") == 0) {
+    } else if (strcmp(a, "--machine") == 0) {
+      b->machine = true;
+    } else if (strcmp(a, "--json") == 0) {
       b->json = true;
     } else if (a[0] == '-') {
       return mx_cli_usage_error(cmd, bench_usage, "unknown option '%s'", a);
     } else {
       return mx_cli_usage_error(cmd, bench_usage, "unexpected argument '%s'", a);
     }
-#undef INT_OPT
   }
   if (b->machine && b->dir) {
     return mx_cli_usage_error(cmd, bench_usage, "give -m DIR or --machine, not both");
