@@ -87,7 +87,8 @@ physical limit of the machine it ran on, measured in the same run.
   (f32, seeded N(0, 0.02) weights; speed does not depend on the values) with the exact shapes
   of the real models; they live in a temporary directory, never in the repository.
 - **Runs**: `mlxcel bench -m DIR --backend B --prompt N --gen G --reps R --json` through the
-  session API: per repetition, a reset, a prefill of N pseudo-random token ids (in the session's
+  session API: after one untimed warm-up (a 2-token prefill and a decode step, which fault in
+  the weights), per repetition a reset, a prefill of N pseudo-random token ids (in the session's
   power-of-two chunks, at most 64 tokens per call), then G greedy decode steps. Medians of R.
 - **Decode limit** = memory bandwidth / bytes read per decoded token: every matmul weight at f32
   (attention and MLP projections of all layers and the tied LM head), the embedding row, the

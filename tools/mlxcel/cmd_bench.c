@@ -17,7 +17,7 @@ static void bench_usage(FILE *out) {
       out,
       "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
       "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
-      "                    [--bw-mib N] [--json]\n"
+      "                    [--bw-mib N] [--no-warmup] [--json]\n"
       "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
       "                    [-o FILE]\n"
       "\n"
@@ -58,7 +58,7 @@ static void bench_usage(FILE *out) {
 typedef struct bench_args {
   const char *dir, *backend, *machine_file, *out;
   int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib;
-  bool machine, json, has_reps;
+  bool machine, json, has_reps, no_warmup;
 } bench_args_t;
 
 static double now_s(void) {
@@ -152,6 +152,8 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
       b->machine = true;
     } else if (strcmp(a, "--json") == 0) {
       b->json = true;
+    } else if (strcmp(a, "--no-warmup") == 0) {
+      b->no_warmup = true;
     } else if (a[0] == '-') {
       return mx_cli_usage_error(cmd, bench_usage, "unknown option '%s'", a);
     } else {
@@ -367,6 +369,10 @@ static int run_model(const bench_args_t *b) {
             "mlxcel bench: %s, backend %s, %lld threads, prompt %lld, gen %lld, %lld reps\n",
             b->dir, mx_session_backend(s)->name, (long long)threads, (long long)b->prompt,
             (long long)b->gen, (long long)b->reps);
+  }
+  if (!b->no_warmup) {  // untimed: faults in mmapped weights, warms caches and the pool
+    st = mx_session_prefill(s, ids, b->prompt < 2 ? (int32_t)b->prompt : 2, NULL);
+    if (st == MX_OK) st = mx_session_decode(s, argmax(mx_session_logits(s), vocab));
   }
   for (int64_t r = 0; r < b->reps && st == MX_OK; r++) {
     mx_session_reset(s);
