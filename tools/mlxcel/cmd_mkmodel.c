@@ -128,38 +128,44 @@ typedef struct mk_tensor {
   char name[96];
   int32_t rank;
   int64_t dims[2];
-  bool norm;  // ones
 } mk_tensor_t;
 
+static void add_tensor(mk_tensor_t *t, int32_t *n, const char *name, int64_t d0, int64_t d1) {
+  if (t) {
+    snprintf(t[*n].name, sizeof t[*n].name, "%s", name);
+    t[*n].rank = d1 > 0 ? 2 : 1;
+    t[*n].dims[0] = d0;
+    t[*n].dims[1] = d1;
+  }
+  (*n)++;
+}
+
+// The tensors of a tied Llama checkpoint (Hugging Face names); t == NULL only counts them.
 static int32_t list_tensors(const mk_preset_t *p, mk_tensor_t *t) {
   int32_t n = 0;
-  int64_t h = p->hidden, q = (int64_t)p->heads * p->head_dim,
-          kv = (int64_t)p->kv_heads * p->head_dim;
-#define ADD(nm_fmt, layer, d0, d1, is_norm)                 \
-  do {                                                      \
-    if (t) {                                                \
-      snprintf(t[n].name, sizeof t[n].name, nm_fmt, layer); \
-      t[n].rank = (d1) > 0 ? 2 : 1;                         \
-      t[n].dims[0] = (d0);                                  \
-      t[n].dims[1] = (d1);                                  \
-      t[n].norm = (is_norm);                                \
-    }                                                       \
-    n++;                                                    \
-  } while (0)
-  ADD("model.embed_tokens.weight%.0d", 0, (int64_t)p->vocab, h, false);
-  ADD("model.norm.weight%.0d", 0, h, 0, false ? false : true);
+  int64_t h = p->hidden, q = (int64_t)p->heads * p->head_dim;
+  int64_t kv = (int64_t)p->kv_heads * p->head_dim, inter = p->inter;
+  static const struct {
+    const char *suffix;
+    int rows, cols;  // 0 = hidden, 1 = q width, 2 = kv width, 3 = intermediate, -1 = none
+  } kLayer[] = {
+      {"input_layernorm.weight", 0, -1}, {"post_attention_layernorm.weight", 0, -1},
+      {"self_attn.q_proj.weight", 1, 0}, {"self_attn.k_proj.weight", 2, 0},
+      {"self_attn.v_proj.weight", 2, 0}, {"self_attn.o_proj.weight", 0, 1},
+      {"mlp.gate_proj.weight", 3, 0},    {"mlp.up_proj.weight", 3, 0},
+      {"mlp.down_proj.weight", 0, 3},
+  };
+  const int64_t width[4] = {h, q, kv, inter};
+  add_tensor(t, &n, "model.embed_tokens.weight", p->vocab, h);
+  add_tensor(t, &n, "model.norm.weight", h, 0);
   for (int32_t l = 0; l < p->layers; l++) {
-    ADD("model.layers.%d.input_layernorm.weight", l, h, 0, true);
-    ADD("model.layers.%d.post_attention_layernorm.weight", l, h, 0, true);
-    ADD("model.layers.%d.self_attn.q_proj.weight", l, q, h, false);
-    ADD("model.layers.%d.self_attn.k_proj.weight", l, kv, h, false);
-    ADD("model.layers.%d.self_attn.v_proj.weight", l, kv, h, false);
-    ADD("model.layers.%d.self_attn.o_proj.weight", l, h, q, false);
-    ADD("model.layers.%d.mlp.gate_proj.weight", l, (int64_t)p->inter, h, false);
-    ADD("model.layers.%d.mlp.up_proj.weight", l, (int64_t)p->inter, h, false);
-    ADD("model.layers.%d.mlp.down_proj.weight", l, h, (int64_t)p->inter, false);
+    for (size_t k = 0; k < sizeof kLayer / sizeof kLayer[0]; k++) {
+      char name[96];
+      snprintf(name, sizeof name, "model.layers.%d.%s", (int)l, kLayer[k].suffix);
+      add_tensor(t, &n, name, width[kLayer[k].rows],
+                 kLayer[k].cols < 0 ? 0 : width[kLayer[k].cols]);
+    }
   }
-#undef ADD
   return n;
 }
 
