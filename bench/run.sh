@@ -4,12 +4,14 @@
 # them: the 1B shape is 4.7 GiB at f32).
 #
 # Usage: bench/run.sh [--mlxcel PATH] [--threads T] [--out FILE] [--workdir DIR] [--keep]
-#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS]...
+#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX]]...
+#        bench/run.sh --render DIR [--out FILE]   (only rewrite the page from DIR's results)
 #
 # Without --run: the "cpu" backend on the SmolLM2-135M, SmolLM2-360M and Llama-3.2-1B shapes
 # (512-token prompt, 64 decode steps, 3 reps) plus the interpreter on the tiny preset when the
-# cpu backend exists; otherwise the interpreter alone on small runs (it is the reference
-# oracle, thousands of times slower than the hardware allows).
+# cpu backend exists, with two decode runs at position ~100 under KV capacities 128 and 4096
+# (decode cost must follow the valid positions, not the capacity); otherwise the interpreter
+# alone on small runs (it is the reference oracle, far slower than the hardware allows).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MLXCEL=$ROOT/build/mlxcel
@@ -17,6 +19,7 @@ THREADS=
 OUT=$ROOT/docs/performance.md
 WORK=
 KEEP=0
+RENDER=
 RUNS=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -25,21 +28,12 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --workdir) WORK=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --render) RENDER=$2; shift 2 ;;
     --run) RUNS+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-[ -x "$MLXCEL" ] || { echo "bench/run.sh: no mlxcel at $MLXCEL (build first)" >&2; exit 2; }
-if [ -z "$WORK" ]; then
-  WORK=$(mktemp -d "${TMPDIR:-/tmp}/mlxcel-bench.XXXXXX")
-  [ "$KEEP" = 1 ] || trap 'rm -rf "$WORK"' EXIT
-fi
-case $WORK in "$ROOT"/*) echo "bench/run.sh: --workdir must be outside the repository" >&2; exit 2 ;; esac
-mkdir -p "$WORK"
-THREAD_ARG=()
-[ -n "$THREADS" ] && THREAD_ARG=(--threads "$THREADS")
-
 log() { echo "bench/run.sh: $*" >&2; }
 model() { # PRESET: generates it once into $WORK/PRESET
   [ -s "$WORK/$1/model.safetensors" ] ||
@@ -49,28 +43,46 @@ field() { # NAME JSONLINE: a top-level scalar of a flat JSON object
   printf '%s\n' "$2" | sed -n "s/.*\"$1\": \"\{0,1\}\([^,}\"]*\)\"\{0,1\}[,}].*/\1/p" | head -1
 }
 
-if [ ${#RUNS[@]} -eq 0 ]; then
-  model tiny
-  if "$MLXCEL" bench -m "$WORK/tiny" --backend cpu --prompt 2 --gen 1 --reps 1 --bw-mib 16 \
-    --json >/dev/null 2>&1; then
-    RUNS=(cpu:smollm2-135m:512:64:3 cpu:smollm2-360m:512:64:3 cpu:llama-3.2-1b:512:64:3
-      interp:tiny:32:16:3)
-  else
-    RUNS=(interp:tiny:32:16:3 interp:smollm2-135m:8:2:1 interp:smollm2-360m:8:2:1)
+if [ -n "$RENDER" ]; then
+  WORK=$RENDER
+  read -r -a RUNS <"$WORK/runs.txt"
+else
+  [ -x "$MLXCEL" ] || { echo "bench/run.sh: no mlxcel at $MLXCEL (build first)" >&2; exit 2; }
+  if [ -z "$WORK" ]; then
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/mlxcel-bench.XXXXXX")
+    [ "$KEEP" = 1 ] || trap 'rm -rf "$WORK"' EXIT
   fi
+  case $WORK in "$ROOT"/*) echo "bench/run.sh: --workdir must be outside the repository" >&2; exit 2 ;; esac
+  mkdir -p "$WORK"
+  THREAD_ARG=()
+  [ -n "$THREADS" ] && THREAD_ARG=(--threads "$THREADS")
+
+  if [ ${#RUNS[@]} -eq 0 ]; then
+    model tiny
+    if "$MLXCEL" bench -m "$WORK/tiny" --backend cpu --prompt 2 --gen 1 --reps 1 --bw-mib 16 \
+      --json >/dev/null 2>&1; then
+      RUNS=(cpu:smollm2-135m:512:64:3 cpu:smollm2-360m:512:64:3 cpu:llama-3.2-1b:512:64:3
+        cpu:smollm2-360m:96:16:3:128 cpu:smollm2-360m:96:16:3:4096 interp:tiny:32:16:3)
+    else
+      RUNS=(interp:tiny:32:16:3 interp:smollm2-135m:8:2:1 interp:smollm2-360m:8:2:1)
+    fi
+  fi
+
+  log "machine: bench --machine"
+  "$MLXCEL" bench --machine "${THREAD_ARG[@]}" --json >"$WORK/machine.json"
+  printf '%s\n' "${RUNS[*]}" >"$WORK/runs.txt"
+  : >"$WORK/results.jsonl"
+  for r in "${RUNS[@]}"; do
+    IFS=: read -r backend preset prompt gen reps ctx <<<"$r"
+    log "$backend $preset: prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}"
+    model "$preset"
+    CTX_ARG=()
+    [ -n "$ctx" ] && CTX_ARG=(--ctx "$ctx")
+    "$MLXCEL" bench -m "$WORK/$preset" --backend "$backend" --prompt "$prompt" --gen "$gen" \
+      --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
+  done
 fi
-
-log "machine: bench --machine"
-MACHINE=$("$MLXCEL" bench --machine "${THREAD_ARG[@]}" --json)
-: >"$WORK/results.jsonl"
-for r in "${RUNS[@]}"; do
-  IFS=: read -r backend preset prompt gen reps <<<"$r"
-  log "$backend $preset: prompt $prompt, gen $gen, $reps reps"
-  model "$preset"
-  "$MLXCEL" bench -m "$WORK/$preset" --backend "$backend" --prompt "$prompt" --gen "$gen" \
-    --reps "$reps" "${THREAD_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
-done
-
+MACHINE=$(cat "$WORK/machine.json")
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
 MEM=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)
 fmt() { awk -v x="$1" -v d="$2" 'BEGIN {printf "%.*f", d, x}'; }
@@ -111,8 +123,8 @@ HDR
   echo
   echo "## Results"
   echo
-  echo "| model shape | params | dtype | backend | threads | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | bandwidth / peak | date |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model shape | params | dtype | backend | threads | ctx | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | bandwidth / peak | date |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   interp=0
   while IFS= read -r j; do
     [ -n "$j" ] || continue
@@ -120,7 +132,7 @@ HDR
     b=$(field backend "$j")
     [ "$b" = interp ] && interp=1
     shape="$name: h$(field hidden_size "$j") i$(field intermediate_size "$j") L$(field num_layers "$j") q$(field num_heads "$j")/kv$(field num_kv_heads "$j") v$(field vocab_size "$j")"
-    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $b | $(field threads "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
+    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $b | $(field threads "$j") | $(field ctx "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
   done <"$WORK/results.jsonl"
   echo
   if [ "$interp" = 1 ]; then
@@ -130,6 +142,6 @@ HDR
     echo "the fast CPU runtime is the \`cpu\` backend."
     echo
   fi
-  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps)."
+  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx]); ctx is the KV capacity."
 } >"$OUT"
 log "wrote $OUT"
