@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "mlxcel/base.h"
+#include "mlxcel/model.h"
 #include "mlxcel/writer.h"
 
 typedef struct mk_preset {
@@ -597,6 +598,16 @@ int mx_cli_cmd_mkmodel(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     st = write_weights(path, p, dt, (uint64_t)seed, quiet);
+  }
+  if (st == MX_OK) {
+    // Read back what was written: config, header validation, tensor names and shapes.
+    mx_model_config_t cfg;
+    mx_checkpoint_t *ck = NULL;
+    st = mx_config_load(dir, &cfg);
+    if (st == MX_OK) st = mx_checkpoint_open(dir, &ck);
+    if (st == MX_OK) st = mx_model_check_weights(&cfg, ck);
+    mx_checkpoint_close(ck);
+    if (st != MX_OK) mx_error_prefix(st, "the written checkpoint does not load");
   }
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   if (!quiet) {
