@@ -64,7 +64,11 @@ MX_T256 static inline __m256 tanh8(__m256 x) {
   __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u));
   __m256 a = _mm256_andnot_ps(sign, x);
   __m256 x2 = _mm256_mul_ps(x, x);
-  __m256 p = _mm256_set1_ps(62.0f / 2835.0f);
+  __m256 p = _mm256_set1_ps(6404582.0f / 10854718875.0f);
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-929569.0f / 638512875.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(21844.0f / 6081075.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1382.0f / 155925.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(62.0f / 2835.0f));
   p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-17.0f / 315.0f));
   p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.0f / 15.0f));
   p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.0f / 3.0f));
@@ -75,7 +79,7 @@ MX_T256 static inline __m256 tanh8(__m256 x) {
       _mm256_sub_ps(_mm256_set1_ps(1.0f),
                     _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
   big = _mm256_or_ps(big, _mm256_and_ps(x, sign));
-  __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(0.25f), _CMP_LT_OQ);
+  __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(0.55f), _CMP_LT_OQ);
   return _mm256_blendv_ps(big, small, is_small);
 }
 

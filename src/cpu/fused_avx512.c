@@ -35,11 +35,15 @@ MX_T512 static inline __m512 exp16(__m512 x) {
   return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
 }
 
-// tanh(x): |x| < 0.25: odd Taylor polynomial to x^9; else sign(x) (1 - 2 / (exp(2|x|) + 1)).
+// tanh(x): |x| < 0.55: odd Taylor polynomial to x^17; else sign(x) (1 - 2 / (exp(2|x|) + 1)).
 MX_T512 static inline __m512 tanh16(__m512 x) {
   __m512 a = _mm512_abs_ps(x);
   __m512 x2 = _mm512_mul_ps(x, x);
-  __m512 p = _mm512_set1_ps(62.0f / 2835.0f);
+  __m512 p = _mm512_set1_ps(6404582.0f / 10854718875.0f);
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-929569.0f / 638512875.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(21844.0f / 6081075.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1382.0f / 155925.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(62.0f / 2835.0f));
   p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-17.0f / 315.0f));
   p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.0f / 15.0f));
   p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.0f / 3.0f));
@@ -53,7 +57,7 @@ MX_T512 static inline __m512 tanh16(__m512 x) {
   big = _mm512_castsi512_ps(_mm512_or_si512(
       _mm512_castps_si512(big),
       _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
-  __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.25f), _CMP_LT_OQ);
+  __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.55f), _CMP_LT_OQ);
   return _mm512_mask_blend_ps(is_small, big, small);
 }
 
