@@ -104,6 +104,22 @@ MX_T512 static void dot4(const float *q, const float *k0, const float *k1, const
   res[3] = _mm512_reduce_add_ps(a3);
 }
 
+// Eight dot products at once, each key the same chain as in dot4.
+MX_T512 static void dot8(const float *q, const float *k, int64_t d, float *res) {
+  __m512 a[8];
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < d; i += 16) {
+    __mmask16 m = tail_mask(d - i);
+    __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; r++)
+      a[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, k + r * d + i), qv, a[r]);
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; r++) res[r] = _mm512_reduce_add_ps(a[r]);
+}
+
 MX_T512 static void attn_unit(const float *q, const float *k, const float *v, float *out,
                               int64_t lo, int64_t hi, int64_t d, float scale, float softcap,
                               float *scratch) {
@@ -116,6 +132,7 @@ MX_T512 static void attn_unit(const float *q, const float *k, const float *v, fl
     int64_t nb = hi + 1 - s0 < MX_ATTN_BLOCK ? hi + 1 - s0 : MX_ATTN_BLOCK;
     const float *kb = k + s0 * d, *vb = v + s0 * d;
     int64_t j = 0;
+    for (; j + 8 <= nb; j += 8) dot8(q, kb + j * d, d, sc + j);
     for (; j + 4 <= nb; j += 4) {
       dot4(q, kb + j * d, kb + (j + 1) * d, kb + (j + 2) * d, kb + (j + 3) * d, d, sc + j);
     }
@@ -152,6 +169,19 @@ MX_T512 static void attn_unit(const float *q, const float *k, const float *v, fl
     l = l * corr + _mm512_reduce_add_ps(vsum);
     __m512 vc = _mm512_set1_ps(corr);
     int64_t i = 0;
+    for (; i + 128 <= d; i += 128) {  // eight 16-blocks of the accumulator in registers
+      __m512 a[8];
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; r++) a[r] = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 16 * r), vc);
+      for (j = 0; j < nb; j++) {
+        __m512 pj = _mm512_set1_ps(sc[j]);
+        const float *vr = vb + j * d + i;
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) a[r] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 16 * r), a[r]);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; r++) _mm512_storeu_ps(acc + i + 16 * r, a[r]);
+    }
     for (; i + 64 <= d; i += 64) {  // four 16-blocks of the accumulator in registers
       __m512 a0 = _mm512_mul_ps(_mm512_loadu_ps(acc + i), vc);
       __m512 a1 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 16), vc);
