@@ -169,6 +169,19 @@ MX_T256 static void attn_unit(const float *q, const float *k, const float *v, fl
     l = l * corr + hsum(vsum);
     __m256 vc = _mm256_set1_ps(corr);
     int64_t i = 0;
+    for (; i + 64 <= d; i += 64) {  // eight 8-blocks of the accumulator in registers
+      __m256 a[8];
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; r++) a[r] = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 8 * r), vc);
+      for (j = 0; j < nb; j++) {
+        __m256 pj = _mm256_set1_ps(sc[j]);
+        const float *vr = vb + j * d + i;
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) a[r] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 8 * r), a[r]);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; r++) _mm256_storeu_ps(acc + i + 8 * r, a[r]);
+    }
     for (; i + 32 <= d; i += 32) {  // four 8-blocks of the accumulator in registers
       __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + i), vc);
       __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 8), vc);
