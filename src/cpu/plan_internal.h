@@ -4,15 +4,8 @@
 
 #include "mlxcel/cpu_plan.h"
 
-#if defined(__has_include)
-#if __has_include("cpu/fused.h")
 #include "cpu/fused.h"
 #define MX_CPU_HAVE_FUSED 1
-#endif
-#endif
-#ifndef MX_CPU_HAVE_FUSED
-#define MX_CPU_HAVE_FUSED 0
-#endif
 
 // Where a slot's bytes live.
 typedef enum slot_kind {

@@ -114,7 +114,8 @@ static void stories_run(const mx_model_t *m, const cJSON *run, const char *backe
   CHECK_OK(mx_session_prefill(s, prompt, np, all));
   double md = 0;
   for (int32_t p = 0; p < np && p < nl; p++) {
-    double d = row_diff(all + (size_t)p * (size_t)V, cJSON_GetArrayItem(logits, p), V);
+    const cJSON *e = cJSON_GetArrayItem(logits, p);
+    double d = row_diff(all + (size_t)p * (size_t)V, cJSON_GetObjectItem(e, "logits"), V);
     if (d > md) md = d;
   }
   for (int32_t i = 0; i < np; i++) out_ids[i] = prompt[i];
@@ -132,7 +133,8 @@ static void stories_run(const mx_model_t *m, const cJSON *run, const char *backe
     n_dec++;
     int64_t pos = mx_session_n_past(s) - 1;
     if (pos < nl) {
-      double d = row_diff(mx_session_logits(s), cJSON_GetArrayItem(logits, (int)pos), V);
+      const cJSON *e = cJSON_GetArrayItem(logits, (int)pos);
+      double d = row_diff(mx_session_logits(s), cJSON_GetObjectItem(e, "logits"), V);
       if (d > md) md = d;
     }
   }
