@@ -44,8 +44,8 @@ typedef struct mx_cpu_plan mx_cpu_plan_t;
 
 // kt: the kernel table to pack for (NULL = mx_cpu_kernels_best()).
 mx_status_t mx_cpu_weights_create(const mx_cpu_kernels_t *kt, mx_cpu_weights_t **out);
-void mx_cpu_weights_destroy(mx_cpu_weights_t *w);  // accepts NULL; after every plan using it
-size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w);  // bytes of packed data held
+void mx_cpu_weights_destroy(mx_cpu_weights_t *w);         // accepts NULL; after every plan using it
+size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w);   // bytes of packed data held
 int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w);  // packed matrices held
 
 typedef struct mx_cpu_compile_opts {
@@ -53,7 +53,7 @@ typedef struct mx_cpu_compile_opts {
   // NULL and is_weight[i] (or, when is_weight is NULL, the argument attribute
   // mx.role = "weight") is a weight: constant for the plan's life, packed if a matmul reads it.
   const mx_tensor_t *args;
-  const bool *is_weight;     // [n_args] or NULL
+  const bool *is_weight;      // [n_args] or NULL
   mx_cpu_weights_t *weights;  // shared packed-weight cache; NULL = a private one
   mx_cpu_pool_t *pool;        // used to pack weights (NULL = calling thread)
   bool no_fast;               // testing: every op through the interpreter's kernels

@@ -87,7 +87,8 @@ static mx_status_t add_step(mx_cpu_plan_t *p, mx_step_t **out) {
   return MX_OK;
 }
 
-__attribute__((unused)) static mx_status_t add_temp(mx_cpu_plan_t *p, size_t nbytes, int32_t *slot) {
+__attribute__((unused)) static mx_status_t add_temp(mx_cpu_plan_t *p, size_t nbytes,
+                                                    int32_t *slot) {
   mx_slot_t *s = realloc(p->slots, (size_t)(p->n_slots + 1) * sizeof *s);
   if (!s) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   p->slots = s;
@@ -279,7 +280,8 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
         xt->dims[xt->rank - 1] != wt->dims[0] || !mx_type_same_shape(xt, ot) ||
         !attr_f(op, "eps", &eps) || !attr_f(op, "weight_offset", &woff) || wt->dims[0] == 0)
       return false;
-    if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s))) return true;
+    if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s)))
+      return true;
     s->p[0] = mx_type_numel(xt) / wt->dims[0];
     s->p[1] = wt->dims[0];
     s->fp[0] = eps;
@@ -316,9 +318,9 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
                     *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]);
     float scale, softcap = 0;
     int64_t window = 0;
-    if (!is_f32(qt) || qt->rank != 4 || !is_f32(kt) || kt->rank != 4 ||
-        !mx_type_equal(kt, vt) || !is_i32(pt) || pt->rank != 1 || !is_f32(ot) ||
-        !mx_type_same_shape(qt, ot) || !attr_f(op, "scale", &scale))
+    if (!is_f32(qt) || qt->rank != 4 || !is_f32(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
+        !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
+        !attr_f(op, "scale", &scale))
       return false;
     attr_f(op, "softcap", &softcap);
     attr_i(op, "window", &window);
@@ -419,6 +421,38 @@ static bool match_view(cctx_t *c, const mx_op_t *op) {
   return true;
 }
 
+// Transposes of 4-byte elements: a strided copy split over output rows.
+static bool match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->code != MX_OP_TRANSPOSE || op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || a->quant || o->quant || mx_elem_size(a->elem) != 4 ||
+      a->elem != o->elem || a->rank < 1)
+    return false;
+  const int64_t *perm = NULL;
+  if (mx_attr_get_i64s(mx_op_attr(op, "permutation"), &perm) != a->rank) return false;
+  int64_t istr[MX_MAX_RANK];
+  int64_t acc = 1;
+  for (int32_t d = a->rank - 1; d >= 0; d--) {
+    istr[d] = acc;
+    acc *= a->dims[d];
+  }
+  mx_step_t *s = NULL;
+  if ((*st = simple_step(c, op, ST_TRANSPOSE, "transpose (strided copy)", op->operands, 1,
+                         op->results[0], &s)))
+    return true;
+  s->p[0] = a->rank;
+  for (int32_t d = 0; d < a->rank; d++) {
+    if (perm[d] < 0 || perm[d] >= a->rank) {
+      c->p->n_steps--;
+      return false;
+    }
+    s->tdims[d] = o->dims[d];
+    s->tstr[d] = istr[perm[d]];
+  }
+  return true;
+}
+
 // Result index that argument i aliases, or -1.
 static int32_t aliased_result(const mx_func_t *f, int32_t i) {
   if (!f->arg_attrs || f->arg_attrs[i].n == 0) return -1;
@@ -513,8 +547,7 @@ static mx_status_t emit_fallback(cctx_t *c, const mx_op_t *op) {
   for (int32_t i = 0; i < op->n_operands; i++) s->in[i] = op->operands[i];
   for (int32_t i = 0; i < op->n_results; i++) s->out[i] = op->results[i];
   if (op->code == MX_OP_COMPOSITE || op->code == MX_OP_FUNC_CALL) {
-    const mx_attr_t *a =
-        mx_op_attr(op, op->code == MX_OP_COMPOSITE ? "decomposition" : "callee");
+    const mx_attr_t *a = mx_op_attr(op, op->code == MX_OP_COMPOSITE ? "decomposition" : "callee");
     const mx_func_t *g = a && a->s ? mx_module_find_func(p->m, a->s) : NULL;
     if (!g || !g->body) return mx_error_set(MX_ERR_UNSUPPORTED, "no callee");
     s->kind = ST_CALL;
@@ -709,6 +742,9 @@ static mx_status_t compile_ops(cctx_t *c) {
         case MX_OP_DYNAMIC_UPDATE_SLICE:
           hit = match_dus(c, op, &st);
           break;
+        case MX_OP_TRANSPOSE:
+          hit = match_transpose(c, op, &st);
+          break;
         case MX_OP_COMPOSITE:
 #if MX_CPU_HAVE_FUSED
           hit = match_composite(c, op, &st);
@@ -762,8 +798,8 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
     mx_slot_t *s = &p->slots[b->args[i]];
     s->kind = SLOT_ARG;
     s->arg = i;
-    s->nbytes = vtype(f, b->args[i])->kind == MX_TYPE_TENSOR ? mx_type_nbytes(vtype(f, b->args[i]))
-                                                             : 0;
+    s->nbytes =
+        vtype(f, b->args[i])->kind == MX_TYPE_TENSOR ? mx_type_nbytes(vtype(f, b->args[i])) : 0;
     bool w = false;
     if (opts->args && opts->args[i].data) {
       if (opts->is_weight) {

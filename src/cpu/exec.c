@@ -28,6 +28,35 @@ static void ew_binary(const float *a, const float *b, float *o, int64_t n, int c
   }
 }
 
+// out[o0, .., o_{r-1}] = in[sum o_d * str[d]] for 4-byte elements; rows of the last output dim
+// are split across threads.
+static void transpose4(const uint32_t *in, uint32_t *out, int32_t r, const int64_t *dims,
+                       const int64_t *str, int ith, int nth) {
+  int64_t row = dims[r - 1], rows = 1;
+  for (int32_t d = 0; d < r - 1; d++) rows *= dims[d];
+  if (row == 0 || rows == 0) return;
+  int64_t b, e;
+  split(rows, ith, nth, &b, &e);
+  int64_t idx[MX_MAX_RANK] = {0};
+  int64_t rem = b;
+  for (int32_t d = r - 2; d >= 0; d--) {
+    idx[d] = rem % dims[d];
+    rem /= dims[d];
+  }
+  const int64_t ls = str[r - 1];
+  for (int64_t k = b; k < e; k++) {
+    int64_t base = 0;
+    for (int32_t d = 0; d < r - 1; d++) base += idx[d] * str[d];
+    uint32_t *o = out + k * row;
+    const uint32_t *src = in + base;
+    for (int64_t j = 0; j < row; j++) o[j] = src[j * ls];
+    for (int32_t d = r - 2; d >= 0; d--) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 static int64_t scalar_int(const uint8_t *d, const mx_type_t *t) {
   if (t->elem == MX_ELEM_I64) {
     int64_t v;
@@ -158,8 +187,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     }
 #if MX_CPU_HAVE_FUSED
     case ST_EMBED:
-      mx_cpu_embed_f32((const float *)vp[s->in[0]], s->p[0], s->p[1],
-                       (const int32_t *)vp[s->in[1]], s->p[2], (float *)vp[s->out[0]], ith, nth);
+      mx_cpu_embed_f32((const float *)vp[s->in[0]], s->p[0], s->p[1], (const int32_t *)vp[s->in[1]],
+                       s->p[2], (float *)vp[s->out[0]], ith, nth);
       break;
     case ST_RMS_NORM:
       mx_cpu_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
@@ -167,8 +196,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       break;
     case ST_ROPE:
       mx_cpu_rope_f32((float *)vp[s->in[0]], (const int32_t *)vp[s->in[1]],
-                      (const float *)vp[s->in[2]], s->p[0], s->p[1], s->p[2], s->p[3],
-                      (int)s->p[4], ith, nth);
+                      (const float *)vp[s->in[2]], s->p[0], s->p[1], s->p[2], s->p[3], (int)s->p[4],
+                      ith, nth);
       break;
     case ST_ATTENTION:
       mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
@@ -192,11 +221,17 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
                 s->p[0], (int)s->p[1], ith, nth);
       break;
+    case ST_TRANSPOSE:
+      transpose4((const uint32_t *)vp[s->in[0]], (uint32_t *)vp[s->out[0]], (int32_t)s->p[0],
+                 s->tdims, s->tstr, ith, nth);
+      break;
     case ST_COPY: {
       int64_t b, e;
       split(s->p[0] / 64, ith, nth, &b, &e);
-      if (ith == nth - 1) e = s->p[0];
-      else e *= 64;
+      if (ith == nth - 1)
+        e = s->p[0];
+      else
+        e *= 64;
       b *= 64;
       if (e > b) memcpy(vp[s->out[0]] + b, vp[s->in[0]] + b, (size_t)(e - b));
       break;
@@ -223,7 +258,8 @@ static void run_job(void *ctx, int ith, int nth) {
   mx_cpu_plan_t *p = j->p;
   for (int32_t i = 0; i < p->n_steps; i++) {
     mx_step_t *s = &p->steps[i];
-    if (s->parallel || ith == 0) mx_cpu_step_exec(p, s, s->parallel ? ith : 0, s->parallel ? nth : 1);
+    if (s->parallel || ith == 0)
+      mx_cpu_step_exec(p, s, s->parallel ? ith : 0, s->parallel ? nth : 1);
     if (nth > 1) mx_cpu_pool_barrier(j->pool);
     if (p->run_failed) break;  // every thread sees it after the barrier
   }
@@ -249,8 +285,8 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
   int nth = pool ? mx_cpu_pool_threads(pool) : 1;
   if (p->scratch_per_thread && nth > p->scratch_threads) {
     // Only when the pool outgrew the compile-time guess (once).
-    float *s2 = aligned_alloc(64, ((p->scratch_per_thread * (size_t)nth * sizeof(float)) + 63) &
-                                      ~(size_t)63);
+    float *s2 = aligned_alloc(
+        64, ((p->scratch_per_thread * (size_t)nth * sizeof(float)) + 63) & ~(size_t)63);
     if (!s2) return mx_error_set(MX_ERR_NOMEM, "out of memory (attention scratch)");
     free(p->scratch);
     p->scratch = s2;

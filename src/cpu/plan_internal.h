@@ -2,9 +2,8 @@
 #ifndef MX_CPU_PLAN_INTERNAL_H
 #define MX_CPU_PLAN_INTERNAL_H
 
-#include "mlxcel/cpu_plan.h"
-
 #include "cpu/fused.h"
+#include "mlxcel/cpu_plan.h"
 #define MX_CPU_HAVE_FUSED 1
 
 // Where a slot's bytes live.
@@ -18,28 +17,29 @@ typedef enum slot_kind {
 
 typedef struct mx_slot {
   slot_kind_t kind;
-  int32_t arg;      // SLOT_ARG
-  int32_t base;     // SLOT_VIEW: root slot
-  size_t off;       // SLOT_ARENA / SLOT_VIEW: byte offset
-  size_t nbytes;    // size of the value
-  uint8_t *cdata;   // SLOT_CONST (owned by the plan)
-  int32_t def;      // step defining it (-1: before the first step)
-  int32_t last;     // last step reading it (INT32_MAX: a function result)
+  int32_t arg;     // SLOT_ARG
+  int32_t base;    // SLOT_VIEW: root slot
+  size_t off;      // SLOT_ARENA / SLOT_VIEW: byte offset
+  size_t nbytes;   // size of the value
+  uint8_t *cdata;  // SLOT_CONST (owned by the plan)
+  int32_t def;     // step defining it (-1: before the first step)
+  int32_t last;    // last step reading it (INT32_MAX: a function result)
 } mx_slot_t;
 
 typedef enum step_kind {
-  ST_GEMM = 0,    // y[m, n] = x[m, k] W^T (packed)
-  ST_EMBED,       // rows of an embedding table
+  ST_GEMM = 0,  // y[m, n] = x[m, k] W^T (packed)
+  ST_EMBED,     // rows of an embedding table
   ST_RMS_NORM,
-  ST_ROPE,        // in place on out (preceded by a copy)
+  ST_ROPE,  // in place on out (preceded by a copy)
   ST_ATTENTION,
   ST_GATED_ACT,
-  ST_EW_BINARY,   // f32 add / subtract / multiply
-  ST_COPY,        // out = in (nbytes)
+  ST_EW_BINARY,    // f32 add / subtract / multiply
+  ST_COPY,         // out = in (nbytes)
   ST_DUS_INPLACE,  // dynamic_update_slice into a buffer the result aliases
-  ST_FALLBACK,    // interpreter kernel on views (serial)
-  ST_CALL,        // composite decomposition / func.call through mx_interp_run (serial)
-  ST_WHOLE,       // the whole function through mx_interp_run (serial)
+  ST_TRANSPOSE,    // 4-byte elements, any rank (p[0] = rank, tdims/tstr below)
+  ST_FALLBACK,     // interpreter kernel on views (serial)
+  ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
+  ST_WHOLE,        // the whole function through mx_interp_run (serial)
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
@@ -52,14 +52,16 @@ typedef struct mx_step {
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
-  const mx_cpu_packed_t *w;  // ST_GEMM
-  int64_t p[8];              // integer parameters (meaning per kind)
-  float fp[4];               // float parameters
+  const mx_cpu_packed_t *w;    // ST_GEMM
+  int64_t p[8];                // integer parameters (meaning per kind)
+  float fp[4];                 // float parameters
+  int64_t tdims[MX_MAX_RANK];  // ST_TRANSPOSE: output dims
+  int64_t tstr[MX_MAX_RANK];   // ST_TRANSPOSE: input stride (elements) of each output dim
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;
   const mx_tensor_t **pin;
-  mx_tensor_t *heap_out;      // ST_CALL: interpreter results (freed each run)
-  const mx_func_t *callee;    // ST_CALL
+  mx_tensor_t *heap_out;    // ST_CALL: interpreter results (freed each run)
+  const mx_func_t *callee;  // ST_CALL
 } mx_step_t;
 
 typedef struct mx_packed_entry {

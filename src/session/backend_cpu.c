@@ -195,7 +195,6 @@ static mx_status_t bind(cpu_state_t *s, const mx_model_t *model, int32_t T, fn_b
   return MX_OK;
 }
 
-
 // Binds the per-call pieces (tokens, pos0, caches, result buffers) and compiles the plan.
 static mx_status_t compile_binding(cpu_state_t *s, fn_binding_t *b) {
   b->args[b->tokens_arg] = b->tokens;
@@ -233,8 +232,8 @@ static mx_status_t cpu_create(const mx_model_t *model, int64_t ctx, int32_t pref
   const mx_model_config_t *cfg = &model->config;
   if (!model->ckpt) return mx_error_set(MX_ERR_INVALID_ARG, "model has no checkpoint");
   if (ctx <= 0 || ctx > INT32_MAX || prefill_chunk <= 0 || prefill_chunk > ctx)
-    return mx_error_set(MX_ERR_INVALID_ARG, "cpu: bad ctx %lld / prefill chunk %d",
-                        (long long)ctx, prefill_chunk);
+    return mx_error_set(MX_ERR_INVALID_ARG, "cpu: bad ctx %lld / prefill chunk %d", (long long)ctx,
+                        prefill_chunk);
   int nthreads = 0;
   mx_status_t st = threads_from_env(&nthreads);
   if (st) return st;

@@ -178,12 +178,13 @@ static void test_stories260k(void) {
       if (got1[i] != ref[i]) first_bad = i;
     CHECK_MSG(first_bad < 0, "run %d: token %d differs (%d vs reference %d)", r, first_bad,
               first_bad >= 0 ? got1[first_bad] : 0, first_bad >= 0 ? ref[first_bad] : 0);
-    CHECK_MSG(memcmp(got1, got2, (size_t)nt * sizeof *got1) == 0,
-              "run %d: threads 1 and 2 differ", r);
+    CHECK_MSG(memcmp(got1, got2, (size_t)nt * sizeof *got1) == 0, "run %d: threads 1 and 2 differ",
+              r);
     CHECK_MSG(md1 <= 1e-4 && md2 <= 1e-4, "run %d: max |dlogit| %g / %g", r, md1, md2);
-    printf("stories260K run %d (cpu): %d tokens exact=%s, max |dlogit| %.3g (1 thread) %.3g (2), "
-           "decode %.0f tok/s (1 thread) %.0f tok/s (2)\n",
-           r, nt, first_bad < 0 ? "yes" : "no", md1, md2, ts1, ts2);
+    printf(
+        "stories260K run %d (cpu): %d tokens exact=%s, max |dlogit| %.3g (1 thread) %.3g (2), "
+        "decode %.0f tok/s (1 thread) %.0f tok/s (2)\n",
+        r, nt, first_bad < 0 ? "yes" : "no", md1, md2, ts1, ts2);
     if (r == 0) {
       int32_t *gi = calloc((size_t)nt, sizeof *gi);
       double mdi = 0, tsi = 0;
@@ -225,8 +226,7 @@ static void test_stories260k(void) {
                   a1 - a0, 5 * n_iter);
       per_tok[k] = best;
       printf("decode at position 100, ctx %lld: %.1f us/token (best of 5 x %d)%s\n",
-             (long long)ctxs[k], best * 1e6, n_iter,
-             COUNT_ALLOCS ? ", 0 allocations checked" : "");
+             (long long)ctxs[k], best * 1e6, n_iter, COUNT_ALLOCS ? ", 0 allocations checked" : "");
       free(lg);
       mx_backend_cpu.destroy(st);
     }

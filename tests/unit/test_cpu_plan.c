@@ -53,6 +53,13 @@ static void compare(const mx_module_t *m, const mx_func_t *f, mx_tensor_t *args,
     CHECK_OK(mx_cpu_compile(m, f, &o, &p));
     if (!p) continue;
     if (mode == 0 && stats_out) mx_cpu_plan_stats(p, stats_out);
+    if (mode == 0 && getenv("MX_PLAN_DESCRIBE")) {
+      mx_strbuf_t sb;
+      mx_strbuf_init(&sb);
+      mx_cpu_plan_describe(p, &sb);
+      printf("%s plan:\n%s", label, sb.data ? sb.data : "");
+      mx_strbuf_free(&sb);
+    }
     mx_tensor_t *res = calloc((size_t)nr, sizeof *res);
     for (int32_t r = 0; r < nr; r++) CHECK_OK(mx_tensor_alloc(&res[r], &f->result_types[r]));
     CHECK_OK(mx_cpu_plan_run(p, (mode & 1) ? pool : NULL, args, na, res));
@@ -139,6 +146,15 @@ static void test_small_graphs(void) {
            " tensor<4x10xf32>\n"
            "  return %4 : tensor<4x10xf32>\n}\n",
            1e-5, 0, false);
+  run_text("transposes",
+           "func.func @main(%a: tensor<3x5x7xf32>, %b: tensor<2x3x4x5xi32>)"
+           " -> (tensor<7x3x5xf32>, tensor<5x2x4x3xi32>) {\n"
+           "  %0 = stablehlo.transpose %a, dims = [2, 0, 1] : (tensor<3x5x7xf32>) ->"
+           " tensor<7x3x5xf32>\n"
+           "  %1 = stablehlo.transpose %b, dims = [3, 0, 2, 1] : (tensor<2x3x4x5xi32>) ->"
+           " tensor<5x2x4x3xi32>\n"
+           "  return %0, %1 : tensor<7x3x5xf32>, tensor<5x2x4x3xi32>\n}\n",
+           0, 0, false);
   // A reduce at top level: the whole function runs in the interpreter.
   run_text("whole function",
            "func.func @main(%a: tensor<4x6xf32>) -> tensor<4xf32> {\n"
