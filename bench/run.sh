@@ -4,11 +4,12 @@
 # them: the 1B shape is 4.7 GiB at f32).
 #
 # Usage: bench/run.sh [--mlxcel PATH] [--threads T] [--out FILE] [--workdir DIR] [--keep]
-#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX]]...
+#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK]]]...
 #        bench/run.sh --render DIR [--out FILE]   (only rewrite the page from DIR's results)
 #
 # Without --run: the "cpu" backend on the SmolLM2-135M, SmolLM2-360M and Llama-3.2-1B shapes
-# (512-token prompt, 64 decode steps, 3 reps) plus the interpreter on the tiny preset when the
+# (512-token prompt in one 512-token prefill chunk, 64 decode steps, 3 reps) plus the
+# interpreter on the tiny and SmolLM2-135M presets when the
 # cpu backend exists, with two decode runs at position ~100 under KV capacities 128 and 4096
 # (decode cost must follow the valid positions, not the capacity); otherwise the interpreter
 # alone on small runs (it is the reference oracle, far slower than the hardware allows).
@@ -61,8 +62,9 @@ else
     model tiny
     if "$MLXCEL" bench -m "$WORK/tiny" --backend cpu --prompt 2 --gen 1 --reps 1 --bw-mib 16 \
       --json >/dev/null 2>&1; then
-      RUNS=(cpu:smollm2-135m:512:64:3 cpu:smollm2-360m:512:64:3 cpu:llama-3.2-1b:512:64:3
-        cpu:smollm2-360m:96:16:3:128 cpu:smollm2-360m:96:16:3:4096 interp:tiny:32:16:3)
+      RUNS=(cpu:smollm2-135m:512:64:3::512 cpu:smollm2-360m:512:64:3::512
+        cpu:llama-3.2-1b:512:64:3::512 cpu:smollm2-360m:96:16:3:128:64
+        cpu:smollm2-360m:96:16:3:4096:64 interp:tiny:32:16:3 interp:smollm2-135m:8:2:1)
     else
       RUNS=(interp:tiny:32:16:3 interp:smollm2-135m:8:2:1 interp:smollm2-360m:8:2:1)
     fi
@@ -73,11 +75,12 @@ else
   printf '%s\n' "${RUNS[*]}" >"$WORK/runs.txt"
   : >"$WORK/results.jsonl"
   for r in "${RUNS[@]}"; do
-    IFS=: read -r backend preset prompt gen reps ctx <<<"$r"
-    log "$backend $preset: prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}"
+    IFS=: read -r backend preset prompt gen reps ctx chunk <<<"$r"
+    log "$backend $preset: prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}"
     model "$preset"
     CTX_ARG=()
     [ -n "$ctx" ] && CTX_ARG=(--ctx "$ctx")
+    [ -n "$chunk" ] && CTX_ARG+=(--chunk "$chunk")
     "$MLXCEL" bench -m "$WORK/$preset" --backend "$backend" --prompt "$prompt" --gen "$gen" \
       --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
   done
@@ -101,7 +104,8 @@ physical limit of the machine it ran on, measured in the same run.
 - **Runs**: `mlxcel bench -m DIR --backend B --prompt N --gen G --reps R --json` through the
   session API: after one untimed warm-up (a 2-token prefill and a decode step, which fault in
   the weights), per repetition a reset, a prefill of N pseudo-random token ids (in the session's
-  power-of-two chunks, at most 64 tokens per call), then G greedy decode steps. Medians of R.
+  power-of-two chunks of at most `chunk` tokens per call, ADR 0002), then G greedy decode steps.
+  Medians of R.
 - **Decode limit** = memory bandwidth / bytes read per decoded token: every matmul weight at f32
   (attention and MLP projections of all layers and the tied LM head), the embedding row, the
   norm weights, and the KV cache up to the mean decode position (K and V, f32).
@@ -110,8 +114,11 @@ physical limit of the machine it ran on, measured in the same run.
   values at position p (averaged over the prompt), and the LM head once per prefill call.
 - **Machine**: bandwidth is a multi-threaded streaming sum over a 1 GiB buffer, peak is an FMA
   loop with independent accumulators on every thread (AVX-512, AVX2 or portable C, whichever
-  the CPU runs), both with the bench's thread count, medians of 5, measured by each bench run
-  right before its model runs (`src/cpu/machine.c`, the method of `bench/cpu_kernels.c`).
+  the CPU runs), both with the bench's thread count, 5 repetitions each, measured by each bench
+  run right before its model runs (`src/cpu/machine.c`, the method of `bench/cpu_kernels.c`).
+  The limits use the best repetition: interference from other processes only slows a
+  measurement down, so the best is the closest to the hardware, and a % of limit is never
+  inflated by a disturbed machine measurement.
 - **Noise**: the development machine is shared (2 vCPUs, several agents building and testing);
   numbers are medians but can still be off by tens of percent.
 HDR
@@ -119,12 +126,12 @@ HDR
   echo "## Machine"
   echo
   echo "- CPU: ${CPU:-unknown}; memory ${MEM:-unknown}"
-  echo "- \`mlxcel bench --machine\`: $(field threads "$MACHINE") threads ($(field physical_cores "$MACHINE") physical cores reported), memory read bandwidth $(fmt "$(field bandwidth_gbs "$MACHINE")" 1) GB/s, peak f32 $(fmt "$(field peak_gflops "$MACHINE")" 1) GFLOP/s ($(field loop_isa "$MACHINE") loops), $(field date "$MACHINE")"
+  echo "- \`mlxcel bench --machine\`: $(field threads "$MACHINE") threads ($(field physical_cores "$MACHINE") physical cores reported), memory read bandwidth $(fmt "$(field bandwidth_best_gbs "$MACHINE")" 1) GB/s best of $(field reps "$MACHINE") (median $(fmt "$(field bandwidth_gbs "$MACHINE")" 1)), peak f32 $(fmt "$(field peak_best_gflops "$MACHINE")" 1) GFLOP/s (median $(fmt "$(field peak_gflops "$MACHINE")" 1)), $(field loop_isa "$MACHINE") loops, $(field date "$MACHINE")"
   echo
   echo "## Results"
   echo
-  echo "| model shape | params | dtype | backend | threads | ctx | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | bandwidth / peak | date |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model shape | params | dtype | backend | threads | ctx | chunk | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | limits: bandwidth / peak | date |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   interp=0
   while IFS= read -r j; do
     [ -n "$j" ] || continue
@@ -132,7 +139,7 @@ HDR
     b=$(field backend "$j")
     [ "$b" = interp ] && interp=1
     shape="$name: h$(field hidden_size "$j") i$(field intermediate_size "$j") L$(field num_layers "$j") q$(field num_heads "$j")/kv$(field num_kv_heads "$j") v$(field vocab_size "$j")"
-    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $b | $(field threads "$j") | $(field ctx "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
+    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $b | $(field threads "$j") | $(field ctx "$j") | $(field prefill_chunk "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
   done <"$WORK/results.jsonl"
   echo
   if [ "$interp" = 1 ]; then
@@ -142,6 +149,7 @@ HDR
     echo "the fast CPU runtime is the \`cpu\` backend."
     echo
   fi
-  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx]); ctx is the KV capacity."
+  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk]]); ctx is the KV capacity, chunk the"
+  echo "largest prefill call."
 } >"$OUT"
 log "wrote $OUT"
