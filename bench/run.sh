@@ -114,11 +114,11 @@ physical limit of the machine it ran on, measured in the same run.
   values at position p (averaged over the prompt), and the LM head once per prefill call.
 - **Machine**: bandwidth is a multi-threaded streaming sum over a 1 GiB buffer, peak is an FMA
   loop with independent accumulators on every thread (AVX-512, AVX2 or portable C, whichever
-  the CPU runs), both with the bench's thread count, 5 repetitions each, measured by each bench
-  run right before its model runs (`src/cpu/machine.c`, the method of `bench/cpu_kernels.c`).
-  The limits use the best repetition: interference from other processes only slows a
-  measurement down, so the best is the closest to the hardware, and a % of limit is never
-  inflated by a disturbed machine measurement.
+  the CPU runs), both with the bench's thread count, measured by each bench run R times right
+  before its model runs and once more after each of its R runs (`src/cpu/machine.c`, the
+  method of `bench/cpu_kernels.c`). The limits use the best of these samples: interference
+  from other processes only slows a measurement down, so the best is the closest to the
+  hardware, and a % of limit is not inflated by one disturbed machine measurement.
 - **Noise**: the development machine is shared (2 vCPUs, several agents building and testing);
   numbers are medians but can still be off by tens of percent.
 HDR

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #if defined(__x86_64__)
@@ -135,13 +136,18 @@ mx_status_t mx_machine_bandwidth(mx_cpu_pool_t *pool, size_t bytes, int reps, do
                         MX_MACHINE_MAX_REPS);
   }
   size_t n = bytes / sizeof(float) / 64 * 64;
+  // mmap, not malloc: the pages go back to the system on return (malloc's dynamic mmap
+  // threshold would keep a second buffer of this size resident in the heap, and a caller
+  // measuring its own peak RSS would count it).
   bw_job_t *job = calloc(1, sizeof *job);
-  float *buf = aligned_alloc(64, n * sizeof(float));
-  if (!job || !buf) {
+  void *map =
+      mmap(NULL, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (!job || map == MAP_FAILED) {
     free(job);
-    free(buf);
+    if (map != MAP_FAILED) munmap(map, n * sizeof(float));
     return mx_error_set(MX_ERR_NOMEM, "machine bandwidth: cannot allocate %zu bytes", bytes);
   }
+  float *buf = map;  // page-aligned
   job->buf = buf;
   job->n = n;
   job->kind = loop_kind();
@@ -155,7 +161,7 @@ mx_status_t mx_machine_bandwidth(mx_cpu_pool_t *pool, size_t bytes, int reps, do
     v[r] = (double)n * sizeof(float) / (t > 0 ? t : 1e-9) / 1e9;
   }
   stats(v, reps, median_gbs, best_gbs);
-  free(buf);
+  munmap(map, n * sizeof(float));
   free(job);
   return MX_OK;
 }
