@@ -70,6 +70,7 @@ else
     fi
   fi
 
+  cut -d' ' -f1-3 /proc/loadavg >"$WORK/load_start.txt" 2>/dev/null || true
   log "machine: bench --machine"
   "$MLXCEL" bench --machine "${THREAD_ARG[@]}" --json >"$WORK/machine.json"
   printf '%s\n' "${RUNS[*]}" >"$WORK/runs.txt"
@@ -84,6 +85,7 @@ else
     "$MLXCEL" bench -m "$WORK/$preset" --backend "$backend" --prompt "$prompt" --gen "$gen" \
       --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
   done
+  cut -d' ' -f1-3 /proc/loadavg >"$WORK/load_end.txt" 2>/dev/null || true
 fi
 MACHINE=$(cat "$WORK/machine.json")
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
@@ -126,6 +128,9 @@ HDR
   echo "## Machine"
   echo
   echo "- CPU: ${CPU:-unknown}; memory ${MEM:-unknown}"
+  if [ -s "$WORK/load_start.txt" ]; then
+    echo "- Load average (1, 5, 15 min) when the runs started: $(cat "$WORK/load_start.txt"); when they ended: $(cat "$WORK/load_end.txt" 2>/dev/null) (other processes may share the CPUs: a row whose limits are well below the others' ran while disturbed)"
+  fi
   echo "- \`mlxcel bench --machine\`: $(field threads "$MACHINE") threads ($(field physical_cores "$MACHINE") physical cores reported), memory read bandwidth $(fmt "$(field bandwidth_best_gbs "$MACHINE")" 1) GB/s best of $(field reps "$MACHINE") (median $(fmt "$(field bandwidth_gbs "$MACHINE")" 1)), peak f32 $(fmt "$(field peak_best_gflops "$MACHINE")" 1) GFLOP/s (median $(fmt "$(field peak_gflops "$MACHINE")" 1)), $(field loop_isa "$MACHINE") loops, $(field date "$MACHINE")"
   echo
   echo "## Results"
