@@ -206,7 +206,7 @@ static size_t lex_tag(jj_compiler_t *c, size_t p, bool is_block, uint32_t open_p
                       is_block ? "{%" : "{{", is_block ? "%}" : "}}");
     }
     char close = is_block ? '%' : '}';
-    if (balance == 0) {
+    if (balance == 0 || is_block) {
       bool minus = s[p] == '-' || (is_block && s[p] == '+');
       size_t q = minus ? p + 1 : p;
       if (q + 1 < c->len && s[q] == close && s[q + 1] == '}') {
@@ -240,8 +240,9 @@ static size_t lex_tag(jj_compiler_t *c, size_t p, bool is_block, uint32_t open_p
         jj_compile_fail(c, (uint32_t)p, "unexpected byte 0x%02X in expression",
                         (unsigned)(unsigned char)ch);
       }
-      if (t.n == 1 && (ch == '(' || ch == '[' || ch == '{')) balance++;
-      if (t.n == 1 && (ch == ')' || ch == ']' || ch == '}') && balance > 0) balance--;
+      // Only braces matter: a dict literal may hold "}}"; "%}" never occurs in an expression.
+      if (t.n == 1 && ch == '{') balance++;
+      if (t.n == 1 && ch == '}' && balance > 0) balance--;
       push_tok(c, t);
       p += t.n;
     }

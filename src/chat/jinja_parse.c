@@ -299,7 +299,7 @@ static jj_node_t *parse_postfix(P *p, jj_node_t *n) {
         n = sl;
       }
     } else if (is_op(p, "(")) {
-      jj_node_t *call = new_node(p, JN_CALL, pos);
+      jj_node_t *call = new_node(p, JN_CALL, n->pos);  // errors point at the callee
       call->a = n;
       parse_call_args(p, call);
       n = call;
