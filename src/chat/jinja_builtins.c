@@ -533,10 +533,7 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     return v;
   }
   if (streq(f, "safe")) return v;
-  if (v.t == JV_UNDEF && !streq(f, "length") && !streq(f, "count") && !streq(f, "string") &&
-      !streq(f, "list") && !streq(f, "join") && !streq(f, "tojson")) {
-    if (v.u.undef_name) jj_fail(x, pos, "'%s' is undefined (filter '%s')", v.u.undef_name, f);
-  }
+  // An undefined value filters like Jinja's Undefined: "" as a string, empty as a sequence.
   if (streq(f, "trim")) {
     jj_value_t s = jj_to_string(x, v);
     return strip(x, pos, s, A(0, "chars"), true, true);
@@ -546,7 +543,9 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     int indent = -1;
     if (present(ind) && ind.t != JV_NONE) indent = (int)want_int(x, pos, ind, "tojson indent");
     if (indent > 64) indent = 64;
-    if (v.t == JV_UNDEF) jj_fail(x, pos, "tojson: value is undefined");
+    if (v.t == JV_UNDEF) {
+      jj_fail(x, pos, "tojson: '%s' is undefined", v.u.undef_name ? v.u.undef_name : "value");
+    }
     mx_strbuf_t sb;
     mx_strbuf_init(&sb);
     jj_append_json(x, pos, &sb, v, indent, jj_truthy(A(2, "sort_keys")), 0);
@@ -608,6 +607,7 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     jj_fail(x, pos, "abs: %s is not a number", jj_type_name(v));
   }
   if (streq(f, "items")) {
+    if (v.t == JV_UNDEF) return jj_list_new(x, 0);
     if (v.t != JV_DICT) jj_fail(x, pos, "items: %s is not a mapping", jj_type_name(v));
     return items_of(x, v);
   }

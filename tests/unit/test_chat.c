@@ -216,6 +216,17 @@ static void test_tests_filters_methods(void) {
          "a b|axx|xxa|['a', 'b', '', 'c']|['a', 'b']|['a', 'b c']|TrueTrueTrue|ABab|bba|"
          "15None|['k'][1]|Hi There|12|a-b");
   EXPECT("{{ strftime_now('%Y') | length }}", "4");
+  // Undefined values filter as Jinja's Undefined does.
+  EXPECT("[{{ nope | trim }}{{ nope | upper }}{{ nope | items | list }}{{ nope | join }}"
+         "{{ nope | list }}{{ nope | first is undefined }}]",
+         "[[][]True]");
+  // Constructs of the Mistral / Llama 3.1 tool templates.
+  EXPECT("{% for k, v in {'a': 1, 'return': 2, 'b': 'x'}.items() if k != 'return' %}"
+         "{{ k }}{{ v }}{{ loop.length }},{% endfor %}|{{ ['a', 'code', 'b'] | "
+         "reject('equalto', 'code') | join(', ') }}|{{ 'id' if 'tool_calls' in {'tool_calls': 1} "
+         "}}",
+         "a12,bx2,|a, b|id");
+  RENDER_ERROR("{{ nope | tojson }}", "1:11", "'nope' is undefined");
   EXPECT("{{ dict(a=1) }}{{ namespace(a=1).a }}", "{'a': 1}1");
 }
 
