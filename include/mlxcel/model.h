@@ -63,6 +63,7 @@ typedef struct mx_rope_scaling {
 } mx_rope_scaling_t;
 
 enum { MX_MAX_EOS_IDS = 16 };
+enum { MX_MAX_LAYERS = 512 };  // num_hidden_layers above this is refused
 
 typedef struct mx_model_config {
   char model_type[32];    // "llama", ...
@@ -92,6 +93,13 @@ typedef struct mx_model_config {
   bool has_temperature, has_top_p, has_top_k;
   float temperature, top_p;
   int32_t top_k;
+  // Attention variants of the families after Llama (zero when the family has none).
+  int32_t sliding_window;                // W: key k visible from query q iff q - W < k <= q
+  uint8_t layer_sliding[MX_MAX_LAYERS];  // 1: layer l uses the window (HF layer_types)
+  double query_pre_attn_scalar;          // attention scale = its^-0.5 (0: head_dim^-0.5)
+  double attn_logit_softcapping;         // scores = tanh(s / c) * c (0: none)
+  double final_logit_softcapping;        // logits = tanh(l / c) * c (0: none)
+  double rope_local_base_freq;           // Gemma 3: RoPE base of sliding layers, unscaled
 } mx_model_config_t;
 
 // Reads DIR/config.json and, when present, DIR/generation_config.json. Unknown model_types and
@@ -110,12 +118,21 @@ typedef struct mx_model {
   char *dir;  // heap copy of the directory path
   mx_model_config_t config;
   mx_checkpoint_t *ckpt;      // owned
-  mx_tokenizer_t *tokenizer;  // owned
+  mx_tokenizer_t *tokenizer;  // owned; NULL only via mx_model_load_ex's tokenizer_optional
 } mx_model_t;
 
 // Loads config, checkpoint and tokenizer from DIR and checks that every tensor the architecture
 // needs is present with the right shape and a supported dtype (mx_model_check_weights).
 mx_status_t mx_model_load(const char *dir, mx_model_t **out);
+
+typedef struct mx_model_load_opts {
+  // false (mx_model_load): DIR/tokenizer.json must load. true: it is loaded when present and
+  // m->tokenizer is NULL otherwise (graph-only uses: parity tests on the tokenizer-less
+  // fixtures, emit, logits from ids); callers that need text must then check m->tokenizer.
+  bool tokenizer_optional;
+} mx_model_load_opts_t;
+// mx_model_load with options; opts may be NULL (= mx_model_load).
+mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, mx_model_t **out);
 void mx_model_free(mx_model_t *m);  // accepts NULL
 
 // ============================================================================================

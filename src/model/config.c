@@ -15,12 +15,16 @@ static const struct {
   mx_cfg_family_fn parse;
 } kFamilies[] = {
     {"llama", mx_cfg_parse_llama},
+    {"mistral", mx_cfg_parse_mistral},
+    {"qwen2", mx_cfg_parse_qwen2},
+    {"qwen3", mx_cfg_parse_qwen3},
+    {"gemma", mx_cfg_parse_gemma},
+    {"gemma2", mx_cfg_parse_gemma2},
+    {"gemma3_text", mx_cfg_parse_gemma3_text},
+    {"gemma3", mx_cfg_parse_gemma3},
+    {"phi3", mx_cfg_parse_phi3},
 };
-#define MX_SUPPORTED_TYPES "llama"
-
-// Families planned for a later issue: refused with "not supported yet".
-static const char *const kPlanned[] = {"mistral", "qwen2",       "qwen3",  "gemma",
-                                       "gemma2",  "gemma3_text", "gemma3", "phi3"};
+#define MX_SUPPORTED_TYPES "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, gemma3, phi3"
 
 #define TRY(expr)                 \
   do {                            \
@@ -48,13 +52,6 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
   }
   for (size_t i = 0; i < sizeof kFamilies / sizeof kFamilies[0]; i++) {
     if (strcmp(cfg->model_type, kFamilies[i].model_type) == 0) return kFamilies[i].parse(&o, cfg);
-  }
-  for (size_t i = 0; i < sizeof kPlanned / sizeof kPlanned[0]; i++) {
-    if (strcmp(cfg->model_type, kPlanned[i]) == 0) {
-      return mx_error_set(MX_ERR_UNSUPPORTED,
-                          "%s: model_type '%s' is not supported yet (supported: %s)", src,
-                          cfg->model_type, MX_SUPPORTED_TYPES);
-    }
   }
   return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' is not supported (supported: %s)",
                       src, cfg->model_type, MX_SUPPORTED_TYPES);

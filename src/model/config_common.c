@@ -39,8 +39,8 @@ static mx_status_t parse_rope_scaling(const mx_cfg_obj_t *root, mx_model_config_
   if (!cJSON_IsObject(rs)) {
     return mx_error_set(MX_ERR_PARSE, "%s: %s must be an object or null", root->src, field);
   }
-  char prefix[32];
-  snprintf(prefix, sizeof prefix, "%s.", field);
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "%s%s.", root->prefix, field);
   mx_cfg_obj_t o = {rs, root->src, prefix};
   char type[32] = "";
   const char *type_key = mx_cfg_has(&o, "rope_type") ? "rope_type" : "type";
@@ -88,7 +88,7 @@ static mx_status_t parse_rope_scaling(const mx_cfg_obj_t *root, mx_model_config_
                       prefix, type_key, type);
 }
 
-static mx_status_t parse_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   // transformers 5 writes "dtype"; earlier versions "torch_dtype".
   const char *key = mx_cfg_has(o, "torch_dtype") ? "torch_dtype" : "dtype";
   char s[32];
@@ -119,8 +119,13 @@ static mx_status_t parse_sizes(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d
   TRY(mx_cfg_i32(o, "intermediate_size", d->intermediate_size, &cfg->intermediate_size));
   TRY(mx_cfg_i32(o, "num_hidden_layers", d->num_layers, &cfg->num_layers));
   TRY(mx_cfg_i32(o, "num_attention_heads", d->num_heads, &cfg->num_heads));
-  TRY(mx_cfg_i32(o, "num_key_value_heads", cfg->num_heads, &cfg->num_kv_heads));
-  TRY(mx_cfg_i32(o, "head_dim", 0, &cfg->head_dim));
+  // Absent keys take the family's default; a null value means "derive it" (HF: None).
+  bool kv_absent = !cJSON_GetObjectItemCaseSensitive(o->obj, "num_key_value_heads");
+  int32_t kv_def = kv_absent && d->num_kv_heads > 0 ? d->num_kv_heads : cfg->num_heads;
+  TRY(mx_cfg_i32(o, "num_key_value_heads", kv_def, &cfg->num_kv_heads));
+  bool hd_absent = !cJSON_GetObjectItemCaseSensitive(o->obj, "head_dim");
+  bool hd_given = mx_cfg_has(o, "head_dim") || (hd_absent && d->head_dim > 0);
+  TRY(mx_cfg_i32(o, "head_dim", hd_absent ? d->head_dim : 0, &cfg->head_dim));
   TRY(mx_cfg_i64(o, "max_position_embeddings", d->max_position_embeddings,
                  &cfg->max_position_embeddings));
   const char *src = o->src;
@@ -131,7 +136,11 @@ static mx_status_t parse_sizes(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d
   TRY(positive_i(src, "num_attention_heads", cfg->num_heads));
   TRY(positive_i(src, "num_key_value_heads", cfg->num_kv_heads));
   TRY(positive_i(src, "max_position_embeddings", cfg->max_position_embeddings));
-  if (mx_cfg_has(o, "head_dim")) {
+  if (cfg->num_layers > MX_MAX_LAYERS) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: num_hidden_layers (%d) exceeds %d", src,
+                        cfg->num_layers, MX_MAX_LAYERS);
+  }
+  if (hd_given) {
     TRY(positive_i(src, "head_dim", cfg->head_dim));
   } else {
     if (cfg->hidden_size % cfg->num_heads != 0) {
@@ -187,7 +196,7 @@ mx_status_t mx_cfg_parse_common(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *
   TRY(mx_cfg_bool(o, "attention_bias", false, &cfg->attention_bias));
   TRY(mx_cfg_bool(o, "mlp_bias", false, &cfg->mlp_bias));
   TRY(mx_cfg_str(o, "hidden_act", d->hidden_act, cfg->hidden_act, sizeof cfg->hidden_act));
-  TRY(parse_dtype(o, cfg));
+  TRY(mx_cfg_dtype(o, cfg));
   TRY(mx_cfg_token(o, "bos_token_id", d->bos_token_id, &cfg->bos_token_id));
   TRY(mx_cfg_token(o, "pad_token_id", d->pad_token_id, &cfg->pad_token_id));
   cfg->n_eos = 0;

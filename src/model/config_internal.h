@@ -36,6 +36,8 @@ mx_status_t mx_cfg_eos(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
 // HF defaults of the fields every decoder-only family shares (the family's *Config class).
 typedef struct mx_cfg_defaults {
   int32_t vocab_size, hidden_size, intermediate_size, num_layers, num_heads;
+  int32_t num_kv_heads;  // used when the key is absent; 0 (or a null value): num_heads
+  int32_t head_dim;      // used when the key is absent; 0 (or a null value): hidden / heads
   int64_t max_position_embeddings;
   double rms_norm_eps, rope_theta;
   bool tie_word_embeddings;
@@ -48,7 +50,33 @@ typedef struct mx_cfg_defaults {
 mx_status_t mx_cfg_parse_common(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
                                 mx_model_config_t *cfg);
 
+// torch_dtype (or transformers 5's dtype) -> cfg->dtype; absent: float32.
+mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+
+// Normalizes cfg->hidden_act (read from `key`) to "silu" or "gelu_pytorch_tanh"; any other
+// activation is refused naming the field and the family.
+mx_status_t mx_cfg_activation(const mx_cfg_obj_t *o, const char *key, mx_model_config_t *cfg);
+
+// Which layers use the sliding window. `layer_types` (a list of num_hidden_layers strings,
+// "full_attention" | "sliding_attention") wins when present; otherwise layer l is sliding iff
+// default_sliding(l, arg). Needs cfg->num_layers.
+typedef bool (*mx_cfg_sliding_fn)(int32_t layer, int32_t arg);
+mx_status_t mx_cfg_layer_types(const mx_cfg_obj_t *o, mx_cfg_sliding_fn default_sliding,
+                               int32_t arg, mx_model_config_t *cfg);
+// sliding_window: absent -> def, null -> 0 (none); must be positive otherwise.
+mx_status_t mx_cfg_window(const mx_cfg_obj_t *o, int32_t def, mx_model_config_t *cfg);
+// A soft-capping value: absent -> def, null -> 0 (none); must be positive otherwise.
+mx_status_t mx_cfg_softcap(const mx_cfg_obj_t *o, const char *key, double def, double *out);
+
 // Per-family parsers (config_<family>.c): fill cfg from the root object.
 mx_status_t mx_cfg_parse_llama(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_mistral(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_qwen2(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_qwen3(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_gemma2(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_gemma3_text(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_gemma3(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+mx_status_t mx_cfg_parse_phi3(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
 
 #endif  // MLXCEL_MODEL_CONFIG_INTERNAL_H

@@ -43,6 +43,7 @@ mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkp
   mx_wlist_t wl;
   mx_status_t st = mx_arch_from_config(cfg, &a);
   if (st != MX_OK) return st;
+  mx_arch_resolve_names(&a, ck);
   st = mx_arch_weights(&a, &wl);
   if (st == MX_OK) {
     st = check_list(&wl, ck);
@@ -76,6 +77,7 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
   memset(&wl, 0, sizeof wl);
   mx_status_t st = mx_arch_from_config(cfg, &a);
   if (st != MX_OK) return st;
+  mx_arch_resolve_names(&a, ck);
   if (a.mlp_bias) {
     mx_arch_free(&a);
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph: mlp_bias is not supported yet");

@@ -6,12 +6,104 @@
 
 #include "model/graph_internal.h"
 
+typedef mx_status_t (*mx_arch_fn)(const mx_model_config_t *cfg, mx_arch_t *a);
+
+static const struct {
+  const char *model_type;
+  mx_arch_fn fill;
+} kArchs[] = {
+    {"llama", mx_llama_arch},  {"mistral", mx_mistral_arch},   {"qwen2", mx_qwen2_arch},
+    {"qwen3", mx_qwen3_arch},  {"gemma", mx_gemma_arch},       {"gemma2", mx_gemma_arch},
+    {"gemma3", mx_gemma_arch}, {"gemma3_text", mx_gemma_arch}, {"phi3", mx_phi3_arch},
+};
+
 mx_status_t mx_arch_from_config(const mx_model_config_t *cfg, mx_arch_t *a) {
   memset(a, 0, sizeof *a);
   if (cfg == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: NULL config");
-  if (strcmp(cfg->model_type, "llama") == 0) return mx_llama_arch(cfg, a);
-  return mx_error_set(MX_ERR_UNSUPPORTED, "graph: model_type \"%s\" is not supported (llama is)",
+  for (size_t i = 0; i < sizeof kArchs / sizeof kArchs[0]; i++) {
+    if (strcmp(cfg->model_type, kArchs[i].model_type) == 0) {
+      mx_status_t st = kArchs[i].fill(cfg, a);
+      if (st != MX_OK) mx_arch_free(a);
+      return st;
+    }
+  }
+  return mx_error_set(MX_ERR_UNSUPPORTED,
+                      "graph: model_type \"%s\" is not supported (llama, mistral, qwen2, qwen3, "
+                      "gemma, gemma2, gemma3, gemma3_text, phi3 are)",
                       cfg->model_type);
+}
+
+mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a) {
+  memset(a, 0, sizeof *a);
+  a->cfg = cfg;
+  a->vocab = cfg->vocab_size;
+  a->hidden = cfg->hidden_size;
+  a->ffn = cfg->intermediate_size;
+  a->n_layers = cfg->num_layers;
+  a->n_heads = cfg->num_heads;
+  a->n_kv_heads = cfg->num_kv_heads > 0 ? cfg->num_kv_heads : cfg->num_heads;
+  a->head_dim = cfg->head_dim > 0 ? cfg->head_dim
+                                  : (cfg->num_heads > 0 ? cfg->hidden_size / cfg->num_heads : 0);
+  if (a->vocab <= 0 || a->hidden <= 0 || a->ffn <= 0 || a->n_layers <= 0 || a->n_heads <= 0 ||
+      a->n_kv_heads <= 0 || a->head_dim <= 0 || a->n_heads % a->n_kv_heads != 0 ||
+      a->n_layers > MX_MAX_LAYERS) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "config: invalid %s sizes (vocab %d, hidden %d, intermediate %d, "
+                        "layers %d, heads %d, kv heads %d, head_dim %d)",
+                        cfg->model_type, a->vocab, a->hidden, a->ffn, a->n_layers, a->n_heads,
+                        a->n_kv_heads, a->head_dim);
+  }
+  a->rms_eps = cfg->rms_norm_eps > 0 ? cfg->rms_norm_eps : 1e-6;
+  a->tied = cfg->tie_word_embeddings;
+  a->prefix = "model.";
+  a->head_name = "lm_head.weight";
+  if (cfg->hidden_act[0] == '\0' || strcmp(cfg->hidden_act, "silu") == 0) {
+    a->activation = "silu";
+  } else if (strcmp(cfg->hidden_act, "gelu_pytorch_tanh") == 0 ||
+             strcmp(cfg->hidden_act, "gelu_tanh") == 0) {
+    a->activation = "gelu_tanh";
+  } else {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "config: hidden_act \"%s\" is not supported",
+                        cfg->hidden_act);
+  }
+  a->rope_style = "half";
+  // HF rotates int(head_dim * partial_rotary_factor) dims (the epsilon absorbs 0.75 * 16 being
+  // computed as 11.999...).
+  double prf = cfg->partial_rotary_factor > 0 ? cfg->partial_rotary_factor : 1.0;
+  a->rotary_dim = (int32_t)floor(a->head_dim * prf + 1e-9);
+  a->rotary_dim -= a->rotary_dim % 2;
+  if (a->rotary_dim <= 0 || a->rotary_dim > a->head_dim) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "config: partial_rotary_factor %g gives no rotary dims",
+                        prf);
+  }
+  double qs = cfg->query_pre_attn_scalar > 0 ? cfg->query_pre_attn_scalar : (double)a->head_dim;
+  a->attn_scale = 1.0 / sqrt(qs);
+  a->attn_softcap = cfg->attn_logit_softcapping;
+  a->final_softcap = cfg->final_logit_softcapping;
+  double theta = cfg->rope_theta > 0 ? cfg->rope_theta : 10000.0;
+  a->n_rope_tables = 1;
+  MX_TRY_(mx_rope_inv_freq(theta, a->rotary_dim, &cfg->rope_scaling, &a->inv_freq[0]));
+  a->layer_rope = calloc((size_t)a->n_layers, sizeof(int32_t));
+  a->layer_window = calloc((size_t)a->n_layers, sizeof(int32_t));
+  if (a->layer_rope == NULL || a->layer_window == NULL) {
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  for (int32_t l = 0; l < a->n_layers; l++) {
+    a->layer_window[l] = cfg->layer_sliding[l] ? cfg->sliding_window : 0;
+  }
+  return MX_OK;
+}
+
+void mx_arch_resolve_names(mx_arch_t *a, const mx_checkpoint_t *ck) {
+  for (int32_t i = 0; i < 3 && a->prefix_alts[i] != NULL; i++) {
+    char name[256];
+    snprintf(name, sizeof name, "%sembed_tokens.weight", a->prefix_alts[i]);
+    if (mx_checkpoint_find(ck, name) != NULL) {
+      a->prefix = a->prefix_alts[i];
+      if (a->head_alts[i] != NULL) a->head_name = a->head_alts[i];
+      return;
+    }
+  }
 }
 
 void mx_arch_free(mx_arch_t *a) {
@@ -72,8 +164,8 @@ mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_sca
 
 // ---- weight list ----
 
-static mx_status_t add_w(mx_wlist_t *wl, int32_t *idx, int32_t rank, int64_t d0, int64_t d1,
-                         int32_t layer, const char *suffix) {
+static mx_status_t add_w(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32_t rank, int64_t d0,
+                         int64_t d1, int32_t layer, const char *suffix) {
   if (wl->n == wl->cap) {
     int32_t cap = wl->cap ? 2 * wl->cap : 64;
     mx_wspec_t *w = realloc(wl->w, sizeof *w * (size_t)cap);
@@ -82,9 +174,11 @@ static mx_status_t add_w(mx_wlist_t *wl, int32_t *idx, int32_t rank, int64_t d0,
     wl->cap = cap;
   }
   char name[256];
-  // layer >= 0: "model.layers.<layer>.<suffix>"; else the name is `suffix` itself.
+  // layer >= 0: "<prefix>layers.<layer>.<suffix>"; -1: "<prefix><suffix>"; -2: `suffix`.
   if (layer >= 0) {
-    snprintf(name, sizeof name, "model.layers.%d.%s", layer, suffix);
+    snprintf(name, sizeof name, "%slayers.%d.%s", a->prefix, layer, suffix);
+  } else if (layer == -1) {
+    snprintf(name, sizeof name, "%s%s", a->prefix, suffix);
   } else {
     snprintf(name, sizeof name, "%s", suffix);
   }
@@ -113,19 +207,23 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
   if (wl->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   int64_t H = a->hidden, F = a->ffn, V = a->vocab, D = a->head_dim;
   int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
-  mx_status_t st = add_w(wl, &wl->embed, 2, V, H, -1, "model.embed_tokens.weight");
+  mx_status_t st = add_w(wl, a, &wl->embed, 2, V, H, -1, "embed_tokens.weight");
   for (int32_t l = 0; st == MX_OK && l < a->n_layers; l++) {
     mx_layer_w_t *lw = &wl->layers[l];
     memset(lw, -1, sizeof *lw);  // every index -1 (absent) until added
 #define W_(field, rank, d0, d1, name) \
-  if (st == MX_OK) st = add_w(wl, &lw->field, rank, d0, d1, l, name)
+  if (st == MX_OK) st = add_w(wl, a, &lw->field, rank, d0, d1, l, name)
     W_(in_norm, 1, H, 0, "input_layernorm.weight");
-    W_(q, 2, QD, H, "self_attn.q_proj.weight");
-    if (a->qkv_bias) W_(q_b, 1, QD, 0, "self_attn.q_proj.bias");
-    W_(k, 2, KD, H, "self_attn.k_proj.weight");
-    if (a->qkv_bias) W_(k_b, 1, KD, 0, "self_attn.k_proj.bias");
-    W_(v, 2, KD, H, "self_attn.v_proj.weight");
-    if (a->qkv_bias) W_(v_b, 1, KD, 0, "self_attn.v_proj.bias");
+    if (a->fused_qkv) {
+      W_(qkv, 2, QD + 2 * KD, H, "self_attn.qkv_proj.weight");
+    } else {
+      W_(q, 2, QD, H, "self_attn.q_proj.weight");
+      if (a->qkv_bias) W_(q_b, 1, QD, 0, "self_attn.q_proj.bias");
+      W_(k, 2, KD, H, "self_attn.k_proj.weight");
+      if (a->qkv_bias) W_(k_b, 1, KD, 0, "self_attn.k_proj.bias");
+      W_(v, 2, KD, H, "self_attn.v_proj.weight");
+      if (a->qkv_bias) W_(v_b, 1, KD, 0, "self_attn.v_proj.bias");
+    }
     if (a->qk_norm) {
       W_(q_norm, 1, D, 0, "self_attn.q_norm.weight");
       W_(k_norm, 1, D, 0, "self_attn.k_norm.weight");
@@ -133,20 +231,26 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
     W_(o, 2, H, QD, "self_attn.o_proj.weight");
     if (a->o_bias) W_(o_b, 1, H, 0, "self_attn.o_proj.bias");
     W_(post_norm, 1, H, 0, "post_attention_layernorm.weight");
-    W_(gate, 2, F, H, "mlp.gate_proj.weight");
-    if (a->mlp_bias) W_(gate_b, 1, F, 0, "mlp.gate_proj.bias");
-    W_(up, 2, F, H, "mlp.up_proj.weight");
-    if (a->mlp_bias) W_(up_b, 1, F, 0, "mlp.up_proj.bias");
+    if (a->sandwich_norm) W_(pre_ff_norm, 1, H, 0, "pre_feedforward_layernorm.weight");
+    if (a->fused_gate_up) {
+      W_(gate_up, 2, 2 * F, H, "mlp.gate_up_proj.weight");
+    } else {
+      W_(gate, 2, F, H, "mlp.gate_proj.weight");
+      if (a->mlp_bias) W_(gate_b, 1, F, 0, "mlp.gate_proj.bias");
+      W_(up, 2, F, H, "mlp.up_proj.weight");
+      if (a->mlp_bias) W_(up_b, 1, F, 0, "mlp.up_proj.bias");
+    }
     W_(down, 2, H, F, "mlp.down_proj.weight");
     if (a->mlp_bias) W_(down_b, 1, H, 0, "mlp.down_proj.bias");
+    if (a->sandwich_norm) W_(post_ff_norm, 1, H, 0, "post_feedforward_layernorm.weight");
 #undef W_
   }
-  if (st == MX_OK) st = add_w(wl, &wl->final_norm, 1, H, 0, -1, "model.norm.weight");
+  if (st == MX_OK) st = add_w(wl, a, &wl->final_norm, 1, H, 0, -1, "norm.weight");
   if (st == MX_OK) {
     if (a->tied) {
       wl->head = wl->embed;
     } else {
-      st = add_w(wl, &wl->head, 2, V, H, -1, "lm_head.weight");
+      st = add_w(wl, a, &wl->head, 2, V, H, -2, a->head_name);
     }
   }
   if (st != MX_OK) mx_wlist_free(wl);

@@ -1,10 +1,11 @@
 // The shared transformer core: builds @prefill / @decode for any mx_arch_t.
 //
 // Layout of one decoder layer (pre-norm, as Llama and its relatives):
-//   h = rms_norm(x); q, k, v = proj(h) [+ bias]; [q, k = rms_norm per head]; q, k = rope(q, k)
+//   h = rms_norm(x); q, k, v = proj(h) [+ bias] (or slices of one fused qkv_proj);
+//   [q, k = rms_norm per head]; q, k = rope(q, k) (the layer's table)
 //   caches[:, :, pos0[b] : pos0[b] + T] = k, v          (dynamic_update_slice per sequence)
-//   x += o_proj(attention(q, k_cache, v_cache, pos0)) [+ bias]
-//   x += gated_mlp(rms_norm(x))
+//   x += [rms_norm](o_proj(attention(q, k_cache, v_cache, pos0, layer window)) [+ bias])
+//   x += [rms_norm](gated_mlp(rms_norm(x)))              ([...]: sandwich norms, Gemma 2/3)
 // then logits = head(rms_norm(x)) [softcapped]. Weights arrive in their checkpoint dtype and are
 // converted to f32 where they are used.
 #include <stdio.h>
@@ -186,6 +187,21 @@ static mx_status_t head_norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
   return mx_build_reshape(&c->b, y, t.dims, 4, out);
 }
 
+// rms_norm(x) with weight wi and the architecture's eps / weight offset.
+static mx_status_t norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
+  return mx_comp_rms_norm(c->cc, &c->b, x, c->w[wi], c->a->rms_eps, c->a->norm_offset, out);
+}
+
+// x[..., lo:hi] along the last dimension.
+static mx_status_t slice_last(mx_builder_t *b, int32_t x, int64_t lo, int64_t hi, int32_t *out) {
+  mx_type_t t = *mx_build_type(b, x);
+  int64_t start[MX_MAX_RANK] = {0}, limit[MX_MAX_RANK];
+  for (int32_t i = 0; i < t.rank; i++) limit[i] = t.dims[i];
+  start[t.rank - 1] = lo;
+  limit[t.rank - 1] = hi;
+  return mx_build_slice(b, x, start, limit, NULL, t.rank, out);
+}
+
 static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   const mx_arch_t *a = c->a;
   const mx_layer_w_t *lw = &c->wl->layers[l];
@@ -193,9 +209,18 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   int64_t B = c->B, T = c->T, D = a->head_dim;
   int32_t h, q, k, v;
   MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[lw->in_norm], a->rms_eps, a->norm_offset, &h));
-  MX_TRY_(proj(c, h, lw->q, lw->q_b, &q));
-  MX_TRY_(proj(c, h, lw->k, lw->k_b, &k));
-  MX_TRY_(proj(c, h, lw->v, lw->v_b, &v));
+  if (a->fused_qkv) {  // one matmul, then its q / k / v column ranges
+    int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
+    int32_t qkv;
+    MX_TRY_(proj(c, h, lw->qkv, -1, &qkv));
+    MX_TRY_(slice_last(b, qkv, 0, QD, &q));
+    MX_TRY_(slice_last(b, qkv, QD, QD + KD, &k));
+    MX_TRY_(slice_last(b, qkv, QD + KD, QD + 2 * KD, &v));
+  } else {
+    MX_TRY_(proj(c, h, lw->q, lw->q_b, &q));
+    MX_TRY_(proj(c, h, lw->k, lw->k_b, &k));
+    MX_TRY_(proj(c, h, lw->v, lw->v_b, &v));
+  }
   int64_t qd[4] = {B, T, a->n_heads, D}, kd[4] = {B, T, a->n_kv_heads, D};
   MX_TRY_(mx_build_reshape(b, q, qd, 4, &q));
   MX_TRY_(mx_build_reshape(b, k, kd, 4, &k));
@@ -215,11 +240,23 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   int64_t ad[3] = {B, T, (int64_t)a->n_heads * D};
   MX_TRY_(mx_build_reshape(b, att, ad, 3, &att2));
   MX_TRY_(proj(c, att2, lw->o, lw->o_b, &o));
+  // Sandwich (Gemma 2/3): post_attention_layernorm normalizes the attention output; the MLP
+  // input norm is pre_feedforward_layernorm and its output is normalized too.
+  if (a->sandwich_norm) MX_TRY_(norm(c, o, lw->post_norm, &o));
   MX_TRY_(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
-  int32_t h2, m;
-  MX_TRY_(mx_comp_rms_norm(c->cc, b, x1, c->w[lw->post_norm], a->rms_eps, a->norm_offset, &h2));
-  MX_TRY_(mx_comp_gated_mlp(c->cc, b, h2, c->w[lw->gate], c->w[lw->up], c->w[lw->down],
-                            a->activation, &m));
+  int32_t h2, m, gate = -1, up = -1;
+  MX_TRY_(norm(c, x1, a->sandwich_norm ? lw->pre_ff_norm : lw->post_norm, &h2));
+  if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up
+    int64_t F = a->ffn, H = a->hidden;
+    int64_t lo0[2] = {0, 0}, hi0[2] = {F, H}, lo1[2] = {F, 0}, hi1[2] = {2 * F, H};
+    MX_TRY_(mx_build_slice(b, c->w[lw->gate_up], lo0, hi0, NULL, 2, &gate));
+    MX_TRY_(mx_build_slice(b, c->w[lw->gate_up], lo1, hi1, NULL, 2, &up));
+  } else {
+    gate = c->w[lw->gate];
+    up = c->w[lw->up];
+  }
+  MX_TRY_(mx_comp_gated_mlp(c->cc, b, h2, gate, up, c->w[lw->down], a->activation, &m));
+  if (a->sandwich_norm) MX_TRY_(norm(c, m, lw->post_ff_norm, &m));
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);
 }
 

@@ -1,6 +1,6 @@
 // Internal interface of the model graph builders (src/model/graph*.c, llama*.c, composite*.c).
 //
-// A family file (llama.c, later mistral.c, qwen.c, gemma.c, phi3.c) turns a config into an
+// A family file (llama.c, mistral.c, qwen.c, gemma.c, phi3.c) turns a config into an
 // mx_arch_t: tensor names and shape facts plus the feature flags of the shared transformer core
 // (graph_core.c), which builds @prefill and @decode from it. Composite call sites go through
 // composite.c, which creates one private decomposition function per distinct
@@ -18,13 +18,23 @@ typedef struct mx_arch {
   const mx_model_config_t *cfg;
   int32_t vocab, hidden, ffn, n_layers, n_heads, n_kv_heads, head_dim;
   double rms_eps;
-  double norm_offset;      // 0: y * w; 1: y * (1 + w) (Gemma)
-  double embed_scale;      // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
-  bool qkv_bias;           // q/k/v projections have biases
-  bool o_bias;             // o_proj has a bias
-  bool mlp_bias;           // gate/up/down have biases
-  bool qk_norm;            // RMSNorm over head_dim of q and k (per head), before RoPE
-  bool tied;               // lm_head = embedding matrix
+  double norm_offset;  // 0: y * w; 1: y * (1 + w) (Gemma)
+  double embed_scale;  // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
+  bool qkv_bias;       // q/k/v projections have biases
+  bool o_bias;         // o_proj has a bias
+  bool mlp_bias;       // gate/up/down have biases
+  bool qk_norm;        // RMSNorm over head_dim of q and k (per head), before RoPE
+  bool tied;           // lm_head = embedding matrix
+  bool sandwich_norm;  // Gemma 2/3: post_attention_layernorm normalizes the attention output
+                       // before the residual add; pre_/post_feedforward_layernorm around MLP
+  bool fused_qkv;      // Phi-3: one qkv_proj [(Hq + 2 Hkv) D, H], rows q, then k, then v
+  bool fused_gate_up;  // Phi-3: one gate_up_proj [2F, H], gate rows first
+  // Tensor names: prefix + "embed_tokens.weight", prefix + "layers.<l>. ...", prefix +
+  // "norm.weight" and head_name. A family whose checkpoints come in several layouts lists
+  // them in prefix_alts / head_alts; the first whose embedding is present is used.
+  const char *prefix;     // "model."
+  const char *head_name;  // "lm_head.weight"
+  const char *prefix_alts[3], *head_alts[3];
   const char *activation;  // "silu" | "gelu_tanh"
   const char *rope_style;  // "half" | "interleaved"
   int32_t rotary_dim;      // R <= head_dim, even
@@ -42,8 +52,24 @@ typedef struct mx_arch {
 mx_status_t mx_arch_from_config(const mx_model_config_t *cfg, mx_arch_t *a);
 void mx_arch_free(mx_arch_t *a);  // frees the owned arrays; accepts a zeroed struct
 
-// Llama family (llama.c).
+// Fills the description every family starts from (graph_arch.c): sizes; y*w norms;
+// rotate-half RoPE over head_dim * partial_rotary_factor dims with one table (rope_theta,
+// rope_scaling) for every layer; per-layer windows from cfg->layer_sliding and
+// cfg->sliding_window; attention scale from query_pre_attn_scalar or head_dim; softcaps; tied
+// head per config; silu or gelu_tanh from hidden_act; no biases, no q/k norm. The family files
+// then change what is specific to them.
+mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a);
+
+// Families (llama.c, mistral.c, qwen.c, gemma.c, phi3.c).
 mx_status_t mx_llama_arch(const mx_model_config_t *cfg, mx_arch_t *a);
+mx_status_t mx_mistral_arch(const mx_model_config_t *cfg, mx_arch_t *a);
+mx_status_t mx_qwen2_arch(const mx_model_config_t *cfg, mx_arch_t *a);
+mx_status_t mx_qwen3_arch(const mx_model_config_t *cfg, mx_arch_t *a);
+mx_status_t mx_gemma_arch(const mx_model_config_t *cfg, mx_arch_t *a);
+mx_status_t mx_phi3_arch(const mx_model_config_t *cfg, mx_arch_t *a);
+
+// Picks a->prefix / a->head_name among the alternatives by what ck holds (no-op without any).
+void mx_arch_resolve_names(mx_arch_t *a, const mx_checkpoint_t *ck);
 
 // inv_freq[i] = theta^(-2i/R) for i < R/2, scaled per `scaling`, computed in double and rounded
 // to float once. out: heap array of R/2 floats (caller frees).
@@ -62,6 +88,8 @@ typedef struct mx_wspec {
 typedef struct mx_layer_w {
   int32_t in_norm, q, k, v, o, q_b, k_b, v_b, o_b, q_norm, k_norm;
   int32_t post_norm, gate, up, down, gate_b, up_b, down_b;
+  int32_t qkv, gate_up;               // fused projections (Phi-3)
+  int32_t pre_ff_norm, post_ff_norm;  // sandwich norms (Gemma 2/3)
 } mx_layer_w_t;
 
 typedef struct mx_wlist {

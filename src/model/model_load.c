@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mlxcel/model.h"
 #include "mlxcel/tokenizer.h"
@@ -28,8 +29,24 @@ static mx_status_t refuse_quantized(const char *dir, const mx_checkpoint_t *ck) 
   return MX_OK;
 }
 
+// Whether DIR/tokenizer.json exists (for the optional-tokenizer load).
+static bool has_tokenizer_json(const char *dir) {
+  char path[4096];
+  size_t n = strlen(dir);
+  const char *sep = (n && dir[n - 1] == '/') ? "" : "/";
+  if ((size_t)snprintf(path, sizeof path, "%s%stokenizer.json", dir, sep) >= sizeof path) {
+    return true;  // let the tokenizer loader report the path problem
+  }
+  return access(path, F_OK) == 0;
+}
+
 mx_status_t mx_model_load(const char *dir, mx_model_t **out) {
+  return mx_model_load_ex(dir, NULL, out);
+}
+
+mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, mx_model_t **out) {
   *out = NULL;
+  bool tok_optional = opts != NULL && opts->tokenizer_optional;
   if (!dir) return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_load: no directory");
   mx_model_t *m = calloc(1, sizeof *m);
   if (!m || !(m->dir = strdup(dir))) {
@@ -44,7 +61,9 @@ mx_status_t mx_model_load(const char *dir, mx_model_t **out) {
     // The check names the tensor and its file, not always the checkpoint directory.
     if (st != MX_OK) mx_error_prefix(st, "%s", dir);
   }
-  if (st == MX_OK) st = mx_tokenizer_load(dir, &m->tokenizer);
+  if (st == MX_OK && !(tok_optional && !has_tokenizer_json(dir))) {
+    st = mx_tokenizer_load(dir, &m->tokenizer);
+  }
   if (st != MX_OK) {
     mx_model_free(m);
     return st;

@@ -1,0 +1,261 @@
+// Dispatch tables, weight packing and the portable drivers (thread split, GEMM blocking) around
+// the per-ISA f32 kernels.
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_internal.h"
+
+// ---- Dispatch ----
+
+const char *mx_cpu_isa_name(mx_cpu_isa_t isa) {
+  switch (isa) {
+    case MX_CPU_ISA_SCALAR:
+      return "scalar";
+    case MX_CPU_ISA_AVX2:
+      return "avx2";
+    case MX_CPU_ISA_AVX512:
+      return "avx512";
+    default:
+      return "?";
+  }
+}
+
+const mx_cpu_kernels_t *mx_cpu_kernels_get(mx_cpu_isa_t isa) {
+  const mx_cpu_features_t *f = mx_cpu_features();
+  switch (isa) {
+    case MX_CPU_ISA_SCALAR:
+      return &mx_cpu_kernels_scalar;
+#if defined(__x86_64__)
+    case MX_CPU_ISA_AVX2:
+      return f->avx2 && f->fma ? &mx_cpu_kernels_avx2 : NULL;
+    case MX_CPU_ISA_AVX512:
+      return f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq && f->fma
+                 ? &mx_cpu_kernels_avx512
+                 : NULL;
+#endif
+    default:
+      (void)f;
+      return NULL;
+  }
+}
+
+const mx_cpu_kernels_t *mx_cpu_kernels_best(void) {
+  for (int isa = MX_CPU_ISA_COUNT - 1; isa > 0; isa--) {
+    const mx_cpu_kernels_t *kt = mx_cpu_kernels_get((mx_cpu_isa_t)isa);
+    if (kt) return kt;
+  }
+  return &mx_cpu_kernels_scalar;
+}
+
+mx_cpu_isa_t mx_cpu_kernels_isa(const mx_cpu_kernels_t *kt) { return kt->isa; }
+int mx_cpu_kernels_panel_rows(const mx_cpu_kernels_t *kt) { return kt->nr; }
+
+// [lo, hi) of `total` items for thread ith of nth, in units of `grain` items.
+static void split_range(int64_t total, int64_t grain, int ith, int nth, int64_t *lo, int64_t *hi) {
+  int64_t units = (total + grain - 1) / grain;
+  int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+  *lo = u0 * grain < total ? u0 * grain : total;
+  *hi = u1 * grain < total ? u1 * grain : total;
+}
+
+// ---- GEMV on row-major weights ----
+
+// 16 rows = one 64-byte line of y per unit, so threads never write the same cache line.
+enum { GEMV_ROW_GRAIN = 16 };
+
+void mx_cpu_gemv_f32(const mx_cpu_kernels_t *kt, const float *w, int64_t ldw, const float *x,
+                     float *y, int64_t n, int64_t k, int ith, int nth) {
+  int64_t r0, r1;
+  split_range(n, GEMV_ROW_GRAIN, ith, nth, &r0, &r1);
+  if (r1 > r0) kt->gemv_rows(w + r0 * ldw, ldw, x, y + r0, r1 - r0, k);
+}
+
+// ---- Packing ----
+
+enum { PACK_KBLOCK = 64 };
+
+typedef struct pack_job {
+  const float *w;
+  int64_t ldw;
+  mx_cpu_packed_t *p;
+} pack_job_t;
+
+// Panel-by-panel transpose in PACK_KBLOCK x nr tiles so the destination tile stays in L1.
+static void pack_task(void *ctx, int ith, int nth) {
+  pack_job_t *job = ctx;
+  mx_cpu_packed_t *p = job->p;
+  int nr = p->nr;
+  int64_t p0, p1;
+  split_range(p->panels, 1, ith, nth, &p0, &p1);
+  for (int64_t pi = p0; pi < p1; pi++) {
+    float *dst = p->data + pi * p->k * nr;
+    for (int64_t k0 = 0; k0 < p->k; k0 += PACK_KBLOCK) {
+      int64_t k1 = k0 + PACK_KBLOCK < p->k ? k0 + PACK_KBLOCK : p->k;
+      for (int r = 0; r < nr; r++) {
+        int64_t row = pi * nr + r;
+        if (row < p->n) {
+          const float *src = job->w + row * job->ldw;
+          for (int64_t kk = k0; kk < k1; kk++) dst[kk * nr + r] = src[kk];
+        } else {
+          for (int64_t kk = k0; kk < k1; kk++) dst[kk * nr + r] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+mx_status_t mx_cpu_pack_f32(const mx_cpu_kernels_t *kt, mx_cpu_pool_t *pool, const float *w,
+                            int64_t ldw, int64_t n, int64_t k, mx_cpu_packed_t **out) {
+  if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_f32: out is NULL");
+  *out = NULL;
+  if (!kt) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_f32: kernel table is NULL");
+  if (n < 0 || k < 0 || ldw < k) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_pack_f32: bad shape W[%lld, %lld] with row stride %lld",
+                        (long long)n, (long long)k, (long long)ldw);
+  }
+  if (!w && n > 0 && k > 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_f32: weights are NULL");
+  }
+  int64_t panels = (n + kt->nr - 1) / kt->nr;
+  if (k > 0 && panels > (int64_t)(SIZE_MAX / 8 / sizeof(float)) / kt->nr / k) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_f32: W[%lld, %lld] is too large",
+                        (long long)n, (long long)k);
+  }
+  size_t bytes = (size_t)panels * (size_t)k * (size_t)kt->nr * sizeof(float);
+  bytes = (bytes + 63) / 64 * 64;
+  mx_cpu_packed_t *p = calloc(1, sizeof *p);
+  float *data = aligned_alloc(64, bytes > 0 ? bytes : 64);
+  if (!p || !data) {
+    free(p);
+    free(data);
+    return mx_error_set(MX_ERR_NOMEM,
+                        "mx_cpu_pack_f32: out of memory for W[%lld, %lld] (%zu bytes)",
+                        (long long)n, (long long)k, bytes);
+  }
+  *p = (mx_cpu_packed_t){.kt = kt, .n = n, .k = k, .panels = panels, .nr = kt->nr, .data = data};
+  pack_job_t job = {.w = w, .ldw = ldw, .p = p};
+  if (pool) {
+    mx_cpu_pool_run(pool, pack_task, &job);
+  } else {
+    pack_task(&job, 0, 1);
+  }
+  *out = p;
+  return MX_OK;
+}
+
+void mx_cpu_packed_destroy(mx_cpu_packed_t *p) {
+  if (!p) return;
+  free(p->data);
+  free(p);
+}
+
+// ---- GEMV / GEMM on packed weights ----
+
+void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, int ith, int nth) {
+  int64_t p0, p1;
+  split_range(w->panels, 1, ith, nth, &p0, &p1);
+  if (p1 > p0) w->kt->gemv_panels(w->data, x, y, p0, p1, w->k, w->n);
+}
+
+void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
+                            int64_t ldy, int64_t m, int ith, int nth) {
+  const mx_cpu_kernels_t *kt = w->kt;
+  const int nr = kt->nr, mr = kt->mr;
+  const int64_t kdim = w->k;
+  // Threads form a grid: gn groups over panels (all of them when there are enough panels),
+  // and when panels are fewer than threads, gm groups over blocks of mr rows. Each element
+  // is still computed whole by one thread, so the split never changes a result.
+  int64_t gn = w->panels < nth ? (w->panels > 0 ? w->panels : 1) : nth;
+  int64_t gm = nth / gn;
+  if (ith >= gn * gm) return;
+  int64_t p0, p1, m0, m1;
+  split_range(w->panels, 1, (int)(ith % gn), (int)gn, &p0, &p1);
+  split_range(m, mr, (int)(ith / gn), (int)gm, &m0, &m1);
+  if (p1 <= p0 || m1 <= m0) return;
+  if (kdim == 0) {
+    int64_t c0 = p0 * nr, c1 = p1 * nr < w->n ? p1 * nr : w->n;
+    for (int64_t i = m0; i < m1; i++) memset(y + i * ldy + c0, 0, (size_t)(c1 - c0) * sizeof *y);
+    return;
+  }
+  // The current kc x mr block of X, transposed so the microkernel broadcasts from one stream.
+  _Alignas(64) float apack[MX_GEMM_MAX_MR * MX_GEMM_KC];
+  for (int64_t jc = p0; jc < p1; jc += MX_GEMM_NC_PANELS) {
+    int64_t je = jc + MX_GEMM_NC_PANELS < p1 ? jc + MX_GEMM_NC_PANELS : p1;
+    for (int64_t pc = 0; pc < kdim; pc += MX_GEMM_KC) {
+      int64_t kc = pc + MX_GEMM_KC < kdim ? MX_GEMM_KC : kdim - pc;
+      for (int64_t ir = m0; ir < m1; ir += mr) {
+        int mv = m1 - ir < mr ? (int)(m1 - ir) : mr;
+        if (kt->pack_a) {
+          kt->pack_a(x + ir * ldx + pc, ldx, mv, kc, apack);
+        } else {
+          for (int i = 0; i < mr; i++) {
+            if (i < mv) {
+              const float *src = x + (ir + i) * ldx + pc;
+              for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = src[kk];
+            } else {
+              for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = 0.0f;
+            }
+          }
+        }
+        for (int64_t pi = jc; pi < je; pi++) {
+          int64_t rows = w->n - pi * nr;
+          int nv = rows < nr ? (int)rows : nr;
+          kt->gemm_ukernel(kc, apack, w->data + (pi * kdim + pc) * nr, y + ir * ldy + pi * nr, ldy,
+                           mv, nv, pc > 0);
+        }
+      }
+    }
+  }
+}
+
+// ---- Whole-pool wrappers ----
+
+typedef struct mm_job {
+  const mx_cpu_kernels_t *kt;
+  const mx_cpu_packed_t *pw;
+  const float *w, *x;
+  float *y;
+  int64_t ldw, ldx, ldy, m, n, k;
+} mm_job_t;
+
+static void gemv_task(void *ctx, int ith, int nth) {
+  mm_job_t *j = ctx;
+  mx_cpu_gemv_f32(j->kt, j->w, j->ldw, j->x, j->y, j->n, j->k, ith, nth);
+}
+
+static void gemv_packed_task(void *ctx, int ith, int nth) {
+  mm_job_t *j = ctx;
+  mx_cpu_gemv_packed_f32(j->pw, j->x, j->y, ith, nth);
+}
+
+static void gemm_packed_task(void *ctx, int ith, int nth) {
+  mm_job_t *j = ctx;
+  mx_cpu_gemm_packed_f32(j->pw, j->x, j->ldx, j->y, j->ldy, j->m, ith, nth);
+}
+
+static void run_job(mx_cpu_pool_t *pool, mx_cpu_task_fn fn, mm_job_t *job) {
+  if (pool) {
+    mx_cpu_pool_run(pool, fn, job);
+  } else {
+    fn(job, 0, 1);
+  }
+}
+
+void mx_cpu_gemv_f32_run(mx_cpu_pool_t *pool, const mx_cpu_kernels_t *kt, const float *w,
+                         int64_t ldw, const float *x, float *y, int64_t n, int64_t k) {
+  mm_job_t job = {.kt = kt, .w = w, .ldw = ldw, .x = x, .y = y, .n = n, .k = k};
+  run_job(pool, gemv_task, &job);
+}
+
+void mx_cpu_gemv_packed_f32_run(mx_cpu_pool_t *pool, const mx_cpu_packed_t *w, const float *x,
+                                float *y) {
+  mm_job_t job = {.pw = w, .x = x, .y = y};
+  run_job(pool, gemv_packed_task, &job);
+}
+
+void mx_cpu_gemm_packed_f32_run(mx_cpu_pool_t *pool, const mx_cpu_packed_t *w, const float *x,
+                                int64_t ldx, float *y, int64_t ldy, int64_t m) {
+  mm_job_t job = {.pw = w, .x = x, .ldx = ldx, .y = y, .ldy = ldy, .m = m};
+  run_job(pool, gemm_packed_task, &job);
+}

@@ -1,0 +1,156 @@
+// model_types "gemma", "gemma2", "gemma3_text" and "gemma3" (the text part of the multimodal
+// checkpoint, from its nested text_config): defaults of transformers' GemmaConfig,
+// Gemma2Config and Gemma3TextConfig.
+#include <string.h>
+
+#include "model/config_internal.h"
+
+#define TRY(expr)                 \
+  do {                            \
+    mx_status_t st_ = (expr);     \
+    if (st_ != MX_OK) return st_; \
+  } while (0)
+
+// The family's MLP activation lives in `hidden_activation` (gemma2/3; gemma when set).
+static mx_status_t activation(const mx_cfg_obj_t *o, const char *def, mx_model_config_t *cfg) {
+  const char *key = "hidden_activation";
+  if (def == NULL && !mx_cfg_has(o, key)) {
+    key = "hidden_act";  // gemma: hidden_activation null -> hidden_act (read by the common part)
+  } else {
+    TRY(mx_cfg_str(o, key, def, cfg->hidden_act, sizeof cfg->hidden_act));
+  }
+  return mx_cfg_activation(o, key, cfg);
+}
+
+static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, double v) {
+  if (v > 0) return MX_OK;
+  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
+                      v);
+}
+
+mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  static const mx_cfg_defaults_t d = {
+      .vocab_size = 256000,
+      .hidden_size = 3072,
+      .intermediate_size = 24576,
+      .num_layers = 28,
+      .num_heads = 16,
+      .head_dim = 256,
+      .max_position_embeddings = 8192,
+      .rms_norm_eps = 1e-6,
+      .rope_theta = 10000.0,
+      .tie_word_embeddings = true,
+      .hidden_act = "gelu_pytorch_tanh",
+      .bos_token_id = 2,
+      .eos_token_id = 1,
+      .pad_token_id = 0,
+  };
+  TRY(mx_cfg_parse_common(o, &d, cfg));
+  // Early Gemma files say "hidden_act": "gelu" next to "hidden_activation":
+  // "gelu_pytorch_tanh", the function the model was trained with: hidden_activation wins.
+  return activation(o, NULL, cfg);
+}
+
+static bool even_layer(int32_t layer, int32_t arg) {
+  (void)arg;
+  return layer % 2 == 0;
+}
+
+mx_status_t mx_cfg_parse_gemma2(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  static const mx_cfg_defaults_t d = {
+      .vocab_size = 256000,
+      .hidden_size = 2304,
+      .intermediate_size = 9216,
+      .num_layers = 26,
+      .num_heads = 8,
+      .num_kv_heads = 4,
+      .head_dim = 256,
+      .max_position_embeddings = 8192,
+      .rms_norm_eps = 1e-6,
+      .rope_theta = 10000.0,
+      .tie_word_embeddings = true,
+      .hidden_act = "gelu_pytorch_tanh",
+      .bos_token_id = 2,
+      .eos_token_id = 1,
+      .pad_token_id = 0,
+  };
+  TRY(mx_cfg_parse_common(o, &d, cfg));
+  TRY(activation(o, "gelu_pytorch_tanh", cfg));
+  TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
+  TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
+  TRY(mx_cfg_softcap(o, "attn_logit_softcapping", 50.0, &cfg->attn_logit_softcapping));
+  TRY(mx_cfg_softcap(o, "final_logit_softcapping", 30.0, &cfg->final_logit_softcapping));
+  TRY(mx_cfg_window(o, 4096, cfg));
+  return mx_cfg_layer_types(o, even_layer, 0, cfg);  // layers 0, 2, 4, ... slide
+}
+
+static bool not_every_nth(int32_t layer, int32_t n) { return (layer + 1) % n != 0; }
+
+mx_status_t mx_cfg_parse_gemma3_text(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  static const mx_cfg_defaults_t d = {
+      .vocab_size = 262208,
+      .hidden_size = 2304,
+      .intermediate_size = 9216,
+      .num_layers = 26,
+      .num_heads = 8,
+      .num_kv_heads = 4,
+      .head_dim = 256,
+      .max_position_embeddings = 131072,
+      .rms_norm_eps = 1e-6,
+      .rope_theta = 1000000.0,
+      .tie_word_embeddings = true,
+      .hidden_act = "gelu_pytorch_tanh",
+      .bos_token_id = 2,
+      .eos_token_id = 1,
+      .pad_token_id = 0,
+  };
+  TRY(mx_cfg_parse_common(o, &d, cfg));
+  TRY(activation(o, "gelu_pytorch_tanh", cfg));
+  TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
+  TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
+  TRY(mx_cfg_softcap(o, "attn_logit_softcapping", 0.0, &cfg->attn_logit_softcapping));
+  TRY(mx_cfg_softcap(o, "final_logit_softcapping", 0.0, &cfg->final_logit_softcapping));
+  TRY(mx_cfg_f64(o, "rope_local_base_freq", 10000.0, &cfg->rope_local_base_freq));
+  TRY(positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
+  TRY(mx_cfg_window(o, 4096, cfg));
+  bool bidir = false;
+  TRY(mx_cfg_bool(o, "use_bidirectional_attention", false, &bidir));
+  if (bidir) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: %suse_bidirectional_attention true is not supported (causal "
+                        "decoding only)",
+                        o->src, o->prefix);
+  }
+  // transformers 4.50 writes sliding_window_pattern; later ones _sliding_window_pattern and
+  // layer_types (which wins when present).
+  const char *pkey = mx_cfg_has(o, "sliding_window_pattern") ? "sliding_window_pattern"
+                                                             : "_sliding_window_pattern";
+  int32_t pattern = 6;
+  TRY(mx_cfg_i32(o, pkey, 6, &pattern));
+  if (pattern <= 0) {
+    return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %d)", o->src, o->prefix, pkey,
+                        pattern);
+  }
+  return mx_cfg_layer_types(o, not_every_nth, pattern, cfg);
+}
+
+mx_status_t mx_cfg_parse_gemma3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  const cJSON *tc = cJSON_GetObjectItemCaseSensitive(o->obj, "text_config");
+  cJSON *empty = NULL;
+  if (tc == NULL || cJSON_IsNull(tc)) {
+    empty = cJSON_CreateObject();  // Gemma3Config: no text_config -> Gemma3TextConfig()
+    if (empty == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    tc = empty;
+  } else if (!cJSON_IsObject(tc)) {
+    return mx_error_set(MX_ERR_PARSE, "%s: text_config must be an object", o->src);
+  }
+  mx_cfg_obj_t t = {tc, o->src, "text_config."};
+  mx_status_t st = mx_cfg_parse_gemma3_text(&t, cfg);
+  cJSON_Delete(empty);
+  if (st != MX_OK) return st;
+  // The outer config carries the checkpoint dtype and, in released files, the token ids.
+  if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) TRY(mx_cfg_dtype(o, cfg));
+  TRY(mx_cfg_token(o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
+  TRY(mx_cfg_token(o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
+  return mx_cfg_eos(o, cfg);
+}

@@ -1,0 +1,55 @@
+// model_types "qwen2" (q/k/v biases) and "qwen3" (q/k norms, explicit head_dim): defaults of
+// transformers' Qwen2Config / Qwen3Config. Both carry a sliding window that is used only when
+// use_sliding_window is true, on the layers from max_window_layers on (or per layer_types).
+#include <stdint.h>
+
+#include "model/config_internal.h"
+
+#define TRY(expr)                 \
+  do {                            \
+    mx_status_t st_ = (expr);     \
+    if (st_ != MX_OK) return st_; \
+  } while (0)
+
+static bool from_layer(int32_t layer, int32_t first) { return layer >= first; }
+
+static mx_status_t parse_window(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  bool use = false;
+  int32_t max_window_layers = 28;
+  TRY(mx_cfg_bool(o, "use_sliding_window", false, &use));
+  TRY(mx_cfg_window(o, 4096, cfg));
+  if (!use) cfg->sliding_window = 0;  // HF: sliding_window = None unless use_sliding_window
+  TRY(mx_cfg_i32(o, "max_window_layers", 28, &max_window_layers));
+  int32_t first = cfg->sliding_window > 0 ? max_window_layers : INT32_MAX;
+  return mx_cfg_layer_types(o, from_layer, first, cfg);
+}
+
+static mx_status_t parse_qwen(const mx_cfg_obj_t *o, int32_t head_dim, mx_model_config_t *cfg) {
+  const mx_cfg_defaults_t d = {
+      .vocab_size = 151936,
+      .hidden_size = 4096,
+      .intermediate_size = 22016,
+      .num_layers = 32,
+      .num_heads = 32,
+      .head_dim = head_dim,
+      .max_position_embeddings = 32768,
+      .rms_norm_eps = 1e-6,
+      .rope_theta = 10000.0,
+      .tie_word_embeddings = false,
+      .hidden_act = "silu",
+      .bos_token_id = -1,
+      .eos_token_id = -1,
+      .pad_token_id = -1,
+  };
+  TRY(mx_cfg_parse_common(o, &d, cfg));
+  TRY(mx_cfg_activation(o, "hidden_act", cfg));
+  return parse_window(o, cfg);
+}
+
+mx_status_t mx_cfg_parse_qwen2(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  return parse_qwen(o, 0, cfg);  // head_dim = hidden / heads
+}
+
+mx_status_t mx_cfg_parse_qwen3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  return parse_qwen(o, 128, cfg);
+}
