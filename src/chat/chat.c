@@ -1,11 +1,12 @@
 // Public chat-template API (include/mlxcel/chat.h): compiles a template once, renders it per
 // conversation in a fresh arena. Errors unwind here with longjmp from the engine.
+#include "mlxcel/chat.h"
+
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jinja.h"
-#include "mlxcel/chat.h"
 
 struct mx_chat_template {
   mx_arena_t *arena;  // AST, tokens and the source copy
@@ -120,8 +121,8 @@ static void set_global(jj_ctx_t *x, const char *name, jj_value_t v) {
   }
   if (f->n == f->cap) {
     int32_t cap = f->cap ? f->cap * 2 : 16;
-    f->names = mx_arena_grow(x->arena, (void *)f->names, (size_t)f->n, (size_t)cap,
-                             sizeof *f->names);
+    f->names =
+        mx_arena_grow(x->arena, (void *)f->names, (size_t)f->n, (size_t)cap, sizeof *f->names);
     f->vals = mx_arena_grow(x->arena, f->vals, (size_t)f->n, (size_t)cap, sizeof *f->vals);
     if (!f->names || !f->vals) jj_fail(x, 0, "out of memory");
     f->cap = cap;

@@ -9,11 +9,11 @@
 
 #include "mlxcel/base.h"
 
-#define JJ_MAX_DEPTH 128               // parser nesting (expressions and blocks)
-#define JJ_MAX_CALL_DEPTH 32           // macro recursion
-#define JJ_MAX_STEPS 1000000           // loop iterations per render
-#define JJ_MAX_MEMORY (64u << 20)      // render arena bytes
-#define JJ_MAX_OUTPUT (16u << 20)      // rendered bytes
+#define JJ_MAX_DEPTH 128           // parser nesting (expressions and blocks)
+#define JJ_MAX_CALL_DEPTH 32       // macro recursion
+#define JJ_MAX_STEPS 1000000       // loop iterations per render
+#define JJ_MAX_MEMORY (64u << 20)  // render arena bytes
+#define JJ_MAX_OUTPUT (16u << 20)  // rendered bytes
 
 // ---- Tokens ----
 typedef enum {
@@ -48,12 +48,12 @@ typedef enum {
   JN_BOOL,
   JN_NONE,
   JN_NAME,
-  JN_LIST,   // items in list/n; `i` = 1 for a tuple
-  JN_DICT,   // keys in list, values in list2
-  JN_ATTR,   // a.s
-  JN_ITEM,   // a[b]
-  JN_SLICE,  // a[list[0]:list[1]:list[2]] (entries may be NULL)
-  JN_CALL,   // a(list..., names[k]=list2[k]...)
+  JN_LIST,    // items in list/n; `i` = 1 for a tuple
+  JN_DICT,    // keys in list, values in list2
+  JN_ATTR,    // a.s
+  JN_ITEM,    // a[b]
+  JN_SLICE,   // a[list[0]:list[1]:list[2]] (entries may be NULL)
+  JN_CALL,    // a(list..., names[k]=list2[k]...)
   JN_FILTER,  // a | s(list..., kwargs)
   JN_TEST,    // a is [not] s(list...); i = negated
   JN_NEG,     // -a
@@ -66,9 +66,9 @@ typedef enum {
   // statements
   JN_TEXT,
   JN_OUT,
-  JN_IF,     // if a: list else list2
-  JN_FOR,    // for names in a [if b]: list else list2
-  JN_SET,    // names (1 or more) or a.s (attribute target when a != NULL) = b
+  JN_IF,        // if a: list else list2
+  JN_FOR,       // for names in a [if b]: list else list2
+  JN_SET,       // names (1 or more) or a.s (attribute target when a != NULL) = b
   JN_SETBLOCK,  // names[0] = rendered list
   JN_MACRO,     // s(names = list2 defaults) body list
   JN_BREAK,
@@ -192,8 +192,8 @@ typedef struct jj_ctx {
   size_t src_len;
   mx_arena_t *arena;
   jmp_buf *jmp;
-  jj_outbuf_t *out;  // current output (top of the capture chain)
-  size_t total_out;  // bytes written into any buffer (limit)
+  jj_outbuf_t *out;     // current output (top of the capture chain)
+  size_t total_out;     // bytes written into any buffer (limit)
   jj_frame_t *globals;  // render variables (messages, bos_token, extras)
   jj_frame_t *top;      // template-level `set`s and macros; parent = globals
   jj_frame_t *scope;    // innermost frame
@@ -212,7 +212,7 @@ jj_value_t jj_bool(bool b);
 jj_value_t jj_int(int64_t i);
 jj_value_t jj_float(double f);
 jj_value_t jj_str(jj_ctx_t *x, const char *s, size_t n);  // copies
-jj_value_t jj_str_ref(const char *s, size_t n);            // no copy
+jj_value_t jj_str_ref(const char *s, size_t n);           // no copy
 jj_value_t jj_list_new(jj_ctx_t *x, int32_t cap);
 void jj_list_push(jj_ctx_t *x, jj_value_t *list, jj_value_t v);
 jj_value_t jj_dict_new(jj_ctx_t *x, int32_t cap);

@@ -8,9 +8,8 @@
 
 #include "jinja.h"
 
-jj_value_t jj_call_macro_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *args,
-                               int32_t n, const char **kw_names, jj_value_t *kw_vals,
-                               int32_t n_kw);
+jj_value_t jj_call_macro_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *args, int32_t n,
+                               const char **kw_names, jj_value_t *kw_vals, int32_t n_kw);
 
 enum { F_RANGE, F_NAMESPACE, F_RAISE, F_DICT, F_STRFTIME };
 static const char *const kFuncNames[] = {"range", "namespace", "raise_exception", "dict",
@@ -37,9 +36,9 @@ static bool in_list(const char *name, const char *const *names, size_t n) {
 }
 
 static const char *const kStrMethods[] = {
-    "strip", "lstrip", "rstrip", "split",   "startswith", "endswith", "upper", "lower",
-    "replace", "title", "capitalize", "find", "count", "join", "splitlines", "isdigit",
-    "isalpha", "isspace", "rsplit"};
+    "strip",      "lstrip",  "rstrip",  "split",      "startswith", "endswith", "upper",
+    "lower",      "replace", "title",   "capitalize", "find",       "count",    "join",
+    "splitlines", "isdigit", "isalpha", "isspace",    "rsplit"};
 static const char *const kDictMethods[] = {"items", "keys", "values", "get"};
 
 static jj_value_t method(jj_ctx_t *x, jj_value_t self, const char *name) {
@@ -53,7 +52,8 @@ static jj_value_t method(jj_ctx_t *x, jj_value_t self, const char *name) {
 jj_value_t jj_get_attr(jj_ctx_t *x, uint32_t pos, jj_value_t v, const char *name) {
   switch (v.t) {
     case JV_UNDEF:
-      if (v.u.undef_name) jj_fail(x, pos, "'%s' is undefined (reading '.%s')", v.u.undef_name, name);
+      if (v.u.undef_name)
+        jj_fail(x, pos, "'%s' is undefined (reading '.%s')", v.u.undef_name, name);
       jj_fail(x, pos, "cannot read '.%s' of an undefined value", name);
     case JV_DICT: {
       if (!v.u.dict->is_namespace &&
@@ -86,14 +86,17 @@ jj_value_t jj_get_attr(jj_ctx_t *x, uint32_t pos, jj_value_t v, const char *name
       if (streq(name, "cycle")) return method(x, v, "cycle");
       return jj_undef(NULL);
     }
-    default: return jj_undef(NULL);
+    default:
+      return jj_undef(NULL);
   }
 }
 
 jj_value_t jj_iter_list(jj_ctx_t *x, uint32_t pos, jj_value_t v) {
   switch (v.t) {
-    case JV_LIST: return v;
-    case JV_UNDEF: return jj_list_new(x, 0);
+    case JV_LIST:
+      return v;
+    case JV_UNDEF:
+      return jj_list_new(x, 0);
     case JV_DICT: {
       jj_value_t l = jj_list_new(x, v.u.dict->n);
       for (int32_t i = 0; i < v.u.dict->n; i++) jj_list_push(x, &l, v.u.dict->k[i]);
@@ -111,7 +114,8 @@ jj_value_t jj_iter_list(jj_ctx_t *x, uint32_t pos, jj_value_t v) {
       }
       return l;
     }
-    default: jj_fail(x, pos, "%s is not iterable", jj_type_name(v));
+    default:
+      jj_fail(x, pos, "%s is not iterable", jj_type_name(v));
   }
 }
 
@@ -166,13 +170,18 @@ static jj_value_t map_case(jj_ctx_t *x, jj_value_t s, int mode) {  // 0 lower 1 
     unsigned char c = (unsigned char)d[i];
     bool alpha = isalpha(c) != 0;
     switch (mode) {
-      case 0: d[i] = (char)tolower(c); break;
-      case 1: d[i] = (char)toupper(c); break;
+      case 0:
+        d[i] = (char)tolower(c);
+        break;
+      case 1:
+        d[i] = (char)toupper(c);
+        break;
       case 2:
         d[i] = (char)(word_start ? toupper(c) : tolower(c));
         word_start = !(alpha || isdigit(c) || c >= 0x80 || c == '\'');
         break;
-      default: d[i] = (char)(i == 0 ? toupper(c) : tolower(c));
+      default:
+        d[i] = (char)(i == 0 ? toupper(c) : tolower(c));
     }
   }
   return r;
@@ -188,7 +197,8 @@ static jj_value_t str_replace(jj_ctx_t *x, uint32_t pos, jj_value_t s, jj_value_
   size_t n = s.u.str.n, on = old.u.str.n, i = 0;
   int64_t done = 0;
   while (i <= n) {
-    if ((count < 0 || done < count) && (on == 0 || (i + on <= n && memcmp(p + i, old.u.str.s, on) == 0))) {
+    if ((count < 0 || done < count) &&
+        (on == 0 || (i + on <= n && memcmp(p + i, old.u.str.s, on) == 0))) {
       mx_strbuf_append(&sb, rep.u.str.s, rep.u.str.n);
       done++;
       if (on == 0) {
@@ -278,8 +288,7 @@ static jj_value_t items_of(jj_ctx_t *x, jj_value_t d) {
   return out;
 }
 
-static jj_value_t join(jj_ctx_t *x, uint32_t pos, jj_value_t seq, jj_value_t sep,
-                       jj_value_t attr) {
+static jj_value_t join(jj_ctx_t *x, uint32_t pos, jj_value_t seq, jj_value_t sep, jj_value_t attr) {
   jj_value_t l = jj_iter_list(x, pos, seq);
   jj_value_t s = sep.t == JV_UNDEF ? jj_str_ref("", 0) : jj_to_string(x, sep);
   mx_strbuf_t sb;
@@ -310,7 +319,8 @@ static jj_value_t call_method(jj_ctx_t *x, uint32_t pos, jj_method_t *m, jj_valu
     if (streq(name, "rstrip")) return strip(x, pos, s, A(0, "chars"), false, true);
     if (streq(name, "split") || streq(name, "rsplit")) {
       jj_value_t ms = A(1, "maxsplit");
-      if (streq(name, "rsplit") && present(ms)) jj_fail(x, pos, "rsplit with maxsplit is not supported");
+      if (streq(name, "rsplit") && present(ms))
+        jj_fail(x, pos, "rsplit with maxsplit is not supported");
       return str_split(x, pos, s, A(0, "sep"), present(ms) ? want_int(x, pos, ms, "maxsplit") : -1);
     }
     if (streq(name, "splitlines")) {
@@ -348,7 +358,9 @@ static jj_value_t call_method(jj_ctx_t *x, uint32_t pos, jj_method_t *m, jj_valu
       if (s.u.str.n == 0) return jj_bool(false);
       for (size_t i = 0; i < s.u.str.n; i++) {
         unsigned char c = (unsigned char)s.u.str.s[i];
-        bool ok = name[2] == 'd' ? isdigit(c) != 0 : name[2] == 'a' ? isalpha(c) != 0 : is_ws((char)c);
+        bool ok = name[2] == 'd'   ? isdigit(c) != 0
+                  : name[2] == 'a' ? isalpha(c) != 0
+                                   : is_ws((char)c);
         if (!ok) return jj_bool(false);
       }
       return jj_bool(true);
@@ -429,7 +441,8 @@ jj_value_t jj_call_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *ar
       d.u.dict->is_namespace = true;
       return d;
     }
-    case F_DICT: return make_namespace(x, pos, args, n, kn, kv, nk);
+    case F_DICT:
+      return make_namespace(x, pos, args, n, kn, kv, nk);
     case F_RAISE: {
       jj_value_t msg = n > 0 ? jj_to_string(x, args[0]) : jj_str_ref("", 0);
       jj_fail(x, pos, "raise_exception: %.*s", (int)(msg.u.str.n > 400 ? 400 : msg.u.str.n),
@@ -448,7 +461,8 @@ jj_value_t jj_call_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *ar
 #pragma GCC diagnostic pop
       return jj_str(x, out, k);
     }
-    default: jj_fail(x, pos, "internal error: unknown builtin");
+    default:
+      jj_fail(x, pos, "internal error: unknown builtin");
   }
 }
 
@@ -456,8 +470,10 @@ jj_value_t jj_call_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *ar
 static jj_value_t to_int(jj_ctx_t *x, jj_value_t v, jj_value_t dflt) {
   (void)x;
   switch (v.t) {
-    case JV_INT: return v;
-    case JV_BOOL: return jj_int(v.u.b);
+    case JV_INT:
+      return v;
+    case JV_BOOL:
+      return jj_int(v.u.b);
     case JV_FLOAT:
       if (v.u.f != v.u.f || v.u.f >= 9.2e18 || v.u.f <= -9.2e18) return dflt;
       return jj_int((int64_t)v.u.f);
@@ -475,7 +491,8 @@ static jj_value_t to_int(jj_ctx_t *x, jj_value_t v, jj_value_t dflt) {
       if (end && *end == 0 && f == f && f < 9.2e18 && f > -9.2e18) return jj_int((int64_t)f);
       return dflt;
     }
-    default: return dflt;
+    default:
+      return dflt;
   }
 }
 
@@ -522,9 +539,8 @@ static void sort_list(jj_ctx_t *x, uint32_t pos, jj_value_t *v, int32_t n, jj_va
   }
 }
 
-jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t v,
-                           jj_value_t *args, int32_t n, const char **kn, jj_value_t *kv,
-                           int32_t nk) {
+jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t v, jj_value_t *args,
+                           int32_t n, const char **kn, jj_value_t *kv, int32_t nk) {
 #define A(i, nm) arg(args, n, kn, kv, nk, i, nm)
   if (streq(f, "default") || streq(f, "d")) {
     jj_value_t dv = A(0, "default_value");
@@ -555,11 +571,16 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
   }
   if (streq(f, "length") || streq(f, "count")) {
     switch (v.t) {
-      case JV_STR: return jj_int(jj_utf8_len(v.u.str.s, v.u.str.n));
-      case JV_LIST: return jj_int(v.u.list->n);
-      case JV_DICT: return jj_int(v.u.dict->n);
-      case JV_UNDEF: return jj_int(0);
-      default: jj_fail(x, pos, "object of type %s has no length", jj_type_name(v));
+      case JV_STR:
+        return jj_int(jj_utf8_len(v.u.str.s, v.u.str.n));
+      case JV_LIST:
+        return jj_int(v.u.list->n);
+      case JV_DICT:
+        return jj_int(v.u.dict->n);
+      case JV_UNDEF:
+        return jj_int(0);
+      default:
+        jj_fail(x, pos, "object of type %s has no length", jj_type_name(v));
     }
   }
   if (streq(f, "upper")) return map_case(x, jj_to_string(x, v), 1);
@@ -654,8 +675,7 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     jj_value_t l = jj_iter_list(x, pos, v);
     jj_value_t out = jj_list_new(x, l.u.list->n);
     for (int32_t i = 0; i < l.u.list->n; i++) jj_list_push(x, &out, l.u.list->v[i]);
-    sort_list(x, pos, out.u.list->v, out.u.list->n, A(2, "attribute"),
-              jj_truthy(A(0, "reverse")));
+    sort_list(x, pos, out.u.list->v, out.u.list->n, A(2, "attribute"), jj_truthy(A(0, "reverse")));
     return out;
   }
   if (streq(f, "unique")) {
@@ -698,12 +718,23 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     for (size_t i = 0; i < s.u.str.n; i++) {
       char c = s.u.str.s[i];
       switch (c) {
-        case '&': mx_strbuf_puts(&sb, "&amp;"); break;
-        case '<': mx_strbuf_puts(&sb, "&lt;"); break;
-        case '>': mx_strbuf_puts(&sb, "&gt;"); break;
-        case '"': mx_strbuf_puts(&sb, "&#34;"); break;
-        case '\'': mx_strbuf_puts(&sb, "&#39;"); break;
-        default: mx_strbuf_append(&sb, &c, 1);
+        case '&':
+          mx_strbuf_puts(&sb, "&amp;");
+          break;
+        case '<':
+          mx_strbuf_puts(&sb, "&lt;");
+          break;
+        case '>':
+          mx_strbuf_puts(&sb, "&gt;");
+          break;
+        case '"':
+          mx_strbuf_puts(&sb, "&#34;");
+          break;
+        case '\'':
+          mx_strbuf_puts(&sb, "&#39;");
+          break;
+        default:
+          mx_strbuf_append(&sb, &c, 1);
       }
     }
     jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);

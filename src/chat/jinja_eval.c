@@ -21,8 +21,8 @@ static void frame_set(jj_ctx_t *x, jj_frame_t *f, const char *name, jj_value_t v
   }
   if (f->n == f->cap) {
     int32_t cap = f->cap ? f->cap * 2 : 8;
-    f->names = mx_arena_grow(x->arena, (void *)f->names, (size_t)f->n, (size_t)cap,
-                             sizeof *f->names);
+    f->names =
+        mx_arena_grow(x->arena, (void *)f->names, (size_t)f->n, (size_t)cap, sizeof *f->names);
     f->vals = mx_arena_grow(x->arena, f->vals, (size_t)f->n, (size_t)cap, sizeof *f->vals);
     if (!f->names || !f->vals) jj_fail(x, 0, "out of memory");
     f->cap = cap;
@@ -128,7 +128,8 @@ jj_value_t jj_get_item(jj_ctx_t *x, uint32_t pos, jj_value_t v, jj_value_t key) 
     case JV_LOOP:
       if (key.t == JV_STR) return jj_get_attr(x, pos, v, key.u.str.s);
       return jj_undef(NULL);
-    default: return jj_undef(NULL);
+    default:
+      return jj_undef(NULL);
   }
 }
 
@@ -224,9 +225,12 @@ static bool contains(jj_ctx_t *x, uint32_t pos, jj_value_t needle, jj_value_t ha
         if (jj_equal(hay.u.list->v[i], needle)) return true;
       }
       return false;
-    case JV_DICT: return jj_dict_get_v(hay.u.dict, needle) != NULL;
-    case JV_UNDEF: return false;
-    default: jj_fail(x, pos, "argument of type %s is not iterable", jj_type_name(hay));
+    case JV_DICT:
+      return jj_dict_get_v(hay.u.dict, needle) != NULL;
+    case JV_UNDEF:
+      return false;
+    default:
+      jj_fail(x, pos, "argument of type %s is not iterable", jj_type_name(hay));
   }
 }
 
@@ -238,7 +242,8 @@ static jj_value_t repeat(jj_ctx_t *x, uint32_t pos, jj_value_t seq, int64_t time
     }
     size_t n = seq.u.str.n * (size_t)times;
     char *d = jj_alloc(x, n + 1);
-    for (int64_t i = 0; i < times; i++) memcpy(d + (size_t)i * seq.u.str.n, seq.u.str.s, seq.u.str.n);
+    for (int64_t i = 0; i < times; i++)
+      memcpy(d + (size_t)i * seq.u.str.n, seq.u.str.s, seq.u.str.n);
     return jj_str_ref(d, n);
   }
   if ((int64_t)seq.u.list->n * times > JJ_MAX_STEPS) {
@@ -304,9 +309,12 @@ static jj_value_t eval_bin(jj_ctx_t *x, const jj_node_t *e) {
   if (flt) {
     double fa = num_f(a), fb = num_f(b);
     switch (op[0]) {
-      case '+': return jj_float(fa + fb);
-      case '-': return jj_float(fa - fb);
-      case '*': return op[1] ? jj_float(pow(fa, fb)) : jj_float(fa * fb);
+      case '+':
+        return jj_float(fa + fb);
+      case '-':
+        return jj_float(fa - fb);
+      case '*':
+        return op[1] ? jj_float(pow(fa, fb)) : jj_float(fa * fb);
       case '/':
         if (fb == 0.0) jj_fail(x, pos, "division by zero");
         return jj_float(floor(fa / fb));
@@ -374,12 +382,18 @@ static call_args_t eval_args(jj_ctx_t *x, const jj_node_t *e) {
 
 jj_value_t jj_eval(jj_ctx_t *x, const jj_node_t *e) {
   switch (e->kind) {
-    case JN_STR: return jj_str_ref(e->s, e->sn);
-    case JN_INT: return jj_int(e->i);
-    case JN_FLOAT: return jj_float(e->f);
-    case JN_BOOL: return jj_bool(e->i != 0);
-    case JN_NONE: return jj_none();
-    case JN_NAME: return jj_lookup(x, e->s);
+    case JN_STR:
+      return jj_str_ref(e->s, e->sn);
+    case JN_INT:
+      return jj_int(e->i);
+    case JN_FLOAT:
+      return jj_float(e->f);
+    case JN_BOOL:
+      return jj_bool(e->i != 0);
+    case JN_NONE:
+      return jj_none();
+    case JN_NAME:
+      return jj_lookup(x, e->s);
     case JN_LIST: {
       jj_value_t l = jj_list_new(x, e->n);
       for (int32_t i = 0; i < e->n; i++) jj_list_push(x, &l, jj_eval(x, e->list[i]));
@@ -393,9 +407,12 @@ jj_value_t jj_eval(jj_ctx_t *x, const jj_node_t *e) {
       }
       return d;
     }
-    case JN_ATTR: return jj_get_attr(x, e->pos, jj_eval(x, e->a), e->s);
-    case JN_ITEM: return jj_get_item(x, e->pos, jj_eval(x, e->a), jj_eval(x, e->b));
-    case JN_SLICE: return eval_slice(x, e);
+    case JN_ATTR:
+      return jj_get_attr(x, e->pos, jj_eval(x, e->a), e->s);
+    case JN_ITEM:
+      return jj_get_item(x, e->pos, jj_eval(x, e->a), jj_eval(x, e->b));
+    case JN_SLICE:
+      return eval_slice(x, e);
     case JN_CALL: {
       jj_value_t f = jj_eval(x, e->a);
       call_args_t c = eval_args(x, e);
@@ -425,7 +442,8 @@ jj_value_t jj_eval(jj_ctx_t *x, const jj_node_t *e) {
       jj_fail(x, e->pos, "bad operand type for unary %s: %s", e->kind == JN_NEG ? "-" : "+",
               jj_type_name(v));
     }
-    case JN_NOT: return jj_bool(!jj_truthy(jj_eval(x, e->a)));
+    case JN_NOT:
+      return jj_bool(!jj_truthy(jj_eval(x, e->a)));
     case JN_AND: {
       jj_value_t a = jj_eval(x, e->a);
       return jj_truthy(a) ? jj_eval(x, e->b) : a;
@@ -434,18 +452,19 @@ jj_value_t jj_eval(jj_ctx_t *x, const jj_node_t *e) {
       jj_value_t a = jj_eval(x, e->a);
       return jj_truthy(a) ? a : jj_eval(x, e->b);
     }
-    case JN_BIN: return eval_bin(x, e);
+    case JN_BIN:
+      return eval_bin(x, e);
     case JN_COND:
       if (jj_truthy(jj_eval(x, e->b))) return jj_eval(x, e->a);
       return e->c ? jj_eval(x, e->c) : jj_undef(NULL);
-    default: jj_fail(x, e->pos, "internal error: statement node in an expression");
+    default:
+      jj_fail(x, e->pos, "internal error: statement node in an expression");
   }
 }
 
 // ---- Macros ----
 static jj_value_t call_macro(jj_ctx_t *x, uint32_t pos, const jj_node_t *m, jj_value_t *args,
-                             int32_t n, const char **kw_names, jj_value_t *kw_vals,
-                             int32_t n_kw) {
+                             int32_t n, const char **kw_names, jj_value_t *kw_vals, int32_t n_kw) {
   if (x->call_depth >= JJ_MAX_CALL_DEPTH) {
     jj_fail(x, pos, "macro calls nested deeper than %d (limit)", JJ_MAX_CALL_DEPTH);
   }
@@ -489,12 +508,10 @@ static jj_value_t call_macro(jj_ctx_t *x, uint32_t pos, const jj_node_t *m, jj_v
   return capture_end(x, buf);
 }
 
-jj_value_t jj_call_macro_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *args,
-                               int32_t n, const char **kw_names, jj_value_t *kw_vals,
-                               int32_t n_kw);
-jj_value_t jj_call_macro_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *args,
-                               int32_t n, const char **kw_names, jj_value_t *kw_vals,
-                               int32_t n_kw) {
+jj_value_t jj_call_macro_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *args, int32_t n,
+                               const char **kw_names, jj_value_t *kw_vals, int32_t n_kw);
+jj_value_t jj_call_macro_value(jj_ctx_t *x, uint32_t pos, jj_value_t f, jj_value_t *args, int32_t n,
+                               const char **kw_names, jj_value_t *kw_vals, int32_t n_kw) {
   return call_macro(x, pos, f.u.macro, args, n, kw_names, kw_vals, n_kw);
 }
 
@@ -570,7 +587,9 @@ void jj_exec_body(jj_ctx_t *x, jj_node_t *const *body, int32_t n) {
   for (int32_t i = 0; i < n && x->loop_ctl == 0; i++) {
     const jj_node_t *s = body[i];
     switch (s->kind) {
-      case JN_TEXT: emit(x, s->pos, s->s, s->sn); break;
+      case JN_TEXT:
+        emit(x, s->pos, s->s, s->sn);
+        break;
       case JN_OUT: {
         jj_value_t v = jj_eval(x, s->a);
         if (v.t == JV_STR) {
@@ -592,8 +611,12 @@ void jj_exec_body(jj_ctx_t *x, jj_node_t *const *body, int32_t n) {
           jj_exec_body(x, s->list2, s->n2);
         }
         break;
-      case JN_FOR: exec_for(x, s); break;
-      case JN_SET: exec_set(x, s); break;
+      case JN_FOR:
+        exec_for(x, s);
+        break;
+      case JN_SET:
+        exec_set(x, s);
+        break;
       case JN_SETBLOCK: {
         jj_outbuf_t *buf = jj_alloc(x, sizeof *buf);
         capture_begin(x, buf);
@@ -608,10 +631,17 @@ void jj_exec_body(jj_ctx_t *x, jj_node_t *const *body, int32_t n) {
         frame_set(x, x->scope, s->s, m);
         break;
       }
-      case JN_BREAK: x->loop_ctl = 1; break;
-      case JN_CONTINUE: x->loop_ctl = 2; break;
-      case JN_BODY: jj_exec_body(x, s->list, s->n); break;
-      default: jj_fail(x, s->pos, "internal error: expression node as a statement");
+      case JN_BREAK:
+        x->loop_ctl = 1;
+        break;
+      case JN_CONTINUE:
+        x->loop_ctl = 2;
+        break;
+      case JN_BODY:
+        jj_exec_body(x, s->list, s->n);
+        break;
+      default:
+        jj_fail(x, s->pos, "internal error: expression node as a statement");
     }
   }
 }

@@ -105,18 +105,41 @@ static size_t lex_string(jj_compiler_t *c, size_t p) {
     char e = s[p + 1];
     p += 2;
     switch (e) {
-      case 'n': out[k++] = '\n'; break;
-      case 't': out[k++] = '\t'; break;
-      case 'r': out[k++] = '\r'; break;
-      case 'b': out[k++] = '\b'; break;
-      case 'f': out[k++] = '\f'; break;
-      case 'v': out[k++] = '\v'; break;
-      case 'a': out[k++] = '\a'; break;
-      case '0': out[k++] = '\0'; break;
-      case '\\': out[k++] = '\\'; break;
-      case '\'': out[k++] = '\''; break;
-      case '"': out[k++] = '"'; break;
-      case '\n': break;  // line continuation
+      case 'n':
+        out[k++] = '\n';
+        break;
+      case 't':
+        out[k++] = '\t';
+        break;
+      case 'r':
+        out[k++] = '\r';
+        break;
+      case 'b':
+        out[k++] = '\b';
+        break;
+      case 'f':
+        out[k++] = '\f';
+        break;
+      case 'v':
+        out[k++] = '\v';
+        break;
+      case 'a':
+        out[k++] = '\a';
+        break;
+      case '0':
+        out[k++] = '\0';
+        break;
+      case '\\':
+        out[k++] = '\\';
+        break;
+      case '\'':
+        out[k++] = '\'';
+        break;
+      case '"':
+        out[k++] = '"';
+        break;
+      case '\n':
+        break;  // line continuation
       case 'x':
       case 'u':
       case 'U': {

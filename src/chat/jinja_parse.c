@@ -26,16 +26,26 @@ static bool is_name(P *p, const char *s) { return tok_is(cur(p), JT_NAME, s); }
 
 static const char *describe(const jj_token_t *t, char *buf, size_t cap) {
   switch (t->kind) {
-    case JT_EOF: return "end of template";
-    case JT_TEXT: return "template text";
-    case JT_VAR_BEGIN: return "'{{'";
-    case JT_VAR_END: return "'}}'";
-    case JT_BLOCK_BEGIN: return "'{%'";
-    case JT_BLOCK_END: return "'%}'";
-    case JT_STRING: return "a string";
+    case JT_EOF:
+      return "end of template";
+    case JT_TEXT:
+      return "template text";
+    case JT_VAR_BEGIN:
+      return "'{{'";
+    case JT_VAR_END:
+      return "'}}'";
+    case JT_BLOCK_BEGIN:
+      return "'{%'";
+    case JT_BLOCK_END:
+      return "'%}'";
+    case JT_STRING:
+      return "a string";
     case JT_INT:
-    case JT_FLOAT: return "a number";
-    default: snprintf(buf, cap, "'%.*s'", (int)(t->n > 40 ? 40 : t->n), t->s); return buf;
+    case JT_FLOAT:
+      return "a number";
+    default:
+      snprintf(buf, cap, "'%.*s'", (int)(t->n > 40 ? 40 : t->n), t->s);
+      return buf;
   }
 }
 
@@ -138,8 +148,7 @@ static jj_node_t *parse_primary(P *p) {
   jj_node_t *n = NULL;
   switch (t->kind) {
     case JT_NAME:
-      if (is_name(p, "true") || is_name(p, "True") || is_name(p, "false") ||
-          is_name(p, "False")) {
+      if (is_name(p, "true") || is_name(p, "True") || is_name(p, "false") || is_name(p, "False")) {
         n = new_node(p, JN_BOOL, t->pos);
         n->i = t->s[0] == 't' || t->s[0] == 'T';
       } else if (is_name(p, "none") || is_name(p, "None")) {
@@ -244,7 +253,8 @@ static jj_node_t *parse_primary(P *p) {
         return n;
       }
       break;
-    default: break;
+    default:
+      break;
   }
   expected(p, "an expression");
 }
@@ -700,7 +710,8 @@ static jj_node_t **parse_body(P *p, const char *const *ends, int n_ends, const c
       if (n_ends == 0) break;
       int line = 0, col = 0;
       jj_line_col(p->src, p->len, opener_pos, &line, &col);
-      jj_compile_fail(p, t->pos, "unexpected end of template: expected '{%% %s %%}' to close '%s' at %d:%d",
+      jj_compile_fail(p, t->pos,
+                      "unexpected end of template: expected '{%% %s %%}' to close '%s' at %d:%d",
                       ends[n_ends - 1], opener, line, col);
     }
     if (t->kind == JT_TEXT) {
@@ -736,9 +747,9 @@ static jj_node_t **parse_body(P *p, const char *const *ends, int n_ends, const c
       break;
     }
     next(p);
-    if (name->kind == JT_NAME && (name->n >= 3 && (memcmp(name->s, "end", 3) == 0 ||
-                                                   tok_is(name, JT_NAME, "else") ||
-                                                   tok_is(name, JT_NAME, "elif")))) {
+    if (name->kind == JT_NAME &&
+        (name->n >= 3 && (memcmp(name->s, "end", 3) == 0 || tok_is(name, JT_NAME, "else") ||
+                          tok_is(name, JT_NAME, "elif")))) {
       char buf[64];
       if (n_ends == 0) {
         jj_compile_fail(p, name->pos, "unexpected %s with no open block",

@@ -140,14 +140,22 @@ void jj_dict_set(jj_ctx_t *x, jj_value_t *dict, jj_value_t k, jj_value_t v) {
 bool jj_truthy(jj_value_t v) {
   switch (v.t) {
     case JV_UNDEF:
-    case JV_NONE: return false;
-    case JV_BOOL: return v.u.b;
-    case JV_INT: return v.u.i != 0;
-    case JV_FLOAT: return v.u.f != 0.0;
-    case JV_STR: return v.u.str.n > 0;
-    case JV_LIST: return v.u.list->n > 0;
-    case JV_DICT: return v.u.dict->n > 0;
-    default: return true;
+    case JV_NONE:
+      return false;
+    case JV_BOOL:
+      return v.u.b;
+    case JV_INT:
+      return v.u.i != 0;
+    case JV_FLOAT:
+      return v.u.f != 0.0;
+    case JV_STR:
+      return v.u.str.n > 0;
+    case JV_LIST:
+      return v.u.list->n > 0;
+    case JV_DICT:
+      return v.u.dict->n > 0;
+    default:
+      return true;
   }
 }
 
@@ -165,7 +173,8 @@ bool jj_equal(jj_value_t a, jj_value_t b) {
   if (a.t != b.t) return false;
   switch (a.t) {
     case JV_UNDEF:
-    case JV_NONE: return true;
+    case JV_NONE:
+      return true;
     case JV_STR:
       return a.u.str.n == b.u.str.n && memcmp(a.u.str.s, b.u.str.s, a.u.str.n) == 0;
     case JV_LIST:
@@ -181,9 +190,12 @@ bool jj_equal(jj_value_t a, jj_value_t b) {
         if (!o || !jj_equal(a.u.dict->v[i], *o)) return false;
       }
       return true;
-    case JV_FUNC: return a.u.func == b.u.func;
-    case JV_MACRO: return a.u.macro == b.u.macro;
-    default: return false;
+    case JV_FUNC:
+      return a.u.func == b.u.func;
+    case JV_MACRO:
+      return a.u.macro == b.u.macro;
+    default:
+      return false;
   }
 }
 
@@ -215,18 +227,28 @@ int jj_compare(jj_ctx_t *x, uint32_t pos, jj_value_t a, jj_value_t b) {
 
 const char *jj_type_name(jj_value_t v) {
   switch (v.t) {
-    case JV_UNDEF: return "undefined";
-    case JV_NONE: return "none";
-    case JV_BOOL: return "bool";
-    case JV_INT: return "int";
-    case JV_FLOAT: return "float";
-    case JV_STR: return "string";
-    case JV_LIST: return "list";
-    case JV_DICT: return v.u.dict->is_namespace ? "namespace" : "dict";
+    case JV_UNDEF:
+      return "undefined";
+    case JV_NONE:
+      return "none";
+    case JV_BOOL:
+      return "bool";
+    case JV_INT:
+      return "int";
+    case JV_FLOAT:
+      return "float";
+    case JV_STR:
+      return "string";
+    case JV_LIST:
+      return "list";
+    case JV_DICT:
+      return v.u.dict->is_namespace ? "namespace" : "dict";
     case JV_FUNC:
     case JV_METHOD:
-    case JV_MACRO: return "function";
-    case JV_LOOP: return "loop";
+    case JV_MACRO:
+      return "function";
+    case JV_LOOP:
+      return "loop";
   }
   return "?";
 }
@@ -343,19 +365,34 @@ void jj_append_repr(mx_strbuf_t *sb, jj_value_t v) {
 void jj_append_str(mx_strbuf_t *sb, jj_value_t v) {
   char buf[64];
   switch (v.t) {
-    case JV_UNDEF: return;
-    case JV_NONE: mx_strbuf_puts(sb, "None"); return;
-    case JV_BOOL: mx_strbuf_puts(sb, v.u.b ? "True" : "False"); return;
-    case JV_INT: mx_strbuf_printf(sb, "%lld", (long long)v.u.i); return;
+    case JV_UNDEF:
+      return;
+    case JV_NONE:
+      mx_strbuf_puts(sb, "None");
+      return;
+    case JV_BOOL:
+      mx_strbuf_puts(sb, v.u.b ? "True" : "False");
+      return;
+    case JV_INT:
+      mx_strbuf_printf(sb, "%lld", (long long)v.u.i);
+      return;
     case JV_FLOAT:
       jj_format_float(v.u.f, buf, sizeof buf);
       mx_strbuf_puts(sb, buf);
       return;
-    case JV_STR: mx_strbuf_append(sb, v.u.str.s, v.u.str.n); return;
+    case JV_STR:
+      mx_strbuf_append(sb, v.u.str.s, v.u.str.n);
+      return;
     case JV_LIST:
-    case JV_DICT: jj_append_repr(sb, v); return;
-    case JV_LOOP: mx_strbuf_puts(sb, "<LoopContext>"); return;
-    default: mx_strbuf_puts(sb, "<function>"); return;
+    case JV_DICT:
+      jj_append_repr(sb, v);
+      return;
+    case JV_LOOP:
+      mx_strbuf_puts(sb, "<LoopContext>");
+      return;
+    default:
+      mx_strbuf_puts(sb, "<function>");
+      return;
   }
 }
 
@@ -381,13 +418,27 @@ static void json_string(mx_strbuf_t *sb, const char *s, size_t n) {
     const char *e = NULL;
     char u[8];
     switch (ch) {
-      case '"': e = "\\\""; break;
-      case '\\': e = "\\\\"; break;
-      case '\n': e = "\\n"; break;
-      case '\r': e = "\\r"; break;
-      case '\t': e = "\\t"; break;
-      case '\b': e = "\\b"; break;
-      case '\f': e = "\\f"; break;
+      case '"':
+        e = "\\\"";
+        break;
+      case '\\':
+        e = "\\\\";
+        break;
+      case '\n':
+        e = "\\n";
+        break;
+      case '\r':
+        e = "\\r";
+        break;
+      case '\t':
+        e = "\\t";
+        break;
+      case '\b':
+        e = "\\b";
+        break;
+      case '\f':
+        e = "\\f";
+        break;
       default:
         if (ch < 0x20) {
           snprintf(u, sizeof u, "\\u%04x", ch);
@@ -430,9 +481,15 @@ void jj_append_json(jj_ctx_t *x, uint32_t pos, mx_strbuf_t *sb, jj_value_t v, in
   if (sb->len > JJ_MAX_OUTPUT) jj_fail(x, pos, "tojson: output over %u MiB", JJ_MAX_OUTPUT >> 20);
   char buf[64];
   switch (v.t) {
-    case JV_NONE: mx_strbuf_puts(sb, "null"); return;
-    case JV_BOOL: mx_strbuf_puts(sb, v.u.b ? "true" : "false"); return;
-    case JV_INT: mx_strbuf_printf(sb, "%lld", (long long)v.u.i); return;
+    case JV_NONE:
+      mx_strbuf_puts(sb, "null");
+      return;
+    case JV_BOOL:
+      mx_strbuf_puts(sb, v.u.b ? "true" : "false");
+      return;
+    case JV_INT:
+      mx_strbuf_printf(sb, "%lld", (long long)v.u.i);
+      return;
     case JV_FLOAT:
       if (isnan(v.u.f)) {
         mx_strbuf_puts(sb, "NaN");
@@ -443,7 +500,9 @@ void jj_append_json(jj_ctx_t *x, uint32_t pos, mx_strbuf_t *sb, jj_value_t v, in
         mx_strbuf_puts(sb, buf);
       }
       return;
-    case JV_STR: json_string(sb, v.u.str.s, v.u.str.n); return;
+    case JV_STR:
+      json_string(sb, v.u.str.s, v.u.str.n);
+      return;
     case JV_LIST: {
       const jj_list_t *l = v.u.list;
       if (l->n == 0) {
@@ -489,7 +548,8 @@ void jj_append_json(jj_ctx_t *x, uint32_t pos, mx_strbuf_t *sb, jj_value_t v, in
       mx_strbuf_puts(sb, "}");
       return;
     }
-    default: jj_fail(x, pos, "tojson: %s is not JSON serializable", jj_type_name(v));
+    default:
+      jj_fail(x, pos, "tojson: %s is not JSON serializable", jj_type_name(v));
   }
 }
 

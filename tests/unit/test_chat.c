@@ -14,10 +14,8 @@
 static char *render_full(const char *tmpl, const char *msgs, const char *extra, bool agp) {
   mx_chat_template_t *t = NULL;
   if (mx_chat_template_compile(tmpl, strlen(tmpl), &t) != MX_OK) return NULL;
-  mx_chat_render_opts_t o = {.add_generation_prompt = agp,
-                             .bos_token = "<s>",
-                             .eos_token = "</s>",
-                             .extra_json = extra};
+  mx_chat_render_opts_t o = {
+      .add_generation_prompt = agp, .bos_token = "<s>", .eos_token = "</s>", .extra_json = extra};
   char *out = NULL;
   mx_status_t st = mx_chat_render_json(t, msgs ? msgs : "[]", &o, &out, NULL);
   mx_chat_template_destroy(t);
@@ -29,8 +27,8 @@ static void expect(int line, const char *tmpl, const char *msgs, const char *ext
   char *got = render_full(tmpl, msgs, extra, agp);
   if (!got) {
     mx_test_failed_++;
-    fprintf(stderr, "test_chat.c:%d: render failed: %s\n  template: %s\n", line,
-            mx_error_message(), tmpl);
+    fprintf(stderr, "test_chat.c:%d: render failed: %s\n  template: %s\n", line, mx_error_message(),
+            tmpl);
     return;
   }
   if (strcmp(got, want) == 0) {
@@ -76,8 +74,8 @@ static void expect_render_error(int line, const char *tmpl, const char *pos, con
     mx_test_passed_++;
   } else {
     mx_test_failed_++;
-    fprintf(stderr, "test_chat.c:%d: rendered [%s] / message \"%s\"; want error %s \"%s\"\n",
-            line, got ? got : "(null)", got ? "" : msg, pos, what);
+    fprintf(stderr, "test_chat.c:%d: rendered [%s] / message \"%s\"; want error %s \"%s\"\n", line,
+            got ? got : "(null)", got ? "" : msg, pos, what);
   }
   free(got);
 }
@@ -90,11 +88,14 @@ static void test_expressions(void) {
          "3 -4 1 2 3.5 2.0");
   EXPECT("{{ 0.1 + 0.2 }} {{ 1e20 }} {{ 1.0 }} {{ 1e-5 }} {{ 2.5 * 2 }} {{ 1 == 1.0 }}",
          "0.30000000000000004 1e+20 1.0 1e-05 5.0 True");
-  EXPECT("{{ \"a\\tb\\n\\u00e9\\x41\\\\\" }}|{{ 'it\\'s' }}", "a\tb\n\xc3\xa9" "A\\|it's");
+  EXPECT("{{ \"a\\tb\\n\\u00e9\\x41\\\\\" }}|{{ 'it\\'s' }}",
+         "a\tb\n\xc3\xa9"
+         "A\\|it's");
   EXPECT("{{ 'con' 'cat' }}", "concat");
   EXPECT("{{ [1, 'a', none, true, 1.5] }} {{ {'a': 1, 'b': [2]} }} {{ (1, 2) }} {{ [\"it's\"] }}",
          "[1, 'a', None, True, 1.5] {'a': 1, 'b': [2]} [1, 2] [\"it's\"]");
-  EXPECT("{{ True }}{{ False }}{{ None }}|{{ none }}|{{ undefined_name }}|", "TrueFalseNone|None||");
+  EXPECT("{{ True }}{{ False }}{{ None }}|{{ none }}|{{ undefined_name }}|",
+         "TrueFalseNone|None||");
   EXPECT("{{ 1 < 2 }}{{ 2 <= 2 }}{{ 3 > 4 }}{{ 'a' >= 'b' }}{{ 1 != 2 }}{{ 'a' == 'a' }}",
          "TrueTrueFalseFalseTrueTrue");
   EXPECT("{{ 'a' in 'cat' }}{{ 2 not in [1] }}{{ 'k' in {'k': 1} }}{{ none is not none }}",
@@ -103,47 +104,55 @@ static void test_expressions(void) {
   EXPECT("{{ 'y' if 1 > 2 else 'n' }}[{{ 'z' if false }}]{{ 'a' if true }}", "n[]a");
   EXPECT("{% set d = {'a': {'b': [10, 20]}} %}{{ d.a.b[1] }}{{ d['a']['b'][-1] }}{{ d.a.b.0 }}",
          "202010");
-  EXPECT("{{ 'hello'[1:3] }}|{{ 'hello'[::-1] }}|{{ [1,2,3,4][1:] }}|{{ [1,2,3,4][-2:] }}|"
-         "{{ 'h\xc3\xa9llo'[::-1] }}|{{ [1,2,3,4,5][::2] }}|{{ [1,2,3][:-1] }}|{{ 'abc'[5:] }}|"
-         "{{ 'h\xc3\xa9llo'[1] }}|{{ [1,2,3][::-2] }}",
-         "el|olleh|[2, 3, 4]|[3, 4]|oll\xc3\xa9h|[1, 3, 5]|[1, 2]||\xc3\xa9|[3, 1]");
+  EXPECT(
+      "{{ 'hello'[1:3] }}|{{ 'hello'[::-1] }}|{{ [1,2,3,4][1:] }}|{{ [1,2,3,4][-2:] }}|"
+      "{{ 'h\xc3\xa9llo'[::-1] }}|{{ [1,2,3,4,5][::2] }}|{{ [1,2,3][:-1] }}|{{ 'abc'[5:] }}|"
+      "{{ 'h\xc3\xa9llo'[1] }}|{{ [1,2,3][::-2] }}",
+      "el|olleh|[2, 3, 4]|[3, 4]|oll\xc3\xa9h|[1, 3, 5]|[1, 2]||\xc3\xa9|[3, 1]");
   EXPECT("{{ [1] + [2] }}{{ 'ab' * 2 }}{{ [0] * 3 }}", "[1, 2]abab[0, 0, 0]");
   EXPECT("{{ range(3) | list }}{{ range(1, 10, 3) | list }}{{ range(3, 0, -1) | list }}",
          "[0, 1, 2][1, 4, 7][3, 2, 1]");
 }
 
 static void test_statements(void) {
-  EXPECT("{% for x in ['a','b','c'] %}{{ loop.index }}{{ loop.index0 }}{{ loop.revindex }}"
-         "{{ loop.revindex0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }};{% endfor %}",
-         "1032TrueFalse3;2121FalseFalse3;3210FalseTrue3;");
-  EXPECT("{% for i in [1,2,3] %}{{ loop.previtem | default('-') }}{{ loop.nextitem | "
-         "default('-') }}{{ loop.cycle('a', 'b') }} {% endfor %}",
-         "-2a 13b 2-a ");
-  EXPECT("{% set ns = namespace(n=0, s='') %}{% for i in range(5) %}{% set ns.n = ns.n + i %}"
-         "{% set ns.s = ns.s ~ i %}{% endfor %}{{ ns.n }} {{ ns.s }}",
-         "10 01234");
+  EXPECT(
+      "{% for x in ['a','b','c'] %}{{ loop.index }}{{ loop.index0 }}{{ loop.revindex }}"
+      "{{ loop.revindex0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }};{% endfor %}",
+      "1032TrueFalse3;2121FalseFalse3;3210FalseTrue3;");
+  EXPECT(
+      "{% for i in [1,2,3] %}{{ loop.previtem | default('-') }}{{ loop.nextitem | "
+      "default('-') }}{{ loop.cycle('a', 'b') }} {% endfor %}",
+      "-2a 13b 2-a ");
+  EXPECT(
+      "{% set ns = namespace(n=0, s='') %}{% for i in range(5) %}{% set ns.n = ns.n + i %}"
+      "{% set ns.s = ns.s ~ i %}{% endfor %}{{ ns.n }} {{ ns.s }}",
+      "10 01234");
   EXPECT("{% set x = 1 %}{% for i in [1] %}{% set x = 2 %}{{ x }}{% endfor %}{{ x }}", "21");
-  EXPECT("{% set a, b = 1, 2 %}{{ a }}{{ b }}{% set c = [3, 4] %}{% set d, e = c %}{{ e }}",
-         "124");
-  EXPECT("{% for i in [1,2,3] %}{% if i == 1 %}a{% elif i == 2 %}b{% else %}c{% endif %}"
-         "{% endfor %}",
-         "abc");
+  EXPECT("{% set a, b = 1, 2 %}{{ a }}{{ b }}{% set c = [3, 4] %}{% set d, e = c %}{{ e }}", "124");
+  EXPECT(
+      "{% for i in [1,2,3] %}{% if i == 1 %}a{% elif i == 2 %}b{% else %}c{% endif %}"
+      "{% endfor %}",
+      "abc");
   EXPECT("{% for i in [] %}x{% else %}empty{% endfor %}", "empty");
-  EXPECT("{% for i in range(10) %}{% if i == 1 %}{% continue %}{% endif %}{% if i == 4 %}"
-         "{% break %}{% endif %}{{ i }}{% endfor %}",
-         "023");
+  EXPECT(
+      "{% for i in range(10) %}{% if i == 1 %}{% continue %}{% endif %}{% if i == 4 %}"
+      "{% break %}{% endif %}{{ i }}{% endfor %}",
+      "023");
   EXPECT("{% for i in range(6) if i is even %}{{ i }}{{ loop.length }}{% endfor %}", "032343");
-  EXPECT("{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}"
-         "{% for k, v in {'c': 3} | items %}{{ k }}{{ v }}{% endfor %}{% for k in {'z': 0} %}{{ k }}"
-         "{% endfor %}",
-         "a=1;b=2;c3z");
+  EXPECT(
+      "{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}"
+      "{% for k, v in {'c': 3} | items %}{{ k }}{{ v }}{% endfor %}{% for k in {'z': 0} %}{{ k }}"
+      "{% endfor %}",
+      "a=1;b=2;c3z");
   EXPECT("{% set s %}a{{ 1 }}b{% endset %}[{{ s }}]", "[a1b]");
-  EXPECT("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
-         "{{ greet('A') }} {{ greet('B', punct='?') }} {{ greet(name='C') }}",
-         "Hi A! Hi B? Hi C!");
-  EXPECT("{% macro fact(n) %}{% if n <= 1 %}1{% else %}{{ n * fact(n - 1) | int }}{% endif %}"
-         "{% endmacro %}{{ fact(5) }}",
-         "120");
+  EXPECT(
+      "{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
+      "{{ greet('A') }} {{ greet('B', punct='?') }} {{ greet(name='C') }}",
+      "Hi A! Hi B? Hi C!");
+  EXPECT(
+      "{% macro fact(n) %}{% if n <= 1 %}1{% else %}{{ n * fact(n - 1) | int }}{% endif %}"
+      "{% endmacro %}{{ fact(5) }}",
+      "120");
   EXPECT("{% raw %}{{ x }}{% if %}{% endraw %}!", "{{ x }}{% if %}!");
   EXPECT("a{% generation %}b{% endgeneration %}c", "abc");
   EXPECT("a{# a comment {{ x }} #}b", "ab");
@@ -155,11 +164,12 @@ static void test_whitespace(void) {
   EXPECT("a\n{# c #}\nb", "a\nb");
   EXPECT("a\n  {#- c -#}  \nb", "ab");
   // trim_blocks: the newline after a block tag goes; lstrip_blocks: indentation before it.
-  EXPECT_M("{% for m in messages %}\n  {% if m.role == 'user' %}\nU:{{ m.content }}\n"
-           "  {% endif %}\n{% endfor %}\n",
-           "[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"x\",\"content\":\"-\"},"
-           "{\"role\":\"user\",\"content\":\"b\"}]",
-           "U:a\nU:b\n");
+  EXPECT_M(
+      "{% for m in messages %}\n  {% if m.role == 'user' %}\nU:{{ m.content }}\n"
+      "  {% endif %}\n{% endfor %}\n",
+      "[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"x\",\"content\":\"-\"},"
+      "{\"role\":\"user\",\"content\":\"b\"}]",
+      "U:a\nU:b\n");
   EXPECT("  {%+ if true %}x{% endif %}", "  x");
   EXPECT("{% if true +%}\nx{% endif %}", "\nx");
   EXPECT("x  {% if true %}y{% endif %}", "x  y");  // not at the start of a line: kept
@@ -177,55 +187,63 @@ static void test_tests_filters_methods(void) {
          "{{ x is eq 1 }}{{ s is not none }}{{ 'ab' is lower }}{{ flag is boolean }}",
          NULL, extra, false,
          "TrueTrueTrueTrueTrueTrueTrueTrueTrueTrueTrueTrueTrueTrueTrueFalseTrueTrueTrueTrue");
-  EXPECT("{{ '  a  ' | trim }}|{{ 'ab' | upper }}|{{ 'AB' | lower }}|{{ 'hello world' | "
-         "capitalize }}|{{ 'hello world' | title }}|{{ 'aXa' | replace('a', 'b') }}|"
-         "{{ [1,2] | join(',') }}|{{ nope | default('d') }}|{{ '' | default('e', true) }}|"
-         "{{ [1,2,3] | first }}{{ [1,2,3] | last }}|{{ 'ab' | list }}|{{ 12 | string }}|"
-         "{{ '42' | int + 1 }}|{{ 'x' | int }}|{{ 3.9 | int }}|{{ [3,4] | length }}|"
-         "{{ 'h\xc3\xa9' | length }}|{{ {'a': 1} | length }}|{{ nope | length }}|"
-         "{{ [3,1,2] | sort }}|{{ [1,1,2] | unique | list }}|{{ [1,2] | reverse | list }}|"
-         "{{ -3 | abs }}|{{ '<a>' | e }}|{{ 'x' | safe }}|{{ '2.5' | float }}",
-         "a|AB|ab|Hello world|Hello World|bXb|1,2|d|e|13|['a', 'b']|12|43|0|3|2|2|1|0|"
-         "[1, 2, 3]|[1, 2]|[2, 1]|3|&lt;a&gt;|x|2.5");
+  EXPECT(
+      "{{ '  a  ' | trim }}|{{ 'ab' | upper }}|{{ 'AB' | lower }}|{{ 'hello world' | "
+      "capitalize }}|{{ 'hello world' | title }}|{{ 'aXa' | replace('a', 'b') }}|"
+      "{{ [1,2] | join(',') }}|{{ nope | default('d') }}|{{ '' | default('e', true) }}|"
+      "{{ [1,2,3] | first }}{{ [1,2,3] | last }}|{{ 'ab' | list }}|{{ 12 | string }}|"
+      "{{ '42' | int + 1 }}|{{ 'x' | int }}|{{ 3.9 | int }}|{{ [3,4] | length }}|"
+      "{{ 'h\xc3\xa9' | length }}|{{ {'a': 1} | length }}|{{ nope | length }}|"
+      "{{ [3,1,2] | sort }}|{{ [1,1,2] | unique | list }}|{{ [1,2] | reverse | list }}|"
+      "{{ -3 | abs }}|{{ '<a>' | e }}|{{ 'x' | safe }}|{{ '2.5' | float }}",
+      "a|AB|ab|Hello world|Hello World|bXb|1,2|d|e|13|['a', 'b']|12|43|0|3|2|2|1|0|"
+      "[1, 2, 3]|[1, 2]|[2, 1]|3|&lt;a&gt;|x|2.5");
   const char *msgs =
       "[{\"role\":\"system\",\"content\":\"S\"},{\"role\":\"user\",\"content\":\"U\"},"
       "{\"role\":\"assistant\",\"content\":\"A\",\"tool_calls\":[{\"name\":\"f\"}]}]";
-  EXPECT_M("{{ messages | selectattr('role', 'equalto', 'user') | map(attribute='content') | join "
-           "}}|{{ messages | rejectattr('role', 'equalto', 'user') | map(attribute='content') | "
-           "join(',') }}|{{ messages | map(attribute='role') | list }}|{{ messages | "
-           "selectattr('tool_calls') | list | length }}|{{ messages | selectattr('tool_calls', "
-           "'defined') | map(attribute='role') | first }}|{{ ['a', 'b'] | map('upper') | join }}",
-           msgs, "U|S,A|['system', 'user', 'assistant']|1|assistant|AB");
-  EXPECT_M("{{ messages[0].content }}{{ messages[0]['role'] }}{{ messages[2].tool_calls[0].name }}"
-           "{{ messages[0].reasoning_content is defined }}{{ messages[-1].content }}"
-           "{{ messages | length }}",
-           msgs, "Ssystemf" "FalseA3");
+  EXPECT_M(
+      "{{ messages | selectattr('role', 'equalto', 'user') | map(attribute='content') | join "
+      "}}|{{ messages | rejectattr('role', 'equalto', 'user') | map(attribute='content') | "
+      "join(',') }}|{{ messages | map(attribute='role') | list }}|{{ messages | "
+      "selectattr('tool_calls') | list | length }}|{{ messages | selectattr('tool_calls', "
+      "'defined') | map(attribute='role') | first }}|{{ ['a', 'b'] | map('upper') | join }}",
+      msgs, "U|S,A|['system', 'user', 'assistant']|1|assistant|AB");
+  EXPECT_M(
+      "{{ messages[0].content }}{{ messages[0]['role'] }}{{ messages[2].tool_calls[0].name }}"
+      "{{ messages[0].reasoning_content is defined }}{{ messages[-1].content }}"
+      "{{ messages | length }}",
+      msgs,
+      "Ssystemf"
+      "FalseA3");
   EXPECT("{{ {'a': [1, 2.5, '\xc3\xa9\"\\n\\u0001'], 'b': none, 'c': true, 'd': {}} | tojson }}",
          "{\"a\": [1, 2.5, \"\xc3\xa9\\\"\\n\\u0001\"], \"b\": null, \"c\": true, \"d\": {}}");
   EXPECT("{{ {'a': [1], 'b': []} | tojson(indent=2) }}",
          "{\n  \"a\": [\n    1\n  ],\n  \"b\": []\n}");
   EXPECT("{{ {'b': 1, 'a': 2} | tojson(sort_keys=true) }}|{{ 'x' | tojson }}|{{ 1.0 | tojson }}",
          "{\"a\": 2, \"b\": 1}|\"x\"|1.0");
-  EXPECT("{{ ' a b '.strip() }}|{{ 'xxaxx'.lstrip('x') }}|{{ 'xxaxx'.rstrip('x') }}|"
-         "{{ 'a,b,,c'.split(',') }}|{{ ' a  b '.split() }}|{{ 'a b c'.split(' ', 1) }}|"
-         "{{ 'abc'.startswith('ab') }}{{ 'abc'.endswith('bc') }}{{ 'abc'.startswith(('x', 'a')) "
-         "}}|{{ 'aB'.upper() }}{{ 'aB'.lower() }}|{{ 'aaa'.replace('a', 'b', 2) }}|"
-         "{{ {'k': 1}.get('k') }}{{ {'k': 1}.get('z', 5) }}{{ {'k': 1}.get('z') }}|"
-         "{{ {'k': 1}.keys() | list }}{{ {'k': 1}.values() | list }}|{{ 'hi there'.title() }}|"
-         "{{ 'abcb'.find('b') }}{{ 'abcb'.count('b') }}|{{ '-'.join(['a', 'b']) }}",
-         "a b|axx|xxa|['a', 'b', '', 'c']|['a', 'b']|['a', 'b c']|TrueTrueTrue|ABab|bba|"
-         "15None|['k'][1]|Hi There|12|a-b");
+  EXPECT(
+      "{{ ' a b '.strip() }}|{{ 'xxaxx'.lstrip('x') }}|{{ 'xxaxx'.rstrip('x') }}|"
+      "{{ 'a,b,,c'.split(',') }}|{{ ' a  b '.split() }}|{{ 'a b c'.split(' ', 1) }}|"
+      "{{ 'abc'.startswith('ab') }}{{ 'abc'.endswith('bc') }}{{ 'abc'.startswith(('x', 'a')) "
+      "}}|{{ 'aB'.upper() }}{{ 'aB'.lower() }}|{{ 'aaa'.replace('a', 'b', 2) }}|"
+      "{{ {'k': 1}.get('k') }}{{ {'k': 1}.get('z', 5) }}{{ {'k': 1}.get('z') }}|"
+      "{{ {'k': 1}.keys() | list }}{{ {'k': 1}.values() | list }}|{{ 'hi there'.title() }}|"
+      "{{ 'abcb'.find('b') }}{{ 'abcb'.count('b') }}|{{ '-'.join(['a', 'b']) }}",
+      "a b|axx|xxa|['a', 'b', '', 'c']|['a', 'b']|['a', 'b c']|TrueTrueTrue|ABab|bba|"
+      "15None|['k'][1]|Hi There|12|a-b");
   EXPECT("{{ strftime_now('%Y') | length }}", "4");
   // Undefined values filter as Jinja's Undefined does.
-  EXPECT("[{{ nope | trim }}{{ nope | upper }}{{ nope | items | list }}{{ nope | join }}"
-         "{{ nope | list }}{{ nope | first is undefined }}]",
-         "[[][]True]");
+  EXPECT(
+      "[{{ nope | trim }}{{ nope | upper }}{{ nope | items | list }}{{ nope | join }}"
+      "{{ nope | list }}{{ nope | first is undefined }}]",
+      "[[][]True]");
   // Constructs of the Mistral / Llama 3.1 tool templates.
-  EXPECT("{% for k, v in {'a': 1, 'return': 2, 'b': 'x'}.items() if k != 'return' %}"
-         "{{ k }}{{ v }}{{ loop.length }},{% endfor %}|{{ ['a', 'code', 'b'] | "
-         "reject('equalto', 'code') | join(', ') }}|{{ 'id' if 'tool_calls' in {'tool_calls': 1} "
-         "}}",
-         "a12,bx2,|a, b|id");
+  EXPECT(
+      "{% for k, v in {'a': 1, 'return': 2, 'b': 'x'}.items() if k != 'return' %}"
+      "{{ k }}{{ v }}{{ loop.length }},{% endfor %}|{{ ['a', 'code', 'b'] | "
+      "reject('equalto', 'code') | join(', ') }}|{{ 'id' if 'tool_calls' in {'tool_calls': 1} "
+      "}}",
+      "a12,bx2,|a, b|id");
   RENDER_ERROR("{{ nope | tojson }}", "1:11", "'nope' is undefined");
   EXPECT("{{ dict(a=1) }}{{ namespace(a=1).a }}", "{'a': 1}1");
 }
@@ -350,8 +368,9 @@ static void test_family_templates(void) {
 }
 
 static void test_struct_api(void) {
-  const char *src = "{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"
-                    "{% if add_generation_prompt %}>{% endif %}{{ unk_token is defined }}";
+  const char *src =
+      "{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"
+      "{% if add_generation_prompt %}>{% endif %}{{ unk_token is defined }}";
   mx_chat_template_t *t = NULL;
   CHECK_OK(mx_chat_template_compile(src, strlen(src), &t));
   mx_chat_message_t m[] = {{"system", "s"}, {"user", "u"}};
@@ -427,12 +446,14 @@ static void test_render_errors_and_limits(void) {
   RENDER_ERROR("{{ 1 is nosuchtest }}", "1:6", "unknown test");
   RENDER_ERROR("{{ 1 < 'a' }}", "1:6", "cannot compare");
   RENDER_ERROR("{% for a, b in [1] %}{% endfor %}", "1:4", "cannot unpack");
-  RENDER_ERROR("{% for i in range(1000) %}{% for j in range(1000) %}{% for k in range(1000) %}"
-               "{% endfor %}{% endfor %}{% endfor %}",
-               "1:", "loop iterations");
-  RENDER_ERROR("{% set ns = namespace(s='xxxxxxxx') %}{% for i in range(40) %}"
-               "{% set ns.s = ns.s + ns.s %}{% endfor %}",
-               "1:", "limit");
+  RENDER_ERROR(
+      "{% for i in range(1000) %}{% for j in range(1000) %}{% for k in range(1000) %}"
+      "{% endfor %}{% endfor %}{% endfor %}",
+      "1:", "loop iterations");
+  RENDER_ERROR(
+      "{% set ns = namespace(s='xxxxxxxx') %}{% for i in range(40) %}"
+      "{% set ns.s = ns.s + ns.s %}{% endfor %}",
+      "1:", "limit");
   RENDER_ERROR("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "1:", "nested deeper");
   RENDER_ERROR("{% for i in range(1000000) %}{{ 'x' * 100 }}{% endfor %}", "1:", "limit");
   RENDER_ERROR("{{ range(100000000) | length }}", "1:", "limit");

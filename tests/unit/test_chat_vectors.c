@@ -31,10 +31,9 @@ static int run_line(const mx_chat_template_t *t, const mx_tokenizer_t *tok, cons
   const cJSON *ids = cJSON_GetObjectItemCaseSensitive(j, "ids");
   char *msgs_text = cJSON_PrintUnformatted(msgs);
   char *extra_text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "extra"));
-  mx_chat_render_opts_t o = {
-      .add_generation_prompt =
-          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "add_generation_prompt")),
-      .extra_json = extra_text};
+  mx_chat_render_opts_t o = {.add_generation_prompt = cJSON_IsTrue(
+                                 cJSON_GetObjectItemCaseSensitive(j, "add_generation_prompt")),
+                             .extra_json = extra_text};
   mx_chat_opts_from_tokenizer(tok, &o);
   char *out = NULL;
   size_t len = 0;
