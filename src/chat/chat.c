@@ -15,6 +15,23 @@ struct mx_chat_template {
   jj_node_t *root;
 };
 
+// Jinja reads the source with newlines normalized to "\n" and, without keep_trailing_newline
+// (transformers does not set it), drops one trailing newline. Returns the new length.
+static size_t normalize_source(char *s, size_t len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '\r') {
+      s[n++] = '\n';
+      if (i + 1 < len && s[i + 1] == '\n') i++;
+    } else {
+      s[n++] = s[i];
+    }
+  }
+  if (n > 0 && s[n - 1] == '\n') n--;
+  s[n] = 0;
+  return n;
+}
+
 mx_status_t mx_chat_template_compile(const char *src, size_t len, mx_chat_template_t **out) {
   if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_chat_template_compile: out is NULL");
   *out = NULL;
@@ -34,7 +51,7 @@ mx_status_t mx_chat_template_compile(const char *src, size_t len, mx_chat_templa
   }
   jmp_buf jb;
   c->src = copy;
-  c->len = len;
+  c->len = normalize_source(copy, len);
   c->arena = arena;
   c->jmp = &jb;
   if (setjmp(jb)) {
@@ -46,7 +63,7 @@ mx_status_t mx_chat_template_compile(const char *src, size_t len, mx_chat_templa
   jj_node_t *root = jj_parse(c);
   t->arena = arena;
   t->src = copy;
-  t->len = len;
+  t->len = c->len;
   t->root = root;
   *out = t;
   return MX_OK;

@@ -127,8 +127,20 @@ static size_t lex_string(jj_compiler_t *c, size_t p) {
         out[k++] = '\a';
         break;
       case '0':
-        out[k++] = '\0';
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7': {  // octal, up to three digits (Python's unicode-escape)
+        uint32_t cp = (uint32_t)(e - '0');
+        for (int d = 0; d < 2 && p < c->len && s[p] >= '0' && s[p] <= '7'; d++, p++) {
+          cp = cp * 8 + (uint32_t)(s[p] - '0');
+        }
+        put_utf8(out, &k, cp);
         break;
+      }
       case '\\':
         out[k++] = '\\';
         break;

@@ -173,7 +173,10 @@ static void test_whitespace(void) {
   EXPECT("  {%+ if true %}x{% endif %}", "  x");
   EXPECT("{% if true +%}\nx{% endif %}", "\nx");
   EXPECT("x  {% if true %}y{% endif %}", "x  y");  // not at the start of a line: kept
-  EXPECT("  {{ 'v' }}\n", "  v\n");                // lstrip_blocks leaves {{ }} alone
+  EXPECT("  {{ 'v' }}\n\n", "  v\n");              // lstrip_blocks leaves {{ }} alone
+  // One trailing newline of the source goes (keep_trailing_newline off); CR LF reads as LF.
+  EXPECT("a\r\nb\rc\n", "a\nb\nc");
+  EXPECT("{{ '\\101\\0'|length }}{{ '\\101' }}", "2A");
 }
 
 static void test_tests_filters_methods(void) {
