@@ -11,6 +11,7 @@
 
 #define JJ_MAX_DEPTH 128           // parser nesting (expressions and blocks)
 #define JJ_MAX_CALL_DEPTH 32       // macro recursion
+#define JJ_MAX_NEST 256            // nesting of list/dict values
 #define JJ_MAX_STEPS 1000000       // loop iterations per render
 #define JJ_MAX_MEMORY (64u << 20)  // render arena bytes
 #define JJ_MAX_OUTPUT (16u << 20)  // rendered bytes
@@ -155,10 +156,16 @@ typedef struct jj_value {
 struct jj_list {
   jj_value_t *v;
   int32_t n, cap;
+  int32_t depth;  // nesting below this list (bounded: printing and comparing recurse)
 };
+// Insertion-ordered; past a few entries an open-addressing index (slot = entry + 1, 0 = empty)
+// keeps lookups O(1) so hostile templates cannot go quadratic.
 struct jj_dict {
   jj_value_t *k, *v;
   int32_t n, cap;
+  int32_t *index;
+  int32_t index_cap;  // power of two, or 0 while the dict is scanned linearly
+  int32_t depth;      // as jj_list.depth
   bool is_namespace;
 };
 struct jj_method {
@@ -199,7 +206,12 @@ typedef struct jj_ctx {
   jj_frame_t *scope;    // innermost frame
   int64_t steps;
   int32_t call_depth;
-  int loop_ctl;  // 1 = break, 2 = continue pending
+  int loop_ctl;      // 1 = break, 2 = continue pending
+  uint32_t cur_pos;  // position of the node being evaluated (for errors raised without one)
+  // Growable tail of the last concatenation: `ns.s = ns.s + piece` in a loop appends in place
+  // (amortized linear) instead of copying the whole string each time.
+  char *cat_base;
+  size_t cat_used, cat_cap;
 } jj_ctx_t;
 
 _Noreturn void jj_fail(jj_ctx_t *x, uint32_t pos, const char *fmt, ...)
@@ -221,6 +233,9 @@ void jj_dict_set(jj_ctx_t *x, jj_value_t *dict, jj_value_t k, jj_value_t v);
 jj_value_t *jj_dict_get(const jj_dict_t *d, const char *key, size_t n);
 jj_value_t *jj_dict_get_v(const jj_dict_t *d, jj_value_t key);
 
+// First occurrence of needle in hay[from..] (byte offset), or -1. Linear time.
+int64_t jj_find(const char *hay, size_t n, const char *needle, size_t m, size_t from);
+
 bool jj_truthy(jj_value_t v);
 bool jj_equal(jj_value_t a, jj_value_t b);
 // Orders numbers or strings; fails for other pairs.
@@ -231,6 +246,12 @@ void jj_append_str(mx_strbuf_t *sb, jj_value_t v);
 // repr(v) as Python writes it (strings single-quoted).
 void jj_append_repr(mx_strbuf_t *sb, jj_value_t v);
 jj_value_t jj_to_string(jj_ctx_t *x, jj_value_t v);
+// Stable merge sort of idx[0..n) by keys[idx[i]] (jj_compare; descending when reverse, equal
+// keys keeping their order as in Python).
+void jj_sort_index(jj_ctx_t *x, uint32_t pos, const jj_value_t *keys, int32_t *idx, int32_t n,
+                   bool reverse);
+// NUL-terminated copy of a string value's bytes (value strings are length-delimited views).
+const char *jj_cstr(jj_ctx_t *x, jj_value_t s);
 // transformers' tojson: ensure_ascii=False, indent < 0 for none.
 void jj_append_json(jj_ctx_t *x, uint32_t pos, mx_strbuf_t *sb, jj_value_t v, int indent,
                     bool sort_keys, int depth);

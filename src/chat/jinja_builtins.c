@@ -196,25 +196,29 @@ static jj_value_t str_replace(jj_ctx_t *x, uint32_t pos, jj_value_t s, jj_value_
   const char *p = s.u.str.s;
   size_t n = s.u.str.n, on = old.u.str.n, i = 0;
   int64_t done = 0;
-  while (i <= n) {
-    if ((count < 0 || done < count) &&
-        (on == 0 || (i + on <= n && memcmp(p + i, old.u.str.s, on) == 0))) {
+  if (on == 0) {  // Python inserts the replacement around every character
+    for (; i <= n; i++) {
+      if (count < 0 || done < count) {
+        mx_strbuf_append(&sb, rep.u.str.s, rep.u.str.n);
+        done++;
+      }
+      if (i < n) mx_strbuf_append(&sb, p + i, 1);
+      if (sb.len > JJ_MAX_OUTPUT) break;
+    }
+  } else {
+    while (i <= n && sb.len <= JJ_MAX_OUTPUT) {
+      int64_t at = count < 0 || done < count ? jj_find(p, n, old.u.str.s, on, i) : -1;
+      size_t end = at < 0 ? n : (size_t)at;
+      mx_strbuf_append(&sb, p + i, end - i);
+      if (at < 0) break;
       mx_strbuf_append(&sb, rep.u.str.s, rep.u.str.n);
       done++;
-      if (on == 0) {
-        if (i < n) mx_strbuf_append(&sb, p + i, 1);
-        i++;
-      } else {
-        i += on;
-      }
-    } else {
-      if (i < n) mx_strbuf_append(&sb, p + i, 1);
-      i++;
+      i = end + on;
     }
-    if (sb.len > JJ_MAX_OUTPUT) {
-      mx_strbuf_free(&sb);
-      jj_fail(x, pos, "replace: result over %u MiB (limit)", JJ_MAX_OUTPUT >> 20);
-    }
+  }
+  if (sb.len > JJ_MAX_OUTPUT || sb.oom) {
+    mx_strbuf_free(&sb);
+    jj_fail(x, pos, "replace: result over %u MiB (limit)", JJ_MAX_OUTPUT >> 20);
   }
   jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
   mx_strbuf_free(&sb);
@@ -250,15 +254,12 @@ static jj_value_t str_split(jj_ctx_t *x, uint32_t pos, jj_value_t s, jj_value_t 
   if (sn == 0) jj_fail(x, pos, "split: empty separator");
   size_t start = 0;
   int64_t k = 0;
-  for (size_t i = 0; i + sn <= n;) {
-    if ((maxsplit < 0 || k < maxsplit) && memcmp(p + i, sep.u.str.s, sn) == 0) {
-      jj_list_push(x, &out, jj_str_ref(p + start, i - start));
-      k++;
-      i += sn;
-      start = i;
-    } else {
-      i++;
-    }
+  while (maxsplit < 0 || k < maxsplit) {
+    int64_t at = jj_find(p, n, sep.u.str.s, sn, start);
+    if (at < 0) break;
+    jj_list_push(x, &out, jj_str_ref(p + start, (size_t)at - start));
+    k++;
+    start = (size_t)at + sn;
   }
   jj_list_push(x, &out, jj_str_ref(p + start, n - start));
   return out;
@@ -296,7 +297,7 @@ static jj_value_t join(jj_ctx_t *x, uint32_t pos, jj_value_t seq, jj_value_t sep
   for (int32_t i = 0; i < l.u.list->n; i++) {
     if (i) mx_strbuf_append(&sb, s.u.str.s, s.u.str.n);
     jj_value_t it = l.u.list->v[i];
-    if (attr.t == JV_STR) it = jj_get_attr(x, pos, it, attr.u.str.s);
+    if (attr.t == JV_STR) it = jj_get_attr(x, pos, it, jj_cstr(x, attr));
     jj_append_str(&sb, it);
     if (sb.len > JJ_MAX_OUTPUT) {
       mx_strbuf_free(&sb);
@@ -341,17 +342,15 @@ static jj_value_t call_method(jj_ctx_t *x, uint32_t pos, jj_method_t *m, jj_valu
     }
     if (streq(name, "find") || streq(name, "count")) {
       jj_value_t sub = want_str(x, pos, A(0, "sub"), name);
+      int64_t at = jj_find(s.u.str.s, s.u.str.n, sub.u.str.s, sub.u.str.n, 0);
+      if (streq(name, "find")) return jj_int(at < 0 ? -1 : jj_utf8_len(s.u.str.s, (size_t)at));
+      if (sub.u.str.n == 0) return jj_int(jj_utf8_len(s.u.str.s, s.u.str.n) + 1);
       int64_t cnt = 0;
-      for (size_t i = 0; i + sub.u.str.n <= s.u.str.n;) {
-        if (memcmp(s.u.str.s + i, sub.u.str.s, sub.u.str.n) == 0) {
-          if (streq(name, "find")) return jj_int(jj_utf8_len(s.u.str.s, i));
-          cnt++;
-          i += sub.u.str.n ? sub.u.str.n : 1;
-        } else {
-          i++;
-        }
+      while (at >= 0) {
+        cnt++;
+        at = jj_find(s.u.str.s, s.u.str.n, sub.u.str.s, sub.u.str.n, (size_t)at + sub.u.str.n);
       }
-      return streq(name, "find") ? jj_int(-1) : jj_int(cnt);
+      return jj_int(cnt);
     }
     if (streq(name, "join")) return join(x, pos, A(0, "iterable"), s, jj_undef(NULL));
     if (streq(name, "isdigit") || streq(name, "isalpha") || streq(name, "isspace")) {
@@ -499,7 +498,7 @@ static jj_value_t to_int(jj_ctx_t *x, jj_value_t v, jj_value_t dflt) {
 static bool run_test(jj_ctx_t *x, uint32_t pos, jj_value_t item, jj_value_t *args, int32_t n) {
   if (n == 0) return jj_truthy(item);
   jj_value_t name = want_str(x, pos, args[0], "test name");
-  return jj_apply_test(x, pos, name.u.str.s, item, args + 1, n - 1);
+  return jj_apply_test(x, pos, jj_cstr(x, name), item, args + 1, n - 1);
 }
 
 static jj_value_t select_items(jj_ctx_t *x, uint32_t pos, jj_value_t seq, jj_value_t *args,
@@ -512,7 +511,7 @@ static jj_value_t select_items(jj_ctx_t *x, uint32_t pos, jj_value_t seq, jj_val
     if (by_attr) {
       if (n < 1) jj_fail(x, pos, "selectattr/rejectattr need an attribute name");
       jj_value_t a = want_str(x, pos, args[0], "attribute name");
-      probe = jj_get_attr(x, pos, it, a.u.str.s);
+      probe = jj_get_attr(x, pos, it, jj_cstr(x, a));
       r = run_test(x, pos, probe, args + 1, n - 1);
     } else {
       r = run_test(x, pos, probe, args, n);
@@ -524,19 +523,18 @@ static jj_value_t select_items(jj_ctx_t *x, uint32_t pos, jj_value_t seq, jj_val
 
 static void sort_list(jj_ctx_t *x, uint32_t pos, jj_value_t *v, int32_t n, jj_value_t attr,
                       bool reverse) {
-  for (int32_t i = 1; i < n; i++) {  // stable insertion sort; lists in templates are short
-    jj_value_t cur = v[i];
-    jj_value_t kc = attr.t == JV_STR ? jj_get_attr(x, pos, cur, attr.u.str.s) : cur;
-    int32_t j = i;
-    while (j > 0) {
-      jj_value_t kp = attr.t == JV_STR ? jj_get_attr(x, pos, v[j - 1], attr.u.str.s) : v[j - 1];
-      int c = jj_compare(x, pos, kp, kc);
-      if (reverse ? c >= 0 : c <= 0) break;
-      v[j] = v[j - 1];
-      j--;
-    }
-    v[j] = cur;
+  if (n < 2) return;
+  jj_value_t *keys = jj_alloc(x, (size_t)n * sizeof *keys);
+  jj_value_t *orig = jj_alloc(x, (size_t)n * sizeof *orig);
+  int32_t *idx = jj_alloc(x, (size_t)n * sizeof *idx);
+  const char *name = attr.t == JV_STR ? jj_cstr(x, attr) : NULL;
+  for (int32_t i = 0; i < n; i++) {
+    orig[i] = v[i];
+    keys[i] = name ? jj_get_attr(x, pos, v[i], name) : v[i];
+    idx[i] = i;
   }
+  jj_sort_index(x, pos, keys, idx, n, reverse);
+  for (int32_t i = 0; i < n; i++) v[i] = orig[idx[i]];
 }
 
 jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t v, jj_value_t *args,
@@ -643,12 +641,12 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     for (int32_t i = 0; i < l.u.list->n; i++) {
       jj_value_t it = l.u.list->v[i];
       if (attr.t == JV_STR) {
-        it = jj_get_attr(x, pos, it, attr.u.str.s);
+        it = jj_get_attr(x, pos, it, jj_cstr(x, attr));
         jj_value_t d = A(-1, "default");
         if (it.t == JV_UNDEF && present(d)) it = d;
       } else if (n > 0) {
         jj_value_t fname = want_str(x, pos, args[0], "map filter name");
-        it = jj_apply_filter(x, pos, fname.u.str.s, it, args + 1, n - 1, NULL, NULL, 0);
+        it = jj_apply_filter(x, pos, jj_cstr(x, fname), it, args + 1, n - 1, NULL, NULL, 0);
       } else {
         jj_fail(x, pos, "map needs a filter name or attribute=");
       }
@@ -681,12 +679,21 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
   if (streq(f, "unique")) {
     jj_value_t l = jj_iter_list(x, pos, v);
     jj_value_t out = jj_list_new(x, 0);
+    jj_value_t seen = jj_dict_new(x, 0);  // hashable items: O(1) membership
     for (int32_t i = 0; i < l.u.list->n; i++) {
-      bool seen = false;
-      for (int32_t k = 0; k < out.u.list->n && !seen; k++) {
-        seen = jj_equal(out.u.list->v[k], l.u.list->v[i]);
+      jj_value_t it = l.u.list->v[i];
+      bool dup = false;
+      if (it.t == JV_LIST || it.t == JV_DICT) {
+        if (out.u.list->n > 10000) jj_fail(x, pos, "unique: over 10000 list/dict items (limit)");
+        for (int32_t k = 0; k < out.u.list->n && !dup; k++) dup = jj_equal(out.u.list->v[k], it);
+      } else if (it.t != JV_STR && it.t != JV_INT && it.t != JV_FLOAT && it.t != JV_BOOL &&
+                 it.t != JV_NONE) {
+        jj_fail(x, pos, "unique: unhashable %s", jj_type_name(it));
+      } else {
+        dup = jj_dict_get_v(seen.u.dict, it) != NULL;
+        if (!dup) jj_dict_set(x, &seen, it, jj_none());
       }
-      if (!seen) jj_list_push(x, &out, l.u.list->v[i]);
+      if (!dup) jj_list_push(x, &out, it);
     }
     return out;
   }
@@ -797,10 +804,7 @@ bool jj_apply_test(jj_ctx_t *x, uint32_t pos, const char *t, jj_value_t v, jj_va
     }
     if (a.t == JV_DICT) return jj_dict_get_v(a.u.dict, v) != NULL;
     if (a.t == JV_STR && v.t == JV_STR) {
-      for (size_t i = 0; i + v.u.str.n <= a.u.str.n; i++) {
-        if (memcmp(a.u.str.s + i, v.u.str.s, v.u.str.n) == 0) return true;
-      }
-      return false;
+      return jj_find(a.u.str.s, a.u.str.n, v.u.str.s, v.u.str.n, 0) >= 0;
     }
     jj_fail(x, pos, "'in' test needs a container");
   }

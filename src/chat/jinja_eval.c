@@ -101,7 +101,7 @@ jj_value_t jj_get_item(jj_ctx_t *x, uint32_t pos, jj_value_t v, jj_value_t key) 
       jj_fail(x, pos, "cannot index an undefined value");
     case JV_LIST:
       if (!as_index(key, &i)) {
-        if (key.t == JV_STR) return jj_get_attr(x, pos, v, key.u.str.s);
+        if (key.t == JV_STR) return jj_get_attr(x, pos, v, jj_cstr(x, key));
         jj_fail(x, pos, "list indices must be integers, not %s", jj_type_name(key));
       }
       if (i < 0) i += v.u.list->n;
@@ -109,7 +109,7 @@ jj_value_t jj_get_item(jj_ctx_t *x, uint32_t pos, jj_value_t v, jj_value_t key) 
       return v.u.list->v[i];
     case JV_STR: {
       if (!as_index(key, &i)) {
-        if (key.t == JV_STR) return jj_get_attr(x, pos, v, key.u.str.s);
+        if (key.t == JV_STR) return jj_get_attr(x, pos, v, jj_cstr(x, key));
         jj_fail(x, pos, "string indices must be integers, not %s", jj_type_name(key));
       }
       int64_t n = jj_utf8_len(v.u.str.s, v.u.str.n);
@@ -122,11 +122,12 @@ jj_value_t jj_get_item(jj_ctx_t *x, uint32_t pos, jj_value_t v, jj_value_t key) 
     case JV_DICT: {
       jj_value_t *r = jj_dict_get_v(v.u.dict, key);
       if (r) return *r;
-      if (key.t == JV_STR && !v.u.dict->is_namespace) return jj_get_attr(x, pos, v, key.u.str.s);
+      if (key.t == JV_STR && !v.u.dict->is_namespace)
+        return jj_get_attr(x, pos, v, jj_cstr(x, key));
       return jj_undef(NULL);
     }
     case JV_LOOP:
-      if (key.t == JV_STR) return jj_get_attr(x, pos, v, key.u.str.s);
+      if (key.t == JV_STR) return jj_get_attr(x, pos, v, jj_cstr(x, key));
       return jj_undef(NULL);
     default:
       return jj_undef(NULL);
@@ -195,9 +196,21 @@ static jj_value_t eval_slice(jj_ctx_t *x, const jj_node_t *e) {
 static jj_value_t concat_str(jj_ctx_t *x, jj_value_t a, jj_value_t b) {
   size_t n = a.u.str.n + b.u.str.n;
   if (n > JJ_MAX_OUTPUT) jj_fail(x, 0, "string longer than %u MiB (limit)", JJ_MAX_OUTPUT >> 20);
-  char *d = jj_alloc(x, n + 1);
+  // `a` is the whole of the last concatenation's buffer: extend it. Values already holding a
+  // shorter view keep seeing their own bytes (strings never change below their length).
+  if (x->cat_base && a.u.str.s == x->cat_base && a.u.str.n == x->cat_used && n + 1 <= x->cat_cap) {
+    memcpy(x->cat_base + a.u.str.n, b.u.str.s, b.u.str.n);
+    x->cat_base[n] = 0;
+    x->cat_used = n;
+    return jj_str_ref(x->cat_base, n);
+  }
+  size_t cap = n < 32 ? 64 : 2 * n + 1;
+  char *d = jj_alloc(x, cap);
   memcpy(d, a.u.str.s, a.u.str.n);
   memcpy(d + a.u.str.n, b.u.str.s, b.u.str.n);
+  x->cat_base = d;
+  x->cat_used = n;
+  x->cat_cap = cap;
   return jj_str_ref(d, n);
 }
 
@@ -214,12 +227,7 @@ static bool contains(jj_ctx_t *x, uint32_t pos, jj_value_t needle, jj_value_t ha
         jj_fail(x, pos, "'in <string>' requires a string on the left, not %s",
                 jj_type_name(needle));
       }
-      if (needle.u.str.n == 0) return true;
-      if (needle.u.str.n > hay.u.str.n) return false;
-      for (size_t i = 0; i + needle.u.str.n <= hay.u.str.n; i++) {
-        if (memcmp(hay.u.str.s + i, needle.u.str.s, needle.u.str.n) == 0) return true;
-      }
-      return false;
+      return jj_find(hay.u.str.s, hay.u.str.n, needle.u.str.s, needle.u.str.n, 0) >= 0;
     case JV_LIST:
       for (int32_t i = 0; i < hay.u.list->n; i++) {
         if (jj_equal(hay.u.list->v[i], needle)) return true;
@@ -381,6 +389,7 @@ static call_args_t eval_args(jj_ctx_t *x, const jj_node_t *e) {
 }
 
 jj_value_t jj_eval(jj_ctx_t *x, const jj_node_t *e) {
+  x->cur_pos = e->pos;
   switch (e->kind) {
     case JN_STR:
       return jj_str_ref(e->s, e->sn);
@@ -586,6 +595,7 @@ static void exec_set(jj_ctx_t *x, const jj_node_t *s) {
 void jj_exec_body(jj_ctx_t *x, jj_node_t *const *body, int32_t n) {
   for (int32_t i = 0; i < n && x->loop_ctl == 0; i++) {
     const jj_node_t *s = body[i];
+    x->cur_pos = s->pos;
     switch (s->kind) {
       case JN_TEXT:
         emit(x, s->pos, s->s, s->sn);

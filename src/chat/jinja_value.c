@@ -15,7 +15,7 @@ _Noreturn void jj_fail(jj_ctx_t *x, uint32_t pos, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   int line = 0, col = 0;
-  jj_line_col(x->src, x->src_len, pos, &line, &col);
+  jj_line_col(x->src, x->src_len, pos ? pos : x->cur_pos, &line, &col);
   mx_error_set(MX_ERR_RUNTIME, "chat template %d:%d: %s", line, col, msg);
   longjmp(*x->jmp, 1);
 }
@@ -77,8 +77,19 @@ jj_value_t jj_list_new(jj_ctx_t *x, int32_t cap) {
   return v;
 }
 
+static int32_t value_depth(jj_value_t v) {
+  return v.t == JV_LIST ? v.u.list->depth : v.t == JV_DICT ? v.u.dict->depth : -1;
+}
+
+static void note_depth(jj_ctx_t *x, int32_t *depth, jj_value_t child) {
+  int32_t d = value_depth(child) + 1;
+  if (d > JJ_MAX_NEST) jj_fail(x, 0, "values nested deeper than %d (limit)", JJ_MAX_NEST);
+  if (d > *depth) *depth = d;
+}
+
 void jj_list_push(jj_ctx_t *x, jj_value_t *list, jj_value_t v) {
   jj_list_t *l = list->u.list;
+  note_depth(x, &l->depth, v);
   if (l->n == l->cap) {
     int32_t cap = l->cap ? l->cap * 2 : 4;
     if (cap > (1 << 24)) jj_fail(x, 0, "list longer than %d items (limit)", 1 << 24);
@@ -101,7 +112,73 @@ jj_value_t jj_dict_new(jj_ctx_t *x, int32_t cap) {
   return v;
 }
 
+int64_t jj_find(const char *hay, size_t n, const char *needle, size_t m, size_t from) {
+  if (from > n) return -1;
+  if (m == 0) return (int64_t)from;
+  const char *r = memmem(hay + from, n - from, needle, m);
+  return r ? (int64_t)(r - hay) : -1;
+}
+
+static uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+// Consistent with jj_equal: 1, 1.0 and True hash alike. Lists and dicts are unhashable.
+static bool hash_value(jj_value_t v, uint64_t *h) {
+  switch (v.t) {
+    case JV_STR: {
+      uint64_t x = 1469598103934665603ull;
+      for (size_t i = 0; i < v.u.str.n; i++) {
+        x = (x ^ (unsigned char)v.u.str.s[i]) * 1099511628211ull;
+      }
+      *h = mix64(x);
+      return true;
+    }
+    case JV_INT:
+      *h = mix64((uint64_t)v.u.i);
+      return true;
+    case JV_BOOL:
+      *h = mix64((uint64_t)v.u.b);
+      return true;
+    case JV_FLOAT: {
+      double f = v.u.f;
+      if (f >= -9.2e18 && f <= 9.2e18 && f == (double)(int64_t)f) {
+        *h = mix64((uint64_t)(int64_t)f);
+      } else {
+        uint64_t bits;
+        memcpy(&bits, &f, sizeof bits);
+        *h = mix64(bits ^ 0x5bd1e995ull);
+      }
+      return true;
+    }
+    case JV_NONE:
+    case JV_UNDEF:
+      *h = 0x9e3779b97f4a7c15ull;
+      return true;
+    default:
+      return false;
+  }
+}
+
+static int32_t index_probe(const jj_dict_t *d, jj_value_t key, uint64_t h) {
+  uint32_t mask = (uint32_t)d->index_cap - 1;
+  for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+    int32_t slot = d->index[i];
+    if (slot == 0) return -1;
+    if (jj_equal(d->k[slot - 1], key)) return slot - 1;
+  }
+}
+
 jj_value_t *jj_dict_get_v(const jj_dict_t *d, jj_value_t key) {
+  uint64_t h = 0;
+  if (d->index && hash_value(key, &h)) {
+    int32_t i = index_probe(d, key, h);
+    return i >= 0 ? &d->v[i] : NULL;
+  }
   for (int32_t i = 0; i < d->n; i++) {
     if (jj_equal(d->k[i], key)) return &d->v[i];
   }
@@ -109,15 +186,23 @@ jj_value_t *jj_dict_get_v(const jj_dict_t *d, jj_value_t key) {
 }
 
 jj_value_t *jj_dict_get(const jj_dict_t *d, const char *key, size_t n) {
-  for (int32_t i = 0; i < d->n; i++) {
-    const jj_value_t *k = &d->k[i];
-    if (k->t == JV_STR && k->u.str.n == n && memcmp(k->u.str.s, key, n) == 0) return &d->v[i];
-  }
-  return NULL;
+  return jj_dict_get_v(d, jj_str_ref(key, n));
+}
+
+static void index_insert(jj_dict_t *d, int32_t entry) {
+  uint64_t h = 0;
+  hash_value(d->k[entry], &h);
+  uint32_t mask = (uint32_t)d->index_cap - 1;
+  uint32_t i = (uint32_t)h & mask;
+  while (d->index[i] != 0) i = (i + 1) & mask;
+  d->index[i] = entry + 1;
 }
 
 void jj_dict_set(jj_ctx_t *x, jj_value_t *dict, jj_value_t k, jj_value_t v) {
   jj_dict_t *d = dict->u.dict;
+  uint64_t h = 0;
+  if (!hash_value(k, &h)) jj_fail(x, 0, "unhashable dict key of type %s", jj_type_name(k));
+  note_depth(x, &d->depth, v);
   jj_value_t *slot = jj_dict_get_v(d, k);
   if (slot) {
     *slot = v;
@@ -125,7 +210,7 @@ void jj_dict_set(jj_ctx_t *x, jj_value_t *dict, jj_value_t k, jj_value_t v) {
   }
   if (d->n == d->cap) {
     int32_t cap = d->cap ? d->cap * 2 : 4;
-    if (cap > (1 << 20)) jj_fail(x, 0, "dict larger than %d items (limit)", 1 << 20);
+    if (cap > (1 << 22)) jj_fail(x, 0, "dict larger than %d items (limit)", 1 << 22);
     d->k = mx_arena_grow(x->arena, d->k, (size_t)d->n, (size_t)cap, sizeof *d->k);
     d->v = mx_arena_grow(x->arena, d->v, (size_t)d->n, (size_t)cap, sizeof *d->v);
     if (!d->k || !d->v) jj_fail(x, 0, "out of memory");
@@ -135,6 +220,15 @@ void jj_dict_set(jj_ctx_t *x, jj_value_t *dict, jj_value_t k, jj_value_t v) {
   d->k[d->n] = k;
   d->v[d->n] = v;
   d->n++;
+  if (d->n > 8 && (int64_t)d->n * 2 > d->index_cap) {  // (re)build the index at half load
+    int32_t icap = 16;
+    while (icap < d->n * 4) icap *= 2;
+    d->index = jj_alloc(x, (size_t)icap * sizeof *d->index);
+    d->index_cap = icap;
+    for (int32_t i = 0; i < d->n; i++) index_insert(d, i);
+  } else if (d->index) {
+    index_insert(d, d->n - 1);
+  }
 }
 
 bool jj_truthy(jj_value_t v) {
@@ -165,7 +259,12 @@ static double num_f(jj_value_t v) {
 }
 static int64_t num_i(jj_value_t v) { return v.t == JV_INT ? v.u.i : (int64_t)v.u.b; }
 
-bool jj_equal(jj_value_t a, jj_value_t b) {
+static bool equal_d(jj_value_t a, jj_value_t b, int depth);
+bool jj_equal(jj_value_t a, jj_value_t b) { return equal_d(a, b, 0); }
+
+// Values may be cyclic through namespaces (`set ns.x = ns`): recursion stops at JJ_MAX_NEST.
+static bool equal_d(jj_value_t a, jj_value_t b, int depth) {
+  if (depth > JJ_MAX_NEST) return false;
   if (is_num(a) && is_num(b)) {
     if (a.t == JV_FLOAT || b.t == JV_FLOAT) return num_f(a) == num_f(b);
     return num_i(a) == num_i(b);
@@ -180,14 +279,15 @@ bool jj_equal(jj_value_t a, jj_value_t b) {
     case JV_LIST:
       if (a.u.list->n != b.u.list->n) return false;
       for (int32_t i = 0; i < a.u.list->n; i++) {
-        if (!jj_equal(a.u.list->v[i], b.u.list->v[i])) return false;
+        if (!equal_d(a.u.list->v[i], b.u.list->v[i], depth + 1)) return false;
       }
       return true;
     case JV_DICT:
+      if (a.u.dict == b.u.dict) return true;
       if (a.u.dict->n != b.u.dict->n) return false;
       for (int32_t i = 0; i < a.u.dict->n; i++) {
         jj_value_t *o = jj_dict_get_v(b.u.dict, a.u.dict->k[i]);
-        if (!o || !jj_equal(a.u.dict->v[i], *o)) return false;
+        if (!o || !equal_d(a.u.dict->v[i], *o, depth + 1)) return false;
       }
       return true;
     case JV_FUNC:
@@ -199,7 +299,13 @@ bool jj_equal(jj_value_t a, jj_value_t b) {
   }
 }
 
+static int compare_d(jj_ctx_t *x, uint32_t pos, jj_value_t a, jj_value_t b, int depth);
 int jj_compare(jj_ctx_t *x, uint32_t pos, jj_value_t a, jj_value_t b) {
+  return compare_d(x, pos, a, b, 0);
+}
+
+static int compare_d(jj_ctx_t *x, uint32_t pos, jj_value_t a, jj_value_t b, int depth) {
+  if (depth > JJ_MAX_NEST) jj_fail(x, pos, "comparison nested deeper than %d", JJ_MAX_NEST);
   if (is_num(a) && is_num(b)) {
     if (a.t == JV_FLOAT || b.t == JV_FLOAT) {
       double fa = num_f(a), fb = num_f(b);
@@ -217,7 +323,7 @@ int jj_compare(jj_ctx_t *x, uint32_t pos, jj_value_t a, jj_value_t b) {
   if (a.t == JV_LIST && b.t == JV_LIST) {
     int32_t n = a.u.list->n < b.u.list->n ? a.u.list->n : b.u.list->n;
     for (int32_t i = 0; i < n; i++) {
-      int c = jj_compare(x, pos, a.u.list->v[i], b.u.list->v[i]);
+      int c = compare_d(x, pos, a.u.list->v[i], b.u.list->v[i], depth + 1);
       if (c) return c;
     }
     return a.u.list->n < b.u.list->n ? -1 : a.u.list->n > b.u.list->n ? 1 : 0;
@@ -311,7 +417,14 @@ void jj_format_float(double f, char *buf, size_t cap) {
   snprintf(buf, cap, "%s", out);
 }
 
-void jj_append_repr(mx_strbuf_t *sb, jj_value_t v) {
+static void repr_d(mx_strbuf_t *sb, jj_value_t v, int depth);
+void jj_append_repr(mx_strbuf_t *sb, jj_value_t v) { repr_d(sb, v, 0); }
+
+static void repr_d(mx_strbuf_t *sb, jj_value_t v, int depth) {
+  if (depth > JJ_MAX_NEST || sb->len > JJ_MAX_OUTPUT) {  // cyclic or huge: cut short
+    mx_strbuf_puts(sb, "...");
+    return;
+  }
   if (v.t == JV_STR) {
     const char *s = v.u.str.s;
     size_t n = v.u.str.n;
@@ -342,7 +455,7 @@ void jj_append_repr(mx_strbuf_t *sb, jj_value_t v) {
     mx_strbuf_puts(sb, "[");
     for (int32_t i = 0; i < v.u.list->n; i++) {
       if (i) mx_strbuf_puts(sb, ", ");
-      jj_append_repr(sb, v.u.list->v[i]);
+      repr_d(sb, v.u.list->v[i], depth + 1);
     }
     mx_strbuf_puts(sb, "]");
     return;
@@ -351,9 +464,9 @@ void jj_append_repr(mx_strbuf_t *sb, jj_value_t v) {
     mx_strbuf_puts(sb, v.u.dict->is_namespace ? "<Namespace {" : "{");
     for (int32_t i = 0; i < v.u.dict->n; i++) {
       if (i) mx_strbuf_puts(sb, ", ");
-      jj_append_repr(sb, v.u.dict->k[i]);
+      repr_d(sb, v.u.dict->k[i], depth + 1);
       mx_strbuf_puts(sb, ": ");
-      jj_append_repr(sb, v.u.dict->v[i]);
+      repr_d(sb, v.u.dict->v[i], depth + 1);
     }
     mx_strbuf_puts(sb, v.u.dict->is_namespace ? "}>" : "}");
     return;
@@ -394,6 +507,12 @@ void jj_append_str(mx_strbuf_t *sb, jj_value_t v) {
       mx_strbuf_puts(sb, "<function>");
       return;
   }
+}
+
+const char *jj_cstr(jj_ctx_t *x, jj_value_t s) {
+  char *d = jj_alloc(x, s.u.str.n + 1);
+  memcpy(d, s.u.str.s, s.u.str.n);
+  return d;
 }
 
 jj_value_t jj_to_string(jj_ctx_t *x, jj_value_t v) {
@@ -462,16 +581,31 @@ static void json_indent(mx_strbuf_t *sb, int indent, int level) {
 
 // Key order for sort_keys: indexes sorted by key (string keys; insertion sort is fine for the
 // sizes templates see).
+void jj_sort_index(jj_ctx_t *x, uint32_t pos, const jj_value_t *keys, int32_t *idx, int32_t n,
+                   bool reverse) {
+  if (n < 2) return;
+  int32_t *tmp = jj_alloc(x, (size_t)n * sizeof *tmp);
+  for (int32_t width = 1; width < n; width *= 2) {  // bottom-up: no recursion
+    for (int32_t lo = 0; lo < n; lo += 2 * width) {
+      int32_t mid = lo + width < n ? lo + width : n;
+      int32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int32_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        int c = jj_compare(x, pos, keys[idx[j]], keys[idx[i]]);
+        bool take_right = reverse ? c > 0 : c < 0;  // strict: ties keep the left (earlier) one
+        tmp[k++] = take_right ? idx[j++] : idx[i++];
+      }
+      while (i < mid) tmp[k++] = idx[i++];
+      while (j < hi) tmp[k++] = idx[j++];
+    }
+    memcpy(idx, tmp, (size_t)n * sizeof *idx);
+  }
+}
+
 static int32_t *sorted_keys(jj_ctx_t *x, uint32_t pos, const jj_dict_t *d) {
   int32_t *idx = jj_alloc(x, (size_t)(d->n ? d->n : 1) * sizeof *idx);
-  for (int32_t i = 0; i < d->n; i++) {
-    int32_t j = i;
-    while (j > 0 && jj_compare(x, pos, d->k[idx[j - 1]], d->k[i]) > 0) {
-      idx[j] = idx[j - 1];
-      j--;
-    }
-    idx[j] = i;
-  }
+  for (int32_t i = 0; i < d->n; i++) idx[i] = i;
+  jj_sort_index(x, pos, d->k, idx, d->n, false);
   return idx;
 }
 

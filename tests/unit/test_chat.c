@@ -462,6 +462,28 @@ static void test_render_errors_and_limits(void) {
   RENDER_ERROR("{{ range(100000000) | length }}", "1:", "limit");
   RENDER_ERROR("{{ 'ab' * 100000000000 }}", "1:", "limit");
   RENDER_ERROR("{{ 2 ** 64 }}", "1:6", "integer overflow");
+  // Cyclic values (a namespace holding itself) and deep nesting neither crash nor hang.
+  EXPECT("{% set ns = namespace(x=1) %}{% set ns.x = ns %}{{ ns == ns }}", "True");
+  RENDER_ERROR("{% set ns = namespace(x=1) %}{% set ns.x = ns %}{{ ns | tojson }}", "1:", "deeper");
+  RENDER_ERROR(
+      "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
+      "{% endfor %}",
+      "1:", "nested deeper than 256");
+  // Work that must stay near-linear on hostile sizes (each would take minutes if quadratic).
+  EXPECT(
+      "{% set ns = namespace(s='') %}{% for i in range(200000) %}{% set ns.s = ns.s ~ 'abcdefgh' "
+      "%}{% endfor %}{{ ns.s | length }}",
+      "1600000");
+  EXPECT(
+      "{{ range(100000) | list | sort(reverse=true) | first }}|{{ ((range(50000) | list) + "
+      "(range(50000) | list)) | unique | list | length }}|{{ ('a' * 1000000 ~ 'b') in ('a' * "
+      "4000000) }}|{{ ('ab' * 1000000).replace('ab', 'c') | length }}|{{ ('a,' * 100000)."
+      "split(',') | length }}",
+      "99999|50000|False|1000000|100001");
+  EXPECT(
+      "{% set d = {} %}{% set ns = namespace(d={}) %}{% for i in range(3) %}{% endfor %}"
+      "{{ [{'b': 1, 'a': 2}, {'a': 1}] | sort(attribute='a') | map(attribute='a') | list }}",
+      "[1, 2]");
 }
 
 int main(void) {
