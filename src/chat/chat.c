@@ -180,6 +180,7 @@ static mx_status_t render(const mx_chat_template_t *t, const render_in_t *in,
   x->scope = top;
   if (setjmp(jb)) {
     for (jj_outbuf_t *b = x->out; b; b = b->prev) mx_strbuf_free(&b->sb);
+    for (jj_outbuf_t *b = x->tmp; b; b = b->prev) mx_strbuf_free(&b->sb);
     mx_arena_destroy(arena);
     return MX_ERR_RUNTIME;
   }

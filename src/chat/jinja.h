@@ -13,6 +13,7 @@
 #define JJ_MAX_CALL_DEPTH 32       // macro recursion
 #define JJ_MAX_NEST 256            // nesting of list/dict values
 #define JJ_MAX_STEPS 1000000       // loop iterations per render
+#define JJ_MAX_WORK 2000000000LL   // bytes/items scanned by operations, per render
 #define JJ_MAX_MEMORY (64u << 20)  // render arena bytes
 #define JJ_MAX_OUTPUT (16u << 20)  // rendered bytes
 
@@ -205,11 +206,14 @@ typedef struct jj_ctx {
   jj_frame_t *top;      // template-level `set`s and macros; parent = globals
   jj_frame_t *scope;    // innermost frame
   int64_t steps;
+  int64_t work;  // see jj_charge
   int32_t call_depth;
   int loop_ctl;      // 1 = break, 2 = continue pending
   uint32_t cur_pos;  // position of the node being evaluated (for errors raised without one)
   // Growable tail of the last concatenation: `ns.s = ns.s + piece` in a loop appends in place
   // (amortized linear) instead of copying the whole string each time.
+  jj_outbuf_t *tmp;       // open scratch buffers (jj_tmp_begin), freed after an error
+  jj_outbuf_t *tmp_free;  // finished scratch buffer nodes for reuse
   char *cat_base;
   size_t cat_used, cat_cap;
 } jj_ctx_t;
@@ -250,6 +254,13 @@ jj_value_t jj_to_string(jj_ctx_t *x, jj_value_t v);
 // keys keeping their order as in Python).
 void jj_sort_index(jj_ctx_t *x, uint32_t pos, const jj_value_t *keys, int32_t *idx, int32_t n,
                    bool reverse);
+// Scratch heap buffers used strictly LIFO; an error unwinding past them frees them.
+mx_strbuf_t *jj_tmp_begin(jj_ctx_t *x);
+// Ends the innermost scratch buffer and returns its text as an arena string.
+jj_value_t jj_tmp_end(jj_ctx_t *x);
+// Charges the cost of an operation on value v (string bytes, list/dict items) against
+// JJ_MAX_WORK, so a loop cannot repeat big scans without bound.
+void jj_charge(jj_ctx_t *x, uint32_t pos, jj_value_t v);
 // NUL-terminated copy of a string value's bytes (value strings are length-delimited views).
 const char *jj_cstr(jj_ctx_t *x, jj_value_t s);
 // transformers' tojson: ensure_ascii=False, indent < 0 for none.

@@ -191,37 +191,34 @@ static jj_value_t str_replace(jj_ctx_t *x, uint32_t pos, jj_value_t s, jj_value_
                               jj_value_t rep, int64_t count) {
   want_str(x, pos, old, "replace: old");
   rep = jj_to_string(x, rep);
-  mx_strbuf_t sb;
-  mx_strbuf_init(&sb);
+  mx_strbuf_t *sb = jj_tmp_begin(x);
   const char *p = s.u.str.s;
   size_t n = s.u.str.n, on = old.u.str.n, i = 0;
   int64_t done = 0;
   if (on == 0) {  // Python inserts the replacement around every character
     for (; i <= n; i++) {
       if (count < 0 || done < count) {
-        mx_strbuf_append(&sb, rep.u.str.s, rep.u.str.n);
+        mx_strbuf_append(sb, rep.u.str.s, rep.u.str.n);
         done++;
       }
-      if (i < n) mx_strbuf_append(&sb, p + i, 1);
-      if (sb.len > JJ_MAX_OUTPUT) break;
+      if (i < n) mx_strbuf_append(sb, p + i, 1);
+      if (sb->len > JJ_MAX_OUTPUT) break;
     }
   } else {
-    while (i <= n && sb.len <= JJ_MAX_OUTPUT) {
+    while (i <= n && sb->len <= JJ_MAX_OUTPUT) {
       int64_t at = count < 0 || done < count ? jj_find(p, n, old.u.str.s, on, i) : -1;
       size_t end = at < 0 ? n : (size_t)at;
-      mx_strbuf_append(&sb, p + i, end - i);
+      mx_strbuf_append(sb, p + i, end - i);
       if (at < 0) break;
-      mx_strbuf_append(&sb, rep.u.str.s, rep.u.str.n);
+      mx_strbuf_append(sb, rep.u.str.s, rep.u.str.n);
       done++;
       i = end + on;
     }
   }
-  if (sb.len > JJ_MAX_OUTPUT || sb.oom) {
-    mx_strbuf_free(&sb);
+  if (sb->len > JJ_MAX_OUTPUT || sb->oom) {
     jj_fail(x, pos, "replace: result over %u MiB (limit)", JJ_MAX_OUTPUT >> 20);
   }
-  jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
-  mx_strbuf_free(&sb);
+  jj_value_t r = jj_tmp_end(x);
   return r;
 }
 
@@ -292,20 +289,17 @@ static jj_value_t items_of(jj_ctx_t *x, jj_value_t d) {
 static jj_value_t join(jj_ctx_t *x, uint32_t pos, jj_value_t seq, jj_value_t sep, jj_value_t attr) {
   jj_value_t l = jj_iter_list(x, pos, seq);
   jj_value_t s = sep.t == JV_UNDEF ? jj_str_ref("", 0) : jj_to_string(x, sep);
-  mx_strbuf_t sb;
-  mx_strbuf_init(&sb);
+  mx_strbuf_t *sb = jj_tmp_begin(x);
   for (int32_t i = 0; i < l.u.list->n; i++) {
-    if (i) mx_strbuf_append(&sb, s.u.str.s, s.u.str.n);
+    if (i) mx_strbuf_append(sb, s.u.str.s, s.u.str.n);
     jj_value_t it = l.u.list->v[i];
     if (attr.t == JV_STR) it = jj_get_attr(x, pos, it, jj_cstr(x, attr));
-    jj_append_str(&sb, it);
-    if (sb.len > JJ_MAX_OUTPUT) {
-      mx_strbuf_free(&sb);
+    jj_append_str(sb, it);
+    if (sb->len > JJ_MAX_OUTPUT) {
       jj_fail(x, pos, "join: result over %u MiB (limit)", JJ_MAX_OUTPUT >> 20);
     }
   }
-  jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
-  mx_strbuf_free(&sb);
+  jj_value_t r = jj_tmp_end(x);
   return r;
 }
 
@@ -560,11 +554,9 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     if (v.t == JV_UNDEF) {
       jj_fail(x, pos, "tojson: '%s' is undefined", v.u.undef_name ? v.u.undef_name : "value");
     }
-    mx_strbuf_t sb;
-    mx_strbuf_init(&sb);
-    jj_append_json(x, pos, &sb, v, indent, jj_truthy(A(2, "sort_keys")), 0);
-    jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
-    mx_strbuf_free(&sb);
+    mx_strbuf_t *sb = jj_tmp_begin(x);
+    jj_append_json(x, pos, sb, v, indent, jj_truthy(A(2, "sort_keys")), 0);
+    jj_value_t r = jj_tmp_end(x);
     return r;
   }
   if (streq(f, "length") || streq(f, "count")) {
@@ -657,11 +649,9 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
   if (streq(f, "reverse")) {
     if (v.t == JV_STR) {
       jj_value_t l = jj_iter_list(x, pos, v);
-      mx_strbuf_t sb;
-      mx_strbuf_init(&sb);
-      for (int32_t i = l.u.list->n - 1; i >= 0; i--) jj_append_str(&sb, l.u.list->v[i]);
-      jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
-      mx_strbuf_free(&sb);
+      mx_strbuf_t *sb = jj_tmp_begin(x);
+      for (int32_t i = l.u.list->n - 1; i >= 0; i--) jj_append_str(sb, l.u.list->v[i]);
+      jj_value_t r = jj_tmp_end(x);
       return r;
     }
     jj_value_t l = jj_iter_list(x, pos, v);
@@ -703,49 +693,45 @@ jj_value_t jj_apply_filter(jj_ctx_t *x, uint32_t pos, const char *f, jj_value_t 
     int64_t width = present(w) ? want_int(x, pos, w, "indent width") : 4;
     if (width < 0 || width > 256) jj_fail(x, pos, "indent width out of range");
     bool first = jj_truthy(A(1, "first")), blank = jj_truthy(A(2, "blank"));
-    mx_strbuf_t sb;
-    mx_strbuf_init(&sb);
+    mx_strbuf_t *sb = jj_tmp_begin(x);
     bool line_start = true;
     for (size_t i = 0; i < s.u.str.n; i++) {
       char c = s.u.str.s[i];
       if (line_start && (i > 0 || first) && (blank || c != '\n')) {
-        for (int64_t k = 0; k < width; k++) mx_strbuf_append(&sb, " ", 1);
+        for (int64_t k = 0; k < width; k++) mx_strbuf_append(sb, " ", 1);
       }
-      mx_strbuf_append(&sb, &c, 1);
+      mx_strbuf_append(sb, &c, 1);
       line_start = c == '\n';
     }
-    jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
-    mx_strbuf_free(&sb);
+    jj_value_t r = jj_tmp_end(x);
     return r;
   }
   if (streq(f, "escape") || streq(f, "e")) {
     jj_value_t s = jj_to_string(x, v);
-    mx_strbuf_t sb;
-    mx_strbuf_init(&sb);
+    mx_strbuf_t *sb = jj_tmp_begin(x);
     for (size_t i = 0; i < s.u.str.n; i++) {
       char c = s.u.str.s[i];
       switch (c) {
         case '&':
-          mx_strbuf_puts(&sb, "&amp;");
+          mx_strbuf_puts(sb, "&amp;");
           break;
         case '<':
-          mx_strbuf_puts(&sb, "&lt;");
+          mx_strbuf_puts(sb, "&lt;");
           break;
         case '>':
-          mx_strbuf_puts(&sb, "&gt;");
+          mx_strbuf_puts(sb, "&gt;");
           break;
         case '"':
-          mx_strbuf_puts(&sb, "&#34;");
+          mx_strbuf_puts(sb, "&#34;");
           break;
         case '\'':
-          mx_strbuf_puts(&sb, "&#39;");
+          mx_strbuf_puts(sb, "&#39;");
           break;
         default:
-          mx_strbuf_append(&sb, &c, 1);
+          mx_strbuf_append(sb, &c, 1);
       }
     }
-    jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
-    mx_strbuf_free(&sb);
+    jj_value_t r = jj_tmp_end(x);
     return r;
   }
 #undef A

@@ -161,6 +161,7 @@ static jj_value_t eval_slice(jj_ctx_t *x, const jj_node_t *e) {
   }
   if (step == 0) jj_fail(x, e->pos, "slice step cannot be zero");
   if (v.t == JV_UNDEF) jj_fail(x, e->pos, "cannot slice an undefined value");
+  jj_charge(x, e->pos, v);
   bool is_str = v.t == JV_STR;
   if (!is_str && v.t != JV_LIST) jj_fail(x, e->pos, "cannot slice %s", jj_type_name(v));
   int64_t len = is_str ? jj_utf8_len(v.u.str.s, v.u.str.n) : v.u.list->n;
@@ -172,25 +173,25 @@ static jj_value_t eval_slice(jj_ctx_t *x, const jj_node_t *e) {
     size_t b = jj_utf8_offset(v.u.str.s, v.u.str.n, stop);
     return jj_str_ref(v.u.str.s + a, b - a);
   }
-  jj_value_t out = is_str ? jj_none() : jj_list_new(x, 0);
-  mx_strbuf_t sb;
-  mx_strbuf_init(&sb);
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    if (is_str) {
-      size_t a = jj_utf8_offset(v.u.str.s, v.u.str.n, i);
-      size_t b = jj_utf8_offset(v.u.str.s, v.u.str.n, i + 1);
-      mx_strbuf_append(&sb, v.u.str.s + a, b - a);
-    } else {
+  if (!is_str) {
+    jj_value_t out = jj_list_new(x, 0);
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
       jj_list_push(x, &out, v.u.list->v[i]);
     }
+    return out;
   }
-  if (is_str) {
-    bool oom = sb.oom;
-    if (!oom) out = jj_str(x, sb.data ? sb.data : "", sb.len);
-    mx_strbuf_free(&sb);
-    if (oom) jj_fail(x, e->pos, "out of memory");
+  // Code-point offsets once, so any step stays linear.
+  uint32_t *off = jj_alloc(x, ((size_t)len + 1) * sizeof *off);
+  int64_t k = 0;
+  for (size_t b = 0; b < v.u.str.n; b++) {
+    if (((unsigned char)v.u.str.s[b] & 0xC0) != 0x80) off[k++] = (uint32_t)b;
   }
-  return out;
+  off[len] = (uint32_t)v.u.str.n;
+  mx_strbuf_t *sb = jj_tmp_begin(x);
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    mx_strbuf_append(sb, v.u.str.s + off[i], off[i + 1] - off[i]);
+  }
+  return jj_tmp_end(x);
 }
 
 static jj_value_t concat_str(jj_ctx_t *x, jj_value_t a, jj_value_t b) {
@@ -276,6 +277,11 @@ static jj_value_t eval_bin(jj_ctx_t *x, const jj_node_t *e) {
   const char *op = e->s;
   jj_value_t a = jj_eval(x, e->a), b = jj_eval(x, e->b);
   uint32_t pos = e->pos;
+  // Concatenation in place only costs the appended part; other operators scan both sides.
+  if (!((op[0] == '+' || op[0] == '~') && a.t == JV_STR && a.u.str.s == x->cat_base)) {
+    jj_charge(x, pos, a);
+  }
+  jj_charge(x, pos, b);
   if (op[0] == '~') {
     jj_value_t sa = jj_to_string(x, a), sb = jj_to_string(x, b);
     return concat_str(x, sa, sb);
@@ -388,6 +394,11 @@ static call_args_t eval_args(jj_ctx_t *x, const jj_node_t *e) {
   return c;
 }
 
+static void charge_args(jj_ctx_t *x, uint32_t pos, const call_args_t *c) {
+  for (int32_t i = 0; i < c->n; i++) jj_charge(x, pos, c->args[i]);
+  for (int32_t i = 0; i < c->n_kw; i++) jj_charge(x, pos, c->kw[i]);
+}
+
 jj_value_t jj_eval(jj_ctx_t *x, const jj_node_t *e) {
   x->cur_pos = e->pos;
   switch (e->kind) {
@@ -418,23 +429,33 @@ jj_value_t jj_eval(jj_ctx_t *x, const jj_node_t *e) {
     }
     case JN_ATTR:
       return jj_get_attr(x, e->pos, jj_eval(x, e->a), e->s);
-    case JN_ITEM:
-      return jj_get_item(x, e->pos, jj_eval(x, e->a), jj_eval(x, e->b));
+    case JN_ITEM: {
+      jj_value_t v = jj_eval(x, e->a), k = jj_eval(x, e->b);
+      if (v.t == JV_STR) jj_charge(x, e->pos, v);  // code-point indexing scans
+      jj_charge(x, e->pos, k);                     // hashing the key
+      return jj_get_item(x, e->pos, v, k);
+    }
     case JN_SLICE:
       return eval_slice(x, e);
     case JN_CALL: {
       jj_value_t f = jj_eval(x, e->a);
       call_args_t c = eval_args(x, e);
+      if (f.t == JV_METHOD) jj_charge(x, e->pos, f.u.m->self);
+      charge_args(x, e->pos, &c);
       return jj_call_value(x, e->pos, f, c.args, c.n, c.kw_names, c.kw, c.n_kw);
     }
     case JN_FILTER: {
       jj_value_t v = jj_eval(x, e->a);
       call_args_t c = eval_args(x, e);
+      jj_charge(x, e->pos, v);
+      charge_args(x, e->pos, &c);
       return jj_apply_filter(x, e->pos, e->s, v, c.args, c.n, c.kw_names, c.kw, c.n_kw);
     }
     case JN_TEST: {
       jj_value_t v = jj_eval(x, e->a);
       call_args_t c = eval_args(x, e);
+      jj_charge(x, e->pos, v);
+      charge_args(x, e->pos, &c);
       bool r = jj_apply_test(x, e->pos, e->s, v, c.args, c.n);
       return jj_bool(e->i ? !r : r);
     }
@@ -605,11 +626,9 @@ void jj_exec_body(jj_ctx_t *x, jj_node_t *const *body, int32_t n) {
         if (v.t == JV_STR) {
           emit(x, s->pos, v.u.str.s, v.u.str.n);
         } else if (v.t != JV_UNDEF) {
-          mx_strbuf_t sb;
-          mx_strbuf_init(&sb);
-          jj_append_str(&sb, v);
-          jj_value_t str = jj_str(x, sb.data ? sb.data : "", sb.len);
-          mx_strbuf_free(&sb);
+          mx_strbuf_t *sb = jj_tmp_begin(x);
+          jj_append_str(sb, v);
+          jj_value_t str = jj_tmp_end(x);
           emit(x, s->pos, str.u.str.s, str.u.str.n);
         }
         break;

@@ -509,6 +509,41 @@ void jj_append_str(mx_strbuf_t *sb, jj_value_t v) {
   }
 }
 
+void jj_charge(jj_ctx_t *x, uint32_t pos, jj_value_t v) {
+  int64_t w = 1;
+  if (v.t == JV_STR) w += (int64_t)v.u.str.n;
+  if (v.t == JV_LIST) w += v.u.list->n;
+  if (v.t == JV_DICT) w += v.u.dict->n;
+  x->work += w;
+  if (x->work > JJ_MAX_WORK) {
+    jj_fail(x, pos, "rendering does more than %lld units of work (limit)", (long long)JJ_MAX_WORK);
+  }
+}
+
+mx_strbuf_t *jj_tmp_begin(jj_ctx_t *x) {
+  jj_outbuf_t *b = x->tmp_free;
+  if (b) {
+    x->tmp_free = b->prev;
+  } else {
+    b = jj_alloc(x, sizeof *b);
+  }
+  mx_strbuf_init(&b->sb);
+  b->prev = x->tmp;
+  x->tmp = b;
+  return &b->sb;
+}
+
+jj_value_t jj_tmp_end(jj_ctx_t *x) {
+  jj_outbuf_t *b = x->tmp;
+  if (b->sb.oom) jj_fail(x, 0, "out of memory");
+  jj_value_t r = jj_str(x, b->sb.data ? b->sb.data : "", b->sb.len);  // may fail: b still listed
+  mx_strbuf_free(&b->sb);
+  x->tmp = b->prev;
+  b->prev = x->tmp_free;
+  x->tmp_free = b;
+  return r;
+}
+
 const char *jj_cstr(jj_ctx_t *x, jj_value_t s) {
   char *d = jj_alloc(x, s.u.str.n + 1);
   memcpy(d, s.u.str.s, s.u.str.n);
@@ -517,15 +552,9 @@ const char *jj_cstr(jj_ctx_t *x, jj_value_t s) {
 
 jj_value_t jj_to_string(jj_ctx_t *x, jj_value_t v) {
   if (v.t == JV_STR) return v;
-  mx_strbuf_t sb;
-  mx_strbuf_init(&sb);
-  jj_append_str(&sb, v);
-  if (sb.oom) {
-    mx_strbuf_free(&sb);
-    jj_fail(x, 0, "out of memory");
-  }
-  jj_value_t r = jj_str(x, sb.data ? sb.data : "", sb.len);
-  mx_strbuf_free(&sb);
+  mx_strbuf_t *sb = jj_tmp_begin(x);
+  jj_append_str(sb, v);
+  jj_value_t r = jj_tmp_end(x);
   return r;
 }
 

@@ -469,6 +469,15 @@ static void test_render_errors_and_limits(void) {
       "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
       "{% endfor %}",
       "1:", "nested deeper than 256");
+  // Repeated big scans hit the work budget instead of running for minutes.
+  RENDER_ERROR(
+      "{% set big = 'a' * 10000000 %}{% for i in range(1000) %}{% if 'zz' in big %}"
+      "{% endif %}{% endfor %}",
+      "1:", "units of work");
+  RENDER_ERROR(
+      "{% set big = 'a' * 10000000 %}{% for i in range(1000) %}{{ big[5000000] }}"
+      "{% endfor %}",
+      "1:", "units of work");
   // Work that must stay near-linear on hostile sizes (each would take minutes if quadratic).
   EXPECT(
       "{% set ns = namespace(s='') %}{% for i in range(200000) %}{% set ns.s = ns.s ~ 'abcdefgh' "
