@@ -1,5 +1,8 @@
 // Jinja values: constructors, containers, truthiness, equality, ordering and the three
 // textual forms (str as printed by {{ }}, Python repr, transformers' tojson).
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // memmem (the build defines it too)
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
