@@ -14,9 +14,17 @@
 // float repr); the `tojson` filter is transformers' (ensure_ascii=False, ", " and ": "
 // separators, or "," and ": " with indent=N; sort_keys honoured).
 //
-// Limits (hostile templates): nesting depth 256 while parsing, macro recursion 64, 1,000,000
-// loop iterations per render, 64 MiB of render memory, 16 MiB of output. Exceeding one is an
-// MX_ERR_RUNTIME error naming the limit.
+// Limits (hostile templates): parser nesting 128, macro recursion 32, value nesting 256,
+// 1,000,000 loop iterations and macro calls per render, a work budget of 2e9 scanned bytes/items
+// (a loop repeating big string scans stops), 64 MiB of render memory, 16 MiB per output or
+// string. Exceeding one is an MX_ERR_RUNTIME error naming the limit. Dict lookups are hashed,
+// string search is linear and `s = s + piece` in a loop appends in place, so legitimate
+// templates stay linear.
+//
+// Variables: messages, add_generation_prompt, bos/eos/pad/unk_token (when given), tools and
+// documents (none unless extra_json sets them, as transformers passes them), then extra_json's
+// keys. The source is read as Jinja does: CR LF / CR become LF and one trailing newline is
+// dropped.
 //
 // Errors: compile errors are MX_ERR_PARSE with "chat template L:C: ..." (1-based line and
 // column) saying what was expected; render errors (undefined attribute, wrong types,
