@@ -75,7 +75,9 @@ int mx_cli_cmd_logits(int argc, char **argv) {
   so.backend = backend;
   so.ctx = ctx;
   mx_error_clear();
-  mx_status_t st = mx_model_load(dir, &model);
+  // Logits need ids only: a checkpoint without tokenizer.json (e.g. a parity fixture) is fine.
+  mx_model_load_opts_t lo = {.tokenizer_optional = true};
+  mx_status_t st = mx_model_load_ex(dir, &lo, &model);
   if (st == MX_OK) st = mx_session_create(model, &so, &s);
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);

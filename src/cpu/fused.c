@@ -1,0 +1,157 @@
+// Drivers of the fused kernels: variant selection, thread split, the attention unit loop,
+// RoPE and the embedding gather (portable: they move little data per flop).
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "cpu/fused_internal.h"
+
+// ---- Variant selection ----
+
+static _Atomic(const mx_cpu_fused_ops_t *) g_ops;
+
+static const mx_cpu_fused_ops_t *ops_for(mx_cpu_isa_t isa) {
+  const mx_cpu_kernels_t *kt = mx_cpu_kernels_get(isa);  // the same feature test as the GEMMs
+  if (!kt) return NULL;
+  switch (isa) {
+    case MX_CPU_ISA_SCALAR:
+      return &mx_cpu_fused_scalar;
+#if defined(__x86_64__)
+    case MX_CPU_ISA_AVX2:
+      return &mx_cpu_fused_avx2;
+    case MX_CPU_ISA_AVX512:
+      return &mx_cpu_fused_avx512;
+#endif
+    default:
+      return NULL;
+  }
+}
+
+static const mx_cpu_fused_ops_t *ops(void) {
+  const mx_cpu_fused_ops_t *o = atomic_load_explicit(&g_ops, memory_order_acquire);
+  if (o) return o;
+  o = ops_for(mx_cpu_kernels_isa(mx_cpu_kernels_best()));
+  if (!o) o = &mx_cpu_fused_scalar;
+  const mx_cpu_fused_ops_t *expected = NULL;  // first writer wins; all write the same value
+  atomic_compare_exchange_strong(&g_ops, &expected, o);
+  return atomic_load_explicit(&g_ops, memory_order_acquire);
+}
+
+mx_status_t mx_cpu_fused_use_isa(mx_cpu_isa_t isa) {
+  const mx_cpu_fused_ops_t *o = ops_for(isa);
+  if (!o) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "fused kernels: ISA %s is not available here",
+                        mx_cpu_isa_name(isa));
+  }
+  atomic_store_explicit(&g_ops, o, memory_order_release);
+  return MX_OK;
+}
+
+mx_cpu_isa_t mx_cpu_fused_isa(void) { return ops()->isa; }
+
+// [lo, hi) of `total` items for thread ith of nth, in units of `grain` items.
+static void split(int64_t total, int64_t grain, int ith, int nth, int64_t *lo, int64_t *hi) {
+  if (nth < 1) nth = 1;
+  int64_t units = (total + grain - 1) / grain;
+  int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+  *lo = u0 * grain < total ? u0 * grain : total;
+  *hi = u1 * grain < total ? u1 * grain : total;
+}
+
+// ---- RMSNorm ----
+
+void mx_cpu_rms_norm_f32(const float *x, const float *w, float *y, int64_t rows, int64_t h,
+                         float eps, float weight_offset, int ith, int nth) {
+  if (rows <= 0 || h <= 0) return;
+  const mx_cpu_fused_ops_t *o = ops();
+  int64_t r0, r1;
+  split(rows, 1, ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++) o->rms_row(x + r * h, w, y + r * h, h, eps, weight_offset);
+}
+
+// ---- RoPE ----
+
+void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_t bt,
+                     int64_t n_heads, int64_t d, int64_t rotary_dim, int style, int ith, int nth) {
+  if (bt <= 0 || n_heads <= 0 || d <= 0 || rotary_dim <= 0 || rotary_dim > d) return;
+  int64_t half = rotary_dim / 2;
+  int64_t r0, r1;
+  split(bt, 1, ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++) {
+    float p = (float)pos[r];
+    for (int64_t i = 0; i < half; i++) {
+      float ang = p * inv_freq[i];
+      float c = cosf(ang), s = sinf(ang);
+      for (int64_t hh = 0; hh < n_heads; hh++) {
+        float *xr = x + (r * n_heads + hh) * d;
+        int64_t ia = style == 1 ? 2 * i : i, ib = style == 1 ? 2 * i + 1 : i + half;
+        float a = xr[ia], b = xr[ib];
+        xr[ia] = a * c - b * s;
+        xr[ib] = b * c + a * s;
+      }
+    }
+  }
+}
+
+// ---- Attention ----
+
+static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+size_t mx_cpu_attention_scratch_floats(int64_t d, int64_t s) {
+  (void)s;  // keys stream in blocks: the scratch does not grow with the context
+  if (d < 1) d = 1;
+  return (size_t)(MX_ATTN_BLOCK + round16(d) + 16);  // + 16: threads never share a cache line
+}
+
+void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_cache,
+                          const int32_t *pos0, float *out, int64_t b, int64_t t, int64_t hq,
+                          int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
+                          float softcap, float *scratch, int ith, int nth) {
+  if (b <= 0 || t <= 0 || hq <= 0 || hkv <= 0 || s <= 0 || d <= 0 || hq % hkv != 0) return;
+  const mx_cpu_fused_ops_t *o = ops();
+  float *scr = scratch + (size_t)ith * mx_cpu_attention_scratch_floats(d, s);
+  int64_t g = hq / hkv, u0, u1;
+  split(b * t * hq, 1, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t h = u % hq, bt = u / hq, bi = bt / t, ti = bt % t;
+    int64_t p = (int64_t)pos0[bi] + ti;
+    int64_t lo = window > 0 ? p - window + 1 : 0;
+    if (lo < 0) lo = 0;
+    int64_t hi = p < s - 1 ? p : s - 1;
+    float *o_row = out + u * d;
+    if (hi < lo) {
+      memset(o_row, 0, (size_t)d * sizeof(float));
+      continue;
+    }
+    size_t kv_off = (size_t)((bi * hkv + h / g) * s) * (size_t)d;
+    o->attn_unit(q + u * d, k_cache + kv_off, v_cache + kv_off, o_row, lo, hi, d, scale, softcap,
+                 scr);
+  }
+}
+
+// ---- Gated activation ----
+
+enum { ACT_GRAIN = 16 };  // one 64-byte line of out per unit
+
+void mx_cpu_gated_act_f32(const float *gate, const float *up, float *out, int64_t n, int act,
+                          int ith, int nth) {
+  if (n <= 0) return;
+  int64_t i0, i1;
+  split(n, ACT_GRAIN, ith, nth, &i0, &i1);
+  if (i1 > i0) ops()->gated(gate + i0, up + i0, out + i0, i1 - i0, act);
+}
+
+// ---- Embedding ----
+
+void mx_cpu_embed_f32(const float *table, int64_t vocab, int64_t h, const int32_t *ids, int64_t n,
+                      float *out, int ith, int nth) {
+  if (n <= 0 || h <= 0 || vocab <= 0) return;
+  int64_t r0, r1;
+  split(n, 1, ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t id = ids[r];
+    if (id < 0) id = 0;
+    if (id > vocab - 1) id = vocab - 1;
+    memcpy(out + r * h, table + id * h, (size_t)h * sizeof(float));
+  }
+}

@@ -1,0 +1,240 @@
+// AVX-512 variant of the fused kernels (function-level target attributes; called only when
+// mx_cpu_kernels_get(MX_CPU_ISA_AVX512) says the machine can).
+#include <math.h>
+
+#include "cpu/fused_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define MX_T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+
+MX_T512 static inline __mmask16 tail_mask(int64_t n) {
+  return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+}
+
+// exp(x): x = n ln2 + r (Cody-Waite, |r| <= ln2/2), degree-7 Taylor polynomial of exp(r),
+// times 2^n built in the exponent field. x is clamped to [-87.3, 88.3] (so exp(x < -87.3) gives
+// ~1.2e-38 instead of a denormal or 0; NaN inputs are not propagated).
+MX_T512 static inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  __m512i e =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+// tanh(x): |x| < 0.55: odd Taylor polynomial to x^17; else sign(x) (1 - 2 / (exp(2|x|) + 1)).
+MX_T512 static inline __m512 tanh16(__m512 x) {
+  __m512 a = _mm512_abs_ps(x);
+  __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(6404582.0f / 10854718875.0f);
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-929569.0f / 638512875.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(21844.0f / 6081075.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1382.0f / 155925.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(62.0f / 2835.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-17.0f / 315.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.0f / 15.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.0f / 3.0f));
+  p = _mm512_mul_ps(_mm512_mul_ps(p, x2), x);
+  __m512 small = _mm512_add_ps(x, p);
+  __m512 e = exp16(_mm512_add_ps(a, a));
+  __m512 big =
+      _mm512_sub_ps(_mm512_set1_ps(1.0f),
+                    _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+  // copy the sign of x onto big
+  big = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(big),
+      _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+  __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.55f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(is_small, big, small);
+}
+
+MX_T512 static void rms_row(const float *x, const float *w, float *y, int64_t h, float eps,
+                            float offset) {
+  __m512 a = _mm512_setzero_ps(), b = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= h; i += 32) {
+    __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
+    a = _mm512_fmadd_ps(x0, x0, a);
+    b = _mm512_fmadd_ps(x1, x1, b);
+  }
+  for (; i < h; i += 16) {
+    __m512 x0 = _mm512_maskz_loadu_ps(tail_mask(h - i), x + i);
+    a = _mm512_fmadd_ps(x0, x0, a);
+  }
+  float ss = _mm512_reduce_add_ps(_mm512_add_ps(a, b));
+  __m512 inv = _mm512_set1_ps(1.0f / sqrtf(ss / (float)h + eps));
+  __m512 off = _mm512_set1_ps(offset);
+  for (i = 0; i < h; i += 16) {
+    __mmask16 m = tail_mask(h - i);
+    __m512 x0 = _mm512_maskz_loadu_ps(m, x + i);
+    __m512 w0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m, w + i), off);
+    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(_mm512_mul_ps(x0, inv), w0));
+  }
+}
+
+// Four dot products q . k_r (r < 4), each one FMA chain over the 16-blocks of d (masked tail),
+// then a reduce: a key's score does not depend on which group it is computed in.
+MX_T512 static void dot4(const float *q, const float *k0, const float *k1, const float *k2,
+                         const float *k3, int64_t d, float *res) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  for (int64_t i = 0; i < d; i += 16) {
+    __mmask16 m = tail_mask(d - i);
+    __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+    a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, k0 + i), qv, a0);
+    a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, k1 + i), qv, a1);
+    a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, k2 + i), qv, a2);
+    a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, k3 + i), qv, a3);
+  }
+  res[0] = _mm512_reduce_add_ps(a0);
+  res[1] = _mm512_reduce_add_ps(a1);
+  res[2] = _mm512_reduce_add_ps(a2);
+  res[3] = _mm512_reduce_add_ps(a3);
+}
+
+// Eight dot products at once, each key the same chain as in dot4.
+MX_T512 static void dot8(const float *q, const float *k, int64_t d, float *res) {
+  __m512 a[8];
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; r++) a[r] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < d; i += 16) {
+    __mmask16 m = tail_mask(d - i);
+    __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; r++)
+      a[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, k + r * d + i), qv, a[r]);
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; r++) res[r] = _mm512_reduce_add_ps(a[r]);
+}
+
+MX_T512 static void attn_unit(const float *q, const float *k, const float *v, float *out,
+                              int64_t lo, int64_t hi, int64_t d, float scale, float softcap,
+                              float *scratch) {
+  float *sc = scratch, *acc = scratch + MX_ATTN_BLOCK;
+  for (int64_t i = 0; i < d; i += 16)
+    _mm512_mask_storeu_ps(acc + i, tail_mask(d - i), _mm512_setzero_ps());
+  float m = -INFINITY, l = 0.0f;
+  __m512 vscale = _mm512_set1_ps(scale), vcap = _mm512_set1_ps(softcap);
+  for (int64_t s0 = lo; s0 <= hi; s0 += MX_ATTN_BLOCK) {
+    int64_t nb = hi + 1 - s0 < MX_ATTN_BLOCK ? hi + 1 - s0 : MX_ATTN_BLOCK;
+    const float *kb = k + s0 * d, *vb = v + s0 * d;
+    int64_t j = 0;
+    for (; j + 8 <= nb; j += 8) dot8(q, kb + j * d, d, sc + j);
+    for (; j + 4 <= nb; j += 4) {
+      dot4(q, kb + j * d, kb + (j + 1) * d, kb + (j + 2) * d, kb + (j + 3) * d, d, sc + j);
+    }
+    for (; j < nb; j++) {  // the same chain as dot4 (lanes 1-3 unused)
+      float r4[4];
+      const float *kr = kb + j * d;
+      dot4(q, kr, kr, kr, kr, d, r4);
+      sc[j] = r4[0];
+    }
+    __m512 vm = _mm512_set1_ps(-INFINITY);
+    for (j = 0; j < nb; j += 16) {
+      __mmask16 mk = tail_mask(nb - j);
+      __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sc + j), vscale);
+      if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
+      _mm512_mask_storeu_ps(sc + j, mk, s);
+      vm = _mm512_mask_max_ps(vm, mk, vm, s);
+    }
+    float bm = _mm512_reduce_max_ps(vm);
+    float mn = bm > m ? bm : m;
+    float corr = 0.0f;
+    if (m != -INFINITY) {
+      float c16[16];
+      _mm512_storeu_ps(c16, exp16(_mm512_set1_ps(m - mn)));
+      corr = c16[0];
+    }
+    __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
+    for (j = 0; j < nb; j += 16) {
+      __mmask16 mk = tail_mask(nb - j);
+      __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sc + j), vmn));
+      e = _mm512_maskz_mov_ps(mk, e);
+      _mm512_mask_storeu_ps(sc + j, mk, e);
+      vsum = _mm512_add_ps(vsum, e);
+    }
+    l = l * corr + _mm512_reduce_add_ps(vsum);
+    __m512 vc = _mm512_set1_ps(corr);
+    int64_t i = 0;
+    for (; i + 128 <= d; i += 128) {  // eight 16-blocks of the accumulator in registers
+      __m512 a[8];
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; r++) a[r] = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 16 * r), vc);
+      for (j = 0; j < nb; j++) {
+        __m512 pj = _mm512_set1_ps(sc[j]);
+        const float *vr = vb + j * d + i;
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) a[r] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 16 * r), a[r]);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; r++) _mm512_storeu_ps(acc + i + 16 * r, a[r]);
+    }
+    for (; i + 64 <= d; i += 64) {  // four 16-blocks of the accumulator in registers
+      __m512 a0 = _mm512_mul_ps(_mm512_loadu_ps(acc + i), vc);
+      __m512 a1 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 16), vc);
+      __m512 a2 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 32), vc);
+      __m512 a3 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 48), vc);
+      for (j = 0; j < nb; j++) {
+        __m512 pj = _mm512_set1_ps(sc[j]);
+        const float *vr = vb + j * d + i;
+        a0 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr), a0);
+        a1 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 16), a1);
+        a2 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 32), a2);
+        a3 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 48), a3);
+      }
+      _mm512_storeu_ps(acc + i, a0);
+      _mm512_storeu_ps(acc + i + 16, a1);
+      _mm512_storeu_ps(acc + i + 32, a2);
+      _mm512_storeu_ps(acc + i + 48, a3);
+    }
+    for (; i < d; i += 16) {
+      __mmask16 mk = tail_mask(d - i);
+      __m512 a0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + i), vc);
+      for (j = 0; j < nb; j++) {
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(sc[j]), _mm512_maskz_loadu_ps(mk, vb + j * d + i), a0);
+      }
+      _mm512_mask_storeu_ps(acc + i, mk, a0);
+    }
+    m = mn;
+  }
+  __m512 inv = _mm512_set1_ps(1.0f / l);
+  for (int64_t i = 0; i < d; i += 16) {
+    __mmask16 mk = tail_mask(d - i);
+    _mm512_mask_storeu_ps(out + i, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + i), inv));
+  }
+}
+
+MX_T512 static void gated(const float *gate, const float *up, float *out, int64_t n, int act) {
+  __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 mk = tail_mask(n - i);
+    __m512 g = _mm512_maskz_loadu_ps(mk, gate + i), u = _mm512_maskz_loadu_ps(mk, up + i), a;
+    if (act == 1) {
+      __m512 g3 = _mm512_mul_ps(_mm512_mul_ps(g, g), g);
+      __m512 inner = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), g3, g);
+      __m512 th = tanh16(_mm512_mul_ps(_mm512_set1_ps(MX_GELU_C), inner));
+      a = _mm512_mul_ps(_mm512_mul_ps(half, g), _mm512_add_ps(one, th));
+    } else {
+      a = _mm512_div_ps(g, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), g))));
+    }
+    _mm512_mask_storeu_ps(out + i, mk, _mm512_mul_ps(a, u));
+  }
+}
+
+const mx_cpu_fused_ops_t mx_cpu_fused_avx512 = {
+    .isa = MX_CPU_ISA_AVX512, .rms_row = rms_row, .attn_unit = attn_unit, .gated = gated};
+
+#endif  // __x86_64__
