@@ -9,7 +9,8 @@ enum { MAX_BACKENDS = 16 };
 static const mx_backend_t *g_extra[MAX_BACKENDS];
 static int g_n_extra;
 
-static const mx_backend_t *const g_builtin[] = {&mx_backend_interp};
+extern const mx_backend_t mx_backend_cpu;  // backend_cpu.c
+static const mx_backend_t *const g_builtin[] = {&mx_backend_interp, &mx_backend_cpu};
 enum { N_BUILTIN = (int)(sizeof g_builtin / sizeof g_builtin[0]) };
 
 const mx_backend_t *mx_backend_find(const char *name) {

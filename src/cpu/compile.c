@@ -1,0 +1,964 @@
+// Plan compiler: kernel selection per op, views, liveness-based arena layout (see cpu_plan.h).
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/plan_internal.h"
+
+// ---------------------------------------------------------------------------------------------
+// Packed-weight cache
+// ---------------------------------------------------------------------------------------------
+
+mx_status_t mx_cpu_weights_create(const mx_cpu_kernels_t *kt, mx_cpu_weights_t **out) {
+  *out = NULL;
+  mx_cpu_weights_t *w = calloc(1, sizeof *w);
+  if (!w) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  w->kt = kt ? kt : mx_cpu_kernels_best();
+  *out = w;
+  return MX_OK;
+}
+
+void mx_cpu_weights_destroy(mx_cpu_weights_t *w) {
+  if (!w) return;
+  for (int32_t i = 0; i < w->n; i++) mx_cpu_packed_destroy(w->e[i].packed);
+  free(w->e);
+  free(w);
+}
+
+size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w) { return w ? w->bytes : 0; }
+int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w) { return w ? w->n : 0; }
+
+mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
+                              int64_t n, int64_t k, const mx_cpu_packed_t **out) {
+  for (int32_t i = 0; i < w->n; i++)
+    if (w->e[i].data == data && w->e[i].n == n && w->e[i].k == k) {
+      *out = w->e[i].packed;
+      return MX_OK;
+    }
+  if (w->n == w->cap) {
+    int32_t cap = w->cap ? 2 * w->cap : 32;
+    mx_packed_entry_t *e = realloc(w->e, (size_t)cap * sizeof *e);
+    if (!e) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    w->e = e;
+    w->cap = cap;
+  }
+  mx_cpu_packed_t *pk = NULL;
+  mx_status_t st = mx_cpu_pack_f32(w->kt, pool, data, k, n, k, &pk);
+  if (st) return st;
+  w->e[w->n++] = (mx_packed_entry_t){data, n, k, pk};
+  w->bytes += (size_t)pk->panels * (size_t)pk->k * (size_t)pk->nr * sizeof(float);
+  *out = pk;
+  return MX_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+typedef struct cctx {
+  mx_cpu_plan_t *p;
+  const mx_cpu_compile_opts_t *o;
+  int32_t *n_uses;  // per value: uses by top-level ops and the return
+} cctx_t;
+
+static const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }
+
+static bool is_f32(const mx_type_t *t) {
+  return t->kind == MX_TYPE_TENSOR && t->elem == MX_ELEM_F32 && !t->quant;
+}
+static bool is_i32(const mx_type_t *t) {
+  return t->kind == MX_TYPE_TENSOR && t->elem == MX_ELEM_I32 && !t->quant;
+}
+
+// Root slot of a value (follows views).
+static int32_t root(const mx_cpu_plan_t *p, int32_t s) {
+  return p->slots[s].kind == SLOT_VIEW ? p->slots[s].base : s;
+}
+
+static mx_status_t add_step(mx_cpu_plan_t *p, mx_step_t **out) {
+  if (p->n_steps == p->cap_steps) {
+    int32_t cap = p->cap_steps ? 2 * p->cap_steps : 64;
+    mx_step_t *s = realloc(p->steps, (size_t)cap * sizeof *s);
+    if (!s) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    p->steps = s;
+    p->cap_steps = cap;
+  }
+  *out = &p->steps[p->n_steps++];
+  memset(*out, 0, sizeof **out);
+  return MX_OK;
+}
+
+__attribute__((unused)) static mx_status_t add_temp(mx_cpu_plan_t *p, size_t nbytes,
+                                                    int32_t *slot) {
+  mx_slot_t *s = realloc(p->slots, (size_t)(p->n_slots + 1) * sizeof *s);
+  if (!s) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  p->slots = s;
+  memset(&s[p->n_slots], 0, sizeof s[0]);
+  s[p->n_slots].kind = SLOT_ARENA;
+  s[p->n_slots].nbytes = nbytes;
+  s[p->n_slots].def = -1;
+  s[p->n_slots].last = -1;
+  *slot = p->n_slots++;
+  return MX_OK;
+}
+
+static void make_view(mx_cpu_plan_t *p, int32_t v, int32_t src, size_t off) {
+  int32_t r = root(p, src);
+  size_t base_off = p->slots[src].kind == SLOT_VIEW ? p->slots[src].off : 0;
+  p->slots[v].kind = SLOT_VIEW;
+  p->slots[v].base = r;
+  p->slots[v].off = base_off + off;
+}
+
+static bool arg_is_weight(const cctx_t *c, int32_t i) {
+  const mx_cpu_plan_t *p = c->p;
+  return p->weight_data[i] != NULL;
+}
+
+// Slot -> argument index when the value is a (root) weight argument, else -1.
+static int32_t weight_arg(const cctx_t *c, int32_t v) {
+  const mx_slot_t *s = &c->p->slots[v];
+  if (s->kind != SLOT_ARG || !arg_is_weight(c, s->arg)) return -1;
+  return s->arg;
+}
+
+__attribute__((unused)) static const mx_attr_t *comp_attr(const mx_op_t *op, const char *name) {
+  const mx_attr_t *d = mx_op_attr(op, "composite_attributes");
+  return d ? mx_attr_field(d, name) : NULL;
+}
+__attribute__((unused)) static bool attr_f(const mx_op_t *op, const char *name, float *v) {
+  const mx_attr_t *a = comp_attr(op, name);
+  if (!a) return false;
+  if (a->kind == MX_ATTR_FLOAT)
+    *v = (float)a->f;
+  else if (a->kind == MX_ATTR_INT)
+    *v = (float)a->i;
+  else
+    return false;
+  return true;
+}
+__attribute__((unused)) static bool attr_i(const mx_op_t *op, const char *name, int64_t *v) {
+  const mx_attr_t *a = comp_attr(op, name);
+  if (!a || a->kind != MX_ATTR_INT) return false;
+  *v = a->i;
+  return true;
+}
+__attribute__((unused)) static const char *attr_s(const mx_op_t *op, const char *name) {
+  const mx_attr_t *a = comp_attr(op, name);
+  return a && a->kind == MX_ATTR_STRING ? a->s : NULL;
+}
+
+static bool ints_eq(const mx_attr_t *a, const int64_t *want, int32_t n) {
+  const int64_t *v = NULL;
+  int32_t k = a ? mx_attr_get_i64s(a, &v) : (n == 0 ? 0 : -1);
+  if (k != n) return false;
+  for (int32_t i = 0; i < n; i++)
+    if (v[i] != want[i]) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pattern matchers: each returns true when it emitted steps (st set on error).
+// ---------------------------------------------------------------------------------------------
+
+static mx_status_t emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, int32_t warg, int64_t m,
+                             int64_t n, int64_t k, int32_t out, const char *what) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_cpu_packed_t *pk = NULL;
+  mx_status_t st =
+      mx_cpu_packed_get(p->weights, c->o->pool, (const float *)p->weight_data[warg], n, k, &pk);
+  if (st) return st;
+  mx_step_t *s = NULL;
+  if ((st = add_step(p, &s)) != MX_OK) return st;
+  s->kind = ST_GEMM;
+  s->parallel = true;
+  s->op = op;
+  s->what = what;
+  s->n_in = 1;
+  s->in[0] = x;
+  s->n_out = 1;
+  s->out[0] = out;
+  s->w = pk;
+  s->p[0] = m;
+  s->p[1] = n;
+  s->p[2] = k;
+  return MX_OK;
+}
+
+static bool match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 2 || op->n_results != 1) return false;
+  const mx_type_t *lt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
+                  *ot = vtype(f, op->results[0]);
+  if (!is_f32(lt) || !is_f32(rt) || !is_f32(ot) || rt->rank != 2 || lt->rank < 1) return false;
+  int32_t warg = weight_arg(c, op->operands[1]);
+  if (warg < 0) return false;
+  const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
+  if (!dn) return false;
+  int64_t lc = lt->rank - 1, rc = 1;
+  if (!ints_eq(mx_attr_field(dn, "lhs_batching_dimensions"), NULL, 0) ||
+      !ints_eq(mx_attr_field(dn, "rhs_batching_dimensions"), NULL, 0) ||
+      !ints_eq(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc, 1) ||
+      !ints_eq(mx_attr_field(dn, "rhs_contracting_dimensions"), &rc, 1))
+    return false;
+  int64_t k = rt->dims[1], n = rt->dims[0];
+  if (lt->dims[lt->rank - 1] != k || ot->rank != lt->rank || ot->dims[ot->rank - 1] != n)
+    return false;
+  int64_t m = mx_type_numel(lt) / (k ? k : 1);
+  if (k == 0 || n == 0 || m == 0) return false;
+  *st = emit_gemm(c, op, op->operands[0], warg, m, n, k, op->results[0],
+                  m == 1 ? "dot_general->gemv" : "dot_general->gemm");
+  return true;
+}
+
+__attribute__((unused)) static bool match_embed(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 2 || op->n_results != 1) return false;
+  const mx_type_t *tt = vtype(f, op->operands[0]), *it = vtype(f, op->operands[1]),
+                  *ot = vtype(f, op->results[0]);
+  if (!is_f32(tt) || tt->rank != 2 || !is_i32(it) || !is_f32(ot)) return false;
+  const mx_attr_t *dn = mx_op_attr(op, "dimension_numbers");
+  if (!dn) return false;
+  int64_t ir = it->rank, zero = 0, one_h[2] = {1, tt->dims[1]};
+  if (!ints_eq(mx_attr_field(dn, "offset_dims"), &ir, 1) ||
+      !ints_eq(mx_attr_field(dn, "collapsed_slice_dims"), &zero, 1) ||
+      !ints_eq(mx_attr_field(dn, "start_index_map"), &zero, 1) ||
+      !ints_eq(mx_op_attr(op, "slice_sizes"), one_h, 2))
+    return false;
+  if (mx_attr_field(dn, "operand_batching_dims") &&
+      !ints_eq(mx_attr_field(dn, "operand_batching_dims"), NULL, 0))
+    return false;
+  const mx_attr_t *ivd = mx_attr_field(dn, "index_vector_dim");
+  if (!ivd || ivd->kind != MX_ATTR_INT || ivd->i != it->rank) return false;
+  if (ot->rank != it->rank + 1 || ot->dims[ot->rank - 1] != tt->dims[1]) return false;
+  mx_step_t *s = NULL;
+  if ((*st = add_step(c->p, &s)) != MX_OK) return true;
+  s->kind = ST_EMBED;
+  s->parallel = true;
+  s->op = op;
+  s->what = "gather->embed";
+  s->n_in = 2;
+  s->in[0] = op->operands[0];
+  s->in[1] = op->operands[1];
+  s->n_out = 1;
+  s->out[0] = op->results[0];
+  s->p[0] = tt->dims[0];
+  s->p[1] = tt->dims[1];
+  s->p[2] = mx_type_numel(it);
+  return true;
+}
+
+static mx_status_t simple_step(cctx_t *c, const mx_op_t *op, step_kind_t kind, const char *what,
+                               const int32_t *in, int32_t n_in, int32_t out, mx_step_t **sp) {
+  mx_step_t *s = NULL;
+  mx_status_t st = add_step(c->p, &s);
+  if (st) return st;
+  s->kind = kind;
+  s->parallel = true;
+  s->op = op;
+  s->what = what;
+  s->n_in = n_in;
+  for (int32_t i = 0; i < n_in; i++) s->in[i] = in[i];
+  s->n_out = 1;
+  s->out[0] = out;
+  *sp = s;
+  return MX_OK;
+}
+
+#if MX_CPU_HAVE_FUSED
+static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  const mx_attr_t *na = mx_op_attr(op, "name");
+  if (!na || na->kind != MX_ATTR_STRING || !na->s || op->n_results != 1) return false;
+  const char *name = na->s;
+  const mx_type_t *ot = vtype(f, op->results[0]);
+  int32_t out = op->results[0];
+  mx_step_t *s = NULL;
+  if (!strcmp(name, "mx.rms_norm") && op->n_operands == 2) {
+    const mx_type_t *xt = vtype(f, op->operands[0]), *wt = vtype(f, op->operands[1]);
+    float eps, woff;
+    if (!is_f32(xt) || !is_f32(wt) || !is_f32(ot) || wt->rank != 1 || xt->rank < 1 ||
+        xt->dims[xt->rank - 1] != wt->dims[0] || !mx_type_same_shape(xt, ot) ||
+        !attr_f(op, "eps", &eps) || !attr_f(op, "weight_offset", &woff) || wt->dims[0] == 0)
+      return false;
+    if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s)))
+      return true;
+    s->p[0] = mx_type_numel(xt) / wt->dims[0];
+    s->p[1] = wt->dims[0];
+    s->fp[0] = eps;
+    s->fp[1] = woff;
+    return true;
+  }
+  if (!strcmp(name, "mx.rope") && op->n_operands == 3) {
+    const mx_type_t *xt = vtype(f, op->operands[0]), *pt = vtype(f, op->operands[1]),
+                    *it = vtype(f, op->operands[2]);
+    int64_t rd;
+    const char *style = attr_s(op, "style");
+    if (!is_f32(xt) || xt->rank != 4 || !is_i32(pt) || pt->rank != 2 || !is_f32(it) ||
+        it->rank != 1 || !mx_type_same_shape(xt, ot) || !is_f32(ot) ||
+        !attr_i(op, "rotary_dim", &rd) || !style || pt->dims[0] != xt->dims[0] ||
+        pt->dims[1] != xt->dims[1] || rd > xt->dims[3] || rd < 0 || rd % 2 || it->dims[0] != rd / 2)
+      return false;
+    int sty = !strcmp(style, "half") ? 0 : !strcmp(style, "interleaved") ? 1 : -1;
+    if (sty < 0) return false;
+    int32_t x = op->operands[0];
+    if ((*st = simple_step(c, op, ST_COPY, "mx.rope (copy)", &x, 1, out, &s))) return true;
+    s->p[0] = (int64_t)mx_type_nbytes(xt);
+    int32_t in[3] = {out, op->operands[1], op->operands[2]};
+    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", in, 3, out, &s))) return true;
+    s->n_out = 0;  // in place on `out`, which the copy defined
+    s->p[0] = xt->dims[0] * xt->dims[1];
+    s->p[1] = xt->dims[2];
+    s->p[2] = xt->dims[3];
+    s->p[3] = rd;
+    s->p[4] = sty;
+    return true;
+  }
+  if (!strcmp(name, "mx.attention") && op->n_operands == 4) {
+    const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
+                    *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]);
+    float scale, softcap = 0;
+    int64_t window = 0;
+    if (!is_f32(qt) || qt->rank != 4 || !is_f32(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
+        !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
+        !attr_f(op, "scale", &scale))
+      return false;
+    attr_f(op, "softcap", &softcap);
+    attr_i(op, "window", &window);
+    int64_t B = qt->dims[0], T = qt->dims[1], Hq = qt->dims[2], D = qt->dims[3];
+    int64_t Hkv = kt->dims[1], S = kt->dims[2];
+    if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
+      return false;
+    if ((*st = simple_step(c, op, ST_ATTENTION, "mx.attention", op->operands, 4, out, &s)))
+      return true;
+    int64_t pv[7] = {B, T, Hq, Hkv, S, D, window};
+    memcpy(s->p, pv, sizeof pv);
+    s->fp[0] = scale;
+    s->fp[1] = softcap;
+    size_t need = mx_cpu_attention_scratch_floats(D, S);
+    if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
+    return true;
+  }
+  if (!strcmp(name, "mx.gated_mlp") && op->n_operands == 4) {
+    const mx_type_t *xt = vtype(f, op->operands[0]), *gt = vtype(f, op->operands[1]),
+                    *ut = vtype(f, op->operands[2]), *dt = vtype(f, op->operands[3]);
+    const char *act = attr_s(op, "activation");
+    int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
+    int32_t wg = weight_arg(c, op->operands[1]), wu = weight_arg(c, op->operands[2]),
+            wd = weight_arg(c, op->operands[3]);
+    if (a < 0 || wg < 0 || wu < 0 || wd < 0 || !is_f32(xt) || !is_f32(gt) || !is_f32(ut) ||
+        !is_f32(dt) || !is_f32(ot) || gt->rank != 2 || !mx_type_equal(gt, ut) || dt->rank != 2 ||
+        xt->rank < 1 || !mx_type_same_shape(xt, ot))
+      return false;
+    int64_t H = xt->dims[xt->rank - 1], F = gt->dims[0];
+    if (gt->dims[1] != H || dt->dims[0] != H || dt->dims[1] != F || H == 0 || F == 0) return false;
+    int64_t M = mx_type_numel(xt) / H;
+    if (M == 0) return false;
+    size_t tb = (size_t)(M * F) * sizeof(float);
+    int32_t tg, tu, ta;
+    if ((*st = add_temp(c->p, tb, &tg)) || (*st = add_temp(c->p, tb, &tu)) ||
+        (*st = add_temp(c->p, tb, &ta)))
+      return true;
+    const char *w1 = M == 1 ? "mx.gated_mlp gate gemv" : "mx.gated_mlp gate gemm";
+    if ((*st = emit_gemm(c, op, op->operands[0], wg, M, F, H, tg, w1))) return true;
+    if ((*st = emit_gemm(c, op, op->operands[0], wu, M, F, H, tu, "mx.gated_mlp up"))) return true;
+    int32_t in[2] = {tg, tu};
+    if ((*st = simple_step(c, op, ST_GATED_ACT, "mx.gated_mlp act", in, 2, ta, &s))) return true;
+    s->p[0] = M * F;
+    s->p[1] = a;
+    *st = emit_gemm(c, op, ta, wd, M, H, F, out, "mx.gated_mlp down");
+    return true;
+  }
+  return false;
+}
+#endif
+
+static bool match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->code != MX_OP_ADD && op->code != MX_OP_SUBTRACT && op->code != MX_OP_MULTIPLY)
+    return false;
+  if (op->n_operands != 2 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *b = vtype(f, op->operands[1]),
+                  *o = vtype(f, op->results[0]);
+  if (!is_f32(a) || !is_f32(b) || !is_f32(o) || !mx_type_same_shape(a, o) ||
+      !mx_type_same_shape(b, o))
+    return false;
+  mx_step_t *s = NULL;
+  if ((*st = simple_step(c, op, ST_EW_BINARY, mx_opcode_name(op->code), op->operands, 2,
+                         op->results[0], &s)))
+    return true;
+  s->p[0] = mx_type_numel(o);
+  s->p[1] = op->code;
+  return true;
+}
+
+// Views: reshape, same-type convert, transposes that only move unit dims.
+static bool match_view(cctx_t *c, const mx_op_t *op) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands < 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || o->kind != MX_TYPE_TENSOR || a->quant || o->quant ||
+      a->elem != o->elem)
+    return false;
+  bool ok = false;
+  if (op->code == MX_OP_RESHAPE || op->code == MX_OP_CONVERT) {
+    ok = mx_type_numel(a) == mx_type_numel(o);
+  } else if (op->code == MX_OP_TRANSPOSE) {
+    const int64_t *perm = NULL;
+    int32_t n = mx_attr_get_i64s(mx_op_attr(op, "permutation"), &perm);
+    if (n != a->rank) return false;
+    int64_t last = -1;
+    ok = true;
+    for (int32_t i = 0; i < n && ok; i++) {
+      if (perm[i] < 0 || perm[i] >= a->rank) return false;
+      if (a->dims[perm[i]] == 1) continue;
+      if (perm[i] < last) ok = false;
+      last = perm[i];
+    }
+  }
+  if (!ok) return false;
+  make_view(c->p, op->results[0], op->operands[0], 0);
+  c->p->n_view_ops++;
+  return true;
+}
+
+// Transposes of 4-byte elements: a strided copy split over output rows.
+static bool match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->code != MX_OP_TRANSPOSE || op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || a->quant || o->quant || mx_elem_size(a->elem) != 4 ||
+      a->elem != o->elem || a->rank < 1)
+    return false;
+  const int64_t *perm = NULL;
+  if (mx_attr_get_i64s(mx_op_attr(op, "permutation"), &perm) != a->rank) return false;
+  int64_t istr[MX_MAX_RANK];
+  int64_t acc = 1;
+  for (int32_t d = a->rank - 1; d >= 0; d--) {
+    istr[d] = acc;
+    acc *= a->dims[d];
+  }
+  mx_step_t *s = NULL;
+  if ((*st = simple_step(c, op, ST_TRANSPOSE, "transpose (strided copy)", op->operands, 1,
+                         op->results[0], &s)))
+    return true;
+  s->p[0] = a->rank;
+  for (int32_t d = 0; d < a->rank; d++) {
+    if (perm[d] < 0 || perm[d] >= a->rank) {
+      c->p->n_steps--;
+      return false;
+    }
+    s->tdims[d] = o->dims[d];
+    s->tstr[d] = istr[perm[d]];
+  }
+  return true;
+}
+
+// Result index that argument i aliases, or -1.
+static int32_t aliased_result(const mx_func_t *f, int32_t i) {
+  if (!f->arg_attrs || f->arg_attrs[i].n == 0) return -1;
+  const mx_attr_t *a = mx_attr_field(&f->arg_attrs[i], "tf.aliasing_output");
+  return a && a->kind == MX_ATTR_INT ? (int32_t)a->i : -1;
+}
+
+static int32_t returned_at(const mx_func_t *f, int32_t v, int32_t r) {
+  const mx_op_t *ret = f->body->ops[f->body->n_ops - 1];
+  return r >= 0 && r < ret->n_operands && ret->operands[r] == v;
+}
+
+static bool match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_func_t *f = p->f;
+  if (op->n_operands < 2 || op->n_results != 1 || op->n_operands > STEP_MAX_IN) return false;
+  int32_t opd = op->operands[0];
+  const mx_type_t *t = vtype(f, opd), *u = vtype(f, op->operands[1]);
+  if (t->kind != MX_TYPE_TENSOR || t->quant || u->quant || op->n_operands != 2 + t->rank)
+    return false;
+  // In place only into an argument whose result is this op's value, with no other reader.
+  if (p->slots[opd].kind != SLOT_ARG || c->n_uses[opd] != 1) return false;
+  int32_t arg = p->slots[opd].arg;
+  if (arg_is_weight(c, arg) || !returned_at(f, op->results[0], aliased_result(f, arg)))
+    return false;
+  for (int32_t i = 2; i < op->n_operands; i++) {
+    const mx_type_t *it = vtype(f, op->operands[i]);
+    if (it->kind != MX_TYPE_TENSOR || it->rank != 0 ||
+        (it->elem != MX_ELEM_I32 && it->elem != MX_ELEM_I64))
+      return false;
+  }
+  mx_step_t *s = NULL;
+  if ((*st = add_step(p, &s))) return true;
+  s->kind = ST_DUS_INPLACE;
+  s->parallel = false;
+  s->op = op;
+  s->what = "dynamic_update_slice in place";
+  s->n_in = op->n_operands - 1;
+  for (int32_t i = 1; i < op->n_operands; i++) s->in[i - 1] = op->operands[i];
+  s->n_out = 0;
+  make_view(p, op->results[0], opd, 0);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fallbacks
+// ---------------------------------------------------------------------------------------------
+
+static bool kernel_needs_interp(mx_opcode_t c) {
+  switch (c) {
+    case MX_OP_REDUCE:
+    case MX_OP_REDUCE_WINDOW:
+    case MX_OP_SELECT_AND_SCATTER:
+    case MX_OP_SORT:
+    case MX_OP_MAP:
+    case MX_OP_SCATTER:
+    case MX_OP_WHILE:
+    case MX_OP_IF:
+    case MX_OP_CASE:
+    case MX_OP_CUSTOM_CALL:
+    case MX_OP_OPTIMIZATION_BARRIER:
+    case MX_OP_TUPLE:
+    case MX_OP_GET_TUPLE_ELEMENT:
+    case MX_OP_UNKNOWN:
+      return true;
+    default:
+      return (mx_opcode_flags(c) & MX_OPF_CHECK) != 0;
+  }
+}
+
+static mx_status_t views_alloc(mx_step_t *s, int32_t n_in, int32_t n_out) {
+  s->tin = calloc((size_t)(n_in ? n_in : 1), sizeof *s->tin);
+  s->pin = calloc((size_t)(n_in ? n_in : 1), sizeof *s->pin);
+  s->tout = calloc((size_t)(n_out ? n_out : 1), sizeof *s->tout);
+  if (!s->tin || !s->pin || !s->tout) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < n_in; i++) s->pin[i] = &s->tin[i];
+  return MX_OK;
+}
+
+static mx_status_t emit_fallback(cctx_t *c, const mx_op_t *op) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_func_t *f = p->f;
+  if (op->n_operands > STEP_MAX_IN || op->n_results > STEP_MAX_OUT)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "too many operands");  // caller: whole function
+  mx_step_t *s = NULL;
+  mx_status_t st = add_step(p, &s);
+  if (st) return st;
+  s->op = op;
+  s->parallel = false;
+  s->n_in = op->n_operands;
+  s->n_out = op->n_results;
+  for (int32_t i = 0; i < op->n_operands; i++) s->in[i] = op->operands[i];
+  for (int32_t i = 0; i < op->n_results; i++) s->out[i] = op->results[i];
+  if (op->code == MX_OP_COMPOSITE || op->code == MX_OP_FUNC_CALL) {
+    const mx_attr_t *a = mx_op_attr(op, op->code == MX_OP_COMPOSITE ? "decomposition" : "callee");
+    const mx_func_t *g = a && a->s ? mx_module_find_func(p->m, a->s) : NULL;
+    if (!g || !g->body) return mx_error_set(MX_ERR_UNSUPPORTED, "no callee");
+    s->kind = ST_CALL;
+    s->callee = g;
+    s->what = op->code == MX_OP_COMPOSITE ? "composite decomposition" : "func.call";
+    s->heap_out = calloc((size_t)(op->n_results ? op->n_results : 1), sizeof *s->heap_out);
+    if (!s->heap_out) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  } else {
+    s->kind = ST_FALLBACK;
+    s->what = "interpreter kernel";
+  }
+  if ((st = views_alloc(s, op->n_operands, op->n_results))) return st;
+  for (int32_t i = 0; i < op->n_operands; i++) s->tin[i].type = *vtype(f, op->operands[i]);
+  for (int32_t i = 0; i < op->n_results; i++) s->tout[i].type = *vtype(f, op->results[i]);
+  return MX_OK;
+}
+
+// A function the per-op path cannot express.
+static bool needs_whole(const mx_func_t *f) {
+  const mx_block_t *b = f->body;
+  for (int32_t i = 0; i < b->n_args; i++) {
+    const mx_type_t *t = vtype(f, b->args[i]);
+    if (t->kind != MX_TYPE_TENSOR || t->quant) return true;
+  }
+  for (int32_t i = 0; i < b->n_ops; i++) {
+    const mx_op_t *op = b->ops[i];
+    if (i == b->n_ops - 1) return op->code != MX_OP_FUNC_RETURN && op->code != MX_OP_RETURN;
+    if (op->n_regions > 0 || kernel_needs_interp(op->code) || op->n_operands > STEP_MAX_IN ||
+        op->n_results > STEP_MAX_OUT)
+      return true;
+    for (int32_t j = 0; j < op->n_results; j++) {
+      const mx_type_t *t = vtype(f, op->results[j]);
+      if (t->kind != MX_TYPE_TENSOR || t->quant) return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constants
+// ---------------------------------------------------------------------------------------------
+
+static mx_status_t emit_constant(cctx_t *c, const mx_op_t *op, bool *handled) {
+  mx_cpu_plan_t *p = c->p;
+  *handled = false;
+  const mx_attr_t *v = mx_op_attr(op, "value");
+  if (op->n_results != 1 || !v || v->kind != MX_ATTR_DENSE || !v->dense || !v->dense->data)
+    return MX_OK;
+  const mx_type_t *rt = vtype(p->f, op->results[0]);
+  size_t nb = mx_type_nbytes(rt), es = mx_elem_size(rt->elem);
+  if (v->dense->type.elem != rt->elem || (v->dense->nbytes < nb && v->dense->nbytes != es))
+    return MX_OK;
+  uint8_t *d = malloc(nb ? nb : 1);
+  if (!d) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  if (v->dense->nbytes >= nb)
+    memcpy(d, v->dense->data, nb);
+  else
+    for (size_t off = 0; off < nb; off += es) memcpy(d + off, v->dense->data, es);
+  mx_slot_t *s = &p->slots[op->results[0]];
+  s->kind = SLOT_CONST;
+  s->cdata = d;
+  *handled = true;
+  return MX_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory plan
+// ---------------------------------------------------------------------------------------------
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static mx_status_t plan_memory(mx_cpu_plan_t *p) {
+  // Liveness on roots.
+  for (int32_t i = 0; i < p->n_slots; i++) {
+    p->slots[i].def = INT32_MAX;
+    p->slots[i].last = -1;
+  }
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    const mx_step_t *s = &p->steps[k];
+    for (int32_t j = 0; j < s->n_out; j++) {
+      mx_slot_t *r = &p->slots[root(p, s->out[j])];
+      if (k < r->def) r->def = k;
+      if (k > r->last) r->last = k;
+    }
+    for (int32_t j = 0; j < s->n_in; j++) {
+      mx_slot_t *r = &p->slots[root(p, s->in[j])];
+      if (k > r->last) r->last = k;
+      if (k < r->def) r->def = k;  // read before any write (in-place ops): still live here
+    }
+  }
+  for (int32_t r = 0; r < p->f->n_results; r++)
+    p->slots[root(p, p->result_slot[r])].last = INT32_MAX;
+  // First fit, by definition order.
+  int32_t *order = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *order);
+  if (!order) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  int32_t n = 0;
+  for (int32_t i = 0; i < p->n_slots; i++)
+    if (p->slots[i].kind == SLOT_ARENA && p->slots[i].def != INT32_MAX) order[n++] = i;
+  // Insertion sort by def (n is small: hundreds).
+  for (int32_t i = 1; i < n; i++) {
+    int32_t x = order[i], j = i - 1;
+    while (j >= 0 && p->slots[order[j]].def > p->slots[x].def) {
+      order[j + 1] = order[j];
+      j--;
+    }
+    order[j + 1] = x;
+  }
+  size_t total = 0;
+  for (int32_t i = 0; i < n; i++) {
+    mx_slot_t *s = &p->slots[order[i]];
+    size_t sz = align64(s->nbytes ? s->nbytes : 1), off = 0;
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (int32_t j = 0; j < i; j++) {
+        const mx_slot_t *o = &p->slots[order[j]];
+        bool live = !(o->last < s->def || s->last < o->def);
+        size_t osz = align64(o->nbytes ? o->nbytes : 1);
+        if (live && off < o->off + osz && o->off < off + sz) {
+          off = o->off + osz;
+          moved = true;
+        }
+      }
+    }
+    s->off = off;
+    if (off + sz > total) total = off + sz;
+  }
+  free(order);
+  p->arena_bytes = total;
+  if (total) {
+    p->arena = aligned_alloc(64, total);
+    if (!p->arena) return mx_error_set(MX_ERR_NOMEM, "out of memory (arena of %zu bytes)", total);
+    memset(p->arena, 0, total);
+  }
+  return MX_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Barrier elision: a step needs the barrier before it only when it reads or writes bytes that a
+// step since the last barrier writes, or writes bytes such a step reads. Byte ranges are
+// compared within the arena and within one argument (distinct arguments never overlap).
+// ---------------------------------------------------------------------------------------------
+
+typedef struct range {
+  int32_t space;  // -1: arena, >= 0: argument index, -2: constant (never written)
+  size_t b, e;
+} range_t;
+
+static range_t slot_range(const mx_cpu_plan_t *p, int32_t v) {
+  const mx_slot_t *s = &p->slots[v];
+  int32_t r = root(p, v);
+  const mx_slot_t *rs = &p->slots[r];
+  size_t off = (s->kind == SLOT_VIEW ? s->off : 0);
+  range_t g = {-2, 0, 0};
+  if (rs->kind == SLOT_ARENA) {
+    g.space = -1;
+    off += rs->off;
+  } else if (rs->kind == SLOT_ARG) {
+    g.space = rs->arg;
+  }
+  g.b = off;
+  g.e = off + (s->nbytes ? s->nbytes : 1);
+  return g;
+}
+
+static bool ranges_meet(range_t a, range_t b) {
+  return a.space == b.space && a.space != -2 && a.b < b.e && b.b < a.e;
+}
+
+enum { MAX_PENDING = 64 };
+
+static int32_t step_writes(const mx_cpu_plan_t *p, const mx_step_t *s, range_t *w) {
+  int32_t n = 0;
+  for (int32_t j = 0; j < s->n_out; j++) w[n++] = slot_range(p, s->out[j]);
+  if (s->kind == ST_ROPE) w[n++] = slot_range(p, s->in[0]);
+  if (s->kind == ST_DUS_INPLACE) w[n++] = slot_range(p, s->op->results[0]);
+  return n;
+}
+
+static void plan_barriers(mx_cpu_plan_t *p) {
+  range_t pr[MAX_PENDING], pw[MAX_PENDING];
+  int32_t npr = 0, npw = 0;
+  p->n_barriers = 0;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    mx_step_t *s = &p->steps[k];
+    range_t r[STEP_MAX_IN], w[STEP_MAX_OUT + 2];
+    int32_t nr = s->n_in, nw = step_writes(p, s, w);
+    for (int32_t j = 0; j < nr; j++) r[j] = slot_range(p, s->in[j]);
+    bool need = k > 0 && (npr + nr > MAX_PENDING || npw + nw > MAX_PENDING);
+    for (int32_t j = 0; j < nr && !need; j++)
+      for (int32_t i = 0; i < npw && !need; i++) need = ranges_meet(r[j], pw[i]);
+    for (int32_t j = 0; j < nw && !need; j++) {
+      for (int32_t i = 0; i < npw && !need; i++) need = ranges_meet(w[j], pw[i]);
+      for (int32_t i = 0; i < npr && !need; i++) need = ranges_meet(w[j], pr[i]);
+    }
+    s->barrier_before = need;
+    if (need) {
+      p->n_barriers++;
+      npr = npw = 0;
+    }
+    for (int32_t j = 0; j < nr; j++) pr[npr++] = r[j];
+    for (int32_t j = 0; j < nw; j++) pw[npw++] = w[j];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------------------------
+
+void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
+  if (!p) return;
+  for (int32_t i = 0; i < p->n_steps; i++) {
+    mx_step_t *s = &p->steps[i];
+    free(s->tin);
+    free(s->pin);
+    free(s->tout);
+    free(s->heap_out);
+  }
+  for (int32_t i = 0; i < p->n_slots; i++) free(p->slots[i].cdata);
+  free(p->steps);
+  free(p->slots);
+  free(p->result_slot);
+  free(p->vp);
+  free(p->arena);
+  free(p->scratch);
+  free(p->weight_data);
+  if (p->own_weights) mx_cpu_weights_destroy(p->weights);
+  free(p);
+}
+
+static mx_status_t compile_ops(cctx_t *c) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_func_t *f = p->f;
+  const mx_block_t *b = f->body;
+  for (int32_t i = 0; i + 1 < b->n_ops; i++) {
+    const mx_op_t *op = b->ops[i];
+    mx_status_t st = MX_OK;
+    for (int32_t j = 0; j < op->n_results; j++) {
+      mx_slot_t *s = &p->slots[op->results[j]];
+      s->kind = SLOT_ARENA;
+      s->nbytes = mx_type_nbytes(vtype(f, op->results[j]));
+    }
+    if (op->code == MX_OP_CONSTANT) {
+      bool handled;
+      if ((st = emit_constant(c, op, &handled))) return st;
+      if (handled) continue;
+    }
+    if (!c->o->no_fast) {
+      if (match_view(c, op)) continue;
+      bool hit = false;
+      switch (op->code) {
+        case MX_OP_DOT_GENERAL:
+          hit = match_dot(c, op, &st);
+          break;
+        case MX_OP_GATHER:
+#if MX_CPU_HAVE_FUSED
+          hit = match_embed(c, op, &st);
+#endif
+          break;
+        case MX_OP_DYNAMIC_UPDATE_SLICE:
+          hit = match_dus(c, op, &st);
+          break;
+        case MX_OP_TRANSPOSE:
+          hit = match_transpose(c, op, &st);
+          break;
+        case MX_OP_COMPOSITE:
+#if MX_CPU_HAVE_FUSED
+          hit = match_composite(c, op, &st);
+#endif
+          break;
+        default:
+          hit = match_ew(c, op, &st);
+          break;
+      }
+      if (st) return st;
+      if (hit) continue;
+    }
+    if ((st = emit_fallback(c, op))) return st;
+  }
+  return MX_OK;
+}
+
+mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
+                           const mx_cpu_compile_opts_t *opts, mx_cpu_plan_t **out) {
+  *out = NULL;
+  if (!m || !f || !f->body || f->body->n_ops == 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_compile: no function body");
+  mx_cpu_compile_opts_t dflt = {0};
+  if (!opts) opts = &dflt;
+  mx_cpu_plan_t *p = calloc(1, sizeof *p);
+  if (!p) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  p->m = m;
+  p->f = f;
+  p->n_args = f->body->n_args;
+  mx_status_t st = MX_OK;
+  cctx_t c = {p, opts, NULL};
+  if (opts->weights) {
+    p->weights = opts->weights;
+  } else {
+    st = mx_cpu_weights_create(NULL, &p->weights);
+    p->own_weights = true;
+  }
+  p->n_slots = f->n_values;
+  p->slots = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *p->slots);
+  p->weight_data = calloc((size_t)(p->n_args ? p->n_args : 1), sizeof *p->weight_data);
+  p->result_slot = calloc((size_t)(f->n_results ? f->n_results : 1), sizeof *p->result_slot);
+  c.n_uses = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *c.n_uses);
+  if (!st && (!p->slots || !p->weight_data || !p->result_slot || !c.n_uses))
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  const mx_block_t *b = f->body;
+  const mx_op_t *ret = b->ops[b->n_ops - 1];
+  if (!st && ret->n_operands != f->n_results)
+    st = mx_error_set(MX_ERR_INVALID_ARG, "@%s: return has %d values for %d results", f->name,
+                      ret->n_operands, f->n_results);
+  for (int32_t i = 0; !st && i < p->n_args; i++) {
+    mx_slot_t *s = &p->slots[b->args[i]];
+    s->kind = SLOT_ARG;
+    s->arg = i;
+    s->nbytes =
+        vtype(f, b->args[i])->kind == MX_TYPE_TENSOR ? mx_type_nbytes(vtype(f, b->args[i])) : 0;
+    bool w = false;
+    if (opts->args && opts->args[i].data) {
+      if (opts->is_weight) {
+        w = opts->is_weight[i];
+      } else if (f->arg_attrs && f->arg_attrs[i].n) {
+        const mx_attr_t *a = mx_attr_field(&f->arg_attrs[i], "mx.role");
+        w = a && a->kind == MX_ATTR_STRING && a->s && !strcmp(a->s, "weight");
+      }
+    }
+    if (w) p->weight_data[i] = opts->args[i].data;
+  }
+  if (!st) {
+    for (int32_t i = 0; i < b->n_ops; i++)
+      for (int32_t j = 0; j < b->ops[i]->n_operands; j++) c.n_uses[b->ops[i]->operands[j]]++;
+    p->whole = needs_whole(f);
+  }
+  if (!st && !p->whole) {
+    st = compile_ops(&c);
+    if (st == MX_ERR_UNSUPPORTED) {  // something the per-op path cannot express
+      for (int32_t i = 0; i < p->n_steps; i++) {
+        free(p->steps[i].tin);
+        free(p->steps[i].pin);
+        free(p->steps[i].tout);
+        free(p->steps[i].heap_out);
+      }
+      p->n_steps = 0;
+      p->whole = true;
+      st = MX_OK;
+    }
+  }
+  if (!st && p->whole) {
+    mx_step_t *s = NULL;
+    st = add_step(p, &s);
+    if (!st) {
+      s->kind = ST_WHOLE;
+      s->what = "whole function (interpreter)";
+      s->heap_out = calloc((size_t)(f->n_results ? f->n_results : 1), sizeof *s->heap_out);
+      if (!s->heap_out) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    }
+  }
+  if (!st && !p->whole) {
+    for (int32_t r = 0; r < f->n_results; r++) p->result_slot[r] = ret->operands[r];
+    st = plan_memory(p);
+    if (!st) plan_barriers(p);
+  }
+  if (!st) {
+    p->vp = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *p->vp);
+    if (!p->vp) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  if (!st && p->scratch_per_thread) {
+    p->scratch_threads = mx_cpu_features()->logical_cpus;
+    if (p->scratch_threads < 1) p->scratch_threads = 1;
+    p->scratch = aligned_alloc(
+        64, align64(p->scratch_per_thread * (size_t)p->scratch_threads * sizeof(float)));
+    if (!p->scratch) st = mx_error_set(MX_ERR_NOMEM, "out of memory (attention scratch)");
+  }
+  free(c.n_uses);
+  if (st) {
+    mx_cpu_plan_destroy(p);
+    return mx_error_prefix(st, "mx_cpu_compile @%s", f->name);
+  }
+  *out = p;
+  return MX_OK;
+}
+
+void mx_cpu_plan_stats(const mx_cpu_plan_t *p, mx_cpu_plan_stats_t *s) {
+  memset(s, 0, sizeof *s);
+  s->n_steps = p->n_steps;
+  s->n_view = p->n_view_ops;
+  s->n_barriers = p->n_barriers;
+  s->whole_function = p->whole;
+  s->arena_bytes = p->arena_bytes;
+  s->scratch_bytes = p->scratch_per_thread * (size_t)p->scratch_threads * sizeof(float);
+  for (int32_t i = 0; i < p->n_steps; i++) {
+    step_kind_t k = p->steps[i].kind;
+    if (k == ST_FALLBACK || k == ST_CALL || k == ST_WHOLE)
+      s->n_fallback++;
+    else
+      s->n_fast++;
+  }
+}
+
+void mx_cpu_plan_describe(const mx_cpu_plan_t *p, mx_strbuf_t *sb) {
+  for (int32_t i = 0; i < p->n_steps; i++) {
+    const mx_step_t *s = &p->steps[i];
+    bool fb = s->kind == ST_FALLBACK || s->kind == ST_CALL || s->kind == ST_WHOLE;
+    const char *on = "";
+    if (s->op) {
+      const mx_attr_t *na = s->op->code == MX_OP_COMPOSITE ? mx_op_attr(s->op, "name") : NULL;
+      on = na && na->s ? na->s : mx_opcode_name(s->op->code);
+    }
+    mx_strbuf_printf(sb, "%s %s (%s)\n", fb ? "fallback" : "fast", on, s->what ? s->what : "");
+  }
+}

@@ -1,0 +1,346 @@
+// Plan executor: one pool job per run; every thread walks the step list, kernel steps split by
+// (ith, nth), serial steps on thread 0, a barrier after each step.
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/plan_internal.h"
+#include "hlo/interp_internal.h"
+
+static void split(int64_t n, int ith, int nth, int64_t *b, int64_t *e) {
+  *b = n * ith / nth;
+  *e = n * (ith + 1) / nth;
+}
+
+static void ew_binary(const float *a, const float *b, float *o, int64_t n, int code, int ith,
+                      int nth) {
+  int64_t i0, i1;
+  split(n, ith, nth, &i0, &i1);
+  switch (code) {
+    case MX_OP_ADD:
+      for (int64_t i = i0; i < i1; i++) o[i] = a[i] + b[i];
+      break;
+    case MX_OP_SUBTRACT:
+      for (int64_t i = i0; i < i1; i++) o[i] = a[i] - b[i];
+      break;
+    default:
+      for (int64_t i = i0; i < i1; i++) o[i] = a[i] * b[i];
+      break;
+  }
+}
+
+// out[o0, .., o_{r-1}] = in[sum o_d * str[d]] for 4-byte elements; rows of the last output dim
+// are split across threads.
+static void transpose4(const uint32_t *in, uint32_t *out, int32_t r, const int64_t *dims,
+                       const int64_t *str, int ith, int nth) {
+  int64_t row = dims[r - 1], rows = 1;
+  for (int32_t d = 0; d < r - 1; d++) rows *= dims[d];
+  if (row == 0 || rows == 0) return;
+  int64_t b, e;
+  split(rows, ith, nth, &b, &e);
+  int64_t idx[MX_MAX_RANK] = {0};
+  int64_t rem = b;
+  for (int32_t d = r - 2; d >= 0; d--) {
+    idx[d] = rem % dims[d];
+    rem /= dims[d];
+  }
+  const int64_t ls = str[r - 1];
+  for (int64_t k = b; k < e; k++) {
+    int64_t base = 0;
+    for (int32_t d = 0; d < r - 1; d++) base += idx[d] * str[d];
+    uint32_t *o = out + k * row;
+    const uint32_t *src = in + base;
+    for (int64_t j = 0; j < row; j++) o[j] = src[j * ls];
+    for (int32_t d = r - 2; d >= 0; d--) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+static int64_t scalar_int(const uint8_t *d, const mx_type_t *t) {
+  if (t->elem == MX_ELEM_I64) {
+    int64_t v;
+    memcpy(&v, d, sizeof v);
+    return v;
+  }
+  int32_t v;
+  memcpy(&v, d, sizeof v);
+  return v;
+}
+
+// dynamic_update_slice in place: the operand buffer is the result's.
+static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s) {
+  const mx_func_t *f = p->f;
+  const mx_op_t *op = s->op;
+  const mx_type_t *t = &f->values[op->operands[0]].type, *u = &f->values[op->operands[1]].type;
+  uint8_t *dst = p->vp[op->results[0]];
+  const uint8_t *src = p->vp[s->in[0]];
+  int32_t r = t->rank;
+  int64_t start[MX_MAX_RANK], idx[MX_MAX_RANK];
+  for (int32_t d = 0; d < r; d++) {
+    int64_t v = scalar_int(p->vp[s->in[1 + d]], &f->values[s->in[1 + d]].type);
+    int64_t hi = t->dims[d] - u->dims[d];
+    start[d] = v < 0 ? 0 : v > hi ? hi : v;  // clamped like the spec
+    idx[d] = 0;
+  }
+  size_t es = mx_elem_size(t->elem);
+  if (mx_type_numel(u) == 0) return;
+  if (r == 0) {
+    memcpy(dst, src, es);
+    return;
+  }
+  int64_t row = u->dims[r - 1];
+  int64_t rows = mx_type_numel(u) / row;
+  for (int64_t k = 0; k < rows; k++) {
+    int64_t off = 0;
+    for (int32_t d = 0; d < r; d++) off = off * t->dims[d] + start[d] + idx[d];
+    memcpy(dst + (size_t)off * es, src + (size_t)(k * row) * es, (size_t)row * es);
+    for (int32_t d = r - 2; d >= 0; d--) {
+      if (++idx[d] < u->dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+static mx_interp_kernel_fn fallback_group(mx_opcode_t c) {
+  unsigned fl = mx_opcode_flags(c);
+  if (fl & (MX_OPF_UNARY | MX_OPF_BINARY)) return mx_interp_elementwise;
+  switch (c) {
+    case MX_OP_CLAMP:
+    case MX_OP_COMPARE:
+    case MX_OP_SELECT:
+    case MX_OP_CONVERT:
+    case MX_OP_BITCAST_CONVERT:
+    case MX_OP_REDUCE_PRECISION:
+      return mx_interp_elementwise;
+    case MX_OP_IOTA:
+    case MX_OP_BROADCAST_IN_DIM:
+    case MX_OP_RESHAPE:
+    case MX_OP_TRANSPOSE:
+    case MX_OP_SLICE:
+    case MX_OP_DYNAMIC_SLICE:
+    case MX_OP_DYNAMIC_UPDATE_SLICE:
+    case MX_OP_CONCATENATE:
+    case MX_OP_PAD:
+    case MX_OP_REVERSE:
+    case MX_OP_GET_DIMENSION_SIZE:
+      return mx_interp_shape;
+    case MX_OP_DOT_GENERAL:
+    case MX_OP_DOT:
+    case MX_OP_CONVOLUTION:
+    case MX_OP_FFT:
+    case MX_OP_TRIANGULAR_SOLVE:
+    case MX_OP_GATHER:
+      return mx_interp_compute;
+    default:
+      return NULL;
+  }
+}
+
+static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
+  const mx_op_t *op = s->op;
+  mx_status_t st = MX_OK;
+  if (s->kind == ST_WHOLE) {
+    const mx_func_t *f = p->f;
+    st = mx_interp_run(p->m, f, p->run_args, p->n_args, s->heap_out, NULL);
+    return st;
+  }
+  if (s->kind == ST_DUS_INPLACE) {
+    dus_inplace(p, s);
+    return MX_OK;
+  }
+  for (int32_t i = 0; i < s->n_in; i++) {
+    s->tin[i].data = p->vp[s->in[i]];
+    s->tin[i].nbytes = mx_type_nbytes(&s->tin[i].type);
+  }
+  if (s->kind == ST_CALL) {
+    st = mx_interp_run(p->m, s->callee, s->tin, s->n_in, s->heap_out, NULL);
+    if (st) return st;
+    for (int32_t i = 0; i < s->n_out; i++) {
+      size_t nb = mx_type_nbytes(&s->tout[i].type);
+      if (s->heap_out[i].nbytes >= nb && nb) memcpy(p->vp[s->out[i]], s->heap_out[i].data, nb);
+      mx_tensor_free(&s->heap_out[i]);
+    }
+    return MX_OK;
+  }
+  for (int32_t i = 0; i < s->n_out; i++) {
+    s->tout[i].data = p->vp[s->out[i]];
+    s->tout[i].nbytes = mx_type_nbytes(&s->tout[i].type);
+    memset(s->tout[i].data, 0, s->tout[i].nbytes);
+  }
+  mx_interp_kernel_fn fn = fallback_group(op->code);
+  if (!fn) return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s", mx_opcode_name(op->code));
+  return fn(NULL, p->f, op, s->pin, s->tout);
+}
+
+void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
+  uint8_t **vp = p->vp;
+  switch (s->kind) {
+    case ST_GEMM: {
+      const float *x = (const float *)vp[s->in[0]];
+      float *y = (float *)vp[s->out[0]];
+      if (s->p[0] == 1)
+        mx_cpu_gemv_packed_f32(s->w, x, y, ith, nth);
+      else
+        mx_cpu_gemm_packed_f32(s->w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+      break;
+    }
+#if MX_CPU_HAVE_FUSED
+    case ST_EMBED:
+      mx_cpu_embed_f32((const float *)vp[s->in[0]], s->p[0], s->p[1], (const int32_t *)vp[s->in[1]],
+                       s->p[2], (float *)vp[s->out[0]], ith, nth);
+      break;
+    case ST_RMS_NORM:
+      mx_cpu_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                          (float *)vp[s->out[0]], s->p[0], s->p[1], s->fp[0], s->fp[1], ith, nth);
+      break;
+    case ST_ROPE:
+      mx_cpu_rope_f32((float *)vp[s->in[0]], (const int32_t *)vp[s->in[1]],
+                      (const float *)vp[s->in[2]], s->p[0], s->p[1], s->p[2], s->p[3], (int)s->p[4],
+                      ith, nth);
+      break;
+    case ST_ATTENTION:
+      mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                           (const float *)vp[s->in[2]], (const int32_t *)vp[s->in[3]],
+                           (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
+                           s->p[5], s->fp[0], s->p[6], s->fp[1], p->scratch, ith, nth);
+      break;
+    case ST_GATED_ACT:
+      mx_cpu_gated_act_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                           (float *)vp[s->out[0]], s->p[0], (int)s->p[1], ith, nth);
+      break;
+#else
+    case ST_EMBED:
+    case ST_RMS_NORM:
+    case ST_ROPE:
+    case ST_ATTENTION:
+    case ST_GATED_ACT:
+      break;  // never compiled without fused.h
+#endif
+    case ST_EW_BINARY:
+      ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
+                s->p[0], (int)s->p[1], ith, nth);
+      break;
+    case ST_TRANSPOSE:
+      transpose4((const uint32_t *)vp[s->in[0]], (uint32_t *)vp[s->out[0]], (int32_t)s->p[0],
+                 s->tdims, s->tstr, ith, nth);
+      break;
+    case ST_COPY: {
+      int64_t b, e;
+      split(s->p[0] / 64, ith, nth, &b, &e);
+      if (ith == nth - 1)
+        e = s->p[0];
+      else
+        e *= 64;
+      b *= 64;
+      if (e > b) memcpy(vp[s->out[0]] + b, vp[s->in[0]] + b, (size_t)(e - b));
+      break;
+    }
+    default:
+      if (ith == 0) {
+        mx_status_t st = run_serial(p, s);
+        if (st) {
+          p->run_status = st;
+          p->run_failed = 1;
+        }
+      }
+      break;
+  }
+}
+
+typedef struct job {
+  mx_cpu_plan_t *p;
+  mx_cpu_pool_t *pool;
+} job_t;
+
+static void run_job(void *ctx, int ith, int nth) {
+  job_t *j = ctx;
+  mx_cpu_plan_t *p = j->p;
+  for (int32_t i = 0; i < p->n_steps; i++) {
+    mx_step_t *s = &p->steps[i];
+    if (nth > 1 && s->barrier_before) {
+      mx_cpu_pool_barrier(j->pool);
+      if (p->run_failed) return;  // every thread sees it after the barrier
+    }
+    if (s->parallel)
+      mx_cpu_step_exec(p, s, ith, nth);
+    else if (ith == 0)
+      mx_cpu_step_exec(p, s, 0, 1);
+    if (nth == 1 && p->run_failed) return;
+  }
+}
+
+mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tensor_t *args,
+                            int32_t n_args, mx_tensor_t *results) {
+  const mx_func_t *f = p->f;
+  if (n_args != p->n_args || (n_args && !args) || (f->n_results && !results))
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_run @%s: %d arguments, expected %d",
+                        f->name, n_args, p->n_args);
+  for (int32_t i = 0; i < n_args; i++) {
+    const mx_type_t *t = &f->values[f->body->args[i]].type;
+    if (p->weight_data[i] && args[i].data != p->weight_data[i])
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "mx_cpu_plan_run @%s: weight argument %d is not the compiled one",
+                          f->name, i);
+    if (t->kind == MX_TYPE_TENSOR && (args[i].nbytes < mx_type_nbytes(t) || !args[i].data) &&
+        mx_type_nbytes(t))
+      return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_run @%s: argument %d has no storage",
+                          f->name, i);
+  }
+  int nth = pool ? mx_cpu_pool_threads(pool) : 1;
+  if (p->scratch_per_thread && nth > p->scratch_threads) {
+    // Only when the pool outgrew the compile-time guess (once).
+    float *s2 = aligned_alloc(
+        64, ((p->scratch_per_thread * (size_t)nth * sizeof(float)) + 63) & ~(size_t)63);
+    if (!s2) return mx_error_set(MX_ERR_NOMEM, "out of memory (attention scratch)");
+    free(p->scratch);
+    p->scratch = s2;
+    p->scratch_threads = nth;
+  }
+  p->run_args = args;
+  p->run_failed = 0;
+  p->run_status = MX_OK;
+  if (p->whole) {
+    mx_step_t *s = &p->steps[0];
+    mx_status_t st = run_serial(p, s);
+    if (st) return mx_error_prefix(st, "@%s", f->name);
+    for (int32_t r = 0; r < f->n_results; r++) {
+      size_t nb = mx_type_nbytes(&f->result_types[r]);
+      if (nb) memcpy(results[r].data, s->heap_out[r].data, nb);
+      mx_tensor_free(&s->heap_out[r]);
+    }
+    return MX_OK;
+  }
+  // Resolve slot pointers: roots first, then views.
+  for (int32_t i = 0; i < p->n_slots; i++) {
+    const mx_slot_t *s = &p->slots[i];
+    switch (s->kind) {
+      case SLOT_ARG:
+        p->vp[i] = args[s->arg].data;
+        break;
+      case SLOT_ARENA:
+        p->vp[i] = p->arena + s->off;
+        break;
+      case SLOT_CONST:
+        p->vp[i] = s->cdata;
+        break;
+      default:
+        p->vp[i] = NULL;
+        break;
+    }
+  }
+  for (int32_t i = 0; i < p->n_slots; i++)
+    if (p->slots[i].kind == SLOT_VIEW) p->vp[i] = p->vp[p->slots[i].base] + p->slots[i].off;
+  job_t j = {p, pool};
+  if (pool && nth > 1)
+    mx_cpu_pool_run(pool, run_job, &j);
+  else
+    run_job(&j, 0, 1);
+  if (p->run_failed) return mx_error_prefix(p->run_status, "@%s", f->name);
+  for (int32_t r = 0; r < f->n_results; r++) {
+    const uint8_t *src = p->vp[p->result_slot[r]];
+    size_t nb = mx_type_nbytes(&f->result_types[r]);
+    if (results[r].data != src && nb) memcpy(results[r].data, src, nb);
+  }
+  return MX_OK;
+}

@@ -1,0 +1,114 @@
+// Internal contract between the plan compiler (compile.c) and the executor (exec.c).
+#ifndef MX_CPU_PLAN_INTERNAL_H
+#define MX_CPU_PLAN_INTERNAL_H
+
+#include "cpu/fused.h"
+#include "mlxcel/cpu_plan.h"
+#define MX_CPU_HAVE_FUSED 1
+
+// Where a slot's bytes live.
+typedef enum slot_kind {
+  SLOT_NONE = 0,  // unused (nested region values)
+  SLOT_ARG,       // function argument `arg`, bound per run
+  SLOT_ARENA,     // arena + off
+  SLOT_CONST,     // plan-owned constant data
+  SLOT_VIEW,      // bytes of slot `base` (a root: ARG, ARENA or CONST) + off
+} slot_kind_t;
+
+typedef struct mx_slot {
+  slot_kind_t kind;
+  int32_t arg;     // SLOT_ARG
+  int32_t base;    // SLOT_VIEW: root slot
+  size_t off;      // SLOT_ARENA / SLOT_VIEW: byte offset
+  size_t nbytes;   // size of the value
+  uint8_t *cdata;  // SLOT_CONST (owned by the plan)
+  int32_t def;     // step defining it (-1: before the first step)
+  int32_t last;    // last step reading it (INT32_MAX: a function result)
+} mx_slot_t;
+
+typedef enum step_kind {
+  ST_GEMM = 0,  // y[m, n] = x[m, k] W^T (packed)
+  ST_EMBED,     // rows of an embedding table
+  ST_RMS_NORM,
+  ST_ROPE,  // in place on out (preceded by a copy)
+  ST_ATTENTION,
+  ST_GATED_ACT,
+  ST_EW_BINARY,    // f32 add / subtract / multiply
+  ST_COPY,         // out = in (nbytes)
+  ST_DUS_INPLACE,  // dynamic_update_slice into a buffer the result aliases
+  ST_TRANSPOSE,    // 4-byte elements, any rank (p[0] = rank, tdims/tstr below)
+  ST_FALLBACK,     // interpreter kernel on views (serial)
+  ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
+  ST_WHOLE,        // the whole function through mx_interp_run (serial)
+} step_kind_t;
+
+enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
+
+typedef struct mx_step {
+  step_kind_t kind;
+  bool parallel;
+  bool barrier_before;  // false: independent of every step since the last barrier
+  const mx_op_t *op;    // the op it came from (NULL for synthesised steps)
+  const char *what;     // description ("mx.attention", "dot_general->gemv", ...)
+  int32_t n_in, n_out;
+  int32_t in[STEP_MAX_IN];
+  int32_t out[STEP_MAX_OUT];
+  const mx_cpu_packed_t *w;    // ST_GEMM
+  int64_t p[8];                // integer parameters (meaning per kind)
+  float fp[4];                 // float parameters
+  int64_t tdims[MX_MAX_RANK];  // ST_TRANSPOSE: output dims
+  int64_t tstr[MX_MAX_RANK];   // ST_TRANSPOSE: input stride (elements) of each output dim
+  // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
+  mx_tensor_t *tin, *tout;
+  const mx_tensor_t **pin;
+  mx_tensor_t *heap_out;    // ST_CALL: interpreter results (freed each run)
+  const mx_func_t *callee;  // ST_CALL
+} mx_step_t;
+
+typedef struct mx_packed_entry {
+  const void *data;
+  int64_t n, k;
+  mx_cpu_packed_t *packed;
+} mx_packed_entry_t;
+
+struct mx_cpu_weights {
+  const mx_cpu_kernels_t *kt;
+  int32_t n, cap;
+  mx_packed_entry_t *e;
+  size_t bytes;
+};
+
+struct mx_cpu_plan {
+  const mx_module_t *m;
+  const mx_func_t *f;
+  mx_cpu_weights_t *weights;
+  bool own_weights;
+  int32_t n_args;
+  const void **weight_data;  // [n_args]: compile-time pointer of weight args, else NULL
+  int32_t n_slots;
+  mx_slot_t *slots;
+  int32_t n_steps, cap_steps;
+  mx_step_t *steps;
+  int32_t *result_slot;  // [f->n_results]
+  uint8_t **vp;          // [n_slots]: resolved data pointers of the current run
+  uint8_t *arena;
+  size_t arena_bytes;
+  float *scratch;  // attention scratch: scratch_per_thread * scratch_threads floats
+  size_t scratch_per_thread;
+  int scratch_threads;
+  int32_t n_view_ops;
+  int32_t n_barriers;
+  bool whole;
+  // Run state.
+  const mx_tensor_t *run_args;
+  mx_cpu_pool_t *run_pool;
+  volatile int run_failed;
+  mx_status_t run_status;
+};
+
+// Executor entry points (exec.c).
+void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
+mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
+                              int64_t n, int64_t k, const mx_cpu_packed_t **out);
+
+#endif  // MX_CPU_PLAN_INTERNAL_H

@@ -1,0 +1,300 @@
+// The "cpu" session backend: parity with the stories260K greedy reference and the llama fixture,
+// --threads 1 vs 2 bit-identical, zero allocations per decode step, decode time independent of
+// the context capacity. Model checks skip with a message when $MX_SHARED is absent.
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mlxcel/session.h"
+#include "mx_test.h"
+#include "session/session_internal.h"
+
+extern const mx_backend_t mx_backend_cpu;
+
+// ---- Allocation counter: the test binary interposes malloc & co (glibc) ----
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define COUNT_ALLOCS 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static atomic_long g_allocs;
+void *malloc(size_t n);
+void *calloc(size_t a, size_t b);
+void *realloc(void *p, size_t n);
+void *aligned_alloc(size_t al, size_t n);
+int posix_memalign(void **p, size_t al, size_t n);
+void *malloc(size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_realloc(p, n);
+}
+void *aligned_alloc(size_t al, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_memalign(al, n);
+}
+int posix_memalign(void **p, size_t al, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  *p = __libc_memalign(al, n);
+  return *p ? 0 : 12;
+}
+#else
+#define COUNT_ALLOCS 0
+static long g_allocs;
+#endif
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int32_t argmax(const float *x, int32_t n) {
+  int32_t a = 0;
+  for (int32_t i = 1; i < n; i++)
+    if (x[i] > x[a]) a = i;
+  return a;
+}
+
+static int32_t *json_ids(const cJSON *a, int32_t *n) {
+  *n = cJSON_GetArraySize(a);
+  int32_t *v = calloc((size_t)(*n > 0 ? *n : 1), sizeof *v);
+  for (int32_t i = 0; i < *n; i++) v[i] = (int32_t)cJSON_GetArrayItem(a, i)->valuedouble;
+  return v;
+}
+
+static double row_diff(const float *x, const cJSON *row, int32_t V) {
+  double md = 0;
+  if (cJSON_GetArraySize(row) != V) return INFINITY;
+  for (int32_t j = 0; j < V; j++) {
+    double d = fabs((double)x[j] - cJSON_GetArrayItem(row, j)->valuedouble);
+    if (d > md || d != d) md = d;
+  }
+  return md;
+}
+
+static mx_session_t *open_session(const mx_model_t *m, const char *backend, int64_t ctx,
+                                  const char *threads) {
+  if (threads)
+    setenv("MLXCEL_THREADS", threads, 1);
+  else
+    unsetenv("MLXCEL_THREADS");
+  mx_session_opts_t o = {.backend = backend, .ctx = ctx};
+  mx_session_t *s = NULL;
+  CHECK_OK(mx_session_create(m, &o, &s));
+  unsetenv("MLXCEL_THREADS");
+  return s;
+}
+
+// Greedy run of stories260K through `backend`; returns the generated sequence.
+static void stories_run(const mx_model_t *m, const cJSON *run, const char *backend,
+                        const char *threads, int32_t *out_ids, int32_t n_total, double *max_dl,
+                        double *dec_tok_s) {
+  int32_t np = 0;
+  int32_t *prompt = json_ids(cJSON_GetObjectItem(run, "prompt_tokens"), &np);
+  const cJSON *logits = cJSON_GetObjectItem(run, "logits");
+  int32_t nl = cJSON_GetArraySize(logits);
+  mx_session_t *s = open_session(m, backend, 512, threads);
+  if (!s) {
+    free(prompt);
+    return;
+  }
+  int32_t V = mx_session_vocab(s);
+  float *all = malloc((size_t)np * (size_t)V * sizeof *all);
+  CHECK_OK(mx_session_prefill(s, prompt, np, all));
+  double md = 0;
+  for (int32_t p = 0; p < np && p < nl; p++) {
+    const cJSON *e = cJSON_GetArrayItem(logits, p);
+    double d = row_diff(all + (size_t)p * (size_t)V, cJSON_GetObjectItem(e, "logits"), V);
+    if (d > md) md = d;
+  }
+  for (int32_t i = 0; i < np; i++) out_ids[i] = prompt[i];
+  int32_t n = np;
+  double t0 = now_s();
+  int32_t n_dec = 0;
+  while (n < n_total) {
+    int32_t next = argmax(mx_session_logits(s), V);
+    out_ids[n++] = next;
+    if (n >= n_total || next == 1) break;
+    if (mx_session_decode(s, next) != MX_OK) {
+      CHECK_MSG(0, "decode: %s", mx_error_message());
+      break;
+    }
+    n_dec++;
+    int64_t pos = mx_session_n_past(s) - 1;
+    if (pos < nl) {
+      const cJSON *e = cJSON_GetArrayItem(logits, (int)pos);
+      double d = row_diff(mx_session_logits(s), cJSON_GetObjectItem(e, "logits"), V);
+      if (d > md) md = d;
+    }
+  }
+  double dt = now_s() - t0;
+  *dec_tok_s = n_dec / (dt > 0 ? dt : 1e-9);
+  *max_dl = md;
+  free(all);
+  free(prompt);
+  mx_session_destroy(s);
+}
+
+static void test_stories260k(void) {
+  const char *shared = getenv("MX_SHARED");
+  if (!shared) {
+    printf("SKIP: stories260K checks: MX_SHARED is not set\n");
+    return;
+  }
+  char dir[4096], refp[4096];
+  snprintf(dir, sizeof dir, "%s/models/stories260K/hf", shared);
+  snprintf(refp, sizeof refp, "%s/models/stories260K/reference-greedy.json", shared);
+  char *text = NULL;
+  size_t len = 0;
+  if (mx_read_file(refp, &text, &len) != MX_OK) {
+    printf("SKIP: stories260K checks: %s\n", mx_error_message());
+    return;
+  }
+  mx_model_t *m = NULL;
+  CHECK_OK(mx_model_load(dir, &m));
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  const cJSON *runs = cJSON_GetObjectItem(root, "runs");
+  for (int32_t r = 0; m && r < cJSON_GetArraySize(runs); r++) {
+    const cJSON *run = cJSON_GetArrayItem(runs, r);
+    int32_t nt = 0;
+    int32_t *ref = json_ids(cJSON_GetObjectItem(run, "tokens"), &nt);
+    int32_t *got1 = calloc((size_t)nt, sizeof *got1), *got2 = calloc((size_t)nt, sizeof *got2);
+    double md1 = 0, md2 = 0, ts1 = 0, ts2 = 0;
+    stories_run(m, run, "cpu", "1", got1, nt, &md1, &ts1);
+    stories_run(m, run, "cpu", "2", got2, nt, &md2, &ts2);
+    int32_t first_bad = -1;
+    for (int32_t i = 0; i < nt && first_bad < 0; i++)
+      if (got1[i] != ref[i]) first_bad = i;
+    CHECK_MSG(first_bad < 0, "run %d: token %d differs (%d vs reference %d)", r, first_bad,
+              first_bad >= 0 ? got1[first_bad] : 0, first_bad >= 0 ? ref[first_bad] : 0);
+    CHECK_MSG(memcmp(got1, got2, (size_t)nt * sizeof *got1) == 0, "run %d: threads 1 and 2 differ",
+              r);
+    CHECK_MSG(md1 <= 1e-4 && md2 <= 1e-4, "run %d: max |dlogit| %g / %g", r, md1, md2);
+    printf(
+        "stories260K run %d (cpu): %d tokens exact=%s, max |dlogit| %.3g (1 thread) %.3g (2), "
+        "decode %.0f tok/s (1 thread) %.0f tok/s (2)\n",
+        r, nt, first_bad < 0 ? "yes" : "no", md1, md2, ts1, ts2);
+    if (r == 0) {
+      int32_t *gi = calloc((size_t)nt, sizeof *gi);
+      double mdi = 0, tsi = 0;
+      stories_run(m, run, "interp", NULL, gi, nt < 64 ? nt : 64, &mdi, &tsi);
+      printf("stories260K run 0 (interp, 64 tokens): decode %.0f tok/s\n", tsi);
+      free(gi);
+    }
+    free(ref);
+    free(got1);
+    free(got2);
+  }
+  // Zero allocations per decode step; decode time vs context capacity at position ~100.
+  if (m) {
+    int64_t ctxs[2] = {128, 4096};
+    double per_tok[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+      void *st = NULL;
+      unsetenv("MLXCEL_THREADS");
+      CHECK_OK(mx_backend_cpu.create(m, ctxs[k], 64, &st));
+      if (!st) continue;
+      int32_t V = m->config.vocab_size;
+      float *lg = malloc((size_t)V * sizeof *lg);
+      int32_t ids[64];
+      for (int i = 0; i < 64; i++) ids[i] = 1 + (i * 7) % 400;
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 64, 0, lg, NULL));
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 36, 64, lg, NULL));
+      long a0 = g_allocs;
+      int n_iter = 200;
+      double best = 1e9;
+      for (int rep = 0; rep < 5; rep++) {
+        double t0 = now_s();
+        for (int i = 0; i < n_iter; i++) CHECK_OK(mx_backend_cpu.decode(st, 5 + i % 100, 100, lg));
+        double dt = (now_s() - t0) / n_iter;
+        if (dt < best) best = dt;
+      }
+      long a1 = g_allocs;
+      if (COUNT_ALLOCS)
+        CHECK_MSG(a1 == a0, "ctx %lld: %ld allocations in %d decode steps", (long long)ctxs[k],
+                  a1 - a0, 5 * n_iter);
+      per_tok[k] = best;
+      printf("decode at position 100, ctx %lld: %.1f us/token (best of 5 x %d)%s\n",
+             (long long)ctxs[k], best * 1e6, n_iter, COUNT_ALLOCS ? ", 0 allocations checked" : "");
+      free(lg);
+      mx_backend_cpu.destroy(st);
+    }
+    if (per_tok[0] > 0)
+      printf("decode time ratio ctx 4096 / ctx 128 = %.2f\n", per_tok[1] / per_tok[0]);
+  }
+  cJSON_Delete(root);
+  free(text);
+  mx_model_free(m);
+}
+
+static void test_llama_fixture(void) {
+  const char *shared = getenv("MX_SHARED");
+  if (!shared) {
+    printf("SKIP: llama fixture: MX_SHARED is not set\n");
+    return;
+  }
+  char dir[4096], refp[4096];
+  snprintf(dir, sizeof dir, "%s/fixtures/llama", shared);
+  snprintf(refp, sizeof refp, "%s/fixtures/llama/reference.json", shared);
+  char *text = NULL;
+  size_t len = 0;
+  if (mx_read_file(refp, &text, &len) != MX_OK) {
+    printf("SKIP: llama fixture: %s\n", mx_error_message());
+    return;
+  }
+  cJSON *ref = cJSON_ParseWithLength(text, len);
+  mx_model_load_opts_t lo = {.tokenizer_optional = true};
+  mx_model_t *m = NULL;
+  CHECK_OK(mx_model_load_ex(dir, &lo, &m));
+  int32_t np = 0, ng = 0;
+  int32_t *prompt = json_ids(cJSON_GetObjectItem(ref, "prompt_ids"), &np);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(ref, "greedy_ids"), &ng);
+  const cJSON *logits = cJSON_GetObjectItem(ref, "logits");
+  const cJSON *dlogits = cJSON_GetObjectItem(ref, "decode_logits");
+  mx_session_t *s = m ? open_session(m, "cpu", 64, "2") : NULL;
+  if (s) {
+    int32_t V = mx_session_vocab(s);
+    float *all = malloc((size_t)np * (size_t)V * sizeof *all);
+    CHECK_OK(mx_session_prefill(s, prompt, np, all));
+    double md = 0, mdd = 0;
+    for (int32_t p = 0; p < np; p++) {
+      double d = row_diff(all + (size_t)p * (size_t)V, cJSON_GetArrayItem(logits, p), V);
+      if (d > md) md = d;
+    }
+    CHECK(argmax(all + (size_t)(np - 1) * (size_t)V, V) == greedy[0]);
+    for (int32_t i = 0; i < cJSON_GetArraySize(dlogits) && i < ng; i++) {
+      CHECK_OK(mx_session_decode(s, greedy[i]));
+      const float *l = mx_session_logits(s);
+      double d = row_diff(l, cJSON_GetArrayItem(dlogits, i), V);
+      if (d > mdd) mdd = d;
+      if (i + 1 < ng) CHECK_MSG(argmax(l, V) == greedy[i + 1], "llama decode step %d", i);
+    }
+    printf("llama fixture (cpu): prefill max |dlogit| %.3g, decode max |dlogit| %.3g\n", md, mdd);
+    CHECK_MSG(md <= 1e-4 && mdd <= 1e-4, "llama fixture: %g / %g", md, mdd);
+    free(all);
+    mx_session_destroy(s);
+  }
+  free(prompt);
+  free(greedy);
+  mx_model_free(m);
+  cJSON_Delete(ref);
+  free(text);
+}
+
+int main(void) {
+  CHECK(mx_backend_find("cpu") == &mx_backend_cpu);
+  test_llama_fixture();
+  test_stories260k();
+  return mx_test_finish();
+}

@@ -1,0 +1,240 @@
+// CPU plans vs the reference interpreter: small hand-written graphs exercising the fast paths,
+// views and the fallback (per-op kernels, composite decompositions, whole-function), and the
+// llama fixture's @prefill/@decode graphs (when $MX_SHARED is set).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlxcel/cpu_plan.h"
+#include "mlxcel/model.h"
+#include "mx_test.h"
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (uint32_t)(g_rng >> 16);
+}
+
+static void fill_random(mx_tensor_t *t, int64_t int_range) {
+  int64_t n = mx_type_numel(&t->type);
+  for (int64_t i = 0; i < n; i++) {
+    if (mx_elem_is_float(t->type.elem))
+      mx_tensor_set_f64(t, i, ((double)(rnd() % 20001) - 10000.0) / 10000.0);
+    else
+      mx_tensor_set_i64(t, i, (int64_t)(rnd() % (uint64_t)int_range));
+  }
+}
+
+static double max_diff(const mx_tensor_t *a, const mx_tensor_t *b) {
+  int64_t n = mx_type_numel(&a->type);
+  double md = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double rb = mx_tensor_get_f64(b, i);
+    double d = fabs(mx_tensor_get_f64(a, i) - rb) / (fabs(rb) > 1 ? fabs(rb) : 1);
+    if (d > md || d != d) md = d;
+  }
+  return md;
+}
+
+// Runs f with the interpreter and with plans (fast and no_fast, 1 and 3 threads) on args;
+// results must agree within tol (relative to max(1, |ref|)). Returns the fast plan's stats.
+static void compare(const mx_module_t *m, const mx_func_t *f, mx_tensor_t *args, const bool *w,
+                    double tol, const char *label, mx_cpu_plan_stats_t *stats_out) {
+  int32_t na = f->body->n_args, nr = f->n_results;
+  mx_tensor_t *ref = calloc((size_t)nr, sizeof *ref);
+  CHECK_OK(mx_interp_run(m, f, args, na, ref, NULL));
+  mx_cpu_pool_t *pool = NULL;
+  CHECK_OK(mx_cpu_pool_create(3, &pool));
+  for (int mode = 0; mode < 4; mode++) {
+    mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .no_fast = mode >= 2};
+    mx_cpu_plan_t *p = NULL;
+    CHECK_OK(mx_cpu_compile(m, f, &o, &p));
+    if (!p) continue;
+    if (mode == 0 && stats_out) mx_cpu_plan_stats(p, stats_out);
+    if (mode == 0 && getenv("MX_PLAN_DESCRIBE")) {
+      mx_strbuf_t sb;
+      mx_strbuf_init(&sb);
+      mx_cpu_plan_describe(p, &sb);
+      printf("%s plan:\n%s", label, sb.data ? sb.data : "");
+      mx_strbuf_free(&sb);
+    }
+    mx_tensor_t *res = calloc((size_t)nr, sizeof *res);
+    for (int32_t r = 0; r < nr; r++) CHECK_OK(mx_tensor_alloc(&res[r], &f->result_types[r]));
+    CHECK_OK(mx_cpu_plan_run(p, (mode & 1) ? pool : NULL, args, na, res));
+    for (int32_t r = 0; r < nr; r++) {
+      double d = max_diff(&res[r], &ref[r]);
+      CHECK_MSG(d <= tol, "%s: mode %d result %d differs by %g", label, mode, r, d);
+      mx_tensor_free(&res[r]);
+    }
+    free(res);
+    mx_cpu_plan_destroy(p);
+  }
+  mx_cpu_pool_destroy(pool);
+  for (int32_t r = 0; r < nr; r++) mx_tensor_free(&ref[r]);
+  free(ref);
+}
+
+static void run_text(const char *label, const char *text, double tol, int32_t n_weights,
+                     bool expect_whole) {
+  mx_module_t *m = NULL;
+  CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &m));
+  if (!m) {
+    printf("%s: %s\n", label, mx_error_message());
+    return;
+  }
+  mx_func_t *f = mx_module_find_func(m, "main");
+  int32_t na = f->body->n_args;
+  mx_tensor_t *args = calloc((size_t)na, sizeof *args);
+  bool *w = calloc((size_t)na, sizeof *w);
+  for (int32_t i = 0; i < na; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], 4);
+    w[i] = i < n_weights;
+  }
+  mx_cpu_plan_stats_t st;
+  memset(&st, 0, sizeof st);
+  compare(m, f, args, w, 1e-5, label, &st);
+  CHECK_MSG(st.whole_function == expect_whole, "%s: whole_function %d", label, st.whole_function);
+  printf("%s: %d steps, %d fast, %d views, %d fallback%s\n", label, st.n_steps, st.n_fast,
+         st.n_view, st.n_fallback, st.whole_function ? " (whole function)" : "");
+  for (int32_t i = 0; i < na; i++) mx_tensor_free(&args[i]);
+  free(args);
+  free(w);
+  mx_module_destroy(m);
+}
+
+static void test_small_graphs(void) {
+  // Weight matmul (gemv and gemm), elementwise, reshape/transpose views, fallback ops.
+  run_text("matmul+ew",
+           "func.func @main(%w: tensor<24x16xf32>, %x: tensor<1x3x16xf32>, %b: tensor<1x3x24xf32>)"
+           " -> (tensor<3x24xf32>, tensor<1x24x3xf32>) {\n"
+           "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [1] :"
+           " (tensor<1x3x16xf32>, tensor<24x16xf32>) -> tensor<1x3x24xf32>\n"
+           "  %1 = stablehlo.add %0, %b : tensor<1x3x24xf32>\n"
+           "  %2 = stablehlo.multiply %1, %0 : tensor<1x3x24xf32>\n"
+           "  %3 = stablehlo.reshape %2 : (tensor<1x3x24xf32>) -> tensor<3x24xf32>\n"
+           "  %4 = stablehlo.transpose %2, dims = [0, 2, 1] : (tensor<1x3x24xf32>) ->"
+           " tensor<1x24x3xf32>\n"
+           "  %5 = stablehlo.exponential %4 : tensor<1x24x3xf32>\n"
+           "  return %3, %5 : tensor<3x24xf32>, tensor<1x24x3xf32>\n}\n",
+           1e-5, 1, false);
+  run_text("gemv+fallback",
+           "func.func @main(%w: tensor<40x8xf32>, %x: tensor<1x8xf32>, %i: tensor<1xi32>)"
+           " -> (tensor<1x40xf32>, tensor<1x4xf32>) {\n"
+           "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] :"
+           " (tensor<1x8xf32>, tensor<40x8xf32>) -> tensor<1x40xf32>\n"
+           "  %1 = stablehlo.slice %0 [0:1, 2:10:2] : (tensor<1x40xf32>) -> tensor<1x4xf32>\n"
+           "  %2 = stablehlo.tanh %1 : tensor<1x4xf32>\n"
+           "  %3 = stablehlo.iota dim = 1 : tensor<1x4xf32>\n"
+           "  %4 = stablehlo.subtract %2, %3 : tensor<1x4xf32>\n"
+           "  %5 = stablehlo.sine %0 : tensor<1x40xf32>\n"
+           "  return %5, %4 : tensor<1x40xf32>, tensor<1x4xf32>\n}\n",
+           1e-5, 1, false);
+  // Non-weight matmul (interpreter kernel), broadcast, compare/select, concatenate.
+  run_text("fallback mix",
+           "func.func @main(%a: tensor<4x6xf32>, %b: tensor<6x5xf32>, %c: tensor<5xf32>)"
+           " -> tensor<4x10xf32> {\n"
+           "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] :"
+           " (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>\n"
+           "  %1 = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<5xf32>) -> tensor<4x5xf32>\n"
+           "  %2 = stablehlo.compare GT, %0, %1 : (tensor<4x5xf32>, tensor<4x5xf32>) ->"
+           " tensor<4x5xi1>\n"
+           "  %3 = stablehlo.select %2, %0, %1 : tensor<4x5xi1>, tensor<4x5xf32>\n"
+           "  %4 = stablehlo.concatenate %3, %1, dim = 1 : (tensor<4x5xf32>, tensor<4x5xf32>) ->"
+           " tensor<4x10xf32>\n"
+           "  return %4 : tensor<4x10xf32>\n}\n",
+           1e-5, 0, false);
+  run_text("transposes",
+           "func.func @main(%a: tensor<3x5x7xf32>, %b: tensor<2x3x4x5xi32>)"
+           " -> (tensor<7x3x5xf32>, tensor<5x2x4x3xi32>) {\n"
+           "  %0 = stablehlo.transpose %a, dims = [2, 0, 1] : (tensor<3x5x7xf32>) ->"
+           " tensor<7x3x5xf32>\n"
+           "  %1 = stablehlo.transpose %b, dims = [3, 0, 2, 1] : (tensor<2x3x4x5xi32>) ->"
+           " tensor<5x2x4x3xi32>\n"
+           "  return %0, %1 : tensor<7x3x5xf32>, tensor<5x2x4x3xi32>\n}\n",
+           0, 0, false);
+  // A reduce at top level: the whole function runs in the interpreter.
+  run_text("whole function",
+           "func.func @main(%a: tensor<4x6xf32>) -> tensor<4xf32> {\n"
+           "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] :"
+           " (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>\n"
+           "  return %0 : tensor<4xf32>\n}\n",
+           1e-5, 0, true);
+  // A composite without a fused kernel: its decomposition runs in the interpreter.
+  run_text("composite fallback",
+           "func.func @main(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {\n"
+           "  %0 = stablehlo.composite \"my.thing\" %a {decomposition = @dec} :"
+           " (tensor<4x6xf32>) -> tensor<4x6xf32>\n"
+           "  %1 = stablehlo.add %0, %a : tensor<4x6xf32>\n"
+           "  return %1 : tensor<4x6xf32>\n}\n"
+           "func.func private @dec(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {\n"
+           "  %0 = stablehlo.multiply %x, %x : tensor<4x6xf32>\n"
+           "  return %0 : tensor<4x6xf32>\n}\n",
+           1e-5, 0, false);
+}
+
+// The llama fixture graphs (prefill T = 8 and decode) with random caches and positions.
+static void test_llama_graphs(void) {
+  const char *shared = getenv("MX_SHARED");
+  if (!shared) {
+    printf("SKIP: llama fixture graphs: MX_SHARED is not set\n");
+    return;
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/fixtures/llama", shared);
+  mx_model_load_opts_t lo = {.tokenizer_optional = true};
+  mx_model_t *model = NULL;
+  if (mx_model_load_ex(dir, &lo, &model) != MX_OK) {
+    printf("SKIP: llama fixture graphs: %s\n", mx_error_message());
+    return;
+  }
+  for (int k = 0; k < 2; k++) {
+    int32_t T = k == 0 ? 8 : 1;
+    mx_graph_opts_t go = {
+        .batch = 1, .ctx = 32, .prefill_len = T, .all_logits = true, .kv_dtype = MX_ELEM_F32};
+    mx_module_t *m = NULL;
+    CHECK_OK(mx_model_build_graph(&model->config, model->ckpt, &go, &m));
+    if (!m) continue;
+    mx_func_t *f = mx_module_find_func(m, T == 1 ? "decode" : "prefill");
+    int32_t na = f->body->n_args;
+    mx_tensor_t *args = calloc((size_t)na, sizeof *args);
+    bool *w = calloc((size_t)na, sizeof *w);
+    for (int32_t i = 0; i < na; i++) {
+      mx_graph_arg_t info;
+      CHECK_OK(mx_graph_arg_info(f, i, &info));
+      const mx_type_t *t = mx_value_type(f, f->body->args[i]);
+      if (info.role == MX_ARG_WEIGHT) {
+        const mx_weight_t *wt = mx_checkpoint_find(model->ckpt, info.name);
+        args[i].type = *t;
+        args[i].data = (uint8_t *)(uintptr_t)wt->data;
+        args[i].nbytes = wt->nbytes;
+        w[i] = true;
+      } else {
+        CHECK_OK(mx_tensor_alloc(&args[i], t));
+        if (info.role == MX_ARG_POS0)
+          ((int32_t *)args[i].data)[0] = 11;
+        else
+          fill_random(&args[i], model->config.vocab_size);
+      }
+    }
+    mx_cpu_plan_stats_t st;
+    compare(m, f, args, w, 1e-4, T == 1 ? "llama @decode" : "llama @prefill", &st);
+    printf("llama %s: %d steps, %d fast, %d views, %d fallback, %d barriers, arena %zu bytes\n",
+           f->name, st.n_steps, st.n_fast, st.n_view, st.n_fallback, st.n_barriers, st.arena_bytes);
+    for (int32_t i = 0; i < na; i++)
+      if (!w[i]) mx_tensor_free(&args[i]);
+    free(args);
+    free(w);
+    mx_module_destroy(m);
+  }
+  mx_model_free(model);
+}
+
+int main(void) {
+  test_small_graphs();
+  test_llama_graphs();
+  return mx_test_finish();
+}
