@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mlir fuzz_roundtrip fuzz_safetensors fuzz_config fuzz_tokenizer)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mlir fuzz_roundtrip fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_chat_template)
 shared=${MX_SHARED:-../shared}
 build=build-fuzz
 
@@ -41,6 +41,9 @@ for t in "${targets[@]}"; do
     fuzz_tokenizer)
       seed "$seeds" 'tokenizer.json' tests/data/tokenizer models
       dict=(-dict=fuzz/tokenizer.dict) ;;
+    fuzz_chat_template)
+      seed "$seeds" '*' tests/data/chat
+      dict=(-dict=fuzz/chat.dict) ;;
   esac
   corpus=$build/corpus-$t
   mkdir -p "$corpus"

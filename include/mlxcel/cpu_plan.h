@@ -76,6 +76,7 @@ typedef struct mx_cpu_plan_stats {
   int32_t n_fast;        // steps running a native kernel
   int32_t n_view;        // ops compiled to views (no step)
   int32_t n_fallback;    // steps running an interpreter kernel or decomposition
+  int32_t n_barriers;    // thread barriers per run (independent steps share one)
   bool whole_function;   // the plan is one mx_interp_run of the function
   size_t arena_bytes;    // intermediate arena
   size_t scratch_bytes;  // per-plan scratch (attention)

@@ -22,7 +22,8 @@ enum {
 };
 
 typedef struct mx_session_opts {
-  const char *backend;    // "interp" (reference interpreter); NULL = $MLXCEL_BACKEND or default
+  const char *backend;    // "cpu" (fast runtime, default) or "interp" (reference interpreter);
+                          // NULL = $MLXCEL_BACKEND, else "cpu". Threads: $MLXCEL_THREADS.
   int64_t ctx;            // KV capacity; 0 = $MLXCEL_XLA_CONTEXT_CAPACITY, else
                           // min(max_position_embeddings, 4096)
   int32_t prefill_chunk;  // most tokens per prefill graph call; 0 = default (64)
@@ -44,7 +45,7 @@ typedef struct mx_backend {
   void (*destroy)(void *state);  // accepts NULL
 } mx_backend_t;
 
-// Registered backends by name ("interp", later "cpu", "iree"); NULL if unknown.
+// Registered backends by name ("cpu", "interp"; later "iree"); NULL if unknown.
 const mx_backend_t *mx_backend_find(const char *name);
 
 // ============================================================================================

@@ -686,6 +686,74 @@ static mx_status_t plan_memory(mx_cpu_plan_t *p) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Barrier elision: a step needs the barrier before it only when it reads or writes bytes that a
+// step since the last barrier writes, or writes bytes such a step reads. Byte ranges are
+// compared within the arena and within one argument (distinct arguments never overlap).
+// ---------------------------------------------------------------------------------------------
+
+typedef struct range {
+  int32_t space;  // -1: arena, >= 0: argument index, -2: constant (never written)
+  size_t b, e;
+} range_t;
+
+static range_t slot_range(const mx_cpu_plan_t *p, int32_t v) {
+  const mx_slot_t *s = &p->slots[v];
+  int32_t r = root(p, v);
+  const mx_slot_t *rs = &p->slots[r];
+  size_t off = (s->kind == SLOT_VIEW ? s->off : 0);
+  range_t g = {-2, 0, 0};
+  if (rs->kind == SLOT_ARENA) {
+    g.space = -1;
+    off += rs->off;
+  } else if (rs->kind == SLOT_ARG) {
+    g.space = rs->arg;
+  }
+  g.b = off;
+  g.e = off + (s->nbytes ? s->nbytes : 1);
+  return g;
+}
+
+static bool ranges_meet(range_t a, range_t b) {
+  return a.space == b.space && a.space != -2 && a.b < b.e && b.b < a.e;
+}
+
+enum { MAX_PENDING = 64 };
+
+static int32_t step_writes(const mx_cpu_plan_t *p, const mx_step_t *s, range_t *w) {
+  int32_t n = 0;
+  for (int32_t j = 0; j < s->n_out; j++) w[n++] = slot_range(p, s->out[j]);
+  if (s->kind == ST_ROPE) w[n++] = slot_range(p, s->in[0]);
+  if (s->kind == ST_DUS_INPLACE) w[n++] = slot_range(p, s->op->results[0]);
+  return n;
+}
+
+static void plan_barriers(mx_cpu_plan_t *p) {
+  range_t pr[MAX_PENDING], pw[MAX_PENDING];
+  int32_t npr = 0, npw = 0;
+  p->n_barriers = 0;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    mx_step_t *s = &p->steps[k];
+    range_t r[STEP_MAX_IN], w[STEP_MAX_OUT + 2];
+    int32_t nr = s->n_in, nw = step_writes(p, s, w);
+    for (int32_t j = 0; j < nr; j++) r[j] = slot_range(p, s->in[j]);
+    bool need = k > 0 && (npr + nr > MAX_PENDING || npw + nw > MAX_PENDING);
+    for (int32_t j = 0; j < nr && !need; j++)
+      for (int32_t i = 0; i < npw && !need; i++) need = ranges_meet(r[j], pw[i]);
+    for (int32_t j = 0; j < nw && !need; j++) {
+      for (int32_t i = 0; i < npw && !need; i++) need = ranges_meet(w[j], pw[i]);
+      for (int32_t i = 0; i < npr && !need; i++) need = ranges_meet(w[j], pr[i]);
+    }
+    s->barrier_before = need;
+    if (need) {
+      p->n_barriers++;
+      npr = npw = 0;
+    }
+    for (int32_t j = 0; j < nr; j++) pr[npr++] = r[j];
+    for (int32_t j = 0; j < nw; j++) pw[npw++] = w[j];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Entry points
 // ---------------------------------------------------------------------------------------------
 
@@ -843,6 +911,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   if (!st && !p->whole) {
     for (int32_t r = 0; r < f->n_results; r++) p->result_slot[r] = ret->operands[r];
     st = plan_memory(p);
+    if (!st) plan_barriers(p);
   }
   if (!st) {
     p->vp = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *p->vp);
@@ -868,6 +937,7 @@ void mx_cpu_plan_stats(const mx_cpu_plan_t *p, mx_cpu_plan_stats_t *s) {
   memset(s, 0, sizeof *s);
   s->n_steps = p->n_steps;
   s->n_view = p->n_view_ops;
+  s->n_barriers = p->n_barriers;
   s->whole_function = p->whole;
   s->arena_bytes = p->arena_bytes;
   s->scratch_bytes = p->scratch_per_thread * (size_t)p->scratch_threads * sizeof(float);

@@ -258,10 +258,15 @@ static void run_job(void *ctx, int ith, int nth) {
   mx_cpu_plan_t *p = j->p;
   for (int32_t i = 0; i < p->n_steps; i++) {
     mx_step_t *s = &p->steps[i];
-    if (s->parallel || ith == 0)
-      mx_cpu_step_exec(p, s, s->parallel ? ith : 0, s->parallel ? nth : 1);
-    if (nth > 1) mx_cpu_pool_barrier(j->pool);
-    if (p->run_failed) break;  // every thread sees it after the barrier
+    if (nth > 1 && s->barrier_before) {
+      mx_cpu_pool_barrier(j->pool);
+      if (p->run_failed) return;  // every thread sees it after the barrier
+    }
+    if (s->parallel)
+      mx_cpu_step_exec(p, s, ith, nth);
+    else if (ith == 0)
+      mx_cpu_step_exec(p, s, 0, 1);
+    if (nth == 1 && p->run_failed) return;
   }
 }
 

@@ -47,8 +47,9 @@ enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
 typedef struct mx_step {
   step_kind_t kind;
   bool parallel;
-  const mx_op_t *op;  // the op it came from (NULL for synthesised steps)
-  const char *what;   // description ("mx.attention", "dot_general->gemv", ...)
+  bool barrier_before;  // false: independent of every step since the last barrier
+  const mx_op_t *op;    // the op it came from (NULL for synthesised steps)
+  const char *what;     // description ("mx.attention", "dot_general->gemv", ...)
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
@@ -96,6 +97,7 @@ struct mx_cpu_plan {
   size_t scratch_per_thread;
   int scratch_threads;
   int32_t n_view_ops;
+  int32_t n_barriers;
   bool whole;
   // Run state.
   const mx_tensor_t *run_args;

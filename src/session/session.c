@@ -45,7 +45,7 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
       bname = e;
       bsource = "MLXCEL_BACKEND";
     } else {
-      bname = "interp";
+      bname = "cpu";  // the built-in CPU runtime (DESIGN.md: the default backend)
     }
   }
   const mx_backend_t *be = mx_backend_find(bname);

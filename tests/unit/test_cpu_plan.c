@@ -222,8 +222,8 @@ static void test_llama_graphs(void) {
     }
     mx_cpu_plan_stats_t st;
     compare(m, f, args, w, 1e-4, T == 1 ? "llama @decode" : "llama @prefill", &st);
-    printf("llama %s: %d steps, %d fast, %d views, %d fallback, arena %zu bytes\n", f->name,
-           st.n_steps, st.n_fast, st.n_view, st.n_fallback, st.arena_bytes);
+    printf("llama %s: %d steps, %d fast, %d views, %d fallback, %d barriers, arena %zu bytes\n",
+           f->name, st.n_steps, st.n_fast, st.n_view, st.n_fallback, st.n_barriers, st.arena_bytes);
     for (int32_t i = 0; i < na; i++)
       if (!w[i]) mx_tensor_free(&args[i]);
     free(args);

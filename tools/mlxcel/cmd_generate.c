@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mlxcel/chat.h"
 #include "mlxcel/session.h"
 #include "mlxcel/tokenizer.h"
 
@@ -23,6 +24,11 @@ static void generate_usage(FILE *out) {
       "  -p, --prompt TEXT      prompt text; encoded with the tokenizer's special tokens\n"
       "                         (BOS when its post-processor adds one)\n"
       "  --prompt-ids LIST      prompt as token ids (1,403,407), used as given\n"
+      "  --chat                 treat -p TEXT as a user message: render [system?, user]\n"
+      "                         with the model's chat template (tokenizer_config.json\n"
+      "                         chat_template, add_generation_prompt on) and print only\n"
+      "                         the reply\n"
+      "  --system TEXT          system message for --chat\n"
       "  -n, --max-tokens N     generate at most N tokens (default 128)\n"
       "  --temp T               temperature; 0 = greedy (argmax)\n"
       "  --top-k K              keep the K most likely tokens (0 = off)\n"
@@ -36,7 +42,8 @@ static void generate_usage(FILE *out) {
       "  --ctx N                KV-cache capacity in tokens (default:\n"
       "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
       "                         max_position_embeddings capped at 4096)\n"
-      "  --backend NAME         execution backend (default: $MLXCEL_BACKEND, else interp)\n"
+      "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
+      "                         interpreter); default: $MLXCEL_BACKEND, else cpu\n"
       "  --json                 print one JSON object per generated token,\n"
       "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
       "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"
@@ -57,11 +64,11 @@ static void generate_usage(FILE *out) {
 }
 
 typedef struct gen_args {
-  const char *dir, *prompt, *prompt_ids, *backend;
+  const char *dir, *prompt, *prompt_ids, *backend, *system;
   int64_t max_tokens, ctx, top_k, seed;
   float temp, top_p, min_p, repeat_penalty;
   bool has_temp, has_top_k, has_top_p, has_min_p, has_repeat, has_seed, has_ctx;
-  bool ignore_eos, json, no_echo, quiet;
+  bool ignore_eos, json, no_echo, quiet, chat;
   const char **stop;
   int32_t n_stop;
 } gen_args_t;
@@ -108,6 +115,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
     } else if (VALUE_OPT("--ctx", NULL)) {
       if (r > 0 && !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &g->ctx)) r = -1;
       g->has_ctx = true;
+    } else if (VALUE_OPT("--system", NULL)) {
+      if (r > 0) g->system = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) g->backend = v;
     } else if (VALUE_OPT("--stop", NULL)) {
@@ -115,6 +124,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
         if (!*v) return mx_cli_usage_error(cmd, generate_usage, "--stop: empty stop string");
         g->stop[g->n_stop++] = v;
       }
+    } else if (strcmp(a, "--chat") == 0) {
+      g->chat = true;
     } else if (strcmp(a, "--ignore-eos") == 0) {
       g->ignore_eos = true;
     } else if (strcmp(a, "--json") == 0) {
@@ -138,6 +149,12 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
   }
   if (g->prompt && g->prompt_ids) {
     return mx_cli_usage_error(cmd, generate_usage, "give -p TEXT or --prompt-ids, not both");
+  }
+  if (g->chat && !g->prompt) {
+    return mx_cli_usage_error(cmd, generate_usage, "--chat needs -p TEXT (the user message)");
+  }
+  if (g->system && !g->chat) {
+    return mx_cli_usage_error(cmd, generate_usage, "--system only applies with --chat");
   }
   return MX_EXIT_OK;
 }
@@ -211,8 +228,45 @@ static double decode_rate(const mx_generate_stats_t *st) {
   return rate(st->n_generated > 1 ? st->n_generated - 1 : 0, st->decode_seconds);
 }
 
+// --chat: renders [system?, user] through the model's chat template and encodes the result as
+// apply_chat_template(tokenize=True) does (the template writes BOS itself: no post-processor;
+// special tokens spelled in the text are matched).
+static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **ids, int32_t *n) {
+  const char *cmd = "generate";
+  if (!mx_tokenizer_chat_template(model->tokenizer)) {
+    fprintf(stderr,
+            "mlxcel %s: error: model %s has no chat_template in tokenizer_config.json; --chat "
+            "needs one\n",
+            cmd, g->dir);
+    return MX_EXIT_FAILED;
+  }
+  mx_chat_template_t *t = NULL;
+  mx_error_clear();
+  mx_status_t st = mx_chat_template_from_tokenizer(model->tokenizer, &t);
+  if (st != MX_OK) return mx_cli_fail(cmd, st);
+  mx_chat_message_t msgs[2] = {{"system", g->system}, {"user", g->prompt}};
+  int32_t n_msgs = g->system ? 2 : 1;
+  mx_chat_render_opts_t ro = {.add_generation_prompt = true};
+  mx_chat_opts_from_tokenizer(model->tokenizer, &ro);
+  char *text = NULL;
+  size_t len = 0;
+  st = mx_chat_render(t, g->system ? msgs : msgs + 1, n_msgs, &ro, &text, &len);
+  mx_chat_template_destroy(t);
+  if (st != MX_OK) return mx_cli_fail(cmd, st);
+  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
+  st = mx_tokenizer_encode(model->tokenizer, text, len, &eo, ids, n);
+  free(text);
+  if (st != MX_OK) return mx_cli_fail(cmd, st);
+  if (*n == 0) {
+    fprintf(stderr, "mlxcel %s: error: the chat template rendered an empty prompt\n", cmd);
+    return MX_EXIT_FAILED;
+  }
+  return MX_EXIT_OK;
+}
+
 // Encodes the prompt (text or ids) into *ids / *n; returns an exit status.
 static int prompt_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **ids, int32_t *n) {
+  if (g->chat) return chat_tokens(g, model, ids, n);
   if (g->prompt_ids) {
     return mx_cli_parse_ids("generate", "--prompt-ids", g->prompt_ids, ids, n) ? MX_EXIT_OK
                                                                                : MX_EXIT_USAGE;
@@ -233,7 +287,7 @@ static int prompt_tokens(const gen_args_t *g, const mx_model_t *model, int32_t *
 // Prints the prompt text before the generation (text mode).
 static void echo_prompt(const gen_args_t *g, const mx_model_t *model, const int32_t *ids, int32_t n,
                         stream_state_t *ss) {
-  if (g->no_echo || g->json) return;
+  if (g->no_echo || g->json || g->chat) return;
   const char *text = g->prompt;
   char *decoded = NULL;
   size_t len = text ? strlen(text) : 0;

@@ -1,0 +1,103 @@
+// mlxcel-xla chat templates: the Jinja `chat_template` of tokenizer_config.json, rendered by a
+// small Jinja-subset engine written for the constructs real chat templates use.
+//
+// Supported: `{{ expr }}`, `{% if/elif/else %}`, `{% for x in xs [if cond] %}...{% else %}`
+// (loop.index/index0/revindex/revindex0/first/last/length/previtem/nextitem, `break`,
+// `continue`, tuple targets `for k, v in d.items()`), `{% set %}` (names, tuples, `ns.attr`,
+// block form `{% set x %}..{% endset %}`), `namespace(...)`, `{% macro %}`, `{% generation %}`,
+// comments, whitespace control (`{%-`, `-%}`, `+%}`, `{%+`) with Hugging Face's trim_blocks and
+// lstrip_blocks, literals (strings with escapes, ints, floats, booleans, none, lists, dicts,
+// tuples), attribute/item access, Python slicing on strings (by code point) and lists,
+// operators + - * / // % ** ~ == != < > <= >= and or not in `not in` is `is not` and `x if c
+// else y`, tests, filters, string/dict methods and `raise_exception`, `range`, `dict`,
+// `strftime_now`. Values follow Python/Jinja semantics (`{{ none }}` prints "None", True/False,
+// float repr); the `tojson` filter is transformers' (ensure_ascii=False, ", " and ": "
+// separators, or "," and ": " with indent=N; sort_keys honoured).
+//
+// Limits (hostile templates): parser nesting 128, macro recursion 32, value nesting 256,
+// 1,000,000 loop iterations and macro calls per render, a work budget of 2e9 scanned bytes/items
+// (a loop repeating big string scans stops), 64 MiB of render memory, 16 MiB per output or
+// string. Exceeding one is an MX_ERR_RUNTIME error naming the limit. Dict lookups are hashed,
+// string search is linear and `s = s + piece` in a loop appends in place, so legitimate
+// templates stay linear.
+//
+// Variables: messages, add_generation_prompt, bos/eos/pad/unk_token (when given), tools and
+// documents (none unless extra_json sets them, as transformers passes them), then extra_json's
+// keys. The source is read as Jinja does: CR LF / CR become LF and one trailing newline is
+// dropped.
+//
+// Errors: compile errors are MX_ERR_PARSE with "chat template L:C: ..." (1-based line and
+// column) saying what was expected; render errors (undefined attribute, wrong types,
+// raise_exception("msg"), limits) are MX_ERR_RUNTIME with the position of the failing
+// expression.
+//
+// Ownership: a compiled template owns its AST and is immutable (render may run concurrently
+// on one template). Rendered text is a heap string the caller frees.
+//
+// Example:
+//
+//   mx_chat_template_t *t = NULL;
+//   if (mx_chat_template_from_tokenizer(tok, &t) != MX_OK) { ... mx_error_message() ... }
+//   mx_chat_message_t msgs[] = {{"system", "Be brief."}, {"user", "Hi"}};
+//   mx_chat_render_opts_t o = {.add_generation_prompt = true};
+//   mx_chat_opts_from_tokenizer(tok, &o);  // bos_token / eos_token / pad_token strings
+//   char *text = NULL;
+//   if (mx_chat_render(t, msgs, 2, &o, &text, NULL) == MX_OK) {
+//     // encode `text` with parse_special = true and add_special = false
+//     free(text);
+//   }
+//   mx_chat_template_destroy(t);
+#ifndef MLXCEL_CHAT_H
+#define MLXCEL_CHAT_H
+
+#include "mlxcel/base.h"
+#include "mlxcel/tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mx_chat_template mx_chat_template_t;
+
+// Compiles `len` bytes of template source (need not be NUL-terminated; not retained). On
+// failure *out is NULL and the message has the line:col and what was expected.
+mx_status_t mx_chat_template_compile(const char *src, size_t len, mx_chat_template_t **out);
+void mx_chat_template_destroy(mx_chat_template_t *t);  // accepts NULL
+
+// Compiles the tokenizer's chat_template; MX_ERR_UNSUPPORTED ("tokenizer has no chat_template
+// in tokenizer_config.json") when there is none.
+mx_status_t mx_chat_template_from_tokenizer(const mx_tokenizer_t *tok, mx_chat_template_t **out);
+
+typedef struct mx_chat_message {
+  const char *role;     // "system", "user", "assistant", "tool", ...
+  const char *content;  // UTF-8, NUL-terminated
+} mx_chat_message_t;
+
+typedef struct mx_chat_render_opts {
+  bool add_generation_prompt;
+  // Special-token strings passed as bos_token/eos_token/pad_token/unk_token; NULL leaves the
+  // variable undefined (as transformers does for tokens the tokenizer lacks).
+  const char *bos_token, *eos_token, *pad_token, *unk_token;
+  // Extra template variables as a JSON object text, e.g. {"enable_thinking": false} or
+  // {"tools": [...]}; NULL for none. Not retained.
+  const char *extra_json;
+} mx_chat_render_opts_t;
+
+// Fills bos/eos/pad token strings from the tokenizer (pointers owned by the tokenizer).
+void mx_chat_opts_from_tokenizer(const mx_tokenizer_t *tok, mx_chat_render_opts_t *opts);
+
+// Renders with `messages` = [{role, content}, ...]. opts NULL means all defaults. *out is a
+// NUL-terminated heap string the caller frees; *len (may be NULL) excludes the NUL.
+mx_status_t mx_chat_render(const mx_chat_template_t *t, const mx_chat_message_t *messages,
+                           int32_t n_messages, const mx_chat_render_opts_t *opts, char **out,
+                           size_t *len);
+
+// Same with `messages` given as a JSON array text (messages may carry any fields: tool_calls,
+// reasoning_content, content as a list of parts, ...).
+mx_status_t mx_chat_render_json(const mx_chat_template_t *t, const char *messages_json,
+                                const mx_chat_render_opts_t *opts, char **out, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // MLXCEL_CHAT_H
