@@ -51,8 +51,10 @@ t_mkmodel_tiny() {
   grep -q '"model_type": "llama"' "$TMP/m/config.json" || fail "config.json: model_type"
   grep -q '"tie_word_embeddings": true' "$TMP/m/config.json" || fail "config.json: tied"
   # Loads (config, checkpoint validation, tokenizer) and generates.
-  run "$MLXCEL" generate -m "$TMP/m" -p "Hello world" -n 4 --ignore-eos --json
+  run "$MLXCEL" generate -m "$TMP/m" -p "Hello world" -n 4 --ignore-eos --json --backend interp
   expect_rc 0; expect_out '"generated_tokens": 4'; expect_out '"backend": "interp"'
+  run "$MLXCEL" generate -m "$TMP/m" -p "Hello world" -n 4 --ignore-eos --json
+  expect_rc 0; expect_out '"generated_tokens": 4'
   # Tokenizer round trip, BOS from the template, special tokens matched.
   text='Hello world, the cat sat. ünï ✓ 123'
   run "$MLXCEL" tokenize -m "$TMP/m" "$text <|end_of_text|>"
@@ -130,7 +132,8 @@ t_bench_machine() {
 
 t_bench_json() {
   tiny "$TMP/bj"
-  run "$MLXCEL" bench -m "$TMP/bj" --prompt 8 --gen 2 --reps 1 --bw-mib 16 --threads 1 --json
+  run "$MLXCEL" bench -m "$TMP/bj" --prompt 8 --gen 2 --reps 1 --bw-mib 16 --threads 1 --json \
+    --backend interp
   expect_rc 0
   for k in prefill_tok_s decode_tok_s weight_bytes flops_per_token threads precision quant \
     backend bandwidth_gbs peak_gflops pct_of_limit prefill_pct_of_limit decode_pct_of_limit \
