@@ -735,7 +735,7 @@ static void roundtrip_case(const char *name, const mx_text_case_t *c, rt_stats_t
 static void test_suite_roundtrip(void) {
   const char *shared = getenv("MX_SHARED");
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/stablehlo-interpret", shared ? shared : "/work/shared");
+  snprintf(dir, sizeof dir, "%s/stablehlo-interpret", shared ? shared : "../shared");
   char **files = NULL;
   int n = list_mlir(dir, &files);
   if (n == 0) {
