@@ -1,0 +1,141 @@
+// Shared graph binding of the session backends (see graph_binding.h).
+#include "session/graph_binding.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mx_graph_binding_free(mx_graph_binding_t *b) {
+  mx_module_destroy(b->mod);
+  mx_tensor_free(&b->tokens);
+  free(b->args);
+  free(b->res);
+  free(b->cache_arg);
+  free(b->cache_res);
+  memset(b, 0, sizeof *b);
+}
+
+static bool type_is(const mx_type_t *t, mx_elem_type_t et, int32_t rank, const int64_t *dims) {
+  if (t->kind != MX_TYPE_TENSOR || t->elem != et || t->rank != rank) return false;
+  for (int32_t i = 0; i < rank; i++)
+    if (t->dims[i] != dims[i]) return false;
+  return true;
+}
+
+// Result index an argument aliases (tf.aliasing_output), or -1.
+static int32_t aliased_result(const mx_func_t *f, int32_t i) {
+  if (!f->arg_attrs || f->arg_attrs[i].n == 0) return -1;
+  const mx_attr_t *a = mx_attr_field(&f->arg_attrs[i], "tf.aliasing_output");
+  return a && a->kind == MX_ATTR_INT ? (int32_t)a->i : -1;
+}
+
+// Builds the module with @prefill of T tokens (T = 1: only @decode is used), then binds every
+// argument of the function: weights to the checkpoint, tokens/pos0 to our small tensors, caches
+// (types checked here, data refreshed per call). Records where the results are.
+mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
+                          const mx_tensor_t *caches, int32_t n_caches, int32_t T,
+                          mx_graph_binding_t *b) {
+  const char *fname = T == 1 ? "decode" : "prefill";
+  mx_graph_opts_t go = {
+      .batch = 1, .ctx = ctx, .prefill_len = T, .all_logits = true, .kv_dtype = MX_ELEM_F32};
+  mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
+  if (st0) return st0;
+  b->T = T;
+  const int64_t tok_dims[2] = {1, T}, pos_dims[1] = {1};
+  mx_type_t tt = mx_type_tensor(MX_ELEM_I32, 2, tok_dims);
+  st0 = mx_tensor_alloc(&b->tokens, &tt);
+  if (st0) return st0;
+  b->f = mx_module_find_func(b->mod, fname);
+  if (!b->f || !b->f->body)
+    return mx_error_set(MX_ERR_INVALID_ARG, "model graph has no @%s function", fname);
+  mx_func_t *f = b->f;
+  b->n_args = f->body->n_args;
+  b->args = calloc((size_t)b->n_args, sizeof *b->args);
+  b->res = calloc((size_t)(f->n_results > 0 ? f->n_results : 1), sizeof *b->res);
+  b->cache_arg = malloc((size_t)n_caches * sizeof *b->cache_arg);
+  b->cache_res = malloc((size_t)n_caches * sizeof *b->cache_res);
+  if (!b->args || !b->res || !b->cache_arg || !b->cache_res)
+    return mx_error_set(MX_ERR_NOMEM, "out of memory binding @%s", fname);
+  for (int32_t j = 0; j < n_caches; j++) b->cache_arg[j] = b->cache_res[j] = -1;
+  b->tokens_arg = b->pos0_arg = -1;
+  int32_t n_cache_seen = 0;
+  for (int32_t i = 0; i < b->n_args; i++) {
+    const mx_type_t *at = mx_value_type(f, f->body->args[i]);
+    mx_graph_arg_t info;
+    mx_status_t st = mx_graph_arg_info(f, i, &info);
+    if (st) return mx_error_prefix(st, "@%s argument %d", fname, i);
+    char b1[96], b2[96];
+    switch (info.role) {
+      case MX_ARG_WEIGHT: {
+        const mx_weight_t *w = mx_checkpoint_find(model->ckpt, info.name);
+        if (!w)
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s argument %d: tensor '%s' not in the checkpoint", fname, i,
+                              info.name);
+        mx_type_t wt = mx_type_tensor(w->dtype, w->rank, w->dims);
+        if (!mx_type_equal(&wt, at))
+          return mx_error_set(
+              MX_ERR_INVALID_ARG,
+              "@%s argument %d: checkpoint tensor '%s' (%s) is %s, the graph wants %s", fname, i,
+              info.name, w->file ? w->file : "?", mx_type_str(&wt, b1, sizeof b1),
+              mx_type_str(at, b2, sizeof b2));
+        // Zero-copy: backends never write their weight arguments.
+        b->args[i].type = *at;
+        b->args[i].data = (uint8_t *)(uintptr_t)w->data;
+        b->args[i].nbytes = w->nbytes;
+        break;
+      }
+      case MX_ARG_TOKENS:
+        if (!type_is(at, MX_ELEM_I32, 2, tok_dims))
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s tokens argument is %s, expected [1, %lld] i32", fname,
+                              mx_type_str(at, b1, sizeof b1), (long long)T);
+        b->tokens_arg = i;
+        break;
+      case MX_ARG_POS0:
+        if (!type_is(at, MX_ELEM_I32, 1, pos_dims))
+          return mx_error_set(MX_ERR_INVALID_ARG, "@%s pos0 argument is %s, expected [1] i32",
+                              fname, mx_type_str(at, b1, sizeof b1));
+        b->pos0_arg = i;
+        break;
+      case MX_ARG_K_CACHE:
+      case MX_ARG_V_CACHE: {
+        int32_t j = 2 * info.layer + (info.role == MX_ARG_V_CACHE);
+        if (info.layer < 0 || j >= n_caches || b->cache_arg[j] >= 0)
+          return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: bad or repeated cache layer %d",
+                              fname, i, info.layer);
+        if (!mx_type_equal(at, &caches[j].type))
+          return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d (%s) is %s, the cache is %s",
+                              fname, i, info.name, mx_type_str(at, b1, sizeof b1),
+                              mx_type_str(&caches[j].type, b2, sizeof b2));
+        b->cache_arg[j] = i;
+        int32_t r = aliased_result(f, i);
+        // Without the aliasing attribute: the contract's order (logits, k0, v0, k1, ...).
+        b->cache_res[j] = r >= 0 ? r : 1 + n_cache_seen;
+        n_cache_seen++;
+        r = b->cache_res[j];
+        if (r < 0 || r >= f->n_results || !mx_type_equal(&f->result_types[r], at))
+          return mx_error_set(MX_ERR_INVALID_ARG, "@%s: no result of type %s for cache %s", fname,
+                              mx_type_str(at, b1, sizeof b1), info.name);
+        break;
+      }
+      default:
+        return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unknown role %d", fname, i,
+                            (int)info.role);
+    }
+  }
+  if (b->tokens_arg < 0 || b->pos0_arg < 0 || n_cache_seen != n_caches)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "@%s lacks a tokens or pos0 argument, or some of the %d caches", fname,
+                        n_caches);
+  // Logits: [1, T, V] from @prefill (all positions), [1, V] from @decode.
+  b->logits_res = 0;
+  const int64_t lp[3] = {1, T, V}, ld[2] = {1, V};
+  bool ok = f->n_results >= 1 && (T == 1 ? type_is(&f->result_types[0], MX_ELEM_F32, 2, ld)
+                                         : type_is(&f->result_types[0], MX_ELEM_F32, 3, lp));
+  if (!ok) {
+    char b1[96];
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s result 0 is %s, expected the f32 logits", fname,
+                        f->n_results ? mx_type_str(&f->result_types[0], b1, sizeof b1) : "missing");
+  }
+  return MX_OK;
+}

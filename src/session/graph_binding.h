@@ -1,0 +1,34 @@
+// Binding a model's @prefill / @decode graph function to a session's buffers, shared by the
+// backends: the module is built for T tokens, weight arguments point zero-copy at the mmapped
+// checkpoint tensors (types checked), and the tokens / pos0 / cache arguments and the logits and
+// cache results are located by their `mx.role` attributes (model.h, mx_graph_arg_info).
+#ifndef MX_SESSION_GRAPH_BINDING_H
+#define MX_SESSION_GRAPH_BINDING_H
+
+#include "mlxcel/model.h"
+
+typedef struct mx_graph_binding {
+  mx_module_t *mod;    // owned
+  int32_t T;           // static token count
+  mx_tensor_t tokens;  // i32 [1, T], owned
+  mx_func_t *f;        // @prefill (T > 1) or @decode (T = 1) in mod
+  int32_t n_args;
+  mx_tensor_t *args;  // [n_args]; weights borrowed from the checkpoint, the rest set by the backend
+  mx_tensor_t *res;   // [f->n_results], filled by the backend
+  int32_t tokens_arg, pos0_arg;
+  int32_t *cache_arg;  // [2L]: argument index of cache j (k_l = 2l, v_l = 2l+1)
+  int32_t *cache_res;  // [2L]: result index holding the new cache j
+  int32_t logits_res;
+  void *plan;  // backend-owned compiled form (the cpu backend's mx_cpu_plan_t); NULL otherwise
+} mx_graph_binding_t;
+
+// Builds the graph for T tokens (T = 1 binds @decode, else @prefill with all logits) with KV
+// capacity ctx, and binds it; caches[n_caches] give the expected cache types. On failure the
+// partly filled binding must still be released with mx_graph_binding_free.
+mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
+                          const mx_tensor_t *caches, int32_t n_caches, int32_t T,
+                          mx_graph_binding_t *b);
+// Frees what mx_graph_bind allocated (not `plan`, which its backend owns). Accepts a zeroed one.
+void mx_graph_binding_free(mx_graph_binding_t *b);
+
+#endif  // MX_SESSION_GRAPH_BINDING_H
