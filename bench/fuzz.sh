@@ -23,7 +23,7 @@ seed() {  # seed DIR PATTERN SEARCH_DIRS...
   local d
   for d in "$@"; do
     [ -d "$d" ] || continue
-    find "$d" -name "$pattern" -size -1024k | while read -r f; do
+    find "$d" -type f -name "$pattern" -size -1024k | while read -r f; do
       cp "$f" "$dir/$(echo "$f" | tr '/.' '__')"
     done
   done
