@@ -41,6 +41,14 @@ int32_t mx_checkpoint_count(const mx_checkpoint_t *ck);
 const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i);  // 0 <= i < count
 const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck,
                                       const char *name);  // NULL if absent
+// Replaces the storage of tensor `name` by `data`: the same shape, element type `dtype`,
+// nbytes == numel * mx_elem_size(dtype). Ownership of `data` (from malloc / aligned_alloc) passes
+// to the checkpoint in every case, also on failure; mx_checkpoint_close frees it. Afterwards the
+// tensor's mx_weight_t (found or indexed as before) has the new dtype, data and nbytes. Used by
+// the loader's precision pass (weights converted once at load); earlier mx_weight_t pointers stay
+// valid, earlier `data` pointers of the tensor do not.
+mx_status_t mx_checkpoint_override(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
+                                   void *data, size_t nbytes);
 // Validates one safetensors file image in memory (the same checks as open); for fuzzing/tests.
 mx_status_t mx_safetensors_validate(const void *data, size_t len, const char *filename);
 
@@ -119,10 +127,16 @@ typedef struct mx_model {
   mx_model_config_t config;
   mx_checkpoint_t *ckpt;      // owned
   mx_tokenizer_t *tokenizer;  // owned; NULL only via mx_model_load_ex's tokenizer_optional
+  // Resolved precision (see mx_model_load_opts_t): the element type of every matmul weight as
+  // resident in ckpt (F32, F16 or BF16), hence of the inputs of the graphs' weight
+  // dot_generals; and the KV-cache element type sessions use.
+  mx_elem_type_t precision;
+  mx_elem_type_t kv_dtype;
 } mx_model_t;
 
 // Loads config, checkpoint and tokenizer from DIR and checks that every tensor the architecture
-// needs is present with the right shape and a supported dtype (mx_model_check_weights).
+// needs is present with the right shape and a supported dtype (mx_model_check_weights). The
+// precision is auto (see mx_model_load_opts_t).
 mx_status_t mx_model_load(const char *dir, mx_model_t **out);
 
 typedef struct mx_model_load_opts {
@@ -130,10 +144,34 @@ typedef struct mx_model_load_opts {
   // m->tokenizer is NULL otherwise (graph-only uses: parity tests on the tokenizer-less
   // fixtures, emit, logits from ids); callers that need text must then check m->tokenizer.
   bool tokenizer_optional;
+  // Precision of the matmuls: MX_ELEM_F32, MX_ELEM_F16 or MX_ELEM_BF16. The matmul weights
+  // (attention and MLP projections, the LM head, hence a tied embedding) are made resident in
+  // this type, converted once here (round to nearest even; an f16 overflow is an error naming
+  // the tensor), so the graph's dot_generals take f16/bf16 inputs with f32 accumulation and a
+  // decode step reads half the bytes. Norm weights and biases become f32; an untied embedding
+  // keeps the checkpoint's type. MX_ELEM_INVALID = auto: $MLXCEL_XLA_PRECISION (f32, f16,
+  // bf16) when set, else the checkpoint's dominant matmul-weight type (a bf16 checkpoint runs
+  // bf16, an f32 one f32).
+  mx_elem_type_t precision;
+  // KV-cache element type (F32, F16, BF16); MX_ELEM_INVALID = $MLXCEL_XLA_KV_DTYPE when set,
+  // else the resolved precision.
+  mx_elem_type_t kv_dtype;
 } mx_model_load_opts_t;
 // mx_model_load with options; opts may be NULL (= mx_model_load).
 mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, mx_model_t **out);
 void mx_model_free(mx_model_t *m);  // accepts NULL
+
+// Parses a precision / KV dtype name: "f32", "f16", "bf16" (also "float32", "float16",
+// "bfloat16"). MX_ERR_INVALID_ARG naming `what` (e.g. "--precision") otherwise.
+mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *out);
+// The precision the loader would pick for this config + checkpoint when none is forced: the
+// element type holding most matmul-weight elements (F32 when the checkpoint has none of f16/bf16).
+mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                    mx_elem_type_t *out);
+// Converts the checkpoint's weights in place (mx_checkpoint_override) to the resident types of
+// `precision` described at mx_model_load_opts_t. Tensors already in their type are untouched.
+mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint_t *ck,
+                                     mx_elem_type_t precision);
 
 // ============================================================================================
 // Graph builders
@@ -148,7 +186,11 @@ void mx_model_free(mx_model_t *m);  // accepts NULL
 // Caches are tensor<B x Hkv x S x D x kv_dtype>; each cache result aliases its argument
 // (`tf.aliasing_output`). Prefill logits are [B, T, V] f32 when all_logits, else [B, V] for the
 // last position. Query t of sequence b sits at position pos0[b] + t. Weight arguments keep the
-// checkpoint tensor's dtype (converted inside the graph where needed). Every argument carries
+// checkpoint tensor's dtype (as resident after the loader's precision pass). The precision of
+// each linear layer is its weight's type: an f16 / bf16 weight multiplies the f32 activation
+// converted to that type (`convert`, then `dot_general(bf16, bf16) -> f32`: f32 accumulation);
+// other weights are converted to f32. Norms, RoPE, attention (softmax and its dots, on the
+// caches converted to f32) and residuals are f32 whatever the precision. Every argument carries
 // arg attributes `mx.role` ("weight", "tokens", "pos0", "k_cache", "v_cache"), `mx.name`
 // (checkpoint tensor name, or "k_cache_3"), and for caches `mx.layer`; mx_graph_arg_info reads
 // them back (also on a re-parsed, emitted module).

@@ -26,6 +26,8 @@ struct mx_checkpoint {
   mx_weight_t *w;  // arena, in shard order then header order
   int32_t *table;  // arena; weight index + 1, 0 = empty slot
   uint32_t mask;   // table size - 1 (a power of two)
+  int32_t n_owned, cap_owned;
+  void **owned;  // heap: buffers of overridden tensors (mx_checkpoint_override), freed at close
 };
 
 static uint32_t hash_name(const char *s) {
@@ -200,6 +202,8 @@ mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out) {
 
 void mx_checkpoint_close(mx_checkpoint_t *ck) {
   if (!ck) return;
+  for (int32_t i = 0; i < ck->n_owned; i++) free(ck->owned[i]);
+  free(ck->owned);
   for (int32_t i = 0; i < ck->n_files; i++) munmap(ck->files[i].map, ck->files[i].len);
   mx_arena_destroy(ck->arena);
   free(ck);
@@ -216,4 +220,40 @@ const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *nam
   if (!ck || !name) return NULL;
   int32_t k = lookup(ck, name);
   return k < 0 ? NULL : &ck->w[k];
+}
+
+mx_status_t mx_checkpoint_override(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
+                                   void *data, size_t nbytes) {
+  int32_t k = ck && name ? lookup(ck, name) : -1;
+  mx_weight_t *w = k >= 0 ? &ck->w[k] : NULL;
+  size_t es = mx_elem_size(dtype);
+  int64_t numel = 1;
+  for (int32_t d = 0; w && d < w->rank; d++) numel *= w->dims[d];
+  mx_status_t st = MX_OK;
+  if (!w) {
+    st = mx_error_set(MX_ERR_INVALID_ARG, "checkpoint: no tensor '%s' to override",
+                      name ? name : "(null)");
+  } else if (es == 0 || (size_t)numel * es != nbytes || (!data && nbytes)) {
+    st = mx_error_set(MX_ERR_INVALID_ARG,
+                      "checkpoint: override of '%s' as %s needs %lld x %zu bytes, got %zu", name,
+                      mx_elem_name(dtype), (long long)numel, es, nbytes);
+  } else if (ck->n_owned == ck->cap_owned) {
+    int32_t cap = ck->cap_owned ? 2 * ck->cap_owned : 64;
+    void **o = realloc(ck->owned, (size_t)cap * sizeof *o);
+    if (!o) {
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    } else {
+      ck->owned = o;
+      ck->cap_owned = cap;
+    }
+  }
+  if (st != MX_OK) {
+    free(data);
+    return st;
+  }
+  ck->owned[ck->n_owned++] = data;
+  w->dtype = dtype;
+  w->data = data;
+  w->nbytes = nbytes;
+  return MX_OK;
 }

@@ -6,8 +6,8 @@
 //   caches[:, :, pos0[b] : pos0[b] + T] = k, v          (dynamic_update_slice per sequence)
 //   x += [rms_norm](o_proj(attention(q, k_cache, v_cache, pos0, layer window)) [+ bias])
 //   x += [rms_norm](gated_mlp(rms_norm(x)))              ([...]: sandwich norms, Gemma 2/3)
-// then logits = head(rms_norm(x)) [softcapped]. Weights arrive in their checkpoint dtype and are
-// converted to f32 where they are used.
+// then logits = head(rms_norm(x)) [softcapped]. Weights arrive in their resident dtype; a
+// linear layer's precision is its weight's type (mx_g_linear), everything else computes in f32.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

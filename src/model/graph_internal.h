@@ -151,7 +151,8 @@ mx_status_t mx_g_full_like(mx_builder_t *b, mx_elem_type_t et, double v, int32_t
 // x (lower rank) broadcast to the shape of `like` (element type of x) with dims map bdims.
 mx_status_t mx_g_bcast_like(mx_builder_t *b, int32_t x, int32_t like, const int64_t *bdims,
                             int32_t *out);
-// y[..., N] = x[..., K] . w[N, K]^T (w converted to f32 first when needed).
+// y[..., N] = x[..., K] . w[N, K]^T, f32. An f16 / bf16 w multiplies x converted to its type
+// (f32 accumulation: dot_general(bf16, bf16) -> f32); any other w is converted to f32.
 mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out);
 // x + bias broadcast along the last dimension (bias converted to f32 when needed).
 mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out);

@@ -107,7 +107,8 @@ static mx_status_t cpu_create(const mx_model_t *model, int64_t ctx, int32_t pref
   s->V = cfg->vocab_size;
   s->n_caches = 2 * cfg->num_layers;
   const int64_t cdims[4] = {1, cfg->num_kv_heads, ctx, cfg->head_dim}, pd[1] = {1};
-  mx_type_t ct = mx_type_tensor(MX_ELEM_F32, 4, cdims), pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
+  mx_type_t ct = mx_type_tensor(mx_session_kv_dtype(model), 4, cdims),
+            pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
   s->caches = calloc((size_t)(s->n_caches > 0 ? s->n_caches : 1), sizeof *s->caches);
   s->logits_buf = malloc((size_t)prefill_chunk * (size_t)s->V * sizeof(float));
   if (!s->caches || !s->logits_buf) st = mx_error_set(MX_ERR_NOMEM, "out of memory");

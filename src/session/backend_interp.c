@@ -2,8 +2,8 @@
 // interpreter. Slow, obviously correct: the oracle the fast backends are compared with.
 //
 // Weight arguments are bound zero-copy to the mmapped checkpoint tensors (the interpreter only
-// reads its arguments). The KV caches are f32 tensors owned here; each call returns fresh cache
-// tensors, which replace the old ones (pointer swap, no copy).
+// reads its arguments). The KV caches (model->kv_dtype) are owned here; each call returns fresh
+// cache tensors, which replace the old ones (pointer swap, no copy).
 //
 // Prefill lengths: @prefill has a static T. Padding a short chunk up to T with dummy ids would
 // be harmless for attention (DESIGN.md, mx.attention: every query writes its K/V before
@@ -66,7 +66,8 @@ static mx_status_t interp_create(const mx_model_t *model, int64_t ctx, int32_t p
   s->n_caches = 2 * cfg->num_layers;
   mx_status_t st = MX_OK;
   const int64_t cdims[4] = {1, cfg->num_kv_heads, ctx, cfg->head_dim}, pd[1] = {1};
-  mx_type_t ct = mx_type_tensor(MX_ELEM_F32, 4, cdims), pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
+  mx_type_t ct = mx_type_tensor(mx_session_kv_dtype(model), 4, cdims),
+            pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
   s->caches = calloc((size_t)(s->n_caches > 0 ? s->n_caches : 1), sizeof *s->caches);
   if (!s->caches) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t j = 0; j < s->n_caches && !st; j++) st = mx_tensor_alloc(&s->caches[j], &ct);

@@ -35,8 +35,11 @@ mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t T,
                           mx_graph_binding_t *b) {
   const char *fname = T == 1 ? "decode" : "prefill";
-  mx_graph_opts_t go = {
-      .batch = 1, .ctx = ctx, .prefill_len = T, .all_logits = true, .kv_dtype = MX_ELEM_F32};
+  mx_graph_opts_t go = {.batch = 1,
+                        .ctx = ctx,
+                        .prefill_len = T,
+                        .all_logits = true,
+                        .kv_dtype = n_caches > 0 ? caches[0].type.elem : MX_ELEM_F32};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
   b->T = T;

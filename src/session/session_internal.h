@@ -25,6 +25,12 @@ mx_status_t mx_backend_register(const mx_backend_t *b);
 // Writes "interp, cpu, ..." (the registered names) into buf; for error messages.
 void mx_backend_list_names(char *buf, size_t n);
 
+// Element type of the KV caches of a model's sessions: model->kv_dtype (resolved by the loader),
+// f32 for a model whose kv_dtype is unset.
+static inline mx_elem_type_t mx_session_kv_dtype(const mx_model_t *m) {
+  return m->kv_dtype == MX_ELEM_F16 || m->kv_dtype == MX_ELEM_BF16 ? m->kv_dtype : MX_ELEM_F32;
+}
+
 // Built-in backends.
 extern const mx_backend_t mx_backend_interp;
 

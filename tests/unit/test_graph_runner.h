@@ -47,11 +47,16 @@ static inline void runner_free(runner_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-static inline bool runner_open(runner_t *r, const char *dir, const mx_graph_opts_t *o) {
+// precision: MX_ELEM_INVALID = the weights as stored, else the loader's precision pass
+// (mx_model_apply_precision) first.
+static inline bool runner_open_prec(runner_t *r, const char *dir, const mx_graph_opts_t *o,
+                                    mx_elem_type_t precision) {
   memset(r, 0, sizeof *r);
   mx_status_t st = mx_config_load(dir, &r->cfg);
   if (st == MX_OK) st = mx_checkpoint_open(dir, &r->ck);
   if (st == MX_OK) st = mx_model_check_weights(&r->cfg, r->ck);
+  if (st == MX_OK && precision != MX_ELEM_INVALID)
+    st = mx_model_apply_precision(&r->cfg, r->ck, precision);
   if (st == MX_OK) st = mx_model_build_graph(&r->cfg, r->ck, o, &r->m);
   CHECK_MSG(st == MX_OK, "%s: %s", dir, mx_error_message());
   if (st != MX_OK) return false;
@@ -67,6 +72,10 @@ static inline bool runner_open(runner_t *r, const char *dir, const mx_graph_opts
     CHECK_OK(mx_tensor_alloc(&r->caches[i], t));
   }
   return true;
+}
+
+static inline bool runner_open(runner_t *r, const char *dir, const mx_graph_opts_t *o) {
+  return runner_open_prec(r, dir, o, MX_ELEM_INVALID);
 }
 
 // Runs f on `tokens` [B, T] with start positions pos0 [B]; returns the logits (heap, caller

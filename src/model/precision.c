@@ -1,0 +1,173 @@
+// The loader's precision pass: which element type each weight is resident in, chosen once at
+// load (mx_model_load_opts_t), and the conversions (round to nearest even, src/base/half.h).
+//
+// Roles: a "matmul" weight is the right-hand side of a linear layer (attention and MLP
+// projections, the LM head, hence a tied embedding): resident in the precision, so the graph
+// (graph_ops.c, mx_g_linear) feeds its dot_general f16/bf16 inputs. Norm weights and biases are
+// made f32 (they are small, and norms and residuals stay f32). An untied embedding keeps the
+// checkpoint's type: a gather reads one row per token, its bytes do not matter, and converting
+// would change the values the model was trained with for no gain.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/half.h"
+#include "model/graph_internal.h"
+
+mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *out) {
+  static const struct {
+    const char *name;
+    mx_elem_type_t et;
+  } names[] = {{"f32", MX_ELEM_F32},     {"float32", MX_ELEM_F32}, {"f16", MX_ELEM_F16},
+               {"float16", MX_ELEM_F16}, {"bf16", MX_ELEM_BF16},   {"bfloat16", MX_ELEM_BF16}};
+  for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++) {
+    if (strcasecmp(s, names[i].name) == 0) {
+      *out = names[i].et;
+      return MX_OK;
+    }
+  }
+  return mx_error_set(MX_ERR_INVALID_ARG, "%s: '%s' is not a precision (f32, f16 or bf16)",
+                      what ? what : "precision", s ? s : "(null)");
+}
+
+typedef enum wrole { ROLE_MATMUL, ROLE_SMALL, ROLE_EMBED } wrole_t;
+
+// The weights of the architecture with their roles (roles[i] for wl->w[i]).
+static mx_status_t weight_roles(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                mx_wlist_t *wl, wrole_t **roles) {
+  mx_arch_t a;
+  memset(wl, 0, sizeof *wl);
+  *roles = NULL;
+  MX_TRY_(mx_arch_from_config(cfg, &a));
+  mx_arch_resolve_names(&a, ck);
+  mx_status_t st = mx_arch_weights(&a, wl);
+  mx_arch_free(&a);
+  if (st != MX_OK) return st;
+  wrole_t *r = malloc(sizeof *r * (size_t)(wl->n > 0 ? wl->n : 1));
+  if (!r) {
+    mx_wlist_free(wl);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  for (int32_t i = 0; i < wl->n; i++) r[i] = ROLE_SMALL;
+  r[wl->embed] = ROLE_EMBED;
+  r[wl->head] = ROLE_MATMUL;  // == embed when tied
+  for (int32_t l = 0; l < cfg->num_layers; l++) {
+    const mx_layer_w_t *lw = &wl->layers[l];
+    const int32_t mm[] = {lw->q,    lw->k,  lw->v,    lw->o,      lw->qkv,
+                          lw->gate, lw->up, lw->down, lw->gate_up};
+    for (size_t j = 0; j < sizeof mm / sizeof mm[0]; j++)
+      if (mm[j] >= 0) r[mm[j]] = ROLE_MATMUL;
+  }
+  *roles = r;
+  return MX_OK;
+}
+
+mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                    mx_elem_type_t *out) {
+  mx_wlist_t wl;
+  wrole_t *roles;
+  MX_TRY_(weight_roles(cfg, ck, &wl, &roles));
+  double n32 = 0, n16 = 0, nb16 = 0;
+  for (int32_t i = 0; i < wl.n; i++) {
+    const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
+    if (roles[i] != ROLE_MATMUL || !w) continue;
+    double numel =
+        (double)w->nbytes / (double)(mx_elem_size(w->dtype) ? mx_elem_size(w->dtype) : 1);
+    if (w->dtype == MX_ELEM_F16) {
+      n16 += numel;
+    } else if (w->dtype == MX_ELEM_BF16) {
+      nb16 += numel;
+    } else {
+      n32 += numel;
+    }
+  }
+  free(roles);
+  mx_wlist_free(&wl);
+  *out = nb16 > n32 && nb16 >= n16 ? MX_ELEM_BF16 : n16 > n32 ? MX_ELEM_F16 : MX_ELEM_F32;
+  return MX_OK;
+}
+
+// A new buffer holding w's values as `to` (RNE). Converting to f16, a finite value that would
+// overflow to infinity is an error naming the tensor.
+static mx_status_t convert_weight(const mx_weight_t *w, mx_elem_type_t to, void **out,
+                                  size_t *out_bytes) {
+  size_t n = w->nbytes / mx_elem_size(w->dtype), nb = n * mx_elem_size(to);
+  size_t cap = (nb + 63) / 64 * 64;
+  void *dst = aligned_alloc(64, cap > 0 ? cap : 64);
+  if (!dst) {
+    return mx_error_set(MX_ERR_NOMEM, "out of memory converting '%s' to %s (%zu bytes)", w->name,
+                        mx_elem_name(to), nb);
+  }
+  const void *src = w->data;
+  if (to == MX_ELEM_F32) {
+    if (w->dtype == MX_ELEM_BF16) {
+      mx_half_bf16_to_f32(src, dst, n);
+    } else {
+      mx_half_f16_to_f32(src, dst, n);
+    }
+  } else {
+    // Through f32 (exact from any of the three), in blocks so the staging buffer stays small.
+    enum { BLK = 4096 };
+    float tmp[BLK];
+    for (size_t i = 0; i < n; i += BLK) {
+      size_t m = n - i < BLK ? n - i : BLK;
+      const float *f = tmp;
+      if (w->dtype == MX_ELEM_F32) {
+        f = (const float *)src + i;
+      } else if (w->dtype == MX_ELEM_BF16) {
+        mx_half_bf16_to_f32((const uint16_t *)src + i, tmp, m);
+      } else {
+        mx_half_f16_to_f32((const uint16_t *)src + i, tmp, m);
+      }
+      uint16_t *d = (uint16_t *)dst + i;
+      if (to == MX_ELEM_BF16) {
+        mx_half_f32_to_bf16(f, d, m);
+        continue;
+      }
+      mx_half_f32_to_f16(f, d, m);
+      for (size_t j = 0; j < m; j++) {
+        if ((d[j] & 0x7fffu) == 0x7c00u && isfinite(f[j])) {
+          float v = f[j];
+          free(dst);
+          return mx_error_set(MX_ERR_UNSUPPORTED,
+                              "precision f16: tensor '%s' holds %g at element %zu, beyond the f16 "
+                              "range (|x| <= 65504): use bf16 or f32",
+                              w->name, (double)v, i + j);
+        }
+      }
+    }
+  }
+  *out = dst;
+  *out_bytes = nb;
+  return MX_OK;
+}
+
+mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint_t *ck,
+                                     mx_elem_type_t precision) {
+  if (precision != MX_ELEM_F32 && precision != MX_ELEM_F16 && precision != MX_ELEM_BF16) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "precision %s: f32, f16 or bf16 needed",
+                        mx_elem_name(precision));
+  }
+  mx_wlist_t wl;
+  wrole_t *roles;
+  MX_TRY_(weight_roles(cfg, ck, &wl, &roles));
+  mx_status_t st = MX_OK;
+  for (int32_t i = 0; i < wl.n && st == MX_OK; i++) {
+    const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
+    if (!w) continue;  // mx_model_check_weights reports it
+    mx_elem_type_t want = roles[i] == ROLE_MATMUL  ? precision
+                          : roles[i] == ROLE_SMALL ? MX_ELEM_F32
+                                                   : w->dtype;
+    if (w->dtype == want ||
+        !(w->dtype == MX_ELEM_F32 || w->dtype == MX_ELEM_F16 || w->dtype == MX_ELEM_BF16))
+      continue;
+    void *data = NULL;
+    size_t nb = 0;
+    st = convert_weight(w, want, &data, &nb);
+    if (st == MX_OK) st = mx_checkpoint_override(ck, wl.w[i].name, want, data, nb);
+  }
+  free(roles);
+  mx_wlist_free(&wl);
+  return st;
+}
