@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/fused_kv.h"
 #include "cpu/plan_internal.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -21,11 +22,12 @@ void mx_cpu_weights_destroy(mx_cpu_weights_t *w) {
   if (!w) return;
   for (int32_t i = 0; i < w->n; i++) mx_cpu_packed_destroy(w->e[i].packed);
   free(w->e);
+  mx_cpu_weights_lowp_free(w);
   free(w);
 }
 
 size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w) { return w ? w->bytes : 0; }
-int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w) { return w ? w->n : 0; }
+int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w) { return w ? w->n + w->n_lowp : 0; }
 
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
                               int64_t n, int64_t k, const mx_cpu_packed_t **out) {
@@ -371,6 +373,220 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   return false;
 }
 #endif
+
+// ---------------------------------------------------------------------------------------------
+// Low-precision (bf16 / f16) steps: converts between f32 and bf16 / f16; the linear layers whose
+// weight is resident in bf16 / f16 (dot_general(bf16, bf16) -> f32 on a converted activation,
+// also inside mx.gated_mlp); rows of a bf16 / f16 embedding table; attention over bf16 / f16
+// caches. Kernels: mlxcel/cpu_lowp.h and fused_kv.h; executor: plan_lowp.c. Every step computes
+// what its op computes (the activation is rounded by its own convert step, as the graph says).
+// ---------------------------------------------------------------------------------------------
+
+static bool is_lowp(const mx_type_t *t) {
+  return t->kind == MX_TYPE_TENSOR && !t->quant &&
+         (t->elem == MX_ELEM_BF16 || t->elem == MX_ELEM_F16);
+}
+
+static mx_status_t emit_convert(cctx_t *c, const mx_op_t *op, int32_t in, mx_elem_type_t from,
+                                int32_t out, mx_elem_type_t to, int64_t n) {
+  mx_step_t *s = NULL;
+  mx_status_t st = simple_step(c, op, ST_CONVERT, "convert (f32 <-> bf16/f16)", &in, 1, out, &s);
+  if (st) return st;
+  s->p[0] = n;
+  s->p[1] = from;
+  s->p[2] = to;
+  return MX_OK;
+}
+
+static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, int32_t warg,
+                                  mx_elem_type_t et, int64_t m, int64_t n, int64_t k, int32_t out,
+                                  const char *what) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_cpu_packed_lowp_t *pk = NULL;
+  mx_status_t st = mx_cpu_packed_lowp_get(p->weights, c->o->pool, et,
+                                          (const uint16_t *)p->weight_data[warg], n, k, &pk);
+  if (st) return st;
+  mx_step_t *s = NULL;
+  if ((st = simple_step(c, op, ST_GEMM_LOWP, what, &x, 1, out, &s))) return st;
+  s->wl = pk;
+  s->p[0] = m;
+  s->p[1] = n;
+  s->p[2] = k;
+  return MX_OK;
+}
+
+static bool match_lowp_convert(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (!((is_f32(a) && is_lowp(o)) || (is_lowp(a) && is_f32(o))) || !mx_type_same_shape(a, o))
+    return false;
+  *st = emit_convert(c, op, op->operands[0], a->elem, op->results[0], o->elem, mx_type_numel(o));
+  return true;
+}
+
+// y = dot_general(x, W) contracting x's last dim with W[n, k]'s dim 1, x and W both bf16 or
+// both f16 (x: the converted activation), W a weight argument, y f32.
+static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 2 || op->n_results != 1) return false;
+  const mx_type_t *lt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
+                  *ot = vtype(f, op->results[0]);
+  if (!is_lowp(lt) || !is_lowp(rt) || lt->elem != rt->elem || !is_f32(ot) || rt->rank != 2 ||
+      lt->rank < 1)
+    return false;
+  int32_t warg = weight_arg(c, op->operands[1]);
+  const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
+  if (warg < 0 || !dn) return false;
+  int64_t lc = lt->rank - 1, rc = 1;
+  if (!ints_eq(mx_attr_field(dn, "lhs_batching_dimensions"), NULL, 0) ||
+      !ints_eq(mx_attr_field(dn, "rhs_batching_dimensions"), NULL, 0) ||
+      !ints_eq(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc, 1) ||
+      !ints_eq(mx_attr_field(dn, "rhs_contracting_dimensions"), &rc, 1))
+    return false;
+  int64_t k = rt->dims[1], n = rt->dims[0];
+  if (lt->dims[lt->rank - 1] != k || ot->rank != lt->rank || ot->dims[ot->rank - 1] != n)
+    return false;
+  int64_t m = mx_type_numel(lt) / (k ? k : 1);
+  if (k == 0 || n == 0 || m == 0) return false;
+  *st = emit_gemm_lowp(c, op, op->operands[0], warg, rt->elem, m, n, k, op->results[0],
+                       m == 1 ? "dot_general->gemv (bf16/f16)" : "dot_general->gemm (bf16/f16)");
+  return true;
+}
+
+// Gather of whole rows of a bf16 / f16 table (the embedding of a tied, low-precision head).
+static bool match_lowp_embed(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 2 || op->n_results != 1) return false;
+  const mx_type_t *tt = vtype(f, op->operands[0]), *it = vtype(f, op->operands[1]),
+                  *ot = vtype(f, op->results[0]);
+  if (!is_lowp(tt) || tt->rank != 2 || !is_i32(it) || ot->elem != tt->elem || ot->quant)
+    return false;
+  const mx_attr_t *dn = mx_op_attr(op, "dimension_numbers");
+  if (!dn) return false;
+  int64_t ir = it->rank, zero = 0, one_h[2] = {1, tt->dims[1]};
+  if (!ints_eq(mx_attr_field(dn, "offset_dims"), &ir, 1) ||
+      !ints_eq(mx_attr_field(dn, "collapsed_slice_dims"), &zero, 1) ||
+      !ints_eq(mx_attr_field(dn, "start_index_map"), &zero, 1) ||
+      !ints_eq(mx_op_attr(op, "slice_sizes"), one_h, 2))
+    return false;
+  if (mx_attr_field(dn, "operand_batching_dims") &&
+      !ints_eq(mx_attr_field(dn, "operand_batching_dims"), NULL, 0))
+    return false;
+  const mx_attr_t *ivd = mx_attr_field(dn, "index_vector_dim");
+  if (!ivd || ivd->kind != MX_ATTR_INT || ivd->i != it->rank) return false;
+  if (ot->rank != it->rank + 1 || ot->dims[ot->rank - 1] != tt->dims[1] || tt->dims[0] <= 0)
+    return false;
+  mx_step_t *s = NULL;
+  if ((*st = simple_step(c, op, ST_EMBED_ROWS, "gather->embed (bf16/f16 rows)", op->operands, 2,
+                         op->results[0], &s)))
+    return true;
+  s->p[0] = tt->dims[0];
+  s->p[1] = tt->dims[1];
+  s->p[2] = mx_type_numel(it);
+  s->p[3] = (int64_t)mx_elem_size(tt->elem);
+  return true;
+}
+
+#if MX_CPU_HAVE_FUSED
+// mx.gated_mlp with bf16 / f16 weights: its decomposition converts x (and the activation) to the
+// weights' type before each linear; so do these steps.
+static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  const mx_type_t *xt = vtype(f, op->operands[0]), *gt = vtype(f, op->operands[1]),
+                  *ut = vtype(f, op->operands[2]), *dt = vtype(f, op->operands[3]),
+                  *ot = vtype(f, op->results[0]);
+  const char *act = attr_s(op, "activation");
+  int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
+  int32_t wg = weight_arg(c, op->operands[1]), wu = weight_arg(c, op->operands[2]),
+          wd = weight_arg(c, op->operands[3]);
+  if (a < 0 || wg < 0 || wu < 0 || wd < 0 || !is_f32(xt) || !is_lowp(gt) ||
+      !mx_type_equal(gt, ut) || dt->elem != gt->elem || dt->quant || !is_f32(ot) || gt->rank != 2 ||
+      dt->rank != 2 || xt->rank < 1 || !mx_type_same_shape(xt, ot))
+    return false;
+  mx_elem_type_t et = gt->elem;
+  int64_t H = xt->dims[xt->rank - 1], F = gt->dims[0];
+  if (gt->dims[1] != H || dt->dims[0] != H || dt->dims[1] != F || H == 0 || F == 0) return false;
+  int64_t M = mx_type_numel(xt) / H;
+  if (M == 0) return false;
+  size_t tb = (size_t)(M * F) * sizeof(float);
+  int32_t xc, tg, tu, ta, tac;
+  if ((*st = add_temp(c->p, (size_t)(M * H) * 2, &xc)) || (*st = add_temp(c->p, tb, &tg)) ||
+      (*st = add_temp(c->p, tb, &tu)) || (*st = add_temp(c->p, tb, &ta)) ||
+      (*st = add_temp(c->p, (size_t)(M * F) * 2, &tac)))
+    return true;
+  mx_step_t *s = NULL;
+  if ((*st = emit_convert(c, op, op->operands[0], MX_ELEM_F32, xc, et, M * H))) return true;
+  const char *w1 =
+      M == 1 ? "mx.gated_mlp gate gemv (bf16/f16)" : "mx.gated_mlp gate gemm (bf16/f16)";
+  if ((*st = emit_gemm_lowp(c, op, xc, wg, et, M, F, H, tg, w1))) return true;
+  if ((*st = emit_gemm_lowp(c, op, xc, wu, et, M, F, H, tu, "mx.gated_mlp up (bf16/f16)")))
+    return true;
+  int32_t in[2] = {tg, tu};
+  if ((*st = simple_step(c, op, ST_GATED_ACT, "mx.gated_mlp act", in, 2, ta, &s))) return true;
+  s->p[0] = M * F;
+  s->p[1] = a;
+  if ((*st = emit_convert(c, op, ta, MX_ELEM_F32, tac, et, M * F))) return true;
+  *st = emit_gemm_lowp(c, op, tac, wd, et, M, H, F, op->results[0], "mx.gated_mlp down (bf16/f16)");
+  return true;
+}
+
+// mx.attention over bf16 / f16 caches (the decomposition converts them to f32 exactly; the
+// kernel converts as it reads).
+static bool match_lowp_attention(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
+                  *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]),
+                  *ot = vtype(f, op->results[0]);
+  float scale, softcap = 0;
+  int64_t window = 0;
+  if (!is_f32(qt) || qt->rank != 4 || !is_lowp(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
+      !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
+      !attr_f(op, "scale", &scale))
+    return false;
+  attr_f(op, "softcap", &softcap);
+  attr_i(op, "window", &window);
+  int64_t B = qt->dims[0], T = qt->dims[1], Hq = qt->dims[2], D = qt->dims[3];
+  int64_t Hkv = kt->dims[1], S = kt->dims[2];
+  if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
+    return false;
+  mx_step_t *s = NULL;
+  if ((*st = simple_step(c, op, ST_ATTENTION_KV, "mx.attention (bf16/f16 KV)", op->operands, 4,
+                         op->results[0], &s)))
+    return true;
+  int64_t pv[8] = {B, T, Hq, Hkv, S, D, window, kt->elem};
+  memcpy(s->p, pv, sizeof pv);
+  s->fp[0] = scale;
+  s->fp[1] = softcap;
+  size_t need = mx_cpu_attention_kv_scratch_floats(D, S);
+  if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
+  return true;
+}
+#endif
+
+// The hook: true when op became low-precision steps (*st set on error).
+static bool match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  switch (op->code) {
+    case MX_OP_CONVERT:
+      return match_lowp_convert(c, op, st);
+    case MX_OP_DOT_GENERAL:
+      return match_lowp_dot(c, op, st);
+    case MX_OP_GATHER:
+      return match_lowp_embed(c, op, st);
+#if MX_CPU_HAVE_FUSED
+    case MX_OP_COMPOSITE: {
+      const mx_attr_t *na = mx_op_attr(op, "name");
+      if (!na || na->kind != MX_ATTR_STRING || !na->s || op->n_results != 1) return false;
+      if (!strcmp(na->s, "mx.gated_mlp") && op->n_operands == 4) return match_lowp_mlp(c, op, st);
+      if (!strcmp(na->s, "mx.attention") && op->n_operands == 4)
+        return match_lowp_attention(c, op, st);
+      return false;
+    }
+#endif
+    default:
+      return false;
+  }
+}
 
 static bool match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
@@ -797,6 +1013,10 @@ static mx_status_t compile_ops(cctx_t *c) {
     }
     if (!c->o->no_fast) {
       if (match_view(c, op)) continue;
+      if (match_lowp(c, op, &st)) {
+        if (st) return st;
+        continue;
+      }
       bool hit = false;
       switch (op->code) {
         case MX_OP_DOT_GENERAL:

@@ -225,6 +225,12 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       transpose4((const uint32_t *)vp[s->in[0]], (uint32_t *)vp[s->out[0]], (int32_t)s->p[0],
                  s->tdims, s->tstr, ith, nth);
       break;
+    case ST_CONVERT:
+    case ST_GEMM_LOWP:
+    case ST_EMBED_ROWS:
+    case ST_ATTENTION_KV:
+      mx_cpu_lowp_step_exec(p, s, ith, nth);
+      break;
     case ST_COPY: {
       int64_t b, e;
       split(s->p[0] / 64, ith, nth, &b, &e);

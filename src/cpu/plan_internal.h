@@ -3,6 +3,7 @@
 #define MX_CPU_PLAN_INTERNAL_H
 
 #include "cpu/fused.h"
+#include "mlxcel/cpu_lowp.h"
 #include "mlxcel/cpu_plan.h"
 #define MX_CPU_HAVE_FUSED 1
 
@@ -40,6 +41,11 @@ typedef enum step_kind {
   ST_FALLBACK,     // interpreter kernel on views (serial)
   ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
   ST_WHOLE,        // the whole function through mx_interp_run (serial)
+  // Low-precision steps (compile.c "Low-precision" section, executed by plan_lowp.c):
+  ST_CONVERT,       // out = convert(in), f32 <-> bf16 / f16 (p[0] = n, p[1] = from, p[2] = to)
+  ST_GEMM_LOWP,     // y[m, n] f32 = x[m, k] W^T, x and W bf16 / f16 (packed: wl)
+  ST_EMBED_ROWS,    // rows of a bf16 / f16 table (p[0] vocab, p[1] h, p[2] n ids, p[3] bytes)
+  ST_ATTENTION_KV,  // ST_ATTENTION over bf16 / f16 caches (p[7] = the cache element type)
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
@@ -53,11 +59,12 @@ typedef struct mx_step {
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
-  const mx_cpu_packed_t *w;    // ST_GEMM
-  int64_t p[8];                // integer parameters (meaning per kind)
-  float fp[4];                 // float parameters
-  int64_t tdims[MX_MAX_RANK];  // ST_TRANSPOSE: output dims
-  int64_t tstr[MX_MAX_RANK];   // ST_TRANSPOSE: input stride (elements) of each output dim
+  const mx_cpu_packed_t *w;        // ST_GEMM
+  const mx_cpu_packed_lowp_t *wl;  // ST_GEMM_LOWP
+  int64_t p[8];                    // integer parameters (meaning per kind)
+  float fp[4];                     // float parameters
+  int64_t tdims[MX_MAX_RANK];      // ST_TRANSPOSE: output dims
+  int64_t tstr[MX_MAX_RANK];       // ST_TRANSPOSE: input stride (elements) of each output dim
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;
   const mx_tensor_t **pin;
@@ -71,11 +78,19 @@ typedef struct mx_packed_entry {
   mx_cpu_packed_t *packed;
 } mx_packed_entry_t;
 
+typedef struct mx_packed_lowp_entry {
+  const void *data;
+  int64_t n, k;
+  mx_cpu_packed_lowp_t *packed;
+} mx_packed_lowp_entry_t;
+
 struct mx_cpu_weights {
   const mx_cpu_kernels_t *kt;
   int32_t n, cap;
   mx_packed_entry_t *e;
   size_t bytes;
+  int32_t n_lowp, cap_lowp;  // bf16 / f16 weights (plan_lowp.c)
+  mx_packed_lowp_entry_t *lowp;
 };
 
 struct mx_cpu_plan {
@@ -110,5 +125,13 @@ struct mx_cpu_plan {
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
                               int64_t n, int64_t k, const mx_cpu_packed_t **out);
+
+// Low-precision steps (plan_lowp.c): the packed copy of a bf16 / f16 weight W[n, k] (packed
+// once per weights cache, with the best kernels of its type), its release, and the executor.
+mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_elem_type_t et,
+                                   const uint16_t *data, int64_t n, int64_t k,
+                                   const mx_cpu_packed_lowp_t **out);
+void mx_cpu_weights_lowp_free(mx_cpu_weights_t *w);
+void mx_cpu_lowp_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
 
 #endif  // MX_CPU_PLAN_INTERNAL_H

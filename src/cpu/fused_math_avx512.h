@@ -1,0 +1,56 @@
+// Vectorised exp and tanh of the AVX-512 fused kernels (fused_avx512.c, fused_kv_avx512.c);
+// accuracy in fused.h. Include after <immintrin.h>, on x86-64 only.
+#ifndef MX_CPU_FUSED_MATH_AVX512_H
+#define MX_CPU_FUSED_MATH_AVX512_H
+
+#define MX_T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+
+// exp(x): x = n ln2 + r (Cody-Waite, |r| <= ln2/2), degree-7 Taylor polynomial of exp(r),
+// times 2^n built in the exponent field. x is clamped to [-87.3, 88.3] (so exp(x < -87.3) gives
+// ~1.2e-38 instead of a denormal or 0; NaN inputs are not propagated).
+MX_T512 static inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  __m512i e =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+// tanh(x): |x| < 0.55: odd Taylor polynomial to x^17; else sign(x) (1 - 2 / (exp(2|x|) + 1)).
+MX_T512 static inline __m512 tanh16(__m512 x) {
+  __m512 a = _mm512_abs_ps(x);
+  __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(6404582.0f / 10854718875.0f);
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-929569.0f / 638512875.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(21844.0f / 6081075.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1382.0f / 155925.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(62.0f / 2835.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-17.0f / 315.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.0f / 15.0f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.0f / 3.0f));
+  p = _mm512_mul_ps(_mm512_mul_ps(p, x2), x);
+  __m512 small = _mm512_add_ps(x, p);
+  __m512 e = exp16(_mm512_add_ps(a, a));
+  __m512 big =
+      _mm512_sub_ps(_mm512_set1_ps(1.0f),
+                    _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+  // copy the sign of x onto big
+  big = _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(big),
+      _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+  __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.55f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(is_small, big, small);
+}
+
+#endif  // MX_CPU_FUSED_MATH_AVX512_H

@@ -1,0 +1,56 @@
+// The dispatch tables behind mx_cpu_lowp_kernels_t (include/mlxcel/cpu_lowp.h).
+//
+// Packed layouts (NR = MX_CPU_LOWP_NR rows per panel, rows past n and k past k are zero):
+//   bf16: k in pairs: panel p, pair q, row r: data[(p * kpad/2 + q) * 2NR + 2r + j] =
+//         W[p*NR + r][2q + j] (j = 0, 1); kpad = k rounded up to even. One 64-byte vector holds
+//         16 rows x one pair, which is what VDPBF16PS multiplies with a broadcast pair of x.
+//   f16:  k-major: data[(p * k + kk) * NR + r] = W[p*NR + r][kk]; kpad = k.
+// In both, the slice of a panel for k in [pc, pc + kc) (pc even for bf16) starts at element
+// pc * NR of the panel.
+#ifndef MX_CPU_KERNELS_LOWP_INTERNAL_H
+#define MX_CPU_KERNELS_LOWP_INTERNAL_H
+
+#include "mlxcel/cpu_lowp.h"
+
+enum {
+  MX_LOWP_NR = MX_CPU_LOWP_NR,
+  MX_LOWP_KC = 256,  // K per GEMM pass (even)
+  MX_LOWP_NC_PANELS = 16,
+  MX_LOWP_MAX_MR = 16,
+};
+
+struct mx_cpu_lowp_kernels {
+  const char *name;
+  mx_cpu_lowp_isa_t isa;
+  mx_elem_type_t et;
+  int mr;        // GEMM microkernel rows
+  bool a_pairs;  // GEMM A block: bf16 pairs, apack32[q * mr + i] = x[i][2q] | x[i][2q+1] << 16;
+                 // else f32, apackf[kk * mr + i] = f32(x[i][kk]). Rows past mr_valid are 0.
+  // Panels [p0, p1) of a packed W (k: logical depth; kpad from the layout); x[k] in W's type;
+  // writes y[p*NR + r] for rows < n_total.
+  void (*gemv)(const uint16_t *panels, const uint16_t *x, float *y, int64_t p0, int64_t p1,
+               int64_t k, int64_t n_total);
+  // C[i][j] (+)= sum over the kc (even for bf16) k of this pass, i < mr_valid, j < nr_valid;
+  // b: the panel's slice for the pass. accumulate = false starts from 0. One chain per
+  // element in k order, so passes with accumulate = true give the unsplit result.
+  void (*ukernel)(int64_t kc, const void *apack, const uint16_t *b, float *c, int64_t ldc,
+                  int mr_valid, int nr_valid, bool accumulate);
+};
+
+// Bulk conversions of one ISA (NULL = the portable loops of src/base/half.c).
+typedef struct mx_cpu_lowp_convert {
+  void (*f32_to_bf16)(const float *src, uint16_t *dst, int64_t n);
+  void (*bf16_to_f32)(const uint16_t *src, float *dst, int64_t n);
+  void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
+  void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
+} mx_cpu_lowp_convert_t;
+
+extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_scalar, mx_cpu_lowp_f16_scalar;
+#if defined(__x86_64__)
+extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx2, mx_cpu_lowp_f16_avx2;
+extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512, mx_cpu_lowp_f16_avx512;
+extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512bf16;
+extern const mx_cpu_lowp_convert_t mx_cpu_lowp_convert_avx2, mx_cpu_lowp_convert_avx512;
+#endif
+
+#endif  // MX_CPU_KERNELS_LOWP_INTERNAL_H

@@ -1,0 +1,87 @@
+// Attention over bf16 / f16 KV caches (src/cpu/fused_kv.h), every fused-kernel variant: the
+// result must be the f32 kernel's on the exactly widened caches (same softmax, same blocks;
+// the dot products are grouped differently, so within f32 rounding), on awkward shapes (d not a
+// multiple of 16, GQA, windows, soft-capping, a query past the capacity, none visible), and
+// bit-identical for any thread split.
+#include <stdlib.h>
+
+#include "base/half.h"
+#include "cpu/fused_kv.h"
+#include "mx_test.h"
+
+static uint64_t g_rng = 0x8F14E45FCEEA167Aull;
+static float frand(void) {  // [-1, 1)
+  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+  return (float)((double)(g_rng >> 11) / 4503599627370496.0 - 1.0);
+}
+
+typedef struct shape {
+  int64_t b, t, hq, hkv, s, d, window;
+  float softcap;
+  int32_t pos0[2];
+} shape_t;
+
+static void run_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
+  int64_t nq = c->b * c->t * c->hq * c->d, nc = c->b * c->hkv * c->s * c->d;
+  float *q = malloc(sizeof(float) * (size_t)nq), *kf = malloc(sizeof(float) * (size_t)nc);
+  float *vf = malloc(sizeof(float) * (size_t)nc);
+  uint16_t *kh = malloc(sizeof(uint16_t) * (size_t)nc), *vh = malloc(sizeof(uint16_t) * (size_t)nc);
+  float *o32 = malloc(sizeof(float) * (size_t)nq), *o16 = malloc(sizeof(float) * (size_t)nq);
+  float *o16b = malloc(sizeof(float) * (size_t)nq);
+  for (int64_t i = 0; i < nq; i++) q[i] = 2.0f * frand();
+  for (int64_t i = 0; i < nc; i++) {
+    float a = 1.5f * frand(), b = frand();
+    kh[i] = kv == MX_ELEM_BF16 ? mx_f32_to_bf16(a) : mx_f32_to_f16(a);
+    vh[i] = kv == MX_ELEM_BF16 ? mx_f32_to_bf16(b) : mx_f32_to_f16(b);
+    kf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(kh[i]) : mx_f16_to_f32(kh[i]);
+    vf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(vh[i]) : mx_f16_to_f32(vh[i]);
+  }
+  size_t s32 = mx_cpu_attention_scratch_floats(c->d, c->s);
+  size_t s16 = mx_cpu_attention_kv_scratch_floats(c->d, c->s);
+  float *scr = malloc(sizeof(float) * (s32 > s16 ? s32 : s16) * 4);
+  mx_cpu_attention_f32(q, kf, vf, c->pos0, o32, c->b, c->t, c->hq, c->hkv, c->s, c->d, 0.125f,
+                       c->window, c->softcap, scr, 0, 1);
+  mx_cpu_attention_kv(q, kh, vh, kv, c->pos0, o16, c->b, c->t, c->hq, c->hkv, c->s, c->d, 0.125f,
+                      c->window, c->softcap, scr, 0, 1);
+  double md = 0;
+  for (int64_t i = 0; i < nq; i++) md = fmax(md, fabs((double)o16[i] - o32[i]));
+  CHECK_MSG(md <= 2e-6, "%s %s b%lld t%lld hq%lld hkv%lld s%lld d%lld w%lld cap %g: max diff %g",
+            isa, mx_elem_name(kv), (long long)c->b, (long long)c->t, (long long)c->hq,
+            (long long)c->hkv, (long long)c->s, (long long)c->d, (long long)c->window,
+            (double)c->softcap, md);
+  for (int nth = 2; nth <= 3; nth++) {
+    memset(o16b, 0xff, sizeof(float) * (size_t)nq);
+    for (int t = 0; t < nth; t++)
+      mx_cpu_attention_kv(q, kh, vh, kv, c->pos0, o16b, c->b, c->t, c->hq, c->hkv, c->s, c->d,
+                          0.125f, c->window, c->softcap, scr, t, nth);
+    CHECK_MSG(memcmp(o16, o16b, sizeof(float) * (size_t)nq) == 0, "%s %s: %d threads differ", isa,
+              mx_elem_name(kv), nth);
+  }
+  free(q), free(kf), free(vf), free(kh), free(vh), free(o32), free(o16), free(o16b), free(scr);
+}
+
+int main(void) {
+  static const shape_t cases[] = {
+      {1, 1, 4, 2, 200, 64, 0, 0.0f, {150, 0}},   // decode, GQA 2, 3 blocks
+      {1, 1, 3, 1, 70, 100, 0, 0.0f, {69, 0}},    // d = 100 (masked tails), last slot
+      {2, 5, 6, 3, 40, 17, 0, 0.0f, {3, 30}},     // batch 2, prefill, d = 17
+      {1, 7, 2, 2, 130, 32, 8, 0.0f, {60, 0}},    // sliding window 8
+      {1, 3, 4, 1, 90, 24, 0, 20.0f, {80, 0}},    // soft-capping
+      {1, 2, 2, 1, 16, 8, 0, 0.0f, {15, 0}},      // the second query sits past the capacity
+      {1, 1, 2, 1, 16, 8, 4, 0.0f, {-1, 0}},      // no key visible: zeros
+      {1, 1, 8, 8, 300, 128, 0, 0.0f, {299, 0}},  // d = 128 (the 4-block accumulator path)
+      {1, 4, 4, 2, 256, 256, 0, 0.0f, {200, 0}},  // d = 256
+  };
+  static const char *names[] = {"scalar", "avx2", "avx512"};
+  for (int isa = 0; isa < 3; isa++) {
+    if (mx_cpu_fused_use_isa((mx_cpu_isa_t)isa) != MX_OK) {
+      printf("SKIP: %s not available\n", names[isa]);
+      continue;
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      run_case(MX_ELEM_BF16, &cases[i], names[isa]);
+      run_case(MX_ELEM_F16, &cases[i], names[isa]);
+    }
+  }
+  return mx_test_finish();
+}

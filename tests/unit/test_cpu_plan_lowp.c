@@ -1,0 +1,296 @@
+// CPU plans of low-precision graphs vs the reference interpreter: hand-written bf16 / f16 linear
+// layers (convert + dot_general(bf16, bf16) -> f32 on awkward shapes), converts and a bf16
+// embedding gather, then whole model graphs at precision bf16 / f16 with bf16 / f16 / f32 KV
+// caches (the llama, qwen3, gemma2 and phi3 fixtures when $MX_SHARED is set). The linears run
+// natively (no interpreter fallback), a model graph falls back no more than its f32 graph, and
+// 1 vs 3 threads agree bit for bit.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlxcel/cpu_plan.h"
+#include "mlxcel/model.h"
+#include "mx_test.h"
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 7;
+  g_rng ^= g_rng << 17;
+  return (uint32_t)(g_rng >> 16);
+}
+
+static void fill_random(mx_tensor_t *t, int64_t int_range) {
+  int64_t n = mx_type_numel(&t->type);
+  for (int64_t i = 0; i < n; i++) {
+    if (mx_elem_is_float(t->type.elem))
+      mx_tensor_set_f64(t, i, ((double)(rnd() % 20001) - 10000.0) / 10000.0);
+    else
+      mx_tensor_set_i64(t, i, (int64_t)(rnd() % (uint64_t)int_range));
+  }
+}
+
+// Max |a - b| / max(1, |b|) over the elements, or with `scaled` max |a - b| / max(1, max |b|)
+// (NaN counts as infinite).
+static double max_diff(const mx_tensor_t *a, const mx_tensor_t *b, bool scaled) {
+  int64_t n = mx_type_numel(&a->type);
+  double md = 0, mb = 1;
+  for (int64_t i = 0; i < n && scaled; i++) mb = fmax(mb, fabs(mx_tensor_get_f64(b, i)));
+  for (int64_t i = 0; i < n; i++) {
+    double rb = mx_tensor_get_f64(b, i);
+    double d = fabs(mx_tensor_get_f64(a, i) - rb) / (scaled ? mb : fabs(rb) > 1 ? fabs(rb) : 1);
+    if (d > md || d != d) md = d;
+  }
+  return md;
+}
+
+// Plans (1 and 3 threads) vs the interpreter within tol (see max_diff); the two plans
+// bit-identical; returns
+// the plan's stats (and prints its steps when $MX_PLAN_DESCRIBE is set or fallbacks occur).
+static void compare(const mx_module_t *m, const mx_func_t *f, mx_tensor_t *args, const bool *w,
+                    double tol, bool scaled, const char *label, mx_cpu_plan_stats_t *stats) {
+  int32_t na = f->body->n_args, nr = f->n_results;
+  mx_tensor_t *ref = calloc((size_t)nr, sizeof *ref);
+  mx_tensor_t *res[2];
+  CHECK_OK(mx_interp_run(m, f, args, na, ref, NULL));
+  mx_cpu_pool_t *pool = NULL;
+  CHECK_OK(mx_cpu_pool_create(3, &pool));
+  memset(stats, 0, sizeof *stats);
+  mx_cpu_compile_opts_t o = {.args = args, .is_weight = w};
+  mx_cpu_plan_t *p = NULL;
+  CHECK_OK(mx_cpu_compile(m, f, &o, &p));
+  if (p) mx_cpu_plan_stats(p, stats);
+  if (p && getenv("MX_PLAN_DESCRIBE")) {
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_cpu_plan_describe(p, &sb);
+    printf("%s plan:\n%s", label, sb.data ? sb.data : "");
+    mx_strbuf_free(&sb);
+  }
+  double worst = 0;
+  for (int mode = 0; mode < 2 && p; mode++) {
+    res[mode] = calloc((size_t)nr, sizeof(mx_tensor_t));
+    for (int32_t r = 0; r < nr; r++) CHECK_OK(mx_tensor_alloc(&res[mode][r], &f->result_types[r]));
+    CHECK_OK(mx_cpu_plan_run(p, mode ? pool : NULL, args, na, res[mode]));
+    for (int32_t r = 0; r < nr; r++) {
+      double d = max_diff(&res[mode][r], &ref[r], scaled);
+      if (d > worst) worst = d;
+      CHECK_MSG(d <= tol, "%s: %d thread(s) result %d differs by %g", label, mode ? 3 : 1, r, d);
+    }
+  }
+  if (p) {
+    for (int32_t r = 0; r < nr; r++) {
+      CHECK_MSG(memcmp(res[0][r].data, res[1][r].data, res[0][r].nbytes) == 0,
+                "%s: result %d differs between 1 and 3 threads", label, r);
+      mx_tensor_free(&res[0][r]);
+      mx_tensor_free(&res[1][r]);
+    }
+    free(res[0]);
+    free(res[1]);
+  }
+  printf("%s: %d steps, %d fast, %d fallback; max rel diff vs interpreter %.3g\n", label,
+         stats->n_steps, stats->n_fast, stats->n_fallback, worst);
+  mx_cpu_plan_destroy(p);
+  mx_cpu_pool_destroy(pool);
+  for (int32_t r = 0; r < nr; r++) mx_tensor_free(&ref[r]);
+  free(ref);
+}
+
+// A linear layer y[m, n] = convert(x[m, k] -> T) . W[n, k]^T (T = bf16 / f16), the converted
+// activation widened back to f32, and an embedding gather of W's rows.
+static void run_linear(const char *et, int64_t m, int64_t n, int64_t k) {
+  char W[64], X[64], XC[64], Y[64], E[64], label[96];
+  snprintf(W, sizeof W, "tensor<%lldx%lldx%s>", (long long)n, (long long)k, et);
+  snprintf(X, sizeof X, "tensor<%lldx%lldxf32>", (long long)m, (long long)k);
+  snprintf(XC, sizeof XC, "tensor<%lldx%lldx%s>", (long long)m, (long long)k, et);
+  snprintf(Y, sizeof Y, "tensor<%lldx%lldxf32>", (long long)m, (long long)n);
+  snprintf(E, sizeof E, "tensor<3x%lldx%s>", (long long)k, et);
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  mx_strbuf_printf(&sb,
+                   "func.func @main(%%w: %s, %%x: %s, %%ids: tensor<3xi32>) -> (%s, %s, %s) {\n", W,
+                   X, Y, X, E);
+  mx_strbuf_printf(&sb, "  %%xc = stablehlo.convert %%x : (%s) -> %s\n", X, XC);
+  mx_strbuf_printf(&sb,
+                   "  %%y = stablehlo.dot_general %%xc, %%w, contracting_dims = [1] x [1] : (%s, "
+                   "%s) -> %s\n",
+                   XC, W, Y);
+  mx_strbuf_printf(&sb, "  %%y2 = stablehlo.convert %%xc : (%s) -> %s\n", XC, X);
+  mx_strbuf_printf(&sb,
+                   "  %%e = \"stablehlo.gather\"(%%w, %%ids) {dimension_numbers = "
+                   "#stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], "
+                   "start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, "
+                   "%lld>} : (%s, tensor<3xi32>) -> %s\n",
+                   (long long)k, W, E);
+  mx_strbuf_printf(&sb, "  return %%y, %%y2, %%e : %s, %s, %s\n}\n", Y, X, E);
+  const char *text = sb.data;
+  snprintf(label, sizeof label, "%s linear m %lld n %lld k %lld", et, (long long)m, (long long)n,
+           (long long)k);
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &mod));
+  if (!mod) {
+    printf("%s: %s\n%s", label, mx_error_message(), text);
+    mx_strbuf_free(&sb);
+    return;
+  }
+  mx_strbuf_free(&sb);
+  mx_func_t *f = mx_module_find_func(mod, "main");
+  int32_t na = f->body->n_args;
+  mx_tensor_t args[3];
+  bool w[3] = {true, false, false};
+  for (int32_t i = 0; i < na; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], n);
+  }
+  mx_cpu_plan_stats_t st;
+  // The converts are bit-exact; y is an f32 sum of exact products in another order: within
+  // k * 2^-23 of the magnitudes (values in [-1, 1]), relative to max(1, |y|).
+  compare(mod, f, args, w, 1e-6 * (double)(k + 8), false, label, &st);
+  CHECK_MSG(st.n_fallback == 0 && !st.whole_function, "%s: %d fallback steps", label,
+            st.n_fallback);
+  for (int32_t i = 0; i < na; i++) mx_tensor_free(&args[i]);
+  mx_module_destroy(mod);
+}
+
+static void test_linears(void) {
+  static const int64_t shapes[][3] = {{1, 7, 1},     {1, 33, 17},   {1, 100, 257}, {3, 31, 2},
+                                      {13, 65, 255}, {29, 40, 513}, {64, 96, 64}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    run_linear("bf16", shapes[i][0], shapes[i][1], shapes[i][2]);
+    run_linear("f16", shapes[i][0], shapes[i][1], shapes[i][2]);
+  }
+}
+
+// A model graph at `prec` with `kv` caches against the interpreter: weights as resident after
+// the precision pass, random tokens / caches, pos0 11. Per-layer ops must all be native.
+// Fallback steps of the f32 plans of a model (@prefill T = 8, @decode).
+static void f32_fallbacks(const char *dir, int32_t out[2]) {
+  mx_model_load_opts_t lo = {
+      .tokenizer_optional = true, .precision = MX_ELEM_F32, .kv_dtype = MX_ELEM_F32};
+  mx_model_t *model = NULL;
+  out[0] = out[1] = -1;
+  CHECK_OK(mx_model_load_ex(dir, &lo, &model));
+  for (int k = 0; k < 2 && model; k++) {
+    int32_t T = k == 0 ? 8 : 1;
+    mx_graph_opts_t go = {.batch = 1, .ctx = 32, .prefill_len = T, .kv_dtype = MX_ELEM_F32};
+    mx_module_t *m = NULL;
+    CHECK_OK(mx_model_build_graph(&model->config, model->ckpt, &go, &m));
+    if (!m) continue;
+    mx_func_t *f = mx_module_find_func(m, T == 1 ? "decode" : "prefill");
+    int32_t na = f->body->n_args;
+    mx_tensor_t *args = calloc((size_t)na, sizeof *args);
+    for (int32_t i = 0; i < na; i++) {
+      mx_graph_arg_t info;
+      CHECK_OK(mx_graph_arg_info(f, i, &info));
+      if (info.role != MX_ARG_WEIGHT) continue;
+      const mx_weight_t *wt = mx_checkpoint_find(model->ckpt, info.name);
+      args[i].type = *mx_value_type(f, f->body->args[i]);
+      args[i].data = (uint8_t *)(uintptr_t)wt->data;
+      args[i].nbytes = wt->nbytes;
+    }
+    mx_cpu_compile_opts_t o = {.args = args};
+    mx_cpu_plan_t *p = NULL;
+    CHECK_OK(mx_cpu_compile(m, f, &o, &p));
+    mx_cpu_plan_stats_t st;
+    if (p) {
+      mx_cpu_plan_stats(p, &st);
+      out[k] = st.n_fallback;
+    }
+    mx_cpu_plan_destroy(p);
+    free(args);
+    mx_module_destroy(m);
+  }
+  mx_model_free(model);
+}
+
+static void run_model(const char *dir, const char *name, mx_elem_type_t prec, mx_elem_type_t kv) {
+  int32_t f32_fallback[2];
+  f32_fallbacks(dir, f32_fallback);
+  mx_model_load_opts_t lo = {.tokenizer_optional = true, .precision = prec, .kv_dtype = kv};
+  mx_model_t *model = NULL;
+  if (mx_model_load_ex(dir, &lo, &model) != MX_OK) {
+    CHECK_MSG(0, "%s: %s", dir, mx_error_message());
+    return;
+  }
+  for (int k = 0; k < 2; k++) {
+    int32_t T = k == 0 ? 8 : 1;
+    mx_graph_opts_t go = {
+        .batch = 1, .ctx = 32, .prefill_len = T, .all_logits = true, .kv_dtype = kv};
+    mx_module_t *m = NULL;
+    CHECK_OK(mx_model_build_graph(&model->config, model->ckpt, &go, &m));
+    if (!m) continue;
+    mx_func_t *f = mx_module_find_func(m, T == 1 ? "decode" : "prefill");
+    int32_t na = f->body->n_args;
+    mx_tensor_t *args = calloc((size_t)na, sizeof *args);
+    bool *w = calloc((size_t)na, sizeof *w);
+    for (int32_t i = 0; i < na; i++) {
+      mx_graph_arg_t info;
+      CHECK_OK(mx_graph_arg_info(f, i, &info));
+      const mx_type_t *t = mx_value_type(f, f->body->args[i]);
+      if (info.role == MX_ARG_WEIGHT) {
+        const mx_weight_t *wt = mx_checkpoint_find(model->ckpt, info.name);
+        args[i].type = *t;
+        args[i].data = (uint8_t *)(uintptr_t)wt->data;
+        args[i].nbytes = wt->nbytes;
+        w[i] = true;
+      } else {
+        CHECK_OK(mx_tensor_alloc(&args[i], t));
+        if (info.role == MX_ARG_POS0)
+          ((int32_t *)args[i].data)[0] = 11;
+        else
+          fill_random(&args[i], model->config.vocab_size);
+      }
+    }
+    char label[160];
+    snprintf(label, sizeof label, "%s @%s precision %s kv %s", name, f->name,
+             mx_elem_name(model->precision), mx_elem_name(model->kv_dtype));
+    mx_cpu_plan_stats_t st;
+    // Both sides round the activations exactly as the graph says, but an f32 reassociation
+    // difference (1e-7) can move a later rounding across a boundary: one ulp of the narrow type
+    // in one activation, which later layers and positions carry on. The bound is the mode's:
+    // 4 ulps of bf16 / f16 (2^-6, 2^-9) of the largest logit.
+    double tol = (prec == MX_ELEM_BF16 || kv == MX_ELEM_BF16) ? 0x1p-6 : 0x1p-9;
+    compare(m, f, args, w, tol, true, label, &st);
+    // The low-precision graph adds no interpreter fallback to the f32 graph's.
+    CHECK_MSG(st.n_fallback <= f32_fallback[k], "%s: %d fallback steps, the f32 graph has %d",
+              label, st.n_fallback, f32_fallback[k]);
+    for (int32_t i = 0; i < na; i++)
+      if (!w[i]) mx_tensor_free(&args[i]);
+    free(args);
+    free(w);
+    mx_module_destroy(m);
+  }
+  mx_model_free(model);
+}
+
+static void test_models(void) {
+  const char *data = getenv("MX_TEST_DATA");
+  char dir[4096];
+  if (data) {
+    snprintf(dir, sizeof dir, "%s/../../models/stories260K", data);
+    run_model(dir, "stories260K", MX_ELEM_BF16, MX_ELEM_BF16);
+    run_model(dir, "stories260K", MX_ELEM_F16, MX_ELEM_F16);
+    run_model(dir, "stories260K", MX_ELEM_BF16, MX_ELEM_F32);
+    run_model(dir, "stories260K", MX_ELEM_F32, MX_ELEM_BF16);
+
+  } else {
+    printf("SKIP: stories260K: MX_TEST_DATA is not set\n");
+  }
+  const char *shared = getenv("MX_SHARED");
+  if (!shared) {
+    printf("SKIP: fixture graphs: MX_SHARED is not set\n");
+    return;
+  }
+  static const char *archs[] = {"llama", "qwen3", "gemma2", "phi3"};
+  for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
+    snprintf(dir, sizeof dir, "%s/fixtures/%s", shared, archs[i]);
+    run_model(dir, archs[i], MX_ELEM_BF16, MX_ELEM_BF16);
+    run_model(dir, archs[i], MX_ELEM_F16, MX_ELEM_F16);
+  }
+}
+
+int main(void) {
+  test_linears();
+  test_models();
+  return mx_test_finish();
+}
