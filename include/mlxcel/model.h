@@ -168,6 +168,12 @@ mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *
 // element type holding most matmul-weight elements (F32 when the checkpoint has none of f16/bf16).
 mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                     mx_elem_type_t *out);
+// The precision and KV dtype mx_model_load_ex resolves for opts (NULL = both auto) on this
+// config + checkpoint: explicit values (validated: f32, f16, bf16), else $MLXCEL_XLA_PRECISION /
+// $MLXCEL_XLA_KV_DTYPE (a bad value is an error naming the variable), else the defaults.
+mx_status_t mx_model_resolve_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                       const mx_model_load_opts_t *opts, mx_elem_type_t *precision,
+                                       mx_elem_type_t *kv_dtype);
 // Converts the checkpoint's weights in place (mx_checkpoint_override) to the resident types of
 // `precision` described at mx_model_load_opts_t. Tensors already in their type are untouched.
 mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint_t *ck,

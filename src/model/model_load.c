@@ -8,12 +8,6 @@
 #include "mlxcel/model.h"
 #include "mlxcel/tokenizer.h"
 
-#define MX_TRY_LOAD(expr)         \
-  do {                            \
-    mx_status_t st_ = (expr);     \
-    if (st_ != MX_OK) return st_; \
-  } while (0)
-
 // MLX-quantized checkpoints store packed uint32 "<x>.weight" next to "<x>.scales" (and
 // "<x>.biases"). They open as checkpoints, but no graph runs them yet: say so plainly instead of
 // reporting a shape mismatch.
@@ -46,32 +40,11 @@ static bool has_tokenizer_json(const char *dir) {
   return access(path, F_OK) == 0;
 }
 
-// An explicit choice, else the environment variable `env`, else `dflt`.
-static mx_status_t resolve_type(mx_elem_type_t given, const char *env, mx_elem_type_t dflt,
-                                mx_elem_type_t *out) {
-  if (given != MX_ELEM_INVALID) {
-    if (given != MX_ELEM_F32 && given != MX_ELEM_F16 && given != MX_ELEM_BF16) {
-      return mx_error_set(MX_ERR_INVALID_ARG, "%s %s: f32, f16 or bf16 needed",
-                          strstr(env, "KV") ? "KV dtype" : "precision", mx_elem_name(given));
-    }
-    *out = given;
-    return MX_OK;
-  }
-  const char *v = getenv(env);
-  if (v && *v) return mx_precision_parse(v, env, out);
-  *out = dflt;
-  return MX_OK;
-}
-
 // The precision pass: resolve precision and KV dtype, convert the weights (precision.c).
 static mx_status_t apply_precision(mx_model_t *m, const mx_model_load_opts_t *opts) {
-  mx_elem_type_t autop;
-  MX_TRY_LOAD(mx_model_auto_precision(&m->config, m->ckpt, &autop));
-  MX_TRY_LOAD(resolve_type(opts ? opts->precision : MX_ELEM_INVALID, "MLXCEL_XLA_PRECISION", autop,
-                           &m->precision));
-  MX_TRY_LOAD(resolve_type(opts ? opts->kv_dtype : MX_ELEM_INVALID, "MLXCEL_XLA_KV_DTYPE",
-                           m->precision, &m->kv_dtype));
-  return mx_model_apply_precision(&m->config, m->ckpt, m->precision);
+  mx_status_t st =
+      mx_model_resolve_precision(&m->config, m->ckpt, opts, &m->precision, &m->kv_dtype);
+  return st == MX_OK ? mx_model_apply_precision(&m->config, m->ckpt, m->precision) : st;
 }
 
 mx_status_t mx_model_load(const char *dir, mx_model_t **out) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "mlxcel/model.h"
 
 int mx_cli_opt(int argc, char **argv, int *i, const char *cmd, const char *name, const char *alias,
                const char **val) {
@@ -56,6 +57,12 @@ bool mx_cli_parse_float(const char *cmd, const char *opt, const char *s, float *
   }
   *out = (float)v;
   return true;
+}
+
+bool mx_cli_parse_dtype(const char *cmd, const char *opt, const char *s, mx_elem_type_t *out) {
+  if (mx_precision_parse(s, opt, out) == MX_OK) return true;
+  fprintf(stderr, "mlxcel %s: %s\n", cmd, mx_error_message());
+  return false;
 }
 
 bool mx_cli_parse_ids(const char *cmd, const char *opt, const char *s, int32_t **ids, int32_t *n) {

@@ -58,6 +58,17 @@ bool mx_cli_parse_float(const char *cmd, const char *opt, const char *s, float *
 // Parses "1,2,3" (commas and/or spaces) into a heap array (caller frees). At least one id;
 // each in [0, INT32_MAX].
 bool mx_cli_parse_ids(const char *cmd, const char *opt, const char *s, int32_t **ids, int32_t *n);
+// Parses a --precision / --kv-dtype value (f32, f16, bf16) into *out; prints the message and
+// returns false otherwise.
+bool mx_cli_parse_dtype(const char *cmd, const char *opt, const char *s, mx_elem_type_t *out);
+// The usage lines of --precision and --kv-dtype, shared by the model commands: P pads
+// "  --precision T" to the command's description column, C is that column's indentation.
+#define MX_CLI_PRECISION_USAGE(P, C)                                             \
+  "  --precision T" P "matmul precision: f32, f16 or bf16 (weights resident\n" C \
+  "in T, f32 accumulation); default: $MLXCEL_XLA_PRECISION, else\n" C            \
+  "the checkpoint's weight dtype\n"                                              \
+  "  --kv-dtype T " P "KV-cache dtype: f32, f16 or bf16; default:\n" C           \
+  "$MLXCEL_XLA_KV_DTYPE, else the precision\n"
 // Checks that `dir` is a readable directory holding `file` (e.g. "config.json"); prints
 // "mlxcel CMD: cannot read model directory ..." and returns false otherwise.
 bool mx_cli_check_model_dir(const char *cmd, const char *dir, const char *file);

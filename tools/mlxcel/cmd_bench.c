@@ -17,7 +17,7 @@ static void bench_usage(FILE *out) {
       out,
       "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
       "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
-      "                    [--bw-mib N] [--no-warmup] [--json]\n"
+      "                    [--bw-mib N] [--precision T] [--kv-dtype T] [--no-warmup] [--json]\n"
       "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
       "                    [-o FILE]\n"
       "\n"
@@ -25,10 +25,11 @@ static void bench_usage(FILE *out) {
       "and prints the medians of prefill and decode tok/s with the peak RSS. Next to each it\n"
       "prints the limit of this machine and the percentage reached:\n"
       "  decode limit  = memory bandwidth / bytes read per decoded token (every matmul weight\n"
-      "                  at f32, the embedding row, the norms, and the KV cache up to the\n"
-      "                  mean decode position)\n"
+      "                  at the precision's size, the embedding row, the norms, and the KV\n"
+      "                  cache up to the mean decode position at the KV dtype's size)\n"
       "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
-      "                  the attention scores and values, the LM head of each prefill call)\n"
+      "                  the attention scores and values, the LM head of each prefill call);\n"
+      "                  bf16 / f16 rows are measured against the same f32 peak\n"
       "Bandwidth and peak are measured in the same run with the same thread count: --reps\n"
       "times right before the model runs and once more after each run (or read from\n"
       "--machine-file, as written by bench --machine --json -o FILE). The limits use the\n"
@@ -48,7 +49,8 @@ static void bench_usage(FILE *out) {
       "  --backend NAME        execution backend: cpu (fast runtime) or interp (reference\n"
       "                        interpreter); default: $MLXCEL_BACKEND, else cpu\n"
       "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
-      "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
+      "  --chunk N             prefill chunk (largest tokens per prefill call; default "
+      "64)\n" MX_CLI_PRECISION_USAGE("         ", "                        ")
       "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
       "  --bw-mib N            bandwidth buffer in MiB (default 1024; small = fast, wrong)\n"
       "  --machine             measure the machine only\n"
@@ -63,6 +65,7 @@ typedef struct bench_args {
   const char *dir, *backend, *machine_file, *out;
   int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib;
   bool machine, json, has_reps, no_warmup;
+  mx_elem_type_t precision, kv_dtype;  // MX_ELEM_INVALID: the loader's default
 } bench_args_t;
 
 static double now_s(void) {
@@ -146,6 +149,10 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->backend = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--precision", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_dtype(cmd, "--precision", v, &b->precision)) return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--kv-dtype", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_dtype(cmd, "--kv-dtype", v, &b->kv_dtype)) return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--machine-file", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->machine_file = v;
@@ -172,6 +179,9 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
   }
   if (b->out && !b->machine) {
     return mx_cli_usage_error(cmd, bench_usage, "-o FILE goes with --machine");
+  }
+  if (b->machine && (b->precision || b->kv_dtype)) {
+    return mx_cli_usage_error(cmd, bench_usage, "--precision / --kv-dtype go with -m DIR");
   }
   if (b->machine && b->machine_file) {
     return mx_cli_usage_error(cmd, bench_usage, "--machine measures; --machine-file reads");
@@ -267,14 +277,15 @@ static int read_machine_file(const char *path, mx_machine_info_t *m) {
 // Work per token from the config (see the usage text).
 typedef struct model_cost {
   double layer_matmul_params, head_params, matmul_params, params;
-  double weight_bytes;        // per decoded token, f32
-  double kv_bytes_per_token;  // at the mean decode position
+  double weight_bytes;        // per decoded token, matmul weights at the precision's size
+  double kv_bytes_per_token;  // at the mean decode position, at the KV dtype's size
   double flops_per_token;     // mean over the prompt
   int64_t prefill_calls;
 } model_cost_t;
 
+// wsize / kvsize: bytes per matmul weight and per KV-cache element (4 at f32, 2 at bf16 / f16).
 static void model_cost(const mx_model_config_t *c, int64_t n, int64_t gen, int64_t chunk,
-                       model_cost_t *mc) {
+                       double wsize, double kvsize, model_cost_t *mc) {
   double h = c->hidden_size, q = (double)c->num_heads * c->head_dim;
   double kv = (double)c->num_kv_heads * c->head_dim, inter = c->intermediate_size;
   double layers = c->num_layers, v = c->vocab_size;
@@ -282,9 +293,9 @@ static void model_cost(const mx_model_config_t *c, int64_t n, int64_t gen, int64
   mc->head_params = v * h;
   mc->matmul_params = layers * mc->layer_matmul_params + mc->head_params;
   mc->params = mc->matmul_params + (c->tie_word_embeddings ? 0 : v * h) + (2 * layers + 1) * h;
-  mc->weight_bytes = 4.0 * (mc->matmul_params + h + (2 * layers + 1) * h);
+  mc->weight_bytes = wsize * (mc->matmul_params + h) + 4.0 * (2 * layers + 1) * h;
   double mean_pos = (double)n + (double)(gen - 1) / 2.0;  // decode positions n .. n+gen-1
-  mc->kv_bytes_per_token = 2.0 * layers * kv * 4.0 * (mean_pos + 1.0);
+  mc->kv_bytes_per_token = 2.0 * layers * kv * kvsize * (mean_pos + 1.0);
   mc->prefill_calls = n / chunk;
   for (int64_t r = n % chunk; r; r &= r - 1) mc->prefill_calls++;
   double dn = (double)n;
@@ -330,8 +341,9 @@ static int run_model(const bench_args_t *b) {
 
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st =
-      mx_model_load_ex(b->dir, &(mx_model_load_opts_t){.tokenizer_optional = true}, &model);
+  mx_model_load_opts_t lo = {
+      .tokenizer_optional = true, .precision = b->precision, .kv_dtype = b->kv_dtype};
+  mx_status_t st = mx_model_load_ex(b->dir, &lo, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
   int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;
@@ -424,7 +436,8 @@ static int run_model(const bench_args_t *b) {
     rss = hwm > rss ? hwm : rss;
     double pre_med = median(pre, (int)b->reps), dec_med = median(dec, (int)b->reps);
     model_cost_t mc;
-    model_cost(c, b->prompt, b->gen, chunk, &mc);
+    model_cost(c, b->prompt, b->gen, chunk, (double)mx_elem_size(model->precision),
+               (double)mx_elem_size(model->kv_dtype), &mc);
     double dec_bytes = mc.weight_bytes + mc.kv_bytes_per_token;
     // Limits use the best repetition of each machine measurement: interference from other
     // processes only ever slows a measurement down, so the best is the closest to the hardware
@@ -447,7 +460,8 @@ static int run_model(const bench_args_t *b) {
           "\"num_layers\": %d, \"num_heads\": %d, \"num_kv_heads\": %d, \"head_dim\": %d, "
           "\"vocab_size\": %d, \"tied\": %s, \"dtype\": \"%s\", \"params\": %.0f, "
           "\"matmul_params\": %.0f, \"backend\": \"%s\", \"threads\": %lld, "
-          "\"precision\": \"f32\", \"quant\": \"none\", \"prompt_tokens\": %lld, "
+          "\"precision\": \"%s\", \"kv_dtype\": \"%s\", \"quant\": \"none\", \"prompt_tokens\": "
+          "%lld, "
           "\"gen_tokens\": %lld, \"reps\": %lld, \"ctx\": %lld, \"prefill_chunk\": %lld, "
           "\"prefill_tok_s\": %.4f, \"decode_tok_s\": %.4f, \"weight_bytes\": %.0f, "
           "\"kv_bytes_per_token\": %.0f, \"decode_bytes_per_token\": %.0f, "
@@ -460,10 +474,11 @@ static int run_model(const bench_args_t *b) {
           c->model_type, c->hidden_size, c->intermediate_size, c->num_layers, c->num_heads,
           c->num_kv_heads, c->head_dim, c->vocab_size, c->tie_word_embeddings ? "true" : "false",
           dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
-          (long long)b->prompt, (long long)b->gen, (long long)b->reps, (long long)ctx,
-          (long long)chunk, pre_med, dec_med, mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes,
-          mc.flops_per_token, bw, peak, m.bandwidth_gbs, m.peak_gflops, machine_source, n_samples,
-          dec_limit, pre_limit, dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
+          dtype_name(model->precision), dtype_name(model->kv_dtype), (long long)b->prompt,
+          (long long)b->gen, (long long)b->reps, (long long)ctx, (long long)chunk, pre_med, dec_med,
+          mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes, mc.flops_per_token, bw, peak,
+          m.bandwidth_gbs, m.peak_gflops, machine_source, n_samples, dec_limit, pre_limit, dec_pct,
+          pre_pct, pre_pct, dec_pct, rss, date);
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
     } else {
@@ -471,8 +486,9 @@ static int run_model(const bench_args_t *b) {
           "machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s (best of reps; "
           "medians %.2f, %.1f)\n",
           machine_source, m.threads, bw, peak, m.bandwidth_gbs, m.peak_gflops);
-      printf("model: %s, %.1fM params, %s, backend %s, %lld threads\n", c->model_type,
-             mc.params / 1e6, dtype_name(c->dtype), backend, (long long)threads);
+      printf("model: %s, %.1fM params, %s, precision %s, KV %s, backend %s, %lld threads\n",
+             c->model_type, mc.params / 1e6, dtype_name(c->dtype), dtype_name(model->precision),
+             dtype_name(model->kv_dtype), backend, (long long)threads);
       printf(
           "prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
           "of limit\n",

@@ -11,7 +11,7 @@
 static void emit_usage(FILE *out) {
   fprintf(out,
           "Usage: mlxcel emit -m DIR -o OUTDIR [--ctx N] [--prefill-len T] [--all-logits]\n"
-          "                   [--inline-composites] [--generic]\n"
+          "                   [--precision T] [--kv-dtype T] [--inline-composites] [--generic]\n"
           "\n"
           "Builds the StableHLO graphs of the model in DIR and writes OUTDIR/prefill.mlir and\n"
           "OUTDIR/decode.mlir (OUTDIR is created if needed). Each holds one public function,\n"
@@ -20,6 +20,9 @@ static void emit_usage(FILE *out) {
           "attributes), the token ids [1 x T], the start position pos0 [1] and the KV caches;\n"
           "results: the logits and the updated caches (aliasing their arguments).\n"
           "`mlxcel run --weights DIR FILE.mlir --ids ...` runs such a file.\n"
+          "The precision is in the graph: with --precision bf16 the weight arguments are bf16\n"
+          "and every linear layer converts its activation to bf16 before its dot_general\n"
+          "(f32 result); norms, RoPE, attention and residuals stay f32.\n"
           "\n"
           "Options:\n"
           "  -m, --model DIR        model directory (config.json, model.safetensors)\n"
@@ -28,7 +31,7 @@ static void emit_usage(FILE *out) {
           "                         else max_position_embeddings capped at 4096)\n"
           "  --prefill-len T        tokens per @prefill call (default: min(64, ctx))\n"
           "  --all-logits           @prefill returns the logits of all T positions [1 x T x V]\n"
-          "                         instead of the last one [1 x V]\n"
+          "                         instead of the last one [1 x V]\n" MX_CLI_PRECISION_USAGE("          ", "                         ")
           "  --inline-composites    write plain StableHLO: composites become calls to their\n"
           "                         decompositions (for consumers that reject composites)\n"
           "  --generic              print every op in generic form\n"
@@ -100,6 +103,8 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   const char *cmd = "emit", *dir = NULL, *outdir = NULL;
   int64_t ctx = 0, prefill_len = 0;
   bool all_logits = false;
+  mx_model_load_opts_t lo;
+  memset(&lo, 0, sizeof lo);
   mx_print_opts_t po;
   memset(&po, 0, sizeof po);
   for (int i = 1; i < argc; i++) {
@@ -120,6 +125,10 @@ int mx_cli_cmd_emit(int argc, char **argv) {
       if (r < 0 || !mx_cli_parse_int(cmd, "--prefill-len", v, 1, INT32_MAX, &prefill_len)) {
         return MX_EXIT_USAGE;
       }
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--precision", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_dtype(cmd, "--precision", v, &lo.precision)) return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--kv-dtype", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_dtype(cmd, "--kv-dtype", v, &lo.kv_dtype)) return MX_EXIT_USAGE;
     } else if (strcmp(a, "--all-logits") == 0) {
       all_logits = true;
     } else if (strcmp(a, "--inline-composites") == 0) {
@@ -145,6 +154,10 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   mx_status_t st = mx_config_load(dir, &cfg);
   if (st == MX_OK) st = mx_checkpoint_open(dir, &ck);
   if (st == MX_OK) st = mx_model_check_weights(&cfg, ck);
+  // The loader's precision pass (without the tokenizer, which the graphs do not need).
+  mx_elem_type_t precision = MX_ELEM_F32, kv_dtype = MX_ELEM_F32;
+  if (st == MX_OK) st = mx_model_resolve_precision(&cfg, ck, &lo, &precision, &kv_dtype);
+  if (st == MX_OK) st = mx_model_apply_precision(&cfg, ck, precision);
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
     goto done;
@@ -173,11 +186,16 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.ctx = ctx;
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
+  go.kv_dtype = kv_dtype;
   mx_error_clear();
   st = mx_model_build_graph(&cfg, ck, &go, &m);
   if (st == MX_OK) rc = make_outdir(outdir);
   if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "prefill", &po, outdir);
   if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "decode", &po, outdir);
+  if (st == MX_OK && rc == MX_EXIT_OK) {
+    fprintf(stderr, "mlxcel emit: precision %s, KV cache %s\n", mx_elem_name(precision),
+            mx_elem_name(kv_dtype));
+  }
   if (st != MX_OK) rc = mx_cli_fail(cmd, st);
 done:
   mx_module_destroy(m);

@@ -3,9 +3,11 @@
 // checkpoint's mmapped tensors by their `mx.name`; token ids and pos0 come from the flags; KV
 // caches start zeroed. Prints the first result (the logits).
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "cli.h"
 #include "mlxcel/model.h"
 
@@ -40,6 +42,39 @@ static mx_func_t *pick_func(const mx_module_t *m, const char *name, const char *
   return NULL;
 }
 
+static bool is_float3(mx_elem_type_t et) {
+  return et == MX_ELEM_F32 || et == MX_ELEM_F16 || et == MX_ELEM_BF16;
+}
+
+// w's values as `type` (f32 / f16 / bf16, round to nearest even) in a new tensor t; an f16
+// overflow is an error, as in the loader.
+static mx_status_t convert_weight(const mx_weight_t *w, const mx_type_t *type, mx_tensor_t *t) {
+  mx_status_t st = mx_tensor_alloc(t, type);
+  if (st != MX_OK) return st;
+  size_t n = (size_t)mx_type_numel(type);
+  for (size_t i = 0; i < n; i++) {
+    const uint16_t *h = w->data;
+    float v = w->dtype == MX_ELEM_F32    ? ((const float *)w->data)[i]
+              : w->dtype == MX_ELEM_BF16 ? mx_bf16_to_f32(h[i])
+                                         : mx_f16_to_f32(h[i]);
+    if (type->elem == MX_ELEM_F32) {
+      ((float *)(void *)t->data)[i] = v;
+    } else if (type->elem == MX_ELEM_BF16) {
+      ((uint16_t *)(void *)t->data)[i] = mx_f32_to_bf16(v);
+    } else {
+      uint16_t o = mx_f32_to_f16(v);
+      if ((o & 0x7fffu) == 0x7c00u && isfinite(v)) {
+        mx_tensor_free(t);
+        return mx_error_set(MX_ERR_UNSUPPORTED,
+                            "weight '%s': %g is beyond the f16 range of the graph's %s argument",
+                            w->name, (double)v, mx_elem_name(type->elem));
+      }
+      ((uint16_t *)(void *)t->data)[i] = o;
+    }
+  }
+  return MX_OK;
+}
+
 // Binds argument i of f; tensors that are not views of the checkpoint are allocated (*owned).
 static mx_status_t bind_arg(const mx_func_t *f, int32_t i, const mx_checkpoint_t *ck,
                             const int32_t *ids, int32_t n_ids, int64_t pos0, mx_tensor_t *t,
@@ -64,6 +99,12 @@ static mx_status_t bind_arg(const mx_func_t *f, int32_t i, const mx_checkpoint_t
                           (int)i, f->name);
     }
     mx_type_t wt = mx_type_tensor(w->dtype, w->rank, w->dims);
+    if (!mx_type_equal(&wt, type) && mx_type_same_shape(&wt, type) && is_float3(w->dtype) &&
+        is_float3(type->elem)) {
+      // A graph emitted at another precision: convert once, as the loader's precision pass.
+      *owned = true;
+      return convert_weight(w, type, t);
+    }
     if (!mx_type_equal(&wt, type)) {
       return mx_error_set(MX_ERR_INVALID_ARG,
                           "weight '%s': the graph expects %s but the checkpoint (%s) has %s",
