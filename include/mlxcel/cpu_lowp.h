@@ -9,10 +9,11 @@
 // is already rounded (the graph's convert, mx_cpu_convert below): nothing here rounds it again.
 //
 // Variants (mx_cpu_lowp_get; the best the machine has is the default):
-//   bf16: "avx512bf16" (VDPBF16PS: two k per lane and instruction; like every instruction of
-//         that extension it treats subnormal inputs and results as zero, so a product below
-//         2^-126 counts as 0: far below any f32 accumulation error), "avx512" and "avx2" (bf16 ->
-//         f32 by a 16-bit shift, FMA, same pair order as VDPBF16PS), "scalar".
+//   bf16: "amx" (GEMM on AMX tiles, TDPBF16PS, for the k in whole 32s, the rest and the GEMV
+//         as "avx512bf16"), "avx512bf16" (VDPBF16PS: two k per lane and instruction), "avx512"
+//         and "avx2" (bf16 -> f32 by a 16-bit shift, FMA, in VDPBF16PS's order), "scalar".
+//         AMX and VDPBF16PS treat subnormal inputs and results as zero: a product below 2^-126
+//         counts as 0, far below any f32 accumulation error.
 //   f16:  "avx512" (VCVTPH2PS on 512 bits + FMA), "avx2" (F16C + FMA), "scalar".
 // Weights are packed once into panels of MX_CPU_LOWP_NR rows (layout per element type, shared by
 // all the variants of that type): 2 bytes per weight, so a decode step streams half the bytes of
@@ -35,6 +36,7 @@ typedef enum mx_cpu_lowp_isa {
   MX_CPU_LOWP_AVX2 = 1,        // AVX2 + FMA (+ F16C for f16)
   MX_CPU_LOWP_AVX512 = 2,      // AVX-512 F/BW/VL/DQ + FMA
   MX_CPU_LOWP_AVX512BF16 = 3,  // + AVX512_BF16 (bf16 only)
+  MX_CPU_LOWP_AMX = 4,         // + AMX-BF16 tiles for the GEMM (bf16 only)
   MX_CPU_LOWP_ISA_COUNT
 } mx_cpu_lowp_isa_t;
 

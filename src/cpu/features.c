@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "mlxcel/cpu.h"
@@ -41,10 +42,21 @@ static void detect_x86(mx_cpu_features_t *f) {
     f->avx512vl = (b >> 31) & 1;
     f->avx512vnni = (c >> 11) & 1;
     if (max_sub >= 1) {
-      __cpuid_count(7, 1, a, b, c, d);
-      f->avx512bf16 = (a >> 5) & 1;
+      unsigned a1, b1, c1, d1;
+      __cpuid_count(7, 1, a1, b1, c1, d1);
+      f->avx512bf16 = (a1 >> 5) & 1;
     }
   }
+  // AMX: tile and bf16 units (leaf 7 EDX bits 24, 22), XCR0 bits 17-18 (XTILECFG, XTILEDATA),
+  // and on Linux the per-process permission for the tile data (without it the first tile
+  // instruction faults).
+  bool amx = ((d >> 24) & 1) && ((d >> 22) & 1) && (xcr0 & 0x60000) == 0x60000;
+#if defined(__linux__)
+  if (amx) amx = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18) == 0;
+#else
+  amx = false;
+#endif
+  f->amx_bf16 = amx && f->avx512f && f->avx512bf16;
 }
 #endif
 

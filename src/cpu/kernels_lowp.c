@@ -29,6 +29,9 @@ const mx_cpu_lowp_kernels_t *mx_cpu_lowp_get(mx_elem_type_t et, mx_cpu_lowp_isa_
           !(f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq && f->fma && f->avx512bf16))
         return NULL;
       return &mx_cpu_lowp_bf16_avx512bf16;
+    case MX_CPU_LOWP_AMX:
+      if (!bf || !mx_cpu_lowp_get(et, MX_CPU_LOWP_AVX512BF16) || !f->amx_bf16) return NULL;
+      return &mx_cpu_lowp_bf16_amx;
 #endif
     default:
       return NULL;
@@ -148,6 +151,8 @@ void mx_cpu_gemv_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, f
   if (p1 > p0) w->kt->gemv(w->data, x, y, p0, p1, w->k, w->n);
 }
 
+static const mx_cpu_lowp_convert_t *convert_table(void);
+
 // The block of rows [0, mv) of X (row stride ldx), k in [pc, pc + kc) of the padded depth, in
 // the table's A layout; k >= w->k and rows >= mv read as 0.
 static void pack_a(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx, int mv,
@@ -170,18 +175,21 @@ static void pack_a(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx
     }
     return;
   }
+  // f32: each row widened with the SIMD converts, then spread into the k-major block.
   float *a = apack;
-  bool bf = w->et == MX_ELEM_BF16;
+  const mx_cpu_lowp_convert_t *cv = convert_table();
+  void (*widen)(const uint16_t *, float *, int64_t) =
+      w->et == MX_ELEM_BF16 ? cv->bf16_to_f32 : cv->f16_to_f32;
+  int64_t kv = k - pc < kc ? (k - pc > 0 ? k - pc : 0) : kc;  // real k in this block
+  _Alignas(64) float row[MX_LOWP_KC];
   for (int i = 0; i < mr; i++) {
-    if (i >= mv) {
-      for (int64_t kk = 0; kk < kc; kk++) a[kk * mr + i] = 0.0f;
-      continue;
+    if (i < mv) {
+      widen(x + i * ldx + pc, row, kv);
+      for (int64_t kk = kv; kk < kc; kk++) row[kk] = 0.0f;
+    } else {
+      memset(row, 0, (size_t)kc * sizeof *row);
     }
-    const uint16_t *row = x + i * ldx;
-    for (int64_t kk = 0; kk < kc; kk++) {
-      int64_t c = pc + kk;
-      a[kk * mr + i] = c >= k ? 0.0f : bf ? mx_bf16_to_f32(row[c]) : mx_f16_to_f32(row[c]);
-    }
+    for (int64_t kk = 0; kk < kc; kk++) a[kk * mr + i] = row[kk];
   }
 }
 
@@ -203,10 +211,12 @@ void mx_cpu_gemm_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, i
     for (int64_t i = m0; i < m1; i++) memset(y + i * ldy + c0, 0, (size_t)(c1 - c0) * sizeof *y);
     return;
   }
+  // An AMX-style block first (Y over its first k0 k), then the microkernel for the rest.
+  int64_t k0 = kt->gemm_block ? kt->gemm_block(w, x, ldx, y, ldy, m0, m1, p0, p1) : 0;
   _Alignas(64) float apack[MX_LOWP_MAX_MR * MX_LOWP_KC];
-  for (int64_t jc = p0; jc < p1; jc += MX_LOWP_NC_PANELS) {
+  for (int64_t jc = p0; jc < p1 && k0 < kpad; jc += MX_LOWP_NC_PANELS) {
     int64_t je = jc + MX_LOWP_NC_PANELS < p1 ? jc + MX_LOWP_NC_PANELS : p1;
-    for (int64_t pc = 0; pc < kpad; pc += MX_LOWP_KC) {
+    for (int64_t pc = k0; pc < kpad; pc += MX_LOWP_KC) {
       int64_t kc = pc + MX_LOWP_KC < kpad ? MX_LOWP_KC : kpad - pc;
       for (int64_t ir = m0; ir < m1; ir += mr) {
         int mv = m1 - ir < mr ? (int)(m1 - ir) : mr;

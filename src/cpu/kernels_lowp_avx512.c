@@ -321,6 +321,19 @@ const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512bf16 = {
     .ukernel = ukernel_bf16_dp,
 };
 
+// AMX GEMM for whole 32s of k, the AVX-512 (emulated VDPBF16PS order) microkernel for the rest;
+// VDPBF16PS for the GEMV.
+const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_amx = {
+    .name = "amx",
+    .isa = MX_CPU_LOWP_AMX,
+    .et = MX_ELEM_BF16,
+    .mr = MR,
+    .a_pairs = false,
+    .gemv = gemv_bf16_dp,
+    .ukernel = ukernel_bf16,
+    .gemm_block = mx_cpu_lowp_amx_block,
+};
+
 const struct mx_cpu_lowp_kernels mx_cpu_lowp_f16_avx512 = {
     .name = "avx512",
     .isa = MX_CPU_LOWP_AVX512,

@@ -35,7 +35,18 @@ struct mx_cpu_lowp_kernels {
   // element in k order, so passes with accumulate = true give the unsplit result.
   void (*ukernel)(int64_t kc, const void *apack, const uint16_t *b, float *c, int64_t ldc,
                   int mr_valid, int nr_valid, bool accumulate);
+  // Optional (NULL = none): writes Y[m0:m1, panels p0:p1] over the first K0 k (a multiple of the
+  // step it returns, 0 = nothing done); the driver then adds k in [K0, kpad) with `ukernel`.
+  int64_t (*gemm_block)(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx, float *y,
+                        int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
 };
+
+#if defined(__x86_64__)
+// AMX block (kernels_lowp_amx.c).
+int64_t mx_cpu_lowp_amx_block(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx,
+                              float *y, int64_t ldy, int64_t m0, int64_t m1, int64_t p0,
+                              int64_t p1);
+#endif
 
 // Bulk conversions of one ISA (NULL = the portable loops of src/base/half.c).
 typedef struct mx_cpu_lowp_convert {
@@ -49,7 +60,7 @@ extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_scalar, mx_cpu_lowp_f16
 #if defined(__x86_64__)
 extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx2, mx_cpu_lowp_f16_avx2;
 extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512, mx_cpu_lowp_f16_avx512;
-extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512bf16;
+extern const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512bf16, mx_cpu_lowp_bf16_amx;
 extern const mx_cpu_lowp_convert_t mx_cpu_lowp_convert_avx2, mx_cpu_lowp_convert_avx512;
 #endif
 
