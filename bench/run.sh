@@ -4,15 +4,19 @@
 # them: the 1B shape is 4.7 GiB at f32).
 #
 # Usage: bench/run.sh [--mlxcel PATH] [--threads T] [--out FILE] [--workdir DIR] [--keep]
-#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK]]]...
+#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK[:PRECISION[:KV]]]]]...
 #        bench/run.sh --render DIR [--out FILE]   (only rewrite the page from DIR's results)
 #
 # Without --run: the "cpu" backend on the SmolLM2-135M, SmolLM2-360M and Llama-3.2-1B shapes
 # (512-token prompt in one 512-token prefill chunk, 64 decode steps, 3 reps) plus the
 # interpreter on the tiny and SmolLM2-135M presets when the
 # cpu backend exists, with two decode runs at position ~100 under KV capacities 128 and 4096
-# (decode cost must follow the valid positions, not the capacity); otherwise the interpreter
-# alone on small runs (it is the reference oracle, far slower than the hardware allows).
+# (decode cost must follow the valid positions, not the capacity), and the SmolLM2-360M and
+# Llama-3.2-1B shapes again at precision bf16 and f16 (bf16 checkpoints, --precision), plus a
+# long-context decode at bf16 with f32 and bf16 KV caches; otherwise the interpreter alone on
+# small runs (it is the reference oracle, far slower than the hardware allows). PRECISION
+# (f32, f16, bf16; empty = the checkpoint's) runs on the bf16 checkpoint of the preset when it
+# is f16 or bf16; KV is --kv-dtype.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MLXCEL=$ROOT/build/mlxcel
@@ -36,9 +40,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 log() { echo "bench/run.sh: $*" >&2; }
-model() { # PRESET: generates it once into $WORK/PRESET
-  [ -s "$WORK/$1/model.safetensors" ] ||
-    "$MLXCEL" mkmodel --arch llama --preset "$1" -o "$WORK/$1" --force -q
+model() { # PRESET [DTYPE]: generates it once into $WORK/PRESET (f32) or $WORK/PRESET-DTYPE
+  local dir=$WORK/$1${2:+-$2}
+  [ -s "$dir/model.safetensors" ] ||
+    "$MLXCEL" mkmodel --arch llama --preset "$1" -o "$dir" --force -q ${2:+--dtype "$2"}
 }
 field() { # NAME JSONLINE: a top-level scalar of a flat JSON object
   printf '%s\n' "$2" | sed -n "s/.*\"$1\": \"\{0,1\}\([^,}\"]*\)\"\{0,1\}[,}].*/\1/p" | head -1
@@ -64,7 +69,10 @@ else
       --json >/dev/null 2>&1; then
       RUNS=(cpu:smollm2-135m:512:64:3::512 cpu:smollm2-360m:512:64:3::512
         cpu:llama-3.2-1b:512:64:3::512 cpu:smollm2-360m:96:16:3:128:64
-        cpu:smollm2-360m:96:16:3:4096:64 interp:tiny:32:16:3 interp:smollm2-135m:8:2:1)
+        cpu:smollm2-360m:96:16:3:4096:64 interp:tiny:32:16:3 interp:smollm2-135m:8:2:1
+        cpu:smollm2-360m:512:64:3::512:bf16 cpu:smollm2-360m:512:64:3::512:f16
+        cpu:llama-3.2-1b:512:64:3::512:bf16 cpu:llama-3.2-1b:512:64:3::512:f16
+        cpu:smollm2-360m:2048:64:3:4096:512:bf16:f32 cpu:smollm2-360m:2048:64:3:4096:512:bf16:bf16)
     else
       RUNS=(interp:tiny:32:16:3 interp:smollm2-135m:8:2:1 interp:smollm2-360m:8:2:1)
     fi
@@ -76,14 +84,19 @@ else
   printf '%s\n' "${RUNS[*]}" >"$WORK/runs.txt"
   : >"$WORK/results.jsonl"
   for r in "${RUNS[@]}"; do
-    IFS=: read -r backend preset prompt gen reps ctx chunk <<<"$r"
-    log "$backend $preset: prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}"
-    model "$preset"
+    IFS=: read -r backend preset prompt gen reps ctx chunk prec kv <<<"$r"
+    log "$backend $preset: prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}${prec:+, precision $prec}${kv:+, kv $kv}"
+    dtype=
+    case $prec in bf16 | f16) dtype=bf16 ;; esac
+    model "$preset" $dtype
     CTX_ARG=()
     [ -n "$ctx" ] && CTX_ARG=(--ctx "$ctx")
     [ -n "$chunk" ] && CTX_ARG+=(--chunk "$chunk")
-    "$MLXCEL" bench -m "$WORK/$preset" --backend "$backend" --prompt "$prompt" --gen "$gen" \
-      --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
+    [ -n "$prec" ] && CTX_ARG+=(--precision "$prec")
+    [ -n "$kv" ] && CTX_ARG+=(--kv-dtype "$kv")
+    "$MLXCEL" bench -m "$WORK/$preset${dtype:+-$dtype}" --backend "$backend" --prompt "$prompt" \
+      --gen "$gen" --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json |
+      tee -a "$WORK/results.jsonl" >&2
   done
   cut -d' ' -f1-3 /proc/loadavg >"$WORK/load_end.txt" 2>/dev/null || true
 fi
@@ -108,12 +121,19 @@ physical limit of the machine it ran on, measured in the same run.
   the weights), per repetition a reset, a prefill of N pseudo-random token ids (in the session's
   power-of-two chunks of at most `chunk` tokens per call, ADR 0002), then G greedy decode steps.
   Medians of R.
-- **Decode limit** = memory bandwidth / bytes read per decoded token: every matmul weight at f32
-  (attention and MLP projections of all layers and the tied LM head), the embedding row, the
-  norm weights, and the KV cache up to the mean decode position (K and V, f32).
+- **Decode limit** = memory bandwidth / bytes read per decoded token: every matmul weight at
+  the run's precision (4 bytes at f32, 2 at bf16 / f16: attention and MLP projections of all
+  layers and the tied LM head), the embedding row, the norm weights (f32), and the KV cache up
+  to the mean decode position (K and V at the KV dtype). Each row is at its own limit.
 - **Prefill limit** = peak f32 FLOP/s / FLOPs per prompt token: 2 x the parameters of the layer
   matmuls per token, 4 x heads x head_dim x (p + 1) per layer for the attention scores and
-  values at position p (averaged over the prompt), and the LM head once per prefill call.
+  values at position p (averaged over the prompt), and the LM head once per prefill call. The
+  bf16 / f16 rows use the same f32 peak: bf16 matmuls on AMX tiles (or VDPBF16PS) have a higher
+  one, so their percentage can pass 100.
+- **Precision** (issue 5): `--precision T` makes the matmul weights resident in T (converted
+  once at load) and feeds every linear layer's dot_general T inputs with f32 accumulation;
+  norms, RoPE, attention and residuals stay f32. The bf16 / f16 rows run bf16 checkpoints of
+  the same presets. ADR 0003 records the decision.
 - **Machine**: bandwidth is a multi-threaded streaming sum over a 1 GiB buffer, peak is an FMA
   loop with independent accumulators on every thread (AVX-512, AVX2 or portable C, whichever
   the CPU runs), both with the bench's thread count, measured by each bench run R times right
@@ -135,8 +155,8 @@ HDR
   echo
   echo "## Results"
   echo
-  echo "| model shape | params | dtype | backend | threads | ctx | chunk | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | limits: bandwidth / peak | date |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model shape | params | dtype | precision / KV | backend | threads | ctx | chunk | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | limits: bandwidth / peak | date |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   interp=0
   while IFS= read -r j; do
     [ -n "$j" ] || continue
@@ -144,7 +164,9 @@ HDR
     b=$(field backend "$j")
     [ "$b" = interp ] && interp=1
     shape="$name: h$(field hidden_size "$j") i$(field intermediate_size "$j") L$(field num_layers "$j") q$(field num_heads "$j")/kv$(field num_kv_heads "$j") v$(field vocab_size "$j")"
-    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $b | $(field threads "$j") | $(field ctx "$j") | $(field prefill_chunk "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
+    pk="$(field precision "$j") / $(field kv_dtype "$j")"
+    [ "$pk" = " / " ] && pk="f32 / f32"
+    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $pk | $b | $(field threads "$j") | $(field ctx "$j") | $(field prefill_chunk "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
   done <"$WORK/results.jsonl"
   echo
   if [ "$interp" = 1 ]; then
@@ -154,7 +176,50 @@ HDR
     echo "the fast CPU runtime is the \`cpu\` backend."
     echo
   fi
-  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk]]); ctx is the KV capacity, chunk the"
-  echo "largest prefill call."
+  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk[:precision[:kv]]]]); ctx is the KV"
+  echo "capacity, chunk the largest prefill call."
+  # Low precision: each bf16 / f16 cpu row against the f32 cpu row of the same shape and run.
+  lp=$(awk '
+    function f(name, s,   r) { r = s; if (!match(r, "\"" name "\": \"?[^,}\"]*")) return "";
+      r = substr(r, RSTART, RLENGTH); sub("^\"" name "\": \"?", "", r); return r }
+    {
+      key = f("model", $0); sub(".*/", "", key); sub("-(bf16|f16)$", "", key)
+      key = key ":" f("backend", $0) ":" f("prompt_tokens", $0) ":" f("gen_tokens", $0) ":" f("ctx", $0) ":" f("prefill_chunk", $0)
+      p = f("precision", $0); kv = f("kv_dtype", $0); if (p == "") { p = "f32"; kv = "f32" }
+      if (f("backend", $0) != "cpu") next
+      if (p == "f32" && kv == "f32") { pre32[key] = f("prefill_tok_s", $0); dec32[key] = f("decode_tok_s", $0) }
+      else { n++; k[n] = key; pp[n] = p "/" kv; pre[n] = f("prefill_tok_s", $0); dec[n] = f("decode_tok_s", $0); pct[n] = f("decode_pct_of_limit", $0) }
+    }
+    END {
+      for (i = 1; i <= n; i++) if (k[i] in dec32) {
+        split(k[i], a, ":")
+        printf "| %s | %s | %s | %s | %.2fx | %.2fx | %.1f%% |\n", a[1], a[3] "/" a[4] "/" a[5], pp[i], a[2], pre[i] / pre32[k[i]], dec[i] / dec32[k[i]], pct[i]
+      }
+    }' "$WORK/results.jsonl")
+  if [ -n "$lp" ]; then
+    echo
+    echo "## Low precision"
+    echo
+    echo "Speed-up of each bf16 / f16 cpu row over the f32 cpu row of the same shape and run (this page, this"
+    echo "machine: the CPU named above, 2 threads unless stated). Decode reads half the weight bytes; bf16"
+    echo "prefill runs on AMX tiles where the CPU has them (else VDPBF16PS, else AVX-512 / AVX2), f16 prefill"
+    echo "on VCVTPH2PS + FMA."
+    echo
+    echo "| model shape | prompt/gen/ctx | precision/KV | backend | prefill vs f32 | decode vs f32 | decode % of its limit |"
+    echo "|---|---|---|---|---|---|---|"
+    printf '%s\n' "$lp"
+    echo
+    echo "The seed's measurement (issue 5 epic, for comparison; not this machine): Llama-3.2-1B-Instruct,"
+    echo "one decode step via \`iree-benchmark-module\` on an **Apple M1 Ultra**, pure runtime:"
+    echo
+    echo "| variant | Metal | CPU (13 threads) |"
+    echo "|---|---|---|"
+    echo "| f32 | ~600 ms | ~233 ms |"
+    echo "| f16 matmul inputs | ~291 ms (~2.06x) | ~187 ms (~1.25x) |"
+    echo
+    echo "End to end on real weights (48 tokens, Metal): f32 1.57 tok/s vs f16 3.33 tok/s (~2.1x), byte-identical"
+    echo "output. The graph change is the same here (converts before dot_general, f32 accumulation); the"
+    echo "speed-ups differ with the hardware's bandwidth and matmul units."
+  fi
 } >"$OUT"
 log "wrote $OUT"
