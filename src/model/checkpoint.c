@@ -222,6 +222,22 @@ const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *nam
   return k < 0 ? NULL : &ck->w[k];
 }
 
+// The old bytes of an overridden tensor are never read again: when they are mapped from a file,
+// their whole pages go back to the kernel now (re-read from the file if ever touched), so the
+// converted copy does not come on top of them in the resident set.
+static void release_pages(const mx_checkpoint_t *ck, const void *data, size_t nbytes) {
+  uintptr_t lo = (uintptr_t)data, hi = lo + nbytes;
+  long ps = sysconf(_SC_PAGESIZE);
+  uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+  for (int32_t i = 0; i < ck->n_files; i++) {
+    uintptr_t m0 = (uintptr_t)ck->files[i].map, m1 = m0 + ck->files[i].len;
+    if (lo < m0 || hi > m1) continue;
+    uintptr_t a = (lo + page - 1) / page * page, b = hi / page * page;
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+    return;
+  }
+}
+
 mx_status_t mx_checkpoint_override(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
                                    void *data, size_t nbytes) {
   int32_t k = ck && name ? lookup(ck, name) : -1;
@@ -252,6 +268,7 @@ mx_status_t mx_checkpoint_override(mx_checkpoint_t *ck, const char *name, mx_ele
     return st;
   }
   ck->owned[ck->n_owned++] = data;
+  release_pages(ck, w->data, w->nbytes);
   w->dtype = dtype;
   w->data = data;
   w->nbytes = nbytes;

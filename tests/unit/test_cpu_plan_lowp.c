@@ -10,7 +10,48 @@
 
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/model.h"
+#include "mlxcel/session.h"
 #include "mx_test.h"
+
+// ---- Allocation counter: the test binary interposes malloc & co (glibc) ----
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#include <stdatomic.h>
+#define COUNT_ALLOCS 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+static atomic_long g_allocs;
+void *malloc(size_t n);
+void *calloc(size_t a, size_t b);
+void *realloc(void *p, size_t n);
+void *aligned_alloc(size_t al, size_t n);
+int posix_memalign(void **p, size_t al, size_t n);
+void *malloc(size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_realloc(p, n);
+}
+void *aligned_alloc(size_t al, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  return __libc_memalign(al, n);
+}
+int posix_memalign(void **p, size_t al, size_t n) {
+  atomic_fetch_add(&g_allocs, 1);
+  *p = __libc_memalign(al, n);
+  return *p ? 0 : 12;
+}
+#else
+#define COUNT_ALLOCS 0
+static long g_allocs;
+#endif
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void) {
@@ -289,8 +330,40 @@ static void test_models(void) {
   }
 }
 
+// A bf16 session (bf16 weights and caches) on the cpu backend: decode steps allocate nothing.
+static void test_no_alloc(const char *dir) {
+  mx_model_load_opts_t lo = {.tokenizer_optional = true, .precision = MX_ELEM_BF16};
+  mx_model_t *m = NULL;
+  CHECK_OK(mx_model_load_ex(dir, &lo, &m));
+  setenv("MLXCEL_THREADS", "2", 1);
+  mx_session_opts_t so = {.backend = "cpu", .ctx = 64};
+  mx_session_t *s = NULL;
+  if (m) CHECK_OK(mx_session_create(m, &so, &s));
+  unsetenv("MLXCEL_THREADS");
+  if (s) {
+    static const int32_t prompt[] = {1, 403, 407, 261, 378};
+    CHECK_OK(mx_session_prefill(s, prompt, 5, NULL));
+    CHECK_OK(mx_session_decode(s, 432));
+    long before = (long)g_allocs;
+    for (int i = 0; i < 8; i++) CHECK_OK(mx_session_decode(s, 383 + i));
+    long n = (long)g_allocs - before;
+    if (COUNT_ALLOCS) {
+      CHECK_MSG(n == 0, "bf16 decode: %ld allocations in 8 steps", n);
+    } else {
+      printf("SKIP: allocation count (no glibc interposition)\n");
+    }
+  }
+  mx_session_destroy(s);
+  mx_model_free(m);
+}
+
 int main(void) {
   test_linears();
+  if (getenv("MX_TEST_DATA")) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/../../models/stories260K", getenv("MX_TEST_DATA"));
+    test_no_alloc(dir);
+  }
   test_models();
   return mx_test_finish();
 }
