@@ -1,0 +1,205 @@
+// The loader's precision pass (mx_model_load_opts_t precision / kv_dtype): resolution (explicit,
+// $MLXCEL_XLA_PRECISION / $MLXCEL_XLA_KV_DTYPE, auto from the checkpoint), validation, the
+// resident types of each weight role, round-to-nearest-even conversion, the f16 range check, and
+// mx_checkpoint_override. Uses stories260K (f32) and a bf16 copy of it written to a temp dir.
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/half.h"
+#include "mlxcel/model.h"
+#include "mlxcel/writer.h"
+#include "mx_test.h"
+
+static char g_model[4096], g_tmp[256];
+
+static mx_model_t *load(const char *dir, mx_elem_type_t prec, mx_elem_type_t kv,
+                        mx_status_t *st_out) {
+  mx_model_load_opts_t lo = {.tokenizer_optional = true, .precision = prec, .kv_dtype = kv};
+  mx_model_t *m = NULL;
+  mx_status_t st = mx_model_load_ex(dir, &lo, &m);
+  if (st_out) *st_out = st;
+  return m;
+}
+
+static const mx_weight_t *find(const mx_model_t *m, const char *name) {
+  return mx_checkpoint_find(m->ckpt, name);
+}
+
+// Copies dir's checkpoint into out_dir with every tensor converted to `et` (scale multiplies the
+// values of `scaled`, to push one past the f16 range).
+static bool write_copy(const char *dir, const char *out_dir, mx_elem_type_t et, const char *scaled,
+                       float scale) {
+  mx_checkpoint_t *ck = NULL;
+  if (mx_checkpoint_open(dir, &ck) != MX_OK) return false;
+  int32_t n = mx_checkpoint_count(ck);
+  mx_st_desc_t *d = calloc((size_t)n, sizeof *d);
+  void **data = calloc((size_t)n, sizeof *data);
+  for (int32_t i = 0; i < n; i++) {
+    const mx_weight_t *w = mx_checkpoint_weight(ck, i);
+    d[i].name = w->name;
+    d[i].dtype = et;
+    d[i].rank = w->rank;
+    memcpy(d[i].dims, w->dims, sizeof d[i].dims);
+    size_t cnt = w->nbytes / 4;
+    uint16_t *h = malloc(cnt * 2 + 2);
+    for (size_t j = 0; j < cnt; j++) {
+      float v = ((const float *)w->data)[j];
+      if (scaled && !strcmp(w->name, scaled) && j == 7) v *= scale;
+      h[j] = et == MX_ELEM_BF16 ? mx_f32_to_bf16(v) : mx_f32_to_f16(v);
+    }
+    data[i] = h;
+  }
+  char path[4200], cmd[8600];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s/config.json' '%s/'", out_dir, dir, out_dir);
+  bool ok = system(cmd) == 0;
+  snprintf(path, sizeof path, "%s/model.safetensors", out_dir);
+  ok = ok && mx_st_write_file(path, d, (const void *const *)data, n) == MX_OK;
+  for (int32_t i = 0; i < n; i++) free(data[i]);
+  free(data);
+  free(d);
+  mx_checkpoint_close(ck);
+  return ok;
+}
+
+static void test_names(void) {
+  mx_elem_type_t et = MX_ELEM_INVALID;
+  CHECK(mx_precision_parse("bf16", "x", &et) == MX_OK && et == MX_ELEM_BF16);
+  CHECK(mx_precision_parse("BFloat16", "x", &et) == MX_OK && et == MX_ELEM_BF16);
+  CHECK(mx_precision_parse("f16", "x", &et) == MX_OK && et == MX_ELEM_F16);
+  CHECK(mx_precision_parse("float32", "x", &et) == MX_OK && et == MX_ELEM_F32);
+  CHECK(mx_precision_parse("int8", "--precision", &et) == MX_ERR_INVALID_ARG);
+  CHECK(strstr(mx_error_message(), "--precision: 'int8' is not a precision") != NULL);
+  CHECK(mx_precision_parse(NULL, "x", &et) == MX_ERR_INVALID_ARG);
+}
+
+static void test_roles(void) {
+  mx_model_t *m = load(g_model, MX_ELEM_BF16, MX_ELEM_INVALID, NULL);
+  CHECK(m != NULL);
+  if (!m) return;
+  CHECK(m->precision == MX_ELEM_BF16 && m->kv_dtype == MX_ELEM_BF16);
+  mx_checkpoint_t *raw = NULL;
+  CHECK_OK(mx_checkpoint_open(g_model, &raw));
+  static const char *matmul[] = {"model.layers.0.self_attn.q_proj.weight",
+                                 "model.layers.4.mlp.down_proj.weight",
+                                 "model.embed_tokens.weight"};  // tied: the head's weight
+  for (size_t i = 0; i < 3; i++) {
+    const mx_weight_t *w = find(m, matmul[i]), *r = mx_checkpoint_find(raw, matmul[i]);
+    CHECK_MSG(w && w->dtype == MX_ELEM_BF16 && w->nbytes * 2 == r->nbytes, "%s", matmul[i]);
+    int bad = 0;
+    for (size_t j = 0; w && j < w->nbytes / 2; j++)
+      bad += ((const uint16_t *)w->data)[j] != mx_f32_to_bf16(((const float *)r->data)[j]);
+    CHECK_MSG(bad == 0, "%s: %d elements not rounded to nearest even", matmul[i], bad);
+  }
+  const mx_weight_t *norm = find(m, "model.layers.0.input_layernorm.weight");
+  CHECK(norm && norm->dtype == MX_ELEM_F32);
+  mx_checkpoint_close(raw);
+  mx_model_free(m);
+  // Explicit KV dtype; f32 precision leaves the f32 checkpoint untouched (zero-copy).
+  m = load(g_model, MX_ELEM_F32, MX_ELEM_F16, NULL);
+  CHECK(m && m->precision == MX_ELEM_F32 && m->kv_dtype == MX_ELEM_F16);
+  if (m) CHECK(find(m, "model.layers.0.self_attn.q_proj.weight")->dtype == MX_ELEM_F32);
+  mx_model_free(m);
+}
+
+static void test_auto_and_env(const char *bf16_dir) {
+  mx_model_t *m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  CHECK(m && m->precision == MX_ELEM_F32 && m->kv_dtype == MX_ELEM_F32);  // f32 runs f32
+  mx_model_free(m);
+  m = load(bf16_dir, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  CHECK(m && m->precision == MX_ELEM_BF16 && m->kv_dtype == MX_ELEM_BF16);  // bf16 runs bf16
+  // Resident bf16 weights of a bf16 checkpoint are its own bytes (not converted), norms f32.
+  if (m) {
+    CHECK(find(m, "model.layers.0.self_attn.q_proj.weight")->dtype == MX_ELEM_BF16);
+    CHECK(find(m, "model.norm.weight")->dtype == MX_ELEM_F32);
+  }
+  mx_model_free(m);
+  m = load(bf16_dir, MX_ELEM_F32, MX_ELEM_INVALID, NULL);  // widened exactly
+  CHECK(m && m->precision == MX_ELEM_F32 &&
+        find(m, "model.layers.1.mlp.up_proj.weight")->dtype == MX_ELEM_F32);
+  mx_model_free(m);
+  setenv("MLXCEL_XLA_PRECISION", "f16", 1);
+  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  CHECK(m && m->precision == MX_ELEM_F16 && m->kv_dtype == MX_ELEM_F16);
+  mx_model_free(m);
+  m = load(g_model, MX_ELEM_BF16, MX_ELEM_INVALID, NULL);  // explicit wins
+  CHECK(m && m->precision == MX_ELEM_BF16);
+  mx_model_free(m);
+  setenv("MLXCEL_XLA_KV_DTYPE", "f32", 1);
+  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  CHECK(m && m->precision == MX_ELEM_F16 && m->kv_dtype == MX_ELEM_F32);
+  mx_model_free(m);
+  setenv("MLXCEL_XLA_PRECISION", "fp8", 1);
+  mx_status_t st;
+  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, &st);
+  CHECK(m == NULL && st == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "MLXCEL_XLA_PRECISION: 'fp8' is not a precision"),
+            "message: %s", mx_error_message());
+  unsetenv("MLXCEL_XLA_PRECISION");
+  unsetenv("MLXCEL_XLA_KV_DTYPE");
+  m = load(g_model, MX_ELEM_I8, MX_ELEM_INVALID, &st);
+  CHECK(m == NULL && st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "precision i8"));
+  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_F64, &st);
+  CHECK(m == NULL && st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "KV dtype f64"));
+}
+
+static void test_f16_range(void) {
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/big", g_tmp);
+  // One weight holds a value past 65504: f16 refuses it by name; bf16 has the range.
+  CHECK(write_copy(g_model, dir, MX_ELEM_BF16, "model.layers.2.mlp.gate_proj.weight", 1e7f));
+  mx_status_t st;
+  mx_model_t *m = load(dir, MX_ELEM_F16, MX_ELEM_INVALID, &st);
+  CHECK(m == NULL && st == MX_ERR_UNSUPPORTED);
+  CHECK_MSG(strstr(mx_error_message(), "model.layers.2.mlp.gate_proj.weight") &&
+                strstr(mx_error_message(), "beyond the f16 range"),
+            "message: %s", mx_error_message());
+  m = load(dir, MX_ELEM_BF16, MX_ELEM_INVALID, &st);
+  CHECK(m != NULL);
+  mx_model_free(m);
+}
+
+static void test_override(void) {
+  mx_checkpoint_t *ck = NULL;
+  CHECK_OK(mx_checkpoint_open(g_model, &ck));
+  if (!ck) return;
+  const char *name = "model.norm.weight";
+  const mx_weight_t *w = mx_checkpoint_find(ck, name);
+  size_t n = w->nbytes / 4;
+  uint16_t *h = malloc(n * 2);
+  for (size_t i = 0; i < n; i++) h[i] = mx_f32_to_bf16(((const float *)w->data)[i]);
+  CHECK_OK(mx_checkpoint_override(ck, name, MX_ELEM_BF16, h, n * 2));
+  const mx_weight_t *w2 = mx_checkpoint_find(ck, name);
+  CHECK(w2 == w && w2->dtype == MX_ELEM_BF16 && w2->data == h && w2->nbytes == n * 2);
+  // Errors free the buffer (ownership passes in every case) and leave the tensor as it was.
+  CHECK(mx_checkpoint_override(ck, name, MX_ELEM_F32, malloc(8), 8) == MX_ERR_INVALID_ARG);
+  CHECK(mx_checkpoint_override(ck, "no.such.tensor", MX_ELEM_F32, malloc(8), 8) ==
+        MX_ERR_INVALID_ARG);
+  CHECK(w2->dtype == MX_ELEM_BF16 && w2->data == h);
+  mx_checkpoint_close(ck);
+}
+
+int main(void) {
+  const char *data = getenv("MX_TEST_DATA");
+  if (!data) {
+    printf("SKIP: MX_TEST_DATA is not set\n");
+    return mx_test_finish();
+  }
+  unsetenv("MLXCEL_XLA_PRECISION");
+  unsetenv("MLXCEL_XLA_KV_DTYPE");
+  snprintf(g_model, sizeof g_model, "%s/../../models/stories260K", data);
+  snprintf(g_tmp, sizeof g_tmp, "/tmp/mx_prec_test_XXXXXX");
+  if (!mkdtemp(g_tmp)) return 1;
+  char bf16_dir[512];
+  snprintf(bf16_dir, sizeof bf16_dir, "%s/bf16", g_tmp);
+  CHECK(write_copy(g_model, bf16_dir, MX_ELEM_BF16, NULL, 1.0f));
+  test_names();
+  test_roles();
+  test_auto_and_env(bf16_dir);
+  test_f16_range();
+  test_override();
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+  if (system(cmd) != 0) printf("warning: could not remove %s\n", g_tmp);
+  return mx_test_finish();
+}
