@@ -1,4 +1,4 @@
-// Driver of the bf16 / f16 KV attention (fused_kv.h) and its portable unit.
+// Driver of the bf16 / f16 KV attention (fused_kv.h) and its portable block step.
 #include "cpu/fused_kv.h"
 
 #include <math.h>
@@ -10,12 +10,14 @@
 
 static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// Scratch of one thread: scores [BLOCK] | acc [round16(d)] | K block [BLOCK * round16(d)] |
-// V block [BLOCK * round16(d)] | 16 (threads never share a cache line).
+// Scratch of one thread: K block [BLOCK * round16(d)] | V block [same] | scores [BLOCK] |
+// accumulators [GROUP * round16(d)] | running max [GROUP] | sums [GROUP] | 16 (threads never
+// share a cache line).
 size_t mx_cpu_attention_kv_scratch_floats(int64_t d, int64_t s) {
-  (void)s;
+  (void)s;  // keys stream in blocks: the scratch does not grow with the context
   if (d < 1) d = 1;
-  return (size_t)(MX_ATTN_BLOCK + round16(d) + 2 * MX_ATTN_BLOCK * round16(d) + 16);
+  return (size_t)(2 * MX_ATTN_BLOCK * round16(d) + MX_ATTN_BLOCK + MX_KV_GROUP * (round16(d) + 2) +
+                  16);
 }
 
 static void widen_bf16(const uint16_t *src, float *dst, int64_t n) {
@@ -25,45 +27,49 @@ static void widen_f16(const uint16_t *src, float *dst, int64_t n) {
   mx_half_f16_to_f32(src, dst, (size_t)n);
 }
 
-// The portable unit: the block of K and V widened into scratch, then fused_scalar.c's math.
-static void unit_scalar(const float *q, const uint16_t *k, const uint16_t *v, mx_kv_widen_fn conv,
-                        float *out, int64_t lo, int64_t hi, int64_t d, float scale, float softcap,
-                        float *scratch) {
-  float *sc = scratch, *acc = scratch + MX_ATTN_BLOCK, *kf = acc + round16(d);
-  float *vf = kf + MX_ATTN_BLOCK * round16(d);
-  for (int64_t i = 0; i < d; i++) acc[i] = 0.0f;
-  float m = -INFINITY, l = 0.0f;
-  for (int64_t s0 = lo; s0 <= hi; s0 += MX_ATTN_BLOCK) {
-    int64_t nb = hi + 1 - s0 < MX_ATTN_BLOCK ? hi + 1 - s0 : MX_ATTN_BLOCK;
-    conv(k + s0 * d, kf, nb * d);
-    conv(v + s0 * d, vf, nb * d);
-    float bm = -INFINITY;
-    for (int64_t j = 0; j < nb; j++) {
-      const float *kr = kf + j * d;
-      float dot = 0.0f;
-      for (int64_t i = 0; i < d; i++) dot += q[i] * kr[i];
-      float sj = dot * scale;
-      if (softcap > 0.0f) sj = tanhf(sj / softcap) * softcap;
-      sc[j] = sj;
-      bm = sj > bm ? sj : bm;
-    }
-    float mn = bm > m ? bm : m;
-    float corr = m == -INFINITY ? 0.0f : expf(m - mn);
-    float bl = 0.0f;
-    for (int64_t j = 0; j < nb; j++) {
-      sc[j] = expf(sc[j] - mn);
-      bl += sc[j];
-    }
-    l = l * corr + bl;
-    for (int64_t i = 0; i < d; i++) {
-      float a = acc[i] * corr;
-      for (int64_t j = 0; j < nb; j++) a += sc[j] * vf[j * d + i];
-      acc[i] = a;
-    }
-    m = mn;
+// The portable block step (fused_scalar.c's formulas).
+static void block_scalar(const float *q, const float *kf, const float *vf, int64_t nb, int64_t d,
+                         float scale, float softcap, float *m, float *l, float *acc, float *sc) {
+  float bm = -INFINITY;
+  for (int64_t j = 0; j < nb; j++) {
+    const float *kr = kf + j * d;
+    float dot = 0.0f;
+    for (int64_t i = 0; i < d; i++) dot += q[i] * kr[i];
+    float sj = dot * scale;
+    if (softcap > 0.0f) sj = tanhf(sj / softcap) * softcap;
+    sc[j] = sj;
+    bm = sj > bm ? sj : bm;
   }
-  float inv = 1.0f / l;
-  for (int64_t i = 0; i < d; i++) out[i] = acc[i] * inv;
+  float mn = bm > *m ? bm : *m;
+  float corr = *m == -INFINITY ? 0.0f : expf(*m - mn);
+  float bl = 0.0f;
+  for (int64_t j = 0; j < nb; j++) {
+    sc[j] = expf(sc[j] - mn);
+    bl += sc[j];
+  }
+  *l = *l * corr + bl;
+  for (int64_t i = 0; i < d; i++) {
+    float a = acc[i] * corr;
+    for (int64_t j = 0; j < nb; j++) a += sc[j] * vf[j * d + i];
+    acc[i] = a;
+  }
+  *m = mn;
+}
+
+typedef struct unit_pos {
+  int64_t b, t, h, kvh;
+} unit_pos_t;
+
+// Unit u in (sequence, kv head, query, head in group) order.
+static unit_pos_t unit_at(int64_t u, int64_t t, int64_t hkv, int64_t g) {
+  unit_pos_t r;
+  int64_t gi = u % g, rest = u / g;
+  r.t = rest % t;
+  rest /= t;
+  r.kvh = rest % hkv;
+  r.b = rest / hkv;
+  r.h = r.kvh * g + gi;
+  return r;
 }
 
 void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cache,
@@ -73,16 +79,16 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
   if (b <= 0 || t <= 0 || hq <= 0 || hkv <= 0 || s <= 0 || d <= 0 || hq % hkv != 0) return;
   if (kv != MX_ELEM_BF16 && kv != MX_ELEM_F16) return;
   bool bf = kv == MX_ELEM_BF16;
-  mx_kv_unit_fn unit = unit_scalar;
+  mx_kv_block_fn step = block_scalar;
   mx_kv_widen_fn conv = bf ? widen_bf16 : widen_f16;
 #if defined(__x86_64__)
   switch (mx_cpu_fused_isa()) {
     case MX_CPU_ISA_AVX512:
-      unit = mx_cpu_kv_unit_avx512;
+      step = mx_cpu_kv_block_avx512;
       conv = bf ? mx_cpu_lowp_convert_avx512.bf16_to_f32 : mx_cpu_lowp_convert_avx512.f16_to_f32;
       break;
     case MX_CPU_ISA_AVX2:
-      unit = mx_cpu_kv_unit_avx2;
+      step = mx_cpu_kv_block_avx2;
       if (mx_cpu_features()->f16c)
         conv = bf ? mx_cpu_lowp_convert_avx2.bf16_to_f32 : mx_cpu_lowp_convert_avx2.f16_to_f32;
       break;
@@ -91,20 +97,57 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
   }
 #endif
   const uint16_t *kc = k_cache, *vc = v_cache;
-  float *scr = scratch + (size_t)ith * mx_cpu_attention_kv_scratch_floats(d, s);
-  int64_t g = hq / hkv, u0 = b * t * hq * ith / nth, u1 = b * t * hq * (ith + 1) / nth;
-  for (int64_t u = u0; u < u1; u++) {
-    int64_t h = u % hq, bt = u / hq, bi = bt / t, ti = bt % t;
-    int64_t p = (int64_t)pos0[bi] + ti;
-    int64_t lo = window > 0 ? p - window + 1 : 0;
-    if (lo < 0) lo = 0;
-    int64_t hi = p < s - 1 ? p : s - 1;
-    float *o_row = out + u * d;
-    if (hi < lo) {
-      memset(o_row, 0, (size_t)d * sizeof(float));
-      continue;
+  const int64_t d16 = round16(d), B = MX_ATTN_BLOCK;
+  float *kf = scratch + (size_t)ith * mx_cpu_attention_kv_scratch_floats(d, s);
+  float *vf = kf + B * d16, *sc = vf + B * d16, *acc = sc + B;
+  float *mrun = acc + MX_KV_GROUP * d16, *lrun = mrun + MX_KV_GROUP;
+  int64_t g = hq / hkv, n_units = b * t * hq;
+  int64_t u0 = n_units * ith / nth, u1 = n_units * (ith + 1) / nth;
+  int64_t lo[MX_KV_GROUP], hi[MX_KV_GROUP];
+  for (int64_t u = u0; u < u1;) {
+    // A group: consecutive units of one (sequence, kv head), at most MX_KV_GROUP.
+    unit_pos_t first = unit_at(u, t, hkv, g);
+    int64_t n = 0, smin = INT64_MAX, smax = -1;
+    while (u + n < u1 && n < MX_KV_GROUP) {
+      unit_pos_t p = unit_at(u + n, t, hkv, g);
+      if (p.b != first.b || p.kvh != first.kvh) break;
+      int64_t pos = (int64_t)pos0[p.b] + p.t;
+      lo[n] = window > 0 ? pos - window + 1 : 0;
+      if (lo[n] < 0) lo[n] = 0;
+      hi[n] = pos < s - 1 ? pos : s - 1;
+      if (hi[n] >= lo[n]) {
+        smin = lo[n] < smin ? lo[n] : smin;
+        smax = hi[n] > smax ? hi[n] : smax;
+      }
+      mrun[n] = -INFINITY;
+      lrun[n] = 0.0f;
+      memset(acc + n * d16, 0, (size_t)d * sizeof(float));
+      n++;
     }
-    size_t kv_off = (size_t)((bi * hkv + h / g) * s) * (size_t)d;
-    unit(q + u * d, kc + kv_off, vc + kv_off, conv, o_row, lo, hi, d, scale, softcap, scr);
+    size_t kv_off = (size_t)((first.b * hkv + first.kvh) * s) * (size_t)d;
+    for (int64_t s0 = smax >= 0 ? smin / B * B : 0; smax >= 0 && s0 <= smax; s0 += B) {
+      int64_t c0 = s0 > smin ? s0 : smin, c1 = s0 + B - 1 < smax ? s0 + B - 1 : smax;
+      conv(kc + kv_off + (size_t)(c0 * d), kf, (c1 - c0 + 1) * d);
+      conv(vc + kv_off + (size_t)(c0 * d), vf, (c1 - c0 + 1) * d);
+      for (int64_t j = 0; j < n; j++) {
+        int64_t a = lo[j] > s0 ? lo[j] : s0, e = hi[j] < s0 + B - 1 ? hi[j] : s0 + B - 1;
+        if (a > e) continue;
+        unit_pos_t p = unit_at(u + j, t, hkv, g);
+        const float *qr = q + ((p.b * t + p.t) * hq + p.h) * d;
+        step(qr, kf + (a - c0) * d, vf + (a - c0) * d, e - a + 1, d, scale, softcap, &mrun[j],
+             &lrun[j], acc + j * d16, sc);
+      }
+    }
+    for (int64_t j = 0; j < n; j++) {
+      unit_pos_t p = unit_at(u + j, t, hkv, g);
+      float *o_row = out + ((p.b * t + p.t) * hq + p.h) * d;
+      if (hi[j] < lo[j]) {
+        memset(o_row, 0, (size_t)d * sizeof(float));
+        continue;
+      }
+      float inv = 1.0f / lrun[j];
+      for (int64_t i = 0; i < d; i++) o_row[i] = acc[j * d16 + i] * inv;
+    }
+    u += n;
   }
 }

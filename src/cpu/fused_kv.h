@@ -3,9 +3,14 @@
 // they are read, so the result is the f32 kernel's on the converted caches, which is what the
 // composite's decomposition computes (convert, then f32 dots). Halves the bytes attention reads.
 //
-// Keys are processed in blocks of MX_ATTN_BLOCK: a block of K and of V is converted into the
-// thread's scratch (L1/L2 resident), then scored, softmaxed (online) and accumulated in f32 by the
-// variant selected for the fused kernels (mx_cpu_fused_isa). Bit-identical for any nth.
+// Work: the (sequence, query, head) units are ordered by (sequence, kv head, query, head in the
+// group) and split into contiguous ranges by (ith, nth); a thread takes the units of one kv head
+// up to MX_KV_GROUP at a time and walks the keys in blocks of MX_ATTN_BLOCK aligned to multiples
+// of MX_ATTN_BLOCK: each block of K and V is widened into the thread's scratch once for all of
+// them (a GQA group in decode, every query of a prefill chunk), then each query that sees part
+// of the block scores it, updates its online softmax and accumulates V in f32, with the variant
+// selected for the fused kernels (mx_cpu_fused_isa). A query's result depends only on its own
+// key range (the same block steps in the same order), so it is bit-identical for any nth.
 #ifndef MX_CPU_FUSED_KV_H
 #define MX_CPU_FUSED_KV_H
 
@@ -19,15 +24,17 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
                          int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                          float softcap, float *scratch, int ith, int nth);
 
-// ---- Internal: one (query, head) unit of a variant ----
-// keys [lo, hi] (hi >= lo) of one kv head: k, v point at the head's [S, D] cache; conv widens n
-// elements; scratch: mx_cpu_attention_kv_scratch_floats floats.
+// ---- Internal: one key block for one query, per variant ----
+enum { MX_KV_GROUP = 64 };  // queries sharing a widened block
+// Keys kf[0..nb) (f32 rows of d, widened), values vf likewise: scores q.k * scale (then
+// tanh(s / softcap) * softcap when softcap > 0), the online softmax update of the running max
+// *m, sum *l and accumulator acc[d]. sc: MX_ATTN_BLOCK floats of scratch.
+typedef void (*mx_kv_block_fn)(const float *q, const float *kf, const float *vf, int64_t nb,
+                               int64_t d, float scale, float softcap, float *m, float *l,
+                               float *acc, float *sc);
 typedef void (*mx_kv_widen_fn)(const uint16_t *src, float *dst, int64_t n);
-typedef void (*mx_kv_unit_fn)(const float *q, const uint16_t *k, const uint16_t *v,
-                              mx_kv_widen_fn conv, float *out, int64_t lo, int64_t hi, int64_t d,
-                              float scale, float softcap, float *scratch);
 #if defined(__x86_64__)
-extern const mx_kv_unit_fn mx_cpu_kv_unit_avx2, mx_cpu_kv_unit_avx512;
+extern const mx_kv_block_fn mx_cpu_kv_block_avx2, mx_cpu_kv_block_avx512;
 #endif
 
 #endif  // MX_CPU_FUSED_KV_H

@@ -1,4 +1,5 @@
-// AVX2 unit of the bf16 / f16 KV attention (fused_kv.h): as fused_kv_avx512.c with 8 lanes.
+// AVX2 block step of the bf16 / f16 KV attention (fused_kv.h): as fused_kv_avx512.c with 8
+// lanes.
 #include <math.h>
 
 #include "cpu/fused_internal.h"
@@ -38,8 +39,6 @@ MX_T256 static inline float hmax(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
-
 MX_T256 static float dot1(const float *q, const float *k, int64_t d) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0;
   int64_t i = 0;
@@ -51,75 +50,63 @@ MX_T256 static float dot1(const float *q, const float *k, int64_t d) {
   return hsum(_mm256_add_ps(a0, a1));
 }
 
-MX_T256 static void unit(const float *q, const uint16_t *k, const uint16_t *v, mx_kv_widen_fn conv,
-                         float *out, int64_t lo, int64_t hi, int64_t d, float scale, float softcap,
-                         float *scratch) {
-  float *sc = scratch, *acc = scratch + MX_ATTN_BLOCK, *kf = acc + round16(d);
-  float *vf = kf + MX_ATTN_BLOCK * round16(d);
-  for (int64_t i = 0; i < d; i++) acc[i] = 0.0f;
-  float m = -INFINITY, l = 0.0f;
+// One key block for one query (fused_kv.h, mx_kv_block_fn): fused_avx2.c's block math.
+MX_T256 static void block(const float *q, const float *kf, const float *vf, int64_t nb, int64_t d,
+                          float scale, float softcap, float *m, float *l, float *acc, float *sc) {
   __m256 vscale = _mm256_set1_ps(scale), vcap = _mm256_set1_ps(softcap);
-  for (int64_t s0 = lo; s0 <= hi; s0 += MX_ATTN_BLOCK) {
-    int64_t nb = hi + 1 - s0 < MX_ATTN_BLOCK ? hi + 1 - s0 : MX_ATTN_BLOCK;
-    conv(k + s0 * d, kf, nb * d);
-    conv(v + s0 * d, vf, nb * d);
-    for (int64_t j = 0; j < nb; j++) sc[j] = dot1(q, kf + j * d, d);
-    __m256 vm = _mm256_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < nb; j += 8) {
-      int64_t n = nb - j;
-      __m256 s = _mm256_mul_ps(load(sc + j, n), vscale);
-      if (softcap > 0.0f) s = _mm256_mul_ps(tanh8(_mm256_div_ps(s, vcap)), vcap);
-      store(sc + j, n, s);
-      if (n < 8) s = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, _mm256_castsi256_ps(tmask(n)));
-      vm = _mm256_max_ps(vm, s);
-    }
-    float bm = hmax(vm);
-    float mn = bm > m ? bm : m;
-    float corr = 0.0f;
-    if (m != -INFINITY) corr = _mm256_cvtss_f32(exp8(_mm256_set1_ps(m - mn)));
-    __m256 vmn = _mm256_set1_ps(mn), vsum = _mm256_setzero_ps();
-    for (int64_t j = 0; j < nb; j += 8) {
-      int64_t n = nb - j;
-      __m256 e = exp8(_mm256_sub_ps(load(sc + j, n), vmn));
-      if (n < 8) e = _mm256_and_ps(e, _mm256_castsi256_ps(tmask(n)));
-      store(sc + j, n, e);
-      vsum = _mm256_add_ps(vsum, e);
-    }
-    l = l * corr + hsum(vsum);
-    __m256 vc = _mm256_set1_ps(corr);
-    int64_t i = 0;
-    for (; i + 32 <= d; i += 32) {
-      __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + i), vc);
-      __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 8), vc);
-      __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 16), vc);
-      __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 24), vc);
-      for (int64_t j = 0; j < nb; j++) {
-        __m256 pj = _mm256_set1_ps(sc[j]);
-        const float *vr = vf + j * d + i;
-        a0 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr), a0);
-        a1 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 8), a1);
-        a2 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 16), a2);
-        a3 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 24), a3);
-      }
-      _mm256_storeu_ps(acc + i, a0);
-      _mm256_storeu_ps(acc + i + 8, a1);
-      _mm256_storeu_ps(acc + i + 16, a2);
-      _mm256_storeu_ps(acc + i + 24, a3);
-    }
-    for (; i < d; i += 8) {
-      int64_t n = d - i;
-      __m256 a0 = _mm256_mul_ps(load(acc + i, n), vc);
-      for (int64_t j = 0; j < nb; j++)
-        a0 = _mm256_fmadd_ps(_mm256_set1_ps(sc[j]), load(vf + j * d + i, n), a0);
-      store(acc + i, n, a0);
-    }
-    m = mn;
+  for (int64_t j = 0; j < nb; j++) sc[j] = dot1(q, kf + j * d, d);
+  __m256 vm = _mm256_set1_ps(-INFINITY);
+  for (int64_t j = 0; j < nb; j += 8) {
+    int64_t n = nb - j;
+    __m256 s = _mm256_mul_ps(load(sc + j, n), vscale);
+    if (softcap > 0.0f) s = _mm256_mul_ps(tanh8(_mm256_div_ps(s, vcap)), vcap);
+    store(sc + j, n, s);
+    if (n < 8) s = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, _mm256_castsi256_ps(tmask(n)));
+    vm = _mm256_max_ps(vm, s);
   }
-  __m256 inv = _mm256_set1_ps(1.0f / l);
-  for (int64_t i = 0; i < d; i += 8)
-    store(out + i, d - i, _mm256_mul_ps(load(acc + i, d - i), inv));
+  float bm = hmax(vm);
+  float mn = bm > *m ? bm : *m;
+  float corr = 0.0f;
+  if (*m != -INFINITY) corr = _mm256_cvtss_f32(exp8(_mm256_set1_ps(*m - mn)));
+  __m256 vmn = _mm256_set1_ps(mn), vsum = _mm256_setzero_ps();
+  for (int64_t j = 0; j < nb; j += 8) {
+    int64_t n = nb - j;
+    __m256 e = exp8(_mm256_sub_ps(load(sc + j, n), vmn));
+    if (n < 8) e = _mm256_and_ps(e, _mm256_castsi256_ps(tmask(n)));
+    store(sc + j, n, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  *l = *l * corr + hsum(vsum);
+  __m256 vc = _mm256_set1_ps(corr);
+  int64_t i = 0;
+  for (; i + 32 <= d; i += 32) {
+    __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + i), vc);
+    __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 8), vc);
+    __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 16), vc);
+    __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps(acc + i + 24), vc);
+    for (int64_t j = 0; j < nb; j++) {
+      __m256 pj = _mm256_set1_ps(sc[j]);
+      const float *vr = vf + j * d + i;
+      a0 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr), a0);
+      a1 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 8), a1);
+      a2 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 16), a2);
+      a3 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vr + 24), a3);
+    }
+    _mm256_storeu_ps(acc + i, a0);
+    _mm256_storeu_ps(acc + i + 8, a1);
+    _mm256_storeu_ps(acc + i + 16, a2);
+    _mm256_storeu_ps(acc + i + 24, a3);
+  }
+  for (; i < d; i += 8) {
+    int64_t n = d - i;
+    __m256 a0 = _mm256_mul_ps(load(acc + i, n), vc);
+    for (int64_t j = 0; j < nb; j++)
+      a0 = _mm256_fmadd_ps(_mm256_set1_ps(sc[j]), load(vf + j * d + i, n), a0);
+    store(acc + i, n, a0);
+  }
+  *m = mn;
 }
 
-const mx_kv_unit_fn mx_cpu_kv_unit_avx2 = unit;
+const mx_kv_block_fn mx_cpu_kv_block_avx2 = block;
 
 #endif  // __x86_64__

@@ -1,5 +1,5 @@
-// AVX-512 unit of the bf16 / f16 KV attention (fused_kv.h): the block of K and V widened into
-// scratch, then the online softmax of fused_avx512.c on f32 (its exp16 / tanh16).
+// AVX-512 block step of the bf16 / f16 KV attention (fused_kv.h): the online softmax of
+// fused_avx512.c (its exp16 / tanh16) on a block of K and V the driver widened to f32.
 #include <math.h>
 
 #include "cpu/fused_internal.h"
@@ -13,8 +13,6 @@
 MX_T512 static inline __mmask16 mask16(int64_t n) {
   return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
 }
-
-static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
 // q . k_r for the four rows k, k + d, k + 2d, k + 3d (one FMA chain each over the 16-blocks).
 MX_T512 static void dot4(const float *q, const float *k, int64_t d, float *res) {
@@ -42,79 +40,64 @@ MX_T512 static float dot1(const float *q, const float *k, int64_t d) {
   return _mm512_reduce_add_ps(a0);
 }
 
-MX_T512 static void unit(const float *q, const uint16_t *k, const uint16_t *v, mx_kv_widen_fn conv,
-                         float *out, int64_t lo, int64_t hi, int64_t d, float scale, float softcap,
-                         float *scratch) {
-  float *sc = scratch, *acc = scratch + MX_ATTN_BLOCK, *kf = acc + round16(d);
-  float *vf = kf + MX_ATTN_BLOCK * round16(d);
-  for (int64_t i = 0; i < d; i += 16)
-    _mm512_mask_storeu_ps(acc + i, mask16(d - i), _mm512_setzero_ps());
-  float m = -INFINITY, l = 0.0f;
+// One key block for one query (fused_kv.h, mx_kv_block_fn): fused_avx512.c's block math.
+MX_T512 static void block(const float *q, const float *kf, const float *vf, int64_t nb, int64_t d,
+                          float scale, float softcap, float *m, float *l, float *acc, float *sc) {
   __m512 vscale = _mm512_set1_ps(scale), vcap = _mm512_set1_ps(softcap);
-  for (int64_t s0 = lo; s0 <= hi; s0 += MX_ATTN_BLOCK) {
-    int64_t nb = hi + 1 - s0 < MX_ATTN_BLOCK ? hi + 1 - s0 : MX_ATTN_BLOCK;
-    conv(k + s0 * d, kf, nb * d);
-    conv(v + s0 * d, vf, nb * d);
-    int64_t j = 0;
-    for (; j + 4 <= nb; j += 4) dot4(q, kf + j * d, d, sc + j);
-    for (; j < nb; j++) sc[j] = dot1(q, kf + j * d, d);
-    __m512 vm = _mm512_set1_ps(-INFINITY);
-    for (j = 0; j < nb; j += 16) {
-      __mmask16 mk = mask16(nb - j);
-      __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sc + j), vscale);
-      if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
-      _mm512_mask_storeu_ps(sc + j, mk, s);
-      vm = _mm512_mask_max_ps(vm, mk, vm, s);
-    }
-    float bm = _mm512_reduce_max_ps(vm);
-    float mn = bm > m ? bm : m;
-    float corr = 0.0f;
-    if (m != -INFINITY) corr = _mm512_cvtss_f32(exp16(_mm512_set1_ps(m - mn)));
-    __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
-    for (j = 0; j < nb; j += 16) {
-      __mmask16 mk = mask16(nb - j);
-      __m512 e =
-          _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sc + j), vmn)));
-      _mm512_mask_storeu_ps(sc + j, mk, e);
-      vsum = _mm512_add_ps(vsum, e);
-    }
-    l = l * corr + _mm512_reduce_add_ps(vsum);
-    __m512 vc = _mm512_set1_ps(corr);
-    int64_t i = 0;
-    for (; i + 64 <= d; i += 64) {  // four 16-blocks of the accumulator in registers
-      __m512 a0 = _mm512_mul_ps(_mm512_loadu_ps(acc + i), vc);
-      __m512 a1 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 16), vc);
-      __m512 a2 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 32), vc);
-      __m512 a3 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 48), vc);
-      for (j = 0; j < nb; j++) {
-        __m512 pj = _mm512_set1_ps(sc[j]);
-        const float *vr = vf + j * d + i;
-        a0 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr), a0);
-        a1 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 16), a1);
-        a2 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 32), a2);
-        a3 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 48), a3);
-      }
-      _mm512_storeu_ps(acc + i, a0);
-      _mm512_storeu_ps(acc + i + 16, a1);
-      _mm512_storeu_ps(acc + i + 32, a2);
-      _mm512_storeu_ps(acc + i + 48, a3);
-    }
-    for (; i < d; i += 16) {
-      __mmask16 mk = mask16(d - i);
-      __m512 a0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + i), vc);
-      for (j = 0; j < nb; j++)
-        a0 = _mm512_fmadd_ps(_mm512_set1_ps(sc[j]), _mm512_maskz_loadu_ps(mk, vf + j * d + i), a0);
-      _mm512_mask_storeu_ps(acc + i, mk, a0);
-    }
-    m = mn;
+  int64_t j = 0;
+  for (; j + 4 <= nb; j += 4) dot4(q, kf + j * d, d, sc + j);
+  for (; j < nb; j++) sc[j] = dot1(q, kf + j * d, d);
+  __m512 vm = _mm512_set1_ps(-INFINITY);
+  for (j = 0; j < nb; j += 16) {
+    __mmask16 mk = mask16(nb - j);
+    __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sc + j), vscale);
+    if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
+    _mm512_mask_storeu_ps(sc + j, mk, s);
+    vm = _mm512_mask_max_ps(vm, mk, vm, s);
   }
-  __m512 inv = _mm512_set1_ps(1.0f / l);
-  for (int64_t i = 0; i < d; i += 16) {
+  float bm = _mm512_reduce_max_ps(vm);
+  float mn = bm > *m ? bm : *m;
+  float corr = 0.0f;
+  if (*m != -INFINITY) corr = _mm512_cvtss_f32(exp16(_mm512_set1_ps(*m - mn)));
+  __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
+  for (j = 0; j < nb; j += 16) {
+    __mmask16 mk = mask16(nb - j);
+    __m512 e =
+        _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sc + j), vmn)));
+    _mm512_mask_storeu_ps(sc + j, mk, e);
+    vsum = _mm512_add_ps(vsum, e);
+  }
+  *l = *l * corr + _mm512_reduce_add_ps(vsum);
+  __m512 vc = _mm512_set1_ps(corr);
+  int64_t i = 0;
+  for (; i + 64 <= d; i += 64) {  // four 16-blocks of the accumulator in registers
+    __m512 a0 = _mm512_mul_ps(_mm512_loadu_ps(acc + i), vc);
+    __m512 a1 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 16), vc);
+    __m512 a2 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 32), vc);
+    __m512 a3 = _mm512_mul_ps(_mm512_loadu_ps(acc + i + 48), vc);
+    for (j = 0; j < nb; j++) {
+      __m512 pj = _mm512_set1_ps(sc[j]);
+      const float *vr = vf + j * d + i;
+      a0 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr), a0);
+      a1 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 16), a1);
+      a2 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 32), a2);
+      a3 = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vr + 48), a3);
+    }
+    _mm512_storeu_ps(acc + i, a0);
+    _mm512_storeu_ps(acc + i + 16, a1);
+    _mm512_storeu_ps(acc + i + 32, a2);
+    _mm512_storeu_ps(acc + i + 48, a3);
+  }
+  for (; i < d; i += 16) {
     __mmask16 mk = mask16(d - i);
-    _mm512_mask_storeu_ps(out + i, mk, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + i), inv));
+    __m512 a0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + i), vc);
+    for (j = 0; j < nb; j++)
+      a0 = _mm512_fmadd_ps(_mm512_set1_ps(sc[j]), _mm512_maskz_loadu_ps(mk, vf + j * d + i), a0);
+    _mm512_mask_storeu_ps(acc + i, mk, a0);
   }
+  *m = mn;
 }
 
-const mx_kv_unit_fn mx_cpu_kv_unit_avx512 = unit;
+const mx_kv_block_fn mx_cpu_kv_block_avx512 = block;
 
 #endif  // __x86_64__

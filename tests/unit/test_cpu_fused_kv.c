@@ -1,8 +1,8 @@
 // Attention over bf16 / f16 KV caches (src/cpu/fused_kv.h), every fused-kernel variant: the
-// result must be the f32 kernel's on the exactly widened caches (same softmax, same blocks;
-// the dot products are grouped differently, so within f32 rounding), on awkward shapes (d not a
-// multiple of 16, GQA, windows, soft-capping, a query past the capacity, none visible), and
-// bit-identical for any thread split.
+// result must be the f32 kernel's on the exactly widened caches (same softmax; the blocks are
+// aligned differently and the dot products grouped differently, so within f32 rounding), on
+// awkward shapes (d not a multiple of 16, GQA, windows, soft-capping, a query past the capacity,
+// none visible, more queries per kv head than one group), and bit-identical for any split.
 #include <stdlib.h>
 
 #include "base/half.h"
@@ -62,15 +62,17 @@ static void run_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
 
 int main(void) {
   static const shape_t cases[] = {
-      {1, 1, 4, 2, 200, 64, 0, 0.0f, {150, 0}},   // decode, GQA 2, 3 blocks
-      {1, 1, 3, 1, 70, 100, 0, 0.0f, {69, 0}},    // d = 100 (masked tails), last slot
-      {2, 5, 6, 3, 40, 17, 0, 0.0f, {3, 30}},     // batch 2, prefill, d = 17
-      {1, 7, 2, 2, 130, 32, 8, 0.0f, {60, 0}},    // sliding window 8
-      {1, 3, 4, 1, 90, 24, 0, 20.0f, {80, 0}},    // soft-capping
-      {1, 2, 2, 1, 16, 8, 0, 0.0f, {15, 0}},      // the second query sits past the capacity
-      {1, 1, 2, 1, 16, 8, 4, 0.0f, {-1, 0}},      // no key visible: zeros
-      {1, 1, 8, 8, 300, 128, 0, 0.0f, {299, 0}},  // d = 128 (the 4-block accumulator path)
-      {1, 4, 4, 2, 256, 256, 0, 0.0f, {200, 0}},  // d = 256
+      {1, 1, 4, 2, 200, 64, 0, 0.0f, {150, 0}},     // decode, GQA 2, 3 blocks
+      {1, 1, 3, 1, 70, 100, 0, 0.0f, {69, 0}},      // d = 100 (masked tails), last slot
+      {2, 5, 6, 3, 40, 17, 0, 0.0f, {3, 30}},       // batch 2, prefill, d = 17
+      {1, 7, 2, 2, 130, 32, 8, 0.0f, {60, 0}},      // sliding window 8
+      {1, 3, 4, 1, 90, 24, 0, 20.0f, {80, 0}},      // soft-capping
+      {1, 2, 2, 1, 16, 8, 0, 0.0f, {15, 0}},        // the second query sits past the capacity
+      {1, 1, 2, 1, 16, 8, 4, 0.0f, {-1, 0}},        // no key visible: zeros
+      {1, 1, 8, 8, 300, 128, 0, 0.0f, {299, 0}},    // d = 128 (the 4-block accumulator path)
+      {1, 4, 4, 2, 256, 256, 0, 0.0f, {200, 0}},    // d = 256
+      {1, 40, 4, 1, 300, 48, 0, 0.0f, {150, 0}},    // 160 queries per kv head: several groups
+      {2, 33, 6, 2, 200, 32, 70, 0.0f, {60, 100}},  // window 70 across block boundaries
   };
   static const char *names[] = {"scalar", "avx2", "avx512"};
   for (int isa = 0; isa < 3; isa++) {
