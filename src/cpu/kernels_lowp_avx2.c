@@ -21,6 +21,10 @@ MX_T256 static inline __m256 bf_odd(__m256i v) {
   return _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
+static inline void prefetch_ahead(const uint16_t *p) {
+  _mm_prefetch((const char *)p + MX_LOWP_PREFETCH_BYTES, _MM_HINT_T0);
+}
+
 MX_T256 static inline __m256i ld(const uint16_t *p) {
   return _mm256_load_si256((const __m256i *)(const void *)p);
 }
@@ -53,6 +57,8 @@ MX_T256 static void gemv_bf16(const uint16_t *panels, const uint16_t *x, float *
       float xo = 2 * q + 1 < k ? mx_bf16_to_f32(x[2 * q + 1]) : 0.0f;
       __m256 so = _mm256_set1_ps(xo), se = _mm256_set1_ps(xe);
       const uint16_t *bq = b + q * 2 * NR;
+      prefetch_ahead(bq);
+      prefetch_ahead(bq + NR);
 #pragma GCC unroll 4
       for (int i = 0; i < 4; i++) {
         __m256i v = ld(bq + 16 * i);
@@ -124,6 +130,7 @@ MX_T256 static void gemv_f16(const uint16_t *panels, const uint16_t *x, float *y
       int s = (int)(kk & 1);
       __m256 xv = _mm256_set1_ps(mx_f16_to_f32(x[kk]));
       const uint16_t *bk = b + kk * NR;
+      prefetch_ahead(bk);
 #pragma GCC unroll 4
       for (int i = 0; i < 4; i++) acc[s][i] = _mm256_fmadd_ps(h8(bk + 8 * i), xv, acc[s][i]);
     }

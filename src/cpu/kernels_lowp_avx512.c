@@ -23,6 +23,11 @@ MX_T512 static inline void store_rows(float *y, int64_t rows, __m512 lo, __m512 
   _mm512_mask_storeu_ps(y + 16, mask16(rows - 16), hi);
 }
 
+// Prefetches the 64-byte line MX_LOWP_PREFETCH_BYTES after p.
+static inline void prefetch_ahead(const uint16_t *p) {
+  _mm_prefetch((const char *)p + MX_LOWP_PREFETCH_BYTES, _MM_HINT_T0);
+}
+
 static inline uint32_t load_pair(const uint16_t *x) {
   uint32_t v;
   memcpy(&v, x, sizeof v);
@@ -69,6 +74,8 @@ MX_T512 static void gemv_bf16(const uint16_t *panels, const uint16_t *x, float *
       for (int j = 0; j < n; j++) {
         int s = j & 3;
         const uint16_t *bq = b + (q0 + j) * 2 * NR;
+        prefetch_ahead(bq);
+        prefetch_ahead(bq + NR);
         __m512i v0 = _mm512_load_si512((const void *)bq);
         __m512i v1 = _mm512_load_si512((const void *)(bq + NR));
         __m512 so = _mm512_set1_ps(xo[j]), se = _mm512_set1_ps(xe[j]);
@@ -140,6 +147,8 @@ MX_T512BF static void gemv_bf16_dp(const uint16_t *panels, const uint16_t *x, fl
 #pragma GCC unroll 4
       for (int s = 0; s < 4; s++) {
         const uint16_t *bq = b + (q + s) * 2 * NR;
+        prefetch_ahead(bq);
+        prefetch_ahead(bq + NR);
         __m512i xv = _mm512_set1_epi32((int)load_pair(x + 2 * (q + s)));
         lo[s] = dp(lo[s], _mm512_load_si512((const void *)bq), xv);
         hi[s] = dp(hi[s], _mm512_load_si512((const void *)(bq + NR)), xv);
@@ -215,6 +224,7 @@ MX_T512 static void gemv_f16(const uint16_t *panels, const uint16_t *x, float *y
       for (int j = 0; j < n; j++) {
         int s = j & 3;
         const uint16_t *bk = b + (k0 + j) * NR;
+        prefetch_ahead(bk);
         __m512 xv = _mm512_set1_ps(xs[j]);
         lo[s] = _mm512_fmadd_ps(h16(bk), xv, lo[s]);
         hi[s] = _mm512_fmadd_ps(h16(bk + 16), xv, hi[s]);

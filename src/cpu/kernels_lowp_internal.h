@@ -12,6 +12,11 @@
 
 #include "mlxcel/cpu_lowp.h"
 
+// The GEMVs prefetch their weight stream this many bytes ahead, one prefetch per 64-byte line:
+// with 2-byte weights the hardware prefetcher alone left a single core's stream ~20% below the
+// f32 GEMV's bytes per second (bench/cpu_lowp.c --gemv on the development machine).
+#define MX_LOWP_PREFETCH_BYTES 8192
+
 enum {
   MX_LOWP_NR = MX_CPU_LOWP_NR,
   MX_LOWP_KC = 256,  // K per GEMM pass (even)
