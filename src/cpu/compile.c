@@ -181,6 +181,7 @@ static mx_status_t emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, int32_t wa
   s->p[0] = m;
   s->p[1] = n;
   s->p[2] = k;
+  s->p[3] = c->o->rows_as_gemv;
   return MX_OK;
 }
 
