@@ -45,6 +45,7 @@ int32_t mx_batch_n_slots(const mx_batch_t *b);
 int64_t mx_batch_ctx(const mx_batch_t *b);    // per slot
 int32_t mx_batch_chunk(const mx_batch_t *b);  // most tokens one mx_batch_prefill call takes
 int32_t mx_batch_vocab(const mx_batch_t *b);
+const mx_backend_t *mx_batch_backend(const mx_batch_t *b);  // NULL for NULL
 
 // Appends n tokens (1 <= n <= mx_batch_chunk) to the slot's sequence in one backend call. Fails
 // before any work, with the numbers in the message, if n_past + n exceeds the capacity or an id
