@@ -26,8 +26,7 @@ static void reject(const char *body, mx_server_kind_t kind, int status, const ch
   }
   CHECK_MSG(e.http_status == status, "%s: status %d, want %d (%s)", body, e.http_status, status,
             e.message);
-  CHECK_MSG((param == NULL && e.param == NULL) ||
-                (param && e.param && strcmp(param, e.param) == 0),
+  CHECK_MSG((param == NULL && e.param == NULL) || (param && e.param && strcmp(param, e.param) == 0),
             "%s: param %s, want %s", body, e.param ? e.param : "null", param ? param : "null");
   CHECK_MSG(strstr(e.message, frag) != NULL, "%s: message '%s' lacks '%s'", body, e.message, frag);
   CHECK(r.prompt == NULL && r.stop == NULL && r.roles == NULL);
@@ -36,12 +35,13 @@ static void reject(const char *body, mx_server_kind_t kind, int status, const ch
 static void test_completion_fields(void) {
   mx_server_request_t r;
   mx_server_error_t e;
-  CHECK_OK(parse("{\"model\":\"m\",\"prompt\":\"Once upon\",\"max_tokens\":12,\"temperature\":0,"
-                 "\"top_p\":0.5,\"top_k\":40,\"min_p\":0.1,\"seed\":-1,\"stop\":[\"a\",\"\",\"bc\"],"
-                 "\"presence_penalty\":0.5,\"frequency_penalty\":-0.5,\"repetition_penalty\":1.1,"
-                 "\"n\":1,\"stream\":true,\"stream_options\":{\"include_usage\":true},"
-                 "\"user\":\"x\",\"unknown\":[1,{}]}",
-                 MX_SERVER_COMPLETION, &r, &e));
+  CHECK_OK(
+      parse("{\"model\":\"m\",\"prompt\":\"Once upon\",\"max_tokens\":12,\"temperature\":0,"
+            "\"top_p\":0.5,\"top_k\":40,\"min_p\":0.1,\"seed\":-1,\"stop\":[\"a\",\"\",\"bc\"],"
+            "\"presence_penalty\":0.5,\"frequency_penalty\":-0.5,\"repetition_penalty\":1.1,"
+            "\"n\":1,\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+            "\"user\":\"x\",\"unknown\":[1,{}]}",
+            MX_SERVER_COMPLETION, &r, &e));
   CHECK(r.model && strcmp(r.model, "m") == 0);
   CHECK(r.prompt && strcmp(r.prompt, "Once upon") == 0 && r.prompt_len == 9);
   CHECK(r.max_tokens == 12 && r.sampling.temperature == 0.0f && r.sampling.top_p == 0.5f);
@@ -76,11 +76,12 @@ static void test_completion_fields(void) {
 static void test_chat_fields(void) {
   mx_server_request_t r;
   mx_server_error_t e;
-  CHECK_OK(parse("{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
-                 "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Hel\"},"
-                 "{\"type\":\"text\",\"text\":\"lo\"}]},{\"role\":\"assistant\",\"content\":null}],"
-                 "\"max_completion_tokens\":7}",
-                 MX_SERVER_CHAT, &r, &e));
+  CHECK_OK(
+      parse("{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+            "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Hel\"},"
+            "{\"type\":\"text\",\"text\":\"lo\"}]},{\"role\":\"assistant\",\"content\":null}],"
+            "\"max_completion_tokens\":7}",
+            MX_SERVER_CHAT, &r, &e));
   CHECK(r.n_messages == 3 && r.max_tokens == 7);
   CHECK(strcmp(r.roles[0], "system") == 0 && strcmp(r.contents[0], "Be brief.") == 0);
   CHECK(strcmp(r.roles[1], "user") == 0 && strcmp(r.contents[1], "Hello") == 0);
@@ -193,7 +194,8 @@ static void test_responses(void) {
   mx_strbuf_init(&sb);
   // NUL, control characters, quotes, valid and invalid UTF-8.
   mx_server_json_string(&sb, "a\0\"\\\n\x01\xc3\xa9\xff\xe2\x98", 11);
-  CHECK_MSG(sb.data && strcmp(sb.data, "\"a\\u0000\\\"\\\\\\n\\u0001\xc3\xa9\\ufffd\\ufffd\\ufffd\"") == 0,
+  CHECK_MSG(sb.data &&
+                strcmp(sb.data, "\"a\\u0000\\\"\\\\\\n\\u0001\xc3\xa9\\ufffd\\ufffd\\ufffd\"") == 0,
             "%s", sb.data);
   mx_strbuf_free(&sb);
   mx_server_reply_head_t h = {MX_SERVER_CHAT, "chatcmpl-1", 5, "m"};
@@ -201,24 +203,26 @@ static void test_responses(void) {
   CHECK_MSG(sb.data && strstr(sb.data, "\"object\":\"chat.completion\"") &&
                 strstr(sb.data, "\"message\":{\"role\":\"assistant\",\"content\":\"hi\"}") &&
                 strstr(sb.data, "\"finish_reason\":\"stop\"") &&
-                strstr(sb.data, "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,"
-                                "\"total_tokens\":7}"),
+                strstr(sb.data,
+                       "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,"
+                       "\"total_tokens\":7}"),
             "%s", sb.data);
   mx_strbuf_free(&sb);
   h.kind = MX_SERVER_COMPLETION;
   mx_server_chunk_sse(&sb, &h, NULL, "x", 1, "length");
-  CHECK_MSG(sb.data && strncmp(sb.data, "data: {", 7) == 0 &&
-                strstr(sb.data, "\"text\":\"x\"") && strstr(sb.data, "\"finish_reason\":\"length\"") &&
-                sb.len >= 3 && strcmp(sb.data + sb.len - 3, "}\n\n") == 0,
+  CHECK_MSG(sb.data && strncmp(sb.data, "data: {", 7) == 0 && strstr(sb.data, "\"text\":\"x\"") &&
+                strstr(sb.data, "\"finish_reason\":\"length\"") && sb.len >= 3 &&
+                strcmp(sb.data + sb.len - 3, "}\n\n") == 0,
             "%s", sb.data);
   mx_strbuf_free(&sb);
   mx_server_error_t e;
   mx_server_error_set(&e, 404, "invalid_request_error", "model", "model_not_found", "no '%s'", "q");
   mx_server_error_json(&sb, &e);
-  CHECK_MSG(sb.data && strcmp(sb.data,
-                              "{\"error\":{\"message\":\"no 'q'\",\"type\":\"invalid_request_error\","
-                              "\"param\":\"model\",\"code\":\"model_not_found\"}}") == 0,
-            "%s", sb.data);
+  CHECK_MSG(
+      sb.data && strcmp(sb.data,
+                        "{\"error\":{\"message\":\"no 'q'\",\"type\":\"invalid_request_error\","
+                        "\"param\":\"model\",\"code\":\"model_not_found\"}}") == 0,
+      "%s", sb.data);
   mx_strbuf_free(&sb);
 }
 

@@ -188,7 +188,8 @@ static void test_cancel_queue_drain(const mx_model_t *m) {
   mx_server_job_opts_t jo = {.prompt = ids, .n_prompt = 2, .max_tokens = 5, .tok = m->tokenizer};
   greedy(&jo.sampling);
   mx_server_job_t *e = NULL;
-  CHECK(mx_server_job_create(s, &jo, &e) == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "9999"));
+  CHECK(mx_server_job_create(s, &jo, &e) == MX_ERR_INVALID_ARG &&
+        strstr(mx_error_message(), "9999"));
   ids[1] = 5;
   jo.max_tokens = 255;
   CHECK(mx_server_job_create(s, &jo, &e) == MX_ERR_INVALID_ARG &&

@@ -29,8 +29,8 @@ static void serve_usage(FILE *out) {
       "  -m, --model DIR        model directory\n"
       "  --host ADDR            address to listen on (default 127.0.0.1)\n"
       "  --port N               TCP port (default 8080; 0 = any free port, printed)\n"
-      "  --parallel N           requests decoded together in one batched step (default 1);\n"
-      "                         more requests wait in a queue\n"
+      "  --parallel N           requests decoded together in one batched step (1-64,\n"
+      "                         default 1); more requests wait in a queue\n"
       "  --ctx N                KV capacity of each request, prompt + completion (default:\n"
       "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
       "                         max_position_embeddings capped at 4096)\n"
@@ -79,7 +79,7 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
     } else if (VALUE_OPT("--port", NULL)) {
       INT_OPT("--port", 0, 65535, &a->port);
     } else if (VALUE_OPT("--parallel", "-np")) {
-      INT_OPT("--parallel", 1, 256, &a->parallel);
+      INT_OPT("--parallel", 1, 64, &a->parallel);
     } else if (VALUE_OPT("--ctx", NULL)) {
       INT_OPT("--ctx", 1, INT32_MAX, &a->ctx);
     } else if (VALUE_OPT("--api-key", NULL)) {
