@@ -267,6 +267,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
                              .sampling = r.sampling,
                              .stop = (const char *const *)r.stop,
                              .n_stop = r.n_stop,
+                             .ignore_eos = r.ignore_eos,
                              .tok = srv->tok};
   if (!r.has_seed) jo.sampling.seed = fresh_seed(srv);
   mx_server_job_t *job = NULL;
@@ -282,6 +283,9 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     ok = bad(c, cc, 503, NULL, "overloaded", mx_error_message());
     goto done;
   }
+  // The idle timeout is for clients that stall; a request waiting for a slot or generating is
+  // not idle. No timeout until the request completes (on_completed restores it).
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
   char id[48];
   snprintf(id, sizeof id, "%s-%016llx", kind == MX_SERVER_CHAT ? "chatcmpl" : "cmpl",
            (unsigned long long)(atomic_fetch_add(&srv->next_id, 1) ^ (uint64_t)srv->created << 20));

@@ -226,6 +226,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   mx_server_conn_t *cc = *con_cls;
   if (!cc) return;
   *con_cls = NULL;
+  if (cc->ep == EP_COMPLETIONS || cc->ep == EP_CHAT)  // back to idle: the timeout applies again
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)srv->timeout_s);
   int status = cc->answered ? cc->status : 0;
   pthread_mutex_lock(&srv->metrics_mu);
   if (status >= 100 && status < 600) srv->responses[cc->ep][status]++;

@@ -237,6 +237,7 @@ static mx_status_t parse_common(const cJSON *root, const mx_server_limits_t *lim
   if ((st = get_int(root, "n", 1, 1 << 30, &given, &v, err))) return st;
   if (given && v != 1) return BAD("n", "'n' must be 1 (one choice per request), got %g", v);
   if ((st = get_bool(root, "stream", &r->stream, err))) return st;
+  if ((st = get_bool(root, "ignore_eos", &r->ignore_eos, err))) return st;
   const cJSON *so = field(root, "stream_options");
   if (so) {
     if (!cJSON_IsObject(so)) return BAD("stream_options", "'stream_options' must be an object");

@@ -61,6 +61,7 @@ typedef struct mx_server_request {
   int32_t n_stop;
   bool stream;
   bool include_usage;  // stream_options.include_usage
+  bool ignore_eos;     // extension (as llama.cpp's): keep going past EOS ids (benchmarks)
 } mx_server_request_t;
 
 // Parses `len` bytes of a request body for `kind`. On success *out owns its strings (free with

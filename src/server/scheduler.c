@@ -21,6 +21,7 @@ struct mx_server_job {
   // Fixed at create time.
   int32_t *ids;  // [n_prompt + max_tokens]: the prompt, then the generated ids (penalties)
   int32_t n_prompt, max_tokens;
+  bool ignore_eos;
   mx_sampler_t *smp;
   mx_text_stream_t *ts;
   // Scheduler thread only.
@@ -123,7 +124,7 @@ static int take_token(mx_server_sched_t *s, mx_server_job_t *job) {
   int32_t id = mx_sampler_sample(job->smp, logits, job->ids, n_hist);
   job->text = "";
   job->text_len = 0;
-  if (is_eos(&s->model->config, id)) {
+  if (!job->ignore_eos && is_eos(&s->model->config, id)) {
     job->text = mx_text_stream_finish(job->ts, &job->text_len);
     return MX_FINISH_EOS;
   }
@@ -386,6 +387,7 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
   job->refs = 1;
   job->n_prompt = o->n_prompt;
   job->max_tokens = o->max_tokens;
+  job->ignore_eos = o->ignore_eos;
   job->pub.n_prompt = o->n_prompt;
   mx_status_t st = mx_sampler_create(&o->sampling, s->vocab, &job->smp);
   if (!st) {

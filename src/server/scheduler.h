@@ -41,6 +41,7 @@ typedef struct mx_server_job_opts {
   mx_sampler_params_t sampling;
   const char *const *stop;  // copied
   int32_t n_stop;
+  bool ignore_eos;            // EOS ids are ordinary tokens (benchmarks)
   const mx_tokenizer_t *tok;  // for the text; borrowed, outlives the job
 } mx_server_job_opts_t;
 

@@ -4,6 +4,7 @@
 // that disconnects mid-stream, and a SIGTERM drain.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 
@@ -56,6 +57,15 @@ describe('stories260K on 4 slots', () => {
     });
     assert.equal(r.choices[0].text, ref.text);
     assert.equal(r.usage.prompt_tokens, 5);
+  });
+
+  test('ignore_eos generates past end-of-sequence like mlxcel generate --ignore-eos', async () => {
+    const ref = cliGenerate(STORIES, ['-p', 'The end', '-n', '300', '--temp', '0', '--ignore-eos']);
+    const r = await client.completions.create({
+      model: 'stories260K', prompt: 'The end', max_tokens: 300, temperature: 0, ignore_eos: true,
+    });
+    assert.equal(r.choices[0].text, ref.text);
+    assert.equal(r.usage.completion_tokens, 300);
   });
 
   test('streaming completion: same text, usage chunk, [DONE]', async () => {
@@ -287,56 +297,58 @@ describe('API key', () => {
   });
 });
 
-describe('disconnects and shutdown (one slot)', () => {
+// A SmolLM2-135M-shape model (random weights, setup.sh writes it): decoding takes tens of ms per
+// token, so requests are reliably still running when a client leaves or a signal comes.
+const SLOW = process.env.MX_SLOW_MODEL;
+const slowBody = (n, extra = {}) => ({
+  model: 'smollm2-135m', prompt: 'Once upon a time', max_tokens: n, temperature: 0, ignore_eos: true, ...extra,
+});
+
+describe('disconnects and shutdown (one slot, SmolLM2-135M shape)', () => {
   test('a client that disconnects mid-stream frees its slot at once', async () => {
-    // The reference interpreter is slow enough that 500 tokens are far from done at the abort.
-    const srv = await startServer(STORIES, ['--parallel', '1', '--ctx', '512', '--backend', 'interp']);
+    const srv = await startServer(SLOW, ['--parallel', '1', '--ctx', '256']);
     try {
       const client = new OpenAI({ baseURL: `${srv.url}/v1`, apiKey: 'x', maxRetries: 0 });
       const ac = new AbortController();
-      const stream = await client.completions.create(
-        { model: 'stories260K', prompt: 'Once upon a time', max_tokens: 500, temperature: 0, stream: true },
-        { signal: ac.signal },
-      );
+      const stream = await client.completions.create(slowBody(200, { stream: true }), { signal: ac.signal });
       let n = 0;
       try {
         for await (const c of stream) {
-          if (c.choices[0]?.text && ++n === 3) ac.abort();
+          if (c.choices[0]?.text !== undefined && ++n === 3) ac.abort();
         }
       } catch {
         // the abort ends the iteration
       }
       const t0 = Date.now();
       let m;
-      for (let i = 0; i < 200; i++) {
+      for (let i = 0; i < 300; i++) {
         m = await metrics(srv.url);
         if (m.mlxcel_generations_cancelled_total === 1) break;
         await sleep(10);
       }
       assert.equal(m.mlxcel_generations_cancelled_total, 1, 'the generation was cancelled');
       assert.equal(m.mlxcel_active_sequences, 0);
-      assert.ok(m.mlxcel_completion_tokens_total === 0, 'nothing ran to the end');
-      assert.ok(Date.now() - t0 < 1000, `slot freed after ${Date.now() - t0} ms`);
+      assert.equal(m.mlxcel_completion_tokens_total, 0, 'nothing ran to the end');
+      assert.ok(Date.now() - t0 < 2000, `slot freed after ${Date.now() - t0} ms`);
       // The only slot is free: the next request runs.
-      const r = await client.completions.create({ model: 'stories260K', prompt: 'The', max_tokens: 5 });
-      assert.equal(r.usage.completion_tokens, 5);
+      const r = await client.completions.create(slowBody(3));
+      assert.equal(r.usage.completion_tokens, 3);
     } finally {
       assert.equal((await srv.stop()).code, 0);
     }
   });
 
   test('SIGTERM drains the requests in flight, then exits 0', async () => {
-    // The interpreter makes the 400-token stream last about a second: the signal lands mid-way.
-    const srv = await startServer(STORIES, ['--parallel', '1', '--ctx', '512', '--backend', 'interp']);
+    const srv = await startServer(SLOW, ['--parallel', '1', '--ctx', '256']);
     after(() => srv.stop('SIGKILL'));  // only matters when an assertion failed
     const client = new OpenAI({ baseURL: `${srv.url}/v1`, apiKey: 'x', maxRetries: 0 });
-    const body = { model: 'stories260K', prompt: 'Once upon a time', max_tokens: 400, temperature: 0, stream: true };
-    const ref = await client.completions.create({ ...body, stream: false });
-    const stream = await client.completions.create(body);
+    const ref = await client.completions.create(slowBody(30));
+    const stream = await client.completions.create(slowBody(30, { stream: true }));
     // A second request waits in the queue behind the stream and must finish too.
-    const queued = client.completions.create({ ...body, stream: false, max_tokens: 50 });
+    const queued = client.completions.create(slowBody(5));
     // Both requests are in (their prompts counted) before the signal.
-    for (let i = 0; i < 500 && (await metrics(srv.url)).mlxcel_prompt_tokens_total < 15; i++) await sleep(5);
+    const p = ref.usage.prompt_tokens;
+    for (let i = 0; i < 1000 && (await metrics(srv.url)).mlxcel_prompt_tokens_total < 3 * p; i++) await sleep(5);
     srv.proc.kill('SIGTERM');
     let text = '';
     let finish = null;
@@ -347,14 +359,60 @@ describe('disconnects and shutdown (one slot)', () => {
     assert.equal(text, ref.choices[0].text);
     assert.equal(finish, 'length');
     const q = await queued;
-    assert.equal(q.usage.completion_tokens, 50);
+    assert.equal(q.usage.completion_tokens, 5);
     const r = await srv.exited;
     assert.equal(r.code, 0, srv.log());
     // The signal came while the stream was running: its log line (written when it ends) follows.
     const log = srv.log();
     const sig = log.indexOf('SIGTERM: finishing');
+    const tag = `${p}+30 tokens`;
     assert.ok(sig > 0, log);
-    assert.ok(log.indexOf('5+400 tokens', log.indexOf('5+400 tokens') + 1) > sig, log);
+    assert.ok(log.indexOf(tag, log.indexOf(tag) + 1) > sig, log);
     await assert.rejects(fetch(`${srv.url}/health`));
+  });
+});
+
+describe('timeouts (--timeout 1)', () => {
+  test('requests waiting in the queue longer than the idle timeout still complete', async () => {
+    const srv = await startServer(SLOW, ['--parallel', '1', '--ctx', '256', '--timeout', '1']);
+    try {
+      const client = new OpenAI({ baseURL: `${srv.url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const t0 = Date.now();
+      const [a, b, c] = await Promise.all([
+        client.completions.create(slowBody(40)),
+        client.completions.create(slowBody(40)),
+        (async () => {
+          let n = 0;
+          for await (const ch of await client.completions.create(slowBody(40, { stream: true, stream_options: { include_usage: true } }))) {
+            if (ch.usage) n = ch.usage.completion_tokens;
+          }
+          return n;
+        })(),
+      ]);
+      assert.ok(Date.now() - t0 > 1500, `the queue wait exceeded the 1 s idle timeout (${Date.now() - t0} ms)`);
+      assert.equal(a.usage.completion_tokens, 40);
+      assert.equal(b.choices[0].text, a.choices[0].text);
+      assert.equal(c, 40);
+    } finally {
+      assert.equal((await srv.stop()).code, 0);
+    }
+  });
+
+  test('a client that stalls mid-request is disconnected after the idle timeout', async () => {
+    const srv = await startServer(STORIES, ['--timeout', '1']);
+    try {
+      const t0 = Date.now();
+      const closed = await new Promise((resolve, reject) => {
+        const sock = net.connect(srv.port, '127.0.0.1', () => sock.write('POST /v1/completions HTTP/1.1\r\nHost: x\r\n'));
+        sock.on('close', () => resolve(Date.now() - t0));
+        sock.on('error', () => {});
+        setTimeout(() => { sock.destroy(); reject(new Error('not closed within 10 s')); }, 10000);
+      });
+      assert.ok(closed >= 900 && closed < 5000, `closed after ${closed} ms`);
+      const h = await raw(`${srv.url}/health`, { method: 'GET' });
+      assert.equal(h.status, 200);
+    } finally {
+      assert.equal((await srv.stop()).code, 0);
+    }
   });
 });

@@ -12,4 +12,4 @@ fi
 # The test files run from WORKDIR so that Node resolves `openai` from its node_modules.
 cp "$root"/tests/server/*.mjs "$work/"
 cd "$work"
-MLXCEL=$mlxcel MX_ROOT=$root exec node --test-reporter=spec --test "$work/$file"
+MLXCEL=$mlxcel MX_ROOT=$root MX_SLOW_MODEL=$work/smollm2-135m exec node --test-reporter=spec --test "$work/$file"

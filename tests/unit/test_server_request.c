@@ -40,7 +40,7 @@ static void test_completion_fields(void) {
             "\"top_p\":0.5,\"top_k\":40,\"min_p\":0.1,\"seed\":-1,\"stop\":[\"a\",\"\",\"bc\"],"
             "\"presence_penalty\":0.5,\"frequency_penalty\":-0.5,\"repetition_penalty\":1.1,"
             "\"n\":1,\"stream\":true,\"stream_options\":{\"include_usage\":true},"
-            "\"user\":\"x\",\"unknown\":[1,{}]}",
+            "\"user\":\"x\",\"unknown\":[1,{}],\"ignore_eos\":true}",
             MX_SERVER_COMPLETION, &r, &e));
   CHECK(r.model && strcmp(r.model, "m") == 0);
   CHECK(r.prompt && strcmp(r.prompt, "Once upon") == 0 && r.prompt_len == 9);
@@ -49,7 +49,7 @@ static void test_completion_fields(void) {
   CHECK(r.has_seed && r.sampling.seed == UINT64_MAX);
   CHECK(r.n_stop == 2 && strcmp(r.stop[0], "a") == 0 && strcmp(r.stop[1], "bc") == 0);
   CHECK(r.sampling.presence_penalty == 0.5f && r.sampling.frequency_penalty == -0.5f);
-  CHECK(r.sampling.repetition_penalty == 1.1f && r.stream && r.include_usage);
+  CHECK(r.sampling.repetition_penalty == 1.1f && r.stream && r.include_usage && r.ignore_eos);
   mx_server_request_free(&r);
 
   // Defaults (OpenAI's): temperature 1, nothing else set; null means absent.
@@ -114,6 +114,7 @@ static void test_rejections(void) {
   reject("{\"prompt\":\"x\",\"seed\":\"1\"}", C, 400, "seed", "integer");
   reject("{\"prompt\":\"x\",\"n\":2}", C, 400, "n", "must be 1");
   reject("{\"prompt\":\"x\",\"stream\":1}", C, 400, "stream", "true or false");
+  reject("{\"prompt\":\"x\",\"ignore_eos\":\"yes\"}", C, 400, "ignore_eos", "true or false");
   reject("{\"prompt\":\"x\",\"stream_options\":[]}", C, 400, "stream_options", "object");
   reject("{\"prompt\":\"x\",\"stop\":5}", C, 400, "stop", "string or a list");
   reject("{\"prompt\":\"x\",\"stop\":[\"a\",1]}", C, 400, "stop", "item 1");
