@@ -6,12 +6,15 @@
 //   backends and on a backend without batch operations; 1 vs 2 threads identical;
 // - greedy tokens equal upstream llama2.c's (../shared reference, skipped when absent);
 // - a full slot's KV rows stay untouched while other slots decode (the spare parking row);
-// - no allocation in prefill / decode (cpu backend).
+// - no allocation in prefill / decode (cpu backend);
+// - the few-row matmul of batched decode gives every row exactly the GEMV's result (every ISA
+//   this machine runs, several shapes, row counts and thread splits).
 #include <cjson/cJSON.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/kernels_rows.h"
 #include "mlxcel/batch.h"
 #include "mx_test.h"
 #include "session/batch_state.h"
@@ -542,6 +545,60 @@ static void test_no_alloc(const mx_model_t *m) {
   mx_batch_destroy(b);
 }
 
+// ---- mx_cpu_gemv_packed_rows_f32 == mx_cpu_gemv_packed_f32 per row, bit for bit ----
+
+static void test_rows_kernel(void) {
+  static const int64_t shapes[][2] = {{37, 5}, {64, 130}, {100, 301}, {33, 3}, {40, 0}, {96, 576}};
+  static const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 64};
+  uint64_t seed = 7;
+  for (int isa = 0; isa < MX_CPU_ISA_COUNT; isa++) {
+    const mx_cpu_kernels_t *kt = mx_cpu_kernels_get((mx_cpu_isa_t)isa);
+    if (!kt) {
+      printf("SKIP: rows kernel on %s (not on this machine)\n", mx_cpu_isa_name((mx_cpu_isa_t)isa));
+      continue;
+    }
+    int bad = 0, checked = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+      int64_t n = shapes[si][0], k = shapes[si][1], ldx = k + 3, ldy = n + 5;
+      float *w = malloc((size_t)(n * (k ? k : 1)) * sizeof *w);
+      float *x = malloc((size_t)(64 * ldx) * sizeof *x);
+      float *y = malloc((size_t)(64 * ldy) * sizeof *y), *y1 = malloc((size_t)n * sizeof *y1);
+      for (int64_t i = 0; i < n * k; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        w[i] = (float)((int64_t)(seed >> 40) - (1 << 23)) / (float)(1 << 22);
+      }
+      for (int64_t i = 0; i < 64 * ldx; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int64_t)(seed >> 40) - (1 << 23)) / (float)(1 << 20);
+      }
+      mx_cpu_packed_t *pk = NULL;
+      CHECK_OK(mx_cpu_pack_f32(kt, NULL, w, k, n, k, &pk));
+      for (size_t mi = 0; pk && mi < sizeof ms / sizeof ms[0]; mi++) {
+        int64_t m = ms[mi];
+        for (int nth = 1; nth <= 3; nth++) {
+          for (int64_t i = 0; i < 64 * ldy; i++) y[i] = -1.0f;
+          for (int ith = 0; ith < nth; ith++)
+            mx_cpu_gemv_packed_rows_f32(pk, x, ldx, y, ldy, m, ith, nth);
+          for (int64_t r = 0; r < m; r++) {
+            mx_cpu_gemv_packed_f32(pk, x + r * ldx, y1, 0, 1);
+            checked++;
+            if (memcmp(y1, y + r * ldy, (size_t)n * sizeof *y1) != 0 || y[r * ldy + n] != -1.0f) {
+              if (bad++ < 3)
+                fprintf(stderr, "rows kernel %s: n %lld k %lld m %lld nth %d row %lld differs\n",
+                        mx_cpu_isa_name((mx_cpu_isa_t)isa), (long long)n, (long long)k,
+                        (long long)m, nth, (long long)r);
+            }
+          }
+        }
+      }
+      mx_cpu_packed_destroy(pk);
+      free(w), free(x), free(y), free(y1);
+    }
+    CHECK_MSG(bad == 0, "rows kernel %s: %d of %d rows differ from the GEMV",
+              mx_cpu_isa_name((mx_cpu_isa_t)isa), bad, checked);
+  }
+}
+
 int main(void) {
   unsetenv("MLXCEL_BACKEND");
   unsetenv("MLXCEL_XLA_CONTEXT_CAPACITY");
@@ -552,6 +609,7 @@ int main(void) {
   mx_model_t *m = NULL;
   CHECK_OK(mx_model_load(dir, &m));
   if (!m) return mx_test_finish();
+  test_rows_kernel();
   test_errors(m);
   test_identity(m, "cpu", "1", false);
   test_identity(m, "cpu", "2", false);
