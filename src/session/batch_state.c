@@ -102,7 +102,8 @@ mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk
   const int64_t cdims[4] = {n_slots, cfg->num_kv_heads, s->S, cfg->head_dim};
   mx_type_t ct = mx_type_tensor(MX_ELEM_F32, 4, cdims);
   size_t nc = (size_t)(s->n_caches > 0 ? s->n_caches : 1);
-  size_t rows = (size_t)(chunk > n_slots ? chunk : n_slots);
+  int32_t pre_rows = PREFILL_ALL_LOGITS ? chunk : 1;
+  size_t rows = (size_t)(pre_rows > n_slots ? pre_rows : n_slots);
   s->caches = calloc(nc, sizeof *s->caches);
   s->views = calloc(nc, sizeof *s->views);
   s->len = calloc((size_t)n_slots, sizeof *s->len);
