@@ -1,10 +1,11 @@
 // Few-row matmul with the GEMV's summation order (kernels_rows.h).
 //
-// AVX-512: kernels_rows_avx512.c (register-blocked over rows). Other ISAs, the portable
-// driver: the panels of this thread go by in blocks small enough to stay in L2 (~256 KiB), and
-// every row runs the ISA's own GEMV panel kernel over the block, so each row's result is the
-// GEMV's by construction; the weights come from memory once, the other rows read them from L2
-// (slower than register blocking: memory and compute do not overlap).
+// AVX-512 and AVX2: kernels_rows_avx512.c / kernels_rows_avx2.c (k-blocks in L1 shared by all
+// rows; AVX-512 also register-blocked over rows). Other ISAs (scalar), the portable driver: the
+// panels of this thread go by in blocks small enough to stay in L2 (~256 KiB), and every row runs
+// the ISA's own GEMV panel kernel over the block, so each row's result is the GEMV's by
+// construction; the weights come from memory once, the other rows read them from L2 (slower than
+// register blocking: memory and compute do not overlap).
 #include "cpu/kernels_rows.h"
 
 #include "cpu/kernels_internal.h"
@@ -17,8 +18,12 @@ void mx_cpu_gemv_packed_rows_f32(const mx_cpu_packed_t *w, const float *x, int64
   int64_t p0 = w->panels * ith / nth, p1 = w->panels * (ith + 1) / nth;
   if (p1 <= p0 || m <= 0) return;
 #if defined(__x86_64__)
-  if (kt->isa == MX_CPU_ISA_AVX512 && kt->nr == 32 && m <= MX_ROWS_AVX512_MAX_M) {
+  if (kt->isa == MX_CPU_ISA_AVX512 && kt->nr == 32 && m <= MX_ROWS_MAX_M) {
     mx_cpu_rows_avx512(w, x, ldx, y, ldy, m, p0, p1);
+    return;
+  }
+  if (kt->isa == MX_CPU_ISA_AVX2 && kt->nr == 16 && m <= MX_ROWS_MAX_M) {
+    mx_cpu_rows_avx2(w, x, ldx, y, ldy, m, p0, p1);
     return;
   }
 #endif

@@ -79,11 +79,11 @@ MX_T512 static void rows_block_r(const float *b, const float *const *x, int R, i
   }
 }
 
-// Rows [0, m) of X, panels [p0, p1); m <= MX_ROWS_AVX512_MAX_M.
+// Rows [0, m) of X, panels [p0, p1); m <= MX_ROWS_MAX_M.
 MX_T512 void mx_cpu_rows_avx512(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
                                 int64_t ldy, int64_t m, int64_t p0, int64_t p1) {
   const int64_t k = w->k, k4 = k & ~(int64_t)3;
-  __m512 park[MX_ROWS_AVX512_MAX_M * 8];
+  __m512 park[MX_ROWS_MAX_M * 8];
   for (int64_t p = p0; p < p1; p++) {
     const float *b = w->data + p * k * NR;
     for (int64_t kb = 0; kb < k4 || kb == 0; kb += KB) {
