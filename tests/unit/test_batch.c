@@ -3,7 +3,8 @@
 // - identity: every slot's logits, step by step, bit-identical to an mx_session fed the same
 //   calls, in several compositions (alone, four together with different prompts, staggered
 //   starts and stops, parked and full slots, slots reused after reset), on the cpu and interp
-//   backends and on a backend without batch operations; 1 vs 2 threads identical;
+//   backends and on a backend without batch operations; a batch on 1 and on 2 threads against
+//   the same 1-thread session;
 // - greedy tokens equal upstream llama2.c's (../shared reference, skipped when absent);
 // - a full slot's KV rows stay untouched while other slots decode (the spare parking row);
 // - no allocation in prefill / decode (cpu backend);
@@ -99,14 +100,23 @@ static void make_prompt(stream_t *s, int32_t seed, int32_t n) {
   s->n_prompt = n;
 }
 
-// Runs the stream through a session (same backend, ctx and chunk) and records its logits.
+// Runs the stream through a session (same backend, ctx and chunk, always 1 thread: a batch on
+// 2 threads is compared with it directly) and records its logits.
 static void reference(const mx_model_t *m, const char *backend, stream_t *s) {
   int32_t V = m->config.vocab_size;
   free(s->ref);
   s->ref = calloc((size_t)(s->n_gen + 1) * (size_t)V, sizeof(float));
   mx_session_opts_t so = {.backend = backend, .ctx = g_ctx, .prefill_chunk = CHUNK};
   mx_session_t *ss = NULL;
+  char saved[16] = "";
+  const char *th = getenv("MLXCEL_THREADS");
+  if (th) snprintf(saved, sizeof saved, "%s", th);
+  setenv("MLXCEL_THREADS", "1", 1);
   CHECK_OK(mx_session_create(m, &so, &ss));
+  if (saved[0])
+    setenv("MLXCEL_THREADS", saved, 1);
+  else
+    unsetenv("MLXCEL_THREADS");
   if (!ss) return;
   CHECK_OK(mx_session_prefill(ss, s->prompt, s->n_prompt, NULL));
   memcpy(s->ref, mx_session_logits(ss), (size_t)V * sizeof(float));
