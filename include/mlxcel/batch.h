@@ -12,9 +12,13 @@
 // Everything a step needs is allocated at create time; prefill/decode do not allocate.
 //
 // Cost: a decode call costs about one single-sequence step (the weights are streamed once) plus
-// the per-sequence work of the slots it advances; slots it does not name cost little (the
-// backend may run a few of them as discarded rows). Backends without batch support (not cpu or
-// interp) work too, one call per slot. The KV memory is n_slots x ctx positions, taken at create.
+// the per-sequence work (attention, small per-row ops) of the slots it advances. A slot gets its
+// place in the batched state when its sequence starts (the lowest free one) and gives it back on
+// reset; a call runs the places up to the highest one it names, rounded up to a power of two,
+// so held slots it does not name may run as discarded rows (with their attention): schedulers
+// should advance every ready slot in each call and reset finished ones. Backends without batch
+// support (not cpu or interp) work too, one call per slot. KV memory: n_slots x (ctx + 1)
+// positions, taken at create.
 //
 // Numerics (cpu, interp): a slot's logits are bit-identical to those of an mx_session fed the
 // same tokens through the same calls (prefill chunks, then one decode per token), whatever the

@@ -14,4 +14,14 @@
 void mx_cpu_gemv_packed_rows_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
                                  int64_t ldy, int64_t m, int ith, int nth);
 
+// Per-ISA bodies: rows [0, m) of X over panels [p0, p1) (m <= MX_ROWS_MAX_M, the most rows
+// whose accumulators fit the stack buffer; the graph builders' batch limit is 64).
+enum { MX_ROWS_MAX_M = 64 };
+#if defined(__x86_64__)
+void mx_cpu_rows_avx512(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
+                        int64_t ldy, int64_t m, int64_t p0, int64_t p1);
+void mx_cpu_rows_avx2(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,
+                      int64_t m, int64_t p0, int64_t p1);
+#endif
+
 #endif  // MX_CPU_KERNELS_ROWS_H

@@ -51,13 +51,20 @@ static void bind(mx_bstate_t *s, mx_graph_binding_t *b) {
   mx_tensor_t *l = &b->res[b->logits_res];
   l->type = b->f->result_types[b->logits_res];
   l->data = (uint8_t *)s->logits;
-  l->nbytes = (size_t)b->B * (size_t)b->T * (size_t)s->V * sizeof(float);
+  l->nbytes = (size_t)b->B * (size_t)(b->all_logits ? b->T : 1) * (size_t)s->V * sizeof(float);
 }
+
+// What the prefill graphs return. It must be what the session backends' prefill plans return,
+// since the last row's logits come out of the LM head matmul with M = T rows (all positions,
+// GEMM order) or M = 1 (last position only, GEMV order): a slot's logits equal a session's only
+// when both use the same kind.
+enum { PREFILL_ALL_LOGITS = true };
 
 static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
                                mx_graph_binding_t *b) {
   set_views(s, 0, B);
-  mx_status_t st = mx_graph_bind_batch(model, s->S, s->V, s->views, s->n_caches, B, T, b);
+  mx_status_t st =
+      mx_graph_bind_batch(model, s->S, s->V, s->views, s->n_caches, B, T, PREFILL_ALL_LOGITS, b);
   if (st) return st;
   bind(s, b);
   for (int32_t r = 0; r < b->f->n_results; r++)
@@ -95,7 +102,8 @@ mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk
   const int64_t cdims[4] = {n_slots, cfg->num_kv_heads, s->S, cfg->head_dim};
   mx_type_t ct = mx_type_tensor(MX_ELEM_F32, 4, cdims);
   size_t nc = (size_t)(s->n_caches > 0 ? s->n_caches : 1);
-  size_t rows = (size_t)(chunk > n_slots ? chunk : n_slots);
+  int32_t pre_rows = PREFILL_ALL_LOGITS ? chunk : 1;
+  size_t rows = (size_t)(pre_rows > n_slots ? pre_rows : n_slots);
   s->caches = calloc(nc, sizeof *s->caches);
   s->views = calloc(nc, sizeof *s->views);
   s->len = calloc((size_t)n_slots, sizeof *s->len);
@@ -145,7 +153,7 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
       bind(s, b);
       mx_status_t st = s->ex->run(s->impl, b);
       if (st) return st;
-      memcpy(last, s->logits + (size_t)(b->T - 1) * V, V * sizeof *last);
+      memcpy(last, s->logits + (size_t)(b->all_logits ? b->T - 1 : 0) * V, V * sizeof *last);
       done += b->T;
     }
   }

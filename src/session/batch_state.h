@@ -57,7 +57,7 @@ typedef struct mx_bstate {
   size_t slot_bytes;    // bytes of one slot in one cache
   int64_t *len;         // [n_slots] tokens each slot holds (its parking row)
   int32_t *pos0;        // [n_slots] pos0 argument storage
-  float *logits;        // [max(chunk, n_slots) * V]
+  float *logits;        // [max(prefill logits rows, n_slots) * V]
   int32_t n_dec;
   mx_graph_binding_t dec[MX_BSTATE_MAX_PLANS];  // @decode for B = 1, 2, 4, ..., n_slots
   int32_t n_pre;
