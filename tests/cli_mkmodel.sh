@@ -124,6 +124,11 @@ t_help() {
   expect_rc 2; expect_err "unknown --preset 'smollm2-135m' for --arch qwen3"
   run "$MLXCEL" mkmodel --arch gemma3 --preset tiny -o "$TMP/x"
   expect_rc 2; expect_err "--arch 'gemma3' is not supported"
+  # A preset name of one family implies --arch (the directory check fails after that: 3).
+  run "$MLXCEL" mkmodel --preset qwen3-0.6b -o /dev/null/x
+  expect_rc 3; expect_err 'cannot access /dev/null/x'
+  run "$MLXCEL" mkmodel --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err "missing --arch: every architecture has a preset 'tiny'"
 }
 
 # A chat template in the family's format, usable by generate --chat.

@@ -15,7 +15,7 @@
 
 static void mkmodel_usage(FILE *out) {
   fprintf(out,
-          "Usage: mlxcel mkmodel --arch NAME --preset NAME -o DIR [--dtype f32|f16|bf16]\n"
+          "Usage: mlxcel mkmodel [--arch NAME] --preset NAME -o DIR [--dtype f32|f16|bf16]\n"
           "                      [--seed S] [--force] [-q]\n"
           "\n"
           "Writes a checkpoint with random weights (seeded, N(0, 0.02); norm weights 1) of a\n"
@@ -27,7 +27,8 @@ static void mkmodel_usage(FILE *out) {
           "Speed does not depend on weight values: these models are for benchmarks and tests.\n"
           "\n"
           "Options:\n"
-          "  --arch NAME        architecture (model_type): %s\n"
+          "  --arch NAME        architecture (model_type), needed only for `tiny` (a preset\n"
+          "                     of every one): %s\n"
           "  --preset NAME      model shape (below; every architecture has `tiny`)\n"
           "  -o, --output DIR   directory to write (created; must be empty unless --force)\n"
           "  --dtype T          weight dtype: f32 (default), f16, bf16\n"
@@ -36,16 +37,14 @@ static void mkmodel_usage(FILE *out) {
           "  -q, --quiet        no progress on stderr\n"
           "  -h, --help         show this help\n"
           "\n"
-          "Presets (--arch, --preset: shape):\n",
+          "Presets (shape: hidden, intermediate, layers, query/kv heads, head_dim, vocab):\n",
           mk_arch_list());
   for (int32_t i = 0; i < mk_preset_count(); i++) {
     const mk_preset_t *p = mk_preset_at(i);
-    fprintf(out,
-            "  %-11s %-15s %s: hidden %d, intermediate %d, %d layers, %d/%d heads x %d, vocab "
-            "%d%s%s%s\n",
-            p->family->arch, p->name, p->desc, (int)p->hidden, (int)p->inter, (int)p->layers,
-            (int)p->heads, (int)p->kv_heads, (int)p->head_dim, (int)p->vocab,
-            p->untied ? "" : ", tied", p->note ? "; " : "", p->note ? p->note : "");
+    fprintf(out, "  %-11s %-15s h%d i%d L%d q%d/kv%d d%d v%d%s: %s\n", p->family->arch, p->name,
+            (int)p->hidden, (int)p->inter, (int)p->layers, (int)p->heads, (int)p->kv_heads,
+            (int)p->head_dim, (int)p->vocab, p->untied ? "" : " tied", p->desc);
+    if (p->note) fprintf(out, "%30s(%s)\n", "", p->note);
   }
   fprintf(out, "\nExit status: 0 success, 1 failure, 2 bad command line, 3 unwritable DIR.\n");
 }
@@ -174,17 +173,24 @@ int mx_cli_cmd_mkmodel(int argc, char **argv) {
       return mx_cli_usage_error(cmd, mkmodel_usage, "unexpected argument '%s'", a);
     }
   }
-  if (!arch) return mx_cli_usage_error(cmd, mkmodel_usage, "missing --arch (%s)", mk_arch_list());
-  if (!mk_family_find(arch)) {
+  if (arch && !mk_family_find(arch)) {
     return mx_cli_usage_error(cmd, mkmodel_usage, "--arch '%s' is not supported (supported: %s)",
                               arch, mk_arch_list());
   }
   if (!preset) return mx_cli_usage_error(cmd, mkmodel_usage, "missing --preset NAME");
-  const mk_preset_t *p = mk_preset_find(arch, preset);
-  if (!p) {
+  int32_t n_found = 0;
+  const mk_preset_t *p = mk_preset_find(arch, preset, &n_found);
+  if (!p && arch) {
     return mx_cli_usage_error(cmd, mkmodel_usage, "unknown --preset '%s' for --arch %s", preset,
                               arch);
   }
+  if (!p) return mx_cli_usage_error(cmd, mkmodel_usage, "unknown --preset '%s'", preset);
+  if (n_found > 1) {
+    return mx_cli_usage_error(cmd, mkmodel_usage,
+                              "missing --arch: every architecture has a preset '%s' (%s)", preset,
+                              mk_arch_list());
+  }
+  arch = p->family->arch;
   if (!dir) return mx_cli_usage_error(cmd, mkmodel_usage, "missing -o DIR");
   mx_elem_type_t dt = strcmp(dtype, "f32") == 0    ? MX_ELEM_F32
                       : strcmp(dtype, "f16") == 0  ? MX_ELEM_F16

@@ -76,8 +76,9 @@ typedef struct mk_preset {
 // The preset table (mkmodel_presets.c).
 int32_t mk_preset_count(void);
 const mk_preset_t *mk_preset_at(int32_t i);
-// NULL when arch or name is unknown.
-const mk_preset_t *mk_preset_find(const char *arch, const char *name);
+// The first preset called `name` of family `arch` (of any family when arch is NULL); NULL when
+// there is none. *n_found: how many match.
+const mk_preset_t *mk_preset_find(const char *arch, const char *name, int32_t *n_found);
 const mk_family_t *mk_family_find(const char *arch);
 // "llama, mistral, ..." (static storage).
 const char *mk_arch_list(void);

@@ -118,7 +118,7 @@ static const mk_layout_t kGemmaTokens = {
 static const mk_preset_t kPresets[] = {
     // Llama
     {.name = "tiny",
-     .desc = "tiny test model (2 layers, hidden 64, vocab 320)",
+     .desc = "test model",
      .family = &kLlama,
      .layout = &kLlama3,
      TINY_SIZES,
@@ -172,7 +172,7 @@ static const mk_preset_t kPresets[] = {
      .rope = MK_ROPE_LLAMA3},
     // Mistral: no small model of the architecture; the 7B shape fits in memory only as bf16.
     {.name = "tiny",
-     .desc = "tiny test model (window 8)",
+     .desc = "test: window 8",
      .family = &kMistral,
      .layout = &kLlama2,
      TINY_SIZES,
@@ -198,10 +198,10 @@ static const mk_preset_t kPresets[] = {
      .eps = "1e-05",
      .untied = true,
      .window = 4096,
-     .note = "29 GB at f32: use --dtype bf16 (14.5 GB)"},
+     .note = "29 GB at f32: --dtype bf16 on 24 GiB"},
     // Qwen2 (q/k/v biases), Qwen3 (q/k norms)
     {.name = "tiny",
-     .desc = "tiny test model (q/k/v biases)",
+     .desc = "test: q/k/v biases",
      .family = &kQwen2,
      .layout = &kQwen,
      TINY_SIZES,
@@ -225,7 +225,7 @@ static const mk_preset_t kPresets[] = {
      .eps = "1e-06",
      .max_window_layers = 21},
     {.name = "tiny",
-     .desc = "tiny test model (q/k norms, head_dim 32)",
+     .desc = "test: q/k norms",
      .family = &kQwen3,
      .layout = &kQwen,
      TINY_SIZES,
@@ -249,7 +249,7 @@ static const mk_preset_t kPresets[] = {
      .eps = "1e-06"},
     // Gemma, Gemma 2, Gemma 3 (text)
     {.name = "tiny",
-     .desc = "tiny test model (head_dim 32)",
+     .desc = "test model",
      .family = &kGemma,
      .layout = &kGemmaTokens,
      TINY_SIZES,
@@ -272,7 +272,7 @@ static const mk_preset_t kPresets[] = {
      .theta = 10000.0,
      .eps = "1e-06"},
     {.name = "tiny",
-     .desc = "tiny test model (window 8, soft-caps, query_pre_attn_scalar 24)",
+     .desc = "test: window 8, soft-caps, qpas 24",
      .family = &kGemma2,
      .layout = &kGemmaTokens,
      TINY_SIZES,
@@ -303,7 +303,7 @@ static const mk_preset_t kPresets[] = {
      .final_softcap = 30.0,
      .qpas = 256},
     {.name = "tiny",
-     .desc = "tiny test model (window 8, local RoPE base, linear scaling)",
+     .desc = "test: window 8, local base, linear",
      .family = &kGemma3,
      .layout = &kGemmaTokens,
      TINY_SIZES,
@@ -337,7 +337,7 @@ static const mk_preset_t kPresets[] = {
      .window_pattern = 6},
     // Phi-3 (fused qkv_proj / gate_up_proj)
     {.name = "tiny",
-     .desc = "tiny test model (window 8, partial rotary 0.75)",
+     .desc = "test: window 8, partial rotary",
      .family = &kPhi3,
      .layout = &kPhi3Tokens,
      TINY_SIZES,
@@ -364,7 +364,7 @@ static const mk_preset_t kPresets[] = {
      .eps = "1e-05",
      .untied = true,
      .window = 2047,
-     .note = "15.3 GB at f32 (30 GB resident with the packed copy): --dtype bf16 on 24 GiB"},
+     .note = "15 GB at f32, twice that resident: --dtype bf16 on 24 GiB"},
 };
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
@@ -378,13 +378,17 @@ const mk_family_t *mk_family_find(const char *arch) {
   return NULL;
 }
 
-const mk_preset_t *mk_preset_find(const char *arch, const char *name) {
+const mk_preset_t *mk_preset_find(const char *arch, const char *name, int32_t *n_found) {
+  const mk_preset_t *found = NULL;
+  *n_found = 0;
   for (int32_t i = 0; i < NPRESETS; i++) {
-    if (strcmp(kPresets[i].family->arch, arch) == 0 && strcmp(kPresets[i].name, name) == 0) {
-      return &kPresets[i];
+    if ((!arch || strcmp(kPresets[i].family->arch, arch) == 0) &&
+        strcmp(kPresets[i].name, name) == 0) {
+      if (!found) found = &kPresets[i];
+      (*n_found)++;
     }
   }
-  return NULL;
+  return found;
 }
 
 const char *mk_arch_list(void) {
