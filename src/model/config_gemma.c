@@ -28,30 +28,8 @@ static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, double v) {
                       v);
 }
 
-mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
-  static const mx_cfg_defaults_t d = {
-      .vocab_size = 256000,
-      .hidden_size = 3072,
-      .intermediate_size = 24576,
-      .num_layers = 28,
-      .num_heads = 16,
-      .head_dim = 256,
-      .max_position_embeddings = 8192,
-      .rms_norm_eps = 1e-6,
-      .rope_theta = 10000.0,
-      .tie_word_embeddings = true,
-      .hidden_act = "gelu_pytorch_tanh",
-      .bos_token_id = 2,
-      .eos_token_id = 1,
-      .pad_token_id = 0,
-  };
-  TRY(mx_cfg_parse_common(o, &d, cfg));
-  // Early Gemma files say "hidden_act": "gelu" next to "hidden_activation":
-  // "gelu_pytorch_tanh", the function the model was trained with: hidden_activation wins.
-  return activation(o, NULL, cfg);
-}
-
-// Gemma2Config's defaults; Gemma3TextConfig changes the vocabulary, context and RoPE base.
+// Gemma2Config's defaults. GemmaConfig has other sizes and no GQA default; Gemma3TextConfig
+// another vocabulary, context and RoPE base.
 static const mx_cfg_defaults_t kGemma2Defaults = {
     .vocab_size = 256000,
     .hidden_size = 2304,
@@ -69,6 +47,19 @@ static const mx_cfg_defaults_t kGemma2Defaults = {
     .eos_token_id = 1,
     .pad_token_id = 0,
 };
+
+mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  mx_cfg_defaults_t d = kGemma2Defaults;
+  d.hidden_size = 3072;
+  d.intermediate_size = 24576;
+  d.num_layers = 28;
+  d.num_heads = 16;
+  d.num_kv_heads = 0;  // num_attention_heads
+  TRY(mx_cfg_parse_common(o, &d, cfg));
+  // Early Gemma files say "hidden_act": "gelu" next to "hidden_activation":
+  // "gelu_pytorch_tanh", the function the model was trained with: hidden_activation wins.
+  return activation(o, NULL, cfg);
+}
 
 // The fields Gemma 2 and Gemma 3 share: the common ones, the activation, the attention scale,
 // the soft-caps (defaults differ per class) and the sliding window (4096 by default).
