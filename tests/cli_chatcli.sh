@@ -100,7 +100,7 @@ t_turns() {
 
 t_interrupt() {
   # The reference interpreter and --ignore-eos keep the reply going long enough to stop it.
-  start -n 400 --ignore-eos --backend interp --stats
+  start -n 480 --ignore-eos --backend interp --stats
   wait_for '^> ' || return
   send 'Once upon a time\n'
   wait_for '^> Once upon a time$' || return
@@ -115,7 +115,7 @@ t_interrupt() {
     fail "no stats line of a stopped reply"
   local gen
   gen=$(screen | sed -n 's/.* in context; \([0-9]*\) generated.*/\1/p' | head -1)
-  [ -n "$gen" ] && [ "$gen" -lt 400 ] || fail "Ctrl-C did not stop the reply ($gen generated)"
+  [ -n "$gen" ] && [ "$gen" -lt 480 ] || fail "Ctrl-C did not stop the reply ($gen generated)"
   # Ctrl-C at the prompt: a hint; a second one exits.
   send '\003'
   wait_for 'Ctrl-C again' || return
