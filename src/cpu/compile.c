@@ -499,7 +499,7 @@ static int32_t returned_at(const mx_func_t *f, int32_t v, int32_t r) {
 
 // The value at the end of the chain of dynamic_update_slices starting with op: while the
 // current value has exactly one use and that use is the operand of a dynamic_update_slice, step
-// to it. -1 when the value is not found in a later op (a use inside a region).
+// to that op's result.
 static int32_t dus_chain_end(const cctx_t *c, const mx_op_t *op) {
   const mx_block_t *b = c->p->f->body;
   int32_t v = op->results[0], i = 0;
@@ -535,7 +535,7 @@ static bool match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     arg = c->dus_arg[opd];
   if (arg < 0 || arg_is_weight(c, arg)) return false;
   int32_t last = dus_chain_end(c, op);
-  if (last < 0 || !returned_at(f, last, aliased_result(f, arg))) return false;
+  if (!returned_at(f, last, aliased_result(f, arg))) return false;
   if (c->dus_arg) c->dus_arg[op->results[0]] = arg;
   for (int32_t i = 2; i < op->n_operands; i++) {
     const mx_type_t *it = vtype(f, op->operands[i]);
