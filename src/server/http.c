@@ -263,8 +263,7 @@ static int listen_on(const char *host, int32_t port, int32_t *bound_port) {
   snprintf(ps, sizeof ps, "%d", (int)port);
   int gai = getaddrinfo(host, ps, &hints, &res);
   if (gai != 0) {
-    mx_error_set(MX_ERR_INVALID_ARG, "serve: cannot resolve host '%s': %s", host,
-                 gai_strerror(gai));
+    mx_error_set(MX_ERR_INVALID_ARG, "cannot resolve host '%s': %s", host, gai_strerror(gai));
     return -1;
   }
   int fd = -1, err = 0;
@@ -283,7 +282,7 @@ static int listen_on(const char *host, int32_t port, int32_t *bound_port) {
   }
   freeaddrinfo(res);
   if (fd < 0) {
-    mx_error_set(MX_ERR_IO, "serve: cannot listen on %s:%d: %s", host, (int)port, strerror(err));
+    mx_error_set(MX_ERR_RUNTIME, "cannot listen on %s:%d: %s", host, (int)port, strerror(err));
     return -1;
   }
   struct sockaddr_storage ss;
@@ -372,7 +371,7 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   srv->listen_fd = listen_on(o->host ? o->host : "127.0.0.1", o->port, &srv->port);
   if (srv->listen_fd < 0) {
     free_server(srv);
-    return MX_ERR_IO;
+    return MX_ERR_RUNTIME;
   }
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
   srv->daemon = MHD_start_daemon(
