@@ -201,6 +201,41 @@ static void test_cancel_queue_drain(const mx_model_t *m) {
   mx_server_sched_destroy(s);
 }
 
+// A long prompt is prefilled one chunk per scheduler step, each followed by a decode step of the
+// running stream: while B's 15-chunk prompt goes in, A keeps getting tokens (one per chunk).
+static void test_prefill_interleaves(const mx_model_t *m) {
+  mx_server_sched_opts_t o = {
+      .model = m, .backend = "cpu", .ctx = 256, .n_slots = 2, .prefill_chunk = 8, .max_queue = 4};
+  mx_server_sched_t *s = NULL;
+  CHECK_OK(mx_server_sched_create(&o, &s));
+  if (!s) return;
+  req_t a_req = {"Once upon a time", 240, NULL};
+  mx_server_job_t *a = make_job(s, m, &a_req);
+  CHECK_OK(mx_server_job_submit(s, a));
+  mx_server_job_state_t sa, sb;
+  memset(&sb, 0, sizeof sb);
+  do mx_server_job_wait(s, a, 100, NULL, &sa);
+  while (sa.n_generated < 1 && !sa.done);
+  // B: 120 prompt ids, 15 chunks of 8.
+  int32_t ids[120];
+  ids[0] = 1;
+  for (int i = 1; i < 120; i++) ids[i] = 3 + (i * 37) % 500;
+  mx_server_job_opts_t jo = {.prompt = ids, .n_prompt = 120, .max_tokens = 4, .tok = m->tokenizer};
+  greedy(&jo.sampling);
+  mx_server_job_t *b = NULL;
+  CHECK_OK(mx_server_job_create(s, &jo, &b));
+  mx_server_job_wait(s, a, 0, NULL, &sa);
+  int32_t a_before = sa.n_generated;
+  CHECK_OK(mx_server_job_submit(s, b));
+  while (sb.n_generated < 1 && !sb.done) mx_server_job_wait(s, b, 100, NULL, &sb);
+  mx_server_job_wait(s, a, 0, NULL, &sa);
+  CHECK_MSG(sa.n_generated - a_before >= 14 || sa.done,
+            "A advanced %d tokens while B's 15 prefill chunks ran", sa.n_generated - a_before);
+  mx_server_job_release(s, a);
+  mx_server_job_release(s, b);
+  mx_server_sched_destroy(s);
+}
+
 int main(void) {
   const char *data = getenv("MX_TEST_DATA");
   char dir[4096];
@@ -212,6 +247,7 @@ int main(void) {
   references(m, refs);
   test_batched_equals_alone(m, refs);
   test_cancel_queue_drain(m);
+  test_prefill_interleaves(m);
   for (int i = 0; i < N_REQ; i++) mx_strbuf_free(&refs[i].text);
   mx_model_free(m);
   return mx_test_finish();
