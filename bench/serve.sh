@@ -60,6 +60,9 @@ else
   CTX=$((PROMPT + GEN + 8))
   : >"$WORK/serve_results.jsonl"
   cut -d' ' -f1-3 /proc/loadavg >"$WORK/serve_load_start.txt" 2>/dev/null || true
+  pid=
+  stop_server() { [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true; }
+  [ "$KEEP" = 1 ] && trap stop_server EXIT || trap 'stop_server; rm -rf "$WORK"' EXIT
   for p in $PARALLEL; do
     log "$PRESET --parallel $p: $CLIENTS clients, $REQUESTS requests, prompt $PROMPT, gen $GEN"
     : >"$WORK/serve_$p.log"
@@ -82,6 +85,7 @@ else
       --prompt "$PROMPT" --max-tokens "$GEN" --vocab "$VOCAB" | tee -a "$WORK/serve_results.jsonl" >&2
     kill -TERM "$pid"
     wait "$pid"
+    pid=
   done
   cut -d' ' -f1-3 /proc/loadavg >"$WORK/serve_load_end.txt" 2>/dev/null || true
   printf '%s\n' "$PRESET" >"$WORK/serve_preset.txt"
