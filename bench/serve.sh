@@ -24,6 +24,7 @@ OUT=$ROOT/docs/performance.md
 WORK=
 KEEP=0
 RENDER=
+TEMP_WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --mlxcel) MLXCEL=$2; shift 2 ;;
@@ -50,7 +51,7 @@ else
   command -v node >/dev/null || { echo "bench/serve.sh: node is needed" >&2; exit 2; }
   if [ -z "$WORK" ]; then
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/mlxcel-serve-bench.XXXXXX")
-    [ "$KEEP" = 1 ] || trap 'rm -rf "$WORK"' EXIT
+    [ "$KEEP" = 1 ] || TEMP_WORK=$WORK
   fi
   case $WORK in "$ROOT"/*) echo "bench/serve.sh: --workdir must be outside the repository" >&2; exit 2 ;; esac
   mkdir -p "$WORK"
@@ -62,7 +63,7 @@ else
   cut -d' ' -f1-3 /proc/loadavg >"$WORK/serve_load_start.txt" 2>/dev/null || true
   pid=
   stop_server() { [ -z "$pid" ] || kill -KILL "$pid" 2>/dev/null || true; }
-  [ "$KEEP" = 1 ] && trap stop_server EXIT || trap 'stop_server; rm -rf "$WORK"' EXIT
+  trap 'stop_server; [ -z "$TEMP_WORK" ] || rm -rf "$TEMP_WORK"' EXIT
   for p in $PARALLEL; do
     log "$PRESET --parallel $p: $CLIENTS clients, $REQUESTS requests, prompt $PROMPT, gen $GEN"
     : >"$WORK/serve_$p.log"
