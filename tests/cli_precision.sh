@@ -48,7 +48,7 @@ max_abs_diff() { # A.npy B.npy
 le() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a ~ /^[0-9.eE+-]+$/ && a + 0 <= b + 0)}'; }
 
 t_help() {
-  for c in generate logits emit bench; do
+  for c in generate logits emit bench chat serve; do
     run "$MLXCEL" "$c" --help
     expect_rc 0; expect_out -- '--precision T'; expect_out -- '--kv-dtype T'
     expect_out 'MLXCEL_XLA_PRECISION'
