@@ -10,7 +10,7 @@
 //
 // Variants (mx_cpu_lowp_get; the best the machine has is the default):
 //   bf16: "amx" (GEMM on AMX tiles, TDPBF16PS, for the k in whole 32s, the rest and the GEMV
-//         as "avx512bf16"), "avx512bf16" (VDPBF16PS: two k per lane and instruction), "avx512"
+//         as "avx512"), "avx512bf16" (VDPBF16PS: two k per lane and instruction), "avx512"
 //         and "avx2" (bf16 -> f32 by a 16-bit shift, FMA, in VDPBF16PS's order), "scalar".
 //         AMX and VDPBF16PS treat subnormal inputs and results as zero: a product below 2^-126
 //         counts as 0, far below any f32 accumulation error.

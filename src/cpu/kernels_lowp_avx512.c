@@ -331,15 +331,16 @@ const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512bf16 = {
     .ukernel = ukernel_bf16_dp,
 };
 
-// AMX GEMM for whole 32s of k, the AVX-512 (emulated VDPBF16PS order) microkernel for the rest;
-// VDPBF16PS for the GEMV.
+// AMX GEMM for whole 32s of k, the AVX-512 (emulated VDPBF16PS order) microkernel for the rest
+// and for the GEMV: on the AMX machine measured (Sapphire Rapids) VDPBF16PS issues at half the
+// FMA rate and the shift + FMA GEMV decoded 2-10% faster (same results: the order is the same).
 const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_amx = {
     .name = "amx",
     .isa = MX_CPU_LOWP_AMX,
     .et = MX_ELEM_BF16,
     .mr = MR,
     .a_pairs = false,
-    .gemv = gemv_bf16_dp,
+    .gemv = gemv_bf16,
     .ukernel = ukernel_bf16,
     .gemm_block = mx_cpu_lowp_amx_block,
 };
