@@ -21,6 +21,7 @@ void mx_cpu_weights_destroy(mx_cpu_weights_t *w) {
   if (!w) return;
   for (int32_t i = 0; i < w->n; i++) mx_cpu_packed_destroy(w->e[i].packed);
   free(w->e);
+  mx_cpu_qpacked_free_all(w);
   free(w);
 }
 
@@ -366,6 +367,112 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     s->p[0] = M * F;
     s->p[1] = a;
     *st = emit_gemm(c, op, ta, wd, M, H, F, out, "mx.gated_mlp down");
+    return true;
+  }
+  return false;
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Quantized weights: mx.linear -> packed quantized GEMV / GEMM, mx.embedding -> dequantized
+// rows, mx.gated_act -> the gated-MLP activation kernel (src/cpu/kernels_q.h; the composites
+// are those of src/model/composite_quant.c).
+// ---------------------------------------------------------------------------------------------
+
+#if MX_CPU_HAVE_FUSED
+// The quantized weight operands ops[0..2] (w, scales[, biases]) of a composite, when they are
+// weight arguments of a supported format.
+static bool quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t n_ops,
+                      mx_cpu_qsrc_t *q) {
+  const mx_func_t *f = c->p->f;
+  const char *mode = attr_s(op, "mode");
+  int64_t bits = 0, group = 0;
+  if (!mode || !attr_i(op, "bits", &bits) || !attr_i(op, "group_size", &group)) return false;
+  memset(q, 0, sizeof *q);
+  q->mode = !strcmp(mode, "int8")     ? MX_CPU_Q_INT8
+            : !strcmp(mode, "int4")   ? MX_CPU_Q_INT4
+            : !strcmp(mode, "affine") ? MX_CPU_Q_AFFINE
+                                      : 0;
+  if (n_ops != (q->mode == MX_CPU_Q_AFFINE ? 3 : 2)) return false;
+  int32_t wa[3];
+  for (int32_t i = 0; i < n_ops; i++)
+    if ((wa[i] = weight_arg(c, ops[i])) < 0) return false;
+  const mx_type_t *wt = vtype(f, ops[0]), *st = vtype(f, ops[1]);
+  if (wt->kind != MX_TYPE_TENSOR || wt->quant || wt->rank != 2 || st->kind != MX_TYPE_TENSOR ||
+      st->quant || st->rank != 2 || st->dims[0] != wt->dims[0] || st->dims[1] <= 0)
+    return false;
+  if (n_ops == 3 && !mx_type_equal(st, vtype(f, ops[2]))) return false;
+  q->bits = (int)bits;
+  q->group = group;
+  q->n = wt->dims[0];
+  q->k = st->dims[1] * group;
+  int64_t kw = q->mode == MX_CPU_Q_INT8 ? q->k : q->k * bits / 32;
+  if (wt->dims[1] != kw || wt->elem != (q->mode == MX_CPU_Q_INT8 ? MX_ELEM_I8 : MX_ELEM_UI32))
+    return false;
+  q->w = c->p->weight_data[wa[0]];
+  q->sdt = st->elem;
+  q->scales = c->p->weight_data[wa[1]];
+  q->biases = n_ops == 3 ? c->p->weight_data[wa[2]] : NULL;
+  return mx_cpu_qsrc_ok(q);
+}
+
+static bool match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  const mx_attr_t *na = mx_op_attr(op, "name");
+  if (!na || na->kind != MX_ATTR_STRING || !na->s || op->n_results != 1) return false;
+  const char *name = na->s;
+  const mx_type_t *ot = vtype(f, op->results[0]);
+  mx_step_t *s = NULL;
+  if (!strcmp(name, "mx.gated_act") && op->n_operands == 2) {
+    const mx_type_t *gt = vtype(f, op->operands[0]), *ut = vtype(f, op->operands[1]);
+    const char *act = attr_s(op, "activation");
+    int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
+    if (a < 0 || !is_f32(gt) || !is_f32(ut) || !is_f32(ot) || !mx_type_same_shape(gt, ut) ||
+        !mx_type_same_shape(gt, ot))
+      return false;
+    if ((*st =
+             simple_step(c, op, ST_GATED_ACT, "mx.gated_act", op->operands, 2, op->results[0], &s)))
+      return true;
+    s->p[0] = mx_type_numel(ot);
+    s->p[1] = a;
+    return true;
+  }
+  mx_cpu_qsrc_t q;
+  if (!strcmp(name, "mx.linear") && (op->n_operands == 3 || op->n_operands == 4)) {
+    const mx_type_t *xt = vtype(f, op->operands[0]);
+    if (!is_f32(xt) || !is_f32(ot) || xt->rank < 1 || ot->rank != xt->rank ||
+        !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
+        xt->dims[xt->rank - 1] != q.k || ot->dims[ot->rank - 1] != q.n)
+      return false;
+    int64_t m = mx_type_numel(xt) / q.k;
+    const mx_cpu_qpacked_t *pk = NULL;
+    if (m <= 0 || (*st = mx_cpu_qpacked_get(c->p->weights, c->o->pool, &q, &pk))) return m > 0;
+    if ((*st = simple_step(c, op, ST_QGEMM, m == 1 ? "mx.linear qgemv" : "mx.linear qgemm",
+                           op->operands, 1, op->results[0], &s)))
+      return true;
+    s->qw = pk;
+    s->p[0] = m;
+    return true;
+  }
+  if (!strcmp(name, "mx.embedding") && (op->n_operands == 3 || op->n_operands == 4)) {
+    const mx_type_t *it = vtype(f, op->operands[0]);
+    if (!is_i32(it) || !is_f32(ot) || ot->rank != it->rank + 1 ||
+        !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
+        ot->dims[ot->rank - 1] != q.k)
+      return false;
+    mx_cpu_qsrc_t *qs = malloc(sizeof *qs);
+    if (!qs) {
+      *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+      return true;
+    }
+    *qs = q;
+    if ((*st =
+             simple_step(c, op, ST_QEMBED, "mx.embedding", op->operands, 1, op->results[0], &s))) {
+      free(qs);
+      return true;
+    }
+    s->qsrc = qs;
+    s->p[0] = mx_type_numel(it);
     return true;
   }
   return false;
@@ -765,6 +872,7 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
     free(s->pin);
     free(s->tout);
     free(s->heap_out);
+    free(s->qsrc);
   }
   for (int32_t i = 0; i < p->n_slots; i++) free(p->slots[i].cdata);
   free(p->steps);
@@ -816,6 +924,7 @@ static mx_status_t compile_ops(cctx_t *c) {
         case MX_OP_COMPOSITE:
 #if MX_CPU_HAVE_FUSED
           hit = match_composite(c, op, &st);
+          if (!hit && !st) hit = match_quant(c, op, &st);
 #endif
           break;
         default:
@@ -892,6 +1001,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
         free(p->steps[i].pin);
         free(p->steps[i].tout);
         free(p->steps[i].heap_out);
+        free(p->steps[i].qsrc);
       }
       p->n_steps = 0;
       p->whole = true;

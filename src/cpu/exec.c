@@ -217,6 +217,19 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_GATED_ACT:
       break;  // never compiled without fused.h
 #endif
+    case ST_QGEMM: {
+      const float *x = (const float *)vp[s->in[0]];
+      float *y = (float *)vp[s->out[0]];
+      if (s->p[0] == 1)
+        mx_cpu_qgemv(s->qw, x, y, ith, nth);
+      else
+        mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->p[0], ith, nth);
+      break;
+    }
+    case ST_QEMBED:
+      mx_cpu_qembed(s->qsrc, (const int32_t *)vp[s->in[0]], s->p[0], (float *)vp[s->out[0]], ith,
+                    nth);
+      break;
     case ST_EW_BINARY:
       ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
                 s->p[0], (int)s->p[1], ith, nth);

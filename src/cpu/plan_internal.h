@@ -3,6 +3,7 @@
 #define MX_CPU_PLAN_INTERNAL_H
 
 #include "cpu/fused.h"
+#include "cpu/kernels_q.h"
 #include "mlxcel/cpu_plan.h"
 #define MX_CPU_HAVE_FUSED 1
 
@@ -40,6 +41,8 @@ typedef enum step_kind {
   ST_FALLBACK,     // interpreter kernel on views (serial)
   ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
   ST_WHOLE,        // the whole function through mx_interp_run (serial)
+  ST_QGEMM,        // y[m, n] = x[m, k] W^T, W quantized (qw; kernels_q.h)
+  ST_QEMBED,       // dequantized rows of a quantized table (qsrc)
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
@@ -61,8 +64,10 @@ typedef struct mx_step {
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;
   const mx_tensor_t **pin;
-  mx_tensor_t *heap_out;    // ST_CALL: interpreter results (freed each run)
-  const mx_func_t *callee;  // ST_CALL
+  mx_tensor_t *heap_out;       // ST_CALL: interpreter results (freed each run)
+  const mx_func_t *callee;     // ST_CALL
+  const mx_cpu_qpacked_t *qw;  // ST_QGEMM (owned by the weight cache)
+  mx_cpu_qsrc_t *qsrc;         // ST_QEMBED (owned by the step)
 } mx_step_t;
 
 typedef struct mx_packed_entry {
@@ -71,11 +76,19 @@ typedef struct mx_packed_entry {
   mx_cpu_packed_t *packed;
 } mx_packed_entry_t;
 
+typedef struct mx_qpacked_entry {
+  const void *data;
+  int64_t n, k;
+  mx_cpu_qpacked_t *packed;
+} mx_qpacked_entry_t;
+
 struct mx_cpu_weights {
   const mx_cpu_kernels_t *kt;
   int32_t n, cap;
   mx_packed_entry_t *e;
   size_t bytes;
+  int32_t nq, capq;  // quantized weights (mx.linear), packed by mx_cpu_qpacked_get
+  mx_qpacked_entry_t *qe;
 };
 
 struct mx_cpu_plan {
@@ -110,5 +123,9 @@ struct mx_cpu_plan {
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
                               int64_t n, int64_t k, const mx_cpu_packed_t **out);
+// The packed form of a quantized weight, from the cache or packed now (compile_quant.c).
+mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src,
+                               const mx_cpu_qpacked_t **out);
+void mx_cpu_qpacked_free_all(mx_cpu_weights_t *w);
 
 #endif  // MX_CPU_PLAN_INTERNAL_H
