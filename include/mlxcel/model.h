@@ -192,6 +192,13 @@ typedef struct mx_model_load_opts {
 mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, mx_model_t **out);
 void mx_model_free(mx_model_t *m);  // accepts NULL
 
+// What the matmul weights of one decoded token (every layer's projections and the LM head)
+// weigh as the model holds them: quantized layers their stored values + scales (+ biases),
+// float layers float_bytes per weight (what the runtime computes in). *params gets the number
+// of matmul weights, *n_quant how many of the matrices are quantized (either may be NULL).
+mx_status_t mx_model_matmul_bytes(const mx_model_t *m, int float_bytes, double *bytes,
+                                  double *params, int32_t *n_quant);
+
 // ============================================================================================
 // Graph builders
 // ============================================================================================

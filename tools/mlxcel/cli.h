@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "mlxcel/hlo.h"
+#include "mlxcel/model.h"
 
 #ifndef MLXCEL_VERSION
 #define MLXCEL_VERSION "0.1.0-dev"
@@ -33,6 +34,10 @@ typedef struct mx_run_weights_opts {
   int64_t pos0;
   bool json;
   const char *npy;  // write the first result here as .npy; may be NULL
+  // --quant / --group-size given: load the model with these options (requantized weights exist
+  // only in memory) instead of binding the checkpoint's tensors as stored.
+  bool has_quant;
+  mx_model_load_opts_t load;
 } mx_run_weights_opts_t;
 int mx_cli_run_weights(const mx_run_weights_opts_t *o);
 
@@ -61,6 +66,16 @@ bool mx_cli_parse_ids(const char *cmd, const char *opt, const char *s, int32_t *
 // Checks that `dir` is a readable directory holding `file` (e.g. "config.json"); prints
 // "mlxcel CMD: cannot read model directory ..." and returns false otherwise.
 bool mx_cli_check_model_dir(const char *cmd, const char *dir, const char *file);
+// Weight quantization options of the model-loading commands: `--quant MODE` (auto, none,
+// int8, int4, mlx) and `--group-size N` (32, 64, 128) into lo->quant / lo->group_size. Returns 1
+// when argv[*i] was one of them, 0 when not, -1 on a missing or bad value (message printed).
+int mx_cli_quant_opt(int argc, char **argv, int *i, const char *cmd, mx_model_load_opts_t *lo);
+// Their help lines (two options, 24-column option field).
+#define MX_CLI_QUANT_HELP                                                                 \
+  "  --quant MODE           weights: none, int8, int4 (quantized once at load), mlx\n"    \
+  "                         (an MLX-quantized checkpoint as stored); default: auto =\n"   \
+  "                         $MLXCEL_XLA_QUANT, else mlx for MLX checkpoints, else none\n" \
+  "  --group-size N         int8 / int4 group size: 32, 64 (default) or 128\n"
 // Exit status for a failed library call: MX_EXIT_IO for MX_ERR_IO, else MX_EXIT_FAILED.
 int mx_cli_exit_for(mx_status_t st);
 // Prints "mlxcel CMD: error: <mx_error_message()>" and returns mx_cli_exit_for(st).
