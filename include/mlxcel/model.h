@@ -156,6 +156,23 @@ const char *mx_quant_mode_name(mx_quant_mode_t m);
 // Parses one of the names above (exact, lowercase). MX_ERR_INVALID_ARG naming `what` otherwise.
 mx_status_t mx_quant_mode_parse(const char *s, const char *what, mx_quant_mode_t *out);
 
+// Writes an MLX-format quantized copy of the model in in_dir (any checkpoint mx_model_load
+// reads; an MLX one is dequantized first) to out_dir, as `mlx_lm.convert -q --q-bits B
+// --q-group-size G --dtype D` lays it out: every linear layer and embedding whose input dimension
+// is a multiple of G becomes "<x>.weight" uint32 (B-bit values, LSB first), "<x>.scales" and
+// "<x>.biases" (MLX's affine rule, on the weights cast to D); every other tensor is cast to D;
+// config.json gets `quantization` / `quantization_config` {group_size, bits, mode: "affine"};
+// model.safetensors (metadata format "mlx") with its index; the other files of in_dir
+// (tokenizer, generation config) are copied. out_dir is created if needed; files there are
+// replaced.
+typedef struct mx_quantize_opts {
+  int32_t bits;          // 4 or 8
+  int32_t group_size;    // 32, 64 or 128 (0 = 64)
+  mx_elem_type_t dtype;  // F16 (MX_ELEM_INVALID = default), BF16 or F32
+} mx_quantize_opts_t;
+mx_status_t mx_model_quantize(const char *in_dir, const char *out_dir,
+                              const mx_quantize_opts_t *opts);
+
 // ============================================================================================
 // A loaded model: config + checkpoint + tokenizer
 // ============================================================================================
