@@ -2,7 +2,7 @@
 // GEMV and this machine's memory bandwidth, on the decode matrices of a real model shape.
 //
 //   cpu_quant [--shape smollm2-360m|llama-3.2-1b] [--reps R] [--threads T] [--group G]
-//             [--mib M]
+//             [--mib M] [--hot]
 //
 // For each format (f32 packed; int8, int4, MLX affine 4-bit with the exact and the VNNI
 // kernels) the matrices of one decode step (every layer's q, k, v, o, gate, up, down and the
@@ -12,6 +12,11 @@
 // because the shared machine drifts. Reported per format: bytes per decoded token, the best and
 // median effective read bandwidth, the fraction of the best measured bandwidth, and the decode
 // time of the matrices of one token with the speed-up over f32.
+//
+// --hot measures compute throughput instead: one 1024 x 1024 matrix per format, resident in
+// L2, run by one thread (best of many repetitions): the weights per second a core can process,
+// to compare with what its share of the memory bandwidth delivers (a kernel whose hot rate is
+// below bandwidth / bytes-per-weight cannot be memory-bound).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +26,7 @@
 #include "cpu/kernels_q.h"
 #include "mlxcel/machine.h"
 
-enum { MAX_REPS = 64, MAX_FMT = 8 };
+enum { MAX_REPS = 64, MAX_FMT = 12 };
 
 static double now_s(void) {
   struct timespec ts;
@@ -153,6 +158,7 @@ static mx_status_t build(fmt_t *f, const mx_cpu_kernels_t *kt, mx_cpu_pool_t *po
 int main(int argc, char **argv) {
   const char *shape = "smollm2-360m";
   int reps = 7, threads = 0;
+  bool hot = false;
   int64_t group = 64, mib = 768;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
@@ -165,6 +171,8 @@ int main(int argc, char **argv) {
       group = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--mib") && i + 1 < argc) {
       mib = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--hot")) {
+      hot = true;
     } else {
       fprintf(stderr,
               "usage: cpu_quant [--shape NAME] [--reps R] [--threads T] [--group G] "
@@ -174,7 +182,11 @@ int main(int argc, char **argv) {
   }
   if (reps < 1 || reps > MAX_REPS) reps = 7;
   shape_t sh[1024];
-  int n_sh = model_shapes(shape, sh, 1024);
+  int n_sh = hot ? 1 : model_shapes(shape, sh, 1024);
+  if (hot) {
+    sh[0] = (shape_t){1024, 1024};
+    mib = 0;
+  }
   if (!n_sh) {
     fprintf(stderr, "cpu_quant: unknown shape '%s'\n", shape);
     return 2;
@@ -189,12 +201,14 @@ int main(int argc, char **argv) {
   int nf = 0;
   memset(f, 0, sizeof f);
   f[nf++] = (fmt_t){.name = "f32", .mode = 0};
-  const mx_cpu_qkernels_t *exact = mx_cpu_qkernels_for(kt);
-  if (exact->layout == MX_QL_VNNI) exact = &mx_cpu_qkernels_avx512;
-  const mx_cpu_qkernels_t *vnni = NULL;
+  setenv("MLXCEL_QUANT_KERNEL", "exact", 1);
+  const mx_cpu_qkernels_t *exact = mx_cpu_qkernels_for(kt, 8);
+  const mx_cpu_qkernels_t *vnni = NULL, *vnni16 = NULL;
 #if defined(__x86_64__)
-  if (mx_cpu_features()->avx512vnni && mx_cpu_kernels_isa(kt) == MX_CPU_ISA_AVX512)
+  if (mx_cpu_features()->avx512vnni && mx_cpu_kernels_isa(kt) == MX_CPU_ISA_AVX512) {
     vnni = &mx_cpu_qkernels_avx512_vnni;
+    vnni16 = &mx_cpu_qkernels_avx512_vnni16;
+  }
 #endif
   const struct {
     const char *name;
@@ -204,6 +218,8 @@ int main(int argc, char **argv) {
     f[nf++] = (fmt_t){.name = qf[i].name, .mode = qf[i].mode, .bits = qf[i].bits, .qk = exact};
     if (vnni)
       f[nf++] = (fmt_t){.name = qf[i].name, .mode = qf[i].mode, .bits = qf[i].bits, .qk = vnni};
+    if (vnni16)
+      f[nf++] = (fmt_t){.name = qf[i].name, .mode = qf[i].mode, .bits = qf[i].bits, .qk = vnni16};
   }
   printf("cpu_quant: %s, %d threads, group %lld, working sets >= %lld MiB, %d reps, %s\n", shape,
          mx_cpu_pool_threads(pool), (long long)group, (long long)mib, reps,
@@ -217,6 +233,25 @@ int main(int argc, char **argv) {
   }
   float *x = aligned_alloc(64, 65536 * sizeof *x), *y = aligned_alloc(64, 262144 * sizeof *y);
   for (int i = 0; i < 65536; i++) x[i] = (float)(next_u64() % 2001) * 1e-3f - 1.0f;
+  if (hot) {
+    printf("%-8s %-12s %14s %16s\n", "format", "kernel", "best G weights/s", "GB/s equivalent");
+    for (int i = 0; i < nf; i++) {
+      double best = 1e30;
+      for (int r = 0; r < 400 * reps; r++) {
+        double t0 = now_s();
+        if (f[i].mode == 0)
+          mx_cpu_gemv_packed_f32(f[i].fp[0], x, y, 0, 1);
+        else
+          mx_cpu_qgemv(f[i].qp[0], x, y, 0, 1);
+        double t = now_s() - t0;
+        if (t < best) best = t;
+      }
+      double wps = 1024.0 * 1024.0 / best;
+      printf("%-8s %-12s %14.2f %16.2f\n", f[i].name, f[i].mode ? f[i].qk->name : "packed f32",
+             wps / 1e9, f[i].set_bytes / best / 1e9);
+    }
+    return 0;
+  }
   double bw[MAX_REPS];
   for (int r = 0; r < reps; r++) {
     double med;

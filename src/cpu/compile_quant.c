@@ -6,7 +6,7 @@
 
 mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src,
                                const mx_cpu_qpacked_t **out) {
-  const mx_cpu_qkernels_t *qk = mx_cpu_qkernels_for(w->kt);
+  const mx_cpu_qkernels_t *qk = mx_cpu_qkernels_for(w->kt, src->bits);
   for (int32_t i = 0; i < w->nq; i++) {
     const mx_cpu_qpacked_t *p = w->qe[i].packed;
     if (w->qe[i].data == src->w && w->qe[i].n == src->n && w->qe[i].k == src->k && p->qk == qk) {

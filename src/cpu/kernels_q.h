@@ -15,12 +15,14 @@
 //   exact path: y += s_j (sum_k u_k x_k - o xsum_j) [+ b_j xsum_j]: f32 FMA on the unpacked
 //     values (the interpreter's decomposition up to summation order: differences are rounding
 //     level, ~1e-6 relative);
-//   VNNI path (AVX-512 VNNI; MLXCEL_QUANT_KERNEL=vnni): activations quantized per group to
-//     int8, xq = rint(x / dx_j) with dx_j = max|x over the group| / 127 (symmetric, no zero
-//     point); y += s_j dx_j (sum_k u_k xq_k - z sum_k xq_k) [+ (b_j + z s_j) xsum_j] with z =
-//     2^(bits - 1) and the integer sums exact (vpdpbusd). The error is the activation rounding
-//     only: |dy| <= sum_j |s_j| dx_j / 2 sum_k |u_k - z| per row (documented in
-//     docs/quantization.md with the measured logit errors).
+//   VNNI16 path (AVX-512 VNNI; the default there): activations quantized per group to 16 bits,
+//     xq = rint(x / dx_j), dx_j = max|x over the group| / 32639, split as xq = 256 h + l (h, l
+//     int8); y += s_j dx_j (256 sum u h + sum u l - z sum xq) [+ (b_j + z s_j) xsum_j] with
+//     z = 2^(bits - 1), the integer sums exact (two vpdpbusd per chunk). The error is the 16-bit
+//     rounding of x only: |dy| <= sum_j |s_j| dx_j / 2 sum_k |u_k - z| per row (~1.5e-5 of the
+//     group's max |x| per weight);
+//   VNNI path (MLXCEL_QUANT_KERNEL=vnni): the same with 8-bit activations (dx_j = max|x| / 127,
+//     one vpdpbusd per chunk): ~1.6x faster than VNNI16 and 256 times less accurate.
 // Prefill (GEMM, m > 1): a panel slice of KC k-values is dequantized (w = (u - o) s [+ b], the
 // decomposition's arithmetic) into an L1/L2-resident f32 block and fed to the f32 GEMM
 // microkernel of mlxcel/cpu.h. Every row is computed by one thread in a fixed order, so results
@@ -66,9 +68,10 @@ typedef struct mx_cpu_qpacked {
 // Per-call activation data of a GEMV (on the caller's stack; see mx_cpu_qgemv).
 typedef struct mx_qact {
   float *xsum;     // [groups]
-  int8_t *xq;      // [k] (VNNI)
-  float *dx;       // [groups] (VNNI)
-  int32_t *xqsum;  // [groups] (VNNI)
+  int8_t *xq;      // [k] (VNNI: the int8 activations; VNNI16: their high bytes)
+  int8_t *xl;      // [k] (VNNI16: the low bytes)
+  float *dx;       // [groups] (VNNI, VNNI16)
+  int32_t *xqsum;  // [groups] (VNNI, VNNI16)
 } mx_qact_t;
 
 struct mx_cpu_qkernels {
@@ -96,12 +99,14 @@ void mx_cpu_qdequant_generic(const mx_cpu_qpacked_t *w, int64_t p, int64_t k0, i
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx2;
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512;
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni;
+extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16;
 #endif
 
-// The quantized kernels to use with f32 table kt: the same ISA's exact path, or with
-// $MLXCEL_QUANT_KERNEL = "vnni" the VNNI path where the CPU has AVX-512 VNNI ("exact" forces the
-// exact path; unset: the default documented in docs/quantization.md).
-const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt);
+// The quantized kernels for `bits`-bit weights with f32 table kt: VNNI16 where the CPU has
+// AVX-512 VNNI, else the ISA's exact path. $MLXCEL_QUANT_KERNEL = "exact", "vnni16" or "vnni"
+// chooses one (where the CPU has it; any other value means exact). Measurements:
+// docs/quantization.md.
+const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt, int bits);
 
 // Whether src can be packed (format, group % 8 == 0, k <= MX_Q_MAX_K, dtypes).
 bool mx_cpu_qsrc_ok(const mx_cpu_qsrc_t *src);

@@ -96,7 +96,7 @@ static void qw_free(qw_t *q) {
 
 // ---- Kernel tests ----
 
-static const mx_cpu_qkernels_t *g_tables[4];
+static const mx_cpu_qkernels_t *g_tables[5];
 static int g_n_tables;
 
 static void collect_tables(void) {
@@ -105,7 +105,10 @@ static void collect_tables(void) {
   if (mx_cpu_kernels_get(MX_CPU_ISA_AVX2)) g_tables[g_n_tables++] = &mx_cpu_qkernels_avx2;
   if (mx_cpu_kernels_get(MX_CPU_ISA_AVX512)) {
     g_tables[g_n_tables++] = &mx_cpu_qkernels_avx512;
-    if (mx_cpu_features()->avx512vnni) g_tables[g_n_tables++] = &mx_cpu_qkernels_avx512_vnni;
+    if (mx_cpu_features()->avx512vnni) {
+      g_tables[g_n_tables++] = &mx_cpu_qkernels_avx512_vnni;
+      g_tables[g_n_tables++] = &mx_cpu_qkernels_avx512_vnni16;
+    }
   }
 #endif
 }
@@ -113,16 +116,18 @@ static void collect_tables(void) {
 static const mx_cpu_kernels_t *f32_table_for(const mx_cpu_qkernels_t *qk) {
 #if defined(__x86_64__)
   if (qk == &mx_cpu_qkernels_avx2) return mx_cpu_kernels_get(MX_CPU_ISA_AVX2);
-  if (qk == &mx_cpu_qkernels_avx512 || qk == &mx_cpu_qkernels_avx512_vnni)
+  if (qk == &mx_cpu_qkernels_avx512 || qk == &mx_cpu_qkernels_avx512_vnni ||
+      qk == &mx_cpu_qkernels_avx512_vnni16)
     return mx_cpu_kernels_get(MX_CPU_ISA_AVX512);
 #endif
   (void)qk;
   return mx_cpu_kernels_get(MX_CPU_ISA_SCALAR);
 }
 
-// The VNNI path's documented error bound for row r: sum_j |s_j| dx_j / 2 sum_k |u_k - z| (plus
-// the exact path's rounding), with dx_j = max |x| over the group / 127.
-static double vnni_bound(const qw_t *q, int64_t r, const float *x) {
+// The VNNI paths' documented error bound for row r: sum_j |s_j| dx_j / 2 sum_k |u_k - z| (plus
+// the exact path's rounding), with dx_j = max |x| over the group / range (127 for the int8
+// activations of VNNI, 32639 for the 16-bit ones of VNNI16).
+static double vnni_bound(const qw_t *q, int64_t r, const float *x, double range) {
   const mx_cpu_qsrc_t *s = &q->src;
   int64_t G = s->k / s->group;
   double z = 1 << (s->bits - 1), bound = 0;
@@ -136,7 +141,7 @@ static double vnni_bound(const qw_t *q, int64_t r, const float *x) {
       double c = s->mode == MX_CPU_Q_AFFINE ? param_load(s->sdt, q->b, r * G + j) + z * sc : 0;
       su += fabs((wv - c) / sc);
     }
-    bound += fabs(sc) * amax / 127.0 / 2.0 * su;
+    bound += fabs(sc) * amax / range / 2.0 * su;
   }
   return bound * 1.0001;
 }
@@ -166,7 +171,10 @@ static void check_gemv(const qw_t *q, const mx_cpu_qkernels_t *qk, const char *l
       mag += (sc * ((1 << s->bits) + o) + bb) * fabs(x[kk]);
     }
     double tol = 4.0 * (double)(s->group + 2) * 0x1p-24 * mag;
-    if (qk->layout == MX_QL_VNNI) tol += vnni_bound(q, r, x);
+#if defined(__x86_64__)
+    if (qk == &mx_cpu_qkernels_avx512_vnni) tol += vnni_bound(q, r, x, 127.0);
+    if (qk == &mx_cpu_qkernels_avx512_vnni16) tol += vnni_bound(q, r, x, 32639.0);
+#endif
     double e = fabs((double)y[r] - ref);
     if (e / tol > worst) worst = e / tol;
   }
