@@ -241,6 +241,21 @@ static mx_status_t keep_owned(mx_checkpoint_t *ck, void *data) {
   return MX_OK;
 }
 
+// A mmapped tensor that is no longer found: its pages are handed back to the kernel (they are
+// clean file pages; should anything still read them they fault in again from the file), so a
+// requantized model does not keep the float original resident.
+static void release_mapped(const mx_checkpoint_t *ck, const mx_weight_t *w) {
+  uintptr_t b = (uintptr_t)w->data, e = b + w->nbytes;
+  for (int32_t i = 0; i < ck->n_files; i++) {
+    uintptr_t fb = (uintptr_t)ck->files[i].map, fe = fb + ck->files[i].len;
+    if (b < fb || e > fe) continue;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (b + pg - 1) & ~(pg - 1), hi = e & ~(pg - 1);  // whole pages inside it
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    return;
+  }
+}
+
 mx_status_t mx_checkpoint_put(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
                               int32_t rank, const int64_t *dims, void *data) {
   if (!ck || !name || !*name || rank < 0 || rank > MX_MAX_RANK || (rank > 0 && !dims) ||
@@ -272,6 +287,7 @@ mx_status_t mx_checkpoint_put(mx_checkpoint_t *ck, const char *name, mx_elem_typ
   w.file = "(resident)";
   int32_t k = lookup(ck, name);
   if (k >= 0) {
+    release_mapped(ck, &ck->w[k]);
     w.name = ck->w[k].name;
     ck->w[k] = w;
     return MX_OK;
@@ -295,6 +311,7 @@ mx_status_t mx_checkpoint_remove(mx_checkpoint_t *ck, const char *name) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_remove: no tensor '%s'",
                         name ? name : "(null)");
   }
+  release_mapped(ck, &ck->w[k]);
   memmove(&ck->w[k], &ck->w[k + 1], (size_t)(ck->n - k - 1) * sizeof *ck->w);
   ck->n--;
   return build_table(ck);
