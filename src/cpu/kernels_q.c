@@ -75,26 +75,40 @@ static inline float src_param(const mx_cpu_qsrc_t *s, const void *a, int64_t i) 
   }
 }
 
-static inline void qput(mx_cpu_qpacked_t *w, int64_t p, int r, int64_t kk, unsigned u) {
-  uint8_t *q = w->q;
-  int64_t k = w->k, i;
-  int shift = 0;
-  if (w->layout == MX_QL_KMAJOR) {
-    if (w->bits == 8) {
-      q[(p * k + kk) * MX_QR + r] = (uint8_t)u;
-      return;
-    }
-    i = (p * (k / 2) + kk / 2) * MX_QR + r;
-    shift = kk & 1 ? 4 : 0;
+// The values u of row `row` of the graph form into u[k].
+static void src_row(const mx_cpu_qsrc_t *s, int64_t row, uint8_t *u) {
+  if (s->mode == MX_CPU_Q_INT8) {
+    const uint8_t *q = (const uint8_t *)s->w + row * s->k;
+    for (int64_t kk = 0; kk < s->k; kk++) u[kk] = q[kk] ^ 0x80;
+  } else if (s->bits == 8) {  // 4 bytes per word, LSB first: the bytes in memory order
+    const uint32_t *w = (const uint32_t *)s->w + row * (s->k / 4);
+    for (int64_t i = 0; i < s->k / 4; i++)
+      for (int b = 0; b < 4; b++) u[4 * i + b] = (uint8_t)(w[i] >> (8 * b));
   } else {
-    if (w->bits == 8) {
-      q[((p * (k / 4) + kk / 4) * MX_QR + r) * 4 + kk % 4] = (uint8_t)u;
-      return;
-    }
-    i = ((p * (k / 8) + kk / 8) * MX_QR + r) * 4 + kk % 4;
-    shift = (kk % 8) / 4 ? 4 : 0;
+    const uint32_t *w = (const uint32_t *)s->w + row * (s->k / 8);
+    for (int64_t i = 0; i < s->k / 8; i++)
+      for (int b = 0; b < 8; b++) u[8 * i + b] = (uint8_t)((w[i] >> (4 * b)) & 15u);
   }
-  q[i] = (uint8_t)((q[i] & ~(15u << shift)) | (u << shift));
+}
+
+// Row r of panel p from u[k], in the packed layout (see kernels_q.h).
+static void put_row(mx_cpu_qpacked_t *w, int64_t p, int r, const uint8_t *u) {
+  uint8_t *q = w->q;
+  int64_t k = w->k;
+  if (w->layout == MX_QL_KMAJOR && w->bits == 8) {
+    for (int64_t kk = 0; kk < k; kk++) q[(p * k + kk) * MX_QR + r] = u[kk];
+  } else if (w->layout == MX_QL_KMAJOR) {
+    for (int64_t kk = 0; kk < k; kk += 2)
+      q[(p * (k / 2) + kk / 2) * MX_QR + r] = (uint8_t)(u[kk] | u[kk + 1] << 4);
+  } else if (w->bits == 8) {
+    for (int64_t c = 0; c < k / 4; c++)
+      memcpy(q + ((p * (k / 4) + c) * MX_QR + r) * 4, u + 4 * c, 4);
+  } else {
+    for (int64_t c = 0; c < k / 8; c++)
+      for (int i = 0; i < 4; i++)
+        q[((p * (k / 8) + c) * MX_QR + r) * 4 + i] =
+            (uint8_t)(u[8 * c + i] | u[8 * c + 4 + i] << 4);
+  }
 }
 
 typedef struct qpack_job {
@@ -107,11 +121,17 @@ static void qpack_task(void *ctx, int ith, int nth) {
   const mx_cpu_qsrc_t *s = job->src;
   mx_cpu_qpacked_t *w = job->w;
   int64_t p0 = w->panels * ith / nth, p1 = w->panels * (ith + 1) / nth;
+  _Alignas(64) uint8_t u[MX_Q_MAX_K];
   for (int64_t p = p0; p < p1; p++) {
     for (int r = 0; r < MX_QR; r++) {
       int64_t row = p * MX_QR + r;
       bool real = row < w->n;
-      for (int64_t kk = 0; kk < w->k; kk++) qput(w, p, r, kk, real ? src_u(s, row, kk) : 0u);
+      if (real) {
+        src_row(s, row, u);
+      } else {
+        memset(u, 0, (size_t)w->k);
+      }
+      put_row(w, p, r, u);
       for (int64_t j = 0; j < w->groups; j++) {
         int64_t d = (p * w->groups + j) * MX_QR + r, si = row * w->groups + j;
         if (w->f16) {

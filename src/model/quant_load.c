@@ -7,8 +7,10 @@
 //          stored-quantized weights that are not requantized are dequantized to f32.
 // New tensors are owned by the checkpoint (mx_checkpoint_put); the mmapped originals stay mapped
 // but are no longer found.
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/graph_internal.h"
 #include "model/quant_internal.h"
@@ -117,6 +119,74 @@ static mx_status_t to_f32(mx_checkpoint_t *ck, const mx_wspec_t *s, const mx_wli
   return mx_checkpoint_put(ck, s->name, MX_ELEM_F32, 2, dims, w);
 }
 
+// Rows [r0, r1) of one requantization, run on several threads (each row is independent).
+typedef struct qrows {
+  const mx_checkpoint_t *ck;
+  const mx_wspec_t *s;
+  const mx_wlist_t *wl;
+  mx_quant_mode_t mode;
+  int64_t g;
+  mx_elem_type_t sdt;
+  int64_t N, K, G;
+  size_t row_bytes, ss;
+  uint8_t *q, *sc;
+  int nth;
+} qrows_t;
+
+typedef struct qrows_part {
+  const qrows_t *j;
+  int ith;
+  bool failed;
+} qrows_part_t;
+
+static void *qrows_run(void *arg) {
+  qrows_part_t *pt = arg;
+  const qrows_t *j = pt->j;
+  float *row = malloc((size_t)j->K * sizeof *row + 1);
+  if (!row) {
+    pt->failed = true;
+    return NULL;
+  }
+  int64_t r0 = j->N * pt->ith / j->nth, r1 = j->N * (pt->ith + 1) / j->nth;
+  for (int64_t r = r0; r < r1; r++) {
+    load_row(j->ck, j->s, j->wl, r, row);
+    uint8_t *sc = j->sc + (size_t)(r * j->G) * j->ss;
+    if (j->mode == MX_QUANT_INT8) {
+      mx_q_int8_row(row, j->K, j->g, j->sdt, (int8_t *)j->q + r * j->K, sc);
+    } else {
+      mx_q_int4_row(row, j->K, j->g, j->sdt, (uint32_t *)(void *)(j->q + (size_t)r * j->row_bytes),
+                    sc);
+    }
+  }
+  free(row);
+  return NULL;
+}
+
+// Quantizes every row, on up to 16 threads (the online CPUs) for matrices worth it.
+static mx_status_t run_rows(qrows_t *j) {
+  enum { MAX_T = 16 };
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int nth = cpus < 1 ? 1 : cpus > MAX_T ? MAX_T : (int)cpus;
+  if (j->N * j->K < (1 << 20)) nth = 1;
+  j->nth = nth;
+  pthread_t th[MAX_T];
+  qrows_part_t parts[MAX_T];
+  int started = 0;
+  for (int t = 0; t < nth; t++) parts[t] = (qrows_part_t){j, t, false};
+  for (int t = 1; t < nth; t++) {
+    if (pthread_create(&th[t], NULL, qrows_run, &parts[t]) != 0) break;
+    started = t;
+  }
+  // Rows of threads that could not start are done here.
+  for (int t = started + 1; t < nth; t++) qrows_run(&parts[t]);
+  qrows_run(&parts[0]);
+  for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+  for (int t = 0; t < nth; t++)
+    if (parts[t].failed)
+      return mx_error_set(MX_ERR_NOMEM, "out of memory quantizing %s", j->s->name);
+  return MX_OK;
+}
+
 // Quantizes spec s to INT8 / INT4 with group g and scales of type sdt.
 static mx_status_t requantize(mx_checkpoint_t *ck, const mx_wspec_t *s, const mx_wlist_t *wl,
                               mx_quant_mode_t mode, int64_t g, mx_elem_type_t sdt) {
@@ -125,23 +195,18 @@ static mx_status_t requantize(mx_checkpoint_t *ck, const mx_wspec_t *s, const mx
   size_t ss = mx_elem_size(sdt);
   uint8_t *q = malloc((size_t)N * row_bytes + 1);
   uint8_t *sc = malloc((size_t)(N * G) * ss + 1);
-  float *row = malloc((size_t)K * sizeof *row + 1);
-  if (!q || !sc || !row) {
+  if (!q || !sc) {
     free(q);
     free(sc);
-    free(row);
     return mx_error_set(MX_ERR_NOMEM, "out of memory quantizing %s", s->name);
   }
-  for (int64_t r = 0; r < N; r++) {
-    load_row(ck, s, wl, r, row);
-    if (mode == MX_QUANT_INT8) {
-      mx_q_int8_row(row, K, g, sdt, (int8_t *)q + r * K, sc + (size_t)(r * G) * ss);
-    } else {
-      mx_q_int4_row(row, K, g, sdt, (uint32_t *)(void *)(q + (size_t)r * row_bytes),
-                    sc + (size_t)(r * G) * ss);
-    }
+  qrows_t job = {ck, s, wl, mode, g, sdt, N, K, G, row_bytes, ss, q, sc, 0};
+  mx_status_t st0 = run_rows(&job);
+  if (st0 != MX_OK) {
+    free(q);
+    free(sc);
+    return st0;
   }
-  free(row);
   char base[300], sn[320];
   base_name(s->name, base, sizeof base);
   snprintf(sn, sizeof sn, "%.280s.scales", base);
