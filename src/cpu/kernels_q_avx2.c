@@ -13,6 +13,13 @@ MX_T256 static inline __m256 load_params(const mx_cpu_qpacked_t *w, const void *
   return _mm256_loadu_ps((const float *)a + i);
 }
 
+// Software prefetch ahead of the group being read (see the AVX-512 variant).
+enum { PF_AHEAD = 2048 };
+MX_T256 static inline void prefetch_group(const uint8_t *group, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64)
+    _mm_prefetch((const char *)group + PF_AHEAD + o, _MM_HINT_T0);
+}
+
 MX_T256 static inline __m256 u8x8(const uint8_t *q) {
   return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)q)));
 }
@@ -29,6 +36,7 @@ MX_T256 static void gemv_exact(const mx_cpu_qpacked_t *w, const float *x, const 
       __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;  // a: rows 0-7, b: 8-15
       if (w->bits == 8) {
         const uint8_t *qg = w->q + p * k * MX_QR + j * g * MX_QR;
+        prefetch_group(qg, g * MX_QR);
         for (int64_t i = 0; i < g; i += 2) {
           __m256 x0 = _mm256_set1_ps(xg[i]), x1 = _mm256_set1_ps(xg[i + 1]);
           a0 = _mm256_fmadd_ps(u8x8(qg + i * MX_QR), x0, a0);
@@ -38,6 +46,7 @@ MX_T256 static void gemv_exact(const mx_cpu_qpacked_t *w, const float *x, const 
         }
       } else {
         const uint8_t *qg = w->q + p * (k / 2) * MX_QR + j * (g / 2) * MX_QR;
+        prefetch_group(qg, g / 2 * MX_QR);
         for (int64_t i = 0; i < g; i += 2) {
           __m256i v0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(qg + i / 2 * MX_QR)));
           __m256i v1 =

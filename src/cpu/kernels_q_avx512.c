@@ -18,6 +18,16 @@ MX_T512 static inline __m512 load_params(const mx_cpu_qpacked_t *w, const void *
   return _mm512_loadu_ps((const float *)a + i);
 }
 
+// Software prefetch PF_AHEAD bytes ahead of the group being read: each thread streams one
+// contiguous run of panels, and the hardware prefetcher alone left 20-25% of the bandwidth
+// unused on the quantized streams (bench/cpu_quant, interleaved A/B). Prefetching past the end
+// of the buffer is harmless (prefetches never fault).
+enum { PF_AHEAD = 2048 };
+MX_T512 static inline void prefetch_group(const uint8_t *group, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64)
+    _mm_prefetch((const char *)group + PF_AHEAD + o, _MM_HINT_T0);
+}
+
 MX_T512 static inline __mmask16 row_mask(const mx_cpu_qpacked_t *w, int64_t p) {
   int64_t rows = w->n - p * MX_QR;
   return rows >= MX_QR ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1u);
@@ -53,6 +63,7 @@ MX_T512 static void gemv_exact(const mx_cpu_qpacked_t *w, const float *x, const 
       for (int64_t j = 0; j < w->groups; j++) {
         const uint8_t *qg = qp + j * g * MX_QR;
         const float *xg = x + j * g;
+        prefetch_group(qg, g * MX_QR);
         __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
         for (int64_t i = 0; i < g; i += 4) {
           __m512 v0 = _mm512_cvtepi32_ps(
@@ -77,6 +88,7 @@ MX_T512 static void gemv_exact(const mx_cpu_qpacked_t *w, const float *x, const 
       for (int64_t j = 0; j < w->groups; j++) {
         const uint8_t *qg = qp + j * (g / 2) * MX_QR;
         const float *xg = x + j * g;
+        prefetch_group(qg, g / 2 * MX_QR);
         __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
         for (int64_t i = 0; i < g; i += 4) {
           __m512i b0 = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)(qg + i / 2 * MX_QR)));
@@ -203,6 +215,7 @@ MX_TVNNI static void gemv_vnni(const mx_cpu_qpacked_t *w, const float *x, const 
       __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
       if (w->bits == 8) {
         const uint8_t *qg = qp + j * g * MX_QR;
+        prefetch_group(qg, g * MX_QR);
         for (int64_t i = 0; i < g; i += 16) {  // 4 chunks of 4 k
           c0 = _mm512_dpbusd_epi32(c0, _mm512_load_si512((const void *)(qg + i * MX_QR)),
                                    bcast4(xg + i));
@@ -215,6 +228,7 @@ MX_TVNNI static void gemv_vnni(const mx_cpu_qpacked_t *w, const float *x, const 
         }
       } else {
         const uint8_t *qg = qp + j * (g / 2) * MX_QR;
+        prefetch_group(qg, g / 2 * MX_QR);
         for (int64_t i = 0; i < g; i += 16) {  // 2 chunks of 8 k
           __m512i v0 = _mm512_load_si512((const void *)(qg + i / 2 * MX_QR));
           __m512i v1 = _mm512_load_si512((const void *)(qg + (i / 2 + 4) * MX_QR));
@@ -303,6 +317,7 @@ MX_TVNNI static void gemv_vnni16(const mx_cpu_qpacked_t *w, const float *x, cons
       __m512i h0 = _mm512_setzero_si512(), h1 = h0, l0 = h0, l1 = h0;
       if (w->bits == 8) {
         const uint8_t *qg = qp + j * g * MX_QR;
+        prefetch_group(qg, g * MX_QR);
         for (int64_t i = 0; i < g; i += 8) {  // 2 chunks of 4 k
           __m512i v0 = _mm512_load_si512((const void *)(qg + i * MX_QR));
           __m512i v1 = _mm512_load_si512((const void *)(qg + (i + 4) * MX_QR));
@@ -313,6 +328,7 @@ MX_TVNNI static void gemv_vnni16(const mx_cpu_qpacked_t *w, const float *x, cons
         }
       } else {
         const uint8_t *qg = qp + j * (g / 2) * MX_QR;
+        prefetch_group(qg, g / 2 * MX_QR);
         for (int64_t i = 0; i < g; i += 8) {  // 1 chunk of 8 k
           __m512i v = _mm512_load_si512((const void *)(qg + i / 2 * MX_QR));
           __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
