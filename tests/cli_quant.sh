@@ -55,7 +55,7 @@ t_help() {
   expect_rc 0; expect_out '^  quantize '
   run "$MLXCEL" quantize --help
   expect_rc 0; expect_out '^Usage: mlxcel quantize'; expect_out -- '--bits'; expect_out 'Exit status'
-  for c in generate chat logits bench emit; do
+  for c in generate chat logits bench emit serve; do
     run "$MLXCEL" "$c" --help
     expect_rc 0; expect_out -- '--quant MODE'; expect_out -- '--group-size'
   done

@@ -21,6 +21,7 @@ static const mx_cli_cmd_t kCommands[] = {
     {"mkmodel", mx_cli_cmd_mkmodel, "write a random-weight checkpoint of a known model shape"},
     {"bench", mx_cli_cmd_bench, "measure prefill/decode speed against this machine's limits"},
     {"quantize", mx_cli_cmd_quantize, "write an MLX-format 4/8-bit quantized checkpoint"},
+    {"serve", mx_cli_cmd_serve, "serve a model over HTTP with OpenAI's API (continuous batching)"},
     {"run", mx_cli_cmd_run, "run (and check) StableHLO .mlir files with the reference interpreter"},
 };
 
