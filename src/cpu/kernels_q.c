@@ -52,26 +52,42 @@ bool mx_cpu_qsrc_ok(const mx_cpu_qsrc_t *s) {
 
 // ---- Packing ----
 
+// Loads from the graph's tensors, which point into a mmapped checkpoint at whatever offset the
+// file gives them (safetensors aligns nothing): memcpy, not a typed dereference.
+static inline uint32_t load_u32(const void *p, int64_t i) {
+  uint32_t v;
+  memcpy(&v, (const uint8_t *)p + 4 * i, sizeof v);
+  return v;
+}
+static inline uint16_t load_u16(const void *p, int64_t i) {
+  uint16_t v;
+  memcpy(&v, (const uint8_t *)p + 2 * i, sizeof v);
+  return v;
+}
+
 // Value u of row r at column kk of the graph form.
 static inline unsigned src_u(const mx_cpu_qsrc_t *s, int64_t r, int64_t kk) {
   if (s->mode == MX_CPU_Q_INT8) return (uint8_t)(((const int8_t *)s->w)[r * s->k + kk] ^ 0x80);
   int per = 32 / s->bits;
-  uint32_t word = ((const uint32_t *)s->w)[r * (s->k / per) + kk / per];
+  uint32_t word = load_u32(s->w, r * (s->k / per) + kk / per);
   return (word >> (s->bits * (kk % per))) & ((1u << s->bits) - 1u);
 }
 
 static inline float src_param(const mx_cpu_qsrc_t *s, const void *a, int64_t i) {
   switch (s->sdt) {
     case MX_ELEM_F16:
-      return mx_cpu_h2f(((const uint16_t *)a)[i]);
+      return mx_cpu_h2f(load_u16(a, i));
     case MX_ELEM_BF16: {
-      uint32_t x = (uint32_t)((const uint16_t *)a)[i] << 16;
+      uint32_t x = (uint32_t)load_u16(a, i) << 16;
       float f;
       memcpy(&f, &x, sizeof f);
       return f;
     }
     default:
-      return ((const float *)a)[i];
+      uint32_t x = load_u32(a, i);
+      float f;
+      memcpy(&f, &x, sizeof f);
+      return f;
   }
 }
 
@@ -81,13 +97,12 @@ static void src_row(const mx_cpu_qsrc_t *s, int64_t row, uint8_t *u) {
     const uint8_t *q = (const uint8_t *)s->w + row * s->k;
     for (int64_t kk = 0; kk < s->k; kk++) u[kk] = q[kk] ^ 0x80;
   } else if (s->bits == 8) {  // 4 bytes per word, LSB first: the bytes in memory order
-    const uint32_t *w = (const uint32_t *)s->w + row * (s->k / 4);
-    for (int64_t i = 0; i < s->k / 4; i++)
-      for (int b = 0; b < 4; b++) u[4 * i + b] = (uint8_t)(w[i] >> (8 * b));
+    memcpy(u, (const uint8_t *)s->w + row * s->k, (size_t)s->k);  // little-endian: in order
   } else {
-    const uint32_t *w = (const uint32_t *)s->w + row * (s->k / 8);
-    for (int64_t i = 0; i < s->k / 8; i++)
-      for (int b = 0; b < 8; b++) u[8 * i + b] = (uint8_t)((w[i] >> (4 * b)) & 15u);
+    for (int64_t i = 0; i < s->k / 8; i++) {
+      uint32_t word = load_u32(s->w, row * (s->k / 8) + i);
+      for (int b = 0; b < 8; b++) u[8 * i + b] = (uint8_t)((word >> (4 * b)) & 15u);
+    }
   }
 }
 
@@ -135,8 +150,8 @@ static void qpack_task(void *ctx, int ith, int nth) {
       for (int64_t j = 0; j < w->groups; j++) {
         int64_t d = (p * w->groups + j) * MX_QR + r, si = row * w->groups + j;
         if (w->f16) {
-          ((uint16_t *)w->s)[d] = real ? ((const uint16_t *)s->scales)[si] : 0;
-          if (w->b) ((uint16_t *)w->b)[d] = real ? ((const uint16_t *)s->biases)[si] : 0;
+          ((uint16_t *)w->s)[d] = real ? load_u16(s->scales, si) : 0;
+          if (w->b) ((uint16_t *)w->b)[d] = real ? load_u16(s->biases, si) : 0;
         } else {
           ((float *)w->s)[d] = real ? src_param(s, s->scales, si) : 0.0f;
           if (w->b) ((float *)w->b)[d] = real ? src_param(s, s->biases, si) : 0.0f;

@@ -173,9 +173,11 @@ void mx_q_dequant_row(mx_q_mode_t mode, int bits, int64_t k, int64_t g, const vo
   }
   const int per = 32 / bits;
   const uint32_t mask = (1u << bits) - 1u;
-  const uint32_t *words = (const uint32_t *)wq + r * (k / per);
+  const uint8_t *words = (const uint8_t *)wq + (size_t)(r * (k / per)) * 4;  // any alignment
   for (int64_t i = 0; i < k; i++) {
-    float u = (float)((words[i / per] >> (bits * (i % per))) & mask);
+    uint32_t word;
+    memcpy(&word, words + 4 * (i / per), sizeof word);
+    float u = (float)((word >> (bits * (i % per))) & mask);
     float s = mx_q_load_float(sdt, scales, r * G + i / g);
     if (mode == MX_Q_INT4) {
       w[i] = (u - 8.0f) * s;
