@@ -314,7 +314,7 @@ int main(void) {
   test_mlx(shared, "mlx-q8", MX_QUANT_NONE, "cpu", true, 1e-3);
   test_mlx(shared, "mlx-q4", MX_QUANT_NONE, "cpu", false, 1e-3);
   test_mlx(shared, "mlx-q8", MX_QUANT_MLX, "interp", false, 1e-3);
-  test_mlx(shared, "mlx-q4", MX_QUANT_MLX, "interp", false, 1e-3);
+  // (mlx-q4 on the interpreter: tests/cli_quant.sh emit_run, through emitted graphs.)
   test_stories(shared, false);
   test_fixtures(shared, false);
   // The decode kernels the runtime uses by default (VNNI16 on AVX-512 VNNI machines, else the
