@@ -391,6 +391,7 @@ static bool quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t 
   const char *mode = attr_s(op, "mode");
   int64_t bits = 0, group = 0;
   if (!mode || !attr_i(op, "bits", &bits) || !attr_i(op, "group_size", &group)) return false;
+  if ((bits != 4 && bits != 8) || group < 1 || group > MX_Q_MAX_K) return false;
   memset(q, 0, sizeof *q);
   q->mode = !strcmp(mode, "int8")     ? MX_CPU_Q_INT8
             : !strcmp(mode, "int4")   ? MX_CPU_Q_INT4
