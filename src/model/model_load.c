@@ -1,12 +1,13 @@
 // mx_model_load: config.json (+ generation_config.json), the checkpoint (validated and checked
 // against the architecture) and the tokenizer, in that order, so the cheapest checks fail first.
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "mlxcel/model.h"
 #include "mlxcel/tokenizer.h"
+#include "model/checkpoint_internal.h"
 
 // MLX-quantized checkpoints store packed uint32 "<x>.weight" next to "<x>.scales" (and
 // "<x>.biases"). They open as checkpoints, but no graph runs them yet: say so plainly instead of
@@ -37,7 +38,7 @@ static bool has_tokenizer_json(const char *dir) {
   if ((size_t)snprintf(path, sizeof path, "%s%stokenizer.json", dir, sep) >= sizeof path) {
     return true;  // let the tokenizer loader report the path problem
   }
-  return access(path, F_OK) == 0;
+  return access(path, F_OK) == 0 || errno != ENOENT;  // unreadable: the loader says why
 }
 
 mx_status_t mx_model_load(const char *dir, mx_model_t **out) {
@@ -54,13 +55,14 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
     return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
   mx_status_t st = mx_config_load(dir, &m->config);
-  if (st == MX_OK) st = mx_checkpoint_open(dir, &m->ckpt);
+  if (st == MX_OK) st = mx_checkpoint_open_ex(dir, opts ? &opts->limits : NULL, &m->ckpt);
   if (st == MX_OK) st = refuse_quantized(dir, m->ckpt);
   if (st == MX_OK) {
     st = mx_model_check_weights(&m->config, m->ckpt);
     // The check names the tensor and its file, not always the checkpoint directory.
     if (st != MX_OK) mx_error_prefix(st, "%s", dir);
   }
+  if (st == MX_OK && !(opts && opts->allow_nonfinite)) st = mx_ckpt_check_finite(m->ckpt);
   if (st == MX_OK && !(tok_optional && !has_tokenizer_json(dir))) {
     st = mx_tokenizer_load(dir, &m->tokenizer);
   }

@@ -11,15 +11,16 @@
 // libc internals) are not failed. Under MX_SANITIZE=ON, AddressSanitizer checks every error
 // path for invalid accesses and LeakSanitizer re-checks leaks at exit.
 //
-// Every N is covered for operations up to kDenseUpTo allocations; beyond that N advances by a
-// growing stride (about kSampleRuns more runs spread over the rest), always including the
-// allocations right after the dense range: MX_ALLOC_FAIL_ALL=1 runs every N everywhere.
+// To stay fast, each sweep fails every N up to a first count, then a number of N spread evenly
+// over the rest (numbers per operation in main); MX_ALLOC_FAIL_ALL=1 fails every N everywhere
+// (minutes; docs/reliability.md has its results).
 #include <cjson/cJSON.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mlxcel/chat.h"
 #include "mlxcel/model.h"
@@ -39,8 +40,6 @@ void __wrap_free(void *p);
 void *__wrap_aligned_alloc(size_t align, size_t n);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
-
-enum { kDenseUpTo = 3000, kSampleRuns = 400 };
 
 // ---- The allocator hook: counts allocations, fails the armed one, tracks live pointers. ----
 
@@ -222,10 +221,12 @@ static mx_status_t op_tokenizer(const void *arg) {
 typedef struct session_arg {
   const mx_model_t *model;
   const char *backend;
+  const char *threads;  // MLXCEL_THREADS
 } session_arg_t;
 
 static mx_status_t op_session(const void *arg) {
   const session_arg_t *a = arg;
+  setenv("MLXCEL_THREADS", a->threads, 1);
   mx_session_opts_t so = {.backend = a->backend, .ctx = 32, .prefill_chunk = 8};
   mx_session_t *s = NULL;
   mx_status_t st = mx_session_create(a->model, &so, &s);
@@ -306,11 +307,23 @@ static bool all_n(void) {
   return e && *e && strcmp(e, "0") != 0;
 }
 
-// Runs op with allocation N failing for N = 1, 2, ... (sampled past kDenseUpTo) until a run does
-// not reach N. Returns the number of allocations of the unfailed run.
-static long sweep(const char *name, op_fn op, const void *arg) {
+// The next N after n: every N up to `dense`, then `sampled` values spread evenly over the rest
+// of the unfailed run's `total` allocations, then total + 1, ... (a run that reaches no failure
+// ends the sweep). MX_ALLOC_FAIL_ALL=1: every N.
+static long next_n(long n, long total, long dense, long sampled) {
+  if (all_n() || n < dense || n >= total) return n + 1;
+  long k = (n - dense) * sampled / (total - dense);  // the sample n belongs to (0-based)
+  long next = dense + ((k + 1) * (total - dense) + sampled - 1) / sampled;
+  return next > n ? next : n + 1;
+}
+
+// Runs op with allocation N failing for N = 1, 2, ... (see next_n) until a run does not reach
+// N. Returns the number of allocations of the unfailed run.
+static long sweep(const char *name, op_fn op, const void *arg, long dense, long sampled) {
   const char *only = getenv("MX_ALLOC_FAIL_ONLY");  // debugging: sweeps whose name has this
   if (only && !strstr(name, only)) return 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   // Unfailed run first: it must succeed and free everything (lazily created globals were made
   // by an earlier warm-up call, so any pointer left alive here is a leak too).
   arm(0);
@@ -320,9 +333,8 @@ static long sweep(const char *name, op_fn op, const void *arg) {
   CHECK_MSG(st == MX_OK, "%s: the unfailed run fails: %s", name, mx_error_message());
   CHECK_MSG(live == 0, "%s: the unfailed run leaves %ld allocations alive", name, live);
   if (st != MX_OK) return 0;
-  long runs = 0, failures = 0, step = 1, n_status[MX_ERR_IO + 1] = {0};
-  bool dense = all_n();
-  for (long n = 1;; n += step) {
+  long runs = 0, failures = 0, n_status[MX_ERR_IO + 1] = {0};
+  for (long n = 1;; n = next_n(n, total, dense, sampled)) {
     arm(n);
     mx_error_clear();
     st = op(arg);
@@ -335,11 +347,14 @@ static long sweep(const char *name, op_fn op, const void *arg) {
                 mx_error_message());
       break;
     }
+    if (getenv("MX_ALLOC_FAIL_VERBOSE"))
+      printf("%s: N = %ld: %s: %s\n", name, n, mx_status_name(st), mx_error_message());
     if (st == MX_OK || live != 0) {  // where the failed allocation was made (for addr2line)
       fprintf(stderr, "allocation %ld of %s was made at:\n", n, name);
       backtrace_symbols_fd(g_trace, g_n_trace, 2);
     }
     if (st == MX_OK) {
+      failures++;
       CHECK_MSG(false, "%s: allocation %ld failed but the operation reported success", name, n);
     } else {
       if (st <= MX_ERR_IO) n_status[st]++;
@@ -352,15 +367,17 @@ static long sweep(const char *name, op_fn op, const void *arg) {
                 mx_error_message(), live);
     }
     if (failures > 5) break;  // one bug, many N: the first few tell
-    if (!dense && n >= kDenseUpTo) {
-      long rest = total > n ? total - n : 1;
-      step = rest / kSampleRuns > 1 ? rest / kSampleRuns : 1;
-      if (step > 1 && n < kDenseUpTo + 16) step = 1;
-    }
   }
   CHECK(!g_overflow);
-  printf("%-34s %6ld allocations, %5ld runs (%s); errors: %ld out-of-memory, %ld other\n", name,
-         total, runs, dense || total <= kDenseUpTo ? "every N" : "sampled past 3000",
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  char how[64];
+  if (all_n() || total <= dense + sampled)
+    snprintf(how, sizeof how, "every N");
+  else
+    snprintf(how, sizeof how, "N <= %ld, then %ld spread", dense, sampled);
+  printf("%-30s %6ld allocations, %5ld runs (%s), %.1f s; errors: %ld out-of-memory, %ld other\n",
+         name, total, runs, how,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
          n_status[MX_ERR_NOMEM], runs - 1 - n_status[MX_ERR_NOMEM]);
   fflush(stdout);
   return total;
@@ -376,7 +393,6 @@ int main(void) {
   g_n_trace = backtrace(g_trace, kTrace);  // loads the unwinder outside the sweeps
   cJSON_Hooks hooks = {.malloc_fn = cjson_malloc, .free_fn = cjson_free};
   cJSON_InitHooks(&hooks);
-  setenv("MLXCEL_THREADS", "2", 1);
 
   const char *data = getenv("MX_TEST_DATA");
   static char repo[2048];
@@ -400,27 +416,30 @@ int main(void) {
   mx_model_t *model = NULL;
   CHECK_OK(mx_model_load(g_stories, &model));
   if (!model) return mx_test_finish();
-  session_arg_t cpu = {model, "cpu"}, interp = {model, "interp"};
+  session_arg_t cpu = {model, "cpu", "1"}, cpu2 = {model, "cpu", "2"};
+  session_arg_t interp = {model, "interp", "1"};
   CHECK_OK(op_session(&cpu));
+  CHECK_OK(op_session(&cpu2));
   CHECK_OK(op_session(&interp));
 
-  sweep("model load stories260K", op_model_load, g_stories);
+  sweep("model load stories260K", op_model_load, g_stories, 300, 200);
   char dir[4200];
   snprintf(dir, sizeof dir, "%s/tests/data/tokenizer/mini-bytelevel", g_repo);
-  sweep("tokenizer mini-bytelevel", op_tokenizer, dir);
+  sweep("tokenizer mini-bytelevel", op_tokenizer, dir, 200, 100);
   snprintf(dir, sizeof dir, "%s/tests/data/tokenizer/mini-spm", g_repo);
-  sweep("tokenizer mini-spm", op_tokenizer, dir);
-  sweep("tokenizer stories260K", op_tokenizer, g_stories);
-  sweep("session stories260K interp", op_session, &interp);
-  sweep("session stories260K cpu", op_session, &cpu);
+  sweep("tokenizer mini-spm", op_tokenizer, dir, 200, 100);
+  sweep("session stories260K interp", op_session, &interp, 100, 100);
+  sweep("session stories260K cpu", op_session, &cpu, 300, 200);
+  sweep("session stories260K cpu 2 threads", op_session, &cpu2, 20, 30);
 
   mx_session_t *s = NULL;
+  setenv("MLXCEL_THREADS", "1", 1);
   mx_session_opts_t so = {.backend = "cpu", .ctx = 64};
   CHECK_OK(mx_session_create(model, &so, &s));
   if (s) {
     gen_arg_t g = {model, s};
     CHECK_OK(op_generate(&g));  // warm-up
-    sweep("generate stories260K cpu", op_generate, &g);
+    sweep("generate stories260K cpu", op_generate, &g, 100, 100);
     // The decode hot path allocates nothing (a session preallocates what a step needs).
     arm(0);
     mx_status_t st = mx_session_decode(s, 261);
@@ -437,19 +456,19 @@ int main(void) {
   CHECK_OK(mx_read_file(dir, &src, &len));
   if (src) {
     chat_arg_t c = {src, len};
-    sweep("chat template qwen3 render", op_chat, &c);
+    sweep("chat template qwen3 render", op_chat, &c, 300, 200);
     free(src);
   }
 
   if (g_fixture[0]) {
-    sweep("model load fixture gemma3", op_model_load_no_tokenizer, g_fixture);
+    sweep("model load fixture gemma3", op_model_load_no_tokenizer, g_fixture, 200, 100);
     mx_model_t *fx = NULL;
     mx_model_load_opts_t lo = {.tokenizer_optional = true};
     CHECK_OK(mx_model_load_ex(g_fixture, &lo, &fx));
     if (fx) {
-      session_arg_t fcpu = {fx, "cpu"};
+      session_arg_t fcpu = {fx, "cpu", "1"};
       CHECK_OK(op_session(&fcpu));  // warm-up
-      sweep("session fixture gemma3 cpu", op_session, &fcpu);
+      sweep("session fixture gemma3 cpu", op_session, &fcpu, 200, 100);
       mx_model_free(fx);
     }
   }
