@@ -428,7 +428,7 @@ int main(void) {
   sweep("tokenizer mini-bytelevel", op_tokenizer, dir, 200, 100);
   snprintf(dir, sizeof dir, "%s/tests/data/tokenizer/mini-spm", g_repo);
   sweep("tokenizer mini-spm", op_tokenizer, dir, 200, 100);
-  sweep("session stories260K interp", op_session, &interp, 100, 100);
+  sweep("session stories260K interp", op_session, &interp, 50, 50);
   sweep("session stories260K cpu", op_session, &cpu, 300, 200);
   sweep("session stories260K cpu 2 threads", op_session, &cpu2, 20, 30);
 
