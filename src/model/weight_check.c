@@ -1,52 +1,50 @@
 // Load-time check that no floating-point weight holds NaN or +-Inf. A checkpoint with such
 // values (a diverged training run, a broken conversion, bit rot) can only produce garbage or
 // NaN logits much later; refusing it at load names the tensor instead. The scan reads every
-// floating weight once: blocks are OR/AND-reduced without branches (vectorizable), and only a
-// block that holds a non-finite value is searched element by element.
+// floating weight once, 64-bit words at a time without branches, and searches element by
+// element only in a block that holds a non-finite value.
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "model/checkpoint_internal.h"
 
 enum { kBlock = 4096 };
 
+// Whether any `bits`-wide lane of the 64-bit word v has all the bits of `mask` set (mask
+// replicated per lane in mrep, lane low bits in ones, lane high bits in highs): lanes of
+// x = (v & mrep) ^ mrep are zero exactly there, and (x - ones) & ~x & highs is non-zero exactly
+// when some lane of x is zero (the classic SWAR zero-lane test).
+static inline bool any_lane(uint64_t v, uint64_t mrep, uint64_t ones, uint64_t highs) {
+  uint64_t x = (v & mrep) ^ mrep;
+  return ((x - ones) & ~x & highs) != 0;
+}
+
 // Index of the first element whose exponent bits (mask) are all set, or -1. bits: element
 // width (8, 16, 32, 64); for F8E4M3FN the only non-finite pattern is S.1111.111 (mask 0x7F).
 static int64_t find_all_ones(const uint8_t *p, int64_t n, int bits, uint64_t mask) {
-  for (int64_t b = 0; b < n; b += kBlock) {
-    int64_t e = b + kBlock < n ? b + kBlock : n;
-    int hit = 0;
-    switch (bits) {
-      case 8:
-        for (int64_t i = b; i < e; i++) hit |= (p[i] & mask) == mask;
-        break;
-      case 16:
-        for (int64_t i = b; i < e; i++) {
-          uint16_t v;
-          memcpy(&v, p + 2 * i, 2);
-          hit |= (v & mask) == mask;
-        }
-        break;
-      case 32:
-        for (int64_t i = b; i < e; i++) {
-          uint32_t v;
-          memcpy(&v, p + 4 * i, 4);
-          hit |= (v & mask) == mask;
-        }
-        break;
-      default:
-        for (int64_t i = b; i < e; i++) {
-          uint64_t v;
-          memcpy(&v, p + 8 * i, 8);
-          hit |= (v & mask) == mask;
-        }
-        break;
+  uint64_t mrep = 0, ones = 0, highs = 0;
+  for (int l = 0; l < 64; l += bits) {
+    mrep |= mask << l;
+    ones |= (uint64_t)1 << l;
+    highs |= (uint64_t)1 << (l + bits - 1);
+  }
+  size_t es = (size_t)bits / 8, nbytes = (size_t)n * es;
+  for (size_t b = 0; b < nbytes; b += (size_t)kBlock * 8) {
+    size_t e = b + (size_t)kBlock * 8 < nbytes ? b + (size_t)kBlock * 8 : nbytes;
+    bool hit = false;
+    size_t i = b;
+    for (; i + 8 <= e; i += 8) {  // whole words, branch-free: the compiler vectorizes this
+      uint64_t v;
+      memcpy(&v, p + i, 8);
+      hit |= any_lane(v, mrep, ones, highs);
     }
+    if (i < e) hit = true;  // a partial last word: look at its elements below
     if (!hit) continue;
-    for (int64_t i = b; i < e; i++) {
+    for (size_t j = b; j < e; j += es) {
       uint64_t v = 0;
-      memcpy(&v, p + (size_t)i * (size_t)(bits / 8), (size_t)(bits / 8));  // little-endian
-      if ((v & mask) == mask) return i;
+      memcpy(&v, p + j, es);  // little-endian
+      if ((v & mask) == mask) return (int64_t)(j / es);
     }
   }
   return -1;
