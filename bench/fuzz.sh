@@ -106,8 +106,8 @@ prepare() {
       seed "$seeds" '*.jinja' tests/data/chat
       echo "-dict=fuzz/chat.dict -max_len=16384" ;;
     fuzz_http_request)
-      seed "$seeds" '*.json' tests/data/http
-      echo "-max_len=65536" ;;
+      seed "$seeds" '*.bin' tests/data/server
+      echo "-dict=fuzz/http_request.dict -max_len=65536" ;;
     *) echo "" ;;
   esac
 }
