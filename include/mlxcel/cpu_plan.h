@@ -57,6 +57,10 @@ typedef struct mx_cpu_compile_opts {
   mx_cpu_weights_t *weights;  // shared packed-weight cache; NULL = a private one
   mx_cpu_pool_t *pool;        // used to pack weights (NULL = calling thread)
   bool no_fast;               // testing: every op through the interpreter's kernels
+  // Matmuls of M > 1 rows compute every row with the GEMV's summation order
+  // (src/cpu/kernels_rows.h) instead of the GEMM's: a row's result is then the same for
+  // any M, bit for bit (batched decoding: a sequence's logits do not depend on how many run).
+  bool rows_as_gemv;
 } mx_cpu_compile_opts_t;
 
 // Compiles f (a function of m). opts may be NULL.
