@@ -1,10 +1,10 @@
 // Allocation-failure injection. This test is linked with -Wl,--wrap for malloc, calloc, realloc,
 // free, aligned_alloc, strdup and strndup (tests/CMakeLists.txt), so every allocation the
 // library makes goes through the wrappers below; cJSON's go through them too (cJSON_InitHooks).
-// For an operation (model load, session create with graph build and plan compile, tokenizer
-// load, chat template render, ...) the sweep runs it with "allocation number N fails" for
-// N = 1, 2, ... until a run finishes without reaching allocation N. Every run that hit the
-// failure must
+// For an operation (model load, session create with graph build and plan compile, the batch
+// engine, tokenizer load, chat template render, ...) the sweep runs it with "allocation number N
+// fails" for N = 1, 2, ... until a run finishes without reaching allocation N. Every run that hit
+// the failure must
 //   - return an error status with a message (no crash, no success with lost data), and
 //   - leave no allocation made during the run alive (the wrappers track live pointers),
 // and the final, unfailed run must succeed. Allocations of other libraries (PCRE2, utf8proc,
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mlxcel/batch.h"
 #include "mlxcel/chat.h"
 #include "mlxcel/model.h"
 #include "mlxcel/session.h"
@@ -239,6 +240,24 @@ static mx_status_t op_session(const void *arg) {
   return st;
 }
 
+// The server's engine: a batch of 3 slots (create: graphs, plans, KV state), a prefill into one
+// slot and a batched decode of two.
+static mx_status_t op_batch(const void *arg) {
+  const session_arg_t *a = arg;
+  setenv("MLXCEL_THREADS", a->threads, 1);
+  mx_batch_opts_t bo = {.backend = a->backend, .ctx = 32, .prefill_chunk = 8, .n_slots = 3};
+  mx_batch_t *b = NULL;
+  mx_status_t st = mx_batch_create(a->model, &bo, &b);
+  if (st == MX_OK) {
+    int32_t ids[3] = {1, 5, 7}, slots[2] = {0, 2}, next[2] = {11, 13};
+    st = mx_batch_prefill(b, 0, ids, 3);
+    if (st == MX_OK) st = mx_batch_prefill(b, 2, ids, 2);
+    if (st == MX_OK) st = mx_batch_decode(b, slots, next, 2);
+  }
+  mx_batch_destroy(b);
+  return st;
+}
+
 // Generation with a sampler and stop strings on an existing session (sampler, detokenizer,
 // stop-string buffers).
 typedef struct gen_arg {
@@ -423,6 +442,7 @@ int main(void) {
   CHECK_OK(op_session(&cpu));
   CHECK_OK(op_session(&cpu2));
   CHECK_OK(op_session(&interp));
+  CHECK_OK(op_batch(&cpu));
 
   sweep("model load stories260K", op_model_load, g_stories, 300, 200);
   char dir[4200];
@@ -433,6 +453,7 @@ int main(void) {
   sweep("session stories260K interp", op_session, &interp, 50, 50);
   sweep("session stories260K cpu", op_session, &cpu, 300, 200);
   sweep("session stories260K cpu 2 threads", op_session, &cpu2, 20, 30);
+  sweep("batch stories260K cpu", op_batch, &cpu, 200, 100);
 
   mx_session_t *s = NULL;
   setenv("MLXCEL_THREADS", "1", 1);
