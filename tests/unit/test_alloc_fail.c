@@ -2,9 +2,9 @@
 // free, aligned_alloc, strdup and strndup (tests/CMakeLists.txt), so every allocation the
 // library makes goes through the wrappers below; cJSON's go through them too (cJSON_InitHooks).
 // For an operation (model load, session create with graph build and plan compile, the batch
-// engine, tokenizer load, chat template render, ...) the sweep runs it with "allocation number N
-// fails" for N = 1, 2, ... until a run finishes without reaching allocation N. Every run that hit
-// the failure must
+// engine, server start, tokenizer load, chat template render, ...) the sweep runs it with
+// "allocation number N fails" for N = 1, 2, ... until a run finishes without reaching allocation N.
+// Every run that hit the failure must
 //   - return an error status with a message (no crash, no success with lost data), and
 //   - leave no allocation made during the run alive (the wrappers track live pointers),
 // and the final, unfailed run must succeed. Allocations of other libraries (PCRE2, utf8proc,
@@ -25,6 +25,7 @@
 #include "mlxcel/batch.h"
 #include "mlxcel/chat.h"
 #include "mlxcel/model.h"
+#include "mlxcel/server.h"
 #include "mlxcel/session.h"
 #include "mlxcel/tokenizer.h"
 #include "mx_test.h"
@@ -258,6 +259,18 @@ static mx_status_t op_batch(const void *arg) {
   return st;
 }
 
+// Server start (options, engine: a batch of 2 slots, scheduler thread, the HTTP daemon on a free
+// loopback port) and stop. libmicrohttpd's own allocations are not failed.
+static mx_status_t op_server(const void *arg) {
+  const session_arg_t *a = arg;
+  setenv("MLXCEL_THREADS", a->threads, 1);
+  mx_server_opts_t so = {.host = "127.0.0.1", .parallel = 2, .ctx = 32, .backend = a->backend};
+  mx_server_t *srv = NULL;
+  mx_status_t st = mx_server_start(a->model, &so, &srv);
+  mx_server_stop(srv);
+  return st;
+}
+
 // Generation with a sampler and stop strings on an existing session (sampler, detokenizer,
 // stop-string buffers).
 typedef struct gen_arg {
@@ -443,6 +456,7 @@ int main(void) {
   CHECK_OK(op_session(&cpu2));
   CHECK_OK(op_session(&interp));
   CHECK_OK(op_batch(&cpu));
+  CHECK_OK(op_server(&cpu));
 
   // Streaming detokenization allocates nothing (SentencePiece decoders: Replace, ByteFallback,
   // Fuse, Strip), over the whole vocabulary.
@@ -467,6 +481,7 @@ int main(void) {
   sweep("session stories260K cpu", op_session, &cpu, 300, 200);
   sweep("session stories260K cpu 2 threads", op_session, &cpu2, 20, 30);
   sweep("batch stories260K cpu", op_batch, &cpu, 200, 100);
+  sweep("server start stories260K cpu", op_server, &cpu, 200, 100);
 
   mx_session_t *s = NULL;
   setenv("MLXCEL_THREADS", "1", 1);
