@@ -502,6 +502,11 @@ typedef struct mx_interp_opts {
   mx_check_report_t *checks;     // where check ops report; NULL = check ops are errors when failed
   int64_t max_while_iterations;  // 0 = default (1e8); exceeding is MX_ERR_RUNTIME
   size_t max_tensor_bytes;       // 0 = default (4 GiB); larger intermediate -> MX_ERR_RUNTIME
+  // Execution budget for untrusted modules: 0 = unlimited; else the run fails with
+  // MX_ERR_RUNTIME once the executed ops have done about this many element operations (each
+  // op: the elements it reads and writes, plus dot contractions, convolution kernels and
+  // windows; region bodies pay as they run). Each process of a run_parallel grid has its own.
+  uint64_t max_work;
 } mx_interp_opts_t;
 
 // Runs `f` on args (types must equal the function's argument types). results must have room

@@ -54,6 +54,18 @@ mx_status_t mx_checkpoint_put(mx_checkpoint_t *ck, const char *name, mx_elem_typ
                               int32_t rank, const int64_t *dims, void *data);
 mx_status_t mx_checkpoint_remove(mx_checkpoint_t *ck, const char *name);
 
+// Resource limits of a checkpoint; 0 selects the default. A checkpoint over a limit is refused
+// before anything is mapped beyond it, with a message naming the file (and tensor) and the limit.
+typedef struct mx_checkpoint_limits {
+  uint64_t max_tensor_bytes;  // largest single tensor (default 32 GiB)
+  uint64_t max_total_bytes;   // sum of the sizes of the mapped safetensors files (default 2 TiB)
+} mx_checkpoint_limits_t;
+#define MX_CHECKPOINT_MAX_TENSOR_BYTES ((uint64_t)32 << 30)
+#define MX_CHECKPOINT_MAX_TOTAL_BYTES ((uint64_t)2 << 40)
+// mx_checkpoint_open with limits; limits may be NULL (all defaults).
+mx_status_t mx_checkpoint_open_ex(const char *dir, const mx_checkpoint_limits_t *limits,
+                                  mx_checkpoint_t **out);
+
 // ============================================================================================
 // Model configuration (config.json + generation_config.json)
 // ============================================================================================
@@ -190,7 +202,8 @@ typedef struct mx_model {
 } mx_model_t;
 
 // Loads config, checkpoint and tokenizer from DIR and checks that every tensor the architecture
-// needs is present with the right shape and a supported dtype (mx_model_check_weights).
+// needs is present with the right shape and a supported dtype (mx_model_check_weights), and that
+// no floating-point weight holds NaN or Inf (see mx_model_load_opts_t.allow_nonfinite).
 mx_status_t mx_model_load(const char *dir, mx_model_t **out);
 
 typedef struct mx_model_load_opts {
@@ -204,6 +217,12 @@ typedef struct mx_model_load_opts {
   int32_t group_size;
   // INT8 / INT4 scales: MX_ELEM_F16 (MX_ELEM_INVALID = default) or MX_ELEM_F32.
   mx_elem_type_t quant_scale_dtype;
+
+  mx_checkpoint_limits_t limits;  // checkpoint size limits (zeros: the defaults)
+  // false: a floating-point weight holding NaN or +-Inf is refused at load ("tensor 'x' has a
+  // non-finite value (NaN at element 12)"): such a model can only produce garbage. The check
+  // reads every weight once (memory bandwidth). true: skip it.
+  bool allow_nonfinite;
 } mx_model_load_opts_t;
 // mx_model_load with options; opts may be NULL (= mx_model_load).
 mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, mx_model_t **out);

@@ -934,7 +934,7 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
     free(s->heap_out);
     free(s->qsrc);
   }
-  for (int32_t i = 0; i < p->n_slots; i++) free(p->slots[i].cdata);
+  for (int32_t i = 0; p->slots && i < p->n_slots; i++) free(p->slots[i].cdata);
   free(p->steps);
   free(p->slots);
   free(p->result_slot);

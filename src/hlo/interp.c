@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/interp_budget.h"
 #include "hlo/interp_chlo.h"
 #include "hlo/interp_internal.h"
 #include "hlo/interp_parallel.h"
@@ -38,6 +39,8 @@ struct mx_interp {
   mx_check_report_t *checks;  // NULL: a failed check is an error
   int64_t max_while;
   size_t max_bytes;
+  uint64_t max_work;         // 0: unlimited
+  uint64_t work;             // work done so far (see interp_budget.c)
   int32_t depth;             // current call depth
   bool err_located;          // the pending error message already names the failing op
   mx_env_t *env;             // innermost function invocation
@@ -1416,6 +1419,15 @@ static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {
   else
     memset(out, 0, (size_t)(op->n_results > 4 ? op->n_results : 4) * sizeof *out);
   for (int32_t i = 0; i < op->n_operands && !st; i++) st = env_get(e, op->operands[i], &in[i]);
+  if (!st && ip->max_work) {
+    uint64_t cost = mx_interp_op_cost(e->f, op, in);
+    ip->work = cost > UINT64_MAX - ip->work ? UINT64_MAX : ip->work + cost;
+    if (ip->work > ip->max_work)
+      st = mx_error_set(MX_ERR_RUNTIME,
+                        "execution budget exceeded: more than %" PRIu64
+                        " element operations (mx_interp_opts_t.max_work)",
+                        ip->max_work);
+  }
   if (!st) st = exec_op_inner(ip, e, op, in, out);
   if (!st)
     for (int32_t i = 0; i < op->n_results && !st; i++) st = env_put(e, op->results[i], &out[i]);
@@ -1441,6 +1453,8 @@ mx_status_t mx_interp_call_in_process(const mx_interp_t *parent, mx_proc_t *proc
   ip.m = parent->m;
   ip.max_while = parent->max_while;
   ip.max_bytes = parent->max_bytes;
+  ip.max_work = parent->max_work;
+  ip.work = parent->work;
   ip.depth = parent->depth;
   ip.proc = proc;
   mx_status_t st = call_func(&ip, f, args, n_args, results, f->n_results);
@@ -1489,6 +1503,7 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
                                                         : MX_INTERP_DEFAULT_MAX_WHILE;
   ip.max_bytes =
       opts && opts->max_tensor_bytes > 0 ? opts->max_tensor_bytes : MX_INTERP_DEFAULT_MAX_BYTES;
+  ip.max_work = opts ? opts->max_work : 0;
   const mx_tensor_t *small[8] = {0};
   const mx_tensor_t **ptrs = small;
   if (n_args > 8) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "model/checkpoint_internal.h"
 #include "model/safetensors_internal.h"
 
@@ -29,6 +30,8 @@ struct mx_checkpoint {
   int32_t cap_w;   // capacity of w once mx_checkpoint_put has grown it (0 before)
   int32_t n_owned, cap_owned;
   void **owned;  // heap: data of tensors put by mx_checkpoint_put, freed at close
+  mx_checkpoint_limits_t limits;  // defaults filled in
+  uint64_t total_bytes;           // sizes of the files opened so far
 };
 
 static uint32_t hash_name(const char *s) {
@@ -94,6 +97,16 @@ static mx_status_t open_shard(mx_checkpoint_t *ck, const char *path) {
     return mx_error_set(MX_ERR_IO, "%s: not a regular file", path);
   }
   size_t len = (size_t)sb.st_size;
+  if ((uint64_t)sb.st_size > ck->limits.max_total_bytes - ck->total_bytes) {
+    close(fd);
+    return mx_error_set(MX_ERR_IO,
+                        "%s: %llu bytes: the checkpoint's files would total %llu bytes, over the "
+                        "mapped-size limit of %llu",
+                        path, (unsigned long long)sb.st_size,
+                        (unsigned long long)(ck->total_bytes + (uint64_t)sb.st_size),
+                        (unsigned long long)ck->limits.max_total_bytes);
+  }
+  ck->total_bytes += (uint64_t)sb.st_size;
   uint8_t small[8];
   void *map = NULL;
   if (len < sizeof small) {
@@ -116,7 +129,8 @@ static mx_status_t open_shard(mx_checkpoint_t *ck, const char *path) {
   }
   mx_weight_t *w = NULL;
   int32_t n = 0;
-  mx_status_t st = mx_st_parse(map ? map : small, len, path, ck->arena, &w, &n);
+  mx_status_t st =
+      mx_st_parse(map ? map : small, len, path, ck->limits.max_tensor_bytes, ck->arena, &w, &n);
   if (st != MX_OK) return st;
   if (n == 0) return MX_OK;
   ck->w = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)ck->n + (size_t)n, sizeof *w);
@@ -151,7 +165,7 @@ static mx_status_t check_index(const mx_checkpoint_t *ck, const mx_ckpt_index_t 
 static mx_status_t open_sharded(mx_checkpoint_t *ck, const char *dir, const char *index_path) {
   char *text = NULL;
   size_t len = 0;
-  mx_status_t st = mx_read_file(index_path, &text, &len);
+  mx_status_t st = mx_read_file_max(index_path, MX_CONFIG_JSON_MAX_BYTES, &text, &len);
   if (st != MX_OK) return st;
   mx_ckpt_index_t ix;
   st = mx_ckpt_index_parse(text, len, index_path, ck->arena, &ix);
@@ -162,7 +176,7 @@ static mx_status_t open_sharded(mx_checkpoint_t *ck, const char *dir, const char
   for (int32_t s = 0; s < ix.n_shards && st == MX_OK; s++) {
     const char *path = join_path(ck->arena, dir, ix.shards[s]);
     if (!path) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-    if (access(path, F_OK) != 0) {
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
       return mx_error_set(MX_ERR_IO, "%s: shard %s does not exist", index_path, ix.shards[s]);
     }
     st = open_shard(ck, path);
@@ -172,7 +186,16 @@ static mx_status_t open_sharded(mx_checkpoint_t *ck, const char *dir, const char
   return st;
 }
 
+// Whether `path` names something, even something that cannot be opened (a symlink loop, a
+// file without permission): those are reported by the open that follows, not as "missing".
+static bool present(const char *path) { return access(path, F_OK) == 0 || errno != ENOENT; }
+
 mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out) {
+  return mx_checkpoint_open_ex(dir, NULL, out);
+}
+
+mx_status_t mx_checkpoint_open_ex(const char *dir, const mx_checkpoint_limits_t *limits,
+                                  mx_checkpoint_t **out) {
   *out = NULL;
   if (!dir) return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_open: no directory");
   mx_checkpoint_t *ck = calloc(1, sizeof *ck);
@@ -183,14 +206,18 @@ mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out) {
     return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
   ck->arena = arena;
+  ck->limits.max_tensor_bytes = limits && limits->max_tensor_bytes ? limits->max_tensor_bytes
+                                                                   : MX_CHECKPOINT_MAX_TENSOR_BYTES;
+  ck->limits.max_total_bytes =
+      limits && limits->max_total_bytes ? limits->max_total_bytes : MX_CHECKPOINT_MAX_TOTAL_BYTES;
   mx_status_t st = MX_OK;
   const char *index_path = join_path(arena, dir, "model.safetensors.index.json");
   const char *single_path = join_path(arena, dir, "model.safetensors");
   if (!index_path || !single_path) {
     st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-  } else if (access(index_path, F_OK) == 0) {
+  } else if (present(index_path)) {
     st = open_sharded(ck, dir, index_path);
-  } else if (access(single_path, F_OK) == 0) {
+  } else if (present(single_path)) {
     ck->files = mx_arena_alloc(arena, sizeof *ck->files);
     st = ck->files ? open_shard(ck, single_path) : mx_error_set(MX_ERR_NOMEM, "out of memory");
     if (st == MX_OK) st = build_table(ck);

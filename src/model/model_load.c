@@ -1,13 +1,14 @@
 // mx_model_load: config.json (+ generation_config.json), the checkpoint (validated and checked
 // against the architecture) and the tokenizer, in that order, so the cheapest checks fail first.
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "mlxcel/model.h"
 #include "mlxcel/tokenizer.h"
 #include "model/quant_internal.h"
+#include "model/checkpoint_internal.h"
 
 // Whether DIR/tokenizer.json exists (for the optional-tokenizer load).
 static bool has_tokenizer_json(const char *dir) {
@@ -17,7 +18,7 @@ static bool has_tokenizer_json(const char *dir) {
   if ((size_t)snprintf(path, sizeof path, "%s%stokenizer.json", dir, sep) >= sizeof path) {
     return true;  // let the tokenizer loader report the path problem
   }
-  return access(path, F_OK) == 0;
+  return access(path, F_OK) == 0 || errno != ENOENT;  // unreadable: the loader says why
 }
 
 mx_status_t mx_model_load(const char *dir, mx_model_t **out) {
@@ -34,7 +35,7 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
     return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
   mx_status_t st = mx_config_load(dir, &m->config);
-  if (st == MX_OK) st = mx_checkpoint_open(dir, &m->ckpt);
+  if (st == MX_OK) st = mx_checkpoint_open_ex(dir, opts ? &opts->limits : NULL, &m->ckpt);
   // Quantization: MLX checkpoints load as stored or dequantized, float ones may be requantized
   // (model.h, src/model/quant_load.c).
   if (st == MX_OK) {
@@ -46,6 +47,7 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
     // The check names the tensor and its file, not always the checkpoint directory.
     if (st != MX_OK) mx_error_prefix(st, "%s", dir);
   }
+  if (st == MX_OK && !(opts && opts->allow_nonfinite)) st = mx_ckpt_check_finite(m->ckpt);
   if (st == MX_OK && !(tok_optional && !has_tokenizer_json(dir))) {
     st = mx_tokenizer_load(dir, &m->tokenizer);
   }

@@ -117,7 +117,7 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
   if (!s->logits || !s->tokens) {
     mx_session_destroy(s);
     return mx_error_set(MX_ERR_NOMEM, "session: out of memory for ctx %lld, vocab %d",
-                        (long long)ctx, s->vocab);
+                        (long long)ctx, cfg->vocab_size);
   }
   mx_status_t st = be->create(model, ctx, chunk, &s->state);
   if (st) {
