@@ -85,6 +85,13 @@ void mx_cpu_plan_stats(const mx_cpu_plan_t *p, mx_cpu_plan_stats_t *s);
 // Appends one line per step ("fast mx.attention", "fallback stablehlo.iota", ...) to sb.
 void mx_cpu_plan_describe(const mx_cpu_plan_t *p, mx_strbuf_t *sb);
 
+// Profiling, a development aid: while on, every step of a run is followed by a barrier (so
+// steps no longer overlap) and its wall time is added to a per-step total. The report appends
+// one line per step description (sorted by total time: seconds, share, step count) for the runs
+// since profiling was switched on. Switching on allocates (once); off frees the totals.
+mx_status_t mx_cpu_plan_set_profile(mx_cpu_plan_t *p, bool on);
+void mx_cpu_plan_profile_report(const mx_cpu_plan_t *p, mx_strbuf_t *sb);
+
 #ifdef __cplusplus
 }
 #endif

@@ -774,6 +774,7 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
   free(p->arena);
   free(p->scratch);
   free(p->weight_data);
+  free(p->prof_s);
   if (p->own_weights) mx_cpu_weights_destroy(p->weights);
   free(p);
 }

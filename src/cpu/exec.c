@@ -2,6 +2,7 @@
 // (ith, nth), serial steps on thread 0, a barrier after each step.
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/plan_internal.h"
 #include "hlo/interp_internal.h"
@@ -253,9 +254,35 @@ typedef struct job {
   mx_cpu_pool_t *pool;
 } job_t;
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// Profiled run: a barrier after every step, thread 0 times each one.
+static void run_job_profiled(job_t *j, int ith, int nth) {
+  mx_cpu_plan_t *p = j->p;
+  for (int32_t i = 0; i < p->n_steps; i++) {
+    mx_step_t *s = &p->steps[i];
+    double t0 = ith == 0 ? now_s() : 0;
+    if (s->parallel)
+      mx_cpu_step_exec(p, s, ith, nth);
+    else if (ith == 0)
+      mx_cpu_step_exec(p, s, 0, 1);
+    if (nth > 1) mx_cpu_pool_barrier(j->pool);
+    if (ith == 0) p->prof_s[i] += now_s() - t0;
+    if (p->run_failed) return;  // after the barrier: every thread sees the same value
+  }
+}
+
 static void run_job(void *ctx, int ith, int nth) {
   job_t *j = ctx;
   mx_cpu_plan_t *p = j->p;
+  if (p->prof_s) {
+    run_job_profiled(j, ith, nth);
+    return;
+  }
   for (int32_t i = 0; i < p->n_steps; i++) {
     mx_step_t *s = &p->steps[i];
     if (nth > 1 && s->barrier_before) {
@@ -336,6 +363,7 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
     mx_cpu_pool_run(pool, run_job, &j);
   else
     run_job(&j, 0, 1);
+  if (p->prof_s) p->prof_runs++;
   if (p->run_failed) return mx_error_prefix(p->run_status, "@%s", f->name);
   for (int32_t r = 0; r < f->n_results; r++) {
     const uint8_t *src = p->vp[p->result_slot[r]];

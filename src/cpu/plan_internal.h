@@ -104,6 +104,9 @@ struct mx_cpu_plan {
   mx_cpu_pool_t *run_pool;
   volatile int run_failed;
   mx_status_t run_status;
+  // Profiling (mx_cpu_plan_set_profile): seconds per step, summed over runs; NULL when off.
+  double *prof_s;
+  int64_t prof_runs;
 };
 
 // Executor entry points (exec.c).

@@ -34,12 +34,20 @@ static int32_t aliased_result(const mx_func_t *f, int32_t i) {
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t T,
                           mx_graph_binding_t *b) {
+  return mx_graph_bind_ex(model, ctx, V, caches, n_caches, T, true, b);
+}
+
+mx_status_t mx_graph_bind_ex(const mx_model_t *model, int64_t ctx, int32_t V,
+                             const mx_tensor_t *caches, int32_t n_caches, int32_t T,
+                             bool all_logits, mx_graph_binding_t *b) {
   const char *fname = T == 1 ? "decode" : "prefill";
+  all_logits = all_logits && T > 1;
   mx_graph_opts_t go = {
-      .batch = 1, .ctx = ctx, .prefill_len = T, .all_logits = true, .kv_dtype = MX_ELEM_F32};
+      .batch = 1, .ctx = ctx, .prefill_len = T, .all_logits = all_logits, .kv_dtype = MX_ELEM_F32};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
   b->T = T;
+  b->all_logits = all_logits;
   const int64_t tok_dims[2] = {1, T}, pos_dims[1] = {1};
   mx_type_t tt = mx_type_tensor(MX_ELEM_I32, 2, tok_dims);
   st0 = mx_tensor_alloc(&b->tokens, &tt);
@@ -127,11 +135,11 @@ mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "@%s lacks a tokens or pos0 argument, or some of the %d caches", fname,
                         n_caches);
-  // Logits: [1, T, V] from @prefill (all positions), [1, V] from @decode.
+  // Logits: [1, T, V] from @prefill with all positions, else [1, V].
   b->logits_res = 0;
   const int64_t lp[3] = {1, T, V}, ld[2] = {1, V};
-  bool ok = f->n_results >= 1 && (T == 1 ? type_is(&f->result_types[0], MX_ELEM_F32, 2, ld)
-                                         : type_is(&f->result_types[0], MX_ELEM_F32, 3, lp));
+  bool ok = f->n_results >= 1 && (all_logits ? type_is(&f->result_types[0], MX_ELEM_F32, 3, lp)
+                                             : type_is(&f->result_types[0], MX_ELEM_F32, 2, ld));
   if (!ok) {
     char b1[96];
     return mx_error_set(MX_ERR_INVALID_ARG, "@%s result 0 is %s, expected the f32 logits", fname,

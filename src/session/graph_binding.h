@@ -19,7 +19,8 @@ typedef struct mx_graph_binding {
   int32_t *cache_arg;  // [2L]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [2L]: result index holding the new cache j
   int32_t logits_res;
-  void *plan;  // backend-owned compiled form (the cpu backend's mx_cpu_plan_t); NULL otherwise
+  bool all_logits;  // logits hold every position ([1, T, V]); false: [1, V] of the last one
+  void *plan;       // backend-owned compiled form (the cpu backend's mx_cpu_plan_t); NULL otherwise
 } mx_graph_binding_t;
 
 // Builds the graph for T tokens (T = 1 binds @decode, else @prefill with all logits) with KV
@@ -28,6 +29,12 @@ typedef struct mx_graph_binding {
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t T,
                           mx_graph_binding_t *b);
+// The same, choosing what @prefill (T > 1) returns: all_logits = the logits of all T positions
+// ([1, T, V], `all_logits` set in the binding), else those of the last one ([1, V]): the LM head
+// then runs on one row instead of T. Decode (T = 1) always returns [1, V].
+mx_status_t mx_graph_bind_ex(const mx_model_t *model, int64_t ctx, int32_t V,
+                             const mx_tensor_t *caches, int32_t n_caches, int32_t T,
+                             bool all_logits, mx_graph_binding_t *b);
 // Frees what mx_graph_bind allocated (not `plan`, which its backend owns). Accepts a zeroed one.
 void mx_graph_binding_free(mx_graph_binding_t *b);
 
