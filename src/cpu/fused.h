@@ -44,9 +44,13 @@ void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_
 // flash-style, so long contexts stream); GQA: head h uses kv head h / (Hq/Hkv).
 // scratch: at least mx_cpu_attention_scratch_floats(D, S) floats per thread, thread ith uses
 // scratch + ith * that.
-// Work: the B*T*Hq (sequence, query, head) units in row-major order of out, split into
-// contiguous blocks by (ith, nth). Keys are visited in blocks of 64: scores of a block, one
-// rescale of the running sum / accumulator per block, then the weighted V sum. Keys past S - 1
+// Work: decode (T = 1) splits the B*Hq heads into contiguous blocks by (ith, nth), one query
+// row each, keys in blocks of 64: scores of a block, one rescale of the running sum /
+// accumulator per block, then the weighted V sum. Prefill (T > 1, on ISAs with a tile kernel,
+// Hq / Hkv <= 16) works on tiles: the Hq/Hkv heads of one kv head at up to 16 / (Hq/Hkv)
+// consecutive positions, up to 16 rows computed together (flash-style: each K/V block is read
+// once per tile, the scores of all rows of the tile at once), tiles dealt round-robin to the
+// threads so causal work is shared evenly. Keys past S - 1
 // do not exist (p >= S sees 0 .. S-1); a query that sees no key (p < 0, or the window starting
 // past S - 1) gets zeros (the decomposition would give NaN). out must not alias q or the caches.
 size_t mx_cpu_attention_scratch_floats(int64_t d, int64_t s);

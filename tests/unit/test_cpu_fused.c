@@ -540,6 +540,16 @@ int main(void) {
       {1, 1, 16, 2, 4096, 256, 0, 20, 2.0, {4000}},        // long decode, many blocks, D 256
       {1, 1, 4, 4, 50, 16, 0, 0, 1.0, {49}},               // p = S - 1
       {2, 4, 6, 2, 41, 5, 3, 10, 5.0, {0, 37}},            // window 3 with softcap
+      // Prefill tiles (16 rows: Hq/Hkv heads x 16/(Hq/Hkv) positions) on awkward shapes.
+      {1, 37, 15, 5, 90, 64, 0, 0, 2.0, {50}},       // GQA 3: 5-position tiles, a partial one
+      {2, 33, 8, 2, 140, 128, 0, 0, 2.0, {0, 100}},  // GQA 4, D 128, two sequences
+      {1, 19, 3, 1, 30, 80, 0, 0, 2.0, {7}},         // D 80, GQA 3
+      {1, 17, 4, 4, 110, 96, 0, 0, 2.0, {90}},       // GQA 1: 16 positions per tile, D 96
+      {1, 9, 2, 1, 210, 256, 0, 15, 2.0, {200}},     // D 256 with softcap
+      {1, 23, 17, 1, 30, 16, 0, 0, 2.0, {3}},        // GQA 17 > 16 rows: per-query path
+      {2, 40, 6, 2, 105, 64, 30, 0, 2.0, {0, 60}},   // window 30 across tiles and blocks
+      {1, 2, 2, 1, 10, 3, 0, 0, 1.0, {0}},           // T 2 at position 0, D 3
+      {1, 50, 1, 1, 60, 64, 0, 0, 2.0, {10}},        // MHA 1 head, p reaches S - 1
   };
   int64_t rms_h[] = {1, 5, 16, 17, 31, 64, 129, 1000};
   int64_t act_n[] = {1, 7, 16, 17, 100, 257, 1021};
