@@ -158,6 +158,12 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
   if (p1 > p0) w->kt->gemv_panels(w->data, x, y, p0, p1, w->k, w->n);
 }
 
+// Prefetches (for writing) a rows x cols tile of Y, one request per 64-byte line.
+static void prefetch_tile(float *y, int64_t ldy, int rows, int cols) {
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < cols; j += 16) __builtin_prefetch(y + i * ldy + j, 1, 3);
+}
+
 void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
                             int64_t ldy, int64_t m, int ith, int nth) {
   const mx_cpu_kernels_t *kt = w->kt;
@@ -201,6 +207,9 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
         for (int64_t pi = jc; pi < je; pi++) {
           int64_t rows = w->n - pi * nr;
           int nv = rows < nr ? (int)rows : nr;
+          // The next tile of Y is read (and written) by the next call: start fetching it now, so
+          // its misses overlap this call's arithmetic instead of stalling the next one.
+          if (pi + 1 < je) prefetch_tile(y + ir * ldy + (pi + 1) * nr, ldy, mv, nr);
           kt->gemm_ukernel(kc, apack, w->data + (pi * kdim + pc) * nr, y + ir * ldy + pi * nr, ldy,
                            mv, nv, pc > 0);
         }
