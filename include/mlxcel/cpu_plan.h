@@ -47,6 +47,13 @@ mx_status_t mx_cpu_weights_create(const mx_cpu_kernels_t *kt, mx_cpu_weights_t *
 void mx_cpu_weights_destroy(mx_cpu_weights_t *w);         // accepts NULL; after every plan using it
 size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w);   // bytes of packed data held
 int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w);  // packed matrices held
+// Hook called once per weight right after it was packed, with the source bytes: from then on
+// plans read that matrix through the packed copy, so a caller whose weights are mmapped can drop
+// their pages from resident memory (mx_checkpoint_release), halving the RSS. The hook must
+// leave the bytes readable (other steps, e.g. an embedding gather on a tied table, may still
+// read them). fn NULL = no hook (the default). Set before compiling plans with the cache.
+typedef void (*mx_cpu_packed_source_fn)(void *user, const void *data, size_t nbytes);
+void mx_cpu_weights_on_packed(mx_cpu_weights_t *w, mx_cpu_packed_source_fn fn, void *user);
 
 typedef struct mx_cpu_compile_opts {
   // Arguments known at compile time, [f->body->n_args] (NULL = none). An entry with data !=

@@ -25,6 +25,10 @@ void mx_cpu_weights_destroy(mx_cpu_weights_t *w) {
 }
 
 size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w) { return w ? w->bytes : 0; }
+void mx_cpu_weights_on_packed(mx_cpu_weights_t *w, mx_cpu_packed_source_fn fn, void *user) {
+  w->on_packed = fn;
+  w->on_packed_user = user;
+}
 int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w) { return w ? w->n : 0; }
 
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
@@ -46,6 +50,7 @@ mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const fl
   if (st) return st;
   w->e[w->n++] = (mx_packed_entry_t){data, n, k, pk};
   w->bytes += (size_t)pk->panels * (size_t)pk->k * (size_t)pk->nr * sizeof(float);
+  if (w->on_packed) w->on_packed(w->on_packed_user, data, (size_t)n * (size_t)k * sizeof(float));
   *out = pk;
   return MX_OK;
 }

@@ -76,6 +76,8 @@ struct mx_cpu_weights {
   int32_t n, cap;
   mx_packed_entry_t *e;
   size_t bytes;
+  mx_cpu_packed_source_fn on_packed;  // mx_cpu_weights_on_packed
+  void *on_packed_user;
 };
 
 struct mx_cpu_plan {

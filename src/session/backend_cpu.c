@@ -127,6 +127,11 @@ static mx_status_t build_buckets(cpu_state_t *s, bucket_set_t *set, int32_t max_
   return st;
 }
 
+// Packed weights are read through their packed copy: drop the checkpoint pages from RSS.
+static void release_source(void *user, const void *data, size_t nbytes) {
+  mx_checkpoint_release((const mx_checkpoint_t *)user, data, nbytes);
+}
+
 static mx_status_t threads_from_env(int *n) {
   *n = 0;
   const char *e = getenv("MLXCEL_THREADS");
@@ -169,6 +174,7 @@ static mx_status_t cpu_create(const mx_model_t *model, int64_t ctx, int32_t pref
   if (!st) st = mx_tensor_alloc(&s->pos0, &pdt);
   if (!st) st = mx_cpu_pool_create(nthreads, &s->pool);
   if (!st) st = mx_cpu_weights_create(NULL, &s->weights);
+  if (!st) mx_cpu_weights_on_packed(s->weights, release_source, (void *)model->ckpt);
   if (!st) st = mx_graph_bind(model, s->ctx, s->V, s->caches, s->n_caches, 1, &s->dec);
   if (!st) st = compile_binding(s, &s->dec, s->logits_buf);
   if (!st) st = build_buckets(s, &s->pre, prefill_chunk, false, s->logits_buf);
