@@ -64,6 +64,14 @@ typedef struct mx_cpu_compile_opts {
   mx_cpu_weights_t *weights;  // shared packed-weight cache; NULL = a private one
   mx_cpu_pool_t *pool;        // used to pack weights (NULL = calling thread)
   bool no_fast;               // testing: every op through the interpreter's kernels
+  // Debugging (mlxcel diff): every value keeps its own memory until the next run, so
+  // mx_cpu_plan_value can read any op's result after a run (the arena grows to the sum of all
+  // intermediates instead of their peak).
+  bool keep_values;
+  // Testing only: the first top-level op named this (a composite's name, e.g. "mx.rms_norm", or
+  // an op name, e.g. "stablehlo.dot_general") that compiles to fast steps gets a broken result:
+  // 1 is added to its first element (f32 results) after its steps ran. NULL = off.
+  const char *test_perturb_op;
 } mx_cpu_compile_opts_t;
 
 // Compiles f (a function of m). opts may be NULL.
@@ -91,6 +99,12 @@ typedef struct mx_cpu_plan_stats {
 void mx_cpu_plan_stats(const mx_cpu_plan_t *p, mx_cpu_plan_stats_t *s);
 // Appends one line per step ("fast mx.attention", "fallback stablehlo.iota", ...) to sb.
 void mx_cpu_plan_describe(const mx_cpu_plan_t *p, mx_strbuf_t *sb);
+
+// The value `value_id` of f (an op result or argument) as of the last run: a view into the
+// plan's memory (or the run's argument), valid until the next run or destroy. Needs a plan
+// compiled with keep_values (else MX_ERR_INVALID_ARG); MX_ERR_UNSUPPORTED for a value the plan
+// has no memory for (whole-function plans: every intermediate; values of nested regions).
+mx_status_t mx_cpu_plan_value(const mx_cpu_plan_t *p, int32_t value_id, mx_tensor_t *view);
 
 // Profiling, a development aid: while on, every step of a run is followed by a barrier (so
 // steps no longer overlap) and its wall time is added to a per-step total. The report appends

@@ -63,6 +63,7 @@ typedef struct cctx {
   mx_cpu_plan_t *p;
   const mx_cpu_compile_opts_t *o;
   int32_t *n_uses;  // per value: uses by top-level ops and the return
+  bool perturbed;   // test_perturb_op applied
 } cctx_t;
 
 static const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }
@@ -645,6 +646,8 @@ static mx_status_t plan_memory(mx_cpu_plan_t *p) {
   }
   for (int32_t r = 0; r < p->f->n_results; r++)
     p->slots[root(p, p->result_slot[r])].last = INT32_MAX;
+  if (p->keep_values)  // debugging: nothing is overwritten before the end of the run
+    for (int32_t i = 0; i < p->n_slots; i++) p->slots[i].last = INT32_MAX;
   // First fit, by definition order.
   int32_t *order = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *order);
   if (!order) return mx_error_set(MX_ERR_NOMEM, "out of memory");
@@ -784,6 +787,25 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
   free(p);
 }
 
+// Testing knob (test_perturb_op): a step after the first matching fast op breaks its result.
+static mx_status_t maybe_perturb(cctx_t *c, const mx_op_t *op) {
+  const char *want = c->o->test_perturb_op;
+  if (!want || c->perturbed || op->n_results < 1) return MX_OK;
+  const mx_attr_t *na = op->code == MX_OP_COMPOSITE ? mx_op_attr(op, "name") : NULL;
+  const char *name = na && na->kind == MX_ATTR_STRING && na->s ? na->s : mx_opcode_name(op->code);
+  if (strcmp(name, want) != 0 || !is_f32(vtype(c->p->f, op->results[0]))) return MX_OK;
+  mx_step_t *s = NULL;
+  mx_status_t st = add_step(c->p, &s);
+  if (st) return st;
+  s->kind = ST_PERTURB;
+  s->op = op;
+  s->what = "test perturbation";
+  s->n_out = 1;
+  s->out[0] = op->results[0];
+  c->perturbed = true;
+  return MX_OK;
+}
+
 static mx_status_t compile_ops(cctx_t *c) {
   mx_cpu_plan_t *p = c->p;
   const mx_func_t *f = p->f;
@@ -829,7 +851,10 @@ static mx_status_t compile_ops(cctx_t *c) {
           break;
       }
       if (st) return st;
-      if (hit) continue;
+      if (hit) {
+        if ((st = maybe_perturb(c, op))) return st;
+        continue;
+      }
     }
     if ((st = emit_fallback(c, op))) return st;
   }
@@ -849,7 +874,8 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->f = f;
   p->n_args = f->body->n_args;
   mx_status_t st = MX_OK;
-  cctx_t c = {p, opts, NULL};
+  cctx_t c = {p, opts, NULL, false};
+  p->keep_values = opts->keep_values;
   if (opts->weights) {
     p->weights = opts->weights;
   } else {
@@ -936,6 +962,25 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
     return mx_error_prefix(st, "mx_cpu_compile @%s", f->name);
   }
   *out = p;
+  return MX_OK;
+}
+
+mx_status_t mx_cpu_plan_value(const mx_cpu_plan_t *p, int32_t value_id, mx_tensor_t *view) {
+  memset(view, 0, sizeof *view);
+  if (!p || value_id < 0 || value_id >= p->n_slots)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_value: no value %d", value_id);
+  if (!p->keep_values)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_plan_value: plan not compiled with keep_values");
+  if (!p->ran) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_value: the plan has not run");
+  const mx_type_t *t = vtype(p->f, value_id);
+  if (p->whole || p->slots[value_id].kind == SLOT_NONE || !p->vp[value_id] ||
+      t->kind != MX_TYPE_TENSOR)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "mx_cpu_plan_value: value %d has no memory in the plan",
+                        value_id);
+  view->type = *t;
+  view->data = p->vp[value_id];
+  view->nbytes = mx_type_nbytes(t);
   return MX_OK;
 }
 

@@ -150,6 +150,11 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
     dus_inplace(p, s);
     return MX_OK;
   }
+  if (s->kind == ST_PERTURB) {  // testing: a deliberately wrong result
+    float *o = (float *)p->vp[s->out[0]];
+    o[0] += 1.0f;
+    return MX_OK;
+  }
   for (int32_t i = 0; i < s->n_in; i++) {
     s->tin[i].data = p->vp[s->in[i]];
     s->tin[i].nbytes = mx_type_nbytes(&s->tin[i].type);
@@ -325,6 +330,7 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
     p->scratch_threads = nth;
   }
   p->run_args = args;
+  p->ran = false;
   p->run_failed = 0;
   p->run_status = MX_OK;
   if (p->whole) {
@@ -365,6 +371,7 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
     run_job(&j, 0, 1);
   if (p->prof_s) p->prof_runs++;
   if (p->run_failed) return mx_error_prefix(p->run_status, "@%s", f->name);
+  p->ran = true;
   for (int32_t r = 0; r < f->n_results; r++) {
     const uint8_t *src = p->vp[p->result_slot[r]];
     size_t nb = mx_type_nbytes(&f->result_types[r]);

@@ -40,6 +40,7 @@ typedef enum step_kind {
   ST_FALLBACK,     // interpreter kernel on views (serial)
   ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
   ST_WHOLE,        // the whole function through mx_interp_run (serial)
+  ST_PERTURB,      // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
@@ -101,6 +102,8 @@ struct mx_cpu_plan {
   int32_t n_view_ops;
   int32_t n_barriers;
   bool whole;
+  bool keep_values;  // every value has its own memory (mx_cpu_plan_value)
+  bool ran;          // vp[] holds the pointers of a completed run
   // Run state.
   const mx_tensor_t *run_args;
   mx_cpu_pool_t *run_pool;

@@ -43,6 +43,7 @@ int mx_cli_cmd_logits(int argc, char **argv);
 int mx_cli_cmd_emit(int argc, char **argv);
 int mx_cli_cmd_mkmodel(int argc, char **argv);
 int mx_cli_cmd_bench(int argc, char **argv);
+int mx_cli_cmd_diff(int argc, char **argv);
 
 // ---- Option parsing helpers (args.c); every helper prints its own message on failure ----
 

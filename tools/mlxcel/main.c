@@ -20,6 +20,8 @@ static const mx_cli_cmd_t kCommands[] = {
     {"mkmodel", mx_cli_cmd_mkmodel, "write a random-weight checkpoint of a known model shape"},
     {"bench", mx_cli_cmd_bench, "measure prefill/decode speed against this machine's limits"},
     {"run", mx_cli_cmd_run, "run (and check) StableHLO .mlir files with the reference interpreter"},
+    {"diff", mx_cli_cmd_diff,
+     "find the first op where the fast runtime and the interpreter differ"},
 };
 
 static void print_usage(FILE *out) {
