@@ -15,12 +15,7 @@
 #include <time.h>
 
 #include "mlxcel/cpu.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define MX_T512 __attribute__((target("avx512f,fma")))
-#define MX_T256 __attribute__((target("avx2,fma")))
-#endif
+#include "mlxcel/machine.h"
 
 enum { MAX_REPS = 64 };
 
@@ -84,144 +79,31 @@ static void fill(float *p, size_t n, unsigned seed) {
   for (size_t i = 0; i < n; i++) p[i] = (float)((i * 2654435761u + seed) % 1024) / 1024.0f - 0.5f;
 }
 
-// ---- Bandwidth: streaming sum ----
+// ---- Bandwidth and peak: the library's loops (src/cpu/machine.c) ----
 
-typedef struct bw_job {
-  const float *buf;  // the whole 1 GiB buffer
-  size_t n;          // its length in floats
-  size_t lo, len;    // the range one measurement reads (multiples of 128 floats)
-  float partial[256 * 16];
-  bool wide;
-} bw_job_t;
-
-#if defined(__x86_64__)
-// Four explicit accumulators (256 bytes per iteration): the fastest of the simple read loops
-// tried here (an array of 8 accumulators was ~25% slower: gcc kept it on the stack).
-MX_T512 static float sum_avx512(const float *p, size_t n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
-    a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
-    a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
-    a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
-  }
-  float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-  for (; i < n; i++) s += p[i];
-  return s;
-}
-#endif
-
-static float sum_scalar(const float *p, size_t n) {
-  float s[8] = {0};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; j++) s[j] += p[i + j];
-  }
-  for (; i < n; i++) s[0] += p[i];
-  return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
-}
-
-static void bw_task(void *ctx, int ith, int nth) {
-  bw_job_t *job = ctx;
-  size_t chunk = (job->len / (size_t)nth) & ~(size_t)127;
-  size_t lo = job->lo + chunk * (size_t)ith, hi = ith == nth - 1 ? job->lo + job->len : lo + chunk;
-#if defined(__x86_64__)
-  if (job->wide) {
-    job->partial[ith * 16] = sum_avx512(job->buf + lo, hi - lo);
-    return;
-  }
-#endif
-  job->partial[ith * 16] = sum_scalar(job->buf + lo, hi - lo);
-}
-
-static bw_job_t g_bw;
+// The 1 GiB buffer the bandwidth samples stream from.
+static mx_machine_stream_t *g_stream;
 
 // Streams `bytes` of the buffer from where the previous call stopped (wrapping around), the
 // same way a kernel streams its weights; returns the seconds taken.
-static size_t g_bw_pos;
 static double stream_bytes(mx_cpu_pool_t *pool, size_t bytes) {
-  size_t want = (bytes / sizeof(float) + 127) & ~(size_t)127;
-  double t = 0;
-  while (want > 0) {
-    if (g_bw_pos >= g_bw.n) g_bw_pos = 0;
-    size_t len = g_bw.n - g_bw_pos < want ? g_bw.n - g_bw_pos : want;
-    g_bw.lo = g_bw_pos;
-    g_bw.len = len;
-    double t0 = now_s();
-    mx_cpu_pool_run(pool, bw_task, &g_bw);
-    t += now_s() - t0;
-    g_bw_pos += len;
-    want -= len;
-  }
-  return t;
+  return mx_machine_stream_read(g_stream, pool, bytes);
 }
 
-// One pass over the whole 1 GiB buffer; returns GB/s (1e9 bytes).
+// One pass over the whole buffer; returns GB/s (1e9 bytes).
 static double measure_bw(mx_cpu_pool_t *pool) {
-  g_bw_pos = 0;
-  return (double)g_bw.n * sizeof(float) / stream_bytes(pool, g_bw.n * sizeof(float)) / 1e9;
+  size_t bytes = mx_machine_stream_bytes(g_stream);
+  return (double)bytes / stream_bytes(pool, bytes) / 1e9;
 }
 
-// ---- Peak FMA ----
-
-typedef struct peak_job {
-  long iters;
-  double flops_per_thread;
-  float sink[256 * 16];
-  bool wide;
-} peak_job_t;
-
-#if defined(__x86_64__)
-// 16 independent accumulators: covers FMA latency (4-5 cycles) x 2-4 FMA pipes.
-MX_T512 static float fma_loop_avx512(long iters, double *flops) {
-  __m512 a[16];
-  __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
-  for (int i = 0; i < 16; i++) a[i] = _mm512_set1_ps((float)i);
-  for (long it = 0; it < iters; it++) {
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i++) a[i] = _mm512_fmadd_ps(a[i], m, c);
-  }
-  __m512 s = a[0];
-  for (int i = 1; i < 16; i++) s = _mm512_add_ps(s, a[i]);
-  *flops = (double)iters * 16 * 16 * 2;
-  return _mm512_reduce_add_ps(s);
-}
-#endif
-
-static float fma_loop_scalar(long iters, double *flops) {
-  float a[8];
-  for (int i = 0; i < 8; i++) a[i] = (float)i;
-  for (long it = 0; it < iters; it++) {
-    for (int i = 0; i < 8; i++) a[i] = a[i] * 0.999999f + 1e-7f;
-  }
-  *flops = (double)iters * 8 * 2;
-  return a[0] + a[7];
-}
-
-static void peak_task(void *ctx, int ith, int nth) {
-  peak_job_t *job = ctx;
-  double flops = 0;
-#if defined(__x86_64__)
-  if (job->wide) {
-    job->sink[ith * 16] = fma_loop_avx512(job->iters, &flops);
-    if (ith == 0) job->flops_per_thread = flops;
-    return;
-  }
-#endif
-  job->sink[ith * 16] = fma_loop_scalar(job->iters, &flops);
-  if (ith == 0) job->flops_per_thread = flops;
-  (void)nth;
-}
-
-static peak_job_t g_peak;
-
-// GFLOP/s of all threads together.
+// GFLOP/s of all threads together: one FMA-loop run of about 0.1 s.
 static double measure_peak(mx_cpu_pool_t *pool) {
-  double t0 = now_s();
-  mx_cpu_pool_run(pool, peak_task, &g_peak);
-  double t = now_s() - t0;
-  return g_peak.flops_per_thread * mx_cpu_pool_threads(pool) / t / 1e9;
+  double median = 0, best = 0;
+  if (mx_machine_peak(pool, 0.1, 1, &median, &best) != MX_OK) {
+    fprintf(stderr, "peak: %s\n", mx_error_message());
+    exit(1);
+  }
+  return median;
 }
 
 // ---- Pool dispatch latency ----
@@ -397,25 +279,14 @@ int main(int argc, char **argv) {
   if (reps < 1) reps = 1;
   if (reps > MAX_REPS) reps = MAX_REPS;
   const mx_cpu_features_t *f = mx_cpu_features();
-  bool wide = false;
-#if defined(__x86_64__)
-  wide = f->avx512f && f->fma;
-#endif
   printf("cpu: %d logical / %d physical; kernels %s; bandwidth/peak loops %s; %d reps\n",
          f->logical_cpus, f->physical_cores, mx_cpu_isa_name(mx_cpu_kernels_isa(kt)),
-         wide ? "avx512" : "scalar", reps);
-
-  g_bw.n = ((size_t)1 << 30) / sizeof(float);
-  float *buf = xalloc(g_bw.n * sizeof(float));
-  fill(buf, g_bw.n, 1);
-  g_bw.buf = buf;
-  g_bw.wide = wide;
-  g_peak.wide = wide;
-  g_peak.iters = 4000000;  // ~0.1-0.3 s
+         mx_machine_loop_isa(), reps);
 
   for (int ti = 0; ti < nthreads; ti++) {
     mx_cpu_pool_t *pool = NULL;
-    if (mx_cpu_pool_create(threads[ti], &pool) != MX_OK) {
+    if (mx_cpu_pool_create(threads[ti], &pool) != MX_OK ||
+        (!g_stream && mx_machine_stream_create(pool, (size_t)1 << 30, &g_stream) != MX_OK)) {
       fprintf(stderr, "pool: %s\n", mx_error_message());
       return 1;
     }
@@ -446,6 +317,6 @@ int main(int argc, char **argv) {
     }
     mx_cpu_pool_destroy(pool);
   }
-  free(buf);
+  mx_machine_stream_destroy(g_stream);
   return 0;
 }

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Regenerates docs/performance.md from `mlxcel bench --json` runs on random-weight checkpoints of
 # the mkmodel presets, written into a temporary directory outside the repository (never commit
-# them: the 1B shape is 4.7 GiB at f32).
+# them: the 1B shape is 4.7 GiB at f32); each is removed after its last run unless --keep.
 #
 # Usage: bench/run.sh [--mlxcel PATH] [--threads T] [--out FILE] [--workdir DIR] [--keep]
-#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK]]]...
+#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK[:DTYPE]]]]...
 #        bench/run.sh --render DIR [--out FILE]   (only rewrite the page from DIR's results)
 #
-# Without --run: the "cpu" backend on the SmolLM2-135M, SmolLM2-360M and Llama-3.2-1B shapes
-# (512-token prompt in one 512-token prefill chunk, 64 decode steps, 3 reps) plus the
-# interpreter on the tiny and SmolLM2-135M presets when the
-# cpu backend exists, with two decode runs at position ~100 under KV capacities 128 and 4096
-# (decode cost must follow the valid positions, not the capacity); otherwise the interpreter
-# alone on small runs (it is the reference oracle, far slower than the hardware allows).
+# PRESET is an mkmodel preset (`tiny` is Llama's; ARCH/tiny for another family's), DTYPE f32
+# (default) or bf16. Without --run: the "cpu" backend on the Llama shapes (SmolLM2-135M/360M,
+# Llama-3.2-1B) and one real shape per family (Qwen2.5-0.5B, Qwen3-0.6B, Gemma-3-1B, Gemma-2B,
+# Gemma-2-2B at f32; Mistral-7B and Phi-3-mini at bf16, which alone fits 24 GiB), 512-token
+# prompts in one chunk and 64 decode steps (3 reps; the bf16 7B/3.8B shapes 128 and 16, 1 rep),
+# two decode runs at position ~100 under KV capacities 128 and 4096 (decode cost must follow
+# the valid positions, not the capacity), and the interpreter on the tiny and SmolLM2-135M
+# presets when the cpu backend exists; otherwise the interpreter alone on small runs.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MLXCEL=$ROOT/build/mlxcel
@@ -31,14 +33,24 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --render) RENDER=$2; shift 2 ;;
     --run) RUNS+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
 log() { echo "bench/run.sh: $*" >&2; }
-model() { # PRESET: generates it once into $WORK/PRESET
-  [ -s "$WORK/$1/model.safetensors" ] ||
-    "$MLXCEL" mkmodel --arch llama --preset "$1" -o "$WORK/$1" --force -q
+model() { # PRESET DTYPE DIR: generates the checkpoint once
+  [ -s "$3/model.safetensors" ] && return 0
+  local arch=() p=$1
+  case $p in
+    */*) arch=(--arch "${p%%/*}"); p=${p#*/} ;;
+    tiny) arch=(--arch llama) ;;
+  esac
+  "$MLXCEL" mkmodel "${arch[@]}" --preset "$p" --dtype "$2" -o "$3" --force -q
+}
+model_dir() { # PRESET DTYPE
+  local name=${1//\//-}
+  [ "$2" = f32 ] || name=$name-$2
+  echo "$WORK/$name"
 }
 field() { # NAME JSONLINE: a top-level scalar of a flat JSON object
   printf '%s\n' "$2" | sed -n "s/.*\"$1\": \"\{0,1\}\([^,}\"]*\)\"\{0,1\}[,}].*/\1/p" | head -1
@@ -59,11 +71,14 @@ else
   [ -n "$THREADS" ] && THREAD_ARG=(--threads "$THREADS")
 
   if [ ${#RUNS[@]} -eq 0 ]; then
-    model tiny
+    model tiny f32 "$WORK/tiny"
     if "$MLXCEL" bench -m "$WORK/tiny" --backend cpu --prompt 2 --gen 1 --reps 1 --bw-mib 16 \
       --json >/dev/null 2>&1; then
       RUNS=(cpu:smollm2-135m:512:64:3::512 cpu:smollm2-360m:512:64:3::512
-        cpu:llama-3.2-1b:512:64:3::512 cpu:smollm2-360m:96:16:3:128:64
+        cpu:llama-3.2-1b:512:64:3::512 cpu:qwen2.5-0.5b:512:64:3::512 cpu:qwen3-0.6b:512:64:3::512
+        cpu:gemma-3-1b:512:64:3::512 cpu:gemma-2b:512:64:3::512 cpu:gemma-2-2b:512:64:3::512
+        cpu:mistral-7b-v0.1:128:16:1::128:bf16 cpu:phi-3-mini-4k:128:16:1::128:bf16
+        cpu:smollm2-360m:96:16:3:128:64
         cpu:smollm2-360m:96:16:3:4096:64 interp:tiny:32:16:3 interp:smollm2-135m:8:2:1)
     else
       RUNS=(interp:tiny:32:16:3 interp:smollm2-135m:8:2:1 interp:smollm2-360m:8:2:1)
@@ -75,15 +90,24 @@ else
   "$MLXCEL" bench --machine "${THREAD_ARG[@]}" --json >"$WORK/machine.json"
   printf '%s\n' "${RUNS[*]}" >"$WORK/runs.txt"
   : >"$WORK/results.jsonl"
-  for r in "${RUNS[@]}"; do
-    IFS=: read -r backend preset prompt gen reps ctx chunk <<<"$r"
-    log "$backend $preset: prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}"
-    model "$preset"
+  for i in "${!RUNS[@]}"; do
+    IFS=: read -r backend preset prompt gen reps ctx chunk dtype <<<"${RUNS[$i]}"
+    dtype=${dtype:-f32}
+    dir=$(model_dir "$preset" "$dtype")
+    log "$backend $preset ($dtype): prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}"
+    model "$preset" "$dtype" "$dir"
     CTX_ARG=()
     [ -n "$ctx" ] && CTX_ARG=(--ctx "$ctx")
     [ -n "$chunk" ] && CTX_ARG+=(--chunk "$chunk")
-    "$MLXCEL" bench -m "$WORK/$preset" --backend "$backend" --prompt "$prompt" --gen "$gen" \
+    "$MLXCEL" bench -m "$dir" --backend "$backend" --prompt "$prompt" --gen "$gen" \
       --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
+    # The big checkpoints go as soon as no later run needs them (the disk holds a few at once).
+    last=1
+    for later in "${RUNS[@]:$((i + 1))}"; do
+      IFS=: read -r _ p2 _ _ _ _ _ d2 <<<"$later"
+      [ "$(model_dir "$p2" "${d2:-f32}")" = "$dir" ] && last=0
+    done
+    [ "$KEEP" = 1 ] || [ "$last" = 0 ] || [ "$dir" = "$WORK/tiny" ] || rm -rf "$dir"
   done
   cut -d' ' -f1-3 /proc/loadavg >"$WORK/load_end.txt" 2>/dev/null || true
 fi
@@ -100,9 +124,12 @@ physical limit of the machine it ran on, measured in the same run.
 
 ## Method
 
-- **Models**: random-weight checkpoints written by `mlxcel mkmodel --arch llama --preset NAME`
-  (f32, seeded N(0, 0.02) weights; speed does not depend on the values) with the exact shapes
-  of the real models; they live in a temporary directory, never in the repository.
+- **Models**: random-weight checkpoints written by `mlxcel mkmodel --preset NAME` (seeded
+  N(0, 0.02) weights; speed does not depend on the values) with the exact shapes and tensors
+  of the real models of each family (Llama, Qwen2, Qwen3, Gemma, Gemma 2, Gemma 3, Mistral,
+  Phi-3); they live in a temporary directory, never in the repository. Weights are f32 except
+  where the dtype column says bf16: the Mistral-7B and Phi-3-mini shapes (29 and 15 GB at f32)
+  fit a 24 GiB machine only at bf16.
 - **Runs**: `mlxcel bench -m DIR --backend B --prompt N --gen G --reps R --json` through the
   session API: after one untimed warm-up (a 2-token prefill and a decode step, which fault in
   the weights), per repetition a reset, a prefill of N pseudo-random token ids (in the session's
@@ -154,7 +181,7 @@ HDR
     echo "the fast CPU runtime is the \`cpu\` backend."
     echo
   fi
-  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk]]); ctx is the KV capacity, chunk the"
-  echo "largest prefill call."
+  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk[:dtype]]]); ctx is the KV capacity,"
+  echo "chunk the largest prefill call."
 } >"$OUT"
 log "wrote $OUT"

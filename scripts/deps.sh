@@ -3,7 +3,8 @@
 # command line), with sudo unless run as root. Does nothing when they are all installed.
 # Usage: scripts/deps.sh [EXTRA_PACKAGE...]
 set -euo pipefail
-packages=(cmake gcc make libc6-dev pkg-config libcjson-dev libpcre2-dev libutf8proc-dev "$@")
+packages=(cmake gcc make libc6-dev pkg-config libcjson-dev libpcre2-dev libutf8proc-dev
+  bsdutils "$@") # bsdutils: `script`, the pseudo-terminal of the chat tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

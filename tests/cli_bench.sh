@@ -162,6 +162,24 @@ t_bench_json() {
   expect_rc 0; expect_out 'prefill .* tok/s .*% of limit'; expect_out 'decode .* tok/s'
 }
 
+t_bench_parallel() {
+  tiny "$TMP/bp"
+  echo '{"bandwidth_gbs": 10, "peak_gflops": 100, "threads": 1}' >"$TMP/mf.json"
+  run "$MLXCEL" bench -m "$TMP/bp" --prompt 5 --gen 3 --reps 1 --parallel 3 --threads 1 \
+    --machine-file "$TMP/mf.json" --json
+  expect_rc 0; expect_out '"parallel": 3, "engine": "batch"'; expect_out '"decode_tok_s": '
+  expect_out '"backend": "cpu"'
+  run "$MLXCEL" bench -m "$TMP/bp" --prompt 5 --gen 3 --reps 1 --parallel 2 --backend interp \
+    --machine-file "$TMP/mf.json"
+  expect_rc 0; expect_out 'parallel 2 sequences'; expect_out 'backend interp'
+  run "$MLXCEL" bench -m "$TMP/bp" --prompt 5 --gen 3 --reps 1 --machine-file "$TMP/mf.json" --json
+  expect_rc 0; expect_out '"parallel": 1, "engine": "session"'
+  run "$MLXCEL" bench -m "$TMP/bp" --parallel 0
+  expect_rc 2; expect_err 'parallel'
+  run "$MLXCEL" bench -m "$TMP/bp" --parallel 65
+  expect_rc 2; expect_err 'parallel'
+}
+
 t_bench_errors() {
   run "$MLXCEL" bench
   expect_rc 2; expect_err 'missing -m DIR'
@@ -185,7 +203,7 @@ t_bench_errors() {
 }
 
 TESTS="help mkmodel_tiny mkmodel_dtypes mkmodel_seed mkmodel_errors bench_machine bench_json
-bench_errors"
+bench_parallel bench_errors"
 if [ "$NAME" = all ]; then
   for t in $TESTS; do "t_$t"; done
 elif declare -F "t_$NAME" >/dev/null; then

@@ -72,6 +72,10 @@ typedef struct mx_cpu_compile_opts {
   // an op name, e.g. "stablehlo.dot_general") that compiles to fast steps gets a broken result:
   // 1 is added to its first element (f32 results) after its steps ran. NULL = off.
   const char *test_perturb_op;
+  // Matmuls of M > 1 rows compute every row with the GEMV's summation order
+  // (src/cpu/kernels_rows.h) instead of the GEMM's: a row's result is then the same for
+  // any M, bit for bit (batched decoding: a sequence's logits do not depend on how many run).
+  bool rows_as_gemv;
 } mx_cpu_compile_opts_t;
 
 // Compiles f (a function of m). opts may be NULL.

@@ -42,6 +42,19 @@ mx_status_t mx_machine_bandwidth(mx_cpu_pool_t *pool, size_t bytes, int reps, do
 mx_status_t mx_machine_peak(mx_cpu_pool_t *pool, double seconds, int reps, double *median_gflops,
                             double *best_gflops);
 
+// A buffer for bandwidth samples paired with other work (bench/cpu_kernels.c times a kernel
+// right after reading as many bytes as it streams): each read continues where the last one
+// stopped, wrapping around, as a kernel streams its weights.
+typedef struct mx_machine_stream mx_machine_stream_t;
+// Allocates `bytes` (>= 4096; rounded down to 256-byte multiples) and writes it on the pool's
+// threads. *out is owned by the caller (mx_machine_stream_destroy).
+mx_status_t mx_machine_stream_create(mx_cpu_pool_t *pool, size_t bytes, mx_machine_stream_t **out);
+void mx_machine_stream_destroy(mx_machine_stream_t *s);  // accepts NULL
+size_t mx_machine_stream_bytes(const mx_machine_stream_t *s);
+// Reads the next `bytes` of the buffer (rounded up to 256 bytes) with the streaming sum on the
+// pool; returns the seconds the reads took.
+double mx_machine_stream_read(mx_machine_stream_t *s, mx_cpu_pool_t *pool, size_t bytes);
+
 // "avx512", "avx2" or "scalar": the loop variant this machine uses.
 const char *mx_machine_loop_isa(void);
 

@@ -168,6 +168,14 @@ typedef struct mx_graph_opts {
 
 // Checks that every tensor the architecture needs is in the checkpoint with the right shape.
 mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
+// Lists the tensors the architecture of cfg reads (what mx_model_check_weights checks), in
+// graph argument order: one call of fn per tensor with its checkpoint name (the family's first
+// naming layout, e.g. "model.layers.0.self_attn.q_proj.weight") and the shape the config
+// implies (rank 1 or 2). name and dims are valid during the call only. A non-OK status from
+// fn stops the walk and is returned. Writers of checkpoints (`mlxcel mkmodel`) use it.
+typedef mx_status_t (*mx_weight_spec_fn)(void *user, const char *name, int32_t rank,
+                                         const int64_t *dims);
+mx_status_t mx_model_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user);
 // Builds the StableHLO module; the module does not reference the checkpoint afterwards.
 mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                  const mx_graph_opts_t *opts, mx_module_t **out);

@@ -62,8 +62,9 @@ mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const fl
 typedef struct cctx {
   mx_cpu_plan_t *p;
   const mx_cpu_compile_opts_t *o;
-  int32_t *n_uses;  // per value: uses by top-level ops and the return
-  bool perturbed;   // test_perturb_op applied
+  int32_t *n_uses;   // per value: uses by top-level ops and the return
+  int32_t *dus_arg;  // per value: the argument an in-place dynamic_update_slice wrote, or -1
+  bool perturbed;    // test_perturb_op applied
 } cctx_t;
 
 static const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }
@@ -187,6 +188,8 @@ static mx_status_t emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, int32_t wa
   s->p[0] = m;
   s->p[1] = n;
   s->p[2] = k;
+  s->p[3] = c->o->rows_as_gemv;
+  if (c->o->rows_as_gemv && m > 1) s->what = "gemv per row (rows_as_gemv)";
   return MX_OK;
 }
 
@@ -397,7 +400,29 @@ static bool match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   return true;
 }
 
-// Views: reshape, same-type convert, transposes that only move unit dims.
+// Byte offset of a slice when its result is a contiguous run of the operand (unit strides;
+// every dim before some d sliced to size 1, every dim after d whole), else -1. The per-sequence
+// slices of a batched graph (cache rows of sequence b, pos0[b]) are such runs.
+static int64_t slice_offset(const mx_op_t *op, const mx_type_t *a) {
+  const int64_t *st = NULL, *li = NULL, *sd = NULL;
+  int32_t r = a->rank;
+  if (mx_attr_get_i64s(mx_op_attr(op, "start_indices"), &st) != r ||
+      mx_attr_get_i64s(mx_op_attr(op, "limit_indices"), &li) != r)
+    return -1;
+  const mx_attr_t *sa = mx_op_attr(op, "strides");
+  if (sa && mx_attr_get_i64s(sa, &sd) != r) return -1;
+  int32_t d = 0;
+  while (d < r - 1 && li[d] - st[d] == 1) d++;  // leading unit dims
+  for (int32_t i = 0; i < r; i++) {
+    if (sd && sd[i] != 1) return -1;
+    if (i > d && (st[i] != 0 || li[i] != a->dims[i])) return -1;
+  }
+  int64_t off = 0;
+  for (int32_t i = 0; i < r; i++) off = off * a->dims[i] + st[i];
+  return off * (int64_t)mx_elem_size(a->elem);
+}
+
+// Views: reshape, same-type convert, transposes that only move unit dims, contiguous slices.
 static bool match_view(cctx_t *c, const mx_op_t *op) {
   const mx_func_t *f = c->p->f;
   if (op->n_operands < 1 || op->n_results != 1) return false;
@@ -408,6 +433,13 @@ static bool match_view(cctx_t *c, const mx_op_t *op) {
   bool ok = false;
   if (op->code == MX_OP_RESHAPE || op->code == MX_OP_CONVERT) {
     ok = mx_type_numel(a) == mx_type_numel(o);
+  } else if (op->code == MX_OP_SLICE && op->n_operands == 1 && a->rank >= 1 &&
+             mx_elem_size(a->elem) > 0) {
+    int64_t off = slice_offset(op, a);
+    if (off < 0) return false;
+    make_view(c->p, op->results[0], op->operands[0], (size_t)off);
+    c->p->n_view_ops++;
+    return true;
   } else if (op->code == MX_OP_TRANSPOSE) {
     const int64_t *perm = NULL;
     int32_t n = mx_attr_get_i64s(mx_op_attr(op, "permutation"), &perm);
@@ -471,6 +503,25 @@ static int32_t returned_at(const mx_func_t *f, int32_t v, int32_t r) {
   return r >= 0 && r < ret->n_operands && ret->operands[r] == v;
 }
 
+// The value at the end of the chain of dynamic_update_slices starting with op: while the
+// current value has exactly one use and that use is the operand of a dynamic_update_slice, step
+// to that op's result.
+static int32_t dus_chain_end(const cctx_t *c, const mx_op_t *op) {
+  const mx_block_t *b = c->p->f->body;
+  int32_t v = op->results[0], i = 0;
+  while (i < b->n_ops && b->ops[i] != op) i++;
+  for (i++; i < b->n_ops && c->n_uses[v] == 1; i++) {
+    const mx_op_t *u = b->ops[i];
+    bool reads = false;
+    for (int32_t j = 0; j < u->n_operands; j++) reads = reads || u->operands[j] == v;
+    if (!reads) continue;
+    if (u->code != MX_OP_DYNAMIC_UPDATE_SLICE || u->operands[0] != v || u->n_results != 1)
+      return v;  // its only reader is something else (the return, for the last link)
+    v = u->results[0];
+  }
+  return v;
+}
+
 static bool match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mx_cpu_plan_t *p = c->p;
   const mx_func_t *f = p->f;
@@ -479,11 +530,19 @@ static bool match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_type_t *t = vtype(f, opd), *u = vtype(f, op->operands[1]);
   if (t->kind != MX_TYPE_TENSOR || t->quant || u->quant || op->n_operands != 2 + t->rank)
     return false;
-  // In place only into an argument whose result is this op's value, with no other reader.
-  if (p->slots[opd].kind != SLOT_ARG || c->n_uses[opd] != 1) return false;
-  int32_t arg = p->slots[opd].arg;
-  if (arg_is_weight(c, arg) || !returned_at(f, op->results[0], aliased_result(f, arg)))
-    return false;
+  // In place only into an argument whose result is this op's value, with no other reader; or
+  // into such an argument through a chain of dynamic_update_slices (a batched graph writes each
+  // sequence's rows with one), every link read only by the next and the last one returned.
+  if (c->n_uses[opd] != 1) return false;
+  int32_t arg = -1;
+  if (p->slots[opd].kind == SLOT_ARG)
+    arg = p->slots[opd].arg;
+  else if (c->dus_arg && c->dus_arg[opd] >= 0)
+    arg = c->dus_arg[opd];
+  if (arg < 0 || arg_is_weight(c, arg)) return false;
+  int32_t last = dus_chain_end(c, op);
+  if (!returned_at(f, last, aliased_result(f, arg))) return false;
+  if (c->dus_arg) c->dus_arg[op->results[0]] = arg;
   for (int32_t i = 2; i < op->n_operands; i++) {
     const mx_type_t *it = vtype(f, op->operands[i]);
     if (it->kind != MX_TYPE_TENSOR || it->rank != 0 ||
@@ -874,7 +933,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->f = f;
   p->n_args = f->body->n_args;
   mx_status_t st = MX_OK;
-  cctx_t c = {p, opts, NULL, false};
+  cctx_t c = {p, opts, NULL, NULL, false};
   p->keep_values = opts->keep_values;
   if (opts->weights) {
     p->weights = opts->weights;
@@ -887,8 +946,10 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->weight_data = calloc((size_t)(p->n_args ? p->n_args : 1), sizeof *p->weight_data);
   p->result_slot = calloc((size_t)(f->n_results ? f->n_results : 1), sizeof *p->result_slot);
   c.n_uses = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *c.n_uses);
-  if (!st && (!p->slots || !p->weight_data || !p->result_slot || !c.n_uses))
+  c.dus_arg = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *c.dus_arg);
+  if (!st && (!p->slots || !p->weight_data || !p->result_slot || !c.n_uses || !c.dus_arg))
     st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; c.dus_arg && i < p->n_slots; i++) c.dus_arg[i] = -1;
   const mx_block_t *b = f->body;
   const mx_op_t *ret = b->ops[b->n_ops - 1];
   if (!st && ret->n_operands != f->n_results)
@@ -957,6 +1018,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
     if (!p->scratch) st = mx_error_set(MX_ERR_NOMEM, "out of memory (attention scratch)");
   }
   free(c.n_uses);
+  free(c.dus_arg);
   if (st) {
     mx_cpu_plan_destroy(p);
     return mx_error_prefix(st, "mx_cpu_compile @%s", f->name);

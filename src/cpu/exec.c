@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/kernels_rows.h"
 #include "cpu/plan_internal.h"
 #include "hlo/interp_internal.h"
 
@@ -187,6 +188,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       float *y = (float *)vp[s->out[0]];
       if (s->p[0] == 1)
         mx_cpu_gemv_packed_f32(s->w, x, y, ith, nth);
+      else if (s->p[3])
+        mx_cpu_gemv_packed_rows_f32(s->w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
       else
         mx_cpu_gemm_packed_f32(s->w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
       break;

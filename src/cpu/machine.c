@@ -50,7 +50,8 @@ static void stats(double *v, int n, double *median, double *best) {
 
 typedef struct bw_job {
   const float *buf;
-  size_t n;  // floats, multiple of 64 per thread chunk
+  size_t n;        // floats in the buffer, a multiple of 64
+  size_t lo, len;  // the range one pass reads (multiples of 64 floats: aligned loads)
   loop_kind_t kind;
   float partial[256 * MX_PAD];
 } bw_job_t;
@@ -101,8 +102,9 @@ static float sum_scalar(const float *p, size_t n) {
 
 static void bw_task(void *ctx, int ith, int nth) {
   bw_job_t *job = ctx;
-  size_t chunk = (job->n / (size_t)nth) & ~(size_t)63;  // 256-byte multiples: aligned loads
-  size_t lo = chunk * (size_t)ith, hi = ith == nth - 1 ? job->n : lo + chunk;
+  size_t chunk = (job->len / (size_t)nth) & ~(size_t)63;  // 256-byte multiples: aligned loads
+  size_t lo = job->lo + chunk * (size_t)ith;
+  size_t hi = ith == nth - 1 ? job->lo + job->len : lo + chunk;
   const float *p = job->buf + lo;
   float s;
 #if defined(__x86_64__)
@@ -128,6 +130,62 @@ static void fill_task(void *ctx, int ith, int nth) {
   for (size_t i = lo; i < hi; i++) p[i] = (float)(i & 1023) * (1.0f / 1024.0f) - 0.5f;
 }
 
+struct mx_machine_stream {
+  bw_job_t job;
+  size_t pos;  // where the next read starts (floats)
+};
+
+mx_status_t mx_machine_stream_create(mx_cpu_pool_t *pool, size_t bytes, mx_machine_stream_t **out) {
+  *out = NULL;
+  if (!pool || bytes < 4096) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "machine stream: need a pool and >= 4096 bytes");
+  }
+  size_t n = bytes / sizeof(float) / 64 * 64;
+  // mmap, not malloc: the pages go back to the system on destroy (malloc's dynamic mmap
+  // threshold would keep a second buffer of this size resident in the heap, and a caller
+  // measuring its own peak RSS would count it).
+  mx_machine_stream_t *s = calloc(1, sizeof *s);
+  void *map =
+      mmap(NULL, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (!s || map == MAP_FAILED) {
+    free(s);
+    if (map != MAP_FAILED) munmap(map, n * sizeof(float));
+    return mx_error_set(MX_ERR_NOMEM, "machine stream: cannot allocate %zu bytes", bytes);
+  }
+  s->job.buf = map;  // page-aligned
+  s->job.n = n;
+  s->job.len = n;
+  s->job.kind = loop_kind();
+  mx_cpu_pool_run(pool, fill_task, &s->job);
+  *out = s;
+  return MX_OK;
+}
+
+void mx_machine_stream_destroy(mx_machine_stream_t *s) {
+  if (!s) return;
+  munmap((void *)s->job.buf, s->job.n * sizeof(float));
+  free(s);
+}
+
+size_t mx_machine_stream_bytes(const mx_machine_stream_t *s) { return s->job.n * sizeof(float); }
+
+double mx_machine_stream_read(mx_machine_stream_t *s, mx_cpu_pool_t *pool, size_t bytes) {
+  size_t want = (bytes / sizeof(float) + 63) & ~(size_t)63;
+  double t = 0;
+  while (want > 0) {
+    if (s->pos >= s->job.n) s->pos = 0;
+    size_t len = s->job.n - s->pos < want ? s->job.n - s->pos : want;
+    s->job.lo = s->pos;
+    s->job.len = len;
+    double t0 = now_s();
+    mx_cpu_pool_run(pool, bw_task, &s->job);
+    t += now_s() - t0;
+    s->pos += len;
+    want -= len;
+  }
+  return t;
+}
+
 mx_status_t mx_machine_bandwidth(mx_cpu_pool_t *pool, size_t bytes, int reps, double *median_gbs,
                                  double *best_gbs) {
   if (!pool || reps < 1 || reps > MX_MACHINE_MAX_REPS || bytes < 4096) {
@@ -135,34 +193,18 @@ mx_status_t mx_machine_bandwidth(mx_cpu_pool_t *pool, size_t bytes, int reps, do
                         "machine bandwidth: need a pool, 1..%d reps and >= 4096 bytes",
                         MX_MACHINE_MAX_REPS);
   }
-  size_t n = bytes / sizeof(float) / 64 * 64;
-  // mmap, not malloc: the pages go back to the system on return (malloc's dynamic mmap
-  // threshold would keep a second buffer of this size resident in the heap, and a caller
-  // measuring its own peak RSS would count it).
-  bw_job_t *job = calloc(1, sizeof *job);
-  void *map =
-      mmap(NULL, n * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (!job || map == MAP_FAILED) {
-    free(job);
-    if (map != MAP_FAILED) munmap(map, n * sizeof(float));
-    return mx_error_set(MX_ERR_NOMEM, "machine bandwidth: cannot allocate %zu bytes", bytes);
-  }
-  float *buf = map;  // page-aligned
-  job->buf = buf;
-  job->n = n;
-  job->kind = loop_kind();
-  mx_cpu_pool_run(pool, fill_task, job);
-  mx_cpu_pool_run(pool, bw_task, job);  // warm-up pass (TLB, frequency)
+  mx_machine_stream_t *s = NULL;
+  mx_status_t st = mx_machine_stream_create(pool, bytes, &s);
+  if (st != MX_OK) return st;
+  size_t total = mx_machine_stream_bytes(s);
+  mx_machine_stream_read(s, pool, total);  // warm-up pass (TLB, frequency)
   double v[MX_MACHINE_MAX_REPS];
   for (int r = 0; r < reps; r++) {
-    double t0 = now_s();
-    mx_cpu_pool_run(pool, bw_task, job);
-    double t = now_s() - t0;
-    v[r] = (double)n * sizeof(float) / (t > 0 ? t : 1e-9) / 1e9;
+    double t = mx_machine_stream_read(s, pool, total);  // one whole pass
+    v[r] = (double)total / (t > 0 ? t : 1e-9) / 1e9;
   }
   stats(v, reps, median_gbs, best_gbs);
-  munmap(map, n * sizeof(float));
-  free(job);
+  mx_machine_stream_destroy(s);
   return MX_OK;
 }
 

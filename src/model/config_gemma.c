@@ -28,27 +28,51 @@ static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, double v) {
                       v);
 }
 
+// Gemma2Config's defaults. GemmaConfig has other sizes and no GQA default; Gemma3TextConfig
+// another vocabulary, context and RoPE base.
+static const mx_cfg_defaults_t kGemma2Defaults = {
+    .vocab_size = 256000,
+    .hidden_size = 2304,
+    .intermediate_size = 9216,
+    .num_layers = 26,
+    .num_heads = 8,
+    .num_kv_heads = 4,
+    .head_dim = 256,
+    .max_position_embeddings = 8192,
+    .rms_norm_eps = 1e-6,
+    .rope_theta = 10000.0,
+    .tie_word_embeddings = true,
+    .hidden_act = "gelu_pytorch_tanh",
+    .bos_token_id = 2,
+    .eos_token_id = 1,
+    .pad_token_id = 0,
+};
+
 mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
-  static const mx_cfg_defaults_t d = {
-      .vocab_size = 256000,
-      .hidden_size = 3072,
-      .intermediate_size = 24576,
-      .num_layers = 28,
-      .num_heads = 16,
-      .head_dim = 256,
-      .max_position_embeddings = 8192,
-      .rms_norm_eps = 1e-6,
-      .rope_theta = 10000.0,
-      .tie_word_embeddings = true,
-      .hidden_act = "gelu_pytorch_tanh",
-      .bos_token_id = 2,
-      .eos_token_id = 1,
-      .pad_token_id = 0,
-  };
+  mx_cfg_defaults_t d = kGemma2Defaults;
+  d.hidden_size = 3072;
+  d.intermediate_size = 24576;
+  d.num_layers = 28;
+  d.num_heads = 16;
+  d.num_kv_heads = 0;  // num_attention_heads
   TRY(mx_cfg_parse_common(o, &d, cfg));
   // Early Gemma files say "hidden_act": "gelu" next to "hidden_activation":
   // "gelu_pytorch_tanh", the function the model was trained with: hidden_activation wins.
   return activation(o, NULL, cfg);
+}
+
+// The fields Gemma 2 and Gemma 3 share: the common ones, the activation, the attention scale,
+// the soft-caps (defaults differ per class) and the sliding window (4096 by default).
+static mx_status_t parse_gemma23(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
+                                 double attn_softcap, double final_softcap,
+                                 mx_model_config_t *cfg) {
+  TRY(mx_cfg_parse_common(o, d, cfg));
+  TRY(activation(o, "gelu_pytorch_tanh", cfg));
+  TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
+  TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
+  TRY(mx_cfg_softcap(o, "attn_logit_softcapping", attn_softcap, &cfg->attn_logit_softcapping));
+  TRY(mx_cfg_softcap(o, "final_logit_softcapping", final_softcap, &cfg->final_logit_softcapping));
+  return mx_cfg_window(o, 4096, cfg);
 }
 
 static bool even_layer(int32_t layer, int32_t arg) {
@@ -57,62 +81,20 @@ static bool even_layer(int32_t layer, int32_t arg) {
 }
 
 mx_status_t mx_cfg_parse_gemma2(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
-  static const mx_cfg_defaults_t d = {
-      .vocab_size = 256000,
-      .hidden_size = 2304,
-      .intermediate_size = 9216,
-      .num_layers = 26,
-      .num_heads = 8,
-      .num_kv_heads = 4,
-      .head_dim = 256,
-      .max_position_embeddings = 8192,
-      .rms_norm_eps = 1e-6,
-      .rope_theta = 10000.0,
-      .tie_word_embeddings = true,
-      .hidden_act = "gelu_pytorch_tanh",
-      .bos_token_id = 2,
-      .eos_token_id = 1,
-      .pad_token_id = 0,
-  };
-  TRY(mx_cfg_parse_common(o, &d, cfg));
-  TRY(activation(o, "gelu_pytorch_tanh", cfg));
-  TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
-  TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
-  TRY(mx_cfg_softcap(o, "attn_logit_softcapping", 50.0, &cfg->attn_logit_softcapping));
-  TRY(mx_cfg_softcap(o, "final_logit_softcapping", 30.0, &cfg->final_logit_softcapping));
-  TRY(mx_cfg_window(o, 4096, cfg));
+  TRY(parse_gemma23(o, &kGemma2Defaults, 50.0, 30.0, cfg));
   return mx_cfg_layer_types(o, even_layer, 0, cfg);  // layers 0, 2, 4, ... slide
 }
 
 static bool not_every_nth(int32_t layer, int32_t n) { return (layer + 1) % n != 0; }
 
 mx_status_t mx_cfg_parse_gemma3_text(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
-  static const mx_cfg_defaults_t d = {
-      .vocab_size = 262208,
-      .hidden_size = 2304,
-      .intermediate_size = 9216,
-      .num_layers = 26,
-      .num_heads = 8,
-      .num_kv_heads = 4,
-      .head_dim = 256,
-      .max_position_embeddings = 131072,
-      .rms_norm_eps = 1e-6,
-      .rope_theta = 1000000.0,
-      .tie_word_embeddings = true,
-      .hidden_act = "gelu_pytorch_tanh",
-      .bos_token_id = 2,
-      .eos_token_id = 1,
-      .pad_token_id = 0,
-  };
-  TRY(mx_cfg_parse_common(o, &d, cfg));
-  TRY(activation(o, "gelu_pytorch_tanh", cfg));
-  TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
-  TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
-  TRY(mx_cfg_softcap(o, "attn_logit_softcapping", 0.0, &cfg->attn_logit_softcapping));
-  TRY(mx_cfg_softcap(o, "final_logit_softcapping", 0.0, &cfg->final_logit_softcapping));
+  mx_cfg_defaults_t d = kGemma2Defaults;
+  d.vocab_size = 262208;
+  d.max_position_embeddings = 131072;
+  d.rope_theta = 1000000.0;
+  TRY(parse_gemma23(o, &d, 0.0, 0.0, cfg));
   TRY(mx_cfg_f64(o, "rope_local_base_freq", 10000.0, &cfg->rope_local_base_freq));
   TRY(positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
-  TRY(mx_cfg_window(o, 4096, cfg));
   bool bidir = false;
   TRY(mx_cfg_bool(o, "use_bidirectional_attention", false, &bidir));
   if (bidir) {

@@ -1,4 +1,5 @@
-// Public graph API: mx_model_check_weights, mx_model_build_graph, mx_graph_arg_info.
+// Public graph API: mx_model_check_weights, mx_model_list_weights, mx_model_build_graph,
+// mx_graph_arg_info.
 #include <stdio.h>
 #include <string.h>
 
@@ -35,22 +36,54 @@ static mx_status_t check_list(const mx_wlist_t *wl, const mx_checkpoint_t *ck) {
   return MX_OK;
 }
 
-mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
-  if (cfg == NULL || ck == NULL) {
-    return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_check_weights: NULL argument");
-  }
+// Runs fn on the weight list of cfg's architecture (names resolved against ck when given).
+static mx_status_t with_wlist(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                              mx_status_t (*fn)(const mx_wlist_t *wl, const void *arg),
+                              const void *arg) {
   mx_arch_t a;
   mx_wlist_t wl;
   mx_status_t st = mx_arch_from_config(cfg, &a);
   if (st != MX_OK) return st;
-  mx_arch_resolve_names(&a, ck);
+  if (ck != NULL) mx_arch_resolve_names(&a, ck);
   st = mx_arch_weights(&a, &wl);
   if (st == MX_OK) {
-    st = check_list(&wl, ck);
+    st = fn(&wl, arg);
     mx_wlist_free(&wl);
   }
   mx_arch_free(&a);
   return st;
+}
+
+static mx_status_t check_fn(const mx_wlist_t *wl, const void *ck) { return check_list(wl, ck); }
+
+mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
+  if (cfg == NULL || ck == NULL) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_check_weights: NULL argument");
+  }
+  return with_wlist(cfg, ck, check_fn, ck);
+}
+
+typedef struct visit {
+  mx_weight_spec_fn fn;
+  void *user;
+} visit_t;
+
+static mx_status_t visit_fn(const mx_wlist_t *wl, const void *arg) {
+  const visit_t *v = arg;
+  mx_status_t st = MX_OK;
+  // A tied head is the embedding again (wl->head == wl->embed): listed once.
+  for (int32_t i = 0; st == MX_OK && i < wl->n; i++) {
+    st = v->fn(v->user, wl->w[i].name, wl->w[i].rank, wl->w[i].dims);
+  }
+  return st;
+}
+
+mx_status_t mx_model_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user) {
+  if (cfg == NULL || fn == NULL) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_list_weights: NULL argument");
+  }
+  visit_t v = {fn, user};
+  return with_wlist(cfg, NULL, visit_fn, &v);
 }
 
 mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,

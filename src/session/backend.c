@@ -9,7 +9,6 @@ enum { MAX_BACKENDS = 16 };
 static const mx_backend_t *g_extra[MAX_BACKENDS];
 static int g_n_extra;
 
-extern const mx_backend_t mx_backend_cpu;  // backend_cpu.c
 static const mx_backend_t *const g_builtin[] = {&mx_backend_interp, &mx_backend_cpu};
 enum { N_BUILTIN = (int)(sizeof g_builtin / sizeof g_builtin[0]) };
 
@@ -44,4 +43,10 @@ void mx_backend_list_names(char *buf, size_t n) {
     if (k < 0 || (size_t)k >= n - used) return;  // truncated: keep what fits
     used += (size_t)k;
   }
+}
+
+const mx_backend_batch_t *mx_backend_batch_ops(const mx_backend_t *b) {
+  if (b == &mx_backend_cpu) return &mx_backend_cpu_batch;
+  if (b == &mx_backend_interp) return &mx_backend_interp_batch;
+  return NULL;
 }

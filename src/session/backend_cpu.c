@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "mlxcel/cpu_plan.h"
+#include "session/batch_state.h"
 #include "session/graph_binding.h"
 #include "session/session_internal.h"
 
@@ -120,8 +121,8 @@ static mx_status_t build_buckets(cpu_state_t *s, bucket_set_t *set, int32_t max_
   mx_status_t st = MX_OK;
   for (int64_t T = 2; !st && T <= max_t && set->n < MAX_BUCKETS; T *= 2) {
     fn_binding_t *b = &set->b[set->n++];
-    st =
-        mx_graph_bind_ex(s->model, s->ctx, s->V, s->caches, s->n_caches, (int32_t)T, all_logits, b);
+    st = mx_graph_bind_batch(s->model, s->ctx, s->V, s->caches, s->n_caches, 1, (int32_t)T,
+                             all_logits, b);
     if (!st) st = compile_binding(s, b, logits);
   }
   return st;
@@ -259,10 +260,86 @@ static void cpu_reset(void *state) {
 
 const mx_backend_t mx_backend_cpu = {
     .name = "cpu",
-    .caps = MX_CAP_PREFILL_ALL_LOGITS,
+    .caps = MX_CAP_PREFILL_ALL_LOGITS | MX_CAP_BATCH,
     .create = cpu_create,
     .prefill = cpu_prefill,
     .decode = cpu_decode,
     .reset = cpu_reset,
     .destroy = cpu_destroy,
+};
+
+// ---- Batched decoding (batch_state.h): plans on one pool and one packed-weight cache ----
+
+typedef struct cpu_batch_impl {
+  mx_cpu_pool_t *pool;
+  mx_cpu_weights_t *weights;
+} cpu_batch_impl_t;
+
+static mx_status_t cpu_batch_prepare(void *impl, fn_binding_t *b) {
+  cpu_batch_impl_t *c = impl;
+  // Decode plans of B > 1 sequences run every matmul row with the GEMV's summation order, so a
+  // sequence's logits are those of a B = 1 plan (and of a session) whatever B is.
+  mx_cpu_compile_opts_t o = {
+      .args = b->args, .weights = c->weights, .pool = c->pool, .rows_as_gemv = b->T == 1};
+  mx_cpu_plan_t *plan = NULL;
+  mx_status_t st = mx_cpu_compile(b->mod, b->f, &o, &plan);
+  b->plan = plan;
+  return st;
+}
+
+static mx_status_t cpu_batch_run(void *impl, fn_binding_t *b) {
+  cpu_batch_impl_t *c = impl;
+  mx_status_t st = mx_cpu_plan_run(b->plan, c->pool, b->args, b->n_args, b->res);
+  return st ? mx_error_prefix(st, "cpu") : MX_OK;
+}
+
+static void cpu_batch_release(void *impl, fn_binding_t *b) {
+  mx_cpu_plan_destroy(b->plan);
+  b->plan = NULL;
+}
+
+static void cpu_batch_impl_destroy(void *impl) {
+  cpu_batch_impl_t *c = impl;
+  if (!c) return;
+  mx_cpu_weights_destroy(c->weights);  // after the plans (mx_bstate_destroy releases them first)
+  mx_cpu_pool_destroy(c->pool);
+  free(c);
+}
+
+static const mx_bstate_exec_t g_cpu_batch_exec = {
+    .prepare = cpu_batch_prepare,
+    .run = cpu_batch_run,
+    .release = cpu_batch_release,
+    .destroy = cpu_batch_impl_destroy,
+};
+
+static mx_status_t cpu_batch_create(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk,
+                                    int32_t n_slots, void **state) {
+  *state = NULL;
+  int nthreads = 0;
+  mx_status_t st = threads_from_env(&nthreads);
+  if (st) return st;
+  cpu_batch_impl_t *c = calloc(1, sizeof *c);
+  if (!c) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  st = mx_cpu_pool_create(nthreads, &c->pool);
+  if (!st) st = mx_cpu_weights_create(NULL, &c->weights);
+  if (!st) mx_cpu_weights_on_packed(c->weights, release_source, (void *)model->ckpt);
+  if (st) {
+    cpu_batch_impl_destroy(c);
+    return st;
+  }
+  mx_bstate_t *bs = NULL;
+  st = mx_bstate_create(model, ctx, prefill_chunk, n_slots, &g_cpu_batch_exec, c, &bs);
+  *state = bs;
+  return st;
+}
+
+static void cpu_batch_destroy(void *state) { mx_bstate_destroy(state); }
+
+const mx_backend_batch_t mx_backend_cpu_batch = {
+    .create = cpu_batch_create,
+    .prefill = mx_bstate_prefill,
+    .decode = mx_bstate_decode,
+    .reset = mx_bstate_reset,
+    .destroy = cpu_batch_destroy,
 };

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session/batch_state.h"
 #include "session/graph_binding.h"
 #include "session/session_internal.h"
 
@@ -149,10 +150,76 @@ static void interp_reset(void *state) {
 
 const mx_backend_t mx_backend_interp = {
     .name = "interp",
-    .caps = MX_CAP_PREFILL_ALL_LOGITS,
+    .caps = MX_CAP_PREFILL_ALL_LOGITS | MX_CAP_BATCH,
     .create = interp_create,
     .prefill = interp_prefill,
     .decode = interp_decode,
     .reset = interp_reset,
     .destroy = interp_destroy,
+};
+
+// ---- Batched decoding (batch_state.h): the interpreter returns fresh caches, copied back ----
+
+typedef struct interp_batch_impl {
+  int32_t n_res;
+  mx_tensor_t *res;  // [n_res] the interpreter's results of the current call
+} interp_batch_impl_t;
+
+static mx_status_t interp_batch_prepare(void *impl, fn_binding_t *b) {
+  interp_batch_impl_t *c = impl;
+  if (b->f->n_results <= c->n_res) return MX_OK;
+  mx_tensor_t *r = realloc(c->res, (size_t)b->f->n_results * sizeof *r);
+  if (!r) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  memset(r + c->n_res, 0, (size_t)(b->f->n_results - c->n_res) * sizeof *r);
+  c->res = r;
+  c->n_res = b->f->n_results;
+  return MX_OK;
+}
+
+static mx_status_t interp_batch_run(void *impl, fn_binding_t *b) {
+  interp_batch_impl_t *c = impl;
+  mx_status_t st = mx_interp_run(b->mod, b->f, b->args, b->n_args, c->res, NULL);
+  if (st) return mx_error_prefix(st, "@%s", b->f->name);
+  for (int32_t r = 0; r < b->f->n_results; r++) {
+    // b->res[r] is the caller's buffer (a cache slice or the logits), of the result's size.
+    if (b->res[r].data && c->res[r].data)
+      memcpy(b->res[r].data, c->res[r].data, mx_type_nbytes(&b->f->result_types[r]));
+    mx_tensor_free(&c->res[r]);
+  }
+  return MX_OK;
+}
+
+static void interp_batch_impl_destroy(void *impl) {
+  interp_batch_impl_t *c = impl;
+  if (!c) return;
+  free(c->res);
+  free(c);
+}
+
+static const mx_bstate_exec_t g_interp_batch_exec = {
+    .prepare = interp_batch_prepare,
+    .run = interp_batch_run,
+    .destroy = interp_batch_impl_destroy,
+};
+
+static mx_status_t interp_batch_create(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk,
+                                       int32_t n_slots, void **state) {
+  *state = NULL;
+  interp_batch_impl_t *c = calloc(1, sizeof *c);
+  if (!c) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_bstate_t *bs = NULL;
+  mx_status_t st =
+      mx_bstate_create(model, ctx, prefill_chunk, n_slots, &g_interp_batch_exec, c, &bs);
+  *state = bs;
+  return st;
+}
+
+static void interp_batch_destroy(void *state) { mx_bstate_destroy(state); }
+
+const mx_backend_batch_t mx_backend_interp_batch = {
+    .create = interp_batch_create,
+    .prefill = mx_bstate_prefill,
+    .decode = mx_bstate_decode,
+    .reset = mx_bstate_reset,
+    .destroy = interp_batch_destroy,
 };

@@ -34,21 +34,22 @@ static int32_t aliased_result(const mx_func_t *f, int32_t i) {
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t T,
                           mx_graph_binding_t *b) {
-  return mx_graph_bind_ex(model, ctx, V, caches, n_caches, T, true, b);
+  return mx_graph_bind_batch(model, ctx, V, caches, n_caches, 1, T, true, b);
 }
 
-mx_status_t mx_graph_bind_ex(const mx_model_t *model, int64_t ctx, int32_t V,
-                             const mx_tensor_t *caches, int32_t n_caches, int32_t T,
-                             bool all_logits, mx_graph_binding_t *b) {
+mx_status_t mx_graph_bind_batch(const mx_model_t *model, int64_t ctx, int32_t V,
+                                const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                                bool all_logits, mx_graph_binding_t *b) {
   const char *fname = T == 1 ? "decode" : "prefill";
   all_logits = all_logits && T > 1;
   mx_graph_opts_t go = {
-      .batch = 1, .ctx = ctx, .prefill_len = T, .all_logits = all_logits, .kv_dtype = MX_ELEM_F32};
+      .batch = B, .ctx = ctx, .prefill_len = T, .all_logits = all_logits, .kv_dtype = MX_ELEM_F32};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
+  b->B = B;
   b->T = T;
   b->all_logits = all_logits;
-  const int64_t tok_dims[2] = {1, T}, pos_dims[1] = {1};
+  const int64_t tok_dims[2] = {B, T}, pos_dims[1] = {B};
   mx_type_t tt = mx_type_tensor(MX_ELEM_I32, 2, tok_dims);
   st0 = mx_tensor_alloc(&b->tokens, &tt);
   if (st0) return st0;
@@ -95,14 +96,14 @@ mx_status_t mx_graph_bind_ex(const mx_model_t *model, int64_t ctx, int32_t V,
       case MX_ARG_TOKENS:
         if (!type_is(at, MX_ELEM_I32, 2, tok_dims))
           return mx_error_set(MX_ERR_INVALID_ARG,
-                              "@%s tokens argument is %s, expected [1, %lld] i32", fname,
-                              mx_type_str(at, b1, sizeof b1), (long long)T);
+                              "@%s tokens argument is %s, expected [%d, %lld] i32", fname,
+                              mx_type_str(at, b1, sizeof b1), B, (long long)T);
         b->tokens_arg = i;
         break;
       case MX_ARG_POS0:
         if (!type_is(at, MX_ELEM_I32, 1, pos_dims))
-          return mx_error_set(MX_ERR_INVALID_ARG, "@%s pos0 argument is %s, expected [1] i32",
-                              fname, mx_type_str(at, b1, sizeof b1));
+          return mx_error_set(MX_ERR_INVALID_ARG, "@%s pos0 argument is %s, expected [%d] i32",
+                              fname, mx_type_str(at, b1, sizeof b1), B);
         b->pos0_arg = i;
         break;
       case MX_ARG_K_CACHE:
@@ -135,9 +136,9 @@ mx_status_t mx_graph_bind_ex(const mx_model_t *model, int64_t ctx, int32_t V,
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "@%s lacks a tokens or pos0 argument, or some of the %d caches", fname,
                         n_caches);
-  // Logits: [1, T, V] from @prefill with all positions, else [1, V].
+  // Logits: [B, T, V] from @prefill with all positions, else [B, V].
   b->logits_res = 0;
-  const int64_t lp[3] = {1, T, V}, ld[2] = {1, V};
+  const int64_t lp[3] = {B, T, V}, ld[2] = {B, V};
   bool ok = f->n_results >= 1 && (all_logits ? type_is(&f->result_types[0], MX_ELEM_F32, 3, lp)
                                              : type_is(&f->result_types[0], MX_ELEM_F32, 2, ld));
   if (!ok) {

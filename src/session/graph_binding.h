@@ -9,8 +9,9 @@
 
 typedef struct mx_graph_binding {
   mx_module_t *mod;    // owned
+  int32_t B;           // sequences (batch)
   int32_t T;           // static token count
-  mx_tensor_t tokens;  // i32 [1, T], owned
+  mx_tensor_t tokens;  // i32 [B, T], owned
   mx_func_t *f;        // @prefill (T > 1) or @decode (T = 1) in mod
   int32_t n_args;
   mx_tensor_t *args;  // [n_args]; weights borrowed from the checkpoint, the rest set by the backend
@@ -19,7 +20,7 @@ typedef struct mx_graph_binding {
   int32_t *cache_arg;  // [2L]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [2L]: result index holding the new cache j
   int32_t logits_res;
-  bool all_logits;  // logits hold every position ([1, T, V]); false: [1, V] of the last one
+  bool all_logits;  // logits hold every position ([B, T, V]); false: [B, V] of the last one
   void *plan;       // backend-owned compiled form (the cpu backend's mx_cpu_plan_t); NULL otherwise
 } mx_graph_binding_t;
 
@@ -29,12 +30,11 @@ typedef struct mx_graph_binding {
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t T,
                           mx_graph_binding_t *b);
-// The same, choosing what @prefill (T > 1) returns: all_logits = the logits of all T positions
-// ([1, T, V], `all_logits` set in the binding), else those of the last one ([1, V]): the LM head
-// then runs on one row instead of T. Decode (T = 1) always returns [1, V].
-mx_status_t mx_graph_bind_ex(const mx_model_t *model, int64_t ctx, int32_t V,
-                             const mx_tensor_t *caches, int32_t n_caches, int32_t T,
-                             bool all_logits, mx_graph_binding_t *b);
+// The same for B sequences: tokens [B, T], pos0 [B], caches [B, Hkv, ctx, D] (caches[] give the
+// types), logits [B, T, V] when all_logits and T > 1, else [B, V] (the last position's).
+mx_status_t mx_graph_bind_batch(const mx_model_t *model, int64_t ctx, int32_t V,
+                                const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                                bool all_logits, mx_graph_binding_t *b);
 // Frees what mx_graph_bind allocated (not `plan`, which its backend owns). Accepts a zeroed one.
 void mx_graph_binding_free(mx_graph_binding_t *b);
 

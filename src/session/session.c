@@ -25,19 +25,17 @@ static mx_status_t env_positive_int(const char *var, int64_t *value, bool *given
   return MX_OK;
 }
 
-mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *opts,
-                              mx_session_t **out) {
-  if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: out is NULL");
-  *out = NULL;
-  if (!model) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: model is NULL");
+mx_status_t mx_session_resolve_opts(const mx_model_t *model, const char *backend, int64_t ctx_opt,
+                                    int32_t chunk_opt, const mx_backend_t **be_out,
+                                    int64_t *ctx_out, int32_t *chunk_out) {
   const mx_model_config_t *cfg = &model->config;
   if (cfg->vocab_size <= 0 || cfg->max_position_embeddings <= 0)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "session: model config has vocab_size %d, max_position_embeddings %lld",
                         cfg->vocab_size, (long long)cfg->max_position_embeddings);
 
-  // Backend: option, else $MLXCEL_BACKEND, else the reference interpreter.
-  const char *bname = opts && opts->backend ? opts->backend : NULL;
+  // Backend: option, else $MLXCEL_BACKEND, else cpu.
+  const char *bname = backend;
   const char *bsource = "option";
   if (!bname) {
     const char *e = getenv("MLXCEL_BACKEND");
@@ -57,7 +55,7 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
   }
 
   // Context capacity: option, else $MLXCEL_XLA_CONTEXT_CAPACITY, else min(max_pos, 4096).
-  int64_t ctx = opts ? opts->ctx : 0;
+  int64_t ctx = ctx_opt;
   const char *csource = "option ctx";
   if (ctx < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "context capacity must be > 0, got %lld",
@@ -83,10 +81,29 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
     return mx_error_set(MX_ERR_INVALID_ARG, "context capacity %lld (from %s) is too large",
                         (long long)ctx, csource);
 
-  int32_t chunk = opts && opts->prefill_chunk ? opts->prefill_chunk : DEFAULT_PREFILL_CHUNK;
+  int32_t chunk = chunk_opt ? chunk_opt : DEFAULT_PREFILL_CHUNK;
   if (chunk < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "prefill_chunk must be > 0, got %d", chunk);
   if (chunk > ctx) chunk = (int32_t)ctx;  // a chunk never needs more than the whole capacity
+  *be_out = be;
+  *ctx_out = ctx;
+  *chunk_out = chunk;
+  return MX_OK;
+}
+
+mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *opts,
+                              mx_session_t **out) {
+  if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: out is NULL");
+  *out = NULL;
+  if (!model) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: model is NULL");
+  const mx_model_config_t *cfg = &model->config;
+  const mx_backend_t *be = NULL;
+  int64_t ctx = 0;
+  int32_t chunk = 0;
+  mx_status_t st0 =
+      mx_session_resolve_opts(model, opts ? opts->backend : NULL, opts ? opts->ctx : 0,
+                              opts ? opts->prefill_chunk : 0, &be, &ctx, &chunk);
+  if (st0) return st0;
 
   mx_session_t *s = calloc(1, sizeof *s);
   if (!s) return mx_error_set(MX_ERR_NOMEM, "session: out of memory");

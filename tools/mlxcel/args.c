@@ -1,5 +1,6 @@
-// Option parsing, model-directory checks, error reporting and .npy writing shared by the
-// model commands (generate, tokenize, detokenize, logits, emit, run --weights).
+// Option parsing (sampling flags included), model-directory checks, error reporting and .npy
+// writing shared by the model commands (generate, chat, tokenize, detokenize, logits, emit,
+// run --weights).
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -7,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -223,4 +226,91 @@ mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int6
   if (fclose(f) != 0) ok = false;
   if (!ok) return mx_error_set(MX_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
   return MX_OK;
+}
+
+int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
+                         const mx_tokenizer_t *tok, mx_chat_template_t **out) {
+  *out = NULL;
+  if (!mx_tokenizer_chat_template(tok)) {
+    fprintf(stderr,
+            "mlxcel %s: error: model %s has no chat_template in tokenizer_config.json; %s needs "
+            "one\n",
+            cmd, dir, what);
+    return MX_EXIT_FAILED;
+  }
+  mx_error_clear();
+  mx_status_t st = mx_chat_template_from_tokenizer(tok, out);
+  return st == MX_OK ? MX_EXIT_OK : mx_cli_fail(cmd, st);
+}
+
+// ---- Sampling flags ----
+
+int mx_cli_sampling_opt(int argc, char **argv, int *i, const char *cmd, mx_cli_sampling_t *s) {
+  const char *v = NULL;
+  int r;
+  bool ok = true;
+  if ((r = mx_cli_opt(argc, argv, i, cmd, "--temp", "--temperature", &v)) != 0) {
+    ok = r > 0 && mx_cli_parse_float(cmd, "--temp", v, &s->temp);
+    s->has_temp = true;
+  } else if ((r = mx_cli_opt(argc, argv, i, cmd, "--top-k", NULL, &v)) != 0) {
+    ok = r > 0 && mx_cli_parse_int(cmd, "--top-k", v, 0, INT32_MAX, &s->top_k);
+    s->has_top_k = true;
+  } else if ((r = mx_cli_opt(argc, argv, i, cmd, "--top-p", NULL, &v)) != 0) {
+    ok = r > 0 && mx_cli_parse_float(cmd, "--top-p", v, &s->top_p);
+    s->has_top_p = true;
+  } else if ((r = mx_cli_opt(argc, argv, i, cmd, "--min-p", NULL, &v)) != 0) {
+    ok = r > 0 && mx_cli_parse_float(cmd, "--min-p", v, &s->min_p);
+    s->has_min_p = true;
+  } else if ((r = mx_cli_opt(argc, argv, i, cmd, "--repeat-penalty", NULL, &v)) != 0) {
+    ok = r > 0 && mx_cli_parse_float(cmd, "--repeat-penalty", v, &s->repeat_penalty);
+    s->has_repeat = true;
+  } else if ((r = mx_cli_opt(argc, argv, i, cmd, "--seed", NULL, &v)) != 0) {
+    ok = r > 0 && mx_cli_parse_int(cmd, "--seed", v, 0, INT64_MAX, &s->seed);
+    s->has_seed = true;
+  } else {
+    return 0;
+  }
+  return ok ? 1 : -1;
+}
+
+void mx_cli_sampling_help(FILE *out) {
+  fputs(
+      "  --temp T               temperature; 0 = greedy (argmax)\n"
+      "  --top-k K              keep the K most likely tokens (0 = off)\n"
+      "  --top-p P              nucleus sampling: smallest set with probability >= P (1 = off)\n"
+      "  --min-p P              drop tokens below P x the top probability (0 = off)\n"
+      "  --repeat-penalty R     divide positive / multiply negative logits of the last 64\n"
+      "                         tokens by R (1 = off)\n"
+      "  --seed S               random seed (default: a fresh one, printed with --json)\n",
+      out);
+}
+
+void mx_cli_sampling_params(const mx_cli_sampling_t *s, const mx_model_config_t *cfg,
+                            mx_sampler_params_t *p) {
+  mx_sampler_params_default(p);
+  if (cfg->has_temperature || cfg->has_top_p || cfg->has_top_k) {
+    p->temperature = cfg->has_temperature ? cfg->temperature : 1.0f;
+    if (cfg->has_top_p) p->top_p = cfg->top_p;
+    if (cfg->has_top_k) p->top_k = cfg->top_k;
+  } else {
+    p->temperature = 0.0f;  // greedy, like Hugging Face without do_sample
+  }
+  if (s->has_temp) {
+    p->temperature = s->temp;
+  } else if (p->temperature == 0.0f && (s->has_top_k || s->has_top_p || s->has_min_p)) {
+    p->temperature = 1.0f;  // the user asked for a sampling filter: sample
+  }
+  if (s->has_top_k) p->top_k = (int32_t)s->top_k;
+  if (s->has_top_p) p->top_p = s->top_p;
+  if (s->has_min_p) p->min_p = s->min_p;
+  if (s->has_repeat) p->repetition_penalty = s->repeat_penalty;
+  if (s->has_seed) {
+    p->seed = (uint64_t)s->seed;
+  } else {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    uint64_t seed =
+        (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+    p->seed = seed & 0x7FFFFFFFFFFFFFFFull;  // printable as a non-negative --seed value
+  }
 }

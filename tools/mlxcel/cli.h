@@ -5,7 +5,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mlxcel/chat.h"
 #include "mlxcel/hlo.h"
+#include "mlxcel/session.h"
+#include "mlxcel/tokenizer.h"
 
 #ifndef MLXCEL_VERSION
 #define MLXCEL_VERSION "0.1.0-dev"
@@ -44,6 +47,7 @@ int mx_cli_cmd_emit(int argc, char **argv);
 int mx_cli_cmd_mkmodel(int argc, char **argv);
 int mx_cli_cmd_bench(int argc, char **argv);
 int mx_cli_cmd_diff(int argc, char **argv);
+int mx_cli_cmd_chat(int argc, char **argv);
 
 // ---- Option parsing helpers (args.c); every helper prints its own message on failure ----
 
@@ -72,6 +76,31 @@ int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, 
 // KV capacity when no --ctx is given: $MLXCEL_XLA_CONTEXT_CAPACITY, else
 // min(max_position_embeddings, 4096). Returns false (message printed) on a bad variable.
 bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx);
+
+// Sampling flags shared by generate and chat: --temp, --top-k, --top-p, --min-p,
+// --repeat-penalty, --seed.
+typedef struct mx_cli_sampling {
+  int64_t top_k, seed;
+  float temp, top_p, min_p, repeat_penalty;
+  bool has_temp, has_top_k, has_top_p, has_min_p, has_repeat, has_seed;
+} mx_cli_sampling_t;
+// Matches argv[*i] against the sampling flags: 1 matched (value parsed into *s), 0 not one of
+// them, -1 missing or bad value (message printed).
+int mx_cli_sampling_opt(int argc, char **argv, int *i, const char *cmd, mx_cli_sampling_t *s);
+// The help lines of the sampling flags.
+void mx_cli_sampling_help(FILE *out);
+// Sampler parameters: library defaults, then generation_config.json (temperature 1.0 when it
+// sets only top_p/top_k; greedy when it sets none), then the flags (a filter flag without
+// --temp on a greedy default samples at 1.0). Without --seed, a fresh seed.
+void mx_cli_sampling_params(const mx_cli_sampling_t *s, const mx_model_config_t *cfg,
+                            mx_sampler_params_t *p);
+
+// Compiles the chat template of the model in `dir`; when it has none, prints "mlxcel CMD:
+// error: model DIR has no chat_template in tokenizer_config.json; WHAT needs one" (and a
+// compile error as mx_cli_fail does). Returns an exit status.
+int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
+                         const mx_tokenizer_t *tok, mx_chat_template_t **out);
+
 // Writes a float32 C-order .npy file (format v1.0, '<f4').
 mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int64_t *dims,
                                  int32_t rank);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "mlxcel/batch.h"
 #include "mlxcel/machine.h"
 #include "mlxcel/session.h"
 
@@ -17,7 +18,7 @@ static void bench_usage(FILE *out) {
       out,
       "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
       "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
-      "                    [--bw-mib N] [--no-warmup] [--json]\n"
+      "                    [--bw-mib N] [--parallel N] [--no-warmup] [--json]\n"
       "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
       "                    [-o FILE]\n"
       "\n"
@@ -35,6 +36,11 @@ static void bench_usage(FILE *out) {
       "best of these samples (interference only slows a measurement down); the medians of\n"
       "the first ones are printed too.\n"
       "\n"
+      "--parallel N runs N sequences together through the batch engine (mlxcel serve's): each\n"
+      "rep prefills the N slots one after the other, then decodes all N in one batched call per\n"
+      "step; prefill and decode tok/s are aggregates over the N sequences. The decode limit is\n"
+      "then the smaller of N x bandwidth / (weights + N x KV bytes) and peak / decode FLOPs.\n"
+      "\n"
       "Machine mode: measures and prints the memory read bandwidth (multi-threaded streaming\n"
       "sum over a 1 GiB buffer) and peak f32 FMA FLOP/s, medians of --reps.\n"
       "\n"
@@ -49,6 +55,8 @@ static void bench_usage(FILE *out) {
       "                        interpreter); default: $MLXCEL_BACKEND, else cpu\n"
       "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
       "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
+      "  --parallel N          N sequences decoded together (batch engine, 1..64); default:\n"
+      "                        one session\n"
       "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
       "  --bw-mib N            bandwidth buffer in MiB (default 1024; small = fast, wrong)\n"
       "  --machine             measure the machine only\n"
@@ -61,7 +69,7 @@ static void bench_usage(FILE *out) {
 
 typedef struct bench_args {
   const char *dir, *backend, *machine_file, *out;
-  int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib;
+  int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib, parallel;
   bool machine, json, has_reps, no_warmup;
 } bench_args_t;
 
@@ -122,7 +130,7 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
       {"--prompt", &b->prompt, 1, 1 << 20}, {"--gen", &b->gen, 1, 1 << 20},
       {"--threads", &b->threads, 1, 256},   {"--reps", &b->reps, 1, 101},
       {"--ctx", &b->ctx, 1, INT32_MAX},     {"--chunk", &b->chunk, 1, 1 << 16},
-      {"--bw-mib", &b->bw_mib, 1, 1 << 20},
+      {"--bw-mib", &b->bw_mib, 1, 1 << 20}, {"--parallel", &b->parallel, 1, 64},
   };
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
@@ -267,9 +275,10 @@ static int read_machine_file(const char *path, mx_machine_info_t *m) {
 // Work per token from the config (see the usage text).
 typedef struct model_cost {
   double layer_matmul_params, head_params, matmul_params, params;
-  double weight_bytes;        // per decoded token, f32
-  double kv_bytes_per_token;  // at the mean decode position
-  double flops_per_token;     // mean over the prompt
+  double weight_bytes;            // per decoded token, f32
+  double kv_bytes_per_token;      // at the mean decode position
+  double flops_per_token;         // mean over the prompt
+  double decode_flops_per_token;  // at the mean decode position
   int64_t prefill_calls;
 } model_cost_t;
 
@@ -285,6 +294,7 @@ static void model_cost(const mx_model_config_t *c, int64_t n, int64_t gen, int64
   mc->weight_bytes = 4.0 * (mc->matmul_params + h + (2 * layers + 1) * h);
   double mean_pos = (double)n + (double)(gen - 1) / 2.0;  // decode positions n .. n+gen-1
   mc->kv_bytes_per_token = 2.0 * layers * kv * 4.0 * (mean_pos + 1.0);
+  mc->decode_flops_per_token = 2.0 * mc->matmul_params + layers * 4.0 * q * (mean_pos + 1.0);
   mc->prefill_calls = n / chunk;
   for (int64_t r = n % chunk; r; r &= r - 1) mc->prefill_calls++;
   double dn = (double)n;
@@ -304,6 +314,85 @@ static int32_t argmax(const float *x, int32_t n) {
 
 static const char *dtype_name(mx_elem_type_t t) {
   return t == MX_ELEM_BF16 ? "bf16" : t == MX_ELEM_F16 ? "f16" : t == MX_ELEM_F32 ? "f32" : "?";
+}
+
+// One model under test: a session (default) or a batch of `n` slots (--parallel).
+typedef struct runner {
+  mx_session_t *s;
+  mx_batch_t *b;
+  int32_t n, vocab, chunk;
+  int32_t *slots, *next, *buf;  // [n], [n], [chunk]
+} runner_t;
+
+static void runner_free(runner_t *r) {
+  mx_session_destroy(r->s);
+  mx_batch_destroy(r->b);
+  free(r->slots), free(r->next), free(r->buf);
+}
+
+static const char *runner_backend(const runner_t *r) {
+  return r->b ? mx_batch_backend(r->b)->name : mx_session_backend(r->s)->name;
+}
+
+// Slot i's prompt is the bench prompt with every id shifted by i (mod vocab): the sequences
+// differ, the work does not.
+static mx_status_t runner_prefill(runner_t *r, const int32_t *ids, int32_t n) {
+  if (!r->b) return mx_session_prefill(r->s, ids, n, NULL);
+  for (int32_t i = 0; i < r->n; i++) {
+    for (int32_t off = 0; off < n; off += r->chunk) {
+      int32_t k = n - off < r->chunk ? n - off : r->chunk;
+      for (int32_t j = 0; j < k; j++) r->buf[j] = (ids[off + j] + i) % r->vocab;
+      mx_status_t st = mx_batch_prefill(r->b, i, r->buf, k);
+      if (st != MX_OK) return st;
+    }
+    r->next[i] = argmax(mx_batch_logits(r->b, i), r->vocab);
+  }
+  return MX_OK;
+}
+
+static mx_status_t runner_decode(runner_t *r) {
+  if (!r->b) {
+    mx_status_t st = mx_session_decode(r->s, argmax(mx_session_logits(r->s), r->vocab));
+    return st;
+  }
+  mx_status_t st = mx_batch_decode(r->b, r->slots, r->next, r->n);
+  for (int32_t i = 0; i < r->n && st == MX_OK; i++)
+    r->next[i] = argmax(mx_batch_logits(r->b, i), r->vocab);
+  return st;
+}
+
+static void runner_reset(runner_t *r) {
+  if (!r->b) mx_session_reset(r->s);
+  for (int32_t i = 0; r->b && i < r->n; i++) mx_batch_reset(r->b, i);
+}
+
+static mx_status_t runner_create(const mx_model_t *model, const bench_args_t *a, int64_t ctx,
+                                 runner_t *r) {
+  memset(r, 0, sizeof *r);
+  mx_status_t st;
+  if (!a->parallel) {
+    mx_session_opts_t so = {.backend = a->backend, .ctx = ctx, .prefill_chunk = (int32_t)a->chunk};
+    st = mx_session_create(model, &so, &r->s);
+    if (st != MX_OK) return st;
+    r->n = 1;
+    r->vocab = mx_session_vocab(r->s);
+    return MX_OK;
+  }
+  mx_batch_opts_t bo = {.backend = a->backend,
+                        .ctx = ctx,
+                        .prefill_chunk = (int32_t)a->chunk,
+                        .n_slots = (int32_t)a->parallel};
+  st = mx_batch_create(model, &bo, &r->b);
+  if (st != MX_OK) return st;
+  r->n = (int32_t)a->parallel;
+  r->vocab = mx_batch_vocab(r->b);
+  r->chunk = mx_batch_chunk(r->b);
+  r->slots = calloc((size_t)r->n, sizeof *r->slots);
+  r->next = calloc((size_t)r->n, sizeof *r->next);
+  r->buf = calloc((size_t)r->chunk, sizeof *r->buf);
+  if (!r->slots || !r->next || !r->buf) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < r->n; i++) r->slots[i] = i;
+  return MX_OK;
 }
 
 static int run_model(const bench_args_t *b) {
@@ -343,26 +432,23 @@ static int run_model(const bench_args_t *b) {
     mx_model_free(model);
     return MX_EXIT_FAILED;
   }
-  mx_session_opts_t so;
-  memset(&so, 0, sizeof so);
-  so.backend = b->backend;
-  so.ctx = ctx;
-  so.prefill_chunk = (int32_t)b->chunk;
-  mx_session_t *s = NULL;
-  st = mx_session_create(model, &so, &s);
+  runner_t run;
+  st = runner_create(model, b, ctx, &run);
   if (st != MX_OK) {
+    runner_free(&run);
     mx_model_free(model);
     return mx_cli_fail(cmd, st);
   }
   int64_t chunk = b->chunk ? b->chunk : 64;
-  int32_t vocab = mx_session_vocab(s);
+  int32_t vocab = run.vocab;
+  int64_t par = run.n;  // sequences per rep
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
   double *pre = calloc((size_t)b->reps, sizeof(double));
   double *dec = calloc((size_t)b->reps, sizeof(double));
   if (!ids || !pre || !dec) {
     fprintf(stderr, "mlxcel bench: out of memory\n");
     free(ids), free(pre), free(dec);
-    mx_session_destroy(s);
+    runner_free(&run);
     mx_model_free(model);
     return MX_EXIT_FAILED;
   }
@@ -373,29 +459,26 @@ static int run_model(const bench_args_t *b) {
   }
   if (!b->json) {
     fprintf(stderr,
-            "mlxcel bench: %s, backend %s, %lld threads, prompt %lld, gen %lld, %lld reps\n",
-            b->dir, mx_session_backend(s)->name, (long long)threads, (long long)b->prompt,
-            (long long)b->gen, (long long)b->reps);
+            "mlxcel bench: %s, backend %s, %lld threads, prompt %lld, gen %lld, %lld reps, "
+            "%lld sequence%s\n",
+            b->dir, runner_backend(&run), (long long)threads, (long long)b->prompt,
+            (long long)b->gen, (long long)b->reps, (long long)par, par == 1 ? "" : "s");
   }
   if (!b->no_warmup) {  // untimed: faults in mmapped weights, warms caches and the pool
-    st = mx_session_prefill(s, ids, b->prompt < 2 ? (int32_t)b->prompt : 2, NULL);
-    if (st == MX_OK) st = mx_session_decode(s, argmax(mx_session_logits(s), vocab));
+    st = runner_prefill(&run, ids, b->prompt < 2 ? (int32_t)b->prompt : 2);
+    if (st == MX_OK) st = runner_decode(&run);
   }
   double rss = 0;
   int n_samples = b->machine_file ? 0 : 1;
   for (int64_t r = 0; r < b->reps && st == MX_OK; r++) {
-    mx_session_reset(s);
+    runner_reset(&run);
     double t0 = now_s();
-    st = mx_session_prefill(s, ids, (int32_t)b->prompt, NULL);
+    st = runner_prefill(&run, ids, (int32_t)b->prompt);
     double t1 = now_s();
-    int32_t next = st == MX_OK ? argmax(mx_session_logits(s), vocab) : 0;
-    for (int64_t g = 0; g < b->gen && st == MX_OK; g++) {
-      st = mx_session_decode(s, next);
-      if (st == MX_OK) next = argmax(mx_session_logits(s), vocab);
-    }
+    for (int64_t g = 0; g < b->gen && st == MX_OK; g++) st = runner_decode(&run);
     double t2 = now_s();
-    pre[r] = (double)b->prompt / (t1 - t0);
-    dec[r] = (double)b->gen / (t2 - t1);
+    pre[r] = (double)(par * b->prompt) / (t1 - t0);
+    dec[r] = (double)(par * b->gen) / (t2 - t1);
     if (!b->machine_file && st == MX_OK) {
       // Another machine sample after every rep: the limit is the best of all of them, so one
       // disturbed stretch of the run cannot lower it. The sample's buffer is not the model's
@@ -430,12 +513,17 @@ static int run_model(const bench_args_t *b) {
     // processes only ever slows a measurement down, so the best is the closest to the hardware
     // (a median taken while another job runs would inflate the % of limit).
     double bw = m.bandwidth_best_gbs, peak = m.peak_best_gflops;
-    double dec_limit = bw * 1e9 / dec_bytes;
+    // N sequences share one weight stream; each reads its own KV. Batched decode can become
+    // compute-bound: 2 FLOPs per matmul parameter plus attention per decoded token.
+    double dec_limit =
+        (double)par * bw * 1e9 / (mc.weight_bytes + (double)par * mc.kv_bytes_per_token);
+    if (par > 1 && peak * 1e9 / mc.decode_flops_per_token < dec_limit)
+      dec_limit = peak * 1e9 / mc.decode_flops_per_token;
     double pre_limit = peak * 1e9 / mc.flops_per_token;
     double dec_pct = 100.0 * dec_med / dec_limit, pre_pct = 100.0 * pre_med / pre_limit;
     char date[32];
     utc_now(date, sizeof date);
-    const char *backend = mx_session_backend(s)->name;
+    const char *backend = runner_backend(&run);
     if (b->json) {
       mx_strbuf_t sb;
       mx_strbuf_init(&sb);
@@ -449,6 +537,7 @@ static int run_model(const bench_args_t *b) {
           "\"matmul_params\": %.0f, \"backend\": \"%s\", \"threads\": %lld, "
           "\"precision\": \"f32\", \"quant\": \"none\", \"prompt_tokens\": %lld, "
           "\"gen_tokens\": %lld, \"reps\": %lld, \"ctx\": %lld, \"prefill_chunk\": %lld, "
+          "\"parallel\": %lld, \"engine\": \"%s\", "
           "\"prefill_tok_s\": %.4f, \"decode_tok_s\": %.4f, \"weight_bytes\": %.0f, "
           "\"kv_bytes_per_token\": %.0f, \"decode_bytes_per_token\": %.0f, "
           "\"flops_per_token\": %.0f, \"bandwidth_gbs\": %.3f, \"peak_gflops\": %.3f, "
@@ -461,9 +550,10 @@ static int run_model(const bench_args_t *b) {
           c->num_kv_heads, c->head_dim, c->vocab_size, c->tie_word_embeddings ? "true" : "false",
           dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
           (long long)b->prompt, (long long)b->gen, (long long)b->reps, (long long)ctx,
-          (long long)chunk, pre_med, dec_med, mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes,
-          mc.flops_per_token, bw, peak, m.bandwidth_gbs, m.peak_gflops, machine_source, n_samples,
-          dec_limit, pre_limit, dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
+          (long long)chunk, (long long)par, run.b ? "batch" : "session", pre_med, dec_med,
+          mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes, mc.flops_per_token, bw, peak,
+          m.bandwidth_gbs, m.peak_gflops, machine_source, n_samples, dec_limit, pre_limit, dec_pct,
+          pre_pct, pre_pct, dec_pct, rss, date);
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
     } else {
@@ -471,8 +561,12 @@ static int run_model(const bench_args_t *b) {
           "machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s (best of reps; "
           "medians %.2f, %.1f)\n",
           machine_source, m.threads, bw, peak, m.bandwidth_gbs, m.peak_gflops);
-      printf("model: %s, %.1fM params, %s, backend %s, %lld threads\n", c->model_type,
-             mc.params / 1e6, dtype_name(c->dtype), backend, (long long)threads);
+      printf("model: %s, %.1fM params, %s, backend %s, %lld threads%s\n", c->model_type,
+             mc.params / 1e6, dtype_name(c->dtype), backend, (long long)threads,
+             run.b ? ", batch engine" : "");
+      if (par > 1)
+        printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
+               (long long)par, dec_med / (double)par);
       printf(
           "prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
           "of limit\n",
@@ -485,7 +579,7 @@ static int run_model(const bench_args_t *b) {
     }
   }
   free(ids), free(pre), free(dec);
-  mx_session_destroy(s);
+  runner_free(&run);
   mx_model_free(model);
   return rc;
 }

@@ -11,63 +11,57 @@
 #include "mlxcel/tokenizer.h"
 
 static void generate_usage(FILE *out) {
-  fprintf(
-      out,
-      "Usage: mlxcel generate -m DIR (-p TEXT | --prompt-ids 1,2,3) [options]\n"
-      "\n"
-      "Generates text with the model in DIR (Hugging Face layout: config.json,\n"
-      "model.safetensors, tokenizer.json, optional generation_config.json) and streams it\n"
-      "to stdout as it is produced: the prompt first, then each new piece of text.\n"
-      "\n"
-      "Options:\n"
-      "  -m, --model DIR        model directory\n"
-      "  -p, --prompt TEXT      prompt text; encoded with the tokenizer's special tokens\n"
-      "                         (BOS when its post-processor adds one)\n"
-      "  --prompt-ids LIST      prompt as token ids (1,403,407), used as given\n"
-      "  --chat                 treat -p TEXT as a user message: render [system?, user]\n"
-      "                         with the model's chat template (tokenizer_config.json\n"
-      "                         chat_template, add_generation_prompt on) and print only\n"
-      "                         the reply\n"
-      "  --system TEXT          system message for --chat\n"
-      "  -n, --max-tokens N     generate at most N tokens (default 128)\n"
-      "  --temp T               temperature; 0 = greedy (argmax)\n"
-      "  --top-k K              keep the K most likely tokens (0 = off)\n"
-      "  --top-p P              nucleus sampling: smallest set with probability >= P (1 = off)\n"
-      "  --min-p P              drop tokens below P x the top probability (0 = off)\n"
-      "  --repeat-penalty R     divide positive / multiply negative logits of the last 64\n"
-      "                         tokens by R (1 = off)\n"
-      "  --seed S               random seed (default: a fresh one, printed with --json)\n"
-      "  --ignore-eos           keep generating after an end-of-sequence token\n"
-      "  --stop STR             stop when STR appears (not printed); repeatable\n"
-      "  --ctx N                KV-cache capacity in tokens (default:\n"
-      "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
-      "                         max_position_embeddings capped at 4096)\n"
-      "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
-      "                         interpreter); default: $MLXCEL_BACKEND, else cpu\n"
-      "  --json                 print one JSON object per generated token,\n"
-      "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
-      "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"
-      "  --no-echo              do not print the prompt before the generated text\n"
-      "  -q, --quiet            no statistics line on stderr\n"
-      "  -h, --help             show this help\n"
-      "\n"
-      "Sampling defaults: when DIR/generation_config.json sets temperature, top_p or top_k,\n"
-      "those values are used (temperature 1.0 when only top_p/top_k are set), as Hugging\n"
-      "Face's generate() does for models that sample; otherwise decoding is greedy, which is\n"
-      "also Hugging Face's default. Flags override the config; giving --top-k, --top-p or\n"
-      "--min-p without --temp on a greedy default samples at temperature 1.0.\n"
-      "Generation stops after N tokens, at an EOS id of generation_config.json (unless\n"
-      "--ignore-eos), at a stop string, or when the context is full.\n"
-      "\n"
-      "Exit status: 0 success, 1 failure (bad model, prompt longer than the context, ...),\n"
-      "2 bad command line, 3 unreadable model directory.\n");
+  fprintf(out,
+          "Usage: mlxcel generate -m DIR (-p TEXT | --prompt-ids 1,2,3) [options]\n"
+          "\n"
+          "Generates text with the model in DIR (Hugging Face layout: config.json,\n"
+          "model.safetensors, tokenizer.json, optional generation_config.json) and streams it\n"
+          "to stdout as it is produced: the prompt first, then each new piece of text.\n"
+          "\n"
+          "Options:\n"
+          "  -m, --model DIR        model directory\n"
+          "  -p, --prompt TEXT      prompt text; encoded with the tokenizer's special tokens\n"
+          "                         (BOS when its post-processor adds one)\n"
+          "  --prompt-ids LIST      prompt as token ids (1,403,407), used as given\n"
+          "  --chat                 treat -p TEXT as a user message: render [system?, user]\n"
+          "                         with the model's chat template (tokenizer_config.json\n"
+          "                         chat_template, add_generation_prompt on) and print only\n"
+          "                         the reply\n"
+          "  --system TEXT          system message for --chat\n"
+          "  -n, --max-tokens N     generate at most N tokens (default 128)\n");
+  mx_cli_sampling_help(out);
+  fprintf(out,
+          "  --ignore-eos           keep generating after an end-of-sequence token\n"
+          "  --stop STR             stop when STR appears (not printed); repeatable\n"
+          "  --ctx N                KV-cache capacity in tokens (default:\n"
+          "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
+          "                         max_position_embeddings capped at 4096)\n"
+          "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
+          "                         interpreter); default: $MLXCEL_BACKEND, else cpu\n"
+          "  --json                 print one JSON object per generated token,\n"
+          "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
+          "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"
+          "  --no-echo              do not print the prompt before the generated text\n"
+          "  -q, --quiet            no statistics line on stderr\n"
+          "  -h, --help             show this help\n"
+          "\n"
+          "Sampling defaults: when DIR/generation_config.json sets temperature, top_p or top_k,\n"
+          "those values are used (temperature 1.0 when only top_p/top_k are set), as Hugging\n"
+          "Face's generate() does for models that sample; otherwise decoding is greedy, which is\n"
+          "also Hugging Face's default. Flags override the config; giving --top-k, --top-p or\n"
+          "--min-p without --temp on a greedy default samples at temperature 1.0.\n"
+          "Generation stops after N tokens, at an EOS id of generation_config.json (unless\n"
+          "--ignore-eos), at a stop string, or when the context is full.\n"
+          "\n"
+          "Exit status: 0 success, 1 failure (bad model, prompt longer than the context, ...),\n"
+          "2 bad command line, 3 unreadable model directory.\n");
 }
 
 typedef struct gen_args {
   const char *dir, *prompt, *prompt_ids, *backend, *system;
-  int64_t max_tokens, ctx, top_k, seed;
-  float temp, top_p, min_p, repeat_penalty;
-  bool has_temp, has_top_k, has_top_p, has_min_p, has_repeat, has_seed, has_ctx;
+  int64_t max_tokens, ctx;
+  mx_cli_sampling_t sampling;
+  bool has_ctx;
   bool ignore_eos, json, no_echo, quiet, chat;
   const char **stop;
   int32_t n_stop;
@@ -94,24 +88,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
       if (r > 0) g->prompt_ids = v;
     } else if (VALUE_OPT("--max-tokens", "-n")) {
       if (r > 0 && !mx_cli_parse_int(cmd, "-n", v, 1, INT32_MAX, &g->max_tokens)) r = -1;
-    } else if (VALUE_OPT("--temp", "--temperature")) {
-      if (r > 0 && !mx_cli_parse_float(cmd, "--temp", v, &g->temp)) r = -1;
-      g->has_temp = true;
-    } else if (VALUE_OPT("--top-k", NULL)) {
-      if (r > 0 && !mx_cli_parse_int(cmd, "--top-k", v, 0, INT32_MAX, &g->top_k)) r = -1;
-      g->has_top_k = true;
-    } else if (VALUE_OPT("--top-p", NULL)) {
-      if (r > 0 && !mx_cli_parse_float(cmd, "--top-p", v, &g->top_p)) r = -1;
-      g->has_top_p = true;
-    } else if (VALUE_OPT("--min-p", NULL)) {
-      if (r > 0 && !mx_cli_parse_float(cmd, "--min-p", v, &g->min_p)) r = -1;
-      g->has_min_p = true;
-    } else if (VALUE_OPT("--repeat-penalty", NULL)) {
-      if (r > 0 && !mx_cli_parse_float(cmd, "--repeat-penalty", v, &g->repeat_penalty)) r = -1;
-      g->has_repeat = true;
-    } else if (VALUE_OPT("--seed", NULL)) {
-      if (r > 0 && !mx_cli_parse_int(cmd, "--seed", v, 0, INT64_MAX, &g->seed)) r = -1;
-      g->has_seed = true;
+    } else if ((r = mx_cli_sampling_opt(argc, argv, &i, cmd, &g->sampling)) != 0) {
+      // parsed (or reported) by the shared sampling flags
     } else if (VALUE_OPT("--ctx", NULL)) {
       if (r > 0 && !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &g->ctx)) r = -1;
       g->has_ctx = true;
@@ -159,37 +137,6 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
   return MX_EXIT_OK;
 }
 
-// Sampling parameters: library defaults, then generation_config.json, then the flags.
-static void sampling_params(const gen_args_t *g, const mx_model_config_t *cfg,
-                            mx_sampler_params_t *p) {
-  mx_sampler_params_default(p);
-  if (cfg->has_temperature || cfg->has_top_p || cfg->has_top_k) {
-    p->temperature = cfg->has_temperature ? cfg->temperature : 1.0f;
-    if (cfg->has_top_p) p->top_p = cfg->top_p;
-    if (cfg->has_top_k) p->top_k = cfg->top_k;
-  } else {
-    p->temperature = 0.0f;  // greedy, like Hugging Face without do_sample
-  }
-  if (g->has_temp) {
-    p->temperature = g->temp;
-  } else if (p->temperature == 0.0f && (g->has_top_k || g->has_top_p || g->has_min_p)) {
-    p->temperature = 1.0f;  // the user asked for a sampling filter: sample
-  }
-  if (g->has_top_k) p->top_k = (int32_t)g->top_k;
-  if (g->has_top_p) p->top_p = g->top_p;
-  if (g->has_min_p) p->min_p = g->min_p;
-  if (g->has_repeat) p->repetition_penalty = g->repeat_penalty;
-  if (g->has_seed) {
-    p->seed = (uint64_t)g->seed;
-  } else {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    uint64_t s =
-        (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
-    p->seed = s & 0x7FFFFFFFFFFFFFFFull;  // printable as a non-negative --seed value
-  }
-}
-
 typedef struct stream_state {
   bool json;
   bool ends_with_newline;  // last byte written to stdout (text mode)
@@ -233,24 +180,16 @@ static double decode_rate(const mx_generate_stats_t *st) {
 // special tokens spelled in the text are matched).
 static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **ids, int32_t *n) {
   const char *cmd = "generate";
-  if (!mx_tokenizer_chat_template(model->tokenizer)) {
-    fprintf(stderr,
-            "mlxcel %s: error: model %s has no chat_template in tokenizer_config.json; --chat "
-            "needs one\n",
-            cmd, g->dir);
-    return MX_EXIT_FAILED;
-  }
   mx_chat_template_t *t = NULL;
-  mx_error_clear();
-  mx_status_t st = mx_chat_template_from_tokenizer(model->tokenizer, &t);
-  if (st != MX_OK) return mx_cli_fail(cmd, st);
+  int rc = mx_cli_chat_template(cmd, "--chat", g->dir, model->tokenizer, &t);
+  if (rc != MX_EXIT_OK) return rc;
   mx_chat_message_t msgs[2] = {{"system", g->system}, {"user", g->prompt}};
   int32_t n_msgs = g->system ? 2 : 1;
   mx_chat_render_opts_t ro = {.add_generation_prompt = true};
   mx_chat_opts_from_tokenizer(model->tokenizer, &ro);
   char *text = NULL;
   size_t len = 0;
-  st = mx_chat_render(t, g->system ? msgs : msgs + 1, n_msgs, &ro, &text, &len);
+  mx_status_t st = mx_chat_render(t, g->system ? msgs : msgs + 1, n_msgs, &ro, &text, &len);
   mx_chat_template_destroy(t);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
@@ -315,7 +254,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   so.ctx = g->has_ctx ? g->ctx : 0;
   mx_session_t *s = NULL;
   mx_sampler_params_t sp;
-  sampling_params(g, &model->config, &sp);
+  mx_cli_sampling_params(&g->sampling, &model->config, &sp);
   // Bad sampling values are reported before anything is printed.
   mx_sampler_t *check = NULL;
   mx_error_clear();

@@ -1,4 +1,4 @@
-// mlxcel: entry point and subcommand dispatch. Later commands (chat, bench, serve, ...)
+// mlxcel: entry point and subcommand dispatch. Later commands (serve, ...)
 // add one row to kCommands and one cmd_<name>.c file.
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@ typedef struct mx_cli_cmd {
 
 static const mx_cli_cmd_t kCommands[] = {
     {"generate", mx_cli_cmd_generate, "generate text from a prompt with a model directory"},
+    {"chat", mx_cli_cmd_chat, "chat with a model in the terminal through its chat template"},
     {"tokenize", mx_cli_cmd_tokenize, "print the token ids of a text"},
     {"detokenize", mx_cli_cmd_detokenize, "print the text of token ids"},
     {"logits", mx_cli_cmd_logits, "write the logits of every position of a prompt as .npy"},

@@ -1,0 +1,76 @@
+// mlxcel-xla batched decoding: several independent sequences ("slots") of one model advance
+// together, the engine under continuous batching (mlxcel serve --parallel N).
+//
+// Each slot owns its KV cache region and position. mx_batch_decode advances any subset of slots
+// by one token in ONE batched graph call (the weights are read once for all of them), so
+// aggregate decode throughput grows with the number of active slots. mx_batch_prefill appends a
+// prompt chunk to one slot while the others keep their state (the server interleaves one prefill
+// chunk between decode steps so running streams never stall for longer than one chunk).
+// Greedy tokens of a slot do not depend on what the other slots hold or whether they are active.
+//
+// Threading: a batch may be used by one thread at a time (the server's scheduler thread).
+// Everything a step needs is allocated at create time; prefill/decode do not allocate.
+//
+// Cost: a decode call costs about one single-sequence step (the weights are streamed once) plus
+// the per-sequence work (attention, small per-row ops) of the slots it advances. A slot gets its
+// place in the batched state when its sequence starts (the lowest free one) and gives it back on
+// reset; a call runs the places up to the highest one it names, rounded up to a power of two,
+// so held slots it does not name may run as discarded rows (with their attention): schedulers
+// should advance every ready slot in each call and reset finished ones. Backends without batch
+// support (not cpu or interp) work too, one call per slot. KV memory: n_slots x (ctx + 1)
+// positions, taken at create.
+//
+// Numerics (cpu, interp): a slot's logits are bit-identical to those of an mx_session fed the
+// same tokens through the same calls (prefill chunks, then one decode per token), whatever the
+// other slots hold or do.
+#ifndef MLXCEL_BATCH_H
+#define MLXCEL_BATCH_H
+
+#include "mlxcel/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mx_batch mx_batch_t;
+
+typedef struct mx_batch_opts {
+  const char *backend;    // as mx_session_opts_t ("cpu" default, "interp")
+  int64_t ctx;            // KV capacity of EACH slot; 0 = as mx_session_opts_t
+  int32_t prefill_chunk;  // most tokens per prefill call; 0 = default
+  int32_t n_slots;        // 1..64
+} mx_batch_opts_t;
+
+// `model` must outlive the batch. Bad options are errors naming the option.
+mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts, mx_batch_t **out);
+void mx_batch_destroy(mx_batch_t *b);  // accepts NULL
+
+int32_t mx_batch_n_slots(const mx_batch_t *b);
+int64_t mx_batch_ctx(const mx_batch_t *b);    // per slot
+int32_t mx_batch_chunk(const mx_batch_t *b);  // most tokens one mx_batch_prefill call takes
+int32_t mx_batch_vocab(const mx_batch_t *b);
+const mx_backend_t *mx_batch_backend(const mx_batch_t *b);  // NULL for NULL
+
+// Appends n tokens (1 <= n <= mx_batch_chunk) to the slot's sequence in one backend call. Fails
+// before any work, with the numbers in the message, if n_past + n exceeds the capacity or an id
+// is out of range. The logits of the last token are then mx_batch_logits(b, slot).
+mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n);
+
+// Appends ids[i] to slots[i] for i < n (distinct slots) in one batched graph call; same checks
+// for every slot before any work (1 <= n <= n_slots, a full slot is an error naming it).
+// Afterwards mx_batch_logits(b, slots[i]) holds each slot's. On failure the named slots have no
+// logits and keep their n_past.
+mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *ids, int32_t n);
+
+// Logits [V] of the last token the slot processed; valid until that slot's next call or reset.
+// NULL when the slot has none (new, reset, failed call) or the slot is out of range.
+const float *mx_batch_logits(const mx_batch_t *b, int32_t slot);
+int64_t mx_batch_n_past(const mx_batch_t *b, int32_t slot);  // 0 for a bad slot
+// Forgets the slot's sequence (cheap: nothing is cleared, no other slot is touched); a bad slot
+// is ignored.
+void mx_batch_reset(mx_batch_t *b, int32_t slot);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // MLXCEL_BATCH_H

@@ -1,0 +1,253 @@
+// Batched decoding (batch.h): option resolution, the checks every call makes before any work,
+// per-slot bookkeeping, and the mapping of slots to the backend's slots.
+//
+// Backends with batch operations (mx_backend_batch_ops: cpu, interp) hold all slots in one
+// state and advance any subset in one graph call. Their decode cost grows with the highest
+// backend slot a call names, so a slot gets a backend slot only when its sequence starts (first
+// prefill or decode after create / reset: nothing to move, the slot is empty) and always the
+// lowest free one; a reset gives it back. Any other backend runs one state per slot, one call
+// per slot (correct, not faster than sessions).
+#include "mlxcel/batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session_internal.h"
+
+enum { MAX_SLOTS = 64 };  // the graph builders' batch limit
+
+struct mx_batch {
+  const mx_model_t *model;  // borrowed; outlives the batch
+  const mx_backend_t *backend;
+  const mx_backend_batch_t *ops;  // NULL: one state per slot (states[])
+  void *state;                    // ops' state
+  void **states;                  // [n_slots] backend states (ops == NULL)
+  int64_t ctx;
+  int32_t chunk, vocab, n_slots;
+  int32_t *phys;     // [n_slots] backend slot of each slot, -1 while it holds nothing
+  bool *phys_used;   // [n_slots]
+  int64_t *n_past;   // [n_slots]
+  bool *has_logits;  // [n_slots]
+  float *logits;     // [n_slots][vocab]
+  bool *seen;        // [n_slots] decode scratch (distinct slots)
+  int32_t *d_slots;  // [n_slots] decode scratch: backend slots
+  int64_t *d_pos;    // [n_slots]
+  float *d_logits;   // [n_slots][vocab]
+};
+
+void mx_batch_destroy(mx_batch_t *b) {
+  if (!b) return;
+  if (b->ops && b->state) b->ops->destroy(b->state);
+  for (int32_t i = 0; b->states && i < b->n_slots; i++)
+    if (b->states[i]) b->backend->destroy(b->states[i]);
+  free(b->states);
+  free(b->phys);
+  free(b->phys_used);
+  free(b->n_past);
+  free(b->has_logits);
+  free(b->logits);
+  free(b->seen);
+  free(b->d_slots);
+  free(b->d_pos);
+  free(b->d_logits);
+  free(b);
+}
+
+mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts,
+                            mx_batch_t **out) {
+  if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_create: out is NULL");
+  *out = NULL;
+  if (!model) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_create: model is NULL");
+  if (!opts) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_create: opts is NULL");
+  if (opts->n_slots < 1 || opts->n_slots > MAX_SLOTS)
+    return mx_error_set(MX_ERR_INVALID_ARG, "n_slots must be in 1..%d, got %d", MAX_SLOTS,
+                        opts->n_slots);
+  const mx_backend_t *be = NULL;
+  int64_t ctx = 0;
+  int32_t chunk = 0;
+  mx_status_t st = mx_session_resolve_opts(model, opts->backend, opts->ctx, opts->prefill_chunk,
+                                           &be, &ctx, &chunk);
+  if (st) return st;
+  mx_batch_t *b = calloc(1, sizeof *b);
+  if (!b) return mx_error_set(MX_ERR_NOMEM, "batch: out of memory");
+  b->model = model;
+  b->backend = be;
+  b->ops = mx_backend_batch_ops(be);
+  b->ctx = ctx;
+  b->chunk = chunk;
+  b->vocab = model->config.vocab_size;
+  b->n_slots = opts->n_slots;
+  size_t n = (size_t)b->n_slots, nv = n * (size_t)b->vocab;
+  b->phys = malloc(n * sizeof *b->phys);
+  b->phys_used = calloc(n, sizeof *b->phys_used);
+  b->n_past = calloc(n, sizeof *b->n_past);
+  b->has_logits = calloc(n, sizeof *b->has_logits);
+  b->logits = calloc(nv, sizeof *b->logits);
+  b->seen = calloc(n, sizeof *b->seen);
+  b->d_slots = calloc(n, sizeof *b->d_slots);
+  b->d_pos = calloc(n, sizeof *b->d_pos);
+  b->d_logits = calloc(nv, sizeof *b->d_logits);
+  if (!b->ops) b->states = calloc(n, sizeof *b->states);
+  if (!b->phys || !b->phys_used || !b->n_past || !b->has_logits || !b->logits || !b->seen ||
+      !b->d_slots || !b->d_pos || !b->d_logits || (!b->ops && !b->states)) {
+    mx_batch_destroy(b);
+    return mx_error_set(MX_ERR_NOMEM, "batch: out of memory for %d slots, vocab %d", b->n_slots,
+                        b->vocab);
+  }
+  for (int32_t i = 0; i < b->n_slots; i++) b->phys[i] = -1;
+  if (b->ops) {
+    st = b->ops->create(model, ctx, chunk, b->n_slots, &b->state);
+    if (st) b->state = NULL;
+  } else {
+    for (int32_t i = 0; i < b->n_slots && !st; i++) {
+      st = be->create(model, ctx, chunk, &b->states[i]);
+      if (st) b->states[i] = NULL;
+    }
+  }
+  if (st) {
+    mx_batch_destroy(b);
+    return mx_error_prefix(st, "backend %s, %d slots", be->name, opts->n_slots);
+  }
+  *out = b;
+  return MX_OK;
+}
+
+int32_t mx_batch_n_slots(const mx_batch_t *b) { return b ? b->n_slots : 0; }
+int64_t mx_batch_ctx(const mx_batch_t *b) { return b ? b->ctx : 0; }
+int32_t mx_batch_chunk(const mx_batch_t *b) { return b ? b->chunk : 0; }
+int32_t mx_batch_vocab(const mx_batch_t *b) { return b ? b->vocab : 0; }
+const mx_backend_t *mx_batch_backend(const mx_batch_t *b) { return b ? b->backend : NULL; }
+
+static mx_status_t check_slot(const mx_batch_t *b, int32_t slot, const char *what) {
+  if (slot < 0 || slot >= b->n_slots)
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: slot %d out of range [0, %d)", what, slot,
+                        b->n_slots);
+  return MX_OK;
+}
+
+static mx_status_t check_id(const mx_batch_t *b, int32_t id, int32_t i, const char *what) {
+  if (id < 0 || id >= b->vocab)
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: token id %d at index %d is out of range [0, %d)",
+                        what, id, i, b->vocab);
+  return MX_OK;
+}
+
+// The backend slot of `slot`, taking the lowest free one if it has none.
+static int32_t backend_slot(mx_batch_t *b, int32_t slot) {
+  if (!b->ops) return slot;
+  if (b->phys[slot] < 0) {
+    for (int32_t p = 0; p < b->n_slots; p++)
+      if (!b->phys_used[p]) {
+        b->phys_used[p] = true;
+        b->phys[slot] = p;
+        break;
+      }
+  }
+  return b->phys[slot];  // always found: there are as many backend slots as slots
+}
+
+mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n) {
+  static const char what[] = "batch prefill";
+  if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill: batch is NULL");
+  mx_status_t st = check_slot(b, slot, what);
+  if (st) return st;
+  if (n < 1 || n > b->chunk)
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: %d tokens, expected 1..%d (the prefill chunk)",
+                        what, n, b->chunk);
+  if (!ids) return mx_error_set(MX_ERR_INVALID_ARG, "%s: ids is NULL", what);
+  if ((int64_t)n > b->ctx - b->n_past[slot])
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "%s of %d token%s does not fit in slot %d: capacity %lld, %lld tokens "
+                        "already in the slot",
+                        what, n, n == 1 ? "" : "s", slot, (long long)b->ctx,
+                        (long long)b->n_past[slot]);
+  for (int32_t i = 0; i < n; i++)
+    if ((st = check_id(b, ids[i], i, what))) return st;
+  float *logits = b->logits + (size_t)slot * (size_t)b->vocab;
+  if (b->ops) {
+    st = b->ops->prefill(b->state, backend_slot(b, slot), ids, n, b->n_past[slot], logits);
+  } else {
+    st = b->backend->prefill(b->states[slot], ids, n, b->n_past[slot], logits, NULL);
+  }
+  if (st) {
+    // Rows at positions >= n_past may be partly written; the next call rewrites them first.
+    b->has_logits[slot] = false;
+    return mx_error_prefix(st, "%s of %d tokens into slot %d at position %lld", what, n, slot,
+                           (long long)b->n_past[slot]);
+  }
+  b->n_past[slot] += n;
+  b->has_logits[slot] = true;
+  return MX_OK;
+}
+
+mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *ids, int32_t n) {
+  static const char what[] = "batch decode";
+  if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_decode: batch is NULL");
+  if (n < 1 || n > b->n_slots)
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: %d slots, expected 1..%d", what, n, b->n_slots);
+  if (!slots || !ids)
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: %s is NULL", what, !slots ? "slots" : "ids");
+  memset(b->seen, 0, (size_t)b->n_slots * sizeof *b->seen);
+  mx_status_t st = MX_OK;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t s = slots[i];
+    if ((st = check_slot(b, s, what))) return st;
+    if (b->seen[s])
+      return mx_error_set(MX_ERR_INVALID_ARG, "%s: slot %d is named twice (index %d)", what, s, i);
+    b->seen[s] = true;
+    if (b->n_past[s] >= b->ctx)
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "%s: slot %d is full: capacity %lld, %lld tokens already in the slot",
+                          what, s, (long long)b->ctx, (long long)b->n_past[s]);
+    if ((st = check_id(b, ids[i], i, what))) return st;
+  }
+  const size_t V = (size_t)b->vocab;
+  if (b->ops) {
+    for (int32_t i = 0; i < n; i++) {
+      b->d_slots[i] = backend_slot(b, slots[i]);
+      b->d_pos[i] = b->n_past[slots[i]];
+    }
+    st = b->ops->decode(b->state, b->d_slots, ids, b->d_pos, n, b->d_logits);
+    if (!st)
+      for (int32_t i = 0; i < n; i++)
+        memcpy(b->logits + (size_t)slots[i] * V, b->d_logits + (size_t)i * V, V * sizeof(float));
+  } else {
+    for (int32_t i = 0; i < n && !st; i++) {
+      int32_t s = slots[i];
+      st = b->backend->decode(b->states[s], ids[i], b->n_past[s], b->logits + (size_t)s * V);
+    }
+  }
+  if (st) {
+    for (int32_t i = 0; i < n; i++) b->has_logits[slots[i]] = false;
+    return mx_error_prefix(st, "%s of %d slots", what, n);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    b->n_past[slots[i]]++;
+    b->has_logits[slots[i]] = true;
+  }
+  return MX_OK;
+}
+
+const float *mx_batch_logits(const mx_batch_t *b, int32_t slot) {
+  if (!b || slot < 0 || slot >= b->n_slots || !b->has_logits[slot]) return NULL;
+  return b->logits + (size_t)slot * (size_t)b->vocab;
+}
+
+int64_t mx_batch_n_past(const mx_batch_t *b, int32_t slot) {
+  return b && slot >= 0 && slot < b->n_slots ? b->n_past[slot] : 0;
+}
+
+void mx_batch_reset(mx_batch_t *b, int32_t slot) {
+  if (!b || slot < 0 || slot >= b->n_slots) return;
+  if (b->ops) {
+    if (b->phys[slot] >= 0) {
+      b->ops->reset(b->state, b->phys[slot]);
+      b->phys_used[b->phys[slot]] = false;
+      b->phys[slot] = -1;
+    }
+  } else {
+    b->backend->reset(b->states[slot]);
+  }
+  b->n_past[slot] = 0;
+  b->has_logits[slot] = false;
+}

@@ -1,0 +1,211 @@
+// Batched KV state of the cpu and interp backends (see batch_state.h).
+#include "session/batch_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mx_bstate_destroy(mx_bstate_t *s) {
+  if (!s) return;
+  for (int32_t i = 0; i < s->n_dec; i++) {
+    if (s->ex->release) s->ex->release(s->impl, &s->dec[i]);
+    mx_graph_binding_free(&s->dec[i]);
+  }
+  for (int32_t i = 0; i < s->n_pre; i++) {
+    if (s->ex->release) s->ex->release(s->impl, &s->pre[i]);
+    mx_graph_binding_free(&s->pre[i]);
+  }
+  if (s->ex->destroy) s->ex->destroy(s->impl);
+  for (int32_t j = 0; s->caches && j < s->n_caches; j++) mx_tensor_free(&s->caches[j]);
+  free(s->caches);
+  free(s->views);
+  free(s->len);
+  free(s->pos0);
+  free(s->logits);
+  free(s);
+}
+
+// Points views[] at slots [first, first + B) of every cache, typed [B, Hkv, S, D].
+static void set_views(mx_bstate_t *s, int32_t first, int32_t B) {
+  for (int32_t j = 0; j < s->n_caches; j++) {
+    mx_tensor_t *v = &s->views[j];
+    const mx_type_t *ct = &s->caches[j].type;
+    int64_t dims[4] = {B, ct->dims[1], ct->dims[2], ct->dims[3]};
+    v->type = mx_type_tensor(MX_ELEM_F32, 4, dims);
+    v->data = s->caches[j].data + (size_t)first * s->slot_bytes;
+    v->nbytes = (size_t)B * s->slot_bytes;
+  }
+}
+
+// Binds tokens, pos0 (B entries of s->pos0), the current views and the result buffers.
+static void bind(mx_bstate_t *s, mx_graph_binding_t *b) {
+  b->args[b->tokens_arg] = b->tokens;
+  mx_tensor_t *p = &b->args[b->pos0_arg];
+  int64_t pd = b->B;
+  p->type = mx_type_tensor(MX_ELEM_I32, 1, &pd);
+  p->data = (uint8_t *)s->pos0;
+  p->nbytes = (size_t)b->B * sizeof *s->pos0;
+  for (int32_t j = 0; j < s->n_caches; j++) {
+    b->args[b->cache_arg[j]] = s->views[j];
+    b->res[b->cache_res[j]] = s->views[j];  // in place
+  }
+  mx_tensor_t *l = &b->res[b->logits_res];
+  l->type = b->f->result_types[b->logits_res];
+  l->data = (uint8_t *)s->logits;
+  l->nbytes = (size_t)b->B * (size_t)(b->all_logits ? b->T : 1) * (size_t)s->V * sizeof(float);
+}
+
+// What the prefill graphs return. It must be what the session backends' prefill plans return,
+// since the last row's logits come out of the LM head matmul with M = T rows (all positions,
+// GEMM order) or M = 1 (last position only, GEMV order): a slot's logits equal a session's only
+// when both use the same kind (the cpu session: the last position only, ADR 0003).
+enum { PREFILL_ALL_LOGITS = false };
+
+static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
+                               mx_graph_binding_t *b) {
+  set_views(s, 0, B);
+  mx_status_t st =
+      mx_graph_bind_batch(model, s->S, s->V, s->views, s->n_caches, B, T, PREFILL_ALL_LOGITS, b);
+  if (st) return st;
+  bind(s, b);
+  for (int32_t r = 0; r < b->f->n_results; r++)
+    if (!b->res[r].data)
+      return mx_error_set(MX_ERR_INVALID_ARG, "@%s: unexpected result %d", b->f->name, r);
+  return s->ex->prepare ? s->ex->prepare(s->impl, b) : MX_OK;
+}
+
+mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk, int32_t n_slots,
+                             const mx_bstate_exec_t *ex, void *impl, mx_bstate_t **out) {
+  *out = NULL;
+  const mx_model_config_t *cfg = &model->config;
+  if (!model->ckpt || ctx <= 0 || ctx >= INT32_MAX || chunk <= 0 || chunk > ctx || n_slots <= 0 ||
+      n_slots > MX_BSTATE_MAX_SLOTS) {
+    if (ex->destroy) ex->destroy(impl);
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "batch: bad ctx %lld / prefill chunk %d / %d slots (1..%d), or no "
+                        "checkpoint",
+                        (long long)ctx, chunk, n_slots, MX_BSTATE_MAX_SLOTS);
+  }
+  mx_bstate_t *s = calloc(1, sizeof *s);
+  if (!s) {
+    if (ex->destroy) ex->destroy(impl);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  s->ex = ex;
+  s->impl = impl;
+  s->ctx = ctx;
+  s->S = ctx + 1;
+  s->chunk = chunk;
+  s->V = cfg->vocab_size;
+  s->n_slots = n_slots;
+  s->n_caches = 2 * cfg->num_layers;
+  mx_status_t st = MX_OK;
+  const int64_t cdims[4] = {n_slots, cfg->num_kv_heads, s->S, cfg->head_dim};
+  mx_type_t ct = mx_type_tensor(MX_ELEM_F32, 4, cdims);
+  size_t nc = (size_t)(s->n_caches > 0 ? s->n_caches : 1);
+  int32_t pre_rows = PREFILL_ALL_LOGITS ? chunk : 1;
+  size_t rows = (size_t)(pre_rows > n_slots ? pre_rows : n_slots);
+  s->caches = calloc(nc, sizeof *s->caches);
+  s->views = calloc(nc, sizeof *s->views);
+  s->len = calloc((size_t)n_slots, sizeof *s->len);
+  s->pos0 = calloc((size_t)n_slots, sizeof *s->pos0);
+  s->logits = malloc(rows * (size_t)s->V * sizeof *s->logits);
+  if (!s->caches || !s->views || !s->len || !s->pos0 || !s->logits)
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t j = 0; j < s->n_caches && !st; j++) {
+    st = mx_tensor_alloc(&s->caches[j], &ct);
+    if (st)
+      st = mx_error_prefix(st, "batch KV cache of %d slots x %lld positions", n_slots,
+                           (long long)ctx);
+  }
+  if (!st) s->slot_bytes = s->n_caches ? s->caches[0].nbytes / (size_t)n_slots : 0;
+  // Decode graphs: B = 1, 2, 4, ... below n_slots, then n_slots.
+  for (int32_t B = 1; !st; B = B * 2 < n_slots ? B * 2 : n_slots) {
+    st = add_binding(s, model, B, 1, &s->dec[s->n_dec++]);
+    if (B == n_slots) break;
+  }
+  for (int32_t T = 2; !st && T <= chunk && s->n_pre < MX_BSTATE_MAX_PLANS; T *= 2)
+    st = add_binding(s, model, 1, T, &s->pre[s->n_pre++]);
+  if (st) {
+    mx_bstate_destroy(s);
+    return st;
+  }
+  *out = s;
+  return MX_OK;
+}
+
+mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
+                              int64_t pos0, float *last) {
+  mx_bstate_t *s = state;
+  if (slot < 0 || slot >= s->n_slots || n <= 0 || n > s->chunk || pos0 < 0 || pos0 + n > s->ctx)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "batch prefill: %d tokens at position %lld of slot %d (chunk %d, "
+                        "capacity %lld, %d slots)",
+                        n, (long long)pos0, slot, s->chunk, (long long)s->ctx, s->n_slots);
+  const size_t V = (size_t)s->V;
+  set_views(s, slot, 1);
+  int32_t done = 0;
+  // Largest piece first; n <= chunk < 2 * the largest T, so each size runs at most once.
+  for (int32_t i = s->n_pre - 1; i >= -1 && done < n; i--) {
+    mx_graph_binding_t *b = i >= 0 ? &s->pre[i] : &s->dec[0];
+    while (n - done >= b->T) {
+      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
+      s->pos0[0] = (int32_t)(pos0 + done);
+      bind(s, b);
+      mx_status_t st = s->ex->run(s->impl, b);
+      if (st) return st;
+      memcpy(last, s->logits + (size_t)(b->all_logits ? b->T - 1 : 0) * V, V * sizeof *last);
+      done += b->T;
+    }
+  }
+  s->len[slot] = pos0 + n;
+  return MX_OK;
+}
+
+mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
+                             const int64_t *pos, int32_t n, float *logits) {
+  mx_bstate_t *s = state;
+  int32_t hi = -1;
+  for (int32_t i = 0; i < n; i++) {
+    if (slots[i] < 0 || slots[i] >= s->n_slots || pos[i] < 0 || pos[i] >= s->ctx)
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "batch decode: slot %d at position %lld (%d slots, capacity %lld)",
+                          slots[i], (long long)pos[i], s->n_slots, (long long)s->ctx);
+    if (slots[i] > hi) hi = slots[i];
+  }
+  if (n <= 0) return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: %d slots", n);
+  mx_graph_binding_t *b = &s->dec[s->n_dec - 1];
+  for (int32_t k = 0; k < s->n_dec; k++)
+    if (s->dec[k].B > hi) {
+      b = &s->dec[k];
+      break;
+    }
+  // Park every slot of the prefix on its first free row (row ctx when full), then place the
+  // named ones.
+  int32_t *tok = (int32_t *)b->tokens.data;
+  for (int32_t q = 0; q < b->B; q++) {
+    tok[q] = 0;
+    s->pos0[q] = (int32_t)(s->len[q] < s->ctx ? s->len[q] : s->ctx);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    tok[slots[i]] = ids[i];
+    s->pos0[slots[i]] = (int32_t)pos[i];
+  }
+  set_views(s, 0, b->B);
+  bind(s, b);
+  mx_status_t st = s->ex->run(s->impl, b);
+  if (st) return st;
+  const size_t V = (size_t)s->V;
+  for (int32_t i = 0; i < n; i++) {
+    memcpy(logits + (size_t)i * V, s->logits + (size_t)slots[i] * V, V * sizeof *logits);
+    s->len[slots[i]] = pos[i] + 1;
+  }
+  return MX_OK;
+}
+
+// Rows past len are never read before the slot writes them again, so nothing is cleared: a
+// reset costs nothing whatever the capacity (a session clears its cache; test_batch checks that
+// a reset slot gives exactly a new slot's logits).
+void mx_bstate_reset(void *state, int32_t slot) {
+  mx_bstate_t *s = state;
+  if (slot >= 0 && slot < s->n_slots) s->len[slot] = 0;
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# `mlxcel mkmodel` for every model family: the tiny preset of each loads, carries the family's
+# tensors and config keys, runs on the cpu and interp backends with the same greedy ids and
+# logits within 1e-4, and `mlxcel bench` runs on it.
+# Usage: tests/cli_mkmodel.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
+set -u
+MLXCEL=$1
+SRC=$2
+NAME=$3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+unset MLXCEL_BACKEND MLXCEL_XLA_CONTEXT_CAPACITY
+export MLXCEL_THREADS=2
+
+. "$SRC/tests/cli_lib.sh"
+
+# The float32 values of a .npy file written by `mlxcel logits`, one a line.
+npy_values() {
+  local hlen
+  hlen=$(od -A n -t u2 -j 8 -N 2 "$1" | tr -d ' ')
+  od -A n -v -t f4 -w4 -j $((10 + hlen)) "$1"
+}
+
+# ARCH "KEY..." "TENSOR..." "ABSENT...": the tiny preset of ARCH, checked end to end.
+family() {
+  local arch=$1 keys=$2 tensors=$3 absent=$4 m=$TMP/$1
+  run "$MLXCEL" mkmodel --arch "$arch" --preset tiny -o "$m" -q
+  expect_rc 0
+  grep -q "\"model_type\": \"$arch\"" "$m/config.json" || fail "$arch: model_type"
+  for k in $keys; do grep -q "\"$k\": " "$m/config.json" || fail "$arch: config.json lacks $k"; done
+  # Tensor names live in the safetensors header (the first bytes of the file).
+  local header
+  header=$(head -c 65536 "$m/model.safetensors" | tr -d '\0')
+  for t in $tensors; do
+    case $header in *"\"$t\""*) ;; *) fail "$arch: no tensor $t" ;; esac
+  done
+  for t in $absent; do
+    case $header in *"$t"*) fail "$arch: unexpected tensor $t" ;; esac
+  done
+
+  # Greedy generation: the same 16 ids on both backends.
+  for b in cpu interp; do
+    run "$MLXCEL" generate -m "$m" -p "Hello world, the cat sat on the mat" -n 16 --ignore-eos \
+      --json --backend "$b"
+    expect_rc 0; expect_out '"generated_tokens": 16'
+    grep -o '"id": [0-9]*' "$TMP/out" >"$TMP/ids.$b"
+  done
+  [ "$(wc -l <"$TMP/ids.cpu")" -eq 16 ] && cmp -s "$TMP/ids.cpu" "$TMP/ids.interp" ||
+    fail "$arch: greedy ids differ: cpu $(tr -d '\n"id:' <"$TMP/ids.cpu"), interp" \
+      "$(tr -d '\n"id:' <"$TMP/ids.interp")"
+  # Logits of 24 positions (past every tiny window of 8) on both backends.
+  local ids=2,17,200,33,4,99,150,301,77,12,45,260,8,19,230,66,71,140,5,280,9,120,61,250
+  for b in cpu interp; do
+    run "$MLXCEL" logits -m "$m" --ids "$ids" -o "$TMP/$b.npy" --backend "$b"
+    expect_rc 0
+  done
+  paste <(npy_values "$TMP/cpu.npy") <(npy_values "$TMP/interp.npy") >"$TMP/pairs"
+  read -r n diff spread < <(awk '{d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d;
+    if (NR == 1 || $1 < lo) lo = $1; if (NR == 1 || $1 > hi) hi = $1}
+    END {printf "%d %.3g %.3g\n", NR, m, hi - lo}' "$TMP/pairs")
+  [ "$n" -eq $((24 * 320)) ] || fail "$arch: $n logits, expected $((24 * 320))"
+  awk -v d="$diff" -v s="$spread" 'BEGIN {exit !(d <= 1e-4 && s > 0.1)}' ||
+    fail "$arch: cpu vs interp logits: max |diff| $diff (<= 1e-4 needed), spread $spread"
+
+  # The benchmark runs on it.
+  run "$MLXCEL" bench -m "$m" --backend cpu --prompt 16 --gen 4 --reps 1 --bw-mib 16 --json
+  expect_rc 0; expect_out "\"model_type\": \"$arch\""; expect_out '"decode_tok_s": [0-9]'
+}
+
+t_llama() {
+  family llama "attention_bias mlp_bias head_dim rope_scaling tie_word_embeddings" \
+    "model.embed_tokens.weight model.layers.1.mlp.gate_proj.weight" "lm_head bias"
+}
+t_mistral() {
+  family mistral "sliding_window head_dim tie_word_embeddings" \
+    "lm_head.weight model.layers.1.self_attn.k_proj.weight" "bias"
+  grep -q '"sliding_window": 8' "$TMP/mistral/config.json" || fail "mistral: window"
+}
+t_qwen2() {
+  family qwen2 "layer_types max_window_layers use_sliding_window" \
+    "model.layers.0.self_attn.q_proj.bias model.layers.1.self_attn.v_proj.bias" \
+    "o_proj.bias lm_head q_norm"
+}
+t_qwen3() {
+  family qwen3 "head_dim layer_types attention_bias" \
+    "model.layers.0.self_attn.q_norm.weight model.layers.1.self_attn.k_norm.weight" \
+    "bias lm_head"
+  grep -q '"head_dim": 32' "$TMP/qwen3/config.json" || fail "qwen3: head_dim"
+}
+t_gemma() {
+  family gemma "hidden_act hidden_activation head_dim pad_token_id" \
+    "model.layers.1.post_attention_layernorm.weight" "pre_feedforward lm_head q_norm"
+}
+t_gemma2() {
+  family gemma2 "attn_logit_softcapping final_logit_softcapping query_pre_attn_scalar \
+sliding_window layer_types hidden_activation" \
+    "model.layers.1.pre_feedforward_layernorm.weight model.layers.0.post_feedforward_layernorm.weight" \
+    "q_norm lm_head"
+  grep -A3 '"layer_types"' "$TMP/gemma2/config.json" | tr -d ' \n' |
+    grep -q '\["sliding_attention","full_attention"\]' || fail "gemma2: layer_types"
+}
+t_gemma3_text() {
+  family gemma3_text "rope_local_base_freq sliding_window_pattern query_pre_attn_scalar \
+rope_scaling layer_types" \
+    "model.layers.5.self_attn.q_norm.weight model.layers.5.post_feedforward_layernorm.weight" \
+    "lm_head bias"
+  [ "$(grep -c '"sliding_attention"' "$TMP/gemma3_text/config.json")" -eq 5 ] ||
+    fail "gemma3_text: 5 sliding layers of 6 expected"
+}
+t_phi3() {
+  family phi3 "partial_rotary_factor sliding_window original_max_position_embeddings" \
+    "model.layers.0.self_attn.qkv_proj.weight model.layers.1.mlp.gate_up_proj.weight lm_head.weight" \
+    "q_proj k_proj mlp.gate_proj mlp.up_proj"
+}
+
+t_help() {
+  run "$MLXCEL" mkmodel --help
+  expect_rc 0
+  for p in qwen2.5-0.5b qwen3-0.6b mistral-7b-v0.1 gemma-2b gemma-2-2b gemma-3-1b phi-3-mini-4k; do
+    expect_out " $p "
+  done
+  expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
+  run "$MLXCEL" mkmodel --arch qwen3 --preset smollm2-135m -o "$TMP/x"
+  expect_rc 2; expect_err "unknown --preset 'smollm2-135m' for --arch qwen3"
+  run "$MLXCEL" mkmodel --arch gemma3 --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err "--arch 'gemma3' is not supported"
+  # A preset name of one family implies --arch (the directory check fails after that: 3).
+  run "$MLXCEL" mkmodel --preset qwen3-0.6b -o /dev/null/x
+  expect_rc 3; expect_err 'cannot access /dev/null/x'
+  run "$MLXCEL" mkmodel --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err "missing --arch: every architecture has a preset 'tiny'"
+}
+
+# A chat template in the family's format, usable by generate --chat.
+t_chat_template() {
+  for arch in qwen3 gemma phi3 mistral; do
+    run "$MLXCEL" mkmodel --arch "$arch" --preset tiny -o "$TMP/c$arch" -q
+    expect_rc 0
+    grep -q '"chat_template": ' "$TMP/c$arch/tokenizer_config.json" || fail "$arch: no template"
+    run "$MLXCEL" generate -m "$TMP/c$arch" --chat -p "Hi" -n 2 --ignore-eos --json
+    expect_rc 0; expect_out '"generated_tokens": 2'
+  done
+}
+
+run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3"

@@ -1,0 +1,399 @@
+// `mlxcel chat`: an interactive terminal chat through the model's chat template. Replies stream
+// as they are generated; the conversation stays in the session's KV cache, and each turn
+// prefills only the text the template adds after what the cache already holds (the whole
+// conversation is prefilled again only when the template renders the earlier turns
+// differently). Ctrl-C stops a reply; at the prompt, a second Ctrl-C exits.
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mlxcel/chat.h"
+#include "mlxcel/session.h"
+#include "mlxcel/tokenizer.h"
+
+static void chat_usage(FILE *out) {
+  fprintf(out,
+          "Usage: mlxcel chat -m DIR [options]\n"
+          "\n"
+          "Chats with the model in DIR in the terminal: type a message and press Enter; the\n"
+          "reply streams as it is generated. Messages are rendered with the model's chat\n"
+          "template (tokenizer_config.json chat_template); the conversation is kept, and each\n"
+          "turn prefills only what it adds to it.\n"
+          "\n"
+          "At the prompt:\n"
+          "  /reset                 forget the conversation (the --system message stays)\n"
+          "  /help                  list these commands\n"
+          "  /exit                  quit (also /quit, Ctrl-D, or Ctrl-C twice)\n"
+          "Ctrl-C during a reply stops it; the partial reply stays in the conversation.\n"
+          "\n"
+          "Options:\n"
+          "  -m, --model DIR        model directory\n"
+          "  --system TEXT          system message at the start of the conversation\n"
+          "  -n, --max-tokens N     reply length limit (default: until an EOS token or a full\n"
+          "                         context)\n");
+  mx_cli_sampling_help(out);
+  fprintf(out,
+          "  --ignore-eos           keep generating after an end-of-sequence token\n"
+          "  --ctx N                KV-cache capacity in tokens: the whole conversation must\n"
+          "                         fit (default: $MLXCEL_XLA_CONTEXT_CAPACITY, else the\n"
+          "                         model's max_position_embeddings capped at 4096)\n"
+          "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
+          "                         interpreter); default: $MLXCEL_BACKEND, else cpu\n"
+          "  --stats                after each reply, print token counts and speeds on stderr\n"
+          "  -h, --help             show this help\n"
+          "\n"
+          "Sampling defaults are those of mlxcel generate (generation_config.json, else greedy).\n"
+          "\n"
+          "Exit status: 0 success, 1 failure (no chat template, a turn that failed, ...),\n"
+          "2 bad command line, 3 unreadable model directory.\n");
+}
+
+typedef struct chat_args {
+  const char *dir, *backend, *system;
+  int64_t max_tokens, ctx;
+  mx_cli_sampling_t sampling;
+  bool has_ctx, ignore_eos, stats;
+} chat_args_t;
+
+static int parse_args(int argc, char **argv, chat_args_t *a, bool *help) {
+  const char *cmd = "chat";
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i], *v = NULL;
+    int r = 0;
+    if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+      *help = true;
+      return MX_EXIT_OK;
+    }
+    if ((r = mx_cli_opt(argc, argv, &i, cmd, "--model", "-m", &v)) != 0) {
+      if (r > 0) a->dir = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--system", NULL, &v)) != 0) {
+      if (r > 0) a->system = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
+      if (r > 0) a->backend = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--max-tokens", "-n", &v)) != 0) {
+      if (r > 0 && !mx_cli_parse_int(cmd, "-n", v, 1, INT32_MAX, &a->max_tokens)) r = -1;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--ctx", NULL, &v)) != 0) {
+      if (r > 0 && !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &a->ctx)) r = -1;
+      a->has_ctx = true;
+    } else if ((r = mx_cli_sampling_opt(argc, argv, &i, cmd, &a->sampling)) != 0) {
+      // parsed (or reported) by the shared sampling flags
+    } else if (strcmp(s, "--ignore-eos") == 0) {
+      a->ignore_eos = true;
+    } else if (strcmp(s, "--stats") == 0) {
+      a->stats = true;
+    } else if (s[0] == '-') {
+      return mx_cli_usage_error(cmd, chat_usage, "unknown option '%s'", s);
+    } else {
+      return mx_cli_usage_error(cmd, chat_usage,
+                                "unexpected argument '%s' (messages are typed at the prompt)", s);
+    }
+    if (r < 0) return MX_EXIT_USAGE;
+  }
+  if (!a->dir) return mx_cli_usage_error(cmd, chat_usage, "missing -m DIR (model directory)");
+  return MX_EXIT_OK;
+}
+
+// ---- Ctrl-C ----
+
+// Set by SIGINT; cleared when a line is read at the prompt. The token callback checks it.
+static volatile sig_atomic_t g_interrupted;
+
+static void on_sigint(int sig) {
+  (void)sig;
+  g_interrupted = 1;
+}
+
+// ---- The conversation ----
+
+typedef struct chat {
+  const chat_args_t *a;
+  const mx_model_t *model;
+  mx_session_t *s;
+  mx_chat_template_t *tmpl;
+  mx_chat_render_opts_t ro;
+  mx_generate_opts_t go;
+  mx_chat_message_t *msgs;  // contents heap-owned; roles static
+  int32_t n_msgs, cap_msgs;
+  // What the KV cache holds, as text: the rendered prompt of the last turn followed by the
+  // reply (NULL when the cache is empty), and the reply's last token when it was not fed back.
+  char *held;
+  size_t held_len;
+  int32_t pending;
+  bool failed;  // a turn failed (exit status 1)
+} chat_t;
+
+static bool push_msg(chat_t *ch, const char *role, const char *text, size_t len) {
+  if (ch->n_msgs == ch->cap_msgs) {
+    int32_t cap = ch->cap_msgs ? 2 * ch->cap_msgs : 16;
+    mx_chat_message_t *m = realloc(ch->msgs, (size_t)cap * sizeof *m);
+    if (!m) return false;
+    ch->msgs = m;
+    ch->cap_msgs = cap;
+  }
+  char *c = malloc(len + 1);
+  if (!c) return false;
+  memcpy(c, text, len);
+  c[len] = '\0';
+  ch->msgs[ch->n_msgs++] = (mx_chat_message_t){role, c};
+  return true;
+}
+
+static void pop_msg(chat_t *ch) { free((char *)ch->msgs[--ch->n_msgs].content); }
+
+// Forgets the KV cache (the messages stay).
+static void drop_cache(chat_t *ch) {
+  mx_session_reset(ch->s);
+  free(ch->held);
+  ch->held = NULL;
+  ch->held_len = 0;
+  ch->pending = -1;
+}
+
+static void reset_conversation(chat_t *ch) {
+  while (ch->n_msgs > (ch->a->system ? 1 : 0)) pop_msg(ch);
+  drop_cache(ch);
+}
+
+typedef struct reply {
+  mx_strbuf_t text;
+  int32_t last_id;  // last token the callback saw (-1: none)
+  bool ends_with_newline;
+} reply_t;
+
+static bool on_token(void *user, int32_t id, const char *text, size_t len) {
+  reply_t *r = user;
+  if (len > 0) {
+    fwrite(text, 1, len, stdout);
+    mx_strbuf_append(&r->text, text, len);
+    r->ends_with_newline = text[len - 1] == '\n';
+  }
+  if (id >= 0) r->last_id = id;
+  fflush(stdout);
+  return !g_interrupted;
+}
+
+// The tokens this turn feeds: only what follows the cached text when the new rendering extends
+// it (plus the reply's last token if it was not fed back), else the whole rendering (*full).
+static mx_status_t turn_tokens(chat_t *ch, const char *text, size_t len, int32_t **ids, int32_t *n,
+                               bool *full) {
+  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
+  *full = !(ch->held && len > ch->held_len && memcmp(text, ch->held, ch->held_len) == 0);
+  if (*full) return mx_tokenizer_encode(ch->model->tokenizer, text, len, &eo, ids, n);
+  int32_t *d = NULL, nd = 0;
+  mx_status_t st = mx_tokenizer_encode(ch->model->tokenizer, text + ch->held_len,
+                                       len - ch->held_len, &eo, &d, &nd);
+  if (st != MX_OK) return st;
+  int32_t lead = ch->pending >= 0 ? 1 : 0;
+  *ids = malloc((size_t)(nd + lead) * sizeof **ids);
+  if (!*ids) {
+    free(d);
+    return mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
+  }
+  if (lead) (*ids)[0] = ch->pending;
+  if (nd) memcpy(*ids + lead, d, (size_t)nd * sizeof *d);
+  *n = nd + lead;
+  free(d);
+  return MX_OK;
+}
+
+static void report(chat_t *ch, mx_status_t st) {
+  mx_cli_fail("chat", st);
+  ch->failed = true;
+}
+
+// One exchange: the user's line in, the streamed reply out.
+static void turn(chat_t *ch, const char *line, size_t len) {
+  if (!push_msg(ch, "user", line, len)) {
+    report(ch, mx_error_set(MX_ERR_NOMEM, "chat: out of memory"));
+    return;
+  }
+  char *text = NULL;
+  size_t text_len = 0;
+  int32_t *ids = NULL, n = 0;
+  bool full = true;
+  mx_error_clear();
+  mx_status_t st = mx_chat_render(ch->tmpl, ch->msgs, ch->n_msgs, &ch->ro, &text, &text_len);
+  if (st == MX_OK) st = turn_tokens(ch, text, text_len, &ids, &n, &full);
+  int64_t past = full ? 0 : mx_session_n_past(ch->s), ctx = mx_session_ctx(ch->s);
+  if (st == MX_OK && past + n > ctx) {
+    fprintf(stderr,
+            "mlxcel chat: the conversation would take %lld tokens but the context holds %lld: "
+            "/reset to start over (or raise --ctx)\n",
+            (long long)(past + n), (long long)ctx);
+    ch->failed = true;
+    st = MX_ERR_RUNTIME;  // reported
+  } else if (st != MX_OK) {
+    report(ch, st);
+  }
+  if (st != MX_OK) {
+    pop_msg(ch);
+    free(text);
+    free(ids);
+    return;
+  }
+  if (full) drop_cache(ch);
+  reply_t r = {.last_id = -1};
+  mx_strbuf_init(&r.text);
+  mx_generate_stats_t stats;
+  st = mx_generate(ch->s, ch->model->tokenizer, ids, n, &ch->go, on_token, &r, &stats);
+  free(ids);
+  if (r.text.len > 0 && !r.ends_with_newline) fputc('\n', stdout);
+  if (st == MX_OK && stats.finish == MX_FINISH_CALLBACK) fputs("[interrupted]\n", stdout);
+  if (st == MX_OK && stats.finish == MX_FINISH_CONTEXT) {
+    fputs("[the context is full: /reset to start over]\n", stdout);
+  }
+  fflush(stdout);
+  if (st != MX_OK || r.text.oom ||
+      !push_msg(ch, "assistant", r.text.data ? r.text.data : "", r.text.len)) {
+    if (st == MX_OK) st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
+    report(ch, st);
+    pop_msg(ch);  // the user message whose reply failed
+    drop_cache(ch);
+  } else {
+    // The cache now holds the prompt and the reply; the reply's last token was fed back only
+    // when an EOS ended it (the EOS itself never is).
+    free(ch->held);
+    mx_strbuf_t h;
+    mx_strbuf_init(&h);
+    mx_strbuf_append(&h, text, text_len);
+    if (r.text.len) mx_strbuf_append(&h, r.text.data, r.text.len);
+    ch->held = h.oom ? NULL : mx_strbuf_take(&h, &ch->held_len);
+    if (h.oom) {
+      mx_strbuf_free(&h);
+      drop_cache(ch);
+    }
+    ch->pending = stats.finish != MX_FINISH_EOS && stats.n_generated > 0 ? r.last_id : -1;
+    if (ch->a->stats) {
+      double rate = stats.n_generated > 1 && stats.decode_seconds > 0
+                        ? (stats.n_generated - 1) / stats.decode_seconds
+                        : 0.0;
+      fprintf(stderr,
+              "[%d prompt tokens%s, %lld in context; %d generated, %.1f tok/s; finish: %s]\n",
+              (int)stats.n_prompt, full ? "" : " added", (long long)mx_session_n_past(ch->s),
+              (int)stats.n_generated, rate, mx_finish_reason_name(stats.finish));
+    }
+  }
+  mx_strbuf_free(&r.text);
+  free(text);
+}
+
+// /commands; returns false for /exit.
+static bool command(chat_t *ch, const char *line) {
+  if (strcmp(line, "/exit") == 0 || strcmp(line, "/quit") == 0) return false;
+  if (strcmp(line, "/reset") == 0) {
+    reset_conversation(ch);
+    fputs("[conversation reset]\n", stdout);
+  } else if (strcmp(line, "/help") == 0) {
+    fputs(
+        "/reset  forget the conversation\n/help   this list\n/exit   quit (also Ctrl-D, or "
+        "Ctrl-C twice at the prompt)\nCtrl-C during a reply stops it.\n",
+        stdout);
+  } else {
+    fprintf(stdout, "unknown command '%s' (/help lists them)\n", line);
+  }
+  fflush(stdout);
+  return true;
+}
+
+static void loop(chat_t *ch) {
+  bool tty = isatty(STDIN_FILENO);
+  int prompt_interrupts = 0;
+  char *line = NULL;
+  size_t cap = 0;
+  for (;;) {
+    if (tty) fputs("> ", stdout);
+    fflush(stdout);
+    g_interrupted = 0;
+    errno = 0;
+    ssize_t len = getline(&line, &cap, stdin);
+    if (len < 0 && (g_interrupted || errno == EINTR)) {
+      clearerr(stdin);
+      if (++prompt_interrupts >= 2) {
+        fputc('\n', stdout);
+        break;
+      }
+      fputs("\n(Ctrl-C again, /exit or Ctrl-D to quit)\n", stdout);
+      continue;
+    }
+    if (len < 0) {  // end of input
+      if (tty) fputc('\n', stdout);
+      break;
+    }
+    prompt_interrupts = 0;
+    g_interrupted = 0;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+    if (len == 0) continue;
+    if (line[0] == '/') {
+      if (!command(ch, line)) break;
+    } else {
+      turn(ch, line, (size_t)len);
+    }
+  }
+  fflush(stdout);
+  free(line);
+}
+
+static int run_chat(const chat_args_t *a, const mx_model_t *model) {
+  const char *cmd = "chat";
+  chat_t ch = {.a = a, .model = model, .pending = -1};
+  int rc = mx_cli_chat_template(cmd, "chat", a->dir, model->tokenizer, &ch.tmpl);
+  if (rc != MX_EXIT_OK) return rc;
+  mx_status_t st = MX_OK;
+  ch.ro.add_generation_prompt = true;
+  mx_chat_opts_from_tokenizer(model->tokenizer, &ch.ro);
+  mx_cli_sampling_params(&a->sampling, &model->config, &ch.go.sampling);
+  mx_sampler_t *check = NULL;  // bad sampling values are reported before the chat starts
+  if (st == MX_OK) st = mx_sampler_create(&ch.go.sampling, model->config.vocab_size, &check);
+  mx_sampler_destroy(check);
+  mx_session_opts_t so = {.backend = a->backend, .ctx = a->has_ctx ? a->ctx : 0};
+  if (st == MX_OK) st = mx_session_create(model, &so, &ch.s);
+  if (st == MX_OK && a->system && !push_msg(&ch, "system", a->system, strlen(a->system))) {
+    st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
+  }
+  if (st != MX_OK) {
+    rc = mx_cli_fail(cmd, st);
+  } else {
+    int64_t ctx = mx_session_ctx(ch.s);
+    ch.go.max_tokens = (int32_t)(a->max_tokens ? a->max_tokens : ctx);
+    ch.go.ignore_eos = a->ignore_eos;
+    fprintf(stderr,
+            "mlxcel chat: %s (backend %s, context %lld tokens). /help lists the commands; "
+            "Ctrl-C stops a reply, /exit quits.\n",
+            a->dir, mx_session_backend(ch.s)->name, (long long)ctx);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: Ctrl-C interrupts the read at the prompt
+    sigaction(SIGINT, &sa, &old);
+    loop(&ch);
+    sigaction(SIGINT, &old, NULL);
+    if (ch.failed) rc = MX_EXIT_FAILED;
+  }
+  while (ch.n_msgs > 0) pop_msg(&ch);
+  free(ch.msgs);
+  free(ch.held);
+  mx_session_destroy(ch.s);
+  mx_chat_template_destroy(ch.tmpl);
+  return rc;
+}
+
+int mx_cli_cmd_chat(int argc, char **argv) {
+  chat_args_t a;
+  memset(&a, 0, sizeof a);
+  bool help = false;
+  int rc = parse_args(argc, argv, &a, &help);
+  if (help) chat_usage(stdout);
+  if (help || rc != MX_EXIT_OK) return rc;
+  if (!mx_cli_check_model_dir("chat", a.dir, "config.json")) return MX_EXIT_IO;
+  mx_model_t *model = NULL;
+  mx_error_clear();
+  mx_status_t st = mx_model_load(a.dir, &model);
+  if (st != MX_OK) return mx_cli_fail("chat", st);
+  rc = run_chat(&a, model);
+  mx_model_free(model);
+  return rc;
+}

@@ -1,0 +1,107 @@
+// `mlxcel mkmodel` internals: the model families and presets it writes (mkmodel_presets.c), the
+// JSON files of a checkpoint (mkmodel_config.c, mkmodel_tokenizer.c) and the weights
+// (mkmodel_weights.c). Everything family-specific is data in these tables; the tensor list comes
+// from the library (mx_model_list_weights), so a checkpoint holds exactly what the graph reads.
+#ifndef MLXCEL_TOOLS_MKMODEL_H
+#define MLXCEL_TOOLS_MKMODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mlxcel/hlo.h"
+#include "mlxcel/model.h"
+
+// The optional config.json keys a family's *Config class writes (transformers 4.55 layout, as
+// in ../shared/fixtures); the keys every family writes are in mkmodel_config.c.
+enum {
+  MK_KEY_ATTN_BIAS = 1 << 0,     // attention_bias: false
+  MK_KEY_LLAMA = 1 << 1,         // mlp_bias: false, pretraining_tp: 1
+  MK_KEY_HEAD_DIM = 1 << 2,      // head_dim
+  MK_KEY_ACT = 1 << 3,           // hidden_act (null-valued hidden_activation too with ACTIVATION)
+  MK_KEY_ACTIVATION = 1 << 4,    // hidden_activation (Gemma)
+  MK_KEY_ROPE_SCALING = 1 << 5,  // rope_scaling: null | {llama3} | {linear}
+  MK_KEY_TIE = 1 << 6,           // tie_word_embeddings (Gemma omits it: tied by default)
+  MK_KEY_LAYER_TYPES = 1 << 7,   // layer_types, as the library decides them from the rest
+  MK_KEY_QWEN_WINDOW = 1 << 8,   // max_window_layers, use_sliding_window: false, window null
+  MK_KEY_WINDOW = 1 << 9,        // sliding_window (null when the preset has none)
+  MK_KEY_PAD = 1 << 10,          // pad_token_id
+  MK_KEY_SOFTCAP = 1 << 11,      // attn_logit_softcapping, final_logit_softcapping
+  MK_KEY_QPAS = 1 << 12,         // query_pre_attn_scalar
+  MK_KEY_LOCAL_ROPE = 1 << 13,   // rope_local_base_freq, sliding_window_pattern
+  MK_KEY_PHI3 = 1 << 14,         // embd_pdrop, resid_pdrop, original_max_position_embeddings,
+                                 // partial_rotary_factor
+};
+
+typedef struct mk_family {
+  const char *arch;          // --arch and model_type
+  const char *architecture;  // architectures[0]
+  const char *act;           // "silu" | "gelu_pytorch_tanh"
+  uint32_t keys;             // MK_KEY_*
+} mk_family_t;
+
+// Special tokens and chat format of a tokenizer. Token ids: `bottom` from 0, then the regular
+// byte-level BPE tokens, then `top`, then reserved specials up to the vocabulary size.
+typedef struct mk_layout {
+  const char *bottom[8], *top[8];  // NULL-terminated
+  const char *bos, *eos, *eot;     // eot: end of turn, a second EOS id (may be NULL)
+  const char *pad;                 // may be NULL
+  bool add_bos;                    // the post-processor prepends BOS
+  const char *chat_template;       // NULL: none (a base model)
+} mk_layout_t;
+
+typedef enum mk_rope { MK_ROPE_NONE = 0, MK_ROPE_LLAMA3, MK_ROPE_LINEAR } mk_rope_t;
+
+typedef struct mk_preset {
+  const char *name, *desc;
+  const mk_family_t *family;
+  const mk_layout_t *layout;
+  int32_t vocab, hidden, inter, layers, heads, kv_heads, head_dim;
+  int64_t max_pos;
+  double theta;
+  const char *eps;            // rms_norm_eps as transformers prints it
+  int32_t n_special;          // special tokens in all (named ones + reserved); 0: the named ones
+  bool untied;                // separate lm_head (where the family writes tie_word_embeddings)
+  mk_rope_t rope;             // llama3: factor 32, original 8192 (Llama 3.2); linear: rope_factor
+  double rope_factor;         //
+  int32_t window;             // sliding_window; 0: none (null)
+  int32_t max_window_layers;  // Qwen; 0: num_hidden_layers
+  double attn_softcap, final_softcap;  // Gemma 2 (0: null)
+  double qpas;                         // query_pre_attn_scalar (Gemma 2/3)
+  double local_base;                   // rope_local_base_freq (Gemma 3)
+  int32_t window_pattern;              // sliding_window_pattern (Gemma 3)
+  double partial_rotary;               // Phi-3 (0: 1.0)
+  const char *note;                    // e.g. "f32 needs 29 GiB: use --dtype bf16"; may be NULL
+} mk_preset_t;
+
+// The preset table (mkmodel_presets.c).
+int32_t mk_preset_count(void);
+const mk_preset_t *mk_preset_at(int32_t i);
+// The first preset called `name` of family `arch` (of any family when arch is NULL); NULL when
+// there is none. *n_found: how many match.
+const mk_preset_t *mk_preset_find(const char *arch, const char *name, int32_t *n_found);
+const mk_family_t *mk_family_find(const char *arch);
+// "llama, mistral, ..." (static storage).
+const char *mk_arch_list(void);
+
+// Special-token name k of the layout (k < the preset's n_special; reserved ones numbered).
+void mk_special_name(const mk_preset_t *p, int32_t k, char *buf, size_t cap);
+int32_t mk_special_count(const mk_preset_t *p);  // n_special, at least the named ones
+// Token id of a special token name of the layout (-1 when absent).
+int32_t mk_special_id(const mk_preset_t *p, const char *name);
+
+// config.json (mkmodel_config.c): parses back what it wrote into *cfg (the library decides the
+// sliding layers, written as layer_types where the family has that key).
+mx_status_t mk_config_json(const mk_preset_t *p, mx_elem_type_t dt, mx_strbuf_t *sb,
+                           mx_model_config_t *cfg);
+void mk_generation_config_json(const mk_preset_t *p, mx_strbuf_t *sb);
+
+// tokenizer.json and tokenizer_config.json (mkmodel_tokenizer.c).
+void mk_tokenizer_json(const mk_preset_t *p, mx_strbuf_t *sb);
+void mk_tokenizer_config_json(const mk_preset_t *p, mx_strbuf_t *sb);
+
+// model.safetensors with every tensor cfg's architecture reads (mkmodel_weights.c): seeded
+// N(0, 0.02) values, norm weights 1; progress on stderr for big files unless quiet.
+mx_status_t mk_write_weights(const char *path, const mx_model_config_t *cfg, mx_elem_type_t dt,
+                             uint64_t seed, bool quiet);
+
+#endif  // MLXCEL_TOOLS_MKMODEL_H
