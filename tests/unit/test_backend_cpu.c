@@ -1,6 +1,7 @@
 // The "cpu" session backend: parity with the stories260K greedy reference and the llama fixture,
-// --threads 1 vs 2 bit-identical, zero allocations per decode step, decode time independent of
-// the context capacity. Model checks skip with a message when $MX_SHARED is absent.
+// --threads 1 vs 2 bit-identical, zero allocations per prefill and decode step, decode time
+// independent of the context capacity. Model checks skip with a message when $MX_SHARED is
+// absent.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -211,6 +212,19 @@ static void test_stories260k(void) {
       for (int i = 0; i < 64; i++) ids[i] = 1 + (i * 7) % 400;
       CHECK_OK(mx_backend_cpu.prefill(st, ids, 64, 0, lg, NULL));
       CHECK_OK(mx_backend_cpu.prefill(st, ids, 36, 64, lg, NULL));
+      // Zero allocations per prefill too (every bucket, T = 64 down to the decode plan), and
+      // per all-logits prefill once its plans exist (the first such call compiles them).
+      float *all = malloc((size_t)13 * (size_t)V * sizeof *all);
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 13, 100, lg, all));
+      mx_backend_cpu.reset(st);
+      long p0 = g_allocs;
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 64, 0, lg, NULL));
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 63, 64, lg, NULL));  // 32 + 16 + 8 + 4 + 2 + 1
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 13, 100, lg, all));
+      long p1 = g_allocs;
+      if (COUNT_ALLOCS)
+        CHECK_MSG(p1 == p0, "ctx %lld: %ld allocations in 3 prefills", (long long)ctxs[k], p1 - p0);
+      free(all);
       long a0 = g_allocs;
       int n_iter = 200;
       double best = 1e9;
