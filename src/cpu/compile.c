@@ -274,6 +274,20 @@ static mx_status_t simple_step(cctx_t *c, const mx_op_t *op, step_kind_t kind, c
 }
 
 #if MX_CPU_HAVE_FUSED
+// The last step when it is an f32 add (ST_EW_BINARY) whose result is exactly x (the same
+// value or a whole-value view of it): an RMSNorm of x can join it.
+static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
+  mx_cpu_plan_t *p = c->p;
+  if (p->n_steps == 0) return NULL;
+  mx_step_t *s = &p->steps[p->n_steps - 1];
+  if (s->kind != ST_EW_BINARY || s->p[1] != MX_OP_ADD || s->n_out != 1) return NULL;
+  int32_t o = s->out[0];
+  bool same = o == x || (p->slots[x].kind == SLOT_VIEW && p->slots[x].base == root(p, o) &&
+                         p->slots[o].kind != SLOT_VIEW && p->slots[x].off == 0);
+  if (!same || mx_type_numel(vtype(p->f, o)) != mx_type_numel(vtype(p->f, x))) return NULL;
+  return s;
+}
+
 static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   const mx_attr_t *na = mx_op_attr(op, "name");
@@ -289,8 +303,17 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
         xt->dims[xt->rank - 1] != wt->dims[0] || !mx_type_same_shape(xt, ot) ||
         !attr_f(op, "eps", &eps) || !attr_f(op, "weight_offset", &woff) || wt->dims[0] == 0)
       return false;
-    if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s)))
+    mx_step_t *prev = fusable_add(c, op->operands[0]);
+    if (prev) {  // the residual add just before: one pass writes the sum and the norm
+      prev->kind = ST_ADD_RMS_NORM;
+      prev->what = "residual add + mx.rms_norm";
+      prev->op = op;
+      prev->in[prev->n_in++] = op->operands[1];
+      prev->out[prev->n_out++] = out;
+      s = prev;
+    } else if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s))) {
       return true;
+    }
     s->p[0] = mx_type_numel(xt) / wt->dims[0];
     s->p[1] = wt->dims[0];
     s->fp[0] = eps;
@@ -309,12 +332,8 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return false;
     int sty = !strcmp(style, "half") ? 0 : !strcmp(style, "interleaved") ? 1 : -1;
     if (sty < 0) return false;
-    int32_t x = op->operands[0];
-    if ((*st = simple_step(c, op, ST_COPY, "mx.rope (copy)", &x, 1, out, &s))) return true;
-    s->p[0] = (int64_t)mx_type_nbytes(xt);
-    int32_t in[3] = {out, op->operands[1], op->operands[2]};
-    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", in, 3, out, &s))) return true;
-    s->n_out = 0;  // in place on `out`, which the copy defined
+    // Out of place: each thread copies and rotates its own rows (no barrier in between).
+    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", op->operands, 3, out, &s))) return true;
     s->p[0] = xt->dims[0] * xt->dims[1];
     s->p[1] = xt->dims[2];
     s->p[2] = xt->dims[3];
@@ -367,13 +386,21 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     if ((*st = add_temp(c->p, tb, &tg)) || (*st = add_temp(c->p, tb, &tu)) ||
         (*st = add_temp(c->p, tb, &ta)))
       return true;
-    const char *w1 = M == 1 ? "mx.gated_mlp gate gemv" : "mx.gated_mlp gate gemm";
-    if ((*st = emit_gemm(c, op, op->operands[0], wg, M, F, H, tg, w1))) return true;
-    if ((*st = emit_gemm(c, op, op->operands[0], wu, M, F, H, tu, "mx.gated_mlp up"))) return true;
-    int32_t in[2] = {tg, tu};
-    if ((*st = simple_step(c, op, ST_GATED_ACT, "mx.gated_mlp act", in, 2, ta, &s))) return true;
-    s->p[0] = M * F;
-    s->p[1] = a;
+    // Gate and up matmuls and the activation in one step: every thread applies the activation
+    // to the part of gate / up it computed itself (mx_cpu_matmul_region), so no barrier is
+    // needed before it.
+    const char *w1 = M == 1 ? "mx.gated_mlp gate+up gemv, act" : "mx.gated_mlp gate+up gemm, act";
+    if ((*st = emit_gemm(c, op, op->operands[0], wg, M, F, H, ta, w1))) return true;
+    s = &c->p->steps[c->p->n_steps - 1];
+    const mx_cpu_packed_t *pu = NULL;
+    *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)c->p->weight_data[wu], F, H,
+                            &pu);
+    if (*st) return true;
+    s->kind = ST_GATED_UP;
+    s->w2 = pu;
+    s->p[4] = a;
+    s->out[s->n_out++] = tg;
+    s->out[s->n_out++] = tu;
     *st = emit_gemm(c, op, ta, wd, M, H, F, out, "mx.gated_mlp down");
     return true;
   }
@@ -789,7 +816,6 @@ enum { MAX_PENDING = 64 };
 static int32_t step_writes(const mx_cpu_plan_t *p, const mx_step_t *s, range_t *w) {
   int32_t n = 0;
   for (int32_t j = 0; j < s->n_out; j++) w[n++] = slot_range(p, s->out[j]);
-  if (s->kind == ST_ROPE) w[n++] = slot_range(p, s->in[0]);
   if (s->kind == ST_DUS_INPLACE) w[n++] = slot_range(p, s->op->results[0]);
   return n;
 }

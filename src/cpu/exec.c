@@ -180,20 +180,39 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
   return fn(NULL, p->f, op, s->pin, s->tout);
 }
 
+// Y = X W^T for a matmul step's shape (p[0] = m, p[1] = n, p[2] = k, p[3] = rows_as_gemv).
+static void matmul(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x, float *y, int ith,
+                   int nth) {
+  if (s->p[0] == 1)
+    mx_cpu_gemv_packed_f32(w, x, y, ith, nth);
+  else if (s->p[3])
+    mx_cpu_gemv_packed_rows_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+  else
+    mx_cpu_gemm_packed_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+}
+
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
   uint8_t **vp = p->vp;
   switch (s->kind) {
-    case ST_GEMM: {
+    case ST_GEMM:
+      matmul(s, s->w, (const float *)vp[s->in[0]], (float *)vp[s->out[0]], ith, nth);
+      break;
+#if MX_CPU_HAVE_FUSED
+    case ST_GATED_UP: {
       const float *x = (const float *)vp[s->in[0]];
-      float *y = (float *)vp[s->out[0]];
-      if (s->p[0] == 1)
-        mx_cpu_gemv_packed_f32(s->w, x, y, ith, nth);
-      else if (s->p[3])
-        mx_cpu_gemv_packed_rows_f32(s->w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
-      else
-        mx_cpu_gemm_packed_f32(s->w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+      float *act = (float *)vp[s->out[0]], *gate = (float *)vp[s->out[1]],
+            *up = (float *)vp[s->out[2]];
+      matmul(s, s->w, x, gate, ith, nth);
+      matmul(s, s->w2, x, up, ith, nth);
+      // The activation over exactly what this thread wrote (gate and up split alike).
+      int64_t m = s->p[0], n = s->p[1], r0, r1, c0, c1;
+      mx_cpu_matmul_region(s->w, m, m > 1 && !s->p[3], ith, nth, &r0, &r1, &c0, &c1);
+      for (int64_t r = r0; r < r1 && c1 > c0; r++)
+        mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0,
+                             (int)s->p[4], 0, 1);
       break;
     }
+#endif
 #if MX_CPU_HAVE_FUSED
     case ST_EMBED:
       mx_cpu_embed_f32((const float *)vp[s->in[0]], s->p[0], s->p[1], (const int32_t *)vp[s->in[1]],
@@ -203,10 +222,16 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       mx_cpu_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
                           (float *)vp[s->out[0]], s->p[0], s->p[1], s->fp[0], s->fp[1], ith, nth);
       break;
+    case ST_ADD_RMS_NORM:
+      mx_cpu_add_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                              (const float *)vp[s->in[2]], (float *)vp[s->out[0]],
+                              (float *)vp[s->out[1]], s->p[0], s->p[1], s->fp[0], s->fp[1], ith,
+                              nth);
+      break;
     case ST_ROPE:
-      mx_cpu_rope_f32((float *)vp[s->in[0]], (const int32_t *)vp[s->in[1]],
-                      (const float *)vp[s->in[2]], s->p[0], s->p[1], s->p[2], s->p[3], (int)s->p[4],
-                      ith, nth);
+      mx_cpu_rope_copy_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]],
+                           (const int32_t *)vp[s->in[1]], (const float *)vp[s->in[2]], s->p[0],
+                           s->p[1], s->p[2], s->p[3], (int)s->p[4], ith, nth);
       break;
     case ST_ATTENTION:
       mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
@@ -214,16 +239,13 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                            (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
                            s->p[5], s->fp[0], s->p[6], s->fp[1], p->scratch, ith, nth);
       break;
-    case ST_GATED_ACT:
-      mx_cpu_gated_act_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
-                           (float *)vp[s->out[0]], s->p[0], (int)s->p[1], ith, nth);
-      break;
 #else
     case ST_EMBED:
     case ST_RMS_NORM:
+    case ST_ADD_RMS_NORM:
     case ST_ROPE:
     case ST_ATTENTION:
-    case ST_GATED_ACT:
+    case ST_GATED_UP:
       break;  // never compiled without fused.h
 #endif
     case ST_EW_BINARY:
@@ -234,17 +256,6 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       transpose4((const uint32_t *)vp[s->in[0]], (uint32_t *)vp[s->out[0]], (int32_t)s->p[0],
                  s->tdims, s->tstr, ith, nth);
       break;
-    case ST_COPY: {
-      int64_t b, e;
-      split(s->p[0] / 64, ith, nth, &b, &e);
-      if (ith == nth - 1)
-        e = s->p[0];
-      else
-        e *= 64;
-      b *= 64;
-      if (e > b) memcpy(vp[s->out[0]] + b, vp[s->in[0]] + b, (size_t)(e - b));
-      break;
-    }
     default:
       if (ith == 0) {
         mx_status_t st = run_serial(p, s);

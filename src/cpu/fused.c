@@ -70,14 +70,38 @@ void mx_cpu_rms_norm_f32(const float *x, const float *w, float *y, int64_t rows,
   for (int64_t r = r0; r < r1; r++) o->rms_row(x + r * h, w, y + r * h, h, eps, weight_offset);
 }
 
+void mx_cpu_add_rms_norm_f32(const float *a, const float *b, const float *w, float *sum, float *y,
+                             int64_t rows, int64_t h, float eps, float weight_offset, int ith,
+                             int nth) {
+  if (rows <= 0 || h <= 0) return;
+  const mx_cpu_fused_ops_t *o = ops();
+  int64_t r0, r1;
+  split(rows, 1, ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++) {
+    const float *ar = a + r * h, *br = b + r * h;
+    float *sr = sum + r * h;
+    for (int64_t i = 0; i < h; i++) sr[i] = ar[i] + br[i];
+    o->rms_row(sr, w, y + r * h, h, eps, weight_offset);
+  }
+}
+
 // ---- RoPE ----
 
 void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_t bt,
                      int64_t n_heads, int64_t d, int64_t rotary_dim, int style, int ith, int nth) {
+  mx_cpu_rope_copy_f32(x, x, pos, inv_freq, bt, n_heads, d, rotary_dim, style, ith, nth);
+}
+
+void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
+                          int64_t bt, int64_t n_heads, int64_t d, int64_t rotary_dim, int style,
+                          int ith, int nth) {
   if (bt <= 0 || n_heads <= 0 || d <= 0 || rotary_dim <= 0 || rotary_dim > d) return;
   int64_t half = rotary_dim / 2;
   int64_t r0, r1;
   split(bt, 1, ith, nth, &r0, &r1);
+  if (src != x && r1 > r0)
+    memcpy(x + r0 * n_heads * d, src + r0 * n_heads * d,
+           (size_t)((r1 - r0) * n_heads * d) * sizeof(float));
   for (int64_t r = r0; r < r1; r++) {
     float p = (float)pos[r];
     for (int64_t i = 0; i < half; i++) {

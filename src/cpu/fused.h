@@ -31,6 +31,19 @@ extern "C" {
 void mx_cpu_rms_norm_f32(const float *x, const float *w, float *y, int64_t rows, int64_t h,
                          float eps, float weight_offset, int ith, int nth);
 
+// The residual add and the RMSNorm that reads it, in one pass: sum = a + b, then
+// y = rms_norm(sum) as above (bit-identical to the two kernels in sequence). Thread ith takes a
+// contiguous block of rows. sum and y must not alias a, b or each other.
+void mx_cpu_add_rms_norm_f32(const float *a, const float *b, const float *w, float *sum, float *y,
+                             int64_t rows, int64_t h, float eps, float weight_offset, int ith,
+                             int nth);
+
+// mx_cpu_rope_f32 out of place: x = rope(src) (each thread copies then rotates its own rows, so
+// no barrier is needed between the copy and the rotation). src may equal x.
+void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
+                          int64_t bt, int64_t n_heads, int64_t d, int64_t rotary_dim, int style,
+                          int ith, int nth);
+
 // In place on x[B*T, n_heads, d]; pos[B*T]; inv_freq[rotary_dim/2]; style 0 = half
 // (HF rotate-half over the first rotary_dim dims), 1 = interleaved pairs; dims >= rotary_dim pass.
 // angle = f32(pos) * inv_freq[i] in f32, then cosf / sinf, as the decomposition computes it.

@@ -30,11 +30,11 @@ typedef enum step_kind {
   ST_GEMM = 0,  // y[m, n] = x[m, k] W^T (packed)
   ST_EMBED,     // rows of an embedding table
   ST_RMS_NORM,
-  ST_ROPE,  // in place on out (preceded by a copy)
+  ST_ROPE,          // out = rope(in[0])
+  ST_ADD_RMS_NORM,  // out[0] = in[0] + in[1], out[1] = rms_norm(out[0]) * in[2]
+  ST_GATED_UP,      // out[1] = x w^T, out[2] = x w2^T, out[0] = act(out[1]) * out[2]
   ST_ATTENTION,
-  ST_GATED_ACT,
   ST_EW_BINARY,    // f32 add / subtract / multiply
-  ST_COPY,         // out = in (nbytes)
   ST_DUS_INPLACE,  // dynamic_update_slice into a buffer the result aliases
   ST_TRANSPOSE,    // 4-byte elements, any rank (p[0] = rank, tdims/tstr below)
   ST_FALLBACK,     // interpreter kernel on views (serial)
@@ -54,7 +54,8 @@ typedef struct mx_step {
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
-  const mx_cpu_packed_t *w;    // ST_GEMM
+  const mx_cpu_packed_t *w;    // ST_GEMM, ST_GATED_UP (gate)
+  const mx_cpu_packed_t *w2;   // ST_GATED_UP (up)
   int64_t p[8];                // integer parameters (meaning per kind)
   float fp[4];                 // float parameters
   int64_t tdims[MX_MAX_RANK];  // ST_TRANSPOSE: output dims

@@ -132,6 +132,83 @@ static void run_all(job_t *job, int64_t n_out, const float *init) {
   free(first);
 }
 
+// ---- Fused pairs: bit-identical to their two kernels in sequence, on 1, 2 and 3 threads ----
+
+typedef struct pair_job {
+  const float *a, *b, *w, *inv;
+  const int32_t *pos;
+  float *sum, *y;
+  int64_t rows, h, nh, d, rd;
+  int style;
+} pair_job_t;
+
+static void add_norm_task(void *ctx, int ith, int nth) {
+  pair_job_t *j = ctx;
+  mx_cpu_add_rms_norm_f32(j->a, j->b, j->w, j->sum, j->y, j->rows, j->h, 1e-5f, 0.5f, ith, nth);
+}
+
+static void rope_copy_task(void *ctx, int ith, int nth) {
+  pair_job_t *j = ctx;
+  mx_cpu_rope_copy_f32(j->a, j->y, j->pos, j->inv, j->rows, j->nh, j->d, j->rd, j->style, ith, nth);
+}
+
+static void test_fused_pairs(int64_t rows, int64_t h) {
+  float *a = rand_f(rows * h, 3.0), *b = rand_f(rows * h, 3.0), *w = rand_f(h, 1.0);
+  float *sum = malloc(sizeof(float) * (size_t)(rows * h)),
+        *y = malloc(sizeof(float) * (size_t)(rows * h));
+  float *s2 = malloc(sizeof(float) * (size_t)(rows * h)),
+        *y2 = malloc(sizeof(float) * (size_t)(rows * h));
+  for (int64_t i = 0; i < rows * h; i++) s2[i] = a[i] + b[i];
+  mx_cpu_rms_norm_f32(s2, w, y2, rows, h, 1e-5f, 0.5f, 0, 1);
+  pair_job_t j = {.a = a, .b = b, .w = w, .sum = sum, .y = y, .rows = rows, .h = h};
+  long bad = 0;
+  for (int p = 0; p < NPOOLS; p++) {
+    memset(sum, 0xff, sizeof(float) * (size_t)(rows * h));
+    memset(y, 0xff, sizeof(float) * (size_t)(rows * h));
+    mx_cpu_pool_run(g_pools[p], add_norm_task, &j);
+    bad += memcmp(sum, s2, sizeof(float) * (size_t)(rows * h)) != 0;
+    bad += memcmp(y, y2, sizeof(float) * (size_t)(rows * h)) != 0;
+  }
+  CHECK_MSG(bad == 0, "add + rms_norm [%s] rows %lld h %lld: %ld mismatches", g_isa,
+            (long long)rows, (long long)h, bad);
+  // RoPE out of place against copy + in place: rows = positions, h = heads x d.
+  int64_t d = h % 2 ? h - 1 : h, nh = 1;
+  if (d >= 8 && d % 4 == 0) {
+    nh = 2;
+    d /= 2;
+  }
+  if (d >= 2) {
+    int32_t *pos = malloc(sizeof(int32_t) * (size_t)rows);
+    for (int64_t i = 0; i < rows; i++) pos[i] = (int32_t)(3 * i + 1);
+    int64_t rd = d % 4 == 0 ? d / 2 : d;  // partial rotary on some shapes
+    float *inv = rand_f(rd / 2, 0.5);
+    for (int style = 0; style < 2; style++) {
+      memcpy(y2, a, sizeof(float) * (size_t)(rows * nh * d));
+      mx_cpu_rope_f32(y2, pos, inv, rows, nh, d, rd, style, 0, 1);
+      pair_job_t r = {.a = a,
+                      .y = y,
+                      .pos = pos,
+                      .inv = inv,
+                      .rows = rows,
+                      .nh = nh,
+                      .d = d,
+                      .rd = rd,
+                      .style = style};
+      bad = 0;
+      for (int p = 0; p < NPOOLS; p++) {
+        memset(y, 0xff, sizeof(float) * (size_t)(rows * nh * d));
+        mx_cpu_pool_run(g_pools[p], rope_copy_task, &r);
+        bad += memcmp(y, y2, sizeof(float) * (size_t)(rows * nh * d)) != 0;
+      }
+      CHECK_MSG(bad == 0, "rope copy [%s] rows %lld heads %lld d %lld style %d: %ld mismatches",
+                g_isa, (long long)rows, (long long)nh, (long long)d, style, bad);
+    }
+    free(pos);
+    free(inv);
+  }
+  free(a), free(b), free(w), free(sum), free(y), free(s2), free(y2);
+}
+
 // ---- The decompositions through the interpreter ----
 
 typedef mx_status_t (*emit_fn)(mx_comp_ctx_t *c, mx_builder_t *b, const int32_t *args,
@@ -572,6 +649,9 @@ int main(void) {
     test_rope(2, 2, 80, 80, 1, 17);
     test_rope(7, 5, 96, 48, 1, 123);
     test_rope(4, 2, 6, 2, 1, 2);
+    int64_t pair_shapes[][2] = {{1, 1}, {1, 960}, {3, 17}, {7, 64}, {13, 131}, {2, 2048}};
+    for (size_t i = 0; i < sizeof pair_shapes / sizeof *pair_shapes; i++)
+      test_fused_pairs(pair_shapes[i][0], pair_shapes[i][1]);
     for (size_t i = 0; i < sizeof kAttn / sizeof *kAttn; i++) test_attention(&kAttn[i], true);
     for (size_t i = 0; i < sizeof act_n / sizeof *act_n; i++) {
       test_act(act_n[i], 0, i % 2 ? 20.0 : 4.0, act_n[i] < 300);
