@@ -64,6 +64,10 @@ typedef struct mx_cpu_compile_opts {
   mx_cpu_weights_t *weights;  // shared packed-weight cache; NULL = a private one
   mx_cpu_pool_t *pool;        // used to pack weights (NULL = calling thread)
   bool no_fast;               // testing: every op through the interpreter's kernels
+  // The intermediates live in memory the caller binds with mx_cpu_plan_set_arena instead of a
+  // plan-owned arena: plans that never run at the same time (a session's prefill buckets and
+  // decode) can share one buffer of the largest arena_bytes (mx_cpu_plan_stats).
+  bool external_arena;
   // Debugging (mlxcel diff): every value keeps its own memory until the next run, so
   // mx_cpu_plan_value can read any op's result after a run (the arena grows to the sum of all
   // intermediates instead of their peak).
@@ -82,6 +86,11 @@ typedef struct mx_cpu_compile_opts {
 mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
                            const mx_cpu_compile_opts_t *opts, mx_cpu_plan_t **out);
 void mx_cpu_plan_destroy(mx_cpu_plan_t *p);  // accepts NULL
+
+// Binds the arena of a plan compiled with external_arena: `arena` (borrowed; 64-byte aligned,
+// at least nbytes >= the plan's arena_bytes) holds its intermediates during runs and must stay
+// valid while the plan runs. Running such a plan before binding is an error.
+mx_status_t mx_cpu_plan_set_arena(mx_cpu_plan_t *p, void *arena, size_t nbytes);
 
 // Runs the plan. args[n_args]: types must match the function (weights: the compile-time data
 // pointers). results[f->n_results]: caller-preallocated tensors of the result types (data with

@@ -771,7 +771,8 @@ static mx_status_t plan_memory(mx_cpu_plan_t *p) {
   }
   free(order);
   p->arena_bytes = total;
-  if (total) {
+  if (total && !p->external_arena) {
+    p->own_arena = true;
     p->arena = aligned_alloc(64, total);
     if (!p->arena) return mx_error_set(MX_ERR_NOMEM, "out of memory (arena of %zu bytes)", total);
     memset(p->arena, 0, total);
@@ -864,7 +865,7 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
   free(p->slots);
   free(p->result_slot);
   free(p->vp);
-  free(p->arena);
+  if (p->own_arena) free(p->arena);
   free(p->scratch);
   free(p->weight_data);
   free(p->prof_s);
@@ -961,6 +962,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   mx_status_t st = MX_OK;
   cctx_t c = {p, opts, NULL, NULL, false};
   p->keep_values = opts->keep_values;
+  p->external_arena = opts->external_arena;
   if (opts->weights) {
     p->weights = opts->weights;
   } else {
@@ -1050,6 +1052,19 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
     return mx_error_prefix(st, "mx_cpu_compile @%s", f->name);
   }
   *out = p;
+  return MX_OK;
+}
+
+mx_status_t mx_cpu_plan_set_arena(mx_cpu_plan_t *p, void *arena, size_t nbytes) {
+  if (!p || !p->external_arena)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_plan_set_arena: plan not compiled with "
+                        "external_arena");
+  if ((p->arena_bytes && !arena) || nbytes < p->arena_bytes || ((uintptr_t)arena & 63))
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_plan_set_arena: @%s needs %zu bytes, 64-byte aligned; got %zu",
+                        p->f->name, p->arena_bytes, nbytes);
+  p->arena = arena;
   return MX_OK;
 }
 

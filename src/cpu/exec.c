@@ -333,6 +333,9 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
       return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_run @%s: argument %d has no storage",
                           f->name, i);
   }
+  if (p->arena_bytes && !p->arena)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_run @%s: no arena bound (external_arena)",
+                        f->name);
   int nth = pool ? mx_cpu_pool_threads(pool) : 1;
   if (p->scratch_per_thread && nth > p->scratch_threads) {
     // Only when the pool outgrew the compile-time guess (once).

@@ -97,14 +97,16 @@ struct mx_cpu_plan {
   uint8_t **vp;          // [n_slots]: resolved data pointers of the current run
   uint8_t *arena;
   size_t arena_bytes;
+  bool own_arena;  // false: bound by mx_cpu_plan_set_arena (external_arena)
   float *scratch;  // attention scratch: scratch_per_thread * scratch_threads floats
   size_t scratch_per_thread;
   int scratch_threads;
   int32_t n_view_ops;
   int32_t n_barriers;
   bool whole;
-  bool keep_values;  // every value has its own memory (mx_cpu_plan_value)
-  bool ran;          // vp[] holds the pointers of a completed run
+  bool keep_values;     // every value has its own memory (mx_cpu_plan_value)
+  bool external_arena;  // the arena is bound by mx_cpu_plan_set_arena
+  bool ran;             // vp[] holds the pointers of a completed run
   // Run state.
   const mx_tensor_t *run_args;
   mx_cpu_pool_t *run_pool;

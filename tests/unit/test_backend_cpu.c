@@ -197,6 +197,22 @@ static void test_stories260k(void) {
     free(got1);
     free(got2);
   }
+  // Default prefill chunk: the cpu backend's 512 (ADR 0003), capped by the capacity; interp 64.
+  if (m) {
+    const struct {
+      const char *backend;
+      int64_t ctx;
+      int32_t want;
+    } dc[3] = {{"cpu", 512, 512}, {"cpu", 100, 100}, {"interp", 512, 64}};
+    for (int i = 0; i < 3; i++) {
+      mx_session_opts_t o = {.backend = dc[i].backend, .ctx = dc[i].ctx};
+      mx_session_t *s = NULL;
+      CHECK_OK(mx_session_create(m, &o, &s));
+      CHECK_MSG(mx_session_prefill_chunk(s) == dc[i].want, "%s ctx %lld: chunk %d, want %d",
+                dc[i].backend, (long long)dc[i].ctx, mx_session_prefill_chunk(s), dc[i].want);
+      mx_session_destroy(s);
+    }
+  }
   // Zero allocations per decode step; decode time vs context capacity at position ~100.
   if (m) {
     int64_t ctxs[2] = {128, 4096};
