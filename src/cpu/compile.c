@@ -65,7 +65,12 @@ typedef struct cctx {
   int32_t *n_uses;   // per value: uses by top-level ops and the return
   int32_t *dus_arg;  // per value: the argument an in-place dynamic_update_slice wrote, or -1
   bool perturbed;    // test_perturb_op applied
+  // RoPE tables emitted so far: {positions value, inv_freq value, table slot}.
+  int32_t n_rope_tables;
+  int32_t rope_tables[8][3];
 } cctx_t;
+
+enum { MAX_ROPE_TABLES = 8 };
 
 static const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }
 
@@ -332,9 +337,29 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return false;
     int sty = !strcmp(style, "half") ? 0 : !strcmp(style, "interleaved") ? 1 : -1;
     if (sty < 0) return false;
+    // One cos / sin table per (positions, frequencies) pair serves every RoPE of the graph.
+    int64_t bt = xt->dims[0] * xt->dims[1];
+    int32_t table = -1;
+    for (int32_t i = 0; i < c->n_rope_tables && table < 0; i++)
+      if (c->rope_tables[i][0] == op->operands[1] && c->rope_tables[i][1] == op->operands[2])
+        table = c->rope_tables[i][2];
+    if (table < 0 && c->n_rope_tables < MAX_ROPE_TABLES) {
+      if ((*st = add_temp(c->p, (size_t)(bt * rd) * sizeof(float), &table))) return true;
+      if ((*st = simple_step(c, op, ST_ROPE_TABLE, "mx.rope cos/sin table", op->operands + 1, 2,
+                             table, &s)))
+        return true;
+      s->p[0] = bt;
+      s->p[1] = rd / 2;
+      int32_t *e = c->rope_tables[c->n_rope_tables++];
+      e[0] = op->operands[1];
+      e[1] = op->operands[2];
+      e[2] = table;
+    }
     // Out of place: each thread copies and rotates its own rows (no barrier in between).
-    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", op->operands, 3, out, &s))) return true;
-    s->p[0] = xt->dims[0] * xt->dims[1];
+    int32_t in[4] = {op->operands[0], op->operands[1], op->operands[2], table};
+    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", in, table >= 0 ? 4 : 3, out, &s)))
+      return true;
+    s->p[0] = bt;
     s->p[1] = xt->dims[2];
     s->p[2] = xt->dims[3];
     s->p[3] = rd;
@@ -960,7 +985,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->f = f;
   p->n_args = f->body->n_args;
   mx_status_t st = MX_OK;
-  cctx_t c = {p, opts, NULL, NULL, false};
+  cctx_t c = {p, opts, NULL, NULL, false, 0, {{0}}};
   p->keep_values = opts->keep_values;
   p->external_arena = opts->external_arena;
   if (opts->weights) {

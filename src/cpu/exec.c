@@ -230,8 +230,13 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       break;
     case ST_ROPE:
       mx_cpu_rope_copy_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]],
-                           (const int32_t *)vp[s->in[1]], (const float *)vp[s->in[2]], s->p[0],
-                           s->p[1], s->p[2], s->p[3], (int)s->p[4], ith, nth);
+                           (const int32_t *)vp[s->in[1]], (const float *)vp[s->in[2]],
+                           s->n_in > 3 ? (const float *)vp[s->in[3]] : NULL, s->p[0], s->p[1],
+                           s->p[2], s->p[3], (int)s->p[4], ith, nth);
+      break;
+    case ST_ROPE_TABLE:
+      mx_cpu_rope_table_f32((const int32_t *)vp[s->in[0]], (const float *)vp[s->in[1]], s->p[0],
+                            s->p[1], (float *)vp[s->out[0]], ith, nth);
       break;
     case ST_ATTENTION:
       mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
@@ -244,6 +249,7 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_RMS_NORM:
     case ST_ADD_RMS_NORM:
     case ST_ROPE:
+    case ST_ROPE_TABLE:
     case ST_ATTENTION:
     case ST_GATED_UP:
       break;  // never compiled without fused.h

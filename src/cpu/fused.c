@@ -89,12 +89,28 @@ void mx_cpu_add_rms_norm_f32(const float *a, const float *b, const float *w, flo
 
 void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_t bt,
                      int64_t n_heads, int64_t d, int64_t rotary_dim, int style, int ith, int nth) {
-  mx_cpu_rope_copy_f32(x, x, pos, inv_freq, bt, n_heads, d, rotary_dim, style, ith, nth);
+  mx_cpu_rope_copy_f32(x, x, pos, inv_freq, NULL, bt, n_heads, d, rotary_dim, style, ith, nth);
+}
+
+void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt, int64_t half,
+                           float *table, int ith, int nth) {
+  if (bt <= 0 || half <= 0) return;
+  int64_t r0, r1;
+  split(bt, 1, ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++) {
+    float p = (float)pos[r];
+    float *t = table + r * half * 2;
+    for (int64_t i = 0; i < half; i++) {
+      float ang = p * inv_freq[i];
+      t[2 * i] = cosf(ang);
+      t[2 * i + 1] = sinf(ang);
+    }
+  }
 }
 
 void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
-                          int64_t bt, int64_t n_heads, int64_t d, int64_t rotary_dim, int style,
-                          int ith, int nth) {
+                          const float *table, int64_t bt, int64_t n_heads, int64_t d,
+                          int64_t rotary_dim, int style, int ith, int nth) {
   if (bt <= 0 || n_heads <= 0 || d <= 0 || rotary_dim <= 0 || rotary_dim > d) return;
   int64_t half = rotary_dim / 2;
   int64_t r0, r1;
@@ -105,8 +121,15 @@ void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const 
   for (int64_t r = r0; r < r1; r++) {
     float p = (float)pos[r];
     for (int64_t i = 0; i < half; i++) {
-      float ang = p * inv_freq[i];
-      float c = cosf(ang), s = sinf(ang);
+      float c, s;
+      if (table) {
+        c = table[(r * half + i) * 2];
+        s = table[(r * half + i) * 2 + 1];
+      } else {
+        float ang = p * inv_freq[i];
+        c = cosf(ang);
+        s = sinf(ang);
+      }
       for (int64_t hh = 0; hh < n_heads; hh++) {
         float *xr = x + (r * n_heads + hh) * d;
         int64_t ia = style == 1 ? 2 * i : i, ib = style == 1 ? 2 * i + 1 : i + half;

@@ -39,10 +39,16 @@ void mx_cpu_add_rms_norm_f32(const float *a, const float *b, const float *w, flo
                              int nth);
 
 // mx_cpu_rope_f32 out of place: x = rope(src) (each thread copies then rotates its own rows, so
-// no barrier is needed between the copy and the rotation). src may equal x.
+// no barrier is needed between the copy and the rotation). src may equal x. table: NULL, or the
+// angles' cos / sin from mx_cpu_rope_table_f32 for the same pos / inv_freq (bit-identical
+// results; every RoPE of a graph shares one table instead of calling cosf / sinf again).
 void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
-                          int64_t bt, int64_t n_heads, int64_t d, int64_t rotary_dim, int style,
-                          int ith, int nth);
+                          const float *table, int64_t bt, int64_t n_heads, int64_t d,
+                          int64_t rotary_dim, int style, int ith, int nth);
+// table[(r * half + i) * 2 + {0, 1}] = cosf / sinf(f32(pos[r]) * inv_freq[i]) for r < bt,
+// i < half (= rotary_dim / 2). Thread ith takes a contiguous block of rows.
+void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt, int64_t half,
+                           float *table, int ith, int nth);
 
 // In place on x[B*T, n_heads, d]; pos[B*T]; inv_freq[rotary_dim/2]; style 0 = half
 // (HF rotate-half over the first rotary_dim dims), 1 = interleaved pairs; dims >= rotary_dim pass.

@@ -30,7 +30,8 @@ typedef enum step_kind {
   ST_GEMM = 0,  // y[m, n] = x[m, k] W^T (packed)
   ST_EMBED,     // rows of an embedding table
   ST_RMS_NORM,
-  ST_ROPE,          // out = rope(in[0])
+  ST_ROPE,          // out = rope(in[0]); in[3], when present: the cos / sin table
+  ST_ROPE_TABLE,    // out = cos / sin of pos in[0] x inv_freq in[1] (shared by the RoPEs)
   ST_ADD_RMS_NORM,  // out[0] = in[0] + in[1], out[1] = rms_norm(out[0]) * in[2]
   ST_GATED_UP,      // out[1] = x w^T, out[2] = x w2^T, out[0] = act(out[1]) * out[2]
   ST_ATTENTION,

@@ -135,7 +135,7 @@ static void run_all(job_t *job, int64_t n_out, const float *init) {
 // ---- Fused pairs: bit-identical to their two kernels in sequence, on 1, 2 and 3 threads ----
 
 typedef struct pair_job {
-  const float *a, *b, *w, *inv;
+  const float *a, *b, *w, *inv, *table;
   const int32_t *pos;
   float *sum, *y;
   int64_t rows, h, nh, d, rd;
@@ -149,7 +149,8 @@ static void add_norm_task(void *ctx, int ith, int nth) {
 
 static void rope_copy_task(void *ctx, int ith, int nth) {
   pair_job_t *j = ctx;
-  mx_cpu_rope_copy_f32(j->a, j->y, j->pos, j->inv, j->rows, j->nh, j->d, j->rd, j->style, ith, nth);
+  mx_cpu_rope_copy_f32(j->a, j->y, j->pos, j->inv, j->table, j->rows, j->nh, j->d, j->rd, j->style,
+                       ith, nth);
 }
 
 static void test_fused_pairs(int64_t rows, int64_t h) {
@@ -185,6 +186,9 @@ static void test_fused_pairs(int64_t rows, int64_t h) {
     for (int style = 0; style < 2; style++) {
       memcpy(y2, a, sizeof(float) * (size_t)(rows * nh * d));
       mx_cpu_rope_f32(y2, pos, inv, rows, nh, d, rd, style, 0, 1);
+      // The cos / sin table (computed on 1..3 threads) gives the same rotation.
+      float *table = malloc(sizeof(float) * (size_t)(rows * rd));
+      mx_cpu_rope_table_f32(pos, inv, rows, rd / 2, table, 0, 1);
       pair_job_t r = {.a = a,
                       .y = y,
                       .pos = pos,
@@ -195,11 +199,13 @@ static void test_fused_pairs(int64_t rows, int64_t h) {
                       .rd = rd,
                       .style = style};
       bad = 0;
-      for (int p = 0; p < NPOOLS; p++) {
+      for (int p = 0; p < 2 * NPOOLS; p++) {
+        r.table = p >= NPOOLS ? table : NULL;
         memset(y, 0xff, sizeof(float) * (size_t)(rows * nh * d));
-        mx_cpu_pool_run(g_pools[p], rope_copy_task, &r);
+        mx_cpu_pool_run(g_pools[p % NPOOLS], rope_copy_task, &r);
         bad += memcmp(y, y2, sizeof(float) * (size_t)(rows * nh * d)) != 0;
       }
+      free(table);
       CHECK_MSG(bad == 0, "rope copy [%s] rows %lld heads %lld d %lld style %d: %ld mismatches",
                 g_isa, (long long)rows, (long long)nh, (long long)d, style, bad);
     }
