@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mlir fuzz_roundtrip fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_chat_template)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mlir fuzz_roundtrip fuzz_safetensors fuzz_config fuzz_tokenizer fuzz_chat_template
+  fuzz_http_request)
 shared=${MX_SHARED:-../shared}
 build=build-fuzz
 
@@ -44,6 +45,9 @@ for t in "${targets[@]}"; do
     fuzz_chat_template)
       seed "$seeds" '*' tests/data/chat
       dict=(-dict=fuzz/chat.dict) ;;
+    fuzz_http_request)
+      seed "$seeds" '*.bin' tests/data/server
+      dict=(-dict=fuzz/http_request.dict) ;;
   esac
   corpus=$build/corpus-$t
   mkdir -p "$corpus"

@@ -1,0 +1,53 @@
+// mlxcel-xla HTTP server: an OpenAI-compatible API over one model (mlxcel serve).
+//
+// Endpoints: GET /v1/models, POST /v1/completions, POST /v1/chat/completions (non-streaming,
+// or Server-Sent Events with OpenAI's chunk objects ending with `data: [DONE]`), GET /health,
+// GET /metrics (Prometheus text). Up to `parallel` requests decode together in one batched graph
+// call per step (continuous batching, batch.h); more wait in a bounded queue. Errors are
+// OpenAI's error JSON with the matching HTTP status. HTTP is libmicrohttpd, one thread per
+// connection; one scheduler thread owns the engine.
+//
+// Ownership: the server borrows the model (it must outlive the server) and copies the strings
+// of its options.
+#ifndef MLXCEL_SERVER_H
+#define MLXCEL_SERVER_H
+
+#include "mlxcel/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mx_server mx_server_t;
+
+typedef struct mx_server_opts {
+  const char *host;         // address to listen on (name or literal); NULL = "127.0.0.1"
+  int32_t port;             // 0 = any free port (see mx_server_port)
+  int32_t parallel;         // sequences decoded together; 0 = 1
+  int64_t ctx;              // KV capacity per sequence; 0 = as mx_session_opts_t
+  const char *backend;      // NULL = as mx_session_opts_t
+  int32_t prefill_chunk;    // 0 = the engine's default
+  const char *api_key;      // when set, every endpoint but /health needs "Authorization: Bearer K"
+  const char *model_id;     // the name /v1/models lists and requests must use; NULL = "model"
+  size_t max_body;          // request body limit in bytes (413 beyond); 0 = 1 MiB
+  int32_t max_queue;        // requests waiting for a slot before 503; 0 = 64
+  int32_t max_connections;  // simultaneous connections; 0 = 128
+  int32_t timeout_s;        // idle connection timeout in seconds; 0 = 60
+  bool log_requests;        // one line per request on stderr
+} mx_server_opts_t;
+
+// Starts listening and serving in background threads. Errors: bad options, the address cannot
+// be bound (message names it), the engine cannot be created.
+mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *opts,
+                            mx_server_t **out);
+int32_t mx_server_port(const mx_server_t *srv);  // the bound port
+// Stops taking requests (new ones get 503, the listening socket closes) and waits at most
+// timeout_s for those in flight to finish. Returns true when all finished.
+bool mx_server_drain(mx_server_t *srv, double timeout_s);
+// Stops everything (requests still running are cancelled) and frees the server.
+void mx_server_stop(mx_server_t *srv);  // accepts NULL
+
+#ifdef __cplusplus
+}
+#endif
+#endif  // MLXCEL_SERVER_H

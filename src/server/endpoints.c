@@ -1,0 +1,300 @@
+// POST /v1/completions and /v1/chat/completions: request -> prompt ids -> scheduler job ->
+// one JSON reply, or a Server-Sent Events stream of chunks ending with `data: [DONE]`.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/server_internal.h"
+
+// How long a waiting handler sleeps before it checks whether its client is still there.
+enum { WAIT_SLICE_MS = 50 };
+
+static enum MHD_Result bad(struct MHD_Connection *c, mx_server_conn_t *cc, int status,
+                           const char *param, const char *code, const char *msg) {
+  mx_server_error_t e;
+  mx_server_error_set(&e, status, status >= 500 ? "server_error" : "invalid_request_error", param,
+                      code, "%s", msg);
+  return mx_server_reply_error(c, cc, &e);
+}
+
+// Chat messages through the model's template (generation prompt on), encoded as
+// apply_chat_template(tokenize=True) does: no post-processor, special tokens matched.
+static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int32_t **ids,
+                            int32_t *n) {
+  mx_chat_message_t *msgs = malloc((size_t)r->n_messages * sizeof *msgs);
+  if (!msgs) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < r->n_messages; i++)
+    msgs[i] = (mx_chat_message_t){r->roles[i], r->contents[i]};
+  mx_chat_render_opts_t ro = {.add_generation_prompt = true};
+  mx_chat_opts_from_tokenizer(srv->tok, &ro);
+  char *text = NULL;
+  size_t len = 0;
+  mx_status_t st = mx_chat_render(srv->tmpl, msgs, r->n_messages, &ro, &text, &len);
+  free(msgs);
+  if (st) return mx_error_prefix(st, "chat template");
+  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
+  st = mx_tokenizer_encode(srv->tok, text, len, &eo, ids, n);
+  free(text);
+  return st;
+}
+
+static mx_status_t prompt_ids(mx_server_t *srv, const mx_server_request_t *r, int32_t **ids,
+                              int32_t *n) {
+  *ids = NULL;
+  *n = 0;
+  if (r->kind == MX_SERVER_CHAT) return chat_ids(srv, r, ids, n);
+  if (r->prompt_ids) {
+    *ids = malloc((size_t)r->n_prompt_ids * sizeof **ids);
+    if (!*ids) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    memcpy(*ids, r->prompt_ids, (size_t)r->n_prompt_ids * sizeof **ids);
+    *n = r->n_prompt_ids;
+    return MX_OK;
+  }
+  mx_encode_opts_t eo = {.add_special = true, .parse_special = true};
+  return mx_tokenizer_encode(srv->tok, r->prompt, r->prompt_len, &eo, ids, n);
+}
+
+// A fresh seed for requests that give none.
+static uint64_t fresh_seed(mx_server_t *srv) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t x = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^
+               (atomic_fetch_add(&srv->next_id, 1) * 0x9E3779B97F4A7C15ull) ^
+               ((uint64_t)getpid() << 32);
+  return x;
+}
+
+// ---- Streaming ----
+
+typedef struct sse {
+  mx_server_t *srv;
+  struct MHD_Connection *c;
+  mx_server_conn_t *cc;
+  mx_server_job_t *job;
+  mx_server_reply_head_t head;
+  char id[48];
+  bool include_usage;
+  bool started, finished;
+  mx_strbuf_t text;  // new text taken from the job
+  mx_strbuf_t pend;  // event bytes not yet handed to MHD
+  size_t off;
+} sse_t;
+
+static void sse_free(void *cls) {
+  sse_t *s = cls;
+  mx_server_job_release(s->srv->sched, s->job);  // cancels it if the client left early
+  mx_strbuf_free(&s->text);
+  mx_strbuf_free(&s->pend);
+  free(s);
+}
+
+// MHD pulls the stream through this (in the connection's own thread, so it may wait).
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  sse_t *s = cls;
+  for (;;) {
+    if (s->off < s->pend.len) {
+      size_t n = s->pend.len - s->off;
+      if (n > max) n = max;
+      memcpy(buf, s->pend.data + s->off, n);
+      s->off += n;
+      return (ssize_t)n;
+    }
+    s->pend.len = 0;
+    s->off = 0;
+    if (s->finished) return MHD_CONTENT_READER_END_OF_STREAM;
+    if (atomic_load(&s->srv->stopping)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (!s->started) {  // chat streams open with the assistant role
+      s->started = true;
+      if (s->head.kind == MX_SERVER_CHAT)
+        mx_server_chunk_sse(&s->pend, &s->head, "assistant", "", 0, NULL);
+      continue;
+    }
+    mx_server_job_state_t st;
+    s->text.len = 0;
+    if (!mx_server_job_wait(s->srv->sched, s->job, WAIT_SLICE_MS, &s->text, &st)) {
+      if (mx_server_client_gone(s->c)) return MHD_CONTENT_READER_END_WITH_ERROR;
+      continue;
+    }
+    s->cc->n_generated = st.n_generated;
+    if (s->text.len > 0)
+      mx_server_chunk_sse(&s->pend, &s->head, NULL, s->text.data, s->text.len, NULL);
+    if (st.done) {
+      if (st.failed) {
+        mx_server_error_t e;
+        mx_server_error_set(&e, 500, "server_error", NULL, NULL, "%s", st.error);
+        mx_strbuf_puts(&s->pend, "data: ");
+        mx_server_error_json(&s->pend, &e);
+        mx_strbuf_puts(&s->pend, "\n\n");
+      } else {
+        const char *fin = mx_server_finish_name(st.finish);
+        mx_server_chunk_sse(&s->pend, &s->head, NULL, s->head.kind == MX_SERVER_CHAT ? NULL : "", 0,
+                            fin);
+        if (s->include_usage) mx_server_usage_sse(&s->pend, &s->head, st.n_prompt, st.n_generated);
+      }
+      mx_strbuf_puts(&s->pend, "data: [DONE]\n\n");
+      s->finished = true;
+    }
+    if (s->pend.oom) return MHD_CONTENT_READER_END_WITH_ERROR;
+  }
+}
+
+static enum MHD_Result start_stream(mx_server_t *srv, struct MHD_Connection *c,
+                                    mx_server_conn_t *cc, mx_server_job_t *job,
+                                    const mx_server_reply_head_t *h, bool include_usage) {
+  sse_t *s = calloc(1, sizeof *s);
+  if (!s) {
+    mx_server_job_release(srv->sched, job);
+    return MHD_NO;
+  }
+  s->srv = srv;
+  s->c = c;
+  s->cc = cc;
+  s->job = job;
+  s->head = *h;
+  snprintf(s->id, sizeof s->id, "%s", h->id);
+  s->head.id = s->id;
+  s->include_usage = include_usage;
+  mx_strbuf_init(&s->text);
+  mx_strbuf_init(&s->pend);
+  struct MHD_Response *r =
+      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, s, sse_free);
+  if (!r) {
+    sse_free(s);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+  enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+  MHD_destroy_response(r);
+  cc->answered = true;
+  cc->status = 200;
+  return ok;
+}
+
+// ---- Whole replies ----
+
+static enum MHD_Result wait_reply(mx_server_t *srv, struct MHD_Connection *c, mx_server_conn_t *cc,
+                                  mx_server_job_t *job, const mx_server_reply_head_t *h) {
+  mx_strbuf_t text;
+  mx_strbuf_init(&text);
+  mx_server_job_state_t st;
+  for (;;) {
+    if (mx_server_job_wait(srv->sched, job, WAIT_SLICE_MS, &text, &st) && st.done) break;
+    if (atomic_load(&srv->stopping) || mx_server_client_gone(c)) {
+      mx_server_job_release(srv->sched, job);  // frees the slot now
+      mx_strbuf_free(&text);
+      return MHD_NO;
+    }
+  }
+  mx_server_job_release(srv->sched, job);
+  cc->n_generated = st.n_generated;
+  enum MHD_Result ok;
+  if (st.failed) {
+    ok = bad(c, cc, 500, NULL, NULL, st.error);
+  } else if (text.oom) {
+    ok = bad(c, cc, 500, NULL, NULL, "out of memory");
+  } else {
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_server_completion_json(&sb, h, text.data ? text.data : "", text.len, st.finish, st.n_prompt,
+                              st.n_generated);
+    ok = sb.oom ? bad(c, cc, 500, NULL, NULL, "out of memory")
+                : mx_server_reply(c, cc, 200, "application/json", &sb);
+    mx_strbuf_free(&sb);
+  }
+  mx_strbuf_free(&text);
+  return ok;
+}
+
+enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
+                                   mx_server_conn_t *cc) {
+  mx_server_kind_t kind = cc->ep == EP_CHAT ? MX_SERVER_CHAT : MX_SERVER_COMPLETION;
+  mx_server_request_t r;
+  mx_server_error_t e;
+  if (mx_server_request_parse(cc->body.data, cc->body.len, kind, &srv->lim, &r, &e))
+    return mx_server_reply_error(c, cc, &e);
+  enum MHD_Result ok = MHD_NO;
+  int32_t *ids = NULL, n = 0;
+  char msg[512];
+  if (r.model && strcmp(r.model, srv->model_id) != 0) {
+    mx_server_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
+                        "the model '%.200s' does not exist; this server serves '%.200s'", r.model,
+                        srv->model_id);
+    ok = mx_server_reply_error(c, cc, &e);
+    goto done;
+  }
+  if (kind == MX_SERVER_CHAT && !srv->tmpl) {
+    ok = bad(c, cc, 400, "messages", "no_chat_template", srv->tmpl_error);
+    goto done;
+  }
+  mx_error_clear();
+  mx_status_t st = prompt_ids(srv, &r, &ids, &n);
+  if (st) {
+    ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, kind == MX_SERVER_CHAT ? "messages" : "prompt",
+             NULL, mx_error_message());
+    goto done;
+  }
+  cc->n_prompt = n;
+  if (n == 0) {
+    ok = bad(c, cc, 400, "prompt", NULL,
+             "the prompt is empty (and the tokenizer adds no BOS token): nothing to continue");
+    goto done;
+  }
+  int64_t ctx = mx_server_sched_ctx(srv->sched);
+  if (n >= ctx) {
+    snprintf(msg, sizeof msg,
+             "the prompt is %d tokens but this model's context holds %lld, leaving no room for "
+             "a completion (start the server with a larger --ctx, or shorten the prompt)",
+             (int)n, (long long)ctx);
+    ok = bad(c, cc, 400, kind == MX_SERVER_CHAT ? "messages" : "prompt", "context_length_exceeded",
+             msg);
+    goto done;
+  }
+  int32_t max_tokens = r.max_tokens > 0 ? r.max_tokens : (int32_t)(ctx - n);
+  if ((int64_t)n + max_tokens > ctx) {
+    snprintf(msg, sizeof msg,
+             "this model's context holds %lld tokens, but %lld were requested (%d in the prompt, "
+             "%d for max_tokens): lower max_tokens or shorten the prompt",
+             (long long)ctx, (long long)n + max_tokens, (int)n, (int)max_tokens);
+    ok = bad(c, cc, 400, "max_tokens", "context_length_exceeded", msg);
+    goto done;
+  }
+  mx_server_job_opts_t jo = {.prompt = ids,
+                             .n_prompt = n,
+                             .max_tokens = max_tokens,
+                             .sampling = r.sampling,
+                             .stop = (const char *const *)r.stop,
+                             .n_stop = r.n_stop,
+                             .ignore_eos = r.ignore_eos,
+                             .tok = srv->tok};
+  if (!r.has_seed) jo.sampling.seed = fresh_seed(srv);
+  mx_server_job_t *job = NULL;
+  mx_error_clear();
+  st = mx_server_job_create(srv->sched, &jo, &job);
+  if (st) {
+    ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, NULL, NULL, mx_error_message());
+    goto done;
+  }
+  st = mx_server_job_submit(srv->sched, job);
+  if (st) {
+    mx_server_job_release(srv->sched, job);
+    ok = bad(c, cc, 503, NULL, "overloaded", mx_error_message());
+    goto done;
+  }
+  // The idle timeout is for clients that stall; a request waiting for a slot or generating is
+  // not idle. No timeout until the request completes (on_completed restores it).
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+  char id[48];
+  snprintf(id, sizeof id, "%s-%016llx", kind == MX_SERVER_CHAT ? "chatcmpl" : "cmpl",
+           (unsigned long long)(atomic_fetch_add(&srv->next_id, 1) ^ (uint64_t)srv->created << 20));
+  mx_server_reply_head_t h = {
+      .kind = kind, .id = id, .created = (long long)time(NULL), .model = srv->model_id};
+  ok = r.stream ? start_stream(srv, c, cc, job, &h, r.include_usage)
+                : wait_reply(srv, c, cc, job, &h);
+done:
+  free(ids);
+  mx_server_request_free(&r);
+  return ok;
+}

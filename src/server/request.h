@@ -1,0 +1,74 @@
+// Private to src/server/ (and its tests and fuzz target): OpenAI request bodies parsed into a
+// plain struct, with no HTTP in sight. Every rejection is an mx_server_error_t carrying the HTTP
+// status, the OpenAI error type, the offending parameter and a message naming the problem.
+//
+// Hostile input is bounded: the body size, the JSON nesting depth (checked by a scan before
+// cJSON recurses), max_tokens, the number and length of stop strings and of chat messages.
+// Unknown fields are ignored (clients send extras), null means absent, every known field is
+// type-checked strictly.
+#ifndef MLXCEL_SERVER_REQUEST_H
+#define MLXCEL_SERVER_REQUEST_H
+
+#include "mlxcel/session.h"
+
+typedef enum mx_server_kind {
+  MX_SERVER_COMPLETION = 0,  // POST /v1/completions
+  MX_SERVER_CHAT,            // POST /v1/chat/completions
+} mx_server_kind_t;
+
+typedef struct mx_server_limits {
+  size_t max_body;         // bytes of a request body (413 beyond)
+  int32_t max_depth;       // JSON nesting
+  int32_t max_tokens;      // largest max_tokens accepted (the server passes its context)
+  int32_t max_stop;        // stop strings per request
+  size_t max_stop_len;     // bytes per stop string
+  int32_t max_messages;    // chat messages per request
+  int32_t max_prompt_ids;  // token ids in a prompt given as an array
+} mx_server_limits_t;
+
+// Defaults: body 1 MiB, depth 32, max_tokens 1 << 20, 16 stop strings of at most 256 bytes,
+// 1024 messages, 1 << 20 prompt ids.
+void mx_server_limits_default(mx_server_limits_t *lim);
+
+typedef struct mx_server_error {
+  int http_status;    // 400, 401, 404, 413, 500, 503, ...
+  const char *type;   // OpenAI error type: "invalid_request_error", "server_error", ...
+  const char *param;  // the offending field or NULL (static strings)
+  const char *code;   // e.g. "model_not_found", "context_length_exceeded" or NULL
+  char message[512];
+} mx_server_error_t;
+
+// Fills *err and returns MX_ERR_INVALID_ARG (for `return`).
+mx_status_t mx_server_error_set(mx_server_error_t *err, int http_status, const char *type,
+                                const char *param, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+typedef struct mx_server_request {
+  mx_server_kind_t kind;
+  char *model;  // NULL when absent (the served model is meant)
+  // Completions: the prompt as text, or as token ids (exactly one of the two is set).
+  char *prompt;
+  size_t prompt_len;
+  int32_t *prompt_ids;
+  int32_t n_prompt_ids;
+  // Chat: messages with string content (parts arrays joined), roles as given.
+  char **roles, **contents;
+  int32_t n_messages;
+  int32_t max_tokens;  // 0 = not given
+  mx_sampler_params_t sampling;
+  bool has_seed;
+  char **stop;  // [n_stop] non-empty strings
+  int32_t n_stop;
+  bool stream;
+  bool include_usage;  // stream_options.include_usage
+  bool ignore_eos;     // extension (as llama.cpp's): keep going past EOS ids (benchmarks)
+} mx_server_request_t;
+
+// Parses `len` bytes of a request body for `kind`. On success *out owns its strings (free with
+// mx_server_request_free); on failure *out is zeroed, *err says why and the return is not MX_OK.
+mx_status_t mx_server_request_parse(const char *body, size_t len, mx_server_kind_t kind,
+                                    const mx_server_limits_t *lim, mx_server_request_t *out,
+                                    mx_server_error_t *err);
+void mx_server_request_free(mx_server_request_t *r);  // accepts a zeroed struct
+
+#endif  // MLXCEL_SERVER_REQUEST_H

@@ -1,0 +1,510 @@
+// The continuous-batching scheduler (scheduler.h).
+//
+// Locking: one mutex (s->mu) guards the queue, the slot table, every job's shared fields (refs,
+// cancelled, done, out, state) and the statistics. The scheduler thread takes it briefly at the
+// start of a turn (cancellations, admissions) and once after each prefill chunk and decode
+// step (publishing text); graph calls, sampling and detokenization run unlocked on data only
+// the scheduler thread touches (the job's ids, sampler, text stream, slot and counters).
+#include "server/scheduler.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mlxcel/batch.h"
+
+enum { JOB_QUEUED = 0, JOB_PREFILL, JOB_DECODE, JOB_DONE };
+
+struct mx_server_job {
+  // Fixed at create time.
+  int32_t *ids;  // [n_prompt + max_tokens]: the prompt, then the generated ids (penalties)
+  int32_t n_prompt, max_tokens;
+  bool ignore_eos;
+  mx_sampler_t *smp;
+  mx_text_stream_t *ts;
+  // Scheduler thread only.
+  int32_t slot;         // -1 while queued
+  int32_t n_prefilled;  // prompt ids already in the slot
+  int32_t n_gen;        // ids sampled so far (not counting an EOS)
+  int32_t next_id;      // JOB_DECODE: the id the next decode step feeds
+  uint64_t admit_seq;   // admission order (oldest prefill first)
+  const char *text;     // text released by this step (points into ts), published under mu
+  size_t text_len;
+  // Under s->mu.
+  int state;
+  int refs;
+  bool cancelled;
+  mx_server_job_state_t pub;  // published state
+  mx_strbuf_t out;            // text not yet taken by the HTTP thread
+  pthread_cond_t cv;          // signalled when out or pub changes
+  mx_server_job_t *next;      // queue link
+};
+
+struct mx_server_sched {
+  const mx_model_t *model;
+  mx_batch_t *batch;
+  int32_t n_slots, vocab;
+  int64_t ctx;
+  int32_t chunk;
+  int32_t max_queue;
+  pthread_t thread;
+  bool thread_started;
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv;  // new job, cancellation or stop
+  pthread_cond_t idle_cv;  // a job finished (for drain)
+  bool stopping, draining;
+  mx_server_job_t *q_head, *q_tail;
+  int32_t n_queued;
+  mx_server_job_t **slots;  // [n_slots] NULL = free
+  int32_t n_active;
+  uint64_t admit_counter;
+  mx_server_sched_stats_t stats;
+  // Scheduler-thread scratch for a decode step, sized at create time.
+  int32_t *step_slots, *step_ids;
+  mx_server_job_t **step_jobs;
+};
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void job_free(mx_server_job_t *job) {
+  if (!job) return;
+  free(job->ids);
+  mx_sampler_destroy(job->smp);
+  mx_text_stream_destroy(job->ts);
+  mx_strbuf_free(&job->out);
+  pthread_cond_destroy(&job->cv);
+  free(job);
+}
+
+// Drops one reference (under s->mu).
+static void job_unref(mx_server_job_t *job) {
+  if (--job->refs == 0) job_free(job);
+}
+
+static bool is_eos(const mx_model_config_t *cfg, int32_t id) {
+  for (int32_t i = 0; i < cfg->n_eos && i < MX_MAX_EOS_IDS; i++)
+    if (cfg->eos_token_ids[i] == id) return true;
+  return false;
+}
+
+// ---- Scheduler thread ----
+
+// Ends a job (under s->mu): publishes the end, frees its slot, drops the scheduler's reference.
+static void finish_locked(mx_server_sched_t *s, mx_server_job_t *job, mx_finish_reason_t why) {
+  job->state = JOB_DONE;
+  job->pub.done = true;
+  job->pub.finish = why;
+  if (job->slot >= 0) {
+    s->slots[job->slot] = NULL;
+    s->n_active--;
+  }
+  if (job->cancelled) {
+    s->stats.jobs_cancelled++;
+  } else if (job->pub.failed) {
+    s->stats.jobs_failed++;
+  } else {
+    s->stats.jobs_done++;
+  }
+  pthread_cond_broadcast(&job->cv);
+  pthread_cond_broadcast(&s->idle_cv);
+  job_unref(job);
+}
+
+// Samples the job's next id from its slot's logits and runs the text side. Sets job->text and
+// returns the finish reason, or -1 when the job goes on (job->next_id is then the id to feed).
+static int take_token(mx_server_sched_t *s, mx_server_job_t *job) {
+  const float *logits = mx_batch_logits(s->batch, job->slot);
+  int32_t n_hist = job->n_prompt + job->n_gen;
+  int32_t id = mx_sampler_sample(job->smp, logits, job->ids, n_hist);
+  job->text = "";
+  job->text_len = 0;
+  if (!job->ignore_eos && is_eos(&s->model->config, id)) {
+    job->text = mx_text_stream_finish(job->ts, &job->text_len);
+    return MX_FINISH_EOS;
+  }
+  job->ids[n_hist] = id;
+  job->n_gen++;
+  int reason = -1;
+  if (job->n_gen >= job->max_tokens) {
+    reason = MX_FINISH_LENGTH;
+  } else if (mx_batch_n_past(s->batch, job->slot) >= s->ctx) {
+    reason = MX_FINISH_CONTEXT;
+  }
+  bool stopped = false;
+  job->text = mx_text_stream_push(job->ts, id, reason >= 0, &job->text_len, &stopped);
+  if (stopped) reason = MX_FINISH_STOP;
+  if (reason < 0) job->next_id = id;
+  return reason;
+}
+
+// Publishes a job's step (under s->mu): its new text, counts, and its end when reason >= 0.
+static void publish_locked(mx_server_sched_t *s, mx_server_job_t *job, int reason) {
+  if (job->text_len > 0) mx_strbuf_append(&job->out, job->text, job->text_len);
+  job->pub.n_generated = job->n_gen;
+  if (reason >= 0) {
+    s->stats.generated_tokens += (uint64_t)job->n_gen;
+    finish_locked(s, job, (mx_finish_reason_t)reason);
+  } else {
+    job->state = JOB_DECODE;
+    pthread_cond_broadcast(&job->cv);
+  }
+}
+
+static void fail_locked(mx_server_sched_t *s, mx_server_job_t *job, const char *what) {
+  job->pub.failed = true;
+  snprintf(job->pub.error, sizeof job->pub.error, "%s: %s", what, mx_error_message());
+  finish_locked(s, job, MX_FINISH_LENGTH);
+}
+
+// Start of a turn (under s->mu): cancelled jobs leave, queued jobs take free slots. Returns
+// false when the thread should exit.
+static bool housekeeping_locked(mx_server_sched_t *s) {
+  for (;;) {
+    // Cancelled jobs leave the queue (their clients are gone).
+    mx_server_job_t **link = &s->q_head, *prev = NULL;
+    while (*link) {
+      mx_server_job_t *job = *link;
+      if (job->cancelled) {
+        *link = job->next;
+        if (s->q_tail == job) s->q_tail = prev;
+        s->n_queued--;
+        job->next = NULL;
+        finish_locked(s, job, MX_FINISH_CALLBACK);
+      } else {
+        prev = job;
+        link = &job->next;
+      }
+    }
+    for (int32_t i = 0; i < s->n_slots; i++) {
+      mx_server_job_t *job = s->slots[i];
+      if (job && job->cancelled) {
+        mx_batch_reset(s->batch, i);
+        finish_locked(s, job, MX_FINISH_CALLBACK);
+      }
+    }
+    for (int32_t i = 0; i < s->n_slots && s->q_head; i++) {
+      if (s->slots[i]) continue;
+      mx_server_job_t *job = s->q_head;
+      s->q_head = job->next;
+      if (!s->q_head) s->q_tail = NULL;
+      s->n_queued--;
+      job->next = NULL;
+      mx_batch_reset(s->batch, i);
+      job->slot = i;
+      job->state = JOB_PREFILL;
+      job->admit_seq = s->admit_counter++;
+      s->slots[i] = job;
+      s->n_active++;
+    }
+    if (s->n_active > 0) return true;
+    if (s->stopping) return false;
+    pthread_cond_wait(&s->work_cv, &s->mu);
+  }
+}
+
+// One prefill chunk of the oldest job still prefilling.
+static void prefill_step(mx_server_sched_t *s) {
+  mx_server_job_t *job = NULL;
+  for (int32_t i = 0; i < s->n_slots; i++) {
+    mx_server_job_t *j = s->slots[i];
+    if (j && j->state == JOB_PREFILL && (!job || j->admit_seq < job->admit_seq)) job = j;
+  }
+  if (!job) return;
+  int32_t n = job->n_prompt - job->n_prefilled;
+  if (n > s->chunk) n = s->chunk;
+  double t0 = now_seconds();
+  mx_status_t st = mx_batch_prefill(s->batch, job->slot, job->ids + job->n_prefilled, n);
+  int reason = -1;
+  bool complete = false;
+  if (!st) {
+    job->n_prefilled += n;
+    complete = job->n_prefilled == job->n_prompt;
+    if (complete) reason = take_token(s, job);  // the first generated token
+  }
+  double dt = now_seconds() - t0;
+  pthread_mutex_lock(&s->mu);
+  s->stats.prefill_seconds += dt;
+  if (st) {
+    fail_locked(s, job, "prefill");
+  } else {
+    s->stats.prefill_tokens += (uint64_t)n;
+    if (complete) publish_locked(s, job, reason);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+// One batched decode step over every slot with a token to feed.
+static void decode_step(mx_server_sched_t *s) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < s->n_slots; i++) {
+    mx_server_job_t *j = s->slots[i];
+    if (j && j->state == JOB_DECODE) {
+      s->step_jobs[n] = j;
+      s->step_slots[n] = i;
+      s->step_ids[n] = j->next_id;
+      n++;
+    }
+  }
+  if (n == 0) return;
+  double t0 = now_seconds();
+  mx_status_t st = mx_batch_decode(s->batch, s->step_slots, s->step_ids, n);
+  int reasons_ok = !st;
+  // Reasons are kept in step_ids (the fed ids are no longer needed).
+  if (reasons_ok)
+    for (int32_t k = 0; k < n; k++) s->step_ids[k] = take_token(s, s->step_jobs[k]);
+  double dt = now_seconds() - t0;
+  pthread_mutex_lock(&s->mu);
+  s->stats.decode_seconds += dt;
+  if (!reasons_ok) {
+    for (int32_t k = 0; k < n; k++) fail_locked(s, s->step_jobs[k], "decode");
+  } else {
+    s->stats.decode_steps++;
+    s->stats.decode_tokens += (uint64_t)n;
+    for (int32_t k = 0; k < n; k++) publish_locked(s, s->step_jobs[k], s->step_ids[k]);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void *sched_main(void *arg) {
+  mx_server_sched_t *s = arg;
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    bool go_on = housekeeping_locked(s);
+    pthread_mutex_unlock(&s->mu);
+    if (!go_on) break;
+    prefill_step(s);
+    decode_step(s);
+  }
+  return NULL;
+}
+
+// ---- Creation and teardown ----
+
+mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sched_t **out) {
+  *out = NULL;
+  if (!o || !o->model) return mx_error_set(MX_ERR_INVALID_ARG, "scheduler: no model");
+  if (o->n_slots < 1)
+    return mx_error_set(MX_ERR_INVALID_ARG, "scheduler: --parallel must be >= 1, got %d",
+                        o->n_slots);
+  if (o->max_queue < 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "scheduler: queue limit must be >= 0, got %d",
+                        o->max_queue);
+  mx_server_sched_t *s = calloc(1, sizeof *s);
+  if (!s) return mx_error_set(MX_ERR_NOMEM, "scheduler: out of memory");
+  s->model = o->model;
+  s->max_queue = o->max_queue;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->work_cv, NULL);
+  pthread_cond_init(&s->idle_cv, NULL);
+  mx_batch_opts_t bo = {.backend = o->backend,
+                        .ctx = o->ctx,
+                        .prefill_chunk = o->prefill_chunk,
+                        .n_slots = o->n_slots};
+  mx_status_t st = mx_batch_create(o->model, &bo, &s->batch);
+  if (st) {
+    mx_server_sched_destroy(s);
+    return st;
+  }
+  s->n_slots = mx_batch_n_slots(s->batch);
+  s->ctx = mx_batch_ctx(s->batch);
+  s->chunk = mx_batch_chunk(s->batch);
+  s->vocab = mx_batch_vocab(s->batch);
+  s->stats.n_slots = s->n_slots;
+  s->slots = calloc((size_t)s->n_slots, sizeof *s->slots);
+  s->step_jobs = calloc((size_t)s->n_slots, sizeof *s->step_jobs);
+  s->step_slots = calloc((size_t)s->n_slots, sizeof *s->step_slots);
+  s->step_ids = calloc((size_t)s->n_slots, sizeof *s->step_ids);
+  if (!s->slots || !s->step_jobs || !s->step_slots || !s->step_ids) {
+    mx_server_sched_destroy(s);
+    return mx_error_set(MX_ERR_NOMEM, "scheduler: out of memory");
+  }
+  if (pthread_create(&s->thread, NULL, sched_main, s) != 0) {
+    mx_server_sched_destroy(s);
+    return mx_error_set(MX_ERR_RUNTIME, "scheduler: cannot start its thread");
+  }
+  s->thread_started = true;
+  *out = s;
+  return MX_OK;
+}
+
+void mx_server_sched_destroy(mx_server_sched_t *s) {
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  s->stopping = true;
+  s->draining = true;
+  for (mx_server_job_t *j = s->q_head; j; j = j->next) j->cancelled = true;
+  for (int32_t i = 0; s->slots && i < s->n_slots; i++)
+    if (s->slots[i]) s->slots[i]->cancelled = true;
+  pthread_cond_broadcast(&s->work_cv);
+  pthread_mutex_unlock(&s->mu);
+  if (s->thread_started) pthread_join(s->thread, NULL);
+  // The thread left with every job finished; creators may still hold their references.
+  mx_batch_destroy(s->batch);
+  free(s->slots);
+  free(s->step_jobs);
+  free(s->step_slots);
+  free(s->step_ids);
+  pthread_cond_destroy(&s->work_cv);
+  pthread_cond_destroy(&s->idle_cv);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+int64_t mx_server_sched_ctx(const mx_server_sched_t *s) { return s->ctx; }
+int32_t mx_server_sched_vocab(const mx_server_sched_t *s) { return s->vocab; }
+
+// ---- Jobs (HTTP threads) ----
+
+mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_t *o,
+                                 mx_server_job_t **out) {
+  *out = NULL;
+  if (o->n_prompt < 1 || !o->prompt)
+    return mx_error_set(MX_ERR_INVALID_ARG, "the prompt has no tokens");
+  for (int32_t i = 0; i < o->n_prompt; i++)
+    if (o->prompt[i] < 0 || o->prompt[i] >= s->vocab)
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "prompt token %d is id %d, outside the vocabulary [0, %d)", i,
+                          o->prompt[i], s->vocab);
+  if (o->max_tokens < 1)
+    return mx_error_set(MX_ERR_INVALID_ARG, "max_tokens must be >= 1, got %d", o->max_tokens);
+  if ((int64_t)o->n_prompt + o->max_tokens > s->ctx)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "this model's context holds %lld tokens, but %lld were requested (%d in "
+                        "the prompt, %d for the completion)",
+                        (long long)s->ctx, (long long)o->n_prompt + o->max_tokens, o->n_prompt,
+                        o->max_tokens);
+  mx_server_job_t *job = calloc(1, sizeof *job);
+  if (!job) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  pthread_cond_init(&job->cv, NULL);
+  mx_strbuf_init(&job->out);
+  job->slot = -1;
+  job->refs = 1;
+  job->n_prompt = o->n_prompt;
+  job->max_tokens = o->max_tokens;
+  job->ignore_eos = o->ignore_eos;
+  job->pub.n_prompt = o->n_prompt;
+  mx_status_t st = mx_sampler_create(&o->sampling, s->vocab, &job->smp);
+  if (!st) {
+    mx_text_stream_opts_t to = {
+        .stop = o->stop,
+        .n_stop = o->n_stop,
+        .mid_text = mx_text_stream_mid_text(o->tok, o->prompt, o->n_prompt)};
+    st = mx_text_stream_create(o->tok, &to, &job->ts);
+  }
+  if (!st) {
+    job->ids = malloc(((size_t)o->n_prompt + (size_t)o->max_tokens) * sizeof *job->ids);
+    // Room for a few KiB of text not yet taken, so publishing text rarely reallocates.
+    job->out.data = malloc(4096);
+    job->out.cap = 4096;
+    if (job->ids && job->out.data) {
+      job->out.data[0] = '\0';
+      memcpy(job->ids, o->prompt, (size_t)o->n_prompt * sizeof *job->ids);
+    } else {
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    }
+  }
+  if (st) {
+    job_free(job);
+    return st;
+  }
+  *out = job;
+  return MX_OK;
+}
+
+mx_status_t mx_server_job_submit(mx_server_sched_t *s, mx_server_job_t *job) {
+  pthread_mutex_lock(&s->mu);
+  mx_status_t st = MX_OK;
+  if (s->draining) {
+    st = mx_error_set(MX_ERR_RUNTIME, "the server is shutting down");
+  } else if (s->n_queued >= s->max_queue + (s->n_slots - s->n_active)) {
+    st = mx_error_set(MX_ERR_RUNTIME, "the server is busy: %d requests are already waiting",
+                      s->n_queued);
+  } else {
+    job->refs++;
+    job->state = JOB_QUEUED;
+    if (s->q_tail) {
+      s->q_tail->next = job;
+    } else {
+      s->q_head = job;
+    }
+    s->q_tail = job;
+    s->n_queued++;
+    s->stats.prompt_tokens += (uint64_t)job->n_prompt;
+    pthread_cond_signal(&s->work_cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+bool mx_server_job_wait(mx_server_sched_t *s, mx_server_job_t *job, int timeout_ms,
+                        mx_strbuf_t *text, mx_server_job_state_t *state) {
+  pthread_mutex_lock(&s->mu);
+  if (job->out.len == 0 && !job->pub.done && timeout_ms > 0) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    while (job->out.len == 0 && !job->pub.done)
+      if (pthread_cond_timedwait(&job->cv, &s->mu, &dl) == ETIMEDOUT) break;
+  }
+  bool news = job->out.len > 0 || job->pub.done;
+  if (job->out.len > 0 && text) {
+    mx_strbuf_append(text, job->out.data, job->out.len);
+    job->out.len = 0;
+    job->out.data[0] = '\0';
+  }
+  if (state) *state = job->pub;
+  pthread_mutex_unlock(&s->mu);
+  return news;
+}
+
+void mx_server_job_release(mx_server_sched_t *s, mx_server_job_t *job) {
+  if (!job) return;
+  pthread_mutex_lock(&s->mu);
+  if (!job->pub.done && job->refs > 1) {
+    job->cancelled = true;
+    pthread_cond_signal(&s->work_cv);
+  }
+  job_unref(job);
+  pthread_mutex_unlock(&s->mu);
+}
+
+bool mx_server_sched_drain(mx_server_sched_t *s, double timeout_s) {
+  double end = now_seconds() + timeout_s;
+  pthread_mutex_lock(&s->mu);
+  s->draining = true;
+  while (s->n_queued > 0 || s->n_active > 0) {
+    double left = end - now_seconds();
+    if (left <= 0) break;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    double w = left < 0.2 ? left : 0.2;
+    dl.tv_nsec += (long)(w * 1e9);
+    while (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&s->idle_cv, &s->mu, &dl);
+  }
+  bool idle = s->n_queued == 0 && s->n_active == 0;
+  pthread_mutex_unlock(&s->mu);
+  return idle;
+}
+
+void mx_server_sched_stats(mx_server_sched_t *s, mx_server_sched_stats_t *out) {
+  pthread_mutex_lock(&s->mu);
+  *out = s->stats;
+  out->active = s->n_active;
+  out->queued = s->n_queued;
+  pthread_mutex_unlock(&s->mu);
+}

@@ -1,0 +1,85 @@
+// Private to src/server/: the continuous-batching scheduler.
+//
+// One thread owns the mx_batch_t. Each turn of its loop: drop jobs whose client went away,
+// admit queued jobs to free slots, run at most ONE prefill chunk (the oldest job still
+// prefilling), then ONE mx_batch_decode over every slot that has a token to feed, sample per
+// slot and push each job's new text. Jobs join and leave between steps; a long prompt delays the
+// running streams by at most one chunk per step. HTTP threads only create, submit, wait on and
+// release jobs; they never touch the batch.
+//
+// Ownership: a job is reference-counted between its creator (an HTTP thread) and the
+// scheduler; mx_server_job_release drops the creator's reference and cancels the job if it is
+// still running (its slot is freed before the next decode step).
+#ifndef MLXCEL_SERVER_SCHEDULER_H
+#define MLXCEL_SERVER_SCHEDULER_H
+
+#include "mlxcel/session.h"
+#include "mlxcel/text_stream.h"
+
+typedef struct mx_server_sched mx_server_sched_t;
+typedef struct mx_server_job mx_server_job_t;
+
+typedef struct mx_server_sched_opts {
+  const mx_model_t *model;  // borrowed; outlives the scheduler
+  const char *backend;      // NULL = default
+  int64_t ctx;              // KV capacity per slot; 0 = default
+  int32_t n_slots;          // sequences decoded together (--parallel)
+  int32_t prefill_chunk;    // 0 = default
+  int32_t max_queue;        // jobs waiting for a slot before submit refuses (503)
+} mx_server_sched_opts_t;
+
+mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sched_t **out);
+// Cancels everything still queued or running, stops the thread and frees the batch.
+void mx_server_sched_destroy(mx_server_sched_t *s);  // accepts NULL
+int64_t mx_server_sched_ctx(const mx_server_sched_t *s);
+int32_t mx_server_sched_vocab(const mx_server_sched_t *s);
+
+typedef struct mx_server_job_opts {
+  const int32_t *prompt;  // copied; n_prompt >= 1 ids, each < vocab
+  int32_t n_prompt;
+  int32_t max_tokens;  // >= 1; n_prompt + max_tokens must fit the context (checked here)
+  mx_sampler_params_t sampling;
+  const char *const *stop;  // copied
+  int32_t n_stop;
+  bool ignore_eos;            // EOS ids are ordinary tokens (benchmarks)
+  const mx_tokenizer_t *tok;  // for the text; borrowed, outlives the job
+} mx_server_job_opts_t;
+
+// Validates (sampling values, prompt ids, lengths) and allocates everything the job needs, so
+// the scheduler never allocates for it. Errors name the problem (the HTTP layer maps them to
+// 400).
+mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_t *o,
+                                 mx_server_job_t **out);
+// Queues the job. MX_ERR_RUNTIME when the queue is full or the server is draining (503).
+mx_status_t mx_server_job_submit(mx_server_sched_t *s, mx_server_job_t *job);
+
+typedef struct mx_server_job_state {
+  bool done;
+  mx_finish_reason_t finish;  // valid when done
+  bool failed;                // the engine failed (message below)
+  char error[256];
+  int32_t n_prompt, n_generated;
+} mx_server_job_state_t;
+
+// Waits up to timeout_ms for new text or the end; appends the text released since the last
+// call to *text and fills *state. Returns true when new text arrived or the job is done.
+bool mx_server_job_wait(mx_server_sched_t *s, mx_server_job_t *job, int timeout_ms,
+                        mx_strbuf_t *text, mx_server_job_state_t *state);
+// Drops the creator's reference; a job not yet done is cancelled. Accepts NULL.
+void mx_server_job_release(mx_server_sched_t *s, mx_server_job_t *job);
+
+// Refuses new jobs from now on and waits (at most timeout_s) until no job is queued or running.
+// Returns true when everything finished.
+bool mx_server_sched_drain(mx_server_sched_t *s, double timeout_s);
+
+typedef struct mx_server_sched_stats {
+  int32_t n_slots, active, queued;
+  uint64_t jobs_done, jobs_failed, jobs_cancelled;
+  uint64_t prompt_tokens, generated_tokens;
+  uint64_t prefill_tokens, decode_tokens, decode_steps;
+  double prefill_seconds, decode_seconds;
+} mx_server_sched_stats_t;
+
+void mx_server_sched_stats(mx_server_sched_t *s, mx_server_sched_stats_t *out);
+
+#endif  // MLXCEL_SERVER_SCHEDULER_H

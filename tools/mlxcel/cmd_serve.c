@@ -1,0 +1,195 @@
+// `mlxcel serve`: an OpenAI-compatible HTTP server over one model directory (server.h). Runs
+// until SIGINT or SIGTERM, then drains: stops listening, lets the requests in flight finish and
+// exits 0. A second signal stops at once.
+#include <libgen.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mlxcel/server.h"
+
+static void serve_usage(FILE *out) {
+  fprintf(
+      out,
+      "Usage: mlxcel serve -m DIR [options]\n"
+      "\n"
+      "Serves the model in DIR over HTTP with OpenAI's API:\n"
+      "  GET  /v1/models             the served model (its id is DIR's name, or --alias)\n"
+      "  POST /v1/completions        text completion (\"stream\": true for Server-Sent Events)\n"
+      "  POST /v1/chat/completions   chat, with the model's chat template\n"
+      "  GET  /health                {\"status\":\"ok\"}\n"
+      "  GET  /metrics               Prometheus text: requests, tokens, tok/s, queue depth\n"
+      "Request fields: prompt / messages, max_tokens, temperature (default 1), top_p, top_k,\n"
+      "min_p, seed, stop (string or list), presence_penalty, frequency_penalty,\n"
+      "repetition_penalty, n (1), stream, stream_options.include_usage; ignore_eos\n"
+      "(an extension: generate past end-of-sequence tokens, for benchmarks).\n"
+      "\n"
+      "Options:\n"
+      "  -m, --model DIR        model directory\n"
+      "  --host ADDR            address to listen on (default 127.0.0.1)\n"
+      "  --port N               TCP port (default 8080; 0 = any free port, printed)\n"
+      "  --parallel N           requests decoded together in one batched step (1-64,\n"
+      "                         default 1); more requests wait in a queue\n"
+      "  --ctx N                KV capacity of each request, prompt + completion (default:\n"
+      "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
+      "                         max_position_embeddings capped at 4096)\n"
+      "  --api-key KEY          require \"Authorization: Bearer KEY\" (all but /health)\n"
+      "  --alias NAME           model id to serve under (default: DIR's base name)\n"
+      "  --backend NAME         execution backend (cpu, interp; default $MLXCEL_BACKEND or cpu)\n"
+      "  --prefill-chunk N      most prompt tokens per prefill step (running streams wait at\n"
+      "                         most one such step)\n"
+      "  --queue N              requests waiting for a slot before 503 (default 64)\n"
+      "  --max-body BYTES       request body limit, 413 beyond (default 1048576)\n"
+      "  --max-connections N    simultaneous connections (default 128)\n"
+      "  --timeout S            idle connection timeout in seconds (default 60)\n"
+      "  -q, --quiet            no per-request log lines on stderr\n"
+      "  -h, --help             show this help\n"
+      "\n"
+      "Prints \"mlxcel serve: listening on http://HOST:PORT\" on stderr when ready.\n"
+      "Exit status: 0 after a signal-initiated shutdown, 1 failure (cannot listen, bad model),\n"
+      "2 bad command line, 3 unreadable model directory.\n");
+}
+
+typedef struct serve_args {
+  const char *dir, *host, *api_key, *alias, *backend;
+  int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout;
+  bool quiet;
+} serve_args_t;
+
+static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
+  const char *cmd = "serve";
+  a->host = "127.0.0.1";
+  a->port = 8080;
+  a->parallel = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i], *v = NULL;
+    int r = 0;
+    if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+      *help = true;
+      return MX_EXIT_OK;
+    }
+#define VALUE_OPT(name, alias) ((r = mx_cli_opt(argc, argv, &i, cmd, name, alias, &v)) != 0)
+#define INT_OPT(name, lo, hi, dst) \
+  if (r > 0 && !mx_cli_parse_int(cmd, name, v, lo, hi, dst)) r = -1
+    if (VALUE_OPT("--model", "-m")) {
+      if (r > 0) a->dir = v;
+    } else if (VALUE_OPT("--host", NULL)) {
+      if (r > 0) a->host = v;
+    } else if (VALUE_OPT("--port", NULL)) {
+      INT_OPT("--port", 0, 65535, &a->port);
+    } else if (VALUE_OPT("--parallel", "-np")) {
+      INT_OPT("--parallel", 1, 64, &a->parallel);
+    } else if (VALUE_OPT("--ctx", NULL)) {
+      INT_OPT("--ctx", 1, INT32_MAX, &a->ctx);
+    } else if (VALUE_OPT("--api-key", NULL)) {
+      if (r > 0) {
+        if (!*v) return mx_cli_usage_error(cmd, serve_usage, "--api-key: empty key");
+        a->api_key = v;
+      }
+    } else if (VALUE_OPT("--alias", NULL)) {
+      if (r > 0) a->alias = v;
+    } else if (VALUE_OPT("--backend", NULL)) {
+      if (r > 0) a->backend = v;
+    } else if (VALUE_OPT("--prefill-chunk", NULL)) {
+      INT_OPT("--prefill-chunk", 1, 1 << 20, &a->chunk);
+    } else if (VALUE_OPT("--queue", NULL)) {
+      INT_OPT("--queue", 1, 1 << 20, &a->queue);
+    } else if (VALUE_OPT("--max-body", NULL)) {
+      INT_OPT("--max-body", 1024, (int64_t)1 << 30, &a->max_body);
+    } else if (VALUE_OPT("--max-connections", NULL)) {
+      INT_OPT("--max-connections", 1, 65536, &a->max_conn);
+    } else if (VALUE_OPT("--timeout", NULL)) {
+      INT_OPT("--timeout", 1, 86400, &a->timeout);
+    } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
+      a->quiet = true;
+    } else if (s[0] == '-') {
+      return mx_cli_usage_error(cmd, serve_usage, "unknown option '%s'", s);
+    } else {
+      return mx_cli_usage_error(cmd, serve_usage, "unexpected argument '%s'", s);
+    }
+#undef INT_OPT
+#undef VALUE_OPT
+    if (r < 0) return MX_EXIT_USAGE;
+  }
+  if (!a->dir) return mx_cli_usage_error(cmd, serve_usage, "missing -m DIR (model directory)");
+  return MX_EXIT_OK;
+}
+
+// The model id: --alias, else the directory's base name.
+static char *model_id(const serve_args_t *a) {
+  if (a->alias) return strdup(a->alias);
+  char *copy = strdup(a->dir);
+  if (!copy) return NULL;
+  size_t n = strlen(copy);
+  while (n > 1 && copy[n - 1] == '/') copy[--n] = '\0';
+  char *id = strdup(basename(copy));
+  free(copy);
+  return id;
+}
+
+static int serve(const serve_args_t *a, const mx_model_t *model) {
+  // Every thread the server starts inherits this mask: the signals wait for sigwait below.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  char *id = model_id(a);
+  mx_server_opts_t o = {.host = a->host,
+                        .port = (int32_t)a->port,
+                        .parallel = (int32_t)a->parallel,
+                        .ctx = a->ctx,
+                        .backend = a->backend,
+                        .prefill_chunk = (int32_t)a->chunk,
+                        .api_key = a->api_key,
+                        .model_id = id,
+                        .max_body = (size_t)a->max_body,
+                        .max_queue = (int32_t)a->queue,
+                        .max_connections = (int32_t)a->max_conn,
+                        .timeout_s = (int32_t)a->timeout,
+                        .log_requests = !a->quiet};
+  mx_server_t *srv = NULL;
+  mx_error_clear();
+  mx_status_t st = mx_server_start(model, &o, &srv);
+  if (st) {
+    free(id);
+    return mx_cli_fail("serve", st);
+  }
+  bool v6 = strchr(a->host, ':') != NULL;
+  fprintf(stderr, "mlxcel serve: model '%s', %d parallel; listening on http://%s%s%s:%d\n", id,
+          (int)a->parallel, v6 ? "[" : "", a->host, v6 ? "]" : "", (int)mx_server_port(srv));
+  fflush(stderr);
+  int sig = 0;
+  sigwait(&set, &sig);
+  fprintf(stderr, "mlxcel serve: %s: finishing the requests in flight (again to stop now)\n",
+          sig == SIGINT ? "SIGINT" : "SIGTERM");
+  // A second signal now takes its default action: the process ends at once.
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  bool idle = mx_server_drain(srv, 300.0);
+  mx_server_stop(srv);
+  fprintf(stderr, "mlxcel serve: %s\n", idle ? "stopped" : "stopped (some requests were cut)");
+  free(id);
+  return MX_EXIT_OK;
+}
+
+int mx_cli_cmd_serve(int argc, char **argv) {
+  serve_args_t a;
+  memset(&a, 0, sizeof a);
+  bool help = false;
+  int rc = parse_args(argc, argv, &a, &help);
+  if (help) serve_usage(stdout);
+  if (help || rc != MX_EXIT_OK) return rc;
+  if (!mx_cli_check_model_dir("serve", a.dir, "config.json")) return MX_EXIT_IO;
+  mx_model_t *model = NULL;
+  mx_error_clear();
+  mx_status_t st = mx_model_load(a.dir, &model);
+  if (st) return mx_cli_fail("serve", st);
+  rc = serve(&a, model);
+  mx_model_free(model);
+  return rc;
+}
