@@ -300,20 +300,54 @@ const mx_backend_t mx_backend_cpu = {
 
 // ---- Batched decoding (batch_state.h): plans on one pool and one packed-weight cache ----
 
+// The batch's plans run one at a time, like a session's: they share one arena, grown (and
+// rebound to every plan) while the plans are prepared at creation.
 typedef struct cpu_batch_impl {
   mx_cpu_pool_t *pool;
   mx_cpu_weights_t *weights;
+  void *arena;
+  size_t arena_bytes;
+  int32_t n_plans, cap_plans;
+  mx_cpu_plan_t **plans;  // the live plans bound to `arena`
 } cpu_batch_impl_t;
+
+static mx_status_t share_batch_arena(cpu_batch_impl_t *c, mx_cpu_plan_t *plan) {
+  if (c->n_plans == c->cap_plans) {
+    int32_t cap = c->cap_plans ? 2 * c->cap_plans : 16;
+    mx_cpu_plan_t **pl = realloc(c->plans, (size_t)cap * sizeof *pl);
+    if (!pl) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    c->plans = pl;
+    c->cap_plans = cap;
+  }
+  mx_cpu_plan_stats_t ps;
+  mx_cpu_plan_stats(plan, &ps);
+  size_t need = (ps.arena_bytes + 63) / 64 * 64;
+  if (need > c->arena_bytes) {
+    void *a = aligned_alloc(64, need);
+    if (!a) return mx_error_set(MX_ERR_NOMEM, "out of memory (plan arena of %zu bytes)", need);
+    for (int32_t i = 0; i < c->n_plans; i++) mx_cpu_plan_set_arena(c->plans[i], a, need);
+    free(c->arena);
+    c->arena = a;
+    c->arena_bytes = need;
+  }
+  mx_status_t st = mx_cpu_plan_set_arena(plan, c->arena, c->arena_bytes);
+  if (!st) c->plans[c->n_plans++] = plan;
+  return st;
+}
 
 static mx_status_t cpu_batch_prepare(void *impl, fn_binding_t *b) {
   cpu_batch_impl_t *c = impl;
   // Decode plans of B > 1 sequences run every matmul row with the GEMV's summation order, so a
   // sequence's logits are those of a B = 1 plan (and of a session) whatever B is.
-  mx_cpu_compile_opts_t o = {
-      .args = b->args, .weights = c->weights, .pool = c->pool, .rows_as_gemv = b->T == 1};
+  mx_cpu_compile_opts_t o = {.args = b->args,
+                             .weights = c->weights,
+                             .pool = c->pool,
+                             .rows_as_gemv = b->T == 1,
+                             .external_arena = true};
   mx_cpu_plan_t *plan = NULL;
   mx_status_t st = mx_cpu_compile(b->mod, b->f, &o, &plan);
   b->plan = plan;
+  if (!st) st = share_batch_arena(c, plan);
   return st;
 }
 
@@ -324,6 +358,9 @@ static mx_status_t cpu_batch_run(void *impl, fn_binding_t *b) {
 }
 
 static void cpu_batch_release(void *impl, fn_binding_t *b) {
+  cpu_batch_impl_t *c = impl;
+  for (int32_t i = 0; i < c->n_plans; i++)
+    if (c->plans[i] == b->plan) c->plans[i] = c->plans[--c->n_plans];
   mx_cpu_plan_destroy(b->plan);
   b->plan = NULL;
 }
@@ -333,6 +370,8 @@ static void cpu_batch_impl_destroy(void *impl) {
   if (!c) return;
   mx_cpu_weights_destroy(c->weights);  // after the plans (mx_bstate_destroy releases them first)
   mx_cpu_pool_destroy(c->pool);
+  free(c->arena);
+  free(c->plans);
   free(c);
 }
 
