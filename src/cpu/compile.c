@@ -604,7 +604,7 @@ static bool match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mx_step_t *s = NULL;
   if ((*st = add_step(p, &s))) return true;
   s->kind = ST_DUS_INPLACE;
-  s->parallel = false;
+  s->parallel = true;
   s->op = op;
   s->what = "dynamic_update_slice in place";
   s->n_in = op->n_operands - 1;

@@ -70,8 +70,9 @@ static int64_t scalar_int(const uint8_t *d, const mx_type_t *t) {
   return v;
 }
 
-// dynamic_update_slice in place: the operand buffer is the result's.
-static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s) {
+// dynamic_update_slice in place: the operand buffer is the result's. The update's rows (its last
+// dimension) are split across threads.
+static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
   const mx_func_t *f = p->f;
   const mx_op_t *op = s->op;
   const mx_type_t *t = &f->values[op->operands[0]].type, *u = &f->values[op->operands[1]].type;
@@ -88,12 +89,18 @@ static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s) {
   size_t es = mx_elem_size(t->elem);
   if (mx_type_numel(u) == 0) return;
   if (r == 0) {
-    memcpy(dst, src, es);
+    if (ith == 0) memcpy(dst, src, es);
     return;
   }
   int64_t row = u->dims[r - 1];
-  int64_t rows = mx_type_numel(u) / row;
-  for (int64_t k = 0; k < rows; k++) {
+  int64_t rows = mx_type_numel(u) / row, k0, k1;
+  split(rows, ith, nth, &k0, &k1);
+  int64_t rem = k0;  // the update index of row k0
+  for (int32_t d = r - 2; d >= 0; d--) {
+    idx[d] = rem % u->dims[d];
+    rem /= u->dims[d];
+  }
+  for (int64_t k = k0; k < k1; k++) {
     int64_t off = 0;
     for (int32_t d = 0; d < r; d++) off = off * t->dims[d] + start[d] + idx[d];
     memcpy(dst + (size_t)off * es, src + (size_t)(k * row) * es, (size_t)row * es);
@@ -146,10 +153,6 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
     const mx_func_t *f = p->f;
     st = mx_interp_run(p->m, f, p->run_args, p->n_args, s->heap_out, NULL);
     return st;
-  }
-  if (s->kind == ST_DUS_INPLACE) {
-    dus_inplace(p, s);
-    return MX_OK;
   }
   if (s->kind == ST_PERTURB) {  // testing: a deliberately wrong result
     float *o = (float *)p->vp[s->out[0]];
@@ -254,6 +257,9 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_GATED_UP:
       break;  // never compiled without fused.h
 #endif
+    case ST_DUS_INPLACE:
+      dus_inplace(p, s, ith, nth);
+      break;
     case ST_EW_BINARY:
       ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
                 s->p[0], (int)s->p[1], ith, nth);
