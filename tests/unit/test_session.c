@@ -93,12 +93,19 @@ static mx_status_t fake_decode(void *state, int32_t id, int64_t pos, float *logi
 static void fake_reset(void *state) { ((fake_state_t *)state)->resets++; }
 static void fake_destroy(void *state) { free(state); }
 
-static const mx_backend_t g_fake = {"fake",       MX_CAP_PREFILL_ALL_LOGITS,
-                                    fake_create,  fake_prefill,
-                                    fake_decode,  fake_reset,
-                                    fake_destroy, 0};
-static const mx_backend_t g_fake_nolog = {"fake-nolog", 0,          fake_create,  fake_prefill,
-                                          fake_decode,  fake_reset, fake_destroy, 0};
+static const mx_backend_t g_fake = {.name = "fake",
+                                    .caps = MX_CAP_PREFILL_ALL_LOGITS,
+                                    .create = fake_create,
+                                    .prefill = fake_prefill,
+                                    .decode = fake_decode,
+                                    .reset = fake_reset,
+                                    .destroy = fake_destroy};
+static const mx_backend_t g_fake_nolog = {.name = "fake-nolog",
+                                          .create = fake_create,
+                                          .prefill = fake_prefill,
+                                          .decode = fake_decode,
+                                          .reset = fake_reset,
+                                          .destroy = fake_destroy};
 
 static mx_model_t g_model;
 
@@ -432,10 +439,13 @@ static mx_status_t script_decode(void *state, int32_t id, int64_t pos, float *lo
   return MX_OK;
 }
 
-static const mx_backend_t g_script_backend = {"script",      MX_CAP_PREFILL_ALL_LOGITS,
-                                              fake_create,   script_prefill,
-                                              script_decode, fake_reset,
-                                              fake_destroy,  0};
+static const mx_backend_t g_script_backend = {.name = "script",
+                                              .caps = MX_CAP_PREFILL_ALL_LOGITS,
+                                              .create = fake_create,
+                                              .prefill = script_prefill,
+                                              .decode = script_decode,
+                                              .reset = fake_reset,
+                                              .destroy = fake_destroy};
 
 typedef struct text_collect {
   mx_strbuf_t text;
