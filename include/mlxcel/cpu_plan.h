@@ -122,7 +122,8 @@ mx_status_t mx_cpu_plan_value(const mx_cpu_plan_t *p, int32_t value_id, mx_tenso
 // Profiling, a development aid: while on, every step of a run is followed by a barrier (so
 // steps no longer overlap) and its wall time is added to a per-step total. The report appends
 // one line per step description (sorted by total time: seconds, share, step count) for the runs
-// since profiling was switched on. Switching on allocates (once); off frees the totals.
+// since profiling was switched on (nothing when the plan has not run since). Switching on allocates
+// (once); off frees the totals.
 mx_status_t mx_cpu_plan_set_profile(mx_cpu_plan_t *p, bool on);
 void mx_cpu_plan_profile_report(const mx_cpu_plan_t *p, mx_strbuf_t *sb);
 

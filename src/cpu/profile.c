@@ -39,6 +39,7 @@ void mx_cpu_plan_profile_report(const mx_cpu_plan_t *p, mx_strbuf_t *sb) {
     mx_strbuf_puts(sb, "(profiling is off)\n");
     return;
   }
+  if (p->prof_runs == 0) return;  // nothing measured: nothing to say
   prof_row_t *rows = calloc((size_t)(p->n_steps ? p->n_steps : 1), sizeof *rows);
   if (!rows) return;
   int32_t n = 0;

@@ -67,8 +67,9 @@ static void binding_free(fn_binding_t *b) {
 static void report_profile(const fn_binding_t *b) {
   mx_strbuf_t sb = {0};
   mx_cpu_plan_profile_report(b->plan, &sb);
-  fprintf(stderr, "mlxcel cpu profile, T = %d%s: %s", b->T, b->all_logits ? " (all logits)" : "",
-          sb.data ? sb.data : "\n");
+  if (sb.len)  // plans that never ran say nothing
+    fprintf(stderr, "mlxcel cpu profile, T = %d%s: %s", b->T, b->all_logits ? " (all logits)" : "",
+            sb.data);
   mx_strbuf_free(&sb);
 }
 
