@@ -24,9 +24,10 @@ typedef struct mx_cpu_diff_opts {
 
 // One compared op result and its worst element.
 typedef struct mx_cpu_diff_value {
-  const mx_op_t *op;  // borrowed from the module
-  int32_t op_index;   // position in f's body
-  int32_t result;     // which result of the op
+  const mx_op_t *op;  // borrowed from the module; NULL: a result of the function
+  int32_t op_index;   // position in f's body (-1: a result of the function)
+  int32_t result;     // which result of the op (of the function when op is NULL)
+  int32_t value;      // the compared value's id in f
   int64_t index;      // flat (row-major) index of the worst element
   int64_t n_bad;      // elements beyond the tolerance
   double fast, ref;   // the worst element's values
@@ -36,11 +37,13 @@ typedef struct mx_cpu_diff_value {
 typedef struct mx_cpu_diff_report {
   int32_t n_compared;         // op results compared
   int32_t n_skipped;          // op results the plan has no memory for (not compared)
+                              // (a whole-function plan: its results are compared instead)
   int32_t n_diverged;         // op results with an element beyond the tolerance
   bool whole_function;        // the plan is one interpreter call: nothing to compare per op
   bool found;                 // `first` is set
   mx_cpu_diff_value_t first;  // the first divergent result in program order
-  mx_cpu_diff_value_t worst;  // the compared result with the largest error (op NULL: none)
+  bool has_worst;             // `worst` is set (something was compared)
+  mx_cpu_diff_value_t worst;  // the compared result with the largest error
 } mx_cpu_diff_report_t;
 
 // Compiles f (args[i] with is_weight[i] are weights, as in mx_cpu_compile_opts_t), runs it

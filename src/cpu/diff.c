@@ -28,9 +28,40 @@ static int32_t op_index_of(const mx_func_t *f, const mx_op_t *op) {
   return -1;
 }
 
+// Compares one value (fast against reference) and records it in the report.
+static void compare_value(diff_ctx_t *c, mx_cpu_diff_value_t v, const mx_tensor_t *fast,
+                          const mx_tensor_t *ref) {
+  v.index = -1;
+  int64_t n = mx_type_numel(&ref->type);
+  for (int64_t i = 0; i < n; i++) {
+    double a = mx_tensor_get_f64(fast, i), b = mx_tensor_get_f64(ref, i);
+    double e = elem_err(a, b);
+    if (e > c->tol) v.n_bad++;
+    if (v.index < 0 || e > v.err) {
+      v.index = i;
+      v.err = e;
+      v.fast = a;
+      v.ref = b;
+    }
+  }
+  c->rep->n_compared++;
+  if (v.index >= 0 && (!c->rep->has_worst || v.err > c->rep->worst.err)) {
+    c->rep->worst = v;
+    c->rep->has_worst = true;
+  }
+  if (v.n_bad > 0) {
+    c->rep->n_diverged++;
+    if (!c->rep->found) {
+      c->rep->found = true;
+      c->rep->first = v;
+    }
+  }
+}
+
 static void compare_op(void *user, const mx_func_t *f, const mx_op_t *op,
                        const mx_tensor_t *const *results) {
   diff_ctx_t *c = user;
+  if (c->rep->whole_function) return;  // no intermediates: the results are compared after
   for (int32_t r = 0; r < op->n_results; r++) {
     const mx_tensor_t *ref = results[r];
     if (ref->type.kind != MX_TYPE_TENSOR) continue;
@@ -39,28 +70,9 @@ static void compare_op(void *user, const mx_func_t *f, const mx_op_t *op,
       c->rep->n_skipped++;
       continue;
     }
-    mx_cpu_diff_value_t v = {.op = op, .op_index = op_index_of(f, op), .result = r, .index = -1};
-    int64_t n = mx_type_numel(&ref->type);
-    for (int64_t i = 0; i < n; i++) {
-      double a = mx_tensor_get_f64(&fast, i), b = mx_tensor_get_f64(ref, i);
-      double e = elem_err(a, b);
-      if (e > c->tol) v.n_bad++;
-      if (v.index < 0 || e > v.err) {
-        v.index = i;
-        v.err = e;
-        v.fast = a;
-        v.ref = b;
-      }
-    }
-    c->rep->n_compared++;
-    if (v.index >= 0 && (!c->rep->worst.op || v.err > c->rep->worst.err)) c->rep->worst = v;
-    if (v.n_bad > 0) {
-      c->rep->n_diverged++;
-      if (!c->rep->found) {
-        c->rep->found = true;
-        c->rep->first = v;
-      }
-    }
+    mx_cpu_diff_value_t v = {
+        .op = op, .op_index = op_index_of(f, op), .result = r, .value = op->results[r]};
+    compare_value(c, v, &fast, ref);
   }
 }
 
@@ -107,6 +119,12 @@ mx_status_t mx_cpu_diff(const mx_module_t *m, const mx_func_t *f, const mx_tenso
     mx_interp_opts_t io = {.on_op = compare_op, .on_op_user = &c};
     st = mx_interp_run(m, f, args, na, ir, &io);
     if (st) st = mx_error_prefix(st, "reference interpreter");
+    const mx_op_t *ret = f->body->ops[f->body->n_ops - 1];
+    for (int32_t r = 0; !st && rep->whole_function && r < nr; r++) {
+      if (ir[r].type.kind != MX_TYPE_TENSOR) continue;
+      mx_cpu_diff_value_t v = {.op_index = -1, .result = r, .value = ret->operands[r]};
+      compare_value(&c, v, &fr[r], &ir[r]);
+    }
   } else {
     st = mx_error_prefix(st, "fast runtime");
   }
@@ -207,7 +225,7 @@ static void format_value(const mx_func_t *f, const mx_cpu_diff_value_t *v, doubl
                          mx_strbuf_t *sb) {
   char where[512], ty[128], mi[128], vn[64];
   mx_cpu_diff_locate(f, v->op_index, where, sizeof where);
-  int32_t id = v->op->results[v->result];
+  int32_t id = v->value;
   const mx_type_t *t = mx_value_type(f, id);
   mx_strbuf_printf(sb, "  at: %s\n", where);
   mx_strbuf_printf(sb, "  result %d (%s): %s, %lld of %lld elements beyond %g\n", v->result,
@@ -216,7 +234,7 @@ static void format_value(const mx_func_t *f, const mx_cpu_diff_value_t *v, doubl
   multi_index(t, v->index, mi, sizeof mi);
   mx_strbuf_printf(sb, "  worst element %s (flat %lld): fast %.9g, reference %.9g (error %.3g)\n",
                    mi, (long long)v->index, v->fast, v->ref, v->err);
-  for (int32_t j = 0; j < v->op->n_operands; j++) {
+  for (int32_t j = 0; v->op && j < v->op->n_operands; j++) {
     int32_t o = v->op->operands[j];
     int32_t a = arg_index(f, o);
     const char *wn = a >= 0 ? weight_name(f, a) : NULL;
@@ -238,8 +256,8 @@ void mx_cpu_diff_format(const mx_func_t *f, const mx_cpu_diff_report_t *rep, dou
   mx_strbuf_printf(
       sb, "%d op results compared, %d diverged, %d not compared%s\n", rep->n_compared,
       rep->n_diverged, rep->n_skipped,
-      rep->whole_function ? " (the plan runs the whole function in the interpreter)" : "");
-  if (rep->worst.op) {
+      rep->whole_function ? " (a whole-function plan: only its results compared)" : "");
+  if (rep->has_worst) {
     char where[512];
     mx_cpu_diff_locate(f, rep->worst.op_index, where, sizeof where);
     mx_strbuf_printf(sb, "largest error %.3g at %s\n", rep->worst.err, where);

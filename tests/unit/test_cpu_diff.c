@@ -98,7 +98,7 @@ int main(void) {
     mx_cpu_diff_opts_t o = {.tol = 1e-5, .pool = pl};
     CHECK_OK(mx_cpu_diff(m, f, args, w, &o, &rep));
     CHECK(!rep.found && rep.n_diverged == 0 && rep.n_compared == 5 && rep.n_skipped == 0);
-    CHECK(rep.worst.op != NULL && rep.worst.err <= 1e-5);
+    CHECK(rep.has_worst && rep.worst.op != NULL && rep.worst.err <= 1e-5);
     // A broken dot_general: the first one is named, not the ops it feeds.
     o.test_perturb_op = "stablehlo.dot_general";
     CHECK_OK(mx_cpu_diff(m, f, args, w, &o, &rep));
@@ -123,6 +123,32 @@ int main(void) {
     o.test_perturb_op = "mx.no_such_op";
     CHECK_OK(mx_cpu_diff(m, f, args, w, &o, &rep));
     CHECK(!rep.found);
+  }
+  // A whole-function plan has no intermediates: its results are compared.
+  static const char *kWhole =
+      "func.func @main(%a: tensor<4x6xf32>) -> tensor<4xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] :"
+      " (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n}\n";
+  mx_module_t *mw = NULL;
+  CHECK_OK(mx_hlo_parse(kWhole, strlen(kWhole), NULL, &mw));
+  if (mw) {
+    mx_func_t *fw = mx_module_find_func(mw, "main");
+    mx_tensor_t a;
+    CHECK_OK(mx_tensor_alloc(&a, mx_value_type(fw, fw->body->args[0])));
+    fill(&a, 5);
+    mx_cpu_diff_report_t rep;
+    CHECK_OK(mx_cpu_diff(mw, fw, &a, NULL, NULL, &rep));
+    CHECK(rep.whole_function && rep.n_compared == 1 && !rep.found && rep.has_worst &&
+          rep.worst.op == NULL && rep.worst.op_index == -1 && rep.worst.value >= 0);
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_cpu_diff_format(fw, &rep, 0, &sb);
+    CHECK_MSG(sb.data && strstr(sb.data, "final results of @main"), "%s", sb.data ? sb.data : "");
+    mx_strbuf_free(&sb);
+    mx_tensor_free(&a);
+    mx_module_destroy(mw);
   }
   char where[256];
   mx_cpu_diff_locate(f, 3, where, sizeof where);
