@@ -150,7 +150,8 @@ physical limit of the machine it ran on, measured in the same run.
 - **Runs**: `mlxcel bench -m DIR --backend B --prompt N --gen G --reps R --json` through the
   session API: after one untimed warm-up (a 2-token prefill and a decode step, which fault in
   the weights), per repetition a reset, a prefill of N pseudo-random token ids (in the session's
-  power-of-two chunks of at most `chunk` tokens per call, ADR 0002), then G greedy decode steps.
+  power-of-two chunks of at most `chunk` tokens per call, ADR 0002; the cpu backend computes
+  the logits of each call's last position only, ADR 0003), then G greedy decode steps.
   Medians of R.
 - **Decode limit** = memory bandwidth / bytes read per decoded token: every matmul weight at f32
   (attention and MLP projections of all layers and the tied LM head), the embedding row, the

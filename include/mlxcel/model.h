@@ -41,6 +41,11 @@ int32_t mx_checkpoint_count(const mx_checkpoint_t *ck);
 const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i);  // 0 <= i < count
 const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck,
                                       const char *name);  // NULL if absent
+// Drops the whole pages of [data, data + nbytes) from this process's resident memory when the
+// range lies inside one of the checkpoint's (read-only) file mappings: for tensors a runtime has
+// copied (e.g. packed) and no longer reads. The bytes stay valid and readable (the next access
+// reads them from the file again). Returns the bytes released (0 outside the mappings).
+size_t mx_checkpoint_release(const mx_checkpoint_t *ck, const void *data, size_t nbytes);
 // Validates one safetensors file image in memory (the same checks as open); for fuzzing/tests.
 mx_status_t mx_safetensors_validate(const void *data, size_t len, const char *filename);
 

@@ -31,11 +31,13 @@ typedef enum step_kind {
   ST_GEMM = 0,  // y[m, n] = x[m, k] W^T (packed)
   ST_EMBED,     // rows of an embedding table
   ST_RMS_NORM,
-  ST_ROPE,  // in place on out (preceded by a copy)
+  ST_ROPE,          // out = rope(in[0]); in[3], when present: the cos / sin table
+  ST_ROPE_TABLE,    // out = cos / sin of pos in[0] x inv_freq in[1] (shared by the RoPEs)
+  ST_ADD_RMS_NORM,  // out[0] = in[0] + in[1], out[1] = rms_norm(out[0]) * in[2]
+  ST_GATED_ACT,     // out[0] = act(in[0]) * in[1] (mx.gated_act of quantized MLPs)
+  ST_GATED_UP,      // out[1] = x w^T, out[2] = x w2^T, out[0] = act(out[1]) * out[2]
   ST_ATTENTION,
-  ST_GATED_ACT,
   ST_EW_BINARY,    // f32 add / subtract / multiply
-  ST_COPY,         // out = in (nbytes)
   ST_DUS_INPLACE,  // dynamic_update_slice into a buffer the result aliases
   ST_TRANSPOSE,    // 4-byte elements, any rank (p[0] = rank, tdims/tstr below)
   ST_FALLBACK,     // interpreter kernel on views (serial)
@@ -43,6 +45,7 @@ typedef enum step_kind {
   ST_WHOLE,        // the whole function through mx_interp_run (serial)
   ST_QGEMM,        // y[m, n] = x[m, k] W^T, W quantized (qw; kernels_q.h)
   ST_QEMBED,       // dequantized rows of a quantized table (qsrc)
+  ST_PERTURB,      // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
@@ -56,7 +59,8 @@ typedef struct mx_step {
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
-  const mx_cpu_packed_t *w;    // ST_GEMM
+  const mx_cpu_packed_t *w;    // ST_GEMM, ST_GATED_UP (gate)
+  const mx_cpu_packed_t *w2;   // ST_GATED_UP (up)
   int64_t p[8];                // integer parameters (meaning per kind)
   float fp[4];                 // float parameters
   int64_t tdims[MX_MAX_RANK];  // ST_TRANSPOSE: output dims
@@ -89,6 +93,8 @@ struct mx_cpu_weights {
   size_t bytes;
   int32_t nq, capq;  // quantized weights (mx.linear), packed by mx_cpu_qpacked_get
   mx_qpacked_entry_t *qe;
+  mx_cpu_packed_source_fn on_packed;  // mx_cpu_weights_on_packed
+  void *on_packed_user;
 };
 
 struct mx_cpu_plan {
@@ -106,17 +112,24 @@ struct mx_cpu_plan {
   uint8_t **vp;          // [n_slots]: resolved data pointers of the current run
   uint8_t *arena;
   size_t arena_bytes;
+  bool own_arena;  // false: bound by mx_cpu_plan_set_arena (external_arena)
   float *scratch;  // attention scratch: scratch_per_thread * scratch_threads floats
   size_t scratch_per_thread;
   int scratch_threads;
   int32_t n_view_ops;
   int32_t n_barriers;
   bool whole;
+  bool keep_values;     // every value has its own memory (mx_cpu_plan_value)
+  bool external_arena;  // the arena is bound by mx_cpu_plan_set_arena
+  bool ran;             // vp[] holds the pointers of a completed run
   // Run state.
   const mx_tensor_t *run_args;
   mx_cpu_pool_t *run_pool;
   volatile int run_failed;
   mx_status_t run_status;
+  // Profiling (mx_cpu_plan_set_profile): seconds per step, summed over runs; NULL when off.
+  double *prof_s;
+  int64_t prof_runs;
 };
 
 // Executor entry points (exec.c).

@@ -241,6 +241,25 @@ void mx_checkpoint_close(mx_checkpoint_t *ck) {
   free(ck);
 }
 
+size_t mx_checkpoint_release(const mx_checkpoint_t *ck, const void *data, size_t nbytes) {
+  if (!ck || !data || nbytes == 0) return 0;
+  long pg = sysconf(_SC_PAGESIZE);
+  uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096;
+  uintptr_t b = (uintptr_t)data, e = b + nbytes;
+  for (int32_t i = 0; i < ck->n_files; i++) {
+    uintptr_t mb = (uintptr_t)ck->files[i].map, me = mb + ck->files[i].len;
+    if (b < mb || e > me) continue;
+    // Whole pages only: a page shared with a neighbouring tensor may still be needed.
+    uintptr_t pb = (b + page - 1) / page * page, pe = e / page * page;
+    if (pe <= pb) return 0;
+    // A read-only private file mapping: dropping the pages loses nothing, the next access
+    // reads them from the file again.
+    if (madvise((void *)pb, pe - pb, MADV_DONTNEED) != 0) return 0;
+    return pe - pb;
+  }
+  return 0;
+}
+
 int32_t mx_checkpoint_count(const mx_checkpoint_t *ck) { return ck ? ck->n : 0; }
 
 const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i) {

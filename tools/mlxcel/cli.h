@@ -52,6 +52,7 @@ int mx_cli_cmd_emit(int argc, char **argv);
 int mx_cli_cmd_mkmodel(int argc, char **argv);
 int mx_cli_cmd_bench(int argc, char **argv);
 int mx_cli_cmd_quantize(int argc, char **argv);
+int mx_cli_cmd_diff(int argc, char **argv);
 int mx_cli_cmd_serve(int argc, char **argv);
 int mx_cli_cmd_chat(int argc, char **argv);
 

@@ -56,7 +56,8 @@ static void bench_usage(FILE *out) {
       "  --backend NAME        execution backend: cpu (fast runtime) or interp (reference\n"
       "                        interpreter); default: $MLXCEL_BACKEND, else cpu\n"
       "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
-      "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
+      "  --chunk N             prefill chunk (largest tokens per prefill call; default:\n"
+      "                        the backend's, cpu 512, interp 64; at most the KV capacity)\n"
       "  --parallel N          N sequences decoded together (batch engine, 1..64); default:\n"
       "                        one session\n"
       "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
@@ -448,7 +449,7 @@ static int run_model(const bench_args_t *b) {
     mx_model_free(model);
     return mx_cli_fail(cmd, st);
   }
-  int64_t chunk = b->chunk ? b->chunk : 64;
+  int64_t chunk = run.b ? mx_batch_chunk(run.b) : mx_session_prefill_chunk(run.s);  // effective
   int32_t vocab = run.vocab;
   int64_t par = run.n;  // sequences per rep
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);

@@ -23,6 +23,8 @@ static const mx_cli_cmd_t kCommands[] = {
     {"quantize", mx_cli_cmd_quantize, "write an MLX-format 4/8-bit quantized checkpoint"},
     {"serve", mx_cli_cmd_serve, "serve a model over HTTP with OpenAI's API (continuous batching)"},
     {"run", mx_cli_cmd_run, "run (and check) StableHLO .mlir files with the reference interpreter"},
+    {"diff", mx_cli_cmd_diff,
+     "find the first op where the fast runtime and the interpreter differ"},
 };
 
 static void print_usage(FILE *out) {
