@@ -74,6 +74,9 @@ char *mx_strbuf_take(mx_strbuf_t *sb, size_t *len);
 
 // Reads a whole file into a NUL-terminated heap buffer (caller frees). MX_ERR_IO on failure.
 mx_status_t mx_read_file(const char *path, char **data, size_t *len);
+// Same, refusing (MX_ERR_IO, "'PATH' is larger than the limit of N bytes") a file longer than
+// max_bytes without reading more than that (the loaders' limit on the JSON files they read).
+mx_status_t mx_read_file_max(const char *path, size_t max_bytes, char **data, size_t *len);
 
 #ifdef __cplusplus
 }

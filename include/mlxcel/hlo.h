@@ -502,6 +502,17 @@ typedef struct mx_interp_opts {
   mx_check_report_t *checks;     // where check ops report; NULL = check ops are errors when failed
   int64_t max_while_iterations;  // 0 = default (1e8); exceeding is MX_ERR_RUNTIME
   size_t max_tensor_bytes;       // 0 = default (4 GiB); larger intermediate -> MX_ERR_RUNTIME
+  // Execution budget for untrusted modules: 0 = unlimited; else the run fails with
+  // MX_ERR_RUNTIME once the executed ops have done about this many element operations (each
+  // op: the elements it reads and writes, plus dot contractions, convolution kernels and
+  // windows; region bodies pay as they run). Each process of a run_parallel grid has its own.
+  uint64_t max_work;
+  // Debugging (mlxcel diff): called after each op of f's own body (not ops of regions or of
+  // called functions; a composite counts as one op) with its results, borrowed for the call.
+  // NULL = none.
+  void (*on_op)(void *user, const mx_func_t *f, const mx_op_t *op,
+                const mx_tensor_t *const *results);
+  void *on_op_user;
 } mx_interp_opts_t;
 
 // Runs `f` on args (types must equal the function's argument types). results must have room

@@ -66,7 +66,7 @@ char *mx_strbuf_take(mx_strbuf_t *sb, size_t *len) {
   return p;
 }
 
-mx_status_t mx_read_file(const char *path, char **data, size_t *len) {
+mx_status_t mx_read_file_max(const char *path, size_t max_bytes, char **data, size_t *len) {
   *data = NULL;
   if (len) *len = 0;
   FILE *f = fopen(path, "rb");
@@ -75,11 +75,20 @@ mx_status_t mx_read_file(const char *path, char **data, size_t *len) {
   mx_strbuf_init(&sb);
   char buf[65536];
   size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) mx_strbuf_append(&sb, buf, n);
+  bool over = false;
+  while (!over && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (n > max_bytes - sb.len) {
+      over = true;  // stop reading: the file may be endless (a FIFO, /dev/zero)
+    } else {
+      mx_strbuf_append(&sb, buf, n);
+    }
+  }
   bool err = ferror(f) != 0;
   fclose(f);
-  if (err) {
+  if (over || err) {
     mx_strbuf_free(&sb);
+    if (over)
+      return mx_error_set(MX_ERR_IO, "'%s' is larger than the limit of %zu bytes", path, max_bytes);
     return mx_error_set(MX_ERR_IO, "cannot read '%s'", path);
   }
   if (sb.oom) {
@@ -89,4 +98,8 @@ mx_status_t mx_read_file(const char *path, char **data, size_t *len) {
   *data = mx_strbuf_take(&sb, len);
   if (!*data) return mx_error_set(MX_ERR_NOMEM, "out of memory reading '%s'", path);
   return MX_OK;
+}
+
+mx_status_t mx_read_file(const char *path, char **data, size_t *len) {
+  return mx_read_file_max(path, SIZE_MAX, data, len);
 }

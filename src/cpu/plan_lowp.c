@@ -31,6 +31,8 @@ mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_
   if (st) return st;
   w->lowp[w->n_lowp++] = (mx_packed_lowp_entry_t){data, n, k, pk};
   w->bytes += mx_cpu_packed_lowp_bytes(pk);
+  // The packed copy is what runs from now on: the source may give its memory back.
+  if (w->on_packed) w->on_packed(w->on_packed_user, data, (size_t)n * (size_t)k * sizeof *data);
   *out = pk;
   return MX_OK;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/interp_budget.h"
 #include "hlo/interp_chlo.h"
 #include "hlo/interp_internal.h"
 #include "hlo/interp_parallel.h"
@@ -38,12 +39,16 @@ struct mx_interp {
   mx_check_report_t *checks;  // NULL: a failed check is an error
   int64_t max_while;
   size_t max_bytes;
+  uint64_t max_work;         // 0: unlimited
+  uint64_t work;             // work done so far (see interp_budget.c)
   int32_t depth;             // current call depth
   bool err_located;          // the pending error message already names the failing op
   mx_env_t *env;             // innermost function invocation
   mx_proc_t *proc;           // process of a run_parallel grid, NULL when running alone
   struct probe_rec *probes;  // interpreter.probe records, in execution order
   int32_t n_probes, cap_probes;
+  const mx_interp_opts_t *opts;   // on_op hook (mx_interp_run's options), NULL = none
+  const mx_block_t *on_op_block;  // the entry function's body: where on_op fires
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -311,6 +316,21 @@ static void block_release(mx_env_t *e, const mx_block_t *blk) {
   }
 }
 
+// The on_op hook (mx_interp_opts_t) for one executed op of the entry function's body.
+static void report_op(mx_interp_t *ip, const mx_env_t *e, const mx_op_t *op) {
+  const mx_tensor_t *small[8] = {0};
+  const mx_tensor_t **res = small;
+  if (op->n_results > 8) {
+    res = calloc((size_t)op->n_results, sizeof *res);
+    if (!res) return;
+  }
+  bool ok = true;
+  for (int32_t r = 0; r < op->n_results && ok; r++)
+    ok = env_get(e, op->results[r], &res[r]) == MX_OK;
+  if (ok) ip->opts->on_op(ip->opts->on_op_user, e->f, op, res);
+  if (res != small) free(res);
+}
+
 // Runs `blk` in environment `e` with borrowed arguments; fills `results` (owned, n_results).
 static mx_status_t run_block_env(mx_interp_t *ip, mx_env_t *e, const mx_block_t *blk,
                                  const mx_tensor_t *const *args, int32_t n_args,
@@ -344,6 +364,7 @@ static mx_status_t run_block_env(mx_interp_t *ip, mx_env_t *e, const mx_block_t 
       break;
     }
     st = exec_op(ip, e, op);
+    if (!st && ip->opts && ip->opts->on_op && blk == ip->on_op_block) report_op(ip, e, op);
   }
   if (!st) {
     int32_t n_term = term ? term->n_operands : 0;
@@ -1416,6 +1437,15 @@ static mx_status_t exec_op(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op) {
   else
     memset(out, 0, (size_t)(op->n_results > 4 ? op->n_results : 4) * sizeof *out);
   for (int32_t i = 0; i < op->n_operands && !st; i++) st = env_get(e, op->operands[i], &in[i]);
+  if (!st && ip->max_work) {
+    uint64_t cost = mx_interp_op_cost(e->f, op, in);
+    ip->work = cost > UINT64_MAX - ip->work ? UINT64_MAX : ip->work + cost;
+    if (ip->work > ip->max_work)
+      st = mx_error_set(MX_ERR_RUNTIME,
+                        "execution budget exceeded: more than %" PRIu64
+                        " element operations (mx_interp_opts_t.max_work)",
+                        ip->max_work);
+  }
   if (!st) st = exec_op_inner(ip, e, op, in, out);
   if (!st)
     for (int32_t i = 0; i < op->n_results && !st; i++) st = env_put(e, op->results[i], &out[i]);
@@ -1441,6 +1471,8 @@ mx_status_t mx_interp_call_in_process(const mx_interp_t *parent, mx_proc_t *proc
   ip.m = parent->m;
   ip.max_while = parent->max_while;
   ip.max_bytes = parent->max_bytes;
+  ip.max_work = parent->max_work;
+  ip.work = parent->work;
   ip.depth = parent->depth;
   ip.proc = proc;
   mx_status_t st = call_func(&ip, f, args, n_args, results, f->n_results);
@@ -1489,6 +1521,9 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
                                                         : MX_INTERP_DEFAULT_MAX_WHILE;
   ip.max_bytes =
       opts && opts->max_tensor_bytes > 0 ? opts->max_tensor_bytes : MX_INTERP_DEFAULT_MAX_BYTES;
+  ip.max_work = opts ? opts->max_work : 0;
+  ip.opts = opts;
+  ip.on_op_block = f->body;
   const mx_tensor_t *small[8] = {0};
   const mx_tensor_t **ptrs = small;
   if (n_args > 8) {

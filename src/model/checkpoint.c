@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "model/checkpoint_internal.h"
 #include "model/safetensors_internal.h"
 
@@ -26,8 +27,11 @@ struct mx_checkpoint {
   mx_weight_t *w;  // arena, in shard order then header order
   int32_t *table;  // arena; weight index + 1, 0 = empty slot
   uint32_t mask;   // table size - 1 (a power of two)
+  int32_t cap_w;   // capacity of w once mx_checkpoint_put has grown it (0 before)
   int32_t n_owned, cap_owned;
-  void **owned;  // heap: buffers of overridden tensors (mx_checkpoint_override), freed at close
+  void **owned;  // heap: data of tensors put by mx_checkpoint_put, freed at close
+  mx_checkpoint_limits_t limits;  // defaults filled in
+  uint64_t total_bytes;           // sizes of the files opened so far
 };
 
 static uint32_t hash_name(const char *s) {
@@ -51,7 +55,11 @@ static int32_t lookup(const mx_checkpoint_t *ck, const char *name) {
 static mx_status_t build_table(mx_checkpoint_t *ck) {
   uint32_t cap = 16;
   while (cap < 2u * (uint32_t)ck->n) cap *= 2;
-  ck->table = mx_arena_alloc(ck->arena, cap * sizeof *ck->table);
+  if (ck->table && ck->mask + 1 == cap) {
+    memset(ck->table, 0, cap * sizeof *ck->table);
+  } else {
+    ck->table = mx_arena_alloc(ck->arena, cap * sizeof *ck->table);
+  }
   if (!ck->table) return mx_error_set(MX_ERR_NOMEM, "out of memory for the tensor table");
   ck->mask = cap - 1;
   for (int32_t j = 0; j < ck->n; j++) {
@@ -89,6 +97,16 @@ static mx_status_t open_shard(mx_checkpoint_t *ck, const char *path) {
     return mx_error_set(MX_ERR_IO, "%s: not a regular file", path);
   }
   size_t len = (size_t)sb.st_size;
+  if ((uint64_t)sb.st_size > ck->limits.max_total_bytes - ck->total_bytes) {
+    close(fd);
+    return mx_error_set(MX_ERR_IO,
+                        "%s: %llu bytes: the checkpoint's files would total %llu bytes, over the "
+                        "mapped-size limit of %llu",
+                        path, (unsigned long long)sb.st_size,
+                        (unsigned long long)(ck->total_bytes + (uint64_t)sb.st_size),
+                        (unsigned long long)ck->limits.max_total_bytes);
+  }
+  ck->total_bytes += (uint64_t)sb.st_size;
   uint8_t small[8];
   void *map = NULL;
   if (len < sizeof small) {
@@ -111,7 +129,8 @@ static mx_status_t open_shard(mx_checkpoint_t *ck, const char *path) {
   }
   mx_weight_t *w = NULL;
   int32_t n = 0;
-  mx_status_t st = mx_st_parse(map ? map : small, len, path, ck->arena, &w, &n);
+  mx_status_t st =
+      mx_st_parse(map ? map : small, len, path, ck->limits.max_tensor_bytes, ck->arena, &w, &n);
   if (st != MX_OK) return st;
   if (n == 0) return MX_OK;
   ck->w = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)ck->n + (size_t)n, sizeof *w);
@@ -146,7 +165,7 @@ static mx_status_t check_index(const mx_checkpoint_t *ck, const mx_ckpt_index_t 
 static mx_status_t open_sharded(mx_checkpoint_t *ck, const char *dir, const char *index_path) {
   char *text = NULL;
   size_t len = 0;
-  mx_status_t st = mx_read_file(index_path, &text, &len);
+  mx_status_t st = mx_read_file_max(index_path, MX_CONFIG_JSON_MAX_BYTES, &text, &len);
   if (st != MX_OK) return st;
   mx_ckpt_index_t ix;
   st = mx_ckpt_index_parse(text, len, index_path, ck->arena, &ix);
@@ -157,7 +176,7 @@ static mx_status_t open_sharded(mx_checkpoint_t *ck, const char *dir, const char
   for (int32_t s = 0; s < ix.n_shards && st == MX_OK; s++) {
     const char *path = join_path(ck->arena, dir, ix.shards[s]);
     if (!path) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-    if (access(path, F_OK) != 0) {
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
       return mx_error_set(MX_ERR_IO, "%s: shard %s does not exist", index_path, ix.shards[s]);
     }
     st = open_shard(ck, path);
@@ -167,7 +186,16 @@ static mx_status_t open_sharded(mx_checkpoint_t *ck, const char *dir, const char
   return st;
 }
 
+// Whether `path` names something, even something that cannot be opened (a symlink loop, a
+// file without permission): those are reported by the open that follows, not as "missing".
+static bool present(const char *path) { return access(path, F_OK) == 0 || errno != ENOENT; }
+
 mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out) {
+  return mx_checkpoint_open_ex(dir, NULL, out);
+}
+
+mx_status_t mx_checkpoint_open_ex(const char *dir, const mx_checkpoint_limits_t *limits,
+                                  mx_checkpoint_t **out) {
   *out = NULL;
   if (!dir) return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_open: no directory");
   mx_checkpoint_t *ck = calloc(1, sizeof *ck);
@@ -178,14 +206,18 @@ mx_status_t mx_checkpoint_open(const char *dir, mx_checkpoint_t **out) {
     return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
   ck->arena = arena;
+  ck->limits.max_tensor_bytes = limits && limits->max_tensor_bytes ? limits->max_tensor_bytes
+                                                                   : MX_CHECKPOINT_MAX_TENSOR_BYTES;
+  ck->limits.max_total_bytes =
+      limits && limits->max_total_bytes ? limits->max_total_bytes : MX_CHECKPOINT_MAX_TOTAL_BYTES;
   mx_status_t st = MX_OK;
   const char *index_path = join_path(arena, dir, "model.safetensors.index.json");
   const char *single_path = join_path(arena, dir, "model.safetensors");
   if (!index_path || !single_path) {
     st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-  } else if (access(index_path, F_OK) == 0) {
+  } else if (present(index_path)) {
     st = open_sharded(ck, dir, index_path);
-  } else if (access(single_path, F_OK) == 0) {
+  } else if (present(single_path)) {
     ck->files = mx_arena_alloc(arena, sizeof *ck->files);
     st = ck->files ? open_shard(ck, single_path) : mx_error_set(MX_ERR_NOMEM, "out of memory");
     if (st == MX_OK) st = build_table(ck);
@@ -209,6 +241,25 @@ void mx_checkpoint_close(mx_checkpoint_t *ck) {
   free(ck);
 }
 
+size_t mx_checkpoint_release(const mx_checkpoint_t *ck, const void *data, size_t nbytes) {
+  if (!ck || !data || nbytes == 0) return 0;
+  long pg = sysconf(_SC_PAGESIZE);
+  uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096;
+  uintptr_t b = (uintptr_t)data, e = b + nbytes;
+  for (int32_t i = 0; i < ck->n_files; i++) {
+    uintptr_t mb = (uintptr_t)ck->files[i].map, me = mb + ck->files[i].len;
+    if (b < mb || e > me) continue;
+    // Whole pages only: a page shared with a neighbouring tensor may still be needed.
+    uintptr_t pb = (b + page - 1) / page * page, pe = e / page * page;
+    if (pe <= pb) return 0;
+    // A read-only private file mapping: dropping the pages loses nothing, the next access
+    // reads them from the file again.
+    if (madvise((void *)pb, pe - pb, MADV_DONTNEED) != 0) return 0;
+    return pe - pb;
+  }
+  return 0;
+}
+
 int32_t mx_checkpoint_count(const mx_checkpoint_t *ck) { return ck ? ck->n : 0; }
 
 const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i) {
@@ -222,55 +273,92 @@ const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *nam
   return k < 0 ? NULL : &ck->w[k];
 }
 
-// The old bytes of an overridden tensor are never read again: when they are mapped from a file,
-// their whole pages go back to the kernel now (re-read from the file if ever touched), so the
-// converted copy does not come on top of them in the resident set.
-static void release_pages(const mx_checkpoint_t *ck, const void *data, size_t nbytes) {
-  uintptr_t lo = (uintptr_t)data, hi = lo + nbytes;
-  long ps = sysconf(_SC_PAGESIZE);
-  uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+// ---- Resident-weight overlay ----
+
+static mx_status_t keep_owned(mx_checkpoint_t *ck, void *data) {
+  if (ck->n_owned == ck->cap_owned) {
+    int32_t cap = ck->cap_owned ? 2 * ck->cap_owned : 64;
+    void **o = realloc(ck->owned, (size_t)cap * sizeof *o);
+    if (!o) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    ck->owned = o;
+    ck->cap_owned = cap;
+  }
+  ck->owned[ck->n_owned++] = data;
+  return MX_OK;
+}
+
+// A mmapped tensor that is no longer found: its pages are handed back to the kernel (they are
+// clean file pages; should anything still read them they fault in again from the file), so a
+// requantized model does not keep the float original resident.
+static void release_mapped(const mx_checkpoint_t *ck, const mx_weight_t *w) {
+  uintptr_t b = (uintptr_t)w->data, e = b + w->nbytes;
   for (int32_t i = 0; i < ck->n_files; i++) {
-    uintptr_t m0 = (uintptr_t)ck->files[i].map, m1 = m0 + ck->files[i].len;
-    if (lo < m0 || hi > m1) continue;
-    uintptr_t a = (lo + page - 1) / page * page, b = hi / page * page;
-    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+    uintptr_t fb = (uintptr_t)ck->files[i].map, fe = fb + ck->files[i].len;
+    if (b < fb || e > fe) continue;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (b + pg - 1) & ~(pg - 1), hi = e & ~(pg - 1);  // whole pages inside it
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
     return;
   }
 }
 
-mx_status_t mx_checkpoint_override(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
-                                   void *data, size_t nbytes) {
-  int32_t k = ck && name ? lookup(ck, name) : -1;
-  mx_weight_t *w = k >= 0 ? &ck->w[k] : NULL;
-  size_t es = mx_elem_size(dtype);
-  int64_t numel = 1;
-  for (int32_t d = 0; w && d < w->rank; d++) numel *= w->dims[d];
-  mx_status_t st = MX_OK;
-  if (!w) {
-    st = mx_error_set(MX_ERR_INVALID_ARG, "checkpoint: no tensor '%s' to override",
-                      name ? name : "(null)");
-  } else if (es == 0 || (size_t)numel * es != nbytes || (!data && nbytes)) {
-    st = mx_error_set(MX_ERR_INVALID_ARG,
-                      "checkpoint: override of '%s' as %s needs %lld x %zu bytes, got %zu", name,
-                      mx_elem_name(dtype), (long long)numel, es, nbytes);
-  } else if (ck->n_owned == ck->cap_owned) {
-    int32_t cap = ck->cap_owned ? 2 * ck->cap_owned : 64;
-    void **o = realloc(ck->owned, (size_t)cap * sizeof *o);
-    if (!o) {
-      st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-    } else {
-      ck->owned = o;
-      ck->cap_owned = cap;
-    }
+mx_status_t mx_checkpoint_put(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
+                              int32_t rank, const int64_t *dims, void *data) {
+  if (!ck || !name || !*name || rank < 0 || rank > MX_MAX_RANK || (rank > 0 && !dims) ||
+      mx_elem_size(dtype) == 0) {
+    free(data);
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_put: bad arguments for '%s'",
+                        name ? name : "(null)");
   }
+  size_t nbytes = mx_elem_size(dtype);
+  for (int32_t i = 0; i < rank; i++) {
+    if (dims[i] < 0) {
+      free(data);
+      return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_put: negative dim for '%s'", name);
+    }
+    nbytes *= (size_t)dims[i];
+  }
+  mx_status_t st = keep_owned(ck, data);
   if (st != MX_OK) {
     free(data);
     return st;
   }
-  ck->owned[ck->n_owned++] = data;
-  release_pages(ck, w->data, w->nbytes);
-  w->dtype = dtype;
-  w->data = data;
-  w->nbytes = nbytes;
-  return MX_OK;
+  mx_weight_t w;
+  memset(&w, 0, sizeof w);
+  w.dtype = dtype;
+  w.rank = rank;
+  for (int32_t i = 0; i < rank; i++) w.dims[i] = dims[i];
+  w.data = data;
+  w.nbytes = nbytes;
+  w.file = "(resident)";
+  int32_t k = lookup(ck, name);
+  if (k >= 0) {
+    release_mapped(ck, &ck->w[k]);
+    w.name = ck->w[k].name;
+    ck->w[k] = w;
+    return MX_OK;
+  }
+  w.name = mx_arena_strdup(ck->arena, name);
+  if (!w.name) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  if (ck->n >= ck->cap_w) {  // doubling: the arena keeps old arrays, so grow geometrically
+    int32_t cap = ck->n < 16 ? 32 : 2 * ck->n;
+    mx_weight_t *nw = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)cap, sizeof *nw);
+    if (!nw) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    ck->w = nw;
+    ck->cap_w = cap;
+  }
+  ck->w[ck->n++] = w;
+  return build_table(ck);
+}
+
+mx_status_t mx_checkpoint_remove(mx_checkpoint_t *ck, const char *name) {
+  int32_t k = ck && name ? lookup(ck, name) : -1;
+  if (k < 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_remove: no tensor '%s'",
+                        name ? name : "(null)");
+  }
+  release_mapped(ck, &ck->w[k]);
+  memmove(&ck->w[k], &ck->w[k + 1], (size_t)(ck->n - k - 1) * sizeof *ck->w);
+  ck->n--;
+  return build_table(ck);
 }

@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "model/checkpoint_internal.h"
 
 static bool plain_file_name(const char *s) {
@@ -50,9 +51,10 @@ static mx_status_t fill_index(const cJSON *map, const char *source, mx_arena_t *
 mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source, mx_arena_t *arena,
                                 mx_ckpt_index_t *out) {
   memset(out, 0, sizeof *out);
-  cJSON *root = cJSON_ParseWithLength(json, len);
-  if (!root) return mx_error_set(MX_ERR_PARSE, "%s: not valid JSON", source);
-  mx_status_t st = MX_OK;
+  cJSON *root = NULL;
+  mx_status_t st =
+      mx_json_parse(json, len, MX_CONFIG_JSON_MAX_BYTES, MX_JSON_MAX_DEPTH, source, &root);
+  if (st != MX_OK) return st;
   const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
   if (!cJSON_IsObject(root)) {
     st = mx_error_set(MX_ERR_PARSE, "%s: not a JSON object", source);

@@ -18,4 +18,7 @@ typedef struct mx_ckpt_index {
 mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source, mx_arena_t *arena,
                                 mx_ckpt_index_t *out);
 
+// MX_ERR_PARSE naming the first floating-point tensor holding NaN or +-Inf (weight_check.c).
+mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck);
+
 #endif  // MLXCEL_MODEL_CHECKPOINT_INTERNAL_H

@@ -1,12 +1,15 @@
 // config.json + generation_config.json -> mx_model_config_t. The model_type selects a
 // per-family parser (config_<family>.c); generation_config.json then overrides the token ids
 // and supplies sampling defaults.
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "model/config_internal.h"
+#include "model/quant_internal.h"
 
 typedef mx_status_t (*mx_cfg_family_fn)(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
 
@@ -51,7 +54,10 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
     }
   }
   for (size_t i = 0; i < sizeof kFamilies / sizeof kFamilies[0]; i++) {
-    if (strcmp(cfg->model_type, kFamilies[i].model_type) == 0) return kFamilies[i].parse(&o, cfg);
+    if (strcmp(cfg->model_type, kFamilies[i].model_type) == 0) {
+      TRY(kFamilies[i].parse(&o, cfg));
+      return mx_cfg_parse_quant(root, src, cfg);
+    }
   }
   return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' is not supported (supported: %s)",
                       src, cfg->model_type, MX_SUPPORTED_TYPES);
@@ -132,9 +138,11 @@ mx_status_t mx_config_load(const char *dir, mx_model_config_t *cfg) {
   }
   char *text = NULL, *gtext = NULL;
   size_t len = 0, glen = 0;
-  mx_status_t st = mx_read_file(path, &text, &len);
+  mx_status_t st = mx_read_file_max(path, MX_CONFIG_JSON_MAX_BYTES, &text, &len);
   if (st != MX_OK) return st;
-  if (access(gpath, F_OK) == 0) st = mx_read_file(gpath, &gtext, &glen);
+  // Optional: absent is fine, present but unreadable (a symlink loop, no permission) is not.
+  if (access(gpath, F_OK) == 0 || errno != ENOENT)
+    st = mx_read_file_max(gpath, MX_CONFIG_JSON_MAX_BYTES, &gtext, &glen);
   if (st == MX_OK) st = mx_config_parse(text, len, gtext, glen, path, cfg);
   free(text);
   free(gtext);

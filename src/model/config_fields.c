@@ -4,37 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "model/config_internal.h"
 
 mx_status_t mx_cfg_parse_json(const char *text, size_t len, const char *src, cJSON **root) {
   *root = NULL;
-  // cJSON gets its own NUL-terminated copy so it never reads past `len`.
-  char *copy = malloc(len + 1);
-  if (!copy) return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", src);
-  if (len) memcpy(copy, text, len);
-  copy[len] = '\0';
-  const char *end = NULL;
-  cJSON *j = cJSON_ParseWithOpts(copy, &end, 0);
-  mx_status_t st = MX_OK;
-  if (!j) {
-    size_t at = end && end >= copy ? (size_t)(end - copy) : 0;
-    st = mx_error_set(MX_ERR_PARSE, "%s: not valid JSON (error near byte %zu)", src, at);
-  } else {
-    for (const char *p = end; p < copy + len; p++) {
-      if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-        st = mx_error_set(MX_ERR_PARSE, "%s: trailing bytes after the JSON value (byte %zu)", src,
-                          (size_t)(p - copy));
-        break;
-      }
-    }
-    if (st == MX_OK && !cJSON_IsObject(j)) {
-      st = mx_error_set(MX_ERR_PARSE, "%s: not a JSON object", src);
-    }
-  }
-  free(copy);
-  if (st != MX_OK) {
+  cJSON *j = NULL;
+  mx_status_t st = mx_json_parse(text, len, MX_CONFIG_JSON_MAX_BYTES, MX_JSON_MAX_DEPTH, src, &j);
+  if (st != MX_OK) return st;
+  if (!cJSON_IsObject(j)) {
     cJSON_Delete(j);
-    return st;
+    return mx_error_set(MX_ERR_PARSE, "%s: not a JSON object", src);
   }
   *root = j;
   return MX_OK;

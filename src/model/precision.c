@@ -6,7 +6,8 @@
 // (graph_ops.c, mx_g_linear) feeds its dot_general f16/bf16 inputs. Norm weights and biases are
 // made f32 (they are small, and norms and residuals stay f32). An untied embedding keeps the
 // checkpoint's type: a gather reads one row per token, its bytes do not matter, and converting
-// would change the values the model was trained with for no gain.
+// would change the values the model was trained with for no gain. Quantized layers (integer
+// storage, src/model/quant_load.c, which runs first) are left to the quantization pass.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,11 @@ mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *
                       what ? what : "precision", s ? s : "(null)");
 }
 
-typedef enum wrole { ROLE_MATMUL, ROLE_SMALL, ROLE_EMBED } wrole_t;
+typedef enum wrole { ROLE_MATMUL, ROLE_SMALL, ROLE_EMBED, ROLE_KEEP } wrole_t;
 
-// The weights of the architecture with their roles (roles[i] for wl->w[i]).
+// The weights of the architecture with their roles (roles[i] for wl->w[i]), by the weight list's
+// kinds: linear layers (and a tied embedding, the head's weight) are matmul weights, norms and
+// biases small ones; anything else is left as it is.
 static mx_status_t weight_roles(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                 mx_wlist_t *wl, wrole_t **roles) {
   mx_arch_t a;
@@ -49,18 +52,30 @@ static mx_status_t weight_roles(const mx_model_config_t *cfg, const mx_checkpoin
     mx_wlist_free(wl);
     return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
-  for (int32_t i = 0; i < wl->n; i++) r[i] = ROLE_SMALL;
-  r[wl->embed] = ROLE_EMBED;
-  r[wl->head] = ROLE_MATMUL;  // == embed when tied
-  for (int32_t l = 0; l < cfg->num_layers; l++) {
-    const mx_layer_w_t *lw = &wl->layers[l];
-    const int32_t mm[] = {lw->q,    lw->k,  lw->v,    lw->o,      lw->qkv,
-                          lw->gate, lw->up, lw->down, lw->gate_up};
-    for (size_t j = 0; j < sizeof mm / sizeof mm[0]; j++)
-      if (mm[j] >= 0) r[mm[j]] = ROLE_MATMUL;
+  for (int32_t i = 0; i < wl->n; i++) {
+    switch (wl->w[i].kind) {
+      case MX_WK_LINEAR:
+        r[i] = ROLE_MATMUL;
+        break;
+      case MX_WK_EMBED:
+        r[i] = ROLE_EMBED;
+        break;
+      case MX_WK_OTHER:
+        r[i] = ROLE_SMALL;
+        break;
+      default:
+        r[i] = ROLE_KEEP;
+        break;
+    }
   }
+  r[wl->head] = ROLE_MATMUL;  // the LM head (the embedding when tied)
   *roles = r;
   return MX_OK;
+}
+
+// Quantized weights (integer storage) are not the precision pass's.
+static bool is_float3(mx_elem_type_t et) {
+  return et == MX_ELEM_F32 || et == MX_ELEM_F16 || et == MX_ELEM_BF16;
 }
 
 mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
@@ -71,7 +86,7 @@ mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_check
   double n32 = 0, n16 = 0, nb16 = 0;
   for (int32_t i = 0; i < wl.n; i++) {
     const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
-    if (roles[i] != ROLE_MATMUL || !w) continue;
+    if (roles[i] != ROLE_MATMUL || !w || !is_float3(w->dtype)) continue;
     double numel =
         (double)w->nbytes / (double)(mx_elem_size(w->dtype) ? mx_elem_size(w->dtype) : 1);
     if (w->dtype == MX_ELEM_F16) {
@@ -90,8 +105,7 @@ mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_check
 
 // A new buffer holding w's values as `to` (RNE). Converting to f16, a finite value that would
 // overflow to infinity is an error naming the tensor.
-static mx_status_t convert_weight(const mx_weight_t *w, mx_elem_type_t to, void **out,
-                                  size_t *out_bytes) {
+static mx_status_t convert_weight(const mx_weight_t *w, mx_elem_type_t to, void **out) {
   size_t n = w->nbytes / mx_elem_size(w->dtype), nb = n * mx_elem_size(to);
   size_t cap = (nb + 63) / 64 * 64;
   void *dst = aligned_alloc(64, cap > 0 ? cap : 64);
@@ -139,7 +153,6 @@ static mx_status_t convert_weight(const mx_weight_t *w, mx_elem_type_t to, void 
     }
   }
   *out = dst;
-  *out_bytes = nb;
   return MX_OK;
 }
 
@@ -159,13 +172,11 @@ mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint
     mx_elem_type_t want = roles[i] == ROLE_MATMUL  ? precision
                           : roles[i] == ROLE_SMALL ? MX_ELEM_F32
                                                    : w->dtype;
-    if (w->dtype == want ||
-        !(w->dtype == MX_ELEM_F32 || w->dtype == MX_ELEM_F16 || w->dtype == MX_ELEM_BF16))
-      continue;
+    if (w->dtype == want || !is_float3(w->dtype)) continue;
     void *data = NULL;
-    size_t nb = 0;
-    st = convert_weight(w, want, &data, &nb);
-    if (st == MX_OK) st = mx_checkpoint_override(ck, wl.w[i].name, want, data, nb);
+    st = convert_weight(w, want, &data);
+    // The checkpoint owns the converted copy and releases the mmapped original's pages.
+    if (st == MX_OK) st = mx_checkpoint_put(ck, wl.w[i].name, want, w->rank, w->dims, data);
   }
   free(roles);
   mx_wlist_free(&wl);

@@ -109,8 +109,8 @@ static mx_status_t parse_offsets(const cJSON *off, const char *file, const char 
 
 // Validates one tensor entry and fills `w` (except name/file).
 static mx_status_t parse_tensor(const cJSON *e, const char *file, const char *name,
-                                const uint8_t *section, uint64_t section_len, mx_weight_t *w,
-                                st_span_t *span) {
+                                const uint8_t *section, uint64_t section_len, uint64_t max_bytes,
+                                mx_weight_t *w, st_span_t *span) {
   if (!cJSON_IsObject(e)) return tensor_err(file, name, "entry is not a JSON object");
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
   if (!dt) return tensor_err(file, name, "missing \"dtype\"");
@@ -137,6 +137,11 @@ static mx_status_t parse_tensor(const cJSON *e, const char *file, const char *na
   if (__builtin_mul_overflow(numel, (uint64_t)mx_elem_size(w->dtype), &nbytes) ||
       nbytes > (uint64_t)SIZE_MAX) {
     return tensor_err(file, name, "byte size of shape %s x %s overflows", dims, dt->valuestring);
+  }
+  if (nbytes > max_bytes) {
+    return tensor_err(file, name, "shape %s x %s is %llu bytes, over the tensor size limit of %llu",
+                      dims, dt->valuestring, (unsigned long long)nbytes,
+                      (unsigned long long)max_bytes);
   }
   if (begin > end) {
     return tensor_err(file, name, "data_offsets begin (%llu) is after end (%llu)",
@@ -245,8 +250,8 @@ static size_t utf8_invalid_at(const uint8_t *s, size_t len) {
 }
 
 static mx_status_t parse_entries(const cJSON *root, const uint8_t *section, uint64_t section_len,
-                                 const char *file, mx_arena_t *arena, mx_weight_t **out,
-                                 int32_t *count) {
+                                 const char *file, uint64_t max_bytes, mx_arena_t *arena,
+                                 mx_weight_t **out, int32_t *count) {
   int32_t n = 0;
   for (const cJSON *e = root->child; e; e = e->next) {
     if (strcmp(e->string, "__metadata__") != 0) n++;
@@ -266,7 +271,7 @@ static mx_status_t parse_entries(const cJSON *root, const uint8_t *section, uint
       continue;
     }
     spans[i].idx = i;
-    st = parse_tensor(e, file, e->string, section, section_len, &w[i], &spans[i]);
+    st = parse_tensor(e, file, e->string, section, section_len, max_bytes, &w[i], &spans[i]);
     if (st != MX_OK) break;
     w[i].name = mx_arena_strdup(arena, e->string);
     w[i].file = file_copy;
@@ -281,8 +286,9 @@ static mx_status_t parse_entries(const cJSON *root, const uint8_t *section, uint
   return MX_OK;
 }
 
-mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, mx_arena_t *arena,
-                        mx_weight_t **out, int32_t *n) {
+mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename,
+                        uint64_t max_tensor_bytes, mx_arena_t *arena, mx_weight_t **out,
+                        int32_t *n) {
   *out = NULL;
   *n = 0;
   const char *file = filename ? filename : "<memory>";
@@ -334,7 +340,8 @@ mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, m
     }
   }
   if (st == MX_OK) {
-    st = parse_entries(root, data + 8 + hlen, (uint64_t)(len - 8 - hlen), file, arena, out, n);
+    st = parse_entries(root, data + 8 + hlen, (uint64_t)(len - 8 - hlen), file, max_tensor_bytes,
+                       arena, out, n);
   }
   cJSON_Delete(root);
   free(text);
@@ -346,7 +353,7 @@ mx_status_t mx_safetensors_validate(const void *data, size_t len, const char *fi
   if (!arena) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   mx_weight_t *w = NULL;
   int32_t n = 0;
-  mx_status_t st = mx_st_parse(data, len, filename, arena, &w, &n);
+  mx_status_t st = mx_st_parse(data, len, filename, MX_CHECKPOINT_MAX_TENSOR_BYTES, arena, &w, &n);
   mx_arena_destroy(arena);
   return st;
 }

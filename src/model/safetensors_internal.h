@@ -11,9 +11,11 @@
 
 // Parses and validates the safetensors image data[0..len) named `filename` in messages. On
 // success *out is an arena array of *n weights in header order: names and `file` are arena
-// strings (file = `filename`), `data` points into `data`. No two tensors share a name.
-mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename, mx_arena_t *arena,
-                        mx_weight_t **out, int32_t *n);
+// strings (file = `filename`), `data` points into `data`. No two tensors share a name, and none
+// is larger than max_tensor_bytes.
+mx_status_t mx_st_parse(const uint8_t *data, size_t len, const char *filename,
+                        uint64_t max_tensor_bytes, mx_arena_t *arena, mx_weight_t **out,
+                        int32_t *n);
 
 // Maps a safetensors dtype string ("F32", "BF16", "U8", "BOOL", ...) to an element type;
 // MX_ELEM_INVALID if unknown.

@@ -339,22 +339,30 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
     free_server(srv);
     return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
   }
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
   if (mx_tokenizer_chat_template(srv->tok)) {
     mx_status_t st = mx_chat_template_from_tokenizer(srv->tok, &srv->tmpl);
+    if (st == MX_ERR_NOMEM) {  // not the template's fault: the server cannot start
+      free_server(srv);
+      return mx_error_prefix(st, "serve: chat template");
+    }
     if (st) {  // the chat endpoint reports it; completions still work
-      mx_strbuf_t sb;
-      mx_strbuf_init(&sb);
       mx_strbuf_printf(&sb, "the model's chat template does not compile: %s", mx_error_message());
-      srv->tmpl_error = mx_strbuf_take(&sb, NULL);
     }
   } else {
-    mx_strbuf_t sb;
-    mx_strbuf_init(&sb);
     mx_strbuf_printf(&sb,
                      "model '%s' has no chat template (tokenizer_config.json has no "
                      "chat_template): use /v1/completions",
                      srv->model_id);
-    srv->tmpl_error = mx_strbuf_take(&sb, NULL);
+  }
+  if (sb.len > 0 || sb.oom) {
+    srv->tmpl_error = sb.oom ? NULL : mx_strbuf_take(&sb, NULL);
+    mx_strbuf_free(&sb);
+    if (!srv->tmpl_error) {  // a truncated message would be served as the reason
+      free_server(srv);
+      return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
+    }
   }
   mx_server_sched_opts_t so = {.model = model,
                                .backend = o->backend,

@@ -90,9 +90,10 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
   if (!b->ops) b->states = calloc(n, sizeof *b->states);
   if (!b->phys || !b->phys_used || !b->n_past || !b->has_logits || !b->logits || !b->seen ||
       !b->d_slots || !b->d_pos || !b->d_logits || (!b->ops && !b->states)) {
+    int32_t n_slots = b->n_slots, vocab = b->vocab;  // for the message, after b is freed
     mx_batch_destroy(b);
-    return mx_error_set(MX_ERR_NOMEM, "batch: out of memory for %d slots, vocab %d", b->n_slots,
-                        b->vocab);
+    return mx_error_set(MX_ERR_NOMEM, "batch: out of memory for %d slots, vocab %d", n_slots,
+                        vocab);
   }
   for (int32_t i = 0; i < b->n_slots; i++) b->phys[i] = -1;
   if (b->ops) {

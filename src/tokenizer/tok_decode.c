@@ -61,6 +61,39 @@ static void bytelevel_bytes(const char *s, size_t n, mx_strbuf_t *out) {
   }
 }
 
+#define MX_STREAM_PIECE_MAX 320  // a streamed piece longer than this becomes U+FFFD
+
+// Fixed-capacity byte buffer for one token's text.
+typedef struct fbuf {
+  char d[MX_STREAM_PIECE_MAX];
+  size_t n;
+  bool over;
+} fbuf_t;
+
+static void fb_put(fbuf_t *b, const char *s, size_t n) {
+  if (b->n + n > sizeof b->d) {
+    b->over = true;
+    return;
+  }
+  memcpy(b->d + b->n, s, n);
+  b->n += n;
+}
+
+// Where the per-token decoders write: the whole-text decoder's heap buffer, or the streaming
+// decoder's fixed buffer (streaming must not allocate).
+typedef struct sink {
+  mx_strbuf_t *sb;
+  fbuf_t *fb;
+} sink_t;
+
+static void put(sink_t *o, const char *s, size_t n) {
+  if (o->sb) {
+    mx_strbuf_append(o->sb, s, n);
+  } else {
+    fb_put(o->fb, s, n);
+  }
+}
+
 static int parse_byte_token(const char *s, size_t n) {
   if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>') return -1;
   int v = 0;
@@ -77,46 +110,43 @@ static int parse_byte_token(const char *s, size_t n) {
 }
 
 static void metaspace_token(const mx_tok_dec_t *d, const char *s, size_t n, bool first,
-                            mx_strbuf_t *out) {
+                            sink_t *out) {
   size_t i = 0, run = 0;
   while (i + d->a_len <= n) {
     if (memcmp(s + i, d->a, d->a_len) == 0) {
-      mx_strbuf_append(out, s + run, i - run);
-      if (!(first && d->prepend != MX_PREPEND_NEVER)) mx_strbuf_append(out, " ", 1);
+      put(out, s + run, i - run);
+      if (!(first && d->prepend != MX_PREPEND_NEVER)) put(out, " ", 1);
       i += d->a_len;
       run = i;
     } else {
       i++;
     }
   }
-  mx_strbuf_append(out, s + run, n - run);
+  put(out, s + run, n - run);
 }
 
-static void replace_token(const mx_tok_dec_t *d, const char *s, size_t n, mx_strbuf_t *out) {
-  if (d->re) {
-    (void)mx_tok_replace_regex(d->re, s, n, d->b, d->b_len, out);
-    return;
-  }
+// A Replace decoder with a string pattern (regex patterns: mx_tok_replace_regex).
+static void replace_token(const mx_tok_dec_t *d, const char *s, size_t n, sink_t *out) {
   size_t i = 0, run = 0;
   while (i + d->a_len <= n) {
     if (memcmp(s + i, d->a, d->a_len) == 0) {
-      mx_strbuf_append(out, s + run, i - run);
-      mx_strbuf_append(out, d->b, d->b_len);
+      put(out, s + run, i - run);
+      put(out, d->b, d->b_len);
       i += d->a_len;
       run = i;
     } else {
       i++;
     }
   }
-  mx_strbuf_append(out, s + run, n - run);
+  put(out, s + run, n - run);
 }
 
 // Removes up to `start` leading and `stop` trailing copies of the content char.
-static void strip_token(const mx_tok_dec_t *d, const char *s, size_t n, mx_strbuf_t *out) {
+static void strip_token(const mx_tok_dec_t *d, const char *s, size_t n, sink_t *out) {
   size_t a = 0, b = n, cl = d->a_len;
   for (int32_t k = 0; k < d->start && a + cl <= b && memcmp(s + a, d->a, cl) == 0; k++) a += cl;
   for (int32_t k = 0; k < d->stop && b >= a + cl && memcmp(s + b - cl, d->a, cl) == 0; k++) b -= cl;
-  mx_strbuf_append(out, s + a, b - a);
+  put(out, s + a, b - a);
 }
 
 // Byte-fallback: runs of <0xNN> tokens become their bytes when those are valid UTF-8, else one
@@ -181,18 +211,24 @@ static bool apply_decoder(const mx_tok_dec_t *d, const slist_t *in, slist_t *o) 
     default:
       break;
   }
+  sink_t sk = {&o->buf, NULL};
   for (int32_t i = 0; i < in->n; i++) {
     if (!sl_begin(o)) return false;
     const char *s = base + in->off[i];
     switch (d->kind) {
       case MX_DEC_METASPACE:
-        metaspace_token(d, s, in->len[i], i == 0, &o->buf);
+        metaspace_token(d, s, in->len[i], i == 0, &sk);
         break;
       case MX_DEC_REPLACE:
-        replace_token(d, s, in->len[i], &o->buf);
+        if (d->re) {
+          if (mx_tok_replace_regex(d->re, s, in->len[i], d->b, d->b_len, &o->buf) != MX_OK)
+            return false;
+        } else {
+          replace_token(d, s, in->len[i], &sk);
+        }
         break;
       case MX_DEC_STRIP:
-        strip_token(d, s, in->len[i], &o->buf);
+        strip_token(d, s, in->len[i], &sk);
         break;
       default:
         break;
@@ -253,7 +289,6 @@ mx_status_t mx_tokenizer_decode(const mx_tokenizer_t *tok, const int32_t *ids, i
 }
 
 // ---- streaming ----
-#define MX_STREAM_PIECE_MAX 320  // a decoded piece longer than this becomes U+FFFD
 
 static int32_t stream_strip_start(const mx_tokenizer_t *t) {
   bool fused = false;
@@ -271,22 +306,6 @@ void mx_detok_stream_init(mx_detok_stream_t *st, const mx_tokenizer_t *tok, int 
   st->strip_left = (tok && !(flags & MX_DETOK_MID_TEXT)) ? stream_strip_start(tok) : 0;
 }
 
-// Fixed-capacity byte buffer for one token's text.
-typedef struct fbuf {
-  char d[MX_STREAM_PIECE_MAX];
-  size_t n;
-  bool over;
-} fbuf_t;
-
-static void fb_put(fbuf_t *b, const char *s, size_t n) {
-  if (b->n + n > sizeof b->d) {
-    b->over = true;
-    return;
-  }
-  memcpy(b->d + b->n, s, n);
-  b->n += n;
-}
-
 // Runs the decoder chain on one token in streaming mode: Fuse joins nothing (tokens are
 // concatenated anyway); a Strip after the text is fused only strips the start of the stream.
 static void stream_token(mx_detok_stream_t *st, int32_t id, fbuf_t *cur) {
@@ -298,8 +317,7 @@ static void stream_token(mx_detok_stream_t *st, int32_t id, fbuf_t *cur) {
   for (int32_t k = 0; k < t->n_decs && !cur->over; k++) {
     const mx_tok_dec_t *d = &t->decs[k];
     fbuf_t nx = {.n = 0};
-    mx_strbuf_t tmp;
-    mx_strbuf_init(&tmp);
+    sink_t sk = {NULL, &nx};
     switch (d->kind) {
       case MX_DEC_BYTELEVEL: {
         // Byte-level output is plain bytes; the bytes of a table char are at most 1 each.
@@ -337,14 +355,24 @@ static void stream_token(mx_detok_stream_t *st, int32_t id, fbuf_t *cur) {
         fused = true;
         continue;
       case MX_DEC_METASPACE:
-        metaspace_token(d, cur->d, cur->n, first, &tmp);
+        metaspace_token(d, cur->d, cur->n, first, &sk);
         break;
       case MX_DEC_REPLACE:
-        replace_token(d, cur->d, cur->n, &tmp);
+        if (d->re) {  // the one streaming step that allocates (PCRE2 match data, a buffer)
+          mx_strbuf_t tmp;
+          mx_strbuf_init(&tmp);
+          if (mx_tok_replace_regex(d->re, cur->d, cur->n, d->b, d->b_len, &tmp) != MX_OK || tmp.oom)
+            nx.over = true;
+          else
+            fb_put(&nx, tmp.data ? tmp.data : "", tmp.len);
+          mx_strbuf_free(&tmp);
+        } else {
+          replace_token(d, cur->d, cur->n, &sk);
+        }
         break;
       case MX_DEC_STRIP:
         if (!fused) {
-          strip_token(d, cur->d, cur->n, &tmp);
+          strip_token(d, cur->d, cur->n, &sk);
           break;
         }
         {
@@ -360,9 +388,6 @@ static void stream_token(mx_detok_stream_t *st, int32_t id, fbuf_t *cur) {
         }
         continue;
     }
-    if (tmp.oom) cur->over = true;
-    fb_put(&nx, tmp.data ? tmp.data : "", tmp.len);
-    mx_strbuf_free(&tmp);
     *cur = nx;
   }
 }

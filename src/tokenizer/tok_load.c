@@ -1,9 +1,12 @@
 // Loading tokenizer.json (model, vocabulary, merges, added tokens) and tokenizer_config.json.
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/json.h"
 #include "tokenizer/tok_internal.h"
 
 static bool json_int(const cJSON *v, int32_t *out) {
@@ -278,15 +281,15 @@ static mx_status_t config_token(mx_tokenizer_t *t, const cJSON *cfg, const char 
 }
 
 static mx_status_t load_config(mx_tokenizer_t *t, const char *json, size_t len) {
-  const char *end = NULL;
-  cJSON *cfg = cJSON_ParseWithLengthOpts(json, len, &end, false);
+  cJSON *cfg = NULL;
+  mx_status_t st = mx_json_parse(json, len, MX_TOKENIZER_CONFIG_MAX_BYTES, MX_JSON_MAX_DEPTH,
+                                 "tokenizer_config.json", &cfg);
+  if (st != MX_OK) return st;
   if (!cJSON_IsObject(cfg)) {
     cJSON_Delete(cfg);
-    return mx_error_set(MX_ERR_PARSE,
-                        "tokenizer_config.json: not a JSON object (error near byte %zu)",
-                        end && end >= json ? (size_t)(end - json) : (size_t)0);
+    return mx_error_set(MX_ERR_PARSE, "tokenizer_config.json: not a JSON object");
   }
-  mx_status_t st = config_token(t, cfg, "bos_token", &t->bos_id);
+  st = config_token(t, cfg, "bos_token", &t->bos_id);
   if (st == MX_OK) st = config_token(t, cfg, "eos_token", &t->eos_id);
   if (st == MX_OK && config_token(t, cfg, "pad_token", &t->pad_id) != MX_OK) {
     // Only informative for generation: a pad token the vocabulary lacks is no reason to fail.
@@ -374,12 +377,13 @@ mx_status_t mx_tokenizer_load_json(const char *tokenizer_json, size_t len, const
   if (!tokenizer_json) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_tokenizer_load_json: tokenizer_json is NULL");
   }
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(tokenizer_json, len, &end, false);
+  cJSON *root = NULL;
+  mx_status_t st = mx_json_parse(tokenizer_json, len, MX_TOKENIZER_JSON_MAX_BYTES,
+                                 MX_JSON_MAX_DEPTH, "tokenizer.json", &root);
+  if (st != MX_OK) return st;
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
-    return mx_error_set(MX_ERR_PARSE, "tokenizer.json: not a JSON object (error near byte %zu)",
-                        end && end >= tokenizer_json ? (size_t)(end - tokenizer_json) : (size_t)0);
+    return mx_error_set(MX_ERR_PARSE, "tokenizer.json: not a JSON object");
   }
   mx_tokenizer_t *t = calloc(1, sizeof *t);
   if (t) t->arena = mx_arena_create();
@@ -389,7 +393,7 @@ mx_status_t mx_tokenizer_load_json(const char *tokenizer_json, size_t len, const
     return mx_error_set(MX_ERR_NOMEM, "tokenizer.json: out of memory");
   }
   t->bos_id = t->eos_id = t->pad_id = t->unk_id = -1;
-  mx_status_t st = load_root(t, root);
+  st = load_root(t, root);
   cJSON_Delete(root);
   if (st != MX_OK) {
     mx_tokenizer_destroy(t);
@@ -417,14 +421,12 @@ mx_status_t mx_tokenizer_load(const char *dir, mx_tokenizer_t **out) {
   snprintf(path, dn + 32, "%s/tokenizer.json", dir);
   char *tj = NULL, *cj = NULL;
   size_t tn = 0, cn = 0;
-  mx_status_t st = mx_read_file(path, &tj, &tn);
+  mx_status_t st = mx_read_file_max(path, MX_TOKENIZER_JSON_MAX_BYTES, &tj, &tn);
   if (st == MX_OK) {
     snprintf(path, dn + 32, "%s/tokenizer_config.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (f) {
-      fclose(f);
-      st = mx_read_file(path, &cj, &cn);
-    }
+    // Optional: absent is fine, present but unreadable (a symlink loop, no permission) is not.
+    if (access(path, F_OK) == 0 || errno != ENOENT)
+      st = mx_read_file_max(path, MX_TOKENIZER_CONFIG_MAX_BYTES, &cj, &cn);
   }
   if (st == MX_OK) {
     st = mx_tokenizer_load_json(tj, tn, cj, cn, out);

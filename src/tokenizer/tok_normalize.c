@@ -109,7 +109,8 @@ mx_status_t mx_tok_normalize(const mx_tokenizer_t *t, const char *s, size_t n, m
   mx_strbuf_init(&tmp);
   mx_strbuf_append(&tmp, "", 0);
   mx_status_t st = MX_OK;
-  for (int32_t i = 0; i < t->n_norms && st == MX_OK; i++) {
+  bool oom = sb->oom || tmp.oom;  // sticky across the buffer swaps below
+  for (int32_t i = 0; i < t->n_norms && st == MX_OK && !oom; i++) {
     const mx_tok_norm_t *nz = &t->norms[i];
     tmp.len = 0;
     const char *cur = sb->data;
@@ -145,11 +146,12 @@ mx_status_t mx_tok_normalize(const mx_tokenizer_t *t, const char *s, size_t n, m
         strip(cur, cn, nz->left, nz->right, &tmp);
         break;
     }
+    oom = oom || tmp.oom;
     mx_strbuf_t sw = *sb;
     *sb = tmp;
     tmp = sw;
   }
   mx_strbuf_free(&tmp);
-  if (st == MX_OK && sb->oom) st = mx_error_set(MX_ERR_NOMEM, "normalizer: out of memory");
+  if (st == MX_OK && (oom || sb->oom)) st = mx_error_set(MX_ERR_NOMEM, "normalizer: out of memory");
   return st;
 }

@@ -18,8 +18,8 @@ static void bench_usage(FILE *out) {
       out,
       "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
       "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
-      "                    [--bw-mib N] [--parallel N] [--precision T] [--kv-dtype T]\n"
-      "                    [--no-warmup] [--json]\n"
+      "                    [--bw-mib N] [--parallel N] [--no-warmup] [--quant MODE]\n"
+      "                    [--group-size N] [--precision T] [--kv-dtype T] [--json]\n"
       "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
       "                    [-o FILE]\n"
       "\n"
@@ -27,7 +27,8 @@ static void bench_usage(FILE *out) {
       "and prints the medians of prefill and decode tok/s with the peak RSS. Next to each it\n"
       "prints the limit of this machine and the percentage reached:\n"
       "  decode limit  = memory bandwidth / bytes read per decoded token (every matmul weight\n"
-      "                  at the precision's size, the embedding row, the norms, and the KV\n"
+      "                  at the precision's size, or for quantized layers their packed\n"
+      "                  values, scales and biases; the embedding row, the norms, and the KV\n"
       "                  cache up to the mean decode position at the KV dtype's size)\n"
       "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
       "                  the attention scores and values, the LM head of each prefill call);\n"
@@ -56,13 +57,17 @@ static void bench_usage(FILE *out) {
       "  --backend NAME        execution backend: cpu (fast runtime) or interp (reference\n"
       "                        interpreter); default: $MLXCEL_BACKEND, else cpu\n"
       "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
-      "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
+      "  --chunk N             prefill chunk (largest tokens per prefill call; default:\n"
+      "                        the backend's, cpu 512, interp 64; at most the KV capacity)\n"
       "  --parallel N          N sequences decoded together (batch engine, 1..64); default:\n"
       "                        one session\n"
       MX_CLI_PRECISION_USAGE("         ", "                        ")
       "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
       "  --bw-mib N            bandwidth buffer in MiB (default 1024; small = fast, wrong)\n"
       "  --machine             measure the machine only\n"
+      "  --quant MODE          weights: none, int8, int4, mlx (default: auto =\n"
+      "                        $MLXCEL_XLA_QUANT, else mlx for MLX checkpoints, else none)\n"
+      "  --group-size N        int8 / int4 group size: 32, 64 (default) or 128\n"
       "  --json                print one JSON object\n"
       "  -o, --output FILE     (--machine) also write the JSON object to FILE\n"
       "  -h, --help            show this help\n"
@@ -74,7 +79,7 @@ typedef struct bench_args {
   const char *dir, *backend, *machine_file, *out;
   int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib, parallel;
   bool machine, json, has_reps, no_warmup;
-  mx_elem_type_t precision, kv_dtype;  // MX_ELEM_INVALID: the loader's default
+  mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
 } bench_args_t;
 
 static double now_s(void) {
@@ -158,16 +163,16 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->backend = v;
-    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--precision", NULL, &v)) != 0) {
-      if (r < 0 || !mx_cli_parse_dtype(cmd, "--precision", v, &b->precision)) return MX_EXIT_USAGE;
-    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--kv-dtype", NULL, &v)) != 0) {
-      if (r < 0 || !mx_cli_parse_dtype(cmd, "--kv-dtype", v, &b->kv_dtype)) return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &b->load)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--machine-file", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->machine_file = v;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->out = v;
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &b->load)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if (strcmp(a, "--machine") == 0) {
       b->machine = true;
     } else if (strcmp(a, "--json") == 0) {
@@ -189,7 +194,7 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
   if (b->out && !b->machine) {
     return mx_cli_usage_error(cmd, bench_usage, "-o FILE goes with --machine");
   }
-  if (b->machine && (b->precision || b->kv_dtype)) {
+  if (b->machine && (b->load.precision || b->load.kv_dtype)) {
     return mx_cli_usage_error(cmd, bench_usage, "--precision / --kv-dtype go with -m DIR");
   }
   if (b->machine && b->machine_file) {
@@ -431,8 +436,8 @@ static int run_model(const bench_args_t *b) {
 
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_model_load_opts_t lo = {
-      .tokenizer_optional = true, .precision = b->precision, .kv_dtype = b->kv_dtype};
+  mx_model_load_opts_t lo = b->load;
+  lo.tokenizer_optional = true;
   mx_status_t st = mx_model_load_ex(b->dir, &lo, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
@@ -452,7 +457,7 @@ static int run_model(const bench_args_t *b) {
     mx_model_free(model);
     return mx_cli_fail(cmd, st);
   }
-  int64_t chunk = b->chunk ? b->chunk : 64;
+  int64_t chunk = run.b ? mx_batch_chunk(run.b) : mx_session_prefill_chunk(run.s);  // effective
   int32_t vocab = run.vocab;
   int64_t par = run.n;  // sequences per rep
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
@@ -520,8 +525,13 @@ static int run_model(const bench_args_t *b) {
     rss = hwm > rss ? hwm : rss;
     double pre_med = median(pre, (int)b->reps), dec_med = median(dec, (int)b->reps);
     model_cost_t mc;
-    model_cost(c, b->prompt, b->gen, chunk, (double)mx_elem_size(model->precision),
-               (double)mx_elem_size(model->kv_dtype), &mc);
+    double wsize = (double)mx_elem_size(model->precision);
+    model_cost(c, b->prompt, b->gen, chunk, wsize, (double)mx_elem_size(model->kv_dtype), &mc);
+    // The matmul weights as they are resident (quantized layers: packed values + scales).
+    double mm_bytes = 0;
+    int32_t n_quant = 0;
+    st = mx_model_matmul_bytes(model, (int)wsize, &mm_bytes, NULL, &n_quant);
+    if (st == MX_OK) mc.weight_bytes += mm_bytes - wsize * mc.matmul_params;
     double dec_bytes = mc.weight_bytes + mc.kv_bytes_per_token;
     // Limits use the best repetition of each machine measurement: interference from other
     // processes only ever slows a measurement down, so the best is the closest to the hardware
@@ -549,8 +559,9 @@ static int run_model(const bench_args_t *b) {
           "\"num_layers\": %d, \"num_heads\": %d, \"num_kv_heads\": %d, \"head_dim\": %d, "
           "\"vocab_size\": %d, \"tied\": %s, \"dtype\": \"%s\", \"params\": %.0f, "
           "\"matmul_params\": %.0f, \"backend\": \"%s\", \"threads\": %lld, "
-          "\"precision\": \"%s\", \"kv_dtype\": \"%s\", \"quant\": \"none\", \"prompt_tokens\": "
-          "%lld, "
+          "\"precision\": \"%s\", \"kv_dtype\": \"%s\", \"quant\": \"%s\", "
+          "\"quant_group_size\": %d, \"quant_bits\": %d, \"quantized_matrices\": %d, "
+          "\"prompt_tokens\": %lld, "
           "\"gen_tokens\": %lld, \"reps\": %lld, \"ctx\": %lld, \"prefill_chunk\": %lld, "
           "\"parallel\": %lld, \"engine\": \"%s\", "
           "\"prefill_tok_s\": %.4f, \"decode_tok_s\": %.4f, \"weight_bytes\": %.0f, "
@@ -564,11 +575,13 @@ static int run_model(const bench_args_t *b) {
           c->model_type, c->hidden_size, c->intermediate_size, c->num_layers, c->num_heads,
           c->num_kv_heads, c->head_dim, c->vocab_size, c->tie_word_embeddings ? "true" : "false",
           dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
-          dtype_name(model->precision), dtype_name(model->kv_dtype), (long long)b->prompt,
-          (long long)b->gen, (long long)b->reps, (long long)ctx, (long long)chunk, (long long)par,
-          run.b ? "batch" : "session", pre_med, dec_med, mc.weight_bytes, mc.kv_bytes_per_token,
-          dec_bytes, mc.flops_per_token, bw, peak, m.bandwidth_gbs, m.peak_gflops, machine_source,
-          n_samples, dec_limit, pre_limit, dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
+          dtype_name(model->precision), dtype_name(model->kv_dtype),
+          mx_quant_mode_name(model->quant), model->quant_group_size, model->quant_bits, n_quant,
+          (long long)b->prompt, (long long)b->gen, (long long)b->reps, (long long)ctx,
+          (long long)chunk, (long long)par, run.b ? "batch" : "session", pre_med, dec_med,
+          mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes, mc.flops_per_token, bw, peak,
+          m.bandwidth_gbs, m.peak_gflops, machine_source, n_samples, dec_limit, pre_limit, dec_pct,
+          pre_pct, pre_pct, dec_pct, rss, date);
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
     } else {
@@ -576,10 +589,12 @@ static int run_model(const bench_args_t *b) {
           "machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s (best of reps; "
           "medians %.2f, %.1f)\n",
           machine_source, m.threads, bw, peak, m.bandwidth_gbs, m.peak_gflops);
-      printf("model: %s, %.1fM params, %s, precision %s, KV %s, backend %s, %lld threads%s\n",
-             c->model_type, mc.params / 1e6, dtype_name(c->dtype), dtype_name(model->precision),
-             dtype_name(model->kv_dtype), backend, (long long)threads,
-             run.b ? ", batch engine" : "");
+      printf(
+          "model: %s, %.1fM params, %s, precision %s, KV %s, quant %s, backend %s, %lld "
+          "threads%s\n",
+          c->model_type, mc.params / 1e6, dtype_name(c->dtype), dtype_name(model->precision),
+          dtype_name(model->kv_dtype), mx_quant_mode_name(model->quant), backend,
+          (long long)threads, run.b ? ", batch engine" : "");
       if (par > 1)
         printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
                (long long)par, dec_med / (double)par);

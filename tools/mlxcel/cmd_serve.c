@@ -37,8 +37,8 @@ static void serve_usage(FILE *out) {
       "                         max_position_embeddings capped at 4096)\n"
       "  --api-key KEY          require \"Authorization: Bearer KEY\" (all but /health)\n"
       "  --alias NAME           model id to serve under (default: DIR's base name)\n"
-      "  --backend NAME         execution backend (cpu, interp; default $MLXCEL_BACKEND or cpu)\n"
-      MX_CLI_PRECISION_USAGE("          ", "                         ")
+      "  --backend NAME         execution backend (cpu, interp; default $MLXCEL_BACKEND or "
+      "cpu)\n" MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
       "  --prefill-chunk N      most prompt tokens per prefill step (running streams wait at\n"
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"
@@ -57,7 +57,7 @@ typedef struct serve_args {
   const char *dir, *host, *api_key, *alias, *backend;
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout;
   bool quiet;
-  mx_elem_type_t precision, kv_dtype;  // MX_ELEM_INVALID: the loader's default
+  mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
 } serve_args_t;
 
 static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
@@ -94,10 +94,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       if (r > 0) a->alias = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) a->backend = v;
-    } else if (VALUE_OPT("--precision", NULL)) {
-      if (r > 0 && !mx_cli_parse_dtype(cmd, "--precision", v, &a->precision)) r = -1;
-    } else if (VALUE_OPT("--kv-dtype", NULL)) {
-      if (r > 0 && !mx_cli_parse_dtype(cmd, "--kv-dtype", v, &a->kv_dtype)) r = -1;
+    } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &a->load)) != 0) {
+      // parsed (or reported) by the shared precision flags
     } else if (VALUE_OPT("--prefill-chunk", NULL)) {
       INT_OPT("--prefill-chunk", 1, 1 << 20, &a->chunk);
     } else if (VALUE_OPT("--queue", NULL)) {
@@ -110,6 +108,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       INT_OPT("--timeout", 1, 86400, &a->timeout);
     } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
       a->quiet = true;
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &a->load)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if (s[0] == '-') {
       return mx_cli_usage_error(cmd, serve_usage, "unknown option '%s'", s);
     } else {
@@ -193,8 +193,7 @@ int mx_cli_cmd_serve(int argc, char **argv) {
   if (!mx_cli_check_model_dir("serve", a.dir, "config.json")) return MX_EXIT_IO;
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_model_load_opts_t lo = {.precision = a.precision, .kv_dtype = a.kv_dtype};
-  mx_status_t st = mx_model_load_ex(a.dir, &lo, &model);
+  mx_status_t st = mx_model_load_ex(a.dir, &a.load, &model);
   if (st) return mx_cli_fail("serve", st);
   rc = serve(&a, model);
   mx_model_free(model);
