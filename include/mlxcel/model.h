@@ -255,7 +255,8 @@ void mx_model_free(mx_model_t *m);  // accepts NULL
 // "bfloat16"). MX_ERR_INVALID_ARG naming `what` (e.g. "--precision") otherwise.
 mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *out);
 // The precision the loader would pick for this config + checkpoint when none is forced: the
-// element type holding most matmul-weight elements (F32 when the checkpoint has none of f16/bf16).
+// element type holding most matmul-weight elements, quantized weights counting as f32 (their
+// layers compute in f32); F32 when the checkpoint has no f16 / bf16 majority.
 mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                     mx_elem_type_t *out);
 // The precision and KV dtype mx_model_load_ex resolves for opts (NULL = both auto) on this

@@ -86,9 +86,11 @@ mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_check
   double n32 = 0, n16 = 0, nb16 = 0;
   for (int32_t i = 0; i < wl.n; i++) {
     const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
-    if (roles[i] != ROLE_MATMUL || !w || !is_float3(w->dtype)) continue;
-    double numel =
-        (double)w->nbytes / (double)(mx_elem_size(w->dtype) ? mx_elem_size(w->dtype) : 1);
+    if (roles[i] != ROLE_MATMUL || !w) continue;
+    // Logical [N, K] elements. A quantized weight counts as f32: its layer computes in f32 (the
+    // mx.linear decomposition dequantizes to f32), so the float layers an MLX checkpoint leaves
+    // in f16 run f32 beside it.
+    double numel = (double)wl.w[i].dims[0] * (double)(wl.w[i].rank > 1 ? wl.w[i].dims[1] : 1);
     if (w->dtype == MX_ELEM_F16) {
       n16 += numel;
     } else if (w->dtype == MX_ELEM_BF16) {
