@@ -4,11 +4,13 @@
 # them: the 1B shape is 4.7 GiB at f32); each is removed after its last run unless --keep.
 #
 # Usage: bench/run.sh [--mlxcel PATH] [--threads T] [--out FILE] [--workdir DIR] [--keep]
-#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK[:DTYPE]]]]...
+#                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK[:DTYPE[:QUANT]]]]]...
 #        bench/run.sh --render DIR [--out FILE]   (only rewrite the page from DIR's results)
 #
 # PRESET is an mkmodel preset (`tiny` is Llama's; ARCH/tiny for another family's), DTYPE f32
-# (default) or bf16. Without --run: the "cpu" backend on the Llama shapes (SmolLM2-135M/360M,
+# (default) or bf16. QUANT: none (default), int8 / int4 (`--quant`: quantized at load, group 64)
+# or mlx-q4 / mlx-q8 (a checkpoint written by `mlxcel quantize --bits N --group-size 64` from
+# the DTYPE one, run as stored). Without --run: the "cpu" backend on the Llama shapes (SmolLM2-135M/360M,
 # Llama-3.2-1B) and one real shape per family (Qwen2.5-0.5B, Qwen3-0.6B, Gemma-3-1B, Gemma-2B,
 # Gemma-2-2B at f32; Mistral-7B and Phi-3-mini at bf16, which alone fits 24 GiB), 512-token
 # prompts in one chunk and 64 decode steps (3 reps; the bf16 7B/3.8B shapes 128 and 16, 1 rep),
@@ -79,7 +81,11 @@ else
         cpu:gemma-3-1b:512:64:3::512 cpu:gemma-2b:512:64:3::512 cpu:gemma-2-2b:512:64:3::512
         cpu:mistral-7b-v0.1:128:16:1::128:bf16 cpu:phi-3-mini-4k:128:16:1::128:bf16
         cpu:smollm2-360m:96:16:3:128:64
-        cpu:smollm2-360m:96:16:3:4096:64 interp:tiny:32:16:3 interp:smollm2-135m:8:2:1)
+        cpu:smollm2-360m:96:16:3:4096:64
+        cpu:smollm2-360m:512:64:3::512:f32:int8 cpu:smollm2-360m:512:64:3::512:f32:int4
+        cpu:smollm2-360m:512:64:3::512:f32:mlx-q4 cpu:llama-3.2-1b:512:64:3::512:f32:int8
+        cpu:llama-3.2-1b:512:64:3::512:f32:int4 cpu:llama-3.2-1b:512:64:3::512:f32:mlx-q4
+        interp:tiny:32:16:3 interp:smollm2-135m:8:2:1)
     else
       RUNS=(interp:tiny:32:16:3 interp:smollm2-135m:8:2:1 interp:smollm2-360m:8:2:1)
     fi
@@ -91,20 +97,31 @@ else
   printf '%s\n' "${RUNS[*]}" >"$WORK/runs.txt"
   : >"$WORK/results.jsonl"
   for i in "${!RUNS[@]}"; do
-    IFS=: read -r backend preset prompt gen reps ctx chunk dtype <<<"${RUNS[$i]}"
+    IFS=: read -r backend preset prompt gen reps ctx chunk dtype quant <<<"${RUNS[$i]}"
     dtype=${dtype:-f32}
+    quant=${quant:-none}
     dir=$(model_dir "$preset" "$dtype")
-    log "$backend $preset ($dtype): prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}"
+    log "$backend $preset ($dtype, quant $quant): prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}"
     model "$preset" "$dtype" "$dir"
     CTX_ARG=()
     [ -n "$ctx" ] && CTX_ARG=(--ctx "$ctx")
     [ -n "$chunk" ] && CTX_ARG+=(--chunk "$chunk")
-    "$MLXCEL" bench -m "$dir" --backend "$backend" --prompt "$prompt" --gen "$gen" \
+    case $quant in
+      mlx-q*) # an MLX checkpoint of the same weights, as `mlx_lm.convert -q` lays it out
+        qdir=$dir-$quant
+        [ -s "$qdir/model.safetensors" ] ||
+          "$MLXCEL" quantize -m "$dir" -o "$qdir" --bits "${quant#mlx-q}" --group-size 64 \
+            --dtype "$dtype" >&2
+        CTX_ARG+=(--quant mlx) ;;
+      *) qdir=$dir; CTX_ARG+=(--quant "$quant") ;;
+    esac
+    "$MLXCEL" bench -m "$qdir" --backend "$backend" --prompt "$prompt" --gen "$gen" \
       --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
+    [ "$qdir" = "$dir" ] || [ "$KEEP" = 1 ] || rm -rf "$qdir"
     # The big checkpoints go as soon as no later run needs them (the disk holds a few at once).
     last=1
     for later in "${RUNS[@]:$((i + 1))}"; do
-      IFS=: read -r _ p2 _ _ _ _ _ d2 <<<"$later"
+      IFS=: read -r _ p2 _ _ _ _ _ d2 _ <<<"$later"
       [ "$(model_dir "$p2" "${d2:-f32}")" = "$dir" ] && last=0
     done
     [ "$KEEP" = 1 ] || [ "$last" = 0 ] || [ "$dir" = "$WORK/tiny" ] || rm -rf "$dir"
@@ -133,11 +150,14 @@ physical limit of the machine it ran on, measured in the same run.
 - **Runs**: `mlxcel bench -m DIR --backend B --prompt N --gen G --reps R --json` through the
   session API: after one untimed warm-up (a 2-token prefill and a decode step, which fault in
   the weights), per repetition a reset, a prefill of N pseudo-random token ids (in the session's
-  power-of-two chunks of at most `chunk` tokens per call, ADR 0002), then G greedy decode steps.
+  power-of-two chunks of at most `chunk` tokens per call, ADR 0002; the cpu backend computes
+  the logits of each call's last position only, ADR 0003), then G greedy decode steps.
   Medians of R.
 - **Decode limit** = memory bandwidth / bytes read per decoded token: every matmul weight at f32
   (attention and MLP projections of all layers and the tied LM head), the embedding row, the
-  norm weights, and the KV cache up to the mean decode position (K and V, f32).
+  norm weights, and the KV cache up to the mean decode position (K and V, f32). Quantized rows
+  (column `quant`, docs/quantization.md) count what their matmuls really read: the packed
+  values plus scales (and MLX biases) per group of 64.
 - **Prefill limit** = peak f32 FLOP/s / FLOPs per prompt token: 2 x the parameters of the layer
   matmuls per token, 4 x heads x head_dim x (p + 1) per layer for the attention scores and
   values at position p (averaged over the prompt), and the LM head once per prefill call.
@@ -162,8 +182,8 @@ HDR
   echo
   echo "## Results"
   echo
-  echo "| model shape | params | dtype | backend | threads | ctx | chunk | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | limits: bandwidth / peak | date |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model shape | params | dtype | quant | backend | threads | ctx | chunk | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | limits: bandwidth / peak | date |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   interp=0
   while IFS= read -r j; do
     [ -n "$j" ] || continue
@@ -171,7 +191,7 @@ HDR
     b=$(field backend "$j")
     [ "$b" = interp ] && interp=1
     shape="$name: h$(field hidden_size "$j") i$(field intermediate_size "$j") L$(field num_layers "$j") q$(field num_heads "$j")/kv$(field num_kv_heads "$j") v$(field vocab_size "$j")"
-    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $b | $(field threads "$j") | $(field ctx "$j") | $(field prefill_chunk "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
+    echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $(q=$(field quant "$j"); [ "$q" = mlx ] && q="mlx-q$(field quant_bits "$j")"; echo "${q:-none}") | $b | $(field threads "$j") | $(field ctx "$j") | $(field prefill_chunk "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
   done <"$WORK/results.jsonl"
   echo
   if [ "$interp" = 1 ]; then
@@ -181,7 +201,7 @@ HDR
     echo "the fast CPU runtime is the \`cpu\` backend."
     echo
   fi
-  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk[:dtype]]]); ctx is the KV capacity,"
+  echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk[:dtype[:quant]]]]); ctx is the KV capacity,"
   echo "chunk the largest prefill call."
 } >"$OUT"
 log "wrote $OUT"

@@ -143,6 +143,13 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
 void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
                             int64_t ldy, int64_t m, int ith, int nth);
 
+// The part of Y that thread ith of nth writes: rows [*r0, *r1), columns [*c0, *c1) (clipped to
+// n). gemm = true: mx_cpu_gemm_packed_f32's split; false: mx_cpu_gemv_packed_f32's (m = 1) and
+// the per-row kernels' (every row, the same panels). Empty when *r0 >= *r1 or *c0 >= *c1. Lets a
+// caller fuse an elementwise epilogue into the same job without a barrier.
+void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int ith, int nth,
+                          int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1);
+
 // Convenience wrappers running one kernel as a whole pool job (pool NULL = single thread).
 void mx_cpu_gemv_f32_run(mx_cpu_pool_t *pool, const mx_cpu_kernels_t *kt, const float *w,
                          int64_t ldw, const float *x, float *y, int64_t n, int64_t k);

@@ -47,6 +47,13 @@ mx_status_t mx_cpu_weights_create(const mx_cpu_kernels_t *kt, mx_cpu_weights_t *
 void mx_cpu_weights_destroy(mx_cpu_weights_t *w);         // accepts NULL; after every plan using it
 size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w);   // bytes of packed data held
 int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w);  // packed matrices held
+// Hook called once per weight right after it was packed, with the source bytes: from then on
+// plans read that matrix through the packed copy, so a caller whose weights are mmapped can drop
+// their pages from resident memory (mx_checkpoint_release), halving the RSS. The hook must
+// leave the bytes readable (other steps, e.g. an embedding gather on a tied table, may still
+// read them). fn NULL = no hook (the default). Set before compiling plans with the cache.
+typedef void (*mx_cpu_packed_source_fn)(void *user, const void *data, size_t nbytes);
+void mx_cpu_weights_on_packed(mx_cpu_weights_t *w, mx_cpu_packed_source_fn fn, void *user);
 
 typedef struct mx_cpu_compile_opts {
   // Arguments known at compile time, [f->body->n_args] (NULL = none). An entry with data !=
@@ -57,6 +64,18 @@ typedef struct mx_cpu_compile_opts {
   mx_cpu_weights_t *weights;  // shared packed-weight cache; NULL = a private one
   mx_cpu_pool_t *pool;        // used to pack weights (NULL = calling thread)
   bool no_fast;               // testing: every op through the interpreter's kernels
+  // The intermediates live in memory the caller binds with mx_cpu_plan_set_arena instead of a
+  // plan-owned arena: plans that never run at the same time (a session's prefill buckets and
+  // decode) can share one buffer of the largest arena_bytes (mx_cpu_plan_stats).
+  bool external_arena;
+  // Debugging (mlxcel diff): every value keeps its own memory until the next run, so
+  // mx_cpu_plan_value can read any op's result after a run (the arena grows to the sum of all
+  // intermediates instead of their peak).
+  bool keep_values;
+  // Testing only: the first top-level op named this (a composite's name, e.g. "mx.rms_norm", or
+  // an op name, e.g. "stablehlo.dot_general") that compiles to fast steps gets a broken result:
+  // 1 is added to its first element (f32 results) after its steps ran. NULL = off.
+  const char *test_perturb_op;
   // Matmuls of M > 1 rows compute every row with the GEMV's summation order
   // (src/cpu/kernels_rows.h) instead of the GEMM's: a row's result is then the same for
   // any M, bit for bit (batched decoding: a sequence's logits do not depend on how many run).
@@ -67,6 +86,11 @@ typedef struct mx_cpu_compile_opts {
 mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
                            const mx_cpu_compile_opts_t *opts, mx_cpu_plan_t **out);
 void mx_cpu_plan_destroy(mx_cpu_plan_t *p);  // accepts NULL
+
+// Binds the arena of a plan compiled with external_arena: `arena` (borrowed; 64-byte aligned,
+// at least nbytes >= the plan's arena_bytes) holds its intermediates during runs and must stay
+// valid while the plan runs. Running such a plan before binding is an error.
+mx_status_t mx_cpu_plan_set_arena(mx_cpu_plan_t *p, void *arena, size_t nbytes);
 
 // Runs the plan. args[n_args]: types must match the function (weights: the compile-time data
 // pointers). results[f->n_results]: caller-preallocated tensors of the result types (data with
@@ -88,6 +112,20 @@ typedef struct mx_cpu_plan_stats {
 void mx_cpu_plan_stats(const mx_cpu_plan_t *p, mx_cpu_plan_stats_t *s);
 // Appends one line per step ("fast mx.attention", "fallback stablehlo.iota", ...) to sb.
 void mx_cpu_plan_describe(const mx_cpu_plan_t *p, mx_strbuf_t *sb);
+
+// The value `value_id` of f (an op result or argument) as of the last run: a view into the
+// plan's memory (or the run's argument), valid until the next run or destroy. Needs a plan
+// compiled with keep_values (else MX_ERR_INVALID_ARG); MX_ERR_UNSUPPORTED for a value the plan
+// has no memory for (whole-function plans: every intermediate; values of nested regions).
+mx_status_t mx_cpu_plan_value(const mx_cpu_plan_t *p, int32_t value_id, mx_tensor_t *view);
+
+// Profiling, a development aid: while on, every step of a run is followed by a barrier (so
+// steps no longer overlap) and its wall time is added to a per-step total. The report appends
+// one line per step description (sorted by total time: seconds, share, step count) for the runs
+// since profiling was switched on (nothing when the plan has not run since). Switching on allocates
+// (once); off frees the totals.
+mx_status_t mx_cpu_plan_set_profile(mx_cpu_plan_t *p, bool on);
+void mx_cpu_plan_profile_report(const mx_cpu_plan_t *p, mx_strbuf_t *sb);
 
 #ifdef __cplusplus
 }

@@ -507,6 +507,12 @@ typedef struct mx_interp_opts {
   // op: the elements it reads and writes, plus dot contractions, convolution kernels and
   // windows; region bodies pay as they run). Each process of a run_parallel grid has its own.
   uint64_t max_work;
+  // Debugging (mlxcel diff): called after each op of f's own body (not ops of regions or of
+  // called functions; a composite counts as one op) with its results, borrowed for the call.
+  // NULL = none.
+  void (*on_op)(void *user, const mx_func_t *f, const mx_op_t *op,
+                const mx_tensor_t *const *results);
+  void *on_op_user;
 } mx_interp_opts_t;
 
 // Runs `f` on args (types must equal the function's argument types). results must have room

@@ -41,8 +41,23 @@ int32_t mx_checkpoint_count(const mx_checkpoint_t *ck);
 const mx_weight_t *mx_checkpoint_weight(const mx_checkpoint_t *ck, int32_t i);  // 0 <= i < count
 const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck,
                                       const char *name);  // NULL if absent
+// Drops the whole pages of [data, data + nbytes) from this process's resident memory when the
+// range lies inside one of the checkpoint's (read-only) file mappings: for tensors a runtime has
+// copied (e.g. packed) and no longer reads. The bytes stay valid and readable (the next access
+// reads them from the file again). Returns the bytes released (0 outside the mappings).
+size_t mx_checkpoint_release(const mx_checkpoint_t *ck, const void *data, size_t nbytes);
 // Validates one safetensors file image in memory (the same checks as open); for fuzzing/tests.
 mx_status_t mx_safetensors_validate(const void *data, size_t len, const char *filename);
+
+// Resident-weight overlay (used by the load-time quantization pass, src/model/quant_*.c): puts
+// a tensor the checkpoint then owns (`data`: from malloc / aligned_alloc, released with free()
+// at close; on error it is freed here) under `name`, replacing any tensor of that name (a
+// replaced mmapped tensor stays mapped but is no longer found). mx_checkpoint_remove hides a
+// tensor (MX_ERR_INVALID_ARG when absent). Both invalidate pointers returned earlier by
+// mx_checkpoint_find / mx_checkpoint_weight.
+mx_status_t mx_checkpoint_put(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
+                              int32_t rank, const int64_t *dims, void *data);
+mx_status_t mx_checkpoint_remove(mx_checkpoint_t *ck, const char *name);
 
 // Resource limits of a checkpoint; 0 selects the default. A checkpoint over a limit is refused
 // before anything is mapped beyond it, with a message naming the file (and tensor) and the limit.
@@ -112,6 +127,12 @@ typedef struct mx_model_config {
   double attn_logit_softcapping;         // scores = tanh(s / c) * c (0: none)
   double final_logit_softcapping;        // logits = tanh(l / c) * c (0: none)
   double rope_local_base_freq;           // Gemma 3: RoPE base of sliding layers, unscaled
+  // MLX quantization (config `quantization`, or `quantization_config` when only that is
+  // present): default bits (4 or 8) and group size of the quantized layers; 0 when the config
+  // has none. Only mode "affine" (or no mode) is accepted. Per-layer overrides are read and
+  // checked against the tensors at load (mx_model_load_ex).
+  int32_t quant_bits;
+  int32_t quant_group_size;
 } mx_model_config_t;
 
 // Reads DIR/config.json and, when present, DIR/generation_config.json. Unknown model_types and
@@ -123,14 +144,66 @@ mx_status_t mx_config_parse(const char *config_json, size_t len, const char *gen
                             size_t gen_len, const char *source, mx_model_config_t *cfg);
 
 // ============================================================================================
+// Weight quantization (docs/quantization.md)
+// ============================================================================================
+//
+// Weight-only, per group of `group_size` consecutive weights of a row (the input dimension K)
+// of every linear layer whose K is a multiple of the group size (the others stay as they are):
+// - INT8: symmetric, q = round(w / s) in [-127, 127], s = max|w| / 127 per group; stored as
+//   i8 [N, K] "<x>.weight" + "<x>.scales" [N, K / g] (f16 by default, or f32).
+// - INT4: symmetric, s = -w_absmax_signed / 8 (the element of largest magnitude maps to -8),
+//   q = clamp(round(w / s), -8, 7); stored as MLX packs 4-bit values (uint32 [N, K / 8], 8
+//   lanes LSB first) holding q + 8, with "<x>.scales" (no biases): w = (u - 8) * s.
+// - MLX: the affine format of MLX checkpoints as stored: uint32-packed `bits`-bit values u (LSB
+//   first), "<x>.scales" and "<x>.biases" (f16, bf16 or f32) [N, K / g]: w = u * s + b.
+// In the graph each such layer is one `mx.linear` composite (and a quantized embedding one
+// `mx.embedding`) whose decomposition unpacks, converts, scales and runs dot_general / gather.
+
+typedef enum mx_quant_mode {
+  MX_QUANT_AUTO = 0,  // $MLXCEL_XLA_QUANT when set, else MLX for MLX-quantized checkpoints and
+                      // NONE otherwise
+  MX_QUANT_NONE,      // float weights (MLX checkpoints are dequantized at load)
+  MX_QUANT_INT8,      // requantize every quantizable layer to symmetric int8 at load
+  MX_QUANT_INT4,      // requantize to symmetric int4 at load
+  MX_QUANT_MLX,       // keep the checkpoint's MLX affine 4/8-bit layers resident as stored
+} mx_quant_mode_t;
+
+// "auto", "none", "int8", "int4", "mlx"; "?" for other values.
+const char *mx_quant_mode_name(mx_quant_mode_t m);
+// Parses one of the names above (exact, lowercase). MX_ERR_INVALID_ARG naming `what` otherwise.
+mx_status_t mx_quant_mode_parse(const char *s, const char *what, mx_quant_mode_t *out);
+
+// Writes an MLX-format quantized copy of the model in in_dir (any checkpoint mx_model_load
+// reads; an MLX one is dequantized first) to out_dir, as `mlx_lm.convert -q --q-bits B
+// --q-group-size G --dtype D` lays it out: every linear layer and embedding whose input dimension
+// is a multiple of G becomes "<x>.weight" uint32 (B-bit values, LSB first), "<x>.scales" and
+// "<x>.biases" (MLX's affine rule, on the weights cast to D); every other tensor is cast to D;
+// config.json gets `quantization` / `quantization_config` {group_size, bits, mode: "affine"};
+// model.safetensors (metadata format "mlx") with its index; the other files of in_dir
+// (tokenizer, generation config) are copied. out_dir is created if needed; files there are
+// replaced.
+typedef struct mx_quantize_opts {
+  int32_t bits;          // 4 or 8
+  int32_t group_size;    // 32, 64 or 128 (0 = 64)
+  mx_elem_type_t dtype;  // F16 (MX_ELEM_INVALID = default), BF16 or F32
+} mx_quantize_opts_t;
+mx_status_t mx_model_quantize(const char *in_dir, const char *out_dir,
+                              const mx_quantize_opts_t *opts);
+
+// ============================================================================================
 // A loaded model: config + checkpoint + tokenizer
 // ============================================================================================
 
 typedef struct mx_model {
   char *dir;  // heap copy of the directory path
   mx_model_config_t config;
-  mx_checkpoint_t *ckpt;      // owned
+  mx_checkpoint_t *ckpt;      // owned; holds the resident (possibly requantized) weights
   mx_tokenizer_t *tokenizer;  // owned; NULL only via mx_model_load_ex's tokenizer_optional
+  // Resolved quantization (never MX_QUANT_AUTO): what the resident weights are.
+  mx_quant_mode_t quant;
+  int32_t quant_group_size;  // INT8 / INT4: the group size used; MLX: the config's default
+  int32_t quant_bits;        // 8, 4 (MLX: the config's default bits); 0 for NONE
+  int32_t n_quantized;       // linear layers (and embeddings) held quantized
 } mx_model_t;
 
 // Loads config, checkpoint and tokenizer from DIR and checks that every tensor the architecture
@@ -143,6 +216,13 @@ typedef struct mx_model_load_opts {
   // m->tokenizer is NULL otherwise (graph-only uses: parity tests on the tokenizer-less
   // fixtures, emit, logits from ids); callers that need text must then check m->tokenizer.
   bool tokenizer_optional;
+  // Weight quantization (see above). AUTO (0) when unset.
+  mx_quant_mode_t quant;
+  // INT8 / INT4 group size: 32, 64 or 128 (0 = 64). Must be 0 for NONE and MLX.
+  int32_t group_size;
+  // INT8 / INT4 scales: MX_ELEM_F16 (MX_ELEM_INVALID = default) or MX_ELEM_F32.
+  mx_elem_type_t quant_scale_dtype;
+
   mx_checkpoint_limits_t limits;  // checkpoint size limits (zeros: the defaults)
   // false: a floating-point weight holding NaN or +-Inf is refused at load ("tensor 'x' has a
   // non-finite value (NaN at element 12)"): such a model can only produce garbage. The check
@@ -152,6 +232,13 @@ typedef struct mx_model_load_opts {
 // mx_model_load with options; opts may be NULL (= mx_model_load).
 mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, mx_model_t **out);
 void mx_model_free(mx_model_t *m);  // accepts NULL
+
+// What the matmul weights of one decoded token (every layer's projections and the LM head)
+// weigh as the model holds them: quantized layers their stored values + scales (+ biases),
+// float layers float_bytes per weight (what the runtime computes in). *params gets the number
+// of matmul weights, *n_quant how many of the matrices are quantized (either may be NULL).
+mx_status_t mx_model_matmul_bytes(const mx_model_t *m, int float_bytes, double *bytes,
+                                  double *params, int32_t *n_quant);
 
 // ============================================================================================
 // Graph builders

@@ -26,7 +26,8 @@ typedef struct mx_session_opts {
                           // NULL = $MLXCEL_BACKEND, else "cpu". Threads: $MLXCEL_THREADS.
   int64_t ctx;            // KV capacity; 0 = $MLXCEL_XLA_CONTEXT_CAPACITY, else
                           // min(max_position_embeddings, 4096)
-  int32_t prefill_chunk;  // most tokens per prefill graph call; 0 = default (64)
+  int32_t prefill_chunk;  // most tokens per prefill graph call; 0 = the backend's default
+                          // (cpu: 512, ADR 0003; interp: 64)
 } mx_session_opts_t;
 
 // The vtable every backend implements. `state` is the backend's own per-session object.
@@ -41,8 +42,9 @@ typedef struct mx_backend {
                          float *all);
   // Runs one token at position pos; writes logits[V].
   mx_status_t (*decode)(void *state, int32_t id, int64_t pos, float *logits);
-  void (*reset)(void *state);    // forget the KV state
-  void (*destroy)(void *state);  // accepts NULL
+  void (*reset)(void *state);     // forget the KV state
+  void (*destroy)(void *state);   // accepts NULL
+  int32_t default_prefill_chunk;  // prefill chunk when the options give none; 0 = 64
 } mx_backend_t;
 
 // Registered backends by name ("cpu", "interp"; later "iree"); NULL if unknown.
@@ -69,6 +71,7 @@ mx_status_t mx_session_decode(mx_session_t *s, int32_t id);
 const float *mx_session_logits(const mx_session_t *s);
 int64_t mx_session_n_past(const mx_session_t *s);
 int64_t mx_session_ctx(const mx_session_t *s);
+int32_t mx_session_prefill_chunk(const mx_session_t *s);  // most tokens per backend prefill call
 int32_t mx_session_vocab(const mx_session_t *s);
 const mx_backend_t *mx_session_backend(const mx_session_t *s);
 const mx_model_t *mx_session_model(const mx_session_t *s);

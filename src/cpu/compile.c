@@ -21,10 +21,15 @@ void mx_cpu_weights_destroy(mx_cpu_weights_t *w) {
   if (!w) return;
   for (int32_t i = 0; i < w->n; i++) mx_cpu_packed_destroy(w->e[i].packed);
   free(w->e);
+  mx_cpu_qpacked_free_all(w);
   free(w);
 }
 
 size_t mx_cpu_weights_bytes(const mx_cpu_weights_t *w) { return w ? w->bytes : 0; }
+void mx_cpu_weights_on_packed(mx_cpu_weights_t *w, mx_cpu_packed_source_fn fn, void *user) {
+  w->on_packed = fn;
+  w->on_packed_user = user;
+}
 int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w) { return w ? w->n : 0; }
 
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
@@ -46,6 +51,7 @@ mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const fl
   if (st) return st;
   w->e[w->n++] = (mx_packed_entry_t){data, n, k, pk};
   w->bytes += (size_t)pk->panels * (size_t)pk->k * (size_t)pk->nr * sizeof(float);
+  if (w->on_packed) w->on_packed(w->on_packed_user, data, (size_t)n * (size_t)k * sizeof(float));
   *out = pk;
   return MX_OK;
 }
@@ -59,7 +65,13 @@ typedef struct cctx {
   const mx_cpu_compile_opts_t *o;
   int32_t *n_uses;   // per value: uses by top-level ops and the return
   int32_t *dus_arg;  // per value: the argument an in-place dynamic_update_slice wrote, or -1
+  bool perturbed;    // test_perturb_op applied
+  // RoPE tables emitted so far: {positions value, inv_freq value, table slot}.
+  int32_t n_rope_tables;
+  int32_t rope_tables[8][3];
 } cctx_t;
+
+enum { MAX_ROPE_TABLES = 8 };
 
 static const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }
 
@@ -268,6 +280,20 @@ static mx_status_t simple_step(cctx_t *c, const mx_op_t *op, step_kind_t kind, c
 }
 
 #if MX_CPU_HAVE_FUSED
+// The last step when it is an f32 add (ST_EW_BINARY) whose result is exactly x (the same
+// value or a whole-value view of it): an RMSNorm of x can join it.
+static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
+  mx_cpu_plan_t *p = c->p;
+  if (p->n_steps == 0) return NULL;
+  mx_step_t *s = &p->steps[p->n_steps - 1];
+  if (s->kind != ST_EW_BINARY || s->p[1] != MX_OP_ADD || s->n_out != 1) return NULL;
+  int32_t o = s->out[0];
+  bool same = o == x || (p->slots[x].kind == SLOT_VIEW && p->slots[x].base == root(p, o) &&
+                         p->slots[o].kind != SLOT_VIEW && p->slots[x].off == 0);
+  if (!same || mx_type_numel(vtype(p->f, o)) != mx_type_numel(vtype(p->f, x))) return NULL;
+  return s;
+}
+
 static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   const mx_attr_t *na = mx_op_attr(op, "name");
@@ -283,8 +309,17 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
         xt->dims[xt->rank - 1] != wt->dims[0] || !mx_type_same_shape(xt, ot) ||
         !attr_f(op, "eps", &eps) || !attr_f(op, "weight_offset", &woff) || wt->dims[0] == 0)
       return false;
-    if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s)))
+    mx_step_t *prev = fusable_add(c, op->operands[0]);
+    if (prev) {  // the residual add just before: one pass writes the sum and the norm
+      prev->kind = ST_ADD_RMS_NORM;
+      prev->what = "residual add + mx.rms_norm";
+      prev->op = op;
+      prev->in[prev->n_in++] = op->operands[1];
+      prev->out[prev->n_out++] = out;
+      s = prev;
+    } else if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s))) {
       return true;
+    }
     s->p[0] = mx_type_numel(xt) / wt->dims[0];
     s->p[1] = wt->dims[0];
     s->fp[0] = eps;
@@ -303,13 +338,29 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return false;
     int sty = !strcmp(style, "half") ? 0 : !strcmp(style, "interleaved") ? 1 : -1;
     if (sty < 0) return false;
-    int32_t x = op->operands[0];
-    if ((*st = simple_step(c, op, ST_COPY, "mx.rope (copy)", &x, 1, out, &s))) return true;
-    s->p[0] = (int64_t)mx_type_nbytes(xt);
-    int32_t in[3] = {out, op->operands[1], op->operands[2]};
-    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", in, 3, out, &s))) return true;
-    s->n_out = 0;  // in place on `out`, which the copy defined
-    s->p[0] = xt->dims[0] * xt->dims[1];
+    // One cos / sin table per (positions, frequencies) pair serves every RoPE of the graph.
+    int64_t bt = xt->dims[0] * xt->dims[1];
+    int32_t table = -1;
+    for (int32_t i = 0; i < c->n_rope_tables && table < 0; i++)
+      if (c->rope_tables[i][0] == op->operands[1] && c->rope_tables[i][1] == op->operands[2])
+        table = c->rope_tables[i][2];
+    if (table < 0 && c->n_rope_tables < MAX_ROPE_TABLES) {
+      if ((*st = add_temp(c->p, (size_t)(bt * rd) * sizeof(float), &table))) return true;
+      if ((*st = simple_step(c, op, ST_ROPE_TABLE, "mx.rope cos/sin table", op->operands + 1, 2,
+                             table, &s)))
+        return true;
+      s->p[0] = bt;
+      s->p[1] = rd / 2;
+      int32_t *e = c->rope_tables[c->n_rope_tables++];
+      e[0] = op->operands[1];
+      e[1] = op->operands[2];
+      e[2] = table;
+    }
+    // Out of place: each thread copies and rotates its own rows (no barrier in between).
+    int32_t in[4] = {op->operands[0], op->operands[1], op->operands[2], table};
+    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", in, table >= 0 ? 4 : 3, out, &s)))
+      return true;
+    s->p[0] = bt;
     s->p[1] = xt->dims[2];
     s->p[2] = xt->dims[3];
     s->p[3] = rd;
@@ -361,14 +412,129 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     if ((*st = add_temp(c->p, tb, &tg)) || (*st = add_temp(c->p, tb, &tu)) ||
         (*st = add_temp(c->p, tb, &ta)))
       return true;
-    const char *w1 = M == 1 ? "mx.gated_mlp gate gemv" : "mx.gated_mlp gate gemm";
-    if ((*st = emit_gemm(c, op, op->operands[0], wg, M, F, H, tg, w1))) return true;
-    if ((*st = emit_gemm(c, op, op->operands[0], wu, M, F, H, tu, "mx.gated_mlp up"))) return true;
-    int32_t in[2] = {tg, tu};
-    if ((*st = simple_step(c, op, ST_GATED_ACT, "mx.gated_mlp act", in, 2, ta, &s))) return true;
-    s->p[0] = M * F;
-    s->p[1] = a;
+    // Gate and up matmuls and the activation in one step: every thread applies the activation
+    // to the part of gate / up it computed itself (mx_cpu_matmul_region), so no barrier is
+    // needed before it.
+    const char *w1 = M == 1 ? "mx.gated_mlp gate+up gemv, act" : "mx.gated_mlp gate+up gemm, act";
+    if ((*st = emit_gemm(c, op, op->operands[0], wg, M, F, H, ta, w1))) return true;
+    s = &c->p->steps[c->p->n_steps - 1];
+    const mx_cpu_packed_t *pu = NULL;
+    *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)c->p->weight_data[wu], F, H,
+                            &pu);
+    if (*st) return true;
+    s->kind = ST_GATED_UP;
+    s->w2 = pu;
+    s->p[4] = a;
+    s->out[s->n_out++] = tg;
+    s->out[s->n_out++] = tu;
     *st = emit_gemm(c, op, ta, wd, M, H, F, out, "mx.gated_mlp down");
+    return true;
+  }
+  return false;
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Quantized weights: mx.linear -> packed quantized GEMV / GEMM, mx.embedding -> dequantized
+// rows, mx.gated_act -> the gated-MLP activation kernel (src/cpu/kernels_q.h; the composites
+// are those of src/model/composite_quant.c).
+// ---------------------------------------------------------------------------------------------
+
+#if MX_CPU_HAVE_FUSED
+// The quantized weight operands ops[0..2] (w, scales[, biases]) of a composite, when they are
+// weight arguments of a supported format.
+static bool quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t n_ops,
+                      mx_cpu_qsrc_t *q) {
+  const mx_func_t *f = c->p->f;
+  const char *mode = attr_s(op, "mode");
+  int64_t bits = 0, group = 0;
+  if (!mode || !attr_i(op, "bits", &bits) || !attr_i(op, "group_size", &group)) return false;
+  if ((bits != 4 && bits != 8) || group < 1 || group > MX_Q_MAX_K) return false;
+  memset(q, 0, sizeof *q);
+  q->mode = !strcmp(mode, "int8")     ? MX_CPU_Q_INT8
+            : !strcmp(mode, "int4")   ? MX_CPU_Q_INT4
+            : !strcmp(mode, "affine") ? MX_CPU_Q_AFFINE
+                                      : 0;
+  if (n_ops != (q->mode == MX_CPU_Q_AFFINE ? 3 : 2)) return false;
+  int32_t wa[3];
+  for (int32_t i = 0; i < n_ops; i++)
+    if ((wa[i] = weight_arg(c, ops[i])) < 0) return false;
+  const mx_type_t *wt = vtype(f, ops[0]), *st = vtype(f, ops[1]);
+  if (wt->kind != MX_TYPE_TENSOR || wt->quant || wt->rank != 2 || st->kind != MX_TYPE_TENSOR ||
+      st->quant || st->rank != 2 || st->dims[0] != wt->dims[0] || st->dims[1] <= 0)
+    return false;
+  if (n_ops == 3 && !mx_type_equal(st, vtype(f, ops[2]))) return false;
+  q->bits = (int)bits;
+  q->group = group;
+  q->n = wt->dims[0];
+  q->k = st->dims[1] * group;
+  int64_t kw = q->mode == MX_CPU_Q_INT8 ? q->k : q->k * bits / 32;
+  if (wt->dims[1] != kw || wt->elem != (q->mode == MX_CPU_Q_INT8 ? MX_ELEM_I8 : MX_ELEM_UI32))
+    return false;
+  q->w = c->p->weight_data[wa[0]];
+  q->sdt = st->elem;
+  q->scales = c->p->weight_data[wa[1]];
+  q->biases = n_ops == 3 ? c->p->weight_data[wa[2]] : NULL;
+  return mx_cpu_qsrc_ok(q);
+}
+
+static bool match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  const mx_attr_t *na = mx_op_attr(op, "name");
+  if (!na || na->kind != MX_ATTR_STRING || !na->s || op->n_results != 1) return false;
+  const char *name = na->s;
+  const mx_type_t *ot = vtype(f, op->results[0]);
+  mx_step_t *s = NULL;
+  if (!strcmp(name, "mx.gated_act") && op->n_operands == 2) {
+    const mx_type_t *gt = vtype(f, op->operands[0]), *ut = vtype(f, op->operands[1]);
+    const char *act = attr_s(op, "activation");
+    int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
+    if (a < 0 || !is_f32(gt) || !is_f32(ut) || !is_f32(ot) || !mx_type_same_shape(gt, ut) ||
+        !mx_type_same_shape(gt, ot))
+      return false;
+    if ((*st =
+             simple_step(c, op, ST_GATED_ACT, "mx.gated_act", op->operands, 2, op->results[0], &s)))
+      return true;
+    s->p[0] = mx_type_numel(ot);
+    s->p[1] = a;
+    return true;
+  }
+  mx_cpu_qsrc_t q;
+  if (!strcmp(name, "mx.linear") && (op->n_operands == 3 || op->n_operands == 4)) {
+    const mx_type_t *xt = vtype(f, op->operands[0]);
+    if (!is_f32(xt) || !is_f32(ot) || xt->rank < 1 || ot->rank != xt->rank ||
+        !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
+        xt->dims[xt->rank - 1] != q.k || ot->dims[ot->rank - 1] != q.n)
+      return false;
+    int64_t m = mx_type_numel(xt) / q.k;
+    const mx_cpu_qpacked_t *pk = NULL;
+    if (m <= 0 || (*st = mx_cpu_qpacked_get(c->p->weights, c->o->pool, &q, &pk))) return m > 0;
+    if ((*st = simple_step(c, op, ST_QGEMM, m == 1 ? "mx.linear qgemv" : "mx.linear qgemm",
+                           op->operands, 1, op->results[0], &s)))
+      return true;
+    s->qw = pk;
+    s->p[0] = m;
+    return true;
+  }
+  if (!strcmp(name, "mx.embedding") && (op->n_operands == 3 || op->n_operands == 4)) {
+    const mx_type_t *it = vtype(f, op->operands[0]);
+    if (!is_i32(it) || !is_f32(ot) || ot->rank != it->rank + 1 ||
+        !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
+        ot->dims[ot->rank - 1] != q.k)
+      return false;
+    mx_cpu_qsrc_t *qs = malloc(sizeof *qs);
+    if (!qs) {
+      *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+      return true;
+    }
+    *qs = q;
+    if ((*st =
+             simple_step(c, op, ST_QEMBED, "mx.embedding", op->operands, 1, op->results[0], &s))) {
+      free(qs);
+      return true;
+    }
+    s->qsrc = qs;
+    s->p[0] = mx_type_numel(it);
     return true;
   }
   return false;
@@ -546,7 +712,7 @@ static bool match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mx_step_t *s = NULL;
   if ((*st = add_step(p, &s))) return true;
   s->kind = ST_DUS_INPLACE;
-  s->parallel = false;
+  s->parallel = true;
   s->op = op;
   s->what = "dynamic_update_slice in place";
   s->n_in = op->n_operands - 1;
@@ -699,6 +865,8 @@ static mx_status_t plan_memory(mx_cpu_plan_t *p) {
   }
   for (int32_t r = 0; r < p->f->n_results; r++)
     p->slots[root(p, p->result_slot[r])].last = INT32_MAX;
+  if (p->keep_values)  // debugging: nothing is overwritten before the end of the run
+    for (int32_t i = 0; i < p->n_slots; i++) p->slots[i].last = INT32_MAX;
   // First fit, by definition order.
   int32_t *order = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *order);
   if (!order) return mx_error_set(MX_ERR_NOMEM, "out of memory");
@@ -736,7 +904,8 @@ static mx_status_t plan_memory(mx_cpu_plan_t *p) {
   }
   free(order);
   p->arena_bytes = total;
-  if (total) {
+  if (total && !p->external_arena) {
+    p->own_arena = true;
     p->arena = aligned_alloc(64, total);
     if (!p->arena) return mx_error_set(MX_ERR_NOMEM, "out of memory (arena of %zu bytes)", total);
     memset(p->arena, 0, total);
@@ -781,7 +950,6 @@ enum { MAX_PENDING = 64 };
 static int32_t step_writes(const mx_cpu_plan_t *p, const mx_step_t *s, range_t *w) {
   int32_t n = 0;
   for (int32_t j = 0; j < s->n_out; j++) w[n++] = slot_range(p, s->out[j]);
-  if (s->kind == ST_ROPE) w[n++] = slot_range(p, s->in[0]);
   if (s->kind == ST_DUS_INPLACE) w[n++] = slot_range(p, s->op->results[0]);
   return n;
 }
@@ -824,17 +992,38 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
     free(s->pin);
     free(s->tout);
     free(s->heap_out);
+    free(s->qsrc);
   }
   for (int32_t i = 0; p->slots && i < p->n_slots; i++) free(p->slots[i].cdata);
   free(p->steps);
   free(p->slots);
   free(p->result_slot);
   free(p->vp);
-  free(p->arena);
+  if (p->own_arena) free(p->arena);
   free(p->scratch);
   free(p->weight_data);
+  free(p->prof_s);
   if (p->own_weights) mx_cpu_weights_destroy(p->weights);
   free(p);
+}
+
+// Testing knob (test_perturb_op): a step after the first matching fast op breaks its result.
+static mx_status_t maybe_perturb(cctx_t *c, const mx_op_t *op) {
+  const char *want = c->o->test_perturb_op;
+  if (!want || c->perturbed || op->n_results < 1) return MX_OK;
+  const mx_attr_t *na = op->code == MX_OP_COMPOSITE ? mx_op_attr(op, "name") : NULL;
+  const char *name = na && na->kind == MX_ATTR_STRING && na->s ? na->s : mx_opcode_name(op->code);
+  if (strcmp(name, want) != 0 || !is_f32(vtype(c->p->f, op->results[0]))) return MX_OK;
+  mx_step_t *s = NULL;
+  mx_status_t st = add_step(c->p, &s);
+  if (st) return st;
+  s->kind = ST_PERTURB;
+  s->op = op;
+  s->what = "test perturbation";
+  s->n_out = 1;
+  s->out[0] = op->results[0];
+  c->perturbed = true;
+  return MX_OK;
 }
 
 static mx_status_t compile_ops(cctx_t *c) {
@@ -875,6 +1064,7 @@ static mx_status_t compile_ops(cctx_t *c) {
         case MX_OP_COMPOSITE:
 #if MX_CPU_HAVE_FUSED
           hit = match_composite(c, op, &st);
+          if (!hit && !st) hit = match_quant(c, op, &st);
 #endif
           break;
         default:
@@ -882,7 +1072,10 @@ static mx_status_t compile_ops(cctx_t *c) {
           break;
       }
       if (st) return st;
-      if (hit) continue;
+      if (hit) {
+        if ((st = maybe_perturb(c, op))) return st;
+        continue;
+      }
     }
     if ((st = emit_fallback(c, op))) return st;
   }
@@ -902,7 +1095,9 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->f = f;
   p->n_args = f->body->n_args;
   mx_status_t st = MX_OK;
-  cctx_t c = {p, opts, NULL, NULL};
+  cctx_t c = {p, opts, NULL, NULL, false, 0, {{0}}};
+  p->keep_values = opts->keep_values;
+  p->external_arena = opts->external_arena;
   if (opts->weights) {
     p->weights = opts->weights;
   } else {
@@ -953,6 +1148,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
         free(p->steps[i].pin);
         free(p->steps[i].tout);
         free(p->steps[i].heap_out);
+        free(p->steps[i].qsrc);
       }
       p->n_steps = 0;
       p->whole = true;
@@ -992,6 +1188,38 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
     return mx_error_prefix(st, "mx_cpu_compile @%s", f->name);
   }
   *out = p;
+  return MX_OK;
+}
+
+mx_status_t mx_cpu_plan_set_arena(mx_cpu_plan_t *p, void *arena, size_t nbytes) {
+  if (!p || !p->external_arena)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_plan_set_arena: plan not compiled with "
+                        "external_arena");
+  if ((p->arena_bytes && !arena) || nbytes < p->arena_bytes || ((uintptr_t)arena & 63))
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_plan_set_arena: @%s needs %zu bytes, 64-byte aligned; got %zu",
+                        p->f->name, p->arena_bytes, nbytes);
+  p->arena = arena;
+  return MX_OK;
+}
+
+mx_status_t mx_cpu_plan_value(const mx_cpu_plan_t *p, int32_t value_id, mx_tensor_t *view) {
+  memset(view, 0, sizeof *view);
+  if (!p || value_id < 0 || value_id >= p->n_slots)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_value: no value %d", value_id);
+  if (!p->keep_values)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_plan_value: plan not compiled with keep_values");
+  if (!p->ran) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_value: the plan has not run");
+  const mx_type_t *t = vtype(p->f, value_id);
+  if (p->whole || p->slots[value_id].kind == SLOT_NONE || !p->vp[value_id] ||
+      t->kind != MX_TYPE_TENSOR)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "mx_cpu_plan_value: value %d has no memory in the plan",
+                        value_id);
+  view->type = *t;
+  view->data = p->vp[value_id];
+  view->nbytes = mx_type_nbytes(t);
   return MX_OK;
 }
 

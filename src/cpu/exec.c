@@ -2,6 +2,7 @@
 // (ith, nth), serial steps on thread 0, a barrier after each step.
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/kernels_rows.h"
 #include "cpu/plan_internal.h"
@@ -69,8 +70,9 @@ static int64_t scalar_int(const uint8_t *d, const mx_type_t *t) {
   return v;
 }
 
-// dynamic_update_slice in place: the operand buffer is the result's.
-static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s) {
+// dynamic_update_slice in place: the operand buffer is the result's. The update's rows (its last
+// dimension) are split across threads.
+static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
   const mx_func_t *f = p->f;
   const mx_op_t *op = s->op;
   const mx_type_t *t = &f->values[op->operands[0]].type, *u = &f->values[op->operands[1]].type;
@@ -87,12 +89,18 @@ static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s) {
   size_t es = mx_elem_size(t->elem);
   if (mx_type_numel(u) == 0) return;
   if (r == 0) {
-    memcpy(dst, src, es);
+    if (ith == 0) memcpy(dst, src, es);
     return;
   }
   int64_t row = u->dims[r - 1];
-  int64_t rows = mx_type_numel(u) / row;
-  for (int64_t k = 0; k < rows; k++) {
+  int64_t rows = mx_type_numel(u) / row, k0, k1;
+  split(rows, ith, nth, &k0, &k1);
+  int64_t rem = k0;  // the update index of row k0
+  for (int32_t d = r - 2; d >= 0; d--) {
+    idx[d] = rem % u->dims[d];
+    rem /= u->dims[d];
+  }
+  for (int64_t k = k0; k < k1; k++) {
     int64_t off = 0;
     for (int32_t d = 0; d < r; d++) off = off * t->dims[d] + start[d] + idx[d];
     memcpy(dst + (size_t)off * es, src + (size_t)(k * row) * es, (size_t)row * es);
@@ -146,8 +154,9 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
     st = mx_interp_run(p->m, f, p->run_args, p->n_args, s->heap_out, NULL);
     return st;
   }
-  if (s->kind == ST_DUS_INPLACE) {
-    dus_inplace(p, s);
+  if (s->kind == ST_PERTURB) {  // testing: a deliberately wrong result
+    float *o = (float *)p->vp[s->out[0]];
+    o[0] += 1.0f;
     return MX_OK;
   }
   for (int32_t i = 0; i < s->n_in; i++) {
@@ -174,20 +183,43 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
   return fn(NULL, p->f, op, s->pin, s->tout);
 }
 
+// Y = X W^T for a matmul step's shape (p[0] = m, p[1] = n, p[2] = k, p[3] = rows_as_gemv).
+static void matmul(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x, float *y, int ith,
+                   int nth) {
+  if (s->p[0] == 1)
+    mx_cpu_gemv_packed_f32(w, x, y, ith, nth);
+  else if (s->p[3])
+    mx_cpu_gemv_packed_rows_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+  else
+    mx_cpu_gemm_packed_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+}
+
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
   uint8_t **vp = p->vp;
   switch (s->kind) {
-    case ST_GEMM: {
+    case ST_GEMM:
+      matmul(s, s->w, (const float *)vp[s->in[0]], (float *)vp[s->out[0]], ith, nth);
+      break;
+#if MX_CPU_HAVE_FUSED
+    case ST_GATED_ACT:
+      mx_cpu_gated_act_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                           (float *)vp[s->out[0]], s->p[0], (int)s->p[1], ith, nth);
+      break;
+    case ST_GATED_UP: {
       const float *x = (const float *)vp[s->in[0]];
-      float *y = (float *)vp[s->out[0]];
-      if (s->p[0] == 1)
-        mx_cpu_gemv_packed_f32(s->w, x, y, ith, nth);
-      else if (s->p[3])
-        mx_cpu_gemv_packed_rows_f32(s->w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
-      else
-        mx_cpu_gemm_packed_f32(s->w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+      float *act = (float *)vp[s->out[0]], *gate = (float *)vp[s->out[1]],
+            *up = (float *)vp[s->out[2]];
+      matmul(s, s->w, x, gate, ith, nth);
+      matmul(s, s->w2, x, up, ith, nth);
+      // The activation over exactly what this thread wrote (gate and up split alike).
+      int64_t m = s->p[0], n = s->p[1], r0, r1, c0, c1;
+      mx_cpu_matmul_region(s->w, m, m > 1 && !s->p[3], ith, nth, &r0, &r1, &c0, &c1);
+      for (int64_t r = r0; r < r1 && c1 > c0; r++)
+        mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0,
+                             (int)s->p[4], 0, 1);
       break;
     }
+#endif
 #if MX_CPU_HAVE_FUSED
     case ST_EMBED:
       mx_cpu_embed_f32((const float *)vp[s->in[0]], s->p[0], s->p[1], (const int32_t *)vp[s->in[1]],
@@ -197,10 +229,21 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       mx_cpu_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
                           (float *)vp[s->out[0]], s->p[0], s->p[1], s->fp[0], s->fp[1], ith, nth);
       break;
+    case ST_ADD_RMS_NORM:
+      mx_cpu_add_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                              (const float *)vp[s->in[2]], (float *)vp[s->out[0]],
+                              (float *)vp[s->out[1]], s->p[0], s->p[1], s->fp[0], s->fp[1], ith,
+                              nth);
+      break;
     case ST_ROPE:
-      mx_cpu_rope_f32((float *)vp[s->in[0]], (const int32_t *)vp[s->in[1]],
-                      (const float *)vp[s->in[2]], s->p[0], s->p[1], s->p[2], s->p[3], (int)s->p[4],
-                      ith, nth);
+      mx_cpu_rope_copy_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]],
+                           (const int32_t *)vp[s->in[1]], (const float *)vp[s->in[2]],
+                           s->n_in > 3 ? (const float *)vp[s->in[3]] : NULL, s->p[0], s->p[1],
+                           s->p[2], s->p[3], (int)s->p[4], ith, nth);
+      break;
+    case ST_ROPE_TABLE:
+      mx_cpu_rope_table_f32((const int32_t *)vp[s->in[0]], (const float *)vp[s->in[1]], s->p[0],
+                            s->p[1], (float *)vp[s->out[0]], ith, nth);
       break;
     case ST_ATTENTION:
       mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
@@ -208,18 +251,33 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                            (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
                            s->p[5], s->fp[0], s->p[6], s->fp[1], p->scratch, ith, nth);
       break;
-    case ST_GATED_ACT:
-      mx_cpu_gated_act_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
-                           (float *)vp[s->out[0]], s->p[0], (int)s->p[1], ith, nth);
-      break;
 #else
     case ST_EMBED:
     case ST_RMS_NORM:
+    case ST_ADD_RMS_NORM:
     case ST_ROPE:
+    case ST_ROPE_TABLE:
     case ST_ATTENTION:
     case ST_GATED_ACT:
+    case ST_GATED_UP:
       break;  // never compiled without fused.h
 #endif
+    case ST_QGEMM: {
+      const float *x = (const float *)vp[s->in[0]];
+      float *y = (float *)vp[s->out[0]];
+      if (s->p[0] == 1)
+        mx_cpu_qgemv(s->qw, x, y, ith, nth);
+      else
+        mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->p[0], ith, nth);
+      break;
+    }
+    case ST_QEMBED:
+      mx_cpu_qembed(s->qsrc, (const int32_t *)vp[s->in[0]], s->p[0], (float *)vp[s->out[0]], ith,
+                    nth);
+      break;
+    case ST_DUS_INPLACE:
+      dus_inplace(p, s, ith, nth);
+      break;
     case ST_EW_BINARY:
       ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
                 s->p[0], (int)s->p[1], ith, nth);
@@ -228,17 +286,6 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       transpose4((const uint32_t *)vp[s->in[0]], (uint32_t *)vp[s->out[0]], (int32_t)s->p[0],
                  s->tdims, s->tstr, ith, nth);
       break;
-    case ST_COPY: {
-      int64_t b, e;
-      split(s->p[0] / 64, ith, nth, &b, &e);
-      if (ith == nth - 1)
-        e = s->p[0];
-      else
-        e *= 64;
-      b *= 64;
-      if (e > b) memcpy(vp[s->out[0]] + b, vp[s->in[0]] + b, (size_t)(e - b));
-      break;
-    }
     default:
       if (ith == 0) {
         mx_status_t st = run_serial(p, s);
@@ -256,9 +303,35 @@ typedef struct job {
   mx_cpu_pool_t *pool;
 } job_t;
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// Profiled run: a barrier after every step, thread 0 times each one.
+static void run_job_profiled(job_t *j, int ith, int nth) {
+  mx_cpu_plan_t *p = j->p;
+  for (int32_t i = 0; i < p->n_steps; i++) {
+    mx_step_t *s = &p->steps[i];
+    double t0 = ith == 0 ? now_s() : 0;
+    if (s->parallel)
+      mx_cpu_step_exec(p, s, ith, nth);
+    else if (ith == 0)
+      mx_cpu_step_exec(p, s, 0, 1);
+    if (nth > 1) mx_cpu_pool_barrier(j->pool);
+    if (ith == 0) p->prof_s[i] += now_s() - t0;
+    if (p->run_failed) return;  // after the barrier: every thread sees the same value
+  }
+}
+
 static void run_job(void *ctx, int ith, int nth) {
   job_t *j = ctx;
   mx_cpu_plan_t *p = j->p;
+  if (p->prof_s) {
+    run_job_profiled(j, ith, nth);
+    return;
+  }
   for (int32_t i = 0; i < p->n_steps; i++) {
     mx_step_t *s = &p->steps[i];
     if (nth > 1 && s->barrier_before) {
@@ -290,6 +363,9 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
       return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_run @%s: argument %d has no storage",
                           f->name, i);
   }
+  if (p->arena_bytes && !p->arena)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_plan_run @%s: no arena bound (external_arena)",
+                        f->name);
   int nth = pool ? mx_cpu_pool_threads(pool) : 1;
   if (p->scratch_per_thread && nth > p->scratch_threads) {
     // Only when the pool outgrew the compile-time guess (once).
@@ -301,6 +377,7 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
     p->scratch_threads = nth;
   }
   p->run_args = args;
+  p->ran = false;
   p->run_failed = 0;
   p->run_status = MX_OK;
   if (p->whole) {
@@ -339,7 +416,9 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
     mx_cpu_pool_run(pool, run_job, &j);
   else
     run_job(&j, 0, 1);
+  if (p->prof_s) p->prof_runs++;
   if (p->run_failed) return mx_error_prefix(p->run_status, "@%s", f->name);
+  p->ran = true;
   for (int32_t r = 0; r < f->n_results; r++) {
     const uint8_t *src = p->vp[p->result_slot[r]];
     size_t nb = mx_type_nbytes(&f->result_types[r]);

@@ -2,6 +2,7 @@
 // RoPE and the embedding gather (portable: they move little data per flop).
 #include <math.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu/fused_internal.h"
@@ -69,19 +70,66 @@ void mx_cpu_rms_norm_f32(const float *x, const float *w, float *y, int64_t rows,
   for (int64_t r = r0; r < r1; r++) o->rms_row(x + r * h, w, y + r * h, h, eps, weight_offset);
 }
 
+void mx_cpu_add_rms_norm_f32(const float *a, const float *b, const float *w, float *sum, float *y,
+                             int64_t rows, int64_t h, float eps, float weight_offset, int ith,
+                             int nth) {
+  if (rows <= 0 || h <= 0) return;
+  const mx_cpu_fused_ops_t *o = ops();
+  int64_t r0, r1;
+  split(rows, 1, ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++) {
+    const float *ar = a + r * h, *br = b + r * h;
+    float *sr = sum + r * h;
+    for (int64_t i = 0; i < h; i++) sr[i] = ar[i] + br[i];
+    o->rms_row(sr, w, y + r * h, h, eps, weight_offset);
+  }
+}
+
 // ---- RoPE ----
 
 void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_t bt,
                      int64_t n_heads, int64_t d, int64_t rotary_dim, int style, int ith, int nth) {
-  if (bt <= 0 || n_heads <= 0 || d <= 0 || rotary_dim <= 0 || rotary_dim > d) return;
-  int64_t half = rotary_dim / 2;
+  mx_cpu_rope_copy_f32(x, x, pos, inv_freq, NULL, bt, n_heads, d, rotary_dim, style, ith, nth);
+}
+
+void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt, int64_t half,
+                           float *table, int ith, int nth) {
+  if (bt <= 0 || half <= 0) return;
   int64_t r0, r1;
   split(bt, 1, ith, nth, &r0, &r1);
   for (int64_t r = r0; r < r1; r++) {
     float p = (float)pos[r];
+    float *t = table + r * half * 2;
     for (int64_t i = 0; i < half; i++) {
       float ang = p * inv_freq[i];
-      float c = cosf(ang), s = sinf(ang);
+      t[2 * i] = cosf(ang);
+      t[2 * i + 1] = sinf(ang);
+    }
+  }
+}
+
+void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
+                          const float *table, int64_t bt, int64_t n_heads, int64_t d,
+                          int64_t rotary_dim, int style, int ith, int nth) {
+  if (bt <= 0 || n_heads <= 0 || d <= 0 || rotary_dim <= 0 || rotary_dim > d) return;
+  int64_t half = rotary_dim / 2;
+  int64_t r0, r1;
+  split(bt, 1, ith, nth, &r0, &r1);
+  if (src != x && r1 > r0)
+    memcpy(x + r0 * n_heads * d, src + r0 * n_heads * d,
+           (size_t)((r1 - r0) * n_heads * d) * sizeof(float));
+  for (int64_t r = r0; r < r1; r++) {
+    float p = (float)pos[r];
+    for (int64_t i = 0; i < half; i++) {
+      float c, s;
+      if (table) {
+        c = table[(r * half + i) * 2];
+        s = table[(r * half + i) * 2 + 1];
+      } else {
+        float ang = p * inv_freq[i];
+        c = cosf(ang);
+        s = sinf(ang);
+      }
       for (int64_t hh = 0; hh < n_heads; hh++) {
         float *xr = x + (r * n_heads + hh) * d;
         int64_t ia = style == 1 ? 2 * i : i, ib = style == 1 ? 2 * i + 1 : i + half;
@@ -97,10 +145,73 @@ void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_
 
 static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
+size_t mx_cpu_attn_tile_scratch_floats(int64_t d) {
+  if (d < 1) d = 1;
+  return (size_t)(2 * MX_ATTN_TILE_ROWS * round16(d) + MX_ATTN_BLOCK * MX_ATTN_TILE_ROWS);
+}
+
 size_t mx_cpu_attention_scratch_floats(int64_t d, int64_t s) {
   (void)s;  // keys stream in blocks: the scratch does not grow with the context
   if (d < 1) d = 1;
-  return (size_t)(MX_ATTN_BLOCK + round16(d) + 16);  // + 16: threads never share a cache line
+  size_t unit = (size_t)(MX_ATTN_BLOCK + round16(d)), tile = mx_cpu_attn_tile_scratch_floats(d);
+  return (unit > tile ? unit : tile) + 16;  // + 16: threads never share a cache line
+}
+
+// Keys query t of sequence b sees: [*lo, *hi] (empty when *hi < *lo).
+static void key_range(const int32_t *pos0, int64_t bi, int64_t ti, int64_t s, int64_t window,
+                      int64_t *lo, int64_t *hi) {
+  int64_t p = (int64_t)pos0[bi] + ti;
+  *lo = window > 0 ? p - window + 1 : 0;
+  if (*lo < 0) *lo = 0;
+  *hi = p < s - 1 ? p : s - 1;
+}
+
+// Prefill: tiles of the g query heads of one kv head at tq consecutive positions (g * tq <= 16
+// rows). Tiles are dealt to threads round-robin: causal tiles grow with their position, and
+// interleaving keeps the threads' shares equal where contiguous blocks would not.
+static void attention_tiles(const mx_cpu_fused_ops_t *o, const float *q, const float *k_cache,
+                            const float *v_cache, const int32_t *pos0, float *out, int64_t b,
+                            int64_t t, int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale,
+                            int64_t window, float softcap, float *scr, int ith, int nth) {
+  int64_t g = hq / hkv, tq = MX_ATTN_TILE_ROWS / g, n_tiles = (t + tq - 1) / tq;
+  int64_t units = b * hkv * n_tiles;
+  mx_attn_tile_t tile;
+  tile.d = d;
+  tile.scale = scale;
+  tile.softcap = softcap;
+  for (int64_t u = ith; u < units; u += nth) {
+    int64_t bi = u / (hkv * n_tiles), hk = u / n_tiles % hkv, t0 = u % n_tiles * tq;
+    int64_t t1 = t0 + tq < t ? t0 + tq : t;
+    int64_t klo = INT64_MAX, khi = -1;
+    int32_t r = 0;
+    for (int64_t ti = t0; ti < t1; ti++) {
+      int64_t lo, hi;
+      key_range(pos0, bi, ti, s, window, &lo, &hi);
+      for (int64_t gi = 0; gi < g; gi++, r++) {
+        int64_t row = (bi * t + ti) * hq + hk * g + gi;
+        tile.q[r] = q + row * d;
+        tile.out[r] = out + row * d;
+        if (hi < lo) {  // sees no key: zeros, like the per-query path
+          memset(tile.out[r], 0, (size_t)d * sizeof(float));
+          lo = 1;
+          hi = 0;
+        } else {
+          klo = lo < klo ? lo : klo;
+          khi = hi > khi ? hi : khi;
+        }
+        tile.lo[r] = (int32_t)lo;
+        tile.hi[r] = (int32_t)hi;
+      }
+    }
+    if (khi < klo) continue;
+    tile.rows = r;
+    tile.klo = klo;
+    tile.khi = khi;
+    size_t kv_off = (size_t)((bi * hkv + hk) * s) * (size_t)d;
+    tile.k = k_cache + kv_off;
+    tile.v = v_cache + kv_off;
+    o->attn_tile(&tile, scr);
+  }
 }
 
 void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_cache,
@@ -108,16 +219,27 @@ void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_c
                           int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                           float softcap, float *scratch, int ith, int nth) {
   if (b <= 0 || t <= 0 || hq <= 0 || hkv <= 0 || s <= 0 || d <= 0 || hq % hkv != 0) return;
+  if (nth < 1) nth = 1;
   const mx_cpu_fused_ops_t *o = ops();
   float *scr = scratch + (size_t)ith * mx_cpu_attention_scratch_floats(d, s);
-  int64_t g = hq / hkv, u0, u1;
-  split(b * t * hq, 1, ith, nth, &u0, &u1);
-  for (int64_t u = u0; u < u1; u++) {
+  int64_t g = hq / hkv;
+  if (t > 1 && o->attn_tile && g <= MX_ATTN_TILE_ROWS && s <= INT32_MAX) {
+    attention_tiles(o, q, k_cache, v_cache, pos0, out, b, t, hq, hkv, s, d, scale, window, softcap,
+                    scr, ith, nth);
+    return;
+  }
+  // Per query row. Decode (t = 1): contiguous blocks of heads, so a thread reads only the kv
+  // heads of its own query heads; prefill: rows dealt round-robin (causal rows grow with their
+  // position, contiguous blocks would leave the first thread a fraction of the work).
+  int64_t units = b * t * hq, u0 = ith, u1 = units, step = nth;
+  if (t == 1) {
+    split(units, 1, ith, nth, &u0, &u1);
+    step = 1;
+  }
+  for (int64_t u = u0; u < u1; u += step) {
     int64_t h = u % hq, bt = u / hq, bi = bt / t, ti = bt % t;
-    int64_t p = (int64_t)pos0[bi] + ti;
-    int64_t lo = window > 0 ? p - window + 1 : 0;
-    if (lo < 0) lo = 0;
-    int64_t hi = p < s - 1 ? p : s - 1;
+    int64_t lo, hi;
+    key_range(pos0, bi, ti, s, window, &lo, &hi);
     float *o_row = out + u * d;
     if (hi < lo) {
       memset(o_row, 0, (size_t)d * sizeof(float));

@@ -31,6 +31,25 @@ extern "C" {
 void mx_cpu_rms_norm_f32(const float *x, const float *w, float *y, int64_t rows, int64_t h,
                          float eps, float weight_offset, int ith, int nth);
 
+// The residual add and the RMSNorm that reads it, in one pass: sum = a + b, then
+// y = rms_norm(sum) as above (bit-identical to the two kernels in sequence). Thread ith takes a
+// contiguous block of rows. sum and y must not alias a, b or each other.
+void mx_cpu_add_rms_norm_f32(const float *a, const float *b, const float *w, float *sum, float *y,
+                             int64_t rows, int64_t h, float eps, float weight_offset, int ith,
+                             int nth);
+
+// mx_cpu_rope_f32 out of place: x = rope(src) (each thread copies then rotates its own rows, so
+// no barrier is needed between the copy and the rotation). src may equal x. table: NULL, or the
+// angles' cos / sin from mx_cpu_rope_table_f32 for the same pos / inv_freq (bit-identical
+// results; every RoPE of a graph shares one table instead of calling cosf / sinf again).
+void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
+                          const float *table, int64_t bt, int64_t n_heads, int64_t d,
+                          int64_t rotary_dim, int style, int ith, int nth);
+// table[(r * half + i) * 2 + {0, 1}] = cosf / sinf(f32(pos[r]) * inv_freq[i]) for r < bt,
+// i < half (= rotary_dim / 2). Thread ith takes a contiguous block of rows.
+void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt, int64_t half,
+                           float *table, int ith, int nth);
+
 // In place on x[B*T, n_heads, d]; pos[B*T]; inv_freq[rotary_dim/2]; style 0 = half
 // (HF rotate-half over the first rotary_dim dims), 1 = interleaved pairs; dims >= rotary_dim pass.
 // angle = f32(pos) * inv_freq[i] in f32, then cosf / sinf, as the decomposition computes it.
@@ -44,9 +63,13 @@ void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_
 // flash-style, so long contexts stream); GQA: head h uses kv head h / (Hq/Hkv).
 // scratch: at least mx_cpu_attention_scratch_floats(D, S) floats per thread, thread ith uses
 // scratch + ith * that.
-// Work: the B*T*Hq (sequence, query, head) units in row-major order of out, split into
-// contiguous blocks by (ith, nth). Keys are visited in blocks of 64: scores of a block, one
-// rescale of the running sum / accumulator per block, then the weighted V sum. Keys past S - 1
+// Work: decode (T = 1) splits the B*Hq heads into contiguous blocks by (ith, nth), one query
+// row each, keys in blocks of 64: scores of a block, one rescale of the running sum /
+// accumulator per block, then the weighted V sum. Prefill (T > 1, on ISAs with a tile kernel,
+// Hq / Hkv <= 16) works on tiles: the Hq/Hkv heads of one kv head at up to 16 / (Hq/Hkv)
+// consecutive positions, up to 16 rows computed together (flash-style: each K/V block is read
+// once per tile, the scores of all rows of the tile at once), tiles dealt round-robin to the
+// threads so causal work is shared evenly. Keys past S - 1
 // do not exist (p >= S sees 0 .. S-1); a query that sees no key (p < 0, or the window starting
 // past S - 1) gets zeros (the decomposition would give NaN). out must not alias q or the caches.
 size_t mx_cpu_attention_scratch_floats(int64_t d, int64_t s);

@@ -7,6 +7,28 @@
 
 enum { MX_ATTN_BLOCK = 64 };  // keys per online-softmax block
 
+enum { MX_ATTN_TILE_ROWS = 16 };  // query rows per attention tile (one 16-lane vector)
+
+// A tile of prefill attention: up to MX_ATTN_TILE_ROWS query rows (the g heads of one GQA
+// group at consecutive positions) against the keys [klo, khi] of their kv head, row r seeing
+// [lo[r], hi[r]] within it (every key of [klo, khi] is seen by some row, so all are valid
+// data). Keys are visited in blocks of MX_ATTN_BLOCK from klo; each row's result does not
+// depend on the other rows of the tile.
+typedef struct mx_attn_tile {
+  int32_t rows;
+  const float *q[MX_ATTN_TILE_ROWS];  // row r's query [d]
+  float *out[MX_ATTN_TILE_ROWS];      // row r's output [d]
+  int32_t lo[MX_ATTN_TILE_ROWS], hi[MX_ATTN_TILE_ROWS];
+  int64_t klo, khi;
+  const float *k, *v;  // the kv head's [S, d] caches
+  int64_t d;
+  float scale, softcap;
+} mx_attn_tile_t;
+
+// Scratch floats attn_tile needs: transposed queries and the output accumulators (16 x
+// round_up(d, 16) each) and the probabilities of one block (MX_ATTN_BLOCK x 16).
+size_t mx_cpu_attn_tile_scratch_floats(int64_t d);
+
 typedef struct mx_cpu_fused_ops {
   mx_cpu_isa_t isa;
   // One row of RMSNorm, h > 0.
@@ -15,6 +37,9 @@ typedef struct mx_cpu_fused_ops {
   // head's [S, D] cache; out[d]. scratch: MX_ATTN_BLOCK + round_up(d, 16) floats.
   void (*attn_unit)(const float *q, const float *k, const float *v, float *out, int64_t lo,
                     int64_t hi, int64_t d, float scale, float softcap, float *scratch);
+  // Optional (NULL: the driver runs attn_unit per query row): a tile of query rows that share
+  // one kv head, the prefill kernel (mx_attn_tile_t).
+  void (*attn_tile)(const struct mx_attn_tile *t, float *scratch);
   // out[i] = act(gate[i]) * up[i] for i < n.
   void (*gated)(const float *gate, const float *up, float *out, int64_t n, int act);
 } mx_cpu_fused_ops_t;

@@ -158,20 +158,47 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
   if (p1 > p0) w->kt->gemv_panels(w->data, x, y, p0, p1, w->k, w->n);
 }
 
+// Prefetches (for writing) a rows x cols tile of Y, one request per 64-byte line.
+static void prefetch_tile(float *y, int64_t ldy, int rows, int cols) {
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < cols; j += 16) __builtin_prefetch(y + i * ldy + j, 1, 3);
+}
+
+// Threads form a grid: gn groups over panels (all of them when there are enough panels), and
+// when panels are fewer than threads, gm groups over blocks of mr rows. Each element is still
+// computed whole by one thread, so the split never changes a result. Panels [p0, p1), rows
+// [m0, m1) for thread ith (empty ranges for threads outside the grid).
+static void gemm_grid(const mx_cpu_packed_t *w, int64_t m, int ith, int nth, int64_t *p0,
+                      int64_t *p1, int64_t *m0, int64_t *m1) {
+  int64_t gn = w->panels < nth ? (w->panels > 0 ? w->panels : 1) : nth;
+  int64_t gm = nth / gn;
+  *p0 = *p1 = *m0 = *m1 = 0;
+  if (ith >= gn * gm) return;
+  split_range(w->panels, 1, (int)(ith % gn), (int)gn, p0, p1);
+  split_range(m, w->kt->mr, (int)(ith / gn), (int)gm, m0, m1);
+}
+
+void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int ith, int nth,
+                          int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1) {
+  int64_t p0, p1;
+  if (gemm) {
+    gemm_grid(w, m, ith, nth, &p0, &p1, r0, r1);
+  } else {  // mx_cpu_gemv_packed_f32 and the per-row kernels: panels by thread, every row
+    split_range(w->panels, 1, ith, nth, &p0, &p1);
+    *r0 = 0;
+    *r1 = m;
+  }
+  *c0 = p0 * w->nr < w->n ? p0 * w->nr : w->n;
+  *c1 = p1 * w->nr < w->n ? p1 * w->nr : w->n;
+}
+
 void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
                             int64_t ldy, int64_t m, int ith, int nth) {
   const mx_cpu_kernels_t *kt = w->kt;
   const int nr = kt->nr, mr = kt->mr;
   const int64_t kdim = w->k;
-  // Threads form a grid: gn groups over panels (all of them when there are enough panels),
-  // and when panels are fewer than threads, gm groups over blocks of mr rows. Each element
-  // is still computed whole by one thread, so the split never changes a result.
-  int64_t gn = w->panels < nth ? (w->panels > 0 ? w->panels : 1) : nth;
-  int64_t gm = nth / gn;
-  if (ith >= gn * gm) return;
   int64_t p0, p1, m0, m1;
-  split_range(w->panels, 1, (int)(ith % gn), (int)gn, &p0, &p1);
-  split_range(m, mr, (int)(ith / gn), (int)gm, &m0, &m1);
+  gemm_grid(w, m, ith, nth, &p0, &p1, &m0, &m1);
   if (p1 <= p0 || m1 <= m0) return;
   if (kdim == 0) {
     int64_t c0 = p0 * nr, c1 = p1 * nr < w->n ? p1 * nr : w->n;
@@ -201,6 +228,9 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
         for (int64_t pi = jc; pi < je; pi++) {
           int64_t rows = w->n - pi * nr;
           int nv = rows < nr ? (int)rows : nr;
+          // The next tile of Y is read (and written) by the next call: start fetching it now, so
+          // its misses overlap this call's arithmetic instead of stalling the next one.
+          if (pi + 1 < je) prefetch_tile(y + ir * ldy + (pi + 1) * nr, ldy, mv, nr);
           kt->gemm_ukernel(kc, apack, w->data + (pi * kdim + pc) * nr, y + ir * ldy + pi * nr, ldy,
                            mv, nv, pc > 0);
         }

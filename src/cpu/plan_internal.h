@@ -3,6 +3,7 @@
 #define MX_CPU_PLAN_INTERNAL_H
 
 #include "cpu/fused.h"
+#include "cpu/kernels_q.h"
 #include "mlxcel/cpu_plan.h"
 #define MX_CPU_HAVE_FUSED 1
 
@@ -30,16 +31,21 @@ typedef enum step_kind {
   ST_GEMM = 0,  // y[m, n] = x[m, k] W^T (packed)
   ST_EMBED,     // rows of an embedding table
   ST_RMS_NORM,
-  ST_ROPE,  // in place on out (preceded by a copy)
+  ST_ROPE,          // out = rope(in[0]); in[3], when present: the cos / sin table
+  ST_ROPE_TABLE,    // out = cos / sin of pos in[0] x inv_freq in[1] (shared by the RoPEs)
+  ST_ADD_RMS_NORM,  // out[0] = in[0] + in[1], out[1] = rms_norm(out[0]) * in[2]
+  ST_GATED_ACT,     // out[0] = act(in[0]) * in[1] (mx.gated_act of quantized MLPs)
+  ST_GATED_UP,      // out[1] = x w^T, out[2] = x w2^T, out[0] = act(out[1]) * out[2]
   ST_ATTENTION,
-  ST_GATED_ACT,
   ST_EW_BINARY,    // f32 add / subtract / multiply
-  ST_COPY,         // out = in (nbytes)
   ST_DUS_INPLACE,  // dynamic_update_slice into a buffer the result aliases
   ST_TRANSPOSE,    // 4-byte elements, any rank (p[0] = rank, tdims/tstr below)
   ST_FALLBACK,     // interpreter kernel on views (serial)
   ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
   ST_WHOLE,        // the whole function through mx_interp_run (serial)
+  ST_QGEMM,        // y[m, n] = x[m, k] W^T, W quantized (qw; kernels_q.h)
+  ST_QEMBED,       // dequantized rows of a quantized table (qsrc)
+  ST_PERTURB,      // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
@@ -53,7 +59,8 @@ typedef struct mx_step {
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
-  const mx_cpu_packed_t *w;    // ST_GEMM
+  const mx_cpu_packed_t *w;    // ST_GEMM, ST_GATED_UP (gate)
+  const mx_cpu_packed_t *w2;   // ST_GATED_UP (up)
   int64_t p[8];                // integer parameters (meaning per kind)
   float fp[4];                 // float parameters
   int64_t tdims[MX_MAX_RANK];  // ST_TRANSPOSE: output dims
@@ -61,8 +68,10 @@ typedef struct mx_step {
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;
   const mx_tensor_t **pin;
-  mx_tensor_t *heap_out;    // ST_CALL: interpreter results (freed each run)
-  const mx_func_t *callee;  // ST_CALL
+  mx_tensor_t *heap_out;       // ST_CALL: interpreter results (freed each run)
+  const mx_func_t *callee;     // ST_CALL
+  const mx_cpu_qpacked_t *qw;  // ST_QGEMM (owned by the weight cache)
+  mx_cpu_qsrc_t *qsrc;         // ST_QEMBED (owned by the step)
 } mx_step_t;
 
 typedef struct mx_packed_entry {
@@ -71,11 +80,21 @@ typedef struct mx_packed_entry {
   mx_cpu_packed_t *packed;
 } mx_packed_entry_t;
 
+typedef struct mx_qpacked_entry {
+  const void *data;
+  int64_t n, k;
+  mx_cpu_qpacked_t *packed;
+} mx_qpacked_entry_t;
+
 struct mx_cpu_weights {
   const mx_cpu_kernels_t *kt;
   int32_t n, cap;
   mx_packed_entry_t *e;
   size_t bytes;
+  int32_t nq, capq;  // quantized weights (mx.linear), packed by mx_cpu_qpacked_get
+  mx_qpacked_entry_t *qe;
+  mx_cpu_packed_source_fn on_packed;  // mx_cpu_weights_on_packed
+  void *on_packed_user;
 };
 
 struct mx_cpu_plan {
@@ -93,22 +112,33 @@ struct mx_cpu_plan {
   uint8_t **vp;          // [n_slots]: resolved data pointers of the current run
   uint8_t *arena;
   size_t arena_bytes;
+  bool own_arena;  // false: bound by mx_cpu_plan_set_arena (external_arena)
   float *scratch;  // attention scratch: scratch_per_thread * scratch_threads floats
   size_t scratch_per_thread;
   int scratch_threads;
   int32_t n_view_ops;
   int32_t n_barriers;
   bool whole;
+  bool keep_values;     // every value has its own memory (mx_cpu_plan_value)
+  bool external_arena;  // the arena is bound by mx_cpu_plan_set_arena
+  bool ran;             // vp[] holds the pointers of a completed run
   // Run state.
   const mx_tensor_t *run_args;
   mx_cpu_pool_t *run_pool;
   volatile int run_failed;
   mx_status_t run_status;
+  // Profiling (mx_cpu_plan_set_profile): seconds per step, summed over runs; NULL when off.
+  double *prof_s;
+  int64_t prof_runs;
 };
 
 // Executor entry points (exec.c).
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
                               int64_t n, int64_t k, const mx_cpu_packed_t **out);
+// The packed form of a quantized weight, from the cache or packed now (compile_quant.c).
+mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src,
+                               const mx_cpu_qpacked_t **out);
+void mx_cpu_qpacked_free_all(mx_cpu_weights_t *w);
 
 #endif  // MX_CPU_PLAN_INTERNAL_H

@@ -47,6 +47,8 @@ struct mx_interp {
   mx_proc_t *proc;           // process of a run_parallel grid, NULL when running alone
   struct probe_rec *probes;  // interpreter.probe records, in execution order
   int32_t n_probes, cap_probes;
+  const mx_interp_opts_t *opts;   // on_op hook (mx_interp_run's options), NULL = none
+  const mx_block_t *on_op_block;  // the entry function's body: where on_op fires
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -314,6 +316,21 @@ static void block_release(mx_env_t *e, const mx_block_t *blk) {
   }
 }
 
+// The on_op hook (mx_interp_opts_t) for one executed op of the entry function's body.
+static void report_op(mx_interp_t *ip, const mx_env_t *e, const mx_op_t *op) {
+  const mx_tensor_t *small[8] = {0};
+  const mx_tensor_t **res = small;
+  if (op->n_results > 8) {
+    res = calloc((size_t)op->n_results, sizeof *res);
+    if (!res) return;
+  }
+  bool ok = true;
+  for (int32_t r = 0; r < op->n_results && ok; r++)
+    ok = env_get(e, op->results[r], &res[r]) == MX_OK;
+  if (ok) ip->opts->on_op(ip->opts->on_op_user, e->f, op, res);
+  if (res != small) free(res);
+}
+
 // Runs `blk` in environment `e` with borrowed arguments; fills `results` (owned, n_results).
 static mx_status_t run_block_env(mx_interp_t *ip, mx_env_t *e, const mx_block_t *blk,
                                  const mx_tensor_t *const *args, int32_t n_args,
@@ -347,6 +364,7 @@ static mx_status_t run_block_env(mx_interp_t *ip, mx_env_t *e, const mx_block_t 
       break;
     }
     st = exec_op(ip, e, op);
+    if (!st && ip->opts && ip->opts->on_op && blk == ip->on_op_block) report_op(ip, e, op);
   }
   if (!st) {
     int32_t n_term = term ? term->n_operands : 0;
@@ -1504,6 +1522,8 @@ mx_status_t mx_interp_run(const mx_module_t *m, const mx_func_t *f, const mx_ten
   ip.max_bytes =
       opts && opts->max_tensor_bytes > 0 ? opts->max_tensor_bytes : MX_INTERP_DEFAULT_MAX_BYTES;
   ip.max_work = opts ? opts->max_work : 0;
+  ip.opts = opts;
+  ip.on_op_block = f->body;
   const mx_tensor_t *small[8] = {0};
   const mx_tensor_t **ptrs = small;
   if (n_args > 8) {

@@ -24,9 +24,12 @@ struct mx_checkpoint {
   int32_t n_files;
   ck_file_t *files;  // arena
   int32_t n;
-  mx_weight_t *w;                 // arena, in shard order then header order
-  int32_t *table;                 // arena; weight index + 1, 0 = empty slot
-  uint32_t mask;                  // table size - 1 (a power of two)
+  mx_weight_t *w;  // arena, in shard order then header order
+  int32_t *table;  // arena; weight index + 1, 0 = empty slot
+  uint32_t mask;   // table size - 1 (a power of two)
+  int32_t cap_w;   // capacity of w once mx_checkpoint_put has grown it (0 before)
+  int32_t n_owned, cap_owned;
+  void **owned;  // heap: data of tensors put by mx_checkpoint_put, freed at close
   mx_checkpoint_limits_t limits;  // defaults filled in
   uint64_t total_bytes;           // sizes of the files opened so far
 };
@@ -52,7 +55,11 @@ static int32_t lookup(const mx_checkpoint_t *ck, const char *name) {
 static mx_status_t build_table(mx_checkpoint_t *ck) {
   uint32_t cap = 16;
   while (cap < 2u * (uint32_t)ck->n) cap *= 2;
-  ck->table = mx_arena_alloc(ck->arena, cap * sizeof *ck->table);
+  if (ck->table && ck->mask + 1 == cap) {
+    memset(ck->table, 0, cap * sizeof *ck->table);
+  } else {
+    ck->table = mx_arena_alloc(ck->arena, cap * sizeof *ck->table);
+  }
   if (!ck->table) return mx_error_set(MX_ERR_NOMEM, "out of memory for the tensor table");
   ck->mask = cap - 1;
   for (int32_t j = 0; j < ck->n; j++) {
@@ -227,9 +234,30 @@ mx_status_t mx_checkpoint_open_ex(const char *dir, const mx_checkpoint_limits_t 
 
 void mx_checkpoint_close(mx_checkpoint_t *ck) {
   if (!ck) return;
+  for (int32_t i = 0; i < ck->n_owned; i++) free(ck->owned[i]);
+  free(ck->owned);
   for (int32_t i = 0; i < ck->n_files; i++) munmap(ck->files[i].map, ck->files[i].len);
   mx_arena_destroy(ck->arena);
   free(ck);
+}
+
+size_t mx_checkpoint_release(const mx_checkpoint_t *ck, const void *data, size_t nbytes) {
+  if (!ck || !data || nbytes == 0) return 0;
+  long pg = sysconf(_SC_PAGESIZE);
+  uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096;
+  uintptr_t b = (uintptr_t)data, e = b + nbytes;
+  for (int32_t i = 0; i < ck->n_files; i++) {
+    uintptr_t mb = (uintptr_t)ck->files[i].map, me = mb + ck->files[i].len;
+    if (b < mb || e > me) continue;
+    // Whole pages only: a page shared with a neighbouring tensor may still be needed.
+    uintptr_t pb = (b + page - 1) / page * page, pe = e / page * page;
+    if (pe <= pb) return 0;
+    // A read-only private file mapping: dropping the pages loses nothing, the next access
+    // reads them from the file again.
+    if (madvise((void *)pb, pe - pb, MADV_DONTNEED) != 0) return 0;
+    return pe - pb;
+  }
+  return 0;
 }
 
 int32_t mx_checkpoint_count(const mx_checkpoint_t *ck) { return ck ? ck->n : 0; }
@@ -243,4 +271,94 @@ const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *nam
   if (!ck || !name) return NULL;
   int32_t k = lookup(ck, name);
   return k < 0 ? NULL : &ck->w[k];
+}
+
+// ---- Resident-weight overlay ----
+
+static mx_status_t keep_owned(mx_checkpoint_t *ck, void *data) {
+  if (ck->n_owned == ck->cap_owned) {
+    int32_t cap = ck->cap_owned ? 2 * ck->cap_owned : 64;
+    void **o = realloc(ck->owned, (size_t)cap * sizeof *o);
+    if (!o) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    ck->owned = o;
+    ck->cap_owned = cap;
+  }
+  ck->owned[ck->n_owned++] = data;
+  return MX_OK;
+}
+
+// A mmapped tensor that is no longer found: its pages are handed back to the kernel (they are
+// clean file pages; should anything still read them they fault in again from the file), so a
+// requantized model does not keep the float original resident.
+static void release_mapped(const mx_checkpoint_t *ck, const mx_weight_t *w) {
+  uintptr_t b = (uintptr_t)w->data, e = b + w->nbytes;
+  for (int32_t i = 0; i < ck->n_files; i++) {
+    uintptr_t fb = (uintptr_t)ck->files[i].map, fe = fb + ck->files[i].len;
+    if (b < fb || e > fe) continue;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (b + pg - 1) & ~(pg - 1), hi = e & ~(pg - 1);  // whole pages inside it
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    return;
+  }
+}
+
+mx_status_t mx_checkpoint_put(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
+                              int32_t rank, const int64_t *dims, void *data) {
+  if (!ck || !name || !*name || rank < 0 || rank > MX_MAX_RANK || (rank > 0 && !dims) ||
+      mx_elem_size(dtype) == 0) {
+    free(data);
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_put: bad arguments for '%s'",
+                        name ? name : "(null)");
+  }
+  size_t nbytes = mx_elem_size(dtype);
+  for (int32_t i = 0; i < rank; i++) {
+    if (dims[i] < 0) {
+      free(data);
+      return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_put: negative dim for '%s'", name);
+    }
+    nbytes *= (size_t)dims[i];
+  }
+  mx_status_t st = keep_owned(ck, data);
+  if (st != MX_OK) {
+    free(data);
+    return st;
+  }
+  mx_weight_t w;
+  memset(&w, 0, sizeof w);
+  w.dtype = dtype;
+  w.rank = rank;
+  for (int32_t i = 0; i < rank; i++) w.dims[i] = dims[i];
+  w.data = data;
+  w.nbytes = nbytes;
+  w.file = "(resident)";
+  int32_t k = lookup(ck, name);
+  if (k >= 0) {
+    release_mapped(ck, &ck->w[k]);
+    w.name = ck->w[k].name;
+    ck->w[k] = w;
+    return MX_OK;
+  }
+  w.name = mx_arena_strdup(ck->arena, name);
+  if (!w.name) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  if (ck->n >= ck->cap_w) {  // doubling: the arena keeps old arrays, so grow geometrically
+    int32_t cap = ck->n < 16 ? 32 : 2 * ck->n;
+    mx_weight_t *nw = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)cap, sizeof *nw);
+    if (!nw) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    ck->w = nw;
+    ck->cap_w = cap;
+  }
+  ck->w[ck->n++] = w;
+  return build_table(ck);
+}
+
+mx_status_t mx_checkpoint_remove(mx_checkpoint_t *ck, const char *name) {
+  int32_t k = ck && name ? lookup(ck, name) : -1;
+  if (k < 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_checkpoint_remove: no tensor '%s'",
+                        name ? name : "(null)");
+  }
+  release_mapped(ck, &ck->w[k]);
+  memmove(&ck->w[k], &ck->w[k + 1], (size_t)(ck->n - k - 1) * sizeof *ck->w);
+  ck->n--;
+  return build_table(ck);
 }

@@ -63,7 +63,7 @@ typedef struct mlp_params {
 } mlp_params_t;
 
 // 0.5 * g * (1 + tanh(sqrt(2/pi) * (g + 0.044715 * g^3)))
-static mx_status_t gelu_tanh(mx_builder_t *b, int32_t g, int32_t *out) {
+mx_status_t mx_g_gelu_tanh(mx_builder_t *b, int32_t g, int32_t *out) {
   int32_t g2, g3, c1, t1, inner, c2, t2, th, one, t3, half, t4;
   MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, g, g, &g2));
   MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, g2, g, &g3));
@@ -87,7 +87,7 @@ static mx_status_t build_gated_mlp(mx_builder_t *b, const int32_t *args, const v
   MX_TRY_(mx_g_linear(b, args[0], args[1], &g));
   MX_TRY_(mx_g_linear(b, args[0], args[2], &u));
   if (p->gelu) {
-    MX_TRY_(gelu_tanh(b, g, &a));
+    MX_TRY_(mx_g_gelu_tanh(b, g, &a));
   } else {  // silu(g) = g * sigmoid(g)
     int32_t s;
     MX_TRY_(mx_build_unary(b, MX_OP_LOGISTIC, g, &s));

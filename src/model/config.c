@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "model/config_internal.h"
+#include "model/quant_internal.h"
 
 typedef mx_status_t (*mx_cfg_family_fn)(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
 
@@ -53,7 +54,10 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
     }
   }
   for (size_t i = 0; i < sizeof kFamilies / sizeof kFamilies[0]; i++) {
-    if (strcmp(cfg->model_type, kFamilies[i].model_type) == 0) return kFamilies[i].parse(&o, cfg);
+    if (strcmp(cfg->model_type, kFamilies[i].model_type) == 0) {
+      TRY(kFamilies[i].parse(&o, cfg));
+      return mx_cfg_parse_quant(root, src, cfg);
+    }
   }
   return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' is not supported (supported: %s)",
                       src, cfg->model_type, MX_SUPPORTED_TYPES);

@@ -27,7 +27,7 @@ static mx_status_t check_list(const mx_wlist_t *wl, const mx_checkpoint_t *ck) {
                           s->name, w->file ? w->file : "?", mx_type_str(&tg, got, sizeof got),
                           mx_type_str(&tw, want, sizeof want));
     }
-    if (!float_dtype_ok(w->dtype)) {
+    if (!s->qmode && !float_dtype_ok(w->dtype)) {
       return mx_error_set(MX_ERR_UNSUPPORTED,
                           "checkpoint: tensor \"%s\" in %s has dtype %s (f32, f16 or bf16 needed)",
                           s->name, w->file ? w->file : "?", mx_elem_name(w->dtype));
@@ -47,7 +47,9 @@ static mx_status_t with_wlist(const mx_model_config_t *cfg, const mx_checkpoint_
   if (ck != NULL) mx_arch_resolve_names(&a, ck);
   st = mx_arch_weights(&a, &wl);
   if (st == MX_OK) {
-    st = fn(&wl, arg);
+    // Quantized weights (when the checkpoint is known): their stored form and scales / biases.
+    if (ck != NULL) st = mx_wlist_resolve_quant(&wl, ck);
+    if (st == MX_OK) st = fn(&wl, arg);
     mx_wlist_free(&wl);
   }
   mx_arch_free(&a);
@@ -116,6 +118,7 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph: mlp_bias is not supported yet");
   }
   st = mx_arch_weights(&a, &wl);
+  if (st == MX_OK) st = mx_wlist_resolve_quant(&wl, ck);
   if (st == MX_OK) st = check_list(&wl, ck);
   mx_module_t *m = NULL;
   if (st == MX_OK) {

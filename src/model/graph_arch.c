@@ -189,6 +189,7 @@ static mx_status_t add_w(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32
   s->rank = rank;
   s->dims[0] = d0;
   s->dims[1] = d1;
+  s->qscales = s->qbiases = -1;
   *idx = wl->n++;
   return MX_OK;
 }
@@ -253,6 +254,19 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
       st = add_w(wl, a, &wl->head, 2, V, H, -2, a->head_name);
     }
   }
-  if (st != MX_OK) mx_wlist_free(wl);
-  return st;
+  if (st != MX_OK) {
+    mx_wlist_free(wl);
+    return st;
+  }
+  // Which tensors are matmul weights (quantizable) and which is the embedding.
+  for (int32_t l = 0; l < a->n_layers; l++) {
+    const mx_layer_w_t *lw = &wl->layers[l];
+    const int32_t lin[] = {lw->q,  lw->k,    lw->v,   lw->o,      lw->gate,
+                           lw->up, lw->down, lw->qkv, lw->gate_up};
+    for (size_t i = 0; i < sizeof lin / sizeof lin[0]; i++)
+      if (lin[i] >= 0) wl->w[lin[i]].kind = MX_WK_LINEAR;
+  }
+  wl->w[wl->head].kind = MX_WK_LINEAR;
+  wl->w[wl->embed].kind = MX_WK_EMBED;  // also the head when tied
+  return MX_OK;
 }

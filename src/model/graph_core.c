@@ -109,8 +109,15 @@ static mx_status_t embed(core_t *c, int32_t *out) {
   int64_t H = c->a->hidden, off = 2, coll = 0, map = 0, sizes[2] = {1, H};
   mx_gather_dims_t gd = {{&off, 1}, {&coll, 1}, {NULL, 0}, {NULL, 0}, {&map, 1}, 2};
   int32_t rows, x;
-  MX_TRY_(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
-  MX_TRY_(mx_g_f32(&c->b, rows, &x));
+  const mx_wspec_t *es = &c->wl->w[c->wl->embed];
+  if (es->qmode) {  // quantized table: mx.embedding dequantizes the gathered rows
+    int32_t bi = es->qbiases >= 0 ? c->w[es->qbiases] : -1;
+    MX_TRY_(mx_comp_embedding_q(c->cc, &c->b, es, c->tokens, c->w[c->wl->embed], c->w[es->qscales],
+                                bi, &x));
+  } else {
+    MX_TRY_(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
+    MX_TRY_(mx_g_f32(&c->b, rows, &x));
+  }
   if (c->a->embed_scale != 0.0) {
     int32_t s;
     MX_TRY_(mx_g_full_like(&c->b, MX_ELEM_F32, c->a->embed_scale, x, &s));
@@ -150,7 +157,7 @@ static mx_status_t positions(core_t *c) {
 
 // y = x . w^T [+ bias] (bias index -1 = none)
 static mx_status_t proj(core_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
-  MX_TRY_(mx_g_linear(&c->b, x, c->w[wi], out));
+  MX_TRY_(mx_gq_linear(c->cc, &c->b, c->wl, c->w, wi, x, 0, -1, out));
   if (bi >= 0) MX_TRY_(mx_g_add_bias(&c->b, *out, c->w[bi], out));
   return MX_OK;
 }
@@ -202,6 +209,23 @@ static mx_status_t slice_last(mx_builder_t *b, int32_t x, int64_t lo, int64_t hi
   return mx_build_slice(b, x, start, limit, NULL, t.rank, out);
 }
 
+// Gated MLP with quantized projections: mx.linear for each projection (fused gate_up: its row
+// halves), mx.gated_act between them.
+static mx_status_t quant_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  int32_t g, u, act;
+  if (c->a->fused_gate_up) {
+    int64_t F = c->a->ffn;
+    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, 0, F, &g));
+    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, F, F, &u));
+  } else {
+    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate, h, 0, -1, &g));
+    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->up, h, 0, -1, &u));
+  }
+  MX_TRY_(mx_comp_gated_act(c->cc, b, g, u, c->a->activation, &act));
+  return mx_gq_linear(c->cc, b, c->wl, c->w, lw->down, act, 0, -1, out);
+}
+
 static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   const mx_arch_t *a = c->a;
   const mx_layer_w_t *lw = &c->wl->layers[l];
@@ -246,7 +270,11 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   MX_TRY_(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
   int32_t h2, m, gate = -1, up = -1;
   MX_TRY_(norm(c, x1, a->sandwich_norm ? lw->pre_ff_norm : lw->post_norm, &h2));
-  if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up
+  bool mlp_q = mx_gq_is_quant(c->wl, lw->gate_up) || mx_gq_is_quant(c->wl, lw->gate) ||
+               mx_gq_is_quant(c->wl, lw->up) || mx_gq_is_quant(c->wl, lw->down);
+  if (mlp_q) {
+    MX_TRY_(quant_mlp(c, lw, h2, &m));
+  } else if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up
     int64_t F = a->ffn, H = a->hidden;
     int64_t lo0[2] = {0, 0}, hi0[2] = {F, H}, lo1[2] = {F, 0}, hi1[2] = {2 * F, H};
     MX_TRY_(mx_build_slice(b, c->w[lw->gate_up], lo0, hi0, NULL, 2, &gate));
@@ -255,7 +283,9 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
     gate = c->w[lw->gate];
     up = c->w[lw->up];
   }
-  MX_TRY_(mx_comp_gated_mlp(c->cc, b, h2, gate, up, c->w[lw->down], a->activation, &m));
+  if (!mlp_q) {
+    MX_TRY_(mx_comp_gated_mlp(c->cc, b, h2, gate, up, c->w[lw->down], a->activation, &m));
+  }
   if (a->sandwich_norm) MX_TRY_(norm(c, m, lw->post_ff_norm, &m));
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);
 }
@@ -270,7 +300,7 @@ static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
   }
   int32_t xn, lg;
   MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset, &xn));
-  MX_TRY_(mx_g_linear(b, xn, c->w[c->wl->head], &lg));
+  MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, c->wl->head, xn, 0, -1, &lg));
   if (a->final_softcap > 0.0) {  // tanh(l / cap) * cap
     int32_t cap, d, th;
     MX_TRY_(mx_g_full_like(b, MX_ELEM_F32, a->final_softcap, lg, &cap));

@@ -78,10 +78,23 @@ mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_sca
 
 // ---- The weights a graph reads ----
 
+typedef enum mx_wkind {
+  MX_WK_OTHER = 0,  // norms, biases
+  MX_WK_LINEAR,     // a matmul weight [N, K] (y = x W^T): quantizable
+  MX_WK_EMBED,      // the embedding table [V, H] (quantizable; also the head when tied)
+  MX_WK_QPARAM,     // scales / biases of a quantized weight (added by mx_wlist_resolve_quant)
+} mx_wkind_t;
+
 typedef struct mx_wspec {
   char *name;  // heap
   int32_t rank;
-  int64_t dims[2];
+  int64_t dims[2];  // as stored (packed dims for a quantized weight)
+  mx_wkind_t kind;
+  // Quantized storage, set by mx_wlist_resolve_quant (qmode 0: a float tensor).
+  int32_t qmode;             // mx_q_mode_t of model/quant_internal.h
+  int32_t qbits, qgroup;     // bits per value (8 or 4) and group size
+  int64_t qn, qk;            // logical [N, K]
+  int32_t qscales, qbiases;  // spec indices of the scales / biases (-1: none)
 } mx_wspec_t;
 
 // Weight indices of one decoder layer in the spec list (-1 when the layer has none).
@@ -102,6 +115,11 @@ typedef struct mx_wlist {
 // Lists every tensor the architecture reads, in argument order.
 mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *out);
 void mx_wlist_free(mx_wlist_t *wl);
+// Finds which linear / embedding weights ck holds quantized ("<x>.weight" with "<x>.scales"
+// and, for MLX affine, "<x>.biases"), validates their packed shapes and dtypes, records the
+// format in their specs (stored dims replace the logical ones) and appends the scales / biases
+// to the list (graph_quant.c).
+mx_status_t mx_wlist_resolve_quant(mx_wlist_t *wl, const mx_checkpoint_t *ck);
 
 // ---- Composites ----
 
@@ -131,6 +149,29 @@ mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int3
 // gated_mlp: x[B,T,H] f32, w_gate[F,H], w_up[F,H], w_down[H,F] (any float type) -> [B,T,H].
 mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
                               int32_t w_up, int32_t w_down, const char *activation, int32_t *out);
+
+// Quantized weights (composite_quant.c). w, scales[, biases] are the stored tensors of spec s.
+// linear: x[..., K] f32 -> [..., N] f32 (`mx.linear`).
+mx_status_t mx_comp_linear_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspec_t *s, int32_t x,
+                             int32_t w, int32_t scales, int32_t biases, int32_t *out);
+// embedding: tokens[B, T] i32 -> rows [B, T, K] f32 (`mx.embedding`).
+mx_status_t mx_comp_embedding_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspec_t *s,
+                                int32_t tokens, int32_t w, int32_t scales, int32_t biases,
+                                int32_t *out);
+// gated activation act(g) * u of f32 tensors of one shape (`mx.gated_act`), the middle of a
+// gated MLP whose projections are quantized.
+mx_status_t mx_comp_gated_act(mx_comp_ctx_t *c, mx_builder_t *b, int32_t g, int32_t u,
+                              const char *activation, int32_t *out);
+// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) (composite_norm_mlp.c).
+mx_status_t mx_g_gelu_tanh(mx_builder_t *b, int32_t g, int32_t *out);
+
+// Linear layer of spec wi (w: value ids of the weight arguments): mx.linear when the weight is
+// quantized, else mx_g_linear. rows >= 0: only rows [row0, row0 + rows) of W (a fused
+// projection's part).
+mx_status_t mx_gq_linear(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wlist_t *wl, const int32_t *w,
+                         int32_t wi, int32_t x, int64_t row0, int64_t rows, int32_t *out);
+// True when spec wi is stored quantized.
+bool mx_gq_is_quant(const mx_wlist_t *wl, int32_t wi);
 
 // ---- The shared transformer core (graph_core.c) ----
 

@@ -7,28 +7,8 @@
 #include <unistd.h>
 
 #include "mlxcel/tokenizer.h"
+#include "model/quant_internal.h"
 #include "model/checkpoint_internal.h"
-
-// MLX-quantized checkpoints store packed uint32 "<x>.weight" next to "<x>.scales" (and
-// "<x>.biases"). They open as checkpoints, but no graph runs them yet: say so plainly instead of
-// reporting a shape mismatch.
-static mx_status_t refuse_quantized(const char *dir, const mx_checkpoint_t *ck) {
-  for (int32_t i = 0; i < mx_checkpoint_count(ck); i++) {
-    const mx_weight_t *w = mx_checkpoint_weight(ck, i);
-    size_t n = strlen(w->name);
-    if (n <= 7 || strcmp(w->name + n - 7, ".scales") != 0 || n - 7 > 400) continue;
-    char base[420];
-    snprintf(base, sizeof base, "%.*s.weight", (int)(n - 7), w->name);
-    const mx_weight_t *q = mx_checkpoint_find(ck, base);
-    if (q && (mx_elem_is_int(q->dtype))) {
-      return mx_error_set(MX_ERR_UNSUPPORTED,
-                          "%s: tensor '%s' is quantized (MLX layout, with '%s'): quantized "
-                          "checkpoints are not supported yet",
-                          dir, base, w->name);
-    }
-  }
-  return MX_OK;
-}
 
 // Whether DIR/tokenizer.json exists (for the optional-tokenizer load).
 static bool has_tokenizer_json(const char *dir) {
@@ -56,7 +36,12 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
   }
   mx_status_t st = mx_config_load(dir, &m->config);
   if (st == MX_OK) st = mx_checkpoint_open_ex(dir, opts ? &opts->limits : NULL, &m->ckpt);
-  if (st == MX_OK) st = refuse_quantized(dir, m->ckpt);
+  // Quantization: MLX checkpoints load as stored or dequantized, float ones may be requantized
+  // (model.h, src/model/quant_load.c).
+  if (st == MX_OK) {
+    st = mx_quant_apply(m, opts);
+    if (st != MX_OK) mx_error_prefix(st, "%s", dir);
+  }
   if (st == MX_OK) {
     st = mx_model_check_weights(&m->config, m->ckpt);
     // The check names the tensor and its file, not always the checkpoint directory.

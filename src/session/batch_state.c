@@ -57,8 +57,8 @@ static void bind(mx_bstate_t *s, mx_graph_binding_t *b) {
 // What the prefill graphs return. It must be what the session backends' prefill plans return,
 // since the last row's logits come out of the LM head matmul with M = T rows (all positions,
 // GEMM order) or M = 1 (last position only, GEMV order): a slot's logits equal a session's only
-// when both use the same kind.
-enum { PREFILL_ALL_LOGITS = true };
+// when both use the same kind (the cpu session: the last position only, ADR 0003).
+enum { PREFILL_ALL_LOGITS = false };
 
 static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
                                mx_graph_binding_t *b) {

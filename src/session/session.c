@@ -81,7 +81,9 @@ mx_status_t mx_session_resolve_opts(const mx_model_t *model, const char *backend
     return mx_error_set(MX_ERR_INVALID_ARG, "context capacity %lld (from %s) is too large",
                         (long long)ctx, csource);
 
-  int32_t chunk = chunk_opt ? chunk_opt : DEFAULT_PREFILL_CHUNK;
+  int32_t chunk = chunk_opt                       ? chunk_opt
+                  : be->default_prefill_chunk > 0 ? be->default_prefill_chunk
+                                                  : DEFAULT_PREFILL_CHUNK;
   if (chunk < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "prefill_chunk must be > 0, got %d", chunk);
   if (chunk > ctx) chunk = (int32_t)ctx;  // a chunk never needs more than the whole capacity
@@ -198,6 +200,7 @@ const float *mx_session_logits(const mx_session_t *s) {
 }
 int64_t mx_session_n_past(const mx_session_t *s) { return s ? s->n_past : 0; }
 int64_t mx_session_ctx(const mx_session_t *s) { return s ? s->ctx : 0; }
+int32_t mx_session_prefill_chunk(const mx_session_t *s) { return s ? s->chunk : 0; }
 int32_t mx_session_vocab(const mx_session_t *s) { return s ? s->vocab : 0; }
 const mx_backend_t *mx_session_backend(const mx_session_t *s) { return s ? s->backend : NULL; }
 const mx_model_t *mx_session_model(const mx_session_t *s) { return s ? s->model : NULL; }

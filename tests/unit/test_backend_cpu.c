@@ -1,6 +1,7 @@
 // The "cpu" session backend: parity with the stories260K greedy reference and the llama fixture,
-// --threads 1 vs 2 bit-identical, zero allocations per decode step, decode time independent of
-// the context capacity. Model checks skip with a message when $MX_SHARED is absent.
+// --threads 1 vs 2 bit-identical, zero allocations per prefill and decode step, decode time
+// independent of the context capacity. Model checks skip with a message when $MX_SHARED is
+// absent.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -196,6 +197,22 @@ static void test_stories260k(void) {
     free(got1);
     free(got2);
   }
+  // Default prefill chunk: the cpu backend's 512 (ADR 0003), capped by the capacity; interp 64.
+  if (m) {
+    const struct {
+      const char *backend;
+      int64_t ctx;
+      int32_t want;
+    } dc[3] = {{"cpu", 512, 512}, {"cpu", 100, 100}, {"interp", 512, 64}};
+    for (int i = 0; i < 3; i++) {
+      mx_session_opts_t o = {.backend = dc[i].backend, .ctx = dc[i].ctx};
+      mx_session_t *s = NULL;
+      CHECK_OK(mx_session_create(m, &o, &s));
+      CHECK_MSG(mx_session_prefill_chunk(s) == dc[i].want, "%s ctx %lld: chunk %d, want %d",
+                dc[i].backend, (long long)dc[i].ctx, mx_session_prefill_chunk(s), dc[i].want);
+      mx_session_destroy(s);
+    }
+  }
   // Zero allocations per decode step; decode time vs context capacity at position ~100.
   if (m) {
     int64_t ctxs[2] = {128, 4096};
@@ -211,6 +228,19 @@ static void test_stories260k(void) {
       for (int i = 0; i < 64; i++) ids[i] = 1 + (i * 7) % 400;
       CHECK_OK(mx_backend_cpu.prefill(st, ids, 64, 0, lg, NULL));
       CHECK_OK(mx_backend_cpu.prefill(st, ids, 36, 64, lg, NULL));
+      // Zero allocations per prefill too (every bucket, T = 64 down to the decode plan), and
+      // per all-logits prefill once its plans exist (the first such call compiles them).
+      float *all = malloc((size_t)13 * (size_t)V * sizeof *all);
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 13, 100, lg, all));
+      mx_backend_cpu.reset(st);
+      long p0 = g_allocs;
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 64, 0, lg, NULL));
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 63, 64, lg, NULL));  // 32 + 16 + 8 + 4 + 2 + 1
+      CHECK_OK(mx_backend_cpu.prefill(st, ids, 13, 100, lg, all));
+      long p1 = g_allocs;
+      if (COUNT_ALLOCS)
+        CHECK_MSG(p1 == p0, "ctx %lld: %ld allocations in 3 prefills", (long long)ctxs[k], p1 - p0);
+      free(all);
       long a0 = g_allocs;
       int n_iter = 200;
       double best = 1e9;

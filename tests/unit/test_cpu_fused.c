@@ -132,6 +132,89 @@ static void run_all(job_t *job, int64_t n_out, const float *init) {
   free(first);
 }
 
+// ---- Fused pairs: bit-identical to their two kernels in sequence, on 1, 2 and 3 threads ----
+
+typedef struct pair_job {
+  const float *a, *b, *w, *inv, *table;
+  const int32_t *pos;
+  float *sum, *y;
+  int64_t rows, h, nh, d, rd;
+  int style;
+} pair_job_t;
+
+static void add_norm_task(void *ctx, int ith, int nth) {
+  pair_job_t *j = ctx;
+  mx_cpu_add_rms_norm_f32(j->a, j->b, j->w, j->sum, j->y, j->rows, j->h, 1e-5f, 0.5f, ith, nth);
+}
+
+static void rope_copy_task(void *ctx, int ith, int nth) {
+  pair_job_t *j = ctx;
+  mx_cpu_rope_copy_f32(j->a, j->y, j->pos, j->inv, j->table, j->rows, j->nh, j->d, j->rd, j->style,
+                       ith, nth);
+}
+
+static void test_fused_pairs(int64_t rows, int64_t h) {
+  float *a = rand_f(rows * h, 3.0), *b = rand_f(rows * h, 3.0), *w = rand_f(h, 1.0);
+  float *sum = malloc(sizeof(float) * (size_t)(rows * h)),
+        *y = malloc(sizeof(float) * (size_t)(rows * h));
+  float *s2 = malloc(sizeof(float) * (size_t)(rows * h)),
+        *y2 = malloc(sizeof(float) * (size_t)(rows * h));
+  for (int64_t i = 0; i < rows * h; i++) s2[i] = a[i] + b[i];
+  mx_cpu_rms_norm_f32(s2, w, y2, rows, h, 1e-5f, 0.5f, 0, 1);
+  pair_job_t j = {.a = a, .b = b, .w = w, .sum = sum, .y = y, .rows = rows, .h = h};
+  long bad = 0;
+  for (int p = 0; p < NPOOLS; p++) {
+    memset(sum, 0xff, sizeof(float) * (size_t)(rows * h));
+    memset(y, 0xff, sizeof(float) * (size_t)(rows * h));
+    mx_cpu_pool_run(g_pools[p], add_norm_task, &j);
+    bad += memcmp(sum, s2, sizeof(float) * (size_t)(rows * h)) != 0;
+    bad += memcmp(y, y2, sizeof(float) * (size_t)(rows * h)) != 0;
+  }
+  CHECK_MSG(bad == 0, "add + rms_norm [%s] rows %lld h %lld: %ld mismatches", g_isa,
+            (long long)rows, (long long)h, bad);
+  // RoPE out of place against copy + in place: rows = positions, h = heads x d.
+  int64_t d = h % 2 ? h - 1 : h, nh = 1;
+  if (d >= 8 && d % 4 == 0) {
+    nh = 2;
+    d /= 2;
+  }
+  if (d >= 2) {
+    int32_t *pos = malloc(sizeof(int32_t) * (size_t)rows);
+    for (int64_t i = 0; i < rows; i++) pos[i] = (int32_t)(3 * i + 1);
+    int64_t rd = d % 4 == 0 ? d / 2 : d;  // partial rotary on some shapes
+    float *inv = rand_f(rd / 2, 0.5);
+    for (int style = 0; style < 2; style++) {
+      memcpy(y2, a, sizeof(float) * (size_t)(rows * nh * d));
+      mx_cpu_rope_f32(y2, pos, inv, rows, nh, d, rd, style, 0, 1);
+      // The cos / sin table (computed on 1..3 threads) gives the same rotation.
+      float *table = malloc(sizeof(float) * (size_t)(rows * rd));
+      mx_cpu_rope_table_f32(pos, inv, rows, rd / 2, table, 0, 1);
+      pair_job_t r = {.a = a,
+                      .y = y,
+                      .pos = pos,
+                      .inv = inv,
+                      .rows = rows,
+                      .nh = nh,
+                      .d = d,
+                      .rd = rd,
+                      .style = style};
+      bad = 0;
+      for (int p = 0; p < 2 * NPOOLS; p++) {
+        r.table = p >= NPOOLS ? table : NULL;
+        memset(y, 0xff, sizeof(float) * (size_t)(rows * nh * d));
+        mx_cpu_pool_run(g_pools[p % NPOOLS], rope_copy_task, &r);
+        bad += memcmp(y, y2, sizeof(float) * (size_t)(rows * nh * d)) != 0;
+      }
+      free(table);
+      CHECK_MSG(bad == 0, "rope copy [%s] rows %lld heads %lld d %lld style %d: %ld mismatches",
+                g_isa, (long long)rows, (long long)nh, (long long)d, style, bad);
+    }
+    free(pos);
+    free(inv);
+  }
+  free(a), free(b), free(w), free(sum), free(y), free(s2), free(y2);
+}
+
 // ---- The decompositions through the interpreter ----
 
 typedef mx_status_t (*emit_fn)(mx_comp_ctx_t *c, mx_builder_t *b, const int32_t *args,
@@ -540,6 +623,16 @@ int main(void) {
       {1, 1, 16, 2, 4096, 256, 0, 20, 2.0, {4000}},        // long decode, many blocks, D 256
       {1, 1, 4, 4, 50, 16, 0, 0, 1.0, {49}},               // p = S - 1
       {2, 4, 6, 2, 41, 5, 3, 10, 5.0, {0, 37}},            // window 3 with softcap
+      // Prefill tiles (16 rows: Hq/Hkv heads x 16/(Hq/Hkv) positions) on awkward shapes.
+      {1, 37, 15, 5, 90, 64, 0, 0, 2.0, {50}},       // GQA 3: 5-position tiles, a partial one
+      {2, 33, 8, 2, 140, 128, 0, 0, 2.0, {0, 100}},  // GQA 4, D 128, two sequences
+      {1, 19, 3, 1, 30, 80, 0, 0, 2.0, {7}},         // D 80, GQA 3
+      {1, 17, 4, 4, 110, 96, 0, 0, 2.0, {90}},       // GQA 1: 16 positions per tile, D 96
+      {1, 9, 2, 1, 210, 256, 0, 15, 2.0, {200}},     // D 256 with softcap
+      {1, 23, 17, 1, 30, 16, 0, 0, 2.0, {3}},        // GQA 17 > 16 rows: per-query path
+      {2, 40, 6, 2, 105, 64, 30, 0, 2.0, {0, 60}},   // window 30 across tiles and blocks
+      {1, 2, 2, 1, 10, 3, 0, 0, 1.0, {0}},           // T 2 at position 0, D 3
+      {1, 50, 1, 1, 60, 64, 0, 0, 2.0, {10}},        // MHA 1 head, p reaches S - 1
   };
   int64_t rms_h[] = {1, 5, 16, 17, 31, 64, 129, 1000};
   int64_t act_n[] = {1, 7, 16, 17, 100, 257, 1021};
@@ -562,6 +655,9 @@ int main(void) {
     test_rope(2, 2, 80, 80, 1, 17);
     test_rope(7, 5, 96, 48, 1, 123);
     test_rope(4, 2, 6, 2, 1, 2);
+    int64_t pair_shapes[][2] = {{1, 1}, {1, 960}, {3, 17}, {7, 64}, {13, 131}, {2, 2048}};
+    for (size_t i = 0; i < sizeof pair_shapes / sizeof *pair_shapes; i++)
+      test_fused_pairs(pair_shapes[i][0], pair_shapes[i][1]);
     for (size_t i = 0; i < sizeof kAttn / sizeof *kAttn; i++) test_attention(&kAttn[i], true);
     for (size_t i = 0; i < sizeof act_n / sizeof *act_n; i++) {
       test_act(act_n[i], 0, i % 2 ? 20.0 : 4.0, act_n[i] < 300);

@@ -7,6 +7,7 @@
 // across thread counts, and outputs outside the written range must stay untouched.
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mlxcel/cpu.h"
 #include "mx_test.h"
@@ -158,6 +159,41 @@ static void check_pack_layout(const mx_cpu_kernels_t *kt) {
   free(w);
 }
 
+// mx_cpu_matmul_region: running only thread ith's share of a GEMM / GEMV writes exactly its
+// region, and the regions of all threads tile Y without overlap.
+static void check_regions(const mx_cpu_kernels_t *kt, int64_t m, int64_t n, int64_t k, int nth) {
+  float *w = rand_buf(n * k), *x = rand_buf(m * k), *y = malloc(sizeof(float) * (size_t)(m * n));
+  int *owner = calloc((size_t)(m * n), sizeof *owner);
+  mx_cpu_packed_t *pw = NULL;
+  CHECK_OK(mx_cpu_pack_f32(kt, NULL, w, k, n, k, &pw));
+  long bad = 0;
+  for (int gemm = 0; gemm < 2 && pw; gemm++) {
+    if (!gemm && m != 1) continue;  // the GEMV split is for one row (and the per-row kernels)
+    memset(owner, 0, sizeof(int) * (size_t)(m * n));
+    for (int ith = 0; ith < nth; ith++) {
+      for (int64_t i = 0; i < m * n; i++) y[i] = kSentinel;
+      if (gemm)
+        mx_cpu_gemm_packed_f32(pw, x, k, y, n, m, ith, nth);
+      else
+        mx_cpu_gemv_packed_f32(pw, x, y, ith, nth);
+      int64_t r0, r1, c0, c1;
+      mx_cpu_matmul_region(pw, m, gemm, ith, nth, &r0, &r1, &c0, &c1);
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          bool in = i >= r0 && i < r1 && j >= c0 && j < c1;
+          bad += in == (y[i * n + j] == kSentinel);  // written iff inside the region
+          if (in) owner[i * n + j]++;
+        }
+    }
+    for (int64_t i = 0; i < m * n; i++) bad += owner[i] != 1;
+  }
+  CHECK_MSG(bad == 0, "%s regions m %lld n %lld k %lld, %d threads: %ld mismatches",
+            mx_cpu_isa_name(mx_cpu_kernels_isa(kt)), (long long)m, (long long)n, (long long)k, nth,
+            bad);
+  mx_cpu_packed_destroy(pw);
+  free(w), free(x), free(y), free(owner);
+}
+
 int main(void) {
   const mx_cpu_features_t *f = mx_cpu_features();
   printf("features: avx2=%d fma=%d f16c=%d avx512f=%d bw=%d vl=%d dq=%d vnni=%d bf16=%d\n", f->avx2,
@@ -200,6 +236,9 @@ int main(void) {
       }
     }
     check_gemm(kt, 513, 513, 513);
+    const int64_t rs[][3] = {{1, 100, 17}, {1, 31, 5}, {7, 33, 9}, {40, 17, 3}, {13, 200, 8}};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+      for (int nth = 1; nth <= 5; nth++) check_regions(kt, rs[i][0], rs[i][1], rs[i][2], nth);
     check_gemm(kt, 4, 3, 0);  // K = 0: Y = 0
     shapes += 2;
     long after = g_bad_values + g_bad_threads + g_bad_sentinel;

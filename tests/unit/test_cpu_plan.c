@@ -233,8 +233,85 @@ static void test_llama_graphs(void) {
   mx_model_free(model);
 }
 
+// The weight cache's packed-source hook: once per distinct packed matrix, with its bytes, and a
+// second plan sharing the cache packs (and reports) nothing again.
+static void count_packed(void *user, const void *data, size_t nbytes) {
+  (void)data;
+  size_t *c = user;
+  c[0]++;
+  c[1] += nbytes;
+}
+
+static void test_packed_hook(void) {
+  const char *text =
+      "func.func @main(%w: tensor<24x16xf32>, %v: tensor<8x24xf32>, %x: tensor<3x16xf32>)"
+      " -> tensor<3x8xf32> {\n"
+      "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] :"
+      " (tensor<3x16xf32>, tensor<24x16xf32>) -> tensor<3x24xf32>\n"
+      "  %1 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] :"
+      " (tensor<3x16xf32>, tensor<24x16xf32>) -> tensor<3x24xf32>\n"
+      "  %2 = stablehlo.add %0, %1 : tensor<3x24xf32>\n"
+      "  %3 = stablehlo.dot_general %2, %v, contracting_dims = [1] x [1] :"
+      " (tensor<3x24xf32>, tensor<8x24xf32>) -> tensor<3x8xf32>\n"
+      "  return %3 : tensor<3x8xf32>\n"
+      "}\n";
+  mx_module_t *m = NULL;
+  CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &m));
+  if (!m) return;
+  mx_func_t *f = mx_module_find_func(m, "main");
+  mx_tensor_t args[3];
+  bool w[3] = {true, true, false};
+  for (int32_t i = 0; i < 3; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], 4);
+  }
+  mx_cpu_weights_t *wc = NULL;
+  CHECK_OK(mx_cpu_weights_create(NULL, &wc));
+  size_t calls[2] = {0, 0};
+  mx_cpu_weights_on_packed(wc, count_packed, calls);
+  mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .weights = wc};
+  mx_cpu_plan_t *p1 = NULL, *p2 = NULL;
+  CHECK_OK(mx_cpu_compile(m, f, &o, &p1));
+  CHECK_OK(mx_cpu_compile(m, f, &o, &p2));
+  CHECK_MSG(calls[0] == 2 && calls[1] == (24 * 16 + 8 * 24) * sizeof(float),
+            "hook: %zu calls, %zu bytes", calls[0], calls[1]);
+  CHECK(mx_cpu_weights_count(wc) == 2);
+  // External arena: run refuses without one, set_arena checks size and alignment, and a plan
+  // on a borrowed arena computes what the plan with its own arena does.
+  mx_cpu_compile_opts_t oe = o;
+  oe.external_arena = true;
+  mx_cpu_plan_t *pe = NULL;
+  CHECK_OK(mx_cpu_compile(m, f, &oe, &pe));
+  mx_cpu_plan_stats_t ps;
+  mx_cpu_plan_stats(pe, &ps);
+  mx_tensor_t r1, r2;
+  CHECK_OK(mx_tensor_alloc(&r1, &f->result_types[0]));
+  CHECK_OK(mx_tensor_alloc(&r2, &f->result_types[0]));
+  CHECK(ps.arena_bytes > 0);
+  CHECK(mx_cpu_plan_run(pe, NULL, args, 3, &r2) == MX_ERR_INVALID_ARG);
+  uint8_t *arena = aligned_alloc(64, ps.arena_bytes + 64);
+  CHECK(mx_cpu_plan_set_arena(pe, arena, ps.arena_bytes - 1) == MX_ERR_INVALID_ARG);
+  CHECK(mx_cpu_plan_set_arena(pe, arena + 4, ps.arena_bytes) == MX_ERR_INVALID_ARG);
+  CHECK(mx_cpu_plan_set_arena(p1, arena, ps.arena_bytes) == MX_ERR_INVALID_ARG);  // own arena
+  CHECK_OK(mx_cpu_plan_set_arena(pe, arena, ps.arena_bytes));
+  memset(arena, 0x7f, ps.arena_bytes);  // garbage must not matter
+  CHECK_OK(mx_cpu_plan_run(pe, NULL, args, 3, &r2));
+  CHECK_OK(mx_cpu_plan_run(p1, NULL, args, 3, &r1));
+  CHECK(memcmp(r1.data, r2.data, r1.nbytes) == 0);
+  mx_cpu_plan_destroy(pe);
+  free(arena);
+  mx_tensor_free(&r1);
+  mx_tensor_free(&r2);
+  mx_cpu_plan_destroy(p1);
+  mx_cpu_plan_destroy(p2);
+  mx_cpu_weights_destroy(wc);
+  for (int32_t i = 0; i < 3; i++) mx_tensor_free(&args[i]);
+  mx_module_destroy(m);
+}
+
 int main(void) {
   test_small_graphs();
+  test_packed_hook();
   test_llama_graphs();
   return mx_test_finish();
 }

@@ -93,11 +93,19 @@ static mx_status_t fake_decode(void *state, int32_t id, int64_t pos, float *logi
 static void fake_reset(void *state) { ((fake_state_t *)state)->resets++; }
 static void fake_destroy(void *state) { free(state); }
 
-static const mx_backend_t g_fake = {
-    "fake",      MX_CAP_PREFILL_ALL_LOGITS, fake_create, fake_prefill, fake_decode, fake_reset,
-    fake_destroy};
-static const mx_backend_t g_fake_nolog = {"fake-nolog", 0,          fake_create, fake_prefill,
-                                          fake_decode,  fake_reset, fake_destroy};
+static const mx_backend_t g_fake = {.name = "fake",
+                                    .caps = MX_CAP_PREFILL_ALL_LOGITS,
+                                    .create = fake_create,
+                                    .prefill = fake_prefill,
+                                    .decode = fake_decode,
+                                    .reset = fake_reset,
+                                    .destroy = fake_destroy};
+static const mx_backend_t g_fake_nolog = {.name = "fake-nolog",
+                                          .create = fake_create,
+                                          .prefill = fake_prefill,
+                                          .decode = fake_decode,
+                                          .reset = fake_reset,
+                                          .destroy = fake_destroy};
 
 static mx_model_t g_model;
 
@@ -128,6 +136,7 @@ static void test_options(void) {
   mx_session_t *s = make_session("fake", 0, 0);
   CHECK(s && mx_session_ctx(s) == 4096 && mx_session_vocab(s) == FAKE_V);
   CHECK(s && g_last_fake->chunk == 64 && g_last_fake->ctx == 4096);
+  CHECK(mx_session_prefill_chunk(s) == 64);  // the backend declares no default: 64
   CHECK(s && mx_session_backend(s) == &g_fake && mx_session_model(s) == &g_model);
   CHECK(s && mx_session_logits(s) == NULL && mx_session_n_past(s) == 0);
   mx_session_destroy(s);
@@ -430,9 +439,13 @@ static mx_status_t script_decode(void *state, int32_t id, int64_t pos, float *lo
   return MX_OK;
 }
 
-static const mx_backend_t g_script_backend = {
-    "script",    MX_CAP_PREFILL_ALL_LOGITS, fake_create, script_prefill, script_decode, fake_reset,
-    fake_destroy};
+static const mx_backend_t g_script_backend = {.name = "script",
+                                              .caps = MX_CAP_PREFILL_ALL_LOGITS,
+                                              .create = fake_create,
+                                              .prefill = script_prefill,
+                                              .decode = script_decode,
+                                              .reset = fake_reset,
+                                              .destroy = fake_destroy};
 
 typedef struct text_collect {
   mx_strbuf_t text;

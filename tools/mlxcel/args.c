@@ -228,6 +228,31 @@ mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int6
   return MX_OK;
 }
 
+int mx_cli_quant_opt(int argc, char **argv, int *i, const char *cmd, mx_model_load_opts_t *lo) {
+  const char *v = NULL;
+  int r = mx_cli_opt(argc, argv, i, cmd, "--quant", NULL, &v);
+  if (r > 0) {
+    if (mx_quant_mode_parse(v, "--quant", &lo->quant) != MX_OK) {
+      fprintf(stderr, "mlxcel %s: %s\n", cmd, mx_error_message());
+      return -1;
+    }
+    return 1;
+  }
+  if (r < 0) return -1;
+  r = mx_cli_opt(argc, argv, i, cmd, "--group-size", NULL, &v);
+  if (r > 0) {
+    int64_t g = 0;
+    if (!mx_cli_parse_int(cmd, "--group-size", v, 1, 4096, &g)) return -1;
+    if (g != 32 && g != 64 && g != 128) {
+      fprintf(stderr, "mlxcel %s: --group-size: %lld is not 32, 64 or 128\n", cmd, (long long)g);
+      return -1;
+    }
+    lo->group_size = (int32_t)g;
+    return 1;
+  }
+  return r;
+}
+
 int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
                          const mx_tokenizer_t *tok, mx_chat_template_t **out) {
   *out = NULL;

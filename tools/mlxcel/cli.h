@@ -7,6 +7,7 @@
 
 #include "mlxcel/chat.h"
 #include "mlxcel/hlo.h"
+#include "mlxcel/model.h"
 #include "mlxcel/session.h"
 #include "mlxcel/tokenizer.h"
 
@@ -36,6 +37,10 @@ typedef struct mx_run_weights_opts {
   int64_t pos0;
   bool json;
   const char *npy;  // write the first result here as .npy; may be NULL
+  // --quant / --group-size given: load the model with these options (requantized weights exist
+  // only in memory) instead of binding the checkpoint's tensors as stored.
+  bool has_quant;
+  mx_model_load_opts_t load;
 } mx_run_weights_opts_t;
 int mx_cli_run_weights(const mx_run_weights_opts_t *o);
 
@@ -46,6 +51,8 @@ int mx_cli_cmd_logits(int argc, char **argv);
 int mx_cli_cmd_emit(int argc, char **argv);
 int mx_cli_cmd_mkmodel(int argc, char **argv);
 int mx_cli_cmd_bench(int argc, char **argv);
+int mx_cli_cmd_quantize(int argc, char **argv);
+int mx_cli_cmd_diff(int argc, char **argv);
 int mx_cli_cmd_serve(int argc, char **argv);
 int mx_cli_cmd_chat(int argc, char **argv);
 
@@ -66,6 +73,16 @@ bool mx_cli_parse_ids(const char *cmd, const char *opt, const char *s, int32_t *
 // Checks that `dir` is a readable directory holding `file` (e.g. "config.json"); prints
 // "mlxcel CMD: cannot read model directory ..." and returns false otherwise.
 bool mx_cli_check_model_dir(const char *cmd, const char *dir, const char *file);
+// Weight quantization options of the model-loading commands: `--quant MODE` (auto, none,
+// int8, int4, mlx) and `--group-size N` (32, 64, 128) into lo->quant / lo->group_size. Returns 1
+// when argv[*i] was one of them, 0 when not, -1 on a missing or bad value (message printed).
+int mx_cli_quant_opt(int argc, char **argv, int *i, const char *cmd, mx_model_load_opts_t *lo);
+// Their help lines (two options, 24-column option field).
+#define MX_CLI_QUANT_HELP                                                                 \
+  "  --quant MODE           weights: none, int8, int4 (quantized once at load), mlx\n"    \
+  "                         (an MLX-quantized checkpoint as stored); default: auto =\n"   \
+  "                         $MLXCEL_XLA_QUANT, else mlx for MLX checkpoints, else none\n" \
+  "  --group-size N         int8 / int4 group size: 32, 64 (default) or 128\n"
 // Exit status for a failed library call: MX_EXIT_IO for MX_ERR_IO, else MX_EXIT_FAILED.
 int mx_cli_exit_for(mx_status_t st);
 // Prints "mlxcel CMD: error: <mx_error_message()>" and returns mx_cli_exit_for(st).

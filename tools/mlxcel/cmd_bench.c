@@ -18,7 +18,8 @@ static void bench_usage(FILE *out) {
       out,
       "Usage: mlxcel bench -m DIR [--prompt N] [--gen N] [--threads T] [--reps R]\n"
       "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
-      "                    [--bw-mib N] [--parallel N] [--no-warmup] [--json]\n"
+      "                    [--bw-mib N] [--parallel N] [--no-warmup] [--quant MODE]\n"
+      "                    [--group-size N] [--json]\n"
       "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
       "                    [-o FILE]\n"
       "\n"
@@ -26,7 +27,8 @@ static void bench_usage(FILE *out) {
       "and prints the medians of prefill and decode tok/s with the peak RSS. Next to each it\n"
       "prints the limit of this machine and the percentage reached:\n"
       "  decode limit  = memory bandwidth / bytes read per decoded token (every matmul weight\n"
-      "                  at f32, the embedding row, the norms, and the KV cache up to the\n"
+      "                  at f32, or for quantized layers their packed values, scales and\n"
+      "                  biases; the embedding row, the norms, and the KV cache up to the\n"
       "                  mean decode position)\n"
       "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
       "                  the attention scores and values, the LM head of each prefill call)\n"
@@ -54,12 +56,16 @@ static void bench_usage(FILE *out) {
       "  --backend NAME        execution backend: cpu (fast runtime) or interp (reference\n"
       "                        interpreter); default: $MLXCEL_BACKEND, else cpu\n"
       "  --ctx N               KV capacity (default: prompt + gen, at least 128)\n"
-      "  --chunk N             prefill chunk (largest tokens per prefill call; default 64)\n"
+      "  --chunk N             prefill chunk (largest tokens per prefill call; default:\n"
+      "                        the backend's, cpu 512, interp 64; at most the KV capacity)\n"
       "  --parallel N          N sequences decoded together (batch engine, 1..64); default:\n"
       "                        one session\n"
       "  --machine-file FILE   read bandwidth_gbs / peak_gflops instead of measuring\n"
       "  --bw-mib N            bandwidth buffer in MiB (default 1024; small = fast, wrong)\n"
       "  --machine             measure the machine only\n"
+      "  --quant MODE          weights: none, int8, int4, mlx (default: auto =\n"
+      "                        $MLXCEL_XLA_QUANT, else mlx for MLX checkpoints, else none)\n"
+      "  --group-size N        int8 / int4 group size: 32, 64 (default) or 128\n"
       "  --json                print one JSON object\n"
       "  -o, --output FILE     (--machine) also write the JSON object to FILE\n"
       "  -h, --help            show this help\n"
@@ -71,6 +77,7 @@ typedef struct bench_args {
   const char *dir, *backend, *machine_file, *out;
   int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib, parallel;
   bool machine, json, has_reps, no_warmup;
+  mx_model_load_opts_t load;  // --quant / --group-size
 } bench_args_t;
 
 static double now_s(void) {
@@ -160,6 +167,8 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->out = v;
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &b->load)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if (strcmp(a, "--machine") == 0) {
       b->machine = true;
     } else if (strcmp(a, "--json") == 0) {
@@ -419,8 +428,9 @@ static int run_model(const bench_args_t *b) {
 
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st =
-      mx_model_load_ex(b->dir, &(mx_model_load_opts_t){.tokenizer_optional = true}, &model);
+  mx_model_load_opts_t lo = b->load;
+  lo.tokenizer_optional = true;
+  mx_status_t st = mx_model_load_ex(b->dir, &lo, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
   int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;
@@ -439,7 +449,7 @@ static int run_model(const bench_args_t *b) {
     mx_model_free(model);
     return mx_cli_fail(cmd, st);
   }
-  int64_t chunk = b->chunk ? b->chunk : 64;
+  int64_t chunk = run.b ? mx_batch_chunk(run.b) : mx_session_prefill_chunk(run.s);  // effective
   int32_t vocab = run.vocab;
   int64_t par = run.n;  // sequences per rep
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
@@ -508,6 +518,11 @@ static int run_model(const bench_args_t *b) {
     double pre_med = median(pre, (int)b->reps), dec_med = median(dec, (int)b->reps);
     model_cost_t mc;
     model_cost(c, b->prompt, b->gen, chunk, &mc);
+    // The matmul weights as they are resident (quantized layers: packed values + scales).
+    double mm_bytes = 0;
+    int32_t n_quant = 0;
+    st = mx_model_matmul_bytes(model, 4, &mm_bytes, NULL, &n_quant);
+    if (st == MX_OK) mc.weight_bytes += mm_bytes - 4.0 * mc.matmul_params;
     double dec_bytes = mc.weight_bytes + mc.kv_bytes_per_token;
     // Limits use the best repetition of each machine measurement: interference from other
     // processes only ever slows a measurement down, so the best is the closest to the hardware
@@ -535,7 +550,8 @@ static int run_model(const bench_args_t *b) {
           "\"num_layers\": %d, \"num_heads\": %d, \"num_kv_heads\": %d, \"head_dim\": %d, "
           "\"vocab_size\": %d, \"tied\": %s, \"dtype\": \"%s\", \"params\": %.0f, "
           "\"matmul_params\": %.0f, \"backend\": \"%s\", \"threads\": %lld, "
-          "\"precision\": \"f32\", \"quant\": \"none\", \"prompt_tokens\": %lld, "
+          "\"precision\": \"f32\", \"quant\": \"%s\", \"quant_group_size\": %d, "
+          "\"quant_bits\": %d, \"quantized_matrices\": %d, \"prompt_tokens\": %lld, "
           "\"gen_tokens\": %lld, \"reps\": %lld, \"ctx\": %lld, \"prefill_chunk\": %lld, "
           "\"parallel\": %lld, \"engine\": \"%s\", "
           "\"prefill_tok_s\": %.4f, \"decode_tok_s\": %.4f, \"weight_bytes\": %.0f, "
@@ -549,6 +565,7 @@ static int run_model(const bench_args_t *b) {
           c->model_type, c->hidden_size, c->intermediate_size, c->num_layers, c->num_heads,
           c->num_kv_heads, c->head_dim, c->vocab_size, c->tie_word_embeddings ? "true" : "false",
           dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
+          mx_quant_mode_name(model->quant), model->quant_group_size, model->quant_bits, n_quant,
           (long long)b->prompt, (long long)b->gen, (long long)b->reps, (long long)ctx,
           (long long)chunk, (long long)par, run.b ? "batch" : "session", pre_med, dec_med,
           mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes, mc.flops_per_token, bw, peak,
@@ -561,9 +578,9 @@ static int run_model(const bench_args_t *b) {
           "machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s (best of reps; "
           "medians %.2f, %.1f)\n",
           machine_source, m.threads, bw, peak, m.bandwidth_gbs, m.peak_gflops);
-      printf("model: %s, %.1fM params, %s, backend %s, %lld threads%s\n", c->model_type,
-             mc.params / 1e6, dtype_name(c->dtype), backend, (long long)threads,
-             run.b ? ", batch engine" : "");
+      printf("model: %s, %.1fM params, %s, quant %s, backend %s, %lld threads%s\n", c->model_type,
+             mc.params / 1e6, dtype_name(c->dtype), mx_quant_mode_name(model->quant), backend,
+             (long long)threads, run.b ? ", batch engine" : "");
       if (par > 1)
         printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
                (long long)par, dec_med / (double)par);

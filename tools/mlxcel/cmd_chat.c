@@ -41,7 +41,8 @@ static void chat_usage(FILE *out) {
           "                         fit (default: $MLXCEL_XLA_CONTEXT_CAPACITY, else the\n"
           "                         model's max_position_embeddings capped at 4096)\n"
           "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
-          "                         interpreter); default: $MLXCEL_BACKEND, else cpu\n"
+          "                         interpreter); default: $MLXCEL_BACKEND, else "
+          "cpu\n" MX_CLI_QUANT_HELP
           "  --stats                after each reply, print token counts and speeds on stderr\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -56,6 +57,7 @@ typedef struct chat_args {
   int64_t max_tokens, ctx;
   mx_cli_sampling_t sampling;
   bool has_ctx, ignore_eos, stats;
+  mx_model_load_opts_t load;  // --quant / --group-size
 } chat_args_t;
 
 static int parse_args(int argc, char **argv, chat_args_t *a, bool *help) {
@@ -80,6 +82,8 @@ static int parse_args(int argc, char **argv, chat_args_t *a, bool *help) {
       a->has_ctx = true;
     } else if ((r = mx_cli_sampling_opt(argc, argv, &i, cmd, &a->sampling)) != 0) {
       // parsed (or reported) by the shared sampling flags
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &a->load)) != 0) {
+      // --quant / --group-size
     } else if (strcmp(s, "--ignore-eos") == 0) {
       a->ignore_eos = true;
     } else if (strcmp(s, "--stats") == 0) {
@@ -391,7 +395,7 @@ int mx_cli_cmd_chat(int argc, char **argv) {
   if (!mx_cli_check_model_dir("chat", a.dir, "config.json")) return MX_EXIT_IO;
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_model_load(a.dir, &model);
+  mx_status_t st = mx_model_load_ex(a.dir, &a.load, &model);
   if (st != MX_OK) return mx_cli_fail("chat", st);
   rc = run_chat(&a, model);
   mx_model_free(model);

@@ -11,7 +11,7 @@
 static void emit_usage(FILE *out) {
   fprintf(out,
           "Usage: mlxcel emit -m DIR -o OUTDIR [--ctx N] [--prefill-len T] [--all-logits]\n"
-          "                   [--inline-composites] [--generic]\n"
+          "                   [--inline-composites] [--generic] [--quant MODE] [--group-size N]\n"
           "\n"
           "Builds the StableHLO graphs of the model in DIR and writes OUTDIR/prefill.mlir and\n"
           "OUTDIR/decode.mlir (OUTDIR is created if needed). Each holds one public function,\n"
@@ -31,7 +31,7 @@ static void emit_usage(FILE *out) {
           "                         instead of the last one [1 x V]\n"
           "  --inline-composites    write plain StableHLO: composites become calls to their\n"
           "                         decompositions (for consumers that reject composites)\n"
-          "  --generic              print every op in generic form\n"
+          "  --generic              print every op in generic form\n" MX_CLI_QUANT_HELP
           "  -h, --help             show this help\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
@@ -102,6 +102,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   bool all_logits = false;
   mx_print_opts_t po;
   memset(&po, 0, sizeof po);
+  mx_model_load_opts_t lo = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
     int r;
@@ -126,6 +127,8 @@ int mx_cli_cmd_emit(int argc, char **argv) {
       po.inline_composites = true;
     } else if (strcmp(a, "--generic") == 0) {
       po.generic = true;
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &lo)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if (a[0] == '-') {
       return mx_cli_usage_error(cmd, emit_usage, "unknown option '%s'", a);
     } else {
@@ -136,19 +139,20 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   if (!outdir) return mx_cli_usage_error(cmd, emit_usage, "missing -o OUTDIR");
   if (!mx_cli_check_model_dir(cmd, dir, "config.json")) return MX_EXIT_IO;
 
-  mx_model_config_t cfg;
-  memset(&cfg, 0, sizeof cfg);
-  mx_checkpoint_t *ck = NULL;
+  // The model as it will run: MLX checkpoints as stored, --quant int8 / int4 requantized (the
+  // weights the graph names then exist only in memory; `run --weights` redoes the same load).
+  mx_model_t *model = NULL;
   mx_module_t *m = NULL;
   int rc = MX_EXIT_OK;
   mx_error_clear();
-  mx_status_t st = mx_config_load(dir, &cfg);
-  if (st == MX_OK) st = mx_checkpoint_open(dir, &ck);
-  if (st == MX_OK) st = mx_model_check_weights(&cfg, ck);
+  lo.tokenizer_optional = true;
+  mx_status_t st = mx_model_load_ex(dir, &lo, &model);
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
     goto done;
   }
+  const mx_model_config_t cfg = model->config;
+  const mx_checkpoint_t *ck = model->ckpt;
   if (ctx == 0 && !mx_cli_default_ctx(cmd, cfg.max_position_embeddings, &ctx)) {
     rc = MX_EXIT_FAILED;
     goto done;
@@ -181,6 +185,6 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   if (st != MX_OK) rc = mx_cli_fail(cmd, st);
 done:
   mx_module_destroy(m);
-  mx_checkpoint_close(ck);
+  mx_model_free(model);
   return rc;
 }

@@ -37,7 +37,8 @@ static void generate_usage(FILE *out) {
           "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
           "                         max_position_embeddings capped at 4096)\n"
           "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
-          "                         interpreter); default: $MLXCEL_BACKEND, else cpu\n"
+          "                         interpreter); default: $MLXCEL_BACKEND, else "
+          "cpu\n" MX_CLI_QUANT_HELP
           "  --json                 print one JSON object per generated token,\n"
           "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
           "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"
@@ -65,6 +66,7 @@ typedef struct gen_args {
   bool ignore_eos, json, no_echo, quiet, chat;
   const char **stop;
   int32_t n_stop;
+  mx_model_load_opts_t load;  // --quant / --group-size
 } gen_args_t;
 
 // Parses the command line; returns MX_EXIT_OK to go on, or an exit status (help printed, or a
@@ -102,6 +104,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
         if (!*v) return mx_cli_usage_error(cmd, generate_usage, "--stop: empty stop string");
         g->stop[g->n_stop++] = v;
       }
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &g->load)) != 0) {
+      // --quant / --group-size
     } else if (strcmp(a, "--chat") == 0) {
       g->chat = true;
     } else if (strcmp(a, "--ignore-eos") == 0) {
@@ -303,18 +307,20 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
         "{\"type\": \"summary\", \"prompt_tokens\": %d, \"generated_tokens\": %d, "
         "\"prefill_seconds\": %.6f, \"decode_seconds\": %.6f, \"prefill_tok_s\": %.3f, "
         "\"decode_tok_s\": %.3f, \"finish_reason\": \"%s\", \"seed\": %llu, \"backend\": \"%s\", "
-        "\"ctx\": %lld}\n",
+        "\"ctx\": %lld, \"quant\": \"%s\"}\n",
         (int)stats.n_prompt, (int)stats.n_generated, stats.prefill_seconds, stats.decode_seconds,
         rate(stats.n_prompt, stats.prefill_seconds), decode_rate(&stats),
         mx_finish_reason_name(stats.finish), (unsigned long long)sp.seed,
-        mx_session_backend(s)->name, (long long)ctx);
+        mx_session_backend(s)->name, (long long)ctx, mx_quant_mode_name(model->quant));
   } else if (!g->quiet) {
     fprintf(stderr,
             "[%d prompt tokens, %.1f tok/s; %d generated, %.1f tok/s; finish: %s; backend %s, "
-            "ctx %lld]\n",
+            "ctx %lld%s%s]\n",
             (int)stats.n_prompt, rate(stats.n_prompt, stats.prefill_seconds),
             (int)stats.n_generated, decode_rate(&stats), mx_finish_reason_name(stats.finish),
-            mx_session_backend(s)->name, (long long)ctx);
+            mx_session_backend(s)->name, (long long)ctx,
+            model->quant != MX_QUANT_NONE ? ", quant " : "",
+            model->quant != MX_QUANT_NONE ? mx_quant_mode_name(model->quant) : "");
   }
   fflush(stdout);
   mx_session_destroy(s);
@@ -343,7 +349,7 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   }
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_model_load(g.dir, &model);
+  mx_status_t st = mx_model_load_ex(g.dir, &g.load, &model);
   if (st != MX_OK) {
     free(g.stop);
     return mx_cli_fail("generate", st);

@@ -9,6 +9,7 @@
 static void logits_usage(FILE *out) {
   fprintf(out,
           "Usage: mlxcel logits -m DIR --ids 1,2,3 -o FILE.npy [--ctx N] [--backend NAME]\n"
+          "                     [--quant MODE] [--group-size N]\n"
           "\n"
           "Feeds the token ids to the model in DIR from position 0 and writes the logits of\n"
           "every position to FILE.npy: float32, shape (n_ids, vocab), C order, NPY format 1.0\n"
@@ -21,6 +22,8 @@ static void logits_usage(FILE *out) {
           "  --ctx N            KV-cache capacity (default: $MLXCEL_XLA_CONTEXT_CAPACITY, else\n"
           "                     the model's max_position_embeddings capped at 4096)\n"
           "  --backend NAME     execution backend (default: $MLXCEL_BACKEND, else interp)\n"
+          "  --quant MODE       weights: none, int8, int4, mlx (default: auto, see generate)\n"
+          "  --group-size N     int8 / int4 group size: 32, 64 (default) or 128\n"
           "  -h, --help         show this help\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
@@ -30,6 +33,8 @@ static void logits_usage(FILE *out) {
 int mx_cli_cmd_logits(int argc, char **argv) {
   const char *cmd = "logits", *dir = NULL, *ids_arg = NULL, *out_path = NULL, *backend = NULL;
   int64_t ctx = 0;
+  // Logits need ids only: a checkpoint without tokenizer.json (e.g. a parity fixture) is fine.
+  mx_model_load_opts_t lo = {.tokenizer_optional = true};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
     int r;
@@ -50,6 +55,8 @@ int mx_cli_cmd_logits(int argc, char **argv) {
       backend = v;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--ctx", NULL, &v)) != 0) {
       if (r < 0 || !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &ctx)) return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &lo)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if (a[0] == '-') {
       return mx_cli_usage_error(cmd, logits_usage, "unknown option '%s'", a);
     } else {
@@ -75,8 +82,6 @@ int mx_cli_cmd_logits(int argc, char **argv) {
   so.backend = backend;
   so.ctx = ctx;
   mx_error_clear();
-  // Logits need ids only: a checkpoint without tokenizer.json (e.g. a parity fixture) is fine.
-  mx_model_load_opts_t lo = {.tokenizer_optional = true};
   mx_status_t st = mx_model_load_ex(dir, &lo, &model);
   if (st == MX_OK) st = mx_session_create(model, &so, &s);
   if (st != MX_OK) {

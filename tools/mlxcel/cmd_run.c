@@ -60,7 +60,7 @@ void mx_cli_run_usage(FILE *out) {
           "Usage: mlxcel run [--check] [--json] FILE.mlir...\n"
           "       mlxcel run --print [--generic] FILE.mlir...\n"
           "       mlxcel run --weights DIR [--func NAME] [--ids 1,2,3] [--pos0 P] [--json]\n"
-          "                  [-o FILE.npy] FILE.mlir\n"
+          "                  [-o FILE.npy] [--quant MODE] [--group-size N] FILE.mlir\n"
           "\n"
           "Runs every test case of each file (cases are separated by `// -----` lines) with the\n"
           "reference interpreter. A case's entry function is @main, or its only function; it\n"
@@ -86,6 +86,8 @@ void mx_cli_run_usage(FILE *out) {
           "  --ids LIST     token ids for the tokens argument, as many as it holds\n"
           "  --pos0 P       position of the first token\n"
           "  -o FILE.npy    write the logits as a float32 .npy file instead of printing them\n"
+          "  --quant MODE   load the weights as `emit --quant MODE` did (int8 / int4 are\n"
+          "             requantized in memory); --group-size N likewise\n"
           "  -h, --help show this help\n"
           "\n"
           "Without --check the results of each entry function are printed as\n"
@@ -455,6 +457,12 @@ int mx_cli_cmd_run(int argc, char **argv) {
         free(files);
         return MX_EXIT_USAGE;
       }
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, "run", &o.weights.load)) != 0) {
+      if (r < 0) {
+        free(files);
+        return MX_EXIT_USAGE;
+      }
+      o.weights.has_quant = true;
     } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       mx_cli_run_usage(stdout);
       free(files);
@@ -476,9 +484,10 @@ int mx_cli_cmd_run(int argc, char **argv) {
   if (o.print && o.check) conflict = "--print cannot be combined with --check";
   if (o.print && o.json) conflict = "--print cannot be combined with --json";
   if (o.generic && !o.print) conflict = "--generic only applies to --print";
-  bool model_flags = o.weights.func || o.weights.ids || o.weights.npy || o.has_pos0;
+  bool model_flags =
+      o.weights.func || o.weights.ids || o.weights.npy || o.has_pos0 || o.weights.has_quant;
   if (!o.weights.weights && model_flags)
-    conflict = "--func, --ids, --pos0 and -o need --weights DIR";
+    conflict = "--func, --ids, --pos0, -o and --quant need --weights DIR";
   if (o.weights.weights && (o.check || o.print)) {
     conflict = "--weights cannot be combined with --check or --print";
   }

@@ -37,7 +37,8 @@ static void serve_usage(FILE *out) {
       "                         max_position_embeddings capped at 4096)\n"
       "  --api-key KEY          require \"Authorization: Bearer KEY\" (all but /health)\n"
       "  --alias NAME           model id to serve under (default: DIR's base name)\n"
-      "  --backend NAME         execution backend (cpu, interp; default $MLXCEL_BACKEND or cpu)\n"
+      "  --backend NAME         execution backend (cpu, interp; default $MLXCEL_BACKEND or "
+      "cpu)\n" MX_CLI_QUANT_HELP
       "  --prefill-chunk N      most prompt tokens per prefill step (running streams wait at\n"
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"
@@ -56,6 +57,7 @@ typedef struct serve_args {
   const char *dir, *host, *api_key, *alias, *backend;
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout;
   bool quiet;
+  mx_model_load_opts_t load;  // --quant / --group-size
 } serve_args_t;
 
 static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
@@ -104,6 +106,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       INT_OPT("--timeout", 1, 86400, &a->timeout);
     } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
       a->quiet = true;
+    } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &a->load)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if (s[0] == '-') {
       return mx_cli_usage_error(cmd, serve_usage, "unknown option '%s'", s);
     } else {
@@ -187,7 +191,7 @@ int mx_cli_cmd_serve(int argc, char **argv) {
   if (!mx_cli_check_model_dir("serve", a.dir, "config.json")) return MX_EXIT_IO;
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_model_load(a.dir, &model);
+  mx_status_t st = mx_model_load_ex(a.dir, &a.load, &model);
   if (st) return mx_cli_fail("serve", st);
   rc = serve(&a, model);
   mx_model_free(model);

@@ -20,8 +20,11 @@ static const mx_cli_cmd_t kCommands[] = {
     {"emit", mx_cli_cmd_emit, "write a model's StableHLO graphs (prefill.mlir, decode.mlir)"},
     {"mkmodel", mx_cli_cmd_mkmodel, "write a random-weight checkpoint of a known model shape"},
     {"bench", mx_cli_cmd_bench, "measure prefill/decode speed against this machine's limits"},
+    {"quantize", mx_cli_cmd_quantize, "write an MLX-format 4/8-bit quantized checkpoint"},
     {"serve", mx_cli_cmd_serve, "serve a model over HTTP with OpenAI's API (continuous batching)"},
     {"run", mx_cli_cmd_run, "run (and check) StableHLO .mlir files with the reference interpreter"},
+    {"diff", mx_cli_cmd_diff,
+     "find the first op where the fast runtime and the interpreter differ"},
 };
 
 static void print_usage(FILE *out) {

@@ -143,6 +143,7 @@ int mx_cli_run_weights(const mx_run_weights_opts_t *o) {
     char *text;
     mx_module_t *m;
     mx_checkpoint_t *ck;
+    mx_model_t *model;
     mx_tensor_t *args, *results;
     bool *owned;
     int32_t n_args, n_results;
@@ -165,7 +166,16 @@ int mx_cli_run_weights(const mx_run_weights_opts_t *o) {
   popts.filename = o->path;
   mx_error_clear();
   st = mx_hlo_parse(r.text, len, &popts, &r.m);
-  if (st == MX_OK) st = mx_checkpoint_open(o->weights, &r.ck);
+  const mx_checkpoint_t *ck = NULL;
+  if (st == MX_OK && o->has_quant) {  // the weights as the model loads them (requantized)
+    mx_model_load_opts_t lo = o->load;
+    lo.tokenizer_optional = true;
+    st = mx_model_load_ex(o->weights, &lo, &r.model);
+    if (st == MX_OK) ck = r.model->ckpt;
+  } else if (st == MX_OK) {
+    st = mx_checkpoint_open(o->weights, &r.ck);
+    ck = r.ck;
+  }
   mx_func_t *f = NULL;
   if (st == MX_OK) {
     f = pick_func(r.m, o->func, o->path);
@@ -180,7 +190,7 @@ int mx_cli_run_weights(const mx_run_weights_opts_t *o) {
     if (!r.args || !r.owned || !r.results) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
   for (int32_t i = 0; st == MX_OK && i < r.n_args; i++) {
-    st = bind_arg(f, i, r.ck, ids, n_ids, o->pos0, &r.args[i], &r.owned[i]);
+    st = bind_arg(f, i, ck, ids, n_ids, o->pos0, &r.args[i], &r.owned[i]);
   }
   if (st == MX_OK && r.n_results < 1) {
     st = mx_error_set(MX_ERR_INVALID_ARG, "@%s returns nothing", f->name);
@@ -210,6 +220,7 @@ done:
   free(r.owned);
   free(r.results);
   mx_checkpoint_close(r.ck);
+  mx_model_free(r.model);
   mx_module_destroy(r.m);
   free(r.text);
   free(ids);
