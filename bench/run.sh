@@ -182,11 +182,14 @@ physical limit of the machine it ran on, measured in the same run.
   loop with independent accumulators on every thread (AVX-512, AVX2 or portable C, whichever
   the CPU runs), both with the bench's thread count, measured by each bench run R times right
   before its model runs and once more after each of its R runs (`src/cpu/machine.c`, the
-  method of `bench/cpu_kernels.c`). The limits use the best of these samples: interference
-  from other processes only slows a measurement down, so the best is the closest to the
-  hardware, and a % of limit is not inflated by one disturbed machine measurement.
-- **Noise**: the development machine is shared (2 vCPUs, several agents building and testing);
-  numbers are medians but can still be off by tens of percent.
+  method of `bench/cpu_kernels.c`). Each repetition is held against the better of the samples
+  right before and right after it (the host's memory bandwidth drifts by up to 2x over
+  minutes; interference only slows a measurement down, so the better one is the closer to the
+  hardware); a row's limit and % of limit are the medians over its repetitions, and its
+  "limits" column the median bandwidth / peak those used.
+- **Noise**: the development machine is a 2-vCPU virtual machine on a shared host whose
+  neighbours take CPU time (steal) and memory bandwidth; numbers are medians but single rows
+  can still be off by 10-20%.
 HDR
   echo
   echo "## Machine"

@@ -34,10 +34,11 @@ static void bench_usage(FILE *out) {
       "                  the attention scores and values, the LM head of each prefill call);\n"
       "                  bf16 / f16 rows are measured against the same f32 peak\n"
       "Bandwidth and peak are measured in the same run with the same thread count: --reps\n"
-      "times right before the model runs and once more after each run (or read from\n"
-      "--machine-file, as written by bench --machine --json -o FILE). The limits use the\n"
-      "best of these samples (interference only slows a measurement down); the medians of\n"
-      "the first ones are printed too.\n"
+      "times right before the model runs and once more after each rep (or read from\n"
+      "--machine-file, as written by bench --machine --json -o FILE). Each rep is held\n"
+      "against the better of the samples right before and right after it (bandwidth drifts\n"
+      "over minutes on shared hosts; interference only slows a measurement down); limits and\n"
+      "percentages are the medians over the reps.\n"
       "\n"
       "--parallel N runs N sequences together through the batch engine (mlxcel serve's): each\n"
       "rep prefills the N slots one after the other, then decodes all N in one batched call per\n"
@@ -463,13 +464,17 @@ static int run_model(const bench_args_t *b) {
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
   double *pre = calloc((size_t)b->reps, sizeof(double));
   double *dec = calloc((size_t)b->reps, sizeof(double));
-  if (!ids || !pre || !dec) {
+  // Machine samples: [0] before the first rep, [r + 1] right after rep r.
+  double *bws = calloc((size_t)b->reps + 1, sizeof(double));
+  double *pks = calloc((size_t)b->reps + 1, sizeof(double));
+  if (!ids || !pre || !dec || !bws || !pks) {
     fprintf(stderr, "mlxcel bench: out of memory\n");
-    free(ids), free(pre), free(dec);
+    free(ids), free(pre), free(dec), free(bws), free(pks);
     runner_free(&run);
     mx_model_free(model);
     return MX_EXIT_FAILED;
   }
+  for (int64_t r = 0; r <= b->reps; r++) bws[r] = m.bandwidth_best_gbs, pks[r] = m.peak_best_gflops;
   uint64_t x = 12345;
   for (int64_t i = 0; i < b->prompt; i++) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -510,9 +515,8 @@ static int run_model(const bench_args_t *b) {
       mx_machine_info_t ms;
       st = measure_machine(&mb, &ms);
       if (st != MX_OK) break;
-      if (ms.bandwidth_best_gbs > m.bandwidth_best_gbs)
-        m.bandwidth_best_gbs = ms.bandwidth_best_gbs;
-      if (ms.peak_best_gflops > m.peak_best_gflops) m.peak_best_gflops = ms.peak_best_gflops;
+      bws[r + 1] = ms.bandwidth_best_gbs;
+      pks[r + 1] = ms.peak_best_gflops;
       n_samples++;
       reset_peak_rss();
     }
@@ -523,7 +527,6 @@ static int run_model(const bench_args_t *b) {
   } else {
     double hwm = peak_rss_mib();
     rss = hwm > rss ? hwm : rss;
-    double pre_med = median(pre, (int)b->reps), dec_med = median(dec, (int)b->reps);
     model_cost_t mc;
     double wsize = (double)mx_elem_size(model->precision);
     model_cost(c, b->prompt, b->gen, chunk, wsize, (double)mx_elem_size(model->kv_dtype), &mc);
@@ -533,18 +536,46 @@ static int run_model(const bench_args_t *b) {
     st = mx_model_matmul_bytes(model, (int)wsize, &mm_bytes, NULL, &n_quant);
     if (st == MX_OK) mc.weight_bytes += mm_bytes - wsize * mc.matmul_params;
     double dec_bytes = mc.weight_bytes + mc.kv_bytes_per_token;
-    // Limits use the best repetition of each machine measurement: interference from other
-    // processes only ever slows a measurement down, so the best is the closest to the hardware
-    // (a median taken while another job runs would inflate the % of limit).
-    double bw = m.bandwidth_best_gbs, peak = m.peak_best_gflops;
-    // N sequences share one weight stream; each reads its own KV. Batched decode can become
-    // compute-bound: 2 FLOPs per matmul parameter plus attention per decoded token.
-    double dec_limit =
-        (double)par * bw * 1e9 / (mc.weight_bytes + (double)par * mc.kv_bytes_per_token);
-    if (par > 1 && peak * 1e9 / mc.decode_flops_per_token < dec_limit)
-      dec_limit = peak * 1e9 / mc.decode_flops_per_token;
-    double pre_limit = peak * 1e9 / mc.flops_per_token;
-    double dec_pct = 100.0 * dec_med / dec_limit, pre_pct = 100.0 * pre_med / pre_limit;
+    // Each rep is held against the machine as it was around it: memory bandwidth drifts by 2x
+    // over minutes on a shared host, so one limit for the whole run would credit or blame a
+    // rep for the drift. A rep's limit uses the better of the samples right before and right
+    // after it (interference only ever slows a measurement down, so the better one is the
+    // closer to the hardware); the reported figures are medians over the reps.
+    double *dec_lim = calloc((size_t)b->reps, sizeof(double));
+    double *pre_lim = calloc((size_t)b->reps, sizeof(double));
+    double *dec_pcts = calloc((size_t)b->reps, sizeof(double));
+    double *pre_pcts = calloc((size_t)b->reps, sizeof(double));
+    double *bw_used = calloc((size_t)b->reps, sizeof(double));
+    double *pk_used = calloc((size_t)b->reps, sizeof(double));
+    if (!dec_lim || !pre_lim || !dec_pcts || !pre_pcts || !bw_used || !pk_used)
+      st = mx_error_set(MX_ERR_NOMEM, "bench: out of memory");
+    for (int64_t r = 0; st == MX_OK && r < b->reps; r++) {
+      double bw_r = bws[r] > bws[r + 1] ? bws[r] : bws[r + 1];
+      double pk_r = pks[r] > pks[r + 1] ? pks[r] : pks[r + 1];
+      // N sequences share one weight stream; each reads its own KV. Batched decode can become
+      // compute-bound: 2 FLOPs per matmul parameter plus attention per decoded token.
+      double dl = (double)par * bw_r * 1e9 / (mc.weight_bytes + (double)par * mc.kv_bytes_per_token);
+      if (par > 1 && pk_r * 1e9 / mc.decode_flops_per_token < dl)
+        dl = pk_r * 1e9 / mc.decode_flops_per_token;
+      dec_lim[r] = dl;
+      pre_lim[r] = pk_r * 1e9 / mc.flops_per_token;
+      dec_pcts[r] = 100.0 * dec[r] / dl;
+      pre_pcts[r] = 100.0 * pre[r] / pre_lim[r];
+      bw_used[r] = bw_r;
+      pk_used[r] = pk_r;
+    }
+    int nr = st == MX_OK ? (int)b->reps : 0;
+    double pre_med = median(pre, (int)b->reps), dec_med = median(dec, (int)b->reps);
+    double dec_limit = nr ? median(dec_lim, nr) : 0, pre_limit = nr ? median(pre_lim, nr) : 0;
+    double dec_pct = nr ? median(dec_pcts, nr) : 0, pre_pct = nr ? median(pre_pcts, nr) : 0;
+    double bw = nr ? median(bw_used, nr) : 0, peak = nr ? median(pk_used, nr) : 0;
+    free(dec_lim), free(pre_lim), free(dec_pcts), free(pre_pcts), free(bw_used), free(pk_used);
+    if (st != MX_OK) {
+      free(ids), free(pre), free(dec), free(bws), free(pks);
+      runner_free(&run);
+      mx_model_free(model);
+      return mx_cli_fail(cmd, st);
+    }
     char date[32];
     utc_now(date, sizeof date);
     const char *backend = runner_backend(&run);
@@ -586,8 +617,8 @@ static int run_model(const bench_args_t *b) {
       mx_strbuf_free(&sb);
     } else {
       printf(
-          "machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s (best of reps; "
-          "medians %.2f, %.1f)\n",
+          "machine (%s, %d threads): bandwidth %.2f GB/s, peak %.1f GFLOP/s (around each rep; "
+          "first measurement's medians %.2f, %.1f)\n",
           machine_source, m.threads, bw, peak, m.bandwidth_gbs, m.peak_gflops);
       printf(
           "model: %s, %.1fM params, %s, precision %s, KV %s, quant %s, backend %s, %lld "
@@ -609,7 +640,7 @@ static int run_model(const bench_args_t *b) {
       printf("peak RSS %.1f MiB; medians of %lld reps\n", rss, (long long)b->reps);
     }
   }
-  free(ids), free(pre), free(dec);
+  free(ids), free(pre), free(dec), free(bws), free(pks);
   runner_free(&run);
   mx_model_free(model);
   return rc;
