@@ -83,11 +83,12 @@ static inline float src_param(const mx_cpu_qsrc_t *s, const void *a, int64_t i) 
       memcpy(&f, &x, sizeof f);
       return f;
     }
-    default:
+    default: {
       uint32_t x = load_u32(a, i);
       float f;
       memcpy(&f, &x, sizeof f);
       return f;
+    }
   }
 }
 

@@ -41,6 +41,7 @@ int main(void) {
     volatile float sum = 0;
     const float *b = big->data;
     for (size_t i = 0; i < (size_t)N * K; i += 256) sum += b[i];  // fault every page in
+    (void)sum;
     size_t before = rss_bytes();
     size_t rel = mx_checkpoint_release(ck, big->data, big->nbytes);
     size_t after = rss_bytes();
