@@ -62,9 +62,20 @@ family() {
   awk -v d="$diff" -v s="$spread" 'BEGIN {exit !(d <= 1e-4 && s > 0.1)}' ||
     fail "$arch: cpu vs interp logits: max |diff| $diff (<= 1e-4 needed), spread $spread"
 
-  # The benchmark runs on it.
-  run "$MLXCEL" bench -m "$m" --backend cpu --prompt 16 --gen 4 --reps 1 --bw-mib 16 --json
-  expect_rc 0; expect_out "\"model_type\": \"$arch\""; expect_out '"decode_tok_s": [0-9]'
+  # The benchmark runs on it, at f32 and bf16, and every composite of the family's graph runs
+  # as a fused kernel: a decomposition left to the interpreter is correct but orders of
+  # magnitude slower at real sizes (the profile names each step's kernel).
+  local prec
+  for prec in f32 bf16; do
+    export MLXCEL_CPU_PROFILE=1
+    run "$MLXCEL" bench -m "$m" --backend cpu --prompt 16 --gen 4 --reps 1 --bw-mib 16 --json \
+      --precision "$prec"
+    unset MLXCEL_CPU_PROFILE
+    expect_rc 0; expect_out "\"model_type\": \"$arch\""; expect_out '"decode_tok_s": [0-9]'
+    grep -q 'mlxcel cpu profile' "$TMP/err" || fail "$arch $prec: no profile printed"
+    ! grep 'composite decomposition' "$TMP/err" ||
+      fail "$arch $prec: a composite ran as its decomposition on the interpreter"
+  done
 }
 
 t_llama() {

@@ -136,6 +136,19 @@ static int32_t weight_arg(const cctx_t *c, int32_t v) {
   return s->arg;
 }
 
+// The bytes of a matmul weight: a weight argument, or a view into one (the gate or up rows of
+// Phi-3's fused gate_up_proj are contiguous slices of it); NULL for any other value.
+static const void *weight_bytes(const cctx_t *c, int32_t v) {
+  const mx_slot_t *s = &c->p->slots[v];
+  size_t off = 0;
+  if (s->kind == SLOT_VIEW) {
+    off = s->off;
+    s = &c->p->slots[s->base];
+  }
+  if (s->kind != SLOT_ARG || !arg_is_weight(c, s->arg)) return NULL;
+  return (const uint8_t *)c->p->weight_data[s->arg] + off;
+}
+
 __attribute__((unused)) static const mx_attr_t *comp_attr(const mx_op_t *op, const char *name) {
   const mx_attr_t *d = mx_op_attr(op, "composite_attributes");
   return d ? mx_attr_field(d, name) : NULL;
@@ -175,12 +188,11 @@ static bool ints_eq(const mx_attr_t *a, const int64_t *want, int32_t n) {
 // Pattern matchers: each returns true when it emitted steps (st set on error).
 // ---------------------------------------------------------------------------------------------
 
-static mx_status_t emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, int32_t warg, int64_t m,
+static mx_status_t emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, int64_t m,
                              int64_t n, int64_t k, int32_t out, const char *what) {
   mx_cpu_plan_t *p = c->p;
   const mx_cpu_packed_t *pk = NULL;
-  mx_status_t st =
-      mx_cpu_packed_get(p->weights, c->o->pool, (const float *)p->weight_data[warg], n, k, &pk);
+  mx_status_t st = mx_cpu_packed_get(p->weights, c->o->pool, (const float *)w, n, k, &pk);
   if (st) return st;
   mx_step_t *s = NULL;
   if ((st = add_step(p, &s)) != MX_OK) return st;
@@ -207,8 +219,8 @@ static bool match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_type_t *lt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
                   *ot = vtype(f, op->results[0]);
   if (!is_f32(lt) || !is_f32(rt) || !is_f32(ot) || rt->rank != 2 || lt->rank < 1) return false;
-  int32_t warg = weight_arg(c, op->operands[1]);
-  if (warg < 0) return false;
+  const void *w = weight_bytes(c, op->operands[1]);
+  if (!w) return false;
   const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
   if (!dn) return false;
   int64_t lc = lt->rank - 1, rc = 1;
@@ -222,7 +234,7 @@ static bool match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     return false;
   int64_t m = mx_type_numel(lt) / (k ? k : 1);
   if (k == 0 || n == 0 || m == 0) return false;
-  *st = emit_gemm(c, op, op->operands[0], warg, m, n, k, op->results[0],
+  *st = emit_gemm(c, op, op->operands[0], w, m, n, k, op->results[0],
                   m == 1 ? "dot_general->gemv" : "dot_general->gemm");
   return true;
 }
@@ -399,9 +411,9 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
                     *ut = vtype(f, op->operands[2]), *dt = vtype(f, op->operands[3]);
     const char *act = attr_s(op, "activation");
     int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
-    int32_t wg = weight_arg(c, op->operands[1]), wu = weight_arg(c, op->operands[2]),
-            wd = weight_arg(c, op->operands[3]);
-    if (a < 0 || wg < 0 || wu < 0 || wd < 0 || !is_f32(xt) || !is_f32(gt) || !is_f32(ut) ||
+    const void *wg = weight_bytes(c, op->operands[1]), *wu = weight_bytes(c, op->operands[2]),
+               *wd = weight_bytes(c, op->operands[3]);
+    if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_f32(gt) || !is_f32(ut) ||
         !is_f32(dt) || !is_f32(ot) || gt->rank != 2 || !mx_type_equal(gt, ut) || dt->rank != 2 ||
         xt->rank < 1 || !mx_type_same_shape(xt, ot))
       return false;
@@ -421,8 +433,7 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     if ((*st = emit_gemm(c, op, op->operands[0], wg, M, F, H, ta, w1))) return true;
     s = &c->p->steps[c->p->n_steps - 1];
     const mx_cpu_packed_t *pu = NULL;
-    *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)c->p->weight_data[wu], F, H,
-                            &pu);
+    *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)wu, F, H, &pu);
     if (*st) return true;
     s->kind = ST_GATED_UP;
     s->w2 = pu;
@@ -460,13 +471,13 @@ static mx_status_t emit_convert(cctx_t *c, const mx_op_t *op, int32_t in, mx_ele
   return MX_OK;
 }
 
-static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, int32_t warg,
+static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, const void *w,
                                   mx_elem_type_t et, int64_t m, int64_t n, int64_t k, int32_t out,
                                   const char *what) {
   mx_cpu_plan_t *p = c->p;
   const mx_cpu_packed_lowp_t *pk = NULL;
-  mx_status_t st = mx_cpu_packed_lowp_get(p->weights, c->o->pool, et,
-                                          (const uint16_t *)p->weight_data[warg], n, k, &pk);
+  mx_status_t st =
+      mx_cpu_packed_lowp_get(p->weights, c->o->pool, et, (const uint16_t *)w, n, k, &pk);
   if (st) return st;
   mx_step_t *s = NULL;
   if ((st = simple_step(c, op, ST_GEMM_LOWP, what, &x, 1, out, &s))) return st;
@@ -497,9 +508,9 @@ static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (!is_lowp(lt) || !is_lowp(rt) || lt->elem != rt->elem || !is_f32(ot) || rt->rank != 2 ||
       lt->rank < 1)
     return false;
-  int32_t warg = weight_arg(c, op->operands[1]);
+  const void *w = weight_bytes(c, op->operands[1]);
   const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
-  if (warg < 0 || !dn) return false;
+  if (!w || !dn) return false;
   int64_t lc = lt->rank - 1, rc = 1;
   if (!ints_eq(mx_attr_field(dn, "lhs_batching_dimensions"), NULL, 0) ||
       !ints_eq(mx_attr_field(dn, "rhs_batching_dimensions"), NULL, 0) ||
@@ -511,7 +522,7 @@ static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     return false;
   int64_t m = mx_type_numel(lt) / (k ? k : 1);
   if (k == 0 || n == 0 || m == 0) return false;
-  *st = emit_gemm_lowp(c, op, op->operands[0], warg, rt->elem, m, n, k, op->results[0],
+  *st = emit_gemm_lowp(c, op, op->operands[0], w, rt->elem, m, n, k, op->results[0],
                        m == 1 ? "dot_general->gemv (bf16/f16)" : "dot_general->gemm (bf16/f16)");
   return true;
 }
@@ -560,9 +571,9 @@ static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
                   *ot = vtype(f, op->results[0]);
   const char *act = attr_s(op, "activation");
   int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
-  int32_t wg = weight_arg(c, op->operands[1]), wu = weight_arg(c, op->operands[2]),
-          wd = weight_arg(c, op->operands[3]);
-  if (a < 0 || wg < 0 || wu < 0 || wd < 0 || !is_f32(xt) || !is_lowp(gt) ||
+  const void *wg = weight_bytes(c, op->operands[1]), *wu = weight_bytes(c, op->operands[2]),
+             *wd = weight_bytes(c, op->operands[3]);
+  if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_lowp(gt) ||
       !mx_type_equal(gt, ut) || dt->elem != gt->elem || dt->quant || !is_f32(ot) || gt->rank != 2 ||
       dt->rank != 2 || xt->rank < 1 || !mx_type_same_shape(xt, ot))
     return false;
