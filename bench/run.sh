@@ -225,17 +225,19 @@ HDR
   fi
   echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk[:dtype[:quant[:precision[:kv]]]]]]);"
   echo "ctx is the KV capacity, chunk the largest prefill call, dtype the checkpoint's."
-  # Low precision: each bf16 / f16 cpu row against the f32 cpu row of the same shape and run.
+  # Low precision and quantization: each cpu row at bf16 / f16 or with quantized weights
+  # against the f32 cpu row of the same shape and run.
   lp=$(awk '
     function f(name, s,   r) { r = s; if (!match(r, "\"" name "\": \"?[^,}\"]*")) return "";
       r = substr(r, RSTART, RLENGTH); sub("^\"" name "\": \"?", "", r); return r }
     {
-      key = f("model", $0); sub(".*/", "", key); sub("-(bf16|f16)$", "", key)
+      key = f("model", $0); sub(".*/", "", key); sub("-mlx-q[0-9]+$", "", key); sub("-(bf16|f16)$", "", key)
       key = key ":" f("backend", $0) ":" f("prompt_tokens", $0) ":" f("gen_tokens", $0) ":" f("ctx", $0) ":" f("prefill_chunk", $0)
       p = f("precision", $0); kv = f("kv_dtype", $0); if (p == "") { p = "f32"; kv = "f32" }
-      q = f("quant", $0); if (f("backend", $0) != "cpu" || (q != "" && q != "none")) next
-      if (p == "f32" && kv == "f32") { pre32[key] = f("prefill_tok_s", $0); dec32[key] = f("decode_tok_s", $0) }
-      else { n++; k[n] = key; pp[n] = p "/" kv; pre[n] = f("prefill_tok_s", $0); dec[n] = f("decode_tok_s", $0); pct[n] = f("decode_pct_of_limit", $0) }
+      q = f("quant", $0); if (q == "") q = "none"; if (q == "mlx") q = "mlx-q" f("quant_bits", $0)
+      if (f("backend", $0) != "cpu") next
+      if (p == "f32" && kv == "f32" && q == "none") { pre32[key] = f("prefill_tok_s", $0); dec32[key] = f("decode_tok_s", $0) }
+      else { n++; k[n] = key; pp[n] = p "/" kv " / " q; pre[n] = f("prefill_tok_s", $0); dec[n] = f("decode_tok_s", $0); pct[n] = f("decode_pct_of_limit", $0) }
     }
     END {
       for (i = 1; i <= n; i++) if (k[i] in dec32) {
@@ -245,14 +247,17 @@ HDR
     }' "$WORK/results.jsonl")
   if [ -n "$lp" ]; then
     echo
-    echo "## Low precision"
+    echo "## Low precision and quantization"
     echo
-    echo "Speed-up of each bf16 / f16 cpu row over the f32 cpu row of the same shape and run (this page, this"
-    echo "machine: the CPU named above, 2 threads unless stated). Decode reads half the weight bytes; bf16"
-    echo "prefill runs on AMX tiles where the CPU has them (else VDPBF16PS, else AVX-512 / AVX2), f16 prefill"
-    echo "on VCVTPH2PS + FMA."
+    echo "Speed-up of each bf16 / f16 or quantized cpu row over the f32 cpu row of the same shape and run"
+    echo "(this page, this machine: the CPU named above, 2 threads unless stated). bf16 / f16 decode reads"
+    echo "half the weight bytes, int8 about a quarter, int4 and mlx-q4 about an eighth (plus group scales);"
+    echo "bf16 prefill runs on AMX tiles where the CPU has them (else VDPBF16PS, else AVX-512 / AVX2), f16"
+    echo "prefill on VCVTPH2PS + FMA; quantized prefill dequantizes a block at a time into the f32 GEMM."
+    echo "Issue 5's targets: decode bf16 >= 1.8x, f16 >= 1.7x, int8 >= 3.2x, int4 / mlx-q4 >= 5x, each at"
+    echo ">= 75% of its own limit; bf16 prefill >= 1.5x."
     echo
-    echo "| model shape | prompt/gen/ctx | precision/KV | backend | prefill vs f32 | decode vs f32 | decode % of its limit |"
+    echo "| model shape | prompt/gen/ctx | precision/KV / quant | backend | prefill vs f32 | decode vs f32 | decode % of its limit |"
     echo "|---|---|---|---|---|---|---|"
     printf '%s\n' "$lp"
     echo
