@@ -88,7 +88,10 @@ describe('stories260K on 4 slots', () => {
     }
     assert.equal(text, whole.choices[0].text);
     assert.equal(finish, 'length');
-    assert.ok(chunks > 10, `${chunks} chunks: tokens must stream one by one`);
+    // Tokens the client has not read yet go out together, and this model decodes thousands
+    // of tokens per second, so the count depends on timing: at least text, finish and usage.
+    // (Token-by-token delivery is checked on the slower SmolLM2-135M shape below.)
+    assert.ok(chunks >= 3, `${chunks} chunks`);
     assert.deepEqual(usage, whole.usage);
     // The wire format: SSE data lines, the last one [DONE].
     const r = await raw(`${srv.url}/v1/completions`, { body: JSON.stringify({ ...body, stream: true }) });
@@ -305,6 +308,29 @@ const slowBody = (n, extra = {}) => ({
 });
 
 describe('disconnects and shutdown (one slot, SmolLM2-135M shape)', () => {
+  test('a stream delivers its tokens one by one as they are decoded', async () => {
+    const srv = await startServer(SLOW, ['--parallel', '1', '--ctx', '256']);
+    try {
+      const client = new OpenAI({ baseURL: `${srv.url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const whole = await client.completions.create(slowBody(16));
+      const stream = await client.completions.create(slowBody(16, { stream: true }));
+      let text = '';
+      let pieces = 0;
+      for await (const c of stream) {
+        const t = c.choices[0]?.text;
+        if (t) {
+          pieces++;
+          text += t;
+        }
+      }
+      assert.equal(text, whole.choices[0].text);
+      // Each step of this model takes milliseconds, far longer than a client needs to read a
+      // chunk: nearly every token arrives as its own chunk (a few may still share one).
+      assert.ok(pieces >= 12, `${pieces} text chunks for 16 tokens`);
+    } finally {
+      assert.equal((await srv.stop()).code, 0);
+    }
+  });
   test('a client that disconnects mid-stream frees its slot at once', async () => {
     const srv = await startServer(SLOW, ['--parallel', '1', '--ctx', '256']);
     try {
