@@ -413,9 +413,9 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
     const void *wg = weight_bytes(c, op->operands[1]), *wu = weight_bytes(c, op->operands[2]),
                *wd = weight_bytes(c, op->operands[3]);
-    if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_f32(gt) || !is_f32(ut) ||
-        !is_f32(dt) || !is_f32(ot) || gt->rank != 2 || !mx_type_equal(gt, ut) || dt->rank != 2 ||
-        xt->rank < 1 || !mx_type_same_shape(xt, ot))
+    if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_f32(gt) || !is_f32(ut) || !is_f32(dt) ||
+        !is_f32(ot) || gt->rank != 2 || !mx_type_equal(gt, ut) || dt->rank != 2 || xt->rank < 1 ||
+        !mx_type_same_shape(xt, ot))
       return false;
     int64_t H = xt->dims[xt->rank - 1], F = gt->dims[0];
     if (gt->dims[1] != H || dt->dims[0] != H || dt->dims[1] != F || H == 0 || F == 0) return false;
@@ -573,9 +573,9 @@ static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
   const void *wg = weight_bytes(c, op->operands[1]), *wu = weight_bytes(c, op->operands[2]),
              *wd = weight_bytes(c, op->operands[3]);
-  if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_lowp(gt) ||
-      !mx_type_equal(gt, ut) || dt->elem != gt->elem || dt->quant || !is_f32(ot) || gt->rank != 2 ||
-      dt->rank != 2 || xt->rank < 1 || !mx_type_same_shape(xt, ot))
+  if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_lowp(gt) || !mx_type_equal(gt, ut) ||
+      dt->elem != gt->elem || dt->quant || !is_f32(ot) || gt->rank != 2 || dt->rank != 2 ||
+      xt->rank < 1 || !mx_type_same_shape(xt, ot))
     return false;
   mx_elem_type_t et = gt->elem;
   int64_t H = xt->dims[xt->rank - 1], F = gt->dims[0];

@@ -554,7 +554,8 @@ static int run_model(const bench_args_t *b) {
       double pk_r = pks[r] > pks[r + 1] ? pks[r] : pks[r + 1];
       // N sequences share one weight stream; each reads its own KV. Batched decode can become
       // compute-bound: 2 FLOPs per matmul parameter plus attention per decoded token.
-      double dl = (double)par * bw_r * 1e9 / (mc.weight_bytes + (double)par * mc.kv_bytes_per_token);
+      double dl =
+          (double)par * bw_r * 1e9 / (mc.weight_bytes + (double)par * mc.kv_bytes_per_token);
       if (par > 1 && pk_r * 1e9 / mc.decode_flops_per_token < dl)
         dl = pk_r * 1e9 / mc.decode_flops_per_token;
       dec_lim[r] = dl;
