@@ -94,6 +94,8 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+enum { MAX_REPS = 101 };  // --reps: the per-rep limits live in arrays of this size
+
 static double median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -138,7 +140,7 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     int64_t *field, lo, hi;
   } ints[] = {
       {"--prompt", &b->prompt, 1, 1 << 20}, {"--gen", &b->gen, 1, 1 << 20},
-      {"--threads", &b->threads, 1, 256},   {"--reps", &b->reps, 1, 101},
+      {"--threads", &b->threads, 1, 256},   {"--reps", &b->reps, 1, MAX_REPS},
       {"--ctx", &b->ctx, 1, INT32_MAX},     {"--chunk", &b->chunk, 1, 1 << 16},
       {"--bw-mib", &b->bw_mib, 1, 1 << 20}, {"--parallel", &b->parallel, 1, 64},
   };
@@ -464,16 +466,15 @@ static int run_model(const bench_args_t *b) {
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
   double *pre = calloc((size_t)b->reps, sizeof(double));
   double *dec = calloc((size_t)b->reps, sizeof(double));
-  // Machine samples: [0] before the first rep, [r + 1] right after rep r.
-  double *bws = calloc((size_t)b->reps + 1, sizeof(double));
-  double *pks = calloc((size_t)b->reps + 1, sizeof(double));
-  if (!ids || !pre || !dec || !bws || !pks) {
+  if (!ids || !pre || !dec) {
     fprintf(stderr, "mlxcel bench: out of memory\n");
-    free(ids), free(pre), free(dec), free(bws), free(pks);
+    free(ids), free(pre), free(dec);
     runner_free(&run);
     mx_model_free(model);
     return MX_EXIT_FAILED;
   }
+  // Machine samples: [0] before the first rep, [r + 1] right after rep r (--reps <= MAX_REPS).
+  double bws[MAX_REPS + 1], pks[MAX_REPS + 1];
   for (int64_t r = 0; r <= b->reps; r++) bws[r] = m.bandwidth_best_gbs, pks[r] = m.peak_best_gflops;
   uint64_t x = 12345;
   for (int64_t i = 0; i < b->prompt; i++) {
@@ -541,15 +542,10 @@ static int run_model(const bench_args_t *b) {
     // rep for the drift. A rep's limit uses the better of the samples right before and right
     // after it (interference only ever slows a measurement down, so the better one is the
     // closer to the hardware); the reported figures are medians over the reps.
-    double *dec_lim = calloc((size_t)b->reps, sizeof(double));
-    double *pre_lim = calloc((size_t)b->reps, sizeof(double));
-    double *dec_pcts = calloc((size_t)b->reps, sizeof(double));
-    double *pre_pcts = calloc((size_t)b->reps, sizeof(double));
-    double *bw_used = calloc((size_t)b->reps, sizeof(double));
-    double *pk_used = calloc((size_t)b->reps, sizeof(double));
-    if (!dec_lim || !pre_lim || !dec_pcts || !pre_pcts || !bw_used || !pk_used)
-      st = mx_error_set(MX_ERR_NOMEM, "bench: out of memory");
-    for (int64_t r = 0; st == MX_OK && r < b->reps; r++) {
+    double dec_lim[MAX_REPS], pre_lim[MAX_REPS], dec_pcts[MAX_REPS], pre_pcts[MAX_REPS];
+    double bw_used[MAX_REPS], pk_used[MAX_REPS];
+    int nr = (int)b->reps;
+    for (int r = 0; r < nr; r++) {
       double bw_r = bws[r] > bws[r + 1] ? bws[r] : bws[r + 1];
       double pk_r = pks[r] > pks[r + 1] ? pks[r] : pks[r + 1];
       // N sequences share one weight stream; each reads its own KV. Batched decode can become
@@ -565,18 +561,10 @@ static int run_model(const bench_args_t *b) {
       bw_used[r] = bw_r;
       pk_used[r] = pk_r;
     }
-    int nr = st == MX_OK ? (int)b->reps : 0;
-    double pre_med = median(pre, (int)b->reps), dec_med = median(dec, (int)b->reps);
-    double dec_limit = nr ? median(dec_lim, nr) : 0, pre_limit = nr ? median(pre_lim, nr) : 0;
-    double dec_pct = nr ? median(dec_pcts, nr) : 0, pre_pct = nr ? median(pre_pcts, nr) : 0;
-    double bw = nr ? median(bw_used, nr) : 0, peak = nr ? median(pk_used, nr) : 0;
-    free(dec_lim), free(pre_lim), free(dec_pcts), free(pre_pcts), free(bw_used), free(pk_used);
-    if (st != MX_OK) {
-      free(ids), free(pre), free(dec), free(bws), free(pks);
-      runner_free(&run);
-      mx_model_free(model);
-      return mx_cli_fail(cmd, st);
-    }
+    double pre_med = median(pre, nr), dec_med = median(dec, nr);
+    double dec_limit = median(dec_lim, nr), pre_limit = median(pre_lim, nr);
+    double dec_pct = median(dec_pcts, nr), pre_pct = median(pre_pcts, nr);
+    double bw = median(bw_used, nr), peak = median(pk_used, nr);
     char date[32];
     utc_now(date, sizeof date);
     const char *backend = runner_backend(&run);
@@ -641,7 +629,7 @@ static int run_model(const bench_args_t *b) {
       printf("peak RSS %.1f MiB; medians of %lld reps\n", rss, (long long)b->reps);
     }
   }
-  free(ids), free(pre), free(dec), free(bws), free(pks);
+  free(ids), free(pre), free(dec);
   runner_free(&run);
   mx_model_free(model);
   return rc;
