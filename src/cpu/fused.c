@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu/fused_internal.h"
+#include "cpu/fused_kv.h"
 
 // ---- Variant selection ----
 
@@ -151,10 +152,11 @@ size_t mx_cpu_attn_tile_scratch_floats(int64_t d) {
 }
 
 size_t mx_cpu_attention_scratch_floats(int64_t d, int64_t s) {
-  (void)s;  // keys stream in blocks: the scratch does not grow with the context
-  if (d < 1) d = 1;
+  if (d < 1) d = 1;  // keys stream in blocks: the scratch does not grow with the context
   size_t unit = (size_t)(MX_ATTN_BLOCK + round16(d)), tile = mx_cpu_attn_tile_scratch_floats(d);
-  return (unit > tile ? unit : tile) + 16;  // + 16: threads never share a cache line
+  size_t own = (unit > tile ? unit : tile) + 16;  // + 16: threads never share a cache line
+  size_t grouped = mx_cpu_attention_kv_scratch_floats(d, s);  // decode: fused_kv.c's driver
+  return own > grouped ? own : grouped;
 }
 
 // Keys query t of sequence b sees: [*lo, *hi] (empty when *hi < *lo).
@@ -228,15 +230,18 @@ void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_c
                     scr, ith, nth);
     return;
   }
-  // Per query row. Decode (t = 1): contiguous blocks of heads, so a thread reads only the kv
-  // heads of its own query heads; prefill: rows dealt round-robin (causal rows grow with their
-  // position, contiguous blocks would leave the first thread a fraction of the work).
-  int64_t units = b * t * hq, u0 = ith, u1 = units, step = nth;
   if (t == 1) {
-    split(units, 1, ith, nth, &u0, &u1);
-    step = 1;
+    // Decode: the query heads of one GQA group walk the keys together, block by block, so each
+    // block of K and V comes from memory once per group instead of once per head (fused_kv.c's
+    // driver, reading the f32 caches in place).
+    mx_cpu_attention_kv(q, k_cache, v_cache, MX_ELEM_F32, pos0, out, b, t, hq, hkv, s, d, scale,
+                        window, softcap, scratch, ith, nth);
+    return;
   }
-  for (int64_t u = u0; u < u1; u += step) {
+  // Prefill without a tile kernel: per query row, rows dealt round-robin (causal rows grow with
+  // their position, contiguous blocks would leave the first thread a fraction of the work).
+  int64_t units = b * t * hq;
+  for (int64_t u = ith; u < units; u += nth) {
     int64_t h = u % hq, bt = u / hq, bi = bt / t, ti = bt % t;
     int64_t lo, hi;
     key_range(pos0, bi, ti, s, window, &lo, &hi);

@@ -61,11 +61,13 @@ void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_
 // position p = pos0[b]+t sees keys max(0, p-window+1) .. p (window 0 = all), causal; scores =
 // q.k*scale, softcap>0: tanh(s/softcap)*softcap; reads ONLY the valid key range (online softmax,
 // flash-style, so long contexts stream); GQA: head h uses kv head h / (Hq/Hkv).
-// scratch: at least mx_cpu_attention_scratch_floats(D, S) floats per thread, thread ith uses
-// scratch + ith * that.
-// Work: decode (T = 1) splits the B*Hq heads into contiguous blocks by (ith, nth), one query
-// row each, keys in blocks of 64: scores of a block, one rescale of the running sum /
-// accumulator per block, then the weighted V sum. Prefill (T > 1, on ISAs with a tile kernel,
+// scratch: at least nth * mx_cpu_attention_scratch_floats(D, S) floats, shared by the threads of
+// the call (each uses its own disjoint slice).
+// Work: decode (T = 1) orders the B*Hq heads by (sequence, kv head) and splits them into
+// contiguous blocks by (ith, nth); the heads of one GQA group that a thread holds walk the keys
+// together in blocks of 64, so each block of K and V is read from memory once per group: per
+// head the scores of the block, one rescale of the running sum / accumulator, then the
+// weighted V sum (fused_kv.c's driver on the f32 caches in place). Prefill (T > 1, on ISAs with a tile kernel,
 // Hq / Hkv <= 16) works on tiles: the Hq/Hkv heads of one kv head at up to 16 / (Hq/Hkv)
 // consecutive positions, up to 16 rows computed together (flash-style: each K/V block is read
 // once per tile, the scores of all rows of the tile at once), tiles dealt round-robin to the

@@ -77,8 +77,8 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
                          int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                          float softcap, float *scratch, int ith, int nth) {
   if (b <= 0 || t <= 0 || hq <= 0 || hkv <= 0 || s <= 0 || d <= 0 || hq % hkv != 0) return;
-  if (kv != MX_ELEM_BF16 && kv != MX_ELEM_F16) return;
-  bool bf = kv == MX_ELEM_BF16;
+  if (kv != MX_ELEM_BF16 && kv != MX_ELEM_F16 && kv != MX_ELEM_F32) return;
+  bool bf = kv == MX_ELEM_BF16, f32 = kv == MX_ELEM_F32;
   mx_kv_block_fn step = block_scalar;
   mx_kv_widen_fn conv = bf ? widen_bf16 : widen_f16;
 #if defined(__x86_64__)
@@ -97,6 +97,7 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
   }
 #endif
   const uint16_t *kc = k_cache, *vc = v_cache;
+  const float *kc32 = k_cache, *vc32 = v_cache;
   const int64_t d16 = round16(d), B = MX_ATTN_BLOCK;
   float *kf = scratch + (size_t)ith * mx_cpu_attention_kv_scratch_floats(d, s);
   float *vf = kf + B * d16, *sc = vf + B * d16, *acc = sc + B;
@@ -127,14 +128,20 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
     size_t kv_off = (size_t)((first.b * hkv + first.kvh) * s) * (size_t)d;
     for (int64_t s0 = smax >= 0 ? smin / B * B : 0; smax >= 0 && s0 <= smax; s0 += B) {
       int64_t c0 = s0 > smin ? s0 : smin, c1 = s0 + B - 1 < smax ? s0 + B - 1 : smax;
-      conv(kc + kv_off + (size_t)(c0 * d), kf, (c1 - c0 + 1) * d);
-      conv(vc + kv_off + (size_t)(c0 * d), vf, (c1 - c0 + 1) * d);
+      // f32 caches are read in place (the block stays in L1 for the whole group).
+      const float *kb = kc32 + kv_off + (size_t)(c0 * d), *vb = vc32 + kv_off + (size_t)(c0 * d);
+      if (!f32) {
+        conv(kc + kv_off + (size_t)(c0 * d), kf, (c1 - c0 + 1) * d);
+        conv(vc + kv_off + (size_t)(c0 * d), vf, (c1 - c0 + 1) * d);
+        kb = kf;
+        vb = vf;
+      }
       for (int64_t j = 0; j < n; j++) {
         int64_t a = lo[j] > s0 ? lo[j] : s0, e = hi[j] < s0 + B - 1 ? hi[j] : s0 + B - 1;
         if (a > e) continue;
         unit_pos_t p = unit_at(u + j, t, hkv, g);
         const float *qr = q + ((p.b * t + p.t) * hq + p.h) * d;
-        step(qr, kf + (a - c0) * d, vf + (a - c0) * d, e - a + 1, d, scale, softcap, &mrun[j],
+        step(qr, kb + (a - c0) * d, vb + (a - c0) * d, e - a + 1, d, scale, softcap, &mrun[j],
              &lrun[j], acc + j * d16, sc);
       }
     }

@@ -623,6 +623,8 @@ int main(void) {
       {1, 1, 16, 2, 4096, 256, 0, 20, 2.0, {4000}},        // long decode, many blocks, D 256
       {1, 1, 4, 4, 50, 16, 0, 0, 1.0, {49}},               // p = S - 1
       {2, 4, 6, 2, 41, 5, 3, 10, 5.0, {0, 37}},            // window 3 with softcap
+      {2, 1, 20, 1, 150, 48, 40, 0, 2.0, {30, 149}},       // decode GQA 20, window, two seqs
+      {3, 1, 9, 3, 700, 64, 0, 0, 2.0, {699, 0, 350}},     // decode GQA 3, many blocks
       // Prefill tiles (16 rows: Hq/Hkv heads x 16/(Hq/Hkv) positions) on awkward shapes.
       {1, 37, 15, 5, 90, 64, 0, 0, 2.0, {50}},       // GQA 3: 5-position tiles, a partial one
       {2, 33, 8, 2, 140, 128, 0, 0, 2.0, {0, 100}},  // GQA 4, D 128, two sequences
