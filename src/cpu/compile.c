@@ -846,6 +846,47 @@ static bool match_view(cctx_t *c, const mx_op_t *op) {
   return true;
 }
 
+// Slices of 4-byte elements that are not contiguous runs (match_view takes those): the same
+// strided copy as a transpose, from the first selected element (p[1]) with every output dim's
+// stride the operand's times the slice stride. Phi-3 splits its fused qkv projection this way.
+static bool match_slice(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->code != MX_OP_SLICE || op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || a->quant || o->quant || mx_elem_size(a->elem) != 4 ||
+      a->elem != o->elem || a->rank < 1 || o->rank != a->rank)
+    return false;
+  const int64_t *st0 = NULL, *li = NULL, *sd = NULL;
+  int32_t r = a->rank;
+  if (mx_attr_get_i64s(mx_op_attr(op, "start_indices"), &st0) != r ||
+      mx_attr_get_i64s(mx_op_attr(op, "limit_indices"), &li) != r)
+    return false;
+  const mx_attr_t *sa = mx_op_attr(op, "strides");
+  if (sa && mx_attr_get_i64s(sa, &sd) != r) return false;
+  int64_t istr[MX_MAX_RANK], off = 0, acc = 1;
+  for (int32_t d = r - 1; d >= 0; d--) {
+    int64_t step = sd ? sd[d] : 1;
+    // The verifier checked these; a plan must never read outside its operand anyway.
+    if (step < 1 || st0[d] < 0 || li[d] > a->dims[d] || st0[d] > li[d] ||
+        o->dims[d] != (li[d] - st0[d] + step - 1) / step)
+      return false;
+    istr[d] = acc * step;
+    off += st0[d] * acc;
+    acc *= a->dims[d];
+  }
+  mx_step_t *s = NULL;
+  if ((*st = simple_step(c, op, ST_TRANSPOSE, "slice (strided copy)", op->operands, 1,
+                         op->results[0], &s)))
+    return true;
+  s->p[0] = r;
+  s->p[1] = off;
+  for (int32_t d = 0; d < r; d++) {
+    s->tdims[d] = o->dims[d];
+    s->tstr[d] = istr[d];
+  }
+  return true;
+}
+
 // Transposes of 4-byte elements: a strided copy split over output rows.
 static bool match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
@@ -867,6 +908,7 @@ static bool match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
                          op->results[0], &s)))
     return true;
   s->p[0] = a->rank;
+  s->p[1] = 0;
   for (int32_t d = 0; d < a->rank; d++) {
     if (perm[d] < 0 || perm[d] >= a->rank) {
       c->p->n_steps--;
@@ -1291,6 +1333,9 @@ static mx_status_t compile_ops(cctx_t *c) {
           break;
         case MX_OP_TRANSPOSE:
           hit = match_transpose(c, op, &st);
+          break;
+        case MX_OP_SLICE:
+          hit = match_slice(c, op, &st);
           break;
         case MX_OP_COMPOSITE:
 #if MX_CPU_HAVE_FUSED

@@ -51,7 +51,11 @@ static void transpose4(const uint32_t *in, uint32_t *out, int32_t r, const int64
     for (int32_t d = 0; d < r - 1; d++) base += idx[d] * str[d];
     uint32_t *o = out + k * row;
     const uint32_t *src = in + base;
-    for (int64_t j = 0; j < row; j++) o[j] = src[j * ls];
+    if (ls == 1) {
+      memcpy(o, src, (size_t)row * sizeof *o);
+    } else {
+      for (int64_t j = 0; j < row; j++) o[j] = src[j * ls];
+    }
     for (int32_t d = r - 2; d >= 0; d--) {
       if (++idx[d] < dims[d]) break;
       idx[d] = 0;
@@ -283,8 +287,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                 s->p[0], (int)s->p[1], ith, nth);
       break;
     case ST_TRANSPOSE:
-      transpose4((const uint32_t *)vp[s->in[0]], (uint32_t *)vp[s->out[0]], (int32_t)s->p[0],
-                 s->tdims, s->tstr, ith, nth);
+      transpose4((const uint32_t *)vp[s->in[0]] + s->p[1], (uint32_t *)vp[s->out[0]],
+                 (int32_t)s->p[0], s->tdims, s->tstr, ith, nth);
       break;
     case ST_CONVERT:
     case ST_GEMM_LOWP:

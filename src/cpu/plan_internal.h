@@ -40,7 +40,8 @@ typedef enum step_kind {
   ST_ATTENTION,
   ST_EW_BINARY,    // f32 add / subtract / multiply
   ST_DUS_INPLACE,  // dynamic_update_slice into a buffer the result aliases
-  ST_TRANSPOSE,    // 4-byte elements, any rank (p[0] = rank, tdims/tstr below)
+  ST_TRANSPOSE,    // strided copy of 4-byte elements (transpose, slice): p[0] = rank,
+                   // p[1] = first input element, tdims/tstr below
   ST_FALLBACK,     // interpreter kernel on views (serial)
   ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
   ST_WHOLE,        // the whole function through mx_interp_run (serial)

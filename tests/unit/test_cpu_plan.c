@@ -76,13 +76,16 @@ static void compare(const mx_module_t *m, const mx_func_t *f, mx_tensor_t *args,
   free(ref);
 }
 
-static void run_text(const char *label, const char *text, double tol, int32_t n_weights,
-                     bool expect_whole) {
+// Returns the fast plan's stats (zeros when the text did not parse).
+static mx_cpu_plan_stats_t run_text(const char *label, const char *text, double tol,
+                                    int32_t n_weights, bool expect_whole) {
+  mx_cpu_plan_stats_t st;
+  memset(&st, 0, sizeof st);
   mx_module_t *m = NULL;
   CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &m));
   if (!m) {
     printf("%s: %s\n", label, mx_error_message());
-    return;
+    return st;
   }
   mx_func_t *f = mx_module_find_func(m, "main");
   int32_t na = f->body->n_args;
@@ -93,8 +96,6 @@ static void run_text(const char *label, const char *text, double tol, int32_t n_
     fill_random(&args[i], 4);
     w[i] = i < n_weights;
   }
-  mx_cpu_plan_stats_t st;
-  memset(&st, 0, sizeof st);
   compare(m, f, args, w, 1e-5, label, &st);
   CHECK_MSG(st.whole_function == expect_whole, "%s: whole_function %d", label, st.whole_function);
   printf("%s: %d steps, %d fast, %d views, %d fallback%s\n", label, st.n_steps, st.n_fast,
@@ -103,6 +104,7 @@ static void run_text(const char *label, const char *text, double tol, int32_t n_
   free(args);
   free(w);
   mx_module_destroy(m);
+  return st;
 }
 
 static void test_small_graphs(void) {
@@ -155,6 +157,23 @@ static void test_small_graphs(void) {
            " tensor<5x2x4x3xi32>\n"
            "  return %0, %1 : tensor<7x3x5xf32>, tensor<5x2x4x3xi32>\n}\n",
            0, 0, false);
+  // Slices that are not contiguous runs: strided copies (offsets in every dim, strides, a
+  // Phi-3-style split of a fused projection), exact, none left to the interpreter.
+  mx_cpu_plan_stats_t sl = run_text(
+      "slices",
+      "func.func @main(%a: tensor<4x6x9xf32>, %b: tensor<5x96xf32>, %c: tensor<17xi32>)"
+      " -> (tensor<2x2x3xf32>, tensor<5x32xf32>, tensor<5x32xf32>, tensor<6xi32>,"
+      " tensor<1x1x1xf32>) {\n"
+      "  %0 = stablehlo.slice %a [1:4:2, 2:6:3, 1:9:3] : (tensor<4x6x9xf32>) -> tensor<2x2x3xf32>\n"
+      "  %1 = stablehlo.slice %b [0:5, 32:64] : (tensor<5x96xf32>) -> tensor<5x32xf32>\n"
+      "  %2 = stablehlo.slice %b [0:5, 64:96] : (tensor<5x96xf32>) -> tensor<5x32xf32>\n"
+      "  %3 = stablehlo.slice %c [1:17:3] : (tensor<17xi32>) -> tensor<6xi32>\n"
+      "  %4 = stablehlo.slice %a [3:4, 5:6, 8:9] : (tensor<4x6x9xf32>) -> tensor<1x1x1xf32>\n"
+      "  return %0, %1, %2, %3, %4 : tensor<2x2x3xf32>, tensor<5x32xf32>, tensor<5x32xf32>,"
+      " tensor<6xi32>, tensor<1x1x1xf32>\n}\n",
+      0, 0, false);
+  CHECK_MSG(sl.n_fallback == 0 && sl.n_fast >= 4, "slices: %d fallback, %d fast", sl.n_fallback,
+            sl.n_fast);
   // A reduce at top level: the whole function runs in the interpreter.
   run_text("whole function",
            "func.func @main(%a: tensor<4x6xf32>) -> tensor<4xf32> {\n"
