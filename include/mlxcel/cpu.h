@@ -153,6 +153,42 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
 void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int ith, int nth,
                           int64_t *r0, int64_t *r1, int64_t *c0, int64_t *c1);
 
+// ---- Dynamic work sharing ----
+//
+// On a shared host a thread can lose its CPU for milliseconds; with a fixed split the whole job
+// then waits for it. The _dyn kernels instead cut their output into chunks (about 8 per thread)
+// that the threads of a job claim from a shared counter, so a stalled thread's chunks go to the
+// others. A chunk is computed whole by whichever thread claims it, with the same summation
+// order as the fixed split: results stay bit-identical for any nth. One counter per kernel
+// call, zeroed before the job starts (e.g. by the thread that dispatches it).
+typedef struct mx_cpu_work {
+  _Alignas(64) _Atomic int64_t next;
+} mx_cpu_work_t;
+
+void mx_cpu_work_reset(mx_cpu_work_t *w);
+// Claims the next of n chunks: true with *c its index, false once all are taken.
+bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int64_t *c);
+// Units per chunk to share `units` among nth threads: ~8 chunks per thread, >= min_units each.
+int64_t mx_cpu_work_grain(int64_t units, int nth, int64_t min_units);
+
+// mx_cpu_gemv_packed_f32 on panels [p0, p1) only.
+void mx_cpu_gemv_packed_f32_panels(const mx_cpu_packed_t *w, const float *x, float *y, int64_t p0,
+                                   int64_t p1);
+// mx_cpu_gemv_packed_f32 with the panels shared through `work` in chunks of
+// mx_cpu_gemv_packed_f32_grain panels (at least 64 KiB of weights each).
+int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth);
+void mx_cpu_gemv_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, float *y,
+                                mx_cpu_work_t *work, int nth);
+// mx_cpu_gemm_packed_f32 on panels [p0, p1) x rows [m0, m1) (the unit of both splits).
+void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                                  float *y, int64_t ldy, int64_t m0, int64_t m1, int64_t p0,
+                                  int64_t p1);
+// mx_cpu_gemm_packed_f32 with groups of mx_cpu_gemm_packed_f32_grain panels (all rows) shared
+// through `work`; the fixed split when panels are fewer than threads.
+int64_t mx_cpu_gemm_packed_f32_grain(const mx_cpu_packed_t *w, int nth);
+void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
+                                int64_t ldy, int64_t m, mx_cpu_work_t *work, int ith, int nth);
+
 // Convenience wrappers running one kernel as a whole pool job (pool NULL = single thread).
 void mx_cpu_gemv_f32_run(mx_cpu_pool_t *pool, const mx_cpu_kernels_t *kt, const float *w,
                          int64_t ldw, const float *x, float *y, int64_t n, int64_t k);

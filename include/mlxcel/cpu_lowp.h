@@ -72,6 +72,9 @@ size_t mx_cpu_packed_lowp_bytes(const mx_cpu_packed_lowp_t *p);
 // contiguous range of panels.
 void mx_cpu_gemv_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, float *y, int ith,
                              int nth);
+// The same with the panels shared through `work` (cpu.h's dynamic work sharing).
+void mx_cpu_gemv_packed_lowp_dyn(const mx_cpu_packed_lowp_t *w, const uint16_t *x, float *y,
+                                 mx_cpu_work_t *work, int nth);
 // Y[m, n] = X W^T, X[m, k] row stride ldx elements, Y row stride ldy. Threads split panels (and
 // rows when panels are fewer than threads); K in passes of 256 with the current block of X
 // packed on the stack. m == 1 is valid (GEMM's summation order).

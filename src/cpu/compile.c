@@ -1270,6 +1270,7 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
   free(p->vp);
   if (p->own_arena) free(p->arena);
   free(p->scratch);
+  free(p->work);
   free(p->weight_data);
   free(p->prof_s);
   if (p->own_weights) mx_cpu_weights_destroy(p->weights);
@@ -1448,7 +1449,9 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   }
   if (!st) {
     p->vp = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *p->vp);
-    if (!p->vp) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    // One work-sharing counter per step (the _dyn kernels), each on its own cache line.
+    p->work = aligned_alloc(64, align64((size_t)(p->n_steps ? p->n_steps : 1) * sizeof *p->work));
+    if (!p->vp || !p->work) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
   if (!st && p->scratch_per_thread) {
     p->scratch_threads = mx_cpu_features()->logical_cpus;

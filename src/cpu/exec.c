@@ -187,9 +187,10 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
   return fn(NULL, p->f, op, s->pin, s->tout);
 }
 
-// Y = X W^T for a matmul step's shape (p[0] = m, p[1] = n, p[2] = k, p[3] = rows_as_gemv).
-static void matmul(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x, float *y, int ith,
-                   int nth) {
+// Y = X W^T for a matmul step's shape (p[0] = m, p[1] = n, p[2] = k, p[3] = rows_as_gemv) with
+// the fixed split by (ith, nth).
+static void matmul_fixed(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x, float *y,
+                         int ith, int nth) {
   if (s->p[0] == 1)
     mx_cpu_gemv_packed_f32(w, x, y, ith, nth);
   else if (s->p[3])
@@ -198,31 +199,73 @@ static void matmul(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x,
     mx_cpu_gemm_packed_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
 }
 
+// The same with the panels shared through the step's work counter where the kernel can.
+static void matmul(mx_cpu_plan_t *p, const mx_step_t *s, const mx_cpu_packed_t *w, const float *x,
+                   float *y, int ith, int nth) {
+  mx_cpu_work_t *wk = &p->work[s - p->steps];
+  if (s->p[0] == 1)
+    mx_cpu_gemv_packed_f32_dyn(w, x, y, wk, nth);
+  else if (s->p[3])
+    matmul_fixed(s, w, x, y, ith, nth);
+  else
+    mx_cpu_gemm_packed_f32_dyn(w, x, s->p[2], y, s->p[1], s->p[0], wk, ith, nth);
+}
+
+// mx.gated_mlp's gate and up projections and the activation, chunk by chunk: each claimed
+// group of panels gets its gate and up columns (all rows) and then their activation, so no
+// barrier is needed in between. With fewer panels than threads, the fixed split of
+// mx_cpu_matmul_region.
+static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
+  uint8_t **vp = p->vp;
+  const float *x = (const float *)vp[s->in[0]];
+  float *act = (float *)vp[s->out[0]], *gate = (float *)vp[s->out[1]],
+        *up = (float *)vp[s->out[2]];
+  const mx_cpu_packed_t *w = s->w;
+  int64_t m = s->p[0], n = s->p[1], r0 = 0, r1 = m, c0, c1;
+  bool gemm = m > 1 && !s->p[3];
+  if (w->panels >= nth && (m == 1 || gemm)) {
+    int64_t g = m == 1 ? mx_cpu_gemv_packed_f32_grain(w, nth) : mx_cpu_gemm_packed_f32_grain(w, nth);
+    int64_t chunks = (w->panels + g - 1) / g, c;
+    while (mx_cpu_work_claim(&p->work[s - p->steps], chunks, &c)) {
+      int64_t q0 = c * g, q1 = q0 + g;
+      if (m == 1) {
+        mx_cpu_gemv_packed_f32_panels(w, x, gate, q0, q1);
+        mx_cpu_gemv_packed_f32_panels(s->w2, x, up, q0, q1);
+      } else {
+        mx_cpu_gemm_packed_f32_block(w, x, s->p[2], gate, n, 0, m, q0, q1);
+        mx_cpu_gemm_packed_f32_block(s->w2, x, s->p[2], up, n, 0, m, q0, q1);
+      }
+      c0 = q0 * w->nr;
+      c1 = q1 * w->nr < n ? q1 * w->nr : n;
+      for (int64_t r = 0; r < m && c1 > c0; r++)
+        mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0,
+                             (int)s->p[4], 0, 1);
+    }
+    return;
+  }
+  matmul_fixed(s, w, x, gate, ith, nth);
+  matmul_fixed(s, s->w2, x, up, ith, nth);
+  // The activation over exactly what this thread wrote (gate and up split alike).
+  mx_cpu_matmul_region(w, m, gemm, ith, nth, &r0, &r1, &c0, &c1);
+  for (int64_t r = r0; r < r1 && c1 > c0; r++)
+    mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0,
+                         (int)s->p[4], 0, 1);
+}
+
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
   uint8_t **vp = p->vp;
   switch (s->kind) {
     case ST_GEMM:
-      matmul(s, s->w, (const float *)vp[s->in[0]], (float *)vp[s->out[0]], ith, nth);
+      matmul(p, s, s->w, (const float *)vp[s->in[0]], (float *)vp[s->out[0]], ith, nth);
       break;
 #if MX_CPU_HAVE_FUSED
     case ST_GATED_ACT:
       mx_cpu_gated_act_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
                            (float *)vp[s->out[0]], s->p[0], (int)s->p[1], ith, nth);
       break;
-    case ST_GATED_UP: {
-      const float *x = (const float *)vp[s->in[0]];
-      float *act = (float *)vp[s->out[0]], *gate = (float *)vp[s->out[1]],
-            *up = (float *)vp[s->out[2]];
-      matmul(s, s->w, x, gate, ith, nth);
-      matmul(s, s->w2, x, up, ith, nth);
-      // The activation over exactly what this thread wrote (gate and up split alike).
-      int64_t m = s->p[0], n = s->p[1], r0, r1, c0, c1;
-      mx_cpu_matmul_region(s->w, m, m > 1 && !s->p[3], ith, nth, &r0, &r1, &c0, &c1);
-      for (int64_t r = r0; r < r1 && c1 > c0; r++)
-        mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0,
-                             (int)s->p[4], 0, 1);
+    case ST_GATED_UP:
+      gated_up(p, s, ith, nth);
       break;
-    }
 #endif
 #if MX_CPU_HAVE_FUSED
     case ST_EMBED:
@@ -270,7 +313,7 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       const float *x = (const float *)vp[s->in[0]];
       float *y = (float *)vp[s->out[0]];
       if (s->p[0] == 1)
-        mx_cpu_qgemv(s->qw, x, y, ith, nth);
+        mx_cpu_qgemv_dyn(s->qw, x, y, &p->work[s - p->steps], nth);
       else
         mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->p[0], ith, nth);
       break;
@@ -421,6 +464,7 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
   }
   for (int32_t i = 0; i < p->n_slots; i++)
     if (p->slots[i].kind == SLOT_VIEW) p->vp[i] = p->vp[p->slots[i].base] + p->slots[i].off;
+  for (int32_t i = 0; i < p->n_steps; i++) mx_cpu_work_reset(&p->work[i]);
   job_t j = {p, pool};
   if (pool && nth > 1)
     mx_cpu_pool_run(pool, run_job, &j);

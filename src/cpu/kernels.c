@@ -1,5 +1,6 @@
 // Dispatch tables, weight packing and the portable drivers (thread split, GEMM blocking) around
 // the per-ISA f32 kernels.
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +159,52 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
   if (p1 > p0) w->kt->gemv_panels(w->data, x, y, p0, p1, w->k, w->n);
 }
 
+// ---- Dynamic work sharing ----
+
+void mx_cpu_work_reset(mx_cpu_work_t *w) { atomic_store_explicit(&w->next, 0, memory_order_relaxed); }
+
+bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int64_t *c) {
+  // Relaxed: the counter only hands out indices; the data a chunk writes is published by the
+  // barrier (or job end) after it, like any other kernel output.
+  if (atomic_load_explicit(&w->next, memory_order_relaxed) >= n) return false;
+  int64_t v = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed);
+  if (v >= n) return false;
+  *c = v;
+  return true;
+}
+
+enum { WORK_CHUNKS_PER_THREAD = 8 };
+
+int64_t mx_cpu_work_grain(int64_t units, int nth, int64_t min_units) {
+  if (nth < 1) nth = 1;
+  int64_t chunks = (int64_t)nth * WORK_CHUNKS_PER_THREAD;
+  int64_t g = (units + chunks - 1) / chunks;
+  if (g < min_units) g = min_units;
+  return g > 0 ? g : 1;
+}
+
+void mx_cpu_gemv_packed_f32_panels(const mx_cpu_packed_t *w, const float *x, float *y, int64_t p0,
+                                   int64_t p1) {
+  if (p1 > w->panels) p1 = w->panels;
+  if (p1 > p0) w->kt->gemv_panels(w->data, x, y, p0, p1, w->k, w->n);
+}
+
+// Panels per chunk so that a chunk streams at least this many bytes (long enough runs for the
+// hardware prefetchers; shorter ones lost bandwidth in bench/cpu_kernels).
+enum { GEMV_CHUNK_BYTES = 64 << 10 };
+
+int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth) {
+  int64_t panel_bytes = w->k * w->nr * (int64_t)sizeof(float);
+  int64_t min_p = panel_bytes > 0 ? (GEMV_CHUNK_BYTES + panel_bytes - 1) / panel_bytes : 1;
+  return mx_cpu_work_grain(w->panels, nth, min_p);
+}
+
+void mx_cpu_gemv_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, float *y,
+                                mx_cpu_work_t *work, int nth) {
+  int64_t g = mx_cpu_gemv_packed_f32_grain(w, nth), n = (w->panels + g - 1) / g, c;
+  while (mx_cpu_work_claim(work, n, &c)) mx_cpu_gemv_packed_f32_panels(w, x, y, c * g, c * g + g);
+}
+
 // Prefetches (for writing) a rows x cols tile of Y, one request per 64-byte line.
 static void prefetch_tile(float *y, int64_t ldy, int rows, int cols) {
   for (int i = 0; i < rows; i++)
@@ -192,13 +239,13 @@ void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int it
   *c1 = p1 * w->nr < w->n ? p1 * w->nr : w->n;
 }
 
-void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
-                            int64_t ldy, int64_t m, int ith, int nth) {
+void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                                  float *y, int64_t ldy, int64_t m0, int64_t m1, int64_t p0,
+                                  int64_t p1) {
   const mx_cpu_kernels_t *kt = w->kt;
   const int nr = kt->nr, mr = kt->mr;
   const int64_t kdim = w->k;
-  int64_t p0, p1, m0, m1;
-  gemm_grid(w, m, ith, nth, &p0, &p1, &m0, &m1);
+  if (p1 > w->panels) p1 = w->panels;
   if (p1 <= p0 || m1 <= m0) return;
   if (kdim == 0) {
     int64_t c0 = p0 * nr, c1 = p1 * nr < w->n ? p1 * nr : w->n;
@@ -237,6 +284,33 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
       }
     }
   }
+}
+
+void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
+                            int64_t ldy, int64_t m, int ith, int nth) {
+  int64_t p0, p1, m0, m1;
+  gemm_grid(w, m, ith, nth, &p0, &p1, &m0, &m1);
+  mx_cpu_gemm_packed_f32_block(w, x, ldx, y, ldy, m0, m1, p0, p1);
+}
+
+// Panels per dynamic GEMM chunk: at least 4 (each chunk re-packs the rows of X it sweeps, ~2.5%
+// of its time at 4 panels), at most one L2 block.
+enum { GEMM_CHUNK_MIN_PANELS = 4 };
+
+int64_t mx_cpu_gemm_packed_f32_grain(const mx_cpu_packed_t *w, int nth) {
+  int64_t g = mx_cpu_work_grain(w->panels, nth, GEMM_CHUNK_MIN_PANELS);
+  return g < MX_GEMM_NC_PANELS ? g : MX_GEMM_NC_PANELS;
+}
+
+void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
+                                int64_t ldy, int64_t m, mx_cpu_work_t *work, int ith, int nth) {
+  if (w->panels < nth) {
+    mx_cpu_gemm_packed_f32(w, x, ldx, y, ldy, m, ith, nth);
+    return;
+  }
+  int64_t g = mx_cpu_gemm_packed_f32_grain(w, nth), n = (w->panels + g - 1) / g, c;
+  while (mx_cpu_work_claim(work, n, &c))
+    mx_cpu_gemm_packed_f32_block(w, x, ldx, y, ldy, 0, m, c * g, c * g + g);
 }
 
 // ---- Whole-pool wrappers ----

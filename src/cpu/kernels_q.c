@@ -230,6 +230,26 @@ void mx_cpu_qgemv(const mx_cpu_qpacked_t *w, const float *x, float *y, int ith, 
   w->qk->gemv(w, x, &a, y, p0, p1);
 }
 
+// Chunks of at least 64 KiB of packed weights (long streams for the prefetchers).
+enum { QGEMV_CHUNK_BYTES = 64 << 10 };
+
+void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cpu_work_t *work,
+                      int nth) {
+  int64_t panel_bytes = (int64_t)(w->bytes / (size_t)(w->panels > 0 ? w->panels : 1));
+  int64_t min_p = panel_bytes > 0 ? (QGEMV_CHUNK_BYTES + panel_bytes - 1) / panel_bytes : 1;
+  int64_t g = mx_cpu_work_grain(w->panels, nth, min_p), n = (w->panels + g - 1) / g, c;
+  if (!mx_cpu_work_claim(work, n, &c)) return;  // nothing left: skip the activation prep
+  _Alignas(64) float xsum[MX_Q_MAX_K / 32], dx[MX_Q_MAX_K / 32];
+  _Alignas(64) int32_t xqsum[MX_Q_MAX_K / 32];
+  _Alignas(64) int8_t xq[MX_Q_MAX_K], xl[MX_Q_MAX_K];
+  mx_qact_t a = {xsum, xq, xl, dx, xqsum};
+  w->qk->prep(w, x, &a);
+  do {
+    int64_t p0 = c * g, p1 = p0 + g < w->panels ? p0 + g : w->panels;
+    w->qk->gemv(w, x, &a, y, p0, p1);
+  } while (mx_cpu_work_claim(work, n, &c));
+}
+
 enum { QKC = 256 };  // k values per dequantized block (a multiple of every group size)
 
 void mx_cpu_qgemm(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,

@@ -132,6 +132,7 @@ struct mx_cpu_plan {
   float *scratch;  // attention scratch: scratch_per_thread * scratch_threads floats
   size_t scratch_per_thread;
   int scratch_threads;
+  mx_cpu_work_t *work;  // [n_steps]: work-sharing counters of the steps, zeroed before each run
   int32_t n_view_ops;
   int32_t n_barriers;
   bool whole;
