@@ -75,6 +75,38 @@ static void fill_sentinel(float *y, int64_t count) {
   for (int64_t i = 0; i < count; i++) y[i] = kSentinel;
 }
 
+// The work-sharing kernels (cpu.h's _dyn), run as one pool job with a fresh counter.
+typedef struct dyn_job {
+  const mx_cpu_packed_t *w;
+  const float *x;
+  float *y;
+  int64_t ldx, ldy, m;
+  mx_cpu_work_t work;
+} dyn_job_t;
+
+static void dyn_task(void *ctx, int ith, int nth) {
+  dyn_job_t *j = ctx;
+  if (j->m == 1 && j->ldx == 0)
+    mx_cpu_gemv_packed_f32_dyn(j->w, j->x, j->y, &j->work, nth);
+  else
+    mx_cpu_gemm_packed_f32_dyn(j->w, j->x, j->ldx, j->y, j->ldy, j->m, &j->work, ith, nth);
+}
+
+// Runs the _dyn kernel on every pool into a sentinel-filled copy and counts differences from
+// `want` (the fixed split's single-thread result, m rows of stride ldy).
+static void check_dyn(const mx_cpu_packed_t *pw, const float *x, int64_t ldx, int64_t ldy,
+                      int64_t m, const float *want) {
+  float *y = malloc((size_t)(m * ldy) * sizeof(float));
+  for (int t = 0; t < NPOOLS; t++) {
+    fill_sentinel(y, m * ldy);
+    dyn_job_t j = {.w = pw, .x = x, .y = y, .ldx = ldx, .ldy = ldy, .m = m};
+    mx_cpu_work_reset(&j.work);
+    mx_cpu_pool_run(g_pools[t], dyn_task, &j);
+    g_bad_threads += memcmp(y, want, (size_t)(m * ldy) * sizeof(float)) != 0;
+  }
+  free(y);
+}
+
 // GEMV (row-major and packed) for one shape, all pools; ldw = k + pad.
 static void check_gemv(const mx_cpu_kernels_t *kt, int64_t n, int64_t k, int64_t pad) {
   const char *isa = mx_cpu_isa_name(mx_cpu_kernels_isa(kt));
@@ -95,6 +127,7 @@ static void check_gemv(const mx_cpu_kernels_t *kt, int64_t n, int64_t k, int64_t
     compare("gemv", isa, y[0][t], n + 5, ref, mag, 1, n, k);
     if (pw) compare("gemv_packed", isa, y[1][t], n + 5, ref, mag, 1, n, k);
   }
+  if (pw) check_dyn(pw, x, 0, n + 5, 1, y[1][0]);
   for (int v = 0; v < 2; v++) {
     for (int t = 1; t < NPOOLS; t++) {
       g_bad_threads += memcmp(y[v][0], y[v][t], (size_t)n * sizeof(float)) != 0;
@@ -124,6 +157,7 @@ static void check_gemm(const mx_cpu_kernels_t *kt, int64_t m, int64_t n, int64_t
     if (pw) mx_cpu_gemm_packed_f32_run(g_pools[t], pw, x, ldx, y[t], ldy, m);
     compare("gemm", isa, y[t], ldy, ref, mag, m, n, k);
   }
+  if (pw) check_dyn(pw, x, ldx, ldy, m, y[0]);
   for (int t = 1; t < NPOOLS; t++) {
     g_bad_threads += memcmp(y[0], y[t], (size_t)(m * ldy) * sizeof(float)) != 0;
   }
