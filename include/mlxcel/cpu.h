@@ -6,6 +6,8 @@
 // computes a fixed, disjoint part of the output. Every kernel here gives bit-identical results
 // for any nth (the reduction order of every output element depends only on the ISA variant and
 // the shapes, never on the thread count), so `--threads 1` and `--threads 2` agree exactly.
+// The plan executor calls the _dyn variants (below) where they exist: the same kernels with the
+// parts claimed at run time instead of fixed, which changes who computes a part, never how.
 //
 // Thread-safety: mx_cpu_features(), mx_cpu_kernels_*() are safe from any thread (detection runs
 // once, guarded by pthread_once). A pool may be driven by one thread at a time (the thread that
