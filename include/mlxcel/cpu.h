@@ -182,9 +182,8 @@ int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth);
 void mx_cpu_gemv_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, float *y,
                                 mx_cpu_work_t *work, int nth);
 // mx_cpu_gemm_packed_f32 on panels [p0, p1) x rows [m0, m1) (the unit of both splits).
-void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
-                                  float *y, int64_t ldy, int64_t m0, int64_t m1, int64_t p0,
-                                  int64_t p1);
+void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
+                                  int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
 // mx_cpu_gemm_packed_f32 with groups of mx_cpu_gemm_packed_f32_grain panels (all rows) shared
 // through `work`; the fixed split when panels are fewer than threads.
 int64_t mx_cpu_gemm_packed_f32_grain(const mx_cpu_packed_t *w, int nth);

@@ -218,13 +218,13 @@ static void matmul(mx_cpu_plan_t *p, const mx_step_t *s, const mx_cpu_packed_t *
 static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
   uint8_t **vp = p->vp;
   const float *x = (const float *)vp[s->in[0]];
-  float *act = (float *)vp[s->out[0]], *gate = (float *)vp[s->out[1]],
-        *up = (float *)vp[s->out[2]];
+  float *act = (float *)vp[s->out[0]], *gate = (float *)vp[s->out[1]], *up = (float *)vp[s->out[2]];
   const mx_cpu_packed_t *w = s->w;
   int64_t m = s->p[0], n = s->p[1], r0 = 0, r1 = m, c0, c1;
   bool gemm = m > 1 && !s->p[3];
   if (w->panels >= nth && (m == 1 || gemm)) {
-    int64_t g = m == 1 ? mx_cpu_gemv_packed_f32_grain(w, nth) : mx_cpu_gemm_packed_f32_grain(w, nth);
+    int64_t g =
+        m == 1 ? mx_cpu_gemv_packed_f32_grain(w, nth) : mx_cpu_gemm_packed_f32_grain(w, nth);
     int64_t chunks = (w->panels + g - 1) / g, c;
     while (mx_cpu_work_claim(&p->work[s - p->steps], chunks, &c)) {
       int64_t q0 = c * g, q1 = q0 + g;

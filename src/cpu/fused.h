@@ -67,10 +67,10 @@ void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_
 // contiguous blocks by (ith, nth); the heads of one GQA group that a thread holds walk the keys
 // together in blocks of 64, so each block of K and V is read from memory once per group: per
 // head the scores of the block, one rescale of the running sum / accumulator, then the
-// weighted V sum (fused_kv.c's driver on the f32 caches in place). Prefill (T > 1, on ISAs with a tile kernel,
-// Hq / Hkv <= 16) works on tiles: the Hq/Hkv heads of one kv head at up to 16 / (Hq/Hkv)
-// consecutive positions, up to 16 rows computed together (flash-style: each K/V block is read
-// once per tile, the scores of all rows of the tile at once), tiles dealt round-robin to the
+// weighted V sum (fused_kv.c's driver on the f32 caches in place). Prefill (T > 1, on ISAs with a
+// tile kernel, Hq / Hkv <= 16) works on tiles: the Hq/Hkv heads of one kv head at up to 16 /
+// (Hq/Hkv) consecutive positions, up to 16 rows computed together (flash-style: each K/V block is
+// read once per tile, the scores of all rows of the tile at once), tiles dealt round-robin to the
 // threads so causal work is shared evenly. Keys past S - 1
 // do not exist (p >= S sees 0 .. S-1); a query that sees no key (p < 0, or the window starting
 // past S - 1) gets zeros (the decomposition would give NaN). out must not alias q or the caches.

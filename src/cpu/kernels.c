@@ -161,7 +161,9 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
 
 // ---- Dynamic work sharing ----
 
-void mx_cpu_work_reset(mx_cpu_work_t *w) { atomic_store_explicit(&w->next, 0, memory_order_relaxed); }
+void mx_cpu_work_reset(mx_cpu_work_t *w) {
+  atomic_store_explicit(&w->next, 0, memory_order_relaxed);
+}
 
 bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int64_t *c) {
   // Relaxed: the counter only hands out indices; the data a chunk writes is published by the
@@ -239,9 +241,8 @@ void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int it
   *c1 = p1 * w->nr < w->n ? p1 * w->nr : w->n;
 }
 
-void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
-                                  float *y, int64_t ldy, int64_t m0, int64_t m1, int64_t p0,
-                                  int64_t p1) {
+void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
+                                  int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
   const mx_cpu_kernels_t *kt = w->kt;
   const int nr = kt->nr, mr = kt->mr;
   const int64_t kdim = w->k;
