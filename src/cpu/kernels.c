@@ -191,8 +191,8 @@ void mx_cpu_gemv_packed_f32_panels(const mx_cpu_packed_t *w, const float *x, flo
   if (p1 > p0) w->kt->gemv_panels(w->data, x, y, p0, p1, w->k, w->n);
 }
 
-// Panels per chunk so that a chunk streams at least this many bytes (long enough runs for the
-// hardware prefetchers; shorter ones lost bandwidth in bench/cpu_kernels).
+// Panels per chunk so that a chunk streams at least this many bytes (long runs for the hardware
+// prefetchers, as a fixed split gives them).
 enum { GEMV_CHUNK_BYTES = 64 << 10 };
 
 int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth) {
