@@ -172,6 +172,9 @@ void mx_cpu_work_reset(mx_cpu_work_t *w);
 bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int64_t *c);
 // Units per chunk to share `units` among nth threads: ~8 chunks per thread, >= min_units each.
 int64_t mx_cpu_work_grain(int64_t units, int nth, int64_t min_units);
+// The same for a stream of units of unit_bytes each (GEMV panels): chunks of at least 64 KiB, so
+// each stays a long run for the hardware prefetchers, as a fixed split gives them.
+int64_t mx_cpu_work_stream_grain(int64_t units, int64_t unit_bytes, int nth);
 
 // mx_cpu_gemv_packed_f32 on panels [p0, p1) only.
 void mx_cpu_gemv_packed_f32_panels(const mx_cpu_packed_t *w, const float *x, float *y, int64_t p0,

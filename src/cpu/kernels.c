@@ -191,14 +191,15 @@ void mx_cpu_gemv_packed_f32_panels(const mx_cpu_packed_t *w, const float *x, flo
   if (p1 > p0) w->kt->gemv_panels(w->data, x, y, p0, p1, w->k, w->n);
 }
 
-// Panels per chunk so that a chunk streams at least this many bytes (long runs for the hardware
-// prefetchers, as a fixed split gives them).
-enum { GEMV_CHUNK_BYTES = 64 << 10 };
+enum { STREAM_CHUNK_BYTES = 64 << 10 };
+
+int64_t mx_cpu_work_stream_grain(int64_t units, int64_t unit_bytes, int nth) {
+  int64_t min_units = unit_bytes > 0 ? (STREAM_CHUNK_BYTES + unit_bytes - 1) / unit_bytes : 1;
+  return mx_cpu_work_grain(units, nth, min_units);
+}
 
 int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth) {
-  int64_t panel_bytes = w->k * w->nr * (int64_t)sizeof(float);
-  int64_t min_p = panel_bytes > 0 ? (GEMV_CHUNK_BYTES + panel_bytes - 1) / panel_bytes : 1;
-  return mx_cpu_work_grain(w->panels, nth, min_p);
+  return mx_cpu_work_stream_grain(w->panels, w->k * w->nr * (int64_t)sizeof(float), nth);
 }
 
 void mx_cpu_gemv_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, float *y,

@@ -151,14 +151,11 @@ void mx_cpu_gemv_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, f
   if (p1 > p0) w->kt->gemv(w->data, x, y, p0, p1, w->k, w->n);
 }
 
-// Dynamic split: chunks of at least 64 KiB of weights (long streams for the prefetchers).
-enum { LOWP_GEMV_CHUNK_BYTES = 64 << 10 };
-
 void mx_cpu_gemv_packed_lowp_dyn(const mx_cpu_packed_lowp_t *w, const uint16_t *x, float *y,
                                  mx_cpu_work_t *work, int nth) {
   int64_t panel_bytes = w->kpad * MX_CPU_LOWP_NR * (int64_t)sizeof(uint16_t);
-  int64_t min_p = panel_bytes > 0 ? (LOWP_GEMV_CHUNK_BYTES + panel_bytes - 1) / panel_bytes : 1;
-  int64_t g = mx_cpu_work_grain(w->panels, nth, min_p), n = (w->panels + g - 1) / g, c;
+  int64_t g = mx_cpu_work_stream_grain(w->panels, panel_bytes, nth);
+  int64_t n = (w->panels + g - 1) / g, c;
   while (mx_cpu_work_claim(work, n, &c)) {
     int64_t p0 = c * g, p1 = p0 + g < w->panels ? p0 + g : w->panels;
     w->kt->gemv(w->data, x, y, p0, p1, w->k, w->n);

@@ -230,14 +230,11 @@ void mx_cpu_qgemv(const mx_cpu_qpacked_t *w, const float *x, float *y, int ith, 
   w->qk->gemv(w, x, &a, y, p0, p1);
 }
 
-// Chunks of at least 64 KiB of packed weights (long streams for the prefetchers).
-enum { QGEMV_CHUNK_BYTES = 64 << 10 };
-
 void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cpu_work_t *work,
                       int nth) {
   int64_t panel_bytes = (int64_t)(w->bytes / (size_t)(w->panels > 0 ? w->panels : 1));
-  int64_t min_p = panel_bytes > 0 ? (QGEMV_CHUNK_BYTES + panel_bytes - 1) / panel_bytes : 1;
-  int64_t g = mx_cpu_work_grain(w->panels, nth, min_p), n = (w->panels + g - 1) / g, c;
+  int64_t g = mx_cpu_work_stream_grain(w->panels, panel_bytes, nth);
+  int64_t n = (w->panels + g - 1) / g, c;
   if (!mx_cpu_work_claim(work, n, &c)) return;  // nothing left: skip the activation prep
   _Alignas(64) float xsum[MX_Q_MAX_K / 32], dx[MX_Q_MAX_K / 32];
   _Alignas(64) int32_t xqsum[MX_Q_MAX_K / 32];
