@@ -2,6 +2,7 @@
 // with caches of element type `kv` (MX_ELEM_BF16 or MX_ELEM_F16), widened to f32 exactly as
 // they are read, so the result is the f32 kernel's on the converted caches, which is what the
 // composite's decomposition computes (convert, then f32 dots). Halves the bytes attention reads.
+// kv = MX_ELEM_F32 reads f32 caches in place (no widening): mx_cpu_attention_f32's decode path.
 //
 // Work: the (sequence, query, head) units are ordered by (sequence, kv head, query, head in the
 // group) and split into contiguous ranges by (ith, nth); a thread takes the units of one kv head
