@@ -10,14 +10,14 @@
 
 static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// Scratch of one thread: K block [BLOCK * round16(d)] | V block [same] | scores [BLOCK] |
+// Scratch of one thread: K block [BLOCK * round16(d)] | V block [same] | scores [TILE * BLOCK] |
 // accumulators [GROUP * round16(d)] | running max [GROUP] | sums [GROUP] | 16 (threads never
 // share a cache line).
 size_t mx_cpu_attention_kv_scratch_floats(int64_t d, int64_t s) {
   (void)s;  // keys stream in blocks: the scratch does not grow with the context
   if (d < 1) d = 1;
-  return (size_t)(2 * MX_ATTN_BLOCK * round16(d) + MX_ATTN_BLOCK + MX_KV_GROUP * (round16(d) + 2) +
-                  16);
+  return (size_t)(2 * MX_ATTN_BLOCK * round16(d) + MX_KV_TILE * MX_ATTN_BLOCK +
+                  MX_KV_GROUP * (round16(d) + 2) + 16);
 }
 
 static void widen_bf16(const uint16_t *src, float *dst, int64_t n) {
@@ -80,11 +80,13 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
   if (kv != MX_ELEM_BF16 && kv != MX_ELEM_F16 && kv != MX_ELEM_F32) return;
   bool bf = kv == MX_ELEM_BF16, f32 = kv == MX_ELEM_F32;
   mx_kv_block_fn step = block_scalar;
+  mx_kv_tile_fn tile = NULL;  // NULL: step per query
   mx_kv_widen_fn conv = bf ? widen_bf16 : widen_f16;
 #if defined(__x86_64__)
   switch (mx_cpu_fused_isa()) {
     case MX_CPU_ISA_AVX512:
       step = mx_cpu_kv_block_avx512;
+      tile = mx_cpu_kv_tile_avx512;
       conv = bf ? mx_cpu_lowp_convert_avx512.bf16_to_f32 : mx_cpu_lowp_convert_avx512.f16_to_f32;
       break;
     case MX_CPU_ISA_AVX2:
@@ -100,7 +102,7 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
   const float *kc32 = k_cache, *vc32 = v_cache;
   const int64_t d16 = round16(d), B = MX_ATTN_BLOCK;
   float *kf = scratch + (size_t)ith * mx_cpu_attention_kv_scratch_floats(d, s);
-  float *vf = kf + B * d16, *sc = vf + B * d16, *acc = sc + B;
+  float *vf = kf + B * d16, *sc = vf + B * d16, *acc = sc + MX_KV_TILE * B;
   float *mrun = acc + MX_KV_GROUP * d16, *lrun = mrun + MX_KV_GROUP;
   int64_t g = hq / hkv, n_units = b * t * hq;
   int64_t u0 = n_units * ith / nth, u1 = n_units * (ith + 1) / nth;
@@ -136,13 +138,32 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
         kb = kf;
         vb = vf;
       }
-      for (int64_t j = 0; j < n; j++) {
+      for (int64_t j = 0; j < n;) {
         int64_t a = lo[j] > s0 ? lo[j] : s0, e = hi[j] < s0 + B - 1 ? hi[j] : s0 + B - 1;
-        if (a > e) continue;
+        if (a > e) {
+          j++;
+          continue;
+        }
         unit_pos_t p = unit_at(u + j, t, hkv, g);
         const float *qr = q + ((p.b * t + p.t) * hq + p.h) * d;
-        step(qr, kb + (a - c0) * d, vb + (a - c0) * d, e - a + 1, d, scale, softcap, &mrun[j],
-             &lrun[j], acc + j * d16, sc);
+        // A tile: the following queries of the same position (the next heads of the group,
+        // whose rows follow in q), which see the same keys of this block.
+        int64_t nr = 1;
+        while (tile && j + nr < n && nr < MX_KV_TILE) {
+          unit_pos_t pn = unit_at(u + j + nr, t, hkv, g);
+          if (pn.t != p.t || pn.h != p.h + nr) break;
+          int64_t an = lo[j + nr] > s0 ? lo[j + nr] : s0;
+          int64_t en = hi[j + nr] < s0 + B - 1 ? hi[j + nr] : s0 + B - 1;
+          if (an != a || en != e) break;
+          nr++;
+        }
+        const float *kr = kb + (a - c0) * d, *vr = vb + (a - c0) * d;
+        if (tile)
+          tile(qr, nr, kr, vr, e - a + 1, d, scale, softcap, &mrun[j], &lrun[j], acc + j * d16, d16,
+               sc);
+        else
+          step(qr, kr, vr, e - a + 1, d, scale, softcap, &mrun[j], &lrun[j], acc + j * d16, sc);
+        j += nr;
       }
     }
     for (int64_t j = 0; j < n; j++) {

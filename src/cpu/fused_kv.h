@@ -10,8 +10,10 @@
 // of MX_ATTN_BLOCK: each block of K and V is widened into the thread's scratch once for all of
 // them (a GQA group in decode, every query of a prefill chunk), then each query that sees part
 // of the block scores it, updates its online softmax and accumulates V in f32, with the variant
-// selected for the fused kernels (mx_cpu_fused_isa). A query's result depends only on its own
-// key range (the same block steps in the same order), so it is bit-identical for any nth.
+// selected for the fused kernels (mx_cpu_fused_isa); where the variant has a tile step, the
+// heads of one position that see the same keys go together (each K and V row loaded once). A
+// query's result depends only on its own key range (the same block steps in the same order), so it
+// is bit-identical for any nth.
 #ifndef MX_CPU_FUSED_KV_H
 #define MX_CPU_FUSED_KV_H
 
@@ -34,8 +36,16 @@ typedef void (*mx_kv_block_fn)(const float *q, const float *kf, const float *vf,
                                int64_t d, float scale, float softcap, float *m, float *l,
                                float *acc, float *sc);
 typedef void (*mx_kv_widen_fn)(const uint16_t *src, float *dst, int64_t n);
+enum { MX_KV_TILE = 8 };  // queries of one tile step
+// The queries q + r * d (r < nq, 1 <= nq <= MX_KV_TILE) that see the same keys kf[0..nb):
+// mx_kv_block_fn's update for each, of m[r], l[r] and acc + r * acc_stride. sc: MX_KV_TILE *
+// MX_ATTN_BLOCK floats. Loads each row of K and V once for the tile where the variant can.
+typedef void (*mx_kv_tile_fn)(const float *q, int64_t nq, const float *kf, const float *vf,
+                              int64_t nb, int64_t d, float scale, float softcap, float *m, float *l,
+                              float *acc, int64_t acc_stride, float *sc);
 #if defined(__x86_64__)
 extern const mx_kv_block_fn mx_cpu_kv_block_avx2, mx_cpu_kv_block_avx512;
+extern const mx_kv_tile_fn mx_cpu_kv_tile_avx512;
 #endif
 
 #endif  // MX_CPU_FUSED_KV_H

@@ -100,4 +100,136 @@ MX_T512 static void block(const float *q, const float *kf, const float *vf, int6
 
 const mx_kv_block_fn mx_cpu_kv_block_avx512 = block;
 
+// Lane j of the result = the sum of the 16 lanes of v[j] (a transpose-and-add tree: 45
+// shuffles and adds for 16 dot products instead of 16 full reductions).
+MX_T512 static inline __m512 sum16x16(const __m512 v[16]) {
+  __m512 a[8], b[4];
+  for (int k = 0; k < 8; k++)  // per 128-bit lane: x0+x2, y0+y2, x1+x3, y1+y3
+    a[k] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * k], v[2 * k + 1]),
+                         _mm512_unpackhi_ps(v[2 * k], v[2 * k + 1]));
+  for (int k = 0; k < 4; k++) {  // per 128-bit lane: the partial sums of four vectors
+    __m512d x = _mm512_castps_pd(a[2 * k]), y = _mm512_castps_pd(a[2 * k + 1]);
+    b[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                         _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+  }
+  __m512 c0 = _mm512_add_ps(_mm512_shuffle_f32x4(b[0], b[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_f32x4(b[0], b[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  __m512 c1 = _mm512_add_ps(_mm512_shuffle_f32x4(b[2], b[3], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_f32x4(b[2], b[3], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(c0, c1, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(c0, c1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// sc[j] = q . k_j for the keys j < nb (rows of d): 16 keys per pass, one accumulator each,
+// rows past nb read the last row (valid memory) and their sums are not stored.
+MX_T512 static void scores16(const float *q, const float *kf, int64_t nb, int64_t d, float *sc) {
+  for (int64_t j0 = 0; j0 < nb; j0 += 16) {
+    const float *kr[16];
+    for (int k = 0; k < 16; k++) kr[k] = kf + (j0 + k < nb ? j0 + k : nb - 1) * d;
+    __m512 acc[16];
+    for (int k = 0; k < 16; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < d; i += 16) {
+      __mmask16 m = mask16(d - i);
+      __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+      for (int k = 0; k < 16; k++)
+        acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, kr[k] + i), qv, acc[k]);
+    }
+    _mm512_mask_storeu_ps(sc + j0, mask16(nb - j0), sum16x16(acc));
+  }
+}
+
+// acc[r][0..64) = acc[r] * corr[r] + sum_j p[r][j] v_j[0..64) for NR queries (r < NR): each
+// row of V is loaded once for all of them. p: row r at p + r * MX_ATTN_BLOCK; acc: row r at
+// acc + r * as. Called with a constant NR so the accumulators stay in registers.
+MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int64_t d,
+                                  const float *p, const float *corr, float *acc, int64_t as) {
+  __m512 a[4][4];
+  for (int r = 0; r < nr; r++) {
+    __m512 c = _mm512_set1_ps(corr[r]);
+    for (int k = 0; k < 4; k++) a[r][k] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * as + 16 * k), c);
+  }
+  for (int64_t j = 0; j < nb; j++) {
+    const float *vr = vf + j * d;
+    __m512 v0 = _mm512_loadu_ps(vr), v1 = _mm512_loadu_ps(vr + 16);
+    __m512 v2 = _mm512_loadu_ps(vr + 32), v3 = _mm512_loadu_ps(vr + 48);
+    for (int r = 0; r < nr; r++) {
+      __m512 pj = _mm512_set1_ps(p[r * MX_ATTN_BLOCK + j]);
+      a[r][0] = _mm512_fmadd_ps(pj, v0, a[r][0]);
+      a[r][1] = _mm512_fmadd_ps(pj, v1, a[r][1]);
+      a[r][2] = _mm512_fmadd_ps(pj, v2, a[r][2]);
+      a[r][3] = _mm512_fmadd_ps(pj, v3, a[r][3]);
+    }
+  }
+  for (int r = 0; r < nr; r++)
+    for (int k = 0; k < 4; k++) _mm512_storeu_ps(acc + r * as + 16 * k, a[r][k]);
+}
+
+// nq queries against one key block (fused_kv.h, mx_kv_tile_fn).
+MX_T512 static void tile(const float *q, int64_t nq, const float *kf, const float *vf, int64_t nb,
+                         int64_t d, float scale, float softcap, float *m, float *l, float *acc,
+                         int64_t as, float *sc) {
+  __m512 vscale = _mm512_set1_ps(scale), vcap = _mm512_set1_ps(softcap);
+  float corr[MX_KV_TILE];
+  for (int64_t r = 0; r < nq; r++) {
+    float *p = sc + r * MX_ATTN_BLOCK;
+    scores16(q + r * d, kf, nb, d, p);
+    __m512 vm = _mm512_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < nb; j += 16) {
+      __mmask16 mk = mask16(nb - j);
+      __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, p + j), vscale);
+      if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
+      _mm512_mask_storeu_ps(p + j, mk, s);
+      vm = _mm512_mask_max_ps(vm, mk, vm, s);
+    }
+    float bm = _mm512_reduce_max_ps(vm);
+    float mn = bm > m[r] ? bm : m[r];
+    corr[r] = 0.0f;
+    if (m[r] != -INFINITY) corr[r] = _mm512_cvtss_f32(exp16(_mm512_set1_ps(m[r] - mn)));
+    __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
+    for (int64_t j = 0; j < nb; j += 16) {
+      __mmask16 mk = mask16(nb - j);
+      __m512 e =
+          _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, p + j), vmn)));
+      _mm512_mask_storeu_ps(p + j, mk, e);
+      vsum = _mm512_add_ps(vsum, e);
+    }
+    l[r] = l[r] * corr[r] + _mm512_reduce_add_ps(vsum);
+    m[r] = mn;
+  }
+  int64_t i = 0;
+  for (; i + 64 <= d; i += 64) {
+    for (int64_t r0 = 0; r0 < nq; r0 += 4) {
+      const float *p = sc + r0 * MX_ATTN_BLOCK;
+      float *ar = acc + r0 * as + i;
+      switch (nq - r0 < 4 ? nq - r0 : 4) {
+        case 4:
+          vsum64(4, vf + i, nb, d, p, corr + r0, ar, as);
+          break;
+        case 3:
+          vsum64(3, vf + i, nb, d, p, corr + r0, ar, as);
+          break;
+        case 2:
+          vsum64(2, vf + i, nb, d, p, corr + r0, ar, as);
+          break;
+        default:
+          vsum64(1, vf + i, nb, d, p, corr + r0, ar, as);
+          break;
+      }
+    }
+  }
+  for (; i < d; i += 16) {
+    __mmask16 mk = mask16(d - i);
+    for (int64_t r = 0; r < nq; r++) {
+      const float *p = sc + r * MX_ATTN_BLOCK;
+      __m512 a0 =
+          _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + r * as + i), _mm512_set1_ps(corr[r]));
+      for (int64_t j = 0; j < nb; j++)
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_maskz_loadu_ps(mk, vf + j * d + i), a0);
+      _mm512_mask_storeu_ps(acc + r * as + i, mk, a0);
+    }
+  }
+}
+
+const mx_kv_tile_fn mx_cpu_kv_tile_avx512 = tile;
+
 #endif  // __x86_64__

@@ -73,6 +73,9 @@ int main(void) {
       {1, 4, 4, 2, 256, 256, 0, 0.0f, {200, 0}},    // d = 256
       {1, 40, 4, 1, 300, 48, 0, 0.0f, {150, 0}},    // 160 queries per kv head: several groups
       {2, 33, 6, 2, 200, 32, 70, 0.0f, {60, 100}},  // window 70 across block boundaries
+      {1, 1, 12, 2, 150, 80, 0, 0.0f, {149, 0}},    // tiles of 6 queries, d = 64 + 16 lanes
+      {1, 1, 24, 2, 100, 64, 0, 0.0f, {70, 0}},     // GQA 12: tiles of 8 and 4 queries
+      {1, 3, 10, 2, 120, 64, 0, 3.0f, {50, 0}},     // prefill, 5 heads per position, soft-cap
   };
   static const char *names[] = {"scalar", "avx2", "avx512"};
   for (int isa = 0; isa < 3; isa++) {
