@@ -78,9 +78,11 @@ int mx_cpu_kernels_panel_rows(const mx_cpu_kernels_t *kt);
 // ============================================================================================
 
 // A persistent pool of n threads: the thread calling mx_cpu_pool_run acts as thread 0 and
-// n - 1 workers are spawned at create time (none when n == 1). Between jobs workers spin
-// briefly, then sleep (futex on Linux, condition variable elsewhere); a job's hot path makes no
-// allocation and no system call except the wake-up of sleeping workers.
+// n - 1 workers are spawned at create time (none when n == 1). Between jobs workers spin for up
+// to 1 ms (longer than the host's work between two decode steps, so a generation loop never
+// pays a wake-up), yielding the CPU now and then, and then sleep (futex on Linux, condition
+// variable elsewhere); a job's hot path makes no allocation and no system call except those
+// yields and the wake-up of sleeping workers.
 typedef struct mx_cpu_pool mx_cpu_pool_t;
 
 // A job: called once on every thread with ith in [0, nth).

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mlxcel/cpu.h"
 
@@ -37,14 +38,18 @@
 #define MX_CPU_RELAX() ((void)0)
 #endif
 
-// Spin iterations (each a pause: ~50 ns on Zen 4/5, ~10-40 ns elsewhere, so ~0.1 ms here)
-// before yielding, then a few sched_yield rounds before sleeping: long enough to cover the gap
-// between consecutive kernels of a decode step, short enough not to burn a core when idle, and
-// the yields let a descheduled peer run when threads outnumber free cores.
-// With more threads than CPUs, spinning only delays the peer we wait for: spin briefly.
+// Waits spin for up to SPIN_NS of wall time (a pause per check, a sched_yield every
+// YIELD_EVERY checks so a descheduled peer can run when threads outnumber free cores), then a
+// few sched_yield rounds, then sleep. The budget is time, not a pause count, because a pause
+// costs 10-140 cycles depending on the CPU, and it has to cover the host's work between two
+// plan runs: 0.1-0.25 ms between decode steps in mlxcel bench and generate (SmolLM2-135M int4,
+// measured), longer than the 2048 pauses used before, so a worker slept before every token and
+// the next run waited ~0.1 ms for the kernel to wake it. An idle pool burns at most SPIN_NS per
+// thread after its last job. With more threads than CPUs, spinning only delays the peer we
+// wait for: one round of YIELD_EVERY pauses.
 enum {
-  SPIN_ITERS = 2048,
-  SPIN_ITERS_OVERSUBSCRIBED = 16,
+  SPIN_NS = 1000000,
+  SPIN_NS_OVERSUBSCRIBED = 0,
   YIELD_EVERY = 32,
   YIELD_ITERS = 8,
   MAX_THREADS = 256
@@ -78,13 +83,25 @@ static void ww_fini(wait_word_t *w) {
 #endif
 }
 
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 // Returns once w->value != old (acquire).
-static void ww_wait_change(wait_word_t *w, unsigned old, int spin) {
-  for (int i = 0; i < spin; i++) {
+static void ww_wait_change(wait_word_t *w, unsigned old, int64_t spin_ns) {
+  int64_t start = -1;
+  for (unsigned i = 1;; i++) {
     if (atomic_load_explicit(&w->value, memory_order_acquire) != old) return;
     MX_CPU_RELAX();
-    // The thread we wait for may share our CPU (other processes hold the rest): let it run.
-    if ((i & (YIELD_EVERY - 1)) == YIELD_EVERY - 1) sched_yield();
+    if (i % YIELD_EVERY == 0) {
+      // The thread we wait for may share our CPU (other processes hold the rest): let it run.
+      sched_yield();
+      int64_t t = now_ns();
+      if (start < 0) start = t;
+      if (t - start >= spin_ns) break;
+    }
   }
   for (int i = 0; i < YIELD_ITERS; i++) {
     if (atomic_load_explicit(&w->value, memory_order_acquire) != old) return;
@@ -127,8 +144,8 @@ struct mx_cpu_pool {
   void *ctx;
   bool quit;
   int nth;
-  int spin;     // spin iterations before yielding
-  int started;  // workers successfully spawned
+  int64_t spin_ns;  // spinning budget of each wait (SPIN_NS)
+  int started;      // workers successfully spawned
   pthread_t *threads;
   struct worker_arg *args;
 };
@@ -149,7 +166,7 @@ static void *worker_main(void *p) {
   mx_cpu_pool_t *pool = arg->pool;
   unsigned seen = 0;
   for (;;) {
-    ww_wait_change(&pool->job, seen, pool->spin);
+    ww_wait_change(&pool->job, seen, pool->spin_ns);
     seen++;  // jobs are published one at a time, so the value moved by exactly one
     if (pool->quit) break;
     pool->fn(pool->ctx, arg->ith, pool->nth);
@@ -173,7 +190,7 @@ mx_status_t mx_cpu_pool_create(int n_threads, mx_cpu_pool_t **out) {
   atomic_init(&pool->pending, 0);
   atomic_init(&pool->arrived, 0);
   pool->nth = n;
-  pool->spin = n <= mx_cpu_features()->logical_cpus ? SPIN_ITERS : SPIN_ITERS_OVERSUBSCRIBED;
+  pool->spin_ns = n <= mx_cpu_features()->logical_cpus ? SPIN_NS : SPIN_NS_OVERSUBSCRIBED;
   if (n > 1) {
     pool->threads = calloc((size_t)n, sizeof *pool->threads);
     pool->args = calloc((size_t)n, sizeof *pool->args);
@@ -226,7 +243,7 @@ void mx_cpu_pool_run(mx_cpu_pool_t *pool, mx_cpu_task_fn fn, void *ctx) {
   ww_bump(&pool->job);  // publishes fn, ctx, pending
   fn(ctx, 0, pool->nth);
   finish_one(pool);
-  ww_wait_change(&pool->done, done_before, pool->spin);
+  ww_wait_change(&pool->done, done_before, pool->spin_ns);
 }
 
 void mx_cpu_pool_barrier(mx_cpu_pool_t *pool) {
@@ -236,6 +253,6 @@ void mx_cpu_pool_barrier(mx_cpu_pool_t *pool) {
     atomic_store_explicit(&pool->arrived, 0, memory_order_relaxed);
     ww_bump(&pool->barrier);  // releases everyone's writes (acq_rel chain through `arrived`)
   } else {
-    ww_wait_change(&pool->barrier, phase, pool->spin);
+    ww_wait_change(&pool->barrier, phase, pool->spin_ns);
   }
 }
