@@ -160,7 +160,7 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
         const float *kr = kb + (a - c0) * d, *vr = vb + (a - c0) * d;
         if (tile)
           tile(qr, nr, kr, vr, e - a + 1, d, scale, softcap, &mrun[j], &lrun[j], acc + j * d16, d16,
-               sc);
+               sc, f32);
         else
           step(qr, kr, vr, e - a + 1, d, scale, softcap, &mrun[j], &lrun[j], acc + j * d16, sc);
         j += nr;

@@ -40,9 +40,10 @@ enum { MX_KV_TILE = 8 };  // queries of one tile step
 // The queries q + r * d (r < nq, 1 <= nq <= MX_KV_TILE) that see the same keys kf[0..nb):
 // mx_kv_block_fn's update for each, of m[r], l[r] and acc + r * acc_stride. sc: MX_KV_TILE *
 // MX_ATTN_BLOCK floats. Loads each row of K and V once for the tile where the variant can.
+// stream: kf and vf are the caches themselves (not a widened copy in L1): prefetch ahead.
 typedef void (*mx_kv_tile_fn)(const float *q, int64_t nq, const float *kf, const float *vf,
                               int64_t nb, int64_t d, float scale, float softcap, float *m, float *l,
-                              float *acc, int64_t acc_stride, float *sc);
+                              float *acc, int64_t acc_stride, float *sc, bool stream);
 #if defined(__x86_64__)
 extern const mx_kv_block_fn mx_cpu_kv_block_avx2, mx_cpu_kv_block_avx512;
 extern const mx_kv_tile_fn mx_cpu_kv_tile_avx512;
