@@ -308,6 +308,37 @@ static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
   return s;
 }
 
+#if MX_CPU_HAVE_FUSED
+// A decode mx.attention (T = 1) whose b * hkv groups share out unevenly between threads: the
+// split-over-keys pair of steps (fused_kv.h). false when the shapes need no split.
+static bool emit_attention_split(cctx_t *c, const mx_op_t *op, int64_t B, int64_t T, int64_t Hq,
+                                 int64_t Hkv, int64_t S, int64_t D, int64_t window,
+                                 mx_elem_type_t kv, float scale, float softcap, mx_status_t *st) {
+  int64_t parts = mx_cpu_attention_kv_parts(Hkv);
+  if (T != 1 || parts <= 1) return false;
+  int32_t part = -1;
+  mx_step_t *s = NULL;
+  size_t nbytes = mx_cpu_attention_kv_part_floats(B, Hq, D, parts) * sizeof(float);
+  if ((*st = add_temp(c->p, nbytes, &part))) return true;
+  if ((*st = simple_step(c, op, ST_ATTN_SPLIT, "mx.attention (decode, split over keys)",
+                         op->operands, 4, part, &s)))
+    return true;
+  int64_t pv[8] = {B, Hq, Hkv, S, D, window, kv, parts};
+  memcpy(s->p, pv, sizeof pv);
+  s->fp[0] = scale;
+  s->fp[1] = softcap;
+  size_t need = mx_cpu_attention_kv_scratch_floats(D, S);
+  if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
+  if ((*st = simple_step(c, op, ST_ATTN_MERGE, "mx.attention (merge of the key pieces)", &part, 1,
+                         op->results[0], &s)))
+    return true;
+  s->p[0] = B * Hq;
+  s->p[1] = D;
+  s->p[2] = parts;
+  return true;
+}
+#endif
+
 static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   const mx_attr_t *na = mx_op_attr(op, "name");
@@ -396,6 +427,8 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     int64_t Hkv = kt->dims[1], S = kt->dims[2];
     if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
       return false;
+    if (emit_attention_split(c, op, B, T, Hq, Hkv, S, D, window, MX_ELEM_F32, scale, softcap, st))
+      return true;
     if ((*st = simple_step(c, op, ST_ATTENTION, "mx.attention", op->operands, 4, out, &s)))
       return true;
     int64_t pv[7] = {B, T, Hq, Hkv, S, D, window};
@@ -623,6 +656,8 @@ static bool match_lowp_attention(cctx_t *c, const mx_op_t *op, mx_status_t *st) 
   int64_t Hkv = kt->dims[1], S = kt->dims[2];
   if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
     return false;
+  if (emit_attention_split(c, op, B, T, Hq, Hkv, S, D, window, kt->elem, scale, softcap, st))
+    return true;
   mx_step_t *s = NULL;
   if ((*st = simple_step(c, op, ST_ATTENTION_KV, "mx.attention (bf16/f16 KV)", op->operands, 4,
                          op->results[0], &s)))

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/fused_kv.h"
 #include "cpu/kernels_rows.h"
 #include "cpu/plan_internal.h"
 #include "hlo/interp_internal.h"
@@ -298,6 +299,16 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                            (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
                            s->p[5], s->fp[0], s->p[6], s->fp[1], p->scratch, ith, nth);
       break;
+    case ST_ATTN_SPLIT:
+      mx_cpu_attention_kv_split((const float *)vp[s->in[0]], vp[s->in[1]], vp[s->in[2]],
+                                (mx_elem_type_t)s->p[6], (const int32_t *)vp[s->in[3]],
+                                (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
+                                s->fp[0], s->p[5], s->fp[1], s->p[7], p->scratch, ith, nth);
+      break;
+    case ST_ATTN_MERGE:
+      mx_cpu_attention_kv_merge((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->p[0],
+                                s->p[1], s->p[2], ith, nth);
+      break;
 #else
     case ST_EMBED:
     case ST_RMS_NORM:
@@ -305,6 +316,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_ROPE:
     case ST_ROPE_TABLE:
     case ST_ATTENTION:
+    case ST_ATTN_SPLIT:
+    case ST_ATTN_MERGE:
     case ST_GATED_ACT:
     case ST_GATED_UP:
       break;  // never compiled without fused.h

@@ -67,7 +67,9 @@ void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_
 // contiguous blocks by (ith, nth); the heads of one GQA group that a thread holds walk the keys
 // together in blocks of 64, so each block of K and V is read from memory once per group: per
 // head the scores of the block, one rescale of the running sum / accumulator, then the
-// weighted V sum (fused_kv.c's driver on the f32 caches in place). Prefill (T > 1, on ISAs with a
+// weighted V sum (fused_kv.c's driver on the f32 caches in place). Plans with few kv heads
+// (Hkv < 8) run decode as mx_cpu_attention_kv_split + merge instead (fused_kv.h: the key range
+// cut into pieces so the threads share the caches evenly). Prefill (T > 1, on ISAs with a
 // tile kernel, Hq / Hkv <= 16) works on tiles: the Hq/Hkv heads of one kv head at up to 16 /
 // (Hq/Hkv) consecutive positions, up to 16 rows computed together (flash-style: each K/V block is
 // read once per tile, the scores of all rows of the tile at once), tiles dealt round-robin to the

@@ -72,110 +72,246 @@ static unit_pos_t unit_at(int64_t u, int64_t t, int64_t hkv, int64_t g) {
   return r;
 }
 
-void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cache,
-                         mx_elem_type_t kv, const int32_t *pos0, float *out, int64_t b, int64_t t,
-                         int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
-                         float softcap, float *scratch, int ith, int nth) {
-  if (b <= 0 || t <= 0 || hq <= 0 || hkv <= 0 || s <= 0 || d <= 0 || hq % hkv != 0) return;
-  if (kv != MX_ELEM_BF16 && kv != MX_ELEM_F16 && kv != MX_ELEM_F32) return;
-  bool bf = kv == MX_ELEM_BF16, f32 = kv == MX_ELEM_F32;
-  mx_kv_block_fn step = block_scalar;
-  mx_kv_tile_fn tile = NULL;  // NULL: step per query
-  mx_kv_widen_fn conv = bf ? widen_bf16 : widen_f16;
+// One call's constants and the calling thread's scratch.
+typedef struct kv_run {
+  const float *q;
+  const uint16_t *kc, *vc;   // bf16 / f16 caches
+  const float *kc32, *vc32;  // f32 caches (read in place)
+  bool f32;
+  mx_kv_block_fn step;
+  mx_kv_tile_fn tile;  // NULL: step per query
+  mx_kv_widen_fn conv;
+  int64_t t, hq, hkv, g, s, d, d16;
+  float scale, softcap;
+  float *kf, *vf, *sc, *acc, *mrun, *lrun;
+} kv_run_t;
+
+static bool kv_run_init(kv_run_t *r, const float *q, const void *k_cache, const void *v_cache,
+                        mx_elem_type_t kv, int64_t t, int64_t hq, int64_t hkv, int64_t s, int64_t d,
+                        float scale, float softcap, float *scratch, int ith) {
+  if (t <= 0 || hq <= 0 || hkv <= 0 || s <= 0 || d <= 0 || hq % hkv != 0) return false;
+  if (kv != MX_ELEM_BF16 && kv != MX_ELEM_F16 && kv != MX_ELEM_F32) return false;
+  bool bf = kv == MX_ELEM_BF16;
+  r->f32 = kv == MX_ELEM_F32;
+  r->step = block_scalar;
+  r->tile = NULL;
+  r->conv = bf ? widen_bf16 : widen_f16;
 #if defined(__x86_64__)
   switch (mx_cpu_fused_isa()) {
     case MX_CPU_ISA_AVX512:
-      step = mx_cpu_kv_block_avx512;
-      tile = mx_cpu_kv_tile_avx512;
-      conv = bf ? mx_cpu_lowp_convert_avx512.bf16_to_f32 : mx_cpu_lowp_convert_avx512.f16_to_f32;
+      r->step = mx_cpu_kv_block_avx512;
+      r->tile = mx_cpu_kv_tile_avx512;
+      r->conv = bf ? mx_cpu_lowp_convert_avx512.bf16_to_f32 : mx_cpu_lowp_convert_avx512.f16_to_f32;
       break;
     case MX_CPU_ISA_AVX2:
-      step = mx_cpu_kv_block_avx2;
+      r->step = mx_cpu_kv_block_avx2;
       if (mx_cpu_features()->f16c)
-        conv = bf ? mx_cpu_lowp_convert_avx2.bf16_to_f32 : mx_cpu_lowp_convert_avx2.f16_to_f32;
+        r->conv = bf ? mx_cpu_lowp_convert_avx2.bf16_to_f32 : mx_cpu_lowp_convert_avx2.f16_to_f32;
       break;
     default:
       break;
   }
 #endif
-  const uint16_t *kc = k_cache, *vc = v_cache;
-  const float *kc32 = k_cache, *vc32 = v_cache;
-  const int64_t d16 = round16(d), B = MX_ATTN_BLOCK;
-  float *kf = scratch + (size_t)ith * mx_cpu_attention_kv_scratch_floats(d, s);
-  float *vf = kf + B * d16, *sc = vf + B * d16, *acc = sc + MX_KV_TILE * B;
-  float *mrun = acc + MX_KV_GROUP * d16, *lrun = mrun + MX_KV_GROUP;
-  int64_t g = hq / hkv, n_units = b * t * hq;
+  r->q = q;
+  r->kc = k_cache;
+  r->vc = v_cache;
+  r->kc32 = k_cache;
+  r->vc32 = v_cache;
+  r->t = t;
+  r->hq = hq;
+  r->hkv = hkv;
+  r->g = hq / hkv;
+  r->s = s;
+  r->d = d;
+  r->d16 = round16(d);
+  r->scale = scale;
+  r->softcap = softcap;
+  const int64_t B = MX_ATTN_BLOCK;
+  r->kf = scratch + (size_t)ith * mx_cpu_attention_kv_scratch_floats(d, s);
+  r->vf = r->kf + B * r->d16;
+  r->sc = r->vf + B * r->d16;
+  r->acc = r->sc + MX_KV_TILE * B;
+  r->mrun = r->acc + MX_KV_GROUP * r->d16;
+  r->lrun = r->mrun + MX_KV_GROUP;
+  return true;
+}
+
+// Keys query t of sequence b sees: [*lo, *hi] (empty when *hi < *lo).
+static void query_keys(const kv_run_t *r, const int32_t *pos0, int64_t b, int64_t t, int64_t window,
+                       int64_t *lo, int64_t *hi) {
+  int64_t pos = (int64_t)pos0[b] + t;
+  *lo = window > 0 ? pos - window + 1 : 0;
+  if (*lo < 0) *lo = 0;
+  *hi = pos < r->s - 1 ? pos : r->s - 1;
+}
+
+// The n (<= MX_KV_GROUP) queries of units u, u + 1, ... (one sequence and kv head), query j
+// over the keys [lo[j], hi[j]]: their online softmax states, left in r->mrun, r->lrun and
+// r->acc (row j at j * d16).
+static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *lo,
+                       const int64_t *hi) {
+  const int64_t B = MX_ATTN_BLOCK, d = r->d, d16 = r->d16, t = r->t, hq = r->hq;
+  int64_t smin = INT64_MAX, smax = -1;
+  for (int64_t j = 0; j < n; j++) {
+    if (hi[j] >= lo[j]) {
+      smin = lo[j] < smin ? lo[j] : smin;
+      smax = hi[j] > smax ? hi[j] : smax;
+    }
+    r->mrun[j] = -INFINITY;
+    r->lrun[j] = 0.0f;
+    memset(r->acc + j * d16, 0, (size_t)d * sizeof(float));
+  }
+  unit_pos_t first = unit_at(u, t, r->hkv, r->g);
+  size_t kv_off = (size_t)((first.b * r->hkv + first.kvh) * r->s) * (size_t)d;
+  for (int64_t s0 = smax >= 0 ? smin / B * B : 0; smax >= 0 && s0 <= smax; s0 += B) {
+    int64_t c0 = s0 > smin ? s0 : smin, c1 = s0 + B - 1 < smax ? s0 + B - 1 : smax;
+    // f32 caches are read in place (the block stays in L1 for the whole group).
+    const float *kb = r->kc32 + kv_off + (size_t)(c0 * d);
+    const float *vb = r->vc32 + kv_off + (size_t)(c0 * d);
+    if (!r->f32) {
+      r->conv(r->kc + kv_off + (size_t)(c0 * d), r->kf, (c1 - c0 + 1) * d);
+      r->conv(r->vc + kv_off + (size_t)(c0 * d), r->vf, (c1 - c0 + 1) * d);
+      kb = r->kf;
+      vb = r->vf;
+    }
+    for (int64_t j = 0; j < n;) {
+      int64_t a = lo[j] > s0 ? lo[j] : s0, e = hi[j] < s0 + B - 1 ? hi[j] : s0 + B - 1;
+      if (a > e) {
+        j++;
+        continue;
+      }
+      unit_pos_t p = unit_at(u + j, t, r->hkv, r->g);
+      const float *qr = r->q + ((p.b * t + p.t) * hq + p.h) * d;
+      // A tile: the following queries of the same position (the next heads of the group,
+      // whose rows follow in q), which see the same keys of this block.
+      int64_t nr = 1;
+      while (r->tile && j + nr < n && nr < MX_KV_TILE) {
+        unit_pos_t pn = unit_at(u + j + nr, t, r->hkv, r->g);
+        if (pn.t != p.t || pn.h != p.h + nr) break;
+        int64_t an = lo[j + nr] > s0 ? lo[j + nr] : s0;
+        int64_t en = hi[j + nr] < s0 + B - 1 ? hi[j + nr] : s0 + B - 1;
+        if (an != a || en != e) break;
+        nr++;
+      }
+      const float *kr = kb + (a - c0) * d, *vr = vb + (a - c0) * d;
+      if (r->tile)
+        r->tile(qr, nr, kr, vr, e - a + 1, d, r->scale, r->softcap, &r->mrun[j], &r->lrun[j],
+                r->acc + j * d16, d16, r->sc, r->f32);
+      else
+        r->step(qr, kr, vr, e - a + 1, d, r->scale, r->softcap, &r->mrun[j], &r->lrun[j],
+                r->acc + j * d16, r->sc);
+      j += nr;
+    }
+  }
+}
+
+void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cache,
+                         mx_elem_type_t kv, const int32_t *pos0, float *out, int64_t b, int64_t t,
+                         int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
+                         float softcap, float *scratch, int ith, int nth) {
+  kv_run_t r;
+  if (b <= 0 ||
+      !kv_run_init(&r, q, k_cache, v_cache, kv, t, hq, hkv, s, d, scale, softcap, scratch, ith))
+    return;
+  int64_t n_units = b * t * hq;
   int64_t u0 = n_units * ith / nth, u1 = n_units * (ith + 1) / nth;
   int64_t lo[MX_KV_GROUP], hi[MX_KV_GROUP];
   for (int64_t u = u0; u < u1;) {
     // A group: consecutive units of one (sequence, kv head), at most MX_KV_GROUP.
-    unit_pos_t first = unit_at(u, t, hkv, g);
-    int64_t n = 0, smin = INT64_MAX, smax = -1;
+    unit_pos_t first = unit_at(u, t, hkv, r.g);
+    int64_t n = 0;
     while (u + n < u1 && n < MX_KV_GROUP) {
-      unit_pos_t p = unit_at(u + n, t, hkv, g);
+      unit_pos_t p = unit_at(u + n, t, hkv, r.g);
       if (p.b != first.b || p.kvh != first.kvh) break;
-      int64_t pos = (int64_t)pos0[p.b] + p.t;
-      lo[n] = window > 0 ? pos - window + 1 : 0;
-      if (lo[n] < 0) lo[n] = 0;
-      hi[n] = pos < s - 1 ? pos : s - 1;
-      if (hi[n] >= lo[n]) {
-        smin = lo[n] < smin ? lo[n] : smin;
-        smax = hi[n] > smax ? hi[n] : smax;
-      }
-      mrun[n] = -INFINITY;
-      lrun[n] = 0.0f;
-      memset(acc + n * d16, 0, (size_t)d * sizeof(float));
+      query_keys(&r, pos0, p.b, p.t, window, &lo[n], &hi[n]);
       n++;
     }
-    size_t kv_off = (size_t)((first.b * hkv + first.kvh) * s) * (size_t)d;
-    for (int64_t s0 = smax >= 0 ? smin / B * B : 0; smax >= 0 && s0 <= smax; s0 += B) {
-      int64_t c0 = s0 > smin ? s0 : smin, c1 = s0 + B - 1 < smax ? s0 + B - 1 : smax;
-      // f32 caches are read in place (the block stays in L1 for the whole group).
-      const float *kb = kc32 + kv_off + (size_t)(c0 * d), *vb = vc32 + kv_off + (size_t)(c0 * d);
-      if (!f32) {
-        conv(kc + kv_off + (size_t)(c0 * d), kf, (c1 - c0 + 1) * d);
-        conv(vc + kv_off + (size_t)(c0 * d), vf, (c1 - c0 + 1) * d);
-        kb = kf;
-        vb = vf;
-      }
-      for (int64_t j = 0; j < n;) {
-        int64_t a = lo[j] > s0 ? lo[j] : s0, e = hi[j] < s0 + B - 1 ? hi[j] : s0 + B - 1;
-        if (a > e) {
-          j++;
-          continue;
-        }
-        unit_pos_t p = unit_at(u + j, t, hkv, g);
-        const float *qr = q + ((p.b * t + p.t) * hq + p.h) * d;
-        // A tile: the following queries of the same position (the next heads of the group,
-        // whose rows follow in q), which see the same keys of this block.
-        int64_t nr = 1;
-        while (tile && j + nr < n && nr < MX_KV_TILE) {
-          unit_pos_t pn = unit_at(u + j + nr, t, hkv, g);
-          if (pn.t != p.t || pn.h != p.h + nr) break;
-          int64_t an = lo[j + nr] > s0 ? lo[j + nr] : s0;
-          int64_t en = hi[j + nr] < s0 + B - 1 ? hi[j + nr] : s0 + B - 1;
-          if (an != a || en != e) break;
-          nr++;
-        }
-        const float *kr = kb + (a - c0) * d, *vr = vb + (a - c0) * d;
-        if (tile)
-          tile(qr, nr, kr, vr, e - a + 1, d, scale, softcap, &mrun[j], &lrun[j], acc + j * d16, d16,
-               sc, f32);
-        else
-          step(qr, kr, vr, e - a + 1, d, scale, softcap, &mrun[j], &lrun[j], acc + j * d16, sc);
-        j += nr;
-      }
-    }
+    walk_group(&r, u, n, lo, hi);
     for (int64_t j = 0; j < n; j++) {
-      unit_pos_t p = unit_at(u + j, t, hkv, g);
+      unit_pos_t p = unit_at(u + j, t, hkv, r.g);
       float *o_row = out + ((p.b * t + p.t) * hq + p.h) * d;
       if (hi[j] < lo[j]) {
         memset(o_row, 0, (size_t)d * sizeof(float));
         continue;
       }
-      float inv = 1.0f / lrun[j];
-      for (int64_t i = 0; i < d; i++) o_row[i] = acc[j * d16 + i] * inv;
+      float inv = 1.0f / r.lrun[j];
+      for (int64_t i = 0; i < d; i++) o_row[i] = r.acc[j * r.d16 + i] * inv;
     }
     u += n;
+  }
+}
+
+// ---- Decode split over the keys ----
+
+int64_t mx_cpu_attention_kv_parts(int64_t hkv) {
+  if (hkv <= 0 || hkv >= MX_KV_SPLIT_ITEMS / 2) return 1;
+  return (MX_KV_SPLIT_ITEMS + hkv - 1) / hkv;
+}
+
+size_t mx_cpu_attention_kv_part_floats(int64_t b, int64_t hq, int64_t d, int64_t parts) {
+  return (size_t)(b * hq * parts * (d + 2));
+}
+
+void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *v_cache,
+                               mx_elem_type_t kv, const int32_t *pos0, float *part, int64_t b,
+                               int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale,
+                               int64_t window, float softcap, int64_t parts, float *scratch,
+                               int ith, int nth) {
+  kv_run_t r;
+  if (b <= 0 || parts <= 0 ||
+      !kv_run_init(&r, q, k_cache, v_cache, kv, 1, hq, hkv, s, d, scale, softcap, scratch, ith))
+    return;
+  const int64_t B = MX_ATTN_BLOCK, n_items = b * hkv * parts;
+  int64_t lo[MX_KV_GROUP], hi[MX_KV_GROUP];
+  for (int64_t it = n_items * ith / nth; it < n_items * (ith + 1) / nth; it++) {
+    int64_t pi = it % parts, grp = it / parts, bi = grp / hkv, kvh = grp % hkv;
+    // The piece: blocks [nblk * pi / parts, nblk * (pi + 1) / parts) of the query's key range
+    // (block-aligned, so each piece walks the same blocks the whole range would).
+    int64_t qlo, qhi, plo = 0, phi = -1;
+    query_keys(&r, pos0, bi, 0, window, &qlo, &qhi);
+    if (qhi >= qlo) {
+      int64_t fb = qlo / B, nblk = qhi / B - fb + 1;
+      int64_t b0 = fb + nblk * pi / parts, b1 = fb + nblk * (pi + 1) / parts;
+      plo = b0 * B > qlo ? b0 * B : qlo;
+      phi = b1 * B - 1 < qhi ? b1 * B - 1 : qhi;
+    }
+    for (int64_t j0 = 0; j0 < r.g; j0 += MX_KV_GROUP) {
+      int64_t n = r.g - j0 < MX_KV_GROUP ? r.g - j0 : MX_KV_GROUP;
+      for (int64_t j = 0; j < n; j++) {
+        lo[j] = plo;
+        hi[j] = phi;
+      }
+      int64_t u = (bi * hkv + kvh) * r.g + j0;  // unit of the first query (t = 1)
+      walk_group(&r, u, n, lo, hi);
+      for (int64_t j = 0; j < n; j++) {
+        float *dst = part + ((bi * hq + kvh * r.g + j0 + j) * parts + pi) * (d + 2);
+        dst[0] = r.mrun[j];
+        dst[1] = r.lrun[j];  // 0: the piece has no key
+        memcpy(dst + 2, r.acc + j * r.d16, (size_t)d * sizeof(float));
+      }
+    }
+  }
+}
+
+void mx_cpu_attention_kv_merge(const float *part, float *out, int64_t rows, int64_t d,
+                               int64_t parts, int ith, int nth) {
+  for (int64_t row = rows * ith / nth; row < rows * (ith + 1) / nth; row++) {
+    const float *pr = part + row * parts * (d + 2);
+    float *o = out + row * d;
+    float m = -INFINITY;
+    for (int64_t p = 0; p < parts; p++)
+      if (pr[p * (d + 2) + 1] > 0.0f && pr[p * (d + 2)] > m) m = pr[p * (d + 2)];
+    memset(o, 0, (size_t)d * sizeof(float));
+    if (m == -INFINITY) continue;  // no key at all: zeros, like the unsplit kernel
+    float l = 0.0f;
+    for (int64_t p = 0; p < parts; p++) {
+      const float *src = pr + p * (d + 2);
+      if (src[1] <= 0.0f) continue;
+      float w = expf(src[0] - m);
+      l += src[1] * w;
+      for (int64_t i = 0; i < d; i++) o[i] += src[2 + i] * w;
+    }
+    float inv = 1.0f / l;
+    for (int64_t i = 0; i < d; i++) o[i] *= inv;
   }
 }

@@ -53,6 +53,10 @@ typedef enum step_kind {
   ST_GEMM_LOWP,     // y[m, n] f32 = x[m, k] W^T, x and W bf16 / f16 (packed: wl)
   ST_EMBED_ROWS,    // rows of a bf16 / f16 table (p[0] vocab, p[1] h, p[2] n ids, p[3] bytes)
   ST_ATTENTION_KV,  // ST_ATTENTION over bf16 / f16 caches (p[7] = the cache element type)
+  // Decode attention split over the keys (fused_kv.h): ST_ATTN_SPLIT writes the pieces' states
+  // (out[0], a temp), ST_ATTN_MERGE combines them into the result.
+  ST_ATTN_SPLIT,  // p: b, hq, hkv, s, d, window, cache element type, parts; fp: scale, softcap
+  ST_ATTN_MERGE,  // p: rows, d, parts
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
