@@ -79,7 +79,6 @@ MX_T512 static void attn_unit(const float *q, const float *k, const float *v, fl
   for (int64_t i = 0; i < d; i += 16)
     _mm512_mask_storeu_ps(acc + i, tail_mask(d - i), _mm512_setzero_ps());
   float m = -INFINITY, l = 0.0f;
-  __m512 vscale = _mm512_set1_ps(scale), vcap = _mm512_set1_ps(softcap);
   for (int64_t s0 = lo; s0 <= hi; s0 += MX_ATTN_BLOCK) {
     int64_t nb = hi + 1 - s0 < MX_ATTN_BLOCK ? hi + 1 - s0 : MX_ATTN_BLOCK;
     const float *kb = k + s0 * d, *vb = v + s0 * d;
@@ -94,31 +93,7 @@ MX_T512 static void attn_unit(const float *q, const float *k, const float *v, fl
       dot4(q, kr, kr, kr, kr, d, r4);
       sc[j] = r4[0];
     }
-    __m512 vm = _mm512_set1_ps(-INFINITY);
-    for (j = 0; j < nb; j += 16) {
-      __mmask16 mk = tail_mask(nb - j);
-      __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sc + j), vscale);
-      if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
-      _mm512_mask_storeu_ps(sc + j, mk, s);
-      vm = _mm512_mask_max_ps(vm, mk, vm, s);
-    }
-    float bm = _mm512_reduce_max_ps(vm);
-    float mn = bm > m ? bm : m;
-    float corr = 0.0f;
-    if (m != -INFINITY) {
-      float c16[16];
-      _mm512_storeu_ps(c16, exp16(_mm512_set1_ps(m - mn)));
-      corr = c16[0];
-    }
-    __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
-    for (j = 0; j < nb; j += 16) {
-      __mmask16 mk = tail_mask(nb - j);
-      __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sc + j), vmn));
-      e = _mm512_maskz_mov_ps(mk, e);
-      _mm512_mask_storeu_ps(sc + j, mk, e);
-      vsum = _mm512_add_ps(vsum, e);
-    }
-    l = l * corr + _mm512_reduce_add_ps(vsum);
+    float corr = softmax_block16(sc, nb, scale, softcap, &m, &l);
     __m512 vc = _mm512_set1_ps(corr);
     int64_t i = 0;
     for (; i + 128 <= d; i += 128) {  // eight 16-blocks of the accumulator in registers
@@ -160,7 +135,6 @@ MX_T512 static void attn_unit(const float *q, const float *k, const float *v, fl
       }
       _mm512_mask_storeu_ps(acc + i, mk, a0);
     }
-    m = mn;
   }
   __m512 inv = _mm512_set1_ps(1.0f / l);
   for (int64_t i = 0; i < d; i += 16) {

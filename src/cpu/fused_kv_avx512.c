@@ -43,31 +43,10 @@ MX_T512 static float dot1(const float *q, const float *k, int64_t d) {
 // One key block for one query (fused_kv.h, mx_kv_block_fn): fused_avx512.c's block math.
 MX_T512 static void block(const float *q, const float *kf, const float *vf, int64_t nb, int64_t d,
                           float scale, float softcap, float *m, float *l, float *acc, float *sc) {
-  __m512 vscale = _mm512_set1_ps(scale), vcap = _mm512_set1_ps(softcap);
   int64_t j = 0;
   for (; j + 4 <= nb; j += 4) dot4(q, kf + j * d, d, sc + j);
   for (; j < nb; j++) sc[j] = dot1(q, kf + j * d, d);
-  __m512 vm = _mm512_set1_ps(-INFINITY);
-  for (j = 0; j < nb; j += 16) {
-    __mmask16 mk = mask16(nb - j);
-    __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, sc + j), vscale);
-    if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
-    _mm512_mask_storeu_ps(sc + j, mk, s);
-    vm = _mm512_mask_max_ps(vm, mk, vm, s);
-  }
-  float bm = _mm512_reduce_max_ps(vm);
-  float mn = bm > *m ? bm : *m;
-  float corr = 0.0f;
-  if (*m != -INFINITY) corr = _mm512_cvtss_f32(exp16(_mm512_set1_ps(*m - mn)));
-  __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
-  for (j = 0; j < nb; j += 16) {
-    __mmask16 mk = mask16(nb - j);
-    __m512 e =
-        _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, sc + j), vmn)));
-    _mm512_mask_storeu_ps(sc + j, mk, e);
-    vsum = _mm512_add_ps(vsum, e);
-  }
-  *l = *l * corr + _mm512_reduce_add_ps(vsum);
+  float corr = softmax_block16(sc, nb, scale, softcap, m, l);
   __m512 vc = _mm512_set1_ps(corr);
   int64_t i = 0;
   for (; i + 64 <= d; i += 64) {  // four 16-blocks of the accumulator in registers
@@ -95,7 +74,6 @@ MX_T512 static void block(const float *q, const float *kf, const float *vf, int6
       a0 = _mm512_fmadd_ps(_mm512_set1_ps(sc[j]), _mm512_maskz_loadu_ps(mk, vf + j * d + i), a0);
     _mm512_mask_storeu_ps(acc + i, mk, a0);
   }
-  *m = mn;
 }
 
 const mx_kv_block_fn mx_cpu_kv_block_avx512 = block;
@@ -183,33 +161,11 @@ MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int
 MX_T512 static void tile(const float *q, int64_t nq, const float *kf, const float *vf, int64_t nb,
                          int64_t d, float scale, float softcap, float *m, float *l, float *acc,
                          int64_t as, float *sc, bool stream) {
-  __m512 vscale = _mm512_set1_ps(scale), vcap = _mm512_set1_ps(softcap);
   float corr[MX_KV_TILE];
   for (int64_t r = 0; r < nq; r++) {
     float *p = sc + r * MX_ATTN_BLOCK;
     scores16(q + r * d, kf, nb, d, p, stream && r == 0);
-    __m512 vm = _mm512_set1_ps(-INFINITY);
-    for (int64_t j = 0; j < nb; j += 16) {
-      __mmask16 mk = mask16(nb - j);
-      __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, p + j), vscale);
-      if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
-      _mm512_mask_storeu_ps(p + j, mk, s);
-      vm = _mm512_mask_max_ps(vm, mk, vm, s);
-    }
-    float bm = _mm512_reduce_max_ps(vm);
-    float mn = bm > m[r] ? bm : m[r];
-    corr[r] = 0.0f;
-    if (m[r] != -INFINITY) corr[r] = _mm512_cvtss_f32(exp16(_mm512_set1_ps(m[r] - mn)));
-    __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
-    for (int64_t j = 0; j < nb; j += 16) {
-      __mmask16 mk = mask16(nb - j);
-      __m512 e =
-          _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, p + j), vmn)));
-      _mm512_mask_storeu_ps(p + j, mk, e);
-      vsum = _mm512_add_ps(vsum, e);
-    }
-    l[r] = l[r] * corr[r] + _mm512_reduce_add_ps(vsum);
-    m[r] = mn;
+    corr[r] = softmax_block16(p, nb, scale, softcap, &m[r], &l[r]);
   }
   int64_t i = 0;
   for (; i + 64 <= d; i += 64) {

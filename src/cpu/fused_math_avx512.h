@@ -53,4 +53,35 @@ MX_T512 static inline __m512 tanh16(__m512 x) {
   return _mm512_mask_blend_ps(is_small, big, small);
 }
 
+// The online-softmax step of one query over the raw scores p[0..nb) of a key block: scales
+// them (then tanh(s / softcap) * softcap when softcap > 0), replaces them by exp(s - m') with
+// m' = max(*m, the block's max), sets *l = *l * c + their sum and *m = m', and returns
+// c = exp(old *m - m') (0 for the first block), the factor the accumulator must be rescaled by.
+MX_T512 static inline float softmax_block16(float *p, int64_t nb, float scale, float softcap,
+                                            float *m, float *l) {
+  __m512 vscale = _mm512_set1_ps(scale), vcap = _mm512_set1_ps(softcap);
+  __m512 vm = _mm512_set1_ps(-INFINITY);
+  for (int64_t j = 0; j < nb; j += 16) {
+    __mmask16 mk = nb - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nb - j)) - 1u);
+    __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, p + j), vscale);
+    if (softcap > 0.0f) s = _mm512_mul_ps(tanh16(_mm512_div_ps(s, vcap)), vcap);
+    _mm512_mask_storeu_ps(p + j, mk, s);
+    vm = _mm512_mask_max_ps(vm, mk, vm, s);
+  }
+  float bm = _mm512_reduce_max_ps(vm);
+  float mn = bm > *m ? bm : *m;
+  float corr = 0.0f;
+  if (*m != -INFINITY) corr = _mm512_cvtss_f32(exp16(_mm512_set1_ps(*m - mn)));
+  __m512 vmn = _mm512_set1_ps(mn), vsum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < nb; j += 16) {
+    __mmask16 mk = nb - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nb - j)) - 1u);
+    __m512 e = _mm512_maskz_mov_ps(mk, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, p + j), vmn)));
+    _mm512_mask_storeu_ps(p + j, mk, e);
+    vsum = _mm512_add_ps(vsum, e);
+  }
+  *l = *l * corr + _mm512_reduce_add_ps(vsum);
+  *m = mn;
+  return corr;
+}
+
 #endif  // MX_CPU_FUSED_MATH_AVX512_H
