@@ -10,13 +10,13 @@
 
 static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// Scratch of one thread: K block [BLOCK * round16(d)] | V block [same] | scores [TILE * BLOCK] |
-// accumulators [GROUP * round16(d)] | running max [GROUP] | sums [GROUP] | 16 (threads never
-// share a cache line).
+// Scratch of one thread: K block [BLOCK * round16(d)] | V block [same] | scores
+// [TILE * STREAM_BLOCK] | accumulators [GROUP * round16(d)] | running max [GROUP] | sums [GROUP] |
+// 16 (threads never share a cache line).
 size_t mx_cpu_attention_kv_scratch_floats(int64_t d, int64_t s) {
   (void)s;  // keys stream in blocks: the scratch does not grow with the context
   if (d < 1) d = 1;
-  return (size_t)(2 * MX_ATTN_BLOCK * round16(d) + MX_KV_TILE * MX_ATTN_BLOCK +
+  return (size_t)(2 * MX_ATTN_BLOCK * round16(d) + MX_KV_TILE * MX_KV_STREAM_BLOCK +
                   MX_KV_GROUP * (round16(d) + 2) + 16);
 }
 
@@ -130,7 +130,7 @@ static bool kv_run_init(kv_run_t *r, const float *q, const void *k_cache, const 
   r->kf = scratch + (size_t)ith * mx_cpu_attention_kv_scratch_floats(d, s);
   r->vf = r->kf + B * r->d16;
   r->sc = r->vf + B * r->d16;
-  r->acc = r->sc + MX_KV_TILE * B;
+  r->acc = r->sc + MX_KV_TILE * MX_KV_STREAM_BLOCK;
   r->mrun = r->acc + MX_KV_GROUP * r->d16;
   r->lrun = r->mrun + MX_KV_GROUP;
   return true;
@@ -150,7 +150,8 @@ static void query_keys(const kv_run_t *r, const int32_t *pos0, int64_t b, int64_
 // r->acc (row j at j * d16).
 static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *lo,
                        const int64_t *hi) {
-  const int64_t B = MX_ATTN_BLOCK, d = r->d, d16 = r->d16, t = r->t, hq = r->hq;
+  const int64_t B = r->f32 && r->tile && r->t == 1 ? MX_KV_STREAM_BLOCK : MX_ATTN_BLOCK;
+  const int64_t d = r->d, d16 = r->d16, t = r->t, hq = r->hq;
   int64_t smin = INT64_MAX, smax = -1;
   for (int64_t j = 0; j < n; j++) {
     if (hi[j] >= lo[j]) {

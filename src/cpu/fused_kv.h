@@ -7,7 +7,8 @@
 // Work: the (sequence, query, head) units are ordered by (sequence, kv head, query, head in the
 // group) and split into contiguous ranges by (ith, nth); a thread takes the units of one kv head
 // up to MX_KV_GROUP at a time and walks the keys in blocks of MX_ATTN_BLOCK aligned to multiples
-// of MX_ATTN_BLOCK: each block of K and V is widened into the thread's scratch once for all of
+// of MX_ATTN_BLOCK (MX_KV_STREAM_BLOCK for a decode step over f32 caches, read in place): each
+// block of K and V is widened into the thread's scratch once for all of
 // them (a GQA group in decode, every query of a prefill chunk), then each query that sees part
 // of the block scores it, updates its online softmax and accumulates V in f32, with the variant
 // selected for the fused kernels (mx_cpu_fused_isa); where the variant has a tile step, the
@@ -63,9 +64,13 @@ typedef void (*mx_kv_block_fn)(const float *q, const float *kf, const float *vf,
                                float *acc, float *sc);
 typedef void (*mx_kv_widen_fn)(const uint16_t *src, float *dst, int64_t n);
 enum { MX_KV_TILE = 8 };  // queries of one tile step
-// The queries q + r * d (r < nq, 1 <= nq <= MX_KV_TILE) that see the same keys kf[0..nb):
-// mx_kv_block_fn's update for each, of m[r], l[r] and acc + r * acc_stride. sc: MX_KV_TILE *
-// MX_ATTN_BLOCK floats. Loads each row of K and V once for the tile where the variant can.
+// Keys per block when a decode step's tile reads f32 caches in place (no widened copy to keep in
+// L1): longer blocks spread the per-block softmax step and accumulator rescale over more keys.
+enum { MX_KV_STREAM_BLOCK = 256 };
+// The queries q + r * d (r < nq, 1 <= nq <= MX_KV_TILE) that see the same keys kf[0..nb),
+// nb <= MX_KV_STREAM_BLOCK: mx_kv_block_fn's update for each, of m[r], l[r] and
+// acc + r * acc_stride. sc: MX_KV_TILE * MX_KV_STREAM_BLOCK floats (row r's scores at
+// r * MX_KV_STREAM_BLOCK). Loads each row of K and V once for the tile where the variant can.
 // stream: kf and vf are the caches themselves (not a widened copy in L1): prefetch ahead.
 typedef void (*mx_kv_tile_fn)(const float *q, int64_t nq, const float *kf, const float *vf,
                               int64_t nb, int64_t d, float scale, float softcap, float *m, float *l,
