@@ -128,9 +128,9 @@ MX_T512 static void scores16(const float *q, const float *kf, int64_t nb, int64_
 // matter, a constant: the D / 16 chunks unroll and the rows are fixed offsets from kf (a tile of
 // 3 queries x 64 keys at D = 64 took 0.7x the time of scores16's, single thread, hot).
 MX_T512 static inline __attribute__((always_inline)) void scores16_whole(const float *q,
-                                                                        const float *kf,
-                                                                        const int64_t D, float *sc,
-                                                                        bool pf) {
+                                                                         const float *kf,
+                                                                         const int64_t D, float *sc,
+                                                                         bool pf) {
   __m512 acc[16];
   for (int k = 0; k < 16; k++) acc[k] = _mm512_setzero_ps();
   for (int64_t i = 0; i < D; i += 16) {
@@ -146,8 +146,8 @@ MX_T512 static inline __attribute__((always_inline)) void scores16_whole(const f
 
 // acc[r][0..64) = acc[r] * corr[r] + sum_j p[r][j] v_j[0..64) for NR queries (r < NR): each
 // row of V is loaded once for all of them (pf: and prefetched PF_AHEAD bytes ahead). p: row r at p
-// + r * MX_KV_STREAM_BLOCK; acc: row r at acc + r * as. Called with a constant NR so the accumulators
-// stay in registers.
+// + r * MX_KV_STREAM_BLOCK; acc: row r at acc + r * as. Called with a constant NR so the
+// accumulators stay in registers.
 MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int64_t d,
                                   const float *p, const float *corr, float *acc, int64_t as,
                                   bool pf) {
@@ -179,7 +179,8 @@ MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int
 // tile (the 16 rows of K stay in L1 for the others), then each query's softmax step, then V.
 MX_T512 static inline __attribute__((always_inline)) void tile_d(
     const float *q, int64_t nq, const float *kf, const float *vf, int64_t nb, const int64_t D,
-    float scale, float softcap, float *m, float *l, float *acc, int64_t as, float *sc, bool stream) {
+    float scale, float softcap, float *m, float *l, float *acc, int64_t as, float *sc,
+    bool stream) {
   const int64_t ps = MX_KV_STREAM_BLOCK;  // row stride of the scores in sc
   float corr[MX_KV_TILE];
   for (int64_t j0 = 0; j0 < nb; j0 += 16)
