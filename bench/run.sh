@@ -4,6 +4,7 @@
 # them: the 1B shape is 4.7 GiB at f32); each is removed after its last run unless --keep.
 #
 # Usage: bench/run.sh [--mlxcel PATH] [--threads T] [--out FILE] [--workdir DIR] [--keep]
+#                     [--rounds N]
 #                     [--run BACKEND:PRESET:PROMPT:GEN:REPS[:CTX[:CHUNK[:DTYPE[:QUANT[:PRECISION[:KV]]]]]]]...
 #        bench/run.sh --render DIR [--out FILE]   (only rewrite the page from DIR's results)
 #
@@ -20,6 +21,9 @@
 # checkpoints at precision bf16 and f16, plus a long-context decode at bf16 with f32 and bf16 KV
 # caches; otherwise the interpreter alone on small runs. PRECISION (f32, f16, bf16; empty = the
 # loader's default, which follows the checkpoint's dtype) is --precision, KV --kv-dtype.
+# --rounds N (default 1) runs the whole list N times, round-robin, so that rows compared with
+# each other see the same drift of the host; each column of a row is then the median over rounds,
+# and each speed-up the median of the same-round ratios.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MLXCEL=$ROOT/build/mlxcel
@@ -28,6 +32,7 @@ OUT=$ROOT/docs/performance.md
 WORK=
 KEEP=0
 RENDER=
+ROUNDS=1
 RUNS=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,10 +43,14 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --render) RENDER=$2; shift 2 ;;
     --run) RUNS+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
+case $ROUNDS in
+  '' | *[!0-9]* | 0) echo "bench/run.sh: --rounds wants a positive integer, got '$ROUNDS'" >&2; exit 2 ;;
+esac
 log() { echo "bench/run.sh: $*" >&2; }
 model() { # PRESET DTYPE DIR: generates the checkpoint once
   [ -s "$3/model.safetensors" ] && return 0
@@ -103,37 +112,42 @@ else
   "$MLXCEL" bench --machine "${THREAD_ARG[@]}" --json >"$WORK/machine.json"
   printf '%s\n' "${RUNS[*]}" >"$WORK/runs.txt"
   : >"$WORK/results.jsonl"
-  for i in "${!RUNS[@]}"; do
-    IFS=: read -r backend preset prompt gen reps ctx chunk dtype quant prec kv <<<"${RUNS[$i]}"
-    dtype=${dtype:-f32}
-    quant=${quant:-none}
-    dir=$(model_dir "$preset" "$dtype")
-    log "$backend $preset ($dtype, quant $quant): prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}${prec:+, precision $prec}${kv:+, kv $kv}"
-    model "$preset" "$dtype" "$dir"
-    CTX_ARG=()
-    [ -n "$ctx" ] && CTX_ARG=(--ctx "$ctx")
-    [ -n "$chunk" ] && CTX_ARG+=(--chunk "$chunk")
-    [ -n "$prec" ] && CTX_ARG+=(--precision "$prec")
-    [ -n "$kv" ] && CTX_ARG+=(--kv-dtype "$kv")
-    case $quant in
-      mlx-q*) # an MLX checkpoint of the same weights, as `mlx_lm.convert -q` lays it out
-        qdir=$dir-$quant
-        [ -s "$qdir/model.safetensors" ] ||
-          "$MLXCEL" quantize -m "$dir" -o "$qdir" --bits "${quant#mlx-q}" --group-size 64 \
-            --dtype "$dtype" >&2
-        CTX_ARG+=(--quant mlx) ;;
-      *) qdir=$dir; CTX_ARG+=(--quant "$quant") ;;
-    esac
-    "$MLXCEL" bench -m "$qdir" --backend "$backend" --prompt "$prompt" --gen "$gen" \
-      --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json | tee -a "$WORK/results.jsonl" >&2
-    [ "$qdir" = "$dir" ] || [ "$KEEP" = 1 ] || rm -rf "$qdir"
-    # The big checkpoints go as soon as no later run needs them (the disk holds a few at once).
-    last=1
-    for later in "${RUNS[@]:$((i + 1))}"; do
-      IFS=: read -r _ p2 _ _ _ _ _ d2 _ <<<"$later"
-      [ "$(model_dir "$p2" "${d2:-f32}")" = "$dir" ] && last=0
+  for round in $(seq 1 "$ROUNDS"); do
+    for i in "${!RUNS[@]}"; do
+      IFS=: read -r backend preset prompt gen reps ctx chunk dtype quant prec kv <<<"${RUNS[$i]}"
+      dtype=${dtype:-f32}
+      quant=${quant:-none}
+      dir=$(model_dir "$preset" "$dtype")
+      [ "$ROUNDS" = 1 ] || log "round $round of $ROUNDS"
+      log "$backend $preset ($dtype, quant $quant): prompt $prompt, gen $gen, $reps reps${ctx:+, ctx $ctx}${chunk:+, chunk $chunk}${prec:+, precision $prec}${kv:+, kv $kv}"
+      model "$preset" "$dtype" "$dir"
+      CTX_ARG=()
+      [ -n "$ctx" ] && CTX_ARG=(--ctx "$ctx")
+      [ -n "$chunk" ] && CTX_ARG+=(--chunk "$chunk")
+      [ -n "$prec" ] && CTX_ARG+=(--precision "$prec")
+      [ -n "$kv" ] && CTX_ARG+=(--kv-dtype "$kv")
+      case $quant in
+        mlx-q*) # an MLX checkpoint of the same weights, as `mlx_lm.convert -q` lays it out
+          qdir=$dir-$quant
+          [ -s "$qdir/model.safetensors" ] ||
+            "$MLXCEL" quantize -m "$dir" -o "$qdir" --bits "${quant#mlx-q}" --group-size 64 \
+              --dtype "$dtype" >&2
+          CTX_ARG+=(--quant mlx) ;;
+        *) qdir=$dir; CTX_ARG+=(--quant "$quant") ;;
+      esac
+      "$MLXCEL" bench -m "$qdir" --backend "$backend" --prompt "$prompt" --gen "$gen" \
+        --reps "$reps" "${THREAD_ARG[@]}" "${CTX_ARG[@]}" --json |
+        sed "s/^{/{\"run\": $i, \"round\": $round, /" | tee -a "$WORK/results.jsonl" >&2
+      # The big checkpoints go as soon as no later run needs them (the disk holds a few at once).
+      [ "$round" = "$ROUNDS" ] || continue
+      [ "$qdir" = "$dir" ] || [ "$KEEP" = 1 ] || rm -rf "$qdir"
+      last=1
+      for later in "${RUNS[@]:$((i + 1))}"; do
+        IFS=: read -r _ p2 _ _ _ _ _ d2 _ <<<"$later"
+        [ "$(model_dir "$p2" "${d2:-f32}")" = "$dir" ] && last=0
+      done
+      [ "$KEEP" = 1 ] || [ "$last" = 0 ] || [ "$dir" = "$WORK/tiny" ] || rm -rf "$dir"
     done
-    [ "$KEEP" = 1 ] || [ "$last" = 0 ] || [ "$dir" = "$WORK/tiny" ] || rm -rf "$dir"
   done
   cut -d' ' -f1-3 /proc/loadavg >"$WORK/load_end.txt" 2>/dev/null || true
 fi
@@ -141,6 +155,35 @@ MACHINE=$(cat "$WORK/machine.json")
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
 MEM=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)
 fmt() { awk -v x="$1" -v d="$2" 'BEGIN {printf "%.*f", d, x}'; }
+# One line per run of the list (the "run" field; a line without it stands alone): the first
+# round's line with each measured number replaced by its median over the rounds, plus "rounds".
+combined() {
+  awk '
+    function f(name, s,   r) { r = s; if (!match(r, "\"" name "\": \"?[^,}\"]*")) return "";
+      r = substr(r, RSTART, RLENGTH); sub("^\"" name "\": \"?", "", r); return r }
+    BEGIN { nf = split("prefill_tok_s decode_tok_s bandwidth_gbs peak_gflops decode_limit_tok_s " \
+                       "prefill_limit_tok_s decode_pct_of_limit prefill_pct_of_limit peak_rss_mib", fld, " ") }
+    NF {
+      run = f("run", $0); if (run == "") run = "line" NR
+      if (!(run in first)) { order[++nr] = run; first[run] = $0 }
+      c = ++cnt[run]
+      for (k = 1; k <= nf; k++) val[run, k, c] = f(fld[k], $0)
+    }
+    END {
+      for (o = 1; o <= nr; o++) {
+        run = order[o]; line = first[run]; c = cnt[run]
+        for (k = 1; k <= nf; k++) {
+          if (val[run, k, 1] == "") continue
+          for (i = 1; i <= c; i++) v[i] = val[run, k, i] + 0
+          for (i = 2; i <= c; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+          med = c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
+          sub("\"" fld[k] "\": [^,}]*", "\"" fld[k] "\": " sprintf("%.4f", med), line)
+        }
+        sub("^{", "{\"rounds\": " c ", ", line)
+        print line
+      }
+    }' "$1"
+}
 {
   cat <<'HDR'
 # Performance
@@ -191,6 +234,13 @@ physical limit of the machine it ran on, measured in the same run.
   neighbours take CPU time (steal) and memory bandwidth; numbers are medians but single rows
   can still be off by 10-20%.
 HDR
+  nr=$(sed -n 's/.*"round": \([0-9]*\).*/\1/p' "$WORK/results.jsonl" | sort -n | tail -1)
+  if [ "${nr:-1}" -gt 1 ]; then
+    echo "- **Rounds**: the list of runs below ran $nr times, round-robin (\`bench/run.sh --rounds $nr\`),"
+    echo "  so rows compared with each other saw the same drift of the host; every number of a row is"
+    echo "  the median over the $nr rounds (its date the first round's), and every speed-up under"
+    echo "  \"Low precision and quantization\" the median of the $nr same-round ratios."
+  fi
   echo
   echo "## Machine"
   echo
@@ -214,7 +264,7 @@ HDR
     pk="$(field precision "$j") / $(field kv_dtype "$j")"
     [ "$pk" = " / " ] && pk="f32 / f32"
     echo "| $shape | $(fmt "$(awk -v p="$(field params "$j")" 'BEGIN {print p / 1e6}')" 1)M | $(field dtype "$j") | $(q=$(field quant "$j"); [ "$q" = mlx ] && q="mlx-q$(field quant_bits "$j")"; echo "${q:-none}") | $pk | $b | $(field threads "$j") | $(field ctx "$j") | $(field prefill_chunk "$j") | $(field prompt_tokens "$j") | $(fmt "$(field prefill_tok_s "$j")" 2) | $(fmt "$(field prefill_limit_tok_s "$j")" 0) | $(fmt "$(field prefill_pct_of_limit "$j")" 2)% | $(field gen_tokens "$j") | $(fmt "$(field decode_tok_s "$j")" 2) | $(fmt "$(field decode_limit_tok_s "$j")" 1) | $(fmt "$(field decode_pct_of_limit "$j")" 2)% | $(fmt "$(field peak_rss_mib "$j")" 0) MiB | $(fmt "$(field bandwidth_gbs "$j")" 1) GB/s / $(fmt "$(field peak_gflops "$j")" 0) GFLOP/s | $(field date "$j") |"
-  done <"$WORK/results.jsonl"
+  done < <(combined "$WORK/results.jsonl")
   echo
   if [ "$interp" = 1 ]; then
     echo "Rows with backend \`interp\` are the reference interpreter: the correctness oracle,"
@@ -226,23 +276,38 @@ HDR
   echo "Runs: \`${RUNS[*]}\` (backend:preset:prompt:gen:reps[:ctx[:chunk[:dtype[:quant[:precision[:kv]]]]]]);"
   echo "ctx is the KV capacity, chunk the largest prefill call, dtype the checkpoint's."
   # Low precision and quantization: each cpu row at bf16 / f16 or with quantized weights
-  # against the f32 cpu row of the same shape and run.
+  # against the f32 cpu row of the same shape and round; with several rounds, the medians of the
+  # per-round ratios (and of the row's own % of limit).
   lp=$(awk '
     function f(name, s,   r) { r = s; if (!match(r, "\"" name "\": \"?[^,}\"]*")) return "";
       r = substr(r, RSTART, RLENGTH); sub("^\"" name "\": \"?", "", r); return r }
+    function median(a, c,   i, j, x) {
+      for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+      return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+    }
     {
       key = f("model", $0); sub(".*/", "", key); sub("-mlx-q[0-9]+$", "", key); sub("-(bf16|f16)$", "", key)
       key = key ":" f("backend", $0) ":" f("prompt_tokens", $0) ":" f("gen_tokens", $0) ":" f("ctx", $0) ":" f("prefill_chunk", $0)
       p = f("precision", $0); kv = f("kv_dtype", $0); if (p == "") { p = "f32"; kv = "f32" }
       q = f("quant", $0); if (q == "") q = "none"; if (q == "mlx") q = "mlx-q" f("quant_bits", $0)
       if (f("backend", $0) != "cpu") next
-      if (p == "f32" && kv == "f32" && q == "none") { pre32[key] = f("prefill_tok_s", $0); dec32[key] = f("decode_tok_s", $0) }
-      else { n++; k[n] = key; pp[n] = p "/" kv " / " q; pre[n] = f("prefill_tok_s", $0); dec[n] = f("decode_tok_s", $0); pct[n] = f("decode_pct_of_limit", $0) }
+      rk = key SUBSEP f("round", $0)
+      if (p == "f32" && kv == "f32" && q == "none") { pre32[rk] = f("prefill_tok_s", $0); dec32[rk] = f("decode_tok_s", $0) }
+      else { n++; k[n] = key; kr[n] = rk; pp[n] = p "/" kv " / " q; pre[n] = f("prefill_tok_s", $0); dec[n] = f("decode_tok_s", $0); pct[n] = f("decode_pct_of_limit", $0) }
     }
     END {
-      for (i = 1; i <= n; i++) if (k[i] in dec32) {
-        split(k[i], a, ":")
-        printf "| %s | %s | %s | %s | %.2fx | %.2fx | %.1f%% |\n", a[1], a[3] "/" a[4] "/" a[5], pp[i], a[2], pre[i] / pre32[k[i]], dec[i] / dec32[k[i]], pct[i]
+      for (i = 1; i <= n; i++) {
+        if (!(kr[i] in dec32)) continue
+        g = k[i] SUBSEP pp[i]
+        if (!(g in cnt)) { order[++ng] = g; gk[ng] = k[i]; gp[ng] = pp[i] }
+        c = ++cnt[g]
+        rpre[g, c] = pre[i] / pre32[kr[i]]; rdec[g, c] = dec[i] / dec32[kr[i]]; rpct[g, c] = pct[i]
+      }
+      for (o = 1; o <= ng; o++) {
+        g = order[o]; c = cnt[g]
+        for (i = 1; i <= c; i++) { a1[i] = rpre[g, i]; a2[i] = rdec[g, i]; a3[i] = rpct[g, i] }
+        split(gk[o], a, ":")
+        printf "| %s | %s | %s | %s | %.2fx | %.2fx | %.1f%% |\n", a[1], a[3] "/" a[4] "/" a[5], gp[o], a[2], median(a1, c), median(a2, c), median(a3, c)
       }
     }' "$WORK/results.jsonl")
   if [ -n "$lp" ]; then
