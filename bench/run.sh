@@ -236,7 +236,11 @@ physical limit of the machine it ran on, measured in the same run.
 HDR
   nr=$(sed -n 's/.*"round": \([0-9]*\).*/\1/p' "$WORK/results.jsonl" | sort -n | tail -1)
   if [ "${nr:-1}" -gt 1 ]; then
-    echo "- **Rounds**: the list of runs below ran $nr times, round-robin (\`bench/run.sh --rounds $nr\`),"
+    nrows=$(combined "$WORK/results.jsonl" | grep -c .)
+    nround=$(grep -c "\"round\": $nr," "$WORK/results.jsonl")
+    which="the list of runs below"
+    [ "$nround" = "$nrows" ] || which="$nround of the rows below (one bench/run.sh invocation; the others are single runs from an earlier one)"
+    echo "- **Rounds**: $which ran $nr times, round-robin (\`bench/run.sh --rounds $nr\`),"
     echo "  so rows compared with each other saw the same drift of the host; every number of a row is"
     echo "  the median over the $nr rounds (its date the first round's), and every speed-up under"
     echo "  \"Low precision and quantization\" the median of the $nr same-round ratios."
