@@ -8,13 +8,13 @@
 // group) and split into contiguous ranges by (ith, nth); a thread takes the units of one kv head
 // up to MX_KV_GROUP at a time and walks the keys in blocks of MX_ATTN_BLOCK aligned to multiples
 // of MX_ATTN_BLOCK (MX_KV_STREAM_BLOCK for a decode step over f32 caches, read in place): each
-// block of K and V is widened into the thread's scratch once for all of
-// them (a GQA group in decode, every query of a prefill chunk), then each query that sees part
-// of the block scores it, updates its online softmax and accumulates V in f32, with the variant
-// selected for the fused kernels (mx_cpu_fused_isa); where the variant has a tile step, the
-// heads of one position that see the same keys go together (each K and V row loaded once). A
-// query's result depends only on its own key range (the same block steps in the same order), so it
-// is bit-identical for any nth.
+// block of K and V is widened into the thread's scratch once for all of them (a GQA group in
+// decode, every query of a prefill chunk), then each query that sees part of the block scores
+// it, updates its online softmax and accumulates V in f32, with the variant selected for the
+// fused kernels (mx_cpu_fused_isa); where the variant has a tile step, the heads of one position
+// that see the same keys go together (each K and V row loaded once). A query's result depends
+// only on its own key range (the same block steps in the same order), so it is bit-identical for
+// any nth.
 #ifndef MX_CPU_FUSED_KV_H
 #define MX_CPU_FUSED_KV_H
 
