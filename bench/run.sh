@@ -155,12 +155,20 @@ MACHINE=$(cat "$WORK/machine.json")
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
 MEM=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/null)
 fmt() { awk -v x="$1" -v d="$2" 'BEGIN {printf "%.*f", d, x}'; }
+# awk functions of the renderers: f(name, line), a top-level scalar of a flat JSON line, and
+# median(a, c) of a[1..c] (sorts a).
+AWK_JSON='
+    function f(name, s,   r) { r = s; if (!match(r, "\"" name "\": \"?[^,}\"]*")) return "";
+      r = substr(r, RSTART, RLENGTH); sub("^\"" name "\": \"?", "", r); return r }
+    function median(a, c,   i, j, x) {
+      for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+      return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+    }
+'
 # One line per run of the list (the "run" field; a line without it stands alone): the first
 # round's line with each measured number replaced by its median over the rounds, plus "rounds".
 combined() {
-  awk '
-    function f(name, s,   r) { r = s; if (!match(r, "\"" name "\": \"?[^,}\"]*")) return "";
-      r = substr(r, RSTART, RLENGTH); sub("^\"" name "\": \"?", "", r); return r }
+  awk "$AWK_JSON"'
     BEGIN { nf = split("prefill_tok_s decode_tok_s bandwidth_gbs peak_gflops decode_limit_tok_s " \
                        "prefill_limit_tok_s decode_pct_of_limit prefill_pct_of_limit peak_rss_mib", fld, " ") }
     NF {
@@ -175,9 +183,7 @@ combined() {
         for (k = 1; k <= nf; k++) {
           if (val[run, k, 1] == "") continue
           for (i = 1; i <= c; i++) v[i] = val[run, k, i] + 0
-          for (i = 2; i <= c; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-          med = c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
-          sub("\"" fld[k] "\": [^,}]*", "\"" fld[k] "\": " sprintf("%.4f", med), line)
+          sub("\"" fld[k] "\": [^,}]*", "\"" fld[k] "\": " sprintf("%.4f", median(v, c)), line)
         }
         sub("^{", "{\"rounds\": " c ", ", line)
         print line
@@ -282,13 +288,7 @@ HDR
   # Low precision and quantization: each cpu row at bf16 / f16 or with quantized weights
   # against the f32 cpu row of the same shape and round; with several rounds, the medians of the
   # per-round ratios (and of the row's own % of limit).
-  lp=$(awk '
-    function f(name, s,   r) { r = s; if (!match(r, "\"" name "\": \"?[^,}\"]*")) return "";
-      r = substr(r, RSTART, RLENGTH); sub("^\"" name "\": \"?", "", r); return r }
-    function median(a, c,   i, j, x) {
-      for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-      return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
-    }
+  lp=$(awk "$AWK_JSON"'
     {
       key = f("model", $0); sub(".*/", "", key); sub("-mlx-q[0-9]+$", "", key); sub("-(bf16|f16)$", "", key)
       key = key ":" f("backend", $0) ":" f("prompt_tokens", $0) ":" f("gen_tokens", $0) ":" f("ctx", $0) ":" f("prefill_chunk", $0)
