@@ -42,7 +42,25 @@ MX_T256 static inline void store_rows(float *y, int64_t rows, const __m256 *v) {
 
 // ---- bf16 (emulated VDPBF16PS order: per pair the odd product, then the even one) ----
 
-// q mod 2 selects one of two sets of 4 accumulators (rows 0-7, 8-15, 16-23, 24-31).
+// One pair of k (q) of one panel into a set of 4 accumulators: odd product, then even.
+MX_T256 static inline void bf16_step(const uint16_t *panel, const uint16_t *x, int64_t q, int64_t k,
+                                     __m256 acc[4]) {
+  float xe = mx_bf16_to_f32(x[2 * q]);
+  float xo = 2 * q + 1 < k ? mx_bf16_to_f32(x[2 * q + 1]) : 0.0f;
+  __m256 so = _mm256_set1_ps(xo), se = _mm256_set1_ps(xe);
+  const uint16_t *bq = panel + q * 2 * NR;
+  prefetch_ahead(bq);
+  prefetch_ahead(bq + NR);
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    __m256i v = ld(bq + 16 * i);
+    acc[i] = _mm256_fmadd_ps(bf_odd(v), so, acc[i]);
+    acc[i] = _mm256_fmadd_ps(bf_even(v), se, acc[i]);
+  }
+}
+
+// q mod 2 selects one of two sets of 4 accumulators (rows 0-7, 8-15, 16-23, 24-31), a constant
+// in every step: a runtime index put the accumulators on the stack.
 MX_T256 static void gemv_bf16(const uint16_t *panels, const uint16_t *x, float *y, int64_t p0,
                               int64_t p1, int64_t k, int64_t n_total) {
   int64_t kpad = (k + 1) & ~(int64_t)1, nq = kpad / 2;
@@ -51,21 +69,11 @@ MX_T256 static void gemv_bf16(const uint16_t *panels, const uint16_t *x, float *
     __m256 acc[2][4];
     for (int s = 0; s < 2; s++)
       for (int i = 0; i < 4; i++) acc[s][i] = _mm256_setzero_ps();
-    for (int64_t q = 0; q < nq; q++) {
-      int s = (int)(q & 1);
-      float xe = mx_bf16_to_f32(x[2 * q]);
-      float xo = 2 * q + 1 < k ? mx_bf16_to_f32(x[2 * q + 1]) : 0.0f;
-      __m256 so = _mm256_set1_ps(xo), se = _mm256_set1_ps(xe);
-      const uint16_t *bq = b + q * 2 * NR;
-      prefetch_ahead(bq);
-      prefetch_ahead(bq + NR);
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; i++) {
-        __m256i v = ld(bq + 16 * i);
-        acc[s][i] = _mm256_fmadd_ps(bf_odd(v), so, acc[s][i]);
-        acc[s][i] = _mm256_fmadd_ps(bf_even(v), se, acc[s][i]);
-      }
+    for (int64_t q = 0; q + 1 < nq; q += 2) {
+      bf16_step(b, x, q, k, acc[0]);
+      bf16_step(b, x, q + 1, k, acc[1]);
     }
+    if (nq & 1) bf16_step(b, x, nq - 1, k, acc[0]);
     __m256 r[4];
     for (int i = 0; i < 4; i++) r[i] = _mm256_add_ps(acc[0][i], acc[1][i]);
     store_rows(y + p * NR, n_total - p * NR, r);
@@ -119,6 +127,14 @@ MX_T256 static inline __m256 h8(const uint16_t *p) {
   return _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)p));
 }
 
+MX_T256 static inline void f16_step(const uint16_t *bk, uint16_t xk, __m256 acc[4]) {
+  __m256 xv = _mm256_set1_ps(mx_f16_to_f32(xk));
+  prefetch_ahead(bk);
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) acc[i] = _mm256_fmadd_ps(h8(bk + 8 * i), xv, acc[i]);
+}
+
+// k mod 2 selects the set of accumulators, as in gemv_bf16.
 MX_T256 static void gemv_f16(const uint16_t *panels, const uint16_t *x, float *y, int64_t p0,
                              int64_t p1, int64_t k, int64_t n_total) {
   for (int64_t p = p0; p < p1; p++) {
@@ -126,14 +142,11 @@ MX_T256 static void gemv_f16(const uint16_t *panels, const uint16_t *x, float *y
     __m256 acc[2][4];
     for (int s = 0; s < 2; s++)
       for (int i = 0; i < 4; i++) acc[s][i] = _mm256_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk++) {
-      int s = (int)(kk & 1);
-      __m256 xv = _mm256_set1_ps(mx_f16_to_f32(x[kk]));
-      const uint16_t *bk = b + kk * NR;
-      prefetch_ahead(bk);
-#pragma GCC unroll 4
-      for (int i = 0; i < 4; i++) acc[s][i] = _mm256_fmadd_ps(h8(bk + 8 * i), xv, acc[s][i]);
+    for (int64_t kk = 0; kk + 1 < k; kk += 2) {
+      f16_step(b + kk * NR, x[kk], acc[0]);
+      f16_step(b + (kk + 1) * NR, x[kk + 1], acc[1]);
     }
+    if (k & 1) f16_step(b + (k - 1) * NR, x[k - 1], acc[0]);
     __m256 r[4];
     for (int i = 0; i < 4; i++) r[i] = _mm256_add_ps(acc[0][i], acc[1][i]);
     store_rows(y + p * NR, n_total - p * NR, r);

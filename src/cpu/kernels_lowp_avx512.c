@@ -58,8 +58,23 @@ MX_T512 static inline void x_pairs(const uint16_t *x, int64_t k, int64_t q0, int
 
 // ---- bf16, emulated: per pair the odd product then the even one, as VDPBF16PS ----
 
+// One pair of k (q) of one panel into the accumulator pair (lo, hi): odd product, then even.
+MX_T512 static inline void bf16_step(const uint16_t *bq, const float *xe, const float *xo,
+                                     __m512 *lo, __m512 *hi) {
+  prefetch_ahead(bq);
+  prefetch_ahead(bq + NR);
+  __m512i v0 = _mm512_load_si512((const void *)bq);
+  __m512i v1 = _mm512_load_si512((const void *)(bq + NR));
+  __m512 so = _mm512_set1_ps(*xo), se = _mm512_set1_ps(*xe);
+  *lo = _mm512_fmadd_ps(bf_odd(v0), so, *lo);
+  *hi = _mm512_fmadd_ps(bf_odd(v1), so, *hi);
+  *lo = _mm512_fmadd_ps(bf_even(v0), se, *lo);
+  *hi = _mm512_fmadd_ps(bf_even(v1), se, *hi);
+}
+
 // One panel stream at a time; q mod 4 selects one of four accumulator pairs, combined as
-// (a0 + a1) + (a2 + a3).
+// (a0 + a1) + (a2 + a3). The accumulator index is a constant in every step (unrolled by 4):
+// a runtime one put the accumulators on the stack, a load and a store around every FMA.
 MX_T512 static void gemv_bf16(const uint16_t *panels, const uint16_t *x, float *y, int64_t p0,
                               int64_t p1, int64_t k, int64_t n_total) {
   int64_t kpad = (k + 1) & ~(int64_t)1, nq = kpad / 2;
@@ -69,20 +84,18 @@ MX_T512 static void gemv_bf16(const uint16_t *panels, const uint16_t *x, float *
     __m512 lo[4], hi[4];
     for (int i = 0; i < 4; i++) lo[i] = hi[i] = _mm512_setzero_ps();
     for (int64_t q0 = 0; q0 < nq; q0 += 16) {
-      int n = nq - q0 < 16 ? (int)(nq - q0) : 16;
+      int n = nq - q0 < 16 ? (int)(nq - q0) : 16, n4 = n & ~3;
       x_pairs(x, k, q0, n, xe, xo);
-      for (int j = 0; j < n; j++) {
-        int s = j & 3;
-        const uint16_t *bq = b + (q0 + j) * 2 * NR;
-        prefetch_ahead(bq);
-        prefetch_ahead(bq + NR);
-        __m512i v0 = _mm512_load_si512((const void *)bq);
-        __m512i v1 = _mm512_load_si512((const void *)(bq + NR));
-        __m512 so = _mm512_set1_ps(xo[j]), se = _mm512_set1_ps(xe[j]);
-        lo[s] = _mm512_fmadd_ps(bf_odd(v0), so, lo[s]);
-        hi[s] = _mm512_fmadd_ps(bf_odd(v1), so, hi[s]);
-        lo[s] = _mm512_fmadd_ps(bf_even(v0), se, lo[s]);
-        hi[s] = _mm512_fmadd_ps(bf_even(v1), se, hi[s]);
+      const uint16_t *bq = b + q0 * 2 * NR;
+      for (int j = 0; j < n4; j += 4) {
+#pragma GCC unroll 4
+        for (int s = 0; s < 4; s++) {
+          bf16_step(bq + (j + s) * 2 * NR, xe + j + s, xo + j + s, &lo[s], &hi[s]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int s = 0; s < 4; s++) {
+        if (n4 + s < n) bf16_step(bq + (n4 + s) * 2 * NR, xe + n4 + s, xo + n4 + s, &lo[s], &hi[s]);
       }
     }
     __m512 rlo = _mm512_add_ps(_mm512_add_ps(lo[0], lo[1]), _mm512_add_ps(lo[2], lo[3]));
@@ -211,6 +224,15 @@ MX_T512 static inline __m512 h16(const uint16_t *p) {
   return _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)p));
 }
 
+// One k of one panel into the accumulator pair (lo, hi).
+MX_T512 static inline void f16_step(const uint16_t *bk, const float *xk, __m512 *lo, __m512 *hi) {
+  prefetch_ahead(bk);
+  __m512 xv = _mm512_set1_ps(*xk);
+  *lo = _mm512_fmadd_ps(h16(bk), xv, *lo);
+  *hi = _mm512_fmadd_ps(h16(bk + 16), xv, *hi);
+}
+
+// k mod 4 selects the accumulator pair, a constant in every step as in gemv_bf16.
 MX_T512 static void gemv_f16(const uint16_t *panels, const uint16_t *x, float *y, int64_t p0,
                              int64_t p1, int64_t k, int64_t n_total) {
   _Alignas(64) float xs[16];
@@ -219,15 +241,16 @@ MX_T512 static void gemv_f16(const uint16_t *panels, const uint16_t *x, float *y
     __m512 lo[4], hi[4];
     for (int i = 0; i < 4; i++) lo[i] = hi[i] = _mm512_setzero_ps();
     for (int64_t k0 = 0; k0 < k; k0 += 16) {
-      int n = k - k0 < 16 ? (int)(k - k0) : 16;
+      int n = k - k0 < 16 ? (int)(k - k0) : 16, n4 = n & ~3;
       _mm512_store_ps(xs, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask16(n), x + k0)));
-      for (int j = 0; j < n; j++) {
-        int s = j & 3;
-        const uint16_t *bk = b + (k0 + j) * NR;
-        prefetch_ahead(bk);
-        __m512 xv = _mm512_set1_ps(xs[j]);
-        lo[s] = _mm512_fmadd_ps(h16(bk), xv, lo[s]);
-        hi[s] = _mm512_fmadd_ps(h16(bk + 16), xv, hi[s]);
+      const uint16_t *bk = b + k0 * NR;
+      for (int j = 0; j < n4; j += 4) {
+#pragma GCC unroll 4
+        for (int s = 0; s < 4; s++) f16_step(bk + (j + s) * NR, xs + j + s, &lo[s], &hi[s]);
+      }
+#pragma GCC unroll 4
+      for (int s = 0; s < 4; s++) {
+        if (n4 + s < n) f16_step(bk + (n4 + s) * NR, xs + n4 + s, &lo[s], &hi[s]);
       }
     }
     __m512 rlo = _mm512_add_ps(_mm512_add_ps(lo[0], lo[1]), _mm512_add_ps(lo[2], lo[3]));
