@@ -245,8 +245,8 @@ HDR
     nrows=$(combined "$WORK/results.jsonl" | grep -c .)
     nround=$(grep -c "\"round\": $nr," "$WORK/results.jsonl")
     which="the list of runs below"
-    [ "$nround" = "$nrows" ] || which="$nround of the rows below (one bench/run.sh invocation; the others are single runs from an earlier one)"
-    echo "- **Rounds**: $which ran $nr times, round-robin (\`bench/run.sh --rounds $nr\`),"
+    [ "$nround" = "$nrows" ] || which="$nround of the rows below (the others are single runs from an earlier invocation)"
+    echo "- **Rounds**: $which ran $nr times, round-robin (\`bench/run.sh --rounds\`),"
     echo "  so rows compared with each other saw the same drift of the host; every number of a row is"
     echo "  the median over the $nr rounds (its date the first round's), and every speed-up under"
     echo "  \"Low precision and quantization\" the median of the $nr same-round ratios."
