@@ -246,10 +246,11 @@ HDR
     nround=$(grep -c "\"round\": $nr," "$WORK/results.jsonl")
     which="the list of runs below"
     [ "$nround" = "$nrows" ] || which="$nround of the rows below (the others are single runs from an earlier invocation)"
-    echo "- **Rounds**: $which ran $nr times, round-robin (\`bench/run.sh --rounds\`),"
-    echo "  so rows compared with each other saw the same drift of the host; every number of a row is"
-    echo "  the median over the $nr rounds (its date the first round's), and every speed-up under"
-    echo "  \"Low precision and quantization\" the median of the $nr same-round ratios."
+    echo "- **Rounds**: $which"
+    echo "  ran $nr times, round-robin (\`bench/run.sh --rounds\`), so rows compared with each other"
+    echo "  saw the same drift of the host; every number of a row is the median over the $nr rounds (its"
+    echo "  date the first round's), and every speed-up under \"Low precision and quantization\" the"
+    echo "  median of the $nr same-round ratios."
   fi
   echo
   echo "## Machine"

@@ -127,6 +127,7 @@ MX_T256 static inline __m256 h8(const uint16_t *p) {
   return _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)p));
 }
 
+// One k of one panel into a set of 4 accumulators.
 MX_T256 static inline void f16_step(const uint16_t *bk, uint16_t xk, __m256 acc[4]) {
   __m256 xv = _mm256_set1_ps(mx_f16_to_f32(xk));
   prefetch_ahead(bk);
