@@ -161,17 +161,24 @@ void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int it
 //
 // On a shared host a thread can lose its CPU for milliseconds; with a fixed split the whole job
 // then waits for it. The _dyn kernels instead cut their output into chunks (about 8 per thread)
-// that the threads of a job claim from a shared counter, so a stalled thread's chunks go to the
-// others. A chunk is computed whole by whichever thread claims it, with the same summation
-// order as the fixed split: results stay bit-identical for any nth. One counter per kernel
-// call, zeroed before the job starts (e.g. by the thread that dispatches it).
+// that the threads of a job claim, so a stalled thread's chunks go to the others. The chunks
+// form min(nth, MX_CPU_WORK_SEGMENTS) contiguous segments, one per thread (ith % segments):
+// a thread takes its own segment's chunks front to back, so its weights stay one stream (the
+// software prefetch running past a chunk's end fetches the next chunk it will take), and once
+// its segment is empty it takes the others' from their back ends. A chunk is computed whole by
+// whichever thread claims it, with the same summation order as the fixed split: results stay
+// bit-identical for any nth. One counter per kernel call, zeroed before the job starts (e.g. by
+// the thread that dispatches it).
+enum { MX_CPU_WORK_SEGMENTS = 8 };
 typedef struct mx_cpu_work {
-  _Alignas(64) _Atomic int64_t next;
+  // Per segment: chunks taken from its front (low 32 bits) and from its back (high 32 bits).
+  _Alignas(64) _Atomic uint64_t seg[MX_CPU_WORK_SEGMENTS];
 } mx_cpu_work_t;
 
 void mx_cpu_work_reset(mx_cpu_work_t *w);
-// Claims the next of n chunks: true with *c its index, false once all are taken.
-bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int64_t *c);
+// Claims one of n chunks (n < 2^31) for thread ith of nth: true with *c its index, false once
+// all are taken.
+bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int ith, int nth, int64_t *c);
 // Units per chunk to share `units` among nth threads: ~8 chunks per thread, >= min_units each.
 int64_t mx_cpu_work_grain(int64_t units, int nth, int64_t min_units);
 // The same for a stream of units of unit_bytes each (GEMV panels): chunks of at least 64 KiB, so
@@ -185,7 +192,7 @@ void mx_cpu_gemv_packed_f32_panels(const mx_cpu_packed_t *w, const float *x, flo
 // mx_cpu_gemv_packed_f32_grain panels (at least 64 KiB of weights each).
 int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth);
 void mx_cpu_gemv_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, float *y,
-                                mx_cpu_work_t *work, int nth);
+                                mx_cpu_work_t *work, int ith, int nth);
 // mx_cpu_gemm_packed_f32 on panels [p0, p1) x rows [m0, m1) (the unit of both splits).
 void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
                                   int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1);

@@ -74,7 +74,7 @@ void mx_cpu_gemv_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, f
                              int nth);
 // The same with the panels shared through `work` (cpu.h's dynamic work sharing).
 void mx_cpu_gemv_packed_lowp_dyn(const mx_cpu_packed_lowp_t *w, const uint16_t *x, float *y,
-                                 mx_cpu_work_t *work, int nth);
+                                 mx_cpu_work_t *work, int ith, int nth);
 // Y[m, n] = X W^T, X[m, k] row stride ldx elements, Y row stride ldy. Threads split panels (and
 // rows when panels are fewer than threads); K in passes of 256 with the current block of X
 // packed on the stack. m == 1 is valid (GEMM's summation order).

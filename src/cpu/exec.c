@@ -205,7 +205,7 @@ static void matmul(mx_cpu_plan_t *p, const mx_step_t *s, const mx_cpu_packed_t *
                    float *y, int ith, int nth) {
   mx_cpu_work_t *wk = &p->work[s - p->steps];
   if (s->p[0] == 1)
-    mx_cpu_gemv_packed_f32_dyn(w, x, y, wk, nth);
+    mx_cpu_gemv_packed_f32_dyn(w, x, y, wk, ith, nth);
   else if (s->p[3])
     matmul_fixed(s, w, x, y, ith, nth);
   else
@@ -227,7 +227,7 @@ static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
     int64_t g =
         m == 1 ? mx_cpu_gemv_packed_f32_grain(w, nth) : mx_cpu_gemm_packed_f32_grain(w, nth);
     int64_t chunks = (w->panels + g - 1) / g, c;
-    while (mx_cpu_work_claim(&p->work[s - p->steps], chunks, &c)) {
+    while (mx_cpu_work_claim(&p->work[s - p->steps], chunks, ith, nth, &c)) {
       int64_t q0 = c * g, q1 = q0 + g;
       if (m == 1) {
         mx_cpu_gemv_packed_f32_panels(w, x, gate, q0, q1);
@@ -326,7 +326,7 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       const float *x = (const float *)vp[s->in[0]];
       float *y = (float *)vp[s->out[0]];
       if (s->p[0] == 1)
-        mx_cpu_qgemv_dyn(s->qw, x, y, &p->work[s - p->steps], nth);
+        mx_cpu_qgemv_dyn(s->qw, x, y, &p->work[s - p->steps], ith, nth);
       else
         mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->p[0], ith, nth);
       break;

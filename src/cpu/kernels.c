@@ -162,17 +162,32 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
 // ---- Dynamic work sharing ----
 
 void mx_cpu_work_reset(mx_cpu_work_t *w) {
-  atomic_store_explicit(&w->next, 0, memory_order_relaxed);
+  for (int i = 0; i < MX_CPU_WORK_SEGMENTS; i++)
+    atomic_store_explicit(&w->seg[i], 0, memory_order_relaxed);
 }
 
-bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int64_t *c) {
-  // Relaxed: the counter only hands out indices; the data a chunk writes is published by the
+bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int ith, int nth, int64_t *c) {
+  // Relaxed: the counters only hand out indices; the data a chunk writes is published by the
   // barrier (or job end) after it, like any other kernel output.
-  if (atomic_load_explicit(&w->next, memory_order_relaxed) >= n) return false;
-  int64_t v = atomic_fetch_add_explicit(&w->next, 1, memory_order_relaxed);
-  if (v >= n) return false;
-  *c = v;
-  return true;
+  int64_t segs = nth < MX_CPU_WORK_SEGMENTS ? nth : MX_CPU_WORK_SEGMENTS;
+  if (segs > n) segs = n;
+  if (segs < 1 || ith < 0) return false;
+  int64_t own = ith % segs;
+  for (int64_t k = 0; k < segs; k++) {  // own segment first, then the others' back ends
+    int64_t sg = (own + k) % segs, lo = n * sg / segs, len = n * (sg + 1) / segs - lo;
+    uint64_t v = atomic_load_explicit(&w->seg[sg], memory_order_relaxed);
+    for (;;) {
+      uint64_t front = v & 0xffffffffu, back = v >> 32;
+      if ((int64_t)(front + back) >= len) break;
+      uint64_t next = k == 0 ? v + 1 : v + ((uint64_t)1 << 32);
+      if (atomic_compare_exchange_weak_explicit(&w->seg[sg], &v, next, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+        *c = k == 0 ? lo + (int64_t)front : lo + len - 1 - (int64_t)back;
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 enum { WORK_CHUNKS_PER_THREAD = 8 };
@@ -203,9 +218,10 @@ int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth) {
 }
 
 void mx_cpu_gemv_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, float *y,
-                                mx_cpu_work_t *work, int nth) {
+                                mx_cpu_work_t *work, int ith, int nth) {
   int64_t g = mx_cpu_gemv_packed_f32_grain(w, nth), n = (w->panels + g - 1) / g, c;
-  while (mx_cpu_work_claim(work, n, &c)) mx_cpu_gemv_packed_f32_panels(w, x, y, c * g, c * g + g);
+  while (mx_cpu_work_claim(work, n, ith, nth, &c))
+    mx_cpu_gemv_packed_f32_panels(w, x, y, c * g, c * g + g);
 }
 
 // Prefetches (for writing) a rows x cols tile of Y, one request per 64-byte line.
@@ -311,7 +327,7 @@ void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_
     return;
   }
   int64_t g = mx_cpu_gemm_packed_f32_grain(w, nth), n = (w->panels + g - 1) / g, c;
-  while (mx_cpu_work_claim(work, n, &c))
+  while (mx_cpu_work_claim(work, n, ith, nth, &c))
     mx_cpu_gemm_packed_f32_block(w, x, ldx, y, ldy, 0, m, c * g, c * g + g);
 }
 

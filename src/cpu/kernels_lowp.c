@@ -152,11 +152,11 @@ void mx_cpu_gemv_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, f
 }
 
 void mx_cpu_gemv_packed_lowp_dyn(const mx_cpu_packed_lowp_t *w, const uint16_t *x, float *y,
-                                 mx_cpu_work_t *work, int nth) {
+                                 mx_cpu_work_t *work, int ith, int nth) {
   int64_t panel_bytes = w->kpad * MX_CPU_LOWP_NR * (int64_t)sizeof(uint16_t);
   int64_t g = mx_cpu_work_stream_grain(w->panels, panel_bytes, nth);
   int64_t n = (w->panels + g - 1) / g, c;
-  while (mx_cpu_work_claim(work, n, &c)) {
+  while (mx_cpu_work_claim(work, n, ith, nth, &c)) {
     int64_t p0 = c * g, p1 = p0 + g < w->panels ? p0 + g : w->panels;
     w->kt->gemv(w->data, x, y, p0, p1, w->k, w->n);
   }

@@ -231,11 +231,11 @@ void mx_cpu_qgemv(const mx_cpu_qpacked_t *w, const float *x, float *y, int ith, 
 }
 
 void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cpu_work_t *work,
-                      int nth) {
+                      int ith, int nth) {
   int64_t panel_bytes = (int64_t)(w->bytes / (size_t)(w->panels > 0 ? w->panels : 1));
   int64_t g = mx_cpu_work_stream_grain(w->panels, panel_bytes, nth);
   int64_t n = (w->panels + g - 1) / g, c;
-  if (!mx_cpu_work_claim(work, n, &c)) return;  // nothing left: skip the activation prep
+  if (!mx_cpu_work_claim(work, n, ith, nth, &c)) return;  // nothing left: skip the activation prep
   _Alignas(64) float xsum[MX_Q_MAX_K / 32], dx[MX_Q_MAX_K / 32];
   _Alignas(64) int32_t xqsum[MX_Q_MAX_K / 32];
   _Alignas(64) int8_t xq[MX_Q_MAX_K], xl[MX_Q_MAX_K];
@@ -244,7 +244,7 @@ void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cp
   do {
     int64_t p0 = c * g, p1 = p0 + g < w->panels ? p0 + g : w->panels;
     w->qk->gemv(w, x, &a, y, p0, p1);
-  } while (mx_cpu_work_claim(work, n, &c));
+  } while (mx_cpu_work_claim(work, n, ith, nth, &c));
 }
 
 enum { QKC = 256 };  // k values per dequantized block (a multiple of every group size)

@@ -121,7 +121,7 @@ void mx_cpu_qgemv(const mx_cpu_qpacked_t *w, const float *x, float *y, int ith, 
 // The same with the panels shared through `work` (cpu.h's dynamic work sharing; chunks of at
 // least 64 KiB). A thread that claims no chunk skips the activation preparation.
 void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cpu_work_t *work,
-                      int nth);
+                      int ith, int nth);
 // Y[m, n] = X[m, k] W^T (row strides ldx, ldy). Threads split panels (and rows when panels are
 // fewer than threads).
 void mx_cpu_qgemm(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,

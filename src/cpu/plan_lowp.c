@@ -67,7 +67,7 @@ void mx_cpu_lowp_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       const uint16_t *x = (const uint16_t *)vp[s->in[0]];
       float *y = (float *)vp[s->out[0]];
       if (s->p[0] == 1)
-        mx_cpu_gemv_packed_lowp_dyn(s->wl, x, y, &p->work[s - p->steps], nth);
+        mx_cpu_gemv_packed_lowp_dyn(s->wl, x, y, &p->work[s - p->steps], ith, nth);
       else
         mx_cpu_gemm_packed_lowp(s->wl, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
       break;

@@ -87,7 +87,7 @@ typedef struct dyn_job {
 static void dyn_task(void *ctx, int ith, int nth) {
   dyn_job_t *j = ctx;
   if (j->m == 1 && j->ldx == 0)
-    mx_cpu_gemv_packed_f32_dyn(j->w, j->x, j->y, &j->work, nth);
+    mx_cpu_gemv_packed_f32_dyn(j->w, j->x, j->y, &j->work, ith, nth);
   else
     mx_cpu_gemm_packed_f32_dyn(j->w, j->x, j->ldx, j->y, j->ldy, j->m, &j->work, ith, nth);
 }

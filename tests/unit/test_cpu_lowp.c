@@ -76,7 +76,7 @@ static void test_shapes(const mx_cpu_lowp_kernels_t *kt) {
         mx_cpu_work_t work;
         mx_cpu_work_reset(&work);
         memset(y2, 0xff, sizeof(float) * (size_t)n);
-        for (int t = 0; t < nth; t++) mx_cpu_gemv_packed_lowp_dyn(pk, x, y2, &work, nth);
+        for (int t = 0; t < nth; t++) mx_cpu_gemv_packed_lowp_dyn(pk, x, y2, &work, t, nth);
         bad_split += memcmp(y, y2, sizeof(float) * (size_t)n) != 0;
       }
       // GEMM (row stride n + 3 to catch ldy mistakes).

@@ -1,6 +1,7 @@
 // Thread pool: many tiny jobs, visibility of writes across run and barrier, sleeping workers,
 // oversubscription, create/destroy loops. Also meant to be run under -fsanitize=thread.
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -84,6 +85,75 @@ static void check_barrier(int nthreads, int jobs, int rounds) {
   mx_cpu_pool_destroy(pool);
 }
 
+// mx_cpu_work_claim, one claim at a time in a pseudo-random order of threads: every chunk once;
+// a thread's own claims are its segment front to back, contiguous, before it takes any other.
+static void check_claims_serial(int64_t n, int nth, unsigned seed) {
+  mx_cpu_work_t w;
+  mx_cpu_work_reset(&w);
+  int *seen = calloc((size_t)n + 1, sizeof *seen);
+  int64_t segs = nth < MX_CPU_WORK_SEGMENTS ? nth : MX_CPU_WORK_SEGMENTS;
+  if (segs > n) segs = n;
+  int64_t next_own[MAXT * 4];
+  bool stole[MAXT * 4] = {false};
+  for (int t = 0; t < nth; t++) next_own[t] = segs ? n * (t % segs) / segs : 0;
+  bool done[MAXT * 4] = {false};
+  int64_t claimed = 0, bad = 0;
+  for (int live = nth; live > 0;) {
+    seed = seed * 1103515245u + 12345u;
+    int t = (int)((seed >> 16) % (unsigned)nth);
+    if (done[t]) continue;
+    int64_t c = -1;
+    if (!mx_cpu_work_claim(&w, n, t, nth, &c)) {
+      done[t] = true;
+      live--;
+      continue;
+    }
+    if (c < 0 || c >= n || seen[c]++) {
+      bad++;
+      continue;
+    }
+    claimed++;
+    int64_t own_lo = n * (t % segs) / segs, own_hi = n * (t % segs + 1) / segs;
+    bool own = c >= own_lo && c < own_hi;
+    if (own && !stole[t] && nth <= segs) bad += c != next_own[t]++;  // front to back
+    if (!own) stole[t] = true;
+  }
+  CHECK_MSG(bad == 0 && claimed == n, "work claim n=%lld nth=%d: %lld bad, %lld of %lld claimed",
+            (long long)n, nth, (long long)bad, (long long)claimed, (long long)n);
+  free(seen);
+}
+
+// The same on a real pool, all threads claiming at once: every chunk exactly once.
+typedef struct claim_job {
+  mx_cpu_work_t work;
+  int64_t n;
+  atomic_int hits[200];
+} claim_job_t;
+
+static void claim_task(void *ctx, int ith, int nth) {
+  claim_job_t *j = ctx;
+  int64_t c;
+  while (mx_cpu_work_claim(&j->work, j->n, ith, nth, &c)) atomic_fetch_add(&j->hits[c], 1);
+}
+
+static void check_claims_pool(int nthreads) {
+  mx_cpu_pool_t *pool = NULL;
+  CHECK_OK(mx_cpu_pool_create(nthreads, &pool));
+  if (!pool) return;
+  claim_job_t *j = calloc(1, sizeof *j);
+  long bad = 0;
+  for (int rep = 0; rep < 300; rep++) {
+    j->n = rep % 200;
+    mx_cpu_work_reset(&j->work);
+    for (int i = 0; i < 200; i++) atomic_store(&j->hits[i], 0);
+    mx_cpu_pool_run(pool, claim_task, j);
+    for (int i = 0; i < 200; i++) bad += atomic_load(&j->hits[i]) != (i < j->n);
+  }
+  CHECK_MSG(bad == 0, "%ld chunks not claimed exactly once with %d threads", bad, nthreads);
+  free(j);
+  mx_cpu_pool_destroy(pool);
+}
+
 int main(void) {
   const mx_cpu_features_t *f = mx_cpu_features();
   printf("cpu: %d logical, %d physical\n", f->logical_cpus, f->physical_cores);
@@ -107,6 +177,14 @@ int main(void) {
   // Barriers inside a job.
   for (int n = 1; n <= 4; n++) check_barrier(n, 50, 200);
   check_barrier(6, 10, 50);
+
+  // Dynamic work sharing.
+  const int64_t ns[] = {0, 1, 2, 3, 7, 8, 9, 16, 17, 64, 100};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    for (int nth = 1; nth <= 12; nth++)
+      for (unsigned seed = 1; seed <= 5; seed++) check_claims_serial(ns[i], nth, seed);
+  for (int n = 1; n <= 4; n++) check_claims_pool(n);
+  check_claims_pool(9);
 
   // Create/destroy loops, including destroy right after create (workers not yet waiting) and
   // after one job.

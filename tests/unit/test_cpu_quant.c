@@ -161,7 +161,7 @@ static void check_gemv(const qw_t *q, const mx_cpu_qkernels_t *qk, const char *l
   mx_cpu_work_t work;
   mx_cpu_work_reset(&work);
   memset(y3, 0xff, (size_t)s->n * sizeof *y3);
-  for (int t = 0; t < 3; t++) mx_cpu_qgemv_dyn(p, x, y3, &work, 3);
+  for (int t = 0; t < 3; t++) mx_cpu_qgemv_dyn(p, x, y3, &work, t, 3);
   CHECK_MSG(memcmp(y, y3, (size_t)s->n * sizeof *y) == 0, "%s: work-shared GEMV differs", label);
   double worst = 0;
   for (int64_t r = 0; r < s->n; r++) {
