@@ -72,6 +72,8 @@ const mx_cpu_kernels_t *mx_cpu_kernels_best(void);
 mx_cpu_isa_t mx_cpu_kernels_isa(const mx_cpu_kernels_t *kt);
 // Rows of W per packed panel for this table (also the GEMM microkernel's N width).
 int mx_cpu_kernels_panel_rows(const mx_cpu_kernels_t *kt);
+// Rows of X per GEMM microkernel call for this table (its M height).
+int mx_cpu_kernels_gemm_rows(const mx_cpu_kernels_t *kt);
 
 // ============================================================================================
 // Thread pool
@@ -193,14 +195,26 @@ void mx_cpu_gemv_packed_f32_panels(const mx_cpu_packed_t *w, const float *x, flo
 int64_t mx_cpu_gemv_packed_f32_grain(const mx_cpu_packed_t *w, int nth);
 void mx_cpu_gemv_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, float *y,
                                 mx_cpu_work_t *work, int ith, int nth);
-// mx_cpu_gemm_packed_f32 on panels [p0, p1) x rows [m0, m1) (the unit of both splits).
-void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
-                                  int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+// X packed once for every GEMM that reads it (instead of once per chunk of panels, which is
+// ~15% of a prefill GEMM's time): row block b (rows [b * mr, b * mr + mr), mr of kt) at
+// apack + b * mr * k, in the microkernel's layout (apack[kk * mr + i]; rows past m are zero).
+// mx_cpu_gemm_apack_floats: the floats that takes. mx_cpu_gemm_pack_x: thread ith of nth packs
+// its share of the row blocks; the GEMMs may read apack once every thread is done (a barrier).
+size_t mx_cpu_gemm_apack_floats(const mx_cpu_kernels_t *kt, int64_t m, int64_t k);
+void mx_cpu_gemm_pack_x(const mx_cpu_kernels_t *kt, const float *x, int64_t ldx, int64_t m,
+                        int64_t k, float *apack, int ith, int nth);
+// mx_cpu_gemm_packed_f32 on panels [p0, p1) x rows [m0, m1) (the unit of both splits), m0 a
+// multiple of mr. apack: X packed by mx_cpu_gemm_pack_x (x unused), or NULL: X is packed here,
+// block by block.
+void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                                  const float *apack, float *y, int64_t ldy, int64_t m0, int64_t m1,
+                                  int64_t p0, int64_t p1);
 // mx_cpu_gemm_packed_f32 with groups of mx_cpu_gemm_packed_f32_grain panels (all rows) shared
-// through `work`; the fixed split when panels are fewer than threads.
+// through `work`; the fixed split when panels are fewer than threads. apack as above.
 int64_t mx_cpu_gemm_packed_f32_grain(const mx_cpu_packed_t *w, int nth);
-void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
-                                int64_t ldy, int64_t m, mx_cpu_work_t *work, int ith, int nth);
+void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                                const float *apack, float *y, int64_t ldy, int64_t m,
+                                mx_cpu_work_t *work, int ith, int nth);
 
 // Convenience wrappers running one kernel as a whole pool job (pool NULL = single thread).
 void mx_cpu_gemv_f32_run(mx_cpu_pool_t *pool, const mx_cpu_kernels_t *kt, const float *w,

@@ -1207,6 +1207,10 @@ static mx_status_t plan_memory(mx_cpu_plan_t *p) {
     if (off + sz > total) total = off + sz;
   }
   free(order);
+  if (p->apack_bytes) {  // after every slot: live through all the GEMM steps
+    p->apack_off = total;
+    total += align64(p->apack_bytes);
+  }
   p->arena_bytes = total;
   if (total && !p->external_arena) {
     p->own_arena = true;
@@ -1256,6 +1260,51 @@ static int32_t step_writes(const mx_cpu_plan_t *p, const mx_step_t *s, range_t *
   for (int32_t j = 0; j < s->n_out; j++) w[n++] = slot_range(p, s->out[j]);
   if (s->kind == ST_DUS_INPLACE) w[n++] = slot_range(p, s->op->results[0]);
   return n;
+}
+
+// GEMM steps (m > mr rows) read X packed once into the arena's apack region (exec.c step_apack)
+// instead of packing it again for every chunk of panels. Before plan_memory: marks them
+// APACK_PACK and sizes the region.
+static void plan_apack_size(mx_cpu_plan_t *p) {
+  size_t floats = 0;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    mx_step_t *s = &p->steps[k];
+    if ((s->kind != ST_GEMM && s->kind != ST_GATED_UP) || s->p[3] ||
+        s->p[0] <= mx_cpu_kernels_gemm_rows(s->w->kt))
+      continue;
+    s->p[6] = APACK_PACK;
+    size_t f = mx_cpu_gemm_apack_floats(s->w->kt, s->p[0], s->w->k);
+    if (f > floats) floats = f;
+  }
+  p->apack_bytes = floats * sizeof(float);
+}
+
+// After plan_barriers: a step whose X is the last packed one, unchanged since, reuses the packed
+// copy (q, k and v of one layer pack once); a packing step gets a barrier first (p[7]) when a
+// step since the last barrier may still read the region.
+static void plan_apack_order(mx_cpu_plan_t *p) {
+  int32_t packed = -1;  // step that packed the region's current contents
+  bool read_since_barrier = false;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    mx_step_t *s = &p->steps[k];
+    if (s->barrier_before) read_since_barrier = false;
+    if (s->p[6] == APACK_NONE || (s->kind != ST_GEMM && s->kind != ST_GATED_UP)) continue;
+    bool reuse = packed >= 0 && p->steps[packed].in[0] == s->in[0] &&
+                 p->steps[packed].p[0] == s->p[0] && p->steps[packed].w->k == s->w->k;
+    range_t x = slot_range(p, s->in[0]), w[STEP_MAX_OUT + 2];
+    for (int32_t i = packed + 1; i < k && reuse; i++) {
+      int32_t nw = step_writes(p, &p->steps[i], w);
+      for (int32_t j = 0; j < nw && reuse; j++) reuse = !ranges_meet(x, w[j]);
+    }
+    if (reuse) {
+      s->p[6] = APACK_REUSE;
+    } else {
+      s->p[6] = APACK_PACK;
+      s->p[7] = read_since_barrier;
+      packed = k;
+    }
+    read_since_barrier = true;
+  }
 }
 
 static void plan_barriers(mx_cpu_plan_t *p) {
@@ -1479,8 +1528,12 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   }
   if (!st && !p->whole) {
     for (int32_t r = 0; r < f->n_results; r++) p->result_slot[r] = ret->operands[r];
+    plan_apack_size(p);
     st = plan_memory(p);
-    if (!st) plan_barriers(p);
+    if (!st) {
+      plan_barriers(p);
+      plan_apack_order(p);
+    }
   }
   if (!st) {
     p->vp = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *p->vp);

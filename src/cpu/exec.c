@@ -188,16 +188,37 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
   return fn(NULL, p->f, op, s->pin, s->tout);
 }
 
+// X packed once for a GEMM step (compile.c plan_apack, p[6]): APACK_PACK packs it into the
+// arena's apack region here (after a barrier when p[7]: a GEMM since the last barrier may still
+// read the region), then waits for every thread's share; APACK_REUSE reads what the last packing
+// step left there (same input, the barrier in that step published it). NULL: APACK_NONE, the
+// GEMM packs X block by block itself.
+static const float *step_apack(mx_cpu_plan_t *p, const mx_step_t *s, const float *x, int ith,
+                               int nth) {
+  if (s->p[6] == APACK_NONE) return NULL;
+  float *apack = (float *)(p->arena + p->apack_off);
+  if (s->p[6] == APACK_PACK) {
+    if (nth > 1 && s->p[7]) mx_cpu_pool_barrier(p->run_pool);
+    mx_cpu_gemm_pack_x(s->w->kt, x, s->p[2], s->p[0], s->w->k, apack, ith, nth);
+    if (nth > 1) mx_cpu_pool_barrier(p->run_pool);
+  }
+  return apack;
+}
+
 // Y = X W^T for a matmul step's shape (p[0] = m, p[1] = n, p[2] = k, p[3] = rows_as_gemv) with
-// the fixed split by (ith, nth).
-static void matmul_fixed(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x, float *y,
-                         int ith, int nth) {
-  if (s->p[0] == 1)
+// the fixed split by (ith, nth); apack: step_apack's.
+static void matmul_fixed(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x,
+                         const float *apack, float *y, int ith, int nth) {
+  int64_t r0, r1, c0, c1;
+  if (s->p[0] == 1) {
     mx_cpu_gemv_packed_f32(w, x, y, ith, nth);
-  else if (s->p[3])
+  } else if (s->p[3]) {
     mx_cpu_gemv_packed_rows_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
-  else
-    mx_cpu_gemm_packed_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+  } else {
+    mx_cpu_matmul_region(w, s->p[0], true, ith, nth, &r0, &r1, &c0, &c1);
+    mx_cpu_gemm_packed_f32_block(w, x, s->p[2], apack, y, s->p[1], r0, r1, c0 / w->nr,
+                                 (c1 + w->nr - 1) / w->nr);
+  }
 }
 
 // The same with the panels shared through the step's work counter where the kernel can.
@@ -207,9 +228,10 @@ static void matmul(mx_cpu_plan_t *p, const mx_step_t *s, const mx_cpu_packed_t *
   if (s->p[0] == 1)
     mx_cpu_gemv_packed_f32_dyn(w, x, y, wk, ith, nth);
   else if (s->p[3])
-    matmul_fixed(s, w, x, y, ith, nth);
+    matmul_fixed(s, w, x, NULL, y, ith, nth);
   else
-    mx_cpu_gemm_packed_f32_dyn(w, x, s->p[2], y, s->p[1], s->p[0], wk, ith, nth);
+    mx_cpu_gemm_packed_f32_dyn(w, x, s->p[2], step_apack(p, s, x, ith, nth), y, s->p[1], s->p[0],
+                               wk, ith, nth);
 }
 
 // mx.gated_mlp's gate and up projections and the activation, chunk by chunk: each claimed
@@ -223,6 +245,7 @@ static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
   const mx_cpu_packed_t *w = s->w;
   int64_t m = s->p[0], n = s->p[1], r0 = 0, r1 = m, c0, c1;
   bool gemm = m > 1 && !s->p[3];
+  const float *apack = gemm ? step_apack(p, s, x, ith, nth) : NULL;
   if (w->panels >= nth && (m == 1 || gemm)) {
     int64_t g =
         m == 1 ? mx_cpu_gemv_packed_f32_grain(w, nth) : mx_cpu_gemm_packed_f32_grain(w, nth);
@@ -233,8 +256,8 @@ static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
         mx_cpu_gemv_packed_f32_panels(w, x, gate, q0, q1);
         mx_cpu_gemv_packed_f32_panels(s->w2, x, up, q0, q1);
       } else {
-        mx_cpu_gemm_packed_f32_block(w, x, s->p[2], gate, n, 0, m, q0, q1);
-        mx_cpu_gemm_packed_f32_block(s->w2, x, s->p[2], up, n, 0, m, q0, q1);
+        mx_cpu_gemm_packed_f32_block(w, x, s->p[2], apack, gate, n, 0, m, q0, q1);
+        mx_cpu_gemm_packed_f32_block(s->w2, x, s->p[2], apack, up, n, 0, m, q0, q1);
       }
       c0 = q0 * w->nr;
       c1 = q1 * w->nr < n ? q1 * w->nr : n;
@@ -244,8 +267,8 @@ static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
     }
     return;
   }
-  matmul_fixed(s, w, x, gate, ith, nth);
-  matmul_fixed(s, s->w2, x, up, ith, nth);
+  matmul_fixed(s, w, x, apack, gate, ith, nth);
+  matmul_fixed(s, s->w2, x, apack, up, ith, nth);
   // The activation over exactly what this thread wrote (gate and up split alike).
   mx_cpu_matmul_region(w, m, gemm, ith, nth, &r0, &r1, &c0, &c1);
   for (int64_t r = r0; r < r1 && c1 > c0; r++)
@@ -478,6 +501,7 @@ mx_status_t mx_cpu_plan_run(mx_cpu_plan_t *p, mx_cpu_pool_t *pool, const mx_tens
   for (int32_t i = 0; i < p->n_slots; i++)
     if (p->slots[i].kind == SLOT_VIEW) p->vp[i] = p->vp[p->slots[i].base] + p->slots[i].off;
   for (int32_t i = 0; i < p->n_steps; i++) mx_cpu_work_reset(&p->work[i]);
+  p->run_pool = pool;
   job_t j = {p, pool};
   if (pool && nth > 1)
     mx_cpu_pool_run(pool, run_job, &j);

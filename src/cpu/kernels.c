@@ -50,6 +50,7 @@ const mx_cpu_kernels_t *mx_cpu_kernels_best(void) {
 
 mx_cpu_isa_t mx_cpu_kernels_isa(const mx_cpu_kernels_t *kt) { return kt->isa; }
 int mx_cpu_kernels_panel_rows(const mx_cpu_kernels_t *kt) { return kt->nr; }
+int mx_cpu_kernels_gemm_rows(const mx_cpu_kernels_t *kt) { return kt->mr; }
 
 // [lo, hi) of `total` items for thread ith of nth, in units of `grain` items.
 static void split_range(int64_t total, int64_t grain, int ith, int nth, int64_t *lo, int64_t *hi) {
@@ -258,8 +259,42 @@ void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int it
   *c1 = p1 * w->nr < w->n ? p1 * w->nr : w->n;
 }
 
-void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
-                                  int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+// apack[kk * mr + i] = x[i * ldx + kk] for i < mv, 0 for mv <= i < mr, kk < kc.
+static void pack_rows(const mx_cpu_kernels_t *kt, const float *x, int64_t ldx, int mv, int64_t kc,
+                      float *apack) {
+  const int mr = kt->mr;
+  if (kt->pack_a) {
+    kt->pack_a(x, ldx, mv, kc, apack);
+    return;
+  }
+  for (int i = 0; i < mr; i++) {
+    if (i < mv) {
+      const float *src = x + i * ldx;
+      for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = src[kk];
+    } else {
+      for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = 0.0f;
+    }
+  }
+}
+
+size_t mx_cpu_gemm_apack_floats(const mx_cpu_kernels_t *kt, int64_t m, int64_t k) {
+  return (size_t)((m + kt->mr - 1) / kt->mr * kt->mr) * (size_t)k;
+}
+
+void mx_cpu_gemm_pack_x(const mx_cpu_kernels_t *kt, const float *x, int64_t ldx, int64_t m,
+                        int64_t k, float *apack, int ith, int nth) {
+  const int mr = kt->mr;
+  int64_t b0, b1;
+  split_range((m + mr - 1) / mr, 1, ith, nth, &b0, &b1);
+  for (int64_t b = b0; b < b1; b++) {
+    int mv = m - b * mr < mr ? (int)(m - b * mr) : mr;
+    pack_rows(kt, x + b * mr * ldx, ldx, mv, k, apack + b * mr * k);
+  }
+}
+
+void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                                  const float *apack, float *y, int64_t ldy, int64_t m0, int64_t m1,
+                                  int64_t p0, int64_t p1) {
   const mx_cpu_kernels_t *kt = w->kt;
   const int nr = kt->nr, mr = kt->mr;
   const int64_t kdim = w->k;
@@ -270,34 +305,28 @@ void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int6
     for (int64_t i = m0; i < m1; i++) memset(y + i * ldy + c0, 0, (size_t)(c1 - c0) * sizeof *y);
     return;
   }
-  // The current kc x mr block of X, transposed so the microkernel broadcasts from one stream.
-  _Alignas(64) float apack[MX_GEMM_MAX_MR * MX_GEMM_KC];
+  // Without apack: the current kc x mr block of X, transposed so the microkernel broadcasts
+  // from one stream.
+  _Alignas(64) float ablock[MX_GEMM_MAX_MR * MX_GEMM_KC];
   for (int64_t jc = p0; jc < p1; jc += MX_GEMM_NC_PANELS) {
     int64_t je = jc + MX_GEMM_NC_PANELS < p1 ? jc + MX_GEMM_NC_PANELS : p1;
     for (int64_t pc = 0; pc < kdim; pc += MX_GEMM_KC) {
       int64_t kc = pc + MX_GEMM_KC < kdim ? MX_GEMM_KC : kdim - pc;
       for (int64_t ir = m0; ir < m1; ir += mr) {
         int mv = m1 - ir < mr ? (int)(m1 - ir) : mr;
-        if (kt->pack_a) {
-          kt->pack_a(x + ir * ldx + pc, ldx, mv, kc, apack);
-        } else {
-          for (int i = 0; i < mr; i++) {
-            if (i < mv) {
-              const float *src = x + (ir + i) * ldx + pc;
-              for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = src[kk];
-            } else {
-              for (int64_t kk = 0; kk < kc; kk++) apack[kk * mr + i] = 0.0f;
-            }
-          }
-        }
+        const float *a = ablock;
+        if (apack)
+          a = apack + ir * kdim + pc * mr;
+        else
+          pack_rows(kt, x + ir * ldx + pc, ldx, mv, kc, ablock);
         for (int64_t pi = jc; pi < je; pi++) {
           int64_t rows = w->n - pi * nr;
           int nv = rows < nr ? (int)rows : nr;
           // The next tile of Y is read (and written) by the next call: start fetching it now, so
           // its misses overlap this call's arithmetic instead of stalling the next one.
           if (pi + 1 < je) prefetch_tile(y + ir * ldy + (pi + 1) * nr, ldy, mv, nr);
-          kt->gemm_ukernel(kc, apack, w->data + (pi * kdim + pc) * nr, y + ir * ldy + pi * nr, ldy,
-                           mv, nv, pc > 0);
+          kt->gemm_ukernel(kc, a, w->data + (pi * kdim + pc) * nr, y + ir * ldy + pi * nr, ldy, mv,
+                           nv, pc > 0);
         }
       }
     }
@@ -308,7 +337,7 @@ void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ld
                             int64_t ldy, int64_t m, int ith, int nth) {
   int64_t p0, p1, m0, m1;
   gemm_grid(w, m, ith, nth, &p0, &p1, &m0, &m1);
-  mx_cpu_gemm_packed_f32_block(w, x, ldx, y, ldy, m0, m1, p0, p1);
+  mx_cpu_gemm_packed_f32_block(w, x, ldx, NULL, y, ldy, m0, m1, p0, p1);
 }
 
 // Panels per dynamic GEMM chunk: at least 4 (each chunk re-packs the rows of X it sweeps, ~2.5%
@@ -320,15 +349,18 @@ int64_t mx_cpu_gemm_packed_f32_grain(const mx_cpu_packed_t *w, int nth) {
   return g < MX_GEMM_NC_PANELS ? g : MX_GEMM_NC_PANELS;
 }
 
-void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
-                                int64_t ldy, int64_t m, mx_cpu_work_t *work, int ith, int nth) {
+void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                                const float *apack, float *y, int64_t ldy, int64_t m,
+                                mx_cpu_work_t *work, int ith, int nth) {
   if (w->panels < nth) {
-    mx_cpu_gemm_packed_f32(w, x, ldx, y, ldy, m, ith, nth);
+    int64_t p0, p1, m0, m1;
+    gemm_grid(w, m, ith, nth, &p0, &p1, &m0, &m1);
+    mx_cpu_gemm_packed_f32_block(w, x, ldx, apack, y, ldy, m0, m1, p0, p1);
     return;
   }
   int64_t g = mx_cpu_gemm_packed_f32_grain(w, nth), n = (w->panels + g - 1) / g, c;
   while (mx_cpu_work_claim(work, n, ith, nth, &c))
-    mx_cpu_gemm_packed_f32_block(w, x, ldx, y, ldy, 0, m, c * g, c * g + g);
+    mx_cpu_gemm_packed_f32_block(w, x, ldx, apack, y, ldy, 0, m, c * g, c * g + g);
 }
 
 // ---- Whole-pool wrappers ----

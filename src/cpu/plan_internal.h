@@ -61,6 +61,10 @@ typedef enum step_kind {
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
 
+// ST_GEMM / ST_GATED_UP with m > 1, p[6]: how X reaches the microkernel (compile.c plan_apack,
+// exec.c step_apack). p[7] = 1: a barrier before packing (the region may still be read).
+enum { APACK_NONE = 0, APACK_PACK = 1, APACK_REUSE = 2 };
+
 typedef struct mx_step {
   step_kind_t kind;
   bool parallel;
@@ -132,6 +136,8 @@ struct mx_cpu_plan {
   uint8_t **vp;          // [n_slots]: resolved data pointers of the current run
   uint8_t *arena;
   size_t arena_bytes;
+  size_t apack_off;    // arena region of X packed for the GEMMs (APACK_PACK / APACK_REUSE steps)
+  size_t apack_bytes;  // its size (0: no such step)
   bool own_arena;  // false: bound by mx_cpu_plan_set_arena (external_arena)
   float *scratch;  // attention scratch: scratch_per_thread * scratch_threads floats
   size_t scratch_per_thread;
@@ -145,7 +151,7 @@ struct mx_cpu_plan {
   bool ran;             // vp[] holds the pointers of a completed run
   // Run state.
   const mx_tensor_t *run_args;
-  mx_cpu_pool_t *run_pool;
+  mx_cpu_pool_t *run_pool;  // the run's pool (NULL: single thread)
   volatile int run_failed;
   mx_status_t run_status;
   // Profiling (mx_cpu_plan_set_profile): seconds per step, summed over runs; NULL when off.

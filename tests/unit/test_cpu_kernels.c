@@ -75,35 +75,50 @@ static void fill_sentinel(float *y, int64_t count) {
   for (int64_t i = 0; i < count; i++) y[i] = kSentinel;
 }
 
-// The work-sharing kernels (cpu.h's _dyn), run as one pool job with a fresh counter.
+// The work-sharing kernels (cpu.h's _dyn), run as one pool job with a fresh counter; with
+// apack, X is packed first (mx_cpu_gemm_pack_x, every thread its share, then a barrier).
 typedef struct dyn_job {
   const mx_cpu_packed_t *w;
   const float *x;
-  float *y;
+  float *y, *apack;
   int64_t ldx, ldy, m;
+  mx_cpu_pool_t *pool;
   mx_cpu_work_t work;
 } dyn_job_t;
 
 static void dyn_task(void *ctx, int ith, int nth) {
   dyn_job_t *j = ctx;
-  if (j->m == 1 && j->ldx == 0)
+  if (j->m == 1 && j->ldx == 0) {
     mx_cpu_gemv_packed_f32_dyn(j->w, j->x, j->y, &j->work, ith, nth);
-  else
-    mx_cpu_gemm_packed_f32_dyn(j->w, j->x, j->ldx, j->y, j->ldy, j->m, &j->work, ith, nth);
+    return;
+  }
+  if (j->apack) {
+    mx_cpu_gemm_pack_x(j->w->kt, j->x, j->ldx, j->m, j->w->k, j->apack, ith, nth);
+    mx_cpu_pool_barrier(j->pool);
+  }
+  mx_cpu_gemm_packed_f32_dyn(j->w, j->apack ? NULL : j->x, j->ldx, j->apack, j->y, j->ldy, j->m,
+                             &j->work, ith, nth);
 }
 
 // Runs the _dyn kernel on every pool into a sentinel-filled copy and counts differences from
-// `want` (the fixed split's single-thread result, m rows of stride ldy).
+// `want` (the fixed split's single-thread result, m rows of stride ldy); GEMMs also from X
+// packed once.
 static void check_dyn(const mx_cpu_packed_t *pw, const float *x, int64_t ldx, int64_t ldy,
                       int64_t m, const float *want) {
   float *y = malloc((size_t)(m * ldy) * sizeof(float));
-  for (int t = 0; t < NPOOLS; t++) {
-    fill_sentinel(y, m * ldy);
-    dyn_job_t j = {.w = pw, .x = x, .y = y, .ldx = ldx, .ldy = ldy, .m = m};
-    mx_cpu_work_reset(&j.work);
-    mx_cpu_pool_run(g_pools[t], dyn_task, &j);
-    g_bad_threads += memcmp(y, want, (size_t)(m * ldy) * sizeof(float)) != 0;
+  bool gemv = m == 1 && ldx == 0;
+  float *apack = gemv ? NULL : malloc(mx_cpu_gemm_apack_floats(pw->kt, m, pw->k) * sizeof(float));
+  for (int pre = 0; pre < (gemv ? 1 : 2); pre++) {
+    for (int t = 0; t < NPOOLS; t++) {
+      fill_sentinel(y, m * ldy);
+      dyn_job_t j = {.w = pw, .x = x, .y = y, .ldx = ldx, .ldy = ldy, .m = m, .pool = g_pools[t]};
+      if (pre) j.apack = apack;
+      mx_cpu_work_reset(&j.work);
+      mx_cpu_pool_run(g_pools[t], dyn_task, &j);
+      g_bad_threads += memcmp(y, want, (size_t)(m * ldy) * sizeof(float)) != 0;
+    }
   }
+  free(apack);
   free(y);
 }
 
