@@ -138,8 +138,8 @@ struct mx_cpu_plan {
   size_t arena_bytes;
   size_t apack_off;    // arena region of X packed for the GEMMs (APACK_PACK / APACK_REUSE steps)
   size_t apack_bytes;  // its size (0: no such step)
-  bool own_arena;  // false: bound by mx_cpu_plan_set_arena (external_arena)
-  float *scratch;  // attention scratch: scratch_per_thread * scratch_threads floats
+  bool own_arena;      // false: bound by mx_cpu_plan_set_arena (external_arena)
+  float *scratch;      // attention scratch: scratch_per_thread * scratch_threads floats
   size_t scratch_per_thread;
   int scratch_threads;
   mx_cpu_work_t *work;  // [n_steps]: work-sharing counters of the steps, zeroed before each run
