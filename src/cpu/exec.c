@@ -326,7 +326,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       mx_cpu_attention_kv_split((const float *)vp[s->in[0]], vp[s->in[1]], vp[s->in[2]],
                                 (mx_elem_type_t)s->p[6], (const int32_t *)vp[s->in[3]],
                                 (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
-                                s->fp[0], s->p[5], s->fp[1], s->p[7], p->scratch, ith, nth);
+                                s->fp[0], s->p[5], s->fp[1], s->p[7], p->scratch,
+                                &p->work[s - p->steps], ith, nth);
       break;
     case ST_ATTN_MERGE:
       mx_cpu_attention_kv_merge((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->p[0],

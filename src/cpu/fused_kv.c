@@ -257,14 +257,15 @@ void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *
                                mx_elem_type_t kv, const int32_t *pos0, float *part, int64_t b,
                                int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale,
                                int64_t window, float softcap, int64_t parts, float *scratch,
-                               int ith, int nth) {
+                               mx_cpu_work_t *work, int ith, int nth) {
   kv_run_t r;
   if (b <= 0 || parts <= 0 ||
       !kv_run_init(&r, q, k_cache, v_cache, kv, 1, hq, hkv, s, d, scale, softcap, scratch, ith))
     return;
   const int64_t B = MX_ATTN_BLOCK, n_items = b * hkv * parts;
   int64_t lo[MX_KV_GROUP], hi[MX_KV_GROUP];
-  for (int64_t it = n_items * ith / nth; it < n_items * (ith + 1) / nth; it++) {
+  int64_t it = n_items * ith / nth, end = n_items * (ith + 1) / nth;
+  while (work ? mx_cpu_work_claim(work, n_items, ith, nth, &it) : it < end) {
     int64_t pi = it % parts, grp = it / parts, bi = grp / hkv, kvh = grp % hkv;
     // The piece: blocks [nblk * pi / parts, nblk * (pi + 1) / parts) of the query's key range
     // (block-aligned, so each piece walks the same blocks the whole range would).
@@ -291,6 +292,7 @@ void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *
         memcpy(dst + 2, r.acc + j * r.d16, (size_t)d * sizeof(float));
       }
     }
+    it++;  // the fixed split's next piece (work: the next claim overwrites it)
   }
 }
 

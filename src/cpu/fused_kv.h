@@ -33,7 +33,8 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
 // unevenly over the threads when few or odd (5 kv heads on 2 threads: one thread reads 3 heads'
 // caches; 1 kv head: both read all of it). mx_cpu_attention_kv_split cuts the key range of each
 // (sequence, kv head) into `parts` pieces of whole blocks, shares the b * hkv * parts pieces
-// evenly between the threads and writes each query's online-softmax state per piece to part;
+// between the threads (evenly, or claimed through a work counter) and writes each query's
+// online-softmax state per piece to part;
 // after a barrier, mx_cpu_attention_kv_merge combines the pieces of each query row into out.
 // The cut depends on hkv and the sequence's position only, so a sequence's result is the same
 // for any nth and any batch it decodes in (the batch engine's contract).
@@ -44,12 +45,15 @@ int64_t mx_cpu_attention_kv_parts(int64_t hkv);
 // Floats of part: row (b, h) piece p at ((b * hq + h) * parts + p) * (d + 2): running max,
 // sum (0: the piece saw no key), then the d unnormalised accumulators.
 size_t mx_cpu_attention_kv_part_floats(int64_t b, int64_t hq, int64_t d, int64_t parts);
-// mx_cpu_attention_kv's arguments with t = 1 (scratch likewise), out replaced by part.
+// mx_cpu_attention_kv's arguments with t = 1 (scratch likewise), out replaced by part. work:
+// the pieces are claimed through it (cpu.h's dynamic work sharing: each thread its own run of
+// pieces first, so a thread the host stalls does not hold up the step), zeroed before the call;
+// NULL: the fixed split by (ith, nth).
 void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *v_cache,
                                mx_elem_type_t kv, const int32_t *pos0, float *part, int64_t b,
                                int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale,
                                int64_t window, float softcap, int64_t parts, float *scratch,
-                               int ith, int nth);
+                               mx_cpu_work_t *work, int ith, int nth);
 // out[rows, d] from part (rows = b * hq): each row split by (ith, nth).
 void mx_cpu_attention_kv_merge(const float *part, float *out, int64_t rows, int64_t d,
                                int64_t parts, int ith, int nth);

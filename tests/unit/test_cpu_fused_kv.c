@@ -30,13 +30,18 @@ static void split_case(mx_elem_type_t kv, const shape_t *c, const void *k, const
   size_t np = mx_cpu_attention_kv_part_floats(c->b, c->hq, c->d, parts);
   float *part = malloc(sizeof(float) * np), *o1 = malloc(sizeof(float) * (size_t)n);
   float *o2 = malloc(sizeof(float) * (size_t)n);
-  for (int nth = 1; nth <= 3; nth++) {
+  // nth 1-3 with the fixed split, then 2-3 claiming through a work counter (called one after
+  // the other: the first call takes every piece).
+  for (int run = 1; run <= 5; run++) {
+    int nth = run <= 3 ? run : run - 2;
+    mx_cpu_work_t work;
+    mx_cpu_work_reset(&work);
     float *o = nth == 1 ? o1 : o2;
     memset(o, 0xff, sizeof(float) * (size_t)n);
     for (size_t i = 0; i < np; i++) part[i] = NAN;  // every piece must be written
     for (int t = 0; t < nth; t++)
       mx_cpu_attention_kv_split(q, k, v, kv, c->pos0, part, c->b, c->hq, c->hkv, c->s, c->d, 0.125f,
-                                c->window, c->softcap, parts, scr, t, nth);
+                                c->window, c->softcap, parts, scr, run > 3 ? &work : NULL, t, nth);
     for (int t = nth - 1; t >= 0; t--)
       mx_cpu_attention_kv_merge(part, o, rows, c->d, parts, t, nth);
     if (nth == 1) {
