@@ -148,9 +148,10 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
 // threads, a block of panels x a block of rows; K is never split across threads.
 // Y must not alias X. M == 1 is valid (it is then a GEMV with GEMM's summation order).
 // Blocking: K in passes of 256, 16 panels per L2 block; the current 256 x MR block of X is
-// packed on the stack (16 KiB per call): no heap allocation, no workspace argument.
-void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
-                            int64_t ldy, int64_t m, int ith, int nth);
+// packed on the stack (16 KiB per call): no heap allocation; or, with apack (NULL: none), read
+// from X packed once by mx_cpu_gemm_pack_x below.
+void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                            const float *apack, float *y, int64_t ldy, int64_t m, int ith, int nth);
 
 // The part of Y that thread ith of nth writes: rows [*r0, *r1), columns [*c0, *c1) (clipped to
 // n). gemm = true: mx_cpu_gemm_packed_f32's split; false: mx_cpu_gemv_packed_f32's (m = 1) and

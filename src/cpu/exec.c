@@ -209,16 +209,12 @@ static const float *step_apack(mx_cpu_plan_t *p, const mx_step_t *s, const float
 // the fixed split by (ith, nth); apack: step_apack's.
 static void matmul_fixed(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x,
                          const float *apack, float *y, int ith, int nth) {
-  int64_t r0, r1, c0, c1;
-  if (s->p[0] == 1) {
+  if (s->p[0] == 1)
     mx_cpu_gemv_packed_f32(w, x, y, ith, nth);
-  } else if (s->p[3]) {
+  else if (s->p[3])
     mx_cpu_gemv_packed_rows_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
-  } else {
-    mx_cpu_matmul_region(w, s->p[0], true, ith, nth, &r0, &r1, &c0, &c1);
-    mx_cpu_gemm_packed_f32_block(w, x, s->p[2], apack, y, s->p[1], r0, r1, c0 / w->nr,
-                                 (c1 + w->nr - 1) / w->nr);
-  }
+  else
+    mx_cpu_gemm_packed_f32(w, x, s->p[2], apack, y, s->p[1], s->p[0], ith, nth);
 }
 
 // The same with the panels shared through the step's work counter where the kernel can.

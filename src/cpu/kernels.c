@@ -333,11 +333,12 @@ void mx_cpu_gemm_packed_f32_block(const mx_cpu_packed_t *w, const float *x, int6
   }
 }
 
-void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx, float *y,
-                            int64_t ldy, int64_t m, int ith, int nth) {
+void mx_cpu_gemm_packed_f32(const mx_cpu_packed_t *w, const float *x, int64_t ldx,
+                            const float *apack, float *y, int64_t ldy, int64_t m, int ith,
+                            int nth) {
   int64_t p0, p1, m0, m1;
   gemm_grid(w, m, ith, nth, &p0, &p1, &m0, &m1);
-  mx_cpu_gemm_packed_f32_block(w, x, ldx, NULL, y, ldy, m0, m1, p0, p1);
+  mx_cpu_gemm_packed_f32_block(w, x, ldx, apack, y, ldy, m0, m1, p0, p1);
 }
 
 // Panels per dynamic GEMM chunk: at least 4 (each chunk re-packs the rows of X it sweeps, ~2.5%
@@ -353,9 +354,7 @@ void mx_cpu_gemm_packed_f32_dyn(const mx_cpu_packed_t *w, const float *x, int64_
                                 const float *apack, float *y, int64_t ldy, int64_t m,
                                 mx_cpu_work_t *work, int ith, int nth) {
   if (w->panels < nth) {
-    int64_t p0, p1, m0, m1;
-    gemm_grid(w, m, ith, nth, &p0, &p1, &m0, &m1);
-    mx_cpu_gemm_packed_f32_block(w, x, ldx, apack, y, ldy, m0, m1, p0, p1);
+    mx_cpu_gemm_packed_f32(w, x, ldx, apack, y, ldy, m, ith, nth);
     return;
   }
   int64_t g = mx_cpu_gemm_packed_f32_grain(w, nth), n = (w->panels + g - 1) / g, c;
@@ -385,7 +384,7 @@ static void gemv_packed_task(void *ctx, int ith, int nth) {
 
 static void gemm_packed_task(void *ctx, int ith, int nth) {
   mm_job_t *j = ctx;
-  mx_cpu_gemm_packed_f32(j->pw, j->x, j->ldx, j->y, j->ldy, j->m, ith, nth);
+  mx_cpu_gemm_packed_f32(j->pw, j->x, j->ldx, NULL, j->y, j->ldy, j->m, ith, nth);
 }
 
 static void run_job(mx_cpu_pool_t *pool, mx_cpu_task_fn fn, mm_job_t *job) {

@@ -222,7 +222,7 @@ static void check_regions(const mx_cpu_kernels_t *kt, int64_t m, int64_t n, int6
     for (int ith = 0; ith < nth; ith++) {
       for (int64_t i = 0; i < m * n; i++) y[i] = kSentinel;
       if (gemm)
-        mx_cpu_gemm_packed_f32(pw, x, k, y, n, m, ith, nth);
+        mx_cpu_gemm_packed_f32(pw, x, k, NULL, y, n, m, ith, nth);
       else
         mx_cpu_gemv_packed_f32(pw, x, y, ith, nth);
       int64_t r0, r1, c0, c1;
