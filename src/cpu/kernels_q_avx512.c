@@ -6,7 +6,6 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <string.h>
 
 #define MX_T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 #define MX_TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
@@ -194,10 +193,16 @@ MX_TVNNI static void prep_vnni(const mx_cpu_qpacked_t *w, const float *x, mx_qac
   }
 }
 
-MX_TVNNI static inline __m512i bcast4(const int8_t *p) {
-  int32_t v;
-  memcpy(&v, p, sizeof v);
-  return _mm512_set1_epi32(v);
+// acc + u . s (vpdpbusd: u unsigned bytes, s the 4 signed bytes at s broadcast to every lane),
+// in place. Written in asm because GCC 12 gives _mm512_dpbusd_epi32's result a fresh register
+// and copies it back to the accumulator (two vmovdqa per vpdpbusd in the unrolled loops below,
+// plus a separate broadcast): 10% of the int8 decode, interleaved A/B on SmolLM2-360M.
+typedef struct {
+  int8_t b[4];
+} i8x4_t;
+MX_TVNNI static inline __m512i dpbusd_b(__m512i acc, __m512i u, const int8_t *s) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const i8x4_t *)s));
+  return acc;
 }
 
 MX_TVNNI static void gemv_vnni(const mx_cpu_qpacked_t *w, const float *x, const mx_qact_t *a,
@@ -217,14 +222,10 @@ MX_TVNNI static void gemv_vnni(const mx_cpu_qpacked_t *w, const float *x, const 
         const uint8_t *qg = qp + j * g * MX_QR;
         prefetch_group(qg, g * MX_QR);
         for (int64_t i = 0; i < g; i += 16) {  // 4 chunks of 4 k
-          c0 = _mm512_dpbusd_epi32(c0, _mm512_load_si512((const void *)(qg + i * MX_QR)),
-                                   bcast4(xg + i));
-          c1 = _mm512_dpbusd_epi32(c1, _mm512_load_si512((const void *)(qg + (i + 4) * MX_QR)),
-                                   bcast4(xg + i + 4));
-          c2 = _mm512_dpbusd_epi32(c2, _mm512_load_si512((const void *)(qg + (i + 8) * MX_QR)),
-                                   bcast4(xg + i + 8));
-          c3 = _mm512_dpbusd_epi32(c3, _mm512_load_si512((const void *)(qg + (i + 12) * MX_QR)),
-                                   bcast4(xg + i + 12));
+          c0 = dpbusd_b(c0, _mm512_load_si512((const void *)(qg + i * MX_QR)), xg + i);
+          c1 = dpbusd_b(c1, _mm512_load_si512((const void *)(qg + (i + 4) * MX_QR)), xg + i + 4);
+          c2 = dpbusd_b(c2, _mm512_load_si512((const void *)(qg + (i + 8) * MX_QR)), xg + i + 8);
+          c3 = dpbusd_b(c3, _mm512_load_si512((const void *)(qg + (i + 12) * MX_QR)), xg + i + 12);
         }
       } else {
         const uint8_t *qg = qp + j * (g / 2) * MX_QR;
@@ -232,12 +233,10 @@ MX_TVNNI static void gemv_vnni(const mx_cpu_qpacked_t *w, const float *x, const 
         for (int64_t i = 0; i < g; i += 16) {  // 2 chunks of 8 k
           __m512i v0 = _mm512_load_si512((const void *)(qg + i / 2 * MX_QR));
           __m512i v1 = _mm512_load_si512((const void *)(qg + (i / 2 + 4) * MX_QR));
-          c0 = _mm512_dpbusd_epi32(c0, _mm512_and_si512(v0, m4), bcast4(xg + i));
-          c1 = _mm512_dpbusd_epi32(c1, _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4),
-                                   bcast4(xg + i + 4));
-          c2 = _mm512_dpbusd_epi32(c2, _mm512_and_si512(v1, m4), bcast4(xg + i + 8));
-          c3 = _mm512_dpbusd_epi32(c3, _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4),
-                                   bcast4(xg + i + 12));
+          c0 = dpbusd_b(c0, _mm512_and_si512(v0, m4), xg + i);
+          c1 = dpbusd_b(c1, _mm512_and_si512(_mm512_srli_epi16(v0, 4), m4), xg + i + 4);
+          c2 = dpbusd_b(c2, _mm512_and_si512(v1, m4), xg + i + 8);
+          c3 = dpbusd_b(c3, _mm512_and_si512(_mm512_srli_epi16(v1, 4), m4), xg + i + 12);
         }
       }
       __m512i isum = _mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3));
@@ -321,10 +320,10 @@ MX_TVNNI static void gemv_vnni16(const mx_cpu_qpacked_t *w, const float *x, cons
         for (int64_t i = 0; i < g; i += 8) {  // 2 chunks of 4 k
           __m512i v0 = _mm512_load_si512((const void *)(qg + i * MX_QR));
           __m512i v1 = _mm512_load_si512((const void *)(qg + (i + 4) * MX_QR));
-          h0 = _mm512_dpbusd_epi32(h0, v0, bcast4(xh + i));
-          l0 = _mm512_dpbusd_epi32(l0, v0, bcast4(xl + i));
-          h1 = _mm512_dpbusd_epi32(h1, v1, bcast4(xh + i + 4));
-          l1 = _mm512_dpbusd_epi32(l1, v1, bcast4(xl + i + 4));
+          h0 = dpbusd_b(h0, v0, xh + i);
+          l0 = dpbusd_b(l0, v0, xl + i);
+          h1 = dpbusd_b(h1, v1, xh + i + 4);
+          l1 = dpbusd_b(l1, v1, xl + i + 4);
         }
       } else {
         const uint8_t *qg = qp + j * (g / 2) * MX_QR;
@@ -339,14 +338,14 @@ MX_TVNNI static void gemv_vnni16(const mx_cpu_qpacked_t *w, const float *x, cons
           __m512i u = _mm512_load_si512((const void *)(qg + (i + 8) / 2 * MX_QR));
           __m512i vlo = _mm512_and_si512(v, m4), vhi = _mm512_andnot_si512(m4, v);
           __m512i ulo = _mm512_and_si512(u, m4), uhi = _mm512_andnot_si512(m4, u);
-          h0 = _mm512_dpbusd_epi32(h0, vlo, bcast4(xh + i));
-          l0 = _mm512_dpbusd_epi32(l0, vlo, bcast4(xl + i));
-          h1 = _mm512_dpbusd_epi32(h1, vhi, bcast4(xh + i + 4));
-          l1 = _mm512_dpbusd_epi32(l1, vhi, bcast4(xl + i + 4));
-          h2 = _mm512_dpbusd_epi32(h2, ulo, bcast4(xh + i + 8));
-          l2 = _mm512_dpbusd_epi32(l2, ulo, bcast4(xl + i + 8));
-          h3 = _mm512_dpbusd_epi32(h3, uhi, bcast4(xh + i + 12));
-          l3 = _mm512_dpbusd_epi32(l3, uhi, bcast4(xl + i + 12));
+          h0 = dpbusd_b(h0, vlo, xh + i);
+          l0 = dpbusd_b(l0, vlo, xl + i);
+          h1 = dpbusd_b(h1, vhi, xh + i + 4);
+          l1 = dpbusd_b(l1, vhi, xl + i + 4);
+          h2 = dpbusd_b(h2, ulo, xh + i + 8);
+          l2 = dpbusd_b(l2, ulo, xl + i + 8);
+          h3 = dpbusd_b(h3, uhi, xh + i + 12);
+          l3 = dpbusd_b(l3, uhi, xl + i + 12);
         }
         h0 = _mm512_add_epi32(h0, h2);
         l0 = _mm512_add_epi32(l0, l2);
