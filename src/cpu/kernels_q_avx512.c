@@ -27,12 +27,13 @@ MX_T512 static inline void prefetch_group(const uint8_t *group, int64_t bytes) {
     _mm_prefetch((const char *)group + PF_AHEAD + o, _MM_HINT_T0);
 }
 
-// The 4-bit VNNI loops read 128 bytes of weights per step and prefetch inside the loop, two
-// lines PF_STEP_L1 bytes ahead into L1 and two PF_STEP_L2 ahead into L2, instead of a group's
-// lines at once PF_AHEAD ahead: their arithmetic per byte is twice the 8-bit loops', and the
-// burst left them at 74-77% of the bandwidth where the spread prefetch reaches 84-91%
-// (bench/cpu_quant, SmolLM2-360M shapes, 2 threads, interleaved runs; 2 KiB T0 alone 79-81%,
-// 4 KiB T1 alone 82%) and decodes SmolLM2-360M 15% (int4) and 11% (MLX 4-bit) faster.
+// The VNNI16 loops and the 4-bit VNNI loop read 128 bytes of weights per step and prefetch
+// inside the loop, two lines PF_STEP_L1 bytes ahead into L1 and two PF_STEP_L2 ahead into L2,
+// instead of a group's lines at once PF_AHEAD ahead: the burst left the 4-bit loops (twice the
+// arithmetic per byte of the 8-bit ones) at 74-77% of the bandwidth where the spread prefetch
+// reaches 84-91% (bench/cpu_quant, SmolLM2-360M shapes, 2 threads, interleaved runs; 2 KiB T0
+// alone 79-81%, 4 KiB T1 alone 82%), int8 VNNI16 91-93% -> 96%; SmolLM2-360M decodes 15%
+// (int4), 11% (MLX 4-bit) and 6% (int8) faster.
 enum { PF_STEP_L1 = 1024, PF_STEP_L2 = 4096 };
 MX_T512 static inline void prefetch_step(const uint8_t *p) {
   _mm_prefetch((const char *)p + PF_STEP_L1, _MM_HINT_T0);
@@ -330,10 +331,10 @@ MX_TVNNI static void gemv_vnni16(const mx_cpu_qpacked_t *w, const float *x, cons
       __m512i h0 = _mm512_setzero_si512(), h1 = h0, l0 = h0, l1 = h0;
       if (w->bits == 8) {
         const uint8_t *qg = qp + j * g * MX_QR;
-        prefetch_group(qg, g * MX_QR);
         for (int64_t i = 0; i < g; i += 8) {  // 2 chunks of 4 k
           __m512i v0 = _mm512_load_si512((const void *)(qg + i * MX_QR));
           __m512i v1 = _mm512_load_si512((const void *)(qg + (i + 4) * MX_QR));
+          prefetch_step(qg + i * MX_QR);
           h0 = dpbusd_b(h0, v0, xh + i);
           l0 = dpbusd_b(l0, v0, xl + i);
           h1 = dpbusd_b(h1, v1, xh + i + 4);
