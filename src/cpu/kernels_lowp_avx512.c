@@ -26,9 +26,10 @@ MX_T512 static inline void store_rows(float *y, int64_t rows, __m512 lo, __m512 
 // Prefetches the 64-byte lines 1 KiB after p into L1 and 4 KiB after p into L2 (one call per
 // line read). The AVX2 kernels' single MX_LOWP_PREFETCH_BYTES (8 KiB) into L1 held these GEMVs
 // at 0.7x the f32 GEMV's bytes per second once the host's bandwidth was ~30 GB/s (lines evicted
-// or fill buffers exhausted before use); split this way they match it (bench/cpu_lowp --gemv,
-// 2 threads, interleaved: bf16 18.5 -> 27.0 GB/s, f16 16.5 -> 26.5, f32 26.5; T1 alone 26.0,
-// 2 KiB T0 + 8 KiB T1 26.0), as the quantized GEMVs (kernels_q_avx512.c) found.
+// or fill buffers exhausted before use, presumably: no PMU here); split this way they match it
+// (bench/cpu_lowp --gemv, 2 threads, interleaved: bf16 18.5 -> 27.0 GB/s, f16 16.5 -> 26.5,
+// f32 26.5; T1 alone 26.0, 2 KiB T0 + 8 KiB T1 26.0), as the quantized GEMVs (kernels_q_avx512.c)
+// found.
 static inline void prefetch_ahead(const uint16_t *p) {
   _mm_prefetch((const char *)p + 1024, _MM_HINT_T0);
   _mm_prefetch((const char *)p + 4096, _MM_HINT_T1);
