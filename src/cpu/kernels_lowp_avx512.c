@@ -31,8 +31,8 @@ MX_T512 static inline void store_rows(float *y, int64_t rows, __m512 lo, __m512 
 // f32 26.5; T1 alone 26.0, 2 KiB T0 + 8 KiB T1 26.0), as the quantized GEMVs (kernels_q_avx512.c)
 // found.
 static inline void prefetch_ahead(const uint16_t *p) {
-  _mm_prefetch((const char *)p + 1024, _MM_HINT_T0);
-  _mm_prefetch((const char *)p + 4096, _MM_HINT_T1);
+  _mm_prefetch((const char *)p + MX_LOWP_PREFETCH_L1_BYTES, _MM_HINT_T0);
+  _mm_prefetch((const char *)p + MX_LOWP_PREFETCH_L2_BYTES, _MM_HINT_T1);
 }
 
 static inline uint32_t load_pair(const uint16_t *x) {
