@@ -98,15 +98,25 @@ MX_T512 static inline __m512 sum16x16(const __m512 v[16]) {
                        _mm512_shuffle_f32x4(c0, c1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// Software prefetch distance in the K and V streams of a tile that reads the caches in place:
-// the hardware prefetcher alone left 10-20% of the time of a decode attention over a 540-key
-// context (SmolLM2-360M and Llama-3.2-1B head layouts, 2 threads, medians of interleaved runs);
-// 2048 and 4096 bytes measured alike.
-enum { PF_AHEAD = 2048 };
+// Software prefetch in the K and V streams of a tile that reads the caches in place, per line
+// read: PF_L1 bytes ahead into L1 and PF_L2 bytes ahead into L2. The hardware prefetcher alone
+// left 10-20% of the time of a decode attention over a 540-key context (SmolLM2-360M and
+// Llama-3.2-1B head layouts, 2 threads, medians of interleaved runs); one prefetch 2 KiB ahead
+// into L1 recovered it, and this split, the decode GEMVs' (kernels_q_avx512.c), another 3-4%
+// (bench/cpu_attn, SmolLM2-360M, 544 keys: 73-74% -> 76-78% of the streaming bandwidth; 2 KiB +
+// 8 KiB, 512 B + 4 KiB, 4 KiB + 16 KiB and L2 only measured alike or worse). always_inline: as
+// a plain static inline, GCC 12 emitted a third fewer prefetch instructions in the tile (some
+// loops around the calls no longer unrolled) and the attention ran 7% slower than before.
+enum { PF_L1 = 1024, PF_L2 = 4096 };
+
+MX_T512 static inline __attribute__((always_inline)) void prefetch_line(const void *p) {
+  _mm_prefetch((const char *)p + PF_L1, _MM_HINT_T0);
+  _mm_prefetch((const char *)p + PF_L2, _MM_HINT_T1);
+}
 
 // sc[j] = q . k_j for the keys j < nb <= 16 (rows of d), one accumulator each: rows past nb
-// read the last row (valid memory) and their sums are not stored. pf: prefetch PF_AHEAD bytes
-// ahead of every line read.
+// read the last row (valid memory) and their sums are not stored. pf: prefetch_line ahead of
+// every line read.
 MX_T512 static void scores16(const float *q, const float *kf, int64_t nb, int64_t d, float *sc,
                              bool pf) {
   const float *kr[16];
@@ -119,7 +129,7 @@ MX_T512 static void scores16(const float *q, const float *kf, int64_t nb, int64_
     for (int k = 0; k < 16; k++)
       acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, kr[k] + i), qv, acc[k]);
     if (pf)
-      for (int k = 0; k < 16; k++) _mm_prefetch((const char *)(kr[k] + i) + PF_AHEAD, _MM_HINT_T0);
+      for (int k = 0; k < 16; k++) prefetch_line(kr[k] + i);
   }
   _mm512_mask_storeu_ps(sc, mask16(nb), sum16x16(acc));
 }
@@ -138,14 +148,13 @@ MX_T512 static inline __attribute__((always_inline)) void scores16_whole(const f
     for (int k = 0; k < 16; k++)
       acc[k] = _mm512_fmadd_ps(_mm512_loadu_ps(kf + k * D + i), qv, acc[k]);
     if (pf)
-      for (int k = 0; k < 16; k++)
-        _mm_prefetch((const char *)(kf + k * D + i) + PF_AHEAD, _MM_HINT_T0);
+      for (int k = 0; k < 16; k++) prefetch_line(kf + k * D + i);
   }
   _mm512_storeu_ps(sc, sum16x16(acc));
 }
 
 // acc[r][0..64) = acc[r] * corr[r] + sum_j p[r][j] v_j[0..64) for NR queries (r < NR): each
-// row of V is loaded once for all of them (pf: and prefetched PF_AHEAD bytes ahead). p: row r at p
+// row of V is loaded once for all of them (pf: and prefetched ahead). p: row r at p
 // + r * MX_KV_STREAM_BLOCK; acc: row r at acc + r * as. Called with a constant NR so the
 // accumulators stay in registers.
 MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int64_t d,
@@ -161,7 +170,7 @@ MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int
     __m512 v0 = _mm512_loadu_ps(vr), v1 = _mm512_loadu_ps(vr + 16);
     __m512 v2 = _mm512_loadu_ps(vr + 32), v3 = _mm512_loadu_ps(vr + 48);
     if (pf)
-      for (int k = 0; k < 4; k++) _mm_prefetch((const char *)vr + PF_AHEAD + 64 * k, _MM_HINT_T0);
+      for (int k = 0; k < 4; k++) prefetch_line((const char *)vr + 64 * k);
     for (int r = 0; r < nr; r++) {
       __m512 pj = _mm512_set1_ps(p[r * MX_KV_STREAM_BLOCK + j]);
       a[r][0] = _mm512_fmadd_ps(pj, v0, a[r][0]);
