@@ -10,9 +10,9 @@
 
 static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// Scratch of one thread: K block [BLOCK * round16(d)] | V block [same] | scores
-// [TILE * STREAM_BLOCK] | accumulators [GROUP * round16(d)] | running max [GROUP] | sums [GROUP] |
-// 16 (threads never share a cache line).
+// Scratch of one thread: K block [BLOCK * round16(d)] (a tile's wbuf when it reads 16-bit
+// caches in place) | V block [same] | scores [TILE * STREAM_BLOCK] | accumulators
+// [GROUP * round16(d)] | running max [GROUP] | sums [GROUP] | 16 (threads never share a line).
 size_t mx_cpu_attention_kv_scratch_floats(int64_t d, int64_t s) {
   (void)s;  // keys stream in blocks: the scratch does not grow with the context
   if (d < 1) d = 1;
@@ -75,9 +75,11 @@ static unit_pos_t unit_at(int64_t u, int64_t t, int64_t hkv, int64_t g) {
 // One call's constants and the calling thread's scratch.
 typedef struct kv_run {
   const float *q;
-  const uint16_t *kc, *vc;   // bf16 / f16 caches
-  const float *kc32, *vc32;  // f32 caches (read in place)
-  bool f32;
+  const uint16_t *kc, *vc;  // the caches (elements of esz bytes; bf16 / f16 as uint16_t)
+  mx_elem_type_t kv;        // the caches' element type
+  size_t esz;               // its size in bytes
+  bool f32;                 // f32 caches
+  bool in_place;            // the steps read the caches themselves (else widened blocks)
   mx_kv_block_fn step;
   mx_kv_tile_fn tile;  // NULL: step per query
   mx_kv_widen_fn conv;
@@ -115,8 +117,10 @@ static bool kv_run_init(kv_run_t *r, const float *q, const void *k_cache, const 
   r->q = q;
   r->kc = k_cache;
   r->vc = v_cache;
-  r->kc32 = k_cache;
-  r->vc32 = v_cache;
+  r->kv = kv;
+  r->esz = r->f32 ? sizeof(float) : sizeof(uint16_t);
+  // f32 caches always; bf16 / f16 ones in decode steps with a tile that widens them itself.
+  r->in_place = r->f32 || (r->tile && t == 1 && mx_kv_tile_reads_16bit(d));
   r->t = t;
   r->hq = hq;
   r->hkv = hkv;
@@ -150,7 +154,7 @@ static void query_keys(const kv_run_t *r, const int32_t *pos0, int64_t b, int64_
 // r->acc (row j at j * d16).
 static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *lo,
                        const int64_t *hi) {
-  const int64_t B = r->f32 && r->tile && r->t == 1 ? MX_KV_STREAM_BLOCK : MX_ATTN_BLOCK;
+  const int64_t B = r->in_place && r->tile && r->t == 1 ? MX_KV_STREAM_BLOCK : MX_ATTN_BLOCK;
   const int64_t d = r->d, d16 = r->d16, t = r->t, hq = r->hq;
   int64_t smin = INT64_MAX, smax = -1;
   for (int64_t j = 0; j < n; j++) {
@@ -166,15 +170,18 @@ static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *l
   size_t kv_off = (size_t)((first.b * r->hkv + first.kvh) * r->s) * (size_t)d;
   for (int64_t s0 = smax >= 0 ? smin / B * B : 0; smax >= 0 && s0 <= smax; s0 += B) {
     int64_t c0 = s0 > smin ? s0 : smin, c1 = s0 + B - 1 < smax ? s0 + B - 1 : smax;
-    // f32 caches are read in place (the block stays in L1 for the whole group).
-    const float *kb = r->kc32 + kv_off + (size_t)(c0 * d);
-    const float *vb = r->vc32 + kv_off + (size_t)(c0 * d);
-    if (!r->f32) {
+    // Read in place (the block stays in L1 for the whole group), or widened into the scratch.
+    size_t off = (kv_off + (size_t)(c0 * d)) * r->esz;
+    const char *kb = (const char *)r->kc + off, *vb = (const char *)r->vc + off;
+    mx_elem_type_t et = r->kv;
+    if (!r->in_place) {
       r->conv(r->kc + kv_off + (size_t)(c0 * d), r->kf, (c1 - c0 + 1) * d);
       r->conv(r->vc + kv_off + (size_t)(c0 * d), r->vf, (c1 - c0 + 1) * d);
-      kb = r->kf;
-      vb = r->vf;
+      kb = (const char *)r->kf;
+      vb = (const char *)r->vf;
+      et = MX_ELEM_F32;
     }
+    const size_t row = (size_t)d * (et == MX_ELEM_F32 ? sizeof(float) : r->esz);
     for (int64_t j = 0; j < n;) {
       int64_t a = lo[j] > s0 ? lo[j] : s0, e = hi[j] < s0 + B - 1 ? hi[j] : s0 + B - 1;
       if (a > e) {
@@ -194,13 +201,13 @@ static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *l
         if (an != a || en != e) break;
         nr++;
       }
-      const float *kr = kb + (a - c0) * d, *vr = vb + (a - c0) * d;
+      const char *kr = kb + (size_t)(a - c0) * row, *vr = vb + (size_t)(a - c0) * row;
       if (r->tile)
-        r->tile(qr, nr, kr, vr, e - a + 1, d, r->scale, r->softcap, &r->mrun[j], &r->lrun[j],
-                r->acc + j * d16, d16, r->sc, r->f32);
-      else
-        r->step(qr, kr, vr, e - a + 1, d, r->scale, r->softcap, &r->mrun[j], &r->lrun[j],
-                r->acc + j * d16, r->sc);
+        r->tile(qr, nr, kr, vr, et, e - a + 1, d, r->scale, r->softcap, &r->mrun[j], &r->lrun[j],
+                r->acc + j * d16, d16, r->sc, r->kf, r->in_place);
+      else  // f32 rows (the caches, or the widened block)
+        r->step(qr, (const float *)kr, (const float *)vr, e - a + 1, d, r->scale, r->softcap,
+                &r->mrun[j], &r->lrun[j], r->acc + j * d16, r->sc);
       j += nr;
     }
   }

@@ -7,12 +7,14 @@
 // Work: the (sequence, query, head) units are ordered by (sequence, kv head, query, head in the
 // group) and split into contiguous ranges by (ith, nth); a thread takes the units of one kv head
 // up to MX_KV_GROUP at a time and walks the keys in blocks of MX_ATTN_BLOCK aligned to multiples
-// of MX_ATTN_BLOCK (MX_KV_STREAM_BLOCK for a decode step over f32 caches, read in place): each
-// block of K and V is widened into the thread's scratch once for all of them (a GQA group in
-// decode, every query of a prefill chunk), then each query that sees part of the block scores
-// it, updates its online softmax and accumulates V in f32, with the variant selected for the
-// fused kernels (mx_cpu_fused_isa); where the variant has a tile step, the heads of one position
-// that see the same keys go together (each K and V row loaded once). A query's result depends
+// of MX_ATTN_BLOCK (MX_KV_STREAM_BLOCK in a decode step whose tile reads the caches in place).
+// f32 caches are always read in place, bf16 / f16 ones in the decode steps of a variant with a
+// tile step (mx_kv_tile_reads_16bit); otherwise each block of K and V is widened into the
+// thread's scratch once for all of them (a GQA group in decode, every query of a prefill chunk).
+// Then each query that sees part of the block scores it, updates its online softmax and
+// accumulates V in f32, with the variant selected for the fused kernels (mx_cpu_fused_isa);
+// where the variant has a tile step, the heads of one position that see the same keys go
+// together (each K and V row loaded once). A query's result depends
 // only on its own key range (the same block steps in the same order), so it is bit-identical for
 // any nth.
 #ifndef MX_CPU_FUSED_KV_H
@@ -68,17 +70,24 @@ typedef void (*mx_kv_block_fn)(const float *q, const float *kf, const float *vf,
                                float *acc, float *sc);
 typedef void (*mx_kv_widen_fn)(const uint16_t *src, float *dst, int64_t n);
 enum { MX_KV_TILE = 8 };  // queries of one tile step
-// Keys per block when a decode step's tile reads f32 caches in place (no widened copy to keep in
+// Keys per block when a decode step's tile reads the caches in place (no widened copy to keep in
 // L1): longer blocks spread the per-block softmax step and accumulator rescale over more keys.
 enum { MX_KV_STREAM_BLOCK = 256 };
-// The queries q + r * d (r < nq, 1 <= nq <= MX_KV_TILE) that see the same keys kf[0..nb),
+// The queries q + r * d (r < nq, 1 <= nq <= MX_KV_TILE) that see the same keys k[0..nb),
 // nb <= MX_KV_STREAM_BLOCK: mx_kv_block_fn's update for each, of m[r], l[r] and
 // acc + r * acc_stride. sc: MX_KV_TILE * MX_KV_STREAM_BLOCK floats (row r's scores at
 // r * MX_KV_STREAM_BLOCK). Loads each row of K and V once for the tile where the variant can.
-// stream: kf and vf are the caches themselves (not a widened copy in L1): prefetch ahead.
-typedef void (*mx_kv_tile_fn)(const float *q, int64_t nq, const float *kf, const float *vf,
-                              int64_t nb, int64_t d, float scale, float softcap, float *m, float *l,
-                              float *acc, int64_t acc_stride, float *sc, bool stream);
+// k, v: rows of d elements of type kv: MX_ELEM_F32 (a widened copy, or f32 caches read in
+// place) or, when mx_kv_tile_reads_16bit(d), the bf16 / f16 caches themselves (MX_ELEM_BF16 /
+// MX_ELEM_F16), widened exactly as they are read (each 16 keys of K once into wbuf, 16 * d
+// floats, for every query of the tile; V in registers), so the result is the one on a widened
+// copy. stream: k and v are the caches themselves (not a widened copy in L1): prefetch ahead.
+typedef void (*mx_kv_tile_fn)(const float *q, int64_t nq, const void *k, const void *v,
+                              mx_elem_type_t kv, int64_t nb, int64_t d, float scale, float softcap,
+                              float *m, float *l, float *acc, int64_t acc_stride, float *sc,
+                              float *wbuf, bool stream);
+// Head sizes whose bf16 / f16 caches a tile reads in place (V in whole 64-lane steps).
+static inline bool mx_kv_tile_reads_16bit(int64_t d) { return d % 64 == 0; }
 #if defined(__x86_64__)
 extern const mx_kv_block_fn mx_cpu_kv_block_avx2, mx_cpu_kv_block_avx512;
 extern const mx_kv_tile_fn mx_cpu_kv_tile_avx512;

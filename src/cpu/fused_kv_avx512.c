@@ -153,24 +153,64 @@ MX_T512 static inline __attribute__((always_inline)) void scores16_whole(const f
   _mm512_storeu_ps(sc, sum16x16(acc));
 }
 
+// 16 bf16 / f16 values at p widened to f32 (exact for both).
+MX_T512 static inline __attribute__((always_inline)) __m512 widen16(const uint16_t *p,
+                                                                    const mx_elem_type_t kv) {
+  __m256i h = _mm256_loadu_si256((const __m256i *)p);
+  if (kv == MX_ELEM_BF16)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return _mm512_cvtph_ps(h);
+}
+
+// The keys [j0, j0 + n) of a bf16 / f16 K (rows of D, n * D a multiple of 32) widened into
+// wbuf, prefetching the cache ahead: the tile's queries then score them from L1.
+MX_T512 static inline __attribute__((always_inline)) void widen_keys(const uint16_t *k, int64_t j0,
+                                                                     int64_t n, const int64_t D,
+                                                                     const mx_elem_type_t kv,
+                                                                     float *wbuf) {
+  const uint16_t *src = k + j0 * D;
+  for (int64_t i = 0; i < n * D; i += 32) {  // one 64-byte line of the cache per step
+    prefetch_line(src + i);
+    _mm512_storeu_ps(wbuf + i, widen16(src + i, kv));
+    _mm512_storeu_ps(wbuf + i + 16, widen16(src + i + 16, kv));
+  }
+}
+
 // acc[r][0..64) = acc[r] * corr[r] + sum_j p[r][j] v_j[0..64) for NR queries (r < NR): each
-// row of V is loaded once for all of them (pf: and prefetched ahead). p: row r at p
-// + r * MX_KV_STREAM_BLOCK; acc: row r at acc + r * as. Called with a constant NR so the
-// accumulators stay in registers.
-MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int64_t d,
-                                  const float *p, const float *corr, float *acc, int64_t as,
-                                  bool pf) {
+// row of V (elements of type kv from vf, rows of d) is loaded once for all of them (pf: and
+// prefetched ahead). p: row r at p + r * MX_KV_STREAM_BLOCK; acc: row r at acc + r * as.
+// Called with a constant NR and kv so the accumulators stay in registers.
+MX_T512 static inline __attribute__((always_inline)) void vsum64(const int nr, const void *vf,
+                                                                 const mx_elem_type_t kv,
+                                                                 int64_t nb, int64_t d,
+                                                                 const float *p, const float *corr,
+                                                                 float *acc, int64_t as, bool pf) {
   __m512 a[4][4];
   for (int r = 0; r < nr; r++) {
     __m512 c = _mm512_set1_ps(corr[r]);
     for (int k = 0; k < 4; k++) a[r][k] = _mm512_mul_ps(_mm512_loadu_ps(acc + r * as + 16 * k), c);
   }
   for (int64_t j = 0; j < nb; j++) {
-    const float *vr = vf + j * d;
-    __m512 v0 = _mm512_loadu_ps(vr), v1 = _mm512_loadu_ps(vr + 16);
-    __m512 v2 = _mm512_loadu_ps(vr + 32), v3 = _mm512_loadu_ps(vr + 48);
-    if (pf)
-      for (int k = 0; k < 4; k++) prefetch_line((const char *)vr + 64 * k);
+    __m512 v0, v1, v2, v3;
+    if (kv == MX_ELEM_F32) {
+      const float *vr = (const float *)vf + j * d;
+      v0 = _mm512_loadu_ps(vr);
+      v1 = _mm512_loadu_ps(vr + 16);
+      v2 = _mm512_loadu_ps(vr + 32);
+      v3 = _mm512_loadu_ps(vr + 48);
+      if (pf)
+        for (int k = 0; k < 4; k++) prefetch_line(vr + 16 * k);
+    } else {
+      const uint16_t *vr = (const uint16_t *)vf + j * d;
+      v0 = widen16(vr, kv);
+      v1 = widen16(vr + 16, kv);
+      v2 = widen16(vr + 32, kv);
+      v3 = widen16(vr + 48, kv);
+      if (pf) {
+        prefetch_line(vr);
+        prefetch_line(vr + 32);
+      }
+    }
     for (int r = 0; r < nr; r++) {
       __m512 pj = _mm512_set1_ps(p[r * MX_KV_STREAM_BLOCK + j]);
       a[r][0] = _mm512_fmadd_ps(pj, v0, a[r][0]);
@@ -183,46 +223,59 @@ MX_T512 static inline void vsum64(const int nr, const float *vf, int64_t nb, int
     for (int k = 0; k < 4; k++) _mm512_storeu_ps(acc + r * as + 16 * k, a[r][k]);
 }
 
-// nq queries against one key block (fused_kv.h, mx_kv_tile_fn), with the head size D a
-// constant where tile() knows it. The scores go 16 keys at a time through every query of the
-// tile (the 16 rows of K stay in L1 for the others), then each query's softmax step, then V.
+// nq queries against one key block (fused_kv.h, mx_kv_tile_fn), with the head size D and the
+// element type kv constants where tile() knows them. The scores go 16 keys at a time through
+// every query of the tile (the 16 rows of K stay in L1 for the others; bf16 / f16 rows widened
+// into wbuf first), then each query's softmax step, then V.
 MX_T512 static inline __attribute__((always_inline)) void tile_d(
-    const float *q, int64_t nq, const float *kf, const float *vf, int64_t nb, const int64_t D,
-    float scale, float softcap, float *m, float *l, float *acc, int64_t as, float *sc,
-    bool stream) {
+    const float *q, int64_t nq, const void *kf, const void *vf, const mx_elem_type_t kv, int64_t nb,
+    const int64_t D, float scale, float softcap, float *m, float *l, float *acc, int64_t as,
+    float *sc, float *wbuf, bool stream) {
   const int64_t ps = MX_KV_STREAM_BLOCK;  // row stride of the scores in sc
+  const size_t esz = kv == MX_ELEM_F32 ? sizeof(float) : sizeof(uint16_t);
   float corr[MX_KV_TILE];
-  for (int64_t j0 = 0; j0 < nb; j0 += 16)
-    for (int64_t r = 0; r < nq; r++) {
-      bool pf = stream && r == 0;
-      if (D % 16 == 0 && nb - j0 >= 16)
-        scores16_whole(q + r * D, kf + j0 * D, D, sc + r * ps + j0, pf);
-      else
-        scores16(q + r * D, kf + j0 * D, nb - j0 < 16 ? nb - j0 : 16, D, sc + r * ps + j0, pf);
+  for (int64_t j0 = 0; j0 < nb; j0 += 16) {
+    const int64_t n = nb - j0 < 16 ? nb - j0 : 16;
+    const float *kr = (const float *)kf + j0 * D;
+    bool pf = stream;
+    if (kv != MX_ELEM_F32) {  // widened once for the tile, read from L1 below
+      widen_keys((const uint16_t *)kf, j0, n, D, kv, wbuf);
+      kr = wbuf;
+      pf = false;
     }
+    for (int64_t r = 0; r < nq; r++) {
+      if (D % 16 == 0 && n == 16)
+        scores16_whole(q + r * D, kr, D, sc + r * ps + j0, pf && r == 0);
+      else
+        scores16(q + r * D, kr, n, D, sc + r * ps + j0, pf && r == 0);
+    }
+  }
   for (int64_t r = 0; r < nq; r++)
     corr[r] = softmax_block16(sc + r * ps, nb, scale, softcap, &m[r], &l[r]);
   int64_t i = 0;
   for (; i + 64 <= D; i += 64) {
+    const void *vi = (const char *)vf + (size_t)i * esz;
     for (int64_t r0 = 0; r0 < nq; r0 += 4) {
       const float *p = sc + r0 * ps;
       float *ar = acc + r0 * as + i;
       switch (nq - r0 < 4 ? nq - r0 : 4) {
         case 4:
-          vsum64(4, vf + i, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
+          vsum64(4, vi, kv, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
           break;
         case 3:
-          vsum64(3, vf + i, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
+          vsum64(3, vi, kv, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
           break;
         case 2:
-          vsum64(2, vf + i, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
+          vsum64(2, vi, kv, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
           break;
         default:
-          vsum64(1, vf + i, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
+          vsum64(1, vi, kv, nb, D, p, corr + r0, ar, as, stream && r0 == 0);
           break;
       }
     }
   }
+  // The lanes past the last 64 (f32 only: 16-bit caches come here with D % 64 == 0).
+  const float *vf32 = (const float *)vf;
   for (; i < D; i += 16) {
     __mmask16 mk = mask16(D - i);
     for (int64_t r = 0; r < nq; r++) {
@@ -230,22 +283,33 @@ MX_T512 static inline __attribute__((always_inline)) void tile_d(
       __m512 a0 =
           _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + r * as + i), _mm512_set1_ps(corr[r]));
       for (int64_t j = 0; j < nb; j++)
-        a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_maskz_loadu_ps(mk, vf + j * D + i), a0);
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_maskz_loadu_ps(mk, vf32 + j * D + i), a0);
       _mm512_mask_storeu_ps(acc + r * as + i, mk, a0);
     }
   }
 }
 
-// The common head sizes get their own copy with D constant.
-MX_T512 static void tile(const float *q, int64_t nq, const float *kf, const float *vf, int64_t nb,
-                         int64_t d, float scale, float softcap, float *m, float *l, float *acc,
-                         int64_t as, float *sc, bool stream) {
-  if (d == 64)
-    tile_d(q, nq, kf, vf, nb, 64, scale, softcap, m, l, acc, as, sc, stream);
-  else if (d == 128)
-    tile_d(q, nq, kf, vf, nb, 128, scale, softcap, m, l, acc, as, sc, stream);
+// The common head sizes get their own copy with D constant, per element type.
+#define MX_KV_TILE_D(KV)                                                                   \
+  do {                                                                                     \
+    if (d == 64)                                                                           \
+      tile_d(q, nq, kf, vf, KV, nb, 64, scale, softcap, m, l, acc, as, sc, wbuf, stream);  \
+    else if (d == 128)                                                                     \
+      tile_d(q, nq, kf, vf, KV, nb, 128, scale, softcap, m, l, acc, as, sc, wbuf, stream); \
+    else                                                                                   \
+      tile_d(q, nq, kf, vf, KV, nb, d, scale, softcap, m, l, acc, as, sc, wbuf, stream);   \
+  } while (0)
+
+MX_T512 static void tile(const float *q, int64_t nq, const void *kf, const void *vf,
+                         mx_elem_type_t kv, int64_t nb, int64_t d, float scale, float softcap,
+                         float *m, float *l, float *acc, int64_t as, float *sc, float *wbuf,
+                         bool stream) {
+  if (kv == MX_ELEM_BF16)
+    MX_KV_TILE_D(MX_ELEM_BF16);
+  else if (kv == MX_ELEM_F16)
+    MX_KV_TILE_D(MX_ELEM_F16);
   else
-    tile_d(q, nq, kf, vf, nb, d, scale, softcap, m, l, acc, as, sc, stream);
+    MX_KV_TILE_D(MX_ELEM_F32);
 }
 
 const mx_kv_tile_fn mx_cpu_kv_tile_avx512 = tile;
