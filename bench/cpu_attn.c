@@ -23,21 +23,11 @@
 #include <time.h>
 
 #include "base/half.h"
+#include "bench_util.h"
 #include "cpu/fused_kv.h"
 #include "mlxcel/machine.h"
 
 enum { MAX_REPS = 64 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 static float next_unit(void) {  // uniform in [-1, 1)
@@ -209,14 +199,14 @@ int main(int argc, char **argv) {
     double med;
     mx_machine_bandwidth(pool, (size_t)512 << 20, 1, &med, &bw[r]);
     for (int64_t l = 0; l < n_steps; l++) mx_cpu_work_reset(&work[l]);
-    double t0 = now_s();
+    double t0 = mx_bench_now_s();
     mx_cpu_pool_run(pool, attn_task, &job);
-    gbs[r] = (double)layer_bytes * (double)n_steps / (now_s() - t0) / 1e9;
+    gbs[r] = (double)layer_bytes * (double)n_steps / (mx_bench_now_s() - t0) / 1e9;
   }
   double checksum = 0;
   for (int64_t i = 0; i < hq * d; i++) checksum += out[i];
-  qsort(bw, (size_t)reps, sizeof *bw, cmp_double);
-  qsort(gbs, (size_t)reps, sizeof *gbs, cmp_double);
+  qsort(bw, (size_t)reps, sizeof *bw, mx_bench_cmp_double);
+  qsort(gbs, (size_t)reps, sizeof *gbs, mx_bench_cmp_double);
   double best = gbs[reps - 1];
   printf("memory read bandwidth: best %.1f GB/s, median %.1f GB/s\n", bw[reps - 1], bw[reps / 2]);
   printf("%12s %10s %10s %8s %12s\n", "MB/layer", "best GB/s", "med GB/s", "% of bw", "us/layer");

@@ -14,26 +14,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "mlxcel/cpu.h"
 #include "mlxcel/machine.h"
 
 enum { MAX_REPS = 64 };
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static double median(const double *v, int n) {
   double tmp[MAX_REPS];
   memcpy(tmp, v, (size_t)n * sizeof *v);
-  qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+  qsort(tmp, (size_t)n, sizeof *tmp, mx_bench_cmp_double);
   return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
 }
 
@@ -117,9 +107,9 @@ static void empty_task(void *ctx, int ith, int nth) {
 // Microseconds per empty job (run + join of all threads), over a burst of 10000 jobs.
 static double measure_dispatch_us(mx_cpu_pool_t *pool) {
   enum { JOBS = 10000 };
-  double t0 = now_s();
+  double t0 = mx_bench_now_s();
   for (int j = 0; j < JOBS; j++) mx_cpu_pool_run(pool, empty_task, NULL);
-  return (now_s() - t0) / JOBS * 1e6;
+  return (mx_bench_now_s() - t0) / JOBS * 1e6;
 }
 
 // ---- Shapes ----
@@ -167,9 +157,9 @@ static void bench_gemv(mx_cpu_pool_t *pool, const mx_cpu_kernels_t *kt, const sh
     double t_bw = 0, t_k = 0;
     for (int c = 0; c < copies; c++) {
       t_bw += stream_bytes(pool, mat_bytes);
-      double t0 = now_s();
+      double t0 = mx_bench_now_s();
       mx_cpu_gemv_f32_run(pool, kt, w[c], s->k, x, y, s->n, s->k);
-      t_k += now_s() - t0;
+      t_k += mx_bench_now_s() - t0;
     }
     rep_add(&rows, (double)mat_bytes * copies / t_bw / 1e9, (double)mat_bytes * copies / t_k / 1e9);
   }
@@ -186,9 +176,9 @@ static void bench_gemv(mx_cpu_pool_t *pool, const mx_cpu_kernels_t *kt, const sh
     double t_bw = 0, t_k = 0;
     for (int c = 0; c < copies; c++) {
       t_bw += stream_bytes(pool, mat_bytes);
-      double t0 = now_s();
+      double t0 = mx_bench_now_s();
       mx_cpu_gemv_packed_f32_run(pool, pw[c], x, y);
-      t_k += now_s() - t0;
+      t_k += mx_bench_now_s() - t0;
     }
     rep_add(&packed, (double)mat_bytes * copies / t_bw / 1e9,
             (double)mat_bytes * copies / t_k / 1e9);
@@ -226,9 +216,9 @@ static void bench_gemm(mx_cpu_pool_t *pool, const mx_cpu_kernels_t *kt, const sh
   mx_cpu_gemm_packed_f32_run(pool, pw, x, s->k, y, s->n, m < 24 ? m : 24);  // warm-up
   for (int r = 0; r < reps; r++) {
     double before = measure_peak(pool);
-    double t0 = now_s();
+    double t0 = mx_bench_now_s();
     mx_cpu_gemm_packed_f32_run(pool, pw, x, s->k, y, s->n, m);
-    double t = now_s() - t0;
+    double t = mx_bench_now_s() - t0;
     double after = measure_peak(pool);
     rep_add(&st, 0.5 * (before + after), flops / t / 1e9);
   }

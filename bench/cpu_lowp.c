@@ -14,21 +14,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 enum { MAX_REPS = 64 };
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  qsort(v, (size_t)n, sizeof *v, mx_bench_cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -136,13 +127,14 @@ int main(int argc, char **argv) {
       double t[3][MAX_REPS];
       for (int r = 0; r < reps; r++) {
         for (int v = 0; v < 3; v++) {
-          double t0 = now_s();
+          double t0 = mx_bench_now_s();
           for (int c = 0; c < copies; c++) {
             if (v == 0) mx_cpu_gemv_packed_f32_run(pool, pf[c], xf, y);
             if (v == 1) mx_cpu_gemv_packed_lowp_run(pool, pb[c], xb, y);
             if (v == 2) mx_cpu_gemv_packed_lowp_run(pool, ph[c], xh, y);
           }
-          double dt = now_s() - t0, bytes = (double)copies * (double)(n * k) * (v == 0 ? 4 : 2);
+          double dt = mx_bench_now_s() - t0,
+                 bytes = (double)copies * (double)(n * k) * (v == 0 ? 4 : 2);
           t[v][r] = bytes / dt / 1e9;
         }
       }
@@ -160,11 +152,11 @@ int main(int argc, char **argv) {
       double t[3][MAX_REPS];
       for (int r = 0; r < reps; r++) {
         for (int v = 0; v < 3; v++) {
-          double t0 = now_s();
+          double t0 = mx_bench_now_s();
           if (v == 0) mx_cpu_gemm_packed_f32_run(pool, pf[0], xf, k, y, n, m);
           if (v == 1) mx_cpu_gemm_packed_lowp_run(pool, pb[0], xb, k, y, n, m);
           if (v == 2) mx_cpu_gemm_packed_lowp_run(pool, ph[0], xh, k, y, n, m);
-          t[v][r] = 2.0 * (double)(m * n * k) / (now_s() - t0) / 1e9;
+          t[v][r] = 2.0 * (double)(m * n * k) / (mx_bench_now_s() - t0) / 1e9;
         }
       }
       double f = median(t[0], reps), b = median(t[1], reps), h = median(t[2], reps);

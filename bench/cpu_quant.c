@@ -22,22 +22,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cpu/kernels_internal.h"
 #include "cpu/kernels_q.h"
 #include "mlxcel/machine.h"
 
 enum { MAX_REPS = 64, MAX_FMT = 12 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_u64(void) {
@@ -238,12 +228,12 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nf; i++) {
       double best = 1e30;
       for (int r = 0; r < 400 * reps; r++) {
-        double t0 = now_s();
+        double t0 = mx_bench_now_s();
         if (f[i].mode == 0)
           mx_cpu_gemv_packed_f32(f[i].fp[0], x, y, 0, 1);
         else
           mx_cpu_qgemv(f[i].qp[0], x, y, 0, 1);
-        double t = now_s() - t0;
+        double t = mx_bench_now_s() - t0;
         if (t < best) best = t;
       }
       double wps = 1024.0 * 1024.0 / best;
@@ -258,22 +248,22 @@ int main(int argc, char **argv) {
     mx_machine_bandwidth(pool, (size_t)512 << 20, 1, &med, &bw[r]);
     for (int t = 0; t < nf; t++) {
       fmt_t *g = &f[(t + r) % nf];  // rotate the order across repetitions
-      double t0 = now_s();
+      double t0 = mx_bench_now_s();
       for (int i = 0; i < g->n_mats; i++) {
         job_t j = {g->mode == 0 ? g->fp[i] : NULL, g->mode ? g->qp[i] : NULL, x, y};
         mx_cpu_pool_run(pool, gemv_task, &j);
       }
-      g->gbs[g->nr++] = g->set_bytes / (now_s() - t0) / 1e9;
+      g->gbs[g->nr++] = g->set_bytes / (mx_bench_now_s() - t0) / 1e9;
     }
   }
-  qsort(bw, (size_t)reps, sizeof *bw, cmp_double);
+  qsort(bw, (size_t)reps, sizeof *bw, mx_bench_cmp_double);
   double bw_best = bw[reps - 1];
   printf("memory read bandwidth: best %.1f GB/s, median %.1f GB/s\n", bw_best, bw[reps / 2]);
   printf("%-8s %-12s %10s %10s %10s %8s %12s %8s\n", "format", "kernel", "MB/token", "best GB/s",
          "med GB/s", "% of bw", "ms/token", "vs f32");
   double f32_ms = 0;
   for (int i = 0; i < nf; i++) {
-    qsort(f[i].gbs, (size_t)f[i].nr, sizeof(double), cmp_double);
+    qsort(f[i].gbs, (size_t)f[i].nr, sizeof(double), mx_bench_cmp_double);
     double best = f[i].gbs[f[i].nr - 1], med = f[i].gbs[f[i].nr / 2];
     double ms = f[i].token_bytes / (best * 1e9) * 1e3;
     if (i == 0) f32_ms = ms;

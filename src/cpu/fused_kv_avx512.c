@@ -311,6 +311,7 @@ MX_T512 static void tile(const float *q, int64_t nq, const void *kf, const void 
   else
     MX_KV_TILE_D(MX_ELEM_F32);
 }
+#undef MX_KV_TILE_D
 
 const mx_kv_tile_fn mx_cpu_kv_tile_avx512 = tile;
 
