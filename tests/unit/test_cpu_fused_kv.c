@@ -123,6 +123,8 @@ int main(void) {
       {1, 3, 10, 2, 120, 64, 0, 3.0f, {50, 0}},     // prefill, 5 heads per position, soft-cap
       {2, 1, 6, 3, 300, 64, 100, 2.0f, {250, 40}},  // decode, 2 sequences, window over blocks
       {1, 1, 70, 1, 100, 16, 0, 0.0f, {90, 0}},     // 70 heads on one kv head: two groups
+      {1, 1, 8, 2, 600, 256, 0, 0.0f, {580, 0}},    // decode, d = 256 (not a D-constant tile)
+      {1, 1, 6, 2, 300, 128, 0, 30.0f, {299, 0}},   // decode, d = 128, soft-cap, 2 stream blocks
   };
   static const char *names[] = {"scalar", "avx2", "avx512"};
   for (int isa = 0; isa < 3; isa++) {
