@@ -116,13 +116,13 @@ int main(void) {
       {1, 1, 2, 1, 16, 8, 4, 0.0f, {-1, 0}},        // no key visible: zeros
       {1, 1, 8, 8, 300, 128, 0, 0.0f, {299, 0}},    // d = 128 (the 4-block accumulator path)
       {1, 4, 4, 2, 256, 256, 0, 0.0f, {200, 0}},    // d = 256
-      {1, 40, 4, 1, 300, 48, 0, 0.0f, {150, 0}},    // 160 queries per kv head: several groups
+      {1, 80, 4, 1, 400, 48, 0, 0.0f, {150, 0}},    // 320 queries per kv head: two groups
       {2, 33, 6, 2, 200, 32, 70, 0.0f, {60, 100}},  // window 70 across block boundaries
       {1, 1, 12, 2, 150, 80, 0, 0.0f, {149, 0}},    // tiles of 6 queries, d = 64 + 16 lanes
       {1, 1, 24, 2, 100, 64, 0, 0.0f, {70, 0}},     // GQA 12: tiles of 8 and 4 queries
       {1, 3, 10, 2, 120, 64, 0, 3.0f, {50, 0}},     // prefill, 5 heads per position, soft-cap
       {2, 1, 6, 3, 300, 64, 100, 2.0f, {250, 40}},  // decode, 2 sequences, window over blocks
-      {1, 1, 70, 1, 100, 16, 0, 0.0f, {90, 0}},     // 70 heads on one kv head: two groups
+      {1, 1, 300, 1, 100, 16, 0, 0.0f, {90, 0}},    // 300 heads on one kv head: two groups
       {1, 1, 8, 2, 600, 256, 0, 0.0f, {580, 0}},    // decode, d = 256 (not a D-constant tile)
       {1, 1, 6, 2, 300, 128, 0, 30.0f, {299, 0}},   // decode, d = 128, soft-cap, 2 stream blocks
   };
