@@ -37,6 +37,9 @@ static float next_unit(void) {  // uniform in [-1, 1)
   return (float)(g_rng >> 40) / (float)(1u << 23) - 1.0f;
 }
 
+// aligned_alloc wants a size that is a multiple of the alignment.
+static void *alloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
+
 // Every layer copy in one pool job with a barrier after each step, as the runtime runs a plan.
 typedef struct attn_job {
   mx_cpu_pool_t *pool;
@@ -142,12 +145,11 @@ int main(int argc, char **argv) {
   const int64_t n_steps = hot ? 256 : n_layers;
   // One block per layer copy: K then V, each cache-line aligned.
   size_t stride = (layer_bytes + 63) / 64 * 64;
-  unsigned char *caches = aligned_alloc(64, stride * (size_t)n_layers);
-  float *q = aligned_alloc(64, (size_t)(hq * d) * sizeof(float));
-  float *part = aligned_alloc(64, mx_cpu_attention_kv_part_floats(1, hq, d, parts) * sizeof(float));
-  float *out = aligned_alloc(64, (size_t)(hq * d) * sizeof(float));
-  float *scratch =
-      aligned_alloc(64, mx_cpu_attention_kv_scratch_floats(d, s) * (size_t)nth * sizeof(float));
+  unsigned char *caches = alloc64(stride * (size_t)n_layers);
+  float *q = alloc64((size_t)(hq * d) * sizeof(float));
+  float *part = alloc64(mx_cpu_attention_kv_part_floats(1, hq, d, parts) * sizeof(float));
+  float *out = alloc64((size_t)(hq * d) * sizeof(float));
+  float *scratch = alloc64(mx_cpu_attention_kv_scratch_floats(d, s) * (size_t)nth * sizeof(float));
   if (!caches || !q || !part || !out || !scratch) {
     fprintf(stderr, "cpu_attn: out of memory (%lld layer copies of %.2f MB)\n", (long long)n_layers,
             layer_bytes / 1e6);
@@ -171,7 +173,7 @@ int main(int argc, char **argv) {
       "%d threads, %lld layer copies (%.0f MiB), %lld pieces per kv head, %d reps\n",
       shape, (long long)hq, (long long)hkv, (long long)d, ctx, kv_name, nth, (long long)n_layers,
       (double)layer_bytes * (double)n_layers / 1048576.0, (long long)parts, reps);
-  mx_cpu_work_t *work = aligned_alloc(64, (size_t)n_steps * sizeof *work);
+  mx_cpu_work_t *work = alloc64((size_t)n_steps * sizeof *work);
   if (!work) {
     fprintf(stderr, "cpu_attn: out of memory\n");
     return 1;
