@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "cpu/fused_math_avx512.h"
+#include "cpu/prefetch.h"
 
 MX_T512 static inline __mmask16 mask16(int64_t n) {
   return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
@@ -98,22 +99,13 @@ MX_T512 static inline __m512 sum16x16(const __m512 v[16]) {
                        _mm512_shuffle_f32x4(c0, c1, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-// Software prefetch in the K and V streams of a tile that reads the caches in place, per line
-// read: PF_L1 bytes ahead into L1 and PF_L2 bytes ahead into L2. The hardware prefetcher alone
-// left 10-20% of the time of a decode attention over a 540-key context (SmolLM2-360M and
-// Llama-3.2-1B head layouts, 2 threads, medians of interleaved runs); one prefetch 2 KiB ahead
-// into L1 recovered it, and this split, the decode GEMVs' (kernels_q_avx512.c), another 3-4%
-// (bench/cpu_attn, SmolLM2-360M, 544 keys: 73-74% -> 76-78% of the streaming bandwidth; 2 KiB +
-// 8 KiB, 512 B + 4 KiB, 4 KiB + 16 KiB and L2 only measured alike or worse). always_inline: as
-// a plain static inline, GCC 12 emitted a third fewer prefetch instructions in the tile (some
-// loops around the calls no longer unrolled) and the attention ran 7% slower than before.
-enum { PF_L1 = 1024, PF_L2 = 4096 };
-
-MX_T512 static inline __attribute__((always_inline)) void prefetch_line(const void *p) {
-  _mm_prefetch((const char *)p + PF_L1, _MM_HINT_T0);
-  _mm_prefetch((const char *)p + PF_L2, _MM_HINT_T1);
-}
-
+// Software prefetch in the K and V streams of a tile that reads the caches in place
+// (cpu/prefetch.h's policy, per line read). The hardware prefetcher alone left 10-20% of the time
+// of a decode attention over a 540-key context (SmolLM2-360M and Llama-3.2-1B head layouts, 2
+// threads, medians of interleaved runs); one prefetch 2 KiB ahead into L1 recovered it, and the
+// L1 / L2 split another 3-4% (bench/cpu_attn, SmolLM2-360M, 544 keys: 73-74% -> 76-78% of the
+// streaming bandwidth; 2 KiB + 8 KiB, 512 B + 4 KiB, 4 KiB + 16 KiB and L2 only measured alike
+// or worse).
 // sc[j] = q . k_j for the keys j < nb <= 16 (rows of d), one accumulator each: rows past nb
 // read the last row (valid memory) and their sums are not stored. pf: prefetch_line ahead of
 // every line read.
@@ -129,7 +121,7 @@ MX_T512 static void scores16(const float *q, const float *kf, int64_t nb, int64_
     for (int k = 0; k < 16; k++)
       acc[k] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, kr[k] + i), qv, acc[k]);
     if (pf)
-      for (int k = 0; k < 16; k++) prefetch_line(kr[k] + i);
+      for (int k = 0; k < 16; k++) mx_cpu_prefetch_line(kr[k] + i);
   }
   _mm512_mask_storeu_ps(sc, mask16(nb), sum16x16(acc));
 }
@@ -148,7 +140,7 @@ MX_T512 static inline __attribute__((always_inline)) void scores16_whole(const f
     for (int k = 0; k < 16; k++)
       acc[k] = _mm512_fmadd_ps(_mm512_loadu_ps(kf + k * D + i), qv, acc[k]);
     if (pf)
-      for (int k = 0; k < 16; k++) prefetch_line(kf + k * D + i);
+      for (int k = 0; k < 16; k++) mx_cpu_prefetch_line(kf + k * D + i);
   }
   _mm512_storeu_ps(sc, sum16x16(acc));
 }
@@ -170,7 +162,7 @@ MX_T512 static inline __attribute__((always_inline)) void widen_keys(const uint1
                                                                      float *wbuf) {
   const uint16_t *src = k + j0 * D;
   for (int64_t i = 0; i < n * D; i += 32) {  // one 64-byte line of the cache per step
-    prefetch_line(src + i);
+    mx_cpu_prefetch_line(src + i);
     _mm512_storeu_ps(wbuf + i, widen16(src + i, kv));
     _mm512_storeu_ps(wbuf + i + 16, widen16(src + i + 16, kv));
   }
@@ -199,7 +191,7 @@ MX_T512 static inline __attribute__((always_inline)) void vsum64(const int nr, c
       v2 = _mm512_loadu_ps(vr + 32);
       v3 = _mm512_loadu_ps(vr + 48);
       if (pf)
-        for (int k = 0; k < 4; k++) prefetch_line(vr + 16 * k);
+        for (int k = 0; k < 4; k++) mx_cpu_prefetch_line(vr + 16 * k);
     } else {
       const uint16_t *vr = (const uint16_t *)vf + j * d;
       v0 = widen16(vr, kv);
@@ -207,8 +199,8 @@ MX_T512 static inline __attribute__((always_inline)) void vsum64(const int nr, c
       v2 = widen16(vr + 32, kv);
       v3 = widen16(vr + 48, kv);
       if (pf) {
-        prefetch_line(vr);
-        prefetch_line(vr + 32);
+        mx_cpu_prefetch_line(vr);
+        mx_cpu_prefetch_line(vr + 32);
       }
     }
     for (int r = 0; r < nr; r++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/half.h"
+#include "cpu/prefetch.h"
 
 #define MX_T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
 #define MX_T512BF __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx512bf16")))
@@ -23,17 +24,12 @@ MX_T512 static inline void store_rows(float *y, int64_t rows, __m512 lo, __m512 
   _mm512_mask_storeu_ps(y + 16, mask16(rows - 16), hi);
 }
 
-// Prefetches the 64-byte lines 1 KiB after p into L1 and 4 KiB after p into L2 (one call per
-// line read). The AVX2 kernels' single MX_LOWP_PREFETCH_BYTES (8 KiB) into L1 held these GEMVs
-// at 0.7x the f32 GEMV's bytes per second once the host's bandwidth was ~30 GB/s (lines evicted
-// or fill buffers exhausted before use, presumably: no PMU here); split this way they match it
-// (bench/cpu_lowp --gemv, 2 threads, interleaved: bf16 18.5 -> 27.0 GB/s, f16 16.5 -> 26.5,
-// f32 26.5; T1 alone 26.0, 2 KiB T0 + 8 KiB T1 26.0), as the quantized GEMVs (kernels_q_avx512.c)
-// found.
-static inline void prefetch_ahead(const uint16_t *p) {
-  _mm_prefetch((const char *)p + MX_LOWP_PREFETCH_L1_BYTES, _MM_HINT_T0);
-  _mm_prefetch((const char *)p + MX_LOWP_PREFETCH_L2_BYTES, _MM_HINT_T1);
-}
+// The GEMVs prefetch ahead of every line they read by cpu/prefetch.h's policy. The AVX2 kernels'
+// single MX_LOWP_PREFETCH_BYTES (8 KiB) into L1 held them at 0.7x the f32 GEMV's bytes per second
+// once the host's bandwidth was ~30 GB/s (lines evicted or fill buffers exhausted before use,
+// presumably: no PMU here); split into L1 and L2 they match it (bench/cpu_lowp --gemv, 2
+// threads, interleaved: bf16 18.5 -> 27.0 GB/s, f16 16.5 -> 26.5, f32 26.5; T1 alone 26.0,
+// 2 KiB T0 + 8 KiB T1 26.0), as the quantized GEMVs found.
 
 static inline uint32_t load_pair(const uint16_t *x) {
   uint32_t v;
@@ -68,8 +64,8 @@ MX_T512 static inline void x_pairs(const uint16_t *x, int64_t k, int64_t q0, int
 // One pair of k (q) of one panel into the accumulator pair (lo, hi): odd product, then even.
 MX_T512 static inline void bf16_step(const uint16_t *bq, const float *xe, const float *xo,
                                      __m512 *lo, __m512 *hi) {
-  prefetch_ahead(bq);
-  prefetch_ahead(bq + NR);
+  mx_cpu_prefetch_line(bq);
+  mx_cpu_prefetch_line(bq + NR);
   __m512i v0 = _mm512_load_si512((const void *)bq);
   __m512i v1 = _mm512_load_si512((const void *)(bq + NR));
   __m512 so = _mm512_set1_ps(*xo), se = _mm512_set1_ps(*xe);
@@ -167,8 +163,8 @@ MX_T512BF static void gemv_bf16_dp(const uint16_t *panels, const uint16_t *x, fl
 #pragma GCC unroll 4
       for (int s = 0; s < 4; s++) {
         const uint16_t *bq = b + (q + s) * 2 * NR;
-        prefetch_ahead(bq);
-        prefetch_ahead(bq + NR);
+        mx_cpu_prefetch_line(bq);
+        mx_cpu_prefetch_line(bq + NR);
         __m512i xv = _mm512_set1_epi32((int)load_pair(x + 2 * (q + s)));
         lo[s] = dp(lo[s], _mm512_load_si512((const void *)bq), xv);
         hi[s] = dp(hi[s], _mm512_load_si512((const void *)(bq + NR)), xv);
@@ -233,7 +229,7 @@ MX_T512 static inline __m512 h16(const uint16_t *p) {
 
 // One k of one panel into the accumulator pair (lo, hi).
 MX_T512 static inline void f16_step(const uint16_t *bk, const float *xk, __m512 *lo, __m512 *hi) {
-  prefetch_ahead(bk);
+  mx_cpu_prefetch_line(bk);
   __m512 xv = _mm512_set1_ps(*xk);
   *lo = _mm512_fmadd_ps(h16(bk), xv, *lo);
   *hi = _mm512_fmadd_ps(h16(bk + 16), xv, *hi);

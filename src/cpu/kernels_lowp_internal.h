@@ -15,11 +15,8 @@
 // The AVX2 GEMVs prefetch their weight stream this many bytes ahead, one prefetch per 64-byte
 // line: with 2-byte weights the hardware prefetcher alone left a single core's stream ~20% below
 // the f32 GEMV's bytes per second (bench/cpu_lowp.c --gemv on the development machine). The
-// AVX-512 ones split it, MX_LOWP_PREFETCH_L1_BYTES into L1 and MX_LOWP_PREFETCH_L2_BYTES into L2
-// (kernels_lowp_avx512.c: measured better).
+// AVX-512 ones split it into L1 and L2 (cpu/prefetch.h; kernels_lowp_avx512.c: measured better).
 #define MX_LOWP_PREFETCH_BYTES 8192
-#define MX_LOWP_PREFETCH_L1_BYTES 1024
-#define MX_LOWP_PREFETCH_L2_BYTES 4096
 
 enum {
   MX_LOWP_NR = MX_CPU_LOWP_NR,

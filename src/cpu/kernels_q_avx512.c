@@ -7,6 +7,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "cpu/prefetch.h"
+
 #define MX_T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 #define MX_TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
 
@@ -28,18 +30,15 @@ MX_T512 static inline void prefetch_group(const uint8_t *group, int64_t bytes) {
 }
 
 // The VNNI16 loops and the 4-bit VNNI loop read 128 bytes of weights per step and prefetch
-// inside the loop, two lines PF_STEP_L1 bytes ahead into L1 and two PF_STEP_L2 ahead into L2,
+// inside the loop, its two lines by cpu/prefetch.h's policy (1 KiB ahead into L1, 4 KiB into L2),
 // instead of a group's lines at once PF_AHEAD ahead: the burst left the 4-bit loops (twice the
 // arithmetic per byte of the 8-bit ones) at 74-77% of the bandwidth where the spread prefetch
 // reaches 84-91% (bench/cpu_quant, SmolLM2-360M shapes, 2 threads, interleaved runs; 2 KiB T0
 // alone 79-81%, 4 KiB T1 alone 82%), int8 VNNI16 91-93% -> 96%; SmolLM2-360M decodes 15%
 // (int4), 11% (MLX 4-bit) and 6% (int8) faster.
-enum { PF_STEP_L1 = 1024, PF_STEP_L2 = 4096 };
 MX_T512 static inline void prefetch_step(const uint8_t *p) {
-  _mm_prefetch((const char *)p + PF_STEP_L1, _MM_HINT_T0);
-  _mm_prefetch((const char *)p + PF_STEP_L1 + 64, _MM_HINT_T0);
-  _mm_prefetch((const char *)p + PF_STEP_L2, _MM_HINT_T1);
-  _mm_prefetch((const char *)p + PF_STEP_L2 + 64, _MM_HINT_T1);
+  mx_cpu_prefetch_line(p);
+  mx_cpu_prefetch_line(p + 64);
 }
 
 MX_T512 static inline __mmask16 row_mask(const mx_cpu_qpacked_t *w, int64_t p) {
