@@ -118,7 +118,7 @@ static bool kv_run_init(kv_run_t *r, const float *q, const void *k_cache, const 
   r->kc = k_cache;
   r->vc = v_cache;
   r->kv = kv;
-  r->esz = r->f32 ? sizeof(float) : sizeof(uint16_t);
+  r->esz = mx_elem_size(kv);
   // f32 caches always; bf16 / f16 ones in decode steps with a tile that widens them itself.
   r->in_place = r->f32 || (r->tile && t == 1 && mx_kv_tile_reads_16bit(d));
   r->t = t;
@@ -181,7 +181,7 @@ static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *l
       vb = (const char *)r->vf;
       et = MX_ELEM_F32;
     }
-    const size_t row = (size_t)d * (et == MX_ELEM_F32 ? sizeof(float) : r->esz);
+    const size_t row = (size_t)d * mx_elem_size(et);  // bytes per key of kb / vb
     for (int64_t j = 0; j < n;) {
       int64_t a = lo[j] > s0 ? lo[j] : s0, e = hi[j] < s0 + B - 1 ? hi[j] : s0 + B - 1;
       if (a > e) {
