@@ -2,7 +2,7 @@
 // GEMV and this machine's memory bandwidth, on the decode matrices of a real model shape.
 //
 //   cpu_quant [--shape smollm2-360m|llama-3.2-1b] [--reps R] [--threads T] [--group G]
-//             [--mib M] [--hot]
+//             [--mib M] [--params f16|f32] [--hot]
 //
 // For each format (f32 packed; int8, int4, MLX affine 4-bit with the exact and the VNNI
 // kernels) the matrices of one decode step (every layer's q, k, v, o, gate, up, down and the
@@ -11,7 +11,8 @@
 // pool job per matrix. Repetitions are interleaved across formats with a bandwidth sample each,
 // because the shared machine drifts. Reported per format: bytes per decoded token, the best and
 // median effective read bandwidth, the fraction of the best measured bandwidth, and the decode
-// time of the matrices of one token with the speed-up over f32.
+// time of the matrices of one token with the speed-up over f32. --params: the dtype of the scales
+// and biases (f16, the default; f32 as `mlxcel quantize` writes them for an f32 checkpoint).
 //
 // --hot measures compute throughput instead: one 1024 x 1024 matrix per format, resident in
 // L2, run by one thread (best of many repetitions): the weights per second a core can process,
@@ -92,11 +93,13 @@ static void gemv_task(void *ctx, int ith, int nth) {
 }
 
 static mx_status_t build(fmt_t *f, const mx_cpu_kernels_t *kt, mx_cpu_pool_t *pool,
-                         const shape_t *sh, int n_sh, int64_t group, double min_bytes) {
+                         const shape_t *sh, int n_sh, int64_t group, bool f32_params,
+                         double min_bytes) {
+  const double pb = f32_params ? 4 : 2;  // bytes per scale / bias
   double tok = 0;
   for (int i = 0; i < n_sh; i++) {
     double e = (double)sh[i].n * (double)sh[i].k;
-    tok += f->mode == 0 ? 4 * e : e * f->bits / 8 + 2 * e / (double)group * (f->mode == 3 ? 2 : 1);
+    tok += f->mode == 0 ? 4 * e : e * f->bits / 8 + pb * e / (double)group * (f->mode == 3 ? 2 : 1);
   }
   f->token_bytes = tok;
   int cap = 64, n = 0;
@@ -118,10 +121,13 @@ static mx_status_t build(fmt_t *f, const mx_cpu_kernels_t *kt, mx_cpu_pool_t *po
       size_t wb = f->mode == 1 ? (size_t)(s.n * s.k) : (size_t)(s.n * s.k) * (size_t)f->bits / 8;
       uint8_t *w = malloc(wb);
       uint16_t *sc = malloc((size_t)(s.n * G) * 2), *bi = malloc((size_t)(s.n * G) * 2);
+      float *scf = malloc((size_t)(s.n * G) * 4), *bif = malloc((size_t)(s.n * G) * 4);
       for (size_t e = 0; e < wb; e++) w[e] = (uint8_t)next_u64();
       for (int64_t e = 0; e < s.n * G; e++) {
         sc[e] = (uint16_t)(0x2000 + next_u64() % 0x400);  // ~0.008 .. 0.016 in f16
         bi[e] = (uint16_t)(0xA000 + next_u64() % 0x400);
+        scf[e] = 0.008f + (float)(next_u64() % 1000) * 8e-6f;
+        bif[e] = -scf[e] * 8.0f;
       }
       mx_cpu_qsrc_t q = {.mode = f->mode,
                          .bits = f->bits,
@@ -129,13 +135,15 @@ static mx_status_t build(fmt_t *f, const mx_cpu_kernels_t *kt, mx_cpu_pool_t *po
                          .k = s.k,
                          .group = group,
                          .w = w,
-                         .sdt = MX_ELEM_F16,
-                         .scales = sc,
-                         .biases = f->mode == 3 ? bi : NULL};
+                         .sdt = f32_params ? MX_ELEM_F32 : MX_ELEM_F16,
+                         .scales = f32_params ? (const void *)scf : sc,
+                         .biases = f->mode == 3 ? (f32_params ? (const void *)bif : bi) : NULL};
       mx_status_t st = mx_cpu_qpack(kt, f->qk, pool, &q, &f->qp[n]);
       free(w);
       free(sc);
       free(bi);
+      free(scf);
+      free(bif);
       if (st) return st;
       bytes += (double)f->qp[n]->bytes;
     }
@@ -148,7 +156,7 @@ static mx_status_t build(fmt_t *f, const mx_cpu_kernels_t *kt, mx_cpu_pool_t *po
 int main(int argc, char **argv) {
   const char *shape = "smollm2-360m";
   int reps = 7, threads = 0;
-  bool hot = false;
+  bool hot = false, f32_params = false;
   int64_t group = 64, mib = 768;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
@@ -161,12 +169,15 @@ int main(int argc, char **argv) {
       group = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--mib") && i + 1 < argc) {
       mib = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--params") && i + 1 < argc &&
+               (!strcmp(argv[i + 1], "f16") || !strcmp(argv[i + 1], "f32"))) {
+      f32_params = !strcmp(argv[++i], "f32");
     } else if (!strcmp(argv[i], "--hot")) {
       hot = true;
     } else {
       fprintf(stderr,
               "usage: cpu_quant [--shape NAME] [--reps R] [--threads T] [--group G] "
-              "[--mib M]\n");
+              "[--mib M] [--params f16|f32] [--hot]\n");
       return 2;
     }
   }
@@ -211,11 +222,12 @@ int main(int argc, char **argv) {
     if (vnni16)
       f[nf++] = (fmt_t){.name = qf[i].name, .mode = qf[i].mode, .bits = qf[i].bits, .qk = vnni16};
   }
-  printf("cpu_quant: %s, %d threads, group %lld, working sets >= %lld MiB, %d reps, %s\n", shape,
-         mx_cpu_pool_threads(pool), (long long)group, (long long)mib, reps,
-         mx_cpu_isa_name(mx_cpu_kernels_isa(kt)));
+  printf(
+      "cpu_quant: %s, %d threads, group %lld, %s scales, working sets >= %lld MiB, %d reps, %s\n",
+      shape, mx_cpu_pool_threads(pool), (long long)group, f32_params ? "f32" : "f16",
+      (long long)mib, reps, mx_cpu_isa_name(mx_cpu_kernels_isa(kt)));
   for (int i = 0; i < nf; i++) {
-    mx_status_t st = build(&f[i], kt, pool, sh, n_sh, group, (double)mib * 1048576.0);
+    mx_status_t st = build(&f[i], kt, pool, sh, n_sh, group, f32_params, (double)mib * 1048576.0);
     if (st) {
       fprintf(stderr, "cpu_quant: %s\n", mx_error_message());
       return 1;
