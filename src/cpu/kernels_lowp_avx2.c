@@ -21,7 +21,9 @@ MX_T256 static inline __m256 bf_odd(__m256i v) {
   return _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
-static inline void prefetch_ahead(const uint16_t *p) {
+// always_inline: GCC 12 may drop a prefetch-only helper that it does not inline (see
+// kernels_q_avx512.c prefetch_step).
+static inline __attribute__((always_inline)) void prefetch_ahead(const uint16_t *p) {
   _mm_prefetch((const char *)p + MX_LOWP_PREFETCH_BYTES, _MM_HINT_T0);
 }
 

@@ -13,9 +13,11 @@ MX_T256 static inline __m256 load_params(const mx_cpu_qpacked_t *w, const void *
   return _mm256_loadu_ps((const float *)a + i);
 }
 
-// Software prefetch ahead of the group being read (see the AVX-512 variant).
+// Software prefetch ahead of the group being read (see the AVX-512 variant; always_inline as
+// there: GCC 12 may drop a prefetch-only helper that it does not inline).
 enum { PF_AHEAD = 2048 };
-MX_T256 static inline void prefetch_group(const uint8_t *group, int64_t bytes) {
+MX_T256 static inline __attribute__((always_inline)) void prefetch_group(const uint8_t *group,
+                                                                         int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64)
     _mm_prefetch((const char *)group + PF_AHEAD + o, _MM_HINT_T0);
 }

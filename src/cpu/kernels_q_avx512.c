@@ -22,9 +22,10 @@ MX_T512 static inline __m512 load_params(const mx_cpu_qpacked_t *w, const void *
 // Software prefetch PF_AHEAD bytes ahead of the group being read: each thread streams one
 // contiguous run of panels, and the hardware prefetcher alone left 20-25% of the bandwidth
 // unused on the quantized streams (bench/cpu_quant, interleaved A/B). Prefetching past the end
-// of the buffer is harmless (prefetches never fault).
+// of the buffer is harmless (prefetches never fault). always_inline: see prefetch_step.
 enum { PF_AHEAD = 2048 };
-MX_T512 static inline void prefetch_group(const uint8_t *group, int64_t bytes) {
+MX_T512 static inline __attribute__((always_inline)) void prefetch_group(const uint8_t *group,
+                                                                         int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64)
     _mm_prefetch((const char *)group + PF_AHEAD + o, _MM_HINT_T0);
 }
@@ -37,7 +38,8 @@ MX_T512 static inline void prefetch_group(const uint8_t *group, int64_t bytes) {
 // alone 79-81%, 4 KiB T1 alone 82%), int8 VNNI16 91-93% -> 96%; SmolLM2-360M decodes 15%
 // (int4), 11% (MLX 4-bit) and 6% (int8) faster.
 // always_inline: called from an always_inline body (vnni16_q4), a plain static inline copy lost
-// its prefetches altogether in GCC 12's object code (no call, no prefetch instruction left).
+// its prefetches altogether in GCC 12's object code (no call, no prefetch instruction left: a
+// function that only prefetches has no side effects the optimizer must keep).
 MX_T512 static inline __attribute__((always_inline)) void prefetch_step(const uint8_t *p) {
   mx_cpu_prefetch_line(p);
   mx_cpu_prefetch_line(p + 64);
