@@ -175,7 +175,11 @@ void mx_cpu_matmul_region(const mx_cpu_packed_t *w, int64_t m, bool gemm, int it
 enum { MX_CPU_WORK_SEGMENTS = 8 };
 typedef struct mx_cpu_work {
   // Per segment: chunks taken from its front (low 32 bits) and from its back (high 32 bits).
-  _Alignas(64) _Atomic uint64_t seg[MX_CPU_WORK_SEGMENTS];
+  // One cache line each: in one shared line every claim took the line from the other core
+  // (~1.4% of a SmolLM2-360M MLX 4-bit decode in perf; decode +1.9% padded, 6 A/B pairs).
+  struct {
+    _Alignas(64) _Atomic uint64_t v;
+  } seg[MX_CPU_WORK_SEGMENTS];
 } mx_cpu_work_t;
 
 void mx_cpu_work_reset(mx_cpu_work_t *w);

@@ -164,7 +164,7 @@ void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, 
 
 void mx_cpu_work_reset(mx_cpu_work_t *w) {
   for (int i = 0; i < MX_CPU_WORK_SEGMENTS; i++)
-    atomic_store_explicit(&w->seg[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&w->seg[i].v, 0, memory_order_relaxed);
 }
 
 bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int ith, int nth, int64_t *c) {
@@ -176,12 +176,12 @@ bool mx_cpu_work_claim(mx_cpu_work_t *w, int64_t n, int ith, int nth, int64_t *c
   int64_t own = ith % segs;
   for (int64_t k = 0; k < segs; k++) {  // own segment first, then the others' back ends
     int64_t sg = (own + k) % segs, lo = n * sg / segs, len = n * (sg + 1) / segs - lo;
-    uint64_t v = atomic_load_explicit(&w->seg[sg], memory_order_relaxed);
+    uint64_t v = atomic_load_explicit(&w->seg[sg].v, memory_order_relaxed);
     for (;;) {
       uint64_t front = v & 0xffffffffu, back = v >> 32;
       if ((int64_t)(front + back) >= len) break;
       uint64_t next = k == 0 ? v + 1 : v + ((uint64_t)1 << 32);
-      if (atomic_compare_exchange_weak_explicit(&w->seg[sg], &v, next, memory_order_relaxed,
+      if (atomic_compare_exchange_weak_explicit(&w->seg[sg].v, &v, next, memory_order_relaxed,
                                                 memory_order_relaxed)) {
         *c = k == 0 ? lo + (int64_t)front : lo + len - 1 - (int64_t)back;
         return true;
