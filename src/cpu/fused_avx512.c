@@ -190,10 +190,14 @@ MX_T512 static void attn_tile(const mx_attn_tile_t *t, float *scratch) {
     for (int r = 0; r < L; r++) qt[i * L + r] = r < rows ? t->q[r][i] : 0.0f;
   for (int64_t i = 0; i < L * dp; i += 16) _mm512_storeu_ps(os + i, _mm512_setzero_ps());
   int32_t lo16[L], hi16[L];
+  int64_t lo_max = 0, hi_min = INT64_MAX;  // keys in [lo_max, hi_min]: seen by every row
   for (int r = 0; r < L; r++) {
     lo16[r] = r < rows ? t->lo[r] : 1;  // lanes past the tile never see a key
     hi16[r] = r < rows ? t->hi[r] : 0;
+    if (r < rows && t->lo[r] > lo_max) lo_max = t->lo[r];
+    if (r < rows && t->hi[r] < hi_min) hi_min = t->hi[r];
   }
+  const __mmask16 all_rows = (__mmask16)((1u << rows) - 1u);
   const __m512i vlo = _mm512_loadu_si512(lo16), vhi = _mm512_loadu_si512(hi16);
   const __m512 vscale = _mm512_set1_ps(t->scale), vcap = _mm512_set1_ps(t->softcap);
   const __m512 ninf = _mm512_set1_ps(-INFINITY);
@@ -203,6 +207,9 @@ MX_T512 static void attn_tile(const mx_attn_tile_t *t, float *scratch) {
   for (int64_t s0 = t->klo; s0 <= t->khi; s0 += B) {
     const int64_t nb = t->khi + 1 - s0 < B ? t->khi + 1 - s0 : B;
     const float *kb = t->k + s0 * d, *vb = t->v + s0 * d;
+    // Blocks every row sees whole (all but the causal diagonal and window edges) skip the
+    // per-key range tests.
+    const bool inner = s0 >= lo_max && s0 + nb - 1 <= hi_min;
     __m512 vmax = ninf;
     for (int64_t jg = 0; jg < nb; jg += 16) {
       __m512 acc[16];
@@ -227,9 +234,12 @@ MX_T512 static void attn_tile(const mx_attn_tile_t *t, float *scratch) {
         if (j >= nb) break;
         __m512 x = _mm512_mul_ps(acc[jj], vscale);
         if (t->softcap > 0.0f) x = _mm512_mul_ps(tanh16(_mm512_div_ps(x, vcap)), vcap);
-        __m512i kp = _mm512_set1_epi32((int32_t)(s0 + j));
-        __mmask16 vm = _mm512_cmp_epi32_mask(vlo, kp, _MM_CMPINT_LE) &
-                       _mm512_cmp_epi32_mask(kp, vhi, _MM_CMPINT_LE);
+        __mmask16 vm = all_rows;
+        if (!inner) {
+          __m512i kp = _mm512_set1_epi32((int32_t)(s0 + j));
+          vm = _mm512_cmp_epi32_mask(vlo, kp, _MM_CMPINT_LE) &
+               _mm512_cmp_epi32_mask(kp, vhi, _MM_CMPINT_LE);
+        }
         valid[j] = vm;
         _mm512_storeu_ps(pt + j * L, x);
         vmax = _mm512_mask_max_ps(vmax, vm, vmax, x);
