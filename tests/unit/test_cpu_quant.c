@@ -261,7 +261,8 @@ static void test_kernels(void) {
   } fmts[] = {{MX_CPU_Q_INT8, 8}, {MX_CPU_Q_INT4, 4}, {MX_CPU_Q_AFFINE, 4}, {MX_CPU_Q_AFFINE, 8}};
   static const struct {
     int64_t n, k, g;
-  } shapes[] = {{1, 32, 32}, {17, 96, 32}, {50, 128, 64}, {33, 384, 128}, {16, 320, 32}};
+  } shapes[] = {{1, 32, 32},   {17, 96, 32}, {50, 128, 64}, {33, 384, 128},
+                {16, 320, 32}, {20, 192, 96}};  // g 96: the 4-bit loop's generic instance
   static const mx_elem_type_t sdts[] = {MX_ELEM_F16, MX_ELEM_F32, MX_ELEM_BF16};
   for (size_t f = 0; f < 4; f++) {
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
