@@ -1,10 +1,11 @@
-// The software prefetch of the AVX-512 decode kernels' streams (the quantized GEMVs,
-// kernels_q_avx512.c; the bf16 / f16 GEMVs, kernels_lowp_avx512.c; the decode attention over
-// the KV caches, fused_kv_avx512.c): for every 64-byte line read, the line MX_CPU_PF_L1_BYTES
-// ahead into L1 and the one MX_CPU_PF_L2_BYTES ahead into L2. One policy, tuned once: the
-// hardware prefetcher alone, or one prefetch 2-8 KiB ahead into L1, left those kernels at
-// 70-80% of the bandwidth at ~30 GB/s; this split brought them to 85-96% (measurements beside
-// each kernel). x86-64 only (SSE prefetch, part of the base ISA).
+// The software prefetch of the AVX-512 decode kernels' streams (the f32 packed GEMV,
+// kernels_avx512.c; the quantized GEMVs, kernels_q_avx512.c; the bf16 / f16 GEMVs,
+// kernels_lowp_avx512.c; the decode attention over the KV caches, fused_kv_avx512.c): for every
+// 64-byte line read, the line MX_CPU_PF_L1_BYTES ahead into L1 and the one MX_CPU_PF_L2_BYTES
+// ahead into L2. One policy, tuned once: the hardware prefetcher alone, or one prefetch 2-8 KiB
+// ahead into L1, left those kernels at 70-100% of the bandwidth at ~30 GB/s; this split brought
+// them to 85-110% (measurements beside each kernel). x86-64 only (SSE prefetch, part of the base
+// ISA).
 #ifndef MX_CPU_PREFETCH_H
 #define MX_CPU_PREFETCH_H
 
