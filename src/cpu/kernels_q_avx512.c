@@ -12,11 +12,15 @@
 #define MX_T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 #define MX_TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
 
-// 16 scales / biases of one (panel, group) as f32.
-MX_T512 static inline __m512 load_params(const mx_cpu_qpacked_t *w, const void *a, int64_t i) {
-  if (w->f16)
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)a + i)));
+// 16 scales / biases of one (panel, group) as f32, from f16 or f32 storage. always_inline: the
+// VNNI16 instances pass a constant f16.
+MX_T512 static inline __attribute__((always_inline)) __m512 params16(const void *a, int64_t i,
+                                                                     bool f16) {
+  if (f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)a + i)));
   return _mm512_loadu_ps((const float *)a + i);
+}
+MX_T512 static inline __m512 load_params(const mx_cpu_qpacked_t *w, const void *a, int64_t i) {
+  return params16(a, i, w->f16);
 }
 
 // Software prefetch PF_AHEAD bytes ahead of the group being read: each thread streams one
@@ -328,15 +332,10 @@ MX_TVNNI static inline __attribute__((always_inline)) void vnni16_group_out(
   __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(hs, 8), ls);
   isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(z * a->xqsum[j]));
   int64_t pi = (p * w->groups + j) * MX_QR;
-  __m512 s =
-      f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)w->s + pi)))
-          : _mm512_loadu_ps((const float *)w->s + pi);
+  __m512 s = params16(w->s, pi, f16);
   *ys = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(s, _mm512_set1_ps(a->dx[j])), *ys);
   if (affine) {
-    __m512 b =
-        f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)w->b + pi)))
-            : _mm512_loadu_ps((const float *)w->b + pi);
-    *yb = _mm512_fmadd_ps(_mm512_fmadd_ps(s, _mm512_set1_ps((float)z), b),
+    *yb = _mm512_fmadd_ps(_mm512_fmadd_ps(s, _mm512_set1_ps((float)z), params16(w->b, pi, f16)),
                           _mm512_set1_ps(a->xsum[j]), *yb);
   }
 }
