@@ -4,12 +4,9 @@
 # Usage: scripts/deps.sh [EXTRA_PACKAGE...]
 set -euo pipefail
 packages=(cmake gcc make libc6-dev pkg-config libcjson-dev libpcre2-dev libutf8proc-dev
-  libmicrohttpd-dev bsdutils "$@") # bsdutils: `script`, the pseudo-terminal of the chat tests
-# Node.js and npm run the server tests (tests/server: the official openai client, installed there
-# with npm ci). A Node already on PATH (installed any other way) is used as it is.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  packages+=(nodejs npm)
-fi
+  libmicrohttpd-dev bsdutils python3 python3-venv "$@")
+# bsdutils: `script`, the pseudo-terminal of the chat tests. python3 and python3-venv: the test
+# environment (scripts/venv.sh installs tests/requirements.txt from PyPI into .venv).
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
