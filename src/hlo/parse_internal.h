@@ -2,6 +2,7 @@
 #ifndef MLXCEL_HLO_PARSE_INTERNAL_H
 #define MLXCEL_HLO_PARSE_INTERNAL_H
 
+#include "base/try.h"
 #include "hlo/lex.h"
 #include "mlxcel/hlo.h"
 
@@ -9,12 +10,6 @@
 // Largest constant payload the parser materializes (guards against `dense<0> : tensor<1e12xf32>`).
 #define MX_PARSE_MAX_DENSE_BYTES ((size_t)1 << 28)
 #define MX_PARSE_MAX_NUMEL ((int64_t)1 << 40)
-
-#define MX_TRY(expr)                   \
-  do {                                 \
-    mx_status_t mx_try_st_ = (expr);   \
-    if (mx_try_st_) return mx_try_st_; \
-  } while (0)
 
 // One name -> value binding. `%r:2` binds one entry with count 2 (addressed as %r#0, %r#1).
 typedef struct mx_pname {

@@ -100,7 +100,7 @@ mx_status_t mx_comp_call(mx_comp_ctx_t *c, mx_builder_t *b, const char *name,
                          int32_t n_attrs, const char *attr_key, mx_decomp_fn build,
                          const void *params, int32_t *out) {
   const char *func = NULL;
-  MX_TRY_(decomposition(c, b, name, operands, n, attr_key, build, params, &func));
+  MX_TRY(decomposition(c, b, name, operands, n, attr_key, build, params, &func));
   for (int32_t i = 0; i < n_attrs; i++) {
     if (mx_attr_is_oom(&attrs[i].value)) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }

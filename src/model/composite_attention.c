@@ -22,67 +22,67 @@ static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const v
   mx_type_t qt = *mx_build_type(b, q), kt = *mx_build_type(b, args[1]);
   int64_t B = qt.dims[0], T = qt.dims[1], Hq = qt.dims[2], D = qt.dims[3];
   int64_t Hkv = kt.dims[1], G = Hq / Hkv;
-  MX_TRY_(mx_g_f32(b, args[1], &kf));
-  MX_TRY_(mx_g_f32(b, args[2], &vf));
+  MX_TRY(mx_g_f32(b, args[1], &kf));
+  MX_TRY(mx_g_f32(b, args[2], &vf));
   // scores[b, kvh, t, g, s] = sum_d q[b, t, kvh*G + g, d] * k[b, kvh, s, d]
   int32_t q5, sc;
   int64_t q5d[5] = {B, T, Hkv, G, D};
-  MX_TRY_(mx_build_reshape(b, q, q5d, 5, &q5));
+  MX_TRY(mx_build_reshape(b, q, q5d, 5, &q5));
   {
     int64_t lb[2] = {0, 2}, rb[2] = {0, 1}, lc = 4, rc = 3;
     mx_dot_dims_t dd = {{lb, 2}, {rb, 2}, {&lc, 1}, {&rc, 1}};
-    MX_TRY_(mx_build_dot_general(b, q5, kf, &dd, MX_ELEM_F32, &sc));
+    MX_TRY(mx_build_dot_general(b, q5, kf, &dd, MX_ELEM_F32, &sc));
   }
   int32_t c, s;
-  MX_TRY_(mx_g_full_like(b, MX_ELEM_F32, p->scale, sc, &c));
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, sc, c, &s));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, p->scale, sc, &c));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, sc, c, &s));
   if (p->softcap > 0.0) {  // tanh(s / cap) * cap
     int32_t cap, d, th;
-    MX_TRY_(mx_g_full_like(b, MX_ELEM_F32, p->softcap, s, &cap));
-    MX_TRY_(mx_build_binary(b, MX_OP_DIVIDE, s, cap, &d));
-    MX_TRY_(mx_build_unary(b, MX_OP_TANH, d, &th));
-    MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, th, cap, &s));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, p->softcap, s, &cap));
+    MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, s, cap, &d));
+    MX_TRY(mx_build_unary(b, MX_OP_TANH, d, &th));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, th, cap, &s));
   }
   // Causal (and window) mask on [B, Hkv, T, G, S].
   mx_type_t it = *mx_build_type(b, s);
   it.elem = MX_ELEM_I32;
   int32_t kidx, tidx, p0b, qpos, ok, neg, masked;
   int64_t d0 = 0;
-  MX_TRY_(mx_build_iota(b, &it, 4, &kidx));
-  MX_TRY_(mx_build_iota(b, &it, 2, &tidx));
-  MX_TRY_(mx_build_broadcast_in_dim(b, pos0, it.dims, it.rank, &d0, &p0b));
-  MX_TRY_(mx_build_binary(b, MX_OP_ADD, p0b, tidx, &qpos));
-  MX_TRY_(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, kidx, qpos, &ok));
+  MX_TRY(mx_build_iota(b, &it, 4, &kidx));
+  MX_TRY(mx_build_iota(b, &it, 2, &tidx));
+  MX_TRY(mx_build_broadcast_in_dim(b, pos0, it.dims, it.rank, &d0, &p0b));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, p0b, tidx, &qpos));
+  MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, kidx, qpos, &ok));
   if (p->window > 0) {
     int32_t w, lo, ok2;
-    MX_TRY_(mx_g_full_like(b, MX_ELEM_I32, (double)p->window, qpos, &w));
-    MX_TRY_(mx_build_binary(b, MX_OP_SUBTRACT, qpos, w, &lo));
-    MX_TRY_(mx_build_compare(b, MX_CMP_GT, MX_CMP_TYPE_AUTO, kidx, lo, &ok2));
-    MX_TRY_(mx_build_binary(b, MX_OP_AND, ok, ok2, &ok));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)p->window, qpos, &w));
+    MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, qpos, w, &lo));
+    MX_TRY(mx_build_compare(b, MX_CMP_GT, MX_CMP_TYPE_AUTO, kidx, lo, &ok2));
+    MX_TRY(mx_build_binary(b, MX_OP_AND, ok, ok2, &ok));
   }
-  MX_TRY_(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, s, &neg));
-  MX_TRY_(mx_build_select(b, ok, s, neg, &masked));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, s, &neg));
+  MX_TRY(mx_build_select(b, ok, s, neg, &masked));
   // Softmax over s (key 0 .. the query's own position is always visible: the max is finite).
   int32_t ninf, mx, mxb, diff, e, zero, sum, sumb, pr;
   int64_t last = 4, lead[4] = {0, 1, 2, 3};
-  MX_TRY_(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
-  MX_TRY_(mx_build_reduce(b, masked, ninf, &last, 1, MX_OP_MAXIMUM, &mx));
-  MX_TRY_(mx_g_bcast_like(b, mx, masked, lead, &mxb));
-  MX_TRY_(mx_build_binary(b, MX_OP_SUBTRACT, masked, mxb, &diff));
-  MX_TRY_(mx_build_unary(b, MX_OP_EXPONENTIAL, diff, &e));
-  MX_TRY_(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
-  MX_TRY_(mx_build_reduce(b, e, zero, &last, 1, MX_OP_ADD, &sum));
-  MX_TRY_(mx_g_bcast_like(b, sum, e, lead, &sumb));
-  MX_TRY_(mx_build_binary(b, MX_OP_DIVIDE, e, sumb, &pr));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_reduce(b, masked, ninf, &last, 1, MX_OP_MAXIMUM, &mx));
+  MX_TRY(mx_g_bcast_like(b, mx, masked, lead, &mxb));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, masked, mxb, &diff));
+  MX_TRY(mx_build_unary(b, MX_OP_EXPONENTIAL, diff, &e));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
+  MX_TRY(mx_build_reduce(b, e, zero, &last, 1, MX_OP_ADD, &sum));
+  MX_TRY(mx_g_bcast_like(b, sum, e, lead, &sumb));
+  MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, e, sumb, &pr));
   // out[b, kvh, t, g, d] = sum_s p[b, kvh, t, g, s] * v[b, kvh, s, d]
   int32_t o5, ot;
   {
     int64_t lb[2] = {0, 1}, rb[2] = {0, 1}, lc = 4, rc = 2;
     mx_dot_dims_t dd = {{lb, 2}, {rb, 2}, {&lc, 1}, {&rc, 1}};
-    MX_TRY_(mx_build_dot_general(b, pr, vf, &dd, MX_ELEM_F32, &o5));
+    MX_TRY(mx_build_dot_general(b, pr, vf, &dd, MX_ELEM_F32, &o5));
   }
   int64_t perm[5] = {0, 2, 1, 3, 4}, od[4] = {B, T, Hq, D};
-  MX_TRY_(mx_build_transpose(b, o5, perm, 5, &ot));
+  MX_TRY(mx_build_transpose(b, o5, perm, 5, &ot));
   return mx_build_reshape(b, ot, od, 4, result);
 }
 

@@ -39,14 +39,14 @@ static mx_status_t unpack(mx_builder_t *b, int32_t w, int32_t bits, int64_t k, i
   dk[r - 1] = k;
   mx_type_t it = mx_type_tensor(MX_ELEM_UI32, r + 1, d3);
   int32_t wb, lane, nb, sh, v, mask, m, q;
-  MX_TRY_(mx_build_broadcast_in_dim(b, w, d3, r + 1, bd, &wb));
-  MX_TRY_(mx_build_iota(b, &it, r, &lane));
-  MX_TRY_(mx_g_full_like(b, MX_ELEM_UI32, (double)bits, lane, &nb));
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, lane, nb, &sh));
-  MX_TRY_(mx_build_binary(b, MX_OP_SHIFT_RIGHT_LOGICAL, wb, sh, &v));
-  MX_TRY_(mx_g_full_like(b, MX_ELEM_UI32, (double)((1u << bits) - 1u), v, &mask));
-  MX_TRY_(mx_build_binary(b, MX_OP_AND, v, mask, &m));
-  MX_TRY_(mx_build_reshape(b, m, dk, r, &q));
+  MX_TRY(mx_build_broadcast_in_dim(b, w, d3, r + 1, bd, &wb));
+  MX_TRY(mx_build_iota(b, &it, r, &lane));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_UI32, (double)bits, lane, &nb));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, lane, nb, &sh));
+  MX_TRY(mx_build_binary(b, MX_OP_SHIFT_RIGHT_LOGICAL, wb, sh, &v));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_UI32, (double)((1u << bits) - 1u), v, &mask));
+  MX_TRY(mx_build_binary(b, MX_OP_AND, v, mask, &m));
+  MX_TRY(mx_build_reshape(b, m, dk, r, &q));
   return mx_build_convert(b, q, MX_ELEM_F32, out);
 }
 
@@ -62,8 +62,8 @@ static mx_status_t expand_groups(mx_builder_t *b, int32_t s, int32_t group, int3
   d3[r] = group;
   dk[r - 1] = t.dims[r - 1] * group;
   int32_t sf, sb;
-  MX_TRY_(mx_g_f32(b, s, &sf));
-  MX_TRY_(mx_build_broadcast_in_dim(b, sf, d3, r + 1, bd, &sb));
+  MX_TRY(mx_g_f32(b, s, &sf));
+  MX_TRY(mx_build_broadcast_in_dim(b, sf, d3, r + 1, bd, &sb));
   return mx_build_reshape(b, sb, dk, r, out);
 }
 
@@ -72,21 +72,21 @@ static mx_status_t dequant(mx_builder_t *b, const q_params_t *p, int32_t w, int3
                            int32_t *out) {
   int32_t q, se, y;
   if (p->mode == MX_Q_INT8) {
-    MX_TRY_(mx_build_convert(b, w, MX_ELEM_F32, &q));
+    MX_TRY(mx_build_convert(b, w, MX_ELEM_F32, &q));
   } else {
-    MX_TRY_(unpack(b, w, p->bits, p->k, &q));
+    MX_TRY(unpack(b, w, p->bits, p->k, &q));
   }
   if (p->mode == MX_Q_INT4) {
     int32_t eight;
-    MX_TRY_(mx_g_full_like(b, MX_ELEM_F32, 8.0, q, &eight));
-    MX_TRY_(mx_build_binary(b, MX_OP_SUBTRACT, q, eight, &q));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 8.0, q, &eight));
+    MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, q, eight, &q));
   }
-  MX_TRY_(expand_groups(b, s, p->group, &se));
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, q, se, &y));
+  MX_TRY(expand_groups(b, s, p->group, &se));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, q, se, &y));
   if (p->mode == MX_Q_AFFINE) {
     int32_t be;
-    MX_TRY_(expand_groups(b, bi, p->group, &be));
-    MX_TRY_(mx_build_binary(b, MX_OP_ADD, y, be, &y));
+    MX_TRY(expand_groups(b, bi, p->group, &be));
+    MX_TRY(mx_build_binary(b, MX_OP_ADD, y, be, &y));
   }
   *out = y;
   return MX_OK;
@@ -96,7 +96,7 @@ static mx_status_t build_linear(mx_builder_t *b, const int32_t *args, const void
                                 int32_t *result) {
   const q_params_t *p = params;
   int32_t w;
-  MX_TRY_(dequant(b, p, args[1], args[2], p->mode == MX_Q_AFFINE ? args[3] : -1, &w));
+  MX_TRY(dequant(b, p, args[1], args[2], p->mode == MX_Q_AFFINE ? args[3] : -1, &w));
   return mx_g_linear(b, args[0], w, result);
 }
 
@@ -110,7 +110,7 @@ static mx_status_t build_embedding(mx_builder_t *b, const int32_t *args, const v
     const mx_type_t *t = mx_build_type(b, args[1 + i]);
     int64_t off = 2, coll = 0, map = 0, sizes[2] = {1, t->dims[1]};
     mx_gather_dims_t gd = {{&off, 1}, {&coll, 1}, {NULL, 0}, {NULL, 0}, {&map, 1}, 2};
-    MX_TRY_(mx_build_gather(b, args[1 + i], tokens, &gd, sizes, false, &rows[i]));
+    MX_TRY(mx_build_gather(b, args[1 + i], tokens, &gd, sizes, false, &rows[i]));
   }
   return dequant(b, p, rows[0], rows[1], n == 3 ? rows[2] : -1, result);
 }
@@ -142,7 +142,7 @@ mx_status_t mx_comp_linear_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspec_t
   q_params_t p;
   mx_named_attr_t attrs[3];
   char key[96];
-  MX_TRY_(q_setup(c, s, biases, &p, attrs, key, sizeof key));
+  MX_TRY(q_setup(c, s, biases, &p, attrs, key, sizeof key));
   int32_t ops[4] = {x, w, scales, biases};
   return mx_comp_call(c, b, "mx.linear", ops, biases >= 0 ? 4 : 3, attrs, 3, key, build_linear, &p,
                       out);
@@ -154,7 +154,7 @@ mx_status_t mx_comp_embedding_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspe
   q_params_t p;
   mx_named_attr_t attrs[3];
   char key[96];
-  MX_TRY_(q_setup(c, s, biases, &p, attrs, key, sizeof key));
+  MX_TRY(q_setup(c, s, biases, &p, attrs, key, sizeof key));
   int32_t ops[4] = {tokens, w, scales, biases};
   return mx_comp_call(c, b, "mx.embedding", ops, biases >= 0 ? 4 : 3, attrs, 3, key,
                       build_embedding, &p, out);
@@ -169,11 +169,11 @@ static mx_status_t build_gated_act(mx_builder_t *b, const int32_t *args, const v
   const act_params_t *p = params;
   int32_t g = args[0], a;
   if (p->gelu) {
-    MX_TRY_(mx_g_gelu_tanh(b, g, &a));
+    MX_TRY(mx_g_gelu_tanh(b, g, &a));
   } else {  // silu(g) = g * sigmoid(g)
     int32_t s;
-    MX_TRY_(mx_build_unary(b, MX_OP_LOGISTIC, g, &s));
-    MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, g, s, &a));
+    MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, g, &s));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, g, s, &a));
   }
   return mx_build_binary(b, MX_OP_MULTIPLY, a, args[1], result);
 }

@@ -27,11 +27,11 @@ static mx_status_t slice_last(mx_builder_t *b, int32_t x, int64_t lo, int64_t hi
 static mx_status_t rotate(mx_builder_t *b, int32_t a, int32_t bb, int32_t cs, int32_t sn,
                           int32_t *ra, int32_t *rb) {
   int32_t ac, bs, bc, as;
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, a, cs, &ac));
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, bb, sn, &bs));
-  MX_TRY_(mx_build_binary(b, MX_OP_SUBTRACT, ac, bs, ra));
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, bb, cs, &bc));
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, a, sn, &as));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, a, cs, &ac));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, bb, sn, &bs));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, ac, bs, ra));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, bb, cs, &bc));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, a, sn, &as));
   return mx_build_binary(b, MX_OP_ADD, bc, as, rb);
 }
 
@@ -45,42 +45,42 @@ static mx_status_t build_rope(mx_builder_t *b, const int32_t *args, const void *
   // angle [B,T,h], then cos/sin broadcast over heads: [B,T,N,h]
   int32_t posf, pb, fb, ang, cs0, sn0, cs, sn;
   int64_t adims[3] = {B, T, h}, bt[2] = {0, 1}, last = 2;
-  MX_TRY_(mx_build_convert(b, pos, MX_ELEM_F32, &posf));
-  MX_TRY_(mx_build_broadcast_in_dim(b, posf, adims, 3, bt, &pb));
-  MX_TRY_(mx_build_broadcast_in_dim(b, inv, adims, 3, &last, &fb));
-  MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, pb, fb, &ang));
-  MX_TRY_(mx_build_unary(b, MX_OP_COSINE, ang, &cs0));
-  MX_TRY_(mx_build_unary(b, MX_OP_SINE, ang, &sn0));
+  MX_TRY(mx_build_convert(b, pos, MX_ELEM_F32, &posf));
+  MX_TRY(mx_build_broadcast_in_dim(b, posf, adims, 3, bt, &pb));
+  MX_TRY(mx_build_broadcast_in_dim(b, inv, adims, 3, &last, &fb));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, pb, fb, &ang));
+  MX_TRY(mx_build_unary(b, MX_OP_COSINE, ang, &cs0));
+  MX_TRY(mx_build_unary(b, MX_OP_SINE, ang, &sn0));
   int64_t hdims[4] = {B, T, N, h}, hmap[3] = {0, 1, 3};
-  MX_TRY_(mx_build_broadcast_in_dim(b, cs0, hdims, 4, hmap, &cs));
-  MX_TRY_(mx_build_broadcast_in_dim(b, sn0, hdims, 4, hmap, &sn));
+  MX_TRY(mx_build_broadcast_in_dim(b, cs0, hdims, 4, hmap, &cs));
+  MX_TRY(mx_build_broadcast_in_dim(b, sn0, hdims, 4, hmap, &sn));
   int32_t parts[3], n_parts = 0;
   if (!p->interleaved) {
     int32_t x1, x2;
-    MX_TRY_(slice_last(b, x, 0, h, &x1));
-    MX_TRY_(slice_last(b, x, h, R, &x2));
-    MX_TRY_(rotate(b, x1, x2, cs, sn, &parts[0], &parts[1]));
+    MX_TRY(slice_last(b, x, 0, h, &x1));
+    MX_TRY(slice_last(b, x, h, R, &x2));
+    MX_TRY(rotate(b, x1, x2, cs, sn, &parts[0], &parts[1]));
     n_parts = 2;
   } else {
     int32_t xr, x5, xe5, xo5, xe, xo, oe, oo, oe5, oo5, o5, pair[2];
     int64_t d5[5] = {B, T, N, h, 2}, d5one[5] = {B, T, N, h, 1};
-    MX_TRY_(slice_last(b, x, 0, R, &xr));
-    MX_TRY_(mx_build_reshape(b, xr, d5, 5, &x5));
-    MX_TRY_(slice_last(b, x5, 0, 1, &xe5));
-    MX_TRY_(slice_last(b, x5, 1, 2, &xo5));
-    MX_TRY_(mx_build_reshape(b, xe5, hdims, 4, &xe));
-    MX_TRY_(mx_build_reshape(b, xo5, hdims, 4, &xo));
-    MX_TRY_(rotate(b, xe, xo, cs, sn, &oe, &oo));
-    MX_TRY_(mx_build_reshape(b, oe, d5one, 5, &oe5));
-    MX_TRY_(mx_build_reshape(b, oo, d5one, 5, &oo5));
+    MX_TRY(slice_last(b, x, 0, R, &xr));
+    MX_TRY(mx_build_reshape(b, xr, d5, 5, &x5));
+    MX_TRY(slice_last(b, x5, 0, 1, &xe5));
+    MX_TRY(slice_last(b, x5, 1, 2, &xo5));
+    MX_TRY(mx_build_reshape(b, xe5, hdims, 4, &xe));
+    MX_TRY(mx_build_reshape(b, xo5, hdims, 4, &xo));
+    MX_TRY(rotate(b, xe, xo, cs, sn, &oe, &oo));
+    MX_TRY(mx_build_reshape(b, oe, d5one, 5, &oe5));
+    MX_TRY(mx_build_reshape(b, oo, d5one, 5, &oo5));
     pair[0] = oe5;
     pair[1] = oo5;
-    MX_TRY_(mx_build_concatenate(b, pair, 2, 4, &o5));
+    MX_TRY(mx_build_concatenate(b, pair, 2, 4, &o5));
     int64_t rdims[4] = {B, T, N, R};
-    MX_TRY_(mx_build_reshape(b, o5, rdims, 4, &parts[0]));
+    MX_TRY(mx_build_reshape(b, o5, rdims, 4, &parts[0]));
     n_parts = 1;
   }
-  if (R < D) MX_TRY_(slice_last(b, x, R, D, &parts[n_parts++]));
+  if (R < D) MX_TRY(slice_last(b, x, R, D, &parts[n_parts++]));
   if (n_parts == 1) {
     *result = parts[0];
     return MX_OK;

@@ -29,18 +29,12 @@ static const struct {
 };
 #define MX_SUPPORTED_TYPES "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, gemma3, phi3"
 
-#define TRY(expr)                 \
-  do {                            \
-    mx_status_t st_ = (expr);     \
-    if (st_ != MX_OK) return st_; \
-  } while (0)
-
 static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_config_t *cfg) {
   mx_cfg_obj_t o = {root, src, ""};
   if (!mx_cfg_has(&o, "model_type")) {
     return mx_error_set(MX_ERR_PARSE, "%s: model_type is missing", src);
   }
-  TRY(mx_cfg_str(&o, "model_type", "", cfg->model_type, sizeof cfg->model_type));
+  MX_TRY(mx_cfg_str(&o, "model_type", "", cfg->model_type, sizeof cfg->model_type));
   const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architectures");
   if (arch && !cJSON_IsNull(arch)) {
     if (!cJSON_IsArray(arch)) {
@@ -55,7 +49,7 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
   }
   for (size_t i = 0; i < sizeof kFamilies / sizeof kFamilies[0]; i++) {
     if (strcmp(cfg->model_type, kFamilies[i].model_type) == 0) {
-      TRY(kFamilies[i].parse(&o, cfg));
+      MX_TRY(kFamilies[i].parse(&o, cfg));
       return mx_cfg_parse_quant(root, src, cfg);
     }
   }
@@ -65,26 +59,26 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
 
 static mx_status_t parse_generation(const cJSON *root, const char *src, mx_model_config_t *cfg) {
   mx_cfg_obj_t o = {root, src, ""};
-  TRY(mx_cfg_eos(&o, cfg));
-  TRY(mx_cfg_token(&o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
-  TRY(mx_cfg_token(&o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
+  MX_TRY(mx_cfg_eos(&o, cfg));
+  MX_TRY(mx_cfg_token(&o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
+  MX_TRY(mx_cfg_token(&o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
   double v = 0;
   if ((cfg->has_temperature = mx_cfg_has(&o, "temperature"))) {
-    TRY(mx_cfg_f64(&o, "temperature", 1.0, &v));
+    MX_TRY(mx_cfg_f64(&o, "temperature", 1.0, &v));
     if (v < 0) {
       return mx_error_set(MX_ERR_PARSE, "%s: temperature (%g) must not be negative", src, v);
     }
     cfg->temperature = (float)v;
   }
   if ((cfg->has_top_p = mx_cfg_has(&o, "top_p"))) {
-    TRY(mx_cfg_f64(&o, "top_p", 1.0, &v));
+    MX_TRY(mx_cfg_f64(&o, "top_p", 1.0, &v));
     if (!(v > 0 && v <= 1)) {
       return mx_error_set(MX_ERR_PARSE, "%s: top_p (%g) must be in (0, 1]", src, v);
     }
     cfg->top_p = (float)v;
   }
   if ((cfg->has_top_k = mx_cfg_has(&o, "top_k"))) {
-    TRY(mx_cfg_i32(&o, "top_k", 0, &cfg->top_k));
+    MX_TRY(mx_cfg_i32(&o, "top_k", 0, &cfg->top_k));
     if (cfg->top_k < 0) {
       return mx_error_set(MX_ERR_PARSE, "%s: top_k (%d) must not be negative", src, cfg->top_k);
     }

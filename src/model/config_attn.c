@@ -4,12 +4,6 @@
 
 #include "model/config_internal.h"
 
-#define TRY(expr)                 \
-  do {                            \
-    mx_status_t st_ = (expr);     \
-    if (st_ != MX_OK) return st_; \
-  } while (0)
-
 mx_status_t mx_cfg_activation(const mx_cfg_obj_t *o, const char *key, mx_model_config_t *cfg) {
   // transformers' ACT2FN names; "swish" is SiLU, "gelu_new" the same tanh approximation.
   static const struct {
@@ -36,7 +30,7 @@ mx_status_t mx_cfg_window(const mx_cfg_obj_t *o, int32_t def, mx_model_config_t 
     cfg->sliding_window = 0;
     return MX_OK;
   }
-  TRY(mx_cfg_i32(o, "sliding_window", def, &cfg->sliding_window));
+  MX_TRY(mx_cfg_i32(o, "sliding_window", def, &cfg->sliding_window));
   if (j && cfg->sliding_window <= 0) {
     return mx_error_set(MX_ERR_PARSE, "%s: %ssliding_window must be positive or null (got %d)",
                         o->src, o->prefix, cfg->sliding_window);
@@ -50,7 +44,7 @@ mx_status_t mx_cfg_softcap(const mx_cfg_obj_t *o, const char *key, double def, d
     *out = 0.0;
     return MX_OK;
   }
-  TRY(mx_cfg_f64(o, key, def, out));
+  MX_TRY(mx_cfg_f64(o, key, def, out));
   if (j && !(*out > 0)) {
     return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive or null (got %g)", o->src,
                         o->prefix, key, *out);

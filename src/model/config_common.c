@@ -5,12 +5,6 @@
 
 #include "model/config_internal.h"
 
-#define TRY(expr)                 \
-  do {                            \
-    mx_status_t st_ = (expr);     \
-    if (st_ != MX_OK) return st_; \
-  } while (0)
-
 static mx_status_t need(const mx_cfg_obj_t *o, const char *key, const char *why) {
   if (mx_cfg_has(o, key)) return MX_OK;
   return mx_error_set(MX_ERR_PARSE, "%s: %s%s is missing (%s)", o->src, o->prefix, key, why);
@@ -44,7 +38,7 @@ static mx_status_t parse_rope_scaling(const mx_cfg_obj_t *root, mx_model_config_
   mx_cfg_obj_t o = {rs, root->src, prefix};
   char type[32] = "";
   const char *type_key = mx_cfg_has(&o, "rope_type") ? "rope_type" : "type";
-  TRY(mx_cfg_str(&o, type_key, "", type, sizeof type));
+  MX_TRY(mx_cfg_str(&o, type_key, "", type, sizeof type));
   if (type[0] == '\0') {
     return mx_error_set(MX_ERR_PARSE, "%s: %s has no rope_type", root->src, field);
   }
@@ -55,8 +49,8 @@ static mx_status_t parse_rope_scaling(const mx_cfg_obj_t *root, mx_model_config_
   }
   if (strcmp(type, "linear") == 0) {
     r->kind = MX_ROPE_SCALING_LINEAR;
-    TRY(need(&o, "factor", "rope_type 'linear' needs it"));
-    TRY(mx_cfg_f64(&o, "factor", 1.0, &r->factor));
+    MX_TRY(need(&o, "factor", "rope_type 'linear' needs it"));
+    MX_TRY(mx_cfg_f64(&o, "factor", 1.0, &r->factor));
     return positive_f(&o, "factor", r->factor);
   }
   if (strcmp(type, "llama3") == 0) {
@@ -64,17 +58,17 @@ static mx_status_t parse_rope_scaling(const mx_cfg_obj_t *root, mx_model_config_
     static const char *const keys[] = {"factor", "low_freq_factor", "high_freq_factor",
                                        "original_max_position_embeddings"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-      TRY(need(&o, keys[i], "rope_type 'llama3' needs it"));
+      MX_TRY(need(&o, keys[i], "rope_type 'llama3' needs it"));
     }
-    TRY(mx_cfg_f64(&o, "factor", 1.0, &r->factor));
-    TRY(mx_cfg_f64(&o, "low_freq_factor", 1.0, &r->low_freq_factor));
-    TRY(mx_cfg_f64(&o, "high_freq_factor", 1.0, &r->high_freq_factor));
-    TRY(mx_cfg_i64(&o, "original_max_position_embeddings", 0,
-                   &r->original_max_position_embeddings));
-    TRY(positive_f(&o, "factor", r->factor));
-    TRY(positive_f(&o, "low_freq_factor", r->low_freq_factor));
-    TRY(positive_f(&o, "original_max_position_embeddings",
-                   (double)r->original_max_position_embeddings));
+    MX_TRY(mx_cfg_f64(&o, "factor", 1.0, &r->factor));
+    MX_TRY(mx_cfg_f64(&o, "low_freq_factor", 1.0, &r->low_freq_factor));
+    MX_TRY(mx_cfg_f64(&o, "high_freq_factor", 1.0, &r->high_freq_factor));
+    MX_TRY(mx_cfg_i64(&o, "original_max_position_embeddings", 0,
+                      &r->original_max_position_embeddings));
+    MX_TRY(positive_f(&o, "factor", r->factor));
+    MX_TRY(positive_f(&o, "low_freq_factor", r->low_freq_factor));
+    MX_TRY(positive_f(&o, "original_max_position_embeddings",
+                      (double)r->original_max_position_embeddings));
     // The smoothing interpolates between the two wavelength bounds: they must differ.
     if (!(r->high_freq_factor > r->low_freq_factor)) {
       return mx_error_set(MX_ERR_PARSE,
@@ -92,7 +86,7 @@ mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   // transformers 5 writes "dtype"; earlier versions "torch_dtype".
   const char *key = mx_cfg_has(o, "torch_dtype") ? "torch_dtype" : "dtype";
   char s[32];
-  TRY(mx_cfg_str(o, key, "float32", s, sizeof s));
+  MX_TRY(mx_cfg_str(o, key, "float32", s, sizeof s));
   static const struct {
     const char *name;
     mx_elem_type_t et;
@@ -114,34 +108,34 @@ mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
 
 static mx_status_t parse_sizes(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
                                mx_model_config_t *cfg) {
-  TRY(mx_cfg_i32(o, "vocab_size", d->vocab_size, &cfg->vocab_size));
-  TRY(mx_cfg_i32(o, "hidden_size", d->hidden_size, &cfg->hidden_size));
-  TRY(mx_cfg_i32(o, "intermediate_size", d->intermediate_size, &cfg->intermediate_size));
-  TRY(mx_cfg_i32(o, "num_hidden_layers", d->num_layers, &cfg->num_layers));
-  TRY(mx_cfg_i32(o, "num_attention_heads", d->num_heads, &cfg->num_heads));
+  MX_TRY(mx_cfg_i32(o, "vocab_size", d->vocab_size, &cfg->vocab_size));
+  MX_TRY(mx_cfg_i32(o, "hidden_size", d->hidden_size, &cfg->hidden_size));
+  MX_TRY(mx_cfg_i32(o, "intermediate_size", d->intermediate_size, &cfg->intermediate_size));
+  MX_TRY(mx_cfg_i32(o, "num_hidden_layers", d->num_layers, &cfg->num_layers));
+  MX_TRY(mx_cfg_i32(o, "num_attention_heads", d->num_heads, &cfg->num_heads));
   // Absent keys take the family's default; a null value means "derive it" (HF: None).
   bool kv_absent = !cJSON_GetObjectItemCaseSensitive(o->obj, "num_key_value_heads");
   int32_t kv_def = kv_absent && d->num_kv_heads > 0 ? d->num_kv_heads : cfg->num_heads;
-  TRY(mx_cfg_i32(o, "num_key_value_heads", kv_def, &cfg->num_kv_heads));
+  MX_TRY(mx_cfg_i32(o, "num_key_value_heads", kv_def, &cfg->num_kv_heads));
   bool hd_absent = !cJSON_GetObjectItemCaseSensitive(o->obj, "head_dim");
   bool hd_given = mx_cfg_has(o, "head_dim") || (hd_absent && d->head_dim > 0);
-  TRY(mx_cfg_i32(o, "head_dim", hd_absent ? d->head_dim : 0, &cfg->head_dim));
-  TRY(mx_cfg_i64(o, "max_position_embeddings", d->max_position_embeddings,
-                 &cfg->max_position_embeddings));
+  MX_TRY(mx_cfg_i32(o, "head_dim", hd_absent ? d->head_dim : 0, &cfg->head_dim));
+  MX_TRY(mx_cfg_i64(o, "max_position_embeddings", d->max_position_embeddings,
+                    &cfg->max_position_embeddings));
   const char *src = o->src;
-  TRY(positive_i(src, "vocab_size", cfg->vocab_size));
-  TRY(positive_i(src, "hidden_size", cfg->hidden_size));
-  TRY(positive_i(src, "intermediate_size", cfg->intermediate_size));
-  TRY(positive_i(src, "num_hidden_layers", cfg->num_layers));
-  TRY(positive_i(src, "num_attention_heads", cfg->num_heads));
-  TRY(positive_i(src, "num_key_value_heads", cfg->num_kv_heads));
-  TRY(positive_i(src, "max_position_embeddings", cfg->max_position_embeddings));
+  MX_TRY(positive_i(src, "vocab_size", cfg->vocab_size));
+  MX_TRY(positive_i(src, "hidden_size", cfg->hidden_size));
+  MX_TRY(positive_i(src, "intermediate_size", cfg->intermediate_size));
+  MX_TRY(positive_i(src, "num_hidden_layers", cfg->num_layers));
+  MX_TRY(positive_i(src, "num_attention_heads", cfg->num_heads));
+  MX_TRY(positive_i(src, "num_key_value_heads", cfg->num_kv_heads));
+  MX_TRY(positive_i(src, "max_position_embeddings", cfg->max_position_embeddings));
   if (cfg->num_layers > MX_MAX_LAYERS) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: num_hidden_layers (%d) exceeds %d", src,
                         cfg->num_layers, MX_MAX_LAYERS);
   }
   if (hd_given) {
-    TRY(positive_i(src, "head_dim", cfg->head_dim));
+    MX_TRY(positive_i(src, "head_dim", cfg->head_dim));
   } else {
     if (cfg->hidden_size % cfg->num_heads != 0) {
       return mx_error_set(MX_ERR_PARSE,
@@ -165,12 +159,12 @@ static mx_status_t parse_rope(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(o->obj, "rope_parameters");
   if (cJSON_IsObject(params)) {  // transformers 5 moves rope_theta in here
     mx_cfg_obj_t p = {params, o->src, "rope_parameters."};
-    TRY(mx_cfg_f64(&p, "rope_theta", theta, &theta));
-    TRY(positive_f(&p, "rope_theta", theta));
+    MX_TRY(mx_cfg_f64(&p, "rope_theta", theta, &theta));
+    MX_TRY(positive_f(&p, "rope_theta", theta));
   }
-  TRY(mx_cfg_f64(o, "rope_theta", theta, &cfg->rope_theta));
-  TRY(positive_f(o, "rope_theta", cfg->rope_theta));
-  TRY(mx_cfg_f64(o, "partial_rotary_factor", 1.0, &cfg->partial_rotary_factor));
+  MX_TRY(mx_cfg_f64(o, "rope_theta", theta, &cfg->rope_theta));
+  MX_TRY(positive_f(o, "rope_theta", cfg->rope_theta));
+  MX_TRY(mx_cfg_f64(o, "partial_rotary_factor", 1.0, &cfg->partial_rotary_factor));
   if (!(cfg->partial_rotary_factor > 0 && cfg->partial_rotary_factor <= 1)) {
     return mx_error_set(MX_ERR_PARSE, "%s: partial_rotary_factor (%g) must be in (0, 1]", o->src,
                         cfg->partial_rotary_factor);
@@ -188,19 +182,19 @@ static mx_status_t parse_rope(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
 
 mx_status_t mx_cfg_parse_common(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
                                 mx_model_config_t *cfg) {
-  TRY(parse_sizes(o, d, cfg));
-  TRY(mx_cfg_f64(o, "rms_norm_eps", d->rms_norm_eps, &cfg->rms_norm_eps));
-  TRY(positive_f(o, "rms_norm_eps", cfg->rms_norm_eps));
-  TRY(parse_rope(o, d, cfg));
-  TRY(mx_cfg_bool(o, "tie_word_embeddings", d->tie_word_embeddings, &cfg->tie_word_embeddings));
-  TRY(mx_cfg_bool(o, "attention_bias", false, &cfg->attention_bias));
-  TRY(mx_cfg_bool(o, "mlp_bias", false, &cfg->mlp_bias));
-  TRY(mx_cfg_str(o, "hidden_act", d->hidden_act, cfg->hidden_act, sizeof cfg->hidden_act));
-  TRY(mx_cfg_dtype(o, cfg));
-  TRY(mx_cfg_token(o, "bos_token_id", d->bos_token_id, &cfg->bos_token_id));
-  TRY(mx_cfg_token(o, "pad_token_id", d->pad_token_id, &cfg->pad_token_id));
+  MX_TRY(parse_sizes(o, d, cfg));
+  MX_TRY(mx_cfg_f64(o, "rms_norm_eps", d->rms_norm_eps, &cfg->rms_norm_eps));
+  MX_TRY(positive_f(o, "rms_norm_eps", cfg->rms_norm_eps));
+  MX_TRY(parse_rope(o, d, cfg));
+  MX_TRY(mx_cfg_bool(o, "tie_word_embeddings", d->tie_word_embeddings, &cfg->tie_word_embeddings));
+  MX_TRY(mx_cfg_bool(o, "attention_bias", false, &cfg->attention_bias));
+  MX_TRY(mx_cfg_bool(o, "mlp_bias", false, &cfg->mlp_bias));
+  MX_TRY(mx_cfg_str(o, "hidden_act", d->hidden_act, cfg->hidden_act, sizeof cfg->hidden_act));
+  MX_TRY(mx_cfg_dtype(o, cfg));
+  MX_TRY(mx_cfg_token(o, "bos_token_id", d->bos_token_id, &cfg->bos_token_id));
+  MX_TRY(mx_cfg_token(o, "pad_token_id", d->pad_token_id, &cfg->pad_token_id));
   cfg->n_eos = 0;
   if (d->eos_token_id >= 0) cfg->eos_token_ids[cfg->n_eos++] = d->eos_token_id;
-  TRY(mx_cfg_eos(o, cfg));
+  MX_TRY(mx_cfg_eos(o, cfg));
   return MX_OK;
 }

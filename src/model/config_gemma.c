@@ -5,19 +5,13 @@
 
 #include "model/config_internal.h"
 
-#define TRY(expr)                 \
-  do {                            \
-    mx_status_t st_ = (expr);     \
-    if (st_ != MX_OK) return st_; \
-  } while (0)
-
 // The family's MLP activation lives in `hidden_activation` (gemma2/3; gemma when set).
 static mx_status_t activation(const mx_cfg_obj_t *o, const char *def, mx_model_config_t *cfg) {
   const char *key = "hidden_activation";
   if (def == NULL && !mx_cfg_has(o, key)) {
     key = "hidden_act";  // gemma: hidden_activation null -> hidden_act (read by the common part)
   } else {
-    TRY(mx_cfg_str(o, key, def, cfg->hidden_act, sizeof cfg->hidden_act));
+    MX_TRY(mx_cfg_str(o, key, def, cfg->hidden_act, sizeof cfg->hidden_act));
   }
   return mx_cfg_activation(o, key, cfg);
 }
@@ -55,7 +49,7 @@ mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   d.num_layers = 28;
   d.num_heads = 16;
   d.num_kv_heads = 0;  // num_attention_heads
-  TRY(mx_cfg_parse_common(o, &d, cfg));
+  MX_TRY(mx_cfg_parse_common(o, &d, cfg));
   // Early Gemma files say "hidden_act": "gelu" next to "hidden_activation":
   // "gelu_pytorch_tanh", the function the model was trained with: hidden_activation wins.
   return activation(o, NULL, cfg);
@@ -66,12 +60,13 @@ mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
 static mx_status_t parse_gemma23(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
                                  double attn_softcap, double final_softcap,
                                  mx_model_config_t *cfg) {
-  TRY(mx_cfg_parse_common(o, d, cfg));
-  TRY(activation(o, "gelu_pytorch_tanh", cfg));
-  TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
-  TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
-  TRY(mx_cfg_softcap(o, "attn_logit_softcapping", attn_softcap, &cfg->attn_logit_softcapping));
-  TRY(mx_cfg_softcap(o, "final_logit_softcapping", final_softcap, &cfg->final_logit_softcapping));
+  MX_TRY(mx_cfg_parse_common(o, d, cfg));
+  MX_TRY(activation(o, "gelu_pytorch_tanh", cfg));
+  MX_TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
+  MX_TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
+  MX_TRY(mx_cfg_softcap(o, "attn_logit_softcapping", attn_softcap, &cfg->attn_logit_softcapping));
+  MX_TRY(
+      mx_cfg_softcap(o, "final_logit_softcapping", final_softcap, &cfg->final_logit_softcapping));
   return mx_cfg_window(o, 4096, cfg);
 }
 
@@ -81,7 +76,7 @@ static bool even_layer(int32_t layer, int32_t arg) {
 }
 
 mx_status_t mx_cfg_parse_gemma2(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
-  TRY(parse_gemma23(o, &kGemma2Defaults, 50.0, 30.0, cfg));
+  MX_TRY(parse_gemma23(o, &kGemma2Defaults, 50.0, 30.0, cfg));
   return mx_cfg_layer_types(o, even_layer, 0, cfg);  // layers 0, 2, 4, ... slide
 }
 
@@ -92,11 +87,11 @@ mx_status_t mx_cfg_parse_gemma3_text(const mx_cfg_obj_t *o, mx_model_config_t *c
   d.vocab_size = 262208;
   d.max_position_embeddings = 131072;
   d.rope_theta = 1000000.0;
-  TRY(parse_gemma23(o, &d, 0.0, 0.0, cfg));
-  TRY(mx_cfg_f64(o, "rope_local_base_freq", 10000.0, &cfg->rope_local_base_freq));
-  TRY(positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
+  MX_TRY(parse_gemma23(o, &d, 0.0, 0.0, cfg));
+  MX_TRY(mx_cfg_f64(o, "rope_local_base_freq", 10000.0, &cfg->rope_local_base_freq));
+  MX_TRY(positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
   bool bidir = false;
-  TRY(mx_cfg_bool(o, "use_bidirectional_attention", false, &bidir));
+  MX_TRY(mx_cfg_bool(o, "use_bidirectional_attention", false, &bidir));
   if (bidir) {
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: %suse_bidirectional_attention true is not supported (causal "
@@ -108,7 +103,7 @@ mx_status_t mx_cfg_parse_gemma3_text(const mx_cfg_obj_t *o, mx_model_config_t *c
   const char *pkey = mx_cfg_has(o, "sliding_window_pattern") ? "sliding_window_pattern"
                                                              : "_sliding_window_pattern";
   int32_t pattern = 6;
-  TRY(mx_cfg_i32(o, pkey, 6, &pattern));
+  MX_TRY(mx_cfg_i32(o, pkey, 6, &pattern));
   if (pattern <= 0) {
     return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %d)", o->src, o->prefix, pkey,
                         pattern);
@@ -131,8 +126,8 @@ mx_status_t mx_cfg_parse_gemma3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   cJSON_Delete(empty);
   if (st != MX_OK) return st;
   // The outer config carries the checkpoint dtype and, in released files, the token ids.
-  if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) TRY(mx_cfg_dtype(o, cfg));
-  TRY(mx_cfg_token(o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
-  TRY(mx_cfg_token(o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
+  if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) MX_TRY(mx_cfg_dtype(o, cfg));
+  MX_TRY(mx_cfg_token(o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
+  MX_TRY(mx_cfg_token(o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
   return mx_cfg_eos(o, cfg);
 }

@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/try.h"
 #include "mlxcel/model.h"
 
 // A JSON object being read; `src` and `prefix` ("" or "rope_scaling.") name fields in messages

@@ -5,21 +5,15 @@
 
 #include "model/config_internal.h"
 
-#define TRY(expr)                 \
-  do {                            \
-    mx_status_t st_ = (expr);     \
-    if (st_ != MX_OK) return st_; \
-  } while (0)
-
 static bool from_layer(int32_t layer, int32_t first) { return layer >= first; }
 
 static mx_status_t parse_window(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   bool use = false;
   int32_t max_window_layers = 28;
-  TRY(mx_cfg_bool(o, "use_sliding_window", false, &use));
-  TRY(mx_cfg_window(o, 4096, cfg));
+  MX_TRY(mx_cfg_bool(o, "use_sliding_window", false, &use));
+  MX_TRY(mx_cfg_window(o, 4096, cfg));
   if (!use) cfg->sliding_window = 0;  // HF: sliding_window = None unless use_sliding_window
-  TRY(mx_cfg_i32(o, "max_window_layers", 28, &max_window_layers));
+  MX_TRY(mx_cfg_i32(o, "max_window_layers", 28, &max_window_layers));
   int32_t first = cfg->sliding_window > 0 ? max_window_layers : INT32_MAX;
   return mx_cfg_layer_types(o, from_layer, first, cfg);
 }
@@ -41,8 +35,8 @@ static mx_status_t parse_qwen(const mx_cfg_obj_t *o, int32_t head_dim, mx_model_
       .eos_token_id = -1,
       .pad_token_id = -1,
   };
-  TRY(mx_cfg_parse_common(o, &d, cfg));
-  TRY(mx_cfg_activation(o, "hidden_act", cfg));
+  MX_TRY(mx_cfg_parse_common(o, &d, cfg));
+  MX_TRY(mx_cfg_activation(o, "hidden_act", cfg));
   return parse_window(o, cfg);
 }
 

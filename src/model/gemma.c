@@ -20,7 +20,7 @@ static double round_to(mx_elem_type_t dt, double v) {
 }
 
 mx_status_t mx_gemma_arch(const mx_model_config_t *cfg, mx_arch_t *a) {
-  MX_TRY_(mx_arch_base(cfg, a));
+  MX_TRY(mx_arch_base(cfg, a));
   const char *mt = cfg->model_type;
   bool g1 = strcmp(mt, "gemma") == 0;
   bool g3 = strcmp(mt, "gemma3_text") == 0 || strcmp(mt, "gemma3") == 0;
@@ -42,7 +42,7 @@ mx_status_t mx_gemma_arch(const mx_model_config_t *cfg, mx_arch_t *a) {
     a->head_name = a->head_alts[0];
   }
   double local = cfg->rope_local_base_freq > 0 ? cfg->rope_local_base_freq : 10000.0;
-  MX_TRY_(mx_rope_inv_freq(local, a->rotary_dim, NULL, &a->inv_freq[1]));
+  MX_TRY(mx_rope_inv_freq(local, a->rotary_dim, NULL, &a->inv_freq[1]));
   a->n_rope_tables = 2;
   for (int32_t l = 0; l < a->n_layers; l++) a->layer_rope[l] = cfg->layer_sliding[l] ? 1 : 0;
   return MX_OK;

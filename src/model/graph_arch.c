@@ -82,7 +82,7 @@ mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a) {
   a->final_softcap = cfg->final_logit_softcapping;
   double theta = cfg->rope_theta > 0 ? cfg->rope_theta : 10000.0;
   a->n_rope_tables = 1;
-  MX_TRY_(mx_rope_inv_freq(theta, a->rotary_dim, &cfg->rope_scaling, &a->inv_freq[0]));
+  MX_TRY(mx_rope_inv_freq(theta, a->rotary_dim, &cfg->rope_scaling, &a->inv_freq[0]));
   a->layer_rope = calloc((size_t)a->n_layers, sizeof(int32_t));
   a->layer_window = calloc((size_t)a->n_layers, sizeof(int32_t));
   if (a->layer_rope == NULL || a->layer_window == NULL) {

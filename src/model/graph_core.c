@@ -112,16 +112,16 @@ static mx_status_t embed(core_t *c, int32_t *out) {
   const mx_wspec_t *es = &c->wl->w[c->wl->embed];
   if (es->qmode) {  // quantized table: mx.embedding dequantizes the gathered rows
     int32_t bi = es->qbiases >= 0 ? c->w[es->qbiases] : -1;
-    MX_TRY_(mx_comp_embedding_q(c->cc, &c->b, es, c->tokens, c->w[c->wl->embed], c->w[es->qscales],
-                                bi, &x));
+    MX_TRY(mx_comp_embedding_q(c->cc, &c->b, es, c->tokens, c->w[c->wl->embed], c->w[es->qscales],
+                               bi, &x));
   } else {
-    MX_TRY_(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
-    MX_TRY_(mx_g_f32(&c->b, rows, &x));
+    MX_TRY(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
+    MX_TRY(mx_g_f32(&c->b, rows, &x));
   }
   if (c->a->embed_scale != 0.0) {
     int32_t s;
-    MX_TRY_(mx_g_full_like(&c->b, MX_ELEM_F32, c->a->embed_scale, x, &s));
-    MX_TRY_(mx_build_binary(&c->b, MX_OP_MULTIPLY, x, s, &x));
+    MX_TRY(mx_g_full_like(&c->b, MX_ELEM_F32, c->a->embed_scale, x, &s));
+    MX_TRY(mx_build_binary(&c->b, MX_OP_MULTIPLY, x, s, &x));
   }
   *out = x;
   return MX_OK;
@@ -133,15 +133,15 @@ static mx_status_t positions(core_t *c) {
   int64_t td[2] = {c->B, c->T}, d0 = 0;
   mx_type_t it = mx_type_tensor(MX_ELEM_I32, 2, td);
   int32_t t, p0b;
-  MX_TRY_(mx_build_iota(b, &it, 1, &t));
-  MX_TRY_(mx_build_broadcast_in_dim(b, c->pos0, td, 2, &d0, &p0b));
-  MX_TRY_(mx_build_binary(b, MX_OP_ADD, p0b, t, &c->pos));
-  MX_TRY_(mx_build_scalar(b, MX_ELEM_I32, 0.0, &c->zero));
+  MX_TRY(mx_build_iota(b, &it, 1, &t));
+  MX_TRY(mx_build_broadcast_in_dim(b, c->pos0, td, 2, &d0, &p0b));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, p0b, t, &c->pos));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_I32, 0.0, &c->zero));
   for (int32_t i = 0; i < c->B; i++) {
     int64_t lo = i, hi = i + 1;
     int32_t s;
-    MX_TRY_(mx_build_slice(b, c->pos0, &lo, &hi, NULL, 1, &s));
-    MX_TRY_(mx_build_reshape(b, s, NULL, 0, &c->p0[i]));
+    MX_TRY(mx_build_slice(b, c->pos0, &lo, &hi, NULL, 1, &s));
+    MX_TRY(mx_build_reshape(b, s, NULL, 0, &c->p0[i]));
   }
   for (int32_t k = 0; k < c->a->n_rope_tables; k++) {
     int64_t h = c->a->rotary_dim / 2;
@@ -150,15 +150,15 @@ static mx_status_t positions(core_t *c) {
     tv.type = mx_type_tensor(MX_ELEM_F32, 1, &h);
     tv.data = (uint8_t *)c->a->inv_freq[k];
     tv.nbytes = sizeof(float) * (size_t)h;
-    MX_TRY_(mx_build_constant(b, &tv, &c->inv_freq[k]));
+    MX_TRY(mx_build_constant(b, &tv, &c->inv_freq[k]));
   }
   return MX_OK;
 }
 
 // y = x . w^T [+ bias] (bias index -1 = none)
 static mx_status_t proj(core_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
-  MX_TRY_(mx_gq_linear(c->cc, &c->b, c->wl, c->w, wi, x, 0, -1, out));
-  if (bi >= 0) MX_TRY_(mx_g_add_bias(&c->b, *out, c->w[bi], out));
+  MX_TRY(mx_gq_linear(c->cc, &c->b, c->wl, c->w, wi, x, 0, -1, out));
+  if (bi >= 0) MX_TRY(mx_g_add_bias(&c->b, *out, c->w[bi], out));
   return MX_OK;
 }
 
@@ -167,18 +167,18 @@ static mx_status_t cache_write(core_t *c, int32_t cache, int32_t kv, int32_t *ou
   mx_builder_t *b = &c->b;
   int64_t perm[4] = {0, 2, 1, 3};
   int32_t kt, zero = c->zero;
-  MX_TRY_(mx_build_transpose(b, kv, perm, 4, &kt));
-  if (c->o->kv_dtype != MX_ELEM_F32) MX_TRY_(mx_build_convert(b, kt, c->o->kv_dtype, &kt));
+  MX_TRY(mx_build_transpose(b, kv, perm, 4, &kt));
+  if (c->o->kv_dtype != MX_ELEM_F32) MX_TRY(mx_build_convert(b, kt, c->o->kv_dtype, &kt));
   mx_type_t t = *mx_build_type(b, kt);
   for (int32_t i = 0; i < c->B; i++) {
     int32_t upd = kt, bi = zero;
     if (c->B > 1) {
       int64_t lo[4] = {i, 0, 0, 0}, hi[4] = {i + 1, t.dims[1], t.dims[2], t.dims[3]};
-      MX_TRY_(mx_build_slice(b, kt, lo, hi, NULL, 4, &upd));
-      MX_TRY_(mx_build_scalar(b, MX_ELEM_I32, (double)i, &bi));
+      MX_TRY(mx_build_slice(b, kt, lo, hi, NULL, 4, &upd));
+      MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)i, &bi));
     }
     int32_t starts[4] = {bi, zero, c->p0[i], zero};
-    MX_TRY_(mx_build_dynamic_update_slice(b, cache, upd, starts, 4, &cache));
+    MX_TRY(mx_build_dynamic_update_slice(b, cache, upd, starts, 4, &cache));
   }
   *out = cache;
   return MX_OK;
@@ -189,8 +189,8 @@ static mx_status_t head_norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
   mx_type_t t = *mx_build_type(&c->b, x);
   int64_t flat[3] = {t.dims[0], t.dims[1] * t.dims[2], t.dims[3]};
   int32_t xf, y;
-  MX_TRY_(mx_build_reshape(&c->b, x, flat, 3, &xf));
-  MX_TRY_(mx_comp_rms_norm(c->cc, &c->b, xf, c->w[wi], c->a->rms_eps, c->a->norm_offset, &y));
+  MX_TRY(mx_build_reshape(&c->b, x, flat, 3, &xf));
+  MX_TRY(mx_comp_rms_norm(c->cc, &c->b, xf, c->w[wi], c->a->rms_eps, c->a->norm_offset, &y));
   return mx_build_reshape(&c->b, y, t.dims, 4, out);
 }
 
@@ -216,13 +216,13 @@ static mx_status_t quant_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
   int32_t g, u, act;
   if (c->a->fused_gate_up) {
     int64_t F = c->a->ffn;
-    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, 0, F, &g));
-    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, F, F, &u));
+    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, 0, F, &g));
+    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, F, F, &u));
   } else {
-    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate, h, 0, -1, &g));
-    MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, lw->up, h, 0, -1, &u));
+    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate, h, 0, -1, &g));
+    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->up, h, 0, -1, &u));
   }
-  MX_TRY_(mx_comp_gated_act(c->cc, b, g, u, c->a->activation, &act));
+  MX_TRY(mx_comp_gated_act(c->cc, b, g, u, c->a->activation, &act));
   return mx_gq_linear(c->cc, b, c->wl, c->w, lw->down, act, 0, -1, out);
 }
 
@@ -232,61 +232,61 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   mx_builder_t *b = &c->b;
   int64_t B = c->B, T = c->T, D = a->head_dim;
   int32_t h, q, k, v;
-  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[lw->in_norm], a->rms_eps, a->norm_offset, &h));
+  MX_TRY(mx_comp_rms_norm(c->cc, b, x, c->w[lw->in_norm], a->rms_eps, a->norm_offset, &h));
   if (a->fused_qkv) {  // one matmul, then its q / k / v column ranges
     int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
     int32_t qkv;
-    MX_TRY_(proj(c, h, lw->qkv, -1, &qkv));
-    MX_TRY_(slice_last(b, qkv, 0, QD, &q));
-    MX_TRY_(slice_last(b, qkv, QD, QD + KD, &k));
-    MX_TRY_(slice_last(b, qkv, QD + KD, QD + 2 * KD, &v));
+    MX_TRY(proj(c, h, lw->qkv, -1, &qkv));
+    MX_TRY(slice_last(b, qkv, 0, QD, &q));
+    MX_TRY(slice_last(b, qkv, QD, QD + KD, &k));
+    MX_TRY(slice_last(b, qkv, QD + KD, QD + 2 * KD, &v));
   } else {
-    MX_TRY_(proj(c, h, lw->q, lw->q_b, &q));
-    MX_TRY_(proj(c, h, lw->k, lw->k_b, &k));
-    MX_TRY_(proj(c, h, lw->v, lw->v_b, &v));
+    MX_TRY(proj(c, h, lw->q, lw->q_b, &q));
+    MX_TRY(proj(c, h, lw->k, lw->k_b, &k));
+    MX_TRY(proj(c, h, lw->v, lw->v_b, &v));
   }
   int64_t qd[4] = {B, T, a->n_heads, D}, kd[4] = {B, T, a->n_kv_heads, D};
-  MX_TRY_(mx_build_reshape(b, q, qd, 4, &q));
-  MX_TRY_(mx_build_reshape(b, k, kd, 4, &k));
-  MX_TRY_(mx_build_reshape(b, v, kd, 4, &v));
+  MX_TRY(mx_build_reshape(b, q, qd, 4, &q));
+  MX_TRY(mx_build_reshape(b, k, kd, 4, &k));
+  MX_TRY(mx_build_reshape(b, v, kd, 4, &v));
   if (a->qk_norm) {
-    MX_TRY_(head_norm(c, q, lw->q_norm, &q));
-    MX_TRY_(head_norm(c, k, lw->k_norm, &k));
+    MX_TRY(head_norm(c, q, lw->q_norm, &q));
+    MX_TRY(head_norm(c, k, lw->k_norm, &k));
   }
   int32_t inv = c->inv_freq[a->layer_rope[l]];
-  MX_TRY_(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, &q));
-  MX_TRY_(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, &k));
-  MX_TRY_(cache_write(c, c->k_cache[l], k, &c->k_cache[l]));
-  MX_TRY_(cache_write(c, c->v_cache[l], v, &c->v_cache[l]));
+  MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, &q));
+  MX_TRY(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, &k));
+  MX_TRY(cache_write(c, c->k_cache[l], k, &c->k_cache[l]));
+  MX_TRY(cache_write(c, c->v_cache[l], v, &c->v_cache[l]));
   int32_t att, att2, o, x1;
-  MX_TRY_(mx_comp_attention(c->cc, b, q, c->k_cache[l], c->v_cache[l], c->pos0, a->attn_scale,
-                            a->layer_window[l], a->attn_softcap, &att));
+  MX_TRY(mx_comp_attention(c->cc, b, q, c->k_cache[l], c->v_cache[l], c->pos0, a->attn_scale,
+                           a->layer_window[l], a->attn_softcap, &att));
   int64_t ad[3] = {B, T, (int64_t)a->n_heads * D};
-  MX_TRY_(mx_build_reshape(b, att, ad, 3, &att2));
-  MX_TRY_(proj(c, att2, lw->o, lw->o_b, &o));
+  MX_TRY(mx_build_reshape(b, att, ad, 3, &att2));
+  MX_TRY(proj(c, att2, lw->o, lw->o_b, &o));
   // Sandwich (Gemma 2/3): post_attention_layernorm normalizes the attention output; the MLP
   // input norm is pre_feedforward_layernorm and its output is normalized too.
-  if (a->sandwich_norm) MX_TRY_(norm(c, o, lw->post_norm, &o));
-  MX_TRY_(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
+  if (a->sandwich_norm) MX_TRY(norm(c, o, lw->post_norm, &o));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
   int32_t h2, m, gate = -1, up = -1;
-  MX_TRY_(norm(c, x1, a->sandwich_norm ? lw->pre_ff_norm : lw->post_norm, &h2));
+  MX_TRY(norm(c, x1, a->sandwich_norm ? lw->pre_ff_norm : lw->post_norm, &h2));
   bool mlp_q = mx_gq_is_quant(c->wl, lw->gate_up) || mx_gq_is_quant(c->wl, lw->gate) ||
                mx_gq_is_quant(c->wl, lw->up) || mx_gq_is_quant(c->wl, lw->down);
   if (mlp_q) {
-    MX_TRY_(quant_mlp(c, lw, h2, &m));
+    MX_TRY(quant_mlp(c, lw, h2, &m));
   } else if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up
     int64_t F = a->ffn, H = a->hidden;
     int64_t lo0[2] = {0, 0}, hi0[2] = {F, H}, lo1[2] = {F, 0}, hi1[2] = {2 * F, H};
-    MX_TRY_(mx_build_slice(b, c->w[lw->gate_up], lo0, hi0, NULL, 2, &gate));
-    MX_TRY_(mx_build_slice(b, c->w[lw->gate_up], lo1, hi1, NULL, 2, &up));
+    MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo0, hi0, NULL, 2, &gate));
+    MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo1, hi1, NULL, 2, &up));
   } else {
     gate = c->w[lw->gate];
     up = c->w[lw->up];
   }
   if (!mlp_q) {
-    MX_TRY_(mx_comp_gated_mlp(c->cc, b, h2, gate, up, c->w[lw->down], a->activation, &m));
+    MX_TRY(mx_comp_gated_mlp(c->cc, b, h2, gate, up, c->w[lw->down], a->activation, &m));
   }
-  if (a->sandwich_norm) MX_TRY_(norm(c, m, lw->post_ff_norm, &m));
+  if (a->sandwich_norm) MX_TRY(norm(c, m, lw->post_ff_norm, &m));
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);
 }
 
@@ -296,21 +296,21 @@ static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
   int64_t B = c->B, T = c->T, H = a->hidden;
   if (!all_logits && T > 1) {
     int64_t lo[3] = {0, T - 1, 0}, hi[3] = {B, T, H};
-    MX_TRY_(mx_build_slice(b, x, lo, hi, NULL, 3, &x));
+    MX_TRY(mx_build_slice(b, x, lo, hi, NULL, 3, &x));
   }
   int32_t xn, lg;
-  MX_TRY_(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset, &xn));
-  MX_TRY_(mx_gq_linear(c->cc, b, c->wl, c->w, c->wl->head, xn, 0, -1, &lg));
+  MX_TRY(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset, &xn));
+  MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, c->wl->head, xn, 0, -1, &lg));
   if (a->final_softcap > 0.0) {  // tanh(l / cap) * cap
     int32_t cap, d, th;
-    MX_TRY_(mx_g_full_like(b, MX_ELEM_F32, a->final_softcap, lg, &cap));
-    MX_TRY_(mx_build_binary(b, MX_OP_DIVIDE, lg, cap, &d));
-    MX_TRY_(mx_build_unary(b, MX_OP_TANH, d, &th));
-    MX_TRY_(mx_build_binary(b, MX_OP_MULTIPLY, th, cap, &lg));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, a->final_softcap, lg, &cap));
+    MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, lg, cap, &d));
+    MX_TRY(mx_build_unary(b, MX_OP_TANH, d, &th));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, th, cap, &lg));
   }
   if (!all_logits) {
     int64_t ld[2] = {B, a->vocab};
-    MX_TRY_(mx_build_reshape(b, lg, ld, 2, &lg));
+    MX_TRY(mx_build_reshape(b, lg, ld, 2, &lg));
   }
   *out = lg;
   return MX_OK;
@@ -318,8 +318,8 @@ static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
 
 static mx_status_t body(core_t *c, bool all_logits) {
   int32_t x;
-  MX_TRY_(positions(c));
-  MX_TRY_(embed(c, &x));
+  MX_TRY(positions(c));
+  MX_TRY(embed(c, &x));
   for (int32_t l = 0; l < c->a->n_layers; l++) {
     mx_status_t st = layer(c, l, x, &x);
     if (st != MX_OK) return mx_error_prefix(st, "layer %d", l);

@@ -8,6 +8,7 @@
 #ifndef MLXCEL_MODEL_GRAPH_INTERNAL_H
 #define MLXCEL_MODEL_GRAPH_INTERNAL_H
 
+#include "base/try.h"
 #include "mlxcel/model.h"
 
 // ---- Architecture description (filled by a family file) ----
@@ -199,11 +200,5 @@ mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out);
 mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out);
 mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t *dims,
                          int32_t *out);
-
-#define MX_TRY_(expr)             \
-  do {                            \
-    mx_status_t st_ = (expr);     \
-    if (st_ != MX_OK) return st_; \
-  } while (0)
 
 #endif  // MLXCEL_MODEL_GRAPH_INTERNAL_H

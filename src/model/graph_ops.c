@@ -17,7 +17,7 @@ mx_status_t mx_g_full_like(mx_builder_t *b, mx_elem_type_t et, double v, int32_t
   if (t == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", like);
   mx_type_t lt = *t;
   int32_t s;
-  MX_TRY_(mx_build_scalar(b, et, v, &s));
+  MX_TRY(mx_build_scalar(b, et, v, &s));
   return mx_build_broadcast_in_dim(b, s, lt.dims, lt.rank, NULL, out);
 }
 
@@ -41,9 +41,9 @@ mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out) {
   if (we == MX_ELEM_F16 || we == MX_ELEM_BF16) {
     const mx_type_t *xt0 = mx_build_type(b, x);
     if (xt0 == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
-    if (xt0->elem != we) MX_TRY_(mx_build_convert(b, x, we, &lhs));
+    if (xt0->elem != we) MX_TRY(mx_build_convert(b, x, we, &lhs));
   } else {
-    MX_TRY_(mx_g_f32(b, w, &rhs));
+    MX_TRY(mx_g_f32(b, w, &rhs));
   }
   const mx_type_t *xt = mx_build_type(b, x);
   if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
@@ -54,11 +54,11 @@ mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out) {
 
 mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out) {
   int32_t bf, bb;
-  MX_TRY_(mx_g_f32(b, bias, &bf));
+  MX_TRY(mx_g_f32(b, bias, &bf));
   const mx_type_t *xt = mx_build_type(b, x);
   if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
   int64_t last = xt->rank - 1;
-  MX_TRY_(mx_g_bcast_like(b, bf, x, &last, &bb));
+  MX_TRY(mx_g_bcast_like(b, bf, x, &last, &bb));
   return mx_build_binary(b, MX_OP_ADD, x, bb, out);
 }
 

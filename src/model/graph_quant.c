@@ -90,8 +90,8 @@ static mx_status_t resolve_one(mx_wlist_t *wl, int32_t i, const mx_checkpoint_t 
   mx_weight_t sct = *sc, bit;
   if (bi) bit = *bi;
   int32_t si = -1, bj = -1;
-  MX_TRY_(append_param(wl, sn, &sct, &si));
-  if (bi) MX_TRY_(append_param(wl, bn, &bit, &bj));
+  MX_TRY(append_param(wl, sn, &sct, &si));
+  if (bi) MX_TRY(append_param(wl, bn, &bit, &bj));
   mx_wspec_t *s = &wl->w[i];
   s->qmode = mode;
   s->qbits = bits;
@@ -115,7 +115,7 @@ mx_status_t mx_wlist_resolve_quant(mx_wlist_t *wl, const mx_checkpoint_t *ck) {
     snprintf(base, sizeof base, "%.*s", (int)(len - 7), s->name);
     snprintf(sn, sizeof sn, "%.280s.scales", base);
     if (mx_checkpoint_find(ck, sn) == NULL) continue;
-    MX_TRY_(resolve_one(wl, i, ck, base));
+    MX_TRY(resolve_one(wl, i, ck, base));
   }
   return MX_OK;
 }
@@ -134,15 +134,15 @@ mx_status_t mx_gq_linear(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wlist_t *wl
   const mx_wspec_t *s = &wl->w[wi];
   int32_t wt = w[wi];
   if (!s->qmode) {
-    if (rows >= 0) MX_TRY_(slice_rows(b, wt, row0, rows, &wt));
+    if (rows >= 0) MX_TRY(slice_rows(b, wt, row0, rows, &wt));
     return mx_g_linear(b, x, wt, out);
   }
   int32_t sc = w[s->qscales], bi = s->qbiases >= 0 ? w[s->qbiases] : -1;
   mx_wspec_t sub = *s;
   if (rows >= 0) {  // rows of a fused projection: whole rows of every stored tensor
-    MX_TRY_(slice_rows(b, wt, row0, rows, &wt));
-    MX_TRY_(slice_rows(b, sc, row0, rows, &sc));
-    if (bi >= 0) MX_TRY_(slice_rows(b, bi, row0, rows, &bi));
+    MX_TRY(slice_rows(b, wt, row0, rows, &wt));
+    MX_TRY(slice_rows(b, sc, row0, rows, &sc));
+    if (bi >= 0) MX_TRY(slice_rows(b, bi, row0, rows, &bi));
     sub.qn = rows;
   }
   return mx_comp_linear_q(c, b, &sub, x, wt, sc, bi, out);

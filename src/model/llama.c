@@ -4,7 +4,7 @@
 #include "model/graph_internal.h"
 
 mx_status_t mx_llama_arch(const mx_model_config_t *cfg, mx_arch_t *a) {
-  MX_TRY_(mx_arch_base(cfg, a));
+  MX_TRY(mx_arch_base(cfg, a));
   a->qkv_bias = cfg->attention_bias;
   a->o_bias = cfg->attention_bias;
   a->mlp_bias = cfg->mlp_bias;

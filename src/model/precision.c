@@ -42,7 +42,7 @@ static mx_status_t weight_roles(const mx_model_config_t *cfg, const mx_checkpoin
   mx_arch_t a;
   memset(wl, 0, sizeof *wl);
   *roles = NULL;
-  MX_TRY_(mx_arch_from_config(cfg, &a));
+  MX_TRY(mx_arch_from_config(cfg, &a));
   mx_arch_resolve_names(&a, ck);
   mx_status_t st = mx_arch_weights(&a, wl);
   mx_arch_free(&a);
@@ -82,7 +82,7 @@ mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_check
                                     mx_elem_type_t *out) {
   mx_wlist_t wl;
   wrole_t *roles;
-  MX_TRY_(weight_roles(cfg, ck, &wl, &roles));
+  MX_TRY(weight_roles(cfg, ck, &wl, &roles));
   double n32 = 0, n16 = 0, nb16 = 0;
   for (int32_t i = 0; i < wl.n; i++) {
     const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
@@ -166,7 +166,7 @@ mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint
   }
   mx_wlist_t wl;
   wrole_t *roles;
-  MX_TRY_(weight_roles(cfg, ck, &wl, &roles));
+  MX_TRY(weight_roles(cfg, ck, &wl, &roles));
   mx_status_t st = MX_OK;
   for (int32_t i = 0; i < wl.n && st == MX_OK; i++) {
     const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
@@ -206,9 +206,9 @@ mx_status_t mx_model_resolve_precision(const mx_model_config_t *cfg, const mx_ch
                                        const mx_model_load_opts_t *opts, mx_elem_type_t *precision,
                                        mx_elem_type_t *kv_dtype) {
   mx_elem_type_t autop;
-  MX_TRY_(mx_model_auto_precision(cfg, ck, &autop));
-  MX_TRY_(resolve_type(opts ? opts->precision : MX_ELEM_INVALID, "MLXCEL_XLA_PRECISION",
-                       "precision", autop, precision));
+  MX_TRY(mx_model_auto_precision(cfg, ck, &autop));
+  MX_TRY(resolve_type(opts ? opts->precision : MX_ELEM_INVALID, "MLXCEL_XLA_PRECISION", "precision",
+                      autop, precision));
   return resolve_type(opts ? opts->kv_dtype : MX_ELEM_INVALID, "MLXCEL_XLA_KV_DTYPE", "KV dtype",
                       *precision, kv_dtype);
 }

@@ -103,8 +103,8 @@ static void load_row(const mx_checkpoint_t *ck, const mx_wspec_t *s, const mx_wl
 
 // Removes the scales / biases of a stored-quantized spec.
 static mx_status_t drop_params(mx_checkpoint_t *ck, const mx_wspec_t *s, const mx_wlist_t *wl) {
-  if (s->qscales >= 0) MX_TRY_(mx_checkpoint_remove(ck, wl->w[s->qscales].name));
-  if (s->qbiases >= 0) MX_TRY_(mx_checkpoint_remove(ck, wl->w[s->qbiases].name));
+  if (s->qscales >= 0) MX_TRY(mx_checkpoint_remove(ck, wl->w[s->qscales].name));
+  if (s->qbiases >= 0) MX_TRY(mx_checkpoint_remove(ck, wl->w[s->qbiases].name));
   return MX_OK;
 }
 
@@ -115,7 +115,7 @@ static mx_status_t to_f32(mx_checkpoint_t *ck, const mx_wspec_t *s, const mx_wli
   if (!w) return mx_error_set(MX_ERR_NOMEM, "out of memory dequantizing %s", s->name);
   for (int64_t r = 0; r < N; r++) load_row(ck, s, wl, r, w + r * K);
   int64_t dims[2] = {N, K};
-  MX_TRY_(drop_params(ck, s, wl));
+  MX_TRY(drop_params(ck, s, wl));
   return mx_checkpoint_put(ck, s->name, MX_ELEM_F32, 2, dims, w);
 }
 
@@ -230,7 +230,7 @@ static mx_status_t resolve_mode(const mx_model_load_opts_t *opts, bool stored,
   *mode = opts ? opts->quant : MX_QUANT_AUTO;
   if (*mode == MX_QUANT_AUTO) {
     const char *env = getenv("MLXCEL_XLA_QUANT");
-    if (env && *env) MX_TRY_(mx_quant_mode_parse(env, "MLXCEL_XLA_QUANT", mode));
+    if (env && *env) MX_TRY(mx_quant_mode_parse(env, "MLXCEL_XLA_QUANT", mode));
   }
   if (*mode == MX_QUANT_AUTO) *mode = stored ? MX_QUANT_MLX : MX_QUANT_NONE;
   if ((unsigned)*mode > MX_QUANT_MLX) {

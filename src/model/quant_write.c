@@ -80,7 +80,7 @@ static mx_status_t write_tensor(qjob_t *j, mx_st_writer_t *wr, const mx_st_desc_
   int32_t qi = find_base(j, d->name, &suffix);
   uint64_t nbytes = mx_st_desc_bytes(d);
   if (qi >= 0) {
-    MX_TRY_(quantize_base(j, qi));
+    MX_TRY(quantize_base(j, qi));
     const void *src = !strcmp(suffix, "weight")   ? (const void *)j->words
                       : !strcmp(suffix, "scales") ? (const void *)j->scales
                                                   : (const void *)j->biases;
@@ -95,7 +95,7 @@ static mx_status_t write_tensor(qjob_t *j, mx_st_writer_t *wr, const mx_st_desc_
     int64_t c = n - i0 < CHUNK ? n - i0 : CHUNK;
     for (int64_t i = 0; i < c; i++)
       mx_q_store_float(d->dtype, buf, i, mx_q_load_float(w->dtype, w->data, i0 + i));
-    MX_TRY_(mx_st_writer_append(wr, buf, (size_t)c * mx_elem_size(d->dtype)));
+    MX_TRY(mx_st_writer_append(wr, buf, (size_t)c * mx_elem_size(d->dtype)));
   }
   return MX_OK;
 }
@@ -113,7 +113,7 @@ static mx_status_t join(const char *dir, const char *name, char *out, size_t cap
 
 static mx_status_t write_text(const char *dir, const char *name, const char *text) {
   char path[4096];
-  MX_TRY_(join(dir, name, path, sizeof path));
+  MX_TRY(join(dir, name, path, sizeof path));
   FILE *f = fopen(path, "w");
   bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
   if (f && fclose(f) != 0) ok = false;
@@ -125,8 +125,8 @@ static mx_status_t write_text(const char *dir, const char *name, const char *tex
 static mx_status_t write_config(const qjob_t *j, const char *in_dir, const char *out_dir) {
   char path[4096], *text = NULL;
   size_t len = 0;
-  MX_TRY_(join(in_dir, "config.json", path, sizeof path));
-  MX_TRY_(mx_read_file(path, &text, &len));
+  MX_TRY(join(in_dir, "config.json", path, sizeof path));
+  MX_TRY(mx_read_file(path, &text, &len));
   cJSON *root = cJSON_ParseWithLength(text, len);
   free(text);
   if (!root) return mx_error_set(MX_ERR_PARSE, "%s: not valid JSON", path);
@@ -274,7 +274,7 @@ mx_status_t mx_model_quantize(const char *in_dir, const char *out_dir,
   }
   mx_model_t *m = NULL;
   mx_model_load_opts_t lo = {.tokenizer_optional = true, .quant = MX_QUANT_NONE};
-  MX_TRY_(mx_model_load_ex(in_dir, &lo, &m));
+  MX_TRY(mx_model_load_ex(in_dir, &lo, &m));
   j.m = m;
   mx_arch_t a;
   mx_wlist_t wl;

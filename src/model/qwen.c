@@ -4,13 +4,13 @@
 #include "model/graph_internal.h"
 
 mx_status_t mx_qwen2_arch(const mx_model_config_t *cfg, mx_arch_t *a) {
-  MX_TRY_(mx_arch_base(cfg, a));
+  MX_TRY(mx_arch_base(cfg, a));
   a->qkv_bias = true;
   return MX_OK;
 }
 
 mx_status_t mx_qwen3_arch(const mx_model_config_t *cfg, mx_arch_t *a) {
-  MX_TRY_(mx_arch_base(cfg, a));
+  MX_TRY(mx_arch_base(cfg, a));
   a->qk_norm = true;
   a->qkv_bias = cfg->attention_bias;
   a->o_bias = cfg->attention_bias;

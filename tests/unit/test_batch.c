@@ -21,44 +21,7 @@
 #include "session/batch_state.h"
 #include "session/session_internal.h"
 
-// ---- Allocation counter: the test binary interposes malloc & co (glibc) ----
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define COUNT_ALLOCS 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-static atomic_long g_allocs;
-void *malloc(size_t n);
-void *calloc(size_t a, size_t b);
-void *realloc(void *p, size_t n);
-void *aligned_alloc(size_t al, size_t n);
-int posix_memalign(void **p, size_t al, size_t n);
-void *malloc(size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return __libc_malloc(n);
-}
-void *calloc(size_t a, size_t b) {
-  atomic_fetch_add(&g_allocs, 1);
-  return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return __libc_realloc(p, n);
-}
-void *aligned_alloc(size_t al, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  return __libc_memalign(al, n);
-}
-int posix_memalign(void **p, size_t al, size_t n) {
-  atomic_fetch_add(&g_allocs, 1);
-  *p = __libc_memalign(al, n);
-  return *p ? 0 : 12;
-}
-#else
-#define COUNT_ALLOCS 0
-static long g_allocs;
-#endif
+#include "mx_alloc_count.h"
 
 enum { CTX = 96, CHUNK = 16, MAX_STREAMS = 8, MAX_GEN = 96 };
 
