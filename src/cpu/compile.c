@@ -4,6 +4,7 @@
 
 #include "cpu/fused_kv.h"
 #include "cpu/plan_internal.h"
+#include "hlo/interp_kernels.h"
 
 // ---------------------------------------------------------------------------------------------
 // Packed-weight cache
@@ -1030,14 +1031,11 @@ static bool match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
 // Fallbacks
 // ---------------------------------------------------------------------------------------------
 
+// Ops only a whole interpreter runs: kernels that run region bodies, and the ops its driver
+// runs itself (control flow, tuples, custom calls, checks, ops known only by name).
 static bool kernel_needs_interp(mx_opcode_t c) {
+  if (mx_interp_kernel_lookup(c).needs_interp) return true;
   switch (c) {
-    case MX_OP_REDUCE:
-    case MX_OP_REDUCE_WINDOW:
-    case MX_OP_SELECT_AND_SCATTER:
-    case MX_OP_SORT:
-    case MX_OP_MAP:
-    case MX_OP_SCATTER:
     case MX_OP_WHILE:
     case MX_OP_IF:
     case MX_OP_CASE:

@@ -7,7 +7,7 @@
 #include "cpu/fused_kv.h"
 #include "cpu/kernels_rows.h"
 #include "cpu/plan_internal.h"
-#include "hlo/interp_internal.h"
+#include "hlo/interp_kernels.h"
 
 static void split(int64_t n, int ith, int nth, int64_t *b, int64_t *e) {
   *b = n * ith / nth;
@@ -116,41 +116,6 @@ static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) 
   }
 }
 
-static mx_interp_kernel_fn fallback_group(mx_opcode_t c) {
-  unsigned fl = mx_opcode_flags(c);
-  if (fl & (MX_OPF_UNARY | MX_OPF_BINARY)) return mx_interp_elementwise;
-  switch (c) {
-    case MX_OP_CLAMP:
-    case MX_OP_COMPARE:
-    case MX_OP_SELECT:
-    case MX_OP_CONVERT:
-    case MX_OP_BITCAST_CONVERT:
-    case MX_OP_REDUCE_PRECISION:
-      return mx_interp_elementwise;
-    case MX_OP_IOTA:
-    case MX_OP_BROADCAST_IN_DIM:
-    case MX_OP_RESHAPE:
-    case MX_OP_TRANSPOSE:
-    case MX_OP_SLICE:
-    case MX_OP_DYNAMIC_SLICE:
-    case MX_OP_DYNAMIC_UPDATE_SLICE:
-    case MX_OP_CONCATENATE:
-    case MX_OP_PAD:
-    case MX_OP_REVERSE:
-    case MX_OP_GET_DIMENSION_SIZE:
-      return mx_interp_shape;
-    case MX_OP_DOT_GENERAL:
-    case MX_OP_DOT:
-    case MX_OP_CONVOLUTION:
-    case MX_OP_FFT:
-    case MX_OP_TRIANGULAR_SOLVE:
-    case MX_OP_GATHER:
-      return mx_interp_compute;
-    default:
-      return NULL;
-  }
-}
-
 static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
   const mx_op_t *op = s->op;
   mx_status_t st = MX_OK;
@@ -183,9 +148,11 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
     s->tout[i].nbytes = mx_type_nbytes(&s->tout[i].type);
     memset(s->tout[i].data, 0, s->tout[i].nbytes);
   }
-  mx_interp_kernel_fn fn = fallback_group(op->code);
-  if (!fn) return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s", mx_opcode_name(op->code));
-  return fn(NULL, p->f, op, s->pin, s->tout);
+  // compile.c sends no op whose kernel needs the interpreter here (needs_whole).
+  mx_interp_kernel_t k = mx_interp_kernel_lookup(op->code);
+  if (!k.fn || k.needs_interp)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "unsupported: %s", mx_opcode_name(op->code));
+  return k.fn(NULL, p->f, op, s->pin, s->tout);
 }
 
 // X packed once for a GEMM step (compile.c plan_apack, p[6]): APACK_PACK packs it into the

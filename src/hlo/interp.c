@@ -744,58 +744,8 @@ static mx_status_t exec_check(mx_interp_t *ip, const mx_op_t *op, const mx_tenso
 // Op execution
 // ---------------------------------------------------------------------------------------------
 
-static bool is_elementwise_group(mx_opcode_t c) {
-  if (mx_opcode_flags(c) & (MX_OPF_UNARY | MX_OPF_BINARY)) return true;
-  switch (c) {
-    case MX_OP_CLAMP:
-    case MX_OP_COMPARE:
-    case MX_OP_SELECT:
-    case MX_OP_CONVERT:
-    case MX_OP_BITCAST_CONVERT:
-    case MX_OP_REDUCE_PRECISION:
-      return true;
-    default:
-      return false;
-  }
-}
-
 static bool is_shape_group(mx_opcode_t c) {
-  switch (c) {
-    case MX_OP_IOTA:
-    case MX_OP_BROADCAST_IN_DIM:
-    case MX_OP_RESHAPE:
-    case MX_OP_TRANSPOSE:
-    case MX_OP_SLICE:
-    case MX_OP_DYNAMIC_SLICE:
-    case MX_OP_DYNAMIC_UPDATE_SLICE:
-    case MX_OP_CONCATENATE:
-    case MX_OP_PAD:
-    case MX_OP_REVERSE:
-    case MX_OP_GET_DIMENSION_SIZE:
-      return true;
-    default:
-      return false;
-  }
-}
-
-static bool is_compute_group(mx_opcode_t c) {
-  switch (c) {
-    case MX_OP_DOT_GENERAL:
-    case MX_OP_DOT:
-    case MX_OP_CONVOLUTION:
-    case MX_OP_REDUCE:
-    case MX_OP_REDUCE_WINDOW:
-    case MX_OP_SELECT_AND_SCATTER:
-    case MX_OP_SORT:
-    case MX_OP_MAP:
-    case MX_OP_FFT:
-    case MX_OP_TRIANGULAR_SOLVE:
-    case MX_OP_GATHER:
-    case MX_OP_SCATTER:
-      return true;
-    default:
-      return false;
-  }
+  return mx_interp_kernel_lookup(c).fn == mx_interp_shape;
 }
 
 // Allocates op results with the declared result types.
@@ -1083,7 +1033,7 @@ static mx_status_t run_quantized(mx_interp_t *ip, const mx_func_t *f, const mx_o
     case MX_OP_TRIANGULAR_SOLVE:
       return mx_interp_dequantize_op_quantize(ip, f, op, fn, in, out);
     default:
-      if (is_elementwise_group(op->code))
+      if (mx_interp_kernel_lookup(op->code).fn == mx_interp_elementwise)
         return mx_interp_dequantize_op_quantize(ip, f, op, fn, in, out);
       break;
   }
@@ -1405,13 +1355,7 @@ static mx_status_t exec_op_inner(mx_interp_t *ip, mx_env_t *e, const mx_op_t *op
     default:
       break;
   }
-  mx_interp_kernel_fn fn = NULL;
-  if (is_elementwise_group(op->code))
-    fn = mx_interp_elementwise;
-  else if (is_shape_group(op->code))
-    fn = mx_interp_shape;
-  else if (is_compute_group(op->code))
-    fn = mx_interp_compute;
+  mx_interp_kernel_fn fn = mx_interp_kernel_lookup(op->code).fn;
   if (!fn) return unsupported(op);
   return run_kernel(ip, f, op, fn, in, out, false);
 }

@@ -3,10 +3,8 @@
 #ifndef MX_HLO_INTERP_INTERNAL_H
 #define MX_HLO_INTERP_INTERNAL_H
 
+#include "hlo/interp_kernels.h"
 #include "mlxcel/hlo.h"
-
-// Opaque per-run interpreter state (options, limits, check report, module).
-typedef struct mx_interp mx_interp_t;
 
 // Runs a region block (e.g. a reduce or sort body) on `args` (types must match the block
 // arguments) and fills `results` (n_results heap tensors the caller frees) from the block's
@@ -15,12 +13,8 @@ mx_status_t mx_interp_run_block(mx_interp_t *ip, const mx_func_t *f, const mx_bl
                                 const mx_tensor_t *args, int32_t n_args, mx_tensor_t *results,
                                 int32_t n_results);
 
-// Kernel groups. Each receives the op's operand values `in[0..op->n_operands)` and
-// `out[0..op->n_results)`, which the driver has already allocated (zeroed) with the op's
-// result types; the kernel fills out[i].data. Return MX_ERR_UNSUPPORTED with a message starting
-// "unsupported: <op name>" for opcodes or type combinations the group does not implement.
-typedef mx_status_t (*mx_interp_kernel_fn)(mx_interp_t *ip, const mx_func_t *f, const mx_op_t *op,
-                                           const mx_tensor_t *const *in, mx_tensor_t *out);
+// Kernel groups (mx_interp_kernel_fn, interp_kernels.h; which opcodes each takes:
+// interp_kernels.c).
 
 // Unary/binary elementwise ops, clamp, compare, select, convert, bitcast_convert,
 // reduce_precision (interp_elementwise.c).
