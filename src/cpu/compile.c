@@ -5,6 +5,7 @@
 #include "cpu/fused_kv.h"
 #include "cpu/plan_internal.h"
 #include "hlo/interp_kernels.h"
+#include "mlxcel/composite.h"
 
 // ---------------------------------------------------------------------------------------------
 // Packed-weight cache
@@ -148,32 +149,6 @@ static const void *weight_bytes(const cctx_t *c, int32_t v) {
   }
   if (s->kind != SLOT_ARG || !arg_is_weight(c, s->arg)) return NULL;
   return (const uint8_t *)c->p->weight_data[s->arg] + off;
-}
-
-__attribute__((unused)) static const mx_attr_t *comp_attr(const mx_op_t *op, const char *name) {
-  const mx_attr_t *d = mx_op_attr(op, "composite_attributes");
-  return d ? mx_attr_field(d, name) : NULL;
-}
-__attribute__((unused)) static bool attr_f(const mx_op_t *op, const char *name, float *v) {
-  const mx_attr_t *a = comp_attr(op, name);
-  if (!a) return false;
-  if (a->kind == MX_ATTR_FLOAT)
-    *v = (float)a->f;
-  else if (a->kind == MX_ATTR_INT)
-    *v = (float)a->i;
-  else
-    return false;
-  return true;
-}
-__attribute__((unused)) static bool attr_i(const mx_op_t *op, const char *name, int64_t *v) {
-  const mx_attr_t *a = comp_attr(op, name);
-  if (!a || a->kind != MX_ATTR_INT) return false;
-  *v = a->i;
-  return true;
-}
-__attribute__((unused)) static const char *attr_s(const mx_op_t *op, const char *name) {
-  const mx_attr_t *a = comp_attr(op, name);
-  return a && a->kind == MX_ATTR_STRING ? a->s : NULL;
 }
 
 static bool ints_eq(const mx_attr_t *a, const int64_t *want, int32_t n) {
@@ -342,18 +317,17 @@ static bool emit_attention_split(cctx_t *c, const mx_op_t *op, int64_t B, int64_
 
 static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
-  const mx_attr_t *na = mx_op_attr(op, "name");
-  if (!na || na->kind != MX_ATTR_STRING || !na->s || op->n_results != 1) return false;
-  const char *name = na->s;
+  if (op->n_results != 1) return false;
+  mx_composite_kind_t kind = mx_composite_kind(op);
   const mx_type_t *ot = vtype(f, op->results[0]);
   int32_t out = op->results[0];
   mx_step_t *s = NULL;
-  if (!strcmp(name, "mx.rms_norm") && op->n_operands == 2) {
+  if (kind == MX_COMPOSITE_KIND_RMS_NORM && op->n_operands == 2) {
     const mx_type_t *xt = vtype(f, op->operands[0]), *wt = vtype(f, op->operands[1]);
-    float eps, woff;
+    mx_comp_rms_norm_t a;
     if (!is_f32(xt) || !is_f32(wt) || !is_f32(ot) || wt->rank != 1 || xt->rank < 1 ||
         xt->dims[xt->rank - 1] != wt->dims[0] || !mx_type_same_shape(xt, ot) ||
-        !attr_f(op, "eps", &eps) || !attr_f(op, "weight_offset", &woff) || wt->dims[0] == 0)
+        !mx_comp_rms_norm_read(op, &a) || wt->dims[0] == 0)
       return false;
     mx_step_t *prev = fusable_add(c, op->operands[0]);
     if (prev) {  // the residual add just before: one pass writes the sum and the norm
@@ -363,27 +337,26 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       prev->in[prev->n_in++] = op->operands[1];
       prev->out[prev->n_out++] = out;
       s = prev;
-    } else if ((*st = simple_step(c, op, ST_RMS_NORM, "mx.rms_norm", op->operands, 2, out, &s))) {
+    } else if ((*st = simple_step(c, op, ST_RMS_NORM, MX_COMPOSITE_RMS_NORM, op->operands, 2, out,
+                                  &s))) {
       return true;
     }
     s->p[0] = mx_type_numel(xt) / wt->dims[0];
     s->p[1] = wt->dims[0];
-    s->fp[0] = eps;
-    s->fp[1] = woff;
+    s->fp[0] = (float)a.eps;
+    s->fp[1] = (float)a.weight_offset;
     return true;
   }
-  if (!strcmp(name, "mx.rope") && op->n_operands == 3) {
+  if (kind == MX_COMPOSITE_KIND_ROPE && op->n_operands == 3) {
     const mx_type_t *xt = vtype(f, op->operands[0]), *pt = vtype(f, op->operands[1]),
                     *it = vtype(f, op->operands[2]);
-    int64_t rd;
-    const char *style = attr_s(op, "style");
+    mx_comp_rope_t a;
+    if (!mx_comp_rope_read(op, &a)) return false;
+    int64_t rd = a.rotary_dim;
     if (!is_f32(xt) || xt->rank != 4 || !is_i32(pt) || pt->rank != 2 || !is_f32(it) ||
-        it->rank != 1 || !mx_type_same_shape(xt, ot) || !is_f32(ot) ||
-        !attr_i(op, "rotary_dim", &rd) || !style || pt->dims[0] != xt->dims[0] ||
+        it->rank != 1 || !mx_type_same_shape(xt, ot) || !is_f32(ot) || pt->dims[0] != xt->dims[0] ||
         pt->dims[1] != xt->dims[1] || rd > xt->dims[3] || rd < 0 || rd % 2 || it->dims[0] != rd / 2)
       return false;
-    int sty = !strcmp(style, "half") ? 0 : !strcmp(style, "interleaved") ? 1 : -1;
-    if (sty < 0) return false;
     // One cos / sin table per (positions, frequencies) pair serves every RoPE of the graph.
     int64_t bt = xt->dims[0] * xt->dims[1];
     int32_t table = -1;
@@ -404,33 +377,32 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     }
     // Out of place: each thread copies and rotates its own rows (no barrier in between).
     int32_t in[4] = {op->operands[0], op->operands[1], op->operands[2], table};
-    if ((*st = simple_step(c, op, ST_ROPE, "mx.rope", in, table >= 0 ? 4 : 3, out, &s)))
+    if ((*st = simple_step(c, op, ST_ROPE, MX_COMPOSITE_ROPE, in, table >= 0 ? 4 : 3, out, &s)))
       return true;
     s->p[0] = bt;
     s->p[1] = xt->dims[2];
     s->p[2] = xt->dims[3];
     s->p[3] = rd;
-    s->p[4] = sty;
+    s->p[4] = a.style;
     return true;
   }
-  if (!strcmp(name, "mx.attention") && op->n_operands == 4) {
+  if (kind == MX_COMPOSITE_KIND_ATTENTION && op->n_operands == 4) {
     const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
                     *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]);
-    float scale, softcap = 0;
-    int64_t window = 0;
+    mx_comp_attention_t a;
     if (!is_f32(qt) || qt->rank != 4 || !is_f32(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
         !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
-        !attr_f(op, "scale", &scale))
+        !mx_comp_attention_read(op, &a))
       return false;
-    attr_f(op, "softcap", &softcap);
-    attr_i(op, "window", &window);
+    float scale = (float)a.scale, softcap = (float)a.softcap;
+    int64_t window = a.window;
     int64_t B = qt->dims[0], T = qt->dims[1], Hq = qt->dims[2], D = qt->dims[3];
     int64_t Hkv = kt->dims[1], S = kt->dims[2];
     if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
       return false;
     if (emit_attention_split(c, op, B, T, Hq, Hkv, S, D, window, MX_ELEM_F32, scale, softcap, st))
       return true;
-    if ((*st = simple_step(c, op, ST_ATTENTION, "mx.attention", op->operands, 4, out, &s)))
+    if ((*st = simple_step(c, op, ST_ATTENTION, MX_COMPOSITE_ATTENTION, op->operands, 4, out, &s)))
       return true;
     int64_t pv[7] = {B, T, Hq, Hkv, S, D, window};
     memcpy(s->p, pv, sizeof pv);
@@ -440,11 +412,11 @@ static bool match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
     return true;
   }
-  if (!strcmp(name, "mx.gated_mlp") && op->n_operands == 4) {
+  if (kind == MX_COMPOSITE_KIND_GATED_MLP && op->n_operands == 4) {
     const mx_type_t *xt = vtype(f, op->operands[0]), *gt = vtype(f, op->operands[1]),
                     *ut = vtype(f, op->operands[2]), *dt = vtype(f, op->operands[3]);
-    const char *act = attr_s(op, "activation");
-    int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
+    mx_comp_gated_t ga;
+    int a = mx_comp_gated_read(op, &ga) ? (int)ga.activation : -1;
     const void *wg = weight_bytes(c, op->operands[1]), *wu = weight_bytes(c, op->operands[2]),
                *wd = weight_bytes(c, op->operands[3]);
     if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_f32(gt) || !is_f32(ut) || !is_f32(dt) ||
@@ -603,8 +575,8 @@ static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_type_t *xt = vtype(f, op->operands[0]), *gt = vtype(f, op->operands[1]),
                   *ut = vtype(f, op->operands[2]), *dt = vtype(f, op->operands[3]),
                   *ot = vtype(f, op->results[0]);
-  const char *act = attr_s(op, "activation");
-  int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
+  mx_comp_gated_t ga;
+  int a = mx_comp_gated_read(op, &ga) ? (int)ga.activation : -1;
   const void *wg = weight_bytes(c, op->operands[1]), *wu = weight_bytes(c, op->operands[2]),
              *wd = weight_bytes(c, op->operands[3]);
   if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_lowp(gt) || !mx_type_equal(gt, ut) ||
@@ -645,14 +617,13 @@ static bool match_lowp_attention(cctx_t *c, const mx_op_t *op, mx_status_t *st) 
   const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
                   *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]),
                   *ot = vtype(f, op->results[0]);
-  float scale, softcap = 0;
-  int64_t window = 0;
+  mx_comp_attention_t a;
   if (!is_f32(qt) || qt->rank != 4 || !is_lowp(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
       !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
-      !attr_f(op, "scale", &scale))
+      !mx_comp_attention_read(op, &a))
     return false;
-  attr_f(op, "softcap", &softcap);
-  attr_i(op, "window", &window);
+  float scale = (float)a.scale, softcap = (float)a.softcap;
+  int64_t window = a.window;
   int64_t B = qt->dims[0], T = qt->dims[1], Hq = qt->dims[2], D = qt->dims[3];
   int64_t Hkv = kt->dims[1], S = kt->dims[2];
   if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
@@ -684,11 +655,10 @@ static bool match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return match_lowp_embed(c, op, st);
 #if MX_CPU_HAVE_FUSED
     case MX_OP_COMPOSITE: {
-      const mx_attr_t *na = mx_op_attr(op, "name");
-      if (!na || na->kind != MX_ATTR_STRING || !na->s || op->n_results != 1) return false;
-      if (!strcmp(na->s, "mx.gated_mlp") && op->n_operands == 4) return match_lowp_mlp(c, op, st);
-      if (!strcmp(na->s, "mx.attention") && op->n_operands == 4)
-        return match_lowp_attention(c, op, st);
+      mx_composite_kind_t kind = mx_composite_kind(op);
+      if (op->n_results != 1 || op->n_operands != 4) return false;
+      if (kind == MX_COMPOSITE_KIND_GATED_MLP) return match_lowp_mlp(c, op, st);
+      if (kind == MX_COMPOSITE_KIND_ATTENTION) return match_lowp_attention(c, op, st);
       return false;
     }
 #endif
@@ -709,15 +679,12 @@ static bool match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
 static bool quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t n_ops,
                       mx_cpu_qsrc_t *q) {
   const mx_func_t *f = c->p->f;
-  const char *mode = attr_s(op, "mode");
-  int64_t bits = 0, group = 0;
-  if (!mode || !attr_i(op, "bits", &bits) || !attr_i(op, "group_size", &group)) return false;
+  mx_comp_quant_t a;
+  if (!mx_comp_quant_read(op, &a)) return false;
+  int64_t bits = a.bits, group = a.group_size;
   if ((bits != 4 && bits != 8) || group < 1 || group > MX_Q_MAX_K) return false;
   memset(q, 0, sizeof *q);
-  q->mode = !strcmp(mode, "int8")     ? MX_CPU_Q_INT8
-            : !strcmp(mode, "int4")   ? MX_CPU_Q_INT4
-            : !strcmp(mode, "affine") ? MX_CPU_Q_AFFINE
-                                      : 0;
+  q->mode = (int)a.mode;  // mx_qmode_t and MX_CPU_Q_* share their values
   if (n_ops != (q->mode == MX_CPU_Q_AFFINE ? 3 : 2)) return false;
   int32_t wa[3];
   for (int32_t i = 0; i < n_ops; i++)
@@ -743,27 +710,26 @@ static bool quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t 
 
 static bool match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
-  const mx_attr_t *na = mx_op_attr(op, "name");
-  if (!na || na->kind != MX_ATTR_STRING || !na->s || op->n_results != 1) return false;
-  const char *name = na->s;
+  if (op->n_results != 1) return false;
+  mx_composite_kind_t kind = mx_composite_kind(op);
   const mx_type_t *ot = vtype(f, op->results[0]);
   mx_step_t *s = NULL;
-  if (!strcmp(name, "mx.gated_act") && op->n_operands == 2) {
+  if (kind == MX_COMPOSITE_KIND_GATED_ACT && op->n_operands == 2) {
     const mx_type_t *gt = vtype(f, op->operands[0]), *ut = vtype(f, op->operands[1]);
-    const char *act = attr_s(op, "activation");
-    int a = !act ? -1 : !strcmp(act, "silu") ? 0 : !strcmp(act, "gelu_tanh") ? 1 : -1;
+    mx_comp_gated_t ga;
+    int a = mx_comp_gated_read(op, &ga) ? (int)ga.activation : -1;
     if (a < 0 || !is_f32(gt) || !is_f32(ut) || !is_f32(ot) || !mx_type_same_shape(gt, ut) ||
         !mx_type_same_shape(gt, ot))
       return false;
-    if ((*st =
-             simple_step(c, op, ST_GATED_ACT, "mx.gated_act", op->operands, 2, op->results[0], &s)))
+    if ((*st = simple_step(c, op, ST_GATED_ACT, MX_COMPOSITE_GATED_ACT, op->operands, 2,
+                           op->results[0], &s)))
       return true;
     s->p[0] = mx_type_numel(ot);
     s->p[1] = a;
     return true;
   }
   mx_cpu_qsrc_t q;
-  if (!strcmp(name, "mx.linear") && (op->n_operands == 3 || op->n_operands == 4)) {
+  if (kind == MX_COMPOSITE_KIND_LINEAR && (op->n_operands == 3 || op->n_operands == 4)) {
     const mx_type_t *xt = vtype(f, op->operands[0]);
     if (!is_f32(xt) || !is_f32(ot) || xt->rank < 1 || ot->rank != xt->rank ||
         !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
@@ -779,7 +745,7 @@ static bool match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     s->p[0] = m;
     return true;
   }
-  if (!strcmp(name, "mx.embedding") && (op->n_operands == 3 || op->n_operands == 4)) {
+  if (kind == MX_COMPOSITE_KIND_EMBEDDING && (op->n_operands == 3 || op->n_operands == 4)) {
     const mx_type_t *it = vtype(f, op->operands[0]);
     if (!is_i32(it) || !is_f32(ot) || ot->rank != it->rank + 1 ||
         !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
@@ -791,8 +757,8 @@ static bool match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return true;
     }
     *qs = q;
-    if ((*st =
-             simple_step(c, op, ST_QEMBED, "mx.embedding", op->operands, 1, op->results[0], &s))) {
+    if ((*st = simple_step(c, op, ST_QEMBED, MX_COMPOSITE_EMBEDDING, op->operands, 1,
+                           op->results[0], &s))) {
       free(qs);
       return true;
     }

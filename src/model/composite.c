@@ -104,5 +104,5 @@ mx_status_t mx_comp_call(mx_comp_ctx_t *c, mx_builder_t *b, const char *name,
   for (int32_t i = 0; i < n_attrs; i++) {
     if (mx_attr_is_oom(&attrs[i].value)) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
-  return mx_build_composite(b, name, operands, n, attrs, n_attrs, func, 1, out);
+  return mx_build_composite(b, name, operands, n, attrs, n_attrs, func, MX_COMPOSITE_VERSION, out);
 }

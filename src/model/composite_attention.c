@@ -99,11 +99,10 @@ mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int3
   char key[96];
   snprintf(key, sizeof key, "scale=%.17g,window=%lld,softcap=%.17g", scale, (long long)window,
            softcap);
-  mx_named_attr_t attrs[3] = {
-      {"scale", mx_attr_float(scale, MX_ELEM_F32)},
-      {"softcap", mx_attr_float(softcap, MX_ELEM_F32)},
-      {"window", mx_attr_int(window, MX_ELEM_I64)},
-  };
+  mx_comp_attention_t a = {scale, window, softcap};
+  mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
+  int32_t n = mx_comp_attention_write(c->m, &a, attrs);
   int32_t ops[4] = {q, k_cache, v_cache, pos0};
-  return mx_comp_call(c, b, "mx.attention", ops, 4, attrs, 3, key, build_attention, &p, out);
+  return mx_comp_call(c, b, MX_COMPOSITE_ATTENTION, ops, 4, attrs, n, key, build_attention, &p,
+                      out);
 }

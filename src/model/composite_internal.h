@@ -2,6 +2,7 @@
 #ifndef MLXCEL_MODEL_COMPOSITE_INTERNAL_H
 #define MLXCEL_MODEL_COMPOSITE_INTERNAL_H
 
+#include "mlxcel/composite.h"
 #include "model/graph_internal.h"
 
 // Builds the body of a decomposition function at b from its arguments; returns its one result.

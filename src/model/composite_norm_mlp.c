@@ -48,12 +48,11 @@ mx_status_t mx_comp_rms_norm(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32
   norm_params_t p = {eps, weight_offset};
   char key[96];
   snprintf(key, sizeof key, "eps=%.17g,off=%.17g", eps, weight_offset);
-  mx_named_attr_t attrs[2] = {
-      {"eps", mx_attr_float(eps, MX_ELEM_F32)},
-      {"weight_offset", mx_attr_float(weight_offset, MX_ELEM_F32)},
-  };
+  mx_comp_rms_norm_t a = {eps, weight_offset};
+  mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
+  int32_t n = mx_comp_rms_norm_write(c->m, &a, attrs);
   int32_t ops[2] = {x, w};
-  return mx_comp_call(c, b, "mx.rms_norm", ops, 2, attrs, 2, key, build_rms_norm, &p, out);
+  return mx_comp_call(c, b, MX_COMPOSITE_RMS_NORM, ops, 2, attrs, n, key, build_rms_norm, &p, out);
 }
 
 // ---- mx.gated_mlp: down(act(gate(x)) * up(x)) ----
@@ -99,16 +98,15 @@ static mx_status_t build_gated_mlp(mx_builder_t *b, const int32_t *args, const v
 
 mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
                               int32_t w_up, int32_t w_down, const char *activation, int32_t *out) {
-  mlp_params_t p;
-  if (strcmp(activation, "silu") == 0) {
-    p.gelu = false;
-  } else if (strcmp(activation, "gelu_tanh") == 0) {
-    p.gelu = true;
-  } else {
+  mx_comp_gated_t a;
+  if (!mx_activation_parse(activation, &a.activation)) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "mx.gated_mlp: unsupported activation \"%s\"",
                         activation);
   }
-  mx_named_attr_t attrs[1] = {{"activation", mx_attr_string(c->m, activation)}};
+  mlp_params_t p = {a.activation == MX_ACT_GELU_TANH};
+  mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
+  int32_t n = mx_comp_gated_write(c->m, &a, attrs);
   int32_t ops[4] = {x, w_gate, w_up, w_down};
-  return mx_comp_call(c, b, "mx.gated_mlp", ops, 4, attrs, 1, activation, build_gated_mlp, &p, out);
+  return mx_comp_call(c, b, MX_COMPOSITE_GATED_MLP, ops, 4, attrs, n, activation, build_gated_mlp,
+                      &p, out);
 }

@@ -21,10 +21,6 @@ typedef struct q_params {
   int64_t k;  // logical K
 } q_params_t;
 
-static const char *mode_name(int32_t mode) {
-  return mode == MX_Q_INT8 ? "int8" : mode == MX_Q_INT4 ? "int4" : "affine";
-}
-
 // Unpacked values of w [..., K * bits / 32] u32 as f32 [..., K].
 static mx_status_t unpack(mx_builder_t *b, int32_t w, int32_t bits, int64_t k, int32_t *out) {
   mx_type_t t = *mx_build_type(b, w);
@@ -129,11 +125,11 @@ static mx_status_t q_setup(mx_comp_ctx_t *c, const mx_wspec_t *s, int32_t biases
   p->bits = s->qbits;
   p->group = s->qgroup;
   p->k = s->qk;
-  snprintf(key, key_cap, "%s,b=%d,g=%d,k=%lld", mode_name(p->mode), p->bits, p->group,
+  // mx_q_mode_t and mx_qmode_t share their values.
+  mx_comp_quant_t a = {p->bits, p->group, (mx_qmode_t)p->mode};
+  snprintf(key, key_cap, "%s,b=%d,g=%d,k=%lld", mx_qmode_name(a.mode), p->bits, p->group,
            (long long)p->k);
-  attrs[0] = (mx_named_attr_t){"bits", mx_attr_int(p->bits, MX_ELEM_I64)};
-  attrs[1] = (mx_named_attr_t){"group_size", mx_attr_int(p->group, MX_ELEM_I64)};
-  attrs[2] = (mx_named_attr_t){"mode", mx_attr_string(c->m, mode_name(p->mode))};
+  mx_comp_quant_write(c->m, &a, attrs);
   return MX_OK;
 }
 
@@ -144,8 +140,8 @@ mx_status_t mx_comp_linear_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspec_t
   char key[96];
   MX_TRY(q_setup(c, s, biases, &p, attrs, key, sizeof key));
   int32_t ops[4] = {x, w, scales, biases};
-  return mx_comp_call(c, b, "mx.linear", ops, biases >= 0 ? 4 : 3, attrs, 3, key, build_linear, &p,
-                      out);
+  return mx_comp_call(c, b, MX_COMPOSITE_LINEAR, ops, biases >= 0 ? 4 : 3, attrs, 3, key,
+                      build_linear, &p, out);
 }
 
 mx_status_t mx_comp_embedding_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspec_t *s,
@@ -156,7 +152,7 @@ mx_status_t mx_comp_embedding_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspe
   char key[96];
   MX_TRY(q_setup(c, s, biases, &p, attrs, key, sizeof key));
   int32_t ops[4] = {tokens, w, scales, biases};
-  return mx_comp_call(c, b, "mx.embedding", ops, biases >= 0 ? 4 : 3, attrs, 3, key,
+  return mx_comp_call(c, b, MX_COMPOSITE_EMBEDDING, ops, biases >= 0 ? 4 : 3, attrs, 3, key,
                       build_embedding, &p, out);
 }
 
@@ -180,16 +176,15 @@ static mx_status_t build_gated_act(mx_builder_t *b, const int32_t *args, const v
 
 mx_status_t mx_comp_gated_act(mx_comp_ctx_t *c, mx_builder_t *b, int32_t g, int32_t u,
                               const char *activation, int32_t *out) {
-  act_params_t p;
-  if (strcmp(activation, "silu") == 0) {
-    p.gelu = false;
-  } else if (strcmp(activation, "gelu_tanh") == 0) {
-    p.gelu = true;
-  } else {
+  mx_comp_gated_t a;
+  if (!mx_activation_parse(activation, &a.activation)) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "mx.gated_act: unsupported activation \"%s\"",
                         activation);
   }
-  mx_named_attr_t attrs[1] = {{"activation", mx_attr_string(c->m, activation)}};
+  act_params_t p = {a.activation == MX_ACT_GELU_TANH};
+  mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
+  int32_t n = mx_comp_gated_write(c->m, &a, attrs);
   int32_t ops[2] = {g, u};
-  return mx_comp_call(c, b, "mx.gated_act", ops, 2, attrs, 1, activation, build_gated_act, &p, out);
+  return mx_comp_call(c, b, MX_COMPOSITE_GATED_ACT, ops, 2, attrs, n, activation, build_gated_act,
+                      &p, out);
 }

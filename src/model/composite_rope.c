@@ -91,10 +91,8 @@ static mx_status_t build_rope(mx_builder_t *b, const int32_t *args, const void *
 mx_status_t mx_comp_rope(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t pos,
                          int32_t inv_freq, const char *style, int32_t rotary_dim, int32_t *out) {
   const mx_type_t *xt = mx_build_type(b, x);
-  rope_params_t p = {false, rotary_dim};
-  if (strcmp(style, "interleaved") == 0) {
-    p.interleaved = true;
-  } else if (strcmp(style, "half") != 0) {
+  mx_comp_rope_t a = {MX_ROPE_HALF, rotary_dim};
+  if (!mx_rope_style_parse(style, &a.style)) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "mx.rope: unknown style \"%s\"", style);
   }
   if (xt == NULL || xt->rank != 4 || rotary_dim <= 0 || rotary_dim % 2 != 0 ||
@@ -105,10 +103,9 @@ mx_status_t mx_comp_rope(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t p
   }
   char key[64];
   snprintf(key, sizeof key, "%s,R=%d", style, rotary_dim);
-  mx_named_attr_t attrs[2] = {
-      {"rotary_dim", mx_attr_int(rotary_dim, MX_ELEM_I64)},
-      {"style", mx_attr_string(c->m, style)},
-  };
+  rope_params_t p = {a.style == MX_ROPE_INTERLEAVED, rotary_dim};
+  mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
+  int32_t n = mx_comp_rope_write(c->m, &a, attrs);
   int32_t ops[3] = {x, pos, inv_freq};
-  return mx_comp_call(c, b, "mx.rope", ops, 3, attrs, 2, key, build_rope, &p, out);
+  return mx_comp_call(c, b, MX_COMPOSITE_ROPE, ops, 3, attrs, n, key, build_rope, &p, out);
 }

@@ -1,0 +1,119 @@
+// The composite contract (v1): the names of the mx.* composites the graph builders emit, one
+// attribute struct per composite, and for each one function that writes its attributes and one
+// that reads them. The graph builders (src/model/composite_*.c) write through this header; the
+// CPU plan compiler (src/cpu/) and any other backend read through it, so an attribute's name and
+// encoding are spelled once. Operands, shapes and semantics: ../shared/DESIGN.md, "Composite
+// contracts (v1)". Changing a contract is an ADR and a version bump (MX_COMPOSITE_VERSION).
+//
+// Ownership: writers fill caller-provided mx_named_attr_t arrays whose strings live in the
+// module's arena (mx_attr_string); readers only read the op and copy plain values out.
+#ifndef MLXCEL_COMPOSITE_H
+#define MLXCEL_COMPOSITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mlxcel/hlo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MX_COMPOSITE_RMS_NORM "mx.rms_norm"
+#define MX_COMPOSITE_ROPE "mx.rope"
+#define MX_COMPOSITE_ATTENTION "mx.attention"
+#define MX_COMPOSITE_GATED_MLP "mx.gated_mlp"
+// Quantized weights (../shared/DESIGN.md, "Precision and quantization").
+#define MX_COMPOSITE_LINEAR "mx.linear"
+#define MX_COMPOSITE_EMBEDDING "mx.embedding"
+#define MX_COMPOSITE_GATED_ACT "mx.gated_act"
+
+// The `version` every composite of this contract carries.
+enum { MX_COMPOSITE_VERSION = 1 };
+// The most attributes a composite of this contract has (size of the writers' arrays).
+enum { MX_COMPOSITE_MAX_ATTRS = 3 };
+
+typedef enum mx_composite_kind {
+  MX_COMPOSITE_NONE = 0,  // not a composite of this contract
+  MX_COMPOSITE_KIND_RMS_NORM,
+  MX_COMPOSITE_KIND_ROPE,
+  MX_COMPOSITE_KIND_ATTENTION,
+  MX_COMPOSITE_KIND_GATED_MLP,
+  MX_COMPOSITE_KIND_LINEAR,
+  MX_COMPOSITE_KIND_EMBEDDING,
+  MX_COMPOSITE_KIND_GATED_ACT,
+} mx_composite_kind_t;
+
+// The activation of mx.gated_mlp / mx.gated_act (attribute `activation`: "silu", "gelu_tanh").
+typedef enum mx_activation { MX_ACT_SILU = 0, MX_ACT_GELU_TANH = 1 } mx_activation_t;
+// The pairing of mx.rope (attribute `style`: "half" = Hugging Face rotate-half, "interleaved").
+typedef enum mx_rope_style { MX_ROPE_HALF = 0, MX_ROPE_INTERLEAVED = 1 } mx_rope_style_t;
+// The quantization of mx.linear / mx.embedding (attribute `mode`: "int8", "int4", "affine"; the
+// symmetric schemes are int8 and int4). Same values as src/cpu/kernels_q.h's MX_CPU_Q_*.
+typedef enum mx_qmode { MX_QMODE_INT8 = 1, MX_QMODE_INT4 = 2, MX_QMODE_AFFINE = 3 } mx_qmode_t;
+
+typedef struct mx_comp_rms_norm {
+  double eps;
+  double weight_offset;  // 0, or 1 for Gemma's (1 + w)
+} mx_comp_rms_norm_t;
+
+typedef struct mx_comp_rope {
+  mx_rope_style_t style;
+  int64_t rotary_dim;  // R <= head dim, even
+} mx_comp_rope_t;
+
+typedef struct mx_comp_attention {
+  double scale;
+  int64_t window;  // 0: none
+  double softcap;  // 0: none
+} mx_comp_attention_t;
+
+typedef struct mx_comp_gated {
+  mx_activation_t activation;
+} mx_comp_gated_t;  // mx.gated_mlp and mx.gated_act
+
+typedef struct mx_comp_quant {
+  int64_t bits;
+  int64_t group_size;
+  mx_qmode_t mode;
+} mx_comp_quant_t;  // mx.linear and mx.embedding
+
+// The composite an op is (its `name` attribute), MX_COMPOSITE_NONE for any other op. Says
+// nothing of its operands or attributes.
+mx_composite_kind_t mx_composite_kind(const mx_op_t *op);
+// The op's `version` attribute, 0 when absent.
+int64_t mx_composite_version(const mx_op_t *op);
+
+// Names of the enum values as written in the graph; NULL for a value out of range.
+const char *mx_activation_name(mx_activation_t a);
+const char *mx_rope_style_name(mx_rope_style_t s);
+const char *mx_qmode_name(mx_qmode_t m);
+// The enum value a name stands for; false for a name the contract does not know.
+bool mx_activation_parse(const char *name, mx_activation_t *out);
+bool mx_rope_style_parse(const char *name, mx_rope_style_t *out);
+
+// Writers: fill attrs[0..n) (n returned, at most MX_COMPOSITE_MAX_ATTRS) with the composite's
+// `composite_attributes`; string values are allocated in m's arena (an allocation failure shows
+// as mx_attr_is_oom on that attribute, as for every mx_attr_* constructor).
+int32_t mx_comp_rms_norm_write(mx_module_t *m, const mx_comp_rms_norm_t *a, mx_named_attr_t *attrs);
+int32_t mx_comp_rope_write(mx_module_t *m, const mx_comp_rope_t *a, mx_named_attr_t *attrs);
+int32_t mx_comp_attention_write(mx_module_t *m, const mx_comp_attention_t *a,
+                                mx_named_attr_t *attrs);
+int32_t mx_comp_gated_write(mx_module_t *m, const mx_comp_gated_t *a, mx_named_attr_t *attrs);
+int32_t mx_comp_quant_write(mx_module_t *m, const mx_comp_quant_t *a, mx_named_attr_t *attrs);
+
+// Readers: *a from the op's `composite_attributes`; false when a required attribute is missing,
+// has the wrong kind or names a value the contract does not know (a backend then runs the
+// decomposition). Optional attributes (attention's window and softcap) default to 0. Float
+// attributes may be written as integers. Readers do not check the op's name or operands.
+bool mx_comp_rms_norm_read(const mx_op_t *op, mx_comp_rms_norm_t *a);
+bool mx_comp_rope_read(const mx_op_t *op, mx_comp_rope_t *a);
+bool mx_comp_attention_read(const mx_op_t *op, mx_comp_attention_t *a);
+bool mx_comp_gated_read(const mx_op_t *op, mx_comp_gated_t *a);
+bool mx_comp_quant_read(const mx_op_t *op, mx_comp_quant_t *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // MLXCEL_COMPOSITE_H

@@ -1,0 +1,165 @@
+// The composite contract's names, writers and readers (mlxcel/composite.h).
+#include "mlxcel/composite.h"
+
+#include <string.h>
+
+static const struct {
+  const char *name;
+  mx_composite_kind_t kind;
+} kComposites[] = {
+    {MX_COMPOSITE_RMS_NORM, MX_COMPOSITE_KIND_RMS_NORM},
+    {MX_COMPOSITE_ROPE, MX_COMPOSITE_KIND_ROPE},
+    {MX_COMPOSITE_ATTENTION, MX_COMPOSITE_KIND_ATTENTION},
+    {MX_COMPOSITE_GATED_MLP, MX_COMPOSITE_KIND_GATED_MLP},
+    {MX_COMPOSITE_LINEAR, MX_COMPOSITE_KIND_LINEAR},
+    {MX_COMPOSITE_EMBEDDING, MX_COMPOSITE_KIND_EMBEDDING},
+    {MX_COMPOSITE_GATED_ACT, MX_COMPOSITE_KIND_GATED_ACT},
+};
+
+static const char *const kActivations[] = {"silu", "gelu_tanh"};        // mx_activation_t
+static const char *const kRopeStyles[] = {"half", "interleaved"};       // mx_rope_style_t
+static const char *const kQModes[] = {NULL, "int8", "int4", "affine"};  // mx_qmode_t
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+// Index of `name` in names[0..n), -1 when absent (NULL entries never match).
+static int find(const char *const *names, int n, const char *name) {
+  for (int i = 0; name && i < n; i++)
+    if (names[i] && strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+mx_composite_kind_t mx_composite_kind(const mx_op_t *op) {
+  const mx_attr_t *na = mx_op_attr(op, "name");
+  if (!na || na->kind != MX_ATTR_STRING || !na->s) return MX_COMPOSITE_NONE;
+  for (int i = 0; i < COUNT(kComposites); i++)
+    if (strcmp(na->s, kComposites[i].name) == 0) return kComposites[i].kind;
+  return MX_COMPOSITE_NONE;
+}
+
+int64_t mx_composite_version(const mx_op_t *op) {
+  const mx_attr_t *v = mx_op_attr(op, "version");
+  return v && v->kind == MX_ATTR_INT ? v->i : 0;
+}
+
+const char *mx_activation_name(mx_activation_t a) {
+  return (int)a >= 0 && (int)a < COUNT(kActivations) ? kActivations[a] : NULL;
+}
+const char *mx_rope_style_name(mx_rope_style_t s) {
+  return (int)s >= 0 && (int)s < COUNT(kRopeStyles) ? kRopeStyles[s] : NULL;
+}
+const char *mx_qmode_name(mx_qmode_t m) {
+  return (int)m >= 0 && (int)m < COUNT(kQModes) ? kQModes[m] : NULL;
+}
+
+bool mx_activation_parse(const char *name, mx_activation_t *out) {
+  int i = find(kActivations, COUNT(kActivations), name);
+  if (i >= 0) *out = (mx_activation_t)i;
+  return i >= 0;
+}
+bool mx_rope_style_parse(const char *name, mx_rope_style_t *out) {
+  int i = find(kRopeStyles, COUNT(kRopeStyles), name);
+  if (i >= 0) *out = (mx_rope_style_t)i;
+  return i >= 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writers (the attribute order is the printed order)
+// ---------------------------------------------------------------------------------------------
+
+int32_t mx_comp_rms_norm_write(mx_module_t *m, const mx_comp_rms_norm_t *a,
+                               mx_named_attr_t *attrs) {
+  (void)m;
+  attrs[0] = (mx_named_attr_t){"eps", mx_attr_float(a->eps, MX_ELEM_F32)};
+  attrs[1] = (mx_named_attr_t){"weight_offset", mx_attr_float(a->weight_offset, MX_ELEM_F32)};
+  return 2;
+}
+
+int32_t mx_comp_rope_write(mx_module_t *m, const mx_comp_rope_t *a, mx_named_attr_t *attrs) {
+  attrs[0] = (mx_named_attr_t){"rotary_dim", mx_attr_int(a->rotary_dim, MX_ELEM_I64)};
+  attrs[1] = (mx_named_attr_t){"style", mx_attr_string(m, mx_rope_style_name(a->style))};
+  return 2;
+}
+
+int32_t mx_comp_attention_write(mx_module_t *m, const mx_comp_attention_t *a,
+                                mx_named_attr_t *attrs) {
+  (void)m;
+  attrs[0] = (mx_named_attr_t){"scale", mx_attr_float(a->scale, MX_ELEM_F32)};
+  attrs[1] = (mx_named_attr_t){"softcap", mx_attr_float(a->softcap, MX_ELEM_F32)};
+  attrs[2] = (mx_named_attr_t){"window", mx_attr_int(a->window, MX_ELEM_I64)};
+  return 3;
+}
+
+int32_t mx_comp_gated_write(mx_module_t *m, const mx_comp_gated_t *a, mx_named_attr_t *attrs) {
+  attrs[0] = (mx_named_attr_t){"activation", mx_attr_string(m, mx_activation_name(a->activation))};
+  return 1;
+}
+
+int32_t mx_comp_quant_write(mx_module_t *m, const mx_comp_quant_t *a, mx_named_attr_t *attrs) {
+  attrs[0] = (mx_named_attr_t){"bits", mx_attr_int(a->bits, MX_ELEM_I64)};
+  attrs[1] = (mx_named_attr_t){"group_size", mx_attr_int(a->group_size, MX_ELEM_I64)};
+  attrs[2] = (mx_named_attr_t){"mode", mx_attr_string(m, mx_qmode_name(a->mode))};
+  return 3;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readers
+// ---------------------------------------------------------------------------------------------
+
+static const mx_attr_t *field(const mx_op_t *op, const char *name) {
+  const mx_attr_t *d = mx_op_attr(op, "composite_attributes");
+  return d ? mx_attr_field(d, name) : NULL;
+}
+
+static bool read_f(const mx_op_t *op, const char *name, double *v) {
+  const mx_attr_t *a = field(op, name);
+  if (a && a->kind == MX_ATTR_FLOAT)
+    *v = a->f;
+  else if (a && a->kind == MX_ATTR_INT)
+    *v = (double)a->i;
+  else
+    return false;
+  return true;
+}
+
+static bool read_i(const mx_op_t *op, const char *name, int64_t *v) {
+  const mx_attr_t *a = field(op, name);
+  if (!a || a->kind != MX_ATTR_INT) return false;
+  *v = a->i;
+  return true;
+}
+
+static const char *read_s(const mx_op_t *op, const char *name) {
+  const mx_attr_t *a = field(op, name);
+  return a && a->kind == MX_ATTR_STRING ? a->s : NULL;
+}
+
+bool mx_comp_rms_norm_read(const mx_op_t *op, mx_comp_rms_norm_t *a) {
+  return read_f(op, "eps", &a->eps) && read_f(op, "weight_offset", &a->weight_offset);
+}
+
+bool mx_comp_rope_read(const mx_op_t *op, mx_comp_rope_t *a) {
+  return read_i(op, "rotary_dim", &a->rotary_dim) &&
+         mx_rope_style_parse(read_s(op, "style"), &a->style);
+}
+
+bool mx_comp_attention_read(const mx_op_t *op, mx_comp_attention_t *a) {
+  a->window = 0;
+  a->softcap = 0;
+  if (!read_f(op, "scale", &a->scale)) return false;
+  read_f(op, "softcap", &a->softcap);
+  read_i(op, "window", &a->window);
+  return true;
+}
+
+bool mx_comp_gated_read(const mx_op_t *op, mx_comp_gated_t *a) {
+  return mx_activation_parse(read_s(op, "activation"), &a->activation);
+}
+
+bool mx_comp_quant_read(const mx_op_t *op, mx_comp_quant_t *a) {
+  int i = find(kQModes, COUNT(kQModes), read_s(op, "mode"));
+  if (i < 0 || !read_i(op, "bits", &a->bits) || !read_i(op, "group_size", &a->group_size))
+    return false;
+  a->mode = (mx_qmode_t)i;
+  return true;
+}
