@@ -1,5 +1,5 @@
-// config.json + generation_config.json -> mx_model_config_t. The model_type selects a
-// per-family parser (config_<family>.c); generation_config.json then overrides the token ids
+// config.json + generation_config.json -> mx_model_config_t. The model_type selects the
+// family's parser (family.h); generation_config.json then overrides the token ids
 // and supplies sampling defaults.
 #include <errno.h>
 #include <stdio.h>
@@ -9,25 +9,8 @@
 
 #include "base/json.h"
 #include "model/config_internal.h"
+#include "model/family.h"
 #include "model/quant_internal.h"
-
-typedef mx_status_t (*mx_cfg_family_fn)(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-
-static const struct {
-  const char *model_type;
-  mx_cfg_family_fn parse;
-} kFamilies[] = {
-    {"llama", mx_cfg_parse_llama},
-    {"mistral", mx_cfg_parse_mistral},
-    {"qwen2", mx_cfg_parse_qwen2},
-    {"qwen3", mx_cfg_parse_qwen3},
-    {"gemma", mx_cfg_parse_gemma},
-    {"gemma2", mx_cfg_parse_gemma2},
-    {"gemma3_text", mx_cfg_parse_gemma3_text},
-    {"gemma3", mx_cfg_parse_gemma3},
-    {"phi3", mx_cfg_parse_phi3},
-};
-#define MX_SUPPORTED_TYPES "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, gemma3, phi3"
 
 static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_config_t *cfg) {
   mx_cfg_obj_t o = {root, src, ""};
@@ -47,14 +30,14 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
       snprintf(cfg->architecture, sizeof cfg->architecture, "%s", arch->child->valuestring);
     }
   }
-  for (size_t i = 0; i < sizeof kFamilies / sizeof kFamilies[0]; i++) {
-    if (strcmp(cfg->model_type, kFamilies[i].model_type) == 0) {
-      MX_TRY(kFamilies[i].parse(&o, cfg));
-      return mx_cfg_parse_quant(root, src, cfg);
-    }
+  const mx_family_t *fam = mx_family_find(cfg->model_type);
+  if (fam) {
+    MX_TRY(fam->parse_config(&o, cfg));
+    return mx_cfg_parse_quant(root, src, cfg);
   }
+  char list[256];
   return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' is not supported (supported: %s)",
-                      src, cfg->model_type, MX_SUPPORTED_TYPES);
+                      src, cfg->model_type, mx_family_list(list, sizeof list));
 }
 
 static mx_status_t parse_generation(const cJSON *root, const char *src, mx_model_config_t *cfg) {

@@ -1,5 +1,4 @@
-// Internal to config parsing: typed field readers and the per-family parsers. Adding a model
-// family is one mx_cfg_parse_<family> function plus a line in config.c's family table.
+// Internal to config parsing: the typed field readers the family parsers (family.h) use.
 #ifndef MLXCEL_MODEL_CONFIG_INTERNAL_H
 #define MLXCEL_MODEL_CONFIG_INTERNAL_H
 
@@ -69,15 +68,7 @@ mx_status_t mx_cfg_window(const mx_cfg_obj_t *o, int32_t def, mx_model_config_t 
 // A soft-capping value: absent -> def, null -> 0 (none); must be positive otherwise.
 mx_status_t mx_cfg_softcap(const mx_cfg_obj_t *o, const char *key, double def, double *out);
 
-// Per-family parsers (config_<family>.c): fill cfg from the root object.
-mx_status_t mx_cfg_parse_llama(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_mistral(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_qwen2(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_qwen3(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_gemma(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_gemma2(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_gemma3_text(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_gemma3(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
-mx_status_t mx_cfg_parse_phi3(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+// A mx_cfg_sliding_fn for families whose window applies to every layer.
+bool mx_cfg_every_layer(int32_t layer, int32_t arg);
 
 #endif  // MLXCEL_MODEL_CONFIG_INTERNAL_H

@@ -4,33 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/family.h"
 #include "model/graph_internal.h"
-
-typedef mx_status_t (*mx_arch_fn)(const mx_model_config_t *cfg, mx_arch_t *a);
-
-static const struct {
-  const char *model_type;
-  mx_arch_fn fill;
-} kArchs[] = {
-    {"llama", mx_llama_arch},  {"mistral", mx_mistral_arch},   {"qwen2", mx_qwen2_arch},
-    {"qwen3", mx_qwen3_arch},  {"gemma", mx_gemma_arch},       {"gemma2", mx_gemma_arch},
-    {"gemma3", mx_gemma_arch}, {"gemma3_text", mx_gemma_arch}, {"phi3", mx_phi3_arch},
-};
 
 mx_status_t mx_arch_from_config(const mx_model_config_t *cfg, mx_arch_t *a) {
   memset(a, 0, sizeof *a);
   if (cfg == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: NULL config");
-  for (size_t i = 0; i < sizeof kArchs / sizeof kArchs[0]; i++) {
-    if (strcmp(cfg->model_type, kArchs[i].model_type) == 0) {
-      mx_status_t st = kArchs[i].fill(cfg, a);
-      if (st != MX_OK) mx_arch_free(a);
-      return st;
-    }
+  const mx_family_t *fam = mx_family_find(cfg->model_type);
+  if (fam) {
+    mx_status_t st = fam->arch(cfg, a);
+    if (st != MX_OK) mx_arch_free(a);
+    return st;
   }
-  return mx_error_set(MX_ERR_UNSUPPORTED,
-                      "graph: model_type \"%s\" is not supported (llama, mistral, qwen2, qwen3, "
-                      "gemma, gemma2, gemma3, gemma3_text, phi3 are)",
-                      cfg->model_type);
+  char list[256];
+  return mx_error_set(MX_ERR_UNSUPPORTED, "graph: model_type \"%s\" is not supported (%s are)",
+                      cfg->model_type, mx_family_list(list, sizeof list));
 }
 
 mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a) {

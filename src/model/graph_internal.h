@@ -1,10 +1,11 @@
 // Internal interface of the model graph builders (src/model/graph*.c, llama*.c, composite*.c).
 //
-// A family file (llama.c, mistral.c, qwen.c, gemma.c, phi3.c) turns a config into an
-// mx_arch_t: tensor names and shape facts plus the feature flags of the shared transformer core
-// (graph_core.c), which builds @prefill and @decode from it. Composite call sites go through
-// composite.c, which creates one private decomposition function per distinct
-// (composite, operand types, attributes) and reuses it for every call site with that signature.
+// A family file (llama.c, mistral.c, qwen.c, gemma.c, phi3.c; registered in family.c, see
+// family.h) turns a config into an mx_arch_t: tensor names and shape facts plus the feature flags
+// of the shared transformer core (graph_core.c), which builds @prefill and @decode from it.
+// Composite call sites go through composite.c, which creates one private decomposition function per
+// distinct (composite, operand types, attributes) and reuses it for every call site with that
+// signature.
 #ifndef MLXCEL_MODEL_GRAPH_INTERNAL_H
 #define MLXCEL_MODEL_GRAPH_INTERNAL_H
 
@@ -60,14 +61,6 @@ void mx_arch_free(mx_arch_t *a);  // frees the owned arrays; accepts a zeroed st
 // head per config; silu or gelu_tanh from hidden_act; no biases, no q/k norm. The family files
 // then change what is specific to them.
 mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a);
-
-// Families (llama.c, mistral.c, qwen.c, gemma.c, phi3.c).
-mx_status_t mx_llama_arch(const mx_model_config_t *cfg, mx_arch_t *a);
-mx_status_t mx_mistral_arch(const mx_model_config_t *cfg, mx_arch_t *a);
-mx_status_t mx_qwen2_arch(const mx_model_config_t *cfg, mx_arch_t *a);
-mx_status_t mx_qwen3_arch(const mx_model_config_t *cfg, mx_arch_t *a);
-mx_status_t mx_gemma_arch(const mx_model_config_t *cfg, mx_arch_t *a);
-mx_status_t mx_phi3_arch(const mx_model_config_t *cfg, mx_arch_t *a);
 
 // Picks a->prefix / a->head_name among the alternatives by what ck holds (no-op without any).
 void mx_arch_resolve_names(mx_arch_t *a, const mx_checkpoint_t *ck);
