@@ -17,7 +17,7 @@
 // reset; a call runs the places up to the highest one it names, rounded up to a power of two,
 // so held slots it does not name may run as discarded rows (with their attention): schedulers
 // should advance every ready slot in each call and reset finished ones. Backends without batch
-// support (not cpu or interp) work too, one call per slot. KV memory: n_slots x (ctx + 1)
+// support (mx_backend_t.batch NULL) work too, one call per slot. KV memory: n_slots x (ctx + 1)
 // positions, taken at create.
 //
 // Numerics (cpu, interp): a slot's logits are bit-identical to those of an mx_session fed the
@@ -35,10 +35,11 @@ extern "C" {
 typedef struct mx_batch mx_batch_t;
 
 typedef struct mx_batch_opts {
-  const char *backend;    // as mx_session_opts_t ("cpu" default, "interp")
-  int64_t ctx;            // KV capacity of EACH slot; 0 = as mx_session_opts_t
-  int32_t prefill_chunk;  // most tokens per prefill call; 0 = default
-  int32_t n_slots;        // 1..64
+  const char *backend;             // as mx_session_opts_t ("cpu" default, "interp")
+  int64_t ctx;                     // KV capacity of EACH slot; 0 = as mx_session_opts_t
+  int32_t prefill_chunk;           // most tokens per prefill call; 0 = default
+  int32_t n_slots;                 // 1..64
+  mx_backend_opts_t backend_opts;  // as mx_session_opts_t
 } mx_batch_opts_t;
 
 // `model` must outlive the batch. Bad options are errors naming the option.

@@ -21,12 +21,13 @@ extern "C" {
 typedef struct mx_server mx_server_t;
 
 typedef struct mx_server_opts {
-  const char *host;         // address to listen on (name or literal); NULL = "127.0.0.1"
-  int32_t port;             // 0 = any free port (see mx_server_port)
-  int32_t parallel;         // sequences decoded together; 0 = 1
-  int64_t ctx;              // KV capacity per sequence; 0 = as mx_session_opts_t
-  const char *backend;      // NULL = as mx_session_opts_t
-  int32_t prefill_chunk;    // 0 = the engine's default
+  const char *host;                // address to listen on (name or literal); NULL = "127.0.0.1"
+  int32_t port;                    // 0 = any free port (see mx_server_port)
+  int32_t parallel;                // sequences decoded together; 0 = 1
+  int64_t ctx;                     // KV capacity per sequence; 0 = as mx_session_opts_t
+  const char *backend;             // NULL = as mx_session_opts_t
+  mx_backend_opts_t backend_opts;  // threads, device, backend settings (as mx_session_opts_t)
+  int32_t prefill_chunk;           // 0 = the engine's default
   const char *api_key;      // when set, every endpoint but /health needs "Authorization: Bearer K"
   const char *model_id;     // the name /v1/models lists and requests must use; NULL = "model"
   size_t max_body;          // request body limit in bytes (413 beyond); 0 = 1 MiB

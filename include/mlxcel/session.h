@@ -1,8 +1,11 @@
-// mlxcel-xla sessions: the backend seam (ADR 0004 of the seed), the sampler and the generation
-// loop. The CLI and the server talk only to this header (plus the tokenizer for text).
+// mlxcel-xla sessions: the backend seam (docs/architecture.md, "Backends"), the sampler and the
+// generation loop. The CLI and the server talk only to this header (plus the tokenizer for text).
 //
 // A session owns the KV state of one sequence, its position and the logits of the last step.
 // Everything a step needs is allocated at create time; prefill/decode do not allocate.
+//
+// The library never reads the process environment: every setting arrives in the options below
+// (the CLI maps MLXCEL_BACKEND, MLXCEL_XLA_CONTEXT_CAPACITY, MLXCEL_THREADS, ... onto them).
 #ifndef MLXCEL_SESSION_H
 #define MLXCEL_SESSION_H
 
@@ -21,20 +24,47 @@ enum {
   MX_CAP_BATCH = 1u << 1,               // batched decode of several sequences
 };
 
+// Settings of the "cpu" backend (the others ignore them).
+typedef struct mx_cpu_backend_opts {
+  bool profile;  // time every plan step (steps no longer overlap) and print each used plan's
+                 // report to stderr when the session or batch is destroyed
+} mx_cpu_backend_opts_t;
+
+// How a backend runs, beside what it runs: resources, device and each backend's own settings.
+// Zero means "the default" throughout. Strings are borrowed for the duration of the create call.
+typedef struct mx_backend_opts {
+  int32_t threads;     // host threads (cpu); 0 = the physical cores; at most 256
+  const char *device;  // the device to run on; NULL = the backend's default. cpu and interp
+                       // run on the host and accept only NULL or "cpu".
+  mx_cpu_backend_opts_t cpu;
+} mx_backend_opts_t;
+
 typedef struct mx_session_opts {
   const char *backend;    // "cpu" (fast runtime, default) or "interp" (reference interpreter);
-                          // NULL = $MLXCEL_BACKEND, else "cpu". Threads: $MLXCEL_THREADS.
-  int64_t ctx;            // KV capacity; 0 = $MLXCEL_XLA_CONTEXT_CAPACITY, else
-                          // min(max_position_embeddings, 4096)
+                          // NULL = "cpu"
+  int64_t ctx;            // KV capacity; 0 = min(max_position_embeddings, 4096)
   int32_t prefill_chunk;  // most tokens per prefill graph call; 0 = the backend's default
                           // (cpu: 512, ADR 0003; interp: 64)
+  mx_backend_opts_t backend_opts;
 } mx_session_opts_t;
 
-// The vtable every backend implements. `state` is the backend's own per-session object.
+// What a backend's create receives: the session's (or batch's) options, resolved.
+typedef struct mx_backend_config {
+  int64_t ctx;            // KV capacity in tokens (> 0, <= the model's max_position_embeddings)
+  int32_t prefill_chunk;  // most tokens per prefill call (1..ctx)
+  mx_backend_opts_t opts;
+} mx_backend_config_t;
+
+struct mx_backend_batch;  // batched decoding (src/session/session_internal.h)
+
+// The vtable every backend implements. `state` is the backend's own per-session object. The
+// built-in backends live in src/backends/, one file each; they run the model's graphs through
+// the shared graph runner (src/session/graph_runner.h) and supply only how a bound graph is
+// compiled and run.
 typedef struct mx_backend {
   const char *name;
   uint32_t caps;  // MX_CAP_*
-  mx_status_t (*create)(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk, void **state);
+  mx_status_t (*create)(const mx_model_t *model, const mx_backend_config_t *cfg, void **state);
   // Runs n tokens starting at position pos0 (n <= the prefill chunk the backend was created
   // with). Writes the logits of the last token to last[V]; when all != NULL also the logits of
   // every token to all[n][V].
@@ -45,10 +75,15 @@ typedef struct mx_backend {
   void (*reset)(void *state);     // forget the KV state
   void (*destroy)(void *state);   // accepts NULL
   int32_t default_prefill_chunk;  // prefill chunk when the options give none; 0 = 64
+  // Batched decoding of several sequences in one state (with MX_CAP_BATCH); NULL: mx_batch runs
+  // one session state per sequence.
+  const struct mx_backend_batch *batch;
 } mx_backend_t;
 
 // Registered backends by name ("cpu", "interp"; later "iree"); NULL if unknown.
 const mx_backend_t *mx_backend_find(const char *name);
+// Writes "interp, cpu, ..." (the registered names) into buf[n]; for error messages.
+void mx_backend_list_names(char *buf, size_t n);
 
 // ============================================================================================
 // Session
@@ -56,8 +91,9 @@ const mx_backend_t *mx_backend_find(const char *name);
 
 typedef struct mx_session mx_session_t;
 
-// `model` must outlive the session. Bad option values (unknown backend, ctx <= 0, ctx beyond
-// the model's max_position_embeddings, unparsable environment variables) are errors.
+// `model` must outlive the session. Bad option values (unknown backend, ctx < 0, ctx beyond
+// the model's max_position_embeddings, threads outside 0..256, a device the backend lacks) are
+// errors naming the option.
 mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *opts,
                               mx_session_t **out);
 void mx_session_destroy(mx_session_t *s);  // accepts NULL

@@ -366,6 +366,7 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   }
   mx_server_sched_opts_t so = {.model = model,
                                .backend = o->backend,
+                               .backend_opts = o->backend_opts,
                                .ctx = o->ctx,
                                .n_slots = o->parallel ? o->parallel : 1,
                                .prefill_chunk = o->prefill_chunk,

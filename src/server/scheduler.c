@@ -305,7 +305,8 @@ mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sc
   mx_batch_opts_t bo = {.backend = o->backend,
                         .ctx = o->ctx,
                         .prefill_chunk = o->prefill_chunk,
-                        .n_slots = o->n_slots};
+                        .n_slots = o->n_slots,
+                        .backend_opts = o->backend_opts};
   mx_status_t st = mx_batch_create(o->model, &bo, &s->batch);
   if (st) {
     mx_server_sched_destroy(s);

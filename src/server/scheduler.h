@@ -22,10 +22,11 @@ typedef struct mx_server_job mx_server_job_t;
 typedef struct mx_server_sched_opts {
   const mx_model_t *model;  // borrowed; outlives the scheduler
   const char *backend;      // NULL = default
-  int64_t ctx;              // KV capacity per slot; 0 = default
-  int32_t n_slots;          // sequences decoded together (--parallel)
-  int32_t prefill_chunk;    // 0 = default
-  int32_t max_queue;        // jobs waiting for a slot before submit refuses (503)
+  mx_backend_opts_t backend_opts;
+  int64_t ctx;            // KV capacity per slot; 0 = default
+  int32_t n_slots;        // sequences decoded together (--parallel)
+  int32_t prefill_chunk;  // 0 = default
+  int32_t max_queue;      // jobs waiting for a slot before submit refuses (503)
 } mx_server_sched_opts_t;
 
 mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sched_t **out);

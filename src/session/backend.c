@@ -1,4 +1,5 @@
-// Backend registry: the built-in backends plus those registered at run time (tests).
+// Backend registry: the built-in backends (src/backends/builtin.h) plus those registered at run
+// time (tests, out-of-tree backends).
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +10,9 @@ enum { MAX_BACKENDS = 16 };
 static const mx_backend_t *g_extra[MAX_BACKENDS];
 static int g_n_extra;
 
-static const mx_backend_t *const g_builtin[] = {&mx_backend_interp, &mx_backend_cpu};
+#define MX_BACKEND_ENTRY(name) &mx_backend_##name,
+static const mx_backend_t *const g_builtin[] = {MX_BUILTIN_BACKENDS(MX_BACKEND_ENTRY)};
+#undef MX_BACKEND_ENTRY
 enum { N_BUILTIN = (int)(sizeof g_builtin / sizeof g_builtin[0]) };
 
 const mx_backend_t *mx_backend_find(const char *name) {
@@ -25,6 +28,9 @@ mx_status_t mx_backend_register(const mx_backend_t *b) {
   if (!b || !b->name || !b->name[0] || !b->create || !b->prefill || !b->decode || !b->reset ||
       !b->destroy)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_backend_register: incomplete backend vtable");
+  const mx_backend_batch_t *bb = b->batch;
+  if (bb && (!bb->create || !bb->prefill || !bb->decode || !bb->reset || !bb->destroy))
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_backend_register: incomplete batch vtable");
   if (mx_backend_find(b->name))
     return mx_error_set(MX_ERR_INVALID_ARG, "backend '%s' is already registered", b->name);
   if (g_n_extra >= MAX_BACKENDS)
@@ -46,7 +52,5 @@ void mx_backend_list_names(char *buf, size_t n) {
 }
 
 const mx_backend_batch_t *mx_backend_batch_ops(const mx_backend_t *b) {
-  if (b == &mx_backend_cpu) return &mx_backend_cpu_batch;
-  if (b == &mx_backend_interp) return &mx_backend_interp_batch;
-  return NULL;
+  return b ? b->batch : NULL;
 }

@@ -1,7 +1,7 @@
 // Batched decoding (batch.h): option resolution, the checks every call makes before any work,
 // per-slot bookkeeping, and the mapping of slots to the backend's slots.
 //
-// Backends with batch operations (mx_backend_batch_ops: cpu, interp) hold all slots in one
+// Backends with batch operations (mx_backend_t.batch: cpu, interp) hold all slots in one
 // state and advance any subset in one graph call. Their decode cost grows with the highest
 // backend slot a call names, so a slot gets a backend slot only when its sequence starts (first
 // prefill or decode after create / reset: nothing to move, the slot is empty) and always the
@@ -63,11 +63,15 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
     return mx_error_set(MX_ERR_INVALID_ARG, "n_slots must be in 1..%d, got %d", MAX_SLOTS,
                         opts->n_slots);
   const mx_backend_t *be = NULL;
-  int64_t ctx = 0;
-  int32_t chunk = 0;
-  mx_status_t st = mx_session_resolve_opts(model, opts->backend, opts->ctx, opts->prefill_chunk,
-                                           &be, &ctx, &chunk);
+  mx_backend_config_t bc;
+  mx_session_opts_t so = {.backend = opts->backend,
+                          .ctx = opts->ctx,
+                          .prefill_chunk = opts->prefill_chunk,
+                          .backend_opts = opts->backend_opts};
+  mx_status_t st = mx_session_resolve_opts(model, &so, &be, &bc);
   if (st) return st;
+  int64_t ctx = bc.ctx;
+  int32_t chunk = bc.prefill_chunk;
   mx_batch_t *b = calloc(1, sizeof *b);
   if (!b) return mx_error_set(MX_ERR_NOMEM, "batch: out of memory");
   b->model = model;
@@ -97,11 +101,11 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
   }
   for (int32_t i = 0; i < b->n_slots; i++) b->phys[i] = -1;
   if (b->ops) {
-    st = b->ops->create(model, ctx, chunk, b->n_slots, &b->state);
+    st = b->ops->create(model, &bc, b->n_slots, &b->state);
     if (st) b->state = NULL;
   } else {
     for (int32_t i = 0; i < b->n_slots && !st; i++) {
-      st = be->create(model, ctx, chunk, &b->states[i]);
+      st = be->create(model, &bc, &b->states[i]);
       if (st) b->states[i] = NULL;
     }
   }

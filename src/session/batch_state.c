@@ -6,7 +6,8 @@
 
 #include "session/session_internal.h"
 
-void mx_bstate_destroy(mx_bstate_t *s) {
+void mx_bstate_destroy(void *state) {
+  mx_bstate_t *s = state;
   if (!s) return;
   for (int32_t i = 0; i < s->n_dec; i++) {
     if (s->ex->release) s->ex->release(s->impl, &s->dec[i]);
@@ -66,7 +67,7 @@ static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t 
                                mx_graph_binding_t *b) {
   set_views(s, 0, B);
   mx_status_t st =
-      mx_graph_bind_batch(model, s->S, s->V, s->views, s->n_caches, B, T, PREFILL_ALL_LOGITS, b);
+      mx_graph_bind(model, s->S, s->V, s->views, s->n_caches, B, T, PREFILL_ALL_LOGITS, b);
   if (st) return st;
   bind(s, b);
   for (int32_t r = 0; r < b->f->n_results; r++)
@@ -76,7 +77,7 @@ static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t 
 }
 
 mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk, int32_t n_slots,
-                             const mx_bstate_exec_t *ex, void *impl, mx_bstate_t **out) {
+                             const mx_graph_exec_t *ex, void *impl, mx_bstate_t **out) {
   *out = NULL;
   const mx_model_config_t *cfg = &model->config;
   if (!model->ckpt || ctx <= 0 || ctx >= INT32_MAX || chunk <= 0 || chunk > ctx || n_slots <= 0 ||

@@ -1,13 +1,13 @@
-// The batched KV state shared by the session backends that implement MX_CAP_BATCH (cpu,
-// interp): n_slots sequences in one cache per layer, the graph bindings that run on it, and
-// the rules that keep slots independent. The backend supplies only how a bound graph runs
-// (mx_bstate_exec_t): the cpu backend compiles and runs plans in place, the interpreter runs
-// the function and copies the new caches back.
+// The batched KV state shared by the backends that implement MX_CAP_BATCH (cpu, interp):
+// n_slots sequences in one cache per layer, the graph bindings that run on it, and the rules
+// that keep slots independent. The backend supplies only how a bound graph runs, with the same
+// executor (mx_graph_exec_t, graph_runner.h) as its sessions: the cpu backend compiles and runs
+// plans in place, the interpreter runs the function and copies the new caches back.
 //
-// Layout: cache j is f32 [n_slots, Hkv, S, D] with S = ctx + 1; slot s owns the contiguous
-// slice [s], so a prefix [0, B) of the slots is itself a [B, Hkv, S, D] tensor and one slot is
-// a [1, Hkv, S, D] tensor: graphs built for B sequences or for one sequence bind to those
-// slices zero-copy.
+// Layout: cache j is [n_slots, Hkv, S, D] at the model's KV dtype, with S = ctx + 1; slot s owns
+// the contiguous slice [s], so a prefix [0, B) of the slots is itself a [B, Hkv, S, D] tensor and
+// one slot is a [1, Hkv, S, D] tensor: graphs built for B sequences or for one sequence bind to
+// those slices zero-copy.
 //
 // Decode: one @decode graph per B in {1, 2, 4, ..., n_slots} (a small set); a call naming slots
 // whose highest index is h runs the smallest B > h over the prefix [0, B). Slots in the prefix
@@ -29,30 +29,17 @@
 #ifndef MX_SESSION_BATCH_STATE_H
 #define MX_SESSION_BATCH_STATE_H
 
-#include "session/graph_binding.h"
+#include "session/graph_runner.h"
 
 enum { MX_BSTATE_MAX_SLOTS = 64, MX_BSTATE_MAX_PLANS = 32 };
 
-typedef struct mx_bstate_exec {
-  // Called once per binding, at create time, with b->args[] and b->res[] bound as for a run
-  // (tokens, pos0, caches as slices of the batch caches, cache results = their arguments' buffers,
-  // the logits result = the state's logits buffer); may be NULL. The cpu backend compiles its
-  // plan here (b->plan).
-  mx_status_t (*prepare)(void *impl, mx_graph_binding_t *b);
-  // Runs b with b->args[] / b->res[] bound as above: the cache arguments' buffers are updated in
-  // place and the logits land in b->res[b->logits_res].
-  mx_status_t (*run)(void *impl, mx_graph_binding_t *b);
-  void (*release)(void *impl, mx_graph_binding_t *b);  // frees b->plan (may be NULL)
-  void (*destroy)(void *impl);                         // accepts NULL
-} mx_bstate_exec_t;
-
 typedef struct mx_bstate {
-  const mx_bstate_exec_t *ex;
+  const mx_graph_exec_t *ex;
   void *impl;  // owned; ex->destroy frees it
   int64_t ctx;
   int64_t S;  // ctx + 1 (the spare row)
   int32_t chunk, V, n_slots, n_caches;
-  mx_tensor_t *caches;  // [n_caches] f32 [n_slots, Hkv, S, D], owned
+  mx_tensor_t *caches;  // [n_caches] [n_slots, Hkv, S, D] at the KV dtype, owned
   mx_tensor_t *views;   // [n_caches] the slices bound for the current call
   size_t slot_bytes;    // bytes of one slot in one cache
   int64_t *len;         // [n_slots] tokens each slot holds (its parking row)
@@ -66,9 +53,9 @@ typedef struct mx_bstate {
 
 // Takes ownership of impl (freed by ex->destroy also on failure).
 mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk, int32_t n_slots,
-                             const mx_bstate_exec_t *ex, void *impl, mx_bstate_t **out);
-void mx_bstate_destroy(mx_bstate_t *s);  // accepts NULL
-// The mx_backend_batch_t entries (session_internal.h) on a mx_bstate_t.
+                             const mx_graph_exec_t *ex, void *impl, mx_bstate_t **out);
+void mx_bstate_destroy(void *state);  // accepts NULL
+// The mx_backend_batch_t entries (session_internal.h) on a mx_bstate_t (with mx_bstate_destroy).
 mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
                               int64_t pos0, float *last);
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,

@@ -28,18 +28,12 @@ static int32_t aliased_result(const mx_func_t *f, int32_t i) {
   return a && a->kind == MX_ATTR_INT ? (int32_t)a->i : -1;
 }
 
-// Builds the module with @prefill of T tokens (T = 1: only @decode is used), then binds every
-// argument of the function: weights to the checkpoint, tokens/pos0 to our small tensors, caches
-// (types checked here, data refreshed per call). Records where the results are.
+// Builds the module, then binds every argument of the function: weights to the checkpoint,
+// tokens/pos0 to our small tensors, caches (types checked here, data bound by the caller).
+// Records where the results are.
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
-                          const mx_tensor_t *caches, int32_t n_caches, int32_t T,
-                          mx_graph_binding_t *b) {
-  return mx_graph_bind_batch(model, ctx, V, caches, n_caches, 1, T, true, b);
-}
-
-mx_status_t mx_graph_bind_batch(const mx_model_t *model, int64_t ctx, int32_t V,
-                                const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
-                                bool all_logits, mx_graph_binding_t *b) {
+                          const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                          bool all_logits, mx_graph_binding_t *b) {
   const char *fname = T == 1 ? "decode" : "prefill";
   all_logits = all_logits && T > 1;
   mx_graph_opts_t go = {.batch = B,

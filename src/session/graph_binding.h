@@ -14,28 +14,25 @@ typedef struct mx_graph_binding {
   mx_tensor_t tokens;  // i32 [B, T], owned
   mx_func_t *f;        // @prefill (T > 1) or @decode (T = 1) in mod
   int32_t n_args;
-  mx_tensor_t *args;  // [n_args]; weights borrowed from the checkpoint, the rest set by the backend
-  mx_tensor_t *res;   // [f->n_results], filled by the backend
+  mx_tensor_t
+      *args;         // [n_args]; weights borrowed from the checkpoint, the rest bound by the runner
+  mx_tensor_t *res;  // [f->n_results], bound by the runner, filled by the executor
   int32_t tokens_arg, pos0_arg;
   int32_t *cache_arg;  // [2L]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [2L]: result index holding the new cache j
   int32_t logits_res;
   bool all_logits;  // logits hold every position ([B, T, V]); false: [B, V] of the last one
-  void *plan;       // backend-owned compiled form (the cpu backend's mx_cpu_plan_t); NULL otherwise
+  void *plan;  // the executor's compiled form (the cpu backend's mx_cpu_plan_t); NULL otherwise
 } mx_graph_binding_t;
 
-// Builds the graph for T tokens (T = 1 binds @decode, else @prefill with all logits) with KV
-// capacity ctx, and binds it; caches[n_caches] give the expected cache types. On failure the
-// partly filled binding must still be released with mx_graph_binding_free.
+// Builds the graph for B sequences of T tokens (T = 1 binds @decode, else @prefill) with KV
+// capacity ctx, and binds it: tokens [B, T], pos0 [B], caches [B, Hkv, ctx, D] (caches[] give
+// the types), logits [B, T, V] when all_logits and T > 1, else [B, V] (the last position's).
+// On failure the partly filled binding must still be released with mx_graph_binding_free.
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
-                          const mx_tensor_t *caches, int32_t n_caches, int32_t T,
-                          mx_graph_binding_t *b);
-// The same for B sequences: tokens [B, T], pos0 [B], caches [B, Hkv, ctx, D] (caches[] give the
-// types), logits [B, T, V] when all_logits and T > 1, else [B, V] (the last position's).
-mx_status_t mx_graph_bind_batch(const mx_model_t *model, int64_t ctx, int32_t V,
-                                const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
-                                bool all_logits, mx_graph_binding_t *b);
-// Frees what mx_graph_bind allocated (not `plan`, which its backend owns). Accepts a zeroed one.
+                          const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                          bool all_logits, mx_graph_binding_t *b);
+// Frees what mx_graph_bind allocated (not `plan`, which its executor owns). Accepts a zeroed one.
 void mx_graph_binding_free(mx_graph_binding_t *b);
 
 #endif  // MX_SESSION_GRAPH_BINDING_H

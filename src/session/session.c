@@ -1,95 +1,61 @@
-// Sessions: option resolution (flags, environment, model limits), range and capacity checks,
+// Sessions: option resolution (options, defaults, model limits), range and capacity checks,
 // chunked prefill. Everything a step needs is allocated in mx_session_create.
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "session/session_internal.h"
 
-enum { DEFAULT_PREFILL_CHUNK = 64, DEFAULT_CTX_CAP = 4096 };
+enum { DEFAULT_PREFILL_CHUNK = 64, DEFAULT_CTX_CAP = 4096, MAX_THREADS = 256 };
 
-// Strictly parses a positive decimal integer from an environment variable. Unset or empty means
-// "not given" (*given = false); anything else that is not a whole positive number is an error
-// naming the variable.
-static mx_status_t env_positive_int(const char *var, int64_t *value, bool *given) {
-  *given = false;
-  const char *s = getenv(var);
-  if (!s || !s[0]) return MX_OK;
-  errno = 0;
-  char *end = NULL;
-  long long v = strtoll(s, &end, 10);
-  if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno == ERANGE || v <= 0)
-    return mx_error_set(MX_ERR_INVALID_ARG, "%s='%s' is not a positive integer", var, s);
-  *value = (int64_t)v;
-  *given = true;
-  return MX_OK;
-}
-
-mx_status_t mx_session_resolve_opts(const mx_model_t *model, const char *backend, int64_t ctx_opt,
-                                    int32_t chunk_opt, const mx_backend_t **be_out,
-                                    int64_t *ctx_out, int32_t *chunk_out) {
+mx_status_t mx_session_resolve_opts(const mx_model_t *model, const mx_session_opts_t *opts,
+                                    const mx_backend_t **be_out, mx_backend_config_t *cfg_out) {
+  static const mx_session_opts_t kDefaults = {0};
+  if (!opts) opts = &kDefaults;
   const mx_model_config_t *cfg = &model->config;
   if (cfg->vocab_size <= 0 || cfg->max_position_embeddings <= 0)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "session: model config has vocab_size %d, max_position_embeddings %lld",
                         cfg->vocab_size, (long long)cfg->max_position_embeddings);
 
-  // Backend: option, else $MLXCEL_BACKEND, else cpu.
-  const char *bname = backend;
-  const char *bsource = "option";
-  if (!bname) {
-    const char *e = getenv("MLXCEL_BACKEND");
-    if (e && e[0]) {
-      bname = e;
-      bsource = "MLXCEL_BACKEND";
-    } else {
-      bname = "cpu";  // the built-in CPU runtime (DESIGN.md: the default backend)
-    }
-  }
+  // Backend: option, else the built-in CPU runtime.
+  const char *bname = opts->backend ? opts->backend : "cpu";
   const mx_backend_t *be = mx_backend_find(bname);
   if (!be) {
     char names[256];
     mx_backend_list_names(names, sizeof names);
-    return mx_error_set(MX_ERR_INVALID_ARG, "unknown backend '%s' (from %s); known backends: %s",
-                        bname, bsource, names);
+    return mx_error_set(MX_ERR_INVALID_ARG, "unknown backend '%s'; known backends: %s", bname,
+                        names);
   }
 
-  // Context capacity: option, else $MLXCEL_XLA_CONTEXT_CAPACITY, else min(max_pos, 4096).
-  int64_t ctx = ctx_opt;
-  const char *csource = "option ctx";
+  // Context capacity: option, else min(max_pos, 4096).
+  int64_t ctx = opts->ctx;
   if (ctx < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "context capacity must be > 0, got %lld",
                         (long long)ctx);
-  if (ctx == 0) {
-    bool given = false;
-    mx_status_t st = env_positive_int("MLXCEL_XLA_CONTEXT_CAPACITY", &ctx, &given);
-    if (st) return st;
-    if (given) {
-      csource = "MLXCEL_XLA_CONTEXT_CAPACITY";
-    } else {
-      ctx = cfg->max_position_embeddings < DEFAULT_CTX_CAP ? cfg->max_position_embeddings
-                                                           : DEFAULT_CTX_CAP;
-      csource = "default";
-    }
-  }
+  if (ctx == 0)
+    ctx = cfg->max_position_embeddings < DEFAULT_CTX_CAP ? cfg->max_position_embeddings
+                                                         : DEFAULT_CTX_CAP;
   if (ctx > cfg->max_position_embeddings)
     return mx_error_set(MX_ERR_INVALID_ARG,
-                        "context capacity %lld (from %s) exceeds the model's "
-                        "max_position_embeddings %lld",
-                        (long long)ctx, csource, (long long)cfg->max_position_embeddings);
+                        "context capacity %lld exceeds the model's max_position_embeddings %lld",
+                        (long long)ctx, (long long)cfg->max_position_embeddings);
   if (ctx > INT32_MAX)
-    return mx_error_set(MX_ERR_INVALID_ARG, "context capacity %lld (from %s) is too large",
-                        (long long)ctx, csource);
+    return mx_error_set(MX_ERR_INVALID_ARG, "context capacity %lld is too large", (long long)ctx);
 
-  int32_t chunk = chunk_opt                       ? chunk_opt
+  int32_t chunk = opts->prefill_chunk             ? opts->prefill_chunk
                   : be->default_prefill_chunk > 0 ? be->default_prefill_chunk
                                                   : DEFAULT_PREFILL_CHUNK;
   if (chunk < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "prefill_chunk must be > 0, got %d", chunk);
   if (chunk > ctx) chunk = (int32_t)ctx;  // a chunk never needs more than the whole capacity
+
+  const mx_backend_opts_t *bo = &opts->backend_opts;
+  if (bo->threads < 0 || bo->threads > MAX_THREADS)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "threads must be in 1..%d (0 = the physical cores), got %d", MAX_THREADS,
+                        bo->threads);
   *be_out = be;
-  *ctx_out = ctx;
-  *chunk_out = chunk;
+  *cfg_out = (mx_backend_config_t){.ctx = ctx, .prefill_chunk = chunk, .opts = *bo};
   return MX_OK;
 }
 
@@ -100,19 +66,17 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
   if (!model) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: model is NULL");
   const mx_model_config_t *cfg = &model->config;
   const mx_backend_t *be = NULL;
-  int64_t ctx = 0;
-  int32_t chunk = 0;
-  mx_status_t st0 =
-      mx_session_resolve_opts(model, opts ? opts->backend : NULL, opts ? opts->ctx : 0,
-                              opts ? opts->prefill_chunk : 0, &be, &ctx, &chunk);
+  mx_backend_config_t bc;
+  mx_status_t st0 = mx_session_resolve_opts(model, opts, &be, &bc);
   if (st0) return st0;
+  int64_t ctx = bc.ctx;
 
   mx_session_t *s = calloc(1, sizeof *s);
   if (!s) return mx_error_set(MX_ERR_NOMEM, "session: out of memory");
   s->model = model;
   s->backend = be;
   s->ctx = ctx;
-  s->chunk = chunk;
+  s->chunk = bc.prefill_chunk;
   s->vocab = cfg->vocab_size;
   s->logits = calloc((size_t)s->vocab, sizeof *s->logits);
   s->tokens = calloc((size_t)ctx, sizeof *s->tokens);
@@ -121,7 +85,7 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
     return mx_error_set(MX_ERR_NOMEM, "session: out of memory for ctx %lld, vocab %d",
                         (long long)ctx, cfg->vocab_size);
   }
-  mx_status_t st = be->create(model, ctx, chunk, &s->state);
+  mx_status_t st = be->create(model, &bc, &s->state);
   if (st) {
     s->state = NULL;
     mx_session_destroy(s);

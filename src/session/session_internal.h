@@ -1,5 +1,5 @@
-// Private to src/session/ (and its tests): the session object's layout, the backend registry's
-// test hook and the built-in backends.
+// Private to src/session/, src/backends/ (and their tests): the session object's layout, the
+// backend registry's test hook, batched decoding and the built-in backends.
 #ifndef MLXCEL_SESSION_INTERNAL_H
 #define MLXCEL_SESSION_INTERNAL_H
 
@@ -22,30 +22,27 @@ struct mx_session {
 // every session using it. Error when the name is taken or the registry is full.
 mx_status_t mx_backend_register(const mx_backend_t *b);
 
-// Writes "interp, cpu, ..." (the registered names) into buf; for error messages.
-void mx_backend_list_names(char *buf, size_t n);
-
 // Element type of the KV caches of a model's sessions: model->kv_dtype (resolved by the loader),
 // f32 for a model whose kv_dtype is unset.
 static inline mx_elem_type_t mx_session_kv_dtype(const mx_model_t *m) {
   return m->kv_dtype == MX_ELEM_F16 || m->kv_dtype == MX_ELEM_BF16 ? m->kv_dtype : MX_ELEM_F32;
 }
 
-// Resolves a backend name, a KV capacity and a prefill chunk (0 / NULL = not given) as
-// mx_session_create does: options, then the environment, then the model's limits. Shared with
-// mx_batch_create. Errors name the option and where its value came from.
-mx_status_t mx_session_resolve_opts(const mx_model_t *model, const char *backend, int64_t ctx,
-                                    int32_t chunk, const mx_backend_t **be_out, int64_t *ctx_out,
-                                    int32_t *chunk_out);
+// Resolves a session's or batch's options as mx_session_create does: the backend by name
+// (NULL = cpu), the KV capacity (0 = min(max_position_embeddings, 4096)), the prefill chunk
+// (0 = the backend's default, at most the capacity) and the backend options (checked). Shared
+// with mx_batch_create. Errors name the option.
+mx_status_t mx_session_resolve_opts(const mx_model_t *model, const mx_session_opts_t *opts,
+                                    const mx_backend_t **be_out, mx_backend_config_t *cfg_out);
 
-// Batched operation of a backend with MX_CAP_BATCH, the engine of mx_batch (batch.h): n_slots
-// sequences ("slots") of capacity ctx each in one state. Kept beside mx_backend_t rather than
-// in it so that backends written against session.h stay valid. The caller (batch.c) checks slot
-// numbers, capacities and ids before calling. A slot's logits must depend only on its own
-// tokens, never on the other slots' content or on which slots run together.
+// Batched operation of a backend with MX_CAP_BATCH (mx_backend_t.batch), the engine of
+// mx_batch (batch.h): n_slots sequences ("slots") of capacity cfg->ctx each in one state. The
+// caller (batch.c) checks slot numbers, capacities and ids before calling. A slot's logits must
+// depend only on its own tokens, never on the other slots' content or on which slots run
+// together.
 typedef struct mx_backend_batch {
-  mx_status_t (*create)(const mx_model_t *model, int64_t ctx, int32_t prefill_chunk,
-                        int32_t n_slots, void **state);
+  mx_status_t (*create)(const mx_model_t *model, const mx_backend_config_t *cfg, int32_t n_slots,
+                        void **state);
   // Runs n (<= prefill_chunk) tokens of `slot` from position pos0; last token's logits to
   // last[V]. The other slots keep their state.
   mx_status_t (*prefill)(void *state, int32_t slot, const int32_t *ids, int32_t n, int64_t pos0,
@@ -59,14 +56,13 @@ typedef struct mx_backend_batch {
   void (*destroy)(void *state);              // accepts NULL
 } mx_backend_batch_t;
 
-// The batch operations of a built-in backend with MX_CAP_BATCH; NULL for any other backend
-// (mx_batch then runs one backend state per slot).
+// b->batch (NULL for NULL): the batch operations of a backend with MX_CAP_BATCH.
 const mx_backend_batch_t *mx_backend_batch_ops(const mx_backend_t *b);
 
-// Built-in backends.
-extern const mx_backend_t mx_backend_interp;
-extern const mx_backend_t mx_backend_cpu;
-extern const mx_backend_batch_t mx_backend_interp_batch;
-extern const mx_backend_batch_t mx_backend_cpu_batch;
+// Built-in backends (src/backends/builtin.h: one line per backend).
+#include "backends/builtin.h"
+#define MX_DECLARE_BACKEND(name) extern const mx_backend_t mx_backend_##name;
+MX_BUILTIN_BACKENDS(MX_DECLARE_BACKEND)
+#undef MX_DECLARE_BACKEND
 
 #endif  // MLXCEL_SESSION_INTERNAL_H

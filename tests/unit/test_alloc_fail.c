@@ -223,13 +223,13 @@ static mx_status_t op_tokenizer(const void *arg) {
 typedef struct session_arg {
   const mx_model_t *model;
   const char *backend;
-  const char *threads;  // MLXCEL_THREADS
+  int32_t threads;
 } session_arg_t;
 
 static mx_status_t op_session(const void *arg) {
   const session_arg_t *a = arg;
-  setenv("MLXCEL_THREADS", a->threads, 1);
-  mx_session_opts_t so = {.backend = a->backend, .ctx = 32, .prefill_chunk = 8};
+  mx_session_opts_t so = {
+      .backend = a->backend, .ctx = 32, .prefill_chunk = 8, .backend_opts.threads = a->threads};
   mx_session_t *s = NULL;
   mx_status_t st = mx_session_create(a->model, &so, &s);
   if (st == MX_OK) {
@@ -245,8 +245,11 @@ static mx_status_t op_session(const void *arg) {
 // slot and a batched decode of two.
 static mx_status_t op_batch(const void *arg) {
   const session_arg_t *a = arg;
-  setenv("MLXCEL_THREADS", a->threads, 1);
-  mx_batch_opts_t bo = {.backend = a->backend, .ctx = 32, .prefill_chunk = 8, .n_slots = 3};
+  mx_batch_opts_t bo = {.backend = a->backend,
+                        .ctx = 32,
+                        .prefill_chunk = 8,
+                        .n_slots = 3,
+                        .backend_opts.threads = a->threads};
   mx_batch_t *b = NULL;
   mx_status_t st = mx_batch_create(a->model, &bo, &b);
   if (st == MX_OK) {
@@ -263,8 +266,11 @@ static mx_status_t op_batch(const void *arg) {
 // loopback port) and stop. libmicrohttpd's own allocations are not failed.
 static mx_status_t op_server(const void *arg) {
   const session_arg_t *a = arg;
-  setenv("MLXCEL_THREADS", a->threads, 1);
-  mx_server_opts_t so = {.host = "127.0.0.1", .parallel = 2, .ctx = 32, .backend = a->backend};
+  mx_server_opts_t so = {.host = "127.0.0.1",
+                         .parallel = 2,
+                         .ctx = 32,
+                         .backend = a->backend,
+                         .backend_opts.threads = a->threads};
   mx_server_t *srv = NULL;
   mx_status_t st = mx_server_start(a->model, &so, &srv);
   mx_server_stop(srv);
@@ -450,8 +456,8 @@ int main(void) {
   mx_model_t *model = NULL;
   CHECK_OK(mx_model_load(g_stories, &model));
   if (!model) return mx_test_finish();
-  session_arg_t cpu = {model, "cpu", "1"}, cpu2 = {model, "cpu", "2"};
-  session_arg_t interp = {model, "interp", "1"};
+  session_arg_t cpu = {model, "cpu", 1}, cpu2 = {model, "cpu", 2};
+  session_arg_t interp = {model, "interp", 1};
   CHECK_OK(op_session(&cpu));
   CHECK_OK(op_session(&cpu2));
   CHECK_OK(op_session(&interp));
@@ -484,8 +490,7 @@ int main(void) {
   sweep("server start stories260K cpu", op_server, &cpu, 200, 100);
 
   mx_session_t *s = NULL;
-  setenv("MLXCEL_THREADS", "1", 1);
-  mx_session_opts_t so = {.backend = "cpu", .ctx = 64};
+  mx_session_opts_t so = {.backend = "cpu", .ctx = 64, .backend_opts.threads = 1};
   CHECK_OK(mx_session_create(model, &so, &s));
   if (s) {
     gen_arg_t g = {model, s};
@@ -517,7 +522,7 @@ int main(void) {
     mx_model_load_opts_t lo = {.tokenizer_optional = true};
     CHECK_OK(mx_model_load_ex(g_fixture, &lo, &fx));
     if (fx) {
-      session_arg_t fcpu = {fx, "cpu", "1"};
+      session_arg_t fcpu = {fx, "cpu", 1};
       CHECK_OK(op_session(&fcpu));  // warm-up
       sweep("session fixture gemma3 cpu", op_session, &fcpu, 200, 100);
       mx_model_free(fx);

@@ -49,14 +49,10 @@ static double row_diff(const float *x, const cJSON *row, int32_t V) {
 
 static mx_session_t *open_session(const mx_model_t *m, const char *backend, int64_t ctx,
                                   const char *threads) {
-  if (threads)
-    setenv("MLXCEL_THREADS", threads, 1);
-  else
-    unsetenv("MLXCEL_THREADS");
-  mx_session_opts_t o = {.backend = backend, .ctx = ctx};
+  mx_session_opts_t o = {
+      .backend = backend, .ctx = ctx, .backend_opts.threads = threads ? atoi(threads) : 0};
   mx_session_t *s = NULL;
   CHECK_OK(mx_session_create(m, &o, &s));
-  unsetenv("MLXCEL_THREADS");
   return s;
 }
 
@@ -182,8 +178,8 @@ static void test_stories260k(void) {
     double per_tok[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
       void *st = NULL;
-      unsetenv("MLXCEL_THREADS");
-      CHECK_OK(mx_backend_cpu.create(m, ctxs[k], 64, &st));
+      mx_backend_config_t cfg = {.ctx = ctxs[k], .prefill_chunk = 64};
+      CHECK_OK(mx_backend_cpu.create(m, &cfg, &st));
       if (!st) continue;
       int32_t V = m->config.vocab_size;
       float *lg = malloc((size_t)V * sizeof *lg);

@@ -69,17 +69,10 @@ static void reference(const mx_model_t *m, const char *backend, stream_t *s) {
   int32_t V = m->config.vocab_size;
   free(s->ref);
   s->ref = calloc((size_t)(s->n_gen + 1) * (size_t)V, sizeof(float));
-  mx_session_opts_t so = {.backend = backend, .ctx = g_ctx, .prefill_chunk = CHUNK};
+  mx_session_opts_t so = {
+      .backend = backend, .ctx = g_ctx, .prefill_chunk = CHUNK, .backend_opts.threads = 1};
   mx_session_t *ss = NULL;
-  char saved[16] = "";
-  const char *th = getenv("MLXCEL_THREADS");
-  if (th) snprintf(saved, sizeof saved, "%s", th);
-  setenv("MLXCEL_THREADS", "1", 1);
   CHECK_OK(mx_session_create(m, &so, &ss));
-  if (saved[0])
-    setenv("MLXCEL_THREADS", saved, 1);
-  else
-    unsetenv("MLXCEL_THREADS");
   if (!ss) return;
   CHECK_OK(mx_session_prefill(ss, s->prompt, s->n_prompt, NULL));
   memcpy(s->ref, mx_session_logits(ss), (size_t)V * sizeof(float));
@@ -153,9 +146,14 @@ static int run_streams(mx_batch_t *b, stream_t *st, int n) {
   return calls;
 }
 
+static int32_t g_threads;  // threads of the batches new_batch makes; 0 = the default
+
 static mx_batch_t *new_batch(const mx_model_t *m, const char *backend, int32_t n_slots) {
-  mx_batch_opts_t o = {
-      .backend = backend, .ctx = g_ctx, .prefill_chunk = CHUNK, .n_slots = n_slots};
+  mx_batch_opts_t o = {.backend = backend,
+                       .ctx = g_ctx,
+                       .prefill_chunk = CHUNK,
+                       .n_slots = n_slots,
+                       .backend_opts.threads = g_threads};
   mx_batch_t *b = NULL;
   CHECK_OK(mx_batch_create(m, &o, &b));
   return b;
@@ -172,7 +170,7 @@ static void check_streams(const char *label, stream_t *st, int n) {
 // light: fewer steps (the interpreter is ~100x slower than the cpu backend).
 static void test_identity(const mx_model_t *m, const char *backend, const char *threads,
                           bool light) {
-  if (threads) setenv("MLXCEL_THREADS", threads, 1);
+  g_threads = threads ? atoi(threads) : 0;
   char label[128];
   stream_t st[MAX_STREAMS];
   memset(st, 0, sizeof st);
@@ -238,7 +236,7 @@ static void test_identity(const mx_model_t *m, const char *backend, const char *
   }
   mx_batch_destroy(b);
   for (int i = 0; i < 6; i++) free(st[i].ref);
-  unsetenv("MLXCEL_THREADS");
+  g_threads = 0;
 }
 
 // A full slot (n_past == ctx) stays parked while the others decode: its KV rows and logits do
@@ -290,7 +288,7 @@ static void test_full_slot_rows(const mx_model_t *m, const mx_backend_t *be) {
   if (!ops) return;
   void *state = NULL;
   const int64_t ctx = 32;
-  CHECK_OK(ops->create(m, ctx, CHUNK, 2, &state));
+  CHECK_OK(ops->create(m, &(mx_backend_config_t){.ctx = ctx, .prefill_chunk = CHUNK}, 2, &state));
   if (!state) return;
   mx_bstate_t *bs = state;
   int32_t V = m->config.vocab_size;
@@ -427,6 +425,7 @@ static mx_backend_t g_plain;  // the interp vtable under another name
 static void test_plain_backend(const mx_model_t *m) {
   g_plain = mx_backend_interp;
   g_plain.name = "interp-plain";
+  g_plain.batch = NULL;
   CHECK_OK(mx_backend_register(&g_plain));
   CHECK(mx_backend_batch_ops(&g_plain) == NULL);
   test_identity(m, "interp-plain", NULL, true);

@@ -297,11 +297,9 @@ static void test_no_alloc(const char *dir) {
   mx_model_load_opts_t lo = {.tokenizer_optional = true, .precision = MX_ELEM_BF16};
   mx_model_t *m = NULL;
   CHECK_OK(mx_model_load_ex(dir, &lo, &m));
-  setenv("MLXCEL_THREADS", "2", 1);
-  mx_session_opts_t so = {.backend = "cpu", .ctx = 64};
+  mx_session_opts_t so = {.backend = "cpu", .ctx = 64, .backend_opts.threads = 2};
   mx_session_t *s = NULL;
   if (m) CHECK_OK(mx_session_create(m, &so, &s));
-  unsetenv("MLXCEL_THREADS");
   if (s) {
     static const int32_t prompt[] = {1, 403, 407, 261, 378};
     CHECK_OK(mx_session_prefill(s, prompt, 5, NULL));

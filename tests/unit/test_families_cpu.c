@@ -20,11 +20,14 @@ static int32_t argmax(const float *v, int32_t n) {
 
 // Runs prompt + greedy decode on the cpu backend; returns all logits rows (prompt rows then one
 // row per decode step) in a heap array the caller frees, or NULL after reporting a failure.
+static int32_t g_threads;  // threads of the sessions run_cpu makes
+
 static float *run_cpu(const mx_model_t *model, const int32_t *prompt, int32_t n_prompt,
                       int32_t n_dec, int32_t *greedy_out) {
   mx_session_opts_t so;
   memset(&so, 0, sizeof so);
   so.backend = "cpu";
+  so.backend_opts.threads = g_threads;
   so.ctx = n_prompt + n_dec + 1;
   mx_session_t *s = NULL;
   mx_status_t st = mx_session_create(model, &so, &s);
@@ -71,9 +74,9 @@ static bool run_fixture(const char *dir, const char *arch) {
     int32_t V = model->config.vocab_size;
     int32_t *got1 = calloc((size_t)n_greedy, sizeof(int32_t));
     int32_t *got2 = calloc((size_t)n_greedy, sizeof(int32_t));
-    setenv("MLXCEL_THREADS", "1", 1);
+    g_threads = 1;
     float *r1 = run_cpu(model, prompt, n_prompt, n_dec, got1);
-    setenv("MLXCEL_THREADS", "2", 1);
+    g_threads = 2;
     float *r2 = run_cpu(model, prompt, n_prompt, n_dec, got2);
     if (r1 && r2) {
       double dp = max_diff_rows(r1, logits, 0, n_prompt, V);

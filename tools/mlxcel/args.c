@@ -164,16 +164,6 @@ int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, 
   return MX_EXIT_USAGE;
 }
 
-bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx) {
-  const char *env = getenv("MLXCEL_XLA_CONTEXT_CAPACITY");
-  if (env && *env) {
-    return mx_cli_parse_int(cmd, "MLXCEL_XLA_CONTEXT_CAPACITY", env, 1, INT32_MAX, ctx);
-  }
-  int64_t c = max_position_embeddings > 0 ? max_position_embeddings : 4096;
-  *ctx = c < 4096 ? c : 4096;
-  return true;
-}
-
 static bool host_is_little_endian(void) {
   const uint16_t one = 1;
   uint8_t b;

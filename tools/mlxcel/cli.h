@@ -105,9 +105,20 @@ int mx_cli_fail(const char *cmd, mx_status_t st);
 // Prints "mlxcel CMD: MESSAGE", a blank line and the usage; returns MX_EXIT_USAGE.
 int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+// ---- The environment (env.c): the only place that reads it; flags override variables ----
+
 // KV capacity when no --ctx is given: $MLXCEL_XLA_CONTEXT_CAPACITY, else
 // min(max_position_embeddings, 4096). Returns false (message printed) on a bad variable.
 bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx);
+// Fills what the flags left unset: *backend (NULL) from $MLXCEL_BACKEND, bo->threads (0) from
+// $MLXCEL_THREADS (1..256), and bo->cpu.profile from $MLXCEL_CPU_PROFILE (set and not "0").
+// Errors name the variable.
+mx_status_t mx_cli_backend_env(const char **backend, mx_backend_opts_t *bo);
+// *ctx (when 0) from $MLXCEL_XLA_CONTEXT_CAPACITY: a positive integer, at most
+// max_position_embeddings; unset or empty leaves it 0 (the library's default).
+mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx);
+// Both of the above on a session's options.
+mx_status_t mx_cli_session_env(const mx_model_config_t *cfg, mx_session_opts_t *so);
 
 // Sampling flags shared by generate and chat: --temp, --top-k, --top-p, --min-p,
 // --repeat-penalty, --seed.

@@ -52,8 +52,8 @@ static void bench_usage(FILE *out) {
       "  -m, --model DIR       model directory\n"
       "  --prompt N            prompt tokens (default 128)\n"
       "  --gen N               decode steps (default 32)\n"
-      "  --threads T           threads (default: physical cores); passed to the backend\n"
-      "                        as MLXCEL_THREADS\n"
+      "  --threads T           threads (default: physical cores; MLXCEL_THREADS is not\n"
+      "                        read: the machine is measured with the same threads)\n"
       "  --reps R              repetitions; medians are reported (default 3)\n"
       "  --backend NAME        execution backend: cpu (fast runtime) or interp (reference\n"
       "                        interpreter); default: $MLXCEL_BACKEND, else cpu\n"
@@ -386,23 +386,27 @@ static void runner_reset(runner_t *r) {
   for (int32_t i = 0; r->b && i < r->n; i++) mx_batch_reset(r->b, i);
 }
 
-static mx_status_t runner_create(const mx_model_t *model, const bench_args_t *a, int64_t ctx,
+// backend and bo: the flags with the environment applied (mx_cli_backend_env).
+static mx_status_t runner_create(const mx_model_t *model, const bench_args_t *a,
+                                 const char *backend, const mx_backend_opts_t *bo, int64_t ctx,
                                  runner_t *r) {
   memset(r, 0, sizeof *r);
   mx_status_t st;
   if (!a->parallel) {
-    mx_session_opts_t so = {.backend = a->backend, .ctx = ctx, .prefill_chunk = (int32_t)a->chunk};
+    mx_session_opts_t so = {
+        .backend = backend, .ctx = ctx, .prefill_chunk = (int32_t)a->chunk, .backend_opts = *bo};
     st = mx_session_create(model, &so, &r->s);
     if (st != MX_OK) return st;
     r->n = 1;
     r->vocab = mx_session_vocab(r->s);
     return MX_OK;
   }
-  mx_batch_opts_t bo = {.backend = a->backend,
-                        .ctx = ctx,
-                        .prefill_chunk = (int32_t)a->chunk,
-                        .n_slots = (int32_t)a->parallel};
-  st = mx_batch_create(model, &bo, &r->b);
+  mx_batch_opts_t o = {.backend = backend,
+                       .ctx = ctx,
+                       .prefill_chunk = (int32_t)a->chunk,
+                       .n_slots = (int32_t)a->parallel,
+                       .backend_opts = *bo};
+  st = mx_batch_create(model, &o, &r->b);
   if (st != MX_OK) return st;
   r->n = (int32_t)a->parallel;
   r->vocab = mx_batch_vocab(r->b);
@@ -433,15 +437,18 @@ static int run_model(const bench_args_t *b) {
     if (st != MX_OK) return mx_cli_fail(cmd, st);
   }
   reset_peak_rss();  // the bandwidth buffer is not the model's memory
-  char tbuf[32];
-  snprintf(tbuf, sizeof tbuf, "%lld", (long long)threads);
-  setenv("MLXCEL_THREADS", tbuf, 1);
+  // The threads measured with are the threads benchmarked with (flag, else the physical cores).
+  mx_backend_opts_t bo = {.threads = (int32_t)threads};
+  const char *backend_name = b->backend;
+  mx_error_clear();
+  mx_status_t st = mx_cli_backend_env(&backend_name, &bo);
+  if (st != MX_OK) return mx_cli_fail(cmd, st);
 
   mx_model_t *model = NULL;
   mx_error_clear();
   mx_model_load_opts_t lo = b->load;
   lo.tokenizer_optional = true;
-  mx_status_t st = mx_model_load_ex(b->dir, &lo, &model);
+  st = mx_model_load_ex(b->dir, &lo, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
   int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;
@@ -454,7 +461,7 @@ static int run_model(const bench_args_t *b) {
     return MX_EXIT_FAILED;
   }
   runner_t run;
-  st = runner_create(model, b, ctx, &run);
+  st = runner_create(model, b, backend_name, &bo, ctx, &run);
   if (st != MX_OK) {
     runner_free(&run);
     mx_model_free(model);

@@ -355,6 +355,7 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   if (st == MX_OK) st = mx_sampler_create(&ch.go.sampling, model->config.vocab_size, &check);
   mx_sampler_destroy(check);
   mx_session_opts_t so = {.backend = a->backend, .ctx = a->has_ctx ? a->ctx : 0};
+  if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);
   if (st == MX_OK) st = mx_session_create(model, &so, &ch.s);
   if (st == MX_OK && a->system && !push_msg(&ch, "system", a->system, strlen(a->system))) {
     st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");

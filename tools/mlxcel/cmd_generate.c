@@ -270,7 +270,8 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
     free(ids);
     return mx_cli_fail(cmd, st);
   }
-  st = mx_session_create(model, &so, &s);
+  st = mx_cli_session_env(&model->config, &so);
+  if (st == MX_OK) st = mx_session_create(model, &so, &s);
   if (st != MX_OK) {
     free(ids);
     return mx_cli_fail(cmd, st);

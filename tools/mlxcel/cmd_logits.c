@@ -21,7 +21,7 @@ static void logits_usage(FILE *out) {
           "  -o, --output FILE  the .npy file to write\n"
           "  --ctx N            KV-cache capacity (default: $MLXCEL_XLA_CONTEXT_CAPACITY, else\n"
           "                     the model's max_position_embeddings capped at 4096)\n"
-          "  --backend NAME     execution backend (default: $MLXCEL_BACKEND, else interp)\n"
+          "  --backend NAME     execution backend (default: $MLXCEL_BACKEND, else cpu)\n"
           "  --quant MODE       weights: none, int8, int4, mlx (default: auto, see generate)\n"
           "  --group-size N     int8 / int4 group size: 32, 64 (default) or 128\n"
           MX_CLI_PRECISION_USAGE("      ", "                     ")
@@ -86,6 +86,7 @@ int mx_cli_cmd_logits(int argc, char **argv) {
   so.ctx = ctx;
   mx_error_clear();
   mx_status_t st = mx_model_load_ex(dir, &lo, &model);
+  if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);
   if (st == MX_OK) st = mx_session_create(model, &so, &s);
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);

@@ -136,6 +136,10 @@ static char *model_id(const serve_args_t *a) {
 }
 
 static int serve(const serve_args_t *a, const mx_model_t *model) {
+  mx_session_opts_t so = {.backend = a->backend, .ctx = a->ctx};
+  mx_error_clear();
+  mx_status_t st = mx_cli_session_env(&model->config, &so);
+  if (st) return mx_cli_fail("serve", st);
   // Every thread the server starts inherits this mask: the signals wait for sigwait below.
   sigset_t set;
   sigemptyset(&set);
@@ -147,8 +151,9 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
   mx_server_opts_t o = {.host = a->host,
                         .port = (int32_t)a->port,
                         .parallel = (int32_t)a->parallel,
-                        .ctx = a->ctx,
-                        .backend = a->backend,
+                        .ctx = so.ctx,
+                        .backend = so.backend,
+                        .backend_opts = so.backend_opts,
                         .prefill_chunk = (int32_t)a->chunk,
                         .api_key = a->api_key,
                         .model_id = id,
@@ -159,7 +164,7 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .log_requests = !a->quiet};
   mx_server_t *srv = NULL;
   mx_error_clear();
-  mx_status_t st = mx_server_start(model, &o, &srv);
+  st = mx_server_start(model, &o, &srv);
   if (st) {
     free(id);
     return mx_cli_fail("serve", st);

@@ -1,0 +1,189 @@
+// The shared graph runner of the session backends (see graph_runner.h).
+#include "session/graph_runner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session_internal.h"
+
+static void binding_release(mx_graph_runner_t *r, mx_graph_binding_t *b) {
+  if (r->ex->release) r->ex->release(r->impl, b);
+  mx_graph_binding_free(b);
+}
+
+static void release_all_logits(mx_graph_runner_t *r) {
+  for (int32_t i = 0; i < r->n_all; i++) binding_release(r, &r->all[i]);
+  r->n_all = 0;
+  free(r->all_logits);
+  r->all_logits = NULL;
+}
+
+void mx_graph_runner_destroy(void *state) {
+  mx_graph_runner_t *r = state;
+  if (!r) return;
+  // The bindings first (the executor's plans), then the executor, then the buffers they used.
+  binding_release(r, &r->dec);
+  for (int32_t i = 0; i < r->n_pre; i++) binding_release(r, &r->pre[i]);
+  release_all_logits(r);
+  if (r->ex->destroy) r->ex->destroy(r->impl);
+  for (int32_t j = 0; r->caches && j < r->n_caches; j++) mx_tensor_free(&r->caches[j]);
+  free(r->caches);
+  free(r->logits);
+  mx_tensor_free(&r->pos0);
+  free(r);
+}
+
+// Binds the per-call pieces (tokens, pos0, caches in place, the logits buffer) once; a run then
+// only writes the token ids and pos0.
+static mx_status_t bind(mx_graph_runner_t *r, mx_graph_binding_t *b, float *logits) {
+  b->args[b->tokens_arg] = b->tokens;
+  b->args[b->pos0_arg] = r->pos0;
+  for (int32_t j = 0; j < r->n_caches; j++) {
+    b->args[b->cache_arg[j]] = r->caches[j];
+    b->res[b->cache_res[j]] = r->caches[j];  // in place
+  }
+  b->res[b->logits_res].type = b->f->result_types[b->logits_res];
+  b->res[b->logits_res].data = (uint8_t *)logits;
+  b->res[b->logits_res].nbytes = (size_t)(b->all_logits ? b->T : 1) * (size_t)r->V * sizeof(float);
+  for (int32_t res = 0; res < b->f->n_results; res++)
+    if (!b->res[res].data)
+      return mx_error_set(MX_ERR_INVALID_ARG, "@%s: unexpected result %d", b->f->name, res);
+  return r->ex->prepare ? r->ex->prepare(r->impl, b) : MX_OK;
+}
+
+static mx_status_t add_binding(mx_graph_runner_t *r, int32_t T, bool all_logits, float *logits,
+                               mx_graph_binding_t *b) {
+  mx_status_t st =
+      mx_graph_bind(r->model, r->ctx, r->V, r->caches, r->n_caches, 1, T, all_logits, b);
+  return st ? st : bind(r, b, logits);
+}
+
+// @prefill for T = 2, 4, ... <= max_t into set[] (*n of them made).
+static mx_status_t add_buckets(mx_graph_runner_t *r, mx_graph_binding_t *set, int32_t *n,
+                               int32_t max_t, bool all_logits, float *logits) {
+  mx_status_t st = MX_OK;
+  for (int64_t T = 2; !st && T <= max_t && *n < MX_RUNNER_MAX_BUCKETS; T *= 2)
+    st = add_binding(r, (int32_t)T, all_logits, logits, &set[(*n)++]);
+  return st;
+}
+
+mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_config_t *cfg,
+                                   const mx_graph_exec_t *ex, void *impl, mx_graph_runner_t **out) {
+  *out = NULL;
+  const mx_model_config_t *mc = &model->config;
+  int64_t ctx = cfg->ctx;
+  int32_t chunk = cfg->prefill_chunk;
+  mx_graph_runner_t *r = NULL;
+  mx_status_t st = MX_OK;
+  if (!model->ckpt) {
+    st = mx_error_set(MX_ERR_INVALID_ARG, "model has no checkpoint");
+  } else if (ctx <= 0 || ctx > INT32_MAX || chunk <= 0 || chunk > ctx) {
+    st = mx_error_set(MX_ERR_INVALID_ARG, "bad ctx %lld / prefill chunk %d", (long long)ctx, chunk);
+  } else if (!(r = calloc(1, sizeof *r))) {
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  if (st) {
+    if (ex->destroy) ex->destroy(impl);
+    return st;
+  }
+  r->ex = ex;
+  r->impl = impl;
+  r->model = model;
+  r->ctx = ctx;
+  r->chunk = chunk;
+  r->V = mc->vocab_size;
+  r->n_caches = 2 * mc->num_layers;
+  const int64_t cdims[4] = {1, mc->num_kv_heads, ctx, mc->head_dim}, pd[1] = {1};
+  mx_type_t ct = mx_type_tensor(mx_session_kv_dtype(model), 4, cdims),
+            pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
+  r->caches = calloc((size_t)(r->n_caches > 0 ? r->n_caches : 1), sizeof *r->caches);
+  r->logits = malloc((size_t)r->V * sizeof(float));
+  if (!r->caches || !r->logits) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t j = 0; j < r->n_caches && !st; j++) st = mx_tensor_alloc(&r->caches[j], &ct);
+  if (!st) st = mx_tensor_alloc(&r->pos0, &pdt);
+  if (!st) st = add_binding(r, 1, false, r->logits, &r->dec);
+  if (!st) st = add_buckets(r, r->pre, &r->n_pre, chunk, false, r->logits);
+  if (st) {
+    mx_graph_runner_destroy(r);
+    return st;
+  }
+  *out = r;
+  return MX_OK;
+}
+
+// The all-logits bindings, on the first prefill that asks for every position's logits.
+static mx_status_t ensure_all_logits(mx_graph_runner_t *r) {
+  if (r->n_all > 0) return MX_OK;
+  int32_t max_t = r->chunk < MX_RUNNER_ALL_LOGITS_MAX_T ? r->chunk : MX_RUNNER_ALL_LOGITS_MAX_T;
+  if (max_t < 2) return MX_OK;  // chunk 1: decode calls only
+  r->all_logits = malloc((size_t)max_t * (size_t)r->V * sizeof(float));
+  if (!r->all_logits) return mx_error_set(MX_ERR_NOMEM, "out of memory (all-logits buffer)");
+  mx_status_t st = add_buckets(r, r->all, &r->n_all, max_t, true, r->all_logits);
+  if (st) release_all_logits(r);
+  return st;
+}
+
+static mx_status_t run(mx_graph_runner_t *r, mx_graph_binding_t *b, int64_t pos0) {
+  ((int32_t *)r->pos0.data)[0] = (int32_t)pos0;
+  return r->ex->run(r->impl, b);
+}
+
+mx_status_t mx_graph_runner_decode(void *state, int32_t id, int64_t pos, float *logits) {
+  mx_graph_runner_t *r = state;
+  ((int32_t *)r->dec.tokens.data)[0] = id;
+  mx_status_t st = run(r, &r->dec, pos);
+  if (st) return st;
+  memcpy(logits, r->logits, (size_t)r->V * sizeof(float));
+  return MX_OK;
+}
+
+mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, int64_t pos0,
+                                    float *last, float *all) {
+  mx_graph_runner_t *r = state;
+  if (n <= 0 || n > r->chunk || pos0 < 0 || pos0 + n > r->ctx)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "prefill: %d tokens at position %lld (chunk %d, capacity %lld)", n,
+                        (long long)pos0, r->chunk, (long long)r->ctx);
+  const size_t V = (size_t)r->V;
+  if (all) {
+    mx_status_t st = ensure_all_logits(r);
+    if (st) return st;
+  }
+  mx_graph_binding_t *set = all ? r->all : r->pre;
+  int32_t n_set = all ? r->n_all : r->n_pre;
+  int32_t done = 0;
+  // Largest piece first; T = 1 is the decode graph.
+  for (int32_t i = n_set - 1; i >= -1 && done < n; i--) {
+    mx_graph_binding_t *b = i >= 0 ? &set[i] : &r->dec;
+    while (n - done >= b->T) {
+      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
+      mx_status_t st = run(r, b, pos0 + done);
+      if (st) return st;
+      const float *L = (const float *)b->res[b->logits_res].data;
+      if (b->all_logits) {
+        memcpy(last, L + (size_t)(b->T - 1) * V, V * sizeof *L);
+        memcpy(all + (size_t)done * V, L, (size_t)b->T * V * sizeof *L);
+      } else {
+        memcpy(last, L, V * sizeof *L);
+        if (all) memcpy(all + (size_t)done * V, L, V * sizeof *L);  // T == 1 (decode)
+      }
+      done += b->T;
+    }
+  }
+  return MX_OK;
+}
+
+void mx_graph_runner_reset(void *state) {
+  mx_graph_runner_t *r = state;
+  // Not needed for correctness (every visible row is written before it is read), but a reset
+  // session then holds exactly what a new one does.
+  for (int32_t j = 0; j < r->n_caches; j++) memset(r->caches[j].data, 0, r->caches[j].nbytes);
+}
+
+mx_status_t mx_backend_check_host_device(const char *backend, const mx_backend_opts_t *o) {
+  if (o->device && strcmp(o->device, "cpu") != 0)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "device '%s': the %s backend runs on the host (device \"cpu\" or none)",
+                        o->device, backend);
+  return MX_OK;
+}

@@ -1,0 +1,83 @@
+// The shared graph runner: everything a session backend does that does not depend on how a
+// graph is executed. It owns the KV caches, the graph bindings and the prefill chunk sizes, and
+// runs the prefill loop; a backend (src/backends/) supplies only an executor (mx_graph_exec_t):
+// how a bound graph is prepared (compiled), run and released. The batched state (batch_state.h)
+// runs on the same executors.
+//
+// It lives in src/session/ rather than src/backends/ because what it encodes is the session's
+// contract with the model graph (argument roles, KV layout, which T values exist), the same for
+// every backend; src/backends/ then holds only per-backend code, one file each.
+//
+// Graphs: one @prefill per power of two T = 2, 4, ... <= the prefill chunk plus @decode
+// (T = 1); a prefill of n tokens runs as the binary decomposition of n (13 = 8 + 4 + 1), largest
+// piece first, so every call is exact and costs what its tokens cost (ADR 0002: never pad a
+// prompt). These graphs return the last position's logits only (ADR 0003); a prefill asked for
+// every position's logits uses a second set, T <= MX_RUNNER_ALL_LOGITS_MAX_T, built on the first
+// such request (a one-time allocation: prefills without all-logits and decode steps never
+// allocate).
+//
+// KV state: 2L host caches [1, Hkv, ctx, D] at the model's KV dtype, owned here. Every binding
+// binds each cache result to its argument's buffer: the executor updates the caches in place
+// (cpu: tf.aliasing_output) or copies the new caches into them (interp).
+//
+// Room for device backends: an executor whose KV state lives in device memory (a PJRT client's
+// buffers, donated and updated in place) needs its own buffer type for the caches; that is one
+// more optional entry in mx_graph_exec_t (allocate / bind the caches), with the host caches
+// kept as the default. The per-binding `prepare` is already the compile-once-per-entry hook.
+#ifndef MX_SESSION_GRAPH_RUNNER_H
+#define MX_SESSION_GRAPH_RUNNER_H
+
+#include "mlxcel/session.h"
+#include "session/graph_binding.h"
+
+// ALL_LOGITS_MAX_T: the largest all-logits prefill call; its logits buffer is T x V floats
+// (32 MiB at T = 64 and a 128K vocabulary) and the LM head dominates such a call anyway.
+enum { MX_RUNNER_MAX_BUCKETS = 31, MX_RUNNER_ALL_LOGITS_MAX_T = 64 };
+
+// What a backend supplies: how the runner's bound graphs are executed.
+typedef struct mx_graph_exec {
+  // Called once per binding when it is made, with b->args[] and b->res[] bound as for a run
+  // (tokens, pos0, the caches; each cache result bound to its argument's buffer; the logits
+  // result to the runner's logits buffer). The place to compile (b->plan). May be NULL.
+  mx_status_t (*prepare)(void *impl, mx_graph_binding_t *b);
+  // Runs b as bound: afterwards the cache buffers hold the new caches and the logits are in
+  // b->res[b->logits_res]. Must not allocate (it is the decode hot path).
+  mx_status_t (*run)(void *impl, mx_graph_binding_t *b);
+  void (*release)(void *impl, mx_graph_binding_t *b);  // frees b->plan; may be NULL
+  void (*destroy)(void *impl);                         // accepts NULL
+} mx_graph_exec_t;
+
+// One sequence's KV state and graphs (the state of a session backend).
+typedef struct mx_graph_runner {
+  const mx_graph_exec_t *ex;
+  void *impl;               // owned; ex->destroy frees it
+  const mx_model_t *model;  // borrowed
+  int64_t ctx;
+  int32_t chunk, V, n_caches;  // n_caches = 2L (k_l = 2l, v_l = 2l + 1)
+  mx_tensor_t *caches;         // [n_caches] [1, Hkv, ctx, D] at the KV dtype, owned
+  mx_tensor_t pos0;            // i32 [1]
+  float *logits;               // [V]: decode and last-position prefill results
+  float *all_logits;           // [min(chunk, ALL_LOGITS_MAX_T) * V], with the all-logits set
+  mx_graph_binding_t dec;      // @decode (T = 1)
+  int32_t n_pre, n_all;
+  mx_graph_binding_t pre[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, last position's logits
+  mx_graph_binding_t all[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, every position's
+} mx_graph_runner_t;
+
+// Allocates the caches and makes (and prepares) the decode and last-position prefill bindings.
+// Takes ownership of impl: ex->destroy frees it, also on failure.
+mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_config_t *cfg,
+                                   const mx_graph_exec_t *ex, void *impl, mx_graph_runner_t **out);
+
+// The mx_backend_t entries on a mx_graph_runner_t state: a backend built on the runner sets
+// .prefill, .decode, .reset and .destroy to these.
+mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, int64_t pos0,
+                                    float *last, float *all);
+mx_status_t mx_graph_runner_decode(void *state, int32_t id, int64_t pos, float *logits);
+void mx_graph_runner_reset(void *state);
+void mx_graph_runner_destroy(void *state);  // accepts NULL
+
+// Backends that run on the host (cpu, interp) accept only the default device or "cpu".
+mx_status_t mx_backend_check_host_device(const char *backend, const mx_backend_opts_t *o);
+
+#endif  // MX_SESSION_GRAPH_RUNNER_H
