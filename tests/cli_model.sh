@@ -197,6 +197,25 @@ t_generate_errors() {
     >"$TMP/out" 2>"$TMP/err"
   rc=$?; out=$(cat "$TMP/out"); err=$(cat "$TMP/err")
   expect_rc 1; expect_err 'holds 3'
+  # The environment is read by the CLI only (tools/mlxcel/env.c): bad values are errors that
+  # name the variable, and a flag wins over its variable.
+  local bad
+  for bad in 12x abc -3 0 " 12" +12 1e3 99999999999999999999999; do
+    run env MLXCEL_XLA_CONTEXT_CAPACITY="$bad" "$MLXCEL" generate -m "$MODEL" -p x -n 1
+    expect_rc 1; expect_no_crash; expect_err "MLXCEL_XLA_CONTEXT_CAPACITY='.*' is not a positive"
+  done
+  run env MLXCEL_XLA_CONTEXT_CAPACITY=1000 "$MLXCEL" generate -m "$MODEL" -p x -n 1
+  expect_rc 1; expect_err 'MLXCEL_XLA_CONTEXT_CAPACITY'; expect_err 'max_position_embeddings'
+  run env MLXCEL_XLA_CONTEXT_CAPACITY=12x "$MLXCEL" generate -m "$MODEL" -p x -n 1 --ctx 64
+  expect_rc 0
+  run env MLXCEL_BACKEND=bogus "$MLXCEL" generate -m "$MODEL" -p x -n 1
+  expect_rc 1; expect_err 'MLXCEL_BACKEND'; expect_err 'bogus'; expect_err 'interp'
+  run env MLXCEL_BACKEND=bogus "$MLXCEL" generate -m "$MODEL" -p x -n 1 --backend cpu
+  expect_rc 0
+  for bad in 0 x 257; do
+    run env MLXCEL_THREADS="$bad" "$MLXCEL" generate -m "$MODEL" -p x -n 1
+    expect_rc 1; expect_err "MLXCEL_THREADS='$bad'"
+  done
   # A token id outside the vocabulary.
   run "$MLXCEL" generate -m "$MODEL" --prompt-ids 1,512 -n 2
   expect_rc 1; expect_no_crash; expect_err '512'
