@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# Runs one Node test file of tests/server against the mlxcel binary, with the modules that
-# setup.sh installed in WORKDIR.
-# Usage: tests/server/run.sh MLXCEL ROOT WORKDIR TEST.mjs
+# Runs one Python test module of tests/server (unittest) against the mlxcel binary, with the
+# model setup.sh wrote in WORKDIR. Fails (never skips) when PYTHON or its openai client is missing.
+# Usage: tests/server/run.sh PYTHON MLXCEL ROOT WORKDIR MODULE [TEST...]
 set -euo pipefail
-mlxcel=$1 root=$2 work=$3 file=$4
-if [ ! -d "$work/node_modules/openai" ]; then
-  echo "SKIP: no node modules in $work (tests/server/setup.sh was skipped: npm unreachable)"
-  [ -n "${CI:-}" ] && exit 1
-  exit 77
-fi
-# The test files run from WORKDIR so that Node resolves `openai` from its node_modules.
-cp "$root"/tests/server/*.mjs "$work/"
-cd "$work"
-MLXCEL=$mlxcel MX_ROOT=$root MX_SLOW_MODEL=$work/smollm2-135m exec node --test-reporter=spec --test "$work/$file"
+here=$(cd "$(dirname "$0")" && pwd)
+python=$1 mlxcel=$2 root=$3 work=$4
+shift 4
+bash "$here/check_python.sh" "$python"
+# No __pycache__ in the source tree; the modules import harness.py from their own directory.
+export PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$here PYTHONUNBUFFERED=1
+MLXCEL=$mlxcel MX_ROOT=$root MX_SLOW_MODEL=$work/smollm2-135m exec "$python" -m unittest -v "$@"
