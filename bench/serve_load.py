@@ -42,8 +42,8 @@ def parse_args():
 
 
 def prompts(n, length, vocab):
-    """n prompts of `length` ids from a fixed 32-bit xorshift stream: the same every run (and
-    the same ids as the earlier Node client drew)."""
+    """n prompts of `length` ids from a fixed 32-bit xorshift stream: the same every run, so
+    that rows measured on different days compare."""
     x = 0x9E3779B9
 
     def rand():
