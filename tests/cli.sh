@@ -129,10 +129,8 @@ t_json() {
   expect_out '"func": "wrong_sum", "status": "FAIL", "message": ".+"'
   expect_out '"status": "UNSUPPORTED"'
   expect_out '^\{"type": "summary", "passed": 2, "failed": 1, "unsupported": 1, "errors": 0\}$'
-  if command -v python3 >/dev/null; then
-    python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$TMP/out" ||
-      fail "--json output is not one JSON object per line"
-  fi
+  "${MX_PYTHON:-python3}" -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$TMP/out" ||
+    fail "--json output is not one JSON object per line"
   run "$MLXCEL" run --json "$DATA/values.mlir"
   expect_rc 0
   expect_out '"status": "OK", "message": "", "results": \["dense<\[\[1, -2\], \[3, 4\]\]> : tensor<2x2xi32>", '

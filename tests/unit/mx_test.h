@@ -3,11 +3,19 @@
 #define MX_TEST_H
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int mx_test_passed_;
 static int mx_test_failed_;
+static int mx_test_skipped_;
+
+// ctest's SKIP_RETURN_CODE for the unit tests (tests/CMakeLists.txt).
+#define MX_TEST_SKIP_STATUS 77
 
 #define CHECK(cond)                                                            \
   do {                                                                         \
@@ -45,10 +53,47 @@ static int mx_test_failed_;
 #define CHECK_NEAR(a, b, tol) \
   CHECK_MSG(fabs((double)(a) - (double)(b)) <= (tol), "%g vs %g", (double)(a), (double)(b))
 
-// Prints the closing line and returns the process exit status.
+// A part of a test that cannot run because its reference data is missing (../shared, or
+// tests/data). Such a test must not pass on the checks that are left: it reports itself
+// skipped to ctest, and CI fails on any skip. (A part that needs an instruction set the machine
+// lacks is not a skip: it prints a note, and the portable paths are still checked.)
+static inline void mx_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void mx_test_skip(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("SKIP: ");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  mx_test_skipped_++;
+}
+
+// The shared data folder ($MX_SHARED) when "$MX_SHARED/<rel>" exists; otherwise NULL, with a
+// skip recorded that names what is missing.
+static inline const char *mx_test_shared(const char *rel) {
+  const char *shared = getenv("MX_SHARED");
+  char path[4096];
+  struct stat sb;
+  if (shared && *shared && (size_t)snprintf(path, sizeof path, "%s/%s", shared, rel) < sizeof path &&
+      stat(path, &sb) == 0) {
+    return shared;
+  }
+  mx_test_skip("%s/%s not found (set MX_SHARED to the shared data folder)",
+               shared && *shared ? shared : "$MX_SHARED", rel);
+  return NULL;
+}
+
+// Prints the closing line and returns the process exit status: 1 on any failure, else
+// MX_TEST_SKIP_STATUS when a part was skipped, else 0.
 static inline int mx_test_finish(void) {
-  printf("%d passed, %d failed\n", mx_test_passed_, mx_test_failed_);
-  return mx_test_failed_ ? 1 : 0;
+  if (mx_test_skipped_) {
+    printf("%d passed, %d failed, %d skipped\n", mx_test_passed_, mx_test_failed_,
+           mx_test_skipped_);
+  } else {
+    printf("%d passed, %d failed\n", mx_test_passed_, mx_test_failed_);
+  }
+  if (mx_test_failed_) return 1;
+  return mx_test_skipped_ ? MX_TEST_SKIP_STATUS : 0;
 }
 
 #endif  // MX_TEST_H

@@ -447,7 +447,7 @@ int main(void) {
   if (probe) {
     fclose(probe);
   } else {
-    printf("no shared fixtures (MX_SHARED): the family-fixture sweeps are skipped\n");
+    mx_test_skip("no shared fixtures (MX_SHARED): the family-fixture sweeps are not run");
     g_fixture[0] = '\0';
   }
 

@@ -109,7 +109,7 @@ static void stories_run(const mx_model_t *m, const cJSON *run, const char *backe
 static void test_stories260k(void) {
   const char *shared = getenv("MX_SHARED");
   if (!shared) {
-    printf("SKIP: stories260K checks: MX_SHARED is not set\n");
+    mx_test_skip("stories260K checks: MX_SHARED is not set");
     return;
   }
   char dir[4096], refp[4096];
@@ -118,7 +118,7 @@ static void test_stories260k(void) {
   char *text = NULL;
   size_t len = 0;
   if (mx_read_file(refp, &text, &len) != MX_OK) {
-    printf("SKIP: stories260K checks: %s\n", mx_error_message());
+    mx_test_skip("stories260K checks: %s", mx_error_message());
     return;
   }
   mx_model_t *m = NULL;
@@ -230,7 +230,7 @@ static void test_stories260k(void) {
 static void test_llama_fixture(void) {
   const char *shared = getenv("MX_SHARED");
   if (!shared) {
-    printf("SKIP: llama fixture: MX_SHARED is not set\n");
+    mx_test_skip("llama fixture: MX_SHARED is not set");
     return;
   }
   char dir[4096], refp[4096];
@@ -239,7 +239,7 @@ static void test_llama_fixture(void) {
   char *text = NULL;
   size_t len = 0;
   if (mx_read_file(refp, &text, &len) != MX_OK) {
-    printf("SKIP: llama fixture: %s\n", mx_error_message());
+    mx_test_skip("llama fixture: %s", mx_error_message());
     return;
   }
   cJSON *ref = cJSON_ParseWithLength(text, len);

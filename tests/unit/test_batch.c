@@ -440,7 +440,7 @@ static void test_reference(const mx_model_t *m) {
   size_t len = 0;
   if (shared) snprintf(path, sizeof path, "%s/models/stories260K/reference-greedy.json", shared);
   if (!shared || mx_read_file(path, &text, &len) != MX_OK) {
-    printf("SKIP: llama2.c greedy reference: MX_SHARED unset or %s unreadable\n",
+    mx_test_skip("llama2.c greedy reference: MX_SHARED unset or %s unreadable",
            shared ? path : "reference-greedy.json");
     return;
   }
@@ -518,7 +518,7 @@ static void test_no_alloc(const mx_model_t *m) {
   if (COUNT_ALLOCS)
     CHECK_MSG(a1 == a0, "%ld allocations in batch prefill / decode", a1 - a0);
   else
-    printf("SKIP: allocation count (not glibc or sanitized build)\n");
+    printf("note: allocation count (not glibc or sanitized build)\n");
   mx_batch_destroy(b);
 }
 
@@ -531,7 +531,7 @@ static void test_rows_kernel(void) {
   for (int isa = 0; isa < MX_CPU_ISA_COUNT; isa++) {
     const mx_cpu_kernels_t *kt = mx_cpu_kernels_get((mx_cpu_isa_t)isa);
     if (!kt) {
-      printf("SKIP: rows kernel on %s (not on this machine)\n", mx_cpu_isa_name((mx_cpu_isa_t)isa));
+      printf("note: rows kernel on %s (not on this machine)\n", mx_cpu_isa_name((mx_cpu_isa_t)isa));
       continue;
     }
     int bad = 0, checked = 0;

@@ -65,13 +65,13 @@ int main(void) {
   const char *shared = getenv("MX_SHARED");
   char path[4096];
   if (!shared || !*shared) {
-    printf("SKIP: MX_SHARED is not set (needs ../shared/tokenizers/qwen3)\n");
+    mx_test_skip("MX_SHARED is not set (needs ../shared/tokenizers/qwen3)");
     return mx_test_finish();
   }
   snprintf(path, sizeof path, "%s/tokenizers/qwen3/chat-vectors.jsonl", shared);
   FILE *f = fopen(path, "rb");
   if (!f) {
-    printf("SKIP: %s not found\n", path);
+    mx_test_skip("%s not found", path);
     return mx_test_finish();
   }
   snprintf(path, sizeof path, "%s/tokenizers/qwen3", shared);

@@ -199,7 +199,7 @@ static void test_small_graphs(void) {
 static void test_llama_graphs(void) {
   const char *shared = getenv("MX_SHARED");
   if (!shared) {
-    printf("SKIP: llama fixture graphs: MX_SHARED is not set\n");
+    mx_test_skip("llama fixture graphs: MX_SHARED is not set");
     return;
   }
   char dir[4096];
@@ -207,7 +207,7 @@ static void test_llama_graphs(void) {
   mx_model_load_opts_t lo = {.tokenizer_optional = true};
   mx_model_t *model = NULL;
   if (mx_model_load_ex(dir, &lo, &model) != MX_OK) {
-    printf("SKIP: llama fixture graphs: %s\n", mx_error_message());
+    mx_test_skip("llama fixture graphs: %s", mx_error_message());
     return;
   }
   for (int k = 0; k < 2; k++) {

@@ -172,7 +172,7 @@ int main(void) {
   snprintf(root, sizeof root, "%s/fixtures", shared ? shared : "");
   DIR *d = shared ? opendir(root) : NULL;
   if (d == NULL) {
-    printf("SKIP: %s not found (set MX_SHARED to the shared data folder)\n",
+    mx_test_skip("%s not found (set MX_SHARED to the shared data folder)",
            shared ? root : "$MX_SHARED");
     return mx_test_finish();
   }

@@ -252,7 +252,7 @@ int main(void) {
   char probe[512];
   snprintf(probe, sizeof probe, "%s/fixtures/gemma3/reference.json", shared ? shared : "");
   if (!shared || access(probe, R_OK) != 0) {
-    printf("SKIP: MX_SHARED not set or without fixtures: layout tests not run\n");
+    mx_test_skip("MX_SHARED not set or without fixtures: layout tests not run");
     return mx_test_finish();
   }
   snprintf(g_tmp, sizeof g_tmp, "%s/mx_fam_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");

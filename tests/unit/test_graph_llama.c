@@ -200,7 +200,7 @@ int main(void) {
   snprintf(probe, sizeof probe, "%s/fixtures/llama/config.json", shared ? shared : "");
   FILE *fp = shared ? fopen(probe, "rb") : NULL;
   if (fp == NULL) {
-    printf("SKIP: %s not found (set MX_SHARED to the shared data folder)\n", probe);
+    mx_test_skip("%s not found (set MX_SHARED to the shared data folder)", probe);
     return mx_test_finish();
   }
   fclose(fp);

@@ -269,9 +269,9 @@ int main(void) {
     check_model(dir, "stories260K", MX_ELEM_F32, MX_ELEM_F32);
     check_model(dir, "stories260K", MX_ELEM_F32, MX_ELEM_BF16);
   } else {
-    printf("SKIP: stories260K: MX_TEST_DATA is not set\n");
+    mx_test_skip("stories260K: MX_TEST_DATA is not set");
   }
-  const char *shared = getenv("MX_SHARED");
+  const char *shared = mx_test_shared("fixtures");
   static const char *archs[] = {"llama", "mistral", "qwen2",  "qwen3",
                                 "gemma", "gemma2",  "gemma3", "phi3"};
   for (size_t i = 0; shared && i < sizeof archs / sizeof archs[0]; i++) {
@@ -279,6 +279,5 @@ int main(void) {
     check_model(dir, archs[i], MX_ELEM_BF16, MX_ELEM_BF16);
     check_model(dir, archs[i], MX_ELEM_F16, MX_ELEM_F32);
   }
-  if (!shared) printf("SKIP: fixtures: MX_SHARED is not set\n");
   return mx_test_finish();
 }

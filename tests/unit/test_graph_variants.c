@@ -351,7 +351,7 @@ int main(void) {
   snprintf(path, sizeof path, "%s/reference.json", g_fixture);
   g_ref = shared ? read_json(path) : NULL;
   if (g_ref == NULL) {
-    printf("SKIP: %s not found (set MX_SHARED to the shared data folder)\n", path);
+    mx_test_skip("%s not found (set MX_SHARED to the shared data folder)", path);
     return mx_test_finish();
   }
   char tmp[] = "/tmp/mx_graph_test_XXXXXX";

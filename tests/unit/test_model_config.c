@@ -264,7 +264,7 @@ int main(void) {
   if (shared && access(probe, R_OK) == 0) {
     test_load_dirs(shared);
   } else {
-    printf("SKIP: MX_SHARED not set or without fixtures: shared configs not tested\n");
+    mx_test_skip("MX_SHARED not set or without fixtures: shared configs not tested");
   }
   return mx_test_finish();
 }

@@ -166,7 +166,7 @@ int main(void) {
   char probe[512];
   snprintf(probe, sizeof probe, "%s/models/stories260K/hf/config.json", shared ? shared : "");
   if (!shared || access(probe, R_OK) != 0) {
-    printf("SKIP: MX_SHARED not set or without models/stories260K: nothing to load\n");
+    mx_test_skip("MX_SHARED not set or without models/stories260K: nothing to load");
     return mx_test_finish();
   }
   snprintf(g_tmp, sizeof g_tmp, "%s/mx_load_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");

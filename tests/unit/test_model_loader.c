@@ -373,8 +373,7 @@ int main(void) {
     test_stories_mlx(shared);
     test_fixtures(shared);
   } else {
-    printf(
-        "SKIP: MX_SHARED not set or without models/stories260K: shared checkpoints not tested\n");
+    mx_test_skip("MX_SHARED not set or without models/stories260K: shared checkpoints not tested");
   }
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);

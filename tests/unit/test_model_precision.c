@@ -162,7 +162,7 @@ static void test_f16_range(void) {
 int main(void) {
   const char *data = getenv("MX_TEST_DATA");
   if (!data) {
-    printf("SKIP: MX_TEST_DATA is not set\n");
+    mx_test_skip("MX_TEST_DATA is not set");
     return mx_test_finish();
   }
   unsetenv("MLXCEL_XLA_PRECISION");

@@ -59,11 +59,8 @@ static void check_fixture(const char *shared, const char *arch) {
 
 int main(void) {
   CHECK(mx_model_list_weights(NULL, visit, NULL) == MX_ERR_INVALID_ARG);
-  const char *shared = getenv("MX_SHARED");
-  if (!shared || !*shared) {
-    printf("SKIP: fixtures: MX_SHARED is not set\n");
-    return mx_test_finish();
-  }
+  const char *shared = mx_test_shared("fixtures");
+  if (!shared) return mx_test_finish();
   static const char *const archs[] = {"llama", "mistral", "qwen2",  "qwen3",
                                       "gemma", "gemma2",  "gemma3", "phi3"};
   for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) check_fixture(shared, archs[i]);

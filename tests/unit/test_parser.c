@@ -80,7 +80,7 @@ static void test_suite(void) {
   int n = 0, cap = 0;
   scan_dir(dir, "", &files, &n, &cap);
   if (n == 0) {
-    printf("suite: %s not found, skipped\n", dir);
+    mx_test_skip("suite: %s not found", dir);
     return;
   }
   qsort(files, (size_t)n, sizeof(char *), cmp_str);

@@ -174,7 +174,7 @@ int main(void) {
     snprintf(dir, sizeof dir, "%s/../../models/stories260K", data);
     gate("stories260K", dir, prompt, 5);
   } else {
-    printf("SKIP: stories260K: MX_TEST_DATA is not set\n");
+    mx_test_skip("stories260K: MX_TEST_DATA is not set");
   }
   const char *shared = getenv("MX_SHARED");
   static const char *archs[] = {"llama", "mistral", "qwen2",  "qwen3",
@@ -186,7 +186,7 @@ int main(void) {
     char *text = NULL;
     size_t len = 0;
     if (mx_read_file(path, &text, &len) != MX_OK) {
-      printf("SKIP: %s: %s\n", archs[i], mx_error_message());
+      mx_test_skip("%s: %s", archs[i], mx_error_message());
       continue;
     }
     cJSON *ref = cJSON_ParseWithLength(text, len);
@@ -197,6 +197,6 @@ int main(void) {
     free(prompt);
     cJSON_Delete(ref);
   }
-  if (!shared) printf("SKIP: fixtures: MX_SHARED is not set\n");
+  if (!shared) mx_test_skip("fixtures: MX_SHARED is not set");
   return mx_test_finish();
 }

@@ -739,7 +739,7 @@ static void test_suite_roundtrip(void) {
   char **files = NULL;
   int n = list_mlir(dir, &files);
   if (n == 0) {
-    printf("suite round trip: %s not found, skipped\n", dir);
+    mx_test_skip("suite round trip: %s not found", dir);
     return;
   }
   rt_stats_t s = {0};

@@ -302,11 +302,8 @@ static void test_fixtures(const char *shared, bool decode) {
 }
 
 int main(void) {
-  const char *shared = getenv("MX_SHARED");
-  if (!shared) {
-    printf("SKIP: needs MX_SHARED\n");
-    return mx_test_finish();
-  }
+  const char *shared = mx_test_shared("models/stories260K");
+  if (!shared || !mx_test_shared("fixtures")) return mx_test_finish();
   unsetenv("MLXCEL_XLA_QUANT");
   setenv("MLXCEL_QUANT_KERNEL", "exact", 1);
   test_mlx(shared, "mlx-q8", MX_QUANT_MLX, "cpu", true, 1e-3);

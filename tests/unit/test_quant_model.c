@@ -412,14 +412,11 @@ static void test_quantize(const char *shared) {
 }
 
 int main(void) {
-  const char *shared = getenv("MX_SHARED");
   test_conversions();
   test_quantizers();
   test_config();
-  if (!shared) {
-    printf("SKIP: the model tests need MX_SHARED\n");
-    return mx_test_finish();
-  }
+  const char *shared = mx_test_shared("models/stories260K");
+  if (!shared || !mx_test_shared("fixtures/llama")) return mx_test_finish();
   test_overlay(shared);
   test_load(shared);
   test_broken(shared);

@@ -763,7 +763,7 @@ static void check_chunking(mx_model_t *m, const ref_run_t *r) {
 static void test_stories260k(void) {
   const char *shared = getenv("MX_SHARED");
   if (!shared) {
-    printf("SKIP: stories260K checks: MX_SHARED is not set\n");
+    mx_test_skip("stories260K checks: MX_SHARED is not set");
     return;
   }
   char dir[4096], refp[4096];
@@ -772,7 +772,7 @@ static void test_stories260k(void) {
   char *text = NULL;
   size_t len = 0;
   if (mx_read_file(refp, &text, &len) != MX_OK) {
-    printf("SKIP: stories260K checks: %s\n", mx_error_message());
+    mx_test_skip("stories260K checks: %s", mx_error_message());
     return;
   }
   mx_model_t *mp = NULL;
@@ -838,12 +838,8 @@ int main(void) {
   test_options();
   test_prefill_decode();
   test_generate();
-  const char *shared = getenv("MX_SHARED");
-  if (shared) {
-    test_stop_strings(shared);
-  } else {
-    printf("SKIP: stop-string checks: MX_SHARED is not set\n");
-  }
+  const char *shared = mx_test_shared("models/stories260K/hf");
+  if (shared) test_stop_strings(shared);
   test_stories260k();
   return mx_test_finish();
 }

@@ -542,7 +542,7 @@ int main(void) {
   if (data) {
     test_data_dirs(data);
   } else {
-    printf("SKIP: MX_TEST_DATA unset: tests/data/tokenizer not checked\n");
+    mx_test_skip("MX_TEST_DATA unset: tests/data/tokenizer not checked");
   }
   const char *shared = getenv("MX_SHARED");
   char probe[1024];
@@ -552,7 +552,7 @@ int main(void) {
     fclose(f);
     test_shared(shared);
   } else {
-    printf("SKIP: MX_SHARED (%s) absent: real-tokenizer checks not run\n",
+    mx_test_skip("MX_SHARED (%s) absent: real-tokenizer checks not run",
            shared ? shared : "unset");
   }
   return mx_test_finish();

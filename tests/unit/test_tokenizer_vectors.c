@@ -289,7 +289,7 @@ int main(void) {
   snprintf(probe, sizeof probe, "%s/tokenizers/README.md", shared ? shared : "");
   FILE *f = shared ? fopen(probe, "rb") : NULL;
   if (!f) {
-    printf("SKIP: MX_SHARED (%s) has no tokenizers/: reference vectors not checked\n",
+    mx_test_skip("MX_SHARED (%s) has no tokenizers/: reference vectors not checked",
            shared ? shared : "unset");
     return mx_test_finish();
   }

@@ -192,7 +192,7 @@ static void test_suite(void) {
   snprintf(dir, sizeof dir, "%s/stablehlo-interpret", shared ? shared : "../shared");
   DIR *dp = opendir(dir);
   if (dp == NULL) {
-    printf("skipped: %s not found (set MX_SHARED)\n", dir);
+    mx_test_skip("%s not found (set MX_SHARED)", dir);
     return;
   }
   char **names = NULL;
