@@ -48,6 +48,16 @@ skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
 expect_rc() { [ "$rc" -eq "$1" ] || fail "expected exit status $1, got $rc"; }
 expect_out() { grep -qE -- "$1" "$TMP/out" || fail "stdout does not match /$1/"; }
 expect_err() { grep -qE -- "$1" "$TMP/err" || fail "stderr does not match /$1/"; }
+# The ids of a `generate --json` run's token lines, comma-separated.
+json_ids() { grep -oE '^\{"id": [0-9]+' "$TMP/out" | grep -oE '[0-9]+$' | paste -sd, -; }
+# $TMP/gc: the bundled model with the generation_config.json given as text.
+with_generation_config() {
+  rm -rf "$TMP/gc" && mkdir "$TMP/gc"
+  for f in config.json model.safetensors tokenizer.json tokenizer_config.json; do
+    ln -s "$MODEL/$f" "$TMP/gc/$f"
+  done
+  printf '%s\n' "$1" >"$TMP/gc/generation_config.json"
+}
 expect_no_crash() { [ "$rc" -lt 128 ] || fail "crashed (signal $((rc - 128)))"; }
 
 # max_abs_diff A.npy B.npy [OFFSET_FLOATS COUNT]: largest |a - b| over the float32 data of two
@@ -162,8 +172,31 @@ t_generate_options() {
   run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 24 --top-k 40 --min-p 0.05 \
     --repeat-penalty 1.1 --seed 1 --json
   expect_rc 0; expect_out '"seed": 1[,}]'
-  run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 2 --ignore-eos --json
-  expect_rc 0; expect_out '"generated_tokens": 2,'
+  # --ignore-eos: on a copy whose generation_config makes the first greedy token (432) an EOS,
+  # generation stops there without the flag and runs on through it with the flag.
+  with_generation_config '{"bos_token_id": 1, "eos_token_id": [2, 432]}'
+  run "$MLXCEL" generate -m "$TMP/gc" --prompt-ids "$PROMPT_IDS" -n 8 --json
+  expect_rc 0; expect_out '"generated_tokens": 0,'; expect_out '"finish_reason": "eos"'
+  run "$MLXCEL" generate -m "$TMP/gc" --prompt-ids "$PROMPT_IDS" -n 8 --ignore-eos --json
+  expect_rc 0; expect_out '"generated_tokens": 8,'; expect_out '"finish_reason": "length"'
+  [ "$(json_ids)" = "$(echo "$GREEDY_IDS" | cut -d, -f1-8)" ] || fail "--ignore-eos: ids $(json_ids)"
+  # generation_config's temperature applies only with do_sample true, as in transformers:
+  # without it decoding stays greedy whatever the seed.
+  with_generation_config '{"bos_token_id": 1, "eos_token_id": 2, "temperature": 1.5}'
+  run "$MLXCEL" generate -m "$TMP/gc" --prompt-ids "$PROMPT_IDS" -n 16 --json --seed 3
+  expect_rc 0; [ "$(json_ids)" = "$(echo "$GREEDY_IDS" | cut -d, -f1-16)" ] ||
+    fail "temperature without do_sample must decode greedily: $(json_ids)"
+  with_generation_config '{"bos_token_id": 1, "eos_token_id": 2, "do_sample": false, "temperature": 1.5}'
+  run "$MLXCEL" generate -m "$TMP/gc" --prompt-ids "$PROMPT_IDS" -n 16 --json --seed 3
+  expect_rc 0; [ "$(json_ids)" = "$(echo "$GREEDY_IDS" | cut -d, -f1-16)" ] ||
+    fail "do_sample false must decode greedily: $(json_ids)"
+  with_generation_config '{"bos_token_id": 1, "eos_token_id": 2, "do_sample": true, "temperature": 1.5}'
+  run "$MLXCEL" generate -m "$TMP/gc" --prompt-ids "$PROMPT_IDS" -n 16 --json --seed 3
+  expect_rc 0; local sampled
+  sampled=$(json_ids)
+  [ "$sampled" != "$(echo "$GREEDY_IDS" | cut -d, -f1-16)" ] || fail "do_sample true did not sample"
+  run "$MLXCEL" generate -m "$TMP/gc" --prompt-ids "$PROMPT_IDS" -n 16 --json --temp 1.5 --seed 3
+  [ "$(json_ids)" = "$sampled" ] || fail "do_sample true: not the sampler at its temperature"
   # --no-echo prints only the new text.
   run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 3 --no-echo -q
   expect_rc 0; [ "$out" = ", there was" ] || fail "--no-echo: got '$out'"

@@ -116,7 +116,10 @@ typedef struct mx_model_config {
   int32_t pad_token_id;  // -1 when none
   int32_t n_eos;         // generation_config.json eos_token_id (int or list), else config's
   int32_t eos_token_ids[MX_MAX_EOS_IDS];
-  // generation_config.json sampling defaults; has_* false when absent.
+  // generation_config.json sampling defaults; has_* false when absent. They apply only when
+  // do_sample is true: transformers' default (do_sample absent or false) decodes greedily
+  // whatever temperature the file also names.
+  bool do_sample;
   bool has_temperature, has_top_p, has_top_k;
   float temperature, top_p;
   int32_t top_k;

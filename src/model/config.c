@@ -45,6 +45,7 @@ static mx_status_t parse_generation(const cJSON *root, const char *src, mx_model
   MX_TRY(mx_cfg_eos(&o, cfg));
   MX_TRY(mx_cfg_token(&o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
   MX_TRY(mx_cfg_token(&o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
+  MX_TRY(mx_cfg_bool(&o, "do_sample", false, &cfg->do_sample));
   double v = 0;
   if ((cfg->has_temperature = mx_cfg_has(&o, "temperature"))) {
     MX_TRY(mx_cfg_f64(&o, "temperature", 1.0, &v));

@@ -148,8 +148,13 @@ static void test_stories260k(void) {
     if (r == 0) {
       int32_t *gi = calloc((size_t)nt, sizeof *gi);
       double mdi = 0, tsi = 0;
-      stories_run(m, run, "interp", NULL, gi, nt < 64 ? nt : 64, &mdi, &tsi);
-      printf("stories260K run 0 (interp, 64 tokens): decode %.0f tok/s\n", tsi);
+      int32_t ni = nt < 64 ? nt : 64;
+      stories_run(m, run, "interp", NULL, gi, ni, &mdi, &tsi);
+      // The oracle holds to the same reference: upstream llama2.c's ids and logits.
+      CHECK_MSG(memcmp(gi, ref, (size_t)ni * sizeof *gi) == 0, "interp: ids differ from llama2.c");
+      CHECK_MSG(mdi <= 1e-4, "interp: max |dlogit| %g", mdi);
+      printf("stories260K run 0 (interp, %d tokens): max |dlogit| %.3g, decode %.0f tok/s\n", ni,
+             mdi, tsi);
       free(gi);
     }
     free(ref);

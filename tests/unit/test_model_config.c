@@ -77,7 +77,12 @@ static void test_rope_and_generation(void) {
   CHECK(c.dtype == MX_ELEM_F16 && strcmp(c.architecture, "LlamaForCausalLM") == 0);
   CHECK(c.n_eos == 3 && c.eos_token_ids[0] == 2 && c.eos_token_ids[2] == 6 && c.bos_token_id == 3);
   CHECK(c.has_temperature && c.temperature == 0.7f && c.has_top_p && c.top_p == 0.9f);
-  CHECK(c.has_top_k && c.top_k == 40);
+  CHECK(c.has_top_k && c.top_k == 40 && c.do_sample);
+  // transformers' GenerationConfig: do_sample false unless the file says true.
+  CHECK_OK(parse2("{\"model_type\": \"llama\"}", "{\"temperature\": 0.7}", &c));
+  CHECK(!c.do_sample && c.has_temperature);
+  EXPECT_ERR(parse2("{\"model_type\": \"llama\"}", "{\"do_sample\": \"yes\"}", &c),
+             "do_sample");
   CHECK_OK(parse2("{\"model_type\": \"llama\", \"eos_token_id\": [7, 9]}", "{}", &c));
   CHECK(c.n_eos == 2 && c.eos_token_ids[1] == 9);
   // transformers 5 layout: rope_parameters carries rope_theta and the scaling.

@@ -320,7 +320,7 @@ void mx_cli_sampling_help(FILE *out) {
 void mx_cli_sampling_params(const mx_cli_sampling_t *s, const mx_model_config_t *cfg,
                             mx_sampler_params_t *p) {
   mx_sampler_params_default(p);
-  if (cfg->has_temperature || cfg->has_top_p || cfg->has_top_k) {
+  if (cfg->do_sample) {
     p->temperature = cfg->has_temperature ? cfg->temperature : 1.0f;
     if (cfg->has_top_p) p->top_p = cfg->top_p;
     if (cfg->has_top_k) p->top_k = cfg->top_k;
