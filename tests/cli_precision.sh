@@ -5,9 +5,11 @@
 #
 # Tolerances on stories260K (logits up to ~19): the emitted graph run by the reference
 # interpreter equals the in-process interpreter on the same graph (1e-5); against the fast cpu
-# backend the difference is f32 reassociation, which can move one activation's rounding to the
-# next bf16 / f16 value: at most 4 ulps of the precision on the largest logit, 2^-6 x 19 = 0.3
-# (bf16) and 2^-9 x 19 = 0.04 (f16); 1e-4 at f32.
+# backend the difference is f32 reassociation, which can move an activation's rounding to the
+# next bf16 / f16 value, so it depends on the machine's kernels: measured 0.055 (bf16) and
+# 0.0084 (f16) with AMX / AVX512-BF16 kernels, 3.8e-6 (bf16) on AVX-512 without them; bounds
+# about 3x the largest measured, 0.15 and 0.025 (1e-4 at f32, measured 1.5e-5). bf16 vs f32
+# logits, both on the reference interpreter (machine-independent): measured 0.213, bound 0.4.
 set -u
 MLXCEL=$1
 SRC=$2
@@ -98,7 +100,7 @@ t_generate() {
 t_emit_run() {
   local p tol d
   for p in f32 bf16 f16; do
-    case $p in f32) tol=1e-4 ;; bf16) tol=0.3 ;; f16) tol=0.04 ;; esac
+    case $p in f32) tol=1e-4 ;; bf16) tol=0.15 ;; f16) tol=0.025 ;; esac
     run "$MLXCEL" emit -m "$MODEL" -o "$TMP/g_$p" --prefill-len 11 --all-logits --ctx 128 \
       --precision $p
     expect_rc 0; expect_err "precision $p, KV cache $p"
@@ -122,12 +124,14 @@ t_emit_run() {
     d=$(max_abs_diff "$TMP/p_$p.npy" "$TMP/ref_$p.npy")
     le "$d" 1e-5 || fail "$p: emitted @prefill vs the in-process interpreter: max |diff| = $d"
     d=$(max_abs_diff "$TMP/p_$p.npy" "$TMP/cpu_$p.npy")
+    echo "$p: emitted @prefill vs the cpu backend: max |diff| $d (bound $tol)"
     le "$d" $tol || fail "$p: emitted @prefill vs the cpu backend: max |diff| = $d > $tol"
   done
   # Precision changes the logits (the graphs differ), within the gate's bounds.
   d=$(max_abs_diff "$TMP/ref_bf16.npy" "$TMP/ref_f32.npy")
+  echo "bf16 vs f32 logits: max |diff| $d"
   le "$d" 1e-6 && fail "bf16 logits equal f32's: the precision did nothing"
-  le "$d" 1.2 || fail "bf16 vs f32 logits: max |diff| = $d"
+  le "$d" 0.4 || fail "bf16 vs f32 logits: max |diff| = $d"
 }
 
 t_bench_json() {

@@ -178,8 +178,11 @@ static void test_half_weights(const char *tmp, mx_elem_type_t et) {
         "%s checkpoint: at f32 identical to its f32 image, max |dlogit| vs f32 reference "
         "%.3g; at %s %.3g\n",
         mx_elem_name(et), md, mx_elem_name(et), mc);
-    CHECK(md < 0.1);
-    CHECK(mc < 0.1);
+    // About 3x the measured errors (bf16 0.0142 / 0.0176, f16 0.00256 / 0.0029; the
+    // interpreter's, so the same on every machine).
+    double bound = et == MX_ELEM_BF16 ? 0.05 : 0.009;
+    CHECK_MSG(md < bound, "%g >= %g", md, bound);
+    CHECK_MSG(mc < bound, "%g >= %g", mc, bound);
     CHECK(mc > 0);  // the rounded activations do change the logits
   }
   free(a);
@@ -339,7 +342,10 @@ static void test_kv_dtype(mx_elem_type_t kv) {
     int32_t rows = cJSON_GetArraySize(ref);
     double md = max_diff_rows(lg, ref, 0, rows, (int32_t)(n / rows));
     printf("%s KV cache: prefill max |dlogit| %.3g\n", mx_elem_name(kv), md);
-    CHECK(md < 0.05);
+    // About 3x the measured errors (bf16 4.6e-3, f16 7.8e-4; the interpreter's, so the same
+    // on every machine).
+    double bound = kv == MX_ELEM_BF16 ? 0.015 : 0.0025;
+    CHECK_MSG(md < bound, "%g >= %g", md, bound);
   }
   free(lg);
 }
