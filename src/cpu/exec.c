@@ -155,46 +155,49 @@ static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
   return k.fn(NULL, p->f, op, s->pin, s->tout);
 }
 
-// X packed once for a GEMM step (compile.c plan_apack, p[6]): APACK_PACK packs it into the
-// arena's apack region here (after a barrier when p[7]: a GEMM since the last barrier may still
+// X packed once for a GEMM step (compile_barriers.c plan_apack_*, gemm.apack): APACK_PACK packs
+// it into the arena's apack region here (after a barrier when gemm.apack_barrier: a GEMM since
+// the last barrier may still
 // read the region), then waits for every thread's share; APACK_REUSE reads what the last packing
 // step left there (same input, the barrier in that step published it). NULL: APACK_NONE, the
 // GEMM packs X block by block itself.
 static const float *step_apack(mx_cpu_plan_t *p, const mx_step_t *s, const float *x, int ith,
                                int nth) {
-  if (s->p[6] == APACK_NONE) return NULL;
+  if (s->gemm.apack == APACK_NONE) return NULL;
   float *apack = (float *)(p->arena + p->apack_off);
-  if (s->p[6] == APACK_PACK) {
-    if (nth > 1 && s->p[7]) mx_cpu_pool_barrier(p->run_pool);
-    mx_cpu_gemm_pack_x(s->w->kt, x, s->p[2], s->p[0], s->w->k, apack, ith, nth);
+  if (s->gemm.apack == APACK_PACK) {
+    if (nth > 1 && s->gemm.apack_barrier) mx_cpu_pool_barrier(p->run_pool);
+    mx_cpu_gemm_pack_x(s->w->kt, x, s->gemm.k, s->gemm.m, s->w->k, apack, ith, nth);
     if (nth > 1) mx_cpu_pool_barrier(p->run_pool);
   }
   return apack;
 }
 
-// Y = X W^T for a matmul step's shape (p[0] = m, p[1] = n, p[2] = k, p[3] = rows_as_gemv) with
-// the fixed split by (ith, nth); apack: step_apack's.
+// Y = X W^T for a matmul step's shape (s->gemm) with the fixed split by (ith, nth); apack:
+// step_apack's.
 static void matmul_fixed(const mx_step_t *s, const mx_cpu_packed_t *w, const float *x,
                          const float *apack, float *y, int ith, int nth) {
-  if (s->p[0] == 1)
+  const step_gemm_t *g = &s->gemm;
+  if (g->m == 1)
     mx_cpu_gemv_packed_f32(w, x, y, ith, nth);
-  else if (s->p[3])
-    mx_cpu_gemv_packed_rows_f32(w, x, s->p[2], y, s->p[1], s->p[0], ith, nth);
+  else if (g->rows_as_gemv)
+    mx_cpu_gemv_packed_rows_f32(w, x, g->k, y, g->n, g->m, ith, nth);
   else
-    mx_cpu_gemm_packed_f32(w, x, s->p[2], apack, y, s->p[1], s->p[0], ith, nth);
+    mx_cpu_gemm_packed_f32(w, x, g->k, apack, y, g->n, g->m, ith, nth);
 }
 
 // The same with the panels shared through the step's work counter where the kernel can.
 static void matmul(mx_cpu_plan_t *p, const mx_step_t *s, const mx_cpu_packed_t *w, const float *x,
                    float *y, int ith, int nth) {
   mx_cpu_work_t *wk = &p->work[s - p->steps];
-  if (s->p[0] == 1)
+  const step_gemm_t *g = &s->gemm;
+  if (g->m == 1)
     mx_cpu_gemv_packed_f32_dyn(w, x, y, wk, ith, nth);
-  else if (s->p[3])
+  else if (g->rows_as_gemv)
     matmul_fixed(s, w, x, NULL, y, ith, nth);
   else
-    mx_cpu_gemm_packed_f32_dyn(w, x, s->p[2], step_apack(p, s, x, ith, nth), y, s->p[1], s->p[0],
-                               wk, ith, nth);
+    mx_cpu_gemm_packed_f32_dyn(w, x, g->k, step_apack(p, s, x, ith, nth), y, g->n, g->m, wk, ith,
+                               nth);
 }
 
 // mx.gated_mlp's gate and up projections and the activation, chunk by chunk: each claimed
@@ -206,8 +209,8 @@ static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
   const float *x = (const float *)vp[s->in[0]];
   float *act = (float *)vp[s->out[0]], *gate = (float *)vp[s->out[1]], *up = (float *)vp[s->out[2]];
   const mx_cpu_packed_t *w = s->w;
-  int64_t m = s->p[0], n = s->p[1], r0 = 0, r1 = m, c0, c1;
-  bool gemm = m > 1 && !s->p[3];
+  int64_t m = s->gemm.m, n = s->gemm.n, k = s->gemm.k, r0 = 0, r1 = m, c0, c1;
+  bool gemm = m > 1 && !s->gemm.rows_as_gemv;
   const float *apack = gemm ? step_apack(p, s, x, ith, nth) : NULL;
   if (w->panels >= nth && (m == 1 || gemm)) {
     int64_t g =
@@ -219,14 +222,14 @@ static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
         mx_cpu_gemv_packed_f32_panels(w, x, gate, q0, q1);
         mx_cpu_gemv_packed_f32_panels(s->w2, x, up, q0, q1);
       } else {
-        mx_cpu_gemm_packed_f32_block(w, x, s->p[2], apack, gate, n, 0, m, q0, q1);
-        mx_cpu_gemm_packed_f32_block(s->w2, x, s->p[2], apack, up, n, 0, m, q0, q1);
+        mx_cpu_gemm_packed_f32_block(w, x, k, apack, gate, n, 0, m, q0, q1);
+        mx_cpu_gemm_packed_f32_block(s->w2, x, k, apack, up, n, 0, m, q0, q1);
       }
       c0 = q0 * w->nr;
       c1 = q1 * w->nr < n ? q1 * w->nr : n;
       for (int64_t r = 0; r < m && c1 > c0; r++)
         mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0,
-                             (int)s->p[4], 0, 1);
+                             s->gemm.act, 0, 1);
     }
     return;
   }
@@ -235,8 +238,8 @@ static void gated_up(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
   // The activation over exactly what this thread wrote (gate and up split alike).
   mx_cpu_matmul_region(w, m, gemm, ith, nth, &r0, &r1, &c0, &c1);
   for (int64_t r = r0; r < r1 && c1 > c0; r++)
-    mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0,
-                         (int)s->p[4], 0, 1);
+    mx_cpu_gated_act_f32(gate + r * n + c0, up + r * n + c0, act + r * n + c0, c1 - c0, s->gemm.act,
+                         0, 1);
 }
 
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
@@ -245,81 +248,69 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_GEMM:
       matmul(p, s, s->w, (const float *)vp[s->in[0]], (float *)vp[s->out[0]], ith, nth);
       break;
-#if MX_CPU_HAVE_FUSED
     case ST_GATED_ACT:
       mx_cpu_gated_act_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
-                           (float *)vp[s->out[0]], s->p[0], (int)s->p[1], ith, nth);
+                           (float *)vp[s->out[0]], s->ew.n, s->ew.op, ith, nth);
       break;
     case ST_GATED_UP:
       gated_up(p, s, ith, nth);
       break;
-#endif
-#if MX_CPU_HAVE_FUSED
     case ST_EMBED:
-      mx_cpu_embed_f32((const float *)vp[s->in[0]], s->p[0], s->p[1], (const int32_t *)vp[s->in[1]],
-                       s->p[2], (float *)vp[s->out[0]], ith, nth);
+      mx_cpu_embed_f32((const float *)vp[s->in[0]], s->rows.vocab, s->rows.h,
+                       (const int32_t *)vp[s->in[1]], s->rows.n, (float *)vp[s->out[0]], ith, nth);
       break;
     case ST_RMS_NORM:
       mx_cpu_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
-                          (float *)vp[s->out[0]], s->p[0], s->p[1], s->fp[0], s->fp[1], ith, nth);
+                          (float *)vp[s->out[0]], s->norm.rows, s->norm.h, s->norm.eps,
+                          s->norm.weight_offset, ith, nth);
       break;
     case ST_ADD_RMS_NORM:
       mx_cpu_add_rms_norm_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
                               (const float *)vp[s->in[2]], (float *)vp[s->out[0]],
-                              (float *)vp[s->out[1]], s->p[0], s->p[1], s->fp[0], s->fp[1], ith,
-                              nth);
+                              (float *)vp[s->out[1]], s->norm.rows, s->norm.h, s->norm.eps,
+                              s->norm.weight_offset, ith, nth);
       break;
     case ST_ROPE:
       mx_cpu_rope_copy_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]],
                            (const int32_t *)vp[s->in[1]], (const float *)vp[s->in[2]],
-                           s->n_in > 3 ? (const float *)vp[s->in[3]] : NULL, s->p[0], s->p[1],
-                           s->p[2], s->p[3], (int)s->p[4], ith, nth);
+                           s->n_in > 3 ? (const float *)vp[s->in[3]] : NULL, s->rope.rows,
+                           s->rope.heads, s->rope.head_dim, s->rope.rotary_dim, s->rope.style, ith,
+                           nth);
       break;
     case ST_ROPE_TABLE:
-      mx_cpu_rope_table_f32((const int32_t *)vp[s->in[0]], (const float *)vp[s->in[1]], s->p[0],
-                            s->p[1], (float *)vp[s->out[0]], ith, nth);
+      mx_cpu_rope_table_f32((const int32_t *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                            s->rope_table.rows, s->rope_table.half, (float *)vp[s->out[0]], ith,
+                            nth);
       break;
     case ST_ATTENTION:
       mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
                            (const float *)vp[s->in[2]], (const int32_t *)vp[s->in[3]],
-                           (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
-                           s->p[5], s->fp[0], s->p[6], s->fp[1], p->scratch, ith, nth);
+                           (float *)vp[s->out[0]], s->attn.b, s->attn.t, s->attn.hq, s->attn.hkv,
+                           s->attn.s, s->attn.d, s->attn.scale, s->attn.window, s->attn.softcap,
+                           p->scratch, ith, nth);
       break;
     case ST_ATTN_SPLIT:
-      mx_cpu_attention_kv_split((const float *)vp[s->in[0]], vp[s->in[1]], vp[s->in[2]],
-                                (mx_elem_type_t)s->p[6], (const int32_t *)vp[s->in[3]],
-                                (float *)vp[s->out[0]], s->p[0], s->p[1], s->p[2], s->p[3], s->p[4],
-                                s->fp[0], s->p[5], s->fp[1], s->p[7], p->scratch,
+      mx_cpu_attention_kv_split((const float *)vp[s->in[0]], vp[s->in[1]], vp[s->in[2]], s->attn.kv,
+                                (const int32_t *)vp[s->in[3]], (float *)vp[s->out[0]], s->attn.b,
+                                s->attn.hq, s->attn.hkv, s->attn.s, s->attn.d, s->attn.scale,
+                                s->attn.window, s->attn.softcap, s->attn.parts, p->scratch,
                                 &p->work[s - p->steps], ith, nth);
       break;
     case ST_ATTN_MERGE:
-      mx_cpu_attention_kv_merge((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->p[0],
-                                s->p[1], s->p[2], ith, nth);
+      mx_cpu_attention_kv_merge((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->merge.rows,
+                                s->merge.d, s->merge.parts, ith, nth);
       break;
-#else
-    case ST_EMBED:
-    case ST_RMS_NORM:
-    case ST_ADD_RMS_NORM:
-    case ST_ROPE:
-    case ST_ROPE_TABLE:
-    case ST_ATTENTION:
-    case ST_ATTN_SPLIT:
-    case ST_ATTN_MERGE:
-    case ST_GATED_ACT:
-    case ST_GATED_UP:
-      break;  // never compiled without fused.h
-#endif
     case ST_QGEMM: {
       const float *x = (const float *)vp[s->in[0]];
       float *y = (float *)vp[s->out[0]];
-      if (s->p[0] == 1)
+      if (s->quant.m == 1)
         mx_cpu_qgemv_dyn(s->qw, x, y, &p->work[s - p->steps], ith, nth);
       else
-        mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->p[0], ith, nth);
+        mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->quant.m, ith, nth);
       break;
     }
     case ST_QEMBED:
-      mx_cpu_qembed(s->qsrc, (const int32_t *)vp[s->in[0]], s->p[0], (float *)vp[s->out[0]], ith,
+      mx_cpu_qembed(s->qsrc, (const int32_t *)vp[s->in[0]], s->quant.m, (float *)vp[s->out[0]], ith,
                     nth);
       break;
     case ST_DUS_INPLACE:
@@ -327,11 +318,11 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       break;
     case ST_EW_BINARY:
       ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
-                s->p[0], (int)s->p[1], ith, nth);
+                s->ew.n, s->ew.op, ith, nth);
       break;
     case ST_TRANSPOSE:
-      transpose4((const uint32_t *)vp[s->in[0]] + s->p[1], (uint32_t *)vp[s->out[0]],
-                 (int32_t)s->p[0], s->tdims, s->tstr, ith, nth);
+      transpose4((const uint32_t *)vp[s->in[0]] + s->copy.first, (uint32_t *)vp[s->out[0]],
+                 s->copy.rank, s->copy.dims, s->copy.stride, ith, nth);
       break;
     case ST_CONVERT:
     case ST_GEMM_LOWP:

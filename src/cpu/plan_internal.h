@@ -1,12 +1,13 @@
-// Internal contract between the plan compiler (compile.c) and the executor (exec.c).
+// Internal contract between the plan compiler (compile*.c), the packed-weight cache (weights.c)
+// and the executor (exec.c, plan_lowp.c).
 #ifndef MX_CPU_PLAN_INTERNAL_H
 #define MX_CPU_PLAN_INTERNAL_H
 
+#include "base/try.h"
 #include "cpu/fused.h"
 #include "cpu/kernels_q.h"
 #include "mlxcel/cpu_lowp.h"
 #include "mlxcel/cpu_plan.h"
-#define MX_CPU_HAVE_FUSED 1
 
 // Where a slot's bytes live.
 typedef enum slot_kind {
@@ -29,41 +30,101 @@ typedef struct mx_slot {
 } mx_slot_t;
 
 typedef enum step_kind {
-  ST_GEMM = 0,  // y[m, n] = x[m, k] W^T (packed)
-  ST_EMBED,     // rows of an embedding table
-  ST_RMS_NORM,
+  ST_GEMM = 0,      // y[m, n] = x[m, k] W^T (packed w)
+  ST_EMBED,         // rows of an f32 embedding table
+  ST_RMS_NORM,      // out = rms_norm(in[0]) * in[1]
   ST_ROPE,          // out = rope(in[0]); in[3], when present: the cos / sin table
   ST_ROPE_TABLE,    // out = cos / sin of pos in[0] x inv_freq in[1] (shared by the RoPEs)
   ST_ADD_RMS_NORM,  // out[0] = in[0] + in[1], out[1] = rms_norm(out[0]) * in[2]
   ST_GATED_ACT,     // out[0] = act(in[0]) * in[1] (mx.gated_act of quantized MLPs)
   ST_GATED_UP,      // out[1] = x w^T, out[2] = x w2^T, out[0] = act(out[1]) * out[2]
-  ST_ATTENTION,
-  ST_EW_BINARY,    // f32 add / subtract / multiply
-  ST_DUS_INPLACE,  // dynamic_update_slice into a buffer the result aliases
-  ST_TRANSPOSE,    // strided copy of 4-byte elements (transpose, slice): p[0] = rank,
-                   // p[1] = first input element, tdims/tstr below
-  ST_FALLBACK,     // interpreter kernel on views (serial)
-  ST_CALL,         // composite decomposition / func.call through mx_interp_run (serial)
-  ST_WHOLE,        // the whole function through mx_interp_run (serial)
-  ST_QGEMM,        // y[m, n] = x[m, k] W^T, W quantized (qw; kernels_q.h)
-  ST_QEMBED,       // dequantized rows of a quantized table (qsrc)
-  ST_PERTURB,      // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
-  // Low-precision steps (compile.c "Low-precision" section, executed by plan_lowp.c):
-  ST_CONVERT,       // out = convert(in), f32 <-> bf16 / f16 (p[0] = n, p[1] = from, p[2] = to)
+  ST_ATTENTION,     // mx.attention over f32 caches
+  ST_EW_BINARY,     // f32 add / subtract / multiply
+  ST_DUS_INPLACE,   // dynamic_update_slice into a buffer the result aliases
+  ST_TRANSPOSE,     // strided copy of 4-byte elements (transpose, slice)
+  ST_FALLBACK,      // interpreter kernel on views (serial)
+  ST_CALL,          // composite decomposition / func.call through mx_interp_run (serial)
+  ST_WHOLE,         // the whole function through mx_interp_run (serial)
+  ST_QGEMM,         // y[m, n] = x[m, k] W^T, W quantized (qw; kernels_q.h)
+  ST_QEMBED,        // dequantized rows of a quantized table (qsrc)
+  ST_PERTURB,       // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
+  // Low-precision steps (compile_lowp.c, executed by plan_lowp.c):
+  ST_CONVERT,       // out = convert(in), f32 <-> bf16 / f16
   ST_GEMM_LOWP,     // y[m, n] f32 = x[m, k] W^T, x and W bf16 / f16 (packed: wl)
-  ST_EMBED_ROWS,    // rows of a bf16 / f16 table (p[0] vocab, p[1] h, p[2] n ids, p[3] bytes)
-  ST_ATTENTION_KV,  // ST_ATTENTION over bf16 / f16 caches (p[7] = the cache element type)
+  ST_EMBED_ROWS,    // rows of a bf16 / f16 table
+  ST_ATTENTION_KV,  // ST_ATTENTION over bf16 / f16 caches
   // Decode attention split over the keys (fused_kv.h): ST_ATTN_SPLIT writes the pieces' states
   // (out[0], a temp), ST_ATTN_MERGE combines them into the result.
-  ST_ATTN_SPLIT,  // p: b, hq, hkv, s, d, window, cache element type, parts; fp: scale, softcap
-  ST_ATTN_MERGE,  // p: rows, d, parts
+  ST_ATTN_SPLIT,
+  ST_ATTN_MERGE,
 } step_kind_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
 
-// ST_GEMM / ST_GATED_UP with m > 1, p[6]: how X reaches the microkernel (compile.c plan_apack,
-// exec.c step_apack). p[7] = 1: a barrier before packing (the region may still be read).
+// How X reaches the microkernel of an ST_GEMM / ST_GATED_UP step with m > 1 (compile_barriers.c
+// plan_apack_*, exec.c step_apack).
 enum { APACK_NONE = 0, APACK_PACK = 1, APACK_REUSE = 2 };
+
+// The parameters of each step kind (mx_step_t's union, named after the kinds that use it).
+typedef struct step_gemm {  // ST_GEMM, ST_GATED_UP, ST_GEMM_LOWP
+  int64_t m, n, k;
+  bool rows_as_gemv;   // one GEMV per row (mx_cpu_compile_opts_t.rows_as_gemv)
+  int act;             // ST_GATED_UP: mx_activation_t
+  int apack;           // APACK_*
+  bool apack_barrier;  // APACK_PACK: a barrier before packing (the region may still be read)
+} step_gemm_t;
+
+typedef struct step_rows {  // ST_EMBED, ST_EMBED_ROWS: out[i] = table[ids[i]]
+  int64_t vocab, h, n;      // table rows, row length, ids
+  int64_t elem_bytes;       // ST_EMBED_ROWS: bytes of a table element
+} step_rows_t;
+
+typedef struct step_norm {  // ST_RMS_NORM, ST_ADD_RMS_NORM
+  int64_t rows, h;
+  float eps, weight_offset;
+} step_norm_t;
+
+typedef struct step_rope {  // ST_ROPE
+  int64_t rows;             // B * T
+  int64_t heads, head_dim, rotary_dim;
+  int style;  // mx_rope_style_t
+} step_rope_t;
+
+typedef struct step_rope_table {  // ST_ROPE_TABLE: [rows, half] cos / sin pairs
+  int64_t rows, half;
+} step_rope_table_t;
+
+typedef struct step_attn {  // ST_ATTENTION, ST_ATTENTION_KV, ST_ATTN_SPLIT
+  int64_t b, t, hq, hkv, s, d, window;
+  mx_elem_type_t kv;  // ST_ATTENTION_KV, ST_ATTN_SPLIT: the caches' element type
+  int64_t parts;      // ST_ATTN_SPLIT: pieces of the keys
+  float scale, softcap;
+} step_attn_t;
+
+typedef struct step_merge {  // ST_ATTN_MERGE
+  int64_t rows, d, parts;
+} step_merge_t;
+
+typedef struct step_ew {  // ST_EW_BINARY, ST_GATED_ACT: n elements
+  int64_t n;
+  int op;  // ST_EW_BINARY: MX_OP_ADD / _SUBTRACT / _MULTIPLY; ST_GATED_ACT: mx_activation_t
+} step_ew_t;
+
+typedef struct step_copy {  // ST_TRANSPOSE
+  int32_t rank;
+  int64_t first;                // first input element
+  int64_t dims[MX_MAX_RANK];    // output dims
+  int64_t stride[MX_MAX_RANK];  // input stride (elements) of each output dim
+} step_copy_t;
+
+typedef struct step_quant {  // ST_QGEMM: m rows of x; ST_QEMBED: n ids
+  int64_t m;
+} step_quant_t;
+
+typedef struct step_convert {  // ST_CONVERT
+  int64_t n;
+  mx_elem_type_t from, to;
+} step_convert_t;
 
 typedef struct mx_step {
   step_kind_t kind;
@@ -77,10 +138,19 @@ typedef struct mx_step {
   const mx_cpu_packed_t *w;        // ST_GEMM, ST_GATED_UP (gate)
   const mx_cpu_packed_t *w2;       // ST_GATED_UP (up)
   const mx_cpu_packed_lowp_t *wl;  // ST_GEMM_LOWP
-  int64_t p[8];                    // integer parameters (meaning per kind)
-  float fp[4];                     // float parameters
-  int64_t tdims[MX_MAX_RANK];      // ST_TRANSPOSE: output dims
-  int64_t tstr[MX_MAX_RANK];       // ST_TRANSPOSE: input stride (elements) of each output dim
+  union {
+    step_gemm_t gemm;
+    step_rows_t rows;
+    step_norm_t norm;
+    step_rope_t rope;
+    step_rope_table_t rope_table;
+    step_attn_t attn;
+    step_merge_t merge;
+    step_ew_t ew;
+    step_copy_t copy;
+    step_quant_t quant;
+    step_convert_t convert;
+  };
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;
   const mx_tensor_t **pin;
@@ -90,33 +160,25 @@ typedef struct mx_step {
   mx_cpu_qsrc_t *qsrc;         // ST_QEMBED (owned by the step)
 } mx_step_t;
 
+// The packed-weight cache (weights.c): one entry per packed copy of a weight.
+typedef enum mx_packed_kind { PACKED_F32, PACKED_LOWP, PACKED_Q } mx_packed_kind_t;
+
 typedef struct mx_packed_entry {
-  const void *data;
+  mx_packed_kind_t kind;
+  const void *data;  // the source bytes (a weight argument), the key with kind, n and k
   int64_t n, k;
-  mx_cpu_packed_t *packed;
+  union {                        // owned by the cache
+    mx_cpu_packed_t *f32;        // PACKED_F32
+    mx_cpu_packed_lowp_t *lowp;  // PACKED_LOWP (its et is part of the key)
+    mx_cpu_qpacked_t *q;         // PACKED_Q (its qk is part of the key)
+  };
 } mx_packed_entry_t;
-
-typedef struct mx_packed_lowp_entry {
-  const void *data;
-  int64_t n, k;
-  mx_cpu_packed_lowp_t *packed;
-} mx_packed_lowp_entry_t;
-
-typedef struct mx_qpacked_entry {
-  const void *data;
-  int64_t n, k;
-  mx_cpu_qpacked_t *packed;
-} mx_qpacked_entry_t;
 
 struct mx_cpu_weights {
   const mx_cpu_kernels_t *kt;
   int32_t n, cap;
   mx_packed_entry_t *e;
   size_t bytes;
-  int32_t n_lowp, cap_lowp;  // bf16 / f16 weights (plan_lowp.c)
-  mx_packed_lowp_entry_t *lowp;
-  int32_t nq, capq;  // quantized weights (mx.linear), packed by mx_cpu_qpacked_get
-  mx_qpacked_entry_t *qe;
   mx_cpu_packed_source_fn on_packed;  // mx_cpu_weights_on_packed
   void *on_packed_user;
 };
@@ -159,21 +221,18 @@ struct mx_cpu_plan {
   int64_t prof_runs;
 };
 
-// Executor entry points (exec.c).
+// Executor entry points (exec.c; plan_lowp.c for the low-precision steps).
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
+void mx_cpu_lowp_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
+
+// The packed form of a weight W[n, k] from the cache, or packed now (with the cache's kernels,
+// the best of its type for bf16 / f16) and kept (weights.c).
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
                               int64_t n, int64_t k, const mx_cpu_packed_t **out);
-// The packed form of a quantized weight, from the cache or packed now (compile_quant.c).
-mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src,
-                               const mx_cpu_qpacked_t **out);
-void mx_cpu_qpacked_free_all(mx_cpu_weights_t *w);
-
-// Low-precision steps (plan_lowp.c): the packed copy of a bf16 / f16 weight W[n, k] (packed
-// once per weights cache, with the best kernels of its type), its release, and the executor.
 mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_elem_type_t et,
                                    const uint16_t *data, int64_t n, int64_t k,
                                    const mx_cpu_packed_lowp_t **out);
-void mx_cpu_weights_lowp_free(mx_cpu_weights_t *w);
-void mx_cpu_lowp_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
+mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src,
+                               const mx_cpu_qpacked_t **out);
 
 #endif  // MX_CPU_PLAN_INTERNAL_H

@@ -1,0 +1,209 @@
+// Layout matchers of the plan compiler: ops that only move bytes. Views (reshape, same-type
+// convert, transposes of unit dims, contiguous slices) cost no step; other transposes and slices
+// of 4-byte elements are strided copies; a dynamic_update_slice into a buffer its result aliases
+// (the KV caches) writes in place.
+#include "cpu/compile_internal.h"
+
+// Byte offset of a slice when its result is a contiguous run of the operand (unit strides;
+// every dim before some d sliced to size 1, every dim after d whole), else -1. The per-sequence
+// slices of a batched graph (cache rows of sequence b, pos0[b]) are such runs.
+static int64_t slice_offset(const mx_op_t *op, const mx_type_t *a) {
+  const int64_t *st = NULL, *li = NULL, *sd = NULL;
+  int32_t r = a->rank;
+  if (mx_attr_get_i64s(mx_op_attr(op, "start_indices"), &st) != r ||
+      mx_attr_get_i64s(mx_op_attr(op, "limit_indices"), &li) != r)
+    return -1;
+  const mx_attr_t *sa = mx_op_attr(op, "strides");
+  if (sa && mx_attr_get_i64s(sa, &sd) != r) return -1;
+  int32_t d = 0;
+  while (d < r - 1 && li[d] - st[d] == 1) d++;  // leading unit dims
+  for (int32_t i = 0; i < r; i++) {
+    if (sd && sd[i] != 1) return -1;
+    if (i > d && (st[i] != 0 || li[i] != a->dims[i])) return -1;
+  }
+  int64_t off = 0;
+  for (int32_t i = 0; i < r; i++) off = off * a->dims[i] + st[i];
+  return off * (int64_t)mx_elem_size(a->elem);
+}
+
+// Views: reshape, same-type convert, transposes that only move unit dims, contiguous slices.
+bool mx_plan_match_view(cctx_t *c, const mx_op_t *op) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands < 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || o->kind != MX_TYPE_TENSOR || a->quant || o->quant ||
+      a->elem != o->elem)
+    return false;
+  bool ok = false;
+  if (op->code == MX_OP_RESHAPE || op->code == MX_OP_CONVERT) {
+    ok = mx_type_numel(a) == mx_type_numel(o);
+  } else if (op->code == MX_OP_SLICE && op->n_operands == 1 && a->rank >= 1 &&
+             mx_elem_size(a->elem) > 0) {
+    int64_t off = slice_offset(op, a);
+    if (off < 0) return false;
+    mx_plan_make_view(c->p, op->results[0], op->operands[0], (size_t)off);
+    c->p->n_view_ops++;
+    return true;
+  } else if (op->code == MX_OP_TRANSPOSE) {
+    const int64_t *perm = NULL;
+    int32_t n = mx_attr_get_i64s(mx_op_attr(op, "permutation"), &perm);
+    if (n != a->rank) return false;
+    int64_t last = -1;
+    ok = true;
+    for (int32_t i = 0; i < n && ok; i++) {
+      if (perm[i] < 0 || perm[i] >= a->rank) return false;
+      if (a->dims[perm[i]] == 1) continue;
+      if (perm[i] < last) ok = false;
+      last = perm[i];
+    }
+  }
+  if (!ok) return false;
+  mx_plan_make_view(c->p, op->results[0], op->operands[0], 0);
+  c->p->n_view_ops++;
+  return true;
+}
+
+// Slices of 4-byte elements that are not contiguous runs (match_view takes those): the same
+// strided copy as a transpose, from the first selected element (copy.first) with every output dim's
+// stride the operand's times the slice stride. Phi-3 splits its fused qkv projection this way.
+bool mx_plan_match_slice(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->code != MX_OP_SLICE || op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || a->quant || o->quant || mx_elem_size(a->elem) != 4 ||
+      a->elem != o->elem || a->rank < 1 || o->rank != a->rank)
+    return false;
+  const int64_t *st0 = NULL, *li = NULL, *sd = NULL;
+  int32_t r = a->rank;
+  if (mx_attr_get_i64s(mx_op_attr(op, "start_indices"), &st0) != r ||
+      mx_attr_get_i64s(mx_op_attr(op, "limit_indices"), &li) != r)
+    return false;
+  const mx_attr_t *sa = mx_op_attr(op, "strides");
+  if (sa && mx_attr_get_i64s(sa, &sd) != r) return false;
+  int64_t istr[MX_MAX_RANK], off = 0, acc = 1;
+  for (int32_t d = r - 1; d >= 0; d--) {
+    int64_t step = sd ? sd[d] : 1;
+    // The verifier checked these; a plan must never read outside its operand anyway.
+    if (step < 1 || st0[d] < 0 || li[d] > a->dims[d] || st0[d] > li[d] ||
+        o->dims[d] != (li[d] - st0[d] + step - 1) / step)
+      return false;
+    istr[d] = acc * step;
+    off += st0[d] * acc;
+    acc *= a->dims[d];
+  }
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_TRANSPOSE, "slice (strided copy)", op->operands, 1,
+                                 op->results[0], &s)))
+    return true;
+  s->copy.rank = r;
+  s->copy.first = off;
+  for (int32_t d = 0; d < r; d++) {
+    s->copy.dims[d] = o->dims[d];
+    s->copy.stride[d] = istr[d];
+  }
+  return true;
+}
+
+// Transposes of 4-byte elements: a strided copy split over output rows.
+bool mx_plan_match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->code != MX_OP_TRANSPOSE || op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || a->quant || o->quant || mx_elem_size(a->elem) != 4 ||
+      a->elem != o->elem || a->rank < 1)
+    return false;
+  const int64_t *perm = NULL;
+  if (mx_attr_get_i64s(mx_op_attr(op, "permutation"), &perm) != a->rank) return false;
+  int64_t istr[MX_MAX_RANK];
+  int64_t acc = 1;
+  for (int32_t d = a->rank - 1; d >= 0; d--) {
+    istr[d] = acc;
+    acc *= a->dims[d];
+  }
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_TRANSPOSE, "transpose (strided copy)", op->operands, 1,
+                                 op->results[0], &s)))
+    return true;
+  s->copy.rank = a->rank;
+  s->copy.first = 0;
+  for (int32_t d = 0; d < a->rank; d++) {
+    if (perm[d] < 0 || perm[d] >= a->rank) {
+      c->p->n_steps--;
+      return false;
+    }
+    s->copy.dims[d] = o->dims[d];
+    s->copy.stride[d] = istr[perm[d]];
+  }
+  return true;
+}
+
+// Result index that argument i aliases, or -1.
+static int32_t aliased_result(const mx_func_t *f, int32_t i) {
+  if (!f->arg_attrs || f->arg_attrs[i].n == 0) return -1;
+  const mx_attr_t *a = mx_attr_field(&f->arg_attrs[i], "tf.aliasing_output");
+  return a && a->kind == MX_ATTR_INT ? (int32_t)a->i : -1;
+}
+
+static int32_t returned_at(const mx_func_t *f, int32_t v, int32_t r) {
+  const mx_op_t *ret = f->body->ops[f->body->n_ops - 1];
+  return r >= 0 && r < ret->n_operands && ret->operands[r] == v;
+}
+
+// The value at the end of the chain of dynamic_update_slices starting with op: while the
+// current value has exactly one use and that use is the operand of a dynamic_update_slice, step
+// to that op's result.
+static int32_t dus_chain_end(const cctx_t *c, const mx_op_t *op) {
+  const mx_block_t *b = c->p->f->body;
+  int32_t v = op->results[0], i = 0;
+  while (i < b->n_ops && b->ops[i] != op) i++;
+  for (i++; i < b->n_ops && c->n_uses[v] == 1; i++) {
+    const mx_op_t *u = b->ops[i];
+    bool reads = false;
+    for (int32_t j = 0; j < u->n_operands; j++) reads = reads || u->operands[j] == v;
+    if (!reads) continue;
+    if (u->code != MX_OP_DYNAMIC_UPDATE_SLICE || u->operands[0] != v || u->n_results != 1)
+      return v;  // its only reader is something else (the return, for the last link)
+    v = u->results[0];
+  }
+  return v;
+}
+
+bool mx_plan_match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_func_t *f = p->f;
+  if (op->n_operands < 2 || op->n_results != 1 || op->n_operands > STEP_MAX_IN) return false;
+  int32_t opd = op->operands[0];
+  const mx_type_t *t = vtype(f, opd), *u = vtype(f, op->operands[1]);
+  if (t->kind != MX_TYPE_TENSOR || t->quant || u->quant || op->n_operands != 2 + t->rank)
+    return false;
+  // In place only into an argument whose result is this op's value, with no other reader; or
+  // into such an argument through a chain of dynamic_update_slices (a batched graph writes each
+  // sequence's rows with one), every link read only by the next and the last one returned.
+  if (c->n_uses[opd] != 1) return false;
+  int32_t arg = -1;
+  if (p->slots[opd].kind == SLOT_ARG)
+    arg = p->slots[opd].arg;
+  else if (c->dus_arg && c->dus_arg[opd] >= 0)
+    arg = c->dus_arg[opd];
+  if (arg < 0 || arg_is_weight(c, arg)) return false;
+  int32_t last = dus_chain_end(c, op);
+  if (!returned_at(f, last, aliased_result(f, arg))) return false;
+  if (c->dus_arg) c->dus_arg[op->results[0]] = arg;
+  for (int32_t i = 2; i < op->n_operands; i++) {
+    const mx_type_t *it = vtype(f, op->operands[i]);
+    if (it->kind != MX_TYPE_TENSOR || it->rank != 0 ||
+        (it->elem != MX_ELEM_I32 && it->elem != MX_ELEM_I64))
+      return false;
+  }
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_add_step(p, &s))) return true;
+  s->kind = ST_DUS_INPLACE;
+  s->parallel = true;
+  s->op = op;
+  s->what = "dynamic_update_slice in place";
+  s->n_in = op->n_operands - 1;
+  for (int32_t i = 1; i < op->n_operands; i++) s->in[i - 1] = op->operands[i];
+  s->n_out = 0;
+  mx_plan_make_view(p, op->results[0], opd, 0);
+  return true;
+}

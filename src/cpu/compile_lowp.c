@@ -1,0 +1,192 @@
+// Low-precision (bf16 / f16) matchers of the plan compiler: converts between f32 and bf16 / f16;
+// the linear layers whose weight is resident in bf16 / f16 (dot_general(bf16, bf16) -> f32 on a
+// converted activation, also inside mx.gated_mlp); rows of a bf16 / f16 embedding table;
+// attention over bf16 / f16 caches. Kernels: mlxcel/cpu_lowp.h and fused_kv.h; executor:
+// plan_lowp.c. Every step computes what its op computes (the activation is rounded by its own
+// convert step, as the graph says).
+#include "cpu/compile_internal.h"
+#include "cpu/fused_kv.h"
+#include "mlxcel/composite.h"
+
+static mx_status_t emit_convert(cctx_t *c, const mx_op_t *op, int32_t in, mx_elem_type_t from,
+                                int32_t out, mx_elem_type_t to, int64_t n) {
+  mx_step_t *s = NULL;
+  mx_status_t st =
+      mx_plan_simple_step(c, op, ST_CONVERT, "convert (f32 <-> bf16/f16)", &in, 1, out, &s);
+  if (st) return st;
+  s->convert = (step_convert_t){n, from, to};
+  return MX_OK;
+}
+
+static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, const void *w,
+                                  mx_elem_type_t et, int64_t m, int64_t n, int64_t k, int32_t out,
+                                  const char *what) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_cpu_packed_lowp_t *pk = NULL;
+  mx_status_t st =
+      mx_cpu_packed_lowp_get(p->weights, c->o->pool, et, (const uint16_t *)w, n, k, &pk);
+  if (st) return st;
+  mx_step_t *s = NULL;
+  if ((st = mx_plan_simple_step(c, op, ST_GEMM_LOWP, what, &x, 1, out, &s))) return st;
+  s->wl = pk;
+  s->gemm.m = m;
+  s->gemm.n = n;
+  s->gemm.k = k;
+  return MX_OK;
+}
+
+static bool match_lowp_convert(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (!((is_f32(a) && is_lowp(o)) || (is_lowp(a) && is_f32(o))) || !mx_type_same_shape(a, o))
+    return false;
+  *st = emit_convert(c, op, op->operands[0], a->elem, op->results[0], o->elem, mx_type_numel(o));
+  return true;
+}
+
+// y = dot_general(x, W) contracting x's last dim with W[n, k]'s dim 1, x and W both bf16 or
+// both f16 (x: the converted activation), W a weight argument, y f32.
+static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 2 || op->n_results != 1) return false;
+  const mx_type_t *lt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
+                  *ot = vtype(f, op->results[0]);
+  if (!is_lowp(lt) || !is_lowp(rt) || lt->elem != rt->elem || !is_f32(ot) || rt->rank != 2 ||
+      lt->rank < 1)
+    return false;
+  const void *w = weight_bytes(c, op->operands[1]);
+  if (!w || !mx_plan_dot_is_xwt(op, lt)) return false;
+  int64_t k = rt->dims[1], n = rt->dims[0];
+  if (lt->dims[lt->rank - 1] != k || ot->rank != lt->rank || ot->dims[ot->rank - 1] != n)
+    return false;
+  int64_t m = mx_type_numel(lt) / (k ? k : 1);
+  if (k == 0 || n == 0 || m == 0) return false;
+  *st = emit_gemm_lowp(c, op, op->operands[0], w, rt->elem, m, n, k, op->results[0],
+                       m == 1 ? "dot_general->gemv (bf16/f16)" : "dot_general->gemm (bf16/f16)");
+  return true;
+}
+
+// Gather of whole rows of a bf16 / f16 table (the embedding of a tied, low-precision head).
+static bool match_lowp_embed(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 2 || op->n_results != 1) return false;
+  const mx_type_t *tt = vtype(f, op->operands[0]), *it = vtype(f, op->operands[1]),
+                  *ot = vtype(f, op->results[0]);
+  if (!is_lowp(tt) || tt->rank != 2 || !is_i32(it) || ot->elem != tt->elem || ot->quant ||
+      !mx_plan_gather_is_rows(op, tt, it))
+    return false;
+  if (ot->rank != it->rank + 1 || ot->dims[ot->rank - 1] != tt->dims[1] || tt->dims[0] <= 0)
+    return false;
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_EMBED_ROWS, "gather->embed (bf16/f16 rows)",
+                                 op->operands, 2, op->results[0], &s)))
+    return true;
+  s->rows =
+      (step_rows_t){tt->dims[0], tt->dims[1], mx_type_numel(it), (int64_t)mx_elem_size(tt->elem)};
+  return true;
+}
+
+// mx.gated_mlp with bf16 / f16 weights: its decomposition converts x (and the activation) to the
+// weights' type before each linear; so do these steps.
+static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  const mx_type_t *xt = vtype(f, op->operands[0]), *gt = vtype(f, op->operands[1]),
+                  *ut = vtype(f, op->operands[2]), *dt = vtype(f, op->operands[3]),
+                  *ot = vtype(f, op->results[0]);
+  mx_comp_gated_t ga;
+  int a = mx_comp_gated_read(op, &ga) ? (int)ga.activation : -1;
+  const void *wg = weight_bytes(c, op->operands[1]), *wu = weight_bytes(c, op->operands[2]),
+             *wd = weight_bytes(c, op->operands[3]);
+  if (a < 0 || !wg || !wu || !wd || !is_f32(xt) || !is_lowp(gt) || !mx_type_equal(gt, ut) ||
+      dt->elem != gt->elem || dt->quant || !is_f32(ot) || gt->rank != 2 || dt->rank != 2 ||
+      xt->rank < 1 || !mx_type_same_shape(xt, ot))
+    return false;
+  mx_elem_type_t et = gt->elem;
+  int64_t H = xt->dims[xt->rank - 1], F = gt->dims[0];
+  if (gt->dims[1] != H || dt->dims[0] != H || dt->dims[1] != F || H == 0 || F == 0) return false;
+  int64_t M = mx_type_numel(xt) / H;
+  if (M == 0) return false;
+  size_t tb = (size_t)(M * F) * sizeof(float);
+  int32_t xc, tg, tu, ta, tac;
+  if ((*st = mx_plan_add_temp(c->p, (size_t)(M * H) * 2, &xc)) ||
+      (*st = mx_plan_add_temp(c->p, tb, &tg)) || (*st = mx_plan_add_temp(c->p, tb, &tu)) ||
+      (*st = mx_plan_add_temp(c->p, tb, &ta)) ||
+      (*st = mx_plan_add_temp(c->p, (size_t)(M * F) * 2, &tac)))
+    return true;
+  mx_step_t *s = NULL;
+  if ((*st = emit_convert(c, op, op->operands[0], MX_ELEM_F32, xc, et, M * H))) return true;
+  const char *w1 =
+      M == 1 ? "mx.gated_mlp gate gemv (bf16/f16)" : "mx.gated_mlp gate gemm (bf16/f16)";
+  if ((*st = emit_gemm_lowp(c, op, xc, wg, et, M, F, H, tg, w1))) return true;
+  if ((*st = emit_gemm_lowp(c, op, xc, wu, et, M, F, H, tu, "mx.gated_mlp up (bf16/f16)")))
+    return true;
+  int32_t in[2] = {tg, tu};
+  if ((*st = mx_plan_simple_step(c, op, ST_GATED_ACT, "mx.gated_mlp act", in, 2, ta, &s)))
+    return true;
+  s->ew = (step_ew_t){M * F, a};
+  if ((*st = emit_convert(c, op, ta, MX_ELEM_F32, tac, et, M * F))) return true;
+  *st = emit_gemm_lowp(c, op, tac, wd, et, M, H, F, op->results[0], "mx.gated_mlp down (bf16/f16)");
+  return true;
+}
+
+// mx.attention over bf16 / f16 caches (the decomposition converts them to f32 exactly; the
+// kernel converts as it reads).
+static bool match_lowp_attention(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
+                  *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]),
+                  *ot = vtype(f, op->results[0]);
+  mx_comp_attention_t a;
+  if (!is_f32(qt) || qt->rank != 4 || !is_lowp(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
+      !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
+      !mx_comp_attention_read(op, &a))
+    return false;
+  float scale = (float)a.scale, softcap = (float)a.softcap;
+  int64_t window = a.window;
+  int64_t B = qt->dims[0], T = qt->dims[1], Hq = qt->dims[2], D = qt->dims[3];
+  int64_t Hkv = kt->dims[1], S = kt->dims[2];
+  if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
+    return false;
+  if (mx_plan_emit_attention_split(c, op, B, T, Hq, Hkv, S, D, window, kt->elem, scale, softcap,
+                                   st))
+    return true;
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION_KV, "mx.attention (bf16/f16 KV)", op->operands,
+                                 4, op->results[0], &s)))
+    return true;
+  s->attn = (step_attn_t){.b = B,
+                          .t = T,
+                          .hq = Hq,
+                          .hkv = Hkv,
+                          .s = S,
+                          .d = D,
+                          .window = window,
+                          .kv = kt->elem,
+                          .scale = scale,
+                          .softcap = softcap};
+  size_t need = mx_cpu_attention_kv_scratch_floats(D, S);
+  if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
+  return true;
+}
+
+// The hook: true when op became low-precision steps (*st set on error).
+bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  switch (op->code) {
+    case MX_OP_CONVERT:
+      return match_lowp_convert(c, op, st);
+    case MX_OP_DOT_GENERAL:
+      return match_lowp_dot(c, op, st);
+    case MX_OP_GATHER:
+      return match_lowp_embed(c, op, st);
+    case MX_OP_COMPOSITE: {
+      mx_composite_kind_t kind = mx_composite_kind(op);
+      if (op->n_results != 1 || op->n_operands != 4) return false;
+      if (kind == MX_COMPOSITE_KIND_GATED_MLP) return match_lowp_mlp(c, op, st);
+      if (kind == MX_COMPOSITE_KIND_ATTENTION) return match_lowp_attention(c, op, st);
+      return false;
+    }
+    default:
+      return false;
+  }
+}
