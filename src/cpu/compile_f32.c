@@ -91,13 +91,38 @@ static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
   return s;
 }
 
+bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_attn_t *a) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 4 || op->n_results != 1) return false;
+  const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
+                  *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]),
+                  *ot = vtype(f, op->results[0]);
+  mx_comp_attention_t ca;
+  if (!is_f32(qt) || qt->rank != 4 || !(lowp_kv ? is_lowp(kt) : is_f32(kt)) || kt->rank != 4 ||
+      !mx_type_equal(kt, vt) || !is_i32(pt) || pt->rank != 1 || !is_f32(ot) ||
+      !mx_type_same_shape(qt, ot) || !mx_comp_attention_read(op, &ca))
+    return false;
+  *a = (step_attn_t){.b = qt->dims[0],
+                     .t = qt->dims[1],
+                     .hq = qt->dims[2],
+                     .hkv = kt->dims[1],
+                     .s = kt->dims[2],
+                     .d = qt->dims[3],
+                     .window = ca.window,
+                     .kv = kt->elem,
+                     .scale = (float)ca.scale,
+                     .softcap = (float)ca.softcap};
+  return kt->dims[0] == a->b && kt->dims[3] == a->d && pt->dims[0] == a->b && a->hkv > 0 &&
+         a->hq % a->hkv == 0;
+}
+
 // A decode mx.attention (T = 1) whose b * hkv groups share out unevenly between threads: the
 // split-over-keys pair of steps (fused_kv.h). false when the shapes need no split.
-bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, int64_t B, int64_t T, int64_t Hq,
-                                  int64_t Hkv, int64_t S, int64_t D, int64_t window,
-                                  mx_elem_type_t kv, float scale, float softcap, mx_status_t *st) {
-  int64_t parts = mx_cpu_attention_kv_parts(Hkv);
-  if (T != 1 || parts <= 1) return false;
+bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, const step_attn_t *a,
+                                  mx_status_t *st) {
+  int64_t B = a->b, Hq = a->hq, D = a->d, S = a->s;
+  int64_t parts = mx_cpu_attention_kv_parts(a->hkv);
+  if (a->t != 1 || parts <= 1) return false;
   int32_t part = -1;
   mx_step_t *s = NULL;
   size_t nbytes = mx_cpu_attention_kv_part_floats(B, Hq, D, parts) * sizeof(float);
@@ -105,17 +130,8 @@ bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, int64_t B, int64
   if ((*st = mx_plan_simple_step(c, op, ST_ATTN_SPLIT, "mx.attention (decode, split over keys)",
                                  op->operands, 4, part, &s)))
     return true;
-  s->attn = (step_attn_t){.b = B,
-                          .t = T,
-                          .hq = Hq,
-                          .hkv = Hkv,
-                          .s = S,
-                          .d = D,
-                          .window = window,
-                          .kv = kv,
-                          .parts = parts,
-                          .scale = scale,
-                          .softcap = softcap};
+  s->attn = *a;
+  s->attn.parts = parts;
   size_t need = mx_cpu_attention_kv_scratch_floats(D, S);
   if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
   if ((*st = mx_plan_simple_step(c, op, ST_ATTN_MERGE, "mx.attention (merge of the key pieces)",
@@ -191,35 +207,14 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     return true;
   }
   if (kind == MX_COMPOSITE_KIND_ATTENTION && op->n_operands == 4) {
-    const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
-                    *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]);
-    mx_comp_attention_t a;
-    if (!is_f32(qt) || qt->rank != 4 || !is_f32(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
-        !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
-        !mx_comp_attention_read(op, &a))
-      return false;
-    float scale = (float)a.scale, softcap = (float)a.softcap;
-    int64_t window = a.window;
-    int64_t B = qt->dims[0], T = qt->dims[1], Hq = qt->dims[2], D = qt->dims[3];
-    int64_t Hkv = kt->dims[1], S = kt->dims[2];
-    if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
-      return false;
-    if (mx_plan_emit_attention_split(c, op, B, T, Hq, Hkv, S, D, window, MX_ELEM_F32, scale,
-                                     softcap, st))
-      return true;
+    step_attn_t a;
+    if (!mx_plan_attention_shape(c, op, false, &a)) return false;
+    if (mx_plan_emit_attention_split(c, op, &a, st)) return true;
     if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION, MX_COMPOSITE_ATTENTION, op->operands, 4,
                                    out, &s)))
       return true;
-    s->attn = (step_attn_t){.b = B,
-                            .t = T,
-                            .hq = Hq,
-                            .hkv = Hkv,
-                            .s = S,
-                            .d = D,
-                            .window = window,
-                            .scale = scale,
-                            .softcap = softcap};
-    size_t need = mx_cpu_attention_scratch_floats(D, S);
+    s->attn = a;
+    size_t need = mx_cpu_attention_scratch_floats(a.d, a.s);
     if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
     return true;
   }

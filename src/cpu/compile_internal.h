@@ -93,11 +93,12 @@ bool mx_plan_match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // An ST_GEMM step y[m, n] = x[m, k] W^T with W packed through the weights cache.
 mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, int64_t m,
                               int64_t n, int64_t k, int32_t out, const char *what);
-// A decode mx.attention split over the keys (f32 or bf16 / f16 caches, kv); false when the
-// shapes need no split.
-bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, int64_t B, int64_t T, int64_t Hq,
-                                  int64_t Hkv, int64_t S, int64_t D, int64_t window,
-                                  mx_elem_type_t kv, float scale, float softcap, mx_status_t *st);
+// *a: the shape and attributes of an mx.attention with f32 q and result, i32 pos0 and f32
+// caches (lowp_kv: bf16 / f16 caches); false when op is not one.
+bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_attn_t *a);
+// A decode mx.attention of shape *a split over the keys; false when the shapes need no split.
+bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, const step_attn_t *a,
+                                  mx_status_t *st);
 // Low precision (compile_lowp.c): bf16 / f16 converts, linears, embeddings, MLPs, KV caches.
 bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // Quantized weights (compile_quant.c): mx.linear, mx.embedding, mx.gated_act.

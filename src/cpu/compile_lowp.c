@@ -133,39 +133,15 @@ static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
 // mx.attention over bf16 / f16 caches (the decomposition converts them to f32 exactly; the
 // kernel converts as it reads).
 static bool match_lowp_attention(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
-  const mx_func_t *f = c->p->f;
-  const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
-                  *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]),
-                  *ot = vtype(f, op->results[0]);
-  mx_comp_attention_t a;
-  if (!is_f32(qt) || qt->rank != 4 || !is_lowp(kt) || kt->rank != 4 || !mx_type_equal(kt, vt) ||
-      !is_i32(pt) || pt->rank != 1 || !is_f32(ot) || !mx_type_same_shape(qt, ot) ||
-      !mx_comp_attention_read(op, &a))
-    return false;
-  float scale = (float)a.scale, softcap = (float)a.softcap;
-  int64_t window = a.window;
-  int64_t B = qt->dims[0], T = qt->dims[1], Hq = qt->dims[2], D = qt->dims[3];
-  int64_t Hkv = kt->dims[1], S = kt->dims[2];
-  if (kt->dims[0] != B || kt->dims[3] != D || pt->dims[0] != B || Hkv <= 0 || Hq % Hkv)
-    return false;
-  if (mx_plan_emit_attention_split(c, op, B, T, Hq, Hkv, S, D, window, kt->elem, scale, softcap,
-                                   st))
-    return true;
+  step_attn_t a;
+  if (!mx_plan_attention_shape(c, op, true, &a)) return false;
+  if (mx_plan_emit_attention_split(c, op, &a, st)) return true;
   mx_step_t *s = NULL;
   if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION_KV, "mx.attention (bf16/f16 KV)", op->operands,
                                  4, op->results[0], &s)))
     return true;
-  s->attn = (step_attn_t){.b = B,
-                          .t = T,
-                          .hq = Hq,
-                          .hkv = Hkv,
-                          .s = S,
-                          .d = D,
-                          .window = window,
-                          .kv = kt->elem,
-                          .scale = scale,
-                          .softcap = softcap};
-  size_t need = mx_cpu_attention_kv_scratch_floats(D, S);
+  s->attn = a;
+  size_t need = mx_cpu_attention_kv_scratch_floats(a.d, a.s);
   if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
   return true;
 }
