@@ -31,6 +31,9 @@ SLOW_MODEL = os.environ.get("MX_SLOW_MODEL")
 if not MLXCEL or not ROOT:
     raise RuntimeError("set MLXCEL (the binary) and MX_ROOT (the repository)")
 STORIES = os.path.join(ROOT, "models", "stories260K")
+# Upstream llama2.c's greedy runs of stories260K (ids and text), from the shared data folder.
+SHARED = os.environ.get("MX_SHARED") or os.path.join(ROOT, "..", "shared")
+REFERENCE_GREEDY = os.path.join(SHARED, "models", "stories260K", "reference-greedy.json")
 
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:(\d+))")
 
@@ -125,6 +128,13 @@ def cli_generate(model_dir, args):
         else:
             text += j["text"]
     return Generated(text, summary)
+
+
+def detokenize(model_dir, ids):
+    """`mlxcel detokenize --skip-special` of ids: the text of token ids nobody here chose."""
+    return subprocess.run([MLXCEL, "detokenize", "-m", model_dir, "--skip-special", "--ids",
+                           ",".join(map(str, ids))], check=True, capture_output=True,
+                          text=True).stdout.removesuffix("\n")
 
 
 # stories260K has no chat_template; this one makes it a chat model for the tests.

@@ -13,6 +13,7 @@ their names (test_01_..., test_02_...): the metrics test counts the requests of 
 
 import json
 import math
+import os
 import signal
 import socket
 import time
@@ -21,7 +22,8 @@ import unittest
 import openai
 
 from harness import (
-    CHAT_TEMPLATE, SLOW_MODEL, STORIES, Server, background, cli_generate, make_chat_model,
+    CHAT_TEMPLATE, REFERENCE_GREEDY, SLOW_MODEL, STORIES, Server, background, cli_generate,
+    detokenize, make_chat_model,
     metrics, raw, remove_tree, seconds_per_token, tokens_lasting, wait_metrics,
 )
 
@@ -116,6 +118,33 @@ class Stories(ServerTest):
         r = self.complete(prompt=ids, max_tokens=12, temperature=0)
         self.assertEqual(r.choices[0].text, ref.text)
         self.assertEqual(r.usage.prompt_tokens, 5)
+
+    def test_03a_greedy_streams_follow_llama2c_together(self):
+        """The greedy runs of upstream llama2.c (../shared reference-greedy.json, 251-256 tokens
+        each), streamed at the same time (so decoded in shared batches): each stream's text is
+        that of llama2.c's ids, a reference this engine did not write."""
+        if not os.path.exists(REFERENCE_GREEDY):
+            self.skipTest(f"{REFERENCE_GREEDY} not found (set MX_SHARED)")
+        with open(REFERENCE_GREEDY, encoding="utf-8") as f:
+            runs = json.load(f)["runs"]
+        self.assertGreaterEqual(len(runs), 3)
+        want, calls = [], []
+        for run in runs:
+            prompt, tokens = run["prompt_tokens"], run["tokens"]
+            self.assertEqual(tokens[:len(prompt)], prompt)
+            full = detokenize(STORIES, tokens)
+            head = detokenize(STORIES, prompt)
+            self.assertTrue(full.startswith(head))
+            want.append(full[len(head):])
+            body = {"model": "stories260K", "prompt": prompt, "temperature": 0,
+                    "max_tokens": len(tokens) - len(prompt), "stream": True,
+                    "extra_body": {"ignore_eos": True}}
+            calls.append(background(
+                lambda b=body: read_completion_stream(self.client.completions.create(**b))))
+        for i, call in enumerate(calls):
+            text, finish, _, _ = call.result(timeout=120)
+            self.assertEqual(text, want[i], f"run {i}: the stream differs from llama2.c's ids")
+            self.assertEqual(finish, "length")
 
     def test_04_ignore_eos_generates_past_eos_like_the_cli(self):
         ref = cli_generate(STORIES, ["-p", "The end", "-n", "300", "--temp", "0", "--ignore-eos"])
