@@ -263,6 +263,8 @@ HDR
   echo
   echo "## Results"
   echo
+  echo "![Each row's prefill and decode tok/s as a share of its limit](performance.svg)"
+  echo
   echo "| model shape | params | dtype | quant | precision / KV | backend | threads | ctx | chunk | prompt | prefill tok/s | prefill limit (tok/s) | % of limit | gen | decode tok/s | decode limit (tok/s) | % of limit | peak RSS | limits: bandwidth / peak | date |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   interp=0
@@ -345,3 +347,5 @@ HDR
   fi
 } >"$OUT"
 log "wrote $OUT"
+# The chart beside the table: each row's share of its limit (performance.svg next to the page).
+"${MX_PYTHON:-python3}" "$ROOT/bench/chart.py" "$OUT" "$(dirname "$OUT")/performance.svg"
