@@ -8,8 +8,8 @@
 
 static void tokenize_usage(FILE *out) {
   fprintf(out,
-          "Usage: mlxcel tokenize -m DIR [--no-special] [--json] TEXT\n"
-          "       mlxcel tokenize -m DIR [--no-special] [--json] -f FILE\n"
+          "Usage: mlxcel tokenize -m DIR [--no-add-special] [--split-special] [--json] TEXT\n"
+          "       mlxcel tokenize -m DIR [--no-add-special] [--split-special] [--json] -f FILE\n"
           "\n"
           "Prints the token ids of TEXT (or of the contents of FILE; `-` is standard input)\n"
           "with the tokenizer of model directory DIR (DIR/tokenizer.json and, when present,\n"
@@ -17,8 +17,12 @@ static void tokenize_usage(FILE *out) {
           "\n"
           "Options:\n"
           "  -m, --model DIR   model directory\n"
-          "  --no-special      add no special tokens (no BOS) and encode special-token text\n"
-          "                    such as `<s>` as plain text\n"
+          "  --no-add-special  add no special tokens (no BOS); special-token text such as\n"
+          "                    `<|im_end|>` is still matched (transformers'\n"
+          "                    add_special_tokens=False)\n"
+          "  --split-special   encode special-token text as plain text (transformers'\n"
+          "                    split_special_tokens=True)\n"
+          "  --no-special      both of the above\n"
           "  --json            print a JSON array ([1, 403, 407]) instead of space-separated ids\n"
           "  -f, --file FILE   read the text from FILE instead of the command line\n"
           "  -h, --help        show this help\n"
@@ -78,7 +82,7 @@ static int read_text_file(const char *path, char **text, size_t *len) {
 
 int mx_cli_cmd_tokenize(int argc, char **argv) {
   const char *cmd = "tokenize", *dir = NULL, *text = NULL, *file = NULL;
-  bool json = false, no_special = false;
+  bool json = false, no_add_special = false, split_special = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
     int r;
@@ -94,7 +98,11 @@ int mx_cli_cmd_tokenize(int argc, char **argv) {
     } else if (strcmp(a, "--json") == 0) {
       json = true;
     } else if (strcmp(a, "--no-special") == 0) {
-      no_special = true;
+      no_add_special = split_special = true;
+    } else if (strcmp(a, "--no-add-special") == 0) {
+      no_add_special = true;
+    } else if (strcmp(a, "--split-special") == 0) {
+      split_special = true;
     } else if (strcmp(a, "--") == 0 && i + 1 < argc && !text) {
       text = argv[++i];
     } else if (a[0] == '-' && a[1] != '\0') {  // TEXT starting with '-' goes after `--`
@@ -124,7 +132,7 @@ int mx_cli_cmd_tokenize(int argc, char **argv) {
     }
     text = owned;
   }
-  mx_encode_opts_t eo = {.add_special = !no_special, .parse_special = !no_special};
+  mx_encode_opts_t eo = {.add_special = !no_add_special, .parse_special = !split_special};
   int32_t *ids = NULL, n = 0;
   mx_error_clear();
   mx_status_t st = mx_tokenizer_encode(tok, text, len, &eo, &ids, &n);
