@@ -46,6 +46,7 @@ int mx_cli_run_weights(const mx_run_weights_opts_t *o);
 
 int mx_cli_cmd_generate(int argc, char **argv);
 int mx_cli_cmd_tokenize(int argc, char **argv);
+int mx_cli_cmd_template(int argc, char **argv);
 int mx_cli_cmd_detokenize(int argc, char **argv);
 int mx_cli_cmd_logits(int argc, char **argv);
 int mx_cli_cmd_emit(int argc, char **argv);
@@ -151,6 +152,9 @@ mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int6
 // Appends an MLIR-like rendering of a tensor value: `dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>`
 // (tuples as `(v0, v1)`, tokens as `!stablehlo.token`).
 void mx_cli_format_tensor(const mx_tensor_t *t, mx_strbuf_t *sb);
+// Reads the whole of `path` (`-`: standard input) into *text (heap, NUL-terminated, caller
+// frees) and *len; on failure prints "mlxcel CMD: ..." and returns an exit status.
+int mx_cli_read_input(const char *cmd, const char *path, char **text, size_t *len);
 // Appends `s` as a JSON string literal (quotes included).
 void mx_cli_json_string(mx_strbuf_t *sb, const char *s);
 // Same for `len` bytes that may hold NULs or incomplete UTF-8 (written as \u0000 / \ufffd).

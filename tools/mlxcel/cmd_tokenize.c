@@ -58,7 +58,7 @@ static int load_tokenizer(const char *cmd, const char *dir, mx_tokenizer_t **tok
   return st == MX_OK ? MX_EXIT_OK : mx_cli_fail(cmd, st);
 }
 
-static int read_text_file(const char *path, char **text, size_t *len) {
+int mx_cli_read_input(const char *cmd, const char *path, char **text, size_t *len) {
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
   if (strcmp(path, "-") == 0) {
@@ -67,7 +67,7 @@ static int read_text_file(const char *path, char **text, size_t *len) {
     while ((n = fread(buf, 1, sizeof buf, stdin)) > 0) mx_strbuf_append(&sb, buf, n);
     if (ferror(stdin) || sb.oom) {
       mx_strbuf_free(&sb);
-      fprintf(stderr, "mlxcel tokenize: cannot read standard input\n");
+      fprintf(stderr, "mlxcel %s: cannot read standard input\n", cmd);
       return MX_EXIT_IO;
     }
     if (!sb.data) mx_strbuf_puts(&sb, "");
@@ -76,7 +76,7 @@ static int read_text_file(const char *path, char **text, size_t *len) {
   }
   mx_error_clear();
   mx_status_t st = mx_read_file(path, text, len);
-  if (st != MX_OK) return mx_cli_fail("tokenize", st);
+  if (st != MX_OK) return mx_cli_fail(cmd, st);
   return MX_EXIT_OK;
 }
 
@@ -125,7 +125,7 @@ int mx_cli_cmd_tokenize(int argc, char **argv) {
   char *owned = NULL;
   size_t len = text ? strlen(text) : 0;
   if (file) {
-    rc = read_text_file(file, &owned, &len);
+    rc = mx_cli_read_input(cmd, file, &owned, &len);
     if (rc != MX_EXIT_OK) {
       mx_tokenizer_destroy(tok);
       return rc;

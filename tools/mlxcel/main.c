@@ -16,6 +16,7 @@ static const mx_cli_cmd_t kCommands[] = {
     {"chat", mx_cli_cmd_chat, "chat with a model in the terminal through its chat template"},
     {"tokenize", mx_cli_cmd_tokenize, "print the token ids of a text"},
     {"detokenize", mx_cli_cmd_detokenize, "print the text of token ids"},
+    {"template", mx_cli_cmd_template, "render a conversation through the chat template (text, ids)"},
     {"logits", mx_cli_cmd_logits, "write the logits of every position of a prompt as .npy"},
     {"emit", mx_cli_cmd_emit, "write a model's StableHLO graphs (prefill.mlir, decode.mlir)"},
     {"mkmodel", mx_cli_cmd_mkmodel, "write a random-weight checkpoint of a known model shape"},
