@@ -71,14 +71,22 @@ static bool ints_eq(const mx_attr_t *a, const int64_t *want, int32_t n) {
   return true;
 }
 
-bool mx_plan_dot_is_xwt(const mx_op_t *op, const mx_type_t *lt) {
+bool mx_plan_dot_xwt(const mx_op_t *op, const mx_type_t *lt, const mx_type_t *rt,
+                     const mx_type_t *ot, int64_t *m, int64_t *n, int64_t *k) {
   const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
   if (!dn) return false;
   int64_t lc = lt->rank - 1, rc = 1;
-  return ints_eq(mx_attr_field(dn, "lhs_batching_dimensions"), NULL, 0) &&
-         ints_eq(mx_attr_field(dn, "rhs_batching_dimensions"), NULL, 0) &&
-         ints_eq(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc, 1) &&
-         ints_eq(mx_attr_field(dn, "rhs_contracting_dimensions"), &rc, 1);
+  if (!ints_eq(mx_attr_field(dn, "lhs_batching_dimensions"), NULL, 0) ||
+      !ints_eq(mx_attr_field(dn, "rhs_batching_dimensions"), NULL, 0) ||
+      !ints_eq(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc, 1) ||
+      !ints_eq(mx_attr_field(dn, "rhs_contracting_dimensions"), &rc, 1))
+    return false;
+  *k = rt->dims[1];
+  *n = rt->dims[0];
+  if (lt->dims[lt->rank - 1] != *k || ot->rank != lt->rank || ot->dims[ot->rank - 1] != *n)
+    return false;
+  *m = mx_type_numel(lt) / (*k ? *k : 1);
+  return *k != 0 && *n != 0 && *m != 0;
 }
 
 bool mx_plan_gather_is_rows(const mx_op_t *op, const mx_type_t *tt, const mx_type_t *it) {

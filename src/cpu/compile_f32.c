@@ -40,12 +40,8 @@ bool mx_plan_match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
                   *ot = vtype(f, op->results[0]);
   if (!is_f32(lt) || !is_f32(rt) || !is_f32(ot) || rt->rank != 2 || lt->rank < 1) return false;
   const void *w = weight_bytes(c, op->operands[1]);
-  if (!w || !mx_plan_dot_is_xwt(op, lt)) return false;
-  int64_t k = rt->dims[1], n = rt->dims[0];
-  if (lt->dims[lt->rank - 1] != k || ot->rank != lt->rank || ot->dims[ot->rank - 1] != n)
-    return false;
-  int64_t m = mx_type_numel(lt) / (k ? k : 1);
-  if (k == 0 || n == 0 || m == 0) return false;
+  int64_t m, n, k;
+  if (!w || !mx_plan_dot_xwt(op, lt, rt, ot, &m, &n, &k)) return false;
   *st = mx_plan_emit_gemm(c, op, op->operands[0], w, m, n, k, op->results[0],
                           m == 1 ? "dot_general->gemv" : "dot_general->gemm");
   return true;

@@ -76,9 +76,10 @@ void mx_plan_make_view(mx_cpu_plan_t *p, int32_t v, int32_t src, size_t off);
 // A parallel step of `kind` reading in[0..n_in) and writing out.
 mx_status_t mx_plan_simple_step(cctx_t *c, const mx_op_t *op, step_kind_t kind, const char *what,
                                 const int32_t *in, int32_t n_in, int32_t out, mx_step_t **sp);
-// dot_general(x, W) contracting x's last dim (x of type lt) with dim 1 of a rank-2 W, without
-// batching dims: y = x W^T.
-bool mx_plan_dot_is_xwt(const mx_op_t *op, const mx_type_t *lt);
+// dot_general(x, W) of types lt, rt -> ot contracting x's last dim with dim 1 of a rank-2 W,
+// without batching dims: y[m, n] = x[m, k] W^T, none of m, n, k zero.
+bool mx_plan_dot_xwt(const mx_op_t *op, const mx_type_t *lt, const mx_type_t *rt,
+                     const mx_type_t *ot, int64_t *m, int64_t *n, int64_t *k);
 // gather of whole rows of a rank-2 table (type tt) by the indices (type it): an embedding lookup.
 bool mx_plan_gather_is_rows(const mx_op_t *op, const mx_type_t *tt, const mx_type_t *it);
 

@@ -56,12 +56,8 @@ static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       lt->rank < 1)
     return false;
   const void *w = weight_bytes(c, op->operands[1]);
-  if (!w || !mx_plan_dot_is_xwt(op, lt)) return false;
-  int64_t k = rt->dims[1], n = rt->dims[0];
-  if (lt->dims[lt->rank - 1] != k || ot->rank != lt->rank || ot->dims[ot->rank - 1] != n)
-    return false;
-  int64_t m = mx_type_numel(lt) / (k ? k : 1);
-  if (k == 0 || n == 0 || m == 0) return false;
+  int64_t m, n, k;
+  if (!w || !mx_plan_dot_xwt(op, lt, rt, ot, &m, &n, &k)) return false;
   *st = emit_gemm_lowp(c, op, op->operands[0], w, rt->elem, m, n, k, op->results[0],
                        m == 1 ? "dot_general->gemv (bf16/f16)" : "dot_general->gemm (bf16/f16)");
   return true;
