@@ -18,6 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 unset MLXCEL_BACKEND MLXCEL_XLA_CONTEXT_CAPACITY
+PYTHON=${MX_PYTHON:-python3}
 
 . "$SRC/tests/cli_lib.sh"
 fail_context() {
@@ -160,4 +161,10 @@ t_errors() {
   [ "$rc" -eq 0 ] && grep -q "Usage: mlxcel chat -m DIR" "$TMP/out" || fail "--help"
 }
 
-run_tests "$NAME" "turns interrupt errors"
+# A second turn's reply equals a fresh run of the whole conversation (tests/chat_second_turn.py).
+t_second_turn() {
+  "$PYTHON" "$SRC/tests/chat_second_turn.py" "$MLXCEL" "$TMP/m" ||
+    fail "second turns differ from fresh runs of the whole conversation"
+}
+
+run_tests "$NAME" "turns interrupt errors second_turn"

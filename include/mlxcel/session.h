@@ -112,6 +112,14 @@ int32_t mx_session_vocab(const mx_session_t *s);
 const mx_backend_t *mx_session_backend(const mx_session_t *s);
 const mx_model_t *mx_session_model(const mx_session_t *s);
 void mx_session_reset(mx_session_t *s);
+// The ids the context holds, mx_session_n_past() of them (owned by the session; valid until the
+// next prefill, decode, rewind or reset).
+const int32_t *mx_session_tokens(const mx_session_t *s);
+// Keeps the first n tokens of the context and forgets the rest (0 <= n <= n_past), so that a
+// caller continues from the prefix its new token sequence shares with the old one (a chat
+// re-rendered after a reply). The KV entries past n are rewritten before anything reads them;
+// the logits are invalid until the next prefill or decode.
+mx_status_t mx_session_rewind(mx_session_t *s, int64_t n);
 
 // ============================================================================================
 // Sampler

@@ -169,6 +169,23 @@ int32_t mx_session_vocab(const mx_session_t *s) { return s ? s->vocab : 0; }
 const mx_backend_t *mx_session_backend(const mx_session_t *s) { return s ? s->backend : NULL; }
 const mx_model_t *mx_session_model(const mx_session_t *s) { return s ? s->model : NULL; }
 
+const int32_t *mx_session_tokens(const mx_session_t *s) { return s ? s->tokens : NULL; }
+
+mx_status_t mx_session_rewind(mx_session_t *s, int64_t n) {
+  if (!s) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_rewind: no session");
+  if (n < 0 || n > s->n_past) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "rewind to %lld tokens: the context holds %lld",
+                        (long long)n, (long long)s->n_past);
+  }
+  if (n == 0) {
+    mx_session_reset(s);
+    return MX_OK;
+  }
+  s->n_past = n;
+  s->has_logits = false;
+  return MX_OK;
+}
+
 void mx_session_reset(mx_session_t *s) {
   if (!s) return;
   s->backend->reset(s->state);

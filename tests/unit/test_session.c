@@ -760,6 +760,39 @@ static void check_chunking(mx_model_t *m, const ref_run_t *r) {
   free(ref);
 }
 
+// mx_session_rewind: continuing from a kept prefix gives the logits of a fresh session fed
+// the same ids (the entries past the prefix are rewritten before they are read).
+static void test_rewind(const mx_model_t *m) {
+  static const int32_t first[] = {1, 403, 407, 261, 378, 432, 383, 286};
+  static const int32_t next[] = {10, 11, 12};
+  static const int32_t whole[] = {1, 403, 407, 261, 378, 10, 11, 12};
+  mx_session_t *a = NULL, *b = NULL;
+  CHECK_OK(mx_session_create(m, NULL, &a));
+  CHECK_OK(mx_session_create(m, NULL, &b));
+  if (!a || !b) goto done;
+  CHECK_OK(mx_session_prefill(a, first, 8, NULL));
+  CHECK(mx_session_rewind(a, 9) == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "holds 8"));
+  CHECK(mx_session_rewind(a, -1) == MX_ERR_INVALID_ARG && mx_session_n_past(a) == 8);
+  CHECK_OK(mx_session_rewind(a, 5));
+  CHECK(mx_session_n_past(a) == 5 && mx_session_logits(a) == NULL);
+  CHECK(memcmp(mx_session_tokens(a), first, 5 * sizeof *first) == 0);
+  CHECK_OK(mx_session_prefill(a, next, 3, NULL));
+  CHECK_OK(mx_session_prefill(b, whole, 8, NULL));
+  CHECK(memcmp(mx_session_tokens(a), whole, sizeof whole) == 0);
+  const float *la = mx_session_logits(a), *lb = mx_session_logits(b);
+  double md = 0;
+  for (int32_t v = 0; la && lb && v < mx_session_vocab(a); v++) {
+    double d = fabs((double)la[v] - (double)lb[v]);
+    if (d > md) md = d;
+  }
+  CHECK_MSG(la && lb && md <= 1e-5, "rewound vs fresh: max |dlogit| %g", md);
+  CHECK_OK(mx_session_rewind(a, 0));
+  CHECK(mx_session_n_past(a) == 0);
+done:
+  mx_session_destroy(a);
+  mx_session_destroy(b);
+}
+
 static void test_stories260k(void) {
   const char *shared = getenv("MX_SHARED");
   if (!shared) {
@@ -805,6 +838,7 @@ static void test_stories260k(void) {
     CHECK(mx_session_n_past(s) == 0);
     free(big);
     mx_session_destroy(s);
+    test_rewind(&m);
 
     cJSON *run;
     int idx = 0;

@@ -1,8 +1,9 @@
 // `mlxcel chat`: an interactive terminal chat through the model's chat template. Replies stream
-// as they are generated; the conversation stays in the session's KV cache, and each turn
-// prefills only the text the template adds after what the cache already holds (the whole
-// conversation is prefilled again only when the template renders the earlier turns
-// differently). Ctrl-C stops a reply; at the prompt, a second Ctrl-C exits.
+// as they are generated; the conversation stays in the session's KV cache. Each turn renders
+// and encodes the whole conversation, as a fresh request for it would, and prefills only the
+// tokens after the prefix it shares with what the cache holds (a reply's tokens need not be
+// what its text encodes to, so the prefix is found on the ids, never on the text). Ctrl-C stops
+// a reply; at the prompt, a second Ctrl-C exits.
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -123,11 +124,6 @@ typedef struct chat {
   mx_generate_opts_t go;
   mx_chat_message_t *msgs;  // contents heap-owned; roles static
   int32_t n_msgs, cap_msgs;
-  // What the KV cache holds, as text: the rendered prompt of the last turn followed by the
-  // reply (NULL when the cache is empty), and the reply's last token when it was not fed back.
-  char *held;
-  size_t held_len;
-  int32_t pending;
   bool failed;  // a turn failed (exit status 1)
 } chat_t;
 
@@ -150,13 +146,7 @@ static bool push_msg(chat_t *ch, const char *role, const char *text, size_t len)
 static void pop_msg(chat_t *ch) { free((char *)ch->msgs[--ch->n_msgs].content); }
 
 // Forgets the KV cache (the messages stay).
-static void drop_cache(chat_t *ch) {
-  mx_session_reset(ch->s);
-  free(ch->held);
-  ch->held = NULL;
-  ch->held_len = 0;
-  ch->pending = -1;
-}
+static void drop_cache(chat_t *ch) { mx_session_reset(ch->s); }
 
 static void reset_conversation(chat_t *ch) {
   while (ch->n_msgs > (ch->a->system ? 1 : 0)) pop_msg(ch);
@@ -165,7 +155,6 @@ static void reset_conversation(chat_t *ch) {
 
 typedef struct reply {
   mx_strbuf_t text;
-  int32_t last_id;  // last token the callback saw (-1: none)
   bool ends_with_newline;
 } reply_t;
 
@@ -176,33 +165,18 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len) {
     mx_strbuf_append(&r->text, text, len);
     r->ends_with_newline = text[len - 1] == '\n';
   }
-  if (id >= 0) r->last_id = id;
   fflush(stdout);
   return !g_interrupted;
 }
 
-// The tokens this turn feeds: only what follows the cached text when the new rendering extends
-// it (plus the reply's last token if it was not fed back), else the whole rendering (*full).
-static mx_status_t turn_tokens(chat_t *ch, const char *text, size_t len, int32_t **ids, int32_t *n,
-                               bool *full) {
-  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
-  *full = !(ch->held && len > ch->held_len && memcmp(text, ch->held, ch->held_len) == 0);
-  if (*full) return mx_tokenizer_encode(ch->model->tokenizer, text, len, &eo, ids, n);
-  int32_t *d = NULL, nd = 0;
-  mx_status_t st = mx_tokenizer_encode(ch->model->tokenizer, text + ch->held_len,
-                                       len - ch->held_len, &eo, &d, &nd);
-  if (st != MX_OK) return st;
-  int32_t lead = ch->pending >= 0 ? 1 : 0;
-  *ids = malloc((size_t)(nd + lead) * sizeof **ids);
-  if (!*ids) {
-    free(d);
-    return mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
-  }
-  if (lead) (*ids)[0] = ch->pending;
-  if (nd) memcpy(*ids + lead, d, (size_t)nd * sizeof *d);
-  *n = nd + lead;
-  free(d);
-  return MX_OK;
+// How many leading ids the cache can keep for the token sequence ids[n]: the prefix it shares
+// with what the cache holds, less one when that is all of ids (the last token is fed again so
+// that its logits start the reply).
+static int64_t reusable_prefix(const mx_session_t *s, const int32_t *ids, int32_t n) {
+  const int32_t *held = mx_session_tokens(s);
+  int64_t k = 0, n_held = mx_session_n_past(s);
+  while (k < n_held && k < n && held[k] == ids[k]) k++;
+  return k == n ? k - 1 : k;
 }
 
 static void report(chat_t *ch, mx_status_t st) {
@@ -219,16 +193,21 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   char *text = NULL;
   size_t text_len = 0;
   int32_t *ids = NULL, n = 0;
-  bool full = true;
   mx_error_clear();
   mx_status_t st = mx_chat_render(ch->tmpl, ch->msgs, ch->n_msgs, &ch->ro, &text, &text_len);
-  if (st == MX_OK) st = turn_tokens(ch, text, text_len, &ids, &n, &full);
-  int64_t past = full ? 0 : mx_session_n_past(ch->s), ctx = mx_session_ctx(ch->s);
-  if (st == MX_OK && past + n > ctx) {
+  // As apply_chat_template(tokenize=True): the template writes BOS itself, special-token text
+  // is matched.
+  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
+  if (st == MX_OK) st = mx_tokenizer_encode(ch->model->tokenizer, text, text_len, &eo, &ids, &n);
+  free(text);
+  if (st == MX_OK && n == 0)
+    st = mx_error_set(MX_ERR_RUNTIME, "the chat template rendered nothing");
+  int64_t ctx = mx_session_ctx(ch->s);
+  if (st == MX_OK && n > ctx) {
     fprintf(stderr,
             "mlxcel chat: the conversation would take %lld tokens but the context holds %lld: "
             "/reset to start over (or raise --ctx)\n",
-            (long long)(past + n), (long long)ctx);
+            (long long)n, (long long)ctx);
     ch->failed = true;
     st = MX_ERR_RUNTIME;  // reported
   } else if (st != MX_OK) {
@@ -236,15 +215,17 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   }
   if (st != MX_OK) {
     pop_msg(ch);
-    free(text);
     free(ids);
     return;
   }
-  if (full) drop_cache(ch);
-  reply_t r = {.last_id = -1};
+  int64_t keep = reusable_prefix(ch->s, ids, n);
+  st = mx_session_rewind(ch->s, keep);
+  reply_t r = {0};
   mx_strbuf_init(&r.text);
-  mx_generate_stats_t stats;
-  st = mx_generate(ch->s, ch->model->tokenizer, ids, n, &ch->go, on_token, &r, &stats);
+  mx_generate_stats_t stats = {0};
+  if (st == MX_OK)
+    st = mx_generate(ch->s, ch->model->tokenizer, ids + keep, (int32_t)(n - keep), &ch->go,
+                     on_token, &r, &stats);
   free(ids);
   if (r.text.len > 0 && !r.ends_with_newline) fputc('\n', stdout);
   if (st == MX_OK && stats.finish == MX_FINISH_CALLBACK) fputs("[interrupted]\n", stdout);
@@ -259,31 +240,17 @@ static void turn(chat_t *ch, const char *line, size_t len) {
     pop_msg(ch);  // the user message whose reply failed
     drop_cache(ch);
   } else {
-    // The cache now holds the prompt and the reply; the reply's last token was fed back only
-    // when an EOS ended it (the EOS itself never is).
-    free(ch->held);
-    mx_strbuf_t h;
-    mx_strbuf_init(&h);
-    mx_strbuf_append(&h, text, text_len);
-    if (r.text.len) mx_strbuf_append(&h, r.text.data, r.text.len);
-    ch->held = h.oom ? NULL : mx_strbuf_take(&h, &ch->held_len);
-    if (h.oom) {
-      mx_strbuf_free(&h);
-      drop_cache(ch);
-    }
-    ch->pending = stats.finish != MX_FINISH_EOS && stats.n_generated > 0 ? r.last_id : -1;
     if (ch->a->stats) {
       double rate = stats.n_generated > 1 && stats.decode_seconds > 0
                         ? (stats.n_generated - 1) / stats.decode_seconds
                         : 0.0;
       fprintf(stderr,
               "[%d prompt tokens%s, %lld in context; %d generated, %.1f tok/s; finish: %s]\n",
-              (int)stats.n_prompt, full ? "" : " added", (long long)mx_session_n_past(ch->s),
+              (int)stats.n_prompt, keep == 0 ? "" : " added", (long long)mx_session_n_past(ch->s),
               (int)stats.n_generated, rate, mx_finish_reason_name(stats.finish));
     }
   }
   mx_strbuf_free(&r.text);
-  free(text);
 }
 
 // /commands; returns false for /exit.
@@ -344,7 +311,7 @@ static void loop(chat_t *ch) {
 
 static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   const char *cmd = "chat";
-  chat_t ch = {.a = a, .model = model, .pending = -1};
+  chat_t ch = {.a = a, .model = model};
   int rc = mx_cli_chat_template(cmd, "chat", a->dir, model->tokenizer, &ch.tmpl);
   if (rc != MX_EXIT_OK) return rc;
   mx_status_t st = MX_OK;
@@ -382,7 +349,6 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   }
   while (ch.n_msgs > 0) pop_msg(&ch);
   free(ch.msgs);
-  free(ch.held);
   mx_session_destroy(ch.s);
   mx_chat_template_destroy(ch.tmpl);
   return rc;
