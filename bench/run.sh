@@ -345,6 +345,55 @@ HDR
     echo "output. The graph change is the same here (converts before dot_general, f32 accumulation); the"
     echo "speed-ups differ with the hardware's bandwidth and matmul units."
   fi
+  # Not regenerated: the kernel measurements the code's comments point to.
+  echo
+  cat <<'KERNELS'
+## Kernel measurements
+
+Why the CPU kernels are shaped as they are: the measurements behind the choices their comments
+name (moved here from the code, which keeps the reasons; issue 20). The development machine,
+2 threads, interleaved A/B runs unless stated; the host's bandwidth was ~30 GB/s.
+
+- **Prefetch policy** (`src/cpu/prefetch.h`: each line read prefetches the line 1 KiB ahead
+  into L1 and the one 4 KiB ahead into L2): the hardware prefetcher alone, or one prefetch
+  2-8 KiB ahead into L1, left the decode kernels at 70-100% of the bandwidth; the split brought
+  them to 85-110%. As a plain `static inline` (not always_inline) GCC 12 emitted a third fewer
+  prefetch instructions in the attention tile, which ran 7% slower.
+- **f32 packed GEMV** (`kernels_avx512.c`): with the policy, bench/cpu_kernels' packed GEMV went
+  from ~100% to 106-111% of the streaming-sum bandwidth on the SmolLM2-360M / Llama-3.2-1B
+  shapes; SmolLM2-360M f32 decode +6% (4 interleaved A/B pairs; +3% in an earlier set of 3). On
+  a Zen 5 development machine the packed GEMV read at ~100% of a streaming-sum loop, the
+  row-major GEMV at ~80-90% (`include/mlxcel/cpu.h`).
+- **Quantized GEMVs** (`kernels_q_avx512.c`): the hardware prefetcher alone left 20-25% of the
+  bandwidth unused on the quantized streams (bench/cpu_quant). Prefetching a group's lines at
+  once (2 KiB ahead) left the 4-bit loops at 74-77% of the bandwidth where the prefetch spread
+  over the loop reaches 84-91% (SmolLM2-360M shapes; 2 KiB T0 alone 79-81%, 4 KiB T1 alone 82%),
+  int8 VNNI16 91-93% -> 96%; SmolLM2-360M decode 15% (int4), 11% (MLX 4-bit) and 6% (int8)
+  faster. The vpdpbusd in asm (GCC 12 copied each result back with two vmovdqa): 10% of the int8
+  decode on SmolLM2-360M. High nibbles masked in place instead of shifted: 5-7% faster, hot.
+  The 4-bit loop specialized per group size and parameter format: hot (bench/cpu_quant --hot,
+  MLX 4-bit, group 64, f32 scales) 75 -> 82 G weights/s; streaming (SmolLM2-360M matrices, 3
+  interleaved runs) 91-92.5% -> 92-94.5% of the bandwidth; SmolLM2-360M MLX 4-bit decode +1.1%
+  (4 interleaved A/B pairs).
+- **bf16 / f16 GEMVs** (`kernels_lowp_avx512.c`, `kernels_lowp_internal.h`): with 2-byte weights
+  the hardware prefetcher alone left a single core's stream ~20% below the f32 GEMV's bytes per
+  second; the AVX2 kernels' single 8 KiB prefetch into L1 held the AVX-512 ones at 0.7x the f32
+  GEMV's bytes per second; split into L1 and L2 they match it (bench/cpu_lowp --gemv: bf16
+  18.5 -> 27.0 GB/s, f16 16.5 -> 26.5, f32 26.5; T1 alone 26.0, 2 KiB T0 + 8 KiB T1 26.0). On
+  the AMX machine measured (Sapphire Rapids) the shift + FMA bf16 GEMV decoded 2-10% faster than
+  VDPBF16PS.
+- **Decode attention over the KV caches** (`fused_kv_avx512.c`): the hardware prefetcher alone
+  left 10-20% of the time of a decode attention over a 540-key context (SmolLM2-360M and
+  Llama-3.2-1B head layouts, medians of interleaved runs); one prefetch 2 KiB ahead into L1
+  recovered it, and the L1 / L2 split another 3-4% (bench/cpu_attn, SmolLM2-360M, 544 keys:
+  73-74% -> 76-78% of the streaming bandwidth; 2 KiB + 8 KiB, 512 B + 4 KiB, 4 KiB + 16 KiB and
+  L2 only measured alike or worse). Prefill over bf16 / f16 caches widens each key block once
+  per group of 256 queries rather than 64: SmolLM2-360M bf16-KV prefill +4-5% at 512 and 2048
+  tokens of context (`fused_kv.h`).
+- **Dynamic work claims** (`include/mlxcel/cpu.h`, `mx_cpu_work_t`): with every segment's
+  counters in one shared cache line, the line bouncing between cores cost ~1.4% of a
+  SmolLM2-360M MLX 4-bit decode (perf); one line per segment: decode +1.9% (6 A/B pairs).
+KERNELS
 } >"$OUT"
 log "wrote $OUT"
 # The chart beside the table: each row's share of its limit (performance.svg next to the page).

@@ -2,8 +2,10 @@
 // attribute struct per composite, and for each one function that writes its attributes and one
 // that reads them. The graph builders (src/model/composite_*.c) write through this header; the
 // CPU plan compiler (src/cpu/) and any other backend read through it, so an attribute's name and
-// encoding are spelled once. Operands, shapes and semantics: ../shared/DESIGN.md, "Composite
-// contracts (v1)". Changing a contract is an ADR and a version bump (MX_COMPOSITE_VERSION).
+// encoding are spelled once. Operands, shapes and semantics: each composite's decomposition
+// (src/model/composite_*.c), which the reference interpreter runs; docs/architecture.md says
+// where a new composite goes. Changing a contract is an ADR and a version bump
+// (MX_COMPOSITE_VERSION).
 //
 // Ownership: writers fill caller-provided mx_named_attr_t arrays whose strings live in the
 // module's arena (mx_attr_string); readers only read the op and copy plain values out.
@@ -23,7 +25,7 @@ extern "C" {
 #define MX_COMPOSITE_ROPE "mx.rope"
 #define MX_COMPOSITE_ATTENTION "mx.attention"
 #define MX_COMPOSITE_GATED_MLP "mx.gated_mlp"
-// Quantized weights (../shared/DESIGN.md, "Precision and quantization").
+// Quantized weights (docs/quantization.md).
 #define MX_COMPOSITE_LINEAR "mx.linear"
 #define MX_COMPOSITE_EMBEDDING "mx.embedding"
 #define MX_COMPOSITE_GATED_ACT "mx.gated_act"

@@ -138,9 +138,9 @@ void mx_cpu_packed_destroy(mx_cpu_packed_t *p);  // accepts NULL
 
 // GEMV on packed weights: y[n] = W x. Thread ith computes a contiguous range of panels.
 // This is the decode kernel: one contiguous weight stream per thread, no horizontal sums, and
-// the same packed object serves prefill (GEMM) and decode, so weights are resident once. On the
-// development machine (Zen 5, AVX-512) it reads at ~100% of a streaming-sum bandwidth loop,
-// the row-major GEMV at ~80-90% (bench/cpu_kernels.c).
+// the same packed object serves prefill (GEMM) and decode, so weights are resident once; it
+// streams faster than a row-major GEMV (bench/cpu_kernels.c; docs/performance.md, "Kernel
+// measurements").
 void mx_cpu_gemv_packed_f32(const mx_cpu_packed_t *w, const float *x, float *y, int ith, int nth);
 
 // GEMM Y[m, n] = sum_k X[m*ldx + k] * W[n, k] (W packed), Y row stride ldy. Thread ith computes
@@ -176,7 +176,7 @@ enum { MX_CPU_WORK_SEGMENTS = 8 };
 typedef struct mx_cpu_work {
   // Per segment: chunks taken from its front (low 32 bits) and from its back (high 32 bits).
   // One cache line each: in one shared line every claim took the line from the other core
-  // (~1.4% of a SmolLM2-360M MLX 4-bit decode in perf; decode +1.9% padded, 6 A/B pairs).
+  // (docs/performance.md, "Kernel measurements").
   struct {
     _Alignas(64) _Atomic uint64_t v;
   } seg[MX_CPU_WORK_SEGMENTS];

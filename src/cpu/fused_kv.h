@@ -62,8 +62,8 @@ void mx_cpu_attention_kv_merge(const float *part, float *out, int64_t rows, int6
 
 // ---- Internal: one key block for one query, per variant ----
 // Queries sharing a widened block: in prefill over bf16 / f16 caches each block is widened once
-// per group (256 rather than 64: SmolLM2-360M bf16-KV prefill +4-5% at 512 and 2048 tokens of
-// context, interleaved A/B; the scratch holds a group's accumulators).
+// per group, so a larger group widens each block fewer times (256 measured faster than 64:
+// docs/performance.md, "Kernel measurements"; the scratch holds a group's accumulators).
 enum { MX_KV_GROUP = 256 };
 // Keys kf[0..nb) (f32 rows of d, widened), values vf likewise: scores q.k * scale (then
 // tanh(s / softcap) * softcap when softcap > 0), the online softmax update of the running max

@@ -100,12 +100,9 @@ MX_T512 static inline __m512 sum16x16(const __m512 v[16]) {
 }
 
 // Software prefetch in the K and V streams of a tile that reads the caches in place
-// (cpu/prefetch.h's policy, per line read). The hardware prefetcher alone left 10-20% of the time
-// of a decode attention over a 540-key context (SmolLM2-360M and Llama-3.2-1B head layouts, 2
-// threads, medians of interleaved runs); one prefetch 2 KiB ahead into L1 recovered it, and the
-// L1 / L2 split another 3-4% (bench/cpu_attn, SmolLM2-360M, 544 keys: 73-74% -> 76-78% of the
-// streaming bandwidth; 2 KiB + 8 KiB, 512 B + 4 KiB, 4 KiB + 16 KiB and L2 only measured alike
-// or worse).
+// (cpu/prefetch.h's policy, per line read): the hardware prefetcher alone leaves a decode
+// attention's cache stream short of the bandwidth, and of the distances tried the policy's
+// L1 / L2 split measured best (bench/cpu_attn; docs/performance.md, "Kernel measurements").
 // sc[j] = q . k_j for the keys j < nb <= 16 (rows of d), one accumulator each: rows past nb
 // read the last row (valid memory) and their sums are not stored. pf: prefetch_line ahead of
 // every line read.

@@ -68,9 +68,8 @@ MX_T512 static void gemv_panels(const float *panels, const float *x, float *y, i
     for (int i = 0; i < 4; i++) lo[i] = hi[i] = _mm512_setzero_ps();
     for (int64_t kk = 0; kk < k4; kk += 4) {
       // The 8 lines of this step by cpu/prefetch.h's policy, as the quantized and bf16 GEMVs:
-      // bench/cpu_kernels' packed GEMV ~100% -> 106-111% of the streaming-sum bandwidth on the
-      // SmolLM2-360M / Llama-3.2-1B shapes (2 threads); SmolLM2-360M f32 decode +6% (4
-      // interleaved A/B pairs; +3% in an earlier set of 3).
+      // the stream then runs past a streaming sum's bandwidth (bench/cpu_kernels;
+      // docs/performance.md, "Kernel measurements").
 #pragma GCC unroll 8
       for (int l = 0; l < 8; l++) mx_cpu_prefetch_line(b + kk * NR + l * 16);
 #pragma GCC unroll 4

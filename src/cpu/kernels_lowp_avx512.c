@@ -25,11 +25,10 @@ MX_T512 static inline void store_rows(float *y, int64_t rows, __m512 lo, __m512 
 }
 
 // The GEMVs prefetch ahead of every line they read by cpu/prefetch.h's policy. The AVX2 kernels'
-// single MX_LOWP_PREFETCH_BYTES (8 KiB) into L1 held them at 0.7x the f32 GEMV's bytes per second
-// once the host's bandwidth was ~30 GB/s (lines evicted or fill buffers exhausted before use,
-// presumably: no PMU here); split into L1 and L2 they match it (bench/cpu_lowp --gemv, 2
-// threads, interleaved: bf16 18.5 -> 27.0 GB/s, f16 16.5 -> 26.5, f32 26.5; T1 alone 26.0,
-// 2 KiB T0 + 8 KiB T1 26.0), as the quantized GEMVs found.
+// single MX_LOWP_PREFETCH_BYTES into L1 keeps these well below the f32 GEMV's bytes per second
+// at a high host bandwidth (lines evicted or fill buffers exhausted before use, presumably: no
+// PMU here); split into L1 and L2 they match it, as the quantized GEMVs found
+// (docs/performance.md, "Kernel measurements").
 
 static inline uint32_t load_pair(const uint16_t *x) {
   uint32_t v;
@@ -359,7 +358,7 @@ const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_avx512bf16 = {
 
 // AMX GEMM for whole 32s of k, the AVX-512 (emulated VDPBF16PS order) microkernel for the rest
 // and for the GEMV: on the AMX machine measured (Sapphire Rapids) VDPBF16PS issues at half the
-// FMA rate and the shift + FMA GEMV decoded 2-10% faster (same results: the order is the same).
+// FMA rate, so the shift + FMA GEMV decodes faster (same results: the order is the same).
 const struct mx_cpu_lowp_kernels mx_cpu_lowp_bf16_amx = {
     .name = "amx",
     .isa = MX_CPU_LOWP_AMX,

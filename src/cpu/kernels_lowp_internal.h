@@ -13,9 +13,9 @@
 #include "mlxcel/cpu_lowp.h"
 
 // The AVX2 GEMVs prefetch their weight stream this many bytes ahead, one prefetch per 64-byte
-// line: with 2-byte weights the hardware prefetcher alone left a single core's stream ~20% below
-// the f32 GEMV's bytes per second (bench/cpu_lowp.c --gemv on the development machine). The
-// AVX-512 ones split it into L1 and L2 (cpu/prefetch.h; kernels_lowp_avx512.c: measured better).
+// line: with 2-byte weights the hardware prefetcher alone leaves a single core's stream below
+// the f32 GEMV's bytes per second (bench/cpu_lowp.c --gemv). The AVX-512 ones split it into L1
+// and L2 (cpu/prefetch.h), which measured better (docs/performance.md, "Kernel measurements").
 #define MX_LOWP_PREFETCH_BYTES 8192
 
 enum {

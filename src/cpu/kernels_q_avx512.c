@@ -24,9 +24,9 @@ MX_T512 static inline __m512 load_params(const mx_cpu_qpacked_t *w, const void *
 }
 
 // Software prefetch PF_AHEAD bytes ahead of the group being read: each thread streams one
-// contiguous run of panels, and the hardware prefetcher alone left 20-25% of the bandwidth
-// unused on the quantized streams (bench/cpu_quant, interleaved A/B). Prefetching past the end
-// of the buffer is harmless (prefetches never fault). always_inline: see prefetch_step.
+// contiguous run of panels, and the hardware prefetcher alone leaves part of the bandwidth
+// unused on the quantized streams (bench/cpu_quant; docs/performance.md, "Kernel measurements"). Prefetching past
+// the end of the buffer is harmless (prefetches never fault). always_inline: see prefetch_step.
 enum { PF_AHEAD = 2048 };
 MX_T512 static inline __attribute__((always_inline)) void prefetch_group(const uint8_t *group,
                                                                          int64_t bytes) {
@@ -36,11 +36,9 @@ MX_T512 static inline __attribute__((always_inline)) void prefetch_group(const u
 
 // The VNNI16 loops and the 4-bit VNNI loop read 128 bytes of weights per step and prefetch
 // inside the loop, its two lines by cpu/prefetch.h's policy (1 KiB ahead into L1, 4 KiB into L2),
-// instead of a group's lines at once PF_AHEAD ahead: the burst left the 4-bit loops (twice the
-// arithmetic per byte of the 8-bit ones) at 74-77% of the bandwidth where the spread prefetch
-// reaches 84-91% (bench/cpu_quant, SmolLM2-360M shapes, 2 threads, interleaved runs; 2 KiB T0
-// alone 79-81%, 4 KiB T1 alone 82%), int8 VNNI16 91-93% -> 96%; SmolLM2-360M decodes 15%
-// (int4), 11% (MLX 4-bit) and 6% (int8) faster.
+// instead of a group's lines at once PF_AHEAD ahead: the burst starves the 4-bit loops (twice
+// the arithmetic per byte of the 8-bit ones) where a prefetch spread over the loop keeps the
+// stream at the bandwidth (bench/cpu_quant; docs/performance.md, "Kernel measurements").
 // always_inline: called from an always_inline body (vnni16_q4), a plain static inline copy lost
 // its prefetches altogether in GCC 12's object code (no call, no prefetch instruction left: a
 // function that only prefetches has no side effects the optimizer must keep).
@@ -218,7 +216,7 @@ MX_TVNNI static void prep_vnni(const mx_cpu_qpacked_t *w, const float *x, mx_qac
 // acc + u . s (vpdpbusd: u unsigned bytes, s the 4 signed bytes at s broadcast to every lane),
 // in place. Written in asm because GCC 12 gives _mm512_dpbusd_epi32's result a fresh register
 // and copies it back to the accumulator (two vmovdqa per vpdpbusd in the unrolled loops below,
-// plus a separate broadcast): 10% of the int8 decode, interleaved A/B on SmolLM2-360M.
+// plus a separate broadcast), a measurable share of the int8 decode (docs/performance.md, "Kernel measurements").
 typedef struct {
   int8_t b[4];
 } i8x4_t;
@@ -343,13 +341,11 @@ MX_TVNNI static inline __attribute__((always_inline)) void vnni16_group_out(
 // The 4-bit loop. Two chunks of 8 k per step (groups are multiples of 32, mx_cpu_qsrc_ok) into
 // separate accumulators: with one chunk per step the four vpdpbusd chains bounded the loop. The
 // high nibbles are masked in place, not shifted down (16 u instead of u: one shift less per
-// chunk), and their sums divided by 16 at the end, exactly: 5-7% faster, hot.
+// chunk), and their sums divided by 16 at the end, exactly.
 // Always inlined into instances for a constant group size and parameter format (vnni16_q4_for),
 // so the step loop unrolls completely and the format tests leave the group loop: the loop with
 // all of them at run time spent a fifth of its instructions on 4-iteration loop control, pointer
-// reloads and those tests. Hot (bench/cpu_quant --hot, MLX 4-bit, group 64, f32 scales): 75 ->
-// 82 G weights/s; streaming (2 threads, SmolLM2-360M matrices, 3 interleaved runs): 91-92.5% ->
-// 92-94.5% of the bandwidth; SmolLM2-360M MLX 4-bit decode +1.1% (4 interleaved A/B pairs).
+// reloads and those tests (docs/performance.md, "Kernel measurements").
 MX_TVNNI static inline __attribute__((always_inline)) void vnni16_q4(const mx_cpu_qpacked_t *w,
                                                                      const mx_qact_t *a, float *y,
                                                                      int64_t p0, int64_t p1, int g,

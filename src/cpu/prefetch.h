@@ -2,10 +2,9 @@
 // kernels_avx512.c; the quantized GEMVs, kernels_q_avx512.c; the bf16 / f16 GEMVs,
 // kernels_lowp_avx512.c; the decode attention over the KV caches, fused_kv_avx512.c): for every
 // 64-byte line read, the line MX_CPU_PF_L1_BYTES ahead into L1 and the one MX_CPU_PF_L2_BYTES
-// ahead into L2. One policy, tuned once: the hardware prefetcher alone, or one prefetch 2-8 KiB
-// ahead into L1, left those kernels at 70-100% of the bandwidth at ~30 GB/s; this split brought
-// them to 85-110% (measurements beside each kernel). x86-64 only (SSE prefetch, part of the base
-// ISA).
+// ahead into L2. One policy, tuned once: the hardware prefetcher alone, or one prefetch a few
+// KiB ahead into L1, left those kernels short of the bandwidth; this split brought them to it
+// (docs/performance.md, "Kernel measurements"). x86-64 only (SSE prefetch, part of the base ISA).
 #ifndef MX_CPU_PREFETCH_H
 #define MX_CPU_PREFETCH_H
 
@@ -15,7 +14,7 @@
 #define MX_CPU_PF_L2_BYTES 4096
 
 // always_inline: as a plain static inline, GCC 12 stopped unrolling some loops around the calls
-// (a third fewer prefetch instructions in the attention tile, which ran 7% slower).
+// (a third fewer prefetch instructions in the attention tile, which then ran slower).
 static inline __attribute__((always_inline)) void mx_cpu_prefetch_line(const void *p) {
   _mm_prefetch((const char *)p + MX_CPU_PF_L1_BYTES, _MM_HINT_T0);
   _mm_prefetch((const char *)p + MX_CPU_PF_L2_BYTES, _MM_HINT_T1);
