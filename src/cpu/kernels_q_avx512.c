@@ -25,8 +25,9 @@ MX_T512 static inline __m512 load_params(const mx_cpu_qpacked_t *w, const void *
 
 // Software prefetch PF_AHEAD bytes ahead of the group being read: each thread streams one
 // contiguous run of panels, and the hardware prefetcher alone leaves part of the bandwidth
-// unused on the quantized streams (bench/cpu_quant; docs/performance.md, "Kernel measurements"). Prefetching past
-// the end of the buffer is harmless (prefetches never fault). always_inline: see prefetch_step.
+// unused on the quantized streams (bench/cpu_quant; docs/performance.md, "Kernel measurements").
+// Prefetching past the end of the buffer is harmless (prefetches never fault). always_inline: see
+// prefetch_step.
 enum { PF_AHEAD = 2048 };
 MX_T512 static inline __attribute__((always_inline)) void prefetch_group(const uint8_t *group,
                                                                          int64_t bytes) {
@@ -216,7 +217,8 @@ MX_TVNNI static void prep_vnni(const mx_cpu_qpacked_t *w, const float *x, mx_qac
 // acc + u . s (vpdpbusd: u unsigned bytes, s the 4 signed bytes at s broadcast to every lane),
 // in place. Written in asm because GCC 12 gives _mm512_dpbusd_epi32's result a fresh register
 // and copies it back to the accumulator (two vmovdqa per vpdpbusd in the unrolled loops below,
-// plus a separate broadcast), a measurable share of the int8 decode (docs/performance.md, "Kernel measurements").
+// plus a separate broadcast), a measurable share of the int8 decode (docs/performance.md, "Kernel
+// measurements").
 typedef struct {
   int8_t b[4];
 } i8x4_t;
