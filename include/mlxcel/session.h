@@ -4,8 +4,9 @@
 // A session owns the KV state of one sequence, its position and the logits of the last step.
 // Everything a step needs is allocated at create time; prefill/decode do not allocate.
 //
-// The library never reads the process environment: every setting arrives in the options below
-// (the CLI maps MLXCEL_BACKEND, MLXCEL_XLA_CONTEXT_CAPACITY, MLXCEL_THREADS, ... onto them).
+// Sessions and backends never read the process environment: every setting arrives in the
+// options below (the CLI maps MLXCEL_BACKEND, MLXCEL_XLA_CONTEXT_CAPACITY, MLXCEL_THREADS, ...
+// onto them).
 #ifndef MLXCEL_SESSION_H
 #define MLXCEL_SESSION_H
 
