@@ -1,0 +1,298 @@
+// Loading a PJRT plugin and creating its client (see pjrt.h).
+#include "backends/pjrt.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/pjrt_api.h"
+
+struct mx_pjrt {
+  const mx_pj_api_t *api;  // the plugin's table, static in the plugin
+  mx_pj_client_t *client;  // owned
+  char *path;              // owned copy, for messages
+  char *platform;          // owned
+  char *platform_version;  // owned
+  int32_t n_devices;
+  mx_pj_device_t *const *devices;  // owned by the client
+  char **kinds;                    // [n_devices], owned
+  int *ids;                        // [n_devices]
+};
+
+// ============================================================================================
+// Plugin errors -> mx status
+// ============================================================================================
+
+static const char *code_name(int code) {
+  static const char *const names[] = {"OK",
+                                      "CANCELLED",
+                                      "UNKNOWN",
+                                      "INVALID_ARGUMENT",
+                                      "DEADLINE_EXCEEDED",
+                                      "NOT_FOUND",
+                                      "ALREADY_EXISTS",
+                                      "PERMISSION_DENIED",
+                                      "RESOURCE_EXHAUSTED",
+                                      "FAILED_PRECONDITION",
+                                      "ABORTED",
+                                      "OUT_OF_RANGE",
+                                      "UNIMPLEMENTED",
+                                      "INTERNAL",
+                                      "UNAVAILABLE",
+                                      "DATA_LOSS",
+                                      "UNAUTHENTICATED"};
+  return code >= 0 && code < (int)(sizeof names / sizeof names[0]) ? names[code] : "unknown code";
+}
+
+// Turns a plugin error into an mx status ("<what>: <plugin message> (PJRT <CODE>)") and frees
+// it. A device that runs out of memory is MX_ERR_NOMEM, an operation the plugin lacks
+// MX_ERR_UNSUPPORTED, anything else MX_ERR_RUNTIME.
+static mx_status_t pj_fail(const mx_pj_api_t *api, mx_pj_error_t *e, const char *what) {
+  mx_pj_error_message_args_t m = {.size = MX_PJ_SIZE(mx_pj_error_message_args_t, message_size),
+                                  .error = e};
+  api->error_message(&m);
+  mx_pj_error_code_args_t c = {.size = MX_PJ_SIZE(mx_pj_error_code_args_t, code), .error = e};
+  mx_pj_error_t *e2 = api->error_code(&c);
+  int code = MX_PJ_CODE_UNKNOWN;
+  if (e2) {  // the code itself could not be read: free that error too, keep "UNKNOWN"
+    mx_pj_error_destroy_args_t d = {.size = MX_PJ_SIZE(mx_pj_error_destroy_args_t, error),
+                                    .error = e2};
+    api->error_destroy(&d);
+  } else {
+    code = c.code;
+  }
+  mx_status_t st = code == MX_PJ_CODE_RESOURCE_EXHAUSTED ? MX_ERR_NOMEM
+                   : code == MX_PJ_CODE_UNIMPLEMENTED    ? MX_ERR_UNSUPPORTED
+                                                         : MX_ERR_RUNTIME;
+  int len = m.message_size > 4000 ? 4000 : (int)m.message_size;
+  mx_error_set(st, "%s: %.*s (PJRT %s)", what, len, m.message ? m.message : "", code_name(code));
+  mx_pj_error_destroy_args_t d = {.size = MX_PJ_SIZE(mx_pj_error_destroy_args_t, error),
+                                  .error = e};
+  api->error_destroy(&d);
+  return st;
+}
+
+// ============================================================================================
+// The process-wide table of opened plugins
+// ============================================================================================
+
+// A plugin's shared object is opened and initialized once per process and never closed
+// (pjrt.h says why). dlopen of the same file returns the same handle, which is the key.
+enum { MAX_PLUGINS = 8 };
+static struct {
+  void *handle;
+  const mx_pj_api_t *api;
+} g_plugins[MAX_PLUGINS];
+static int g_n_plugins;
+static pthread_mutex_t g_plugins_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// Checks what GetPjrtApi returned before any of its entries is called.
+static mx_status_t check_api(const mx_pj_api_t *api, const char *path) {
+  if (!api)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "PJRT plugin '%s': GetPjrtApi returned no table", path);
+  if (api->size < offsetof(mx_pj_api_t, version) + sizeof(size_t))
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "PJRT plugin '%s': function table of %zu bytes is too small to hold a "
+                        "version",
+                        path, api->size);
+  const mx_pj_version_t *v = &api->version;
+  if (v->size < MX_PJ_SIZE(mx_pj_version_t, minor))
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "PJRT plugin '%s': version structure of %zu bytes, expected at least %zu",
+                        path, v->size, MX_PJ_SIZE(mx_pj_version_t, minor));
+  if (v->major != MX_PJ_MAJOR || v->minor < MX_PJ_MIN_MINOR)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "PJRT plugin '%s' implements PJRT C API %d.%d; mlxcel needs %d.%d or a "
+                        "later %d.x",
+                        path, v->major, v->minor, MX_PJ_MAJOR, MX_PJ_MIN_MINOR, MX_PJ_MAJOR);
+  if (api->size < MX_PJ_API_MIN_SIZE)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "PJRT plugin '%s' (API %d.%d): function table of %zu bytes, mlxcel "
+                        "needs at least %zu",
+                        path, v->major, v->minor, api->size, (size_t)MX_PJ_API_MIN_SIZE);
+  return MX_OK;
+}
+
+// Opens (or finds) the plugin and runs its one-time initialization.
+static mx_status_t plugin_load(const char *path, const mx_pj_api_t **api_out) {
+  *api_out = NULL;
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *why = dlerror();
+    return mx_error_set(MX_ERR_IO, "cannot load PJRT plugin '%s': %s", path,
+                        why ? why : "unknown error");
+  }
+  pthread_mutex_lock(&g_plugins_lock);
+  mx_status_t st = MX_OK;
+  for (int i = 0; i < g_n_plugins; i++) {
+    if (g_plugins[i].handle == h) {
+      *api_out = g_plugins[i].api;
+      break;
+    }
+  }
+  if (!*api_out) {
+    mx_pj_get_api_fn get = NULL;
+    void *sym = dlsym(h, MX_PJ_ENTRY_SYMBOL);
+    // dlsym returns an object pointer; the function pointer is copied out bitwise, as POSIX
+    // allows (a direct cast between the two is not ISO C).
+    memcpy(&get, &sym, sizeof get);
+    const mx_pj_api_t *api = NULL;
+    if (!get) {
+      st = mx_error_set(MX_ERR_UNSUPPORTED,
+                        "'%s' is not a PJRT plugin: it does not export " MX_PJ_ENTRY_SYMBOL, path);
+    } else if (g_n_plugins == MAX_PLUGINS) {
+      st = mx_error_set(MX_ERR_RUNTIME, "PJRT plugin '%s': more than %d plugins loaded", path,
+                        MAX_PLUGINS);
+    } else {
+      api = get();
+      st = check_api(api, path);
+    }
+    if (!st) {
+      mx_pj_plugin_init_args_t a = {.size = MX_PJ_SIZE(mx_pj_plugin_init_args_t, ext)};
+      mx_pj_error_t *e = api->plugin_initialize(&a);
+      if (e) {
+        st = pj_fail(api, e, "PJRT plugin initialization");
+        mx_error_prefix(st, "'%s'", path);
+      }
+    }
+    if (st) {
+      // Not a plugin we use: this one may be closed again (nothing of it ran, or it refused to
+      // initialize, in which case it holds no state we could leave dangling).
+      dlclose(h);
+    } else {
+      g_plugins[g_n_plugins].handle = h;
+      g_plugins[g_n_plugins].api = api;
+      g_n_plugins++;
+      *api_out = api;
+    }
+  } else {
+    dlclose(h);  // drops the reference this dlopen added; the table's reference remains
+  }
+  pthread_mutex_unlock(&g_plugins_lock);
+  return st;
+}
+
+// ============================================================================================
+// Client
+// ============================================================================================
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    if (n) memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+// Reads the client's description: platform name and version, the addressable devices.
+static mx_status_t describe(mx_pjrt_t *p) {
+  const mx_pj_api_t *api = p->api;
+  mx_pj_client_text_args_t t = {.size = MX_PJ_SIZE(mx_pj_client_text_args_t, text_size),
+                                .client = p->client};
+  mx_pj_error_t *e = api->client_platform_name(&t);
+  if (e) return pj_fail(api, e, "PJRT platform name");
+  if (!(p->platform = dup_n(t.text, t.text_size)))
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  t.text = NULL;
+  t.text_size = 0;
+  if ((e = api->client_platform_version(&t))) return pj_fail(api, e, "PJRT platform version");
+  if (!(p->platform_version = dup_n(t.text, t.text_size)))
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+
+  mx_pj_client_devices_args_t d = {.size = MX_PJ_SIZE(mx_pj_client_devices_args_t, n_devices),
+                                   .client = p->client};
+  if ((e = api->client_addressable_devices(&d))) return pj_fail(api, e, "PJRT device list");
+  if (d.n_devices == 0 || d.n_devices > INT32_MAX)
+    return mx_error_set(MX_ERR_RUNTIME, "PJRT platform '%s' offers %zu devices to this process",
+                        p->platform, d.n_devices);
+  p->devices = d.devices;
+  p->kinds = calloc(d.n_devices, sizeof *p->kinds);
+  p->ids = calloc(d.n_devices, sizeof *p->ids);
+  if (!p->kinds || !p->ids) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  p->n_devices = (int32_t)d.n_devices;
+  for (int32_t i = 0; i < p->n_devices; i++) {
+    mx_pj_device_desc_args_t g = {.size = MX_PJ_SIZE(mx_pj_device_desc_args_t, desc),
+                                  .device = d.devices[i]};
+    if ((e = api->device_description(&g))) return pj_fail(api, e, "PJRT device description");
+    mx_pj_desc_kind_args_t k = {.size = MX_PJ_SIZE(mx_pj_desc_kind_args_t, kind_size),
+                                .desc = g.desc};
+    if ((e = api->desc_kind(&k))) return pj_fail(api, e, "PJRT device kind");
+    if (!(p->kinds[i] = dup_n(k.kind, k.kind_size)))
+      return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    mx_pj_desc_id_args_t id = {.size = MX_PJ_SIZE(mx_pj_desc_id_args_t, id), .desc = g.desc};
+    if ((e = api->desc_id(&id))) return pj_fail(api, e, "PJRT device id");
+    p->ids[i] = id.id;
+  }
+  return MX_OK;
+}
+
+mx_status_t mx_pjrt_open(const char *path, mx_pjrt_t **out) {
+  if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_pjrt_open: out is NULL");
+  *out = NULL;
+  if (!path || !path[0]) return mx_error_set(MX_ERR_INVALID_ARG, "no PJRT plugin path given");
+  const mx_pj_api_t *api = NULL;
+  mx_status_t st = plugin_load(path, &api);
+  if (st) return st;
+  mx_pjrt_t *p = calloc(1, sizeof *p);
+  if (!p || !(p->path = dup_n(path, strlen(path)))) {
+    free(p);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  p->api = api;
+  // No options: every plugin's client has defaults for all of them; the key-value store
+  // callbacks are only for clients spanning several processes.
+  mx_pj_client_create_args_t c = {.size = MX_PJ_SIZE(mx_pj_client_create_args_t, kv_try_get_user)};
+  mx_pj_error_t *e = api->client_create(&c);
+  if (e) {
+    st = pj_fail(api, e, "PJRT client creation");
+  } else {
+    p->client = c.client;
+    st = describe(p);
+  }
+  if (st) {
+    mx_error_prefix(st, "PJRT plugin '%s'", path);
+    mx_pjrt_close(p);
+    return st;
+  }
+  *out = p;
+  return MX_OK;
+}
+
+void mx_pjrt_close(mx_pjrt_t *p) {
+  if (!p) return;
+  if (p->client) {
+    mx_pj_client_destroy_args_t d = {.size = MX_PJ_SIZE(mx_pj_client_destroy_args_t, client),
+                                     .client = p->client};
+    mx_pj_error_t *e = p->api->client_destroy(&d);
+    // Nothing to report to at teardown; the error object still has to be freed.
+    if (e) pj_fail(p->api, e, "PJRT client destruction");
+  }
+  for (int32_t i = 0; p->kinds && i < p->n_devices; i++) free(p->kinds[i]);
+  free(p->kinds);
+  free(p->ids);
+  free(p->platform);
+  free(p->platform_version);
+  free(p->path);
+  free(p);
+}
+
+const char *mx_pjrt_platform(const mx_pjrt_t *p) { return p->platform; }
+const char *mx_pjrt_platform_version(const mx_pjrt_t *p) { return p->platform_version; }
+
+void mx_pjrt_api_version(const mx_pjrt_t *p, int *major, int *minor) {
+  *major = p->api->version.major;
+  *minor = p->api->version.minor;
+}
+
+int32_t mx_pjrt_device_count(const mx_pjrt_t *p) { return p->n_devices; }
+
+const char *mx_pjrt_device_kind(const mx_pjrt_t *p, int32_t i) {
+  return i >= 0 && i < p->n_devices ? p->kinds[i] : NULL;
+}
+
+int mx_pjrt_device_id(const mx_pjrt_t *p, int32_t i) {
+  return i >= 0 && i < p->n_devices ? p->ids[i] : -1;
+}

@@ -1,0 +1,42 @@
+// A PJRT plugin loaded at run time and one client of it: the device side of the "xla" backend.
+// PJRT is the C interface XLA's vendors ship as a shared object exporting GetPjrtApi (XLA's CPU
+// client, jax's CUDA and ROCm plugins, TPUs, ...); nothing of it is needed at build time.
+//
+// Loading checks, before anything is called: the file opens, exports GetPjrtApi, reports
+// interface major MX_PJ_MAJOR and minor >= MX_PJ_MIN_MINOR (pjrt_api.h), and its function table
+// and version structure are large enough for every entry and field we use. Every failure,
+// including the plugin's own errors (message and status code), becomes an mx status with the
+// plugin's path in the message.
+//
+// The shared object stays loaded for the rest of the process once opened: XLA's plugins start
+// threads and register process-wide state that unloading would leave dangling, and the
+// interface's one-time initialization must run once per process per plugin. Clients are
+// created and destroyed freely.
+#ifndef MX_BACKENDS_PJRT_H
+#define MX_BACKENDS_PJRT_H
+
+#include <stdint.h>
+
+#include "mlxcel/base.h"
+
+typedef struct mx_pjrt mx_pjrt_t;
+
+// Loads the plugin at `path` (borrowed for the call) and creates a client on it. On success
+// *out is owned by the caller (mx_pjrt_close). Errors: MX_ERR_INVALID_ARG for a NULL or empty
+// path, MX_ERR_IO when the file cannot be loaded, MX_ERR_UNSUPPORTED for a library that is not
+// a PJRT plugin or one of an incompatible interface version (both versions in the message),
+// MX_ERR_RUNTIME when the plugin fails to initialize or to create its client.
+mx_status_t mx_pjrt_open(const char *path, mx_pjrt_t **out);
+void mx_pjrt_close(mx_pjrt_t *p);  // destroys the client; accepts NULL
+
+// Descriptions, owned by p and valid until mx_pjrt_close: the platform name ("cpu", "cuda",
+// ...) and version the client reports, the interface version the plugin was built with, the
+// number of devices this process can use and the kind of device i ("cpu", "NVIDIA H200", ...).
+const char *mx_pjrt_platform(const mx_pjrt_t *p);
+const char *mx_pjrt_platform_version(const mx_pjrt_t *p);
+void mx_pjrt_api_version(const mx_pjrt_t *p, int *major, int *minor);
+int32_t mx_pjrt_device_count(const mx_pjrt_t *p);
+const char *mx_pjrt_device_kind(const mx_pjrt_t *p, int32_t i);  // NULL when i is out of range
+int mx_pjrt_device_id(const mx_pjrt_t *p, int32_t i);            // -1 when i is out of range
+
+#endif  // MX_BACKENDS_PJRT_H

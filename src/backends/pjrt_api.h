@@ -1,0 +1,202 @@
+// Our own declarations of the part of the PJRT C interface that mlxcel uses (the interface XLA's
+// plugins export through GetPjrtApi). Written from the published layout of the interface, not
+// copied from its header: only the entries and argument structures we call are spelled out, the
+// other entries of the function table are placeholders that keep the offsets right.
+//
+// Versioning rules of the interface, which the loader (pjrt.c) relies on:
+// - a plugin reports the (major, minor) version it was built with in its function table;
+//   a different major means a different ABI, a higher minor only appends entries and fields;
+// - every structure begins with its size in bytes (offset of the end of its last field) and an
+//   extension chain pointer. The caller fills the size of the argument structures it passes; the
+//   plugin fills the size of the table it returns, so the table's size tells which entries exist.
+//
+// Everything here is layout only: no definitions, no ownership (pjrt.h says who owns what).
+#ifndef MX_BACKENDS_PJRT_API_H
+#define MX_BACKENDS_PJRT_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// The interface version these declarations follow. A plugin of another major is refused. The
+// minimum minor is the oldest plugin these declarations have been run against (xla_cpu_pjrt
+// 0.0.1, interface 0.81; docs/adr/0007-pjrt-cpu-plugin.md): older ones may lack fields we fill.
+enum { MX_PJ_MAJOR = 0, MX_PJ_MIN_MINOR = 81 };
+
+// Size of a structure as the interface counts it: up to the end of the named last field (so a
+// later version appending fields does not change the size an older caller reports).
+#define MX_PJ_SIZE(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
+
+// Opaque objects owned by the plugin.
+typedef struct mx_pj_error mx_pj_error_t;
+typedef struct mx_pj_client mx_pj_client_t;
+typedef struct mx_pj_device mx_pj_device_t;
+typedef struct mx_pj_device_desc mx_pj_device_desc_t;
+typedef struct mx_pj_event mx_pj_event_t;
+typedef struct mx_pj_buffer mx_pj_buffer_t;
+typedef struct mx_pj_loaded_exec mx_pj_loaded_exec_t;
+typedef struct mx_pj_exec mx_pj_exec_t;
+
+// The common head of every structure: size, then an extension chain we always leave NULL.
+#define MX_PJ_HEAD \
+  size_t size;     \
+  void *ext
+
+// Status codes carried by an error (the gRPC / absl numbering).
+enum {
+  MX_PJ_CODE_CANCELLED = 1,
+  MX_PJ_CODE_UNKNOWN = 2,
+  MX_PJ_CODE_INVALID_ARGUMENT = 3,
+  MX_PJ_CODE_DEADLINE_EXCEEDED = 4,
+  MX_PJ_CODE_NOT_FOUND = 5,
+  MX_PJ_CODE_ALREADY_EXISTS = 6,
+  MX_PJ_CODE_PERMISSION_DENIED = 7,
+  MX_PJ_CODE_RESOURCE_EXHAUSTED = 8,
+  MX_PJ_CODE_FAILED_PRECONDITION = 9,
+  MX_PJ_CODE_ABORTED = 10,
+  MX_PJ_CODE_OUT_OF_RANGE = 11,
+  MX_PJ_CODE_UNIMPLEMENTED = 12,
+  MX_PJ_CODE_INTERNAL = 13,
+  MX_PJ_CODE_UNAVAILABLE = 14,
+  MX_PJ_CODE_DATA_LOSS = 15,
+  MX_PJ_CODE_UNAUTHENTICATED = 16,
+};
+
+// Element types of device buffers (the interface's numbering; only those our graphs use).
+enum {
+  MX_PJ_TYPE_PRED = 1,
+  MX_PJ_TYPE_S8 = 2,
+  MX_PJ_TYPE_S32 = 4,
+  MX_PJ_TYPE_S64 = 5,
+  MX_PJ_TYPE_U8 = 6,
+  MX_PJ_TYPE_F16 = 10,
+  MX_PJ_TYPE_F32 = 11,
+  MX_PJ_TYPE_BF16 = 13,
+};
+
+// How long the plugin may read the host memory a buffer is created from. We use "only during
+// the call": the plugin copies (or waits) before returning, so the host copy may go at once.
+enum { MX_PJ_HOST_COPY_DURING_CALL = 0 };
+
+typedef struct mx_pj_version {
+  MX_PJ_HEAD;
+  int major, minor;
+} mx_pj_version_t;
+
+// ---- Argument structures, one per entry we call (fields in the interface's order) ----------
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_error_t *error;
+} mx_pj_error_destroy_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  const mx_pj_error_t *error;
+  const char *message;  // out: owned by the error, not NUL-terminated
+  size_t message_size;  // out
+} mx_pj_error_message_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  const mx_pj_error_t *error;
+  int code;  // out: MX_PJ_CODE_*
+} mx_pj_error_code_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+} mx_pj_plugin_init_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_event_t *event;
+} mx_pj_event_args_t;  // the destroy and await entries take the same layout
+
+typedef struct {
+  MX_PJ_HEAD;
+  const void *options;  // named values; we pass none
+  size_t n_options;
+  void *kv_get, *kv_get_user;  // distributed key-value store callbacks: unused (one process)
+  void *kv_put, *kv_put_user;
+  mx_pj_client_t *client;  // out
+  void *kv_try_get, *kv_try_get_user;
+} mx_pj_client_create_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_client_t *client;
+} mx_pj_client_destroy_args_t;
+
+// The platform name and platform version entries share this layout.
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_client_t *client;
+  const char *text;  // out: owned by the client, not NUL-terminated
+  size_t text_size;  // out
+} mx_pj_client_text_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_client_t *client;
+  mx_pj_device_t *const *devices;  // out: owned by the client
+  size_t n_devices;                // out
+} mx_pj_client_devices_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_device_t *device;
+  mx_pj_device_desc_t *desc;  // out: owned by the device
+} mx_pj_device_desc_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_device_desc_t *desc;
+  int id;  // out
+} mx_pj_desc_id_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_device_desc_t *desc;
+  const char *kind;  // out: owned by the description, not NUL-terminated
+  size_t kind_size;  // out
+} mx_pj_desc_kind_args_t;
+
+// ---- The function table GetPjrtApi returns -------------------------------------------------
+
+typedef void *mx_pj_slot_t;  // an entry we never call: only its place in the table matters
+
+typedef struct mx_pj_api {
+  MX_PJ_HEAD;
+  mx_pj_version_t version;
+  void (*error_destroy)(mx_pj_error_destroy_args_t *);
+  void (*error_message)(mx_pj_error_message_args_t *);
+  mx_pj_error_t *(*error_code)(mx_pj_error_code_args_t *);
+  mx_pj_error_t *(*plugin_initialize)(mx_pj_plugin_init_args_t *);
+  mx_pj_slot_t plugin_attributes;
+  mx_pj_error_t *(*event_destroy)(mx_pj_event_args_t *);
+  mx_pj_slot_t event_is_ready, event_error;
+  mx_pj_error_t *(*event_await)(mx_pj_event_args_t *);
+  mx_pj_slot_t event_on_ready;
+  mx_pj_error_t *(*client_create)(mx_pj_client_create_args_t *);
+  mx_pj_error_t *(*client_destroy)(mx_pj_client_destroy_args_t *);
+  mx_pj_error_t *(*client_platform_name)(mx_pj_client_text_args_t *);
+  mx_pj_slot_t client_process_index;
+  mx_pj_error_t *(*client_platform_version)(mx_pj_client_text_args_t *);
+  mx_pj_slot_t client_devices;
+  mx_pj_error_t *(*client_addressable_devices)(mx_pj_client_devices_args_t *);
+  mx_pj_slot_t client_lookup_device, client_lookup_addressable_device, client_addressable_memories,
+      client_compile, client_default_device_assignment, client_buffer_from_host;
+  mx_pj_error_t *(*desc_id)(mx_pj_desc_id_args_t *);
+  mx_pj_slot_t desc_process_index, desc_attributes;
+  mx_pj_error_t *(*desc_kind)(mx_pj_desc_kind_args_t *);
+  mx_pj_slot_t desc_debug_string, desc_to_string;
+  mx_pj_error_t *(*device_description)(mx_pj_device_desc_args_t *);
+} mx_pj_api_t;
+
+// The table must reach at least this far for the entries above to exist.
+#define MX_PJ_API_MIN_SIZE MX_PJ_SIZE(mx_pj_api_t, device_description)
+
+// The one symbol a plugin exports.
+typedef const mx_pj_api_t *(*mx_pj_get_api_fn)(void);
+#define MX_PJ_ENTRY_SYMBOL "GetPjrtApi"
+
+#endif  // MX_BACKENDS_PJRT_API_H

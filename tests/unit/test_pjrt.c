@@ -1,0 +1,98 @@
+// The PJRT plugin loader (src/backends/pjrt.c): a path that does not exist, a library that is
+// not a plugin, a plugin of an incompatible interface version, and the real XLA CPU plugin of
+// the test environment (tests/requirements.txt), which must load and describe its devices.
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/pjrt.h"
+#include "mx_test.h"
+
+// The plugin's path, asked of the test environment's Python ($MX_PYTHON). NULL (and a failed
+// check saying what to install) when it is not there: a missing plugin fails this test.
+static const char *plugin_path(char *buf, size_t n) {
+  const char *py = getenv("MX_PYTHON");
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd,
+           "'%s' -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)' 2>/dev/null",
+           py ? py : "python3");
+  FILE *f = popen(cmd, "r");
+  bool ok = f && fgets(buf, (int)n, f) != NULL;
+  if (f) ok = pclose(f) == 0 && ok;
+  if (ok) buf[strcspn(buf, "\n")] = '\0';
+  CHECK_MSG(ok && buf[0],
+            "the PJRT CPU plugin (lammps-jax-pjrt-cpu in tests/requirements.txt) is not in the "
+            "test environment %s: run scripts/venv.sh",
+            py ? py : "(MX_PYTHON unset)");
+  return ok && buf[0] ? buf : NULL;
+}
+
+static void test_bad_paths(void) {
+  mx_pjrt_t *p = (mx_pjrt_t *)1;
+  CHECK(mx_pjrt_open(NULL, &p) == MX_ERR_INVALID_ARG && p == NULL);
+  CHECK(mx_pjrt_open("", &p) == MX_ERR_INVALID_ARG);
+  CHECK(strstr(mx_error_message(), "no PJRT plugin path") != NULL);
+
+  CHECK(mx_pjrt_open("/nonexistent/libplugin.so", &p) == MX_ERR_IO && p == NULL);
+  CHECK_MSG(strstr(mx_error_message(), "/nonexistent/libplugin.so") != NULL, "%s",
+            mx_error_message());
+
+  // A real shared library without the entry point.
+  CHECK(mx_pjrt_open("libc.so.6", &p) == MX_ERR_UNSUPPORTED && p == NULL);
+  CHECK_MSG(strstr(mx_error_message(), "not a PJRT plugin") != NULL &&
+                strstr(mx_error_message(), "GetPjrtApi") != NULL,
+            "%s", mx_error_message());
+}
+
+static void test_incompatible_version(void) {
+  const char *fake = getenv("MX_FAKE_PJRT");
+  CHECK_MSG(fake && fake[0], "MX_FAKE_PJRT (the impostor plugin's path) is not set");
+  if (!fake || !fake[0]) return;
+  mx_pjrt_t *p = NULL;
+  CHECK(mx_pjrt_open(fake, &p) == MX_ERR_UNSUPPORTED && p == NULL);
+  // Both versions: the plugin's (1.3) and the one mlxcel speaks.
+  char want[64];
+  snprintf(want, sizeof want, "needs 0.%d", 81);
+  CHECK_MSG(
+      strstr(mx_error_message(), "C API 1.3") != NULL && strstr(mx_error_message(), want) != NULL,
+      "%s", mx_error_message());
+}
+
+static void test_real_plugin(void) {
+  char buf[4096];
+  const char *path = plugin_path(buf, sizeof buf);
+  if (!path) return;
+  mx_pjrt_t *p = NULL;
+  CHECK_OK(mx_pjrt_open(path, &p));
+  if (!p) return;
+  int major = -1, minor = -1;
+  mx_pjrt_api_version(p, &major, &minor);
+  printf("plugin %s: PJRT C API %d.%d, platform %s (%s), %d devices, device 0: %s id %d\n", path,
+         major, minor, mx_pjrt_platform(p), mx_pjrt_platform_version(p), mx_pjrt_device_count(p),
+         mx_pjrt_device_kind(p, 0), mx_pjrt_device_id(p, 0));
+  CHECK(major == 0 && minor >= 81);
+  CHECK(strcmp(mx_pjrt_platform(p), "cpu") == 0);
+  CHECK(mx_pjrt_device_count(p) >= 1);
+  CHECK(mx_pjrt_device_kind(p, 0) && strcmp(mx_pjrt_device_kind(p, 0), "cpu") == 0);
+  CHECK(mx_pjrt_device_id(p, 0) >= 0);
+  CHECK(mx_pjrt_device_kind(p, mx_pjrt_device_count(p)) == NULL);
+  CHECK(mx_pjrt_device_id(p, -1) == -1);
+
+  // A second client of the same plugin while the first lives (the plugin is initialized once),
+  // then both closed, then one more: a session after a session.
+  mx_pjrt_t *q = NULL;
+  CHECK_OK(mx_pjrt_open(path, &q));
+  mx_pjrt_close(q);
+  mx_pjrt_close(p);
+  p = NULL;
+  CHECK_OK(mx_pjrt_open(path, &p));
+  CHECK(p && strcmp(mx_pjrt_platform(p), "cpu") == 0);
+  mx_pjrt_close(p);
+  mx_pjrt_close(NULL);
+}
+
+int main(void) {
+  test_bad_paths();
+  test_incompatible_version();
+  test_real_plugin();
+  return mx_test_finish();
+}
