@@ -296,3 +296,54 @@ const char *mx_pjrt_device_kind(const mx_pjrt_t *p, int32_t i) {
 int mx_pjrt_device_id(const mx_pjrt_t *p, int32_t i) {
   return i >= 0 && i < p->n_devices ? p->ids[i] : -1;
 }
+
+// ============================================================================================
+// Compilation
+// ============================================================================================
+
+struct mx_pjrt_exec {
+  const mx_pj_api_t *api;
+  mx_pj_loaded_exec_t *exec;  // owned
+};
+
+// The compile options, a serialized xla.CompileOptionsProto written by hand (three protobuf
+// fields; no protobuf library needed): field 3, executable_build_options, a length-delimited
+// ExecutableBuildOptionsProto (tag 0x1a, 4 bytes) holding field 4 num_replicas = 1 (varint, tag
+// 0x20) and field 5 num_partitions = 1 (tag 0x28). An empty message is not enough: XLA's CPU
+// client then sees zero replicas and aborts the process on a failed internal check.
+static const char k_compile_options[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01};
+
+mx_status_t mx_pjrt_compile(mx_pjrt_t *p, const char *module, size_t n, mx_pjrt_exec_t **out) {
+  *out = NULL;
+  if (!module || n == 0) return mx_error_set(MX_ERR_INVALID_ARG, "PJRT compile: empty module");
+  mx_pjrt_exec_t *x = calloc(1, sizeof *x);
+  if (!x) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  x->api = p->api;
+  mx_pj_program_t prog = {.size = MX_PJ_SIZE(mx_pj_program_t, format_size),
+                          .code = module,
+                          .code_size = n,
+                          .format = "mlir",
+                          .format_size = 4};
+  mx_pj_compile_args_t a = {.size = MX_PJ_SIZE(mx_pj_compile_args_t, exec),
+                            .client = p->client,
+                            .program = &prog,
+                            .options = k_compile_options,
+                            .options_size = sizeof k_compile_options};
+  mx_pj_error_t *e = p->api->client_compile(&a);
+  if (e) {
+    free(x);
+    return pj_fail(p->api, e, "PJRT compile");
+  }
+  x->exec = a.exec;
+  *out = x;
+  return MX_OK;
+}
+
+void mx_pjrt_exec_free(mx_pjrt_exec_t *x) {
+  if (!x) return;
+  mx_pj_loaded_exec_destroy_args_t d = {.size = MX_PJ_SIZE(mx_pj_loaded_exec_destroy_args_t, exec),
+                                        .exec = x->exec};
+  mx_pj_error_t *e = x->api->loaded_exec_destroy(&d);
+  if (e) pj_fail(x->api, e, "PJRT executable destruction");
+  free(x);
+}

@@ -39,4 +39,14 @@ int32_t mx_pjrt_device_count(const mx_pjrt_t *p);
 const char *mx_pjrt_device_kind(const mx_pjrt_t *p, int32_t i);  // NULL when i is out of range
 int mx_pjrt_device_id(const mx_pjrt_t *p, int32_t i);            // -1 when i is out of range
 
+// A program compiled for the client's first device; owned by the caller (mx_pjrt_exec_free),
+// which must free it before closing the client.
+typedef struct mx_pjrt_exec mx_pjrt_exec_t;
+
+// Compiles a StableHLO module (text or bytecode, `n` bytes, borrowed for the call) whose entry
+// function is named `main` (XLA compiles only that one), for one replica and one partition.
+// A module the plugin rejects is MX_ERR_RUNTIME with the plugin's diagnostic in the message.
+mx_status_t mx_pjrt_compile(mx_pjrt_t *p, const char *module, size_t n, mx_pjrt_exec_t **out);
+void mx_pjrt_exec_free(mx_pjrt_exec_t *e);  // accepts NULL
+
 #endif  // MX_BACKENDS_PJRT_H

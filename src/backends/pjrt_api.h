@@ -160,6 +160,30 @@ typedef struct {
   size_t kind_size;  // out
 } mx_pj_desc_kind_args_t;
 
+// A program handed to the compiler: text or bytes in a named format ("mlir": StableHLO text or
+// bytecode).
+typedef struct {
+  MX_PJ_HEAD;
+  const char *code;  // borrowed for the call
+  size_t code_size;
+  const char *format;
+  size_t format_size;
+} mx_pj_program_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_client_t *client;
+  const mx_pj_program_t *program;
+  const char *options;  // a serialized xla.CompileOptionsProto (pjrt.c builds it)
+  size_t options_size;
+  mx_pj_loaded_exec_t *exec;  // out: owned by the caller
+} mx_pj_compile_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_loaded_exec_t *exec;
+} mx_pj_loaded_exec_destroy_args_t;
+
 // ---- The function table GetPjrtApi returns -------------------------------------------------
 
 typedef void *mx_pj_slot_t;  // an entry we never call: only its place in the table matters
@@ -183,17 +207,26 @@ typedef struct mx_pj_api {
   mx_pj_error_t *(*client_platform_version)(mx_pj_client_text_args_t *);
   mx_pj_slot_t client_devices;
   mx_pj_error_t *(*client_addressable_devices)(mx_pj_client_devices_args_t *);
-  mx_pj_slot_t client_lookup_device, client_lookup_addressable_device, client_addressable_memories,
-      client_compile, client_default_device_assignment, client_buffer_from_host;
+  mx_pj_slot_t client_lookup_device, client_lookup_addressable_device, client_addressable_memories;
+  mx_pj_error_t *(*client_compile)(mx_pj_compile_args_t *);
+  mx_pj_slot_t client_default_device_assignment, client_buffer_from_host;
   mx_pj_error_t *(*desc_id)(mx_pj_desc_id_args_t *);
   mx_pj_slot_t desc_process_index, desc_attributes;
   mx_pj_error_t *(*desc_kind)(mx_pj_desc_kind_args_t *);
   mx_pj_slot_t desc_debug_string, desc_to_string;
   mx_pj_error_t *(*device_description)(mx_pj_device_desc_args_t *);
+  mx_pj_slot_t device_is_addressable, device_local_hardware_id, device_addressable_memories,
+      device_default_memory, device_memory_stats;
+  mx_pj_slot_t memory_id, memory_kind, memory_debug_string, memory_to_string,
+      memory_addressable_by_devices;
+  mx_pj_slot_t exec_destroy, exec_name, exec_num_replicas, exec_num_partitions, exec_num_outputs,
+      exec_code_size, exec_cost_analysis, exec_output_memory_kinds, exec_optimized_program,
+      exec_serialize;
+  mx_pj_error_t *(*loaded_exec_destroy)(mx_pj_loaded_exec_destroy_args_t *);
 } mx_pj_api_t;
 
 // The table must reach at least this far for the entries above to exist.
-#define MX_PJ_API_MIN_SIZE MX_PJ_SIZE(mx_pj_api_t, device_description)
+#define MX_PJ_API_MIN_SIZE MX_PJ_SIZE(mx_pj_api_t, loaded_exec_destroy)
 
 // The one symbol a plugin exports.
 typedef const mx_pj_api_t *(*mx_pj_get_api_fn)(void);

@@ -57,6 +57,35 @@ static void test_incompatible_version(void) {
       "%s", mx_error_message());
 }
 
+// Compiles a small StableHLO module (the compile options pjrt.c writes must be accepted: empty
+// ones abort the CPU client), and a module the plugin must reject with its diagnostic.
+static void test_compile(mx_pjrt_t *p) {
+  static const char ok[] =
+      "func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %0 = stablehlo.add %a, %b : tensor<4xf32>\n"
+      "  return %0 : tensor<4xf32>\n"
+      "}\n";
+  mx_pjrt_exec_t *x = NULL;
+  CHECK_OK(mx_pjrt_compile(p, ok, sizeof ok - 1, &x));
+  CHECK(x != NULL);
+  mx_pjrt_exec_free(x);
+  mx_pjrt_exec_free(NULL);
+
+  // No @main: XLA refuses it; the message carries the plugin's words.
+  static const char no_main[] =
+      "func.func @decode(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  return %a : tensor<4xf32>\n"
+      "}\n";
+  x = (mx_pjrt_exec_t *)1;
+  CHECK(mx_pjrt_compile(p, no_main, sizeof no_main - 1, &x) == MX_ERR_RUNTIME && x == NULL);
+  CHECK_MSG(strstr(mx_error_message(), "PJRT compile") && strstr(mx_error_message(), "main"), "%s",
+            mx_error_message());
+  static const char garbage[] = "this is not StableHLO";
+  CHECK(mx_pjrt_compile(p, garbage, sizeof garbage - 1, &x) == MX_ERR_RUNTIME && x == NULL);
+  printf("rejected module: %s\n", mx_error_message());
+  CHECK(mx_pjrt_compile(p, ok, 0, &x) == MX_ERR_INVALID_ARG);
+}
+
 static void test_real_plugin(void) {
   char buf[4096];
   const char *path = plugin_path(buf, sizeof buf);
@@ -86,6 +115,7 @@ static void test_real_plugin(void) {
   p = NULL;
   CHECK_OK(mx_pjrt_open(path, &p));
   CHECK(p && strcmp(mx_pjrt_platform(p), "cpu") == 0);
+  test_compile(p);
   mx_pjrt_close(p);
   mx_pjrt_close(NULL);
 }
