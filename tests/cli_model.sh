@@ -399,8 +399,64 @@ t_run_weights() {
   expect_rc 1; expect_err 'entry function|needs arguments'
 }
 
+# logits --greedy N: the cpu backend's greedy continuation through its decode path, as rows after
+# the prompt's; their argmax are run.c's greedy ids.
+argmax_rows() { # FILE.npy VOCAB FIRST_ROW: the argmax of each row from FIRST_ROW on, comma-separated
+  npy_floats "$1" | awk -v v="$2" -v first="$3" '
+    { r = int((NR - 1) / v); c = (NR - 1) % v
+      if (c == 0 || $1 > best) { best = $1; arg = c }
+      if (c == v - 1 && r >= first) out = out (out == "" ? "" : ",") arg }
+    END { print out }'
+}
+t_logits_greedy() {
+  run "$MLXCEL" logits -m "$MODEL" --ids "$PROMPT_IDS" --greedy 8 --backend cpu -o "$TMP/g.npy"
+  expect_rc 0; expect_err 'wrote 13 x 512 float32 logits'
+  local got want
+  got=$(argmax_rows "$TMP/g.npy" 512 4)
+  want=$(echo "$GREEDY_IDS" | cut -d, -f1-9)
+  [ "$got" = "$want" ] || fail "logits --greedy 8: argmax $got, run.c $want"
+  # The prompt's rows are what a plain `logits` writes.
+  run "$MLXCEL" logits -m "$MODEL" --ids "$PROMPT_IDS" --backend cpu -o "$TMP/p.npy"
+  expect_rc 0
+  local d
+  d=$(max_abs_diff "$TMP/p.npy" "$TMP/g.npy" 0 $((5 * 512)))
+  le "$d" 0 || fail "logits --greedy: prompt rows differ from logits' by $d"
+  run "$MLXCEL" logits -m "$MODEL" --ids "$PROMPT_IDS" --greedy 60 --ctx 64 -o "$TMP/x.npy"
+  expect_rc 1; expect_err '5 ids \+ 60 greedy steps but the context holds 64'
+  run "$MLXCEL" logits -m "$MODEL" --ids "$PROMPT_IDS" --greedy -1 -o "$TMP/x.npy"
+  expect_rc 2
+}
+
+# emit --main --params: what IREE and XLA consume (tests/portability runs them there). Each file's
+# entry is @main; the params file holds the weight arguments as the graph types them, so the
+# interpreter run on it alone (no requantization) gives the logits of the quantized model.
+t_emit_portable() {
+  mkdir -p "$TMP/w"
+  run "$MLXCEL" emit -m "$MODEL" -o "$TMP/m" --quant int4 --ctx 32 --prefill-len 5 --all-logits \
+    --main --params "$TMP/w/model.safetensors"
+  expect_rc 0; expect_err 'wrote .*model.safetensors \(78 weights\)'
+  for f in prefill decode; do
+    grep -q '^  func.func @main(' "$TMP/m/$f.mlir" || fail "$f.mlir: no public @main"
+    grep -q "func.func @$f(" "$TMP/m/$f.mlir" && fail "$f.mlir: still has @$f"
+  done
+  grep -q '"model.layers.0.self_attn.q_proj.weight":{"dtype":"U32"' "$TMP/w/model.safetensors" ||
+    fail "params: the packed int4 weights are not U32"
+  run "$MLXCEL" run --weights "$TMP/w" --ids "$PROMPT_IDS" -o "$TMP/a.npy" "$TMP/m/prefill.mlir"
+  expect_rc 0
+  run "$MLXCEL" run --weights "$MODEL" --quant int4 --ids "$PROMPT_IDS" -o "$TMP/b.npy" \
+    "$TMP/m/prefill.mlir"
+  expect_rc 0
+  local d
+  d=$(max_abs_diff "$TMP/a.npy" "$TMP/b.npy")
+  le "$d" 0 || fail "emit --params: logits differ from the requantized model's by $d"
+  run "$MLXCEL" emit -m "$MODEL" -o "$TMP/m2" --params
+  expect_rc 2; expect_err '--params'
+  run "$MLXCEL" emit -m "$MODEL" -o "$TMP/m3" --ctx 32 --params "$TMP/no-such-dir/w.safetensors"
+  expect_rc 3; expect_err 'no-such-dir'
+}
+
 TESTS="help tokenize generate_greedy generate_options generate_errors missing_model logits emit
-run_weights"
+run_weights logits_greedy emit_portable"
 if [ "$NAME" = all ]; then
   for t in $TESTS; do "t_$t"; done
 elif declare -F "t_$NAME" >/dev/null; then

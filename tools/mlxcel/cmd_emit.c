@@ -7,12 +7,13 @@
 
 #include "cli.h"
 #include "mlxcel/model.h"
+#include "mlxcel/writer.h"
 
 static void emit_usage(FILE *out) {
   fprintf(out,
           "Usage: mlxcel emit -m DIR -o OUTDIR [--ctx N] [--prefill-len T] [--all-logits]\n"
           "                   [--inline-composites] [--generic] [--quant MODE] [--group-size N]\n"
-          "                   [--precision T] [--kv-dtype T]\n"
+          "                   [--precision T] [--kv-dtype T] [--main] [--params FILE]\n"
           "\n"
           "Builds the StableHLO graphs of the model in DIR and writes OUTDIR/prefill.mlir and\n"
           "OUTDIR/decode.mlir (OUTDIR is created if needed). Each holds one public function,\n"
@@ -35,7 +36,13 @@ static void emit_usage(FILE *out) {
           "                         instead of the last one [1 x V]\n" MX_CLI_PRECISION_USAGE("          ", "                         ")
           "  --inline-composites    write plain StableHLO: composites become calls to their\n"
           "                         decompositions (for consumers that reject composites)\n"
-          "  --generic              print every op in generic form\n" MX_CLI_QUANT_HELP
+          "  --generic              print every op in generic form\n"
+          "  --main                 name each file's public function @main instead of\n"
+          "                         @prefill / @decode (XLA compiles only @main)\n"
+          "  --params FILE          also write the values of the weight arguments, in the\n"
+          "                         types the graph declares (after --precision / --quant),\n"
+          "                         to FILE as safetensors named by mx.name: what IREE, XLA\n"
+          "                         or any other consumer binds to those arguments\n" MX_CLI_QUANT_HELP
           "  -h, --help             show this help\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
@@ -45,7 +52,7 @@ static void emit_usage(FILE *out) {
 // Writes the module restricted to the public function `name` (plus every private function,
 // i.e. the composite decompositions) to OUTDIR/NAME.mlir.
 static mx_status_t write_func(mx_module_t *m, const char *name, const mx_print_opts_t *po,
-                              const char *outdir) {
+                              bool as_main, const char *outdir) {
   mx_func_t *keep = mx_module_find_func(m, name);
   if (!keep) return mx_error_set(MX_ERR_INVALID_ARG, "the graph has no @%s function", name);
   mx_func_t **subset = calloc((size_t)m->n_funcs, sizeof *subset);
@@ -54,15 +61,19 @@ static mx_status_t write_func(mx_module_t *m, const char *name, const mx_print_o
   for (int32_t i = 0; i < m->n_funcs; i++) {
     if (m->funcs[i] == keep || m->funcs[i]->is_private) subset[n++] = m->funcs[i];
   }
-  // Print through a view of the module that lists only the kept functions; the module's own
-  // array is put back right after (the printer only reads).
+  // Print through a view of the module that lists only the kept functions (and, for --main,
+  // the entry renamed: nothing calls it, so no reference needs the change); the module's own
+  // array and name are put back right after (the printer only reads).
   mx_func_t **all = m->funcs;
   int32_t n_all = m->n_funcs;
+  const char *keep_name = keep->name;
   m->funcs = subset;
   m->n_funcs = n;
+  if (as_main) keep->name = "main";
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
   mx_status_t st = mx_hlo_print(m, po, &sb);
+  keep->name = keep_name;
   m->funcs = all;
   m->n_funcs = n_all;
   free(subset);
@@ -86,6 +97,63 @@ static mx_status_t write_func(mx_module_t *m, const char *name, const mx_print_o
   return st;
 }
 
+// Writes the tensors bound to the weight arguments of @prefill and @decode (the same
+// checkpoint tensors, each once) to `path` as safetensors. The loaded model's checkpoint holds
+// them as the graph types them (the loader's precision and quantization passes ran), so the
+// bytes are written as they are; a type that differs is an error rather than a silent
+// conversion, since a consumer would then run other numbers than the engine.
+static mx_status_t write_params(const mx_module_t *m, const mx_checkpoint_t *ck, const char *path) {
+  int32_t cap = 0;
+  for (int32_t k = 0; k < m->n_funcs; k++) {
+    if (!m->funcs[k]->is_private) cap += m->funcs[k]->body->n_args;
+  }
+  mx_st_desc_t *descs = calloc((size_t)cap + 1, sizeof *descs);
+  const void **data = calloc((size_t)cap + 1, sizeof *data);
+  if (!descs || !data) {
+    free(descs);
+    free(data);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  int32_t n = 0;
+  mx_status_t st = MX_OK;
+  for (int32_t k = 0; st == MX_OK && k < m->n_funcs; k++) {
+    const mx_func_t *f = m->funcs[k];
+    if (f->is_private) continue;
+    for (int32_t i = 0; st == MX_OK && i < f->body->n_args; i++) {
+      mx_graph_arg_t info;
+      if (mx_graph_arg_info(f, i, &info) != MX_OK || info.role != MX_ARG_WEIGHT) continue;
+      bool seen = false;
+      for (int32_t j = 0; j < n && !seen; j++) seen = strcmp(descs[j].name, info.name) == 0;
+      if (seen) continue;
+      const mx_weight_t *w = mx_checkpoint_find(ck, info.name);
+      const mx_type_t *type = mx_value_type(f, f->body->args[i]);
+      if (!w) {
+        st = mx_error_set(MX_ERR_INVALID_ARG, "weight '%s' of @%s is not in the loaded model",
+                          info.name, f->name);
+        break;
+      }
+      mx_type_t wt = mx_type_tensor(w->dtype, w->rank, w->dims);
+      if (!type || !mx_type_equal(&wt, type)) {
+        char want[128] = "?", got[128];
+        if (type) mx_type_str(type, want, sizeof want);
+        st = mx_error_set(MX_ERR_UNSUPPORTED, "weight '%s': @%s declares %s but the model holds %s",
+                          info.name, f->name, want, mx_type_str(&wt, got, sizeof got));
+        break;
+      }
+      descs[n].name = info.name;
+      descs[n].dtype = w->dtype;
+      descs[n].rank = w->rank;
+      memcpy(descs[n].dims, w->dims, sizeof descs[n].dims);
+      data[n++] = w->data;
+    }
+  }
+  if (st == MX_OK) st = mx_st_write_file(path, descs, data, n);
+  if (st == MX_OK) fprintf(stderr, "mlxcel emit: wrote %s (%d weights)\n", path, (int)n);
+  free(descs);
+  free(data);
+  return st;
+}
+
 static int make_outdir(const char *dir) {
   struct stat st;
   if (stat(dir, &st) == 0) {
@@ -102,8 +170,9 @@ static int make_outdir(const char *dir) {
 
 int mx_cli_cmd_emit(int argc, char **argv) {
   const char *cmd = "emit", *dir = NULL, *outdir = NULL;
+  const char *params = NULL;
   int64_t ctx = 0, prefill_len = 0;
-  bool all_logits = false;
+  bool all_logits = false, as_main = false;
   mx_print_opts_t po;
   memset(&po, 0, sizeof po);
   mx_model_load_opts_t lo = {0};
@@ -133,6 +202,11 @@ int mx_cli_cmd_emit(int argc, char **argv) {
       po.inline_composites = true;
     } else if (strcmp(a, "--generic") == 0) {
       po.generic = true;
+    } else if (strcmp(a, "--main") == 0) {
+      as_main = true;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--params", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      params = v;
     } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &lo)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
     } else if (a[0] == '-') {
@@ -187,8 +261,9 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   mx_error_clear();
   st = mx_model_build_graph(&cfg, ck, &go, &m);
   if (st == MX_OK) rc = make_outdir(outdir);
-  if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "prefill", &po, outdir);
-  if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "decode", &po, outdir);
+  if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "prefill", &po, as_main, outdir);
+  if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "decode", &po, as_main, outdir);
+  if (st == MX_OK && rc == MX_EXIT_OK && params) st = write_params(m, ck, params);
   if (st == MX_OK && rc == MX_EXIT_OK) {
     fprintf(stderr, "mlxcel emit: precision %s, KV cache %s\n", mx_elem_name(model->precision),
             mx_elem_name(model->kv_dtype));
