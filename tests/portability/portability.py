@@ -331,13 +331,13 @@ def main():
                  "max_abs_logit": scale, "compile_s": round(t_compile, 2),
                  "run_s": round(t_run, 2), "ok": ok}
             results.append(r)
+            np.save(Path(WORK) / f"{form}_{cname}_logits.npy", logits)
             log(f"{'PASS' if ok else 'FAIL'} {a.name} {form} {cname}: greedy "
                 f"{'identical' if same is None else f'differs from step {same}'} "
                 f"({a.steps + 1} ids), max |logit diff| {err:.3g} (bound {bound:.3g}), "
                 f"compile {t_compile:.1f} s, run {t_run:.1f} s")
             if not ok:
                 failures.append(r)
-                np.save(Path(WORK) / f"{form}_{cname}_logits.npy", logits)
                 log(f"  consumer ids {ids}\n  cpu ids      {ref_ids}")
     Path(WORK, "result.json").write_text(json.dumps(results, indent=1) + "\n")
     log(f"portability {a.name}: {len(results)} cases ran, {len(results) - len(failures)} passed, "
