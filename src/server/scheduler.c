@@ -55,6 +55,7 @@ struct mx_server_sched {
   pthread_cond_t work_cv;  // new job, cancellation or stop
   pthread_cond_t idle_cv;  // a job finished (for drain)
   bool stopping, draining;
+  bool paused;  // mx_server_sched_pause: no turn starts
   mx_server_job_t *q_head, *q_tail;
   int32_t n_queued;
   mx_server_job_t **slots;  // [n_slots] NULL = free
@@ -188,7 +189,7 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
         finish_locked(s, job, MX_FINISH_CALLBACK);
       }
     }
-    for (int32_t i = 0; i < s->n_slots && s->q_head; i++) {
+    for (int32_t i = 0; i < s->n_slots && s->q_head && !s->paused; i++) {
       if (s->slots[i]) continue;
       mx_server_job_t *job = s->q_head;
       s->q_head = job->next;
@@ -202,7 +203,7 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
       s->slots[i] = job;
       s->n_active++;
     }
-    if (s->n_active > 0) return true;
+    if (s->n_active > 0 && !s->paused) return true;
     if (s->stopping) return false;
     pthread_cond_wait(&s->work_cv, &s->mu);
   }
@@ -424,8 +425,13 @@ mx_status_t mx_server_job_submit(mx_server_sched_t *s, mx_server_job_t *job) {
   if (s->draining) {
     st = mx_error_set(MX_ERR_RUNTIME, "the server is shutting down");
   } else if (s->n_queued >= s->max_queue + (s->n_slots - s->n_active)) {
-    st = mx_error_set(MX_ERR_RUNTIME, "the server is busy: %d requests are already waiting",
-                      s->n_queued);
+    // Queued jobs that free slots will take at the scheduler's next turn are not waiting: only
+    // the rest count against --queue (and the message says so, not the raw queue length).
+    int32_t waiting = s->n_queued - (s->n_slots - s->n_active);
+    st = mx_error_set(MX_ERR_RUNTIME,
+                      "the server is busy: %d request%s already waiting for a slot (the queue "
+                      "holds %d)",
+                      waiting, waiting == 1 ? " is" : "s are", s->max_queue);
   } else {
     job->refs++;
     job->state = JOB_QUEUED;
@@ -500,6 +506,13 @@ bool mx_server_sched_drain(mx_server_sched_t *s, double timeout_s) {
   bool idle = s->n_queued == 0 && s->n_active == 0;
   pthread_mutex_unlock(&s->mu);
   return idle;
+}
+
+void mx_server_sched_pause(mx_server_sched_t *s, bool paused) {
+  pthread_mutex_lock(&s->mu);
+  s->paused = paused;
+  pthread_cond_broadcast(&s->work_cv);
+  pthread_mutex_unlock(&s->mu);
 }
 
 void mx_server_sched_stats(mx_server_sched_t *s, mx_server_sched_stats_t *out) {

@@ -73,6 +73,11 @@ void mx_server_job_release(mx_server_sched_t *s, mx_server_job_t *job);
 // Returns true when everything finished.
 bool mx_server_sched_drain(mx_server_sched_t *s, double timeout_s);
 
+// Holds the scheduler before its next turn (no admission, no step) until called with false;
+// submissions still queue. Tests use it to fill the queue while slots are free, a state that
+// otherwise lasts only until the scheduler's next turn.
+void mx_server_sched_pause(mx_server_sched_t *s, bool paused);
+
 typedef struct mx_server_sched_stats {
   int32_t n_slots, active, queued;
   uint64_t jobs_done, jobs_failed, jobs_cancelled;
