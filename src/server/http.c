@@ -43,6 +43,11 @@ enum MHD_Result mx_server_reply(struct MHD_Connection *c, mx_server_conn_t *cc, 
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
   if (cc->too_large) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  // RFC 9110: a 503 may say when to come back (a full queue drains in seconds), and a 401 must
+  // name the scheme the server accepts.
+  if (status == 503) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, MX_SERVER_RETRY_AFTER);
+  if (status == 401)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"mlxcel\"");
   enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
   MHD_destroy_response(r);
   cc->answered = true;
@@ -159,6 +164,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     mx_strbuf_init(&cc->body);
     bool method_ok = true;
     cc->ep = route(url, method, &method_ok);
+    // The key first: without it a client learns nothing, not even which paths exist.
+    if (cc->ep != EP_HEALTH && !key_ok(srv, c)) {
+      mx_server_error_set(&e, 401, "invalid_request_error", NULL, "invalid_api_key",
+                          "missing or incorrect API key: send \"Authorization: Bearer KEY\" with "
+                          "the key given to mlxcel serve --api-key");
+      return mx_server_reply_error(c, cc, &e);
+    }
     if (cc->ep == EP_OTHER) {
       mx_server_error_set(&e, 404, "invalid_request_error", NULL, "not_found",
                           "no endpoint %.16s %.200s (try GET /v1/models, POST /v1/completions, "
@@ -169,12 +181,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!method_ok) {
       mx_server_error_set(&e, 405, "invalid_request_error", NULL, "method_not_allowed",
                           "%.200s does not accept %.16s", url, method);
-      return mx_server_reply_error(c, cc, &e);
-    }
-    if (cc->ep != EP_HEALTH && !key_ok(srv, c)) {
-      mx_server_error_set(&e, 401, "invalid_request_error", NULL, "invalid_api_key",
-                          "missing or incorrect API key: send \"Authorization: Bearer KEY\" with "
-                          "the key given to mlxcel serve --api-key");
       return mx_server_reply_error(c, cc, &e);
     }
     const char *cl =
@@ -377,6 +383,7 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
     return st;
   }
   srv->lim.max_tokens = (int32_t)mx_server_sched_ctx(srv->sched);
+  srv->lim.vocab = mx_server_sched_vocab(srv->sched);
   srv->listen_fd = listen_on(o->host ? o->host : "127.0.0.1", o->port, &srv->port);
   if (srv->listen_fd < 0) {
     free_server(srv);

@@ -17,6 +17,7 @@ void mx_server_limits_default(mx_server_limits_t *lim) {
   lim->max_stop_len = 256;
   lim->max_messages = 1024;
   lim->max_prompt_ids = 1 << 20;
+  lim->vocab = 0;
 }
 
 mx_status_t mx_server_error_set(mx_server_error_t *err, int http_status, const char *type,
@@ -127,14 +128,32 @@ static mx_status_t get_number(const cJSON *obj, const char *name, double lo, dou
   return MX_OK;
 }
 
+// An integral double as a decimal integer (%.0f is exact for every integral double; %g would
+// print 2^63 as "9.22337e+18").
+static const char *int_text(double v, char buf[32]) {
+  snprintf(buf, 32, "%.0f", v);
+  return buf;
+}
+
+// An integer field in [lo, hi] (bounds exact in a double); the message names the bounds as
+// integers, or the one value allowed when lo == hi.
 static mx_status_t get_int(const cJSON *obj, const char *name, double lo, double hi, bool *given,
                            double *out, mx_server_error_t *err) {
   const cJSON *f = field(obj, name);
   if (given) *given = f != NULL;
   if (!f) return MX_OK;
-  if (!cJSON_IsNumber(f) || f->valuedouble != floor(f->valuedouble))
+  if (!cJSON_IsNumber(f) || !isfinite(f->valuedouble) || f->valuedouble != floor(f->valuedouble))
     return BAD(name, "'%s' must be an integer", name);
-  return get_number(obj, name, lo, hi, NULL, out, err);
+  double v = f->valuedouble;
+  if (v < lo || v > hi) {
+    char a[32], b[32], got[32];
+    if (lo == hi)
+      return BAD(name, "'%s' must be %s, got %s", name, int_text(lo, a), int_text(v, got));
+    return BAD(name, "'%s' must be an integer between %s and %s, got %s", name, int_text(lo, a),
+               int_text(hi, b), int_text(v, got));
+  }
+  *out = v;
+  return MX_OK;
 }
 
 static mx_status_t get_bool(const cJSON *obj, const char *name, bool *out, mx_server_error_t *err) {
@@ -217,7 +236,7 @@ static mx_status_t parse_common(const cJSON *root, const mx_server_limits_t *lim
     if (v <= 0) return BAD("top_p", "'top_p' must be in (0, 1], got %g", v);
     p->top_p = (float)v;
   }
-  if ((st = get_int(root, "top_k", 0, 1 << 30, &given, &v, err))) return st;
+  if ((st = get_int(root, "top_k", 0, INT32_MAX, &given, &v, err))) return st;  // 0 = off
   if (given) p->top_k = (int32_t)v;
   if ((st = get_number(root, "min_p", 0, 1, &given, &v, err))) return st;
   if (given) p->min_p = (float)v;
@@ -234,8 +253,7 @@ static mx_status_t parse_common(const cJSON *root, const mx_server_limits_t *lim
   if ((st = get_int(root, "seed", -9007199254740992.0, 9007199254740992.0, &r->has_seed, &v, err)))
     return st;
   if (r->has_seed) p->seed = (uint64_t)(int64_t)v;
-  if ((st = get_int(root, "n", 1, 1 << 30, &given, &v, err))) return st;
-  if (given && v != 1) return BAD("n", "'n' must be 1 (one choice per request), got %g", v);
+  if ((st = get_int(root, "n", 1, 1, &given, &v, err))) return st;  // one choice per request
   if ((st = get_bool(root, "stream", &r->stream, err))) return st;
   if ((st = get_bool(root, "ignore_eos", &r->ignore_eos, err))) return st;
   const cJSON *so = field(root, "stream_options");
@@ -281,11 +299,17 @@ static mx_status_t parse_prompt(const cJSON *root, const mx_server_limits_t *lim
   r->prompt_ids = malloc((size_t)n * sizeof *r->prompt_ids);
   if (!r->prompt_ids) return oom(err);
   int32_t i = 0;
+  int32_t top = lim->vocab > 0 ? lim->vocab - 1 : INT32_MAX;  // the largest token id
   for (const cJSON *it = f->child; it; it = it->next, i++) {
-    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 0 ||
-        it->valuedouble > INT32_MAX)
-      return BAD("prompt", "'prompt' item %d must be a token id (an integer >= 0)", i);
-    r->prompt_ids[i] = (int32_t)it->valuedouble;
+    double v = it->valuedouble;
+    if (!cJSON_IsNumber(it) || !isfinite(v) || v != floor(v))
+      return BAD("prompt", "'prompt' item %d must be a token id (an integer)", i);
+    if (v < 0 || v > top) {
+      char got[32];
+      return BAD("prompt", "'prompt' item %d is %s; token ids are integers from 0 to %d", i,
+                 int_text(v, got), (int)top);
+    }
+    r->prompt_ids[i] = (int32_t)v;
   }
   r->n_prompt_ids = n;
   return MX_OK;
@@ -418,8 +442,7 @@ mx_status_t mx_server_request_parse(const char *body, size_t len, mx_server_kind
       if (!st && echo)
         st = mx_server_error_set(err, 400, "invalid_request_error", "echo", "unsupported",
                                  "'echo' is not supported by this server");
-      if (!st) st = get_int(root, "best_of", 1, 1 << 30, &given, &v, err);
-      if (!st && given && v != 1) st = BAD("best_of", "'best_of' must be 1, got %g", v);
+      if (!st) st = get_int(root, "best_of", 1, 1, &given, &v, err);
       if (!st && field(root, "suffix"))
         st = mx_server_error_set(err, 400, "invalid_request_error", "suffix", "unsupported",
                                  "'suffix' is not supported by this server");

@@ -24,6 +24,7 @@ typedef struct mx_server_limits {
   size_t max_stop_len;     // bytes per stop string
   int32_t max_messages;    // chat messages per request
   int32_t max_prompt_ids;  // token ids in a prompt given as an array
+  int32_t vocab;           // token ids in a prompt are below this; 0 = unknown (INT32_MAX)
 } mx_server_limits_t;
 
 // Defaults: body 1 MiB, depth 32, max_tokens 1 << 20, 16 stop strings of at most 256 bytes,

@@ -26,6 +26,9 @@ typedef enum mx_server_endpoint {
 
 extern const char *const mx_server_endpoint_names[EP_COUNT];
 
+// Seconds a 503 (queue full, shutting down) asks clients to wait before retrying.
+#define MX_SERVER_RETRY_AFTER "1"
+
 struct mx_server {
   const mx_model_t *model;
   const mx_tokenizer_t *tok;

@@ -1,6 +1,7 @@
 // `mlxcel serve`: an OpenAI-compatible HTTP server over one model directory (server.h). Runs
 // until SIGINT or SIGTERM, then drains: stops listening, lets the requests in flight finish and
-// exits 0. A second signal stops at once.
+// exits 0. A second signal stops at once: the process ends by that signal (the conventional
+// "interrupted" status, 128 + N in a shell), since requests were cut.
 #include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
@@ -49,8 +50,11 @@ static void serve_usage(FILE *out) {
       "  -h, --help             show this help\n"
       "\n"
       "Prints \"mlxcel serve: listening on http://HOST:PORT\" on stderr when ready.\n"
-      "Exit status: 0 after a signal-initiated shutdown, 1 failure (cannot listen, bad model),\n"
-      "2 bad command line, 3 unreadable model directory.\n");
+      "SIGINT or SIGTERM drains (no new requests, those in flight finish) and exits 0; a\n"
+      "second signal ends it at once, killed by that signal (shell status 130 for SIGINT,\n"
+      "143 for SIGTERM).\n"
+      "Exit status: 0 after a drain, 1 failure (cannot listen, bad model), 2 bad command\n"
+      "line, 3 unreadable model directory; 128 + N when a second signal N cut the drain.\n");
 }
 
 typedef struct serve_args {

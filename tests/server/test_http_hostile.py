@@ -1,0 +1,340 @@
+"""What a hostile or careless client can do to `mlxcel serve` over raw HTTP on loopback, and what
+the server must answer (issue 28, "Server findings"). Standard library only: raw sockets, so the
+bytes on the wire are exactly the ones under test.
+
+Usage: python test_http_hostile.py MLXCEL REPO_ROOT TEST_NAME   ("all" runs every test)
+
+Every precondition holds by construction (a request held open by an unfinished body, a paused
+reader), never by a sleep that a faster or busier machine could outrun.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+MLXCEL = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+ROOT = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
+STORIES = os.path.join(ROOT or ".", "models", "stories260K")
+# A generous bound on anything that must happen "at once" (a loaded sanitizer build included):
+# answers that used to wait for the idle timeout never come within it.
+PATIENCE_S = float(os.environ.get("MX_TEST_PATIENCE_S", "30"))
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAILED:", what, flush=True)
+    return cond
+
+
+class Server:
+    """`mlxcel serve -m DIR --port 0 ARGS...`; stderr is collected line by line."""
+
+    def __init__(self, *args, model=STORIES):
+        self.lines = []
+        self.cv = threading.Condition()
+        self.proc = subprocess.Popen(
+            [MLXCEL, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0", *args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        threading.Thread(target=self._read, daemon=True).start()
+        line = self.wait_line(r"listening on http://127\.0\.0\.1:(\d+)", 120)
+        if not line:
+            self.kill()
+            raise RuntimeError("server did not start:\n" + self.log())
+        self.port = int(re.search(r":(\d+)\s*$", line.strip()).group(1))
+
+    def _read(self):
+        for raw in self.proc.stderr:
+            with self.cv:
+                self.lines.append(raw.decode("utf-8", "replace"))
+                self.cv.notify_all()
+        with self.cv:
+            self.lines.append(None)  # end of stderr
+            self.cv.notify_all()
+
+    def wait_line(self, pattern, timeout):
+        """The first stderr line matching `pattern` (None at end of stderr or after timeout)."""
+        rx = re.compile(pattern)
+        end = time.monotonic() + timeout
+        i = 0
+        with self.cv:
+            while True:
+                while i < len(self.lines):
+                    ln = self.lines[i]
+                    if ln is None:
+                        return None
+                    if rx.search(ln):
+                        return ln
+                    i += 1
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cv.wait(left)
+
+    def log(self):
+        with self.cv:
+            return "".join(ln for ln in self.lines if ln)
+
+    def connect(self):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=PATIENCE_S)
+        return s
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(120)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.proc.returncode
+
+
+class Reply:
+    def __init__(self, status, headers, body, raw):
+        self.status, self.headers, self.body, self.raw = status, headers, body, raw
+
+    def header(self, name):
+        vals = [v for k, v in self.headers if k.lower() == name.lower()]
+        return vals[0] if vals else None
+
+    def json(self):
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    def message(self):
+        j = self.json()
+        return j["error"]["message"] if j and "error" in j else ""
+
+    def __repr__(self):
+        return repr(self.raw[:600])
+
+
+def recv_reply(s):
+    """Reads one HTTP/1.1 reply (Content-Length or chunked, else to EOF). None on EOF first."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None if not buf else Reply(0, [], b"", buf)
+        buf += chunk
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    m = re.match(r"HTTP/1\.[01] (\d{3})", lines[0])
+    status = int(m.group(1)) if m else 0
+    headers = [tuple(x.strip() for x in ln.split(":", 1)) for ln in lines[1:] if ":" in ln]
+    r = Reply(status, headers, b"", buf)
+    cl = r.header("Content-Length")
+    if cl is not None:
+        n = int(cl)
+        while len(rest) < n:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            rest += chunk
+            r.raw += chunk
+        r.body = rest[:n]
+    else:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            rest += chunk
+            r.raw += chunk
+        r.body = rest
+    return r
+
+
+def read_all(s):
+    """Everything until the server closes (or PATIENCE_S passes: then b"<<timeout>>" is appended)."""
+    out = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return out
+            out += chunk
+    except socket.timeout:
+        return out + b"<<timeout>>"
+
+
+def exchange(srv, data, close=True):
+    """Sends raw bytes on a new connection and reads one reply."""
+    with srv.connect() as s:
+        s.sendall(data)
+        return recv_reply(s)
+
+
+def request(method, path, body=None, headers=(), version="HTTP/1.1", close=True):
+    lines = [f"{method} {path} {version}", "Host: 127.0.0.1"]
+    lines += list(headers)
+    if body is not None:
+        if not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+        lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+    if close:
+        lines.append("Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
+
+
+def status_lines(raw):
+    return re.findall(rb"HTTP/1\.[01] \d{3}", raw)
+
+
+# ---- Finding 8 is tested in tests/unit/test_server_queue.c (the scheduler paused). ----
+
+
+# ---- Finding 9: 503 says when to retry, 401 names its scheme, the key comes first ----
+def t_auth_and_retry():
+    srv = Server("--api-key", "sekret", "-q")
+    try:
+        key = "Authorization: Bearer sekret"
+        r = exchange(srv, request("GET", "/v1/models"))
+        check(r.status == 401, f"no key: status {r.status}, want 401")
+        check((r.header("WWW-Authenticate") or "").startswith("Bearer"),
+              f"401 without WWW-Authenticate: Bearer: {r!r}")
+        r = exchange(srv, request("GET", "/no/such/path"))
+        check(r.status == 401, f"unknown path without the key: status {r.status}, want 401 (a "
+              "client without the key must not learn which paths exist)")
+        r = exchange(srv, request("DELETE", "/v1/models"))
+        check(r.status == 401, f"wrong method without the key: status {r.status}, want 401")
+        r = exchange(srv, request("GET", "/no/such/path", headers=[key]))
+        check(r.status == 404, f"unknown path with the key: status {r.status}, want 404")
+        r = exchange(srv, request("DELETE", "/v1/models", headers=[key]))
+        check(r.status == 405, f"wrong method with the key: status {r.status}, want 405")
+        r = exchange(srv, request("GET", "/health"))
+        check(r.status == 200, f"/health needs no key: status {r.status}")
+
+        # 503 while draining: a request held open by its unfinished body keeps the drain going
+        # (by construction, however fast the machine), and a kept-alive connection asks.
+        keep = srv.connect()
+        keep.sendall(request("GET", "/health", close=False))
+        check(recv_reply(keep).status == 200, "kept-alive /health")
+        hold = srv.connect()
+        hold.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n" + key.encode() +
+                     b"\r\nContent-Length: 100\r\n\r\n{\"prompt\"")
+        # The drain waits for requests whose head is in: send another on `keep` and wait for its
+        # answer so the held one is surely past its head too (same server, one connection each).
+        keep.sendall(request("GET", "/health", close=False))
+        check(recv_reply(keep).status == 200, "kept-alive /health (2)")
+        srv.proc.send_signal(signal.SIGTERM)
+        check(srv.wait_line("finishing the requests in flight", PATIENCE_S) is not None,
+              "no drain message")
+        keep.sendall(request("POST", "/v1/completions", {"prompt": "x", "max_tokens": 1},
+                             headers=[key], close=False))
+        r = recv_reply(keep)
+        check(r is not None and r.status == 503, f"completion while draining: {r!r}")
+        check(r is not None and r.header("Retry-After") is not None,
+              f"503 without Retry-After: {r!r}")
+        keep.close()
+        hold.close()  # the last request in flight goes: the drain ends by itself
+        try:
+            rc = srv.proc.wait(PATIENCE_S)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc == 0, f"exit status after the drain: {rc}")
+    finally:
+        srv.kill()
+
+
+# ---- Finding 10: integer limits print as integers, with the real bounds ----
+def t_integer_messages():
+    srv = Server("-q", "--ctx", "128")
+    try:
+        cases = [
+            ({"prompt": "x", "n": 0}, "n", ["'n' must be 1, got 0"]),
+            ({"prompt": "x", "n": 3}, "n", ["'n' must be 1, got 3"]),
+            ({"prompt": "x", "best_of": 2}, "best_of", ["'best_of' must be 1, got 2"]),
+            ({"prompt": "x", "top_k": -1}, "top_k", ["between 0 and 2147483647, got -1"]),
+            ({"prompt": "x", "top_k": 2**31}, "top_k", ["got 2147483648"]),
+            ({"prompt": "x", "max_tokens": 2**63}, "max_tokens",
+             ["between 1 and 128, got 9223372036854775808"]),
+            ({"prompt": "x", "max_tokens": 0}, "max_tokens", ["between 1 and 128, got 0"]),
+            ({"prompt": [1, 2**40]}, "prompt",
+             ["item 1 is 1099511627776", "from 0 to 511"]),
+            ({"prompt": [1, 512]}, "prompt", ["item 1 is 512", "from 0 to 511"]),
+            ({"prompt": [-3]}, "prompt", ["item 0 is -3"]),
+            ({"prompt": "x", "seed": 2**60}, "seed",
+             ["between -9007199254740992 and 9007199254740992, got 1152921504606846976"]),
+        ]
+        for body, param, frags in cases:
+            r = exchange(srv, request("POST", "/v1/completions", body))
+            j = r.json() or {}
+            msg = r.message()
+            check(r.status == 400, f"{body}: status {r.status}")
+            check(j.get("error", {}).get("param") == param, f"{body}: param in {r.body!r}")
+            for f in frags:
+                check(f in msg, f"{body}: message {msg!r} lacks {f!r}")
+            check(not re.search(r"\de[+-]\d", msg), f"{body}: exponent notation in {msg!r}")
+    finally:
+        srv.kill()
+
+
+# ---- Finding 11: a second signal ends the drain at once, as --help says ----
+def t_second_signal():
+    out = subprocess.run([MLXCEL, "serve", "--help"], capture_output=True, text=True)
+    check(out.returncode == 0, "serve --help exit status")
+    check("second signal ends it at once, killed by that signal" in out.stdout and
+          "130 for SIGINT" in out.stdout, "--help does not say how a second signal ends")
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        srv = Server("-q")
+        try:
+            hold = srv.connect()  # an unfinished body: the drain cannot end by itself
+            hold.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+            keep = srv.connect()
+            keep.sendall(request("GET", "/health"))
+            check(recv_reply(keep).status == 200, "health")
+            keep.close()
+            srv.proc.send_signal(sig)
+            check(srv.wait_line("finishing the requests in flight", PATIENCE_S) is not None,
+                  "no drain message")
+            check(srv.proc.poll() is None, "the drain ended with a request in flight")
+            srv.proc.send_signal(sig)
+            try:
+                rc = srv.proc.wait(PATIENCE_S)
+            except subprocess.TimeoutExpired:
+                rc = None
+            check(rc == -sig, f"second {sig.name}: exit status {rc}, want killed by {sig.name} "
+                  "(as --help says)")
+            hold.close()
+        finally:
+            srv.kill()
+
+
+TESTS = {name[2:]: fn for name, fn in sorted(globals().items()) if name.startswith("t_")}
+
+
+def main():
+    if len(sys.argv) != 4 or not os.access(MLXCEL, os.X_OK):
+        print(__doc__)
+        return 2
+    name = sys.argv[3]
+    if name != "all" and name not in TESTS:
+        print(f"unknown test '{name}' (known: {' '.join(TESTS)})")
+        return 2
+    for n, fn in TESTS.items():
+        if name in ("all", n):
+            print(f"--- {n}", flush=True)
+            fn()
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
