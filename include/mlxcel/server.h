@@ -28,13 +28,15 @@ typedef struct mx_server_opts {
   const char *backend;             // NULL = as mx_session_opts_t
   mx_backend_opts_t backend_opts;  // threads, device, backend settings (as mx_session_opts_t)
   int32_t prefill_chunk;           // 0 = the engine's default
-  const char *api_key;      // when set, every endpoint but /health needs "Authorization: Bearer K"
-  const char *model_id;     // the name /v1/models lists and requests must use; NULL = "model"
-  size_t max_body;          // request body limit in bytes (413 beyond); 0 = 1 MiB
-  int32_t max_queue;        // requests waiting for a slot before 503; 0 = 64
-  int32_t max_connections;  // simultaneous connections; 0 = 128
-  int32_t timeout_s;        // idle connection timeout in seconds; 0 = 60
-  bool log_requests;        // one line per request on stderr
+  const char *api_key;       // when set, every endpoint but /health needs "Authorization: Bearer K"
+  const char *model_id;      // the name /v1/models lists and requests must use; NULL = "model"
+  size_t max_body;           // request body limit in bytes (413 beyond); 0 = 1 MiB
+  int32_t max_queue;         // requests waiting for a slot before 503; 0 = 64
+  int32_t max_connections;   // simultaneous connections (503 beyond); 0 = 128
+  int32_t timeout_s;         // idle connection timeout in seconds; 0 = 60
+  int32_t header_timeout_s;  // a request head must arrive within this of the connection's
+                             // opening or its previous request's end; 0 = 10
+  bool log_requests;         // one line per request on stderr
 } mx_server_opts_t;
 
 // Starts listening and serving in background threads. Errors: bad options, the address cannot

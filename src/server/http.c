@@ -8,9 +8,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +44,7 @@ enum MHD_Result mx_server_reply(struct MHD_Connection *c, mx_server_conn_t *cc, 
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-  if (cc->too_large) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+  if (cc->too_large || cc->close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   // RFC 9110: a 503 may say when to come back (a full queue drains in seconds), and a 401 must
   // name the scheme the server accepts.
   if (status == 503) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, MX_SERVER_RETRY_AFTER);
@@ -114,6 +116,179 @@ static bool key_ok(const mx_server_t *srv, struct MHD_Connection *c) {
   return diff == 0;
 }
 
+// ---- Request heads: what libmicrohttpd lets through and RFC 9112 forbids ----
+
+// The connection whose request head is being read in this thread (one thread per connection),
+// from its request line (log_uri) to the first on_request call.
+static _Thread_local struct MHD_Connection *tl_conn;
+static _Thread_local bool tl_in_head;
+
+static void *log_uri(void *cls, const char *uri, struct MHD_Connection *c) {
+  (void)cls, (void)uri;
+  tl_conn = c;
+  tl_in_head = true;
+  return NULL;  // on_request allocates the request state on its first call
+}
+
+// libmicrohttpd 0.9.75 answers a malformed or oversized Content-Length itself, before the
+// application sees the request, and writes that answer's header block twice (its error path
+// builds the header, then the normal path builds it again). Its log line is the only hook: while
+// a head is being read, the answer is written here instead (once, as our JSON error) and the
+// sending side is shut, so libmicrohttpd's copy cannot reach the client and the connection ends.
+// A libmicrohttpd without the bug answers the same way.
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+  mx_server_t *srv = cls;
+  static const char kPrefix[] = "Error processing request";
+  if (!tl_in_head || !tl_conn || strncmp(fmt, kPrefix, sizeof kPrefix - 1) != 0) return;
+  tl_in_head = false;
+  unsigned status = va_arg(ap, unsigned);
+  const char *html = va_arg(ap, const char *);
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(tl_conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!ci || status < 400 || status > 599) return;
+  // Its HTML page's body, tags dropped, is the reason.
+  char why[256];
+  size_t n = 0;
+  const char *p = html ? strstr(html, "<body>") : NULL;
+  p = p ? p + 6 : (html ? html : "");
+  for (bool tag = false; *p && n + 1 < sizeof why && strncmp(p, "</body>", 7) != 0; p++) {
+    if (*p == '<') tag = true;
+    if (!tag) why[n++] = *p;
+    if (*p == '>') tag = false;
+  }
+  why[n] = '\0';
+  mx_server_error_t e;
+  mx_server_error_set(&e, (int)status, "invalid_request_error", NULL,
+                      status == 413 ? "request_too_large" : "bad_request", "%s",
+                      n ? why : "malformed request head");
+  mx_strbuf_t body, msg;
+  mx_strbuf_init(&body);
+  mx_strbuf_init(&msg);
+  mx_server_error_json(&body, &e);
+  const char *phrase = MHD_get_reason_phrase_for(status);
+  mx_strbuf_printf(&msg,
+                   "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                   "Connection: close\r\n\r\n",
+                   status, phrase ? phrase : "Error", body.len);
+  mx_strbuf_append(&msg, body.data ? body.data : "", body.len);
+  if (!msg.oom) {
+    for (size_t off = 0; off < msg.len;) {
+      ssize_t k = send(ci->connect_fd, msg.data + off, msg.len - off, MSG_NOSIGNAL);
+      if (k <= 0) break;
+      off += (size_t)k;
+    }
+  }
+  shutdown(ci->connect_fd, SHUT_WR);
+  mx_strbuf_free(&body);
+  mx_strbuf_free(&msg);
+  pthread_mutex_lock(&srv->metrics_mu);
+  srv->responses[EP_OTHER][status]++;
+  pthread_mutex_unlock(&srv->metrics_mu);
+}
+
+// Set by unescape_url (the connection's own thread: one thread per connection) when the
+// request's URL decodes to a control character; on_request reads and clears it.
+static _Thread_local bool tl_url_ctl;
+
+// Percent-decoding of the URL (libmicrohttpd's own would turn %00 into a NUL that ends the
+// C string early: "/v1/models%00" would be served as "/v1/models"). Control characters are
+// decoded as anything else but flagged, and the request is refused.
+static size_t unescape_url(void *cls, struct MHD_Connection *c, char *s) {
+  (void)cls, (void)c;
+  char *w = s;
+  for (const char *r = s; *r; r++) {
+    unsigned v;
+    char hex[3] = {r[1], r[1] ? r[2] : 0, 0};
+    if (r[0] == '%' && hex[0] && hex[1] && strspn(hex, "0123456789abcdefABCDEF") == 2 &&
+        sscanf(hex, "%2x", &v) == 1) {
+      r += 2;
+      if (v < 0x20 || v == 0x7F) tl_url_ctl = true;
+      *w++ = (char)v;
+    } else {
+      *w++ = *r;
+    }
+  }
+  *w = '\0';
+  return (size_t)(w - s);
+}
+
+typedef struct head_scan {
+  int n_host, n_cl, n_te;
+  const char *cl, *te;
+  bool cl_differ;
+  const char *bad_key;  // a header name with whitespace (before the colon)
+} head_scan_t;
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value) {
+  (void)kind;
+  head_scan_t *h = cls;
+  if (!h->bad_key && strpbrk(key, " \t")) h->bad_key = key;
+  if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) h->n_host++;
+  if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+    if (h->n_cl++ && strcmp(h->cl, value) != 0) h->cl_differ = true;
+    if (!h->cl) h->cl = value;
+  }
+  if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+    h->n_te++;
+    if (!h->te) h->te = value;
+  }
+  return MHD_YES;
+}
+
+// The request head against RFC 9112 where libmicrohttpd 0.9.75 is lenient: fills *e and returns
+// false when the request must be refused before anything else.
+static bool head_ok(struct MHD_Connection *c, const char *version, mx_server_error_t *e) {
+  head_scan_t h = {0};
+  MHD_get_connection_values(c, MHD_HEADER_KIND, scan_header, &h);
+  if (tl_url_ctl) {
+    tl_url_ctl = false;
+    mx_server_error_set(e, 400, "invalid_request_error", NULL, "bad_request",
+                        "the URL decodes to a control character (%%00-%%1F or %%7F)");
+    return false;
+  }
+  if (h.bad_key) {  // RFC 9112 5.1: no whitespace between a field name and its colon
+    mx_server_error_set(e, 400, "invalid_request_error", NULL, "bad_request",
+                        "header field '%.64s' has whitespace before its colon", h.bad_key);
+    return false;
+  }
+  if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && h.n_host != 1) {  // RFC 9112 3.2
+    mx_server_error_set(e, 400, "invalid_request_error", NULL, "bad_request",
+                        h.n_host ? "an HTTP/1.1 request has exactly one Host header, not %d"
+                                 : "an HTTP/1.1 request needs a Host header",
+                        h.n_host);
+    return false;
+  }
+  if (h.cl_differ) {  // RFC 9112 6.3: the body's length is ambiguous
+    mx_server_error_set(e, 400, "invalid_request_error", NULL, "bad_request",
+                        "the request has Content-Length headers with different values");
+    return false;
+  }
+  if (h.n_te) {
+    // libmicrohttpd decodes exactly "chunked" (any case) in the first Transfer-Encoding header
+    // and otherwise reads the body until the client closes: anything else is refused now.
+    if (h.n_cl) {  // RFC 9112 6.3: both is a smuggling attempt, not a request
+      mx_server_error_set(e, 400, "invalid_request_error", NULL, "bad_request",
+                          "the request has both Transfer-Encoding and Content-Length");
+      return false;
+    }
+    if (h.n_te > 1 || strcasecmp(h.te, "chunked") != 0) {
+      size_t n = strlen(h.te);
+      while (n > 0 && (h.te[n - 1] == ' ' || h.te[n - 1] == '\t')) n--;
+      bool padded = h.n_te == 1 && n == 7 && strncasecmp(h.te, "chunked", 7) == 0;
+      if (padded) {
+        mx_server_error_set(e, 400, "invalid_request_error", NULL, "bad_request",
+                            "Transfer-Encoding 'chunked' has trailing whitespace");
+      } else {  // RFC 9112 6.1: a coding the server does not understand is 501
+        mx_server_error_set(e, 501, "invalid_request_error", NULL, "not_implemented",
+                            "Transfer-Encoding '%.64s' is not supported (only 'chunked')", h.te);
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
 static enum MHD_Result simple(mx_server_t *srv, struct MHD_Connection *c, mx_server_conn_t *cc,
                               const char *url) {
   mx_strbuf_t sb;
@@ -162,6 +337,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     atomic_fetch_add(&srv->open_requests, 1);
     cc->t_start = now_seconds();
     mx_strbuf_init(&cc->body);
+    tl_in_head = false;  // the head was accepted: libmicrohttpd's own errors are past
+    mx_server_conns_head_done(srv->conns, c);
+    if (!head_ok(c, version, &e)) {
+      cc->close = true;  // the body, if any, cannot be framed: the connection ends here
+      return mx_server_reply_error(c, cc, &e);
+    }
     bool method_ok = true;
     cc->ep = route(url, method, &method_ok);
     // The key first: without it a client learns nothing, not even which paths exist.
@@ -230,6 +411,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   mx_server_t *srv = cls;
   mx_server_conn_t *cc = *con_cls;
+  mx_server_conns_request_done(srv->conns, c);  // the next head has its deadline
   if (!cc) return;
   *con_cls = NULL;
   if (cc->ep == EP_COMPLETIONS || cc->ep == EP_CHAT)  // back to idle: the timeout applies again
@@ -324,7 +506,8 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   if (o->port < 0 || o->port > 65535)
     return mx_error_set(MX_ERR_INVALID_ARG, "serve: --port must be in [0, 65535], got %d",
                         (int)o->port);
-  if (o->parallel < 0 || o->max_queue < 0 || o->max_connections < 0 || o->timeout_s < 0)
+  if (o->parallel < 0 || o->max_queue < 0 || o->max_connections < 0 || o->timeout_s < 0 ||
+      o->header_timeout_s < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "serve: negative limit");
   if (!model->tokenizer)
     return mx_error_set(MX_ERR_INVALID_ARG, "serve: the model has no tokenizer (tokenizer.json)");
@@ -389,16 +572,31 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
     free_server(srv);
     return MX_ERR_RUNTIME;
   }
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+  // The daemon has no listening socket: conns.c accepts and hands it connections up to
+  // --max-connections (its own limit, twice that, is only a backstop: closed connections leave
+  // its count a little after they leave ours).
+  int32_t max_conns = o->max_connections ? o->max_connections : 128;
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                   MHD_USE_NO_LISTEN_SOCKET |
+                   MHD_USE_ERROR_LOG;  // the log is a hook (on_mhd_log), not printed
   srv->daemon = MHD_start_daemon(
-      flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, srv->listen_fd,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)(o->max_connections ? o->max_connections : 128), MHD_OPTION_CONNECTION_TIMEOUT,
-      (unsigned)srv->timeout_s, MHD_OPTION_END);
+      flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
+      MHD_OPTION_URI_LOG_CALLBACK, log_uri, srv, MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, srv,
+      MHD_OPTION_NOTIFY_CONNECTION, mx_server_conns_notify, srv, MHD_OPTION_NOTIFY_COMPLETED,
+      on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conns * 2u + 16u,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->timeout_s, MHD_OPTION_END);
   if (!srv->daemon) {
     close(srv->listen_fd);
     free_server(srv);
     return mx_error_set(MX_ERR_RUNTIME, "serve: libmicrohttpd could not start");
+  }
+  double head_timeout = o->header_timeout_s ? o->header_timeout_s : 10;
+  st = mx_server_conns_start(srv, srv->listen_fd, max_conns, head_timeout, &srv->conns);
+  if (st) {
+    MHD_stop_daemon(srv->daemon);
+    close(srv->listen_fd);
+    free_server(srv);
+    return st;
   }
   *out = srv;
   return MX_OK;
@@ -408,11 +606,8 @@ int32_t mx_server_port(const mx_server_t *srv) { return srv->port; }
 
 bool mx_server_drain(mx_server_t *srv, double timeout_s) {
   atomic_store(&srv->draining, true);
-  if (srv->listen_fd >= 0) {
-    int fd = MHD_quiesce_daemon(srv->daemon);  // stop accepting; the socket is ours to close
-    if (fd >= 0) close(fd);
-    srv->listen_fd = -1;
-  }
+  mx_server_conns_stop_accepting(srv->conns);  // the listening socket closes
+  srv->listen_fd = -1;
   double end = now_seconds() + timeout_s;
   bool idle = mx_server_sched_drain(srv->sched, timeout_s);
   // The last responses may still be on their way out.
@@ -427,6 +622,8 @@ void mx_server_stop(mx_server_t *srv) {
   if (!srv) return;
   atomic_store(&srv->draining, true);
   atomic_store(&srv->stopping, true);
-  MHD_stop_daemon(srv->daemon);  // joins every connection thread, closes the listening socket
+  mx_server_conns_stop(srv->conns);  // no connection reaches the daemon from now on
+  MHD_stop_daemon(srv->daemon);      // joins every connection thread
+  mx_server_conns_destroy(srv->conns);
   free_server(srv);
 }

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,15 +54,20 @@ void mx_server_request_free(mx_server_request_t *r) {
 }
 
 // Deepest [ / { nesting outside strings, stopping early past `limit` (cJSON recurses per level,
-// so this runs before it).
-static int32_t json_depth(const char *s, size_t n, int32_t limit) {
+// so this runs before it). *nul_at is the offset of the first \u0000 escape in a string (cJSON
+// would decode it into a C string that ends there, silently cutting a model name or a prompt),
+// or SIZE_MAX.
+static int32_t json_depth(const char *s, size_t n, int32_t limit, size_t *nul_at) {
   int32_t depth = 0, max = 0;
   bool in_str = false, esc = false;
+  *nul_at = SIZE_MAX;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
     if (in_str) {
       if (esc) {
         esc = false;
+        if (c == 'u' && *nul_at == SIZE_MAX && n - i > 4 && memcmp(s + i + 1, "0000", 4) == 0)
+          *nul_at = i - 1;
       } else if (c == '\\') {
         esc = true;
       } else if (c == '"') {
@@ -411,9 +417,15 @@ mx_status_t mx_server_request_parse(const char *body, size_t len, mx_server_kind
     return mx_server_error_set(err, 413, "invalid_request_error", NULL, "request_too_large",
                                "request body is %zu bytes; the limit is %zu", len, lim->max_body);
   if (!body || len == 0) return BAD(NULL, "request body is empty; expected a JSON object");
-  int32_t depth = json_depth(body, len, lim->max_depth);
+  size_t nul_at;
+  int32_t depth = json_depth(body, len, lim->max_depth, &nul_at);
   if (depth > lim->max_depth)
     return BAD(NULL, "request JSON nests deeper than %d levels", lim->max_depth);
+  if (nul_at != SIZE_MAX)
+    return BAD(NULL,
+               "request JSON has a string with U+0000 (\\u0000, byte %zu): strings here cannot "
+               "hold NUL characters",
+               nul_at);
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
   if (!root) {

@@ -29,6 +29,9 @@ extern const char *const mx_server_endpoint_names[EP_COUNT];
 // Seconds a 503 (queue full, shutting down) asks clients to wait before retrying.
 #define MX_SERVER_RETRY_AFTER "1"
 
+// The accept loop and the request-head deadline (conns.c).
+typedef struct mx_server_conns mx_server_conns_t;
+
 struct mx_server {
   const mx_model_t *model;
   const mx_tokenizer_t *tok;
@@ -41,6 +44,7 @@ struct mx_server {
   long long created;
   mx_server_sched_t *sched;
   struct MHD_Daemon *daemon;
+  mx_server_conns_t *conns;  // accepts for the daemon (which has no listening socket)
   int listen_fd;
   int32_t port;
   atomic_bool draining, stopping;
@@ -55,6 +59,7 @@ typedef struct mx_server_conn {
   mx_server_endpoint_t ep;
   mx_strbuf_t body;
   bool too_large;  // the body passed the limit: the rest is discarded, 413 follows
+  bool close;      // answered before its body was read: the connection cannot be reused
   bool answered;   // a response was queued
   int status;      // its HTTP status
   double t_start;
@@ -68,6 +73,26 @@ enum MHD_Result mx_server_reply_error(struct MHD_Connection *c, mx_server_conn_t
                                       const mx_server_error_t *e);
 // True when the client closed its side of the connection (checked without blocking).
 bool mx_server_client_gone(struct MHD_Connection *c);
+
+// Starts the thread that accepts on listen_fd (owned from then on; on failure the caller still
+// owns it), hands connections to srv->daemon up to max_conns, refuses
+// the rest with a 503, and shuts down connections whose request head takes longer than
+// head_timeout_s from their opening or their previous request's end.
+mx_status_t mx_server_conns_start(mx_server_t *srv, int listen_fd, int32_t max_conns,
+                                  double head_timeout_s, mx_server_conns_t **out);
+// Closes the listening socket (drain); returns once it is closed.
+void mx_server_conns_stop_accepting(mx_server_conns_t *k);
+// Stops the thread (no more connections reach the daemon); the records stay for the daemon's
+// close notices until mx_server_conns_destroy, after MHD_stop_daemon.
+void mx_server_conns_stop(mx_server_conns_t *k);
+void mx_server_conns_destroy(mx_server_conns_t *k);  // accepts NULL
+// MHD_OPTION_NOTIFY_CONNECTION (cls: the server).
+void mx_server_conns_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                            enum MHD_ConnectionNotificationCode toe);
+// A request head is complete (no deadline while it is served) / a request ended (the next head
+// has head_timeout_s).
+void mx_server_conns_head_done(mx_server_conns_t *k, struct MHD_Connection *c);
+void mx_server_conns_request_done(mx_server_conns_t *k, struct MHD_Connection *c);
 
 // POST /v1/completions and /v1/chat/completions (endpoints.c).
 enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,

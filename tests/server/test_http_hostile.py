@@ -194,6 +194,196 @@ def status_lines(raw):
     return re.findall(rb"HTTP/1\.[01] \d{3}", raw)
 
 
+# Each "at once" below runs under --timeout 600: an answer that waits for the idle timeout
+# never arrives within PATIENCE_S.
+def answered_once(srv, data, status, what):
+    """Sends `data` on a new connection; the server must answer `status` once and close."""
+    with srv.connect() as s:
+        s.sendall(data)
+        raw = read_all(s)
+    check(not raw.endswith(b"<<timeout>>"), f"{what}: no answer within {PATIENCE_S} s: {raw!r}")
+    lines = status_lines(raw)
+    check(len(lines) == 1, f"{what}: {len(lines)} status lines, want 1: {raw[:400]!r}")
+    check(lines[:1] == [b"HTTP/1.1 %d" % status], f"{what}: {lines}, want {status}: {raw[:300]!r}")
+    body = raw.split(b"\r\n\r\n", 1)[-1]
+    try:
+        msg = json.loads(body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        msg = None
+    check(msg is not None, f"{what}: the body is not an error JSON: {body[:200]!r}")
+    return msg or ""
+
+
+# ---- Finding 1: a bad Content-Length is answered once ----
+def t_content_length():
+    srv = Server("-q", "--timeout", "600")
+    try:
+        for cl, status in ((b"-5", 400), (b"abc", 400), (b"", 400),
+                           (b"99999999999999999999999", 413), (b"18446744073709551616", 413)):
+            for path in (b"/v1/completions", b"/health"):
+                answered_once(srv, b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                              cl + b"\r\n\r\n{}", status, f"Content-Length '{cl.decode()}'")
+        # Over --max-body but a number: the server's own 413, also once.
+        msg = answered_once(srv, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                            b"Content-Length: 99999999\r\n\r\n{}", 413, "Content-Length 99999999")
+        check("limit" in msg, f"413 message {msg!r}")
+        # The server still serves.
+        check(exchange(srv, request("GET", "/health")).status == 200, "health afterwards")
+    finally:
+        srv.kill()
+
+
+# ---- Finding 4: transfer codings the server cannot decode are refused at once ----
+def t_transfer_encoding():
+    srv = Server("-q", "--timeout", "600")
+    try:
+        head = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+        msg = answered_once(srv, head + b"Transfer-Encoding: gzip\r\n\r\nabc", 501, "gzip")
+        check("gzip" in msg, f"501 message {msg!r}")
+        answered_once(srv, head + b"Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501,
+                      "gzip, chunked")
+        msg = answered_once(srv, head + b"Transfer-Encoding: chunked \r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+                            400, "padded chunked")
+        answered_once(srv, head + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"
+                      b"\r\n0\r\n\r\n", 501, "two Transfer-Encoding headers")
+        answered_once(srv, head + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
+                      b"2\r\n{}\r\n0\r\n\r\n", 400, "Transfer-Encoding and Content-Length")
+        # A well-formed chunked body still works.
+        body = json.dumps({"prompt": "Once upon a time", "max_tokens": 2, "temperature": 0})
+        data = head + b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        data += b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body.encode())
+        r = exchange(srv, data)
+        check(r is not None and r.status == 200, f"chunked completion: {r!r}")
+    finally:
+        srv.kill()
+
+
+# ---- Finding 5: RFC 9112 framing rules ----
+def t_rfc9112():
+    srv = Server("-q", "--timeout", "600")
+    try:
+        answered_once(srv, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                      b"Content-Length: 3\r\n\r\n{}x", 400, "two different Content-Length")
+        answered_once(srv, b"GET /health HTTP/1.1\r\nHost : x\r\n\r\n", 400, "space before colon")
+        answered_once(srv, b"GET /health HTTP/1.1\r\nHost: x\r\nX-A\t: b\r\n\r\n", 400,
+                      "tab before colon")
+        msg = answered_once(srv, b"GET /health HTTP/1.1\r\n\r\n", 400, "HTTP/1.1 without Host")
+        check("Host" in msg, f"message {msg!r}")
+        answered_once(srv, b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "two Hosts")
+        # What stays allowed: HTTP/1.0 without Host, the same Content-Length twice.
+        r = exchange(srv, b"GET /health HTTP/1.0\r\n\r\n")
+        check(r is not None and r.status == 200, f"HTTP/1.0 without Host: {r!r}")
+        r = exchange(srv, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                     b"Content-Length: 2\r\nConnection: close\r\n\r\n{}")
+        check(r is not None and r.status == 400 and "'prompt' is required" in r.message(),
+              f"the same Content-Length twice reaches the parser: {r!r}")
+    finally:
+        srv.kill()
+
+
+# ---- Finding 6: a NUL byte never truncates silently ----
+def t_nul_bytes():
+    srv = Server("-q", "--timeout", "600")
+    try:
+        for path in (b"/v1/models%00", b"/v1/models%00/x", b"/health%0a", b"/v1/models/stories260K%00"):
+            answered_once(srv, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+                          f"URL {path.decode()}")
+        r = exchange(srv, request("GET", "/v1/models%2Fx"))
+        check(r is not None and r.status == 404, f"an ordinary escape still decodes: {r!r}")
+        for body in ({"model": "stories260K\u0000junk", "prompt": "x"},
+                     {"prompt": "Once\u0000 upon"},
+                     {"prompt": "x", "stop": ["a\u0000b"]}):
+            r = exchange(srv, request("POST", "/v1/completions", body))
+            check(r is not None and r.status == 400 and "U+0000" in r.message(),
+                  f"{body!r}: {r!r}")
+        r = exchange(srv, request("POST", "/v1/completions",
+                                  b'{"prompt": "a\\\\u0000", "max_tokens": 1}'))
+        check(r is not None and r.status == 200, f"an escaped backslash before u0000 is text: {r!r}")
+    finally:
+        srv.kill()
+
+
+# ---- Finding 2: slow heads cannot hold the server; connections over the limit are refused ----
+def t_slow_headers():
+    # (a) Over --max-connections: four connections hold every place with unfinished heads (the
+    # head deadline is far away); the fifth is answered 503 with Retry-After at once.
+    srv = Server("-q", "--timeout", "600", "--max-connections", "4", "--header-timeout", "600")
+    try:
+        holders = []
+        for _ in range(4):
+            h = srv.connect()
+            h.sendall(b"GET /health HTTP/1.1\r\nHo")
+            holders.append(h)
+        # The server took all four (connections are accepted in order): a finished request on a
+        # fifth would otherwise race them.
+        msg = answered_once(srv, request("GET", "/health"), 503, "a connection over the limit")
+        check("--max-connections" in msg, f"503 message {msg!r}")
+        with srv.connect() as s:
+            s.sendall(request("GET", "/health"))
+            r = recv_reply(s)
+        check(r is not None and r.header("Retry-After") is not None, f"503 without Retry-After: {r!r}")
+        # A holder that finishes its head is served; then its place is free again.
+        holders[0].sendall(b"st: x\r\nConnection: close\r\n\r\n")
+        r = recv_reply(holders[0])
+        check(r is not None and r.status == 200, f"a holder finishing its head: {r!r}")
+        holders[0].close()
+        for h in holders[1:]:
+            h.close()
+    finally:
+        srv.kill()
+
+    # (b) The head deadline: clients sending a head one byte at a time are cut off after
+    # --header-timeout (1 s) although each byte resets the idle timeout (600 s); then a normal
+    # client is served.
+    srv = Server("-q", "--timeout", "600", "--max-connections", "3", "--header-timeout", "1")
+    try:
+        slow = [srv.connect() for _ in range(3)]
+        head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 10000
+        closed = [False] * 3
+        end = time.monotonic() + PATIENCE_S
+        i = 0
+        while not all(closed) and time.monotonic() < end:
+            for k, s in enumerate(slow):
+                if closed[k]:
+                    continue
+                try:
+                    s.sendall(head[i:i + 1])
+                    s.setblocking(False)
+                    try:
+                        closed[k] = s.recv(4096) == b""
+                    except BlockingIOError:
+                        pass
+                    finally:
+                        s.setblocking(True)
+                except (BrokenPipeError, ConnectionResetError):
+                    closed[k] = True
+            i += 1
+            time.sleep(0.2)
+        check(all(closed), f"slow heads still open after {PATIENCE_S} s (--header-timeout 1)")
+        for s in slow:
+            s.close()
+        # Their places free once the server has finished closing them (a condition, not a delay).
+        end = time.monotonic() + PATIENCE_S
+        while True:
+            r = exchange(srv, request("GET", "/health"))
+            if r is None or r.status != 503 or time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        check(r is not None and r.status == 200, f"a normal client after the slow ones: {r!r}")
+        # A kept-alive connection gets a new deadline for each request: idle past it, it closes.
+        with srv.connect() as s:
+            s.sendall(request("GET", "/health", close=False))
+            check(recv_reply(s).status == 200, "kept-alive /health")
+            s.settimeout(PATIENCE_S)
+            try:
+                rest = s.recv(4096)
+            except socket.timeout:
+                rest = None
+            check(rest == b"", f"an idle kept-alive connection stays past its head deadline: {rest!r}")
+    finally:
+        srv.kill()
+
+
 # ---- Finding 8 is tested in tests/unit/test_server_queue.c (the scheduler paused). ----
 
 

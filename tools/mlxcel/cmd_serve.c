@@ -44,8 +44,12 @@ static void serve_usage(FILE *out) {
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"
       "  --max-body BYTES       request body limit, 413 beyond (default 1048576)\n"
-      "  --max-connections N    simultaneous connections (default 128)\n"
+      "  --max-connections N    simultaneous connections; more are answered 503 and closed\n"
+      "                         (default 128)\n"
       "  --timeout S            idle connection timeout in seconds (default 60)\n"
+      "  --header-timeout S     a request head must arrive within S seconds of the\n"
+      "                         connection's opening or its previous request's end, else the\n"
+      "                         connection closes (default 10)\n"
       "  -q, --quiet            no per-request log lines on stderr\n"
       "  -h, --help             show this help\n"
       "\n"
@@ -59,7 +63,7 @@ static void serve_usage(FILE *out) {
 
 typedef struct serve_args {
   const char *dir, *host, *api_key, *alias, *backend;
-  int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout;
+  int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
   bool quiet;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
 } serve_args_t;
@@ -110,6 +114,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       INT_OPT("--max-connections", 1, 65536, &a->max_conn);
     } else if (VALUE_OPT("--timeout", NULL)) {
       INT_OPT("--timeout", 1, 86400, &a->timeout);
+    } else if (VALUE_OPT("--header-timeout", NULL)) {
+      INT_OPT("--header-timeout", 1, 86400, &a->header_timeout);
     } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
       a->quiet = true;
     } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &a->load)) != 0) {
@@ -165,6 +171,7 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .max_queue = (int32_t)a->queue,
                         .max_connections = (int32_t)a->max_conn,
                         .timeout_s = (int32_t)a->timeout,
+                        .header_timeout_s = (int32_t)a->header_timeout,
                         .log_requests = !a->quiet};
   mx_server_t *srv = NULL;
   mx_error_clear();
