@@ -190,6 +190,23 @@ def request(method, path, body=None, headers=(), version="HTTP/1.1", close=True)
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
 
 
+def hold_request(srv, headers=b""):
+    """A connection whose request is in the server (its handler has run: the server answered
+    100 Continue) but whose body never comes: a request in flight for as long as it stays open."""
+    s = srv.connect()
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n" + headers +
+              b"Expect: 100-continue\r\nContent-Length: 100\r\n\r\n")
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    check(got.startswith(b"HTTP/1.1 100"), f"no 100 Continue for the held request: {got!r}")
+    s.sendall(b'{"prompt"')
+    return s
+
+
 def status_lines(raw):
     return re.findall(rb"HTTP/1\.[01] \d{3}", raw)
 
@@ -413,13 +430,7 @@ def t_auth_and_retry():
         keep = srv.connect()
         keep.sendall(request("GET", "/health", close=False))
         check(recv_reply(keep).status == 200, "kept-alive /health")
-        hold = srv.connect()
-        hold.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n" + key.encode() +
-                     b"\r\nContent-Length: 100\r\n\r\n{\"prompt\"")
-        # The drain waits for requests whose head is in: send another on `keep` and wait for its
-        # answer so the held one is surely past its head too (same server, one connection each).
-        keep.sendall(request("GET", "/health", close=False))
-        check(recv_reply(keep).status == 200, "kept-alive /health (2)")
+        hold = hold_request(srv, key.encode() + b"\r\n")
         srv.proc.send_signal(signal.SIGTERM)
         check(srv.wait_line("finishing the requests in flight", PATIENCE_S) is not None,
               "no drain message")
@@ -482,12 +493,7 @@ def t_second_signal():
     for sig in (signal.SIGINT, signal.SIGTERM):
         srv = Server("-q")
         try:
-            hold = srv.connect()  # an unfinished body: the drain cannot end by itself
-            hold.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
-            keep = srv.connect()
-            keep.sendall(request("GET", "/health"))
-            check(recv_reply(keep).status == 200, "health")
-            keep.close()
+            hold = hold_request(srv)  # an unfinished body: the drain cannot end by itself
             srv.proc.send_signal(sig)
             check(srv.wait_line("finishing the requests in flight", PATIENCE_S) is not None,
                   "no drain message")
