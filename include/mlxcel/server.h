@@ -37,6 +37,11 @@ typedef struct mx_server_opts {
   int32_t header_timeout_s;  // a request head must arrive within this of the connection's
                              // opening or its previous request's end; 0 = 10
   bool log_requests;         // one line per request on stderr
+  // true: completions encode special-token text in a prompt ("<|im_end|>") as plain text;
+  // false (default): it becomes the special token, as transformers does. A request's
+  // "split_special_tokens" overrides it. Chat message content is always plain text: only the
+  // chat template's own markup yields special tokens.
+  bool split_special_tokens;
 } mx_server_opts_t;
 
 // Starts listening and serving in background threads. Errors: bad options, the address cannot

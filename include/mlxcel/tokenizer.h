@@ -67,6 +67,11 @@ mx_status_t mx_tokenizer_load_json(const char *tokenizer_json, size_t len, const
 
 void mx_tokenizer_destroy(mx_tokenizer_t *tok);  // accepts NULL
 
+// A byte range [start, end) of a text.
+typedef struct mx_text_range {
+  size_t start, end;
+} mx_text_range_t;
+
 typedef struct mx_encode_opts {
   // Apply the post-processor (adds BOS/CLS/... as tokenizer.json's post_processor says;
   // Hugging Face's add_special_tokens=True).
@@ -75,6 +80,13 @@ typedef struct mx_encode_opts {
   // are encoded as plain text (split_special_tokens=True). Non-special added tokens are always
   // matched, as in Hugging Face.
   bool parse_special;
+  // Byte ranges of the text where special tokens are never matched, even with parse_special:
+  // text from an untrusted source inside trusted markup (chat message content in a rendered
+  // template), encoded as split_special_tokens=True would encode it, in one pass with the rest.
+  // Sorted and disjoint; NULL when n_plain is 0. With ranges given, special tokens that are
+  // matched in normalized text ("normalized": true, rare) are not matched anywhere.
+  const mx_text_range_t *plain;
+  int32_t n_plain;
 } mx_encode_opts_t;
 
 // Encodes `len` bytes of UTF-8 `text` (need not be NUL-terminated; invalid UTF-8 is

@@ -5,6 +5,9 @@
 // generates (endpoints.c waits in short slices and checks for a vanished client in between).
 #include <arpa/inet.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mlxcel/tokenizer.h"
 #include "server/server_internal.h"
 
 const char *const mx_server_endpoint_names[EP_COUNT] = {"other",
@@ -407,6 +411,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   return simple(srv, c, cc, url);
 }
 
+static void give_memory_back(void) {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   mx_server_t *srv = cls;
@@ -439,7 +449,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   mx_strbuf_free(&cc->body);
   free(cc);
-  atomic_fetch_sub(&srv->open_requests, 1);
+  // The last request out gives the memory of request bodies, JSON trees and prompts back to the
+  // system: glibc keeps freed heap in each thread's arena, and a burst of large requests would
+  // otherwise stay resident for good.
+  if (atomic_fetch_sub(&srv->open_requests, 1) == 1) give_memory_back();
 }
 
 // Binds and listens on host:port; returns the socket or -1 (message set).
@@ -483,7 +496,42 @@ static int listen_on(const char *host, int32_t port, int32_t *bound_port) {
   return fd;
 }
 
+static int by_first_byte_longest(const void *a, const void *b) {
+  const mx_server_special_t *x = a, *y = b;
+  uint8_t fx = (uint8_t)x->text[0], fy = (uint8_t)y->text[0];
+  if (fx != fy) return fx < fy ? -1 : 1;
+  return x->len > y->len ? -1 : x->len < y->len;
+}
+
+// The tokenizer's special tokens, indexed by first byte (endpoints.c finds their spellings in
+// chat content). Returns false on success, true when out of memory.
+static bool collect_specials(mx_server_t *srv) {
+  int32_t v = mx_tokenizer_vocab_size(srv->tok), n = 0;
+  for (int32_t id = 0; id < v; id++) {
+    size_t len = 0;
+    if (mx_tokenizer_is_special(srv->tok, id) && mx_tokenizer_id_to_piece(srv->tok, id, &len) &&
+        len > 0)
+      n++;
+  }
+  srv->specials = n ? calloc((size_t)n, sizeof *srv->specials) : NULL;
+  if (n && !srv->specials) return true;
+  for (int32_t id = 0; id < v; id++) {
+    size_t len = 0;
+    const char *p =
+        mx_tokenizer_is_special(srv->tok, id) ? mx_tokenizer_id_to_piece(srv->tok, id, &len) : NULL;
+    if (p && len > 0) srv->specials[srv->n_specials++] = (mx_server_special_t){p, len};
+  }
+  qsort(srv->specials, (size_t)srv->n_specials, sizeof *srv->specials, by_first_byte_longest);
+  int32_t k = 0;
+  for (int b = 0; b <= 256; b++) {
+    while (k < srv->n_specials && (uint8_t)srv->specials[k].text[0] < b) k++;
+    srv->special_first[b] = k;
+  }
+  return false;
+}
+
 static void free_server(mx_server_t *srv) {
+  free(srv->specials);
   mx_server_sched_destroy(srv->sched);
   mx_chat_template_destroy(srv->tmpl);
   free(srv->tmpl_error);
@@ -567,6 +615,17 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   }
   srv->lim.max_tokens = (int32_t)mx_server_sched_ctx(srv->sched);
   srv->lim.vocab = mx_server_sched_vocab(srv->sched);
+  if (collect_specials(srv)) {
+    free_server(srv);
+    return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
+  }
+  srv->split_special = o->split_special_tokens;
+  srv->max_piece_bytes = 1;
+  for (int32_t id = 0; id < mx_tokenizer_vocab_size(srv->tok); id++) {
+    size_t len = 0;
+    if (mx_tokenizer_id_to_piece(srv->tok, id, &len) && len > (size_t)srv->max_piece_bytes)
+      srv->max_piece_bytes = len > 65536 ? 65536 : (int32_t)len;
+  }
   srv->listen_fd = listen_on(o->host ? o->host : "127.0.0.1", o->port, &srv->port);
   if (srv->listen_fd < 0) {
     free_server(srv);

@@ -455,6 +455,10 @@ mx_status_t mx_server_request_parse(const char *body, size_t len, mx_server_kind
         st = mx_server_error_set(err, 400, "invalid_request_error", "echo", "unsupported",
                                  "'echo' is not supported by this server");
       if (!st) st = get_int(root, "best_of", 1, 1, &given, &v, err);
+      if (!st && field(root, "split_special_tokens")) {
+        out->has_split_special = true;
+        st = get_bool(root, "split_special_tokens", &out->split_special, err);
+      }
       if (!st && field(root, "suffix"))
         st = mx_server_error_set(err, 400, "invalid_request_error", "suffix", "unsupported",
                                  "'suffix' is not supported by this server");

@@ -63,6 +63,9 @@ typedef struct mx_server_request {
   bool stream;
   bool include_usage;  // stream_options.include_usage
   bool ignore_eos;     // extension (as llama.cpp's): keep going past EOS ids (benchmarks)
+  // Extension (completions): "split_special_tokens": true encodes special-token text in the
+  // prompt as plain text (transformers' tokenizer option of that name); absent = the server's.
+  bool split_special, has_split_special;
 } mx_server_request_t;
 
 // Parses `len` bytes of a request body for `kind`. On success *out owns its strings (free with

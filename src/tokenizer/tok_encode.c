@@ -22,6 +22,8 @@ typedef struct enc {
   const mx_tokenizer_t *t;
   pcre2_match_data *md;
   bool parse_special;
+  const mx_text_range_t *plain;  // mx_encode_opts_t.plain (raw-text offsets)
+  int32_t n_plain;
   int32_t *ids;
   int32_t n_ids, cap_ids;
 } enc_t;
@@ -78,6 +80,20 @@ static bool word_after(const char *s, size_t i, size_t n) {
   return i < n && mx_utf8_decode((const uint8_t *)s + i, n - i, &cp) > 0 && mx_unicode_is_word(cp);
 }
 
+// True when [a, b) overlaps one of the plain ranges (sorted, disjoint: binary search).
+static bool overlaps_plain(const enc_t *e, size_t a, size_t b) {
+  int32_t lo = 0, hi = e->n_plain;  // first range ending after a
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (e->plain[mid].end <= a) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < e->n_plain && e->plain[lo].start < b;
+}
+
 // Longest eligible added token starting at s[i] (tokens are sorted longest first).
 static const mx_tok_added_t *match_at(const enc_t *e, const char *s, size_t i, size_t n,
                                       bool normalized_pass) {
@@ -87,6 +103,11 @@ static const mx_tok_added_t *match_at(const enc_t *e, const char *s, size_t i, s
     const mx_tok_added_t *a = &t->added[k];
     if (a->len > n - i) continue;
     if (a->special && !e->parse_special) continue;
+    // Plain ranges are raw-text offsets: the raw pass checks them, the normalized pass (other
+    // offsets) matches no special token when there are any.
+    if (a->special && e->n_plain > 0 &&
+        (normalized_pass || overlaps_plain(e, i, i + (size_t)a->len)))
+      continue;
     // With a normalizer, "normalized" tokens are matched in the normalized text, the others in
     // the raw text; without one every token is matched in the raw text.
     if (t->any_normalized_added && a->normalized != normalized_pass) continue;
@@ -419,7 +440,10 @@ mx_status_t mx_tokenizer_encode(const mx_tokenizer_t *tok, const char *text, siz
   }
   mx_encode_opts_t o =
       opts ? *opts : (mx_encode_opts_t){.add_special = true, .parse_special = true};
-  enc_t e = {.t = tok, .parse_special = o.parse_special};
+  enc_t e = {.t = tok,
+             .parse_special = o.parse_special,
+             .plain = o.n_plain > 0 ? o.plain : NULL,
+             .n_plain = o.plain && o.n_plain > 0 ? o.n_plain : 0};
   e.md = pcre2_match_data_create(32, NULL);
   plist_t top = {0}, a = {0}, b = {0};
   mx_strbuf_t norm;

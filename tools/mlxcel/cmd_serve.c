@@ -3,6 +3,9 @@
 // exits 0. A second signal stops at once: the process ends by that signal (the conventional
 // "interrupted" status, 128 + N in a shell), since requests were cut.
 #include <libgen.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -24,8 +27,9 @@ static void serve_usage(FILE *out) {
       "  GET  /metrics               Prometheus text: requests, tokens, tok/s, queue depth\n"
       "Request fields: prompt / messages, max_tokens, temperature (default 1), top_p, top_k,\n"
       "min_p, seed, stop (string or list), presence_penalty, frequency_penalty,\n"
-      "repetition_penalty, n (1), stream, stream_options.include_usage; ignore_eos\n"
-      "(an extension: generate past end-of-sequence tokens, for benchmarks).\n"
+      "repetition_penalty, n (1), stream, stream_options.include_usage; extensions:\n"
+      "ignore_eos (generate past end-of-sequence tokens, for benchmarks) and, for\n"
+      "completions, split_special_tokens (see --split-special-tokens).\n"
       "\n"
       "Options:\n"
       "  -m, --model DIR        model directory\n"
@@ -50,6 +54,12 @@ static void serve_usage(FILE *out) {
       "  --header-timeout S     a request head must arrive within S seconds of the\n"
       "                         connection's opening or its previous request's end, else the\n"
       "                         connection closes (default 10)\n"
+      "  --split-special-tokens completions encode special-token text in the prompt\n"
+      "                         (\"<|im_end|>\") as plain text; by default it is parsed into the\n"
+      "                         special token, as transformers does (a request can say\n"
+      "                         \"split_special_tokens\": true or false). Chat message content\n"
+      "                         is always plain text: only the chat template's own markup\n"
+      "                         yields special tokens\n"
       "  -q, --quiet            no per-request log lines on stderr\n"
       "  -h, --help             show this help\n"
       "\n"
@@ -64,7 +74,7 @@ static void serve_usage(FILE *out) {
 typedef struct serve_args {
   const char *dir, *host, *api_key, *alias, *backend;
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
-  bool quiet;
+  bool quiet, split_special;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
 } serve_args_t;
 
@@ -118,6 +128,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       INT_OPT("--header-timeout", 1, 86400, &a->header_timeout);
     } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
       a->quiet = true;
+    } else if (strcmp(s, "--split-special-tokens") == 0) {
+      a->split_special = true;
     } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &a->load)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
     } else if (s[0] == '-') {
@@ -157,6 +169,12 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
+#ifdef __GLIBC__
+  // A long-running server: request-sized blocks (bodies, JSON strings, prompts) are mapped and
+  // unmapped, so a burst of large requests does not stay resident. glibc would otherwise raise
+  // its mapping threshold after the first such free and keep later ones in its arenas.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
   char *id = model_id(a);
   mx_server_opts_t o = {.host = a->host,
                         .port = (int32_t)a->port,
@@ -172,7 +190,8 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .max_connections = (int32_t)a->max_conn,
                         .timeout_s = (int32_t)a->timeout,
                         .header_timeout_s = (int32_t)a->header_timeout,
-                        .log_requests = !a->quiet};
+                        .log_requests = !a->quiet,
+                        .split_special_tokens = a->split_special};
   mx_server_t *srv = NULL;
   mx_error_clear();
   st = mx_server_start(model, &o, &srv);
