@@ -74,7 +74,8 @@ static inline const char *mx_test_shared(const char *rel) {
   const char *shared = getenv("MX_SHARED");
   char path[4096];
   struct stat sb;
-  if (shared && *shared && (size_t)snprintf(path, sizeof path, "%s/%s", shared, rel) < sizeof path &&
+  if (shared && *shared &&
+      (size_t)snprintf(path, sizeof path, "%s/%s", shared, rel) < sizeof path &&
       stat(path, &sb) == 0) {
     return shared;
   }

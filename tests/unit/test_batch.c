@@ -17,11 +17,10 @@
 
 #include "cpu/kernels_rows.h"
 #include "mlxcel/batch.h"
+#include "mx_alloc_count.h"
 #include "mx_test.h"
 #include "session/batch_state.h"
 #include "session/session_internal.h"
-
-#include "mx_alloc_count.h"
 
 enum { CTX = 96, CHUNK = 16, MAX_STREAMS = 8, MAX_GEN = 96 };
 
@@ -441,7 +440,7 @@ static void test_reference(const mx_model_t *m) {
   if (shared) snprintf(path, sizeof path, "%s/models/stories260K/reference-greedy.json", shared);
   if (!shared || mx_read_file(path, &text, &len) != MX_OK) {
     mx_test_skip("llama2.c greedy reference: MX_SHARED unset or %s unreadable",
-           shared ? path : "reference-greedy.json");
+                 shared ? path : "reference-greedy.json");
     return;
   }
   cJSON *root = cJSON_ParseWithLength(text, len);

@@ -113,11 +113,10 @@ static int family_vectors(const char *data, const char *shared) {
     const char *family = str_or_null(j, "family"), *conv = str_or_null(j, "conversation");
     mx_chat_template_t *t = vector_template(data, shared, str_or_null(j, "template"));
     char *msgs = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "messages"));
-    mx_chat_render_opts_t o = {
-        .add_generation_prompt =
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "add_generation_prompt")),
-        .bos_token = str_or_null(j, "bos_token"),
-        .eos_token = str_or_null(j, "eos_token")};
+    mx_chat_render_opts_t o = {.add_generation_prompt = cJSON_IsTrue(
+                                   cJSON_GetObjectItemCaseSensitive(j, "add_generation_prompt")),
+                               .bos_token = str_or_null(j, "bos_token"),
+                               .eos_token = str_or_null(j, "eos_token")};
     char *out = NULL;
     size_t len = 0;
     mx_status_t st = t ? mx_chat_render_json(t, msgs, &o, &out, &len) : MX_ERR_INVALID_ARG;

@@ -11,9 +11,8 @@
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/model.h"
 #include "mlxcel/session.h"
-#include "mx_test.h"
-
 #include "mx_alloc_count.h"
+#include "mx_test.h"
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd(void) {

@@ -173,7 +173,7 @@ int main(void) {
   DIR *d = shared ? opendir(root) : NULL;
   if (d == NULL) {
     mx_test_skip("%s not found (set MX_SHARED to the shared data folder)",
-           shared ? root : "$MX_SHARED");
+                 shared ? root : "$MX_SHARED");
     return mx_test_finish();
   }
   char *names[256];

@@ -81,8 +81,7 @@ static void test_rope_and_generation(void) {
   // transformers' GenerationConfig: do_sample false unless the file says true.
   CHECK_OK(parse2("{\"model_type\": \"llama\"}", "{\"temperature\": 0.7}", &c));
   CHECK(!c.do_sample && c.has_temperature);
-  EXPECT_ERR(parse2("{\"model_type\": \"llama\"}", "{\"do_sample\": \"yes\"}", &c),
-             "do_sample");
+  EXPECT_ERR(parse2("{\"model_type\": \"llama\"}", "{\"do_sample\": \"yes\"}", &c), "do_sample");
   CHECK_OK(parse2("{\"model_type\": \"llama\", \"eos_token_id\": [7, 9]}", "{}", &c));
   CHECK(c.n_eos == 2 && c.eos_token_ids[1] == 9);
   // transformers 5 layout: rope_parameters carries rope_theta and the scaling.

@@ -552,8 +552,7 @@ int main(void) {
     fclose(f);
     test_shared(shared);
   } else {
-    mx_test_skip("MX_SHARED (%s) absent: real-tokenizer checks not run",
-           shared ? shared : "unset");
+    mx_test_skip("MX_SHARED (%s) absent: real-tokenizer checks not run", shared ? shared : "unset");
   }
   return mx_test_finish();
 }

@@ -290,7 +290,7 @@ int main(void) {
   FILE *f = shared ? fopen(probe, "rb") : NULL;
   if (!f) {
     mx_test_skip("MX_SHARED (%s) has no tokenizers/: reference vectors not checked",
-           shared ? shared : "unset");
+                 shared ? shared : "unset");
     return mx_test_finish();
   }
   fclose(f);
