@@ -20,10 +20,10 @@ TURNS = [("Once upon a time", "The end"), ("Lily and Tom", "They played"),
 
 
 def chat_replies(mlxcel, model, first, second):
-    """The two replies of a piped two-turn chat. Unbuffered output (stdbuf) on one pipe keeps
-    each reply ahead of its --stats line, which delimits it (a reply may hold newlines)."""
-    out = subprocess.run(["stdbuf", "-o0", mlxcel, "chat", "-m", model, "-n", "16", "--temp",
-                          "0", "--stats"], input=f"{first}\n{second}\n", stdout=subprocess.PIPE,
+    """The two replies of a piped two-turn chat. The chat flushes stdout after every token and
+    before its --stats line on stderr, so on one pipe each reply comes ahead of the stats line
+    that delimits it (a reply may hold newlines)."""
+    out = subprocess.run([mlxcel, "chat", "-m", model, "-n", "16", "--temp", "0", "--stats"], input=f"{first}\n{second}\n", stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     if out.returncode != 0:
         raise AssertionError(f"chat exited {out.returncode}: {out.stdout}")

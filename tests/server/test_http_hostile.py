@@ -444,7 +444,11 @@ def t_big_prompts():
         # JSON trees alone stay far below 160 MB.
         peak_mb = (vm_kb(pid, "VmHWM") - base_hwm) / 1024
         check(peak_mb < 160, f"16 concurrent 1 MB prompts raised the peak by {peak_mb:.0f} MB")
-        # Once idle, the memory goes back (the server trims when its last request ends).
+        # Once idle, the memory goes back (the server trims when its last request ends). Not
+        # under AddressSanitizer, whose allocator keeps freed blocks in quarantine by design.
+        if os.environ.get("MX_SANITIZED") == "1":
+            print("note: the idle give-back is not checked in a sanitizer build")
+            return
         end = time.monotonic() + PATIENCE_S
         while True:
             extra_mb = (vm_kb(pid, "VmRSS") - base_rss) / 1024
