@@ -41,7 +41,7 @@ start() { # chat options...
   : >"$TMP/tty"
   # script runs the command with $SHELL -c: bash, since the quoting is bash's printf %q, and
   # `exec`, since a shell that stays the parent dies of the Ctrl-C meant for the chat.
-  SHELL=/bin/bash timeout 300 script -qefc "exec $(printf '%q ' "$MLXCEL" chat -m "$TMP/m" "$@")" /dev/null \
+  SHELL=/bin/bash timeout $((300 * ${MX_TIMEOUT_SCALE:-1})) script -qefc "exec $(printf '%q ' "$MLXCEL" chat -m "$TMP/m" "$@")" /dev/null \
     <"$TMP/in" >"$TMP/tty" 2>&1 &
   PID=$!
   exec 3>"$TMP/in"

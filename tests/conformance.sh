@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 mlxcel=$(realpath "${1:-$root/build/mlxcel}")
 suite=${2:-${MX_SHARED:-$root/../shared}/stablehlo-interpret}
 output=${3:-$root/docs/conformance.md}
-timeout_s=${MX_SUITE_FILE_TIMEOUT:-120}
+timeout_s=${MX_SUITE_FILE_TIMEOUT:-$((120 * ${MX_TIMEOUT_SCALE:-1}))}
 [ -x "$mlxcel" ] || { echo "no mlxcel binary at $mlxcel (build first)" >&2; exit 2; }
 [ -d "$suite" ] || { echo "suite not found at $suite" >&2; exit 2; }
 

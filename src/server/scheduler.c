@@ -55,7 +55,8 @@ struct mx_server_sched {
   pthread_cond_t work_cv;  // new job, cancellation or stop
   pthread_cond_t idle_cv;  // a job finished (for drain)
   bool stopping, draining;
-  bool paused;  // mx_server_sched_pause: no turn starts
+  bool paused;            // mx_server_sched_pause: no turn starts...
+  int32_t turns_allowed;  // ...except this many more (mx_server_sched_allow_turns)
   mx_server_job_t *q_head, *q_tail;
   int32_t n_queued;
   mx_server_job_t **slots;  // [n_slots] NULL = free
@@ -189,7 +190,8 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
         finish_locked(s, job, MX_FINISH_CALLBACK);
       }
     }
-    for (int32_t i = 0; i < s->n_slots && s->q_head && !s->paused; i++) {
+    bool hold = s->paused && s->turns_allowed == 0;
+    for (int32_t i = 0; i < s->n_slots && s->q_head && !hold; i++) {
       if (s->slots[i]) continue;
       mx_server_job_t *job = s->q_head;
       s->q_head = job->next;
@@ -203,7 +205,10 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
       s->slots[i] = job;
       s->n_active++;
     }
-    if (s->n_active > 0 && !s->paused) return true;
+    if (s->n_active > 0 && !hold) {
+      if (s->paused) s->turns_allowed--;
+      return true;
+    }
     if (s->stopping) return false;
     pthread_cond_wait(&s->work_cv, &s->mu);
   }
@@ -511,6 +516,14 @@ bool mx_server_sched_drain(mx_server_sched_t *s, double timeout_s) {
 void mx_server_sched_pause(mx_server_sched_t *s, bool paused) {
   pthread_mutex_lock(&s->mu);
   s->paused = paused;
+  s->turns_allowed = 0;
+  pthread_cond_broadcast(&s->work_cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void mx_server_sched_allow_turns(mx_server_sched_t *s, int32_t n) {
+  pthread_mutex_lock(&s->mu);
+  s->turns_allowed = n > 0 ? n : 0;
   pthread_cond_broadcast(&s->work_cv);
   pthread_mutex_unlock(&s->mu);
 }

@@ -77,6 +77,10 @@ bool mx_server_sched_drain(mx_server_sched_t *s, double timeout_s);
 // submissions still queue. Tests use it to fill the queue while slots are free, a state that
 // otherwise lasts only until the scheduler's next turn.
 void mx_server_sched_pause(mx_server_sched_t *s, bool paused);
+// While paused: lets the next n turns run (admission and a step each), then holds again, so a
+// test can bring a job to a known point (a few tokens into a long generation) whatever the
+// machine's speed. Without a pause it has no effect; a new pause or resume clears it.
+void mx_server_sched_allow_turns(mx_server_sched_t *s, int32_t n);
 
 typedef struct mx_server_sched_stats {
   int32_t n_slots, active, queued;

@@ -35,6 +35,16 @@ STORIES = os.path.join(ROOT, "models", "stories260K")
 SHARED = os.environ.get("MX_SHARED") or os.path.join(ROOT, "..", "shared")
 REFERENCE_GREEDY = os.path.join(SHARED, "models", "stories260K", "reference-greedy.json")
 
+# Sanitizer builds run several times slower: every bound on a wait is multiplied by the scale
+# tests/CMakeLists.txt sets for the build (1 for Release).
+TIMEOUT_SCALE = float(os.environ.get("MX_TIMEOUT_SCALE", "1"))
+
+
+def scaled(seconds):
+    """A wait of `seconds` on a Release build, scaled for this build."""
+    return seconds * TIMEOUT_SCALE
+
+
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:(\d+))")
 
 
@@ -47,7 +57,7 @@ class Server:
     at the order of its lines (the log is complete once the process has exited).
     """
 
-    def __init__(self, model_dir, args=(), start_timeout=60.0):
+    def __init__(self, model_dir, args=(), start_timeout=None):
         cmd = [MLXCEL, "serve", "-m", model_dir, "--host", "127.0.0.1", "--port", "0", *args]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, errors="replace")
@@ -58,6 +68,7 @@ class Server:
         self.port = None
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
+        start_timeout = start_timeout or scaled(60.0)
         self._listening.wait(start_timeout)
         if self.url is None:
             self.proc.kill()
@@ -84,11 +95,11 @@ class Server:
     def send_signal(self, sig):
         self.proc.send_signal(sig)
 
-    def wait(self, timeout=60.0):
+    def wait(self, timeout=None):
         """The exit status once the process has ended (SIGKILL after `timeout` s); negative
         for a signal, as in subprocess."""
         try:
-            self.proc.wait(timeout)
+            self.proc.wait(timeout or scaled(60.0))
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -170,10 +181,10 @@ class Reply:
     json: object
 
 
-def raw(url, method="POST", body=None, headers=None, timeout=60.0):
+def raw(url, method="POST", body=None, headers=None, timeout=None):
     """One request on its own connection; the reply's body as text and, when it parses, JSON."""
     u = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout or scaled(60.0))
     try:
         if isinstance(body, str):
             body = body.encode()

@@ -24,7 +24,8 @@ ROOT = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
 STORIES = os.path.join(ROOT or ".", "models", "stories260K")
 # A generous bound on anything that must happen "at once" (a loaded sanitizer build included):
 # answers that used to wait for the idle timeout never come within it.
-PATIENCE_S = float(os.environ.get("MX_TEST_PATIENCE_S", "30"))
+PATIENCE_S = float(os.environ.get("MX_TEST_PATIENCE_S", "30")) * float(
+    os.environ.get("MX_TIMEOUT_SCALE", "1"))
 
 FAILS = []
 

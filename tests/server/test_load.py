@@ -13,7 +13,7 @@ import time
 import unittest
 from dataclasses import dataclass
 
-from harness import STORIES, Server, cli_generate, metrics
+from harness import STORIES, Server, cli_generate, metrics, scaled
 
 CLIENTS = 16
 TOTAL = 200
@@ -54,7 +54,7 @@ class Load(unittest.TestCase):
     def setUpClass(cls):
         cls.srv = Server(STORIES, ("--parallel", "8", "--ctx", "512", "--prefill-chunk", "16",
                                    "--quiet"))
-        cls.client = cls.srv.client(api_key="x", timeout=120)
+        cls.client = cls.srv.client(api_key="x", timeout=scaled(120))
 
     @classmethod
     def tearDownClass(cls):

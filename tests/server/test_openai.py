@@ -24,7 +24,7 @@ import openai
 from harness import (
     CHAT_TEMPLATE, REFERENCE_GREEDY, SLOW_MODEL, STORIES, Server, background, cli_generate,
     detokenize, make_chat_model,
-    metrics, raw, remove_tree, seconds_per_token, tokens_lasting, wait_metrics,
+    metrics, raw, remove_tree, scaled, seconds_per_token, tokens_lasting, wait_metrics,
 )
 
 PROMPTS = ["Once upon a time", "One day, a little dog named", "Lily and Tom", "The sun"]
@@ -142,7 +142,7 @@ class Stories(ServerTest):
             calls.append(background(
                 lambda b=body: read_completion_stream(self.client.completions.create(**b))))
         for i, call in enumerate(calls):
-            text, finish, _, _ = call.result(timeout=120)
+            text, finish, _, _ = call.result(timeout=scaled(120))
             self.assertEqual(text, want[i], f"run {i}: the stream differs from llama2.c's ids")
             self.assertEqual(finish, "length")
 
@@ -462,13 +462,13 @@ class SlowModel(OneSlotTest):
         queued = background(client.completions.create, **slow_body(5))
         # Both requests are in (their prompts counted) before the signal.
         key = "mlxcel_prompt_tokens_total"
-        m = wait_metrics(srv.url, lambda m: m[key] - m0[key] >= 2 * p, 60)
+        m = wait_metrics(srv.url, lambda m: m[key] - m0[key] >= 2 * p, scaled(60))
         self.assertEqual(m[key] - m0[key], 2 * p, "both requests were accepted")
         srv.send_signal(signal.SIGTERM)
         text, finish, _, _ = read_completion_stream(stream)
         self.assertEqual(text, ref.choices[0].text)
         self.assertEqual(finish, "length")
-        self.assertEqual(queued.result(timeout=120).usage.completion_tokens, 5)
+        self.assertEqual(queued.result(timeout=scaled(120)).usage.completion_tokens, 5)
         self.assertEqual(srv.wait(), 0, srv.log())
         # The signal came while the stream was running: its log line (written when it ends)
         # follows the signal's; the first line with the same counts is the reference's.
@@ -502,7 +502,7 @@ class Timeouts(OneSlotTest):
 
         ahead = [background(client.completions.create, **slow_body(n)) for _ in range(holders)]
         m = wait_metrics(srv.url, lambda m: m["mlxcel_active_sequences"] == 1
-                         and m["mlxcel_queue_depth"] == holders - 1, 60)
+                         and m["mlxcel_queue_depth"] == holders - 1, scaled(60))
         self.assertEqual(m["mlxcel_active_sequences"], 1, "a request holds the slot")
         self.assertEqual(m["mlxcel_queue_depth"], holders - 1, "the others wait")
         b = background(client.completions.create, **slow_body(n))
@@ -510,7 +510,7 @@ class Timeouts(OneSlotTest):
         # The server's own view of the queue, which it serves in order: the last two requests
         # both wait while it holds two or more. The time they waited is at least the time from
         # the first sample that shows them queued to the last one that still does.
-        m = wait_metrics(srv.url, lambda m: m["mlxcel_queue_depth"] == holders + 1, 60)
+        m = wait_metrics(srv.url, lambda m: m["mlxcel_queue_depth"] == holders + 1, scaled(60))
         first = last = time.monotonic()
         self.assertEqual(m["mlxcel_queue_depth"], holders + 1, "two more requests wait")
         while metrics(srv.url)["mlxcel_queue_depth"] >= 2 and time.monotonic() - first < 300:
@@ -519,28 +519,28 @@ class Timeouts(OneSlotTest):
         waited = last - first
         self.assertGreater(waited, 1.5, f"the queue wait exceeded the 1 s idle timeout "
                            f"({waited * 1000:.0f} ms behind {holders} request(s) of {n} tokens)")
-        done = [r.result(timeout=300) for r in ahead]
+        done = [r.result(timeout=scaled(300)) for r in ahead]
         for r in done:
             self.assertEqual(r.usage.completion_tokens, n)
-        self.assertEqual(b.result(timeout=300).choices[0].text, done[0].choices[0].text)
-        self.assertEqual(c.result(timeout=300), n)
+        self.assertEqual(b.result(timeout=scaled(300)).choices[0].text, done[0].choices[0].text)
+        self.assertEqual(c.result(timeout=scaled(300)), n)
         self.stop(srv)
 
     def test_a_client_that_stalls_mid_request_is_disconnected_after_the_idle_timeout(self):
         srv = Server(STORIES, ("--timeout", "1"))
         self.addCleanup(srv.stop, signal.SIGKILL)
         t0 = time.monotonic()
-        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as sock:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=scaled(10)) as sock:
             sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")
             try:
                 while sock.recv(4096):  # b"" once the server has closed the connection
                     pass
             except socket.timeout:
-                self.fail("not closed within 10 s")
+                self.fail(f"not closed within {scaled(10):.0f} s")
             except ConnectionResetError:
                 pass  # a reset is a close too
         closed = time.monotonic() - t0
-        self.assertTrue(0.9 <= closed < 5.0, f"closed after {closed * 1000:.0f} ms")
+        self.assertTrue(0.9 <= closed < scaled(5.0), f"closed after {closed * 1000:.0f} ms")
         self.assertEqual(raw(f"{srv.url}/health", method="GET").status, 200)
         self.stop(srv)
 
