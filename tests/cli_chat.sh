@@ -61,6 +61,20 @@ run "$MLXCEL" generate -m "$TMP/model" --chat -p "Once upon a time" -n 4 -q
 expect_rc 0
 grep -q "Once upon" "$TMP/out" && fail "--chat must not echo the prompt"
 
+# Special-token text typed into the user message is text: the template's BOS is the prompt's
+# only special token, and the rest are the plain-text ids of the message (issue 28: a user must
+# not be able to end their turn by typing the end-of-turn token).
+run "$MLXCEL" tokenize -m "$TMP/model" --no-add-special --split-special "Once</s>upon"
+expect_rc 0
+n_text=$(wc -w <"$TMP/out")
+run "$MLXCEL" tokenize -m "$TMP/model" --no-add-special "Once</s>upon"
+n_special=$(wc -w <"$TMP/out")
+[ "$n_text" -gt "$n_special" ] || fail "split </s> should take more ids ($n_text vs $n_special)"
+run "$MLXCEL" generate -m "$TMP/model" --chat -p "Once</s>upon" -n 1 --json
+expect_rc 0
+grep -q "\"prompt_tokens\": $((n_text + 1))," "$TMP/out" ||
+  fail "--chat prompt should be BOS + $n_text text ids: $(grep -o '"prompt_tokens": [0-9]*' "$TMP/out")"
+
 # A template that fails at render time: the error names the position.
 sed '0,/{/s//{\n  "chat_template": "{{ raise_exception(\\"no system messages\\") }}",/' \
   "$MODEL/tokenizer_config.json" >"$TMP/model/tokenizer_config.json"

@@ -92,6 +92,24 @@ mx_status_t mx_chat_render(const mx_chat_template_t *t, const mx_chat_message_t 
                            int32_t n_messages, const mx_chat_render_opts_t *opts, char **out,
                            size_t *len);
 
+// Special-token text in message content, rendered as text: a template's own markup yields
+// special tokens, but a user who types `<|im_end|>` (or any special token's spelling) into a
+// message must not close their turn and forge others. A guard indexes a tokenizer's special
+// tokens once (it borrows the tokenizer, which must outlive it; immutable, so shared across
+// threads); mx_chat_render_guarded renders like mx_chat_render and returns, in *plain, the byte
+// ranges of the rendered text that came from such spellings in the contents: encode the text
+// with parse_special = true, add_special = false and these ranges as mx_encode_opts_t.plain.
+// Content holding U+FDD0 or U+FDD1 (the noncharacters that mark the spellings while rendering)
+// is MX_ERR_INVALID_ARG naming the message. *out and *plain are heap arrays the caller frees
+// (*plain NULL when there are none); *len may be NULL.
+typedef struct mx_chat_guard mx_chat_guard_t;
+mx_status_t mx_chat_guard_create(const mx_tokenizer_t *tok, mx_chat_guard_t **out);
+void mx_chat_guard_destroy(mx_chat_guard_t *g);  // accepts NULL
+mx_status_t mx_chat_render_guarded(const mx_chat_template_t *t, const mx_chat_guard_t *g,
+                                   const mx_chat_message_t *messages, int32_t n_messages,
+                                   const mx_chat_render_opts_t *opts, char **out, size_t *len,
+                                   mx_text_range_t **plain, int32_t *n_plain);
+
 // Same with `messages` given as a JSON array text (messages may carry any fields: tool_calls,
 // reasoning_content, content as a list of parts, ...).
 mx_status_t mx_chat_render_json(const mx_chat_template_t *t, const char *messages_json,

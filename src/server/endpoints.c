@@ -41,133 +41,26 @@ static mx_status_t too_long(const mx_server_t *srv, size_t bytes, bool *over) {
       bytes, (long long)mx_server_sched_ctx(srv->sched), 4 * srv->max_piece_bytes);
 }
 
-// ---- Special-token text in chat content ----
-//
-// A chat template's own markup yields special tokens (`<|im_start|>` -> one id); text a client
-// sends as message content must not, or a user could close their turn and forge others. The
-// content's special-token spellings are wrapped in two noncharacters before rendering, found
-// again in the rendered text (wherever the template put them) and removed, and their byte ranges
-// are encoded as plain text (mx_encode_opts_t.plain) in the same pass as the markup.
-static const char kMarkOpen[] = "\xEF\xB7\x90";   // U+FDD0
-static const char kMarkClose[] = "\xEF\xB7\x91";  // U+FDD1
-enum { MARK_LEN = 3 };
-
-// The longest special token spelled at s[i..n), or 0.
-static size_t special_at(const mx_server_t *srv, const char *s, size_t i, size_t n) {
-  uint8_t b = (uint8_t)s[i];
-  for (int32_t k = srv->special_first[b]; k < srv->special_first[b + 1]; k++) {
-    const mx_server_special_t *sp = &srv->specials[k];
-    if (sp->len <= n - i && memcmp(s + i, sp->text, sp->len) == 0) return sp->len;
-  }
-  return 0;
-}
-
-// A heap copy of `s` with each special-token spelling wrapped in the two marks; NULL when out
-// of memory.
-static char *mark_specials(const mx_server_t *srv, const char *s) {
-  size_t n = strlen(s);
-  mx_strbuf_t sb;
-  mx_strbuf_init(&sb);
-  size_t run = 0;
-  for (size_t i = 0; i < n;) {
-    size_t k = srv->n_specials ? special_at(srv, s, i, n) : 0;
-    if (k == 0) {
-      i++;
-      run++;
-      continue;
-    }
-    mx_strbuf_append(&sb, s + i - run, run);
-    run = 0;
-    mx_strbuf_append(&sb, kMarkOpen, MARK_LEN);
-    mx_strbuf_append(&sb, s + i, k);
-    mx_strbuf_append(&sb, kMarkClose, MARK_LEN);
-    i += k;
-  }
-  mx_strbuf_append(&sb, s + n - run, run);
-  if (sb.oom) {
-    mx_strbuf_free(&sb);
-    return NULL;
-  }
-  return mx_strbuf_take(&sb, NULL);
-}
-
-// Removes the marks from the rendered text in place; each opened and closed pair becomes a plain
-// range. A mark without its partner (a template that cut through a wrapped spelling) is removed
-// alone. *ranges is a heap array (NULL when none).
-static mx_status_t unmark(char *t, size_t *len, mx_text_range_t **ranges, int32_t *n_ranges) {
-  *ranges = NULL;
-  *n_ranges = 0;
-  int32_t cap = 0;
-  size_t w = 0, open_at = SIZE_MAX;
-  for (size_t r = 0; r < *len;) {
-    bool is_open = *len - r >= MARK_LEN && memcmp(t + r, kMarkOpen, MARK_LEN) == 0;
-    bool is_close = *len - r >= MARK_LEN && memcmp(t + r, kMarkClose, MARK_LEN) == 0;
-    if (is_open) {
-      open_at = w;
-    } else if (is_close && open_at != SIZE_MAX) {
-      if (*n_ranges == cap) {
-        cap = cap ? cap * 2 : 16;
-        mx_text_range_t *nr = realloc(*ranges, (size_t)cap * sizeof *nr);
-        if (!nr) {
-          free(*ranges);
-          *ranges = NULL;
-          *n_ranges = 0;
-          return mx_error_set(MX_ERR_NOMEM, "out of memory");
-        }
-        *ranges = nr;
-      }
-      (*ranges)[(*n_ranges)++] = (mx_text_range_t){open_at, w};
-      open_at = SIZE_MAX;
-    }
-    if (is_open || is_close) {
-      r += MARK_LEN;
-    } else {
-      t[w++] = t[r++];
-    }
-  }
-  t[w] = '\0';
-  *len = w;
-  return MX_OK;
-}
-
 // Chat messages through the model's template (generation prompt on), encoded as
 // apply_chat_template(tokenize=True) does (no post-processor, special tokens matched), except
 // that special-token text from the messages is plain text.
 static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int32_t **ids,
                             int32_t *n, bool *over) {
+  mx_chat_message_t *msgs = calloc((size_t)r->n_messages + 1, sizeof *msgs);
+  if (!msgs) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < r->n_messages; i++)
-    if (strstr(r->contents[i], kMarkOpen) || strstr(r->contents[i], kMarkClose))
-      return mx_error_set(MX_ERR_INVALID_ARG,
-                          "message %d: content holds U+FDD0 or U+FDD1 (noncharacters this "
-                          "server reserves for marking content inside the chat template)",
-                          (int)i);
-  mx_chat_message_t *msgs = calloc((size_t)r->n_messages, sizeof *msgs);
-  char **marked = calloc((size_t)r->n_messages, sizeof *marked);
-  mx_status_t st = msgs && marked ? MX_OK : mx_error_set(MX_ERR_NOMEM, "out of memory");
-  for (int32_t i = 0; !st && i < r->n_messages; i++) {
-    marked[i] = mark_specials(srv, r->contents[i]);
-    if (!marked[i]) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-    msgs[i] = (mx_chat_message_t){r->roles[i], marked[i]};
-  }
+    msgs[i] = (mx_chat_message_t){r->roles[i], r->contents[i]};
+  mx_chat_render_opts_t ro = {.add_generation_prompt = true};
+  mx_chat_opts_from_tokenizer(srv->tok, &ro);
   char *text = NULL;
   size_t len = 0;
-  if (!st) {
-    mx_chat_render_opts_t ro = {.add_generation_prompt = true};
-    mx_chat_opts_from_tokenizer(srv->tok, &ro);
-    st = mx_chat_render(srv->tmpl, msgs, r->n_messages, &ro, &text, &len);
-    if (st) st = mx_error_prefix(st, "chat template");
-  }
-  for (int32_t i = 0; marked && i < r->n_messages; i++) free(marked[i]);
-  free(marked);
-  free(msgs);
-  if (st) return st;
-  if (!fits_context(srv, len)) {
-    free(text);
-    return too_long(srv, len, over);
-  }
   mx_text_range_t *plain = NULL;
   int32_t n_plain = 0;
-  st = unmark(text, &len, &plain, &n_plain);
+  mx_status_t st = mx_chat_render_guarded(srv->tmpl, srv->guard, msgs, r->n_messages, &ro, &text,
+                                          &len, &plain, &n_plain);
+  free(msgs);
+  if (st == MX_ERR_RUNTIME || st == MX_ERR_PARSE) st = mx_error_prefix(st, "chat template");
+  if (!st && !fits_context(srv, len)) st = too_long(srv, len, over);
   if (!st) {
     mx_encode_opts_t eo = {
         .add_special = false, .parse_special = true, .plain = plain, .n_plain = n_plain};

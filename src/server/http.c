@@ -496,42 +496,8 @@ static int listen_on(const char *host, int32_t port, int32_t *bound_port) {
   return fd;
 }
 
-static int by_first_byte_longest(const void *a, const void *b) {
-  const mx_server_special_t *x = a, *y = b;
-  uint8_t fx = (uint8_t)x->text[0], fy = (uint8_t)y->text[0];
-  if (fx != fy) return fx < fy ? -1 : 1;
-  return x->len > y->len ? -1 : x->len < y->len;
-}
-
-// The tokenizer's special tokens, indexed by first byte (endpoints.c finds their spellings in
-// chat content). Returns false on success, true when out of memory.
-static bool collect_specials(mx_server_t *srv) {
-  int32_t v = mx_tokenizer_vocab_size(srv->tok), n = 0;
-  for (int32_t id = 0; id < v; id++) {
-    size_t len = 0;
-    if (mx_tokenizer_is_special(srv->tok, id) && mx_tokenizer_id_to_piece(srv->tok, id, &len) &&
-        len > 0)
-      n++;
-  }
-  srv->specials = n ? calloc((size_t)n, sizeof *srv->specials) : NULL;
-  if (n && !srv->specials) return true;
-  for (int32_t id = 0; id < v; id++) {
-    size_t len = 0;
-    const char *p =
-        mx_tokenizer_is_special(srv->tok, id) ? mx_tokenizer_id_to_piece(srv->tok, id, &len) : NULL;
-    if (p && len > 0) srv->specials[srv->n_specials++] = (mx_server_special_t){p, len};
-  }
-  qsort(srv->specials, (size_t)srv->n_specials, sizeof *srv->specials, by_first_byte_longest);
-  int32_t k = 0;
-  for (int b = 0; b <= 256; b++) {
-    while (k < srv->n_specials && (uint8_t)srv->specials[k].text[0] < b) k++;
-    srv->special_first[b] = k;
-  }
-  return false;
-}
-
 static void free_server(mx_server_t *srv) {
-  free(srv->specials);
+  mx_chat_guard_destroy(srv->guard);
   mx_server_sched_destroy(srv->sched);
   mx_chat_template_destroy(srv->tmpl);
   free(srv->tmpl_error);
@@ -615,9 +581,10 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   }
   srv->lim.max_tokens = (int32_t)mx_server_sched_ctx(srv->sched);
   srv->lim.vocab = mx_server_sched_vocab(srv->sched);
-  if (collect_specials(srv)) {
+  st = mx_chat_guard_create(srv->tok, &srv->guard);
+  if (st) {
     free_server(srv);
-    return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
+    return mx_error_prefix(st, "serve");
   }
   srv->split_special = o->split_special_tokens;
   srv->max_piece_bytes = 1;

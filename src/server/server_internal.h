@@ -32,12 +32,6 @@ extern const char *const mx_server_endpoint_names[EP_COUNT];
 // The accept loop and the request-head deadline (conns.c).
 typedef struct mx_server_conns mx_server_conns_t;
 
-// A special token's spelling (owned by the tokenizer).
-typedef struct mx_server_special {
-  const char *text;
-  size_t len;
-} mx_server_special_t;
-
 struct mx_server {
   const mx_model_t *model;
   const mx_tokenizer_t *tok;
@@ -47,12 +41,8 @@ struct mx_server {
   bool log_requests;
   mx_server_limits_t lim;
   int32_t max_piece_bytes;  // the longest vocabulary piece (bounds a prompt's bytes per token)
-  // Special tokens by first byte (special_first[b] .. special_first[b + 1]), longest first
-  // within a byte: chat content's special-token text is found with these (endpoints.c).
-  mx_server_special_t *specials;
-  int32_t n_specials;
-  int32_t special_first[257];
-  bool split_special;  // --split-special-tokens: completions encode special-token text as text
+  mx_chat_guard_t *guard;   // chat content's special-token text stays text (endpoints.c)
+  bool split_special;       // --split-special-tokens: completions encode special-token text as text
   int32_t timeout_s;
   long long created;
   mx_server_sched_t *sched;

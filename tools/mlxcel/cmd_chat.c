@@ -120,6 +120,7 @@ typedef struct chat {
   const mx_model_t *model;
   mx_session_t *s;
   mx_chat_template_t *tmpl;
+  mx_chat_guard_t *guard;  // what the user types is text, special-token spellings included
   mx_chat_render_opts_t ro;
   mx_generate_opts_t go;
   mx_chat_message_t *msgs;  // contents heap-owned; roles static
@@ -194,11 +195,17 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   size_t text_len = 0;
   int32_t *ids = NULL, n = 0;
   mx_error_clear();
-  mx_status_t st = mx_chat_render(ch->tmpl, ch->msgs, ch->n_msgs, &ch->ro, &text, &text_len);
-  // As apply_chat_template(tokenize=True): the template writes BOS itself, special-token text
-  // is matched.
-  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
+  mx_text_range_t *plain = NULL;
+  int32_t n_plain = 0;
+  mx_status_t st = mx_chat_render_guarded(ch->tmpl, ch->guard, ch->msgs, ch->n_msgs, &ch->ro, &text,
+                                          &text_len, &plain, &n_plain);
+  // As apply_chat_template(tokenize=True): the template writes BOS itself and its markup's
+  // special tokens are matched, but special-token text typed into a message stays text (the
+  // server's rule too), so a line cannot end its own turn and forge the next.
+  mx_encode_opts_t eo = {
+      .add_special = false, .parse_special = true, .plain = plain, .n_plain = n_plain};
   if (st == MX_OK) st = mx_tokenizer_encode(ch->model->tokenizer, text, text_len, &eo, &ids, &n);
+  free(plain);
   free(text);
   if (st == MX_OK && n == 0)
     st = mx_error_set(MX_ERR_RUNTIME, "the chat template rendered nothing");
@@ -314,7 +321,7 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   chat_t ch = {.a = a, .model = model};
   int rc = mx_cli_chat_template(cmd, "chat", a->dir, model->tokenizer, &ch.tmpl);
   if (rc != MX_EXIT_OK) return rc;
-  mx_status_t st = MX_OK;
+  mx_status_t st = mx_chat_guard_create(model->tokenizer, &ch.guard);
   ch.ro.add_generation_prompt = true;
   mx_chat_opts_from_tokenizer(model->tokenizer, &ch.ro);
   mx_cli_sampling_params(&a->sampling, &model->config, &ch.go.sampling);
@@ -350,6 +357,7 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   while (ch.n_msgs > 0) pop_msg(&ch);
   free(ch.msgs);
   mx_session_destroy(ch.s);
+  mx_chat_guard_destroy(ch.guard);
   mx_chat_template_destroy(ch.tmpl);
   return rc;
 }

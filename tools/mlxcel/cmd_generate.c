@@ -26,7 +26,9 @@ static void generate_usage(FILE *out) {
           "  --chat                 treat -p TEXT as a user message: render [system?, user]\n"
           "                         with the model's chat template (tokenizer_config.json\n"
           "                         chat_template, add_generation_prompt on) and print only\n"
-          "                         the reply\n"
+          "                         the reply; special-token text in -p and --system\n"
+          "                         is encoded as text (only the template's markup\n"
+          "                         yields special tokens)\n"
           "  --system TEXT          system message for --chat\n"
           "  -n, --max-tokens N     generate at most N tokens (default 128)\n");
   mx_cli_sampling_help(out);
@@ -182,8 +184,10 @@ static double decode_rate(const mx_generate_stats_t *st) {
 }
 
 // --chat: renders [system?, user] through the model's chat template and encodes the result as
-// apply_chat_template(tokenize=True) does (the template writes BOS itself: no post-processor;
-// special tokens spelled in the text are matched).
+// apply_chat_template(tokenize=True) does (the template writes BOS itself: no post-processor),
+// except that special-token text in -p / --system stays text, as in `chat` and the server: only
+// the template's markup yields special tokens. A prompt without --chat keeps transformers'
+// default (special-token text matched).
 static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **ids, int32_t *n) {
   const char *cmd = "generate";
   mx_chat_template_t *t = NULL;
@@ -195,11 +199,20 @@ static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **i
   mx_chat_opts_from_tokenizer(model->tokenizer, &ro);
   char *text = NULL;
   size_t len = 0;
-  mx_status_t st = mx_chat_render(t, g->system ? msgs : msgs + 1, n_msgs, &ro, &text, &len);
+  mx_text_range_t *plain = NULL;
+  int32_t n_plain = 0;
+  mx_chat_guard_t *guard = NULL;
+  mx_status_t st = mx_chat_guard_create(model->tokenizer, &guard);
+  if (st == MX_OK)
+    st = mx_chat_render_guarded(t, guard, g->system ? msgs : msgs + 1, n_msgs, &ro, &text, &len,
+                                &plain, &n_plain);
+  mx_chat_guard_destroy(guard);
   mx_chat_template_destroy(t);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
-  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
+  mx_encode_opts_t eo = {
+      .add_special = false, .parse_special = true, .plain = plain, .n_plain = n_plain};
   st = mx_tokenizer_encode(model->tokenizer, text, len, &eo, ids, n);
+  free(plain);
   free(text);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   if (*n == 0) {
