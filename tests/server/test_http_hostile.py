@@ -659,6 +659,43 @@ def t_second_signal():
             srv.kill()
 
 
+# ---- The drain has a deadline: --drain-timeout cuts what is still in flight ----
+def t_drain_timeout():
+    out = subprocess.run([MLXCEL, "serve", "--help"], capture_output=True, text=True)
+    check("--drain-timeout S" in out.stdout, "serve --help does not list --drain-timeout")
+    srv = Server("-q", "--timeout", "600", "--drain-timeout", "2")
+    try:
+        hold = hold_request(srv)  # an unfinished body: the drain cannot end by itself
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        check(srv.wait_line("finishing the requests in flight", PATIENCE_S) is not None,
+              "no drain message")
+        line = srv.wait_line("were cut", 2 + PATIENCE_S)
+        took = time.monotonic() - t0
+        check(line is not None and "--drain-timeout of 2 s" in line,
+              f"no message naming the drain timeout: {srv.log()!r}")
+        check(took >= 1.9, f"the drain was cut after {took:.2f} s, before its 2 s")
+        try:
+            rc = srv.proc.wait(PATIENCE_S)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc == 0, f"exit status after a cut drain: {rc}")
+        hold.settimeout(PATIENCE_S)
+        try:
+            rest = hold.recv(4096)
+        except OSError:  # reset: closed too
+            rest = b""
+        check(rest == b"" or b"HTTP/1.1" in rest, f"the cut request's connection: {rest!r}")
+        hold.close()
+    finally:
+        srv.kill()
+    # Bad values are usage errors.
+    out = subprocess.run([MLXCEL, "serve", "-m", STORIES, "--drain-timeout", "-1"],
+                         capture_output=True, text=True)
+    check(out.returncode == 2 and "--drain-timeout" in out.stderr,
+          f"--drain-timeout -1: status {out.returncode}, {out.stderr!r}")
+
+
 TESTS = {name[2:]: fn for name, fn in sorted(globals().items()) if name.startswith("t_")}
 
 

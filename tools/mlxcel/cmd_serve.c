@@ -54,6 +54,8 @@ static void serve_usage(FILE *out) {
       "  --header-timeout S     a request head must arrive within S seconds of the\n"
       "                         connection's opening or its previous request's end, else the\n"
       "                         connection closes (default 10)\n"
+      "  --drain-timeout S      on SIGINT / SIGTERM, wait at most S seconds for the requests\n"
+      "                         in flight before cutting them (default 300; 0 cuts at once)\n"
       "  --split-special-tokens completions encode special-token text in the prompt\n"
       "                         (\"<|im_end|>\") as plain text; by default it is parsed into the\n"
       "                         special token, as transformers does (a request can say\n"
@@ -64,9 +66,9 @@ static void serve_usage(FILE *out) {
       "  -h, --help             show this help\n"
       "\n"
       "Prints \"mlxcel serve: listening on http://HOST:PORT\" on stderr when ready.\n"
-      "SIGINT or SIGTERM drains (no new requests, those in flight finish) and exits 0; a\n"
-      "second signal ends it at once, killed by that signal (shell status 130 for SIGINT,\n"
-      "143 for SIGTERM).\n"
+      "SIGINT or SIGTERM drains (no new requests; those in flight finish, or are cut after\n"
+      "--drain-timeout) and exits 0; a second signal ends it at once, killed by that signal\n"
+      "(shell status 130 for SIGINT, 143 for SIGTERM).\n"
       "Exit status: 0 after a drain, 1 failure (cannot listen, bad model), 2 bad command\n"
       "line, 3 unreadable model directory; 128 + N when a second signal N cut the drain.\n");
 }
@@ -74,6 +76,7 @@ static void serve_usage(FILE *out) {
 typedef struct serve_args {
   const char *dir, *host, *api_key, *alias, *backend;
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
+  int64_t drain_timeout;
   bool quiet, split_special;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
 } serve_args_t;
@@ -83,6 +86,7 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
   a->host = "127.0.0.1";
   a->port = 8080;
   a->parallel = 1;
+  a->drain_timeout = 300;
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i], *v = NULL;
     int r = 0;
@@ -126,6 +130,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       INT_OPT("--timeout", 1, 86400, &a->timeout);
     } else if (VALUE_OPT("--header-timeout", NULL)) {
       INT_OPT("--header-timeout", 1, 86400, &a->header_timeout);
+    } else if (VALUE_OPT("--drain-timeout", NULL)) {
+      INT_OPT("--drain-timeout", 0, 86400, &a->drain_timeout);
     } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
       a->quiet = true;
     } else if (strcmp(s, "--split-special-tokens") == 0) {
@@ -211,9 +217,16 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
-  bool idle = mx_server_drain(srv, 300.0);
+  bool idle = mx_server_drain(srv, (double)a->drain_timeout);
   mx_server_stop(srv);
-  fprintf(stderr, "mlxcel serve: %s\n", idle ? "stopped" : "stopped (some requests were cut)");
+  if (idle) {
+    fprintf(stderr, "mlxcel serve: stopped\n");
+  } else {
+    fprintf(stderr,
+            "mlxcel serve: stopped: requests still in flight after the --drain-timeout of %lld s "
+            "were cut\n",
+            (long long)a->drain_timeout);
+  }
   free(id);
   return MX_EXIT_OK;
 }
