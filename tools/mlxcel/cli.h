@@ -56,6 +56,64 @@ int mx_cli_cmd_quantize(int argc, char **argv);
 int mx_cli_cmd_diff(int argc, char **argv);
 int mx_cli_cmd_serve(int argc, char **argv);
 int mx_cli_cmd_chat(int argc, char **argv);
+int mx_cli_cmd_compile(int argc, char **argv);
+
+// ---- The files emit and compile write (emit_files.c) ----
+
+// Appends the module restricted to its public function `name` and every private function (the
+// composite decompositions) to sb; the entry is printed as @as_name (NULL: its own name) and
+// private when as_private. The module is left as it was.
+mx_status_t mx_cli_print_entry(mx_module_t *m, const char *name, const mx_print_opts_t *po,
+                               const char *as_name, bool as_private, mx_strbuf_t *sb);
+// Writes sb's bytes to path (MX_ERR_IO naming the path).
+mx_status_t mx_cli_write_text(const char *path, const mx_strbuf_t *sb);
+// Writes the tensors bound to the weight arguments of the module's public functions (each name
+// once) to `path` as safetensors named by mx.name, in the types the graph declares; a weight
+// the loaded checkpoint `ck` holds in another type is an error. *n_written (may be NULL): count.
+mx_status_t mx_cli_write_params(const mx_module_t *m, const mx_checkpoint_t *ck, const char *path,
+                                int32_t *n_written);
+// Loads the model in dir as the graphs will run it (lo: precision and quantization; the
+// tokenizer is optional) into *model (caller frees with mx_model_free, also on failure) and
+// resolves *ctx (0: mx_cli_default_ctx) against max_position_embeddings. Prints the message and
+// returns the exit status.
+int mx_cli_load_for_graphs(const char *cmd, const char *dir, mx_model_load_opts_t *lo, int64_t *ctx,
+                           mx_model_t **model);
+// Creates `dir` unless it is a directory already; prints "mlxcel CMD: ..." and returns
+// MX_EXIT_IO when it cannot.
+int mx_cli_make_outdir(const char *cmd, const char *dir);
+
+// ---- IREE deployables (compile_iree.c) ----
+
+typedef struct mx_cli_iree_target {
+  const char *device;        // local-task, cuda, hip, vulkan, metal (iree-run-module's names)
+  const char *target_cpu;    // local-task: LLVM CPU name; NULL: "host"
+  const char *rocm_target;   // hip: the GPU's gfx name (required there)
+  const char *const *extra;  // further iree-compile flags, passed as given (n_extra of them)
+  int32_t n_extra;
+} mx_cli_iree_target_t;
+bool mx_cli_iree_device_known(const char *device);
+// Appends the iree-compile flags of the target to flags, one per line; MX_ERR_INVALID_ARG for
+// an unknown device, a missing ROCm target on hip, or a CPU / ROCm target on another device.
+mx_status_t mx_cli_iree_flags(const mx_cli_iree_target_t *t, mx_strbuf_t *flags);
+// Appends to `text` the deployable module of the public function `entry` of m: the module named
+// module_name, the entry private as @ENTRY_graph, each weight argument a util.global bound to
+// the IREE parameter SCOPE::mx.name, and a public @ENTRY taking the other arguments (tokens,
+// pos0, caches, with their cache aliasing) that loads the globals and calls it. Appends to json
+// the fields describing the entry (no braces): "function", "inputs": [{"name", "type"}],
+// "results" (types as iree-run-module spells them, 1x8xi32) and "weights" (their count).
+// m is left as it was.
+mx_status_t mx_cli_iree_entry(mx_module_t *m, const char *entry, const char *module_name,
+                              const char *scope, const mx_print_opts_t *po, mx_strbuf_t *text,
+                              mx_strbuf_t *json);
+// The iree-compile to run into path[cap]: `named` when given (a path, or a name looked up on
+// PATH), else the one on PATH, else the test environment's. MX_ERR_IO saying where it looked.
+mx_status_t mx_cli_iree_find(const char *named, char *path, size_t cap);
+// Looks `name` up on PATH (from_env: the message says MLXCEL_XLA_IREE_COMPILE named it).
+mx_status_t mx_cli_iree_find_on_path(const char *name, char *path, size_t cap, bool from_env);
+// Runs `compiler FLAGS... in -o out` (flags one per line) and appends its merged stdout and
+// stderr to output; MX_ERR_RUNTIME with the exit status and the output's tail when it fails.
+mx_status_t mx_cli_iree_run(const char *compiler, const char *flags, const char *in,
+                            const char *out, mx_strbuf_t *output);
 
 // ---- Option parsing helpers (args.c); every helper prints its own message on failure ----
 
@@ -118,6 +176,12 @@ mx_status_t mx_cli_backend_env(const char **backend, mx_backend_opts_t *bo);
 // *ctx (when 0) from $MLXCEL_XLA_CONTEXT_CAPACITY: a positive integer, at most
 // max_position_embeddings; unset or empty leaves it 0 (the library's default).
 mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx);
+// mlxcel compile's target from what the flags left NULL: *device from $MLXCEL_XLA_DEVICE
+// (checked: local-task, cuda, hip, vulkan, metal; else "local-task"), *rocm_target from
+// $MLXCEL_XLA_ROCM_TARGET when the device is hip, *iree_compile from $MLXCEL_XLA_IREE_COMPILE
+// (else NULL). Unset or empty means not given. Errors name the variable.
+mx_status_t mx_cli_compile_env(const char **device, const char **rocm_target,
+                               const char **iree_compile);
 // Both of the above on a session's options.
 mx_status_t mx_cli_session_env(const mx_model_config_t *cfg, mx_session_opts_t *so);
 

@@ -89,3 +89,26 @@ bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_
   *ctx = c < DEFAULT_CTX_CAP ? c : DEFAULT_CTX_CAP;
   return true;
 }
+
+// An unset variable and an empty one both mean "not given".
+static const char *env_nonempty(const char *var) {
+  const char *s = getenv(var);
+  return s && s[0] ? s : NULL;
+}
+
+mx_status_t mx_cli_compile_env(const char **device, const char **rocm_target,
+                               const char **iree_compile) {
+  if (!*device && (*device = env_nonempty("MLXCEL_XLA_DEVICE")) != NULL &&
+      !mx_cli_iree_device_known(*device)) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "MLXCEL_XLA_DEVICE='%s': expected local-task, cuda, hip, vulkan or metal",
+                        *device);
+  }
+  if (!*device) *device = "local-task";
+  // Read for hip only: a variable set for other tools must not fail a CPU or CUDA build.
+  if (!*rocm_target && strcmp(*device, "hip") == 0) {
+    *rocm_target = env_nonempty("MLXCEL_XLA_ROCM_TARGET");
+  }
+  if (!*iree_compile) *iree_compile = env_nonempty("MLXCEL_XLA_IREE_COMPILE");
+  return MX_OK;
+}

@@ -20,6 +20,8 @@ static const mx_cli_cmd_t kCommands[] = {
      "render a conversation through the chat template (text, ids)"},
     {"logits", mx_cli_cmd_logits, "write the logits of every position of a prompt as .npy"},
     {"emit", mx_cli_cmd_emit, "write a model's StableHLO graphs (prefill.mlir, decode.mlir)"},
+    {"compile", mx_cli_cmd_compile,
+     "compile a model with IREE into deployable modules (.vmfb) and a weights file"},
     {"mkmodel", mx_cli_cmd_mkmodel, "write a random-weight checkpoint of a known model shape"},
     {"bench", mx_cli_cmd_bench, "measure prefill/decode speed against this machine's limits"},
     {"quantize", mx_cli_cmd_quantize, "write an MLX-format 4/8-bit quantized checkpoint"},
