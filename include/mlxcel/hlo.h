@@ -487,6 +487,12 @@ typedef struct mx_print_opts {
 // Appends the module's StableHLO text to sb. opts may be NULL.
 mx_status_t mx_hlo_print(const mx_module_t *m, const mx_print_opts_t *opts, mx_strbuf_t *sb);
 mx_status_t mx_hlo_print_file(const mx_module_t *m, const mx_print_opts_t *opts, FILE *out);
+// Appends the module restricted to its public function `entry` and every private function (the
+// composite decompositions it calls), the entry named `as` (NULL: its own name) and private
+// when as_private: what a compiler that takes one entry function gets (XLA compiles only
+// @main). The module is only read.
+mx_status_t mx_hlo_print_entry(const mx_module_t *m, const char *entry, const char *as,
+                               bool as_private, const mx_print_opts_t *opts, mx_strbuf_t *sb);
 
 // ============================================================================================
 // Reference interpreter

@@ -31,13 +31,23 @@ typedef struct mx_cpu_backend_opts {
                  // report to stderr when the session or batch is destroyed
 } mx_cpu_backend_opts_t;
 
+// Settings of the "xla" backend: a PJRT plugin loaded at run time (src/backends/xla.c).
+typedef struct mx_xla_backend_opts {
+  const char *plugin;     // path of the PJRT plugin (a shared object exporting GetPjrtApi);
+                          // required (the CLI finds one from the device kind where it can)
+  const char *cache_dir;  // directory of compiled executables kept across runs, keyed by graph
+                          // and plugin version; NULL = compile every graph in every process
+} mx_xla_backend_opts_t;
+
 // How a backend runs, beside what it runs: resources, device and each backend's own settings.
 // Zero means "the default" throughout. Strings are borrowed for the duration of the create call.
 typedef struct mx_backend_opts {
   int32_t threads;     // host threads (cpu); 0 = the physical cores; at most 256
   const char *device;  // the device to run on; NULL = the backend's default. cpu and interp
-                       // run on the host and accept only NULL or "cpu".
+                       // run on the host and accept only NULL or "cpu"; xla accepts NULL or
+                       // its plugin's platform ("cpu", "cuda", "rocm", ...).
   mx_cpu_backend_opts_t cpu;
+  mx_xla_backend_opts_t xla;
 } mx_backend_opts_t;
 
 typedef struct mx_session_opts {

@@ -7,6 +7,7 @@
 
 #define MX_BUILTIN_BACKENDS(X) \
   X(interp)                    \
-  X(cpu)
+  X(cpu)                       \
+  X(xla)
 
 #endif  // MX_BACKENDS_BUILTIN_H

@@ -19,6 +19,7 @@ struct mx_pjrt {
   mx_pj_device_t *const *devices;  // owned by the client
   char **kinds;                    // [n_devices], owned
   int *ids;                        // [n_devices]
+  uint64_t to_device, to_host;     // bytes transferred (mx_pjrt_transfers)
 };
 
 // ============================================================================================
@@ -304,7 +305,59 @@ int mx_pjrt_device_id(const mx_pjrt_t *p, int32_t i) {
 struct mx_pjrt_exec {
   const mx_pj_api_t *api;
   mx_pj_loaded_exec_t *exec;  // owned
+  int32_t n_outputs;
 };
+
+// The compiled program behind x->exec (owned by the caller: exec_destroy).
+static mx_status_t get_exec(const mx_pjrt_exec_t *x, mx_pj_exec_t **out) {
+  mx_pj_get_exec_args_t g = {.size = MX_PJ_SIZE(mx_pj_get_exec_args_t, exec), .loaded = x->exec};
+  mx_pj_error_t *e = x->api->loaded_exec_get_exec(&g);
+  if (e) return pj_fail(x->api, e, "PJRT executable");
+  *out = g.exec;
+  return MX_OK;
+}
+
+static void destroy_exec(const mx_pj_api_t *api, mx_pj_exec_t *ex) {
+  mx_pj_exec_destroy_args_t d = {.size = MX_PJ_SIZE(mx_pj_exec_destroy_args_t, exec), .exec = ex};
+  mx_pj_error_t *e = api->exec_destroy(&d);
+  if (e) pj_fail(api, e, "PJRT executable destruction");
+}
+
+// Wraps a loaded program: reads its output count (every call needs room for that many).
+static mx_status_t wrap_exec(const mx_pj_api_t *api, mx_pj_loaded_exec_t *le,
+                             mx_pjrt_exec_t **out) {
+  mx_pjrt_exec_t *x = calloc(1, sizeof *x);
+  if (!x) {
+    mx_pj_loaded_exec_destroy_args_t d = {
+        .size = MX_PJ_SIZE(mx_pj_loaded_exec_destroy_args_t, exec), .exec = le};
+    mx_pj_error_t *e = api->loaded_exec_destroy(&d);
+    if (e) pj_fail(api, e, "PJRT executable destruction");
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  x->api = api;
+  x->exec = le;
+  mx_pj_exec_t *ex = NULL;
+  mx_status_t st = get_exec(x, &ex);
+  if (!st) {
+    mx_pj_exec_num_outputs_args_t n = {.size = MX_PJ_SIZE(mx_pj_exec_num_outputs_args_t, n_outputs),
+                                       .exec = ex};
+    mx_pj_error_t *e = api->exec_num_outputs(&n);
+    if (e) {
+      st = pj_fail(api, e, "PJRT executable outputs");
+    } else if (n.n_outputs > INT32_MAX) {
+      st = mx_error_set(MX_ERR_RUNTIME, "PJRT executable with %zu outputs", n.n_outputs);
+    } else {
+      x->n_outputs = (int32_t)n.n_outputs;
+    }
+    destroy_exec(api, ex);
+  }
+  if (st) {
+    mx_pjrt_exec_free(x);
+    return st;
+  }
+  *out = x;
+  return MX_OK;
+}
 
 // The compile options, a serialized xla.CompileOptionsProto written by hand (three protobuf
 // fields; no protobuf library needed): field 3, executable_build_options, a length-delimited
@@ -316,9 +369,6 @@ static const char k_compile_options[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01};
 mx_status_t mx_pjrt_compile(mx_pjrt_t *p, const char *module, size_t n, mx_pjrt_exec_t **out) {
   *out = NULL;
   if (!module || n == 0) return mx_error_set(MX_ERR_INVALID_ARG, "PJRT compile: empty module");
-  mx_pjrt_exec_t *x = calloc(1, sizeof *x);
-  if (!x) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  x->api = p->api;
   mx_pj_program_t prog = {.size = MX_PJ_SIZE(mx_pj_program_t, format_size),
                           .code = module,
                           .code_size = n,
@@ -330,13 +380,48 @@ mx_status_t mx_pjrt_compile(mx_pjrt_t *p, const char *module, size_t n, mx_pjrt_
                             .options = k_compile_options,
                             .options_size = sizeof k_compile_options};
   mx_pj_error_t *e = p->api->client_compile(&a);
+  if (e) return pj_fail(p->api, e, "PJRT compile");
+  return wrap_exec(p->api, a.exec, out);
+}
+
+int32_t mx_pjrt_exec_outputs(const mx_pjrt_exec_t *x) { return x->n_outputs; }
+
+mx_status_t mx_pjrt_exec_serialize(const mx_pjrt_exec_t *x, char **bytes, size_t *n) {
+  *bytes = NULL;
+  *n = 0;
+  mx_pj_exec_t *ex = NULL;
+  mx_status_t st = get_exec(x, &ex);
+  if (st) return st;
+  mx_pj_exec_serialize_args_t a = {.size = MX_PJ_SIZE(mx_pj_exec_serialize_args_t, deleter),
+                                   .exec = ex};
+  mx_pj_error_t *e = x->api->exec_serialize(&a);
   if (e) {
-    free(x);
-    return pj_fail(p->api, e, "PJRT compile");
+    st = pj_fail(x->api, e, "PJRT executable serialization");
+  } else {
+    *bytes = malloc(a.n_bytes ? a.n_bytes : 1);
+    if (!*bytes) {
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory (%zu bytes of executable)", a.n_bytes);
+    } else {
+      if (a.n_bytes) memcpy(*bytes, a.bytes, a.n_bytes);
+      *n = a.n_bytes;
+    }
+    if (a.deleter) a.deleter(a.serialized);
   }
-  x->exec = a.exec;
-  *out = x;
-  return MX_OK;
+  destroy_exec(x->api, ex);
+  return st;
+}
+
+mx_status_t mx_pjrt_exec_load(mx_pjrt_t *p, const char *bytes, size_t n, mx_pjrt_exec_t **out) {
+  *out = NULL;
+  if (!bytes || n == 0) return mx_error_set(MX_ERR_INVALID_ARG, "PJRT executable load: no bytes");
+  mx_pj_exec_deserialize_args_t a = {
+      .size = MX_PJ_SIZE(mx_pj_exec_deserialize_args_t, n_override_options),
+      .client = p->client,
+      .bytes = bytes,
+      .n_bytes = n};
+  mx_pj_error_t *e = p->api->exec_deserialize_and_load(&a);
+  if (e) return pj_fail(p->api, e, "PJRT executable load");
+  return wrap_exec(p->api, a.exec, out);
 }
 
 void mx_pjrt_exec_free(mx_pjrt_exec_t *x) {
@@ -346,4 +431,129 @@ void mx_pjrt_exec_free(mx_pjrt_exec_t *x) {
   mx_pj_error_t *e = x->api->loaded_exec_destroy(&d);
   if (e) pj_fail(x->api, e, "PJRT executable destruction");
   free(x);
+}
+
+// ============================================================================================
+// Buffers and execution
+// ============================================================================================
+
+// Our device buffers are the plugin's: the handle type is ours only so that pjrt.h needs no
+// interface declaration.
+static mx_pj_buffer_t *pj_buf(mx_pjrt_buf_t *b) { return (mx_pj_buffer_t *)b; }
+
+static int pj_type(mx_elem_type_t et) {
+  switch (et) {
+    case MX_ELEM_I1:
+      return MX_PJ_TYPE_PRED;
+    case MX_ELEM_I8:
+      return MX_PJ_TYPE_S8;
+    case MX_ELEM_I16:
+      return MX_PJ_TYPE_S16;
+    case MX_ELEM_I32:
+      return MX_PJ_TYPE_S32;
+    case MX_ELEM_I64:
+      return MX_PJ_TYPE_S64;
+    case MX_ELEM_UI8:
+      return MX_PJ_TYPE_U8;
+    case MX_ELEM_UI16:
+      return MX_PJ_TYPE_U16;
+    case MX_ELEM_UI32:
+      return MX_PJ_TYPE_U32;
+    case MX_ELEM_UI64:
+      return MX_PJ_TYPE_U64;
+    case MX_ELEM_F16:
+      return MX_PJ_TYPE_F16;
+    case MX_ELEM_F32:
+      return MX_PJ_TYPE_F32;
+    case MX_ELEM_F64:
+      return MX_PJ_TYPE_F64;
+    case MX_ELEM_BF16:
+      return MX_PJ_TYPE_BF16;
+    default:
+      return 0;
+  }
+}
+
+// Waits for an event and destroys it; the event's error (the work it tracks failed) is returned.
+static mx_status_t await_event(const mx_pj_api_t *api, mx_pj_event_t *ev, const char *what) {
+  if (!ev) return MX_OK;
+  mx_pj_event_args_t a = {.size = MX_PJ_SIZE(mx_pj_event_args_t, event), .event = ev};
+  mx_pj_error_t *e = api->event_await(&a);
+  mx_status_t st = e ? pj_fail(api, e, what) : MX_OK;
+  e = api->event_destroy(&a);
+  if (e) pj_fail(api, e, "PJRT event destruction");
+  return st;
+}
+
+mx_status_t mx_pjrt_buf_upload(mx_pjrt_t *p, const mx_type_t *t, const void *data,
+                               mx_pjrt_buf_t **out) {
+  *out = NULL;
+  char tb[96];
+  int type = t->kind == MX_TYPE_TENSOR && !t->quant ? pj_type(t->elem) : 0;
+  if (!type)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "PJRT upload: no device type for %s",
+                        mx_type_str(t, tb, sizeof tb));
+  mx_pj_buffer_from_host_args_t a = {
+      .size = MX_PJ_SIZE(mx_pj_buffer_from_host_args_t, buffer),
+      .client = p->client,
+      .data = data,
+      .type = type,
+      .dims = t->dims,
+      .n_dims = (size_t)t->rank,
+      .semantics = MX_PJ_HOST_COPY_DURING_CALL,
+      .device = p->devices[0],
+  };
+  mx_pj_error_t *e = p->api->client_buffer_from_host(&a);
+  if (e) return pj_fail(p->api, e, "PJRT upload");
+  // "During the call" lets the plugin still be reading when it returns on some clients: the
+  // event says when the host copy may go, and the caller frees it right after.
+  mx_status_t st = await_event(p->api, a.done_with_host, "PJRT upload");
+  if (st) {
+    mx_pjrt_buf_free(p, (mx_pjrt_buf_t *)a.buffer);
+    return st;
+  }
+  p->to_device += mx_type_nbytes(t);
+  *out = (mx_pjrt_buf_t *)a.buffer;
+  return MX_OK;
+}
+
+mx_status_t mx_pjrt_buf_download(mx_pjrt_t *p, mx_pjrt_buf_t *b, void *dst, size_t n) {
+  mx_pj_buffer_to_host_args_t a = {.size = MX_PJ_SIZE(mx_pj_buffer_to_host_args_t, event),
+                                   .src = pj_buf(b),
+                                   .dst = dst,
+                                   .dst_size = n};
+  mx_pj_error_t *e = p->api->buffer_to_host(&a);
+  if (e) return pj_fail(p->api, e, "PJRT download");
+  mx_status_t st = await_event(p->api, a.event, "PJRT download");
+  if (!st) p->to_host += n;
+  return st;
+}
+
+void mx_pjrt_buf_free(mx_pjrt_t *p, mx_pjrt_buf_t *b) {
+  if (!b) return;
+  mx_pj_buffer_destroy_args_t d = {.size = MX_PJ_SIZE(mx_pj_buffer_destroy_args_t, buffer),
+                                   .buffer = pj_buf(b)};
+  mx_pj_error_t *e = p->api->buffer_destroy(&d);
+  if (e) pj_fail(p->api, e, "PJRT buffer destruction");
+}
+
+mx_status_t mx_pjrt_execute(mx_pjrt_t *p, mx_pjrt_exec_t *x, mx_pjrt_buf_t *const *args,
+                            int32_t n_args, mx_pjrt_buf_t **outs) {
+  mx_pj_execute_options_t o = {.size = MX_PJ_SIZE(mx_pj_execute_options_t, multi_slice_config)};
+  mx_pj_buffer_t *const *arg_list = (mx_pj_buffer_t *const *)args;
+  mx_pj_buffer_t **out_list = (mx_pj_buffer_t **)outs;
+  mx_pj_execute_args_t a = {.size = MX_PJ_SIZE(mx_pj_execute_args_t, device),
+                            .exec = x->exec,
+                            .options = &o,
+                            .args = &arg_list,
+                            .n_devices = 1,
+                            .n_args = (size_t)n_args,
+                            .outputs = &out_list};
+  mx_pj_error_t *e = p->api->loaded_exec_execute(&a);
+  return e ? pj_fail(p->api, e, "PJRT execute") : MX_OK;
+}
+
+void mx_pjrt_transfers(const mx_pjrt_t *p, uint64_t *to_device, uint64_t *to_host) {
+  *to_device = p->to_device;
+  *to_host = p->to_host;
 }

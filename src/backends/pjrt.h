@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "mlxcel/base.h"
+#include "mlxcel/hlo.h"
 
 typedef struct mx_pjrt mx_pjrt_t;
 
@@ -48,5 +48,42 @@ typedef struct mx_pjrt_exec mx_pjrt_exec_t;
 // A module the plugin rejects is MX_ERR_RUNTIME with the plugin's diagnostic in the message.
 mx_status_t mx_pjrt_compile(mx_pjrt_t *p, const char *module, size_t n, mx_pjrt_exec_t **out);
 void mx_pjrt_exec_free(mx_pjrt_exec_t *e);  // accepts NULL
+// Number of results a call of e returns (one buffer each).
+int32_t mx_pjrt_exec_outputs(const mx_pjrt_exec_t *e);
+
+// The compiled program as bytes the same plugin (same version) can load again without
+// compiling: *bytes (*n of them) owned by the caller (free()).
+mx_status_t mx_pjrt_exec_serialize(const mx_pjrt_exec_t *e, char **bytes, size_t *n);
+// Loads what mx_pjrt_exec_serialize wrote (borrowed for the call). Bytes of another plugin or
+// version, or damaged ones, are an error (MX_ERR_RUNTIME with the plugin's message).
+mx_status_t mx_pjrt_exec_load(mx_pjrt_t *p, const char *bytes, size_t n, mx_pjrt_exec_t **out);
+
+// ---- Device buffers ------------------------------------------------------------------------
+
+// A buffer in the memory of the client's first device, owned by whoever holds it
+// (mx_pjrt_buf_free), which must free it before closing the client.
+typedef struct mx_pjrt_buf mx_pjrt_buf_t;
+
+// Copies a dense row-major host array (type t, mx_type_nbytes(t) bytes at data, borrowed for
+// the call: the plugin has its own copy when this returns) to a new device buffer. Element
+// types without a PJRT equivalent (i4, ...) are MX_ERR_UNSUPPORTED; a device out of memory is
+// MX_ERR_NOMEM.
+mx_status_t mx_pjrt_buf_upload(mx_pjrt_t *p, const mx_type_t *t, const void *data,
+                               mx_pjrt_buf_t **out);
+// Copies the buffer to dst (n bytes, its exact size) and waits for the copy.
+mx_status_t mx_pjrt_buf_download(mx_pjrt_t *p, mx_pjrt_buf_t *b, void *dst, size_t n);
+void mx_pjrt_buf_free(mx_pjrt_t *p, mx_pjrt_buf_t *b);  // accepts NULL
+
+// Runs e on args[n_args] (borrowed) and writes its mx_pjrt_exec_outputs(e) result buffers to
+// outs[] (owned by the caller). An argument the program aliases to a result
+// (tf.aliasing_output) is donated: its memory becomes that result's, and the caller must then
+// only free the argument's handle (mx_pjrt_buf_free), never use it again. Returns when the call
+// is queued; reading a result (mx_pjrt_buf_download) waits for it.
+mx_status_t mx_pjrt_execute(mx_pjrt_t *p, mx_pjrt_exec_t *e, mx_pjrt_buf_t *const *args,
+                            int32_t n_args, mx_pjrt_buf_t **outs);
+
+// Bytes copied host -> device (uploads) and device -> host (downloads) by this client so far:
+// how a test tells what a decode step moves.
+void mx_pjrt_transfers(const mx_pjrt_t *p, uint64_t *to_device, uint64_t *to_host);
 
 #endif  // MX_BACKENDS_PJRT_H

@@ -65,11 +65,16 @@ enum {
 enum {
   MX_PJ_TYPE_PRED = 1,
   MX_PJ_TYPE_S8 = 2,
+  MX_PJ_TYPE_S16 = 3,
   MX_PJ_TYPE_S32 = 4,
   MX_PJ_TYPE_S64 = 5,
   MX_PJ_TYPE_U8 = 6,
+  MX_PJ_TYPE_U16 = 7,
+  MX_PJ_TYPE_U32 = 8,
+  MX_PJ_TYPE_U64 = 9,
   MX_PJ_TYPE_F16 = 10,
   MX_PJ_TYPE_F32 = 11,
+  MX_PJ_TYPE_F64 = 12,
   MX_PJ_TYPE_BF16 = 13,
 };
 
@@ -184,6 +189,118 @@ typedef struct {
   mx_pj_loaded_exec_t *exec;
 } mx_pj_loaded_exec_destroy_args_t;
 
+// The compiled program behind a loaded one (for its output count and its serialization); the
+// caller destroys it (exec_destroy), which leaves the loaded program alive.
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_loaded_exec_t *loaded;
+  mx_pj_exec_t *exec;  // out: owned by the caller
+} mx_pj_get_exec_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_exec_t *exec;
+} mx_pj_exec_destroy_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_exec_t *exec;
+  size_t n_outputs;  // out
+} mx_pj_exec_num_outputs_args_t;
+
+// The bytes stay valid until `deleter(serialized)` is called; the caller must call it.
+typedef struct {
+  MX_PJ_HEAD;
+  const mx_pj_exec_t *exec;
+  const char *bytes;                  // out
+  size_t n_bytes;                     // out
+  void *serialized;                   // out: the object holding the bytes
+  void (*deleter)(void *serialized);  // out
+} mx_pj_exec_serialize_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_client_t *client;
+  const char *bytes;  // what exec_serialize wrote, borrowed for the call
+  size_t n_bytes;
+  mx_pj_loaded_exec_t *exec;  // out: owned by the caller
+  // Compile options replacing the serialized ones: none. Declared because plugins of 0.115
+  // refuse the structure without them (as for the execute options).
+  const char *override_options;
+  size_t n_override_options;
+} mx_pj_exec_deserialize_args_t;
+
+// ---- Buffers and execution ----
+
+// A device buffer from host memory. byte_strides NULL: dense, row-major. memory and
+// device_layout NULL: the device's default memory and layout.
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_client_t *client;
+  const void *data;
+  int type;  // MX_PJ_TYPE_*
+  const int64_t *dims;
+  size_t n_dims;
+  const int64_t *byte_strides;
+  size_t n_byte_strides;
+  int semantics;  // MX_PJ_HOST_COPY_*
+  mx_pj_device_t *device;
+  void *memory;
+  void *device_layout;
+  mx_pj_event_t *done_with_host;  // out: owned by the caller
+  mx_pj_buffer_t *buffer;         // out: owned by the caller
+} mx_pj_buffer_from_host_args_t;
+
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_buffer_t *buffer;
+} mx_pj_buffer_destroy_args_t;
+
+// Copies a buffer into host memory (dense, row-major when host_layout is NULL); the copy is
+// complete when `event` is ready.
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_buffer_t *src;
+  void *host_layout;
+  void *dst;
+  size_t dst_size;
+  mx_pj_event_t *event;  // out: owned by the caller
+} mx_pj_buffer_to_host_args_t;
+
+// Per-call options of an execution. An argument aliased to a result (tf.aliasing_output) is
+// donated unless its index is listed as not donatable: after the call the argument's buffer is
+// deleted (its handle must still be destroyed) and the result's buffer holds the memory.
+// Plugins check this structure's size against their own version's (XLA's CPU plugin of 0.115
+// refuses a shorter one), so every field up to the newest we know is declared and left zero:
+// zero means "not used" for each of them.
+typedef struct {
+  MX_PJ_HEAD;
+  void **send_callbacks, **recv_callbacks;  // host callbacks: unused
+  size_t n_send, n_recv;
+  int launch_id;
+  const int64_t *non_donatable;
+  size_t n_non_donatable;
+  void *context;              // an execute context: none
+  const char *call_location;  // for the plugin's diagnostics: none
+  size_t n_tasks;             // multi-process ids: none
+  int *task_ids;
+  int64_t *incarnation_ids;
+  void *multi_slice_config;
+} mx_pj_execute_options_t;
+
+// One argument list and one output list per device; we run on one device.
+typedef struct {
+  MX_PJ_HEAD;
+  mx_pj_loaded_exec_t *exec;
+  mx_pj_execute_options_t *options;
+  mx_pj_buffer_t *const *const *args;  // [n_devices][n_args]
+  size_t n_devices;
+  size_t n_args;
+  mx_pj_buffer_t **const *outputs;  // [n_devices][n_outputs]: filled, owned by the caller
+  mx_pj_event_t **device_complete;  // [n_devices] out, or NULL: not asked
+  mx_pj_device_t *device;           // NULL: the executable's own device
+} mx_pj_execute_args_t;
+
 // ---- The function table GetPjrtApi returns -------------------------------------------------
 
 typedef void *mx_pj_slot_t;  // an entry we never call: only its place in the table matters
@@ -209,7 +326,8 @@ typedef struct mx_pj_api {
   mx_pj_error_t *(*client_addressable_devices)(mx_pj_client_devices_args_t *);
   mx_pj_slot_t client_lookup_device, client_lookup_addressable_device, client_addressable_memories;
   mx_pj_error_t *(*client_compile)(mx_pj_compile_args_t *);
-  mx_pj_slot_t client_default_device_assignment, client_buffer_from_host;
+  mx_pj_slot_t client_default_device_assignment;
+  mx_pj_error_t *(*client_buffer_from_host)(mx_pj_buffer_from_host_args_t *);
   mx_pj_error_t *(*desc_id)(mx_pj_desc_id_args_t *);
   mx_pj_slot_t desc_process_index, desc_attributes;
   mx_pj_error_t *(*desc_kind)(mx_pj_desc_kind_args_t *);
@@ -219,14 +337,37 @@ typedef struct mx_pj_api {
       device_default_memory, device_memory_stats;
   mx_pj_slot_t memory_id, memory_kind, memory_debug_string, memory_to_string,
       memory_addressable_by_devices;
-  mx_pj_slot_t exec_destroy, exec_name, exec_num_replicas, exec_num_partitions, exec_num_outputs,
-      exec_code_size, exec_cost_analysis, exec_output_memory_kinds, exec_optimized_program,
-      exec_serialize;
+  mx_pj_error_t *(*exec_destroy)(mx_pj_exec_destroy_args_t *);
+  mx_pj_slot_t exec_name, exec_num_replicas, exec_num_partitions;
+  mx_pj_error_t *(*exec_num_outputs)(mx_pj_exec_num_outputs_args_t *);
+  mx_pj_slot_t exec_code_size, exec_cost_analysis, exec_output_memory_kinds, exec_optimized_program;
+  mx_pj_error_t *(*exec_serialize)(mx_pj_exec_serialize_args_t *);
   mx_pj_error_t *(*loaded_exec_destroy)(mx_pj_loaded_exec_destroy_args_t *);
+  mx_pj_error_t *(*loaded_exec_get_exec)(mx_pj_get_exec_args_t *);
+  mx_pj_slot_t loaded_exec_devices, loaded_exec_delete, loaded_exec_is_deleted;
+  mx_pj_error_t *(*loaded_exec_execute)(mx_pj_execute_args_t *);
+  mx_pj_error_t *(*exec_deserialize_and_load)(mx_pj_exec_deserialize_args_t *);
+  mx_pj_slot_t loaded_exec_fingerprint;
+  mx_pj_error_t *(*buffer_destroy)(mx_pj_buffer_destroy_args_t *);
+  mx_pj_slot_t buffer_element_type, buffer_dims, buffer_unpadded_dims, buffer_dynamic_dims,
+      buffer_layout, buffer_device_size, buffer_device, buffer_memory, buffer_delete,
+      buffer_is_deleted, buffer_copy_to_device;
+  mx_pj_error_t *(*buffer_to_host)(mx_pj_buffer_to_host_args_t *);
 } mx_pj_api_t;
 
 // The table must reach at least this far for the entries above to exist.
-#define MX_PJ_API_MIN_SIZE MX_PJ_SIZE(mx_pj_api_t, loaded_exec_destroy)
+#define MX_PJ_API_MIN_SIZE MX_PJ_SIZE(mx_pj_api_t, buffer_to_host)
+
+// Places in the table fixed by the interface (entry index x 8 bytes on LP64): a placeholder
+// missing or added above an entry moves it, which these catch at build time.
+_Static_assert(offsetof(mx_pj_api_t, client_compile) == 25 * sizeof(void *), "PJRT table layout");
+_Static_assert(offsetof(mx_pj_api_t, client_buffer_from_host) == 27 * sizeof(void *),
+               "PJRT table layout");
+_Static_assert(offsetof(mx_pj_api_t, loaded_exec_destroy) == 55 * sizeof(void *),
+               "PJRT table layout");
+_Static_assert(offsetof(mx_pj_api_t, loaded_exec_execute) == 60 * sizeof(void *),
+               "PJRT table layout");
+_Static_assert(offsetof(mx_pj_api_t, buffer_to_host) == 75 * sizeof(void *), "PJRT table layout");
 
 // The one symbol a plugin exports.
 typedef const mx_pj_api_t *(*mx_pj_get_api_fn)(void);

@@ -565,6 +565,34 @@ mx_status_t mx_hlo_print(const mx_module_t *m, const mx_print_opts_t *opts, mx_s
   return p.st;
 }
 
+mx_status_t mx_hlo_print_entry(const mx_module_t *m, const char *entry, const char *as,
+                               bool as_private, const mx_print_opts_t *opts, mx_strbuf_t *sb) {
+  const mx_func_t *keep = mx_module_find_func(m, entry);
+  if (!keep || keep->is_private)
+    return mx_error_set(MX_ERR_INVALID_ARG, "the module has no public @%s function", entry);
+  mx_func_t **subset = calloc((size_t)m->n_funcs, sizeof *subset);
+  if (!subset) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  // A view of the module listing only the kept functions, the entry through a shallow copy
+  // carrying the new name (nothing calls the entry, so no reference needs the change).
+  mx_func_t renamed = *keep;
+  if (as) renamed.name = as;
+  renamed.is_private = as_private;
+  int32_t n = 0;
+  for (int32_t i = 0; i < m->n_funcs; i++) {
+    if (m->funcs[i] == keep) {
+      subset[n++] = &renamed;
+    } else if (m->funcs[i] && m->funcs[i]->is_private) {
+      subset[n++] = m->funcs[i];
+    }
+  }
+  mx_module_t view = *m;
+  view.funcs = subset;
+  view.n_funcs = n;
+  mx_status_t st = mx_hlo_print(&view, opts, sb);
+  free(subset);
+  return st;
+}
+
 mx_status_t mx_hlo_print_file(const mx_module_t *m, const mx_print_opts_t *opts, FILE *out) {
   if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_hlo_print_file: NULL file");
   mx_strbuf_t sb;

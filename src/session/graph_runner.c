@@ -45,9 +45,10 @@ static mx_status_t bind(mx_graph_runner_t *r, mx_graph_binding_t *b, float *logi
   b->res[b->logits_res].type = b->f->result_types[b->logits_res];
   b->res[b->logits_res].data = (uint8_t *)logits;
   b->res[b->logits_res].nbytes = (size_t)(b->all_logits ? b->T : 1) * (size_t)r->V * sizeof(float);
-  for (int32_t res = 0; res < b->f->n_results; res++)
-    if (!b->res[res].data)
-      return mx_error_set(MX_ERR_INVALID_ARG, "@%s: unexpected result %d", b->f->name, res);
+  // Every result is the logits or a cache (device caches are bound by type only).
+  if (b->f->n_results != 1 + r->n_caches)
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s: %d results, expected the logits and %d caches",
+                        b->f->name, b->f->n_results, r->n_caches);
   return r->ex->prepare ? r->ex->prepare(r->impl, b) : MX_OK;
 }
 
@@ -99,7 +100,16 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
   r->caches = calloc((size_t)(r->n_caches > 0 ? r->n_caches : 1), sizeof *r->caches);
   r->logits = malloc((size_t)r->V * sizeof(float));
   if (!r->caches || !r->logits) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-  for (int32_t j = 0; j < r->n_caches && !st; j++) st = mx_tensor_alloc(&r->caches[j], &ct);
+  if (ex->device_caches) {
+    // Types only: the executor holds the data.
+    mx_type_t *types = malloc((size_t)(r->n_caches > 0 ? r->n_caches : 1) * sizeof *types);
+    if (!st && !types) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    for (int32_t j = 0; j < r->n_caches && !st; j++) r->caches[j].type = types[j] = ct;
+    if (!st) st = ex->device_caches(impl, types, r->n_caches);
+    free(types);
+  } else {
+    for (int32_t j = 0; j < r->n_caches && !st; j++) st = mx_tensor_alloc(&r->caches[j], &ct);
+  }
   if (!st) st = mx_tensor_alloc(&r->pos0, &pdt);
   if (!st) st = add_binding(r, 1, false, r->logits, &r->dec);
   if (!st) st = add_buckets(r, r->pre, &r->n_pre, chunk, false, r->logits);
@@ -177,7 +187,8 @@ void mx_graph_runner_reset(void *state) {
   mx_graph_runner_t *r = state;
   // Not needed for correctness (every visible row is written before it is read), but a reset
   // session then holds exactly what a new one does.
-  for (int32_t j = 0; j < r->n_caches; j++) memset(r->caches[j].data, 0, r->caches[j].nbytes);
+  for (int32_t j = 0; j < r->n_caches; j++)
+    if (r->caches[j].data) memset(r->caches[j].data, 0, r->caches[j].nbytes);
 }
 
 mx_status_t mx_backend_check_host_device(const char *backend, const mx_backend_opts_t *o) {

@@ -20,10 +20,11 @@
 // binds each cache result to its argument's buffer: the executor updates the caches in place
 // (cpu: tf.aliasing_output) or copies the new caches into them (interp).
 //
-// Room for device backends: an executor whose KV state lives in device memory (a PJRT client's
-// buffers, donated and updated in place) needs its own buffer type for the caches; that is one
-// more optional entry in mx_graph_exec_t (allocate / bind the caches), with the host caches
-// kept as the default. The per-binding `prepare` is already the compile-once-per-entry hook.
+// Device backends: an executor whose KV state lives in device memory (the xla backend: a PJRT
+// client's buffers, donated and updated in place) sets mx_graph_exec_t.device_caches. The
+// runner then allocates no host caches: the cache tensors it binds carry their types only
+// (data NULL), and the executor owns the caches (ADR 0008). The per-binding `prepare` is the
+// compile-once-per-entry hook.
 #ifndef MX_SESSION_GRAPH_RUNNER_H
 #define MX_SESSION_GRAPH_RUNNER_H
 
@@ -45,6 +46,11 @@ typedef struct mx_graph_exec {
   mx_status_t (*run)(void *impl, mx_graph_binding_t *b);
   void (*release)(void *impl, mx_graph_binding_t *b);  // frees b->plan; may be NULL
   void (*destroy)(void *impl);                         // accepts NULL
+  // Optional: the executor keeps the KV caches itself. Called once at creation, before any
+  // prepare, with the types of the n caches (k_l = 2l, v_l = 2l + 1); the caches must then read
+  // as zeros. The bindings' cache arguments and results have data NULL, and the runner's reset
+  // leaves the caches as they are (every row is written before it is read).
+  mx_status_t (*device_caches)(void *impl, const mx_type_t *types, int32_t n);
 } mx_graph_exec_t;
 
 // One sequence's KV state and graphs (the state of a session backend).
@@ -54,11 +60,12 @@ typedef struct mx_graph_runner {
   const mx_model_t *model;  // borrowed
   int64_t ctx;
   int32_t chunk, V, n_caches;  // n_caches = 2L (k_l = 2l, v_l = 2l + 1)
-  mx_tensor_t *caches;         // [n_caches] [1, Hkv, ctx, D] at the KV dtype, owned
-  mx_tensor_t pos0;            // i32 [1]
-  float *logits;               // [V]: decode and last-position prefill results
-  float *all_logits;           // [min(chunk, ALL_LOGITS_MAX_T) * V], with the all-logits set
-  mx_graph_binding_t dec;      // @decode (T = 1)
+  mx_tensor_t *caches;     // [n_caches] [1, Hkv, ctx, D] at the KV dtype, owned (types only, data
+                           // NULL, with ex->device_caches)
+  mx_tensor_t pos0;        // i32 [1]
+  float *logits;           // [V]: decode and last-position prefill results
+  float *all_logits;       // [min(chunk, ALL_LOGITS_MAX_T) * V], with the all-logits set
+  mx_graph_binding_t dec;  // @decode (T = 1)
   int32_t n_pre, n_all;
   mx_graph_binding_t pre[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, last position's logits
   mx_graph_binding_t all[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, every position's

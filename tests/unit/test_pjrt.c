@@ -5,26 +5,8 @@
 #include <string.h>
 
 #include "backends/pjrt.h"
+#include "mx_pjrt_plugin.h"
 #include "mx_test.h"
-
-// The plugin's path, asked of the test environment's Python ($MX_PYTHON). NULL (and a failed
-// check saying what to install) when it is not there: a missing plugin fails this test.
-static const char *plugin_path(char *buf, size_t n) {
-  const char *py = getenv("MX_PYTHON");
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd,
-           "'%s' -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)' 2>/dev/null",
-           py ? py : "python3");
-  FILE *f = popen(cmd, "r");
-  bool ok = f && fgets(buf, (int)n, f) != NULL;
-  if (f) ok = pclose(f) == 0 && ok;
-  if (ok) buf[strcspn(buf, "\n")] = '\0';
-  CHECK_MSG(ok && buf[0],
-            "the PJRT CPU plugin (lammps-jax-pjrt-cpu in tests/requirements.txt) is not in the "
-            "test environment %s: run scripts/venv.sh",
-            py ? py : "(MX_PYTHON unset)");
-  return ok && buf[0] ? buf : NULL;
-}
 
 static void test_bad_paths(void) {
   mx_pjrt_t *p = (mx_pjrt_t *)1;
@@ -88,7 +70,7 @@ static void test_compile(mx_pjrt_t *p) {
 
 static void test_real_plugin(void) {
   char buf[4096];
-  const char *path = plugin_path(buf, sizeof buf);
+  const char *path = mx_test_pjrt_plugin(buf, sizeof buf);
   if (!path) return;
   mx_pjrt_t *p = NULL;
   CHECK_OK(mx_pjrt_open(path, &p));

@@ -10,31 +10,7 @@
 
 mx_status_t mx_cli_print_entry(mx_module_t *m, const char *name, const mx_print_opts_t *po,
                                const char *as_name, bool as_private, mx_strbuf_t *sb) {
-  mx_func_t *keep = mx_module_find_func(m, name);
-  if (!keep) return mx_error_set(MX_ERR_INVALID_ARG, "the graph has no @%s function", name);
-  mx_func_t **subset = calloc((size_t)m->n_funcs, sizeof *subset);
-  if (!subset) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  int32_t n = 0;
-  for (int32_t i = 0; i < m->n_funcs; i++) {
-    if (m->funcs[i] == keep || m->funcs[i]->is_private) subset[n++] = m->funcs[i];
-  }
-  // Print through a view of the module that lists only the kept functions (and the entry
-  // renamed: nothing calls it, so no reference needs the change); the module's own array, name
-  // and visibility are put back right after (the printer only reads).
-  mx_func_t **all = m->funcs;
-  int32_t n_all = m->n_funcs;
-  const char *keep_name = keep->name;
-  bool keep_private = keep->is_private;
-  m->funcs = subset;
-  m->n_funcs = n;
-  if (as_name) keep->name = as_name;
-  keep->is_private = as_private;
-  mx_status_t st = mx_hlo_print(m, po, sb);
-  keep->name = keep_name;
-  keep->is_private = keep_private;
-  m->funcs = all;
-  m->n_funcs = n_all;
-  free(subset);
+  mx_status_t st = mx_hlo_print_entry(m, name, as_name, as_private, po, sb);
   if (st == MX_OK && sb->oom) st = mx_error_set(MX_ERR_NOMEM, "out of memory printing @%s", name);
   return st;
 }

@@ -1,0 +1,419 @@
+// The "xla" backend: runs the model's graphs through a PJRT plugin loaded at run time (pjrt.h):
+// XLA's CPU client, jax's CUDA or ROCm plugins, any vendor's. The shared graph runner
+// (src/session/graph_runner.h) owns the bindings and the prefill loop; this file says how a
+// bound graph is compiled and run on the device, and keeps the device state (ADR 0008):
+//
+// - Weights: uploaded once, when the first binding that reads them is prepared, as device
+//   buffers shared by every entry; the checkpoint pages they came from are then released from
+//   memory (mx_checkpoint_release), so no second host copy stays resident.
+// - KV caches: device buffers owned here (mx_graph_exec_t.device_caches). Every cache result
+//   aliases its argument (tf.aliasing_output), so XLA donates the argument and writes the new
+//   rows in place: after a call the result buffers replace the argument handles. Per step only
+//   the token ids and pos0 go to the device and only the logits come back (mx_xla_stats_t
+//   counts the bytes; test_backend_xla checks them).
+// - Executables: one per entry (@decode, each @prefill T the runner makes), compiled on its
+//   first run, not at creation: XLA takes seconds per entry, and most prompts use a few of the
+//   prefill sizes. With a cache directory, each compiled entry is serialized there keyed by the
+//   printed graph and the plugin's version, and a later process loads it instead of compiling.
+//
+// The first run of an entry therefore allocates and compiles; every later run allocates only
+// what the plugin allocates for its argument and result handles.
+#include "backends/xla.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/pjrt.h"
+#include "session/graph_runner.h"
+#include "session/session_internal.h"
+
+// Prefill calls cost what their tokens cost on XLA too, but each chunk size is one more
+// compiled entry: 128 keeps the set (T = 2 .. 128, compiled as used) small.
+enum { DEFAULT_CHUNK = 128 };
+
+typedef struct xla_weight {
+  const void *host;  // the checkpoint tensor's data: the key
+  mx_pjrt_buf_t *buf;
+} xla_weight_t;
+
+// The executor's form of one binding (b->plan).
+typedef struct xla_plan {
+  mx_pjrt_exec_t *x;     // compiled on the first run
+  mx_pjrt_buf_t **argv;  // [b->n_args]: weights set at prepare, the rest per run
+  mx_pjrt_buf_t **outv;  // [b->f->n_results]
+} xla_plan_t;
+
+typedef struct xla_exec {
+  mx_pjrt_t *pj;  // owned
+  const mx_model_t *model;
+  char *cache_dir;      // owned copy, or NULL
+  char plugin_id[256];  // the plugin file's size and time, part of the cache key
+  int32_t n_w, cap_w;
+  xla_weight_t *w;  // the device copies of the weights, owned
+  int32_t n_caches;
+  mx_pjrt_buf_t **caches;  // [n_caches] the current KV caches, owned
+  bool lost;               // a failed call may have consumed the caches
+  mx_xla_stats_t stats;
+} xla_exec_t;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// ============================================================================================
+// Device state: caches and weights
+// ============================================================================================
+
+static mx_status_t xla_device_caches(void *impl, const mx_type_t *types, int32_t n) {
+  xla_exec_t *c = impl;
+  c->caches = calloc((size_t)(n > 0 ? n : 1), sizeof *c->caches);
+  if (!c->caches) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  c->n_caches = n;
+  size_t most = 0;
+  for (int32_t j = 0; j < n; j++) {
+    size_t nb = mx_type_nbytes(&types[j]);
+    if (nb > most) most = nb;
+  }
+  // Zeros come from one host buffer (calloc maps zero pages lazily) that goes right after.
+  void *zeros = calloc(most ? most : 1, 1);
+  if (!zeros) return mx_error_set(MX_ERR_NOMEM, "out of memory (KV cache of %zu bytes)", most);
+  mx_status_t st = MX_OK;
+  for (int32_t j = 0; j < n && !st; j++) {
+    st = mx_pjrt_buf_upload(c->pj, &types[j], zeros, &c->caches[j]);
+    if (st) st = mx_error_prefix(st, "KV cache %d of %d on the device", j, n);
+  }
+  free(zeros);
+  return st;
+}
+
+static mx_status_t weight_buffer(xla_exec_t *c, const mx_tensor_t *t, mx_pjrt_buf_t **out) {
+  for (int32_t k = 0; k < c->n_w; k++) {
+    if (c->w[k].host == t->data) {
+      *out = c->w[k].buf;
+      return MX_OK;
+    }
+  }
+  if (c->n_w == c->cap_w) {
+    int32_t cap = c->cap_w ? 2 * c->cap_w : 64;
+    xla_weight_t *w = realloc(c->w, (size_t)cap * sizeof *w);
+    if (!w) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    c->w = w;
+    c->cap_w = cap;
+  }
+  mx_pjrt_buf_t *buf = NULL;
+  mx_status_t st = mx_pjrt_buf_upload(c->pj, &t->type, t->data, &buf);
+  if (st) return st;
+  c->w[c->n_w++] = (xla_weight_t){.host = t->data, .buf = buf};
+  c->stats.weight_bytes += t->nbytes;
+  // The device holds the weight now: its checkpoint pages leave this process's memory.
+  mx_checkpoint_release(c->model->ckpt, t->data, t->nbytes);
+  *out = buf;
+  return MX_OK;
+}
+
+// ============================================================================================
+// Compilation, with the disk cache
+// ============================================================================================
+
+static uint64_t fnv1a(const char *s, size_t n, uint64_t h) {
+  for (size_t i = 0; i < n; i++) {
+    h ^= (uint8_t)s[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// The cache file of a printed entry, and the header line that must open it: the graph's two
+// hashes and length, the plugin's interface and platform versions and its file identity. A file
+// whose header differs (another plugin, a hash collision of the name) is not used.
+static void cache_key(const xla_exec_t *c, const mx_strbuf_t *text, mx_strbuf_t *path,
+                      mx_strbuf_t *head) {
+  uint64_t h1 = fnv1a(text->data, text->len, 0xcbf29ce484222325ull);
+  uint64_t h2 = fnv1a(text->data, text->len, 0x84222325cbf29ce4ull);
+  int major = 0, minor = 0;
+  mx_pjrt_api_version(c->pj, &major, &minor);
+  mx_strbuf_printf(head,
+                   "mlxcel-pjrt-cache 1 graph %016llx%016llx %zu api %d.%d platform %s %s %s\n",
+                   (unsigned long long)h1, (unsigned long long)h2, text->len, major, minor,
+                   mx_pjrt_platform(c->pj), mx_pjrt_platform_version(c->pj), c->plugin_id);
+  uint64_t hk = fnv1a(head->data, head->len, 0xcbf29ce484222325ull);
+  mx_strbuf_printf(path, "%s/%016llx.pjrt", c->cache_dir, (unsigned long long)hk);
+}
+
+// The line after the header: the payload's length and hash, so that a damaged file never
+// reaches the plugin's loader.
+static void payload_line(const char *bytes, size_t n, char *line, size_t cap) {
+  snprintf(line, cap, "payload %zu %016llx\n", n,
+           (unsigned long long)fnv1a(bytes, n, 0xcbf29ce484222325ull));
+}
+
+// Loads the entry from its cache file; false when there is none or it does not load (the
+// caller compiles instead).
+static bool cache_load(xla_exec_t *c, const char *path, const mx_strbuf_t *head,
+                       mx_pjrt_exec_t **out) {
+  char *buf = NULL;
+  size_t size = 0;
+  if (mx_read_file(path, &buf, &size) != MX_OK) return false;  // none yet
+  bool ok = false;
+  if (size > head->len && memcmp(buf, head->data, head->len) == 0) {
+    const char *line = buf + head->len, *nl = memchr(line, '\n', size - head->len);
+    if (nl) {
+      const char *bytes = nl + 1;
+      size_t n = size - (size_t)(bytes - buf);
+      char want[64];
+      payload_line(bytes, n, want, sizeof want);
+      ok = strlen(want) == (size_t)(nl + 1 - line) && memcmp(want, line, strlen(want)) == 0 &&
+           mx_pjrt_exec_load(c->pj, bytes, n, out) == MX_OK;
+    }
+  }
+  free(buf);
+  // A damaged or foreign file costs a compile, nothing else; said once per state on stderr.
+  if (!ok && c->stats.cache_failed++ == 0)
+    fprintf(stderr, "mlxcel: warning: XLA compile cache file '%s' does not load; compiling\n",
+            path);
+  return ok;
+}
+
+// Writes the compiled entry under a temporary name and renames it into place, so a reader never
+// sees half a file. A cache that cannot be written costs the next process a compile, nothing
+// else: it is counted and reported once on stderr, not an error of the run.
+static void cache_store(xla_exec_t *c, const mx_pjrt_exec_t *x, const char *path,
+                        const mx_strbuf_t *head) {
+  char *bytes = NULL;
+  size_t n = 0;
+  mx_status_t st = mx_pjrt_exec_serialize(x, &bytes, &n);
+  mx_strbuf_t tmp;
+  mx_strbuf_init(&tmp);
+  mx_strbuf_printf(&tmp, "%s.%ld.tmp", path, (long)getpid());
+  bool ok = false;
+  if (!st && !tmp.oom) {
+    FILE *f = fopen(tmp.data, "wb");
+    if (f) {
+      char line[64];
+      payload_line(bytes, n, line, sizeof line);
+      ok = fwrite(head->data, 1, head->len, f) == head->len &&
+           fwrite(line, 1, strlen(line), f) == strlen(line) && fwrite(bytes, 1, n, f) == n;
+      if (fclose(f) != 0) ok = false;
+      if (ok) ok = rename(tmp.data, path) == 0;
+      if (!ok) remove(tmp.data);
+    }
+  }
+  if (!ok) {
+    if (c->stats.cache_failed++ == 0)  // said once per state
+      fprintf(stderr, "mlxcel: warning: cannot write the XLA compile cache '%s': %s\n", path,
+              st ? mx_error_message() : strerror(errno));
+  }
+  free(bytes);
+  mx_strbuf_free(&tmp);
+}
+
+static mx_status_t compile_entry(xla_exec_t *c, const mx_graph_binding_t *b, mx_pjrt_exec_t **out) {
+  double t0 = now_s();
+  mx_strbuf_t text, path, head;
+  mx_strbuf_init(&text);
+  mx_strbuf_init(&path);
+  mx_strbuf_init(&head);
+  mx_status_t st = mx_hlo_print_entry(b->mod, b->f->name, "main", false, NULL, &text);
+  if (!st && c->cache_dir) {
+    cache_key(c, &text, &path, &head);
+    if (path.oom || head.oom) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  bool loaded = !st && c->cache_dir && cache_load(c, path.data, &head, out);
+  if (loaded) {
+    c->stats.cache_loaded++;
+  } else if (!st) {
+    st = mx_pjrt_compile(c->pj, text.data, text.len, out);
+    if (!st) {
+      c->stats.compiled++;
+      if (c->cache_dir) cache_store(c, *out, path.data, &head);
+    }
+  }
+  if (st) st = mx_error_prefix(st, "compiling @%s (T = %d) with XLA", b->f->name, b->T);
+  c->stats.compile_seconds += now_s() - t0;
+  mx_strbuf_free(&text);
+  mx_strbuf_free(&path);
+  mx_strbuf_free(&head);
+  return st;
+}
+
+// ============================================================================================
+// The executor
+// ============================================================================================
+
+static bool is_cache_arg(const xla_exec_t *c, const mx_graph_binding_t *b, int32_t i) {
+  for (int32_t j = 0; j < c->n_caches; j++)
+    if (b->cache_arg[j] == i) return true;
+  return false;
+}
+
+static void xla_release(void *impl, mx_graph_binding_t *b) {
+  (void)impl;
+  xla_plan_t *p = b->plan;
+  if (!p) return;
+  mx_pjrt_exec_free(p->x);
+  free(p->argv);
+  free(p->outv);
+  free(p);
+  b->plan = NULL;
+}
+
+static mx_status_t xla_prepare(void *impl, mx_graph_binding_t *b) {
+  xla_exec_t *c = impl;
+  xla_plan_t *p = calloc(1, sizeof *p);
+  if (!p) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  b->plan = p;
+  p->argv = calloc((size_t)(b->n_args > 0 ? b->n_args : 1), sizeof *p->argv);
+  p->outv = calloc((size_t)(b->f->n_results > 0 ? b->f->n_results : 1), sizeof *p->outv);
+  if (!p->argv || !p->outv) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < b->n_args; i++) {
+    if (i == b->tokens_arg || i == b->pos0_arg || is_cache_arg(c, b, i)) continue;
+    mx_status_t st = weight_buffer(c, &b->args[i], &p->argv[i]);
+    if (st) return mx_error_prefix(st, "@%s argument %d (weight) to the device", b->f->name, i);
+  }
+  return MX_OK;
+}
+
+static mx_status_t xla_run(void *impl, mx_graph_binding_t *b) {
+  xla_exec_t *c = impl;
+  xla_plan_t *p = b->plan;
+  if (c->lost)
+    return mx_error_set(MX_ERR_RUNTIME,
+                        "xla: an earlier device call failed and the KV caches are lost; create "
+                        "a new session");
+  mx_status_t st = MX_OK;
+  if (!p->x) {
+    st = compile_entry(c, b, &p->x);
+    if (!st && mx_pjrt_exec_outputs(p->x) != b->f->n_results)
+      st = mx_error_set(MX_ERR_RUNTIME, "xla: @%s compiled to %d outputs, the graph has %d",
+                        b->f->name, mx_pjrt_exec_outputs(p->x), b->f->n_results);
+    if (st) {
+      mx_pjrt_exec_free(p->x);
+      p->x = NULL;
+      return st;
+    }
+  }
+  const mx_tensor_t *tok = &b->args[b->tokens_arg], *pos = &b->args[b->pos0_arg];
+  st = mx_pjrt_buf_upload(c->pj, &tok->type, tok->data, &p->argv[b->tokens_arg]);
+  if (!st) st = mx_pjrt_buf_upload(c->pj, &pos->type, pos->data, &p->argv[b->pos0_arg]);
+  for (int32_t j = 0; j < c->n_caches; j++) p->argv[b->cache_arg[j]] = c->caches[j];
+  if (!st) {
+    st = mx_pjrt_execute(c->pj, p->x, p->argv, b->n_args, p->outv);
+    // Whether the plugin consumed the donated caches before failing is not knowable.
+    if (st) c->lost = true;
+  }
+  mx_pjrt_buf_free(c->pj, p->argv[b->tokens_arg]);
+  mx_pjrt_buf_free(c->pj, p->argv[b->pos0_arg]);
+  p->argv[b->tokens_arg] = p->argv[b->pos0_arg] = NULL;
+  if (st) return mx_error_prefix(st, "xla: @%s (T = %d)", b->f->name, b->T);
+  // The old cache handles were donated: their memory is the new results'.
+  for (int32_t j = 0; j < c->n_caches; j++) {
+    mx_pjrt_buf_free(c->pj, c->caches[j]);
+    c->caches[j] = p->outv[b->cache_res[j]];
+    p->argv[b->cache_arg[j]] = NULL;
+  }
+  mx_tensor_t *L = &b->res[b->logits_res];
+  st = mx_pjrt_buf_download(c->pj, p->outv[b->logits_res], L->data, L->nbytes);
+  mx_pjrt_buf_free(c->pj, p->outv[b->logits_res]);
+  return st ? mx_error_prefix(st, "xla: logits of @%s", b->f->name) : MX_OK;
+}
+
+static void xla_exec_destroy(void *impl) {
+  xla_exec_t *c = impl;
+  if (!c) return;
+  for (int32_t j = 0; c->caches && j < c->n_caches; j++) mx_pjrt_buf_free(c->pj, c->caches[j]);
+  for (int32_t k = 0; k < c->n_w; k++) mx_pjrt_buf_free(c->pj, c->w[k].buf);
+  free(c->caches);
+  free(c->w);
+  free(c->cache_dir);
+  mx_pjrt_close(c->pj);
+  free(c);
+}
+
+static const mx_graph_exec_t g_xla_exec = {
+    .prepare = xla_prepare,
+    .run = xla_run,
+    .release = xla_release,
+    .destroy = xla_exec_destroy,
+    .device_caches = xla_device_caches,
+};
+
+// ============================================================================================
+// The backend
+// ============================================================================================
+
+static mx_status_t xla_exec_create(const mx_model_t *model, const mx_backend_config_t *cfg,
+                                   xla_exec_t **out) {
+  *out = NULL;
+  const mx_xla_backend_opts_t *o = &cfg->opts.xla;
+  if (!o->plugin || !o->plugin[0])
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "the xla backend needs a PJRT plugin: give its path (mlxcel: "
+                        "--pjrt-plugin PATH or MLXCEL_XLA_PJRT_PLUGIN), or a device kind whose "
+                        "jax plugin is installed (MLXCEL_XLA_DEVICE=cpu|cuda|rocm)");
+  if (!model->ckpt) return mx_error_set(MX_ERR_INVALID_ARG, "model has no checkpoint");
+  xla_exec_t *c = calloc(1, sizeof *c);
+  if (!c) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  c->model = model;
+  mx_status_t st = mx_pjrt_open(o->plugin, &c->pj);
+  if (!st && cfg->opts.device && strcmp(cfg->opts.device, mx_pjrt_platform(c->pj)) != 0)
+    st =
+        mx_error_set(MX_ERR_INVALID_ARG, "device '%s' asked, but the PJRT plugin '%s' runs on '%s'",
+                     cfg->opts.device, o->plugin, mx_pjrt_platform(c->pj));
+  if (!st && o->cache_dir && o->cache_dir[0]) {
+    if (mkdir(o->cache_dir, 0777) != 0 && errno != EEXIST)
+      st = mx_error_set(MX_ERR_IO, "cannot create the XLA compile cache directory '%s': %s",
+                        o->cache_dir, strerror(errno));
+    else if (!(c->cache_dir = strdup(o->cache_dir)))
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    struct stat sb;
+    if (!st && stat(o->plugin, &sb) == 0)
+      snprintf(c->plugin_id, sizeof c->plugin_id, "file %lld %lld.%09ld", (long long)sb.st_size,
+               (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
+  }
+  if (st) {
+    xla_exec_destroy(c);
+    return st;
+  }
+  *out = c;
+  return MX_OK;
+}
+
+static mx_status_t xla_create(const mx_model_t *model, const mx_backend_config_t *cfg,
+                              void **state) {
+  *state = NULL;
+  xla_exec_t *c = NULL;
+  mx_status_t st = xla_exec_create(model, cfg, &c);
+  if (st) return st;
+  mx_graph_runner_t *r = NULL;
+  st = mx_graph_runner_create(model, cfg, &g_xla_exec, c, &r);
+  *state = r;
+  return st;
+}
+
+const mx_backend_t mx_backend_xla = {
+    .name = "xla",
+    .caps = MX_CAP_PREFILL_ALL_LOGITS,
+    .create = xla_create,
+    .prefill = mx_graph_runner_prefill,
+    .decode = mx_graph_runner_decode,
+    .reset = mx_graph_runner_reset,
+    .destroy = mx_graph_runner_destroy,
+    .default_prefill_chunk = DEFAULT_CHUNK,
+};
+
+bool mx_xla_session_stats(const mx_session_t *s, mx_xla_stats_t *out) {
+  memset(out, 0, sizeof *out);
+  if (!s || s->backend != &mx_backend_xla || !s->state) return false;
+  const mx_graph_runner_t *r = s->state;
+  const xla_exec_t *c = r->impl;
+  *out = c->stats;
+  mx_pjrt_transfers(c->pj, &out->to_device, &out->to_host);
+  return true;
+}

@@ -1,0 +1,286 @@
+// The xla backend (src/backends/xla.c) on the real XLA CPU plugin of the test environment
+// against the cpu backend, on stories260K and every family fixture of $MX_SHARED/fixtures:
+// - f32: the cpu backend's 32 greedy ids, and the xla session fed the same ids gives logits
+//   within 1e-4 of the cpu's at every step (so its own greedy ids are the same);
+// - bf16 (stories260K and llama): logits within the precision gate's bound (a fraction of the
+//   largest |logit|, tests/unit/test_precision_gate.c), top-1 the same at >= 90% of the steps;
+// - the device state: a decode step moves only its id and pos0 to the device and only the
+//   logits back (the KV caches stay there, donated and updated in place), the weights go once;
+// - the compile cache: a second session with the same cache directory compiles nothing, loads
+//   every entry and gives bit-identical logits;
+// - errors: no plugin, a missing file, a library that is not a plugin, an incompatible plugin, a
+//   device the plugin does not have.
+// Each model compiles @decode and the @prefill pieces of its prompt only (chunk 8).
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "backends/xla.h"
+#include "mlxcel/session.h"
+#include "mx_pjrt_plugin.h"
+#include "test_graph_runner.h"
+
+enum { N_STEPS = 32, CHUNK = 8 };
+
+static char g_plugin[4096];
+
+static int32_t argmax(const float *v, int32_t n) {
+  int32_t best = 0;
+  for (int32_t i = 1; i < n; i++)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+static mx_session_t *open_session(const mx_model_t *model, const char *backend, int64_t ctx,
+                                  const char *cache_dir) {
+  mx_session_opts_t so = {.backend = backend, .ctx = ctx, .prefill_chunk = CHUNK};
+  so.backend_opts.xla.plugin = g_plugin;
+  so.backend_opts.xla.cache_dir = cache_dir;
+  mx_session_t *s = NULL;
+  mx_status_t st = mx_session_create(model, &so, &s);
+  CHECK_MSG(st == MX_OK, "%s session: %s", backend, mx_error_message());
+  return st ? NULL : s;
+}
+
+// Prompt, then N_STEPS decode steps fed ids[] (NULL: its own greedy ids, written to out_ids).
+// rows: (N_STEPS + 1) x V logits (after the prompt, after each step). False after a failure.
+static bool run(mx_session_t *s, const int32_t *prompt, int32_t np, const int32_t *ids,
+                int32_t *out_ids, float *rows) {
+  int32_t V = mx_session_vocab(s);
+  mx_status_t st = mx_session_prefill(s, prompt, np, NULL);
+  CHECK_OK(st);
+  for (int32_t i = 0; st == MX_OK && i <= N_STEPS; i++) {
+    memcpy(rows + (size_t)i * (size_t)V, mx_session_logits(s), sizeof(float) * (size_t)V);
+    if (out_ids) out_ids[i] = argmax(mx_session_logits(s), V);
+    if (i < N_STEPS) st = mx_session_decode(s, ids ? ids[i] : out_ids[i]);
+    CHECK_OK(st);
+  }
+  return st == MX_OK;
+}
+
+static mx_model_t *load(const char *dir, mx_elem_type_t prec) {
+  mx_model_load_opts_t lo = {.tokenizer_optional = true, .precision = prec};
+  mx_model_t *model = NULL;
+  mx_status_t st = mx_model_load_ex(dir, &lo, &model);
+  CHECK_MSG(st == MX_OK, "%s: %s", dir, mx_error_message());
+  return model;
+}
+
+// One model at one precision against the cpu backend.
+static void parity(const char *name, const char *dir, const int32_t *prompt, int32_t np,
+                   mx_elem_type_t prec) {
+  mx_model_t *model = load(dir, prec);
+  if (!model) return;
+  int32_t V = model->config.vocab_size;
+  int64_t ctx = np + N_STEPS + 1;
+  size_t nrow = (size_t)(N_STEPS + 1) * (size_t)V;
+  float *rc = malloc(nrow * sizeof(float)), *rx = malloc(nrow * sizeof(float));
+  int32_t ids_c[N_STEPS + 1], ids_x[N_STEPS + 1];
+  mx_session_t *sc = open_session(model, "cpu", ctx, NULL);
+  mx_session_t *sx = open_session(model, "xla", ctx, NULL);
+  double t0 = now_s();
+  bool ok =
+      sc && sx && run(sc, prompt, np, NULL, ids_c, rc) && run(sx, prompt, np, ids_c, ids_x, rx);
+  double dt = now_s() - t0;
+  if (ok) {
+    double maxd = 0, maxl = 0;
+    int32_t same = 0;
+    for (size_t k = 0; k < nrow; k++) {
+      maxd = fmax(maxd, fabs((double)rc[k] - (double)rx[k]));
+      maxl = fmax(maxl, fabs((double)rc[k]));
+    }
+    for (int32_t i = 0; i <= N_STEPS; i++) same += ids_c[i] == ids_x[i];
+    mx_xla_stats_t xs;
+    mx_xla_session_stats(sx, &xs);
+    printf(
+        "%-12s %-4s greedy %d/%d, max |dlogit| %.3g (max |logit| %.3g); %d entries compiled "
+        "in %.2f s, %.2f s in all\n",
+        name, mx_elem_name(prec), same, N_STEPS + 1, maxd, maxl, xs.compiled, xs.compile_seconds,
+        dt);
+    if (prec == MX_ELEM_F32) {
+      CHECK_MSG(same == N_STEPS + 1, "%s: greedy ids differ from the cpu backend's", name);
+      CHECK_MSG(maxd <= 1e-4, "%s: max |dlogit| %.3g > 1e-4", name, maxd);
+    } else {
+      CHECK_MSG(same >= (N_STEPS + 1) * 9 / 10, "%s %s: top-1 agrees at %d of %d steps", name,
+                mx_elem_name(prec), same, N_STEPS + 1);
+      CHECK_MSG(maxd <= 0x1p-4 * maxl, "%s %s: max |dlogit| %.3g > 2^-4 of max |logit| %.3g", name,
+                mx_elem_name(prec), maxd, maxl);
+    }
+  }
+  mx_session_destroy(sc);
+  mx_session_destroy(sx);
+  free(rc);
+  free(rx);
+  mx_model_free(model);
+}
+
+static void fixtures(void) {
+  const char *shared = getenv("MX_SHARED");
+  char root[1024];
+  snprintf(root, sizeof root, "%s/fixtures", shared ? shared : "");
+  DIR *d = shared ? opendir(root) : NULL;
+  if (!d) {
+    mx_test_skip("%s not found (set MX_SHARED to the shared data folder)", root);
+    return;
+  }
+  int32_t ran = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char dir[1400], path[1600];
+    snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+    snprintf(path, sizeof path, "%s/reference.json", dir);
+    cJSON *ref = read_json(path);
+    if (!ref) continue;
+    int32_t np = 0;
+    int32_t *prompt = json_ids(cJSON_GetObjectItem(ref, "prompt_ids"), &np);
+    CHECK_MSG(prompt && np > 0, "%s: no prompt_ids", path);
+    if (prompt && np > 0) {
+      parity(e->d_name, dir, prompt, np, MX_ELEM_F32);
+      if (strcmp(e->d_name, "llama") == 0) parity(e->d_name, dir, prompt, np, MX_ELEM_BF16);
+      ran++;
+    }
+    free(prompt);
+    cJSON_Delete(ref);
+  }
+  closedir(d);
+  CHECK_MSG(ran >= 8, "only %d fixtures with a reference.json under %s", ran, root);
+}
+
+static const int32_t kStoryPrompt[] = {1, 403, 407, 261, 378, 319, 260, 302};
+
+// What a decode step moves between host and device.
+static void transfers(const mx_model_t *model) {
+  mx_session_t *s = open_session(model, "xla", 64, NULL);
+  if (!s) return;
+  CHECK_OK(mx_session_prefill(s, kStoryPrompt, 8, NULL));
+  CHECK_OK(mx_session_decode(s, 5));  // compiles @decode
+  mx_xla_stats_t a, b;
+  CHECK(mx_xla_session_stats(s, &a));
+  CHECK_OK(mx_session_decode(s, 6));
+  CHECK(mx_xla_session_stats(s, &b));
+  int32_t V = mx_session_vocab(s);
+  uint64_t up = b.to_device - a.to_device, down = b.to_host - a.to_host;
+  printf(
+      "one decode step: %llu bytes to the device, %llu back; weights on the device %llu "
+      "bytes\n",
+      (unsigned long long)up, (unsigned long long)down, (unsigned long long)b.weight_bytes);
+  CHECK_MSG(up == 2 * sizeof(int32_t), "a decode step uploaded %llu bytes (id + pos0 = 8)",
+            (unsigned long long)up);
+  CHECK_MSG(down == (uint64_t)V * sizeof(float), "a decode step downloaded %llu bytes (logits %zu)",
+            (unsigned long long)down, (size_t)V * sizeof(float));
+  // Weights went up once, at creation: every upload since is ids, pos0 and the caches' zeros.
+  uint64_t w = 0;
+  const mx_checkpoint_t *ck = model->ckpt;
+  for (int32_t i = 0; i < mx_checkpoint_count(ck); i++) w += mx_checkpoint_weight(ck, i)->nbytes;
+  CHECK_MSG(b.weight_bytes <= w, "weights on the device %llu > the checkpoint's %llu",
+            (unsigned long long)b.weight_bytes, (unsigned long long)w);
+  CHECK(b.compiled == 2 && b.cache_loaded == 0);  // @prefill T = 8 and @decode
+  mx_session_destroy(s);
+}
+
+// A second session with the same cache directory loads every entry instead of compiling.
+static void compile_cache(const mx_model_t *model) {
+  char dir[] = "/tmp/mx_xla_cache_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  int32_t V = model->config.vocab_size;
+  size_t nrow = (size_t)(N_STEPS + 1) * (size_t)V;
+  float *r1 = malloc(nrow * sizeof(float)), *r2 = malloc(nrow * sizeof(float));
+  int32_t ids1[N_STEPS + 1], ids2[N_STEPS + 1];
+  mx_xla_stats_t s1 = {0}, s2 = {0};
+  mx_session_t *s = open_session(model, "xla", 64, dir);
+  if (s && run(s, kStoryPrompt, 7, NULL, ids1, r1)) mx_xla_session_stats(s, &s1);
+  mx_session_destroy(s);
+  s = open_session(model, "xla", 64, dir);
+  if (s && run(s, kStoryPrompt, 7, NULL, ids2, r2)) mx_xla_session_stats(s, &s2);
+  mx_session_destroy(s);
+  printf(
+      "compile cache: first session compiled %d entries in %.2f s, the second loaded %d in "
+      "%.2f s\n",
+      s1.compiled, s1.compile_seconds, s2.cache_loaded, s2.compile_seconds);
+  CHECK(s1.compiled == 3 && s1.cache_loaded == 0 && s1.cache_failed == 0);  // T = 4, 2, 1
+  CHECK(s2.compiled == 0 && s2.cache_loaded == 3 && s2.cache_failed == 0);
+  CHECK(memcmp(r1, r2, nrow * sizeof(float)) == 0);
+  CHECK(memcmp(ids1, ids2, sizeof ids1) == 0);
+  // A damaged cache file is not used: the entry compiles again and the run is the same.
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int32_t n_files = 0;
+  while (d && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r+b");
+    if (f && n_files == 0) {
+      fseek(f, -16, SEEK_END);
+      fwrite("garbage garbage!", 1, 16, f);
+    }
+    if (f) fclose(f);
+    n_files++;
+  }
+  if (d) closedir(d);
+  CHECK(n_files == 3);
+  s = open_session(model, "xla", 64, dir);
+  mx_xla_stats_t s3 = {0};
+  if (s && run(s, kStoryPrompt, 7, NULL, ids2, r2)) mx_xla_session_stats(s, &s3);
+  mx_session_destroy(s);
+  printf("after damaging one file: compiled %d, loaded %d, failed %d\n", s3.compiled,
+         s3.cache_loaded, s3.cache_failed);
+  CHECK(s3.compiled == 1 && s3.cache_loaded == 2 && s3.cache_failed == 1);
+  CHECK(memcmp(r1, r2, nrow * sizeof(float)) == 0);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+  free(r1);
+  free(r2);
+}
+
+static void errors(const mx_model_t *model) {
+  mx_session_opts_t so = {.backend = "xla", .ctx = 32};
+  mx_session_t *s = NULL;
+  CHECK(mx_session_create(model, &so, &s) == MX_ERR_INVALID_ARG && !s);
+  CHECK_MSG(strstr(mx_error_message(), "--pjrt-plugin") &&
+                strstr(mx_error_message(), "MLXCEL_XLA_PJRT_PLUGIN"),
+            "%s", mx_error_message());
+  so.backend_opts.xla.plugin = "/nonexistent/plugin.so";
+  CHECK(mx_session_create(model, &so, &s) == MX_ERR_IO && !s);
+  CHECK_MSG(strstr(mx_error_message(), "/nonexistent/plugin.so"), "%s", mx_error_message());
+  so.backend_opts.xla.plugin = "libc.so.6";
+  CHECK(mx_session_create(model, &so, &s) == MX_ERR_UNSUPPORTED && !s);
+  CHECK_MSG(strstr(mx_error_message(), "not a PJRT plugin"), "%s", mx_error_message());
+  const char *fake = getenv("MX_FAKE_PJRT");
+  CHECK_MSG(fake && fake[0], "MX_FAKE_PJRT is not set");
+  if (fake && fake[0]) {
+    so.backend_opts.xla.plugin = fake;
+    CHECK(mx_session_create(model, &so, &s) == MX_ERR_UNSUPPORTED && !s);
+    CHECK_MSG(strstr(mx_error_message(), "C API 1.3"), "%s", mx_error_message());
+  }
+  so.backend_opts.xla.plugin = g_plugin;
+  so.backend_opts.device = "cuda";
+  CHECK(mx_session_create(model, &so, &s) == MX_ERR_INVALID_ARG && !s);
+  CHECK_MSG(strstr(mx_error_message(), "'cuda'") && strstr(mx_error_message(), "'cpu'"), "%s",
+            mx_error_message());
+}
+
+int main(void) {
+  // The fixtures come from $MX_SHARED, stories260K from the repository.
+  if (!mx_test_shared("fixtures")) return mx_test_finish();
+  const char *data = getenv("MX_TEST_DATA");
+  CHECK_MSG(data && data[0], "MX_TEST_DATA is not set");
+  if (!data || !data[0]) return mx_test_finish();
+  if (!mx_test_pjrt_plugin(g_plugin, sizeof g_plugin)) return mx_test_finish();
+  char stories[4200];
+  snprintf(stories, sizeof stories, "%s/../../models/stories260K", data);
+  mx_model_t *model = load(stories, MX_ELEM_F32);
+  if (model) {
+    errors(model);
+    transfers(model);
+    compile_cache(model);
+    mx_model_free(model);
+  }
+  parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_F32);
+  parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_BF16);
+  fixtures();
+  return mx_test_finish();
+}
