@@ -102,6 +102,22 @@ void mx_backend_list_names(char *buf, size_t n);
 
 typedef struct mx_session mx_session_t;
 
+// What the "xla" backend tells about its work (for tests, bench and diagnostics): the entries it
+// compiled or loaded from the compile cache and the time that took, and the bytes it moved
+// between host and device (a decode step moves its id and pos0 up and the logits back).
+typedef struct mx_xla_stats {
+  int32_t compiled;        // entries compiled by the plugin in this session
+  int32_t cache_loaded;    // entries loaded from the compile cache instead
+  int32_t cache_failed;    // cache files that could not be read, loaded or written
+  double compile_seconds;  // time spent compiling and loading entries
+  uint64_t to_device;      // bytes copied host -> device (weights, the caches' zeros, ids, pos0)
+  uint64_t to_host;        // bytes copied device -> host (logits)
+  uint64_t weight_bytes;   // bytes of the weights resident on the device
+} mx_xla_stats_t;
+
+// Fills *out for a session of the xla backend; false (and *out zeroed) for any other session.
+bool mx_xla_session_stats(const mx_session_t *s, mx_xla_stats_t *out);
+
 // `model` must outlive the session. Bad option values (unknown backend, ctx < 0, ctx beyond
 // the model's max_position_embeddings, threads outside 0..256, a device the backend lacks) are
 // errors naming the option.

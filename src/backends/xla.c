@@ -18,7 +18,6 @@
 //
 // The first run of an entry therefore allocates and compiles; every later run allocates only
 // what the plugin allocates for its argument and result handles.
-#include "backends/xla.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -348,6 +347,24 @@ static const mx_graph_exec_t g_xla_exec = {
 // The backend
 // ============================================================================================
 
+// mkdir -p: the default cache folder (~/.cache/mlxcel/xla) may not exist yet.
+static mx_status_t make_dirs(const char *dir) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+    return mx_error_set(MX_ERR_INVALID_ARG, "cache directory path too long");
+  for (char *p = path + 1;; p++) {
+    bool end = *p == '\0';
+    if (*p == '/' || end) {
+      *p = '\0';
+      if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return mx_error_set(MX_ERR_IO, "cannot create the XLA compile cache directory '%s': %s",
+                            path, strerror(errno));
+      if (end) return MX_OK;
+      *p = '/';
+    }
+  }
+}
+
 static mx_status_t xla_exec_create(const mx_model_t *model, const mx_backend_config_t *cfg,
                                    xla_exec_t **out) {
   *out = NULL;
@@ -367,10 +384,8 @@ static mx_status_t xla_exec_create(const mx_model_t *model, const mx_backend_con
         mx_error_set(MX_ERR_INVALID_ARG, "device '%s' asked, but the PJRT plugin '%s' runs on '%s'",
                      cfg->opts.device, o->plugin, mx_pjrt_platform(c->pj));
   if (!st && o->cache_dir && o->cache_dir[0]) {
-    if (mkdir(o->cache_dir, 0777) != 0 && errno != EEXIST)
-      st = mx_error_set(MX_ERR_IO, "cannot create the XLA compile cache directory '%s': %s",
-                        o->cache_dir, strerror(errno));
-    else if (!(c->cache_dir = strdup(o->cache_dir)))
+    st = make_dirs(o->cache_dir);
+    if (!st && !(c->cache_dir = strdup(o->cache_dir)))
       st = mx_error_set(MX_ERR_NOMEM, "out of memory");
     struct stat sb;
     if (!st && stat(o->plugin, &sb) == 0)

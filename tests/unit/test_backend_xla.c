@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "backends/xla.h"
 #include "mlxcel/session.h"
 #include "mx_pjrt_plugin.h"
 #include "test_graph_runner.h"

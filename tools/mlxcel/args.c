@@ -260,6 +260,13 @@ int mx_cli_precision_opt(int argc, char **argv, int *i, const char *cmd, mx_mode
   return r;
 }
 
+int mx_cli_pjrt_opt(int argc, char **argv, int *i, const char *cmd, mx_xla_backend_opts_t *xo) {
+  const char *v = NULL;
+  int r = mx_cli_opt(argc, argv, i, cmd, "--pjrt-plugin", NULL, &v);
+  if (r > 0) xo->plugin = v;
+  return r;
+}
+
 int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
                          const mx_tokenizer_t *tok, mx_chat_template_t **out) {
   *out = NULL;

@@ -157,6 +157,13 @@ int mx_cli_quant_opt(int argc, char **argv, int *i, const char *cmd, mx_model_lo
 // f16, bf16) into lo->precision / lo->kv_dtype. Returns 1 when argv[*i] was one of them, 0 when
 // not, -1 on a missing or bad value (message printed).
 int mx_cli_precision_opt(int argc, char **argv, int *i, const char *cmd, mx_model_load_opts_t *lo);
+// Help lines of --pjrt-plugin (25-column layout of generate, chat and serve).
+#define MX_CLI_PJRT_HELP                                                                        \
+  "  --pjrt-plugin PATH     the xla backend's PJRT plugin (default: $MLXCEL_XLA_PJRT_PLUGIN,\n" \
+  "                         else the installed plugin of $MLXCEL_XLA_DEVICE: cpu, cuda,\n"      \
+  "                         rocm or tpu)\n"
+// --pjrt-plugin PATH (the xla backend's plugin) into xo->plugin. Returns as mx_cli_opt.
+int mx_cli_pjrt_opt(int argc, char **argv, int *i, const char *cmd, mx_xla_backend_opts_t *xo);
 // Exit status for a failed library call: MX_EXIT_IO for MX_ERR_IO, else MX_EXIT_FAILED.
 int mx_cli_exit_for(mx_status_t st);
 // Prints "mlxcel CMD: error: <mx_error_message()>" and returns mx_cli_exit_for(st).
@@ -171,7 +178,11 @@ int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, 
 bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx);
 // Fills what the flags left unset: *backend (NULL) from $MLXCEL_BACKEND, bo->threads (0) from
 // $MLXCEL_THREADS (1..256), and bo->cpu.profile from $MLXCEL_CPU_PROFILE (set and not "0").
-// Errors name the variable.
+// For the xla backend also bo->device from $MLXCEL_XLA_DEVICE, bo->xla.plugin from
+// $MLXCEL_XLA_PJRT_PLUGIN or else the installed plugin package of the device kind, and
+// bo->xla.cache_dir from $MLXCEL_XLA_CACHE_DIR ("none": no cache; default
+// $XDG_CACHE_HOME/mlxcel/xla or ~/.cache/mlxcel/xla). Errors name the variable and say what to
+// set.
 mx_status_t mx_cli_backend_env(const char **backend, mx_backend_opts_t *bo);
 // *ctx (when 0) from $MLXCEL_XLA_CONTEXT_CAPACITY: a positive integer, at most
 // max_position_embeddings; unset or empty leaves it 0 (the library's default).

@@ -41,9 +41,9 @@ static void chat_usage(FILE *out) {
           "  --ctx N                KV-cache capacity in tokens: the whole conversation must\n"
           "                         fit (default: $MLXCEL_XLA_CONTEXT_CAPACITY, else the\n"
           "                         model's max_position_embeddings capped at 4096)\n"
-          "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
-          "                         interpreter); default: $MLXCEL_BACKEND, else "
-          "cpu\n" MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
+          "  --backend NAME         execution backend: cpu (fast runtime), interp (reference\n"
+          "                         interpreter) or xla (a PJRT plugin); default:\n"
+          "                         $MLXCEL_BACKEND, else cpu\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
           "  --stats                after each reply, print token counts and speeds on stderr\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -59,6 +59,7 @@ typedef struct chat_args {
   mx_cli_sampling_t sampling;
   bool has_ctx, ignore_eos, stats;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
+  mx_xla_backend_opts_t xla;  // --pjrt-plugin
 } chat_args_t;
 
 static int parse_args(int argc, char **argv, chat_args_t *a, bool *help) {
@@ -76,6 +77,8 @@ static int parse_args(int argc, char **argv, chat_args_t *a, bool *help) {
       if (r > 0) a->system = v;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
       if (r > 0) a->backend = v;
+    } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &a->xla)) != 0) {
+      // --pjrt-plugin
     } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &a->load)) != 0) {
       // parsed (or reported) by the shared precision flags
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--max-tokens", "-n", &v)) != 0) {
@@ -329,6 +332,7 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   if (st == MX_OK) st = mx_sampler_create(&ch.go.sampling, model->config.vocab_size, &check);
   mx_sampler_destroy(check);
   mx_session_opts_t so = {.backend = a->backend, .ctx = a->has_ctx ? a->ctx : 0};
+  so.backend_opts.xla = a->xla;
   if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);
   if (st == MX_OK) st = mx_session_create(model, &so, &ch.s);
   if (st == MX_OK && a->system && !push_msg(&ch, "system", a->system, strlen(a->system))) {

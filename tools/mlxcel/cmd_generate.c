@@ -38,9 +38,9 @@ static void generate_usage(FILE *out) {
           "  --ctx N                KV-cache capacity in tokens (default:\n"
           "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
           "                         max_position_embeddings capped at 4096)\n"
-          "  --backend NAME         execution backend: cpu (fast runtime) or interp (reference\n"
-          "                         interpreter); default: $MLXCEL_BACKEND, else "
-          "cpu\n" MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
+          "  --backend NAME         execution backend: cpu (fast runtime), interp (reference\n"
+          "                         interpreter) or xla (a PJRT plugin); default:\n"
+          "                         $MLXCEL_BACKEND, else cpu\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
           "  --json                 print one JSON object per generated token,\n"
           "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
           "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"
@@ -69,6 +69,7 @@ typedef struct gen_args {
   const char **stop;
   int32_t n_stop;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
+  mx_xla_backend_opts_t xla;  // --pjrt-plugin
 } gen_args_t;
 
 // Parses the command line; returns MX_EXIT_OK to go on, or an exit status (help printed, or a
@@ -101,6 +102,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
       if (r > 0) g->system = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) g->backend = v;
+    } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &g->xla)) != 0) {
+      // --pjrt-plugin
     } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &g->load)) != 0) {
       // parsed (or reported) by the shared precision flags
     } else if (VALUE_OPT("--stop", NULL)) {
@@ -271,6 +274,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   memset(&so, 0, sizeof so);
   so.backend = g->backend;
   so.ctx = g->has_ctx ? g->ctx : 0;
+  so.backend_opts.xla = g->xla;
   mx_session_t *s = NULL;
   mx_sampler_params_t sp;
   mx_cli_sampling_params(&g->sampling, &model->config, &sp);

@@ -27,7 +27,11 @@ static void logits_usage(FILE *out) {
           "  -o, --output FILE  the .npy file to write\n"
           "  --ctx N            KV-cache capacity (default: $MLXCEL_XLA_CONTEXT_CAPACITY, else\n"
           "                     the model's max_position_embeddings capped at 4096)\n"
-          "  --backend NAME     execution backend (default: $MLXCEL_BACKEND, else cpu)\n"
+          "  --backend NAME     execution backend: cpu, interp or xla (default:\n"
+          "                     $MLXCEL_BACKEND, else cpu)\n"
+          "  --pjrt-plugin PATH the xla backend's PJRT plugin (default:\n"
+          "                     $MLXCEL_XLA_PJRT_PLUGIN, else the installed plugin of\n"
+          "                     $MLXCEL_XLA_DEVICE)\n"
           "  --greedy N         then decode N tokens greedily (default 0)\n"
           "  --quant MODE       weights: none, int8, int4, mlx (default: auto, see generate)\n"
           "  --group-size N     int8 / int4 group size: 32, 64 (default) or 128\n"
@@ -40,6 +44,7 @@ static void logits_usage(FILE *out) {
 
 int mx_cli_cmd_logits(int argc, char **argv) {
   const char *cmd = "logits", *dir = NULL, *ids_arg = NULL, *out_path = NULL, *backend = NULL;
+  mx_xla_backend_opts_t xla = {0};  // --pjrt-plugin
   int64_t ctx = 0, n_greedy = 0;
   // Logits need ids only: a checkpoint without tokenizer.json (e.g. a parity fixture) is fine.
   mx_model_load_opts_t lo = {.tokenizer_optional = true};
@@ -61,6 +66,8 @@ int mx_cli_cmd_logits(int argc, char **argv) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       backend = v;
+    } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &xla)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--ctx", NULL, &v)) != 0) {
       if (r < 0 || !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &ctx)) return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--greedy", NULL, &v)) != 0) {
@@ -95,6 +102,7 @@ int mx_cli_cmd_logits(int argc, char **argv) {
   memset(&so, 0, sizeof so);
   so.backend = backend;
   so.ctx = ctx;
+  so.backend_opts.xla = xla;
   mx_error_clear();
   mx_status_t st = mx_model_load_ex(dir, &lo, &model);
   if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);

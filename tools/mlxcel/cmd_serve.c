@@ -42,8 +42,8 @@ static void serve_usage(FILE *out) {
       "                         max_position_embeddings capped at 4096)\n"
       "  --api-key KEY          require \"Authorization: Bearer KEY\" (all but /health)\n"
       "  --alias NAME           model id to serve under (default: DIR's base name)\n"
-      "  --backend NAME         execution backend (cpu, interp; default $MLXCEL_BACKEND or "
-      "cpu)\n" MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
+      "  --backend NAME         execution backend (cpu, interp, xla; default $MLXCEL_BACKEND\n"
+      "                         or cpu)\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
       "  --prefill-chunk N      most prompt tokens per prefill step (running streams wait at\n"
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"
@@ -79,6 +79,7 @@ typedef struct serve_args {
   int64_t drain_timeout;
   bool quiet, split_special;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
+  mx_xla_backend_opts_t xla;  // --pjrt-plugin
 } serve_args_t;
 
 static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
@@ -116,6 +117,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       if (r > 0) a->alias = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) a->backend = v;
+    } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &a->xla)) != 0) {
+      // --pjrt-plugin
     } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &a->load)) != 0) {
       // parsed (or reported) by the shared precision flags
     } else if (VALUE_OPT("--prefill-chunk", NULL)) {
@@ -165,6 +168,7 @@ static char *model_id(const serve_args_t *a) {
 
 static int serve(const serve_args_t *a, const mx_model_t *model) {
   mx_session_opts_t so = {.backend = a->backend, .ctx = a->ctx};
+  so.backend_opts.xla = a->xla;
   mx_error_clear();
   mx_status_t st = mx_cli_session_env(&model->config, &so);
   if (st) return mx_cli_fail("serve", st);

@@ -3,6 +3,8 @@
 // command line flag overrides its variable (the helpers fill only what is still unset); a bad
 // value is an error naming the variable, never silently ignored.
 #include <errno.h>
+#include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +25,104 @@ static mx_status_t env_positive_int(const char *var, int64_t *value, bool *given
     return mx_error_set(MX_ERR_INVALID_ARG, "%s='%s' is not a positive integer", var, s);
   *value = (int64_t)v;
   *given = true;
+  return MX_OK;
+}
+
+// ---- The xla backend: its PJRT plugin, device kind and compile cache ----
+
+// Where the pip packages of each device kind put their PJRT plugin, under a site-packages
+// folder: jax's CUDA and ROCm plugins (jax_plugins/), Google's libtpu, and for the CPU the only
+// packaged one we know (ADR 0007).
+static const struct {
+  const char *kind, *pattern;
+} kPluginPackages[] = {
+    {"cpu", "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so"},
+    {"cuda", "jax_plugins/xla_cuda*/xla_cuda_plugin.so"},
+    {"rocm", "jax_plugins/xla_rocm*/xla_rocm_plugin.so"},
+    {"tpu", "libtpu/libtpu.so"},
+};
+
+// The site-packages folders searched, in order: the active virtual or conda environment, the
+// user's, the system's. "$VAR" is the variable's value (the entry is skipped when it is unset).
+static const char *const kSitePackages[] = {
+    "$VIRTUAL_ENV/lib/python3*/site-packages", "$CONDA_PREFIX/lib/python3*/site-packages",
+    "$HOME/.local/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
+    "/usr/local/lib/python3*/site-packages",   "/usr/lib/python3/dist-packages",
+    "/usr/lib/python3*/site-packages",         "/opt/conda/lib/python3*/site-packages",
+};
+
+// Finds the installed plugin of a device kind; its path into buf. MX_ERR_INVALID_ARG naming
+// what to set when the kind is unknown or nothing is installed.
+static mx_status_t find_plugin(const char *kind, char *buf, size_t n) {
+  const char *pattern = NULL;
+  for (size_t i = 0; i < sizeof kPluginPackages / sizeof kPluginPackages[0]; i++)
+    if (strcmp(kPluginPackages[i].kind, kind) == 0) pattern = kPluginPackages[i].pattern;
+  if (!pattern)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "MLXCEL_XLA_DEVICE='%s': no known plugin package for that device kind "
+                        "(known: cpu, cuda, rocm, tpu); give the plugin with --pjrt-plugin PATH "
+                        "or MLXCEL_XLA_PJRT_PLUGIN",
+                        kind);
+  for (size_t i = 0; i < sizeof kSitePackages / sizeof kSitePackages[0]; i++) {
+    const char *root = kSitePackages[i], *rest = root;
+    char var[32] = "";
+    if (root[0] == '$') {
+      size_t k = strcspn(root + 1, "/");
+      snprintf(var, sizeof var, "%.*s", (int)k, root + 1);
+      rest = root + 1 + k;
+    }
+    const char *val = var[0] ? getenv(var) : "";
+    if (!val || (var[0] && !val[0])) continue;
+    char pat[4096];
+    snprintf(pat, sizeof pat, "%s%s/%s", val, rest, pattern);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+      // The last in sorted order: the newest python3.x and plugin version.
+      snprintf(buf, n, "%s", g.gl_pathv[g.gl_pathc - 1]);
+      globfree(&g);
+      return MX_OK;
+    }
+    globfree(&g);
+  }
+  return mx_error_set(MX_ERR_INVALID_ARG,
+                      "MLXCEL_XLA_DEVICE='%s': no installed PJRT plugin found (looked for "
+                      "site-packages/%s in the active virtual or conda environment, ~/.local, "
+                      "/usr/local and /usr); give its path with --pjrt-plugin PATH or "
+                      "MLXCEL_XLA_PJRT_PLUGIN",
+                      kind, pattern);
+}
+
+// Fills bo->device, bo->xla.plugin and bo->xla.cache_dir where the flags left them unset.
+static mx_status_t xla_env(mx_backend_opts_t *bo) {
+  static char found[4096], cache[4096];  // the CLI makes one backend configuration per run
+  const char *e = getenv("MLXCEL_XLA_DEVICE");
+  if (!bo->device && e && e[0]) bo->device = e;
+  e = getenv("MLXCEL_XLA_PJRT_PLUGIN");
+  if (!bo->xla.plugin && e && e[0]) bo->xla.plugin = e;
+  if (!bo->xla.plugin) {
+    if (!bo->device)
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "the xla backend needs a PJRT plugin: pass --pjrt-plugin PATH, set "
+                          "MLXCEL_XLA_PJRT_PLUGIN=PATH, or set MLXCEL_XLA_DEVICE=cpu|cuda|rocm|tpu "
+                          "to use the installed plugin package of that device");
+    mx_status_t st = find_plugin(bo->device, found, sizeof found);
+    if (st) return st;
+    bo->xla.plugin = found;
+  }
+  // The compile cache: $MLXCEL_XLA_CACHE_DIR ("none": no cache), else the user's cache folder.
+  if (!bo->xla.cache_dir) {
+    e = getenv("MLXCEL_XLA_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (e && e[0]) {
+      if (strcmp(e, "none") != 0) bo->xla.cache_dir = e;
+    } else if (xdg && xdg[0]) {
+      snprintf(cache, sizeof cache, "%s/mlxcel/xla", xdg);
+      bo->xla.cache_dir = cache;
+    } else if (home && home[0]) {
+      snprintf(cache, sizeof cache, "%s/.cache/mlxcel/xla", home);
+      bo->xla.cache_dir = cache;
+    }
+  }
   return MX_OK;
 }
 
@@ -53,6 +153,7 @@ mx_status_t mx_cli_backend_env(const char **backend, mx_backend_opts_t *bo) {
   }
   const char *prof = getenv("MLXCEL_CPU_PROFILE");
   if (prof && prof[0] && strcmp(prof, "0") != 0) bo->cpu.profile = true;
+  if (*backend && strcmp(*backend, "xla") == 0) return xla_env(bo);
   return MX_OK;
 }
 
