@@ -55,7 +55,9 @@ typedef struct xla_exec {
   int32_t n_w, cap_w;
   xla_weight_t *w;  // the device copies of the weights, owned
   int32_t n_caches;
-  mx_pjrt_buf_t **caches;  // [n_caches] the current KV caches, owned
+  mx_type_t *cache_types;  // [n_caches]
+  mx_pjrt_buf_t **caches;  // [n_caches] the KV caches the next call runs on (a batch points
+                           // this at its current slot's); owned unless a batch holds them
   bool lost;               // a failed call may have consumed the caches
   mx_xla_stats_t stats;
 } xla_exec_t;
@@ -70,26 +72,34 @@ static double now_s(void) {
 // Device state: caches and weights
 // ============================================================================================
 
-static mx_status_t xla_device_caches(void *impl, const mx_type_t *types, int32_t n) {
-  xla_exec_t *c = impl;
-  c->caches = calloc((size_t)(n > 0 ? n : 1), sizeof *c->caches);
-  if (!c->caches) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  c->n_caches = n;
+// One set of n zeroed caches on the device into out[n] (handles owned by the caller).
+static mx_status_t zero_caches(xla_exec_t *c, mx_pjrt_buf_t **out) {
   size_t most = 0;
-  for (int32_t j = 0; j < n; j++) {
-    size_t nb = mx_type_nbytes(&types[j]);
+  for (int32_t j = 0; j < c->n_caches; j++) {
+    size_t nb = mx_type_nbytes(&c->cache_types[j]);
     if (nb > most) most = nb;
   }
   // Zeros come from one host buffer (calloc maps zero pages lazily) that goes right after.
   void *zeros = calloc(most ? most : 1, 1);
   if (!zeros) return mx_error_set(MX_ERR_NOMEM, "out of memory (KV cache of %zu bytes)", most);
   mx_status_t st = MX_OK;
-  for (int32_t j = 0; j < n && !st; j++) {
-    st = mx_pjrt_buf_upload(c->pj, &types[j], zeros, &c->caches[j]);
-    if (st) st = mx_error_prefix(st, "KV cache %d of %d on the device", j, n);
+  for (int32_t j = 0; j < c->n_caches && !st; j++) {
+    st = mx_pjrt_buf_upload(c->pj, &c->cache_types[j], zeros, &out[j]);
+    if (st) st = mx_error_prefix(st, "KV cache %d of %d on the device", j, c->n_caches);
   }
   free(zeros);
   return st;
+}
+
+static mx_status_t xla_device_caches(void *impl, const mx_type_t *types, int32_t n) {
+  xla_exec_t *c = impl;
+  size_t nn = (size_t)(n > 0 ? n : 1);
+  c->caches = calloc(nn, sizeof *c->caches);
+  c->cache_types = malloc(nn * sizeof *c->cache_types);
+  if (!c->caches || !c->cache_types) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  memcpy(c->cache_types, types, (size_t)n * sizeof *types);
+  c->n_caches = n;
+  return zero_caches(c, c->caches);
 }
 
 static mx_status_t weight_buffer(xla_exec_t *c, const mx_tensor_t *t, mx_pjrt_buf_t **out) {
@@ -329,6 +339,7 @@ static void xla_exec_destroy(void *impl) {
   for (int32_t j = 0; c->caches && j < c->n_caches; j++) mx_pjrt_buf_free(c->pj, c->caches[j]);
   for (int32_t k = 0; k < c->n_w; k++) mx_pjrt_buf_free(c->pj, c->w[k].buf);
   free(c->caches);
+  free(c->cache_types);
   free(c->w);
   free(c->cache_dir);
   mx_pjrt_close(c->pj);
@@ -346,6 +357,13 @@ static const mx_graph_exec_t g_xla_exec = {
 // ============================================================================================
 // The backend
 // ============================================================================================
+
+// Whether the plugin's platform is the device kind asked for. Older GPU plugins name their
+// platform "gpu" for CUDA and ROCm alike.
+static bool device_matches(const char *kind, const char *platform) {
+  return strcmp(kind, platform) == 0 ||
+         (strcmp(platform, "gpu") == 0 && (strcmp(kind, "cuda") == 0 || strcmp(kind, "rocm") == 0));
+}
 
 // mkdir -p: the default cache folder (~/.cache/mlxcel/xla) may not exist yet.
 static mx_status_t make_dirs(const char *dir) {
@@ -379,7 +397,7 @@ static mx_status_t xla_exec_create(const mx_model_t *model, const mx_backend_con
   if (!c) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   c->model = model;
   mx_status_t st = mx_pjrt_open(o->plugin, &c->pj);
-  if (!st && cfg->opts.device && strcmp(cfg->opts.device, mx_pjrt_platform(c->pj)) != 0)
+  if (!st && cfg->opts.device && !device_matches(cfg->opts.device, mx_pjrt_platform(c->pj)))
     st =
         mx_error_set(MX_ERR_INVALID_ARG, "device '%s' asked, but the PJRT plugin '%s' runs on '%s'",
                      cfg->opts.device, o->plugin, mx_pjrt_platform(c->pj));
@@ -412,9 +430,104 @@ static mx_status_t xla_create(const mx_model_t *model, const mx_backend_config_t
   return st;
 }
 
+// ---- Batched operation (serve): n slots on one client, one copy of the weights, one set of
+// compiled entries; each slot has its own device caches, and a call runs the B = 1 graphs on
+// the caches of the slot it names, so a slot's logits are a session's. Decoding n slots is n
+// calls (the batch_state layout of one [n_slots, ...] cache sliced per slot has no PJRT
+// equivalent: a device buffer cannot be bound in parts).
+typedef struct xla_batch {
+  mx_graph_runner_t *r;  // its executor's caches pointer selects the slot
+  int32_t n_slots;
+  mx_pjrt_buf_t ***slots;  // [n_slots][n_caches], owned
+} xla_batch_t;
+
+static void xla_batch_destroy(void *state) {
+  xla_batch_t *b = state;
+  if (!b) return;
+  if (b->r) {
+    xla_exec_t *c = b->r->impl;
+    for (int32_t s = 0; b->slots && s < b->n_slots; s++) {
+      for (int32_t j = 0; b->slots[s] && j < c->n_caches; j++)
+        mx_pjrt_buf_free(c->pj, b->slots[s][j]);
+      free(b->slots[s]);
+    }
+    c->caches = NULL;  // slot 0's array, freed above
+    mx_graph_runner_destroy(b->r);
+  }
+  free(b->slots);
+  free(b);
+}
+
+static mx_status_t xla_batch_create(const mx_model_t *model, const mx_backend_config_t *cfg,
+                                    int32_t n_slots, void **state) {
+  *state = NULL;
+  xla_batch_t *b = calloc(1, sizeof *b);
+  if (!b) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_status_t st = xla_create(model, cfg, (void **)&b->r);
+  b->slots = calloc((size_t)n_slots, sizeof *b->slots);
+  if (!st && !b->slots) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  if (!st) {
+    b->n_slots = n_slots;
+    xla_exec_t *c = b->r->impl;
+    b->slots[0] = c->caches;  // the runner's caches are slot 0's
+    for (int32_t s = 1; s < n_slots && !st; s++) {
+      b->slots[s] = calloc((size_t)(c->n_caches > 0 ? c->n_caches : 1), sizeof **b->slots);
+      st = b->slots[s] ? zero_caches(c, b->slots[s]) : mx_error_set(MX_ERR_NOMEM, "out of memory");
+      if (st) st = mx_error_prefix(st, "batch slot %d", s);
+    }
+  } else if (b->r) {
+    mx_graph_runner_destroy(b->r);
+    b->r = NULL;
+  }
+  if (st) {
+    xla_batch_destroy(b);
+    return st;
+  }
+  *state = b;
+  return MX_OK;
+}
+
+static mx_status_t xla_batch_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
+                                     int64_t pos0, float *last) {
+  xla_batch_t *b = state;
+  if (slot < 0 || slot >= b->n_slots)
+    return mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: slot %d of %d", slot, b->n_slots);
+  ((xla_exec_t *)b->r->impl)->caches = b->slots[slot];
+  return mx_graph_runner_prefill(b->r, ids, n, pos0, last, NULL);
+}
+
+static mx_status_t xla_batch_decode(void *state, const int32_t *slots, const int32_t *ids,
+                                    const int64_t *pos, int32_t n, float *logits) {
+  xla_batch_t *b = state;
+  const size_t V = (size_t)b->r->V;
+  for (int32_t i = 0; i < n; i++) {
+    if (slots[i] < 0 || slots[i] >= b->n_slots)
+      return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: slot %d of %d", slots[i], b->n_slots);
+    ((xla_exec_t *)b->r->impl)->caches = b->slots[slots[i]];
+    mx_status_t st = mx_graph_runner_decode(b->r, ids[i], pos[i], logits + (size_t)i * V);
+    if (st) return st;
+  }
+  return MX_OK;
+}
+
+// Rows past a slot's length are written before they are read: nothing to clear.
+static void xla_batch_reset(void *state, int32_t slot) {
+  (void)state;
+  (void)slot;
+}
+
+static const mx_backend_batch_t g_xla_batch = {
+    .create = xla_batch_create,
+    .prefill = xla_batch_prefill,
+    .decode = xla_batch_decode,
+    .reset = xla_batch_reset,
+    .destroy = xla_batch_destroy,
+};
+
 const mx_backend_t mx_backend_xla = {
     .name = "xla",
-    .caps = MX_CAP_PREFILL_ALL_LOGITS,
+    .caps = MX_CAP_PREFILL_ALL_LOGITS | MX_CAP_BATCH,
+    .batch = &g_xla_batch,
     .create = xla_create,
     .prefill = mx_graph_runner_prefill,
     .decode = mx_graph_runner_decode,
