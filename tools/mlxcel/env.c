@@ -95,8 +95,13 @@ static mx_status_t find_plugin(const char *kind, char *buf, size_t n) {
 // Fills bo->device, bo->xla.plugin and bo->xla.cache_dir where the flags left them unset.
 static mx_status_t xla_env(mx_backend_opts_t *bo) {
   static char found[4096], cache[4096];  // the CLI makes one backend configuration per run
+  // `mlxcel compile` reads the same variable with IREE's names for the same devices.
   const char *e = getenv("MLXCEL_XLA_DEVICE");
-  if (!bo->device && e && e[0]) bo->device = e;
+  if (!bo->device && e && e[0]) {
+    bo->device = strcmp(e, "local-task") == 0 || strcmp(e, "local-sync") == 0 ? "cpu"
+                 : strcmp(e, "hip") == 0                                      ? "rocm"
+                                                                              : e;
+  }
   e = getenv("MLXCEL_XLA_PJRT_PLUGIN");
   if (!bo->xla.plugin && e && e[0]) bo->xla.plugin = e;
   if (!bo->xla.plugin) {
