@@ -49,8 +49,11 @@ typedef struct mx_server_opts {
 mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *opts,
                             mx_server_t **out);
 int32_t mx_server_port(const mx_server_t *srv);  // the bound port
-// Stops taking requests (new ones get 503, the listening socket closes) and waits at most
-// timeout_s for those in flight to finish. Returns true when all finished.
+// Stops taking requests: new ones get 503 and the listening socket closes; returns once both
+// hold, so that anything said afterwards ("draining") is true for every later request.
+void mx_server_refuse_new(mx_server_t *srv);
+// mx_server_refuse_new, then waits at most timeout_s for the requests in flight to finish.
+// Returns true when all finished.
 bool mx_server_drain(mx_server_t *srv, double timeout_s);
 // Stops everything (requests still running are cancelled) and frees the server.
 void mx_server_stop(mx_server_t *srv);  // accepts NULL

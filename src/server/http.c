@@ -630,10 +630,14 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
 
 int32_t mx_server_port(const mx_server_t *srv) { return srv->port; }
 
-bool mx_server_drain(mx_server_t *srv, double timeout_s) {
+void mx_server_refuse_new(mx_server_t *srv) {
   atomic_store(&srv->draining, true);
   mx_server_conns_stop_accepting(srv->conns);  // the listening socket closes
   srv->listen_fd = -1;
+}
+
+bool mx_server_drain(mx_server_t *srv, double timeout_s) {
+  mx_server_refuse_new(srv);
   double end = now_seconds() + timeout_s;
   bool idle = mx_server_sched_drain(srv->sched, timeout_s);
   // The last responses may still be on their way out.

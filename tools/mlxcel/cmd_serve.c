@@ -215,6 +215,9 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
   fflush(stderr);
   int sig = 0;
   sigwait(&set, &sig);
+  // Refusing first makes the message true the moment it appears: a request that follows it
+  // gets 503 (a client reading the log must never see its request still served).
+  mx_server_refuse_new(srv);
   fprintf(stderr, "mlxcel serve: %s: finishing the requests in flight (again to stop now)\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM");
   // A second signal now takes its default action: the process ends at once.
