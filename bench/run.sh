@@ -190,6 +190,12 @@ combined() {
       }
     }' "$1"
 }
+# Kept as it is: the section bench/portability_speed.py writes (the same graph on IREE and XLA).
+CONSUMERS=
+if [ -f "$OUT" ]; then
+  CONSUMERS=$(awk '/^## Same graph on IREE and XLA/ { on = 1 } on && /^## / && !/^## Same graph/ { on = 0 }
+                   on { print }' "$OUT")
+fi
 {
   cat <<'HDR'
 # Performance
@@ -344,6 +350,10 @@ HDR
     echo "End to end on real weights (48 tokens, Metal): f32 1.57 tok/s vs f16 3.33 tok/s (~2.1x), byte-identical"
     echo "output. The graph change is the same here (converts before dot_general, f32 accumulation); the"
     echo "speed-ups differ with the hardware's bandwidth and matmul units."
+  fi
+  if [ -n "$CONSUMERS" ]; then
+    echo
+    printf '%s\n' "$CONSUMERS"
   fi
   # Not regenerated: the kernel measurements the code's comments point to.
   echo
