@@ -105,6 +105,12 @@ prepare() {
     fuzz_chat_template)
       seed "$seeds" '*.jinja' tests/data/chat
       echo "-dict=fuzz/chat.dict -max_len=16384" ;;
+    fuzz_image)
+      seed "$seeds" '*.png' tests/data/image
+      seed "$seeds" '*.jpg' tests/data/image
+      seed "$seeds" '*.gif' tests/data/image
+      seed "$seeds" '*.txt' tests/data/image/hostile
+      echo "-max_len=262144" ;;
     fuzz_http_request)
       seed "$seeds" '*.bin' tests/data/server
       echo "-dict=fuzz/http_request.dict -max_len=65536" ;;

@@ -4,7 +4,8 @@
 # Usage: scripts/deps.sh [EXTRA_PACKAGE...]
 set -euo pipefail
 packages=(cmake gcc make libc6-dev pkg-config libcjson-dev libpcre2-dev libutf8proc-dev
-  libmicrohttpd-dev bsdutils python3 python3-venv "$@")
+  libmicrohttpd-dev libpng-dev libjpeg62-turbo-dev bsdutils python3 python3-venv "$@")
+# libpng-dev, libjpeg62-turbo-dev: image decoding (src/image/, docs/adr/0008-image-decoders.md).
 # bsdutils: `script`, the pseudo-terminal of the chat tests. python3 and python3-venv: the test
 # environment (scripts/venv.sh installs tests/requirements.txt from PyPI into .venv).
 missing=()

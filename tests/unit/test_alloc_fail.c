@@ -24,6 +24,7 @@
 
 #include "mlxcel/batch.h"
 #include "mlxcel/chat.h"
+#include "mlxcel/image.h"
 #include "mlxcel/model.h"
 #include "mlxcel/server.h"
 #include "mlxcel/session.h"
@@ -336,6 +337,26 @@ static mx_status_t op_chat(const void *arg) {
   return st;
 }
 
+// An image decoded and run through a processor (the image file, the processor's model folder).
+typedef struct image_arg {
+  const char *image, *config_dir;
+} image_arg_t;
+
+static mx_status_t op_image(const void *arg) {
+  const image_arg_t *a = arg;
+  mx_image_proc_t p;
+  mx_image_t img;
+  mx_pixels_t px;
+  mx_status_t st = mx_image_proc_load(a->config_dir, &p);
+  if (st != MX_OK) return st;
+  st = mx_image_load(a->image, NULL, &img, NULL);
+  if (st != MX_OK) return st;
+  st = mx_image_preprocess(&p, &img, &px);
+  mx_pixels_free(&px);
+  mx_image_free(&img);
+  return st;
+}
+
 // ---- The sweep ----
 
 typedef mx_status_t (*op_fn)(const void *arg);
@@ -514,6 +535,20 @@ int main(void) {
     chat_arg_t c = {src, len};
     sweep("chat template qwen3 render", op_chat, &c, 300, 200);
     free(src);
+  }
+
+  // Images: both decoders and the three processor kinds (LLaVA's pad, Qwen2-VL's patches).
+  static const char *const kImages[][3] = {
+      {"image coffee.png llava15_pad", "coffee.png", "llava15_pad"},
+      {"image rocket.jpg qwen2vl_small", "rocket.jpg", "qwen2vl_small"},
+      {"image chelsea_palette_trns.png siglip", "chelsea_palette_trns.png", "siglip384"},
+  };
+  for (size_t i = 0; i < sizeof kImages / sizeof kImages[0]; i++) {
+    char img[4300], cfg[4300];
+    snprintf(img, sizeof img, "%s/tests/data/image/inputs/%s", g_repo, kImages[i][1]);
+    snprintf(cfg, sizeof cfg, "%s/tests/data/image/configs/%s", g_repo, kImages[i][2]);
+    image_arg_t ia = {img, cfg};
+    sweep(kImages[i][0], op_image, &ia, 100, 50);
   }
 
   if (g_fixture[0]) {

@@ -171,13 +171,13 @@ static bool host_is_little_endian(void) {
   return b == 1;
 }
 
-mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int64_t *dims,
-                                 int32_t rank) {
+mx_status_t mx_cli_write_npy(const char *path, const char *descr, size_t elem, const void *data,
+                             const int64_t *dims, int32_t rank) {
   // NPY v1.0: magic, version, little-endian u16 header length, a Python dict literal padded
   // with spaces and ending in '\n' so that the data starts on a 64-byte boundary.
   mx_strbuf_t h;
   mx_strbuf_init(&h);
-  mx_strbuf_puts(&h, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+  mx_strbuf_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   int64_t numel = 1;
   for (int32_t i = 0; i < rank; i++) {
     // numpy's spelling: "(5,)" for one dimension, "(5, 512)" for more.
@@ -210,19 +210,24 @@ mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int6
                            (unsigned char)(h.len >> 8)};
   bool ok = fwrite(pre, 1, sizeof pre, f) == sizeof pre && fwrite(h.data, 1, h.len, f) == h.len;
   mx_strbuf_free(&h);
-  if (host_is_little_endian()) {
-    ok = ok && fwrite(data, sizeof(float), (size_t)numel, f) == (size_t)numel;
+  if (elem == 1 || host_is_little_endian()) {
+    ok = ok && fwrite(data, elem, (size_t)numel, f) == (size_t)numel;
   } else {
+    const unsigned char *p = data;
     for (int64_t i = 0; ok && i < numel; i++) {
-      unsigned char b[4];
-      memcpy(b, &data[i], 4);
-      unsigned char r[4] = {b[3], b[2], b[1], b[0]};
-      ok = fwrite(r, 1, 4, f) == 4;
+      unsigned char r[8];
+      for (size_t b = 0; b < elem; b++) r[b] = p[i * elem + elem - 1 - b];
+      ok = fwrite(r, 1, elem, f) == elem;
     }
   }
   if (fclose(f) != 0) ok = false;
   if (!ok) return mx_error_set(MX_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
   return MX_OK;
+}
+
+mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int64_t *dims,
+                                 int32_t rank) {
+  return mx_cli_write_npy(path, "<f4", sizeof(float), data, dims, rank);
 }
 
 int mx_cli_quant_opt(int argc, char **argv, int *i, const char *cmd, mx_model_load_opts_t *lo) {

@@ -57,6 +57,7 @@ int mx_cli_cmd_diff(int argc, char **argv);
 int mx_cli_cmd_serve(int argc, char **argv);
 int mx_cli_cmd_chat(int argc, char **argv);
 int mx_cli_cmd_compile(int argc, char **argv);
+int mx_cli_cmd_image(int argc, char **argv);
 
 // ---- The files emit and compile write (emit_files.c) ----
 
@@ -220,6 +221,10 @@ void mx_cli_sampling_params(const mx_cli_sampling_t *s, const mx_model_config_t 
 int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
                          const mx_tokenizer_t *tok, mx_chat_template_t **out);
 
+// Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
+// type string `descr` ("<f4", "|u1").
+mx_status_t mx_cli_write_npy(const char *path, const char *descr, size_t elem, const void *data,
+                             const int64_t *dims, int32_t rank);
 // Writes a float32 C-order .npy file (format v1.0, '<f4').
 mx_status_t mx_cli_write_npy_f32(const char *path, const float *data, const int64_t *dims,
                                  int32_t rank);

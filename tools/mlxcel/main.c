@@ -18,6 +18,7 @@ static const mx_cli_cmd_t kCommands[] = {
     {"detokenize", mx_cli_cmd_detokenize, "print the text of token ids"},
     {"template", mx_cli_cmd_template,
      "render a conversation through the chat template (text, ids)"},
+    {"image", mx_cli_cmd_image, "decode an image and run a model's image processor on it"},
     {"logits", mx_cli_cmd_logits, "write the logits of every position of a prompt as .npy"},
     {"emit", mx_cli_cmd_emit, "write a model's StableHLO graphs (prefill.mlir, decode.mlir)"},
     {"compile", mx_cli_cmd_compile,
