@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(cmake gcc make libc6-dev pkg-config libcjson-dev libpcre2-dev libutf8proc-dev
   libmicrohttpd-dev libpng-dev libjpeg62-turbo-dev bsdutils python3 python3-venv "$@")
-# libpng-dev, libjpeg62-turbo-dev: image decoding (src/image/, docs/adr/0008-image-decoders.md).
+# libpng-dev, libjpeg62-turbo-dev: image decoding (src/image/, docs/adr/0009-image-decoders.md).
 # bsdutils: `script`, the pseudo-terminal of the chat tests. python3 and python3-venv: the test
 # environment (scripts/venv.sh installs tests/requirements.txt from PyPI into .venv).
 missing=()

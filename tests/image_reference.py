@@ -20,7 +20,7 @@ import tempfile
 import numpy as np
 
 # Decoded JPEG levels may differ by this much from PIL's libjpeg-turbo build (another build may
-# round its SIMD colour conversion differently; measured 0 here: docs/adr/0008-image-decoders.md).
+# round its SIMD colour conversion differently; measured 0 here: docs/adr/0009-image-decoders.md).
 # Resampling is a weighted sum whose absolute weights add up to at most 1.25 per bicubic pass
 # (Keys' kernel, a = -0.5), 1.5625 over both: a decode difference of 1 level moves the
 # processor's 8-bit image by about 2 levels once each pass has rounded, which the test allows.

@@ -1,4 +1,4 @@
-// Images in: PNG and JPEG decoding to 8-bit RGB (libpng, libjpeg-turbo; ADR 0008) and each
+// Images in: PNG and JPEG decoding to 8-bit RGB (libpng, libjpeg-turbo; ADR 0009) and each
 // vision family's preprocessing as its Hugging Face image processor computes it (the PIL-based
 // processors: CLIP / LLaVA, SigLIP / Gemma 3, Qwen2-VL).
 //

@@ -1,4 +1,4 @@
-// JPEG reader on libjpeg-turbo (ADR 0008) with libjpeg's defaults, as PIL decodes: the accurate
+// JPEG reader on libjpeg-turbo (ADR 0009) with libjpeg's defaults, as PIL decodes: the accurate
 // integer IDCT (JDCT_ISLOW) and fancy upsampling. libjpeg reports errors through error_exit and
 // warnings through emit_message; both keep the message and longjmp back here, because a warning
 // is how libjpeg says the data is truncated or corrupt (it would otherwise fill the rest of the

@@ -1,4 +1,4 @@
-// PNG reader on libpng (ADR 0008). Every libpng error arrives through png_error_fn, which keeps
+// PNG reader on libpng (ADR 0009). Every libpng error arrives through png_error_fn, which keeps
 // the message and longjmps back to mx_image_decode_png; all state lives in `png_ctx_t` so the
 // jump needs no volatile locals.
 #include <png.h>
