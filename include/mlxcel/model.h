@@ -110,11 +110,12 @@ typedef struct mx_model_config {
   bool tie_word_embeddings;      // default per family (llama: false)
   bool attention_bias;
   bool mlp_bias;
-  char hidden_act[32];   // "silu", "gelu_pytorch_tanh", ...
-  mx_elem_type_t dtype;  // torch_dtype (F32 when absent)
-  int32_t bos_token_id;  // -1 when none
-  int32_t pad_token_id;  // -1 when none
-  int32_t n_eos;         // generation_config.json eos_token_id (int or list), else config's
+  bool attention_out_bias;  // Seed-OSS: o_proj bias (other families follow attention_bias)
+  char hidden_act[32];      // "silu", "gelu_pytorch_tanh", ...
+  mx_elem_type_t dtype;     // torch_dtype (F32 when absent)
+  int32_t bos_token_id;     // -1 when none
+  int32_t pad_token_id;     // -1 when none
+  int32_t n_eos;            // generation_config.json eos_token_id (int or list), else config's
   int32_t eos_token_ids[MX_MAX_EOS_IDS];
   // generation_config.json sampling defaults; has_* false when absent. They apply only when
   // do_sample is true: transformers' default (do_sample absent or false) decodes greedily
@@ -130,6 +131,12 @@ typedef struct mx_model_config {
   double attn_logit_softcapping;         // scores = tanh(s / c) * c (0: none)
   double final_logit_softcapping;        // logits = tanh(l / c) * c (0: none)
   double rope_local_base_freq;           // Gemma 3: RoPE base of sliding layers, unscaled
+  uint8_t layer_nope[MX_MAX_LAYERS];     // 1: layer l applies no RoPE (SmolLM3, EXAONE 4)
+  // Scalar multipliers of Granite and MiniCPM (0: none, i.e. 1).
+  double embedding_multiplier;  // token embeddings x it
+  double residual_multiplier;   // attention and MLP outputs x it before each residual add
+  double attention_multiplier;  // the attention scale itself (replaces head_dim^-0.5)
+  double logits_multiplier;     // logits x it (Granite: 1 / logits_scaling)
   // MLX quantization (config `quantization`, or `quantization_config` when only that is
   // present): default bits (4 or 8) and group size of the quantized layers; 0 when the config
   // has none. Only mode "affine" (or no mode) is accepted. Per-layer overrides are read and

@@ -30,6 +30,8 @@ bool mx_cfg_every_layer(int32_t layer, int32_t arg) {
   return true;
 }
 
+bool mx_cfg_not_every_nth(int32_t layer, int32_t n) { return (layer + 1) % n != 0; }
+
 mx_status_t mx_cfg_window(const mx_cfg_obj_t *o, int32_t def, mx_model_config_t *cfg) {
   const cJSON *j = cJSON_GetObjectItemCaseSensitive(o->obj, "sliding_window");
   if (j && cJSON_IsNull(j)) {

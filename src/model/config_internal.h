@@ -70,5 +70,7 @@ mx_status_t mx_cfg_softcap(const mx_cfg_obj_t *o, const char *key, double def, d
 
 // A mx_cfg_sliding_fn for families whose window applies to every layer.
 bool mx_cfg_every_layer(int32_t layer, int32_t arg);
+// A mx_cfg_sliding_fn: every layer slides but each n-th ((layer + 1) % n == 0), n > 0.
+bool mx_cfg_not_every_nth(int32_t layer, int32_t n);
 
 #endif  // MLXCEL_MODEL_CONFIG_INTERNAL_H

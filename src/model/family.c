@@ -13,7 +13,13 @@
   X(gemma2)            \
   X(gemma3_text)       \
   X(gemma3)            \
-  X(phi3)
+  X(phi3)              \
+  X(granite)           \
+  X(smollm3)           \
+  X(olmo2)             \
+  X(olmo3)             \
+  X(seed_oss)          \
+  X(exaone4)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;
 MX_FAMILIES(DECLARE)

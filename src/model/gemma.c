@@ -92,8 +92,6 @@ static mx_status_t parse_config_gemma2(const mx_cfg_obj_t *o, mx_model_config_t 
   return mx_cfg_layer_types(o, even_layer, 0, cfg);  // layers 0, 2, 4, ... slide
 }
 
-static bool not_every_nth(int32_t layer, int32_t n) { return (layer + 1) % n != 0; }
-
 static mx_status_t parse_config_gemma3_text(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   mx_cfg_defaults_t d = kGemma2Defaults;
   d.vocab_size = 262208;
@@ -120,7 +118,7 @@ static mx_status_t parse_config_gemma3_text(const mx_cfg_obj_t *o, mx_model_conf
     return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %d)", o->src, o->prefix, pkey,
                         pattern);
   }
-  return mx_cfg_layer_types(o, not_every_nth, pattern, cfg);
+  return mx_cfg_layer_types(o, mx_cfg_not_every_nth, pattern, cfg);
 }
 
 static mx_status_t parse_config_gemma3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {

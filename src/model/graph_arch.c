@@ -78,7 +78,12 @@ mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a) {
   }
   for (int32_t l = 0; l < a->n_layers; l++) {
     a->layer_window[l] = cfg->layer_sliding[l] ? cfg->sliding_window : 0;
+    if (cfg->layer_nope[l]) a->layer_rope[l] = -1;
   }
+  if (cfg->embedding_multiplier != 0.0) a->embed_scale = cfg->embedding_multiplier;
+  if (cfg->attention_multiplier != 0.0) a->attn_scale = cfg->attention_multiplier;
+  a->residual_scale = cfg->residual_multiplier;
+  a->logit_scale = cfg->logits_multiplier;
   return MX_OK;
 }
 
@@ -202,7 +207,7 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
     memset(lw, -1, sizeof *lw);  // every index -1 (absent) until added
 #define W_(field, rank, d0, d1, name) \
   if (st == MX_OK) st = add_w(wl, a, &lw->field, rank, d0, d1, l, name)
-    W_(in_norm, 1, H, 0, "input_layernorm.weight");
+    if (!a->norm_after) W_(in_norm, 1, H, 0, "input_layernorm.weight");
     if (a->fused_qkv) {
       W_(qkv, 2, QD + 2 * KD, H, "self_attn.qkv_proj.weight");
     } else {
@@ -214,8 +219,8 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
       if (a->qkv_bias) W_(v_b, 1, KD, 0, "self_attn.v_proj.bias");
     }
     if (a->qk_norm) {
-      W_(q_norm, 1, D, 0, "self_attn.q_norm.weight");
-      W_(k_norm, 1, D, 0, "self_attn.k_norm.weight");
+      W_(q_norm, 1, a->qk_norm_flat ? QD : D, 0, "self_attn.q_norm.weight");
+      W_(k_norm, 1, a->qk_norm_flat ? KD : D, 0, "self_attn.k_norm.weight");
     }
     W_(o, 2, H, QD, "self_attn.o_proj.weight");
     if (a->o_bias) W_(o_b, 1, H, 0, "self_attn.o_proj.bias");
@@ -231,7 +236,9 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
     }
     W_(down, 2, H, F, "mlp.down_proj.weight");
     if (a->mlp_bias) W_(down_b, 1, H, 0, "mlp.down_proj.bias");
-    if (a->sandwich_norm) W_(post_ff_norm, 1, H, 0, "post_feedforward_layernorm.weight");
+    if (a->sandwich_norm || a->norm_after) {
+      W_(post_ff_norm, 1, H, 0, "post_feedforward_layernorm.weight");
+    }
 #undef W_
   }
   if (st == MX_OK) st = add_w(wl, a, &wl->final_norm, 1, H, 0, -1, "norm.weight");

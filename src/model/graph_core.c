@@ -2,11 +2,13 @@
 //
 // Layout of one decoder layer (pre-norm, as Llama and its relatives):
 //   h = rms_norm(x); q, k, v = proj(h) [+ bias] (or slices of one fused qkv_proj);
-//   [q, k = rms_norm per head]; q, k = rope(q, k) (the layer's table)
+//   [q, k = rms_norm per head, or over the whole projection (OLMo 2)];
+//   q, k = rope(q, k) (the layer's table; none on a NoPE layer)
 //   caches[:, :, pos0[b] : pos0[b] + T] = k, v          (dynamic_update_slice per sequence)
-//   x += [rms_norm](o_proj(attention(q, k_cache, v_cache, pos0, layer window)) [+ bias])
-//   x += [rms_norm](gated_mlp(rms_norm(x)))              ([...]: sandwich norms, Gemma 2/3)
-// then logits = head(rms_norm(x)) [softcapped]. Weights arrive in their resident dtype; a
+//   x += [rms_norm](o_proj(attention(q, k_cache, v_cache, pos0, layer window)) [+ bias]) [* r]
+//   x += [rms_norm](gated_mlp(rms_norm(x))) [* r]        ([...]: sandwich norms, Gemma 2/3)
+// (OLMo 2 drops the input norms and keeps the output ones; r: Granite's residual multiplier),
+// then logits = head(rms_norm(x)) [* scale] [softcapped]. Weights arrive in their resident dtype; a
 // linear layer's precision is its weight's type (mx_g_linear), everything else computes in f32.
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,15 @@ typedef struct core {
   int32_t inv_freq[MX_ARCH_MAX_ROPE_TABLES];
   int32_t *k_cache, *v_cache;  // current value of each layer's caches
 } core_t;
+
+// x * s (x itself when s is 0: no multiplier configured).
+static mx_status_t scale_by(mx_builder_t *b, int32_t x, double s, int32_t *out) {
+  *out = x;
+  if (s == 0.0) return MX_OK;
+  int32_t sv;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, s, x, &sv));
+  return mx_build_binary(b, MX_OP_MULTIPLY, x, sv, out);
+}
 
 // ---- arguments and their attributes ----
 
@@ -118,13 +129,7 @@ static mx_status_t embed(core_t *c, int32_t *out) {
     MX_TRY(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
     MX_TRY(mx_g_f32(&c->b, rows, &x));
   }
-  if (c->a->embed_scale != 0.0) {
-    int32_t s;
-    MX_TRY(mx_g_full_like(&c->b, MX_ELEM_F32, c->a->embed_scale, x, &s));
-    MX_TRY(mx_build_binary(&c->b, MX_OP_MULTIPLY, x, s, &x));
-  }
-  *out = x;
-  return MX_OK;
+  return scale_by(&c->b, x, c->a->embed_scale, out);
 }
 
 // pos[b, t] = pos0[b] + t, the scalars pos0[b], and the inv_freq constants.
@@ -231,8 +236,8 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   const mx_layer_w_t *lw = &c->wl->layers[l];
   mx_builder_t *b = &c->b;
   int64_t B = c->B, T = c->T, D = a->head_dim;
-  int32_t h, q, k, v;
-  MX_TRY(mx_comp_rms_norm(c->cc, b, x, c->w[lw->in_norm], a->rms_eps, a->norm_offset, &h));
+  int32_t h = x, q, k, v;
+  if (!a->norm_after) MX_TRY(norm(c, x, lw->in_norm, &h));
   if (a->fused_qkv) {  // one matmul, then its q / k / v column ranges
     int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
     int32_t qkv;
@@ -245,17 +250,23 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
     MX_TRY(proj(c, h, lw->k, lw->k_b, &k));
     MX_TRY(proj(c, h, lw->v, lw->v_b, &v));
   }
+  if (a->qk_norm && a->qk_norm_flat) {  // over all heads at once, before the reshape
+    MX_TRY(norm(c, q, lw->q_norm, &q));
+    MX_TRY(norm(c, k, lw->k_norm, &k));
+  }
   int64_t qd[4] = {B, T, a->n_heads, D}, kd[4] = {B, T, a->n_kv_heads, D};
   MX_TRY(mx_build_reshape(b, q, qd, 4, &q));
   MX_TRY(mx_build_reshape(b, k, kd, 4, &k));
   MX_TRY(mx_build_reshape(b, v, kd, 4, &v));
-  if (a->qk_norm) {
+  if (a->qk_norm && !a->qk_norm_flat) {
     MX_TRY(head_norm(c, q, lw->q_norm, &q));
     MX_TRY(head_norm(c, k, lw->k_norm, &k));
   }
-  int32_t inv = c->inv_freq[a->layer_rope[l]];
-  MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, &q));
-  MX_TRY(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, &k));
+  if (a->layer_rope[l] >= 0) {  // -1: a NoPE layer (positions only through the causal mask)
+    int32_t inv = c->inv_freq[a->layer_rope[l]];
+    MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, &q));
+    MX_TRY(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, &k));
+  }
   MX_TRY(cache_write(c, c->k_cache[l], k, &c->k_cache[l]));
   MX_TRY(cache_write(c, c->v_cache[l], v, &c->v_cache[l]));
   int32_t att, att2, o, x1;
@@ -266,10 +277,14 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   MX_TRY(proj(c, att2, lw->o, lw->o_b, &o));
   // Sandwich (Gemma 2/3): post_attention_layernorm normalizes the attention output; the MLP
   // input norm is pre_feedforward_layernorm and its output is normalized too.
-  if (a->sandwich_norm) MX_TRY(norm(c, o, lw->post_norm, &o));
+  // OLMo 2 has only these output norms (norm_after).
+  if (a->sandwich_norm || a->norm_after) MX_TRY(norm(c, o, lw->post_norm, &o));
+  MX_TRY(scale_by(b, o, a->residual_scale, &o));
   MX_TRY(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
-  int32_t h2, m, gate = -1, up = -1;
-  MX_TRY(norm(c, x1, a->sandwich_norm ? lw->pre_ff_norm : lw->post_norm, &h2));
+  int32_t h2 = x1, m, gate = -1, up = -1;
+  if (!a->norm_after) {
+    MX_TRY(norm(c, x1, a->sandwich_norm ? lw->pre_ff_norm : lw->post_norm, &h2));
+  }
   bool mlp_q = mx_gq_is_quant(c->wl, lw->gate_up) || mx_gq_is_quant(c->wl, lw->gate) ||
                mx_gq_is_quant(c->wl, lw->up) || mx_gq_is_quant(c->wl, lw->down);
   if (mlp_q) {
@@ -286,7 +301,8 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   if (!mlp_q) {
     MX_TRY(mx_comp_gated_mlp(c->cc, b, h2, gate, up, c->w[lw->down], a->activation, &m));
   }
-  if (a->sandwich_norm) MX_TRY(norm(c, m, lw->post_ff_norm, &m));
+  if (a->sandwich_norm || a->norm_after) MX_TRY(norm(c, m, lw->post_ff_norm, &m));
+  MX_TRY(scale_by(b, m, a->residual_scale, &m));
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);
 }
 
@@ -301,6 +317,7 @@ static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
   int32_t xn, lg;
   MX_TRY(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset, &xn));
   MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, c->wl->head, xn, 0, -1, &lg));
+  MX_TRY(scale_by(b, lg, a->logit_scale, &lg));
   if (a->final_softcap > 0.0) {  // tanh(l / cap) * cap
     int32_t cap, d, th;
     MX_TRY(mx_g_full_like(b, MX_ELEM_F32, a->final_softcap, lg, &cap));

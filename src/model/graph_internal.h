@@ -20,17 +20,23 @@ typedef struct mx_arch {
   const mx_model_config_t *cfg;
   int32_t vocab, hidden, ffn, n_layers, n_heads, n_kv_heads, head_dim;
   double rms_eps;
-  double norm_offset;  // 0: y * w; 1: y * (1 + w) (Gemma)
-  double embed_scale;  // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
-  bool qkv_bias;       // q/k/v projections have biases
-  bool o_bias;         // o_proj has a bias
-  bool mlp_bias;       // gate/up/down have biases
-  bool qk_norm;        // RMSNorm over head_dim of q and k (per head), before RoPE
-  bool tied;           // lm_head = embedding matrix
-  bool sandwich_norm;  // Gemma 2/3: post_attention_layernorm normalizes the attention output
-                       // before the residual add; pre_/post_feedforward_layernorm around MLP
-  bool fused_qkv;      // Phi-3: one qkv_proj [(Hq + 2 Hkv) D, H], rows q, then k, then v
-  bool fused_gate_up;  // Phi-3: one gate_up_proj [2F, H], gate rows first
+  double norm_offset;     // 0: y * w; 1: y * (1 + w) (Gemma)
+  double embed_scale;     // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
+  bool qkv_bias;          // q/k/v projections have biases
+  bool o_bias;            // o_proj has a bias
+  bool mlp_bias;          // gate/up/down have biases
+  bool qk_norm;           // RMSNorm over head_dim of q and k (per head), before RoPE
+  bool tied;              // lm_head = embedding matrix
+  bool sandwich_norm;     // Gemma 2/3: post_attention_layernorm normalizes the attention output
+                          // before the residual add; pre_/post_feedforward_layernorm around MLP
+  bool fused_qkv;         // Phi-3: one qkv_proj [(Hq + 2 Hkv) D, H], rows q, then k, then v
+  bool fused_gate_up;     // Phi-3: one gate_up_proj [2F, H], gate rows first
+  bool norm_after;        // OLMo 2: no input norms; post_attention_layernorm normalizes the
+                          // attention output and post_feedforward_layernorm the MLP output,
+                          // each before its residual add
+  bool qk_norm_flat;      // OLMo 2: q_norm [Hq D] / k_norm [Hkv D] over the whole projection
+  double residual_scale;  // 0: none; else attention / MLP outputs x it before the adds
+  double logit_scale;     // 0: none; else logits x it (before any soft-cap)
   // Tensor names: prefix + "embed_tokens.weight", prefix + "layers.<l>. ...", prefix +
   // "norm.weight" and head_name. A family whose checkpoints come in several layouts lists
   // them in prefix_alts / head_alts; the first whose embedding is present is used.
@@ -46,7 +52,7 @@ typedef struct mx_arch {
   // RoPE tables (host-computed inv_freq, R/2 floats each) and per-layer choices.
   int32_t n_rope_tables;
   float *inv_freq[MX_ARCH_MAX_ROPE_TABLES];  // heap, owned
-  int32_t *layer_rope;                       // [n_layers] table index; heap, owned
+  int32_t *layer_rope;    // [n_layers] table index, -1: no RoPE (NoPE layer); heap, owned
   int32_t *layer_window;  // [n_layers] sliding window (0 = full attention); heap, owned
 } mx_arch_t;
 

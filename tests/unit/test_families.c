@@ -5,7 +5,8 @@
 // the greedy continuation identical. The emitted module is printed, re-parsed and re-run to the
 // same prefill logits (composites kept, and inlined). Nothing here is specific to one folder: new
 // fixtures of the same kind are picked up as they are. Skipped with a message when $MX_SHARED is
-// absent.
+// absent. With one argument, runs that folder only (the families checked in under
+// tests/data/families, written by transformers itself: one ctest each).
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,7 +167,13 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 2) {  // one checkpoint folder of the repository (tests/data/families/<type>)
+    const char *slash = strrchr(argv[1], '/');
+    CHECK_MSG(run_fixture(argv[1], slash ? slash + 1 : argv[1]), "%s has no reference.json",
+              argv[1]);
+    return mx_test_finish();
+  }
   const char *shared = getenv("MX_SHARED");
   char root[1024];
   snprintf(root, sizeof root, "%s/fixtures", shared ? shared : "");

@@ -2,7 +2,8 @@
 // API on the fast "cpu" backend (fused kernels where the plan has them, the interpreter's
 // kernels elsewhere): prefill logits of every prompt position and the KV-cached decode steps
 // within 1e-4 of the reference, the greedy continuation identical, with 1 and 2 threads giving
-// bit-identical logits. Skipped with a message when $MX_SHARED is absent.
+// bit-identical logits. Skipped with a message when $MX_SHARED is absent. With one argument, runs
+// that folder only (the families checked in under tests/data/families, one ctest each).
 #include <dirent.h>
 #include <stdlib.h>
 
@@ -105,7 +106,13 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 2) {  // one checkpoint folder of the repository (tests/data/families/<type>)
+    const char *slash = strrchr(argv[1], '/');
+    CHECK_MSG(run_fixture(argv[1], slash ? slash + 1 : argv[1]), "%s has no reference.json",
+              argv[1]);
+    return mx_test_finish();
+  }
   const char *shared = getenv("MX_SHARED");
   char root[1024];
   snprintf(root, sizeof root, "%s/fixtures", shared ? shared : "");

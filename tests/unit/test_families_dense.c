@@ -1,0 +1,178 @@
+// config.json parsing of the dense families added after Phi-3 (granite, smollm3, olmo2, olmo3,
+// seed_oss, exaone4): transformers' defaults (absent keys), the derived per-layer facts
+// (NoPE layers, sliding layers, RoPE bases) and the refusals of what the engine does not
+// implement, each naming the field. Their numerics are checked by unit_family_<type> and
+// unit_family_cpu_<type> on checkpoints transformers wrote (tests/data/families).
+#include <stdio.h>
+#include <string.h>
+
+#include "mlxcel/model.h"
+#include "mx_test.h"
+
+#define SRC "m/config.json"
+
+static mx_status_t parse(const char *json, mx_model_config_t *c) {
+  return mx_config_parse(json, strlen(json), NULL, 0, SRC, c);
+}
+
+static void expect_err_(mx_status_t st, const char *frag, const char *file, int line) {
+  if (st != MX_OK && strstr(mx_error_message(), frag)) {
+    mx_test_passed_++;
+  } else {
+    mx_test_failed_++;
+    fprintf(stderr, "%s:%d: expected error containing \"%s\", got %s: %s\n", file, line, frag,
+            mx_status_name(st), st == MX_OK ? "(ok)" : mx_error_message());
+  }
+}
+#define EXPECT_ERR(st, frag) expect_err_((st), (frag), __FILE__, __LINE__)
+
+// Layers [0, n) as a string of 'S' (sliding) / 'F' (full) and of 'N' (NoPE) / 'R' (RoPE).
+static void layer_string(const mx_model_config_t *c, bool nope, char *out, int32_t n) {
+  for (int32_t l = 0; l < n; l++) {
+    out[l] = nope ? (c->layer_nope[l] ? 'N' : 'R') : (c->layer_sliding[l] ? 'S' : 'F');
+  }
+  out[n] = '\0';
+}
+
+static void expect_layers_(const mx_model_config_t *c, bool nope, const char *want,
+                           const char *file, int line) {
+  char got[64];
+  layer_string(c, nope, got, (int32_t)strlen(want));
+  if (strcmp(got, want) == 0) {
+    mx_test_passed_++;
+  } else {
+    mx_test_failed_++;
+    fprintf(stderr, "%s:%d: layers %s, expected %s\n", file, line, got, want);
+  }
+}
+#define EXPECT_SLIDING(c, want) expect_layers_((c), false, (want), __FILE__, __LINE__)
+#define EXPECT_NOPE(c, want) expect_layers_((c), true, (want), __FILE__, __LINE__)
+
+static void test_granite(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"granite\"}", &c));
+  // Every multiplier defaults to 1: the attention scale is 1, not head_dim^-0.5.
+  CHECK(c.embedding_multiplier == 1.0 && c.residual_multiplier == 1.0);
+  CHECK(c.attention_multiplier == 1.0 && c.logits_multiplier == 1.0);
+  CHECK(c.vocab_size == 32000 && c.num_kv_heads == 32 && !c.tie_word_embeddings);
+  CHECK_OK(
+      parse("{\"model_type\": \"granite\", \"logits_scaling\": 8, \"attention_multiplier\": "
+            "0.0078125, \"embedding_multiplier\": 12, \"residual_multiplier\": 0.22}",
+            &c));
+  CHECK(c.logits_multiplier == 0.125 && c.attention_multiplier == 0.0078125);
+  CHECK(c.embedding_multiplier == 12.0 && c.residual_multiplier == 0.22);
+  EXPECT_ERR(parse("{\"model_type\": \"granite\", \"logits_scaling\": 0}", &c),
+             SRC ": logits_scaling must be positive (got 0)");
+  EXPECT_ERR(parse("{\"model_type\": \"granite\", \"residual_multiplier\": -1}", &c),
+             "residual_multiplier must be positive");
+  EXPECT_ERR(parse("{\"model_type\": \"granite\", \"hidden_act\": \"relu\"}", &c),
+             "hidden_act 'relu' is not supported for model_type 'granite'");
+}
+
+static void test_smollm3(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"smollm3\"}", &c));
+  CHECK(c.num_layers == 36 && c.num_kv_heads == 4 && c.tie_word_embeddings);
+  CHECK(c.rope_theta == 2000000.0 && c.sliding_window == 0 && c.pad_token_id == 128004);
+  EXPECT_NOPE(&c, "RRRNRRRNRRRN");  // every 4th layer (no_rope_layer_interval)
+  EXPECT_SLIDING(&c, "FFFFFFFF");
+  CHECK_OK(
+      parse("{\"model_type\": \"smollm3\", \"num_hidden_layers\": 6, "
+            "\"no_rope_layer_interval\": 3, \"use_sliding_window\": true, "
+            "\"sliding_window\": 16}",
+            &c));
+  EXPECT_NOPE(&c, "RRNRRN");
+  EXPECT_SLIDING(&c, "FFSFFS");  // HF's default: the NoPE layers slide
+  CHECK(c.sliding_window == 16);
+  // layer_types marks sliding layers but use_sliding_window is false: no window anywhere.
+  CHECK_OK(
+      parse("{\"model_type\": \"smollm3\", \"num_hidden_layers\": 2, \"no_rope_layers\": "
+            "[0, 1], \"sliding_window\": 8, \"layer_types\": [\"sliding_attention\", "
+            "\"full_attention\"]}",
+            &c));
+  EXPECT_NOPE(&c, "NR");
+  CHECK(c.sliding_window == 0);
+  EXPECT_ERR(parse("{\"model_type\": \"smollm3\", \"num_hidden_layers\": 2, \"no_rope_layers\": "
+                   "[1]}",
+                   &c),
+             "no_rope_layers must be a list of num_hidden_layers (2)");
+  EXPECT_ERR(parse("{\"model_type\": \"smollm3\", \"num_hidden_layers\": 2, \"no_rope_layers\": "
+                   "[1, 2]}",
+                   &c),
+             "no_rope_layers[1] must be 0 or 1");
+  EXPECT_ERR(parse("{\"model_type\": \"smollm3\", \"no_rope_layer_interval\": 0}", &c),
+             "no_rope_layer_interval must be positive");
+}
+
+static void test_olmo(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"olmo2\"}", &c));
+  CHECK(c.vocab_size == 50304 && c.rms_norm_eps == 1e-5 && c.rope_theta == 10000.0);
+  CHECK(c.bos_token_id == -1 && c.pad_token_id == 1 && c.n_eos == 1 && c.eos_token_ids[0] == 50279);
+  EXPECT_SLIDING(&c, "FFFF");
+  CHECK_OK(parse("{\"model_type\": \"olmo3\"}", &c));
+  CHECK(c.rope_theta == 500000.0 && c.rope_local_base_freq == 500000.0);
+  CHECK(c.sliding_window == 4096);
+  EXPECT_SLIDING(&c, "SSSFSSSF");
+  // transformers 5: one RoPE entry per layer type.
+  CHECK_OK(
+      parse("{\"model_type\": \"olmo3\", \"rope_parameters\": {\"full_attention\": "
+            "{\"rope_type\": \"default\", \"rope_theta\": 1e6}, \"sliding_attention\": "
+            "{\"rope_type\": \"default\", \"rope_theta\": 1e4}}}",
+            &c));
+  CHECK(c.rope_theta == 1e6 && c.rope_local_base_freq == 1e4);
+  EXPECT_ERR(parse("{\"model_type\": \"olmo3\", \"rope_parameters\": {\"full_attention\": "
+                   "{\"rope_type\": \"yarn\", \"factor\": 8}}}",
+                   &c),
+             SRC
+             ": rope_parameters.full_attention.rope_type 'yarn' is not supported for "
+             "model_type 'olmo3'");
+  EXPECT_ERR(parse("{\"model_type\": \"olmo2\", \"rope_scaling\": {\"rope_type\": \"yarn\", "
+                   "\"factor\": 8}}",
+                   &c),
+             "rope_scaling.rope_type 'yarn' is not supported");
+}
+
+static void test_seed_oss(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"seed_oss\"}", &c));
+  CHECK(c.attention_bias && !c.attention_out_bias && !c.mlp_bias);
+  CHECK(c.head_dim == 128 && c.num_heads == 80 && c.num_kv_heads == 8);
+  CHECK(c.bos_token_id == 0 && c.pad_token_id == 1 && c.max_position_embeddings == 524288);
+  CHECK_OK(
+      parse("{\"model_type\": \"seed_oss\", \"attention_bias\": false, "
+            "\"attention_out_bias\": true}",
+            &c));
+  CHECK(!c.attention_bias && c.attention_out_bias);
+}
+
+static void test_exaone4(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"exaone4\"}", &c));
+  CHECK(c.vocab_size == 102400 && c.num_kv_heads == 32 && c.sliding_window == 4096);
+  EXPECT_SLIDING(&c, "SSSFSSSF");
+  EXPECT_NOPE(&c, "RRRNRRRN");  // global NoPE: the full layers do not rotate
+  CHECK_OK(parse("{\"model_type\": \"exaone4\", \"sliding_window\": null}", &c));
+  EXPECT_SLIDING(&c, "FFFF");
+  EXPECT_NOPE(&c, "RRRR");
+  CHECK_OK(
+      parse("{\"model_type\": \"exaone4\", \"num_hidden_layers\": 4, "
+            "\"sliding_window_pattern\": \"LLLG\", \"layer_types\": [\"sliding_attention\", "
+            "\"full_attention\", \"sliding_attention\", \"full_attention\"]}",
+            &c));
+  EXPECT_SLIDING(&c, "SFSF");
+  EXPECT_NOPE(&c, "RNRN");
+  EXPECT_ERR(parse("{\"model_type\": \"exaone4\", \"sliding_window_pattern\": \"LLLG\"}", &c),
+             "sliding_window_pattern 'LLLG' (a string) needs layer_types");
+  EXPECT_ERR(parse("{\"model_type\": \"exaone4\", \"sliding_window_pattern\": 0}", &c),
+             "sliding_window_pattern must be positive");
+}
+
+int main(void) {
+  test_granite();
+  test_smollm3();
+  test_olmo();
+  test_seed_oss();
+  test_exaone4();
+  return mx_test_finish();
+}

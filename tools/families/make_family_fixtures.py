@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Tiny random-weight checkpoints of the text families, written by transformers itself.
+
+For each model_type below: the family's own config and modeling classes from the installed
+transformers build a tiny model (hidden 64, 4 heads / 2 kv heads, vocab 256), its parameters get
+deterministic random values, save_pretrained writes it (safetensors, float32), and the same
+modeling code, run in float64 on those float32 weights (eager attention, no cache), gives the
+reference: logits of every prompt position, a 32-token greedy continuation with its top-2
+margins, and the logits of every continuation step (what a KV-cached decode must reproduce).
+Output: tests/data/families/<model_type>/{config.json, generation_config.json,
+model.safetensors, reference.json}, the reference in the layout of the shared fixtures
+(../shared/fixtures/README.md) with 32 greedy ids.
+
+Run once on a developer machine (needs torch + transformers; not part of CI):
+    python3 -m venv /tmp/famenv && /tmp/famenv/bin/pip install torch transformers safetensors numpy
+    /tmp/famenv/bin/python tools/families/make_family_fixtures.py [model_type ...]
+Deterministic for a given transformers / torch version: the weights come from per-tensor seeds.
+"""
+import json
+import os
+import shutil
+import sys
+import zlib
+
+import numpy as np
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data",
+                    "families")
+N_PROMPT = 24
+N_GREEDY = 32
+MIN_MARGIN = 1e-3  # top-1 minus top-2 at every greedy step: float32 engines cannot flip it
+WEIGHTS_SEED = 1234
+
+COMMON = dict(
+    vocab_size=256,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=128,
+    bos_token_id=1,
+    eos_token_id=2,
+    pad_token_id=0,
+)
+
+# model_type -> (config overrides, what the checkpoint exercises)
+FAMILIES = {
+    "granite": (dict(embedding_multiplier=3.0, residual_multiplier=0.5, attention_multiplier=0.3,
+                     logits_scaling=2.0, tie_word_embeddings=True),
+                "embedding / residual / attention multipliers, logits_scaling, tied head"),
+    "smollm3": (dict(no_rope_layer_interval=2),
+                "NoPE layer 1 (no_rope_layers from no_rope_layer_interval 2), tied head"),
+    "olmo2": (dict(bos_token_id=None),
+              "post-norms only, q/k RMSNorm over the whole projection, separate head"),
+    "olmo3": (dict(bos_token_id=None, sliding_window=8,
+                   layer_types=["sliding_attention", "full_attention"],
+                   rope_parameters={
+                       "full_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+              "olmo2's layer, window 8 on layer 0, a RoPE base per layer type"),
+    "exaone4": (dict(bos_token_id=1, sliding_window=8, sliding_window_pattern=2),
+                "post-norms, per-head q/k RMSNorm, window 8 on layer 0 (sliding_window_pattern 2), "
+                "no RoPE on the full layer 1"),
+    "seed_oss": (dict(head_dim=16),
+                 "q/k/v biases (attention_bias true by default), no o_proj bias"),
+}
+
+
+def fill_weights(model, seed):
+    """Every parameter from its own generator: norms 1 + N(0, 0.1), biases N(0, 0.03),
+    other tensors N(0, 0.05), computed in float64 and rounded to float32."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            g = np.random.default_rng([seed, zlib.crc32(name.encode())])
+            shape = tuple(p.shape)
+            if "norm" in name and name.endswith("weight"):
+                v = 1.0 + g.normal(0.0, 0.1, shape)
+            elif name.endswith("bias"):
+                v = g.normal(0.0, 0.03, shape)
+            else:
+                v = g.normal(0.0, 0.05, shape)
+            p.copy_(torch.from_numpy(v.astype(np.float32)))
+
+
+def forward(model, ids):
+    with torch.no_grad():
+        out = model(torch.tensor([ids], dtype=torch.long), use_cache=False)
+    return out.logits[0].to(torch.float64).numpy()
+
+
+def greedy(model, prompt):
+    seq = list(prompt)
+    ids, margins = [], []
+    for _ in range(N_GREEDY):
+        last = forward(model, seq)[-1]
+        order = np.argsort(-last, kind="stable")
+        ids.append(int(order[0]))
+        margins.append(float(last[order[0]] - last[order[1]]))
+        seq.append(int(order[0]))
+    return ids, margins
+
+
+def f32(x):
+    return repr(float(np.float32(x))) if np.isfinite(x) else "null"
+
+
+def rows(a):
+    return "[" + ",\n".join("[" + ",".join(f32(v) for v in r) + "]" for r in a) + "]"
+
+
+def write_reference(path, fields, logits, dlogits):
+    parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items()]
+    parts.append(f'  "logits": {rows(logits)}')
+    parts.append(f'  "decode_logits": {rows(dlogits)}')
+    with open(path, "w") as f:
+        f.write("{\n" + ",\n".join(parts) + "\n}\n")
+
+
+def make(model_type):
+    overrides, what = FAMILIES[model_type]
+    kw = dict(COMMON)
+    kw.update(overrides)
+    config = AutoConfig.for_model(model_type, **kw)
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32)
+    model.eval()
+    fill_weights(model, WEIGHTS_SEED)
+    out = os.path.join(ROOT, model_type)
+    shutil.rmtree(out, ignore_errors=True)
+    model.save_pretrained(out, safe_serialization=True)
+    model = model.to(torch.float64)
+    vocab = config.vocab_size
+    bos = getattr(config, "bos_token_id", None)
+    best = None
+    for prompt_seed in range(1, 41):
+        g = np.random.default_rng(prompt_seed)
+        prompt = [int(x) for x in g.integers(3, vocab, N_PROMPT)]
+        if bos is not None:
+            prompt[0] = int(bos)
+        ids, margins = greedy(model, prompt)
+        if min(margins) < MIN_MARGIN:
+            continue
+        score = len(set(ids))
+        if best is None or score > best[0]:
+            best = (score, prompt_seed, prompt, ids, margins)
+        if prompt_seed >= 20 and best is not None:
+            break
+    if best is None:
+        raise SystemExit(f"{model_type}: no prompt with greedy margins >= {MIN_MARGIN}")
+    _, prompt_seed, prompt, ids, margins = best
+    full = forward(model, prompt + ids)
+    logits = full[:N_PROMPT]
+    dlogits = full[N_PROMPT:N_PROMPT + N_GREEDY - 1]
+    fields = {
+        "format": "hf-fixture-reference/1",
+        "arch": model_type,
+        "model_type": model_type,
+        "architectures": list(config.architectures or [type(model).__name__]),
+        "exercises": what,
+        "generator": "tools/families/make_family_fixtures.py",
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "reference_dtype": "float64 forward of transformers' modeling code on the float32 weights",
+        "weights_seed": WEIGHTS_SEED,
+        "prompt_seed": prompt_seed,
+        "layer_types": list(getattr(config, "layer_types", None) or []),
+        "n_prompt": N_PROMPT,
+        "n_greedy": N_GREEDY,
+        "prompt_ids": prompt,
+        "greedy_ids": ids,
+        "greedy_top2_margins": [float(f32(m)) for m in margins],
+    }
+    write_reference(os.path.join(out, "reference.json"), fields, logits, dlogits)
+    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+    print(f"{model_type}: prompt seed {prompt_seed}, {len(set(ids))} distinct greedy ids, "
+          f"min margin {min(margins):.4g}, {size / 1024:.0f} KiB")
+
+
+def main(argv):
+    names = argv[1:] or list(FAMILIES)
+    for name in names:
+        if name not in FAMILIES:
+            raise SystemExit(f"unknown model_type {name} (known: {', '.join(FAMILIES)})")
+        make(name)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
