@@ -137,6 +137,7 @@ typedef struct mx_model_config {
   double residual_multiplier;   // attention and MLP outputs x it before each residual add
   double attention_multiplier;  // the attention scale itself (replaces head_dim^-0.5)
   double logits_multiplier;     // logits x it (Granite: 1 / logits_scaling)
+  bool use_parallel_residual;   // StableLM: x + attn(ln(x)) + mlp(ln(x)), one norm per layer
   // MLX quantization (config `quantization`, or `quantization_config` when only that is
   // present): default bits (4 or 8) and group size of the quantized layers; 0 when the config
   // has none. Only mode "affine" (or no mode) is accepted. Per-layer overrides are read and

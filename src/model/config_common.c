@@ -155,16 +155,17 @@ static mx_status_t parse_sizes(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d
 
 static mx_status_t parse_rope(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
                               mx_model_config_t *cfg) {
-  double theta = d->rope_theta;
+  double theta = d->rope_theta, prf = d->partial_rotary_factor > 0 ? d->partial_rotary_factor : 1.0;
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(o->obj, "rope_parameters");
-  if (cJSON_IsObject(params)) {  // transformers 5 moves rope_theta in here
+  if (cJSON_IsObject(params)) {  // transformers 5 moves rope_theta (and the factor) in here
     mx_cfg_obj_t p = {params, o->src, "rope_parameters."};
     MX_TRY(mx_cfg_f64(&p, "rope_theta", theta, &theta));
     MX_TRY(positive_f(&p, "rope_theta", theta));
+    MX_TRY(mx_cfg_f64(&p, "partial_rotary_factor", prf, &prf));
   }
   MX_TRY(mx_cfg_f64(o, "rope_theta", theta, &cfg->rope_theta));
   MX_TRY(positive_f(o, "rope_theta", cfg->rope_theta));
-  MX_TRY(mx_cfg_f64(o, "partial_rotary_factor", 1.0, &cfg->partial_rotary_factor));
+  MX_TRY(mx_cfg_f64(o, "partial_rotary_factor", prf, &cfg->partial_rotary_factor));
   if (!(cfg->partial_rotary_factor > 0 && cfg->partial_rotary_factor <= 1)) {
     return mx_error_set(MX_ERR_PARSE, "%s: partial_rotary_factor (%g) must be in (0, 1]", o->src,
                         cfg->partial_rotary_factor);

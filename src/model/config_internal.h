@@ -40,6 +40,7 @@ typedef struct mx_cfg_defaults {
   int32_t head_dim;      // used when the key is absent; 0 (or a null value): hidden / heads
   int64_t max_position_embeddings;
   double rms_norm_eps, rope_theta;
+  double partial_rotary_factor;  // used when the key is absent; 0: 1.0 (StableLM: 0.25)
   bool tie_word_embeddings;
   const char *hidden_act;
   int32_t bos_token_id, eos_token_id, pad_token_id;  // -1: none

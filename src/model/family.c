@@ -19,7 +19,13 @@
   X(olmo2)             \
   X(olmo3)             \
   X(seed_oss)          \
-  X(exaone4)
+  X(exaone4)           \
+  X(starcoder2)        \
+  X(stablelm)          \
+  X(cohere)            \
+  X(cohere2)           \
+  X(internlm3)         \
+  X(exaone)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;
 MX_FAMILIES(DECLARE)

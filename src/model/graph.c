@@ -113,10 +113,6 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
   mx_status_t st = mx_arch_from_config(cfg, &a);
   if (st != MX_OK) return st;
   mx_arch_resolve_names(&a, ck);
-  if (a.mlp_bias) {
-    mx_arch_free(&a);
-    return mx_error_set(MX_ERR_UNSUPPORTED, "graph: mlp_bias is not supported yet");
-  }
   st = mx_arch_weights(&a, &wl);
   if (st == MX_OK) st = mx_wlist_resolve_quant(&wl, ck);
   if (st == MX_OK) st = check_list(&wl, ck);

@@ -88,6 +88,10 @@ mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a) {
 }
 
 void mx_arch_resolve_names(mx_arch_t *a, const mx_checkpoint_t *ck) {
+  if (a->layout_probe != NULL && mx_checkpoint_find(ck, a->layout_probe) != NULL) {
+    a->renamed = true;
+    return;
+  }
   for (int32_t i = 0; i < 3 && a->prefix_alts[i] != NULL; i++) {
     char name[256];
     snprintf(name, sizeof name, "%sembed_tokens.weight", a->prefix_alts[i]);
@@ -175,6 +179,13 @@ static mx_status_t add_w(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32
   } else {
     snprintf(name, sizeof name, "%s", suffix);
   }
+  for (int32_t i = 0; a->renamed && i < a->n_renames; i++) {
+    char *at = strstr(name, a->renames[i][0]);
+    if (at == NULL) continue;
+    char tail[256];
+    snprintf(tail, sizeof tail, "%s", at + strlen(a->renames[i][0]));
+    snprintf(at, sizeof name - (size_t)(at - name), "%s%s", a->renames[i][1], tail);
+  }
   mx_wspec_t *s = &wl->w[wl->n];
   memset(s, 0, sizeof *s);
   s->name = strdup(name);
@@ -208,6 +219,7 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
 #define W_(field, rank, d0, d1, name) \
   if (st == MX_OK) st = add_w(wl, a, &lw->field, rank, d0, d1, l, name)
     if (!a->norm_after) W_(in_norm, 1, H, 0, "input_layernorm.weight");
+    if (!a->norm_after && a->norm_bias) W_(in_norm_b, 1, H, 0, "input_layernorm.bias");
     if (a->fused_qkv) {
       W_(qkv, 2, QD + 2 * KD, H, "self_attn.qkv_proj.weight");
     } else {
@@ -224,9 +236,17 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
     }
     W_(o, 2, H, QD, "self_attn.o_proj.weight");
     if (a->o_bias) W_(o_b, 1, H, 0, "self_attn.o_proj.bias");
-    W_(post_norm, 1, H, 0, "post_attention_layernorm.weight");
+    if (!a->parallel_block) W_(post_norm, 1, H, 0, "post_attention_layernorm.weight");
+    if (!a->parallel_block && a->norm_bias) {
+      W_(post_norm_b, 1, H, 0, "post_attention_layernorm.bias");
+    }
     if (a->sandwich_norm) W_(pre_ff_norm, 1, H, 0, "pre_feedforward_layernorm.weight");
-    if (a->fused_gate_up) {
+    if (a->plain_mlp) {  // StarCoder2: up = c_fc, down = c_proj
+      W_(up, 2, F, H, "mlp.c_fc.weight");
+      if (a->mlp_bias) W_(up_b, 1, F, 0, "mlp.c_fc.bias");
+      W_(down, 2, H, F, "mlp.c_proj.weight");
+      if (a->mlp_bias) W_(down_b, 1, H, 0, "mlp.c_proj.bias");
+    } else if (a->fused_gate_up) {
       W_(gate_up, 2, 2 * F, H, "mlp.gate_up_proj.weight");
     } else {
       W_(gate, 2, F, H, "mlp.gate_proj.weight");
@@ -234,14 +254,18 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
       W_(up, 2, F, H, "mlp.up_proj.weight");
       if (a->mlp_bias) W_(up_b, 1, F, 0, "mlp.up_proj.bias");
     }
-    W_(down, 2, H, F, "mlp.down_proj.weight");
-    if (a->mlp_bias) W_(down_b, 1, H, 0, "mlp.down_proj.bias");
+    if (!a->plain_mlp) {
+      W_(down, 2, H, F, "mlp.down_proj.weight");
+      if (a->mlp_bias) W_(down_b, 1, H, 0, "mlp.down_proj.bias");
+    }
     if (a->sandwich_norm || a->norm_after) {
       W_(post_ff_norm, 1, H, 0, "post_feedforward_layernorm.weight");
     }
 #undef W_
   }
   if (st == MX_OK) st = add_w(wl, a, &wl->final_norm, 1, H, 0, -1, "norm.weight");
+  wl->final_norm_b = -1;
+  if (st == MX_OK && a->norm_bias) st = add_w(wl, a, &wl->final_norm_b, 1, H, 0, -1, "norm.bias");
   if (st == MX_OK) {
     if (a->tied) {
       wl->head = wl->embed;

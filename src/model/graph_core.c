@@ -7,7 +7,9 @@
 //   caches[:, :, pos0[b] : pos0[b] + T] = k, v          (dynamic_update_slice per sequence)
 //   x += [rms_norm](o_proj(attention(q, k_cache, v_cache, pos0, layer window)) [+ bias]) [* r]
 //   x += [rms_norm](gated_mlp(rms_norm(x))) [* r]        ([...]: sandwich norms, Gemma 2/3)
-// (OLMo 2 drops the input norms and keeps the output ones; r: Granite's residual multiplier),
+// (OLMo 2 drops the input norms and keeps the output ones; r: Granite's residual multiplier;
+// LayerNorm families normalize x - mean(x) and may add a bias; a parallel block (Cohere) adds
+// attention and MLP of the same normalized input; StarCoder2's MLP is plain, c_proj(act(c_fc))),
 // then logits = head(rms_norm(x)) [* scale] [softcapped]. Weights arrive in their resident dtype; a
 // linear layer's precision is its weight's type (mx_g_linear), everything else computes in f32.
 #include <stdio.h>
@@ -199,9 +201,32 @@ static mx_status_t head_norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
   return mx_build_reshape(&c->b, y, t.dims, 4, out);
 }
 
-// rms_norm(x) with weight wi and the architecture's eps / weight offset.
+// x - mean(x) over the last dimension.
+static mx_status_t center(mx_builder_t *b, int32_t x, int32_t *out) {
+  mx_type_t t = *mx_build_type(b, x);
+  int64_t last = t.rank - 1, lead[MX_MAX_RANK];
+  for (int32_t i = 0; i < t.rank - 1; i++) lead[i] = i;
+  int32_t zero, sum, n, mean, mean_b;
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
+  MX_TRY(mx_build_reduce(b, x, zero, &last, 1, MX_OP_ADD, &sum));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, (double)t.dims[last], sum, &n));
+  MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, sum, n, &mean));
+  MX_TRY(mx_g_bcast_like(b, mean, x, lead, &mean_b));
+  return mx_build_binary(b, MX_OP_SUBTRACT, x, mean_b, out);
+}
+
+// The architecture's norm of x with weight wi [and bias bi; -1: none]: rms_norm with its eps /
+// weight offset, or LayerNorm, which is rms_norm of the centered x (its variance is the mean
+// square of x - mean(x)), plus the bias.
+static mx_status_t norm_b(core_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
+  if (c->a->layer_norm) MX_TRY(center(&c->b, x, &x));
+  MX_TRY(mx_comp_rms_norm(c->cc, &c->b, x, c->w[wi], c->a->rms_eps, c->a->norm_offset, out));
+  if (bi >= 0) MX_TRY(mx_g_add_bias(&c->b, *out, c->w[bi], out));
+  return MX_OK;
+}
+
 static mx_status_t norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
-  return mx_comp_rms_norm(c->cc, &c->b, x, c->w[wi], c->a->rms_eps, c->a->norm_offset, out);
+  return norm_b(c, x, wi, -1, out);
 }
 
 // x[..., lo:hi] along the last dimension.
@@ -214,9 +239,9 @@ static mx_status_t slice_last(mx_builder_t *b, int32_t x, int64_t lo, int64_t hi
   return mx_build_slice(b, x, start, limit, NULL, t.rank, out);
 }
 
-// Gated MLP with quantized projections: mx.linear for each projection (fused gate_up: its row
-// halves), mx.gated_act between them.
-static mx_status_t quant_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
+// Gated MLP one projection at a time (quantized weights: mx.linear; fused gate_up: its row
+// halves; biases, which mx.gated_mlp has not, added after each), mx.gated_act between them.
+static mx_status_t split_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
   mx_builder_t *b = &c->b;
   int32_t g, u, act;
   if (c->a->fused_gate_up) {
@@ -224,11 +249,40 @@ static mx_status_t quant_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
     MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, 0, F, &g));
     MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, F, F, &u));
   } else {
-    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate, h, 0, -1, &g));
-    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->up, h, 0, -1, &u));
+    MX_TRY(proj(c, h, lw->gate, lw->gate_b, &g));
+    MX_TRY(proj(c, h, lw->up, lw->up_b, &u));
   }
   MX_TRY(mx_comp_gated_act(c->cc, b, g, u, c->a->activation, &act));
-  return mx_gq_linear(c->cc, b, c->wl, c->w, lw->down, act, 0, -1, out);
+  return proj(c, act, lw->down, lw->down_b, out);
+}
+
+// The layer's MLP of h: gated (separate or fused gate/up, each quantized or not) or plain.
+static mx_status_t mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
+  const mx_arch_t *a = c->a;
+  mx_builder_t *b = &c->b;
+  if (a->plain_mlp) {  // down(act(up(h) + b) + b)
+    if (strcmp(a->activation, "gelu_tanh") != 0) {
+      return mx_error_set(MX_ERR_UNSUPPORTED, "graph: a plain MLP with %s", a->activation);
+    }
+    int32_t u, g;
+    MX_TRY(proj(c, h, lw->up, lw->up_b, &u));
+    MX_TRY(mx_g_gelu_tanh(b, u, &g));
+    return proj(c, g, lw->down, lw->down_b, out);
+  }
+  int32_t gate = -1, up = -1;
+  bool mlp_q = mx_gq_is_quant(c->wl, lw->gate_up) || mx_gq_is_quant(c->wl, lw->gate) ||
+               mx_gq_is_quant(c->wl, lw->up) || mx_gq_is_quant(c->wl, lw->down);
+  if (mlp_q || a->mlp_bias) return split_mlp(c, lw, h, out);
+  if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up
+    int64_t F = a->ffn, H = a->hidden;
+    int64_t lo0[2] = {0, 0}, hi0[2] = {F, H}, lo1[2] = {F, 0}, hi1[2] = {2 * F, H};
+    MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo0, hi0, NULL, 2, &gate));
+    MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo1, hi1, NULL, 2, &up));
+  } else {
+    gate = c->w[lw->gate];
+    up = c->w[lw->up];
+  }
+  return mx_comp_gated_mlp(c->cc, b, h, gate, up, c->w[lw->down], a->activation, out);
 }
 
 static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
@@ -237,7 +291,7 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   mx_builder_t *b = &c->b;
   int64_t B = c->B, T = c->T, D = a->head_dim;
   int32_t h = x, q, k, v;
-  if (!a->norm_after) MX_TRY(norm(c, x, lw->in_norm, &h));
+  if (!a->norm_after) MX_TRY(norm_b(c, x, lw->in_norm, lw->in_norm_b, &h));
   if (a->fused_qkv) {  // one matmul, then its q / k / v column ranges
     int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
     int32_t qkv;
@@ -281,26 +335,14 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
   if (a->sandwich_norm || a->norm_after) MX_TRY(norm(c, o, lw->post_norm, &o));
   MX_TRY(scale_by(b, o, a->residual_scale, &o));
   MX_TRY(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
-  int32_t h2 = x1, m, gate = -1, up = -1;
-  if (!a->norm_after) {
-    MX_TRY(norm(c, x1, a->sandwich_norm ? lw->pre_ff_norm : lw->post_norm, &h2));
+  int32_t h2 = x1, m;
+  if (a->parallel_block) {  // the MLP reads the same normalized input as the attention
+    h2 = h;
+  } else if (!a->norm_after) {
+    MX_TRY(a->sandwich_norm ? norm(c, x1, lw->pre_ff_norm, &h2)
+                            : norm_b(c, x1, lw->post_norm, lw->post_norm_b, &h2));
   }
-  bool mlp_q = mx_gq_is_quant(c->wl, lw->gate_up) || mx_gq_is_quant(c->wl, lw->gate) ||
-               mx_gq_is_quant(c->wl, lw->up) || mx_gq_is_quant(c->wl, lw->down);
-  if (mlp_q) {
-    MX_TRY(quant_mlp(c, lw, h2, &m));
-  } else if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up
-    int64_t F = a->ffn, H = a->hidden;
-    int64_t lo0[2] = {0, 0}, hi0[2] = {F, H}, lo1[2] = {F, 0}, hi1[2] = {2 * F, H};
-    MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo0, hi0, NULL, 2, &gate));
-    MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo1, hi1, NULL, 2, &up));
-  } else {
-    gate = c->w[lw->gate];
-    up = c->w[lw->up];
-  }
-  if (!mlp_q) {
-    MX_TRY(mx_comp_gated_mlp(c->cc, b, h2, gate, up, c->w[lw->down], a->activation, &m));
-  }
+  MX_TRY(mlp(c, lw, h2, &m));
   if (a->sandwich_norm || a->norm_after) MX_TRY(norm(c, m, lw->post_ff_norm, &m));
   MX_TRY(scale_by(b, m, a->residual_scale, &m));
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);
@@ -315,7 +357,7 @@ static mx_status_t head(core_t *c, int32_t x, bool all_logits, int32_t *out) {
     MX_TRY(mx_build_slice(b, x, lo, hi, NULL, 3, &x));
   }
   int32_t xn, lg;
-  MX_TRY(mx_comp_rms_norm(c->cc, b, x, c->w[c->wl->final_norm], a->rms_eps, a->norm_offset, &xn));
+  MX_TRY(norm_b(c, x, c->wl->final_norm, c->wl->final_norm_b, &xn));
   MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, c->wl->head, xn, 0, -1, &lg));
   MX_TRY(scale_by(b, lg, a->logit_scale, &lg));
   if (a->final_softcap > 0.0) {  // tanh(l / cap) * cap

@@ -35,6 +35,11 @@ typedef struct mx_arch {
                           // attention output and post_feedforward_layernorm the MLP output,
                           // each before its residual add
   bool qk_norm_flat;      // OLMo 2: q_norm [Hq D] / k_norm [Hkv D] over the whole projection
+  bool layer_norm;        // every norm is LayerNorm (x - mean(x) normalized), not RMSNorm
+  bool norm_bias;         // ... with a bias (<norm>.bias) after the weight
+  bool parallel_block;    // Cohere, StableLM's use_parallel_residual: x + attn(h) + mlp(h),
+                          // h = input_layernorm(x); no post_attention_layernorm
+  bool plain_mlp;         // StarCoder2: down(act(up(x))) named mlp.c_fc / mlp.c_proj, no gate
   double residual_scale;  // 0: none; else attention / MLP outputs x it before the adds
   double logit_scale;     // 0: none; else logits x it (before any soft-cap)
   // Tensor names: prefix + "embed_tokens.weight", prefix + "layers.<l>. ...", prefix +
@@ -43,6 +48,13 @@ typedef struct mx_arch {
   const char *prefix;     // "model."
   const char *head_name;  // "lm_head.weight"
   const char *prefix_alts[3], *head_alts[3];
+  // A family whose original files name tensors otherwise (EXAONE 3) lists {standard part,
+  // original part} pairs, each replaced once, in order, in every standard name when the
+  // checkpoint holds layout_probe (mx_arch_resolve_names then sets renamed).
+  const char *const (*renames)[2];
+  int32_t n_renames;
+  const char *layout_probe;
+  bool renamed;
   const char *activation;  // "silu" | "gelu_tanh"
   const char *rope_style;  // "half" | "interleaved"
   int32_t rotary_dim;      // R <= head_dim, even
@@ -103,13 +115,14 @@ typedef struct mx_layer_w {
   int32_t post_norm, gate, up, down, gate_b, up_b, down_b;
   int32_t qkv, gate_up;               // fused projections (Phi-3)
   int32_t pre_ff_norm, post_ff_norm;  // sandwich norms (Gemma 2/3)
+  int32_t in_norm_b, post_norm_b;     // LayerNorm biases (StarCoder2, StableLM)
 } mx_layer_w_t;
 
 typedef struct mx_wlist {
   int32_t n, cap;
-  mx_wspec_t *w;  // heap
-  int32_t embed, final_norm, head;
-  mx_layer_w_t *layers;  // [n_layers], heap
+  mx_wspec_t *w;                                  // heap
+  int32_t embed, final_norm, final_norm_b, head;  // final_norm_b: -1 unless norm_bias
+  mx_layer_w_t *layers;                           // [n_layers], heap
 } mx_wlist_t;
 
 // Lists every tensor the architecture reads, in argument order.

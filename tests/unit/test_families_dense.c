@@ -1,5 +1,6 @@
 // config.json parsing of the dense families added after Phi-3 (granite, smollm3, olmo2, olmo3,
-// seed_oss, exaone4): transformers' defaults (absent keys), the derived per-layer facts
+// seed_oss, exaone4, starcoder2, stablelm, cohere, cohere2, internlm3, exaone): transformers'
+// defaults (absent keys), the derived per-layer facts
 // (NoPE layers, sliding layers, RoPE bases) and the refusals of what the engine does not
 // implement, each naming the field. Their numerics are checked by unit_family_<type> and
 // unit_family_cpu_<type> on checkpoints transformers wrote (tests/data/families).
@@ -168,11 +169,83 @@ static void test_exaone4(void) {
              "sliding_window_pattern must be positive");
 }
 
+static void test_layernorm_families(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"starcoder2\"}", &c));
+  CHECK(c.attention_bias && c.mlp_bias && c.tie_word_embeddings && c.sliding_window == 0);
+  CHECK(c.rms_norm_eps == 1e-5 && c.num_kv_heads == 2 && c.bos_token_id == 50256);
+  CHECK(strcmp(c.hidden_act, "gelu_pytorch_tanh") == 0);
+  CHECK_OK(
+      parse("{\"model_type\": \"starcoder2\", \"use_bias\": false, \"norm_epsilon\": "
+            "1e-6, \"sliding_window\": 4096}",
+            &c));
+  CHECK(!c.attention_bias && !c.mlp_bias && c.rms_norm_eps == 1e-6);
+  EXPECT_SLIDING(&c, "SSSS");
+  EXPECT_ERR(parse("{\"model_type\": \"starcoder2\", \"hidden_act\": \"silu\"}", &c),
+             SRC ": hidden_act 'silu' is not supported for model_type 'starcoder2'");
+
+  CHECK_OK(parse("{\"model_type\": \"stablelm\"}", &c));
+  CHECK(c.partial_rotary_factor == 0.25 && !c.attention_bias && !c.use_parallel_residual);
+  CHECK(c.head_dim == 80 && c.num_kv_heads == 32 && c.eos_token_ids[0] == 0);
+  // transformers 5 writes the factor inside rope_parameters.
+  CHECK_OK(
+      parse("{\"model_type\": \"stablelm\", \"rope_parameters\": {\"rope_type\": "
+            "\"default\", \"rope_theta\": 10000, \"partial_rotary_factor\": 0.5}, "
+            "\"use_qkv_bias\": true, \"use_parallel_residual\": true, "
+            "\"layer_norm_eps\": 1e-6}",
+            &c));
+  CHECK(c.partial_rotary_factor == 0.5 && c.attention_bias && c.use_parallel_residual);
+  CHECK(c.rms_norm_eps == 1e-6);
+  EXPECT_ERR(parse("{\"model_type\": \"stablelm\", \"qk_layernorm\": true}", &c),
+             SRC ": qk_layernorm true (per-head q/k LayerNorms) is not supported");
+
+  CHECK_OK(parse("{\"model_type\": \"cohere\"}", &c));
+  CHECK(c.logits_multiplier == 0.0625 && c.rope_theta == 500000.0 && c.tie_word_embeddings);
+  CHECK(c.bos_token_id == 5 && c.eos_token_ids[0] == 255001 && c.head_dim == 128);
+  EXPECT_ERR(parse("{\"model_type\": \"cohere\", \"use_qk_norm\": true}", &c),
+             SRC ": use_qk_norm true (per-head q/k LayerNorms) is not supported");
+  EXPECT_ERR(parse("{\"model_type\": \"cohere\", \"logit_scale\": 0}", &c),
+             "logit_scale must be positive");
+  CHECK_OK(parse("{\"model_type\": \"cohere2\", \"head_dim\": 64}", &c));
+  CHECK(c.head_dim == 128 && c.rope_theta == 10000.0 && c.sliding_window == 4096);
+  EXPECT_SLIDING(&c, "SSSFSSSF");
+  EXPECT_NOPE(&c, "RRRNRRRN");  // RoPE on the sliding layers only
+  CHECK_OK(parse("{\"model_type\": \"cohere2\", \"sliding_window\": null}", &c));
+  EXPECT_SLIDING(&c, "FFFF");
+  EXPECT_NOPE(&c, "NNNN");
+}
+
+static void test_llama_aliases(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"internlm3\"}", &c));
+  CHECK(c.head_dim == 128 && c.num_kv_heads == 2 && c.pad_token_id == 2 && !c.attention_bias);
+  CHECK_OK(parse("{\"model_type\": \"internlm3\", \"qkv_bias\": true, \"bias\": true}", &c));
+  CHECK(c.attention_bias && c.mlp_bias);
+  EXPECT_ERR(parse("{\"model_type\": \"internlm3\", \"qkv_bias\": true, \"bias\": false}", &c),
+             SRC ": qkv_bias (true) differs from bias (false)");
+  EXPECT_ERR(parse("{\"model_type\": \"internlm3\", \"rope_scaling\": {\"rope_type\": "
+                   "\"dynamic\", \"factor\": 6.0}}",
+                   &c),
+             "rope_scaling.rope_type 'dynamic' is not supported");
+
+  CHECK_OK(parse("{\"model_type\": \"exaone\"}", &c));
+  CHECK(c.rope_theta == 500000.0 && c.num_kv_heads == 8 && c.eos_token_ids[0] == 361);
+  CHECK_OK(
+      parse("{\"model_type\": \"exaone\", \"num_layers\": 3, \"layer_norm_epsilon\": "
+            "1e-6, \"activation_function\": \"silu\"}",
+            &c));
+  CHECK(c.num_layers == 3 && c.rms_norm_eps == 1e-6);
+  EXPECT_ERR(parse("{\"model_type\": \"exaone\", \"activation_function\": \"relu\"}", &c),
+             SRC ": activation_function 'relu' is not supported for model_type 'exaone'");
+}
+
 int main(void) {
   test_granite();
   test_smollm3();
   test_olmo();
   test_seed_oss();
   test_exaone4();
+  test_layernorm_families();
+  test_llama_aliases();
   return mx_test_finish();
 }

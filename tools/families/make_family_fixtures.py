@@ -67,6 +67,22 @@ FAMILIES = {
                 "no RoPE on the full layer 1"),
     "seed_oss": (dict(head_dim=16),
                  "q/k/v biases (attention_bias true by default), no o_proj bias"),
+    "starcoder2": (dict(sliding_window=8),
+                   "LayerNorm with bias, biases on every projection (use_bias), plain "
+                   "gelu_pytorch_tanh MLP c_fc / c_proj, window 8 on every layer, tied head"),
+    "stablelm": (dict(use_qkv_bias=True),
+                 "LayerNorm with bias, partial_rotary_factor 0.25 (default), q/k/v biases, "
+                 "sequential residual"),
+    "cohere": (dict(logit_scale=0.25),
+               "bias-free LayerNorm, parallel block, interleaved RoPE, logit_scale, tied head"),
+    "internlm3": (dict(head_dim=16, attention_bias=True, mlp_bias=True),
+                  "Llama's layer with biases on q/k/v/o and gate/up/down, head_dim 16"),
+    "exaone": (dict(head_dim=16),
+               "Llama's layer in EXAONE 3's original tensor names (transformer.h.<l>.attn."
+               "attention.*, ln_1 / ln_2, mlp.c_fc_0 / c_fc_1 / c_proj), read back by "
+               "transformers' own renaming"),
+    "cohere2": (dict(logit_scale=0.25, sliding_window=8, sliding_window_pattern=2),
+                "cohere's layer, window 8 and RoPE on layer 0 only (pattern 2), tied head"),
 }
 
 
@@ -84,6 +100,43 @@ def fill_weights(model, seed):
             else:
                 v = g.normal(0.0, 0.05, shape)
             p.copy_(torch.from_numpy(v.astype(np.float32)))
+
+
+# save_pretrained writes Llama's names; released EXAONE 3 files keep their original ones, which
+# transformers renames on load (conversion_mapping.py): write those, and check that transformers
+# reads them back to the same model.
+EXAONE_ORIGINAL = [
+    ("model.embed_tokens.", "transformer.wte."), ("model.layers.", "transformer.h."),
+    ("model.norm.", "transformer.ln_f."), (".self_attn.o_proj.", ".attn.attention.out_proj."),
+    (".self_attn.", ".attn.attention."), (".input_layernorm.", ".ln_1."),
+    (".post_attention_layernorm.", ".ln_2."), (".mlp.gate_proj.", ".mlp.c_fc_0."),
+    (".mlp.up_proj.", ".mlp.c_fc_1."), (".mlp.down_proj.", ".mlp.c_proj."),
+]
+
+
+def to_original_names(out, model):
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    renamed = {}
+    for name, t in tensors.items():
+        for a, b in EXAONE_ORIGINAL:
+            name = name.replace(a, b, 1)
+        renamed[name] = t
+    save_file(dict(sorted(renamed.items())), path, metadata={"format": "pt"})
+    back = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32,
+                                                attn_implementation="eager")
+    ids = torch.arange(3, 19).unsqueeze(0)
+    with torch.no_grad():
+        a = model(ids, use_cache=False).logits
+        b = back(ids, use_cache=False).logits
+    diff = float((a - b).abs().max())
+    if diff > 1e-6:
+        raise SystemExit(f"exaone: transformers reads the original names back differently "
+                         f"(max |dlogit| {diff:.3g})")
+
+
+POST_SAVE = {"exaone": to_original_names}
 
 
 def forward(model, ids):
@@ -127,12 +180,14 @@ def make(model_type):
     config = AutoConfig.for_model(model_type, **kw)
     config._attn_implementation = "eager"
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.eval()
     fill_weights(model, WEIGHTS_SEED)
     out = os.path.join(ROOT, model_type)
     shutil.rmtree(out, ignore_errors=True)
     model.save_pretrained(out, safe_serialization=True)
+    if model_type in POST_SAVE:
+        POST_SAVE[model_type](out, model)
     model = model.to(torch.float64)
     vocab = config.vocab_size
     bos = getattr(config, "bos_token_id", None)
