@@ -148,6 +148,9 @@ def main():
     expect_error("unknown device", base, dict(env, MLXCEL_XLA_DEVICE="tpu"),
                  ["MLXCEL_XLA_DEVICE", "tpu"])
     hip_env = {k: v for k, v in env.items() if k != "MLXCEL_XLA_ROCM_TARGET"}
+    # The xla backend's name for the same device (one MLXCEL_XLA_DEVICE serves both commands).
+    expect_error("rocm, the xla backend's name for hip, without a target", base,
+                 dict(hip_env, MLXCEL_XLA_DEVICE="rocm"), ["--device hip needs", "ROCM_TARGET"])
     expect_error("hip without a target", base + ["--device", "hip"], hip_env,
                  ["MLXCEL_XLA_ROCM_TARGET"])
     print("compile_iree: PASS", flush=True)

@@ -204,11 +204,16 @@ static const char *env_nonempty(const char *var) {
 
 mx_status_t mx_cli_compile_env(const char **device, const char **rocm_target,
                                const char **iree_compile) {
-  if (!*device && (*device = env_nonempty("MLXCEL_XLA_DEVICE")) != NULL &&
-      !mx_cli_iree_device_known(*device)) {
-    return mx_error_set(MX_ERR_INVALID_ARG,
-                        "MLXCEL_XLA_DEVICE='%s': expected local-task, cuda, hip, vulkan or metal",
-                        *device);
+  // The xla backend reads the same variable with PJRT's names (xla_env): one value serves both.
+  const char *e = *device ? NULL : env_nonempty("MLXCEL_XLA_DEVICE");
+  if (e) {
+    *device = strcmp(e, "cpu") == 0 ? "local-task" : strcmp(e, "rocm") == 0 ? "hip" : e;
+    if (!mx_cli_iree_device_known(*device)) {
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "MLXCEL_XLA_DEVICE='%s': expected local-task (or cpu), cuda, hip (or "
+                          "rocm), vulkan or metal",
+                          e);
+    }
   }
   if (!*device) *device = "local-task";
   // Read for hip only: a variable set for other tools must not fail a CPU or CUDA build.
