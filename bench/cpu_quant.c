@@ -202,8 +202,7 @@ int main(int argc, char **argv) {
   int nf = 0;
   memset(f, 0, sizeof f);
   f[nf++] = (fmt_t){.name = "f32", .mode = 0};
-  setenv("MLXCEL_QUANT_KERNEL", "exact", 1);
-  const mx_cpu_qkernels_t *exact = mx_cpu_qkernels_for(kt, 8);
+  const mx_cpu_qkernels_t *exact = mx_cpu_qkernels_for(kt, 8, MX_CPU_QKERNEL_EXACT);
   const mx_cpu_qkernels_t *vnni = NULL, *vnni16 = NULL;
 #if defined(__x86_64__)
   if (mx_cpu_features()->avx512vnni && mx_cpu_kernels_isa(kt) == MX_CPU_ISA_AVX512) {

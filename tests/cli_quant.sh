@@ -86,6 +86,10 @@ t_errors() {
   expect_rc 1; expect_err 'applies to --quant int8 / int4 only'
   run env MLXCEL_XLA_QUANT=fp8 "$MLXCEL" generate -m "$MODEL" --prompt-ids 1
   expect_rc 1; expect_err "MLXCEL_XLA_QUANT: 'fp8'"
+  run env MLXCEL_QUANT_KERNEL=fast "$MLXCEL" generate -m "$MODEL" --prompt-ids 1 -n 1
+  expect_rc 1; expect_err "MLXCEL_QUANT_KERNEL: 'fast' is not a quantized kernel"
+  run env MLXCEL_QUANT_KERNEL=fast "$MLXCEL" diff -m "$MODEL" --ids 1
+  expect_rc 1; expect_err "MLXCEL_QUANT_KERNEL: 'fast' is not a quantized kernel"
 }
 
 # int8 follows run.c's greedy trajectory for 32 tokens (groups of 64 and 32; via the

@@ -75,6 +75,19 @@ int mx_cpu_kernels_panel_rows(const mx_cpu_kernels_t *kt);
 // Rows of X per GEMM microkernel call for this table (its M height).
 int mx_cpu_kernels_gemm_rows(const mx_cpu_kernels_t *kt);
 
+// Which decode kernels run quantized weights (docs/quantization.md). The prefill GEMM is exact
+// whatever the choice; a choice this CPU cannot run falls back to its exact kernels.
+typedef enum mx_cpu_qkernel {
+  MX_CPU_QKERNEL_AUTO = 0,  // VNNI16 where the CPU has AVX-512 VNNI, else exact
+  MX_CPU_QKERNEL_EXACT,     // f32 activations: the graph's own semantics
+  MX_CPU_QKERNEL_VNNI16,    // 16-bit activations (AVX-512 VNNI)
+  MX_CPU_QKERNEL_VNNI,      // 8-bit activations (AVX-512 VNNI)
+} mx_cpu_qkernel_t;
+// "auto", "exact", "vnni16", "vnni"; "?" for other values.
+const char *mx_cpu_qkernel_name(mx_cpu_qkernel_t k);
+// Parses one of the names above (exact, lowercase). MX_ERR_INVALID_ARG naming `what` otherwise.
+mx_status_t mx_cpu_qkernel_parse(const char *s, const char *what, mx_cpu_qkernel_t *out);
+
 // ============================================================================================
 // Thread pool
 // ============================================================================================

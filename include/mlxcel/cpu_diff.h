@@ -17,9 +17,10 @@ extern "C" {
 #endif
 
 typedef struct mx_cpu_diff_opts {
-  double tol;                   // allowed |fast - ref| / max(1, |ref|); <= 0 means 1e-4
-  mx_cpu_pool_t *pool;          // threads of the fast run; NULL = the calling thread
-  const char *test_perturb_op;  // testing: mx_cpu_compile_opts_t.test_perturb_op
+  double tol;                     // allowed |fast - ref| / max(1, |ref|); <= 0 means 1e-4
+  mx_cpu_pool_t *pool;            // threads of the fast run; NULL = the calling thread
+  const char *test_perturb_op;    // testing: mx_cpu_compile_opts_t.test_perturb_op
+  mx_cpu_qkernel_t quant_kernel;  // the fast run's quantized decode kernels (AUTO = the best)
 } mx_cpu_diff_opts_t;
 
 // One compared op result and its worst element.

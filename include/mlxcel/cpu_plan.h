@@ -80,6 +80,9 @@ typedef struct mx_cpu_compile_opts {
   // (src/cpu/kernels_rows.h) instead of the GEMM's: a row's result is then the same for
   // any M, bit for bit (batched decoding: a sequence's logits do not depend on how many run).
   bool rows_as_gemv;
+  // The decode kernels of quantized weights (AUTO = the CPU's best; mx_cpu_qkernel_t). Plans
+  // sharing a weight cache may differ: the cache keys a quantized packing by its kernels.
+  mx_cpu_qkernel_t quant_kernel;
 } mx_cpu_compile_opts_t;
 
 // Compiles f (a function of m). opts may be NULL.

@@ -171,8 +171,7 @@ mx_status_t mx_config_parse(const char *config_json, size_t len, const char *gen
 // `mx.embedding`) whose decomposition unpacks, converts, scales and runs dot_general / gather.
 
 typedef enum mx_quant_mode {
-  MX_QUANT_AUTO = 0,  // $MLXCEL_XLA_QUANT when set, else MLX for MLX-quantized checkpoints and
-                      // NONE otherwise
+  MX_QUANT_AUTO = 0,  // MLX for MLX-quantized checkpoints, NONE otherwise
   MX_QUANT_NONE,      // float weights (MLX checkpoints are dequantized at load)
   MX_QUANT_INT8,      // requantize every quantizable layer to symmetric int8 at load
   MX_QUANT_INT4,      // requantize to symmetric int4 at load
@@ -250,12 +249,10 @@ typedef struct mx_model_load_opts {
   // this type, converted once here (round to nearest even; an f16 overflow is an error naming
   // the tensor), so the graph's dot_generals take f16/bf16 inputs with f32 accumulation and a
   // decode step reads half the bytes. Norm weights and biases become f32; an untied embedding
-  // keeps the checkpoint's type. MX_ELEM_INVALID = auto: $MLXCEL_XLA_PRECISION (f32, f16,
-  // bf16) when set, else the checkpoint's dominant matmul-weight type (a bf16 checkpoint runs
-  // bf16, an f32 one f32).
+  // keeps the checkpoint's type. MX_ELEM_INVALID = auto: the checkpoint's dominant matmul-weight
+  // type (a bf16 checkpoint runs bf16, an f32 one f32).
   mx_elem_type_t precision;
-  // KV-cache element type (F32, F16, BF16); MX_ELEM_INVALID = $MLXCEL_XLA_KV_DTYPE when set,
-  // else the resolved precision.
+  // KV-cache element type (F32, F16, BF16); MX_ELEM_INVALID = the resolved precision.
   mx_elem_type_t kv_dtype;
 } mx_model_load_opts_t;
 // mx_model_load with options; opts may be NULL (= mx_model_load).
@@ -271,8 +268,7 @@ mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *
 mx_status_t mx_model_auto_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                     mx_elem_type_t *out);
 // The precision and KV dtype mx_model_load_ex resolves for opts (NULL = both auto) on this
-// config + checkpoint: explicit values (validated: f32, f16, bf16), else $MLXCEL_XLA_PRECISION /
-// $MLXCEL_XLA_KV_DTYPE (a bad value is an error naming the variable), else the defaults.
+// config + checkpoint: explicit values (validated: f32, f16, bf16), else the defaults.
 mx_status_t mx_model_resolve_precision(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                        const mx_model_load_opts_t *opts, mx_elem_type_t *precision,
                                        mx_elem_type_t *kv_dtype);

@@ -4,12 +4,13 @@
 // A session owns the KV state of one sequence, its position and the logits of the last step.
 // Everything a step needs is allocated at create time; prefill/decode do not allocate.
 //
-// Sessions and backends never read the process environment: every setting arrives in the
-// options below (the CLI maps MLXCEL_BACKEND, MLXCEL_XLA_CONTEXT_CAPACITY, MLXCEL_THREADS, ...
-// onto them).
+// Nothing in the library reads the process environment: every setting arrives in the options
+// below (the CLI maps MLXCEL_BACKEND, MLXCEL_XLA_CONTEXT_CAPACITY, MLXCEL_THREADS, ... onto
+// them).
 #ifndef MLXCEL_SESSION_H
 #define MLXCEL_SESSION_H
 
+#include "mlxcel/cpu.h"
 #include "mlxcel/model.h"
 
 #ifdef __cplusplus
@@ -29,6 +30,7 @@ enum {
 typedef struct mx_cpu_backend_opts {
   bool profile;  // time every plan step (steps no longer overlap) and print each used plan's
                  // report to stderr when the session or batch is destroyed
+  mx_cpu_qkernel_t quant_kernel;  // decode kernels of quantized weights (AUTO = the CPU's best)
 } mx_cpu_backend_opts_t;
 
 // Settings of the "xla" backend: a PJRT plugin loaded at run time (src/backends/xla.c).

@@ -8,9 +8,9 @@
 // then released. The KV caches are updated in place: every cache result aliases its argument
 // (tf.aliasing_output), so the plan writes the new rows straight into the runner's buffers.
 //
-// Options: threads (0 = the physical cores) and cpu.profile (mx_cpu_plan_set_profile: every
-// plan step timed, steps no longer overlap; each used plan's report printed to stderr when it
-// is released).
+// Options: threads (0 = the physical cores), cpu.quant_kernel (the decode kernels of quantized
+// weights) and cpu.profile (mx_cpu_plan_set_profile: every plan step timed, steps no longer
+// overlap; each used plan's report printed to stderr when it is released).
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,6 +32,7 @@ typedef struct cpu_exec {
   mx_cpu_pool_t *pool;
   mx_cpu_weights_t *weights;
   bool profile;
+  mx_cpu_qkernel_t quant_kernel;
   bool batch;  // plans of a batched state (rows_as_gemv for the decode plans)
   void *arena;
   size_t arena_bytes;
@@ -72,6 +73,7 @@ static mx_status_t cpu_prepare(void *impl, mx_graph_binding_t *b) {
                              .weights = c->weights,
                              .pool = c->pool,
                              .rows_as_gemv = c->batch && b->T == 1,
+                             .quant_kernel = c->quant_kernel,
                              .external_arena = shared};
   mx_cpu_plan_t *plan = NULL;
   mx_status_t st = mx_cpu_compile(b->mod, b->f, &o, &plan);
@@ -134,9 +136,13 @@ static mx_status_t cpu_exec_create(const mx_model_t *model, const mx_backend_con
   mx_status_t st = mx_backend_check_host_device("cpu", &cfg->opts);
   if (st) return st;
   if (!model->ckpt) return mx_error_set(MX_ERR_INVALID_ARG, "model has no checkpoint");
+  if ((unsigned)cfg->opts.cpu.quant_kernel > MX_CPU_QKERNEL_VNNI)
+    return mx_error_set(MX_ERR_INVALID_ARG, "cpu: quantized kernel choice %d is not valid",
+                        (int)cfg->opts.cpu.quant_kernel);
   cpu_exec_t *c = calloc(1, sizeof *c);
   if (!c) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   c->profile = cfg->opts.cpu.profile;
+  c->quant_kernel = cfg->opts.cpu.quant_kernel;
   c->batch = batch;
   st = mx_cpu_pool_create(cfg->opts.threads, &c->pool);
   if (!st) st = mx_cpu_weights_create(NULL, &c->weights);

@@ -331,6 +331,10 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_compile: no function body");
   mx_cpu_compile_opts_t dflt = {0};
   if (!opts) opts = &dflt;
+  if ((unsigned)opts->quant_kernel > MX_CPU_QKERNEL_VNNI)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx_cpu_compile: quantized kernel choice %d is not valid",
+                        (int)opts->quant_kernel);
   mx_cpu_plan_t *p = calloc(1, sizeof *p);
   if (!p) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   p->m = m;

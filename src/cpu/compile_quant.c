@@ -69,7 +69,9 @@ bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return false;
     int64_t m = mx_type_numel(xt) / q.k;
     const mx_cpu_qpacked_t *pk = NULL;
-    if (m <= 0 || (*st = mx_cpu_qpacked_get(c->p->weights, c->o->pool, &q, &pk))) return m > 0;
+    if (m <= 0 ||
+        (*st = mx_cpu_qpacked_get(c->p->weights, c->o->pool, c->o->quant_kernel, &q, &pk)))
+      return m > 0;
     if ((*st = mx_plan_simple_step(c, op, ST_QGEMM, m == 1 ? "mx.linear qgemv" : "mx.linear qgemm",
                                    op->operands, 1, op->results[0], &s)))
       return true;

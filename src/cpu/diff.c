@@ -95,7 +95,8 @@ mx_status_t mx_cpu_diff(const mx_module_t *m, const mx_func_t *f, const mx_tenso
                               .is_weight = is_weight,
                               .pool = opts ? opts->pool : NULL,
                               .keep_values = true,
-                              .test_perturb_op = opts ? opts->test_perturb_op : NULL};
+                              .test_perturb_op = opts ? opts->test_perturb_op : NULL,
+                              .quant_kernel = opts ? opts->quant_kernel : MX_CPU_QKERNEL_AUTO};
   mx_cpu_plan_t *plan = NULL;
   mx_tensor_t *fa = calloc((size_t)(na ? na : 1), sizeof *fa);
   mx_tensor_t *fr = calloc((size_t)(nr ? nr : 1), sizeof *fr);

@@ -9,19 +9,37 @@
 
 // ---- Selection ----
 
-const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt, int bits) {
+static const char *const kQkernelNames[] = {"auto", "exact", "vnni16", "vnni"};
+
+const char *mx_cpu_qkernel_name(mx_cpu_qkernel_t k) {
+  return (unsigned)k < sizeof kQkernelNames / sizeof kQkernelNames[0] ? kQkernelNames[k] : "?";
+}
+
+mx_status_t mx_cpu_qkernel_parse(const char *s, const char *what, mx_cpu_qkernel_t *out) {
+  for (size_t i = 0; s && i < sizeof kQkernelNames / sizeof kQkernelNames[0]; i++) {
+    if (strcmp(s, kQkernelNames[i]) == 0) {
+      *out = (mx_cpu_qkernel_t)i;
+      return MX_OK;
+    }
+  }
+  return mx_error_set(MX_ERR_INVALID_ARG,
+                      "%s: '%s' is not a quantized kernel (auto, exact, vnni16, vnni)",
+                      what ? what : "quantized kernel", s ? s : "(null)");
+}
+
+const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt, int bits,
+                                             mx_cpu_qkernel_t choice) {
   (void)bits;  // every path handles both widths; kept for per-width choices
 #if defined(__x86_64__)
   // Default: VNNI16 where the CPU has AVX-512 VNNI (16-bit activations: error ~1e-5 of the
   // group's max |x|, 2.5-3x the exact path's throughput), the exact path elsewhere. The numbers
   // behind the choice are in docs/quantization.md.
-  const char *env = getenv("MLXCEL_QUANT_KERNEL");
-  const char *want = env && *env ? env : "vnni16";
+  if (choice == MX_CPU_QKERNEL_AUTO) choice = MX_CPU_QKERNEL_VNNI16;
   bool vnni_ok = mx_cpu_features()->avx512vnni;
   switch (kt ? kt->isa : MX_CPU_ISA_SCALAR) {
     case MX_CPU_ISA_AVX512:
-      if (vnni_ok && !strcmp(want, "vnni16")) return &mx_cpu_qkernels_avx512_vnni16;
-      if (vnni_ok && !strcmp(want, "vnni")) return &mx_cpu_qkernels_avx512_vnni;
+      if (vnni_ok && choice == MX_CPU_QKERNEL_VNNI16) return &mx_cpu_qkernels_avx512_vnni16;
+      if (vnni_ok && choice == MX_CPU_QKERNEL_VNNI) return &mx_cpu_qkernels_avx512_vnni;
       return &mx_cpu_qkernels_avx512;
     case MX_CPU_ISA_AVX2:
       return &mx_cpu_qkernels_avx2;
@@ -30,6 +48,7 @@ const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt, int bit
   }
 #else
   (void)kt;
+  (void)choice;
   return &mx_cpu_qkernels_scalar;
 #endif
 }

@@ -21,7 +21,7 @@
 //     z = 2^(bits - 1), the integer sums exact (two vpdpbusd per chunk). The error is the 16-bit
 //     rounding of x only: |dy| <= sum_j |s_j| dx_j / 2 sum_k |u_k - z| per row (~1.5e-5 of the
 //     group's max |x| per weight);
-//   VNNI path (MLXCEL_QUANT_KERNEL=vnni): the same with 8-bit activations (dx_j = max|x| / 127,
+//   VNNI path (MX_CPU_QKERNEL_VNNI): the same with 8-bit activations (dx_j = max|x| / 127,
 //     one vpdpbusd per chunk): ~1.6x faster than VNNI16 and 256 times less accurate.
 // Prefill (GEMM, m > 1): a panel slice of KC k-values is dequantized (w = (u - o) s [+ b], the
 // decomposition's arithmetic) into an L1/L2-resident f32 block and fed to the f32 GEMM
@@ -102,11 +102,11 @@ extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni;
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16;
 #endif
 
-// The quantized kernels for `bits`-bit weights with f32 table kt: VNNI16 where the CPU has
-// AVX-512 VNNI, else the ISA's exact path. $MLXCEL_QUANT_KERNEL = "exact", "vnni16" or "vnni"
-// chooses one (where the CPU has it; any other value means exact). Measurements:
-// docs/quantization.md.
-const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt, int bits);
+// The quantized kernels for `bits`-bit weights with f32 table kt and the caller's choice (cpu.h):
+// AUTO is VNNI16 where the CPU has AVX-512 VNNI, else the ISA's exact path; VNNI16 and VNNI where
+// the CPU has them, else exact. Measurements: docs/quantization.md.
+const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt, int bits,
+                                             mx_cpu_qkernel_t choice);
 
 // Whether src can be packed (format, group % 8 == 0, k <= MX_Q_MAX_K, dtypes).
 bool mx_cpu_qsrc_ok(const mx_cpu_qsrc_t *src);

@@ -232,7 +232,7 @@ mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const fl
 mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_elem_type_t et,
                                    const uint16_t *data, int64_t n, int64_t k,
                                    const mx_cpu_packed_lowp_t **out);
-mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src,
-                               const mx_cpu_qpacked_t **out);
+mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_cpu_qkernel_t choice,
+                               const mx_cpu_qsrc_t *src, const mx_cpu_qpacked_t **out);
 
 #endif  // MX_CPU_PLAN_INTERNAL_H

@@ -106,9 +106,9 @@ mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_
   return MX_OK;
 }
 
-mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src,
-                               const mx_cpu_qpacked_t **out) {
-  const mx_cpu_qkernels_t *qk = mx_cpu_qkernels_for(w->kt, src->bits);
+mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_cpu_qkernel_t choice,
+                               const mx_cpu_qsrc_t *src, const mx_cpu_qpacked_t **out) {
+  const mx_cpu_qkernels_t *qk = mx_cpu_qkernels_for(w->kt, src->bits, choice);
   const mx_packed_entry_t *e = find(w, PACKED_Q, src->w, src->n, src->k, MX_ELEM_F32, qk);
   if (e) {
     *out = e->q;

@@ -185,9 +185,9 @@ mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint
   return st;
 }
 
-// An explicit choice, else the environment variable `env`, else `dflt`.
-static mx_status_t resolve_type(mx_elem_type_t given, const char *env, const char *what,
-                                mx_elem_type_t dflt, mx_elem_type_t *out) {
+// An explicit choice, else `dflt`.
+static mx_status_t resolve_type(mx_elem_type_t given, const char *what, mx_elem_type_t dflt,
+                                mx_elem_type_t *out) {
   if (given != MX_ELEM_INVALID) {
     if (given != MX_ELEM_F32 && given != MX_ELEM_F16 && given != MX_ELEM_BF16) {
       return mx_error_set(MX_ERR_INVALID_ARG, "%s %s: f32, f16 or bf16 needed", what,
@@ -196,8 +196,6 @@ static mx_status_t resolve_type(mx_elem_type_t given, const char *env, const cha
     *out = given;
     return MX_OK;
   }
-  const char *v = getenv(env);
-  if (v && *v) return mx_precision_parse(v, env, out);
   *out = dflt;
   return MX_OK;
 }
@@ -207,8 +205,6 @@ mx_status_t mx_model_resolve_precision(const mx_model_config_t *cfg, const mx_ch
                                        mx_elem_type_t *kv_dtype) {
   mx_elem_type_t autop;
   MX_TRY(mx_model_auto_precision(cfg, ck, &autop));
-  MX_TRY(resolve_type(opts ? opts->precision : MX_ELEM_INVALID, "MLXCEL_XLA_PRECISION", "precision",
-                      autop, precision));
-  return resolve_type(opts ? opts->kv_dtype : MX_ELEM_INVALID, "MLXCEL_XLA_KV_DTYPE", "KV dtype",
-                      *precision, kv_dtype);
+  MX_TRY(resolve_type(opts ? opts->precision : MX_ELEM_INVALID, "precision", autop, precision));
+  return resolve_type(opts ? opts->kv_dtype : MX_ELEM_INVALID, "KV dtype", *precision, kv_dtype);
 }

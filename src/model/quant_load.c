@@ -228,10 +228,6 @@ static mx_status_t requantize(mx_checkpoint_t *ck, const mx_wspec_t *s, const mx
 static mx_status_t resolve_mode(const mx_model_load_opts_t *opts, bool stored,
                                 mx_quant_mode_t *mode) {
   *mode = opts ? opts->quant : MX_QUANT_AUTO;
-  if (*mode == MX_QUANT_AUTO) {
-    const char *env = getenv("MLXCEL_XLA_QUANT");
-    if (env && *env) MX_TRY(mx_quant_mode_parse(env, "MLXCEL_XLA_QUANT", mode));
-  }
   if (*mode == MX_QUANT_AUTO) *mode = stored ? MX_QUANT_MLX : MX_QUANT_NONE;
   if ((unsigned)*mode > MX_QUANT_MLX) {
     return mx_error_set(MX_ERR_INVALID_ARG, "quantization mode %d is not valid", (int)*mode);

@@ -118,25 +118,27 @@ static void test_auto_and_env(const char *bf16_dir) {
   CHECK(m && m->precision == MX_ELEM_F32 &&
         find(m, "model.layers.1.mlp.up_proj.weight")->dtype == MX_ELEM_F32);
   mx_model_free(m);
-  setenv("MLXCEL_XLA_PRECISION", "f16", 1);
-  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  m = load(g_model, MX_ELEM_F16, MX_ELEM_INVALID, NULL);  // the KV dtype follows the precision
   CHECK(m && m->precision == MX_ELEM_F16 && m->kv_dtype == MX_ELEM_F16);
   mx_model_free(m);
-  m = load(g_model, MX_ELEM_BF16, MX_ELEM_INVALID, NULL);  // explicit wins
-  CHECK(m && m->precision == MX_ELEM_BF16);
-  mx_model_free(m);
-  setenv("MLXCEL_XLA_KV_DTYPE", "f32", 1);
-  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  m = load(g_model, MX_ELEM_F16, MX_ELEM_F32, NULL);
   CHECK(m && m->precision == MX_ELEM_F16 && m->kv_dtype == MX_ELEM_F32);
   mx_model_free(m);
-  setenv("MLXCEL_XLA_PRECISION", "fp8", 1);
-  mx_status_t st;
-  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, &st);
-  CHECK(m == NULL && st == MX_ERR_INVALID_ARG);
-  CHECK_MSG(strstr(mx_error_message(), "MLXCEL_XLA_PRECISION: 'fp8' is not a precision"),
-            "message: %s", mx_error_message());
+  // The library never reads the environment (the CLI maps $MLXCEL_XLA_PRECISION and
+  // $MLXCEL_XLA_KV_DTYPE onto these options): auto stays the checkpoint's type with them set,
+  // even to values that are not types.
+  setenv("MLXCEL_XLA_PRECISION", "f16", 1);
+  setenv("MLXCEL_XLA_KV_DTYPE", "fp8", 1);
+  m = load(g_model, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  CHECK(m && m->precision == MX_ELEM_F32 && m->kv_dtype == MX_ELEM_F32);
+  mx_model_free(m);
   unsetenv("MLXCEL_XLA_PRECISION");
   unsetenv("MLXCEL_XLA_KV_DTYPE");
+  mx_status_t st;
+  mx_elem_type_t et = MX_ELEM_INVALID;
+  CHECK(mx_precision_parse("fp8", "MLXCEL_XLA_PRECISION", &et) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "MLXCEL_XLA_PRECISION: 'fp8' is not a precision"),
+            "message: %s", mx_error_message());
   m = load(g_model, MX_ELEM_I8, MX_ELEM_INVALID, &st);
   CHECK(m == NULL && st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "precision i8"));
   m = load(g_model, MX_ELEM_INVALID, MX_ELEM_F64, &st);

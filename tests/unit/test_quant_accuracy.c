@@ -11,7 +11,7 @@
 //    max logit error and mean KL against reference.json's float64 logits on the prompt and its
 //    greedy continuation (teacher-forced), within the documented tolerances.
 // Every check runs twice on the cpu backend: teacher-forced in one prefill with the exact kernels
-// (MLXCEL_QUANT_KERNEL=exact), and through decode steps with the default decode kernels (VNNI16
+// (MX_CPU_QKERNEL_EXACT), and through decode steps with the default decode kernels (VNNI16
 // where the CPU has AVX-512 VNNI), whose activation rounding is held to the same gates.
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -80,6 +80,9 @@ static mx_status_t open_model(const char *dir, mx_quant_mode_t q, int32_t g, mx_
   return mx_model_load_ex(dir, &lo, m);
 }
 
+// The cpu backend's quantized decode kernels (the session option, AUTO = the CPU's best).
+static mx_cpu_qkernel_t g_qkernel;
+
 // When set, teacher forcing runs one decode step per token (the GEMV kernels) instead of one
 // prefill (the GEMM kernels).
 static bool g_stepwise;
@@ -87,7 +90,7 @@ static bool g_stepwise;
 // Teacher-forced logits of ids[0..n) (all positions), [n][V] heap.
 static float *forced_logits(const mx_model_t *m, const char *backend, const int32_t *ids,
                             int32_t n) {
-  mx_session_opts_t so = {.backend = backend};
+  mx_session_opts_t so = {.backend = backend, .backend_opts.cpu.quant_kernel = g_qkernel};
   mx_session_t *s = NULL;
   float *all = NULL;
   if (mx_session_create(m, &so, &s) == MX_OK) {
@@ -117,7 +120,7 @@ static float *forced_logits(const mx_model_t *m, const char *backend, const int3
 // Greedy continuation of the prompt: n_gen ids into out (decode steps, the decode kernels).
 static bool greedy(const mx_model_t *m, const int32_t *prompt, int32_t n_prompt, int32_t n_gen,
                    int32_t *out) {
-  mx_session_opts_t so = {.backend = "cpu"};
+  mx_session_opts_t so = {.backend = "cpu", .backend_opts.cpu.quant_kernel = g_qkernel};
   mx_session_t *s = NULL;
   bool ok = mx_session_create(m, &so, &s) == MX_OK &&
             mx_session_prefill(s, prompt, n_prompt, NULL) == MX_OK;
@@ -304,8 +307,7 @@ static void test_fixtures(const char *shared, bool decode) {
 int main(void) {
   const char *shared = mx_test_shared("models/stories260K");
   if (!shared || !mx_test_shared("fixtures")) return mx_test_finish();
-  unsetenv("MLXCEL_XLA_QUANT");
-  setenv("MLXCEL_QUANT_KERNEL", "exact", 1);
+  g_qkernel = MX_CPU_QKERNEL_EXACT;
   test_mlx(shared, "mlx-q8", MX_QUANT_MLX, "cpu", true, 1e-3);
   test_mlx(shared, "mlx-q4", MX_QUANT_MLX, "cpu", true, 1e-3);
   test_mlx(shared, "mlx-q8", MX_QUANT_NONE, "cpu", true, 1e-3);
@@ -319,11 +321,8 @@ int main(void) {
   // the requantized models within their tolerances. (MX_TEST_QUANT_KERNEL picks another kernel
   // for measurements, e.g. "vnni".)
   const char *k = getenv("MX_TEST_QUANT_KERNEL");
-  if (k && *k) {
-    setenv("MLXCEL_QUANT_KERNEL", k, 1);
-  } else {
-    unsetenv("MLXCEL_QUANT_KERNEL");
-  }
+  g_qkernel = MX_CPU_QKERNEL_AUTO;
+  if (k && *k) CHECK_OK(mx_cpu_qkernel_parse(k, "MX_TEST_QUANT_KERNEL", &g_qkernel));
   g_stepwise = true;
   printf("-- decode path (%s kernels) --\n", k && *k ? k : "default");
   // VNNI16 rounds activations to 16 bits: measured 1.2e-3 at most here, documented 2e-3.

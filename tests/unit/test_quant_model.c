@@ -255,17 +255,20 @@ static void test_load(const char *shared) {
           w->dims[1] == 8 && s && s->dtype == MX_ELEM_F32 && s->dims[1] == 2);
     mx_model_free(m);
   }
-  // The environment variable decides "auto"; an explicit mode wins over it.
+  // The library never reads the environment (the CLI maps $MLXCEL_XLA_QUANT onto opts.quant):
+  // with it set, auto is still none for float weights and mlx for an MLX checkpoint.
   setenv("MLXCEL_XLA_QUANT", "int8", 1);
   CHECK_OK(load(hf, MX_QUANT_AUTO, 0, &m));
-  CHECK(m && m->quant == MX_QUANT_INT8 && m->quant_group_size == 64);
-  mx_model_free(m);
-  CHECK_OK(load(hf, MX_QUANT_NONE, 0, &m));
-  CHECK(m && m->quant == MX_QUANT_NONE);
+  CHECK(m && m->quant == MX_QUANT_NONE && m->n_quantized == 0);
   mx_model_free(m);
   setenv("MLXCEL_XLA_QUANT", "fp8", 1);
-  EXPECT_ERR(load(hf, MX_QUANT_AUTO, 0, &m), "MLXCEL_XLA_QUANT: 'fp8' is not a quantization mode");
+  CHECK_OK(load(q4, MX_QUANT_AUTO, 0, &m));
+  CHECK(m && m->quant == MX_QUANT_MLX);
+  mx_model_free(m);
   unsetenv("MLXCEL_XLA_QUANT");
+  mx_quant_mode_t qm = MX_QUANT_AUTO;
+  EXPECT_ERR(mx_quant_mode_parse("fp8", "MLXCEL_XLA_QUANT", &qm),
+             "MLXCEL_XLA_QUANT: 'fp8' is not a quantization mode");
   EXPECT_ERR(load(hf, MX_QUANT_MLX, 0, &m), "--quant mlx needs an MLX-quantized checkpoint");
   EXPECT_ERR(load(hf, MX_QUANT_INT8, 48, &m), "group size 48 is not supported");
   EXPECT_ERR(load(hf, MX_QUANT_NONE, 64, &m), "applies to --quant int8 / int4 only");

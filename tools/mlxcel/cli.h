@@ -178,13 +178,21 @@ int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, 
 // min(max_position_embeddings, 4096). Returns false (message printed) on a bad variable.
 bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx);
 // Fills what the flags left unset: *backend (NULL) from $MLXCEL_BACKEND, bo->threads (0) from
-// $MLXCEL_THREADS (1..256), and bo->cpu.profile from $MLXCEL_CPU_PROFILE (set and not "0").
-// For the xla backend also bo->device from $MLXCEL_XLA_DEVICE, bo->xla.plugin from
-// $MLXCEL_XLA_PJRT_PLUGIN or else the installed plugin package of the device kind, and
-// bo->xla.cache_dir from $MLXCEL_XLA_CACHE_DIR ("none": no cache; default
-// $XDG_CACHE_HOME/mlxcel/xla or ~/.cache/mlxcel/xla). Errors name the variable and say what to
-// set.
+// $MLXCEL_THREADS (1..256), bo->cpu.profile from $MLXCEL_CPU_PROFILE (set and not "0") and
+// bo->cpu.quant_kernel as mx_cli_qkernel_env. For the xla backend also bo->device from
+// $MLXCEL_XLA_DEVICE, bo->xla.plugin from $MLXCEL_XLA_PJRT_PLUGIN or else the installed plugin
+// package of the device kind, and bo->xla.cache_dir from $MLXCEL_XLA_CACHE_DIR ("none": no
+// cache; default $XDG_CACHE_HOME/mlxcel/xla or ~/.cache/mlxcel/xla). Errors name the variable
+// and say what to set.
 mx_status_t mx_cli_backend_env(const char **backend, mx_backend_opts_t *bo);
+// *k (when AUTO) from $MLXCEL_QUANT_KERNEL: auto, exact, vnni16 or vnni.
+mx_status_t mx_cli_qkernel_env(mx_cpu_qkernel_t *k);
+// What the flags left unset of the model-load options: lo->quant (AUTO) from $MLXCEL_XLA_QUANT,
+// lo->precision and lo->kv_dtype (MX_ELEM_INVALID) from $MLXCEL_XLA_PRECISION and
+// $MLXCEL_XLA_KV_DTYPE. Errors name the variable.
+mx_status_t mx_cli_load_env(mx_model_load_opts_t *lo);
+// mx_model_load_ex(dir, lo with mx_cli_load_env applied): how every command loads a model.
+mx_status_t mx_cli_model_load(const char *dir, const mx_model_load_opts_t *lo, mx_model_t **out);
 // *ctx (when 0) from $MLXCEL_XLA_CONTEXT_CAPACITY: a positive integer, at most
 // max_position_embeddings; unset or empty leaves it 0 (the library's default).
 mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx);
@@ -194,6 +202,8 @@ mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx);
 // (else NULL). Unset or empty means not given. Errors name the variable.
 mx_status_t mx_cli_compile_env(const char **device, const char **rocm_target,
                                const char **iree_compile);
+// $PATH ("" when unset), to find programs the way a shell does (mlxcel compile's iree-compile).
+const char *mx_cli_path_env(void);
 // Both of the above on a session's options.
 mx_status_t mx_cli_session_env(const mx_model_config_t *cfg, mx_session_opts_t *so);
 

@@ -455,7 +455,7 @@ static int run_model(const bench_args_t *b) {
   mx_error_clear();
   mx_model_load_opts_t lo = b->load;
   lo.tokenizer_optional = true;
-  st = mx_model_load_ex(b->dir, &lo, &model);
+  st = mx_cli_model_load(b->dir, &lo, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
   int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;

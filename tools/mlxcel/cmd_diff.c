@@ -112,7 +112,7 @@ int mx_cli_cmd_diff(int argc, char **argv) {
   mx_strbuf_init(&sb);
   mx_error_clear();
   mx_model_load_opts_t lo = {.tokenizer_optional = true};
-  mx_status_t st = mx_model_load_ex(dir, &lo, &model);
+  mx_status_t st = mx_cli_model_load(dir, &lo, &model);
   if (!st) {
     const mx_model_config_t *cfg = &model->config;
     if (ctx == 0) ctx = n;
@@ -148,7 +148,8 @@ int mx_cli_cmd_diff(int argc, char **argv) {
   mx_cpu_diff_report_t rep;
   if (!st) {
     mx_cpu_diff_opts_t o = {.tol = tol, .pool = pool, .test_perturb_op = perturb};
-    st = mx_cpu_diff(m, f, args, is_weight, &o, &rep);
+    st = mx_cli_qkernel_env(&o.quant_kernel);
+    if (!st) st = mx_cpu_diff(m, f, args, is_weight, &o, &rep);
   }
   if (st) {
     rc = mx_cli_fail(cmd, st);

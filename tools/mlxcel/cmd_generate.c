@@ -371,7 +371,7 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   }
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_model_load_ex(g.dir, &g.load, &model);
+  mx_status_t st = mx_cli_model_load(g.dir, &g.load, &model);
   if (st != MX_OK) {
     free(g.stop);
     return mx_cli_fail("generate", st);

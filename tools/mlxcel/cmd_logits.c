@@ -104,7 +104,7 @@ int mx_cli_cmd_logits(int argc, char **argv) {
   so.ctx = ctx;
   so.backend_opts.xla = xla;
   mx_error_clear();
-  mx_status_t st = mx_model_load_ex(dir, &lo, &model);
+  mx_status_t st = mx_cli_model_load(dir, &lo, &model);
   if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);
   if (st == MX_OK) st = mx_session_create(model, &so, &s);
   if (st != MX_OK) {

@@ -248,7 +248,7 @@ int mx_cli_cmd_serve(int argc, char **argv) {
   if (!mx_cli_check_model_dir("serve", a.dir, "config.json")) return MX_EXIT_IO;
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_model_load_ex(a.dir, &a.load, &model);
+  mx_status_t st = mx_cli_model_load(a.dir, &a.load, &model);
   if (st) return mx_cli_fail("serve", st);
   rc = serve(&a, model);
   mx_model_free(model);

@@ -278,8 +278,7 @@ mx_status_t mx_cli_iree_find(const char *named, char *path, size_t cap) {
 }
 
 mx_status_t mx_cli_iree_find_on_path(const char *name, char *path, size_t cap, bool from_env) {
-  const char *env_path = getenv("PATH");
-  const char *p = env_path ? env_path : "";
+  const char *p = mx_cli_path_env();
   while (*p) {
     const char *colon = strchr(p, ':');
     size_t len = colon ? (size_t)(colon - p) : strlen(p);

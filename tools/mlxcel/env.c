@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/try.h"
 #include "cli.h"
 
 enum { DEFAULT_CTX_CAP = 4096, MAX_THREADS = 256 };
@@ -158,8 +159,34 @@ mx_status_t mx_cli_backend_env(const char **backend, mx_backend_opts_t *bo) {
   }
   const char *prof = getenv("MLXCEL_CPU_PROFILE");
   if (prof && prof[0] && strcmp(prof, "0") != 0) bo->cpu.profile = true;
-  if (*backend && strcmp(*backend, "xla") == 0) return xla_env(bo);
+  if (*backend && strcmp(*backend, "xla") == 0) MX_TRY(xla_env(bo));
+  return mx_cli_qkernel_env(&bo->cpu.quant_kernel);
+}
+
+mx_status_t mx_cli_qkernel_env(mx_cpu_qkernel_t *k) {
+  const char *e = getenv("MLXCEL_QUANT_KERNEL");
+  if (*k != MX_CPU_QKERNEL_AUTO || !e || !*e) return MX_OK;
+  return mx_cpu_qkernel_parse(e, "MLXCEL_QUANT_KERNEL", k);
+}
+
+mx_status_t mx_cli_load_env(mx_model_load_opts_t *lo) {
+  const char *e = getenv("MLXCEL_XLA_QUANT");
+  if (lo->quant == MX_QUANT_AUTO && e && *e)
+    MX_TRY(mx_quant_mode_parse(e, "MLXCEL_XLA_QUANT", &lo->quant));
+  e = getenv("MLXCEL_XLA_PRECISION");
+  if (lo->precision == MX_ELEM_INVALID && e && *e)
+    MX_TRY(mx_precision_parse(e, "MLXCEL_XLA_PRECISION", &lo->precision));
+  e = getenv("MLXCEL_XLA_KV_DTYPE");
+  if (lo->kv_dtype == MX_ELEM_INVALID && e && *e)
+    MX_TRY(mx_precision_parse(e, "MLXCEL_XLA_KV_DTYPE", &lo->kv_dtype));
   return MX_OK;
+}
+
+mx_status_t mx_cli_model_load(const char *dir, const mx_model_load_opts_t *lo, mx_model_t **out) {
+  *out = NULL;
+  mx_model_load_opts_t o = *lo;
+  MX_TRY(mx_cli_load_env(&o));
+  return mx_model_load_ex(dir, &o, out);
 }
 
 mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx) {
@@ -200,6 +227,11 @@ bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_
 static const char *env_nonempty(const char *var) {
   const char *s = getenv(var);
   return s && s[0] ? s : NULL;
+}
+
+const char *mx_cli_path_env(void) {
+  const char *s = getenv("PATH");
+  return s ? s : "";
 }
 
 mx_status_t mx_cli_compile_env(const char **device, const char **rocm_target,
