@@ -174,6 +174,10 @@ int mx_cli_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, 
     __attribute__((format(printf, 3, 4)));
 // ---- The environment (env.c): the only place that reads it; flags override variables ----
 
+// Prints the variables command `cmd` reads ("Environment:" and one row each; nothing when it
+// reads none), or with cmd NULL every variable and the commands reading it (mlxcel --help).
+void mx_cli_env_usage(FILE *out, const char *cmd);
+
 // KV capacity when no --ctx is given: $MLXCEL_XLA_CONTEXT_CAPACITY, else
 // min(max_position_embeddings, 4096). Returns false (message printed) on a bad variable.
 bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx);

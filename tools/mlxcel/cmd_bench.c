@@ -78,6 +78,7 @@ static void bench_usage(FILE *out) {
       "  -h, --help            show this help\n"
       "\n"
       "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model or file.\n");
+  mx_cli_env_usage(out, "bench");
 }
 
 typedef struct bench_args {

@@ -51,6 +51,7 @@ static void chat_usage(FILE *out) {
           "\n"
           "Exit status: 0 success, 1 failure (no chat template, a turn that failed, ...),\n"
           "2 bad command line, 3 unreadable model directory.\n");
+  mx_cli_env_usage(out, "chat");
 }
 
 typedef struct chat_args {

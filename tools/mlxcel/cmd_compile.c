@@ -60,6 +60,7 @@ static void compile_usage(FILE *out) {
           "Exit status: 0 success, 1 failure (iree-compile failed or is missing; its output is\n"
           "in the message and in OUTDIR/NAME.log), 2 bad command line, 3 unreadable model\n"
           "directory or unwritable output.\n");
+  mx_cli_env_usage(out, "compile");
 }
 
 // Parses "8,64" into lens[] (each in 1..INT32_MAX, at most MAX_PREFILL, no repeats).

@@ -33,6 +33,7 @@ static void diff_usage(FILE *out) {
           "\n"
           "Exit status: 0 no divergence, 1 a divergence (or an error), 2 bad command line,\n"
           "3 unreadable model directory.\n");
+  mx_cli_env_usage(out, "diff");
 }
 
 // Binds every argument of f: weights to the checkpoint (zero-copy), tokens, pos0 = 0, caches

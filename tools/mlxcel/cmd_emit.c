@@ -43,6 +43,7 @@ static void emit_usage(FILE *out) {
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
           "or unwritable output.\n");
+  mx_cli_env_usage(out, "emit");
 }
 
 // Writes the module restricted to the public function `name` (plus every private function,

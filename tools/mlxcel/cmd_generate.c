@@ -58,6 +58,7 @@ static void generate_usage(FILE *out) {
           "\n"
           "Exit status: 0 success, 1 failure (bad model, prompt longer than the context, ...),\n"
           "2 bad command line, 3 unreadable model directory.\n");
+  mx_cli_env_usage(out, "generate");
 }
 
 typedef struct gen_args {

@@ -34,6 +34,7 @@ static void image_usage(FILE *out) {
           "\n"
           "Exit status: 0 success, 1 the image or the configuration is refused (the message\n"
           "says why), 2 bad command line, 3 unreadable file.\n");
+  mx_cli_env_usage(out, "image");
 }
 
 typedef struct stats {

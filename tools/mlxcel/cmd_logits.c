@@ -40,6 +40,7 @@ static void logits_usage(FILE *out) {
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
           "or unwritable output.\n");
+  mx_cli_env_usage(out, "logits");
 }
 
 int mx_cli_cmd_logits(int argc, char **argv) {

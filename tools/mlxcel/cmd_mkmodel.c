@@ -47,6 +47,7 @@ static void mkmodel_usage(FILE *out) {
     if (p->note) fprintf(out, "%30s(%s)\n", "", p->note);
   }
   fprintf(out, "\nExit status: 0 success, 1 failure, 2 bad command line, 3 unwritable DIR.\n");
+  mx_cli_env_usage(out, "mkmodel");
 }
 
 // ---- Files ----

@@ -27,6 +27,7 @@ static void quantize_usage(FILE *out) {
           "  -h, --help             show this help\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable input.\n");
+  mx_cli_env_usage(out, "quantize");
 }
 
 int mx_cli_cmd_quantize(int argc, char **argv) {

@@ -98,6 +98,7 @@ void mx_cli_run_usage(FILE *out) {
           "\n"
           "Exit status: 0 success (with --check: no case failed; unsupported cases do not fail),\n"
           "1 a case failed or could not be run, 2 bad command line, 3 a file could not be read.\n");
+  mx_cli_env_usage(out, "run");
 }
 
 static const char *status_word(case_status_t s, bool check) {

@@ -71,6 +71,7 @@ static void serve_usage(FILE *out) {
       "(shell status 130 for SIGINT, 143 for SIGTERM).\n"
       "Exit status: 0 after a drain, 1 failure (cannot listen, bad model), 2 bad command\n"
       "line, 3 unreadable model directory; 128 + N when a second signal N cut the drain.\n");
+  mx_cli_env_usage(out, "serve");
 }
 
 typedef struct serve_args {

@@ -38,6 +38,7 @@ static void template_usage(FILE *out) {
       "\n"
       "Exit status: 0 success, 1 failure (no chat template, a template error such as its\n"
       "own raise_exception, bad messages), 2 bad command line, 3 unreadable model or file.\n");
+  mx_cli_env_usage(out, "template");
 }
 
 typedef struct template_args {

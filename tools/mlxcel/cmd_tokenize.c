@@ -32,6 +32,7 @@ static void tokenize_usage(FILE *out) {
           "tokenizer(text) does.\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model or file.\n");
+  mx_cli_env_usage(out, "tokenize");
 }
 
 static void detokenize_usage(FILE *out) {
@@ -49,6 +50,7 @@ static void detokenize_usage(FILE *out) {
           "\n"
           "Exit status: 0 success, 1 failure (e.g. an id outside the vocabulary), 2 bad command\n"
           "line, 3 unreadable model directory.\n");
+  mx_cli_env_usage(out, "detokenize");
 }
 
 static int load_tokenizer(const char *cmd, const char *dir, mx_tokenizer_t **tok) {

@@ -1,7 +1,9 @@
 // The process environment, read here and nowhere else: the library takes typed options
-// (mx_session_opts_t, mx_batch_opts_t), and these helpers map the variables onto them. A
-// command line flag overrides its variable (the helpers fill only what is still unset); a bad
-// value is an error naming the variable, never silently ignored.
+// (mx_session_opts_t, mx_batch_opts_t, mx_model_load_opts_t), and these helpers map the
+// variables onto them. A command line flag overrides its variable (the helpers fill only what is
+// still unset); a bad value is an error naming the variable, never silently ignored. kEnvVars
+// lists every variable read here with the commands that read it: each command's --help and
+// `mlxcel --help` print their part of it (tests/cli_env.sh holds the table to the code).
 #include <errno.h>
 #include <glob.h>
 #include <stdio.h>
@@ -12,6 +14,105 @@
 #include "cli.h"
 
 enum { DEFAULT_CTX_CAP = 4096, MAX_THREADS = 256 };
+
+// ---- The table of variables ----
+
+// The commands that load a model (mx_cli_model_load) read the loader's variables; those that
+// create a session or batch (mx_cli_backend_env) the backend's. A new variable is one row here,
+// read by a helper below: the help text follows.
+#define LOADERS "generate chat logits emit compile bench serve diff run"
+#define SESSIONS "generate chat logits serve"
+
+typedef struct env_var {
+  const char *name;
+  const char *help;      // what it means; '\n' continues on the next line of the column
+  const char *commands;  // the commands that read it, space-separated (kCommands' names)
+} env_var_t;
+
+static const env_var_t kEnvVars[] = {
+    {"MLXCEL_BACKEND", "execution backend: cpu or interp (--backend overrides)", SESSIONS " bench"},
+    {"MLXCEL_XLA_CONTEXT_CAPACITY",
+     "KV capacity in tokens (--ctx overrides); default the model's\n"
+     "max_position_embeddings, at most 4096",
+     SESSIONS " emit compile"},
+    {"MLXCEL_THREADS", "cpu backend threads, 1..256 (default: the physical cores)", SESSIONS},
+    {"MLXCEL_CPU_PROFILE",
+     "set and not 0: time every cpu plan step and print the\n"
+     "report on stderr when the model is released",
+     SESSIONS " bench"},
+    {"MLXCEL_QUANT_KERNEL",
+     "quantized decode kernels: auto (default), exact, vnni16 or\n"
+     "vnni (docs/quantization.md)",
+     SESSIONS " bench diff"},
+    {"MLXCEL_XLA_QUANT",
+     "weights when --quant is auto: none, int8, int4 or mlx\n"
+     "(default: mlx for MLX checkpoints, else none)",
+     LOADERS},
+    {"MLXCEL_XLA_PRECISION",
+     "matmul precision: f32, f16 or bf16 (--precision overrides;\n"
+     "default the checkpoint's weight dtype)",
+     LOADERS},
+    {"MLXCEL_XLA_KV_DTYPE",
+     "KV-cache dtype: f32, f16 or bf16 (--kv-dtype overrides;\n"
+     "default the precision)",
+     LOADERS},
+    {"MLXCEL_XLA_DEVICE",
+     "compile: the IREE device (local-task, cuda, hip, vulkan, metal;\n"
+     "--device overrides); --backend xla: the device kind, and the\n"
+     "installed plugin of that kind where none is named",
+     "compile " SESSIONS " bench"},
+    {"MLXCEL_XLA_PJRT_PLUGIN", "--backend xla: the PJRT plugin (--pjrt-plugin overrides)",
+     SESSIONS " bench"},
+    {"MLXCEL_XLA_CACHE_DIR",
+     "--backend xla: the compile cache folder (none: no cache;\n"
+     "default ~/.cache/mlxcel/xla)",
+     SESSIONS " bench"},
+    {"MLXCEL_XLA_ROCM_TARGET", "hip: the GPU, e.g. gfx942 (--rocm-target overrides)", "compile"},
+    {"MLXCEL_XLA_IREE_COMPILE",
+     "the iree-compile to run (a path, or a name on PATH);\n"
+     "default iree-compile on PATH",
+     "compile"},
+};
+
+// Whether the space-separated list `cmds` holds the word `cmd`.
+static bool lists(const char *cmds, const char *cmd) {
+  size_t n = strlen(cmd);
+  for (const char *p = cmds; (p = strstr(p, cmd)) != NULL; p += n) {
+    bool starts = p == cmds || p[-1] == ' ', ends = p[n] == '\0' || p[n] == ' ';
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// One row: the name in a 28-column field, the meaning beside it, continued lines indented.
+enum { NAME_COLUMN = 28 };
+static void print_row(FILE *out, const char *name, const char *text) {
+  fprintf(out, "  %-*s ", NAME_COLUMN, name);
+  for (const char *p = text; *p; p++) {
+    fputc(*p, out);
+    if (*p == '\n') fprintf(out, "  %-*s ", NAME_COLUMN, "");
+  }
+  fputc('\n', out);
+}
+
+void mx_cli_env_usage(FILE *out, const char *cmd) {
+  bool any = false;
+  for (size_t i = 0; i < sizeof kEnvVars / sizeof kEnvVars[0]; i++) {
+    const env_var_t *v = &kEnvVars[i];
+    if (cmd && !lists(v->commands, cmd)) continue;
+    if (!any)
+      fprintf(out, cmd ? "\nEnvironment (a flag overrides its variable; a bad value is an error):\n"
+                       : "\nEnvironment (read by the commands in brackets; a flag overrides its\n"
+                         "variable; a bad value is an error):\n");
+    any = true;
+    print_row(out, v->name, v->help);
+    if (!cmd) {
+      char line[160];
+      snprintf(line, sizeof line, "[%s]", v->commands);
+      print_row(out, "", line);
+    }
+  }
+}
 
 // Strictly parses a positive decimal integer from an environment variable. Unset or empty means
 // "not given" (*given = false); anything else that is not a whole positive number is an error.

@@ -50,14 +50,12 @@ static void print_usage(FILE *out) {
           "Example:\n"
           "  mlxcel generate -m models/stories260K -p \"Once upon a time\" -n 128\n"
           "\n"
-          "Environment: MLXCEL_BACKEND (execution backend), MLXCEL_XLA_CONTEXT_CAPACITY (KV\n"
-          "capacity in tokens); --backend and --ctx override them.\n"
-          "\n"
           "Exit status:\n"
           "  0  success (run --check: no case failed; unsupported cases do not fail)\n"
           "  1  failure: a case failed or could not be run, a model could not be loaded or run\n"
           "  2  bad command line (unknown command or option, missing argument)\n"
           "  3  an input file or model directory could not be read\n");
+  mx_cli_env_usage(out, NULL);
 }
 
 int main(int argc, char **argv) {
