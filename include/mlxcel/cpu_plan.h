@@ -54,6 +54,10 @@ int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w);  // packed matrices hel
 // read them). fn NULL = no hook (the default). Set before compiling plans with the cache.
 typedef void (*mx_cpu_packed_source_fn)(void *user, const void *data, size_t nbytes);
 void mx_cpu_weights_on_packed(mx_cpu_weights_t *w, mx_cpu_packed_source_fn fn, void *user);
+// Progress of the packing (base.h): after each matrix packed, stage "packing" with the source
+// bytes packed so far of `total` (the caller's estimate of what will be packed). *p is copied;
+// zero = none (the default). Set before compiling plans with the cache.
+void mx_cpu_weights_on_progress(mx_cpu_weights_t *w, const mx_progress_t *p, uint64_t total);
 
 typedef struct mx_cpu_compile_opts {
   // Arguments known at compile time, [f->body->n_args] (NULL = none). An entry with data !=

@@ -50,6 +50,10 @@ typedef struct mx_backend_opts {
                        // its plugin's platform ("cpu", "cuda", "rocm", ...).
   mx_cpu_backend_opts_t cpu;
   mx_xla_backend_opts_t xla;
+  // Progress hook (base.h) of the work done once at create time: the cpu backend reports its
+  // weight packing as the stage "packing" (total: the checkpoint's weight bytes; the stage ends
+  // at done == total when the backend is ready). Zero = none.
+  mx_progress_t progress;
 } mx_backend_opts_t;
 
 typedef struct mx_session_opts {

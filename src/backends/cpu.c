@@ -33,7 +33,9 @@ typedef struct cpu_exec {
   mx_cpu_weights_t *weights;
   bool profile;
   mx_cpu_qkernel_t quant_kernel;
-  bool batch;  // plans of a batched state (rows_as_gemv for the decode plans)
+  mx_progress_t progress;   // of the packing, done when the session's plans are all prepared
+  uint64_t progress_total;  // the checkpoint's weight bytes
+  bool batch;               // plans of a batched state (rows_as_gemv for the decode plans)
   void *arena;
   size_t arena_bytes;
   int32_t n_plans, cap_plans;
@@ -125,6 +127,14 @@ static const mx_graph_exec_t g_cpu_exec = {
     .destroy = cpu_exec_destroy,
 };
 
+// The bytes of every weight of the checkpoint: what packing reads at most (the matmul weights
+// are packed, the rest is read as is).
+static uint64_t checkpoint_bytes(const mx_checkpoint_t *ck) {
+  uint64_t n = 0;
+  for (int32_t k = 0; k < mx_checkpoint_count(ck); k++) n += mx_checkpoint_weight(ck, k)->nbytes;
+  return n;
+}
+
 // Packed weights are read through their packed copy: drop the checkpoint pages from RSS.
 static void release_source(void *user, const void *data, size_t nbytes) {
   mx_checkpoint_release((const mx_checkpoint_t *)user, data, nbytes);
@@ -147,6 +157,11 @@ static mx_status_t cpu_exec_create(const mx_model_t *model, const mx_backend_con
   st = mx_cpu_pool_create(cfg->opts.threads, &c->pool);
   if (!st) st = mx_cpu_weights_create(NULL, &c->weights);
   if (!st) mx_cpu_weights_on_packed(c->weights, release_source, (void *)model->ckpt);
+  if (!st) {
+    c->progress = cfg->opts.progress;
+    c->progress_total = checkpoint_bytes(model->ckpt);
+    mx_cpu_weights_on_progress(c->weights, &c->progress, c->progress_total);
+  }
   if (st) {
     cpu_exec_destroy(c);
     return st;
@@ -164,6 +179,7 @@ static mx_status_t cpu_create(const mx_model_t *model, const mx_backend_config_t
   mx_graph_runner_t *r = NULL;
   st = mx_graph_runner_create(model, cfg, &g_cpu_exec, c, &r);
   *state = r;
+  if (!st) mx_progress_report(&c->progress, "packing", c->progress_total, c->progress_total);
   return st;
 }
 
@@ -176,6 +192,7 @@ static mx_status_t cpu_batch_create(const mx_model_t *model, const mx_backend_co
   mx_bstate_t *bs = NULL;
   st = mx_bstate_create(model, cfg->ctx, cfg->prefill_chunk, n_slots, &g_cpu_exec, c, &bs);
   *state = bs;
+  if (!st) mx_progress_report(&c->progress, "packing", c->progress_total, c->progress_total);
   return st;
 }
 

@@ -181,6 +181,8 @@ struct mx_cpu_weights {
   size_t bytes;
   mx_cpu_packed_source_fn on_packed;  // mx_cpu_weights_on_packed
   void *on_packed_user;
+  mx_progress_t progress;  // mx_cpu_weights_on_progress
+  uint64_t progress_done, progress_total;
 };
 
 struct mx_cpu_plan {

@@ -36,6 +36,24 @@ void mx_cpu_weights_on_packed(mx_cpu_weights_t *w, mx_cpu_packed_source_fn fn, v
   w->on_packed_user = user;
 }
 
+void mx_cpu_weights_on_progress(mx_cpu_weights_t *w, const mx_progress_t *p, uint64_t total) {
+  w->progress = p ? *p : (mx_progress_t){0};
+  w->progress_done = 0;
+  w->progress_total = total;
+}
+
+// After a new packing of `nbytes` source bytes.
+static void count_packed(mx_cpu_weights_t *w, uint64_t nbytes) {
+  w->progress_done += nbytes;
+  mx_progress_report(&w->progress, "packing", w->progress_done, w->progress_total);
+}
+
+// After a new float packing, which plans read from now on instead of its source.
+static void packed(mx_cpu_weights_t *w, const void *data, size_t nbytes) {
+  if (w->on_packed) w->on_packed(w->on_packed_user, data, nbytes);
+  count_packed(w, nbytes);
+}
+
 int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w) {
   int32_t n = 0;
   for (int32_t i = 0; w && i < w->n; i++) n += w->e[i].kind != PACKED_Q;  // matrices, not quantized
@@ -80,7 +98,7 @@ mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const fl
   MX_TRY(mx_cpu_pack_f32(w->kt, pool, data, k, n, k, &pk));
   w->e[w->n++] = (mx_packed_entry_t){.kind = PACKED_F32, .data = data, .n = n, .k = k, .f32 = pk};
   w->bytes += (size_t)pk->panels * (size_t)pk->k * (size_t)pk->nr * sizeof(float);
-  if (w->on_packed) w->on_packed(w->on_packed_user, data, (size_t)n * (size_t)k * sizeof(float));
+  packed(w, data, (size_t)n * (size_t)k * sizeof(float));
   *out = pk;
   return MX_OK;
 }
@@ -101,7 +119,7 @@ mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_
   w->e[w->n++] = (mx_packed_entry_t){.kind = PACKED_LOWP, .data = data, .n = n, .k = k, .lowp = pk};
   w->bytes += mx_cpu_packed_lowp_bytes(pk);
   // The packed copy is what runs from now on: the source may give its memory back.
-  if (w->on_packed) w->on_packed(w->on_packed_user, data, (size_t)n * (size_t)k * sizeof *data);
+  packed(w, data, (size_t)n * (size_t)k * sizeof *data);
   *out = pk;
   return MX_OK;
 }
@@ -120,6 +138,7 @@ mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_cpu_
   w->e[w->n++] =
       (mx_packed_entry_t){.kind = PACKED_Q, .data = src->w, .n = src->n, .k = src->k, .q = pk};
   w->bytes += pk->bytes;
+  count_packed(w, (uint64_t)src->n * (uint64_t)src->k * (uint64_t)src->bits / 8);
   *out = pk;
   return MX_OK;
 }

@@ -19,6 +19,13 @@ mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source
                                 mx_ckpt_index_t *out);
 
 // MX_ERR_PARSE naming the first floating-point tensor holding NaN or +-Inf (weight_check.c).
-mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck);
+// The first read of the mmapped weights: its progress is the "mapping" stage (progress may be
+// NULL).
+mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck, const mx_progress_t *progress);
+
+// mx_model_apply_precision reporting the "converting" stage to progress (may be NULL)
+// (precision.c).
+mx_status_t mx_precision_apply(const mx_model_config_t *cfg, mx_checkpoint_t *ck,
+                               mx_elem_type_t precision, const mx_progress_t *progress);
 
 #endif  // MLXCEL_MODEL_CHECKPOINT_INTERNAL_H

@@ -25,7 +25,9 @@ static bool has_tokenizer_json(const char *dir) {
 static mx_status_t apply_precision(mx_model_t *m, const mx_model_load_opts_t *opts) {
   mx_status_t st =
       mx_model_resolve_precision(&m->config, m->ckpt, opts, &m->precision, &m->kv_dtype);
-  return st == MX_OK ? mx_model_apply_precision(&m->config, m->ckpt, m->precision) : st;
+  return st == MX_OK
+             ? mx_precision_apply(&m->config, m->ckpt, m->precision, opts ? &opts->progress : NULL)
+             : st;
 }
 
 mx_status_t mx_model_load(const char *dir, mx_model_t **out) {
@@ -54,7 +56,8 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
     // The check names the tensor and its file, not always the checkpoint directory.
     if (st != MX_OK) mx_error_prefix(st, "%s", dir);
   }
-  if (st == MX_OK && !(opts && opts->allow_nonfinite)) st = mx_ckpt_check_finite(m->ckpt);
+  if (st == MX_OK && !(opts && opts->allow_nonfinite))
+    st = mx_ckpt_check_finite(m->ckpt, opts ? &opts->progress : NULL);
   if (st == MX_OK) {
     st = apply_precision(m, opts);
     if (st != MX_OK) mx_error_prefix(st, "%s", dir);

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "base/half.h"
+#include "model/checkpoint_internal.h"
 #include "model/graph_internal.h"
 
 mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *out) {
@@ -160,6 +161,16 @@ static mx_status_t convert_weight(const mx_weight_t *w, mx_elem_type_t to, void 
 
 mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint_t *ck,
                                      mx_elem_type_t precision) {
+  return mx_precision_apply(cfg, ck, precision, NULL);
+}
+
+// The type weight w of role `role` is resident in at `precision`.
+static mx_elem_type_t resident_type(wrole_t role, const mx_weight_t *w, mx_elem_type_t precision) {
+  return role == ROLE_MATMUL ? precision : role == ROLE_SMALL ? MX_ELEM_F32 : w->dtype;
+}
+
+mx_status_t mx_precision_apply(const mx_model_config_t *cfg, mx_checkpoint_t *ck,
+                               mx_elem_type_t precision, const mx_progress_t *progress) {
   if (precision != MX_ELEM_F32 && precision != MX_ELEM_F16 && precision != MX_ELEM_BF16) {
     return mx_error_set(MX_ERR_INVALID_ARG, "precision %s: f32, f16 or bf16 needed",
                         mx_elem_name(precision));
@@ -167,18 +178,26 @@ mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint
   mx_wlist_t wl;
   wrole_t *roles;
   MX_TRY(weight_roles(cfg, ck, &wl, &roles));
+  // The bytes to convert first, for the progress reports.
+  uint64_t total = 0, done = 0;
+  for (int32_t i = 0; i < wl.n; i++) {
+    const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
+    if (w && w->dtype != resident_type(roles[i], w, precision) && is_float3(w->dtype))
+      total += w->nbytes;
+  }
+  if (total) mx_progress_report(progress, "converting", 0, total);
   mx_status_t st = MX_OK;
   for (int32_t i = 0; i < wl.n && st == MX_OK; i++) {
     const mx_weight_t *w = mx_checkpoint_find(ck, wl.w[i].name);
     if (!w) continue;  // mx_model_check_weights reports it
-    mx_elem_type_t want = roles[i] == ROLE_MATMUL  ? precision
-                          : roles[i] == ROLE_SMALL ? MX_ELEM_F32
-                                                   : w->dtype;
+    mx_elem_type_t want = resident_type(roles[i], w, precision);
     if (w->dtype == want || !is_float3(w->dtype)) continue;
     void *data = NULL;
+    done += w->nbytes;  // (w points into the checkpoint's table, which the put below rewrites)
     st = convert_weight(w, want, &data);
     // The checkpoint owns the converted copy and releases the mmapped original's pages.
     if (st == MX_OK) st = mx_checkpoint_put(ck, wl.w[i].name, want, w->rank, w->dims, data);
+    if (st == MX_OK) mx_progress_report(progress, "converting", done, total);
   }
   free(roles);
   mx_wlist_free(&wl);

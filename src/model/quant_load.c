@@ -274,22 +274,38 @@ mx_status_t mx_quant_apply(mx_model_t *m, const mx_model_load_opts_t *opts) {
                       "a group size (%d) applies to --quant int8 / int4 only (mode is %s)", g,
                       mx_quant_mode_name(mode));
   }
+  // Two passes: the bytes each rewritten weight reads first (for the progress reports), then the
+  // rewriting. MLX: everything stays as stored.
+  const mx_progress_t *pg = opts ? &opts->progress : NULL;
+  uint64_t total = 0, done = 0;
   int32_t n_q = 0;
-  for (int32_t i = 0; st == MX_OK && i < wl.n; i++) {
-    const mx_wspec_t *s = &wl.w[i];
-    if (s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) continue;
-    if (mode == MX_QUANT_MLX) {
-      n_q += s->qmode != 0;
-      continue;
-    }
-    int64_t K = s->qmode ? s->qk : s->dims[1];
-    bool target = (mode == MX_QUANT_INT8 || mode == MX_QUANT_INT4) && s->rank == 2 &&
-                  (s->kind == MX_WK_LINEAR || a.tied) && K % g == 0;
-    if (target) {
-      st = requantize(m->ckpt, s, &wl, mode, g, sdt);
-      n_q++;
-    } else if (s->qmode) {
-      st = to_f32(m->ckpt, s, &wl);
+  for (int pass = 0; pass < 2 && st == MX_OK; pass++) {
+    if (pass == 1 && total) mx_progress_report(pg, "quantizing", 0, total);
+    for (int32_t i = 0; st == MX_OK && i < wl.n; i++) {
+      const mx_wspec_t *s = &wl.w[i];
+      if (s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) continue;
+      if (mode == MX_QUANT_MLX) {
+        n_q += pass == 1 && s->qmode != 0;
+        continue;
+      }
+      int64_t K = s->qmode ? s->qk : s->dims[1];
+      bool target = (mode == MX_QUANT_INT8 || mode == MX_QUANT_INT4) && s->rank == 2 &&
+                    (s->kind == MX_WK_LINEAR || a.tied) && K % g == 0;
+      if (!target && !s->qmode) continue;
+      const mx_weight_t *w = mx_checkpoint_find(m->ckpt, s->name);
+      uint64_t bytes = w ? w->nbytes : 0;
+      if (pass == 0) {
+        total += bytes;
+        continue;
+      }
+      if (target) {
+        st = requantize(m->ckpt, s, &wl, mode, g, sdt);
+        n_q++;
+      } else {
+        st = to_f32(m->ckpt, s, &wl);
+      }
+      done += bytes;
+      if (st == MX_OK) mx_progress_report(pg, "quantizing", done, total);
     }
   }
   if (st == MX_OK) {

@@ -50,35 +50,48 @@ static int64_t find_all_ones(const uint8_t *p, int64_t n, int bits, uint64_t mas
   return -1;
 }
 
-mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck) {
+// The element width of a floating-point dtype and the mask of its exponent bits (all ones: NaN
+// or Inf); 0 for the other types, which have no non-finite values.
+static int float_bits(mx_elem_type_t dt, uint64_t *mask) {
+  switch (dt) {
+    case MX_ELEM_F64:
+      *mask = 0x7FF0000000000000ULL;
+      return 64;
+    case MX_ELEM_F32:
+      *mask = 0x7F800000u;
+      return 32;
+    case MX_ELEM_F16:
+      *mask = 0x7C00u;
+      return 16;
+    case MX_ELEM_BF16:
+      *mask = 0x7F80u;
+      return 16;
+    case MX_ELEM_F8E5M2:
+      *mask = 0x7Cu;
+      return 8;
+    case MX_ELEM_F8E4M3FN:
+      *mask = 0x7Fu;
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck, const mx_progress_t *progress) {
+  uint64_t total = 0, done = 0, mask;
   for (int32_t k = 0; k < mx_checkpoint_count(ck); k++) {
     const mx_weight_t *w = mx_checkpoint_weight(ck, k);
-    int bits;
-    uint64_t mask;
-    switch (w->dtype) {
-      case MX_ELEM_F64:
-        bits = 64, mask = 0x7FF0000000000000ULL;
-        break;
-      case MX_ELEM_F32:
-        bits = 32, mask = 0x7F800000u;
-        break;
-      case MX_ELEM_F16:
-        bits = 16, mask = 0x7C00u;
-        break;
-      case MX_ELEM_BF16:
-        bits = 16, mask = 0x7F80u;
-        break;
-      case MX_ELEM_F8E5M2:
-        bits = 8, mask = 0x7Cu;
-        break;
-      case MX_ELEM_F8E4M3FN:
-        bits = 8, mask = 0x7Fu;
-        break;
-      default:
-        continue;  // integer tensors have no non-finite values
-    }
+    if (float_bits(w->dtype, &mask)) total += w->nbytes;
+  }
+  mx_progress_report(progress, "mapping", 0, total);
+  for (int32_t k = 0; k < mx_checkpoint_count(ck); k++) {
+    const mx_weight_t *w = mx_checkpoint_weight(ck, k);
+    int bits = float_bits(w->dtype, &mask);
+    if (!bits) continue;
     int64_t n = (int64_t)(w->nbytes / (size_t)(bits / 8));
     int64_t i = find_all_ones((const uint8_t *)w->data, n, bits, mask);
+    done += w->nbytes;
+    mx_progress_report(progress, "mapping", done, total);
     if (i < 0) continue;
     mx_tensor_t t = {.type = mx_type_tensor(w->dtype, 0, NULL),
                      .data = (uint8_t *)w->data + (size_t)i * (size_t)(bits / 8),

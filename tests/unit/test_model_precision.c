@@ -145,6 +145,43 @@ static void test_auto_and_env(const char *bf16_dir) {
   CHECK(m == NULL && st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "KV dtype f64"));
 }
 
+// The progress hook of the load: every stage starts at 0, never goes back, and ends at its total.
+typedef struct progress_log {
+  int n, starts, ends, backwards;
+  char stages[8][16];
+  int n_stages;
+  uint64_t last;
+} progress_log_t;
+
+static void on_progress(void *user, const char *stage, uint64_t done, uint64_t total) {
+  progress_log_t *l = user;
+  l->n++;
+  if (!l->n_stages || strcmp(l->stages[l->n_stages - 1], stage) != 0) {
+    if (l->n_stages < 8) snprintf(l->stages[l->n_stages++], sizeof l->stages[0], "%s", stage);
+    l->starts += done == 0;
+    l->last = 0;
+  }
+  l->backwards += done < l->last || done > total;
+  l->ends += done == total && total > 0;
+  l->last = done;
+}
+
+static void test_progress(void) {
+  progress_log_t log = {0};
+  mx_model_load_opts_t lo = {
+      .tokenizer_optional = true, .precision = MX_ELEM_BF16, .progress = {on_progress, &log}};
+  mx_model_t *m = NULL;
+  CHECK_OK(mx_model_load_ex(g_model, &lo, &m));
+  mx_model_free(m);
+  // f32 -> bf16: the non-finite check's read ("mapping"), then the conversion.
+  CHECK_MSG(log.n_stages == 2 && !strcmp(log.stages[0], "mapping") &&
+                !strcmp(log.stages[1], "converting"),
+            "%d stages: %s, %s", log.n_stages, log.stages[0], log.stages[1]);
+  CHECK_MSG(log.starts == 2 && log.ends >= 2 && log.backwards == 0 && log.n > 4,
+            "%d reports, %d starts, %d ends, %d out of order", log.n, log.starts, log.ends,
+            log.backwards);
+}
+
 static void test_f16_range(void) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/big", g_tmp);
@@ -179,6 +216,7 @@ int main(void) {
   test_roles();
   test_auto_and_env(bf16_dir);
   test_f16_range();
+  test_progress();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
   if (system(cmd) != 0) printf("warning: could not remove %s\n", g_tmp);

@@ -61,7 +61,7 @@ static bool write_ckpt(const char *dtype, int size, int64_t n, uint64_t fill, in
 static mx_status_t check(void) {
   mx_checkpoint_t *ck = NULL;
   mx_status_t st = mx_checkpoint_open(g_dir, &ck);
-  if (st == MX_OK) st = mx_ckpt_check_finite(ck);
+  if (st == MX_OK) st = mx_ckpt_check_finite(ck, NULL);
   mx_checkpoint_close(ck);
   return st;
 }

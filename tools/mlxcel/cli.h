@@ -196,7 +196,17 @@ mx_status_t mx_cli_qkernel_env(mx_cpu_qkernel_t *k);
 // $MLXCEL_XLA_KV_DTYPE. Errors name the variable.
 mx_status_t mx_cli_load_env(mx_model_load_opts_t *lo);
 // mx_model_load_ex(dir, lo with mx_cli_load_env applied): how every command loads a model.
-mx_status_t mx_cli_model_load(const char *dir, const mx_model_load_opts_t *lo, mx_model_t **out);
+// progress: show the load progress line (mx_cli_progress) when stderr is a terminal.
+mx_status_t mx_cli_model_load(const char *dir, const mx_model_load_opts_t *lo, bool progress,
+                              mx_model_t **out);
+
+// ---- The load progress line (progress.c) ----
+
+// The hook drawing the progress line on stderr when `wanted` (not -q, not --json) and stderr is
+// a terminal; a zero hook (no reports) otherwise. Put it in the load or backend options.
+mx_progress_t mx_cli_progress(bool wanted);
+// Erases the line, if one is drawn; call when the step reporting to the hook returned.
+void mx_cli_progress_end(void);
 // *ctx (when 0) from $MLXCEL_XLA_CONTEXT_CAPACITY: a positive integer, at most
 // max_position_embeddings; unset or empty leaves it 0 (the library's default).
 mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx);

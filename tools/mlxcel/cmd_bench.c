@@ -456,7 +456,7 @@ static int run_model(const bench_args_t *b) {
   mx_error_clear();
   mx_model_load_opts_t lo = b->load;
   lo.tokenizer_optional = true;
-  st = mx_cli_model_load(b->dir, &lo, &model);
+  st = mx_cli_model_load(b->dir, &lo, !b->json, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
   int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;
@@ -469,7 +469,9 @@ static int run_model(const bench_args_t *b) {
     return MX_EXIT_FAILED;
   }
   runner_t run;
+  bo.progress = mx_cli_progress(!b->json);
   st = runner_create(model, b, backend_name, &bo, ctx, &run);
+  mx_cli_progress_end();
   if (st != MX_OK) {
     runner_free(&run);
     mx_model_free(model);

@@ -335,7 +335,9 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   mx_session_opts_t so = {.backend = a->backend, .ctx = a->has_ctx ? a->ctx : 0};
   so.backend_opts.xla = a->xla;
   if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);
+  so.backend_opts.progress = mx_cli_progress(true);
   if (st == MX_OK) st = mx_session_create(model, &so, &ch.s);
+  mx_cli_progress_end();
   if (st == MX_OK && a->system && !push_msg(&ch, "system", a->system, strlen(a->system))) {
     st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
   }
@@ -377,7 +379,7 @@ int mx_cli_cmd_chat(int argc, char **argv) {
   if (!mx_cli_check_model_dir("chat", a.dir, "config.json")) return MX_EXIT_IO;
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_cli_model_load(a.dir, &a.load, &model);
+  mx_status_t st = mx_cli_model_load(a.dir, &a.load, true, &model);
   if (st != MX_OK) return mx_cli_fail("chat", st);
   rc = run_chat(&a, model);
   mx_model_free(model);

@@ -113,7 +113,7 @@ int mx_cli_cmd_diff(int argc, char **argv) {
   mx_strbuf_init(&sb);
   mx_error_clear();
   mx_model_load_opts_t lo = {.tokenizer_optional = true};
-  mx_status_t st = mx_cli_model_load(dir, &lo, &model);
+  mx_status_t st = mx_cli_model_load(dir, &lo, true, &model);
   if (!st) {
     const mx_model_config_t *cfg = &model->config;
     if (ctx == 0) ctx = n;

@@ -289,7 +289,9 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
     return mx_cli_fail(cmd, st);
   }
   st = mx_cli_session_env(&model->config, &so);
+  so.backend_opts.progress = mx_cli_progress(!g->quiet && !g->json);
   if (st == MX_OK) st = mx_session_create(model, &so, &s);
+  mx_cli_progress_end();
   if (st != MX_OK) {
     free(ids);
     return mx_cli_fail(cmd, st);
@@ -372,7 +374,7 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   }
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_cli_model_load(g.dir, &g.load, &model);
+  mx_status_t st = mx_cli_model_load(g.dir, &g.load, !g.quiet && !g.json, &model);
   if (st != MX_OK) {
     free(g.stop);
     return mx_cli_fail("generate", st);

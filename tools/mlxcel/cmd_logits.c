@@ -105,9 +105,11 @@ int mx_cli_cmd_logits(int argc, char **argv) {
   so.ctx = ctx;
   so.backend_opts.xla = xla;
   mx_error_clear();
-  mx_status_t st = mx_cli_model_load(dir, &lo, &model);
+  mx_status_t st = mx_cli_model_load(dir, &lo, true, &model);
   if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);
+  so.backend_opts.progress = mx_cli_progress(true);
   if (st == MX_OK) st = mx_session_create(model, &so, &s);
+  mx_cli_progress_end();
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
     goto done;

@@ -205,7 +205,9 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .split_special_tokens = a->split_special};
   mx_server_t *srv = NULL;
   mx_error_clear();
+  o.backend_opts.progress = mx_cli_progress(!a->quiet);
   st = mx_server_start(model, &o, &srv);
+  mx_cli_progress_end();
   if (st) {
     free(id);
     return mx_cli_fail("serve", st);
@@ -249,7 +251,7 @@ int mx_cli_cmd_serve(int argc, char **argv) {
   if (!mx_cli_check_model_dir("serve", a.dir, "config.json")) return MX_EXIT_IO;
   mx_model_t *model = NULL;
   mx_error_clear();
-  mx_status_t st = mx_cli_model_load(a.dir, &a.load, &model);
+  mx_status_t st = mx_cli_model_load(a.dir, &a.load, !a.quiet, &model);
   if (st) return mx_cli_fail("serve", st);
   rc = serve(&a, model);
   mx_model_free(model);

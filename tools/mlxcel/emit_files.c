@@ -101,7 +101,7 @@ int mx_cli_load_for_graphs(const char *cmd, const char *dir, mx_model_load_opts_
   // weights the graph names then exist only in memory; `run --weights` redoes the same load).
   mx_error_clear();
   lo->tokenizer_optional = true;
-  mx_status_t st = mx_cli_model_load(dir, lo, model);
+  mx_status_t st = mx_cli_model_load(dir, lo, true, model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   int64_t max_pos = (*model)->config.max_position_embeddings;
   if (*ctx == 0 && !mx_cli_default_ctx(cmd, max_pos, ctx)) return MX_EXIT_FAILED;

@@ -283,11 +283,15 @@ mx_status_t mx_cli_load_env(mx_model_load_opts_t *lo) {
   return MX_OK;
 }
 
-mx_status_t mx_cli_model_load(const char *dir, const mx_model_load_opts_t *lo, mx_model_t **out) {
+mx_status_t mx_cli_model_load(const char *dir, const mx_model_load_opts_t *lo, bool progress,
+                              mx_model_t **out) {
   *out = NULL;
   mx_model_load_opts_t o = *lo;
   MX_TRY(mx_cli_load_env(&o));
-  return mx_model_load_ex(dir, &o, out);
+  o.progress = mx_cli_progress(progress);
+  mx_status_t st = mx_model_load_ex(dir, &o, out);
+  mx_cli_progress_end();
+  return st;
 }
 
 mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx) {

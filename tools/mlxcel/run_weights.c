@@ -211,7 +211,7 @@ int mx_cli_run_weights(const mx_run_weights_opts_t *o) {
   if (st == MX_OK && o->has_quant) {  // the weights as the model loads them (requantized)
     mx_model_load_opts_t lo = o->load;
     lo.tokenizer_optional = true;
-    st = mx_cli_model_load(o->weights, &lo, &r.model);
+    st = mx_cli_model_load(o->weights, &lo, !o->json, &r.model);
     if (st == MX_OK) ck = r.model->ckpt;
   } else if (st == MX_OK) {
     st = mx_checkpoint_open(o->weights, &r.ck);
