@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-LINE = re.compile(r"\r\x1b\[K(mapping|quantizing|converting|packing) weights: "
+LINE = re.compile(r"\r\x1b\[K(mapping|quantizing|dequantizing|converting|packing) weights: "
                   r"([\d.]+ [kMG]B) / ([\d.]+ [kMG]B) \(([\d.]+ [kMG]B)/s\)")
 ERASE = "\r\x1b[K"
 failures = []

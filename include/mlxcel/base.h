@@ -41,10 +41,10 @@ void mx_error_clear(void);
 const char *mx_status_name(mx_status_t status);
 
 // ---- Progress of long steps: the caller's hook (the library prints nothing) ----
-// A step that can take seconds (loading a model: "mapping", "quantizing", "converting"; a cpu
-// session packing its weights: "packing") reports `done` of `total` bytes of its stage to the
-// hook, on the thread that called the library: once when the stage starts (done 0), after each
-// tensor, and when it ends (done == total). `stage` is a static string.
+// A step that can take seconds (loading a model: "quantizing" or "dequantizing", "mapping",
+// "converting"; a cpu session packing its weights: "packing") reports `done` of `total` bytes of
+// its stage to the hook, on the thread that called the library: once when the stage starts
+// (done 0), after each tensor, and when it ends (done == total). `stage` is a static string.
 typedef void (*mx_progress_fn)(void *user, const char *stage, uint64_t done, uint64_t total);
 typedef struct mx_progress {
   mx_progress_fn fn;  // NULL = no reports

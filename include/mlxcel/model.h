@@ -254,9 +254,9 @@ typedef struct mx_model_load_opts {
   mx_elem_type_t precision;
   // KV-cache element type (F32, F16, BF16); MX_ELEM_INVALID = the resolved precision.
   mx_elem_type_t kv_dtype;
-  // Progress hook (base.h) of the stages that read or rewrite every weight: "quantizing",
-  // "mapping" (the first read of the mmapped weights: the non-finite check) and "converting"
-  // (precision). Zero = none.
+  // Progress hook (base.h) of the stages that read or rewrite every weight: "quantizing" (or
+  // "dequantizing" an MLX checkpoint), "mapping" (the first read of the mmapped weights: the
+  // non-finite check) and "converting" (precision). Zero = none.
   mx_progress_t progress;
 } mx_model_load_opts_t;
 // mx_model_load with options; opts may be NULL (= mx_model_load).

@@ -275,12 +275,13 @@ mx_status_t mx_quant_apply(mx_model_t *m, const mx_model_load_opts_t *opts) {
                       mx_quant_mode_name(mode));
   }
   // Two passes: the bytes each rewritten weight reads first (for the progress reports), then the
-  // rewriting. MLX: everything stays as stored.
+  // rewriting. MLX: everything stays as stored; NONE only dequantizes an MLX checkpoint.
   const mx_progress_t *pg = opts ? &opts->progress : NULL;
+  const char *stage = mode == MX_QUANT_NONE ? "dequantizing" : "quantizing";
   uint64_t total = 0, done = 0;
   int32_t n_q = 0;
   for (int pass = 0; pass < 2 && st == MX_OK; pass++) {
-    if (pass == 1 && total) mx_progress_report(pg, "quantizing", 0, total);
+    if (pass == 1 && total) mx_progress_report(pg, stage, 0, total);
     for (int32_t i = 0; st == MX_OK && i < wl.n; i++) {
       const mx_wspec_t *s = &wl.w[i];
       if (s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) continue;
@@ -305,7 +306,7 @@ mx_status_t mx_quant_apply(mx_model_t *m, const mx_model_load_opts_t *opts) {
         st = to_f32(m->ckpt, s, &wl);
       }
       done += bytes;
-      if (st == MX_OK) mx_progress_report(pg, "quantizing", done, total);
+      if (st == MX_OK) mx_progress_report(pg, stage, done, total);
     }
   }
   if (st == MX_OK) {

@@ -433,7 +433,7 @@ static void test_plans(void) {
         // relative on y, amplified by silu(y) * y to ~6e-2.
         double tol = (vnni && cases[c].m == 1 && e == 0) ? 0.15 : 2e-5;
         CHECK_MSG(d <= tol, "case %zu %s %s: plan vs interpreter %.3g", c,
-                  e ? "embedding" : "linear", vnni ? "vnni" : "exact", d);
+                  e ? "embedding" : "linear", mx_cpu_qkernel_name(qk), d);
         CHECK_MSG(fast, "case %zu %s: the plan fell back to the interpreter", c,
                   e ? "embedding" : "linear");
         mx_tensor_free(&g.args[0]);
@@ -444,8 +444,32 @@ static void test_plans(void) {
   }
 }
 
+// The kernel choice's names parse back to it; anything else is refused, by name and by value.
+static void test_choice(void) {
+  for (int k = MX_CPU_QKERNEL_AUTO; k <= MX_CPU_QKERNEL_VNNI; k++) {
+    mx_cpu_qkernel_t got = MX_CPU_QKERNEL_AUTO;
+    CHECK_OK(mx_cpu_qkernel_parse(mx_cpu_qkernel_name((mx_cpu_qkernel_t)k), "k", &got));
+    CHECK(got == (mx_cpu_qkernel_t)k);
+  }
+  mx_cpu_qkernel_t got = MX_CPU_QKERNEL_AUTO;
+  CHECK(mx_cpu_qkernel_parse("fast", "MLXCEL_QUANT_KERNEL", &got) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(strstr(mx_error_message(), "MLXCEL_QUANT_KERNEL: 'fast' is not a quantized kernel"),
+            "message: %s", mx_error_message());
+  qw_t q;
+  qw_make(&q, MX_CPU_Q_INT8, 8, 37, 96, 32, MX_ELEM_F16);
+  graph_t g;
+  build_graph(&g, &q, 1, false);
+  mx_cpu_compile_opts_t o = {.args = g.args, .is_weight = g.w, .quant_kernel = (mx_cpu_qkernel_t)9};
+  mx_cpu_plan_t *p = NULL;
+  CHECK(mx_cpu_compile(g.m, g.f, &o, &p) == MX_ERR_INVALID_ARG && p == NULL);
+  mx_tensor_free(&g.args[0]);
+  mx_module_destroy(g.m);
+  qw_free(&q);
+}
+
 int main(void) {
   test_kernels();
   test_plans();
+  test_choice();
   return mx_test_finish();
 }
