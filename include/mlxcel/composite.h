@@ -62,6 +62,7 @@ typedef struct mx_comp_rms_norm {
 typedef struct mx_comp_rope {
   mx_rope_style_t style;
   int64_t rotary_dim;  // R <= head dim, even
+  double scale;        // cos and sin are multiplied by it (YaRN / LongRoPE); optional, 1
 } mx_comp_rope_t;
 
 typedef struct mx_comp_attention {
@@ -106,7 +107,8 @@ int32_t mx_comp_quant_write(mx_module_t *m, const mx_comp_quant_t *a, mx_named_a
 
 // Readers: *a from the op's `composite_attributes`; false when a required attribute is missing,
 // has the wrong kind or names a value the contract does not know (a backend then runs the
-// decomposition). Optional attributes (attention's window and softcap) default to 0. Float
+// decomposition). Optional attributes (attention's window and softcap) default to 0, rope's scale
+// to 1. Float
 // attributes may be written as integers. Readers do not check the op's name or operands.
 bool mx_comp_rms_norm_read(const mx_op_t *op, mx_comp_rms_norm_t *a);
 bool mx_comp_rope_read(const mx_op_t *op, mx_comp_rope_t *a);

@@ -77,16 +77,33 @@ mx_status_t mx_checkpoint_open_ex(const char *dir, const mx_checkpoint_limits_t 
 
 typedef enum mx_rope_scaling_kind {
   MX_ROPE_SCALING_NONE = 0,
-  MX_ROPE_SCALING_LINEAR,  // inv_freq / factor
-  MX_ROPE_SCALING_LLAMA3,  // Llama 3.1 frequency-dependent scaling
+  MX_ROPE_SCALING_LINEAR,    // inv_freq / factor
+  MX_ROPE_SCALING_LLAMA3,    // Llama 3.1 frequency-dependent scaling
+  MX_ROPE_SCALING_YARN,      // YaRN: per-dimension blend of interpolation and extrapolation
+  MX_ROPE_SCALING_LONGROPE,  // LongRoPE (Phi-3.5 / Phi-4): per-dimension factors, short or long
+  // Dynamic NTK: changes the base only for sequences past max_position_embeddings, which bounds
+  // every context of this engine, so its tables are the plain ones.
+  MX_ROPE_SCALING_DYNAMIC,
 } mx_rope_scaling_kind_t;
 
+enum { MX_ROPE_MAX_FACTORS = 256 };  // longrope factor lists: rotary_dim / 2 entries at most
+
+// Every value resolved as transformers resolves it (defaults and derived values filled in), so
+// the graph builder needs nothing else of the config.
 typedef struct mx_rope_scaling {
   mx_rope_scaling_kind_t kind;
   double factor;
   double low_freq_factor;                    // llama3
   double high_freq_factor;                   // llama3
-  int64_t original_max_position_embeddings;  // llama3
+  int64_t original_max_position_embeddings;  // llama3, yarn, longrope
+  double beta_fast, beta_slow;               // yarn (32, 1)
+  bool truncate;                             // yarn: floor / ceil the correction range (true)
+  // yarn, longrope: cos and sin are multiplied by it (the derived default when the config
+  // gives none: yarn's mscale rule, longrope's sqrt(1 + ln(factor) / ln(original))).
+  double attention_factor;
+  int32_t n_factors;                        // longrope: entries of each list (rotary_dim / 2)
+  float short_factor[MX_ROPE_MAX_FACTORS];  // longrope: used while the context fits the original
+  float long_factor[MX_ROPE_MAX_FACTORS];   // longrope: used when the capacity exceeds it
 } mx_rope_scaling_t;
 
 enum { MX_MAX_EOS_IDS = 16 };

@@ -181,19 +181,23 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     int64_t bt = xt->dims[0] * xt->dims[1];
     int32_t table = -1;
     for (int32_t i = 0; i < c->n_rope_tables && table < 0; i++)
-      if (c->rope_tables[i][0] == op->operands[1] && c->rope_tables[i][1] == op->operands[2])
+      if (c->rope_tables[i][0] == op->operands[1] && c->rope_tables[i][1] == op->operands[2] &&
+          c->rope_table_scale[i] == a.scale)
         table = c->rope_tables[i][2];
     if (table < 0 && c->n_rope_tables < MAX_ROPE_TABLES) {
       if ((*st = mx_plan_add_temp(c->p, (size_t)(bt * rd) * sizeof(float), &table))) return true;
       if ((*st = mx_plan_simple_step(c, op, ST_ROPE_TABLE, "mx.rope cos/sin table",
                                      op->operands + 1, 2, table, &s)))
         return true;
-      s->rope_table = (step_rope_table_t){bt, rd / 2};
+      s->rope_table = (step_rope_table_t){bt, rd / 2, (float)a.scale};
+      c->rope_table_scale[c->n_rope_tables] = a.scale;
       int32_t *e = c->rope_tables[c->n_rope_tables++];
       e[0] = op->operands[1];
       e[1] = op->operands[2];
       e[2] = table;
     }
+    // The scale lives only in the table: without one, the decomposition runs.
+    if (table < 0 && a.scale != 1.0) return false;
     // Out of place: each thread copies and rotates its own rows (no barrier in between).
     int32_t in[4] = {op->operands[0], op->operands[1], op->operands[2], table};
     if ((*st = mx_plan_simple_step(c, op, ST_ROPE, MX_COMPOSITE_ROPE, in, table >= 0 ? 4 : 3, out,

@@ -19,6 +19,7 @@ typedef struct cctx {
   // RoPE tables emitted so far: {positions value, inv_freq value, table slot}.
   int32_t n_rope_tables;
   int32_t rope_tables[MAX_ROPE_TABLES][3];
+  double rope_table_scale[MAX_ROPE_TABLES];  // the mx.rope scale each table's cos / sin carry
 } cctx_t;
 
 static inline const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }

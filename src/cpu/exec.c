@@ -279,8 +279,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       break;
     case ST_ROPE_TABLE:
       mx_cpu_rope_table_f32((const int32_t *)vp[s->in[0]], (const float *)vp[s->in[1]],
-                            s->rope_table.rows, s->rope_table.half, (float *)vp[s->out[0]], ith,
-                            nth);
+                            s->rope_table.rows, s->rope_table.half, s->rope_table.scale,
+                            (float *)vp[s->out[0]], ith, nth);
       break;
     case ST_ATTENTION:
       mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],

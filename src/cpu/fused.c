@@ -94,7 +94,7 @@ void mx_cpu_rope_f32(float *x, const int32_t *pos, const float *inv_freq, int64_
 }
 
 void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt, int64_t half,
-                           float *table, int ith, int nth) {
+                           float scale, float *table, int ith, int nth) {
   if (bt <= 0 || half <= 0) return;
   int64_t r0, r1;
   split(bt, 1, ith, nth, &r0, &r1);
@@ -103,8 +103,8 @@ void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt
     float *t = table + r * half * 2;
     for (int64_t i = 0; i < half; i++) {
       float ang = p * inv_freq[i];
-      t[2 * i] = cosf(ang);
-      t[2 * i + 1] = sinf(ang);
+      t[2 * i] = cosf(ang) * scale;
+      t[2 * i + 1] = sinf(ang) * scale;
     }
   }
 }

@@ -46,9 +46,10 @@ void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const 
                           const float *table, int64_t bt, int64_t n_heads, int64_t d,
                           int64_t rotary_dim, int style, int ith, int nth);
 // table[(r * half + i) * 2 + {0, 1}] = cosf / sinf(f32(pos[r]) * inv_freq[i]) for r < bt,
-// i < half (= rotary_dim / 2). Thread ith takes a contiguous block of rows.
+// i < half (= rotary_dim / 2), each times scale when scale != 1 (mx.rope's attribute: the
+// product rounded to f32 as the decomposition computes it). Thread ith takes a block of rows.
 void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt, int64_t half,
-                           float *table, int ith, int nth);
+                           float scale, float *table, int ith, int nth);
 
 // In place on x[B*T, n_heads, d]; pos[B*T]; inv_freq[rotary_dim/2]; style 0 = half
 // (HF rotate-half over the first rotary_dim dims), 1 = interleaved pairs; dims >= rotary_dim pass.

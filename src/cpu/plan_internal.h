@@ -92,6 +92,7 @@ typedef struct step_rope {  // ST_ROPE
 
 typedef struct step_rope_table {  // ST_ROPE_TABLE: [rows, half] cos / sin pairs
   int64_t rows, half;
+  float scale;  // multiplies cos and sin (mx.rope's scale)
 } step_rope_table_t;
 
 typedef struct step_attn {  // ST_ATTENTION, ST_ATTENTION_KV, ST_ATTN_SPLIT

@@ -78,7 +78,9 @@ int32_t mx_comp_rms_norm_write(mx_module_t *m, const mx_comp_rms_norm_t *a,
 int32_t mx_comp_rope_write(mx_module_t *m, const mx_comp_rope_t *a, mx_named_attr_t *attrs) {
   attrs[0] = (mx_named_attr_t){"rotary_dim", mx_attr_int(a->rotary_dim, MX_ELEM_I64)};
   attrs[1] = (mx_named_attr_t){"style", mx_attr_string(m, mx_rope_style_name(a->style))};
-  return 2;
+  if (a->scale == 1.0) return 2;  // plain RoPE graphs stay as they were
+  attrs[2] = (mx_named_attr_t){"scale", mx_attr_float(a->scale, MX_ELEM_F32)};
+  return 3;
 }
 
 int32_t mx_comp_attention_write(mx_module_t *m, const mx_comp_attention_t *a,
@@ -139,6 +141,8 @@ bool mx_comp_rms_norm_read(const mx_op_t *op, mx_comp_rms_norm_t *a) {
 }
 
 bool mx_comp_rope_read(const mx_op_t *op, mx_comp_rope_t *a) {
+  a->scale = 1.0;
+  read_f(op, "scale", &a->scale);
   return read_i(op, "rotary_dim", &a->rotary_dim) &&
          mx_rope_style_parse(read_s(op, "style"), &a->style);
 }

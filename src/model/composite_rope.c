@@ -3,6 +3,9 @@
 // angle[b,t,i] = f32(pos[b,t]) * inv_freq[i] (as Hugging Face computes it, in f32); pairs are
 // (x[i], x[i + R/2]) for style "half" (rotate-half) and (x[2i], x[2i+1]) for "interleaved";
 // each pair (a, b) becomes (a cos - b sin, b cos + a sin); dims R..D pass through unchanged.
+// Attribute `scale` (YaRN / LongRoPE's attention factor, when not 1) multiplies cos and sin, in
+// f32 after they are computed, as transformers does: the pass-through dims are not scaled.
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +14,7 @@
 typedef struct rope_params {
   bool interleaved;
   int32_t rotary_dim;
+  double scale;
 } rope_params_t;
 
 // x[..., lo:hi] along the last dimension.
@@ -51,6 +55,13 @@ static mx_status_t build_rope(mx_builder_t *b, const int32_t *args, const void *
   MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, pb, fb, &ang));
   MX_TRY(mx_build_unary(b, MX_OP_COSINE, ang, &cs0));
   MX_TRY(mx_build_unary(b, MX_OP_SINE, ang, &sn0));
+  if (p->scale != 1.0) {
+    int32_t s, sb;
+    MX_TRY(mx_build_scalar(b, MX_ELEM_F32, p->scale, &s));
+    MX_TRY(mx_build_broadcast_in_dim(b, s, adims, 3, NULL, &sb));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, cs0, sb, &cs0));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, sn0, sb, &sn0));
+  }
   int64_t hdims[4] = {B, T, N, h}, hmap[3] = {0, 1, 3};
   MX_TRY(mx_build_broadcast_in_dim(b, cs0, hdims, 4, hmap, &cs));
   MX_TRY(mx_build_broadcast_in_dim(b, sn0, hdims, 4, hmap, &sn));
@@ -89,9 +100,10 @@ static mx_status_t build_rope(mx_builder_t *b, const int32_t *args, const void *
 }
 
 mx_status_t mx_comp_rope(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t pos,
-                         int32_t inv_freq, const char *style, int32_t rotary_dim, int32_t *out) {
+                         int32_t inv_freq, const char *style, int32_t rotary_dim, double scale,
+                         int32_t *out) {
   const mx_type_t *xt = mx_build_type(b, x);
-  mx_comp_rope_t a = {MX_ROPE_HALF, rotary_dim};
+  mx_comp_rope_t a = {MX_ROPE_HALF, rotary_dim, scale};
   if (!mx_rope_style_parse(style, &a.style)) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "mx.rope: unknown style \"%s\"", style);
   }
@@ -101,9 +113,16 @@ mx_status_t mx_comp_rope(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t p
                         "mx.rope: rotary_dim %d must be even, positive and <= head_dim",
                         rotary_dim);
   }
-  char key[64];
-  snprintf(key, sizeof key, "%s,R=%d", style, rotary_dim);
-  rope_params_t p = {a.style == MX_ROPE_INTERLEAVED, rotary_dim};
+  if (!(scale > 0) || !isfinite(scale)) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx.rope: scale %g must be positive", scale);
+  }
+  char key[96];
+  if (scale == 1.0) {
+    snprintf(key, sizeof key, "%s,R=%d", style, rotary_dim);
+  } else {
+    snprintf(key, sizeof key, "%s,R=%d,scale=%.17g", style, rotary_dim, scale);
+  }
+  rope_params_t p = {a.style == MX_ROPE_INTERLEAVED, rotary_dim, scale};
   mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
   int32_t n = mx_comp_rope_write(c->m, &a, attrs);
   int32_t ops[3] = {x, pos, inv_freq};

@@ -5,11 +5,6 @@
 
 #include "model/config_internal.h"
 
-static mx_status_t need(const mx_cfg_obj_t *o, const char *key, const char *why) {
-  if (mx_cfg_has(o, key)) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s%s is missing (%s)", o->src, o->prefix, key, why);
-}
-
 static mx_status_t positive_f(const mx_cfg_obj_t *o, const char *key, double v) {
   if (v > 0) return MX_OK;
   return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
@@ -19,67 +14,6 @@ static mx_status_t positive_f(const mx_cfg_obj_t *o, const char *key, double v) 
 static mx_status_t positive_i(const char *src, const char *key, int64_t v) {
   if (v > 0) return MX_OK;
   return mx_error_set(MX_ERR_PARSE, "%s: %s must be positive (got %lld)", src, key, (long long)v);
-}
-
-// rope_scaling (transformers <= 4.x) or rope_parameters (5.x): {"rope_type" | "type": ...}.
-static mx_status_t parse_rope_scaling(const mx_cfg_obj_t *root, mx_model_config_t *cfg) {
-  const char *field = "rope_scaling";
-  const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root->obj, field);
-  if (!rs || cJSON_IsNull(rs)) {
-    field = "rope_parameters";
-    rs = cJSON_GetObjectItemCaseSensitive(root->obj, field);
-    if (!rs || cJSON_IsNull(rs)) return MX_OK;
-  }
-  if (!cJSON_IsObject(rs)) {
-    return mx_error_set(MX_ERR_PARSE, "%s: %s must be an object or null", root->src, field);
-  }
-  char prefix[64];
-  snprintf(prefix, sizeof prefix, "%s%s.", root->prefix, field);
-  mx_cfg_obj_t o = {rs, root->src, prefix};
-  char type[32] = "";
-  const char *type_key = mx_cfg_has(&o, "rope_type") ? "rope_type" : "type";
-  MX_TRY(mx_cfg_str(&o, type_key, "", type, sizeof type));
-  if (type[0] == '\0') {
-    return mx_error_set(MX_ERR_PARSE, "%s: %s has no rope_type", root->src, field);
-  }
-  mx_rope_scaling_t *r = &cfg->rope_scaling;
-  if (strcmp(type, "default") == 0) {
-    r->kind = MX_ROPE_SCALING_NONE;
-    return MX_OK;
-  }
-  if (strcmp(type, "linear") == 0) {
-    r->kind = MX_ROPE_SCALING_LINEAR;
-    MX_TRY(need(&o, "factor", "rope_type 'linear' needs it"));
-    MX_TRY(mx_cfg_f64(&o, "factor", 1.0, &r->factor));
-    return positive_f(&o, "factor", r->factor);
-  }
-  if (strcmp(type, "llama3") == 0) {
-    r->kind = MX_ROPE_SCALING_LLAMA3;
-    static const char *const keys[] = {"factor", "low_freq_factor", "high_freq_factor",
-                                       "original_max_position_embeddings"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-      MX_TRY(need(&o, keys[i], "rope_type 'llama3' needs it"));
-    }
-    MX_TRY(mx_cfg_f64(&o, "factor", 1.0, &r->factor));
-    MX_TRY(mx_cfg_f64(&o, "low_freq_factor", 1.0, &r->low_freq_factor));
-    MX_TRY(mx_cfg_f64(&o, "high_freq_factor", 1.0, &r->high_freq_factor));
-    MX_TRY(mx_cfg_i64(&o, "original_max_position_embeddings", 0,
-                      &r->original_max_position_embeddings));
-    MX_TRY(positive_f(&o, "factor", r->factor));
-    MX_TRY(positive_f(&o, "low_freq_factor", r->low_freq_factor));
-    MX_TRY(positive_f(&o, "original_max_position_embeddings",
-                      (double)r->original_max_position_embeddings));
-    // The smoothing interpolates between the two wavelength bounds: they must differ.
-    if (!(r->high_freq_factor > r->low_freq_factor)) {
-      return mx_error_set(MX_ERR_PARSE,
-                          "%s: %shigh_freq_factor (%g) must be greater than low_freq_factor (%g)",
-                          root->src, prefix, r->high_freq_factor, r->low_freq_factor);
-    }
-    return MX_OK;
-  }
-  return mx_error_set(MX_ERR_UNSUPPORTED,
-                      "%s: %s%s '%.32s' is not supported (supported: linear, llama3)", root->src,
-                      prefix, type_key, type);
 }
 
 mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
@@ -178,7 +112,7 @@ static mx_status_t parse_rope(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
                         "dimensions; an even number >= 2 is needed",
                         o->src, cfg->head_dim, cfg->partial_rotary_factor, (long long)rot);
   }
-  return parse_rope_scaling(o, cfg);
+  return mx_cfg_rope_scaling(o, d, (int32_t)rot, cfg);
 }
 
 mx_status_t mx_cfg_parse_common(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,

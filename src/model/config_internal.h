@@ -44,12 +44,27 @@ typedef struct mx_cfg_defaults {
   bool tie_word_embeddings;
   const char *hidden_act;
   int32_t bos_token_id, eos_token_id, pad_token_id;  // -1: none
+  // The scaled RoPE types' pretraining length when the config has no top-level key (Phi-3:
+  // 4096); 0: the rope dict's, else max_position_embeddings.
+  int64_t original_max_position_embeddings;
+  // Phi-3: "su" and "yarn" are its old names of longrope, and only default / longrope exist.
+  bool rope_longrope_only;
 } mx_cfg_defaults_t;
 
 // Reads the shared fields (sizes, heads, head_dim, eps, rope incl. rope_scaling, tie, biases,
 // hidden_act, dtype, token ids) with the family's defaults and validates them.
 mx_status_t mx_cfg_parse_common(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
                                 mx_model_config_t *cfg);
+
+// rope_scaling / rope_parameters -> cfg->rope_scaling, every value resolved (config_rope.c).
+// Needs cfg->max_position_embeddings; rotary_dim sizes longrope's factor lists.
+mx_status_t mx_cfg_rope_scaling(const mx_cfg_obj_t *root, const mx_cfg_defaults_t *d,
+                                int32_t rotary_dim, mx_model_config_t *cfg);
+// The same from one rope dict `params` (its prefix names it in messages), for families whose
+// dicts are nested per layer type; root holds the top-level keys.
+mx_status_t mx_cfg_rope_params(const mx_cfg_obj_t *root, const mx_cfg_obj_t *params,
+                               const mx_cfg_defaults_t *d, int32_t rotary_dim,
+                               mx_model_config_t *cfg);
 
 // torch_dtype (or transformers 5's dtype) -> cfg->dtype; absent: float32.
 mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg);

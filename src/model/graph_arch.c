@@ -70,7 +70,16 @@ mx_status_t mx_arch_base(const mx_model_config_t *cfg, mx_arch_t *a) {
   a->final_softcap = cfg->final_logit_softcapping;
   double theta = cfg->rope_theta > 0 ? cfg->rope_theta : 10000.0;
   a->n_rope_tables = 1;
-  MX_TRY(mx_rope_inv_freq(theta, a->rotary_dim, &cfg->rope_scaling, &a->inv_freq[0]));
+  const mx_rope_scaling_t *sc = &cfg->rope_scaling;
+  MX_TRY(mx_rope_inv_freq(theta, a->rotary_dim, sc, &a->inv_freq[0]));
+  for (int32_t k = 0; k < MX_ARCH_MAX_ROPE_TABLES; k++) a->rope_attn_factor[k] = 1.0;
+  if (sc->kind == MX_ROPE_SCALING_YARN || sc->kind == MX_ROPE_SCALING_LONGROPE) {
+    a->rope_attn_factor[0] = sc->attention_factor;
+  }
+  if (sc->kind == MX_ROPE_SCALING_LONGROPE) {
+    MX_TRY(mx_rope_inv_freq_long(theta, a->rotary_dim, sc, &a->inv_freq_long));
+    a->rope_long_above = sc->original_max_position_embeddings;
+  }
   a->layer_rope = calloc((size_t)a->n_layers, sizeof(int32_t));
   a->layer_window = calloc((size_t)a->n_layers, sizeof(int32_t));
   if (a->layer_rope == NULL || a->layer_window == NULL) {
@@ -106,36 +115,64 @@ void mx_arch_resolve_names(mx_arch_t *a, const mx_checkpoint_t *ck) {
 void mx_arch_free(mx_arch_t *a) {
   if (a == NULL) return;
   for (int32_t i = 0; i < MX_ARCH_MAX_ROPE_TABLES; i++) free(a->inv_freq[i]);
+  free(a->inv_freq_long);
   free(a->layer_rope);
   free(a->layer_window);
   memset(a, 0, sizeof *a);
 }
 
-// Hugging Face `_compute_default_rope_parameters`, `_compute_linear_scaling_rope_parameters` and
-// `_compute_llama3_parameters`, evaluated in double.
-mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_scaling_t *sc,
-                             float **out) {
+// YaRN's correction dimension: the rotary dimension whose wavelength makes `rotations` turns over
+// the original context (transformers' find_correction_dim).
+static double yarn_correction_dim(double rotations, int32_t dim, double theta, double orig) {
+  return (dim * log(orig / (rotations * 2 * M_PI))) / (2 * log(theta));
+}
+
+// Hugging Face `_compute_default_rope_parameters`, `_compute_linear_scaling_rope_parameters`,
+// `_compute_llama3_parameters`, `_compute_yarn_parameters` and `_compute_longrope_parameters`
+// (its short or long factors), evaluated in double.
+static mx_status_t rope_table(double theta, int32_t rotary_dim, const mx_rope_scaling_t *sc,
+                              bool long_factors, float **out) {
   *out = NULL;
   if (rotary_dim <= 0 || rotary_dim % 2 != 0 || !(theta > 0)) {
     return mx_error_set(MX_ERR_INVALID_ARG, "rope: bad rotary_dim %d or theta %g", rotary_dim,
                         theta);
   }
   int32_t h = rotary_dim / 2;
-  float *f = malloc(sizeof(float) * (size_t)h);
-  if (f == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   mx_rope_scaling_kind_t kind = sc != NULL ? sc->kind : MX_ROPE_SCALING_NONE;
   if (kind != MX_ROPE_SCALING_NONE && !(sc->factor > 0)) {
-    free(f);
     return mx_error_set(MX_ERR_INVALID_ARG, "rope_scaling: factor %g must be positive", sc->factor);
   }
   if (kind == MX_ROPE_SCALING_LLAMA3 &&
       (!(sc->original_max_position_embeddings > 0) || !(sc->high_freq_factor > 0) ||
        !(sc->low_freq_factor > 0) || sc->high_freq_factor == sc->low_freq_factor)) {
-    free(f);
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "rope_scaling llama3: needs positive original_max_position_embeddings and "
                         "low_freq_factor != high_freq_factor");
   }
+  if ((kind == MX_ROPE_SCALING_YARN || kind == MX_ROPE_SCALING_LONGROPE) &&
+      !(sc->original_max_position_embeddings > 0)) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "rope_scaling: needs a positive original_max_position_embeddings");
+  }
+  if (kind == MX_ROPE_SCALING_LONGROPE && sc->n_factors != h) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "rope_scaling longrope: %d factors for %d rotary pairs",
+                        sc->n_factors, h);
+  }
+  double ramp_lo = 0, ramp_hi = 0;  // yarn: the dimensions between which the blend ramps
+  if (kind == MX_ROPE_SCALING_YARN) {
+    double orig = (double)sc->original_max_position_embeddings;
+    ramp_lo = yarn_correction_dim(sc->beta_fast, rotary_dim, theta, orig);
+    ramp_hi = yarn_correction_dim(sc->beta_slow, rotary_dim, theta, orig);
+    if (sc->truncate) {
+      ramp_lo = floor(ramp_lo);
+      ramp_hi = ceil(ramp_hi);
+    }
+    ramp_lo = fmax(ramp_lo, 0.0);
+    ramp_hi = fmin(ramp_hi, (double)(rotary_dim - 1));
+    if (ramp_lo == ramp_hi) ramp_hi += 0.001;  // as transformers: no division by zero
+  }
+  float *f = malloc(sizeof(float) * (size_t)h);
+  if (f == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < h; i++) {
     double inv = 1.0 / pow(theta, (double)(2 * i) / (double)rotary_dim);
     if (kind == MX_ROPE_SCALING_LINEAR) {
@@ -152,11 +189,28 @@ mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_sca
             (old / wavelen - sc->low_freq_factor) / (sc->high_freq_factor - sc->low_freq_factor);
         inv = (1.0 - s) * inv / sc->factor + s * inv;
       }  // high frequencies unchanged
+    } else if (kind == MX_ROPE_SCALING_YARN) {
+      // extrapolate (keep) the fast dimensions below the ramp, interpolate the slow ones above
+      double ramp = fmin(fmax((i - ramp_lo) / (ramp_hi - ramp_lo), 0.0), 1.0);
+      double keep = 1.0 - ramp;
+      inv = inv / sc->factor * (1.0 - keep) + inv * keep;
+    } else if (kind == MX_ROPE_SCALING_LONGROPE) {
+      inv /= long_factors ? sc->long_factor[i] : sc->short_factor[i];
     }
     f[i] = (float)inv;
   }
   *out = f;
   return MX_OK;
+}
+
+mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_scaling_t *sc,
+                             float **out) {
+  return rope_table(theta, rotary_dim, sc, false, out);
+}
+
+mx_status_t mx_rope_inv_freq_long(double theta, int32_t rotary_dim, const mx_rope_scaling_t *sc,
+                                  float **out) {
+  return rope_table(theta, rotary_dim, sc, true, out);
 }
 
 // ---- weight list ----

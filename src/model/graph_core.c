@@ -155,7 +155,9 @@ static mx_status_t positions(core_t *c) {
     mx_tensor_t tv;
     memset(&tv, 0, sizeof tv);
     tv.type = mx_type_tensor(MX_ELEM_F32, 1, &h);
-    tv.data = (uint8_t *)c->a->inv_freq[k];
+    // LongRoPE: the long factors for a graph whose capacity exceeds the original context.
+    bool use_long = k == 0 && c->a->inv_freq_long != NULL && c->o->ctx > c->a->rope_long_above;
+    tv.data = (uint8_t *)(use_long ? c->a->inv_freq_long : c->a->inv_freq[k]);
     tv.nbytes = sizeof(float) * (size_t)h;
     MX_TRY(mx_build_constant(b, &tv, &c->inv_freq[k]));
   }
@@ -317,9 +319,10 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
     MX_TRY(head_norm(c, k, lw->k_norm, &k));
   }
   if (a->layer_rope[l] >= 0) {  // -1: a NoPE layer (positions only through the causal mask)
-    int32_t inv = c->inv_freq[a->layer_rope[l]];
-    MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, &q));
-    MX_TRY(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, &k));
+    int32_t t = a->layer_rope[l], inv = c->inv_freq[t];
+    double sc = a->rope_attn_factor[t];
+    MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, sc, &q));
+    MX_TRY(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, sc, &k));
   }
   MX_TRY(cache_write(c, c->k_cache[l], k, &c->k_cache[l]));
   MX_TRY(cache_write(c, c->v_cache[l], v, &c->v_cache[l]));

@@ -64,6 +64,13 @@ typedef struct mx_arch {
   // RoPE tables (host-computed inv_freq, R/2 floats each) and per-layer choices.
   int32_t n_rope_tables;
   float *inv_freq[MX_ARCH_MAX_ROPE_TABLES];  // heap, owned
+  // YaRN / LongRoPE: cos and sin of a table's layers are multiplied by it (1: plain RoPE).
+  double rope_attn_factor[MX_ARCH_MAX_ROPE_TABLES];
+  // LongRoPE: table 0's long-factor version (heap, owned; NULL otherwise), used by graphs whose
+  // KV capacity exceeds rope_long_above (the original context), as llama.cpp chooses; transformers
+  // switches per forward call, which equals this whenever a sequence stays on one side.
+  float *inv_freq_long;
+  int64_t rope_long_above;
   int32_t *layer_rope;    // [n_layers] table index, -1: no RoPE (NoPE layer); heap, owned
   int32_t *layer_window;  // [n_layers] sliding window (0 = full attention); heap, owned
 } mx_arch_t;
@@ -85,8 +92,11 @@ void mx_arch_resolve_names(mx_arch_t *a, const mx_checkpoint_t *ck);
 
 // inv_freq[i] = theta^(-2i/R) for i < R/2, scaled per `scaling`, computed in double and rounded
 // to float once. out: heap array of R/2 floats (caller frees).
+// LongRoPE's short factors; mx_rope_inv_freq_long its long ones (the same table for other kinds).
 mx_status_t mx_rope_inv_freq(double theta, int32_t rotary_dim, const mx_rope_scaling_t *scaling,
                              float **out);
+mx_status_t mx_rope_inv_freq_long(double theta, int32_t rotary_dim,
+                                  const mx_rope_scaling_t *scaling, float **out);
 
 // ---- The weights a graph reads ----
 
@@ -154,7 +164,8 @@ mx_status_t mx_comp_rms_norm(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32
                              double weight_offset, int32_t *out);
 // rope: x[B,T,N,D] f32, pos[B,T] i32, inv_freq[R/2] f32 -> [B,T,N,D] f32.
 mx_status_t mx_comp_rope(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t pos,
-                         int32_t inv_freq, const char *style, int32_t rotary_dim, int32_t *out);
+                         int32_t inv_freq, const char *style, int32_t rotary_dim, double scale,
+                         int32_t *out);
 // attention: q[B,T,Hq,D] f32, caches [B,Hkv,S,D] (any float type), pos0[B] i32 -> [B,T,Hq,D].
 mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
                               int32_t v_cache, int32_t pos0, double scale, int64_t window,

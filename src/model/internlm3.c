@@ -2,7 +2,7 @@
 // Config: defaults of transformers' InternLM3Config (head_dim 128, 2 kv heads); its files name
 // the biases qkv_bias (q/k/v/o) and bias (gate/up/down), aliases of attention_bias and
 // mlp_bias, which transformers requires to be equal (refused otherwise, as it does). Released
-// files carry rope_scaling "dynamic", which the shared reader refuses naming the field.
+// files carry rope_scaling "dynamic" (plain RoPE within max_position_embeddings: config_rope.c).
 // Graph: Llama's.
 #include "model/family.h"
 

@@ -4,8 +4,8 @@
 // (4096 by default) on the layers layer_types marks sliding (default: all but every 4th) and
 // RoPE parameters per layer type: transformers 5 writes rope_parameters as {"full_attention":
 // {...}, "sliding_attention": {...}}; older files a flat rope_theta / rope_scaling, whose
-// scaling applies to the full-attention layers only. Per-type scaling other than "default" is
-// refused naming the field.
+// scaling applies to the full-attention layers only. The full-attention entry may scale (yarn,
+// as the long-context releases do); scaling of the sliding layers is refused naming the field.
 // Graph: no input norms; post_attention_layernorm normalizes the attention output and
 // post_feedforward_layernorm the MLP output, each before its residual add; q_norm / k_norm
 // (y*w RMSNorm) over the whole q / k projection (all heads at once) before RoPE. OLMo 3's
@@ -38,9 +38,11 @@ static mx_status_t parse_config_olmo2(const mx_cfg_obj_t *o, mx_model_config_t *
   return mx_cfg_activation(o, "hidden_act", cfg);
 }
 
-// One layer type's entry of OLMo 3's nested rope_parameters: its base; only unscaled RoPE.
+// One layer type's entry of OLMo 3's nested rope_parameters: its base, and its scaling into
+// cfg->rope_scaling when `scaled` (the full-attention layers'); unscaled RoPE otherwise.
 static mx_status_t rope_of_type(const mx_cfg_obj_t *o, const cJSON *rp, const char *type,
-                                double def, double *theta) {
+                                const mx_cfg_defaults_t *d, bool scaled, double def,
+                                mx_model_config_t *cfg, double *theta) {
   const cJSON *sub = cJSON_GetObjectItemCaseSensitive(rp, type);
   *theta = def;
   if (sub == NULL || cJSON_IsNull(sub)) return MX_OK;
@@ -53,10 +55,13 @@ static mx_status_t rope_of_type(const mx_cfg_obj_t *o, const cJSON *rp, const ch
   mx_cfg_obj_t s = {sub, o->src, prefix};
   char kind[32];
   MX_TRY(mx_cfg_str(&s, "rope_type", "default", kind, sizeof kind));
-  if (strcmp(kind, "default") != 0) {
+  if (scaled && strcmp(kind, "default") != 0) {
+    int32_t rot = (int32_t)((double)cfg->head_dim * cfg->partial_rotary_factor);
+    MX_TRY(mx_cfg_rope_params(o, &s, d, rot, cfg));
+  } else if (strcmp(kind, "default") != 0) {
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: %srope_type '%s' is not supported for model_type 'olmo3' "
-                        "(supported: default)",
+                        "(supported: default; the full-attention layers may scale)",
                         o->src, prefix, kind);
   }
   MX_TRY(mx_cfg_f64(&s, "rope_theta", def, theta));
@@ -79,8 +84,9 @@ static mx_status_t parse_config_olmo3(const mx_cfg_obj_t *o, mx_model_config_t *
     mx_status_t st = mx_cfg_parse_common(&r, &d, cfg);
     cJSON_Delete(rest);
     MX_TRY(st);
-    MX_TRY(rope_of_type(o, rp, "full_attention", cfg->rope_theta, &cfg->rope_theta));
-    MX_TRY(rope_of_type(o, rp, "sliding_attention", d.rope_theta, &cfg->rope_local_base_freq));
+    MX_TRY(rope_of_type(o, rp, "full_attention", &d, true, cfg->rope_theta, cfg, &cfg->rope_theta));
+    MX_TRY(rope_of_type(o, rp, "sliding_attention", &d, false, d.rope_theta, cfg,
+                        &cfg->rope_local_base_freq));
   } else {
     MX_TRY(mx_cfg_parse_common(o, &d, cfg));
     cfg->rope_local_base_freq = cfg->rope_theta;  // rope_scaling: full layers only

@@ -1,7 +1,7 @@
 // Phi-3 family, model_type "phi3" (Phi3ForCausalLM).
 // Config: defaults of transformers' Phi3Config; optional partial rotary embedding and sliding
-// window (applied to every layer when set, as transformers does). Phi-3's "longrope" / "su"
-// rope scaling is refused by the shared rope_scaling reader, naming the field.
+// window (applied to every layer when set, as transformers does). RoPE scaling: longrope only
+// ("su" and "yarn" are Phi-3's old names of it), from original_max_position_embeddings (4096).
 // Graph: fused qkv_proj (q rows, then k, then v) and gate_up_proj (gate rows first), no biases;
 // partial rotary (rotate-half over the first head_dim * partial_rotary_factor dims) and the
 // sliding window come from the config through mx_arch_base.
@@ -24,6 +24,8 @@ static mx_status_t parse_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
       .bos_token_id = 1,
       .eos_token_id = 32000,
       .pad_token_id = 32000,
+      .original_max_position_embeddings = 4096,
+      .rope_longrope_only = true,
   };
   mx_status_t st = mx_cfg_parse_common(o, &d, cfg);
   if (st == MX_OK) st = mx_cfg_activation(o, "hidden_act", cfg);

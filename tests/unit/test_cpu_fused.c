@@ -188,7 +188,7 @@ static void test_fused_pairs(int64_t rows, int64_t h) {
       mx_cpu_rope_f32(y2, pos, inv, rows, nh, d, rd, style, 0, 1);
       // The cos / sin table (computed on 1..3 threads) gives the same rotation.
       float *table = malloc(sizeof(float) * (size_t)(rows * rd));
-      mx_cpu_rope_table_f32(pos, inv, rows, rd / 2, table, 0, 1);
+      mx_cpu_rope_table_f32(pos, inv, rows, rd / 2, 1.0f, table, 0, 1);
       pair_job_t r = {.a = a,
                       .y = y,
                       .pos = pos,
@@ -298,11 +298,12 @@ static void test_rms(int64_t rows, int64_t h, float eps, float off, bool composi
 typedef struct {
   const char *style;
   int32_t rd;
+  double scale;
 } rope_p_t;
 static mx_status_t emit_rope(mx_comp_ctx_t *c, mx_builder_t *b, const int32_t *a, const void *p,
                              int32_t *out) {
   const rope_p_t *r = p;
-  return mx_comp_rope(c, b, a[0], a[1], a[2], r->style, r->rd, out);
+  return mx_comp_rope(c, b, a[0], a[1], a[2], r->style, r->rd, r->scale, out);
 }
 
 static void test_rope(int64_t bt, int64_t nh, int64_t d, int32_t rd, int style, int32_t pos0) {
@@ -339,10 +340,21 @@ static void test_rope(int64_t bt, int64_t nh, int64_t d, int32_t rd, int style, 
   int64_t xd[4] = {1, bt, nh, d}, pd[2] = {1, bt}, fd[1] = {rd / 2};
   mx_tensor_t a[3] = {tensor_of(MX_ELEM_F32, 4, xd, x), tensor_of(MX_ELEM_I32, 2, pd, pos),
                       tensor_of(MX_ELEM_F32, 1, fd, inv)};
-  rope_p_t p = {style ? "interleaved" : "half", rd};
+  rope_p_t p = {style ? "interleaved" : "half", rd, 1.0};
   mx_tensor_t ref = interp1(a, 3, emit_rope, &p);
   for (int64_t i = 0; i < n; i++) want[i] = ref.data ? ((float *)ref.data)[i] : NAN;
   check_close("rope vs decomposition", y, want, NULL, n, 2 * TOL);
+  mx_tensor_free(&ref);
+  // A scaled table (YaRN / LongRoPE's attention factor) against the scaled decomposition: the
+  // runtime applies the scale only through the table.
+  p.scale = 1.1386;
+  float *table = malloc(sizeof(float) * (size_t)(bt * rd));
+  mx_cpu_rope_table_f32(pos, inv, bt, rd / 2, (float)p.scale, table, 0, 1);
+  mx_cpu_rope_copy_f32(x, y, pos, inv, table, bt, nh, d, rd, style, 0, 1);
+  ref = interp1(a, 3, emit_rope, &p);
+  for (int64_t i = 0; i < n; i++) want[i] = ref.data ? ((float *)ref.data)[i] : NAN;
+  check_close("scaled rope vs decomposition", y, want, NULL, n, 2 * TOL);
+  free(table);
   mx_tensor_free(&ref);
   free_args(a, 3);
   free(x), free(y), free(inv), free(want), free(pos);

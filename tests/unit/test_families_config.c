@@ -116,23 +116,34 @@ static void test_gemma3_nested(void) {
   CHECK(c.sliding_window == 1024 && n_sliding(&c) == 34 - 5 && c.head_dim == 256);
   CHECK(c.rope_scaling.kind == MX_ROPE_SCALING_LINEAR && c.query_pre_attn_scalar == 256.0);
   EXPECT_ERR(parse("{\"model_type\": \"gemma3\", \"text_config\": {\"rope_scaling\": "
-                   "{\"rope_type\": \"yarn\", \"factor\": 2}}}",
+                   "{\"rope_type\": \"ntk\", \"factor\": 2}}}",
                    &c),
-             "text_config.rope_scaling.rope_type 'yarn' is not supported");
+             "text_config.rope_scaling.rope_type 'ntk' is not supported");
   EXPECT_ERR(parse("{\"model_type\": \"gemma3\", \"text_config\": 3}", &c),
              "text_config must be an object");
 }
 
 static void test_refusals(void) {
   mx_model_config_t c;
-  EXPECT_ERR(parse("{\"model_type\": \"qwen2\", \"rope_scaling\": {\"type\": \"yarn\", "
-                   "\"factor\": 4.0}}",
+  EXPECT_ERR(parse("{\"model_type\": \"qwen2\", \"rope_scaling\": {\"type\": \"dynamic\", "
+                   "\"factor\": 0.5}}",
                    &c),
-             SRC ": rope_scaling.type 'yarn' is not supported");
-  EXPECT_ERR(parse("{\"model_type\": \"phi3\", \"rope_scaling\": {\"type\": \"longrope\", "
-                   "\"short_factor\": [1], \"long_factor\": [1]}}",
+             SRC ": rope_scaling.factor must be >= 1 (got 0.5)");
+  // Phi-3: longrope only ("su" / "yarn" are its old names), lists of rotary_dim / 2 factors.
+  EXPECT_ERR(
+      parse("{\"model_type\": \"phi3\", \"rope_scaling\": {\"type\": \"longrope\", "
+            "\"short_factor\": [1], \"long_factor\": [1]}}",
+            &c),
+      "rope_scaling.short_factor must be a list of 48 numbers (rotary dimensions / 2), got 1");
+  EXPECT_ERR(parse("{\"model_type\": \"phi3\", \"rope_scaling\": {\"type\": \"llama3\", "
+                   "\"factor\": 8}}",
                    &c),
-             "rope_scaling.type 'longrope' is not supported");
+             "rope_scaling.type 'llama3' is not supported by this family (default, longrope)");
+  EXPECT_ERR(parse("{\"model_type\": \"phi3\", \"num_attention_heads\": 96, \"rope_scaling\": "
+                   "{\"type\": \"su\", \"short_factor\": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+                   "13, 14, 15, 0], \"long_factor\": [1]}}",
+                   &c),
+             "rope_scaling.short_factor[15] must be a positive number");
   EXPECT_ERR(parse("{\"model_type\": \"gemma2\", \"hidden_activation\": \"gelu\"}", &c),
              "hidden_activation 'gelu' is not supported for model_type 'gemma2'");
   EXPECT_ERR(parse("{\"model_type\": \"mistral\", \"hidden_act\": \"relu\"}", &c),

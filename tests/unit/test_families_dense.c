@@ -122,16 +122,29 @@ static void test_olmo(void) {
             "{\"rope_type\": \"default\", \"rope_theta\": 1e4}}}",
             &c));
   CHECK(c.rope_theta == 1e6 && c.rope_local_base_freq == 1e4);
+  // The full-attention layers may scale (yarn in the long-context releases), not the sliding.
+  CHECK_OK(
+      parse("{\"model_type\": \"olmo3\", \"max_position_embeddings\": 65536, "
+            "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"yarn\", "
+            "\"factor\": 8, \"rope_theta\": 5e5, \"original_max_position_embeddings\": 8192}, "
+            "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 5e5}}}",
+            &c));
+  CHECK(c.rope_scaling.kind == MX_ROPE_SCALING_YARN && c.rope_scaling.factor == 8 &&
+        c.rope_scaling.original_max_position_embeddings == 8192 && c.rope_theta == 5e5);
   EXPECT_ERR(parse("{\"model_type\": \"olmo3\", \"rope_parameters\": {\"full_attention\": "
+                   "{\"rope_type\": \"ntk\", \"factor\": 8}}}",
+                   &c),
+             SRC ": rope_parameters.full_attention.rope_type 'ntk' is not supported");
+  EXPECT_ERR(parse("{\"model_type\": \"olmo3\", \"rope_parameters\": {\"sliding_attention\": "
                    "{\"rope_type\": \"yarn\", \"factor\": 8}}}",
                    &c),
              SRC
-             ": rope_parameters.full_attention.rope_type 'yarn' is not supported for "
+             ": rope_parameters.sliding_attention.rope_type 'yarn' is not supported for "
              "model_type 'olmo3'");
-  EXPECT_ERR(parse("{\"model_type\": \"olmo2\", \"rope_scaling\": {\"rope_type\": \"yarn\", "
+  EXPECT_ERR(parse("{\"model_type\": \"olmo2\", \"rope_scaling\": {\"rope_type\": \"ntk\", "
                    "\"factor\": 8}}",
                    &c),
-             "rope_scaling.rope_type 'yarn' is not supported");
+             "rope_scaling.rope_type 'ntk' is not supported");
 }
 
 static void test_seed_oss(void) {
@@ -223,10 +236,12 @@ static void test_llama_aliases(void) {
   CHECK(c.attention_bias && c.mlp_bias);
   EXPECT_ERR(parse("{\"model_type\": \"internlm3\", \"qkv_bias\": true, \"bias\": false}", &c),
              SRC ": qkv_bias (true) differs from bias (false)");
-  EXPECT_ERR(parse("{\"model_type\": \"internlm3\", \"rope_scaling\": {\"rope_type\": "
-                   "\"dynamic\", \"factor\": 6.0}}",
-                   &c),
-             "rope_scaling.rope_type 'dynamic' is not supported");
+  // Released files' dynamic NTK scaling: plain RoPE within max_position_embeddings.
+  CHECK_OK(
+      parse("{\"model_type\": \"internlm3\", \"rope_scaling\": {\"rope_type\": "
+            "\"dynamic\", \"factor\": 6.0}}",
+            &c));
+  CHECK(c.rope_scaling.kind == MX_ROPE_SCALING_DYNAMIC && c.rope_scaling.factor == 6.0);
 
   CHECK_OK(parse("{\"model_type\": \"exaone\"}", &c));
   CHECK(c.rope_theta == 500000.0 && c.num_kv_heads == 8 && c.eos_token_ids[0] == 361);

@@ -59,15 +59,17 @@ static mx_tensor_t run1(const mx_tensor_t *args, int32_t n, emit_fn emit, const 
 typedef struct rope_p {
   const char *style;
   int32_t R;
+  double scale;
 } rope_p_t;
 
 static mx_status_t emit_rope(mx_comp_ctx_t *c, mx_builder_t *b, const int32_t *a, const void *p,
                              int32_t *out) {
   const rope_p_t *r = p;
-  return mx_comp_rope(c, b, a[0], a[1], a[2], r->style, r->R, out);
+  return mx_comp_rope(c, b, a[0], a[1], a[2], r->style, r->R, r->scale, out);
 }
 
-static void test_rope(const char *style, int32_t R) {
+// scale: YaRN / LongRoPE's attention factor on cos and sin (not on the pass-through dims).
+static void test_rope(const char *style, int32_t R, double scale) {
   int64_t B = 2, T = 3, N = 2, D = 8;
   int64_t xd[4] = {B, T, N, D}, pd[2] = {B, T}, fd[1] = {R / 2};
   mx_tensor_t a[3];
@@ -80,7 +82,7 @@ static void test_rope(const char *style, int32_t R) {
   mx_type_t ft = mx_type_tensor(MX_ELEM_F32, 1, fd);
   mx_tensor_alloc(&a[2], &ft);
   memcpy(a[2].data, inv, sizeof(float) * (size_t)(R / 2));
-  rope_p_t p = {style, R};
+  rope_p_t p = {style, R, scale};
   mx_tensor_t y = run1(a, 3, emit_rope, &p, "mx_rope_0");
   double md = 0;
   bool inter = strcmp(style, "interleaved") == 0;
@@ -95,13 +97,14 @@ static void test_rope(const char *style, int32_t R) {
       for (int32_t i = 0; i < R / 2; i++) {
         double ang = (double)(float)(pos * (double)inv[i]);
         int32_t i0 = inter ? 2 * i : i, i1 = inter ? 2 * i + 1 : i + R / 2;
-        want[i0] = xv[i0] * cos(ang) - xv[i1] * sin(ang);
-        want[i1] = xv[i1] * cos(ang) + xv[i0] * sin(ang);
+        double c = cos(ang) * scale, s = sin(ang) * scale;
+        want[i0] = xv[i0] * c - xv[i1] * s;
+        want[i1] = xv[i1] * c + xv[i0] * s;
       }
       for (int64_t d = 0; d < D; d++) md = fmax(md, fabs(want[d] - yv[d]));
     }
   }
-  CHECK_MSG(y.data && md < 1e-5, "rope %s R=%d: max diff %g", style, R, md);
+  CHECK_MSG(y.data && md < 1e-5, "rope %s R=%d scale %g: max diff %g", style, R, scale, md);
   free(inv);
   for (int32_t i = 0; i < 3; i++) mx_tensor_free(&a[i]);
   mx_tensor_free(&y);
@@ -265,7 +268,11 @@ static void test_inv_freq(void) {
   float *f = NULL;
   // llama3 (the fixture's values): theta 5e5, dim 16, factor 8, low 1, high 4, original 64:
   // frequency 0 kept, 1 interpolated, 2..7 divided by 8.
-  mx_rope_scaling_t sc = {MX_ROPE_SCALING_LLAMA3, 8.0, 1.0, 4.0, 64};
+  mx_rope_scaling_t sc = {.kind = MX_ROPE_SCALING_LLAMA3,
+                          .factor = 8.0,
+                          .low_freq_factor = 1.0,
+                          .high_freq_factor = 4.0,
+                          .original_max_position_embeddings = 64};
   CHECK_OK(mx_rope_inv_freq(500000.0, 16, &sc, &f));
   if (f) {
     CHECK(f[0] == 1.0f);
@@ -283,13 +290,51 @@ static void test_inv_freq(void) {
   if (f) CHECK_NEAR(f[1], 0.1 / 4, 1e-9);
   free(f);
   CHECK(mx_rope_inv_freq(10000.0, 7, NULL, &f) == MX_ERR_INVALID_ARG && f == NULL);
+  // yarn, theta 1e4, dim 16, factor 4, original 32, betas 32 / 1: the correction range is
+  // [floor(-1.60), ceil(1.41)] -> [0, 2]: pair 0 kept, pair 1 blended half way, pairs >= 2
+  // interpolated (divided by the factor); the long table is the same.
+  sc = (mx_rope_scaling_t){.kind = MX_ROPE_SCALING_YARN,
+                           .factor = 4.0,
+                           .original_max_position_embeddings = 32,
+                           .beta_fast = 32,
+                           .beta_slow = 1,
+                           .truncate = true};
+  float *g = NULL;
+  CHECK_OK(mx_rope_inv_freq(10000.0, 16, &sc, &f));
+  CHECK_OK(mx_rope_inv_freq_long(10000.0, 16, &sc, &g));
+  if (f && g) {
+    CHECK(f[0] == 1.0f);
+    double b1 = 1.0 / pow(10000.0, 2.0 / 16.0);
+    CHECK_NEAR(f[1], b1 * 0.5 + b1 / 4 * 0.5, 1e-7);
+    for (int32_t i = 2; i < 8; i++) CHECK(f[i] == (float)(1.0 / pow(10000.0, 2.0 * i / 16) / 4));
+    CHECK(memcmp(f, g, sizeof(float) * 8) == 0);
+  }
+  free(f), free(g);
+  // longrope: each pair divided by its short (or long) factor.
+  sc = (mx_rope_scaling_t){.kind = MX_ROPE_SCALING_LONGROPE,
+                           .factor = 8.0,
+                           .original_max_position_embeddings = 16,
+                           .n_factors = 2};
+  sc.short_factor[0] = 1.0f, sc.short_factor[1] = 2.0f;
+  sc.long_factor[0] = 3.0f, sc.long_factor[1] = 5.0f;
+  CHECK_OK(mx_rope_inv_freq(10000.0, 4, &sc, &f));
+  CHECK_OK(mx_rope_inv_freq_long(10000.0, 4, &sc, &g));
+  if (f && g) {
+    CHECK(f[0] == 1.0f && g[0] == (float)(1.0 / 3));
+    CHECK(f[1] == (float)(0.01 / 2) && g[1] == (float)(0.01 / 5));
+  }
+  free(f), free(g);
+  sc.n_factors = 3;  // factor lists that do not match the rotary dims
+  CHECK(mx_rope_inv_freq(10000.0, 4, &sc, &f) == MX_ERR_INVALID_ARG && f == NULL);
 }
 
 int main(void) {
-  test_rope("half", 8);
-  test_rope("half", 4);
-  test_rope("interleaved", 8);
-  test_rope("interleaved", 6);
+  test_rope("half", 8, 1.0);
+  test_rope("half", 4, 1.0);
+  test_rope("interleaved", 8, 1.0);
+  test_rope("interleaved", 6, 1.0);
+  test_rope("half", 6, 1.1386);  // partial rotary: the last 2 dims pass unscaled
+  test_rope("interleaved", 8, 0.75);
   test_attention(0, 0.0, MX_ELEM_F32);
   test_attention(3, 0.0, MX_ELEM_F32);
   test_attention(0, 1.5, MX_ELEM_F32);

@@ -1,5 +1,6 @@
 // config.json / generation_config.json parsing: defaults, the shared checkpoints' configs
 // (every family's fixture) and each kind of bad value.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,33 @@ static void test_rope_and_generation(void) {
              NULL, &c));
   CHECK(c.rope_scaling.kind == MX_ROPE_SCALING_LLAMA3 &&
         c.rope_scaling.original_max_position_embeddings == 8192);
+  // yarn, resolved as transformers does: original length from max_position_embeddings, betas
+  // 32 / 1 for null, attention factor 0.1 ln(4) + 1, or mscale / mscale_all_dim's ratio.
+  CHECK_OK(
+      parse2("{\"model_type\": \"qwen2\", \"max_position_embeddings\": 32768, "
+             "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4.0, \"beta_fast\": null}}",
+             NULL, &c));
+  const mx_rope_scaling_t *r = &c.rope_scaling;
+  CHECK(r->kind == MX_ROPE_SCALING_YARN && r->original_max_position_embeddings == 32768);
+  CHECK(r->beta_fast == 32 && r->beta_slow == 1 && r->truncate);
+  CHECK_NEAR(r->attention_factor, 0.1 * log(4.0) + 1, 1e-12);
+  CHECK_OK(
+      parse2("{\"model_type\": \"llama\", \"max_position_embeddings\": 16384, "
+             "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": null, \"mscale\": 1, "
+             "\"mscale_all_dim\": 0.5, \"original_max_position_embeddings\": 4096}}",
+             NULL, &c));
+  CHECK(r->factor == 4.0 && r->original_max_position_embeddings == 4096);
+  CHECK_NEAR(r->attention_factor, (0.1 * log(4.0) + 1) / (0.05 * log(4.0) + 1), 1e-12);
+  // longrope: a top-level original_max_position_embeddings wins; factor from the lengths.
+  CHECK_OK(
+      parse2("{\"model_type\": \"llama\", \"num_attention_heads\": 8, \"hidden_size\": 64, "
+             "\"max_position_embeddings\": 131072, \"original_max_position_embeddings\": "
+             "4096, \"rope_scaling\": {\"rope_type\": \"longrope\", \"short_factor\": [1, 2, "
+             "3, 4], \"long_factor\": [5, 6, 7, 8], \"original_max_position_embeddings\": 8}}",
+             NULL, &c));
+  CHECK(r->kind == MX_ROPE_SCALING_LONGROPE && r->original_max_position_embeddings == 4096);
+  CHECK(r->n_factors == 4 && r->short_factor[3] == 4.0f && r->long_factor[0] == 5.0f);
+  CHECK_NEAR(r->attention_factor, sqrt(1 + log(32.0) / log(4096.0)), 1e-12);
 }
 
 static void test_bad_values(void) {
@@ -144,12 +172,20 @@ static void test_bad_values(void) {
   EXPECT_ERR(parse_with("\"bos_token_id\": [1]"), "bos_token_id must be an integer, got an array");
   EXPECT_ERR(parse_with("\"architectures\": \"Llama\""), "architectures must be a list of strings");
   // rope_scaling
-  EXPECT_ERR(parse_with("\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0}"),
-             SRC ": rope_scaling.rope_type 'yarn' is not supported (supported: linear, llama3)");
-  EXPECT_ERR(parse_with("\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2.0}"),
-             "rope_scaling.type 'dynamic' is not supported");
+  EXPECT_ERR(parse_with("\"rope_scaling\": {\"rope_type\": \"su\", \"factor\": 4.0}"), SRC
+             ": rope_scaling.rope_type 'su' is not supported (supported: default, linear, "
+             "dynamic, llama3, yarn, longrope)");
+  EXPECT_ERR(parse_with("\"rope_scaling\": {\"rope_type\": \"yarn\"}"),
+             "rope_scaling.factor is missing (rope_type 'yarn' needs it");
+  EXPECT_ERR(parse_with("\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 0.5}"),
+             "rope_scaling.factor must be >= 1 (got 0.5)");
+  EXPECT_ERR(parse_with("\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, "
+                        "\"beta_fast\": 1, \"beta_slow\": 8}"),
+             "rope_scaling.beta_fast (1) must be >= beta_slow (8)");
+  EXPECT_ERR(parse_with("\"rope_scaling\": {\"type\": \"dynamic\"}"),
+             "rope_scaling.factor is missing (rope_type 'dynamic' needs it)");
   EXPECT_ERR(parse_with("\"rope_scaling\": {\"rope_type\": \"longrope\"}"),
-             "'longrope' is not supported");
+             "rope_scaling.short_factor is missing (rope_type 'longrope' needs it)");
   EXPECT_ERR(parse_with("\"rope_scaling\": {\"factor\": 2.0}"), "rope_scaling has no rope_type");
   EXPECT_ERR(parse_with("\"rope_scaling\": 2"), "rope_scaling must be an object or null");
   EXPECT_ERR(parse_with("\"rope_scaling\": {\"rope_type\": \"linear\"}"),

@@ -7,7 +7,7 @@ deterministic random values, save_pretrained writes it (safetensors, float32), a
 modeling code, run in float64 on those float32 weights (eager attention, no cache), gives the
 reference: logits of every prompt position, a 32-token greedy continuation with its top-2
 margins, and the logits of every continuation step (what a KV-cached decode must reproduce).
-Output: tests/data/families/<model_type>/{config.json, generation_config.json,
+Output: tests/data/families/<name>/{config.json, generation_config.json,
 model.safetensors, reference.json}, the reference in the layout of the shared fixtures
 (../shared/fixtures/README.md) with 32 greedy ids.
 
@@ -83,6 +83,39 @@ FAMILIES = {
                "transformers' own renaming"),
     "cohere2": (dict(logit_scale=0.25, sliding_window=8, sliding_window_pattern=2),
                 "cohere's layer, window 8 and RoPE on layer 0 only (pattern 2), tied head"),
+    # RoPE scaling variants (the directory names the variant; model_type says the family).
+    "llama-yarn": (dict(model_type="llama",
+                        rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0,
+                                         "factor": 4.0, "original_max_position_embeddings": 32}),
+                   "YaRN with its defaults (betas 32 / 1, truncated correction range, "
+                   "attention factor 0.1 ln(4) + 1 on cos and sin)"),
+    "qwen3-yarn": (dict(model_type="qwen3", head_dim=16,
+                        rope_parameters={"rope_type": "yarn", "rope_theta": 1000000.0,
+                                         "factor": 8.0, "original_max_position_embeddings": 64,
+                                         "beta_fast": 8.0, "beta_slow": 2.0, "truncate": False,
+                                         "mscale": 1.0, "mscale_all_dim": 0.5}),
+                   "YaRN with betas 8 / 2, an untruncated correction range and the attention "
+                   "factor from mscale / mscale_all_dim"),
+    "internlm3-dynamic": (dict(model_type="internlm3", head_dim=16, attention_bias=True,
+                               mlp_bias=True,
+                               rope_parameters={"rope_type": "dynamic", "factor": 6.0,
+                                                "rope_theta": 50000000.0}),
+                          "dynamic NTK scaling as released InternLM3 files carry it: the plain "
+                          "frequencies for sequences within max_position_embeddings"),
+    "phi3-longrope": (dict(model_type="phi3", partial_rotary_factor=0.75,
+                           original_max_position_embeddings=16,
+                           rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                                            "short_factor": [1.0, 1.1, 1.3, 1.7, 2.3, 3.1],
+                                            "long_factor": [1.0, 1.5, 2.5, 4.5, 8.0, 14.0]}),
+                      "LongRoPE's long factors (every sequence is longer than the original 16), "
+                      "attention factor sqrt(1 + ln(128 / 16) / ln(16)), partial rotary 0.75"),
+    "phi3-longrope-short": (dict(model_type="phi3", partial_rotary_factor=0.75,
+                                 original_max_position_embeddings=64,
+                                 rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0,
+                                                  "short_factor": [1.0, 1.1, 1.3, 1.7, 2.3, 3.1],
+                                                  "long_factor": [1.0, 1.5, 2.5, 4.5, 8.0, 14.0]}),
+                            "LongRoPE's short factors (every sequence fits the original 64), "
+                            "attention factor sqrt(1 + ln(2) / ln(64))"),
 }
 
 
@@ -173,21 +206,22 @@ def write_reference(path, fields, logits, dlogits):
         f.write("{\n" + ",\n".join(parts) + "\n}\n")
 
 
-def make(model_type):
-    overrides, what = FAMILIES[model_type]
+def make(name):
+    overrides, what = FAMILIES[name]
     kw = dict(COMMON)
     kw.update(overrides)
+    model_type = kw.pop("model_type", name)
     config = AutoConfig.for_model(model_type, **kw)
     config._attn_implementation = "eager"
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.eval()
     fill_weights(model, WEIGHTS_SEED)
-    out = os.path.join(ROOT, model_type)
+    out = os.path.join(ROOT, name)
     shutil.rmtree(out, ignore_errors=True)
     model.save_pretrained(out, safe_serialization=True)
-    if model_type in POST_SAVE:
-        POST_SAVE[model_type](out, model)
+    if name in POST_SAVE:
+        POST_SAVE[name](out, model)
     model = model.to(torch.float64)
     vocab = config.vocab_size
     bos = getattr(config, "bos_token_id", None)
@@ -206,7 +240,7 @@ def make(model_type):
         if prompt_seed >= 20 and best is not None:
             break
     if best is None:
-        raise SystemExit(f"{model_type}: no prompt with greedy margins >= {MIN_MARGIN}")
+        raise SystemExit(f"{name}: no prompt with greedy margins >= {MIN_MARGIN}")
     _, prompt_seed, prompt, ids, margins = best
     full = forward(model, prompt + ids)
     logits = full[:N_PROMPT]
@@ -232,7 +266,7 @@ def make(model_type):
     }
     write_reference(os.path.join(out, "reference.json"), fields, logits, dlogits)
     size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
-    print(f"{model_type}: prompt seed {prompt_seed}, {len(set(ids))} distinct greedy ids, "
+    print(f"{name}: prompt seed {prompt_seed}, {len(set(ids))} distinct greedy ids, "
           f"min margin {min(margins):.4g}, {size / 1024:.0f} KiB")
 
 
@@ -240,7 +274,7 @@ def main(argv):
     names = argv[1:] or list(FAMILIES)
     for name in names:
         if name not in FAMILIES:
-            raise SystemExit(f"unknown model_type {name} (known: {', '.join(FAMILIES)})")
+            raise SystemExit(f"unknown fixture {name} (known: {', '.join(FAMILIES)})")
         make(name)
 
 
