@@ -14,6 +14,8 @@
   X(gemma3_text)       \
   X(gemma3)            \
   X(phi3)              \
+  X(phi4_multimodal)   \
+  X(phi4mm)            \
   X(granite)           \
   X(smollm3)           \
   X(olmo2)             \

@@ -254,7 +254,29 @@ static void test_llama_aliases(void) {
              SRC ": activation_function 'relu' is not supported for model_type 'exaone'");
 }
 
+// Phi-4-multimodal's text model: Phi4MultimodalConfig's defaults (its eos list when none is
+// given), Phi-3's RoPE rules.
+static void test_phi4mm(void) {
+  mx_model_config_t c;
+  const char *types[] = {"phi4_multimodal", "phi4mm"};
+  for (int i = 0; i < 2; i++) {
+    char j[128];
+    snprintf(j, sizeof j, "{\"model_type\": \"%s\"}", types[i]);
+    CHECK_OK(parse(j, &c));
+    CHECK(c.vocab_size == 200064 && c.num_kv_heads == 8 && c.max_position_embeddings == 131072);
+    CHECK(c.n_eos == 2 && c.eos_token_ids[0] == 199999 && c.eos_token_ids[1] == 200020);
+    CHECK(c.bos_token_id == 199999 && c.pad_token_id == 199999 && !c.tie_word_embeddings);
+  }
+  CHECK_OK(parse("{\"model_type\": \"phi4mm\", \"eos_token_id\": 7}", &c));
+  CHECK(c.n_eos == 1 && c.eos_token_ids[0] == 7);
+  EXPECT_ERR(parse("{\"model_type\": \"phi4mm\", \"rope_scaling\": {\"type\": \"llama3\", "
+                   "\"factor\": 8}}",
+                   &c),
+             "rope_scaling.type 'llama3' is not supported by this family (default, longrope)");
+}
+
 int main(void) {
+  test_phi4mm();
   test_granite();
   test_smollm3();
   test_olmo();

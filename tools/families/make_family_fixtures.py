@@ -83,6 +83,26 @@ FAMILIES = {
                "transformers' own renaming"),
     "cohere2": (dict(logit_scale=0.25, sliding_window=8, sliding_window_pattern=2),
                 "cohere's layer, window 8 and RoPE on layer 0 only (pattern 2), tied head"),
+    "phi4_multimodal": (dict(partial_rotary_factor=0.75, num_key_value_heads=2,
+                             vision_config=dict(hidden_size=16, intermediate_size=32,
+                                                num_hidden_layers=1, num_attention_heads=2,
+                                                image_size=28, crop_size=28),
+                             audio_config=dict(hidden_size=16, intermediate_size=32, num_blocks=1,
+                                               num_attention_heads=2, ext_pw_out_channel=16,
+                                               depthwise_separable_out_channel=16,
+                                               nemo_conv_channels=16)),
+                        "Phi-4-multimodal's text model (Phi-3's layer, partial rotary 0.75) beside "
+                        "its image / audio embedders, which text does not read"),
+    "phi4mm": (dict(model_type="phi4_multimodal", partial_rotary_factor=0.75,
+                    num_key_value_heads=2,
+                    vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                       num_attention_heads=2, image_size=28, crop_size=28),
+                    audio_config=dict(hidden_size=16, intermediate_size=32, num_blocks=1,
+                                      num_attention_heads=2, ext_pw_out_channel=16,
+                                      depthwise_separable_out_channel=16, nemo_conv_channels=16)),
+               "the same model in the released checkpoint's remote-code layout (model_type "
+               "phi4mm): each adapted projection as <proj>.base_layer.weight beside random "
+               "vision / speech LoRA tensors, which text (adapters off) does not read"),
     # RoPE scaling variants (the directory names the variant; model_type says the family).
     "llama-yarn": (dict(model_type="llama",
                         rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0,
@@ -169,7 +189,47 @@ def to_original_names(out, model):
                          f"(max |dlogit| {diff:.3g})")
 
 
-POST_SAVE = {"exaone": to_original_names}
+# The released Phi-4-multimodal files come from its remote code (model_type phi4mm): each of
+# qkv_proj, o_proj, gate_up_proj and down_proj is a peft LoRA wrapper whose frozen weight is
+# <proj>.base_layer.weight, with lora_A / lora_B for the "vision" and "speech" adapters, which
+# language-only input leaves off (transformers' own conversion keeps base_layer and drops the
+# LoRA tensors). transformers cannot read this layout back, so the reference stays the native
+# model's.
+PHI4MM_ADAPTED = (".self_attn.qkv_proj.", ".self_attn.o_proj.", ".mlp.gate_up_proj.",
+                  ".mlp.down_proj.")
+
+
+def to_remote_code_layout(out, model):
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    laid = {}
+    for name, t in tensors.items():
+        adapted = next((a for a in PHI4MM_ADAPTED if a in name), None)
+        if adapted is None or not name.endswith(".weight"):
+            laid[name] = t
+            continue
+        stem = name[:-len(".weight")]
+        laid[stem + ".base_layer.weight"] = t
+        for mode in ("vision", "speech"):
+            g = np.random.default_rng([7, zlib.crc32((stem + mode).encode())])
+            rank = 4
+            laid[f"{stem}.lora_A.{mode}.weight"] = torch.from_numpy(
+                g.normal(0, 0.05, (rank, t.shape[1])).astype(np.float32))
+            laid[f"{stem}.lora_B.{mode}.weight"] = torch.from_numpy(
+                g.normal(0, 0.05, (t.shape[0], rank)).astype(np.float32))
+    save_file(dict(sorted(laid.items())), path, metadata={"format": "pt"})
+    cpath = os.path.join(out, "config.json")
+    with open(cpath) as f:
+        cfg = json.load(f)
+    cfg["model_type"] = "phi4mm"
+    cfg["architectures"] = ["Phi4MMForCausalLM"]
+    with open(cpath, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+POST_SAVE = {"exaone": to_original_names, "phi4mm": to_remote_code_layout}
 
 
 def forward(model, ids):
@@ -245,11 +305,13 @@ def make(name):
     full = forward(model, prompt + ids)
     logits = full[:N_PROMPT]
     dlogits = full[N_PROMPT:N_PROMPT + N_GREEDY - 1]
+    with open(os.path.join(out, "config.json")) as f:
+        saved = json.load(f)
     fields = {
         "format": "hf-fixture-reference/1",
-        "arch": model_type,
-        "model_type": model_type,
-        "architectures": list(config.architectures or [type(model).__name__]),
+        "arch": saved["model_type"],
+        "model_type": saved["model_type"],
+        "architectures": saved.get("architectures") or [type(model).__name__],
         "exercises": what,
         "generator": "tools/families/make_family_fixtures.py",
         "transformers_version": transformers.__version__,
