@@ -109,6 +109,25 @@ typedef struct mx_rope_scaling {
 enum { MX_MAX_EOS_IDS = 16 };
 enum { MX_MAX_LAYERS = 512 };  // num_hidden_layers above this is refused
 
+// The vision tower of a vision-language model (LLaVA: a CLIP ViT and a two-layer projector onto
+// the text model's hidden size; ADR 0010). Zeroed (present false) for text-only models.
+typedef struct mx_vision_config {
+  bool present;
+  char text_model_type[32];  // the family of text_config ("llama", "mistral", "qwen2")
+  int32_t image_size, patch_size, num_channels;  // square images of image_size pixels
+  int32_t hidden_size, intermediate_size, num_heads;
+  int32_t num_layers;  // encoder layers in the checkpoint
+  int32_t layers_run;  // encoder layers the features need (vision_feature_layer: -2 = all but
+                       // the last); the tower's hidden states after them are the features
+  bool drop_cls;       // vision_feature_select_strategy "default": the class token is dropped
+  double layer_norm_eps;
+  char hidden_act[16];       // the tower's MLP: "quick_gelu" or "gelu"
+  char projector_act[16];    // between the projector's two linears: "gelu" or "quick_gelu"
+  bool projector_bias;       // multimodal_projector_bias
+  int32_t image_token_id;    // image_token_index: one such token per image feature in the prompt
+  int32_t tokens_per_image;  // features per image: patches (+ 1 when the class token is kept)
+} mx_vision_config_t;
+
 typedef struct mx_model_config {
   char model_type[32];    // "llama", ...
   char architecture[64];  // architectures[0], "" when absent
@@ -161,6 +180,7 @@ typedef struct mx_model_config {
   // checked against the tensors at load (mx_model_load_ex).
   int32_t quant_bits;
   int32_t quant_group_size;
+  mx_vision_config_t vision;  // vision-language models only (present false otherwise)
 } mx_model_config_t;
 
 // Reads DIR/config.json and, when present, DIR/generation_config.json. Unknown model_types and
@@ -323,9 +343,9 @@ mx_status_t mx_model_matmul_bytes(const mx_model_t *m, int float_bytes, double *
 // converted to that type (`convert`, then `dot_general(bf16, bf16) -> f32`: f32 accumulation);
 // other weights are converted to f32. Norms, RoPE, attention (softmax and its dots, on the
 // caches converted to f32) and residuals are f32 whatever the precision. Every argument carries
-// arg attributes `mx.role` ("weight", "tokens", "pos0", "k_cache", "v_cache"), `mx.name`
-// (checkpoint tensor name, or "k_cache_3"), and for caches `mx.layer`; mx_graph_arg_info reads
-// them back (also on a re-parsed, emitted module).
+// arg attributes `mx.role` ("weight", "tokens", "pos0", "k_cache", "v_cache"; "media", "pixels" in
+// the media entries), `mx.name` (checkpoint tensor name, or "k_cache_3"), and for caches
+// `mx.layer`; mx_graph_arg_info reads them back (also on a re-parsed, emitted module).
 
 typedef struct mx_graph_opts {
   int32_t batch;            // B; 0 means 1
@@ -333,6 +353,13 @@ typedef struct mx_graph_opts {
   int32_t prefill_len;      // T of @prefill (> 0)
   bool all_logits;          // @prefill returns logits of all T positions
   mx_elem_type_t kv_dtype;  // MX_ELEM_INVALID means f32
+  // Vision-language models (cfg->vision.present) only: also build the media entries (ADR 0010):
+  //   @vision(weights..., %pixels: tensor<1 x C x S x S x f32>) -> features [1, N, H] f32
+  //       (the tower, the feature layer's hidden states, the projector; N = tokens_per_image)
+  //   @prefill_media: @prefill (T tokens) with one more argument after the caches,
+  //       %media: tensor<B x T x H x f32> (role "media"): the embedding of every position whose
+  //       token is the image token is replaced by its media row (the other rows are not read).
+  bool media;
 } mx_graph_opts_t;
 
 // Checks that every tensor the architecture needs is in the checkpoint with the right shape.
@@ -355,6 +382,8 @@ typedef enum mx_arg_role {
   MX_ARG_POS0,
   MX_ARG_K_CACHE,
   MX_ARG_V_CACHE,
+  MX_ARG_MEDIA,   // @prefill_media's rows placed at the image-token positions
+  MX_ARG_PIXELS,  // @vision's preprocessed image
 } mx_arg_role_t;
 
 typedef struct mx_graph_arg {

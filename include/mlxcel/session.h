@@ -95,6 +95,13 @@ typedef struct mx_backend {
   // Batched decoding of several sequences in one state (with MX_CAP_BATCH); NULL: mx_batch runs
   // one session state per sequence.
   const struct mx_backend_batch *batch;
+  // Vision-language models (ADR 0010); NULL: the backend runs text only. `vision` runs @vision
+  // on one preprocessed image (pixels [C, S, S]) and writes its features [N][H];
+  // `prefill_media` is `prefill` whose image-token positions take their row of media[n][H] as
+  // input embedding (last token's logits to last[V]).
+  mx_status_t (*vision)(void *state, const float *pixels, float *features);
+  mx_status_t (*prefill_media)(void *state, const int32_t *ids, const float *media, int32_t n,
+                               int64_t pos0, float *last);
 } mx_backend_t;
 
 // Registered backends by name ("cpu", "interp"; later "iree"); NULL if unknown.
@@ -136,6 +143,18 @@ void mx_session_destroy(mx_session_t *s);  // accepts NULL
 mx_status_t mx_session_prefill(mx_session_t *s, const int32_t *ids, int32_t n, float *all_logits);
 // Appends one token; same checks.
 mx_status_t mx_session_decode(mx_session_t *s, int32_t id);
+// Vision-language models (model->config.vision.present; ADR 0010). The features of one image:
+// pixels are the processor's pixel_values [C, S, S] f32 (n_pixels values, C * S * S of them),
+// features receive [tokens_per_image][hidden_size] f32 (n_features values). The first image
+// of a session builds (and compiles) its media entries. Errors: a text-only model, a backend
+// without vision (naming it), sizes that differ from the model's.
+mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pixels,
+                              float *features, int64_t n_features);
+// mx_session_prefill (same checks, chunked) whose image-token positions (ids[i] ==
+// vision.image_token_id) take row i of media[n][hidden_size] as their input embedding (the
+// other rows are not read): the image features placed where the prompt has the image tokens.
+mx_status_t mx_session_prefill_media(mx_session_t *s, const int32_t *ids, const float *media,
+                                     int32_t n);
 // Logits [V] of the last token processed; valid until the next prefill/decode/reset.
 const float *mx_session_logits(const mx_session_t *s);
 int64_t mx_session_n_past(const mx_session_t *s);
@@ -194,6 +213,9 @@ typedef struct mx_generate_opts {
   const char *const *stop;  // stop strings (not included in the output); may be NULL
   int32_t n_stop;
   mx_sampler_params_t sampling;
+  // Vision-language models: [n_prompt][hidden_size] rows placed at the prompt's image-token
+  // positions (mx_session_prefill_media); NULL: a text prompt.
+  const float *media;
 } mx_generate_opts_t;
 
 typedef enum mx_finish_reason {

@@ -102,4 +102,6 @@ const mx_backend_t mx_backend_interp = {
     .destroy = mx_graph_runner_destroy,
     .default_prefill_chunk = DEFAULT_CHUNK,
     .batch = &g_interp_batch,
+    .vision = mx_graph_runner_vision,
+    .prefill_media = mx_graph_runner_prefill_media,
 };

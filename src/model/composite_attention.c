@@ -63,17 +63,8 @@ static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const v
   MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, s, &neg));
   MX_TRY(mx_build_select(b, ok, s, neg, &masked));
   // Softmax over s (key 0 .. the query's own position is always visible: the max is finite).
-  int32_t ninf, mx, mxb, diff, e, zero, sum, sumb, pr;
-  int64_t last = 4, lead[4] = {0, 1, 2, 3};
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
-  MX_TRY(mx_build_reduce(b, masked, ninf, &last, 1, MX_OP_MAXIMUM, &mx));
-  MX_TRY(mx_g_bcast_like(b, mx, masked, lead, &mxb));
-  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, masked, mxb, &diff));
-  MX_TRY(mx_build_unary(b, MX_OP_EXPONENTIAL, diff, &e));
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
-  MX_TRY(mx_build_reduce(b, e, zero, &last, 1, MX_OP_ADD, &sum));
-  MX_TRY(mx_g_bcast_like(b, sum, e, lead, &sumb));
-  MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, e, sumb, &pr));
+  int32_t pr;
+  MX_TRY(mx_g_softmax_last(b, masked, &pr));
   // out[b, kvh, t, g, d] = sum_s p[b, kvh, t, g, s] * v[b, kvh, s, d]
   int32_t o5, ot;
   {

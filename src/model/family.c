@@ -27,7 +27,8 @@
   X(cohere)            \
   X(cohere2)           \
   X(internlm3)         \
-  X(exaone)
+  X(exaone)            \
+  X(llava)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;
 MX_FAMILIES(DECLARE)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/graph_internal.h"
+#include "model/vision_internal.h"
 
 static bool float_dtype_ok(mx_elem_type_t et) {
   return et == MX_ELEM_F32 || et == MX_ELEM_F16 || et == MX_ELEM_BF16;
@@ -62,7 +62,8 @@ mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkp
   if (cfg == NULL || ck == NULL) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_model_check_weights: NULL argument");
   }
-  return with_wlist(cfg, ck, check_fn, ck);
+  MX_TRY(with_wlist(cfg, ck, check_fn, ck));
+  return mx_vision_check_weights(cfg, ck);
 }
 
 typedef struct visit {
@@ -103,6 +104,11 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
                         "%d, ctx %lld, prefill_len %d)",
                         o.batch, (long long)o.ctx, o.prefill_len);
   }
+  if (o.media && !cfg->vision.present) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "graph: model_type '%s' has no vision tower (no @vision / @prefill_media)",
+                        cfg->model_type);
+  }
   if (!float_dtype_ok(o.kv_dtype)) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph: KV cache dtype %s (f32, f16 or bf16 needed)",
                         mx_elem_name(o.kv_dtype));
@@ -127,6 +133,10 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
     st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "prefill", o.prefill_len, o.all_logits);
   }
   if (st == MX_OK) st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "decode", 1, false);
+  if (st == MX_OK && o.media) {
+    st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
+    if (st == MX_OK) st = mx_vision_build(cfg, ck, &cc);
+  }
   mx_comp_ctx_free(&cc);
   mx_wlist_free(&wl);
   mx_arch_free(&a);
@@ -155,9 +165,10 @@ mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *inf
                         "graph: argument %d of @%s has no string mx.role / mx.name attributes", i,
                         fn);
   }
-  static const char *const roles[] = {"weight", "tokens", "pos0", "k_cache", "v_cache"};
+  static const char *const roles[] = {"weight",  "tokens", "pos0",  "k_cache",
+                                      "v_cache", "media",  "pixels"};
   int32_t r = -1;
-  for (int32_t k = 0; k < 5; k++)
+  for (int32_t k = 0; k < (int32_t)(sizeof roles / sizeof roles[0]); k++)
     if (strcmp(role->s, roles[k]) == 0) r = k;
   if (r < 0) {
     return mx_error_set(MX_ERR_INVALID_ARG, "graph: argument %d of @%s has unknown mx.role \"%s\"",

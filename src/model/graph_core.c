@@ -31,6 +31,8 @@ typedef struct core {
   int32_t p0[64];  // scalar pos0[b] for b < min(B, 64) (cache write offsets)
   int32_t inv_freq[MX_ARCH_MAX_ROPE_TABLES];
   int32_t *k_cache, *v_cache;  // current value of each layer's caches
+  bool media;                  // @prefill_media: one more argument, the media rows
+  int32_t media_rows;          // its value id
 } core_t;
 
 // x * s (x itself when s is 0: no multiplier configured).
@@ -71,7 +73,7 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   const mx_arch_t *a = c->a;
   const mx_wlist_t *wl = c->wl;
   int32_t L = a->n_layers, nw = wl->n;
-  int32_t n_args = nw + 2 + 2 * L;
+  int32_t n_args = nw + 2 + 2 * L + (c->media ? 1 : 0);
   mx_type_t *types = malloc(sizeof(mx_type_t) * (size_t)n_args);
   int32_t *ids = malloc(sizeof(int32_t) * (size_t)n_args);
   if (types == NULL || ids == NULL) {
@@ -88,6 +90,8 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   types[nw] = mx_type_tensor(MX_ELEM_I32, 2, td);
   types[nw + 1] = mx_type_tensor(MX_ELEM_I32, 1, pd);
   for (int32_t i = 0; i < 2 * L; i++) types[nw + 2 + i] = mx_type_tensor(c->o->kv_dtype, 4, cd);
+  int64_t md[3] = {c->B, c->T, a->hidden};
+  if (c->media) types[n_args - 1] = mx_type_tensor(MX_ELEM_F32, 3, md);
   mx_func_t *f;
   mx_status_t st = mx_build_func(c->cc->m, name, false, types, n_args, &f, &c->b, ids);
   free(types);
@@ -111,6 +115,10 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
     st = set_arg_attrs(f, nw + 2 + 2 * l, "k_cache", kn, l, 1 + 2 * l);
     if (st == MX_OK) st = set_arg_attrs(f, nw + 3 + 2 * l, "v_cache", vn, l, 2 + 2 * l);
   }
+  if (st == MX_OK && c->media) {
+    c->media_rows = ids[n_args - 1];
+    st = set_arg_attrs(f, n_args - 1, "media", "media", -1, -1);
+  }
   free(ids);
   return st;
 }
@@ -131,7 +139,18 @@ static mx_status_t embed(core_t *c, int32_t *out) {
     MX_TRY(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
     MX_TRY(mx_g_f32(&c->b, rows, &x));
   }
-  return scale_by(&c->b, x, c->a->embed_scale, out);
+  MX_TRY(scale_by(&c->b, x, c->a->embed_scale, &x));
+  if (!c->media) {
+    *out = x;
+    return MX_OK;
+  }
+  // @prefill_media: the rows of the image-token positions come from the media argument.
+  int32_t img, is_img, mask;
+  int64_t bd[2] = {0, 1};
+  MX_TRY(mx_g_full_like(&c->b, MX_ELEM_I32, c->a->cfg->vision.image_token_id, c->tokens, &img));
+  MX_TRY(mx_build_compare(&c->b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, c->tokens, img, &is_img));
+  MX_TRY(mx_g_bcast_like(&c->b, is_img, x, bd, &mask));
+  return mx_build_select(&c->b, mask, c->media_rows, x, out);
 }
 
 // pos[b, t] = pos0[b] + t, the scalars pos0[b], and the inv_freq constants.
@@ -203,25 +222,11 @@ static mx_status_t head_norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
   return mx_build_reshape(&c->b, y, t.dims, 4, out);
 }
 
-// x - mean(x) over the last dimension.
-static mx_status_t center(mx_builder_t *b, int32_t x, int32_t *out) {
-  mx_type_t t = *mx_build_type(b, x);
-  int64_t last = t.rank - 1, lead[MX_MAX_RANK];
-  for (int32_t i = 0; i < t.rank - 1; i++) lead[i] = i;
-  int32_t zero, sum, n, mean, mean_b;
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
-  MX_TRY(mx_build_reduce(b, x, zero, &last, 1, MX_OP_ADD, &sum));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, (double)t.dims[last], sum, &n));
-  MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, sum, n, &mean));
-  MX_TRY(mx_g_bcast_like(b, mean, x, lead, &mean_b));
-  return mx_build_binary(b, MX_OP_SUBTRACT, x, mean_b, out);
-}
-
 // The architecture's norm of x with weight wi [and bias bi; -1: none]: rms_norm with its eps /
 // weight offset, or LayerNorm, which is rms_norm of the centered x (its variance is the mean
 // square of x - mean(x)), plus the bias.
 static mx_status_t norm_b(core_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
-  if (c->a->layer_norm) MX_TRY(center(&c->b, x, &x));
+  if (c->a->layer_norm) MX_TRY(mx_g_center(&c->b, x, &x));
   MX_TRY(mx_comp_rms_norm(c->cc, &c->b, x, c->w[wi], c->a->rms_eps, c->a->norm_offset, out));
   if (bi >= 0) MX_TRY(mx_g_add_bias(&c->b, *out, c->w[bi], out));
   return MX_OK;
@@ -399,9 +404,9 @@ static mx_status_t body(core_t *c, bool all_logits) {
   return st;
 }
 
-mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx_checkpoint_t *ck,
-                                const mx_graph_opts_t *o, mx_comp_ctx_t *cc, const char *name,
-                                int32_t T, bool all_logits) {
+static mx_status_t build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx_checkpoint_t *ck,
+                              const mx_graph_opts_t *o, mx_comp_ctx_t *cc, const char *name,
+                              int32_t T, bool all_logits, bool media) {
   if (o->batch > 64) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph: batch %d exceeds 64", o->batch);
   }
@@ -413,6 +418,7 @@ mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const 
   c.cc = cc;
   c.B = o->batch;
   c.T = T;
+  c.media = media;
   c.w = malloc(sizeof(int32_t) * (size_t)(wl->n > 0 ? wl->n : 1));
   c.k_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);
   c.v_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);
@@ -427,4 +433,20 @@ mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const 
   free(c.v_cache);
   if (st != MX_OK) return mx_error_prefix(st, "graph @%s", name);
   return MX_OK;
+}
+
+mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx_checkpoint_t *ck,
+                                const mx_graph_opts_t *o, mx_comp_ctx_t *cc, const char *name,
+                                int32_t T, bool all_logits) {
+  return build_func(a, wl, ck, o, cc, name, T, all_logits, false);
+}
+
+mx_status_t mx_graph_build_media_func(const mx_arch_t *a, const mx_wlist_t *wl,
+                                      const mx_checkpoint_t *ck, const mx_graph_opts_t *o,
+                                      mx_comp_ctx_t *cc, int32_t T, bool all_logits) {
+  return build_func(a, wl, ck, o, cc, "prefill_media", T, all_logits, true);
+}
+
+mx_status_t mx_graph_set_arg_attrs(mx_func_t *f, int32_t i, const char *role, const char *name) {
+  return set_arg_attrs(f, i, role, name, -1, -1);
 }

@@ -206,6 +206,15 @@ mx_status_t mx_graph_build_func(const mx_arch_t *a, const mx_wlist_t *wl, const 
                                 const mx_graph_opts_t *o, mx_comp_ctx_t *cc, const char *name,
                                 int32_t T, bool all_logits);
 
+// @prefill_media (model.h, mx_graph_opts_t.media): @prefill of T tokens whose image-token
+// positions take their embeddings from one more argument, the media rows [B, T, H] f32.
+mx_status_t mx_graph_build_media_func(const mx_arch_t *a, const mx_wlist_t *wl,
+                                      const mx_checkpoint_t *ck, const mx_graph_opts_t *o,
+                                      mx_comp_ctx_t *cc, int32_t T, bool all_logits);
+// Sets argument i's `mx.role` / `mx.name` attributes (and a weight's location) as the graph
+// contract (model.h) has them, for arguments without a layer or an alias.
+mx_status_t mx_graph_set_arg_attrs(mx_func_t *f, int32_t i, const char *role, const char *name);
+
 // ---- Small building helpers shared by the graph files (graph_ops.c) ----
 
 // x converted to f32 (x itself when already f32).
@@ -223,5 +232,13 @@ mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out);
 mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out);
 mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t *dims,
                          int32_t *out);
+// softmax of f32 x over its last dimension (max-subtracted; a row of -inf but one finite value
+// is fine, an all -inf row is NaN).
+mx_status_t mx_g_softmax_last(mx_builder_t *b, int32_t x, int32_t *out);
+// x - mean(x) over the last dimension (f32): LayerNorm is mx.rms_norm of it.
+mx_status_t mx_g_center(mx_builder_t *b, int32_t x, int32_t *out);
+// erf(x) of f32 x as a rational function of x clamped to [-4, 4] (StableHLO has no erf; chlo's
+// is not portable): within 5e-7 of erf everywhere, for the exact GELU.
+mx_status_t mx_g_erf(mx_builder_t *b, int32_t x, int32_t *out);
 
 #endif  // MLXCEL_MODEL_GRAPH_INTERNAL_H

@@ -1,4 +1,6 @@
 // Small op-building helpers shared by the graph core and the composite decompositions.
+#include <math.h>
+
 #include "model/graph_internal.h"
 
 mx_status_t mx_g_f32(mx_builder_t *b, int32_t x, int32_t *out) {
@@ -65,4 +67,70 @@ mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out
 mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t *dims,
                          int32_t *out) {
   return mx_build_reshape(b, x, dims, rank, out);
+}
+
+mx_status_t mx_g_center(mx_builder_t *b, int32_t x, int32_t *out) {
+  const mx_type_t *xt = mx_build_type(b, x);
+  if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
+  mx_type_t t = *xt;
+  int64_t last = t.rank - 1, lead[MX_MAX_RANK];
+  for (int32_t i = 0; i < t.rank - 1; i++) lead[i] = i;
+  int32_t zero, sum, n, mean, mean_b;
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
+  MX_TRY(mx_build_reduce(b, x, zero, &last, 1, MX_OP_ADD, &sum));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, (double)t.dims[last], sum, &n));
+  MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, sum, n, &mean));
+  MX_TRY(mx_g_bcast_like(b, mean, x, lead, &mean_b));
+  return mx_build_binary(b, MX_OP_SUBTRACT, x, mean_b, out);
+}
+
+// p(x) / q(x) with x clamped to [-4, 4] (erf(4) is 1 in f32), p odd of degree 13, q even of
+// degree 8, evaluated in f32 by Horner's rule in x^2: the float approximation Eigen and XLA
+// use for erf (their published coefficients; max error 4.2e-7 against erf on [-6, 6]).
+static const double kErfNum[7] = {
+    -2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06, -5.69250639462346e-05,
+    -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02};
+static const double kErfDen[5] = {-1.45660718464996e-05, -2.13374055278905e-04,
+                                  -1.68282697438203e-03, -7.37332916720468e-03,
+                                  -1.42647390514189e-02};
+
+static mx_status_t horner(mx_builder_t *b, int32_t x2, const double *c, int32_t n, int32_t *out) {
+  int32_t acc, k;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, c[0], x2, &acc));
+  for (int32_t i = 1; i < n; i++) {
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, acc, x2, &acc));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, c[i], x2, &k));
+    MX_TRY(mx_build_binary(b, MX_OP_ADD, acc, k, &acc));
+  }
+  *out = acc;
+  return MX_OK;
+}
+
+mx_status_t mx_g_erf(mx_builder_t *b, int32_t x, int32_t *out) {
+  int32_t lo, hi, xc, x2, p, px, q;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -4.0, x, &lo));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 4.0, x, &hi));
+  MX_TRY(mx_build_clamp(b, lo, x, hi, &xc));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, xc, xc, &x2));
+  MX_TRY(horner(b, x2, kErfNum, 7, &p));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, p, xc, &px));
+  MX_TRY(horner(b, x2, kErfDen, 5, &q));
+  return mx_build_binary(b, MX_OP_DIVIDE, px, q, out);
+}
+
+mx_status_t mx_g_softmax_last(mx_builder_t *b, int32_t x, int32_t *out) {
+  const mx_type_t *xt = mx_build_type(b, x);
+  if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
+  int64_t last = xt->rank - 1, lead[MX_MAX_RANK];
+  for (int32_t i = 0; i < xt->rank - 1; i++) lead[i] = i;
+  int32_t ninf, mx, mxb, diff, e, zero, sum, sumb;
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_reduce(b, x, ninf, &last, 1, MX_OP_MAXIMUM, &mx));
+  MX_TRY(mx_g_bcast_like(b, mx, x, lead, &mxb));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, x, mxb, &diff));
+  MX_TRY(mx_build_unary(b, MX_OP_EXPONENTIAL, diff, &e));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
+  MX_TRY(mx_build_reduce(b, e, zero, &last, 1, MX_OP_ADD, &sum));
+  MX_TRY(mx_g_bcast_like(b, sum, e, lead, &sumb));
+  return mx_build_binary(b, MX_OP_DIVIDE, e, sumb, out);
 }

@@ -7,6 +7,7 @@
 void mx_graph_binding_free(mx_graph_binding_t *b) {
   mx_module_destroy(b->mod);
   mx_tensor_free(&b->tokens);
+  mx_tensor_free(&b->input);
   free(b->args);
   free(b->res);
   free(b->cache_arg);
@@ -34,13 +35,38 @@ static int32_t aliased_result(const mx_func_t *f, int32_t i) {
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
                           bool all_logits, mx_graph_binding_t *b) {
-  const char *fname = T == 1 ? "decode" : "prefill";
+  return mx_graph_bind_entry(model, ctx, V, caches, n_caches, B, T, all_logits, MX_ENTRY_TEXT, b);
+}
+
+// The media rows [B, T, H] of @prefill_media or the pixels of @vision: allocated to the
+// argument's type, which must be f32 of the expected rank.
+static mx_status_t bind_input(mx_graph_binding_t *b, int32_t i, const mx_type_t *at, int32_t rank,
+                              const char *fname) {
+  char b1[96];
+  if (b->input_arg >= 0 || at->kind != MX_TYPE_TENSOR || at->elem != MX_ELEM_F32 ||
+      at->rank != rank || (rank == 3 && (at->dims[0] != b->B || at->dims[1] != b->T)))
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d is %s, not the expected f32 input",
+                        fname, i, mx_type_str(at, b1, sizeof b1));
+  b->input_arg = i;
+  return mx_tensor_alloc(&b->input, at);
+}
+
+mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
+                                const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                                bool all_logits, mx_graph_entry_t entry, mx_graph_binding_t *b) {
+  const char *fname = entry == MX_ENTRY_VISION  ? "vision"
+                      : entry == MX_ENTRY_MEDIA ? "prefill_media"
+                      : T == 1                  ? "decode"
+                                                : "prefill";
   all_logits = all_logits && T > 1;
+  b->entry = entry;
+  b->input_arg = -1;
   mx_graph_opts_t go = {.batch = B,
                         .ctx = ctx,
                         .prefill_len = T,
                         .all_logits = all_logits,
-                        .kv_dtype = n_caches > 0 ? caches[0].type.elem : MX_ELEM_F32};
+                        .kv_dtype = n_caches > 0 ? caches[0].type.elem : MX_ELEM_F32,
+                        .media = entry != MX_ENTRY_TEXT};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
   b->B = B;
@@ -124,11 +150,30 @@ mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                               mx_type_str(at, b1, sizeof b1), info.name);
         break;
       }
+      case MX_ARG_MEDIA:
+      case MX_ARG_PIXELS:
+        if ((info.role == MX_ARG_MEDIA) != (entry == MX_ENTRY_MEDIA) || entry == MX_ENTRY_TEXT)
+          return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unexpected role %s", fname, i,
+                              info.role == MX_ARG_MEDIA ? "media" : "pixels");
+        st = bind_input(b, i, at, entry == MX_ENTRY_MEDIA ? 3 : 4, fname);
+        if (st) return st;
+        break;
       default:
         return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unknown role %d", fname, i,
                             (int)info.role);
     }
   }
+  if (entry == MX_ENTRY_VISION) {
+    const mx_vision_config_t *vc = &model->config.vision;
+    const int64_t fd[3] = {1, vc->tokens_per_image, model->config.hidden_size};
+    if (b->input_arg < 0 || f->n_results != 1 || !type_is(&f->result_types[0], MX_ELEM_F32, 3, fd))
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "@vision must take the pixels and return the features [1, %d, %d] f32",
+                          vc->tokens_per_image, model->config.hidden_size);
+    return MX_OK;
+  }
+  if (entry == MX_ENTRY_MEDIA && b->input_arg < 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s has no media argument", fname);
   if (b->tokens_arg < 0 || b->pos0_arg < 0 || n_cache_seen != n_caches)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "@%s lacks a tokens or pos0 argument, or some of the %d caches", fname,

@@ -7,6 +7,13 @@
 
 #include "mlxcel/model.h"
 
+// Which entry of the model's module a binding runs (ADR 0010 for the media entries).
+typedef enum mx_graph_entry {
+  MX_ENTRY_TEXT = 0,  // @prefill (T > 1) or @decode (T = 1)
+  MX_ENTRY_MEDIA,     // @prefill_media: tokens, pos0, caches and the media rows
+  MX_ENTRY_VISION,    // @vision: the pixels of one image -> its features (no caches, no tokens)
+} mx_graph_entry_t;
+
 typedef struct mx_graph_binding {
   mx_module_t *mod;    // owned
   int32_t B;           // sequences (batch)
@@ -17,7 +24,12 @@ typedef struct mx_graph_binding {
   mx_tensor_t
       *args;         // [n_args]; weights borrowed from the checkpoint, the rest bound by the runner
   mx_tensor_t *res;  // [f->n_results], bound by the runner, filled by the executor
-  int32_t tokens_arg, pos0_arg;
+  int32_t tokens_arg, pos0_arg;  // -1 for @vision
+  mx_graph_entry_t entry;
+  // @prefill_media: the media rows f32 [B, T, H]; @vision: the pixels f32 [1, C, S, S]; owned
+  // (bound as argument input_arg by mx_graph_bind). Empty for the text entries.
+  mx_tensor_t input;
+  int32_t input_arg;
   int32_t *cache_arg;  // [2L]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [2L]: result index holding the new cache j
   int32_t logits_res;
@@ -32,6 +44,12 @@ typedef struct mx_graph_binding {
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
                           bool all_logits, mx_graph_binding_t *b);
+// mx_graph_bind for any entry: MX_ENTRY_MEDIA binds @prefill_media (any T >= 1; its input is
+// the media rows), MX_ENTRY_VISION binds @vision (n_caches 0, T 1; its input is the pixels,
+// result 0 the features [1, N, H] f32, which the caller binds).
+mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
+                                const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                                bool all_logits, mx_graph_entry_t entry, mx_graph_binding_t *b);
 // Frees what mx_graph_bind allocated (not `plan`, which its executor owns). Accepts a zeroed one.
 void mx_graph_binding_free(mx_graph_binding_t *b);
 

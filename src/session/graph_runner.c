@@ -11,6 +11,15 @@ static void binding_release(mx_graph_runner_t *r, mx_graph_binding_t *b) {
   mx_graph_binding_free(b);
 }
 
+static void release_media(mx_graph_runner_t *r) {
+  if (r->has_vision) binding_release(r, &r->vis);
+  for (int32_t i = 0; i < r->n_med; i++) binding_release(r, &r->med[i]);
+  r->has_vision = false;
+  r->n_med = 0;
+  free(r->features);
+  r->features = NULL;
+}
+
 static void release_all_logits(mx_graph_runner_t *r) {
   for (int32_t i = 0; i < r->n_all; i++) binding_release(r, &r->all[i]);
   r->n_all = 0;
@@ -25,6 +34,7 @@ void mx_graph_runner_destroy(void *state) {
   binding_release(r, &r->dec);
   for (int32_t i = 0; i < r->n_pre; i++) binding_release(r, &r->pre[i]);
   release_all_logits(r);
+  release_media(r);
   if (r->ex->destroy) r->ex->destroy(r->impl);
   for (int32_t j = 0; r->caches && j < r->n_caches; j++) mx_tensor_free(&r->caches[j]);
   free(r->caches);
@@ -38,6 +48,7 @@ void mx_graph_runner_destroy(void *state) {
 static mx_status_t bind(mx_graph_runner_t *r, mx_graph_binding_t *b, float *logits) {
   b->args[b->tokens_arg] = b->tokens;
   b->args[b->pos0_arg] = r->pos0;
+  if (b->input_arg >= 0) b->args[b->input_arg] = b->input;
   for (int32_t j = 0; j < r->n_caches; j++) {
     b->args[b->cache_arg[j]] = r->caches[j];
     b->res[b->cache_res[j]] = r->caches[j];  // in place
@@ -133,6 +144,38 @@ static mx_status_t ensure_all_logits(mx_graph_runner_t *r) {
   return st;
 }
 
+// @vision and the @prefill_media buckets, on the first image (a one-time allocation, like the
+// all-logits set: text prompts never pay for them).
+static mx_status_t ensure_media(mx_graph_runner_t *r) {
+  if (r->has_vision) return MX_OK;
+  const mx_model_config_t *mc = &r->model->config;
+  if (!mc->vision.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images (no vision tower)",
+                        mc->model_type);
+  size_t nf = (size_t)mc->vision.tokens_per_image * (size_t)mc->hidden_size;
+  r->features = malloc(nf * sizeof(float));
+  if (!r->features) return mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
+  mx_graph_binding_t *v = &r->vis;
+  r->has_vision = true;
+  mx_status_t st =
+      mx_graph_bind_entry(r->model, r->ctx, r->V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, v);
+  if (!st) {
+    v->args[v->input_arg] = v->input;
+    v->res[0].type = v->f->result_types[0];
+    v->res[0].data = (uint8_t *)r->features;
+    v->res[0].nbytes = nf * sizeof(float);
+    if (r->ex->prepare) st = r->ex->prepare(r->impl, v);
+  }
+  for (int64_t T = 1; !st && T <= r->chunk && r->n_med < MX_RUNNER_MAX_BUCKETS; T *= 2) {
+    mx_graph_binding_t *b = &r->med[r->n_med++];
+    st = mx_graph_bind_entry(r->model, r->ctx, r->V, r->caches, r->n_caches, 1, (int32_t)T, false,
+                             MX_ENTRY_MEDIA, b);
+    if (!st) st = bind(r, b, r->logits);
+  }
+  if (st) release_media(r);
+  return st;
+}
+
 static mx_status_t run(mx_graph_runner_t *r, mx_graph_binding_t *b, int64_t pos0) {
   ((int32_t *)r->pos0.data)[0] = (int32_t)pos0;
   return r->ex->run(r->impl, b);
@@ -180,6 +223,41 @@ mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, 
       done += b->T;
     }
   }
+  return MX_OK;
+}
+
+mx_status_t mx_graph_runner_vision(void *state, const float *pixels, float *features) {
+  mx_graph_runner_t *r = state;
+  mx_status_t st = ensure_media(r);
+  if (st) return st;
+  memcpy(r->vis.input.data, pixels, r->vis.input.nbytes);
+  st = r->ex->run(r->impl, &r->vis);
+  if (st) return st;
+  memcpy(features, r->features, r->vis.res[0].nbytes);
+  return MX_OK;
+}
+
+mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
+                                          int32_t n, int64_t pos0, float *last) {
+  mx_graph_runner_t *r = state;
+  if (n <= 0 || n > r->chunk || pos0 < 0 || pos0 + n > r->ctx)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "prefill: %d tokens at position %lld (chunk %d, capacity %lld)", n,
+                        (long long)pos0, r->chunk, (long long)r->ctx);
+  mx_status_t st = ensure_media(r);
+  if (st) return st;
+  const size_t H = (size_t)r->model->config.hidden_size;
+  int32_t done = 0;
+  for (int32_t i = r->n_med - 1; i >= 0 && done < n; i--) {  // largest piece first
+    mx_graph_binding_t *b = &r->med[i];
+    while (n - done >= b->T) {
+      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
+      memcpy(b->input.data, media + (size_t)done * H, (size_t)b->T * H * sizeof *media);
+      if ((st = run(r, b, pos0 + done))) return st;
+      done += b->T;
+    }
+  }
+  memcpy(last, r->logits, (size_t)r->V * sizeof *last);
   return MX_OK;
 }
 

@@ -69,6 +69,14 @@ typedef struct mx_graph_runner {
   int32_t n_pre, n_all;
   mx_graph_binding_t pre[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, last position's logits
   mx_graph_binding_t all[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, every position's
+  // Vision-language models (ADR 0010), made on the first image: @vision, whose features land in
+  // `features` [tokens_per_image * H], and @prefill_media for T = 1 << i up to the chunk (an
+  // image token may fall in any piece, the single last one too).
+  bool has_vision;
+  mx_graph_binding_t vis;
+  float *features;
+  int32_t n_med;
+  mx_graph_binding_t med[MX_RUNNER_MAX_BUCKETS];
 } mx_graph_runner_t;
 
 // Allocates the caches and makes (and prepares) the decode and last-position prefill bindings.
@@ -82,6 +90,10 @@ mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, 
                                     float *last, float *all);
 mx_status_t mx_graph_runner_decode(void *state, int32_t id, int64_t pos, float *logits);
 void mx_graph_runner_reset(void *state);
+// The media entries (mx_backend_t.vision / .prefill_media), for models with a vision tower.
+mx_status_t mx_graph_runner_vision(void *state, const float *pixels, float *features);
+mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
+                                          int32_t n, int64_t pos0, float *last);
 void mx_graph_runner_destroy(void *state);  // accepts NULL
 
 // Backends that run on the host (cpu, interp) accept only the default device or "cpu".

@@ -120,17 +120,17 @@ static mx_status_t check_tokens(const mx_session_t *s, const int32_t *ids, int32
   return MX_OK;
 }
 
-mx_status_t mx_session_prefill(mx_session_t *s, const int32_t *ids, int32_t n, float *all_logits) {
-  if (!s) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_prefill: session is NULL");
-  mx_status_t st = check_tokens(s, ids, n, "prompt");
-  if (st) return st;
-  if (all_logits && !(s->backend->caps & MX_CAP_PREFILL_ALL_LOGITS))
-    return mx_error_set(MX_ERR_UNSUPPORTED, "backend %s cannot return the logits of every position",
-                        s->backend->name);
+// Runs the n prompt tokens chunk by chunk (media: their media rows, else a text prefill) and
+// appends them to the context.
+static mx_status_t prefill_chunks(mx_session_t *s, const int32_t *ids, const float *media,
+                                  int32_t n, float *all_logits) {
+  const size_t H = (size_t)s->model->config.hidden_size;
   for (int32_t off = 0; off < n; off += s->chunk) {
     int32_t m = n - off < s->chunk ? n - off : s->chunk;
     float *all = all_logits ? all_logits + (size_t)off * (size_t)s->vocab : NULL;
-    st = s->backend->prefill(s->state, ids + off, m, s->n_past, s->logits, all);
+    mx_status_t st = media ? s->backend->prefill_media(s->state, ids + off, media + (size_t)off * H,
+                                                       m, s->n_past, s->logits)
+                           : s->backend->prefill(s->state, ids + off, m, s->n_past, s->logits, all);
     if (st) {
       // The chunks before this one are in the KV state; this one may be partly written, but
       // only at positions >= n_past, which the next call rewrites before anything reads them.
@@ -143,6 +143,56 @@ mx_status_t mx_session_prefill(mx_session_t *s, const int32_t *ids, int32_t n, f
     s->has_logits = true;
   }
   return MX_OK;
+}
+
+mx_status_t mx_session_prefill(mx_session_t *s, const int32_t *ids, int32_t n, float *all_logits) {
+  if (!s) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_prefill: session is NULL");
+  mx_status_t st = check_tokens(s, ids, n, "prompt");
+  if (st) return st;
+  if (all_logits && !(s->backend->caps & MX_CAP_PREFILL_ALL_LOGITS))
+    return mx_error_set(MX_ERR_UNSUPPORTED, "backend %s cannot return the logits of every position",
+                        s->backend->name);
+  return prefill_chunks(s, ids, NULL, n, all_logits);
+}
+
+static mx_status_t check_media(const mx_session_t *s, const char *what) {
+  if (!s->model->config.vision.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
+                        s->model->config.model_type);
+  if (!s->backend->vision || !s->backend->prefill_media)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
+                        s->backend->name);
+  return MX_OK;
+}
+
+mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pixels,
+                              float *features, int64_t n_features) {
+  if (!s || !pixels || !features)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision: NULL argument");
+  mx_status_t st = check_media(s, "image");
+  if (st) return st;
+  const mx_vision_config_t *v = &s->model->config.vision;
+  int64_t want_px = (int64_t)v->num_channels * v->image_size * v->image_size;
+  int64_t want_f = (int64_t)v->tokens_per_image * s->model->config.hidden_size;
+  if (n_pixels != want_px)
+    return mx_error_set(
+        MX_ERR_INVALID_ARG, "image: %lld pixel values, the vision tower takes %d x %d x %d = %lld",
+        (long long)n_pixels, v->num_channels, v->image_size, v->image_size, (long long)want_px);
+  if (n_features != want_f)
+    return mx_error_set(MX_ERR_INVALID_ARG, "image: room for %lld feature values, need %lld",
+                        (long long)n_features, (long long)want_f);
+  st = s->backend->vision(s->state, pixels, features);
+  return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
+mx_status_t mx_session_prefill_media(mx_session_t *s, const int32_t *ids, const float *media,
+                                     int32_t n) {
+  if (!s || !media)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_prefill_media: NULL argument");
+  mx_status_t st = check_media(s, "prompt");
+  if (!st) st = check_tokens(s, ids, n, "prompt");
+  if (st) return st;
+  return prefill_chunks(s, ids, media, n, NULL);
 }
 
 mx_status_t mx_session_decode(mx_session_t *s, int32_t id) {

@@ -122,6 +122,10 @@ static inline float *runner_step_b(runner_t *r, mx_func_t *f, const int32_t *tok
         CHECK(info.layer == k / 2 && (k % 2 == 0) == (info.role == MX_ARG_K_CACHE));
         args[i] = r->caches[k++];
         break;
+      case MX_ARG_MEDIA:  // the media entries are not run here (test_vlm_llava.c runs them)
+      case MX_ARG_PIXELS:
+        CHECK_MSG(0, "argument %d: a media entry's input", i);
+        goto done;
     }
   }
   mx_status_t st = mx_interp_run(r->m, f, args, n, res, NULL);

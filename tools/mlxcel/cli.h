@@ -245,6 +245,22 @@ void mx_cli_sampling_params(const mx_cli_sampling_t *s, const mx_model_config_t 
 int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
                          const mx_tokenizer_t *tok, mx_chat_template_t **out);
 
+// ---- Images in (images.c; ADR 0010) ----
+
+// The text of a vision model's image token ("<image>"), *len bytes (not NUL-terminated: a
+// tokenizer piece); NULL when the model takes no images or has no tokenizer.
+const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len);
+// --image PATH...: expands the prompt's image placeholders (one image token per image, in
+// order; a prompt with none gets them at its start) to tokens_per_image tokens each (*ids /
+// *n replaced), decodes and preprocesses each image (preprocessor_config.json) and runs the
+// session's vision tower on it: *media (heap, caller frees) holds [*n][hidden] rows, each
+// image's features at its tokens. Errors (printed as "mlxcel CMD: error: ..."): a model
+// without images, placeholders that do not match the images, an unreadable or hostile image,
+// pixels the tower does not take. Returns an exit status.
+int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                         const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
+                         float **media);
+
 // Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
 // type string `descr` ("<f4", "|u1").
 mx_status_t mx_cli_write_npy(const char *path, const char *descr, size_t elem, const void *data,

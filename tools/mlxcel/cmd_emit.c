@@ -17,6 +17,10 @@ static void emit_usage(FILE *out) {
           "the weights (named after their checkpoint tensors, with `mx.role`/`mx.name`\n"
           "attributes), the token ids [1 x T], the start position pos0 [1] and the KV caches;\n"
           "results: the logits and the updated caches (aliasing their arguments).\n"
+          "A vision-language model (LLaVA) also gets OUTDIR/vision.mlir (@vision: the\n"
+          "preprocessed pixels [1 x C x S x S] to the projected image features [1 x N x H]) and\n"
+          "OUTDIR/prefill_media.mlir (@prefill_media: @prefill with the media rows [1 x T x H],\n"
+          "which replace the embeddings of the image-token positions).\n"
           "`mlxcel run --weights DIR FILE.mlir --ids ...` runs such a file.\n"
           "The precision is in the graph: with --precision bf16 the weight arguments are bf16\n"
           "and every linear layer converts its activation to bf16 before its dot_general\n"
@@ -135,11 +139,16 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
   go.kv_dtype = model->kv_dtype;
+  go.media = cfg.vision.present;
   mx_error_clear();
   st = mx_model_build_graph(&cfg, ck, &go, &m);
   if (st == MX_OK) rc = mx_cli_make_outdir(cmd, outdir);
   if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "prefill", &po, as_main, outdir);
   if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "decode", &po, as_main, outdir);
+  if (go.media && st == MX_OK && rc == MX_EXIT_OK)
+    st = write_func(m, "prefill_media", &po, as_main, outdir);
+  if (go.media && st == MX_OK && rc == MX_EXIT_OK)
+    st = write_func(m, "vision", &po, as_main, outdir);
   int32_t n_params = 0;
   if (st == MX_OK && rc == MX_EXIT_OK && params) st = mx_cli_write_params(m, ck, params, &n_params);
   if (st == MX_OK && rc == MX_EXIT_OK && params) {

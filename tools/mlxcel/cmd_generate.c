@@ -30,6 +30,12 @@ static void generate_usage(FILE *out) {
           "                         is encoded as text (only the template's markup\n"
           "                         yields special tokens)\n"
           "  --system TEXT          system message for --chat\n"
+          "  --image PATH           a PNG or JPEG for a vision model (LLaVA); repeatable, in\n"
+          "                         the order of the prompt's image placeholders (<image>);\n"
+          "                         with --chat the user message starts with one per image,\n"
+          "                         and a -p TEXT without any gets them at its start. Each\n"
+          "                         placeholder becomes one token per image feature (counted\n"
+          "                         in the prompt tokens)\n"
           "  -n, --max-tokens N     generate at most N tokens (default 128)\n");
   mx_cli_sampling_help(out);
   fprintf(out,
@@ -69,6 +75,8 @@ typedef struct gen_args {
   bool ignore_eos, json, no_echo, quiet, chat;
   const char **stop;
   int32_t n_stop;
+  const char **images;  // --image paths, n_images of them
+  int32_t n_images;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
   mx_xla_backend_opts_t xla;  // --pjrt-plugin
 } gen_args_t;
@@ -101,6 +109,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
       g->has_ctx = true;
     } else if (VALUE_OPT("--system", NULL)) {
       if (r > 0) g->system = v;
+    } else if (VALUE_OPT("--image", NULL)) {
+      if (r > 0) g->images[g->n_images++] = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) g->backend = v;
     } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &g->xla)) != 0) {
@@ -146,6 +156,10 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
   if (g->system && !g->chat) {
     return mx_cli_usage_error(cmd, generate_usage, "--system only applies with --chat");
   }
+  if (g->n_images > 0 && g->prompt_ids) {
+    return mx_cli_usage_error(cmd, generate_usage,
+                              "--image needs -p TEXT (--prompt-ids cannot hold placeholders)");
+  }
   return MX_EXIT_OK;
 }
 
@@ -187,6 +201,34 @@ static double decode_rate(const mx_generate_stats_t *st) {
   return rate(st->n_generated > 1 ? st->n_generated - 1 : 0, st->decode_seconds);
 }
 
+// Occurrences of the placeholder text in s.
+static int32_t count_text(const char *s, const char *tt, size_t tl) {
+  int32_t k = 0;
+  for (const char *p = s; tl > 0 && *p; p++)
+    if (strncmp(p, tt, tl) == 0) k++;
+  return k;
+}
+
+// Drops from plain[] the guarded ranges of the placeholders chat_tokens put in the user
+// message: the first n_images ranges spelling the image token after those of --system (the
+// templates render the system message first).
+static void unguard_placeholders(const gen_args_t *g, const char *text, const char *tt, size_t tl,
+                                 mx_text_range_t *plain, int32_t *n_plain) {
+  int32_t skip = g->system ? count_text(g->system, tt, tl) : 0, drop = g->n_images, j = 0;
+  for (int32_t i = 0; i < *n_plain; i++) {
+    const mx_text_range_t *r = &plain[i];
+    bool is_tok = r->end - r->start == tl && strncmp(text + r->start, tt, tl) == 0;
+    if (is_tok && skip > 0) {
+      skip--;
+    } else if (is_tok && drop > 0) {
+      drop--;
+      continue;
+    }
+    plain[j++] = *r;
+  }
+  *n_plain = j;
+}
+
 // --chat: renders [system?, user] through the model's chat template and encodes the result as
 // apply_chat_template(tokenize=True) does (the template writes BOS itself: no post-processor),
 // except that special-token text in -p / --system stays text, as in `chat` and the server: only
@@ -197,7 +239,19 @@ static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **i
   mx_chat_template_t *t = NULL;
   int rc = mx_cli_chat_template(cmd, "--chat", g->dir, model->tokenizer, &t);
   if (rc != MX_EXIT_OK) return rc;
-  mx_chat_message_t msgs[2] = {{"system", g->system}, {"user", g->prompt}};
+  // With --image the user message starts with one placeholder per image (LLaVA 1.5's
+  // "<image>\n" convention); the guard would keep them text, so their ranges are taken out of
+  // `plain` below and they encode as the image token.
+  size_t tl = 0;
+  const char *tt = g->n_images ? mx_cli_image_token_text(model, &tl) : NULL;
+  mx_strbuf_t user;
+  mx_strbuf_init(&user);
+  for (int32_t i = 0; tt && i < g->n_images; i++) {
+    mx_strbuf_append(&user, tt, tl);
+    mx_strbuf_puts(&user, "\n");
+  }
+  mx_strbuf_puts(&user, g->prompt);
+  mx_chat_message_t msgs[2] = {{"system", g->system}, {"user", user.data ? user.data : ""}};
   int32_t n_msgs = g->system ? 2 : 1;
   mx_chat_render_opts_t ro = {.add_generation_prompt = true};
   mx_chat_opts_from_tokenizer(model->tokenizer, &ro);
@@ -212,6 +266,8 @@ static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **i
                                 &plain, &n_plain);
   mx_chat_guard_destroy(guard);
   mx_chat_template_destroy(t);
+  if (st == MX_OK && tt) unguard_placeholders(g, text, tt, tl, plain, &n_plain);
+  mx_strbuf_free(&user);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   mx_encode_opts_t eo = {
       .add_special = false, .parse_special = true, .plain = plain, .n_plain = n_plain};
@@ -296,6 +352,15 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
     free(ids);
     return mx_cli_fail(cmd, st);
   }
+  float *media = NULL;
+  if (g->n_images > 0) {
+    rc = mx_cli_prompt_images(cmd, model, s, g->images, g->n_images, &ids, &n, &media);
+    if (rc != MX_EXIT_OK) {
+      mx_session_destroy(s);
+      free(ids);
+      return rc;
+    }
+  }
   int64_t ctx = mx_session_ctx(s);
   if (n > ctx) {
     fprintf(stderr,
@@ -304,6 +369,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
             "max_position_embeddings %lld)\n",
             (int)n, (long long)ctx, (long long)model->config.max_position_embeddings);
     mx_session_destroy(s);
+    free(media);
     free(ids);
     return MX_EXIT_FAILED;
   }
@@ -315,6 +381,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   go.stop = g->stop;
   go.n_stop = g->n_stop;
   go.sampling = sp;
+  go.media = media;
   stream_state_t ss = {.json = g->json, .ends_with_newline = false, .wrote_any = false};
   echo_prompt(g, model, ids, n, &ss);
   mx_generate_stats_t stats;
@@ -349,6 +416,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   }
   fflush(stdout);
   mx_session_destroy(s);
+  free(media);
   free(ids);
   return rc;
 }
@@ -357,7 +425,10 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   gen_args_t g;
   memset(&g, 0, sizeof g);
   g.stop = calloc((size_t)argc + 1, sizeof *g.stop);
-  if (!g.stop) {
+  g.images = calloc((size_t)argc + 1, sizeof *g.images);
+  if (!g.stop || !g.images) {
+    free(g.stop);
+    free(g.images);
     fprintf(stderr, "mlxcel generate: out of memory\n");
     return MX_EXIT_FAILED;
   }
@@ -366,10 +437,12 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   if (help) generate_usage(stdout);
   if (help || rc != MX_EXIT_OK) {
     free(g.stop);
+    free(g.images);
     return rc;
   }
   if (!mx_cli_check_model_dir("generate", g.dir, "config.json")) {
     free(g.stop);
+    free(g.images);
     return MX_EXIT_IO;
   }
   mx_model_t *model = NULL;
@@ -377,10 +450,12 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   mx_status_t st = mx_cli_model_load(g.dir, &g.load, !g.quiet && !g.json, &model);
   if (st != MX_OK) {
     free(g.stop);
+    free(g.images);
     return mx_cli_fail("generate", st);
   }
   rc = run_generation(&g, model);
   mx_model_free(model);
   free(g.stop);
+  free(g.images);
   return rc;
 }

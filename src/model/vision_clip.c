@@ -1,0 +1,354 @@
+// The CLIP ViT vision tower and LLaVA's projector as the @vision entry (ADR 0010).
+//
+//   patches  = pixels [1, C, S, S] cut into G x G patches of C x P x P, row-major (the stride-P
+//              convolution of CLIPVisionEmbeddings as one GEMM against its weight [D, C*P*P])
+//   x        = [class_embedding; patches] + position_embedding        [1, G*G + 1, D]
+//   x        = pre_layrnorm(x)
+//   for the layers the feature layer needs (vision_feature_layer -2: all but the last):
+//     x += out_proj(attention(q, k, v of layer_norm1(x)))  (full, bidirectional; q k v biased)
+//     x += fc2(act(fc1(layer_norm2(x))))                    (quick_gelu or gelu)
+//   features = projector(x without the class token under strategy "default")
+//   projector: linear_2(act(linear_1(f)))                   (GELU: exact, erf)
+// LayerNorm is mx.rms_norm of the centred input plus its bias (what the decoder families with
+// LayerNorm do); linears are mx_g_linear (GEMMs against the weights on the cpu backend).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/vision_internal.h"
+
+enum { MAX_NAME = 192 };
+
+// Where the tower's and the projector's tensors live: released llava-hf files keep
+// "vision_tower.vision_model.", transformers 5 writes "vision_tower." (its own renaming),
+// transformers 4.52..4.x "model.vision_tower.vision_model.".
+static const char *const kTowerPrefixes[] = {"vision_tower.vision_model.", "vision_tower.",
+                                             "model.vision_tower.vision_model.",
+                                             "model.vision_tower."};
+static const char *const kProjPrefixes[] = {"multi_modal_projector.",
+                                            "model.multi_modal_projector."};
+
+typedef struct vspec {
+  char name[MAX_NAME];
+  int32_t rank;
+  int64_t dims[4];
+} vspec_t;
+
+typedef struct vlist {
+  int32_t n, cap;
+  vspec_t *w;  // heap
+} vlist_t;
+
+static const char *pick(const mx_checkpoint_t *ck, const char *const *prefixes, size_t n,
+                        const char *probe) {
+  for (size_t i = 0; i < n; i++) {
+    char name[MAX_NAME];
+    snprintf(name, sizeof name, "%s%s", prefixes[i], probe);
+    if (mx_checkpoint_find(ck, name) != NULL) return prefixes[i];
+  }
+  return prefixes[0];  // the missing tensor is then named in the released layout
+}
+
+static mx_status_t add(vlist_t *l, const char *prefix, const char *name, int32_t rank, int64_t d0,
+                       int64_t d1, int64_t d2, int64_t d3) {
+  if (l->n == l->cap) {
+    int32_t cap = l->cap ? 2 * l->cap : 64;
+    vspec_t *w = realloc(l->w, sizeof *w * (size_t)cap);
+    if (w == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    l->w = w;
+    l->cap = cap;
+  }
+  vspec_t *s = &l->w[l->n++];
+  if ((size_t)snprintf(s->name, sizeof s->name, "%s%s", prefix, name) >= sizeof s->name)
+    return mx_error_set(MX_ERR_INVALID_ARG, "vision tensor name %s%s is too long", prefix, name);
+  s->rank = rank;
+  s->dims[0] = d0;
+  s->dims[1] = d1;
+  s->dims[2] = d2;
+  s->dims[3] = d3;
+  return MX_OK;
+}
+
+// Index of each tensor in the list (the argument order of @vision).
+typedef struct vlayer {
+  int32_t ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w,
+      fc2_b;
+} vlayer_t;
+
+typedef struct vweights {
+  vlist_t l;
+  int32_t patch, cls, pos, pre_w, pre_b, p1_w, p1_b, p2_w, p2_b;  // p*_b: -1 without biases
+  vlayer_t *layers;                                               // [layers_run], heap
+} vweights_t;
+
+static void vweights_free(vweights_t *w) {
+  free(w->l.w);
+  free(w->layers);
+  memset(w, 0, sizeof *w);
+}
+
+#define ADD(field, ...)              \
+  do {                               \
+    (field) = w->l.n;                \
+    MX_TRY(add(&w->l, __VA_ARGS__)); \
+  } while (0)
+
+static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                vweights_t *w) {
+  const mx_vision_config_t *v = &cfg->vision;
+  const char *tp = pick(ck, kTowerPrefixes, 4, "embeddings.class_embedding");
+  const char *pp = pick(ck, kProjPrefixes, 2, "linear_1.weight");
+  int64_t D = v->hidden_size, F = v->intermediate_size, C = v->num_channels, P = v->patch_size;
+  int64_t G = v->image_size / v->patch_size, H = cfg->hidden_size;
+  memset(w, 0, sizeof *w);
+  w->layers = calloc((size_t)(v->layers_run > 0 ? v->layers_run : 1), sizeof *w->layers);
+  if (w->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  ADD(w->patch, tp, "embeddings.patch_embedding.weight", 4, D, C, P, P);
+  ADD(w->cls, tp, "embeddings.class_embedding", 1, D, 0, 0, 0);
+  ADD(w->pos, tp, "embeddings.position_embedding.weight", 2, G * G + 1, D, 0, 0);
+  ADD(w->pre_w, tp, "pre_layrnorm.weight", 1, D, 0, 0, 0);
+  ADD(w->pre_b, tp, "pre_layrnorm.bias", 1, D, 0, 0, 0);
+  for (int32_t i = 0; i < v->layers_run; i++) {
+    vlayer_t *ly = &w->layers[i];
+    char p[MAX_NAME / 2];
+    if ((size_t)snprintf(p, sizeof p, "%sencoder.layers.%d.", tp, i) >= sizeof p)
+      return mx_error_set(MX_ERR_INVALID_ARG, "vision layer %d: name too long", i);
+    ADD(ly->ln1_w, p, "layer_norm1.weight", 1, D, 0, 0, 0);
+    ADD(ly->ln1_b, p, "layer_norm1.bias", 1, D, 0, 0, 0);
+    ADD(ly->q_w, p, "self_attn.q_proj.weight", 2, D, D, 0, 0);
+    ADD(ly->q_b, p, "self_attn.q_proj.bias", 1, D, 0, 0, 0);
+    ADD(ly->k_w, p, "self_attn.k_proj.weight", 2, D, D, 0, 0);
+    ADD(ly->k_b, p, "self_attn.k_proj.bias", 1, D, 0, 0, 0);
+    ADD(ly->v_w, p, "self_attn.v_proj.weight", 2, D, D, 0, 0);
+    ADD(ly->v_b, p, "self_attn.v_proj.bias", 1, D, 0, 0, 0);
+    ADD(ly->o_w, p, "self_attn.out_proj.weight", 2, D, D, 0, 0);
+    ADD(ly->o_b, p, "self_attn.out_proj.bias", 1, D, 0, 0, 0);
+    ADD(ly->ln2_w, p, "layer_norm2.weight", 1, D, 0, 0, 0);
+    ADD(ly->ln2_b, p, "layer_norm2.bias", 1, D, 0, 0, 0);
+    ADD(ly->fc1_w, p, "mlp.fc1.weight", 2, F, D, 0, 0);
+    ADD(ly->fc1_b, p, "mlp.fc1.bias", 1, F, 0, 0, 0);
+    ADD(ly->fc2_w, p, "mlp.fc2.weight", 2, D, F, 0, 0);
+    ADD(ly->fc2_b, p, "mlp.fc2.bias", 1, D, 0, 0, 0);
+  }
+  w->p1_b = w->p2_b = -1;
+  ADD(w->p1_w, pp, "linear_1.weight", 2, H, D, 0, 0);
+  if (v->projector_bias) ADD(w->p1_b, pp, "linear_1.bias", 1, H, 0, 0, 0);
+  ADD(w->p2_w, pp, "linear_2.weight", 2, H, H, 0, 0);
+  if (v->projector_bias) ADD(w->p2_b, pp, "linear_2.bias", 1, H, 0, 0, 0);
+  return MX_OK;
+}
+#undef ADD
+
+static mx_status_t check(const vweights_t *w, const mx_checkpoint_t *ck) {
+  for (int32_t i = 0; i < w->l.n; i++) {
+    const vspec_t *s = &w->l.w[i];
+    const mx_weight_t *t = mx_checkpoint_find(ck, s->name);
+    if (t == NULL) {
+      return mx_error_set(MX_ERR_INVALID_ARG, "checkpoint: missing vision tensor \"%s\"", s->name);
+    }
+    mx_type_t want = mx_type_tensor(t->dtype, s->rank, s->dims);
+    mx_type_t got = mx_type_tensor(t->dtype, t->rank, t->dims);
+    if (!mx_type_equal(&want, &got)) {
+      char a[64], b[64];
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "checkpoint: tensor \"%s\" has shape %s, the vision config needs %s",
+                          s->name, mx_type_str(&got, a, sizeof a), mx_type_str(&want, b, sizeof b));
+    }
+    if (t->dtype != MX_ELEM_F32 && t->dtype != MX_ELEM_F16 && t->dtype != MX_ELEM_BF16) {
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "checkpoint: vision tensor \"%s\" has dtype %s (f32, f16 or bf16 needed)",
+                          s->name, mx_elem_name(t->dtype));
+    }
+  }
+  return MX_OK;
+}
+
+mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
+  if (!cfg->vision.present) return MX_OK;
+  vweights_t w;
+  mx_status_t st = list_weights(cfg, ck, &w);
+  if (st == MX_OK) st = check(&w, ck);
+  vweights_free(&w);
+  return st;
+}
+
+// ---- building ----
+
+typedef struct vb {
+  const mx_model_config_t *cfg;
+  const vweights_t *w;
+  mx_comp_ctx_t *cc;
+  mx_builder_t b;
+  int32_t *arg;  // value id of each weight argument
+} vb_t;
+
+static mx_status_t layer_norm(vb_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
+  int32_t xc;
+  MX_TRY(mx_g_center(&c->b, x, &xc));
+  MX_TRY(mx_comp_rms_norm(c->cc, &c->b, xc, c->arg[wi], c->cfg->vision.layer_norm_eps, 0.0, out));
+  return mx_g_add_bias(&c->b, *out, c->arg[bi], out);
+}
+
+static mx_status_t linear(vb_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
+  MX_TRY(mx_g_linear(&c->b, x, c->arg[wi], out));
+  return bi >= 0 ? mx_g_add_bias(&c->b, *out, c->arg[bi], out) : MX_OK;
+}
+
+// quick_gelu: x * sigmoid(1.702 x); gelu: 0.5 x (1 + erf(x / sqrt(2))).
+static mx_status_t activation(vb_t *c, const char *act, int32_t x, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  int32_t k, kx, s;
+  if (strcmp(act, "quick_gelu") == 0) {
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.702, x, &k));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, x, k, &kx));
+    MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, kx, &s));
+    return mx_build_binary(b, MX_OP_MULTIPLY, x, s, out);
+  }
+  int32_t r, xr, e, one, half, t, h;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, M_SQRT1_2, x, &r));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, x, r, &xr));
+  MX_TRY(mx_g_erf(b, xr, &e));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.0, x, &one));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.5, x, &half));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, e, one, &t));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, x, half, &h));
+  return mx_build_binary(b, MX_OP_MULTIPLY, h, t, out);
+}
+
+// Full (bidirectional) multi-head attention of one image's tokens: q, k, v [1, N, Hh, Dh] ->
+// [1, N, Hh * Dh]; softmax(q k^T * scale) v per head.
+static mx_status_t attention(vb_t *c, int32_t q, int32_t k, int32_t v, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  mx_type_t qt = *mx_build_type(b, q);
+  int64_t N = qt.dims[1], Hh = qt.dims[2], Dh = qt.dims[3];
+  int32_t sc, s, cst;
+  {  // scores[1, h, i, j] = sum_d q[1, i, h, d] k[1, j, h, d]
+    int64_t lb[2] = {0, 2}, rb[2] = {0, 2}, lc = 3, rc = 3;
+    mx_dot_dims_t dd = {{lb, 2}, {rb, 2}, {&lc, 1}, {&rc, 1}};
+    MX_TRY(mx_build_dot_general(b, q, k, &dd, MX_ELEM_F32, &sc));
+  }
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.0 / sqrt((double)Dh), sc, &cst));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, sc, cst, &s));
+  int32_t pr;
+  MX_TRY(mx_g_softmax_last(b, s, &pr));
+  int32_t o, ot;
+  {  // o[1, h, i, d] = sum_j p[1, h, i, j] v[1, j, h, d]
+    int64_t lb[2] = {0, 1}, rb[2] = {0, 2}, lc = 3, rc = 1;
+    mx_dot_dims_t dd = {{lb, 2}, {rb, 2}, {&lc, 1}, {&rc, 1}};
+    MX_TRY(mx_build_dot_general(b, pr, v, &dd, MX_ELEM_F32, &o));
+  }
+  int64_t perm[4] = {0, 2, 1, 3}, od[3] = {1, N, Hh * Dh};
+  MX_TRY(mx_build_transpose(b, o, perm, 4, &ot));
+  return mx_build_reshape(b, ot, od, 3, out);
+}
+
+static mx_status_t encoder_layer(vb_t *c, const vlayer_t *ly, int32_t x, int32_t *out) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  mx_builder_t *b = &c->b;
+  mx_type_t xt = *mx_build_type(b, x);
+  int64_t N = xt.dims[1], Hh = v->num_heads, Dh = v->hidden_size / v->num_heads;
+  int64_t hd[4] = {1, N, Hh, Dh};
+  int32_t h, q, k, vv, att, o, x1, h2, f, a, m;
+  MX_TRY(layer_norm(c, x, ly->ln1_w, ly->ln1_b, &h));
+  MX_TRY(linear(c, h, ly->q_w, ly->q_b, &q));
+  MX_TRY(linear(c, h, ly->k_w, ly->k_b, &k));
+  MX_TRY(linear(c, h, ly->v_w, ly->v_b, &vv));
+  MX_TRY(mx_build_reshape(b, q, hd, 4, &q));
+  MX_TRY(mx_build_reshape(b, k, hd, 4, &k));
+  MX_TRY(mx_build_reshape(b, vv, hd, 4, &vv));
+  MX_TRY(attention(c, q, k, vv, &att));
+  MX_TRY(linear(c, att, ly->o_w, ly->o_b, &o));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
+  MX_TRY(layer_norm(c, x1, ly->ln2_w, ly->ln2_b, &h2));
+  MX_TRY(linear(c, h2, ly->fc1_w, ly->fc1_b, &f));
+  MX_TRY(activation(c, v->hidden_act, f, &a));
+  MX_TRY(linear(c, a, ly->fc2_w, ly->fc2_b, &m));
+  return mx_build_binary(b, MX_OP_ADD, x1, m, out);
+}
+
+// [1, C, S, S] pixels -> [1, G*G, D] patch embeddings + class token + positions.
+static mx_status_t embeddings(vb_t *c, int32_t pixels, int32_t *out) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  mx_builder_t *b = &c->b;
+  int64_t C = v->num_channels, P = v->patch_size, G = v->image_size / P, D = v->hidden_size;
+  int64_t d6[6] = {1, C, G, P, G, P}, perm[6] = {0, 2, 4, 1, 3, 5}, d3[3] = {1, G * G, C * P * P};
+  int64_t wd[2] = {D, C * P * P}, cd[3] = {1, 1, D}, pd[3] = {1, G * G + 1, D};
+  int32_t x6, xt, rows, wp, pe, cls, clsf, cat, pos, posf;
+  MX_TRY(mx_build_reshape(b, pixels, d6, 6, &x6));
+  MX_TRY(mx_build_transpose(b, x6, perm, 6, &xt));
+  MX_TRY(mx_build_reshape(b, xt, d3, 3, &rows));
+  MX_TRY(mx_build_reshape(b, c->arg[c->w->patch], wd, 2, &wp));
+  MX_TRY(mx_g_linear(b, rows, wp, &pe));
+  MX_TRY(mx_g_f32(b, c->arg[c->w->cls], &clsf));
+  MX_TRY(mx_build_reshape(b, clsf, cd, 3, &cls));
+  int32_t parts[2] = {cls, pe};
+  MX_TRY(mx_build_concatenate(b, parts, 2, 1, &cat));
+  MX_TRY(mx_g_f32(b, c->arg[c->w->pos], &posf));
+  MX_TRY(mx_build_reshape(b, posf, pd, 3, &pos));
+  return mx_build_binary(b, MX_OP_ADD, cat, pos, out);
+}
+
+static mx_status_t body(vb_t *c, int32_t pixels) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  const vweights_t *w = c->w;
+  mx_builder_t *b = &c->b;
+  int32_t x;
+  MX_TRY(embeddings(c, pixels, &x));
+  MX_TRY(layer_norm(c, x, w->pre_w, w->pre_b, &x));
+  for (int32_t l = 0; l < v->layers_run; l++) {
+    mx_status_t st = encoder_layer(c, &w->layers[l], x, &x);
+    if (st != MX_OK) return mx_error_prefix(st, "vision layer %d", l);
+  }
+  if (v->drop_cls) {
+    mx_type_t t = *mx_build_type(b, x);
+    int64_t lo[3] = {0, 1, 0}, hi[3] = {1, t.dims[1], t.dims[2]};
+    MX_TRY(mx_build_slice(b, x, lo, hi, NULL, 3, &x));
+  }
+  int32_t h, a, y;
+  MX_TRY(linear(c, x, w->p1_w, w->p1_b, &h));
+  MX_TRY(activation(c, v->projector_act, h, &a));
+  MX_TRY(linear(c, a, w->p2_w, w->p2_b, &y));
+  return mx_build_return(b, &y, 1);
+}
+
+static mx_status_t build(vb_t *c, const mx_checkpoint_t *ck) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  int32_t nw = c->w->l.n, n_args = nw + 1;
+  mx_type_t *types = malloc(sizeof *types * (size_t)n_args);
+  int32_t *ids = malloc(sizeof *ids * (size_t)n_args);
+  c->arg = ids;
+  if (types == NULL || ids == NULL) {
+    free(types);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  for (int32_t i = 0; i < nw; i++) {
+    const vspec_t *s = &c->w->l.w[i];
+    types[i] = mx_type_tensor(mx_checkpoint_find(ck, s->name)->dtype, s->rank, s->dims);
+  }
+  int64_t pd[4] = {1, v->num_channels, v->image_size, v->image_size};
+  types[nw] = mx_type_tensor(MX_ELEM_F32, 4, pd);
+  mx_func_t *f;
+  mx_status_t st = mx_build_func(c->cc->m, "vision", false, types, n_args, &f, &c->b, ids);
+  free(types);
+  for (int32_t i = 0; st == MX_OK && i < nw; i++)
+    st = mx_graph_set_arg_attrs(f, i, "weight", c->w->l.w[i].name);
+  if (st == MX_OK) st = mx_graph_set_arg_attrs(f, nw, "pixels", "pixels");
+  if (st == MX_OK) st = body(c, ids[nw]);
+  return st;
+}
+
+mx_status_t mx_vision_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                            mx_comp_ctx_t *cc) {
+  if (!cfg->vision.present)
+    return mx_error_set(MX_ERR_INVALID_ARG, "graph: model_type '%s' has no vision tower",
+                        cfg->model_type);
+  vweights_t w;
+  vb_t c = {.cfg = cfg, .w = &w, .cc = cc};
+  mx_status_t st = list_weights(cfg, ck, &w);
+  if (st == MX_OK) st = check(&w, ck);
+  if (st == MX_OK) st = build(&c, ck);
+  free(c.arg);
+  vweights_free(&w);
+  return st != MX_OK ? mx_error_prefix(st, "graph @vision") : MX_OK;
+}

@@ -1,0 +1,212 @@
+// The LLaVA family against transformers (tests/data/families/llava, written by
+// tools/vlm/make_llava_fixture.py with transformers' own LlavaForConditionalGeneration and
+// LlavaProcessor): on the reference interpreter and on the cpu backend, one committed photograph
+// preprocessed by src/image, the @vision features within 1e-4, the logits of every prompt
+// position (image tokens included) within 1e-4 when the prompt is fed one token at a time, the
+// last position's after one chunked prefill, and the 16 greedy ids equal. Then the errors: wrong
+// pixel counts, images for a text-only model, the media entries printed and parsed back.
+#include <math.h>
+#include <stdio.h>
+
+#include "mlxcel/image.h"
+#include "mlxcel/session.h"
+#include "test_graph_runner.h"
+
+static const double kTol = 1e-4;
+
+static char g_dir[8192], g_data[4096];
+
+static double max_diff(const float *got, const cJSON *want_rows, int32_t row0, int32_t n,
+                       int32_t width) {
+  return max_diff_rows(got, want_rows, row0, n, width);
+}
+
+static int32_t argmax(const float *v, int32_t n) {
+  int32_t best = 0;
+  for (int32_t i = 1; i < n; i++)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+typedef struct ref {
+  cJSON *json;
+  int32_t *prompt, n_prompt, *greedy, n_greedy, image_token, n_image_tokens;
+  const cJSON *features, *logits;
+} ref_t;
+
+static bool load_pixels(const mx_model_t *m, const cJSON *json, mx_pixels_t *px) {
+  mx_image_proc_t proc;
+  mx_image_t img = {0};
+  char path[8192];
+  snprintf(path, sizeof path, "%s/image/inputs/chelsea.png", g_data);
+  CHECK_OK(mx_image_proc_load(m->dir, &proc));
+  CHECK_OK(mx_image_load(path, NULL, &img, NULL));
+  CHECK_OK(mx_image_preprocess(&proc, &img, px));
+  mx_image_free(&img);
+  const cJSON *shape = cJSON_GetObjectItem(json, "pixel_values_shape");
+  CHECK(px->rank == 3 && cJSON_GetArraySize(shape) == 3);
+  for (int32_t i = 0; i < 3 && px->data; i++)
+    CHECK(px->shape[i] == cJSON_GetArrayItem(shape, i)->valueint);
+  const cJSON *first = cJSON_GetObjectItem(json, "pixel_values_first");
+  int32_t i = 0;
+  const cJSON *v;
+  cJSON_ArrayForEach(v, first) {
+    if (px->data) CHECK_NEAR(px->data[i], v->valuedouble, 1e-6);
+    i++;
+  }
+  return px->data != NULL;
+}
+
+// media rows [n_prompt][H]: the image features at the image-token positions, in order.
+static float *media_rows(const ref_t *r, const float *feats, int32_t H) {
+  float *media = calloc((size_t)r->n_prompt * (size_t)H, sizeof *media);
+  int32_t k = 0;
+  for (int32_t i = 0; i < r->n_prompt; i++)
+    if (r->prompt[i] == r->image_token)
+      memcpy(media + (size_t)i * H, feats + (size_t)(k++) * H, (size_t)H * sizeof *media);
+  CHECK(k == r->n_image_tokens);
+  return media;
+}
+
+static void run_backend(const mx_model_t *m, const ref_t *r, const mx_pixels_t *px,
+                        const char *backend, int32_t chunk) {
+  const mx_model_config_t *c = &m->config;
+  int32_t H = c->hidden_size, V = c->vocab_size, N = c->vision.tokens_per_image;
+  mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = chunk};
+  mx_session_t *s = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  if (!s) return;
+  float *feats = malloc(sizeof(float) * (size_t)N * (size_t)H);
+  int64_t npx = px->shape[0] * px->shape[1] * px->shape[2];
+  CHECK_OK(mx_session_vision(s, px->data, npx, feats, (int64_t)N * H));
+  double fd = max_diff(feats, r->features, 0, N, H);
+  CHECK_MSG(fd <= kTol, "%s: image features differ by %g", backend, fd);
+  float *media = media_rows(r, feats, H);
+
+  // One position at a time: every prompt position's logits (image tokens included).
+  double ld = 0;
+  for (int32_t i = 0; i < r->n_prompt; i++) {
+    mx_status_t st = mx_session_prefill_media(s, r->prompt + i, media + (size_t)i * H, 1);
+    CHECK_MSG(st == MX_OK, "%s: position %d: %s", backend, i, mx_error_message());
+    if (st) break;
+    double d = max_diff(mx_session_logits(s), r->logits, i, 1, V);
+    if (d > ld) ld = d;
+  }
+  CHECK_MSG(ld <= kTol, "%s: prompt logits (one token per call) differ by %g", backend, ld);
+
+  // One chunked prefill, then greedy decoding.
+  mx_session_reset(s);
+  CHECK_OK(mx_session_prefill_media(s, r->prompt, media, r->n_prompt));
+  double lastd = max_diff(mx_session_logits(s), r->logits, r->n_prompt - 1, 1, V);
+  CHECK_MSG(lastd <= kTol, "%s: last prompt logits (chunk %d) differ by %g", backend, chunk, lastd);
+  int32_t same = 0;
+  for (int32_t i = 0; i < r->n_greedy; i++) {
+    int32_t id = argmax(mx_session_logits(s), V);
+    if (id == r->greedy[i]) same++;
+    if (mx_session_decode(s, id) != MX_OK) break;
+  }
+  CHECK_MSG(same == r->n_greedy, "%s: %d of %d greedy ids equal", backend, same, r->n_greedy);
+
+  // A pixel count other than the tower's is refused before any work.
+  mx_status_t st = mx_session_vision(s, px->data, npx - 1, feats, (int64_t)N * H);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "pixel values") != NULL);
+  st = mx_session_vision(s, px->data, npx, feats, (int64_t)N * H - 1);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "feature values") != NULL);
+  free(media);
+  free(feats);
+  mx_session_destroy(s);
+}
+
+// The media entries survive print -> parse with their argument roles.
+static void check_emitted(const mx_model_t *m) {
+  mx_graph_opts_t go = {.ctx = 64, .prefill_len = 4, .media = true};
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_model_build_graph(&m->config, m->ckpt, &go, &mod));
+  if (!mod) return;
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  CHECK_OK(mx_hlo_print(mod, NULL, &sb));
+  mx_module_t *back = NULL;
+  CHECK_OK(mx_hlo_parse(sb.data, sb.len, NULL, &back));
+  const char *names[2] = {"vision", "prefill_media"};
+  const mx_arg_role_t roles[2] = {MX_ARG_PIXELS, MX_ARG_MEDIA};
+  for (int32_t k = 0; back && k < 2; k++) {
+    mx_func_t *f = mx_module_find_func(back, names[k]);
+    CHECK_MSG(f != NULL, "@%s missing after re-parse", names[k]);
+    if (!f) continue;
+    int32_t found = 0;
+    for (int32_t i = 0; i < f->body->n_args; i++) {
+      mx_graph_arg_t info;
+      CHECK_OK(mx_graph_arg_info(f, i, &info));
+      found += info.role == roles[k];
+    }
+    CHECK_MSG(found == 1, "@%s: %d arguments of the input role", names[k], found);
+  }
+  // A text-only build has neither entry; a text-only model refuses to build them.
+  mx_module_destroy(back);
+  mx_module_destroy(mod);
+  mx_strbuf_free(&sb);
+}
+
+static void check_text_only(void) {
+  char dir[8192];
+  snprintf(dir, sizeof dir, "%s/families/granite", g_data);
+  mx_model_load_opts_t lo = {.tokenizer_optional = true};
+  mx_model_t *m = NULL;
+  CHECK_OK(mx_model_load_ex(dir, &lo, &m));
+  if (!m) return;
+  mx_session_t *s = NULL;
+  mx_session_opts_t so = {.backend = "interp", .ctx = 32};
+  CHECK_OK(mx_session_create(m, &so, &s));
+  float px[3] = {0}, f[3];
+  int32_t id = 3;
+  mx_status_t st = mx_session_vision(s, px, 3, f, 3);
+  CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "takes no images") != NULL);
+  st = mx_session_prefill_media(s, &id, f, 1);
+  CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "takes no images") != NULL);
+  mx_graph_opts_t go = {.ctx = 32, .prefill_len = 2, .media = true};
+  mx_module_t *mod = NULL;
+  st = mx_model_build_graph(&m->config, m->ckpt, &go, &mod);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "no vision tower") != NULL);
+  mx_session_destroy(s);
+  mx_model_free(m);
+}
+
+int main(void) {
+  const char *data = getenv("MX_TEST_DATA");
+  snprintf(g_data, sizeof g_data, "%s", data ? data : "tests/data");
+  snprintf(g_dir, sizeof g_dir, "%s/families/llava", g_data);
+  char path[8300];
+  snprintf(path, sizeof path, "%s/vision_reference.json", g_dir);
+  ref_t r = {0};
+  r.json = read_json(path);
+  CHECK_MSG(r.json != NULL, "cannot read %s", path);
+  if (!r.json) return mx_test_finish();
+  r.prompt = json_ids(cJSON_GetObjectItem(r.json, "prompt_ids"), &r.n_prompt);
+  r.greedy = json_ids(cJSON_GetObjectItem(r.json, "greedy_ids"), &r.n_greedy);
+  r.image_token = cJSON_GetObjectItem(r.json, "image_token_index")->valueint;
+  r.n_image_tokens = cJSON_GetObjectItem(r.json, "n_image_tokens")->valueint;
+  r.features = cJSON_GetObjectItem(r.json, "image_features");
+  r.logits = cJSON_GetObjectItem(r.json, "logits");
+
+  mx_model_t *m = NULL;
+  CHECK_OK(mx_model_load(g_dir, &m));
+  if (m) {
+    const mx_vision_config_t *v = &m->config.vision;
+    CHECK(v->present && v->tokens_per_image == r.n_image_tokens && v->layers_run == 2 &&
+          v->drop_cls && v->image_token_id == r.image_token);
+    mx_pixels_t px = {0};
+    if (load_pixels(m, r.json, &px)) {
+      run_backend(m, &r, &px, "interp", 8);
+      run_backend(m, &r, &px, "cpu", 64);
+    }
+    mx_pixels_free(&px);
+    check_emitted(m);
+  }
+  check_text_only();
+  mx_model_free(m);
+  free(r.prompt);
+  free(r.greedy);
+  cJSON_Delete(r.json);
+  return mx_test_finish();
+}

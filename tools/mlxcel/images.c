@@ -1,0 +1,129 @@
+// --image (generate): the prompt's image placeholders and the images' features (ADR 0010).
+//
+// A vision model's prompt holds one image token per image (LLaVA's "<image>", written by the
+// chat template or by the user in -p TEXT); the processor's rule expands each into one token per
+// image feature (tokens_per_image), so the prompt's token count includes the image tokens. The
+// images are decoded and preprocessed as the model's preprocessor_config.json says
+// (src/image), and the session's vision tower turns each into the rows placed at its tokens.
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mlxcel/image.h"
+#include "mlxcel/tokenizer.h"
+
+const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len) {
+  *len = 0;
+  if (!m->config.vision.present || !m->tokenizer) return NULL;
+  return mx_tokenizer_id_to_piece(m->tokenizer, m->config.vision.image_token_id, len);
+}
+
+static int fail_msg(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail_msg(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "mlxcel %s: error: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return MX_EXIT_FAILED;
+}
+
+// The prompt with every placeholder expanded to tokens_per_image image tokens (a prompt without
+// any gets one per image at its start, after a BOS).
+static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, int32_t **ids,
+                  int32_t *n) {
+  const mx_vision_config_t *v = &m->config.vision;
+  int32_t k = 0;
+  for (int32_t i = 0; i < *n; i++) k += (*ids)[i] == v->image_token_id;
+  size_t tl = 0;
+  const char *tt = mx_cli_image_token_text(m, &tl);
+  if (k != 0 && k != n_images)
+    return fail_msg(cmd,
+                    "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
+                    "placeholder per image, in order",
+                    k, k == 1 ? "" : "s", (int)tl, tt ? tt : "?", n_images);
+  int32_t at = k == 0 && *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
+  int64_t total =
+      (int64_t)*n + (k == 0 ? n_images : 0) + (int64_t)n_images * (v->tokens_per_image - 1);
+  if (total > INT32_MAX)
+    return fail_msg(cmd, "%lld prompt tokens with the images", (long long)total);
+  int32_t *out = malloc(sizeof *out * (size_t)total), j = 0;
+  if (!out) return fail_msg(cmd, "out of memory (%lld prompt tokens)", (long long)total);
+  for (int32_t i = 0; i <= *n; i++) {
+    if (k == 0 && i == at)
+      for (int32_t t = 0; t < n_images * v->tokens_per_image; t++) out[j++] = v->image_token_id;
+    if (i == *n) break;
+    int32_t reps = (*ids)[i] == v->image_token_id ? v->tokens_per_image : 1;
+    for (int32_t t = 0; t < reps; t++) out[j++] = (*ids)[i];
+  }
+  free(*ids);
+  *ids = out;
+  *n = j;
+  return MX_EXIT_OK;
+}
+
+// Decodes and preprocesses one image; its pixels must be the tower's [C, S, S].
+static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc_t *proc,
+                       const char *path, mx_pixels_t *px) {
+  mx_image_t img = {0};
+  mx_error_clear();
+  mx_status_t st = mx_image_load(path, NULL, &img, NULL);
+  if (!st) st = mx_image_preprocess(proc, &img, px);
+  mx_image_free(&img);
+  if (st) return mx_cli_fail(cmd, st);
+  const mx_vision_config_t *v = &m->config.vision;
+  if (px->rank != 3 || px->shape[0] != v->num_channels || px->shape[1] != v->image_size ||
+      px->shape[2] != v->image_size) {
+    int rc = fail_msg(cmd,
+                      "%s: the processor gives pixel_values of shape [%lld, %lld, %lld], the "
+                      "vision tower takes [%d, %d, %d] (preprocessor_config.json and "
+                      "config.json disagree)",
+                      path, (long long)px->shape[0], (long long)px->shape[1],
+                      (long long)(px->rank == 3 ? px->shape[2] : 0), v->num_channels, v->image_size,
+                      v->image_size);
+    mx_pixels_free(px);
+    return rc;
+  }
+  return MX_EXIT_OK;
+}
+
+int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                         const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
+                         float **media) {
+  *media = NULL;
+  const mx_vision_config_t *v = &m->config.vision;
+  if (!v->present)
+    return fail_msg(cmd, "--image: model_type '%s' takes no images", m->config.model_type);
+  int rc = expand(cmd, m, n_images, ids, n);
+  if (rc != MX_EXIT_OK) return rc;
+  mx_image_proc_t proc;
+  mx_error_clear();
+  mx_status_t st = mx_image_proc_load(m->dir, &proc);
+  if (st) return mx_cli_fail(cmd, st);
+  size_t H = (size_t)m->config.hidden_size;
+  float *rows = calloc((size_t)*n * H, sizeof *rows);
+  if (!rows) return fail_msg(cmd, "out of memory (media rows of %d tokens)", *n);
+  int32_t pos = 0;  // the next image token of the prompt
+  for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++) {
+    mx_pixels_t px = {0};
+    rc = load_pixels(cmd, m, &proc, paths[i], &px);
+    if (rc != MX_EXIT_OK) break;
+    while (pos < *n && (*ids)[pos] != v->image_token_id) pos++;
+    int64_t npx = px.shape[0] * px.shape[1] * px.shape[2];
+    mx_error_clear();
+    // The expanded placeholders of one image are consecutive: its features go there as they are.
+    st = mx_session_vision(s, px.data, npx, rows + (size_t)pos * H,
+                           (int64_t)v->tokens_per_image * (int64_t)H);
+    mx_pixels_free(&px);
+    if (st) rc = mx_cli_fail(cmd, st);
+    pos += v->tokens_per_image;
+  }
+  if (rc != MX_EXIT_OK) {
+    free(rows);
+    return rc;
+  }
+  *media = rows;
+  return MX_EXIT_OK;
+}
