@@ -81,6 +81,9 @@ prepare() {
     fuzz_safetensors)
       seed "$seeds" '*.safetensors' tests/data models "$shared/fixtures"
       echo "-max_len=1048576" ;;
+    fuzz_gguf)
+      seed "$seeds" '*.gguf' tests/data/gguf
+      echo "-max_len=65536" ;;
     fuzz_config)
       seed "$seeds" '*config.json' models "$shared/fixtures"
       seed_config_pairs "$seeds" models "$shared/fixtures"

@@ -29,7 +29,7 @@ struct mx_checkpoint {
   uint32_t mask;   // table size - 1 (a power of two)
   int32_t cap_w;   // capacity of w once mx_checkpoint_put has grown it (0 before)
   int32_t n_owned, cap_owned;
-  void **owned;  // heap: data of tensors put by mx_checkpoint_put, freed at close
+  void **owned;                   // heap: data of tensors put by mx_checkpoint_put, freed at close
   mx_checkpoint_limits_t limits;  // defaults filled in
   uint64_t total_bytes;           // sizes of the files opened so far
 };
@@ -273,6 +273,70 @@ const mx_weight_t *mx_checkpoint_find(const mx_checkpoint_t *ck, const char *nam
   return k < 0 ? NULL : &ck->w[k];
 }
 
+// Appends w and rebuilds the table.
+static mx_status_t append_weight(mx_checkpoint_t *ck, const mx_weight_t *w) {
+  if (ck->n >= ck->cap_w) {  // doubling: the arena keeps old arrays, so grow geometrically
+    int32_t cap = ck->n < 16 ? 32 : 2 * ck->n;
+    mx_weight_t *nw = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)cap, sizeof *nw);
+    if (!nw) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    ck->w = nw;
+    ck->cap_w = cap;
+  }
+  ck->w[ck->n++] = *w;
+  return build_table(ck);
+}
+
+// ---- Checkpoints built by another reader (the GGUF loader) ----
+
+mx_status_t mx_checkpoint_create(const mx_checkpoint_limits_t *limits, mx_checkpoint_t **out) {
+  *out = NULL;
+  mx_checkpoint_t *ck = calloc(1, sizeof *ck);
+  mx_arena_t *arena = mx_arena_create();
+  if (ck) ck->arena = arena;
+  if (!ck || !arena || !(ck->files = mx_arena_alloc(arena, sizeof *ck->files))) {
+    free(ck);
+    mx_arena_destroy(arena);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  ck->limits.max_tensor_bytes = limits && limits->max_tensor_bytes ? limits->max_tensor_bytes
+                                                                   : MX_CHECKPOINT_MAX_TENSOR_BYTES;
+  ck->limits.max_total_bytes =
+      limits && limits->max_total_bytes ? limits->max_total_bytes : MX_CHECKPOINT_MAX_TOTAL_BYTES;
+  *out = ck;
+  return build_table(ck);
+}
+
+void mx_checkpoint_adopt_map(mx_checkpoint_t *ck, void *map, size_t len) {
+  ck->files[0].map = map;
+  ck->files[0].len = len;
+  ck->n_files = 1;
+}
+
+mx_status_t mx_checkpoint_add_view(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
+                                   int32_t rank, const int64_t *dims, const void *data,
+                                   const char *file) {
+  size_t nbytes = mx_elem_size(dtype);
+  for (int32_t i = 0; i < rank; i++) nbytes *= (size_t)dims[i];
+  if (nbytes > ck->limits.max_tensor_bytes) {
+    return mx_error_set(MX_ERR_IO, "%s: tensor '%s' has %zu bytes, over the limit of %llu", file,
+                        name, nbytes, (unsigned long long)ck->limits.max_tensor_bytes);
+  }
+  if (lookup(ck, name) >= 0) {
+    return mx_error_set(MX_ERR_PARSE, "%s: two tensors map to '%s'", file, name);
+  }
+  mx_weight_t w;
+  memset(&w, 0, sizeof w);
+  w.name = mx_arena_strdup(ck->arena, name);
+  w.file = mx_arena_strdup(ck->arena, file);
+  if (!w.name || !w.file) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  w.dtype = dtype;
+  w.rank = rank;
+  for (int32_t i = 0; i < rank; i++) w.dims[i] = dims[i];
+  w.data = data;
+  w.nbytes = nbytes;
+  return append_weight(ck, &w);
+}
+
 // ---- Resident-weight overlay ----
 
 static mx_status_t keep_owned(mx_checkpoint_t *ck, void *data) {
@@ -340,15 +404,7 @@ mx_status_t mx_checkpoint_put(mx_checkpoint_t *ck, const char *name, mx_elem_typ
   }
   w.name = mx_arena_strdup(ck->arena, name);
   if (!w.name) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  if (ck->n >= ck->cap_w) {  // doubling: the arena keeps old arrays, so grow geometrically
-    int32_t cap = ck->n < 16 ? 32 : 2 * ck->n;
-    mx_weight_t *nw = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)cap, sizeof *nw);
-    if (!nw) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-    ck->w = nw;
-    ck->cap_w = cap;
-  }
-  ck->w[ck->n++] = w;
-  return build_table(ck);
+  return append_weight(ck, &w);
 }
 
 mx_status_t mx_checkpoint_remove(mx_checkpoint_t *ck, const char *name) {

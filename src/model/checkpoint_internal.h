@@ -28,4 +28,22 @@ mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck, const mx_progress_t 
 mx_status_t mx_precision_apply(const mx_model_config_t *cfg, mx_checkpoint_t *ck,
                                mx_elem_type_t precision, const mx_progress_t *progress);
 
+// ---- Checkpoints another reader fills (src/model/gguf_*.c) ----
+
+// An empty checkpoint (limits may be NULL: the defaults).
+mx_status_t mx_checkpoint_create(const mx_checkpoint_limits_t *limits, mx_checkpoint_t **out);
+// Gives ck a read-only file mapping, unmapped at close and used by mx_checkpoint_release (one
+// per checkpoint made by mx_checkpoint_create).
+void mx_checkpoint_adopt_map(mx_checkpoint_t *ck, void *map, size_t len);
+// Adds a tensor whose bytes stay where they are (inside the adopted mapping or memory ck
+// owns through mx_checkpoint_put); name and file are copied. A name already present, or a
+// tensor over the size limit, is an error naming `file`.
+mx_status_t mx_checkpoint_add_view(mx_checkpoint_t *ck, const char *name, mx_elem_type_t dtype,
+                                   int32_t rank, const int64_t *dims, const void *data,
+                                   const char *file);
+
+// Loads the GGUF file at PATH into m (config, checkpoint, and the tokenizer unless
+// tokenizer_optional and the file has none) (gguf_model.c).
+mx_status_t mx_gguf_model_load(const char *path, const mx_model_load_opts_t *opts, mx_model_t *m);
+
 #endif  // MLXCEL_MODEL_CHECKPOINT_INTERNAL_H

@@ -43,8 +43,12 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
     free(m);
     return mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
-  mx_status_t st = mx_config_load(dir, &m->config);
-  if (st == MX_OK) st = mx_checkpoint_open_ex(dir, opts ? &opts->limits : NULL, &m->ckpt);
+  // A GGUF file holds config, weights and tokenizer (gguf_model.c); a directory holds files.
+  bool gguf = mx_model_is_gguf(dir);
+  mx_status_t st = gguf ? mx_gguf_model_load(dir, opts, m) : mx_config_load(dir, &m->config);
+  if (st == MX_OK && !gguf) {
+    st = mx_checkpoint_open_ex(dir, opts ? &opts->limits : NULL, &m->ckpt);
+  }
   // Quantization: MLX checkpoints load as stored or dequantized, float ones may be requantized
   // (model.h, src/model/quant_load.c).
   if (st == MX_OK) {
@@ -62,7 +66,7 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
     st = apply_precision(m, opts);
     if (st != MX_OK) mx_error_prefix(st, "%s", dir);
   }
-  if (st == MX_OK && !(tok_optional && !has_tokenizer_json(dir))) {
+  if (st == MX_OK && !gguf && !(tok_optional && !has_tokenizer_json(dir))) {
     st = mx_tokenizer_load(dir, &m->tokenizer);
   }
   if (st != MX_OK) {

@@ -122,10 +122,11 @@ bool mx_cli_check_model_dir(const char *cmd, const char *dir, const char *file) 
     fprintf(stderr, "mlxcel %s: cannot read model directory '%s': %s\n", cmd, dir, strerror(errno));
     return false;
   }
+  if (S_ISREG(st.st_mode) && mx_model_is_gguf(dir)) return true;  // the loader checks the rest
   if (!S_ISDIR(st.st_mode)) {
     fprintf(stderr,
             "mlxcel %s: '%s' is not a directory: -m takes a model directory (config.json, "
-            "model.safetensors, tokenizer.json)\n",
+            "model.safetensors, tokenizer.json) or a GGUF file\n",
             cmd, dir);
     return false;
   }

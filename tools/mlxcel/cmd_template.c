@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "mlxcel/chat.h"
+#include "mlxcel/model.h"
 #include "mlxcel/tokenizer.h"
 
 static void template_usage(FILE *out) {
@@ -159,7 +160,8 @@ int mx_cli_cmd_template(int argc, char **argv) {
   if (!mx_cli_check_model_dir(cmd, a.dir, "tokenizer.json")) return MX_EXIT_IO;
   mx_tokenizer_t *tok = NULL;
   mx_error_clear();
-  mx_status_t st = mx_tokenizer_load(a.dir, &tok);
+  mx_status_t st = mx_model_is_gguf(a.dir) ? mx_gguf_load_tokenizer(a.dir, &tok)
+                                           : mx_tokenizer_load(a.dir, &tok);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   mx_chat_template_t *t = NULL;
   char *msgs = NULL, *text = NULL;

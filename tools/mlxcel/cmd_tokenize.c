@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mlxcel/model.h"
 #include "mlxcel/tokenizer.h"
 
 static void tokenize_usage(FILE *out) {
@@ -56,7 +57,8 @@ static void detokenize_usage(FILE *out) {
 static int load_tokenizer(const char *cmd, const char *dir, mx_tokenizer_t **tok) {
   if (!mx_cli_check_model_dir(cmd, dir, "tokenizer.json")) return MX_EXIT_IO;
   mx_error_clear();
-  mx_status_t st = mx_tokenizer_load(dir, tok);
+  mx_status_t st =
+      mx_model_is_gguf(dir) ? mx_gguf_load_tokenizer(dir, tok) : mx_tokenizer_load(dir, tok);
   return st == MX_OK ? MX_EXIT_OK : mx_cli_fail(cmd, st);
 }
 

@@ -1,0 +1,232 @@
+// GGUF tensors -> checkpoint tensors under their Hugging Face names.
+//
+// Shapes: ggml lists dimensions innermost first, so a GGUF [ne0 = K, ne1 = N] matrix is the
+// row-major [N, K] weight transformers stores; the bytes are the same.
+// Q/K rows: llama.cpp's converter reorders the rows of q_proj / k_proj (weights and biases) of
+// the llama architecture so that its RoPE, which rotates adjacent pairs, matches transformers'
+// rotate-half: within each head of D rows, GGUF row 2 i + s holds HF row s D/2 + i. We undo it
+// (the rows are copied; quantized rows move whole, their blocks lie within a row).
+// Quantized blocks of 32 weights of one row map exactly onto model.h's formats with group 32:
+//   Q8_0 {f16 d; i8 q[32]}: w = d q             -> int8: i8 [N, K] + f16 scales [N, K/32]
+//   Q4_0 {f16 d; u8 q[16]}: w = d (u - 8)       -> int4: u32 [N, K/8] + f16 scales
+//   Q4_1 {f16 d, m; u8 q[16]}: w = d u + m      -> MLX affine 4-bit: u32 + f16 scales, biases
+// with u of element j < 16 the low nibble of q[j] and of element j + 16 its high nibble; our
+// packing holds element e in bits 4 (e % 8) of word e / 8. Nothing is dequantized.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/try.h"
+#include "model/checkpoint_internal.h"
+#include "model/gguf_internal.h"
+
+// ---- Names ----
+
+// Per-layer tensors: GGUF "blk.N.<gguf>" -> "model.layers.N.<hf>".
+static const struct {
+  const char *gguf, *hf;
+} kLayerNames[] = {
+    {"attn_norm", "input_layernorm"},    {"attn_q", "self_attn.q_proj"},
+    {"attn_k", "self_attn.k_proj"},      {"attn_v", "self_attn.v_proj"},
+    {"attn_output", "self_attn.o_proj"}, {"attn_q_norm", "self_attn.q_norm"},
+    {"attn_k_norm", "self_attn.k_norm"}, {"ffn_norm", "post_attention_layernorm"},
+    {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
+    {"ffn_down", "mlp.down_proj"},
+};
+
+static const struct {
+  const char *gguf, *hf;
+} kGlobalNames[] = {
+    {"token_embd", "model.embed_tokens"},
+    {"output_norm", "model.norm"},
+    {"output", "lm_head"},
+};
+
+// HF name of a GGUF tensor name into out[cap]; *is_qk: a q_proj / k_proj tensor (and which).
+static mx_status_t hf_name(const char *name, const char *src, char *out, size_t cap, int *qk) {
+  *qk = 0;
+  const char *dot = strrchr(name, '.');
+  if (!dot || (strcmp(dot, ".weight") != 0 && strcmp(dot, ".bias") != 0)) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: tensor '%s' is not a .weight or .bias", src, name);
+  }
+  size_t stem = (size_t)(dot - name);
+  for (size_t i = 0; i < sizeof kGlobalNames / sizeof kGlobalNames[0]; i++) {
+    if (strlen(kGlobalNames[i].gguf) == stem && memcmp(name, kGlobalNames[i].gguf, stem) == 0) {
+      snprintf(out, cap, "%s%s", kGlobalNames[i].hf, dot);
+      return MX_OK;
+    }
+  }
+  unsigned layer;
+  int used = 0;
+  if (sscanf(name, "blk.%u.%n", &layer, &used) == 1 && used > 0) {
+    const char *rest = name + used;
+    size_t rl = (size_t)(dot - rest);
+    for (size_t i = 0; i < sizeof kLayerNames / sizeof kLayerNames[0]; i++) {
+      if (strlen(kLayerNames[i].gguf) == rl && memcmp(rest, kLayerNames[i].gguf, rl) == 0) {
+        snprintf(out, cap, "model.layers.%u.%s%s", layer, kLayerNames[i].hf, dot);
+        if (strcmp(kLayerNames[i].gguf, "attn_q") == 0) *qk = 1;
+        if (strcmp(kLayerNames[i].gguf, "attn_k") == 0) *qk = 2;
+        return MX_OK;
+      }
+    }
+  }
+  if (strcmp(name, "rope_freqs.weight") == 0) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: tensor 'rope_freqs.weight' (per-frequency RoPE factors, Llama 3.1 "
+                        "scaling) is not supported",
+                        src);
+  }
+  return mx_error_set(MX_ERR_UNSUPPORTED, "%s: tensor '%s' has no counterpart in the model", src,
+                      name);
+}
+
+// ---- Conversions ----
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+// Row permutation of llama's Q/K: out row (h, s, i) = in row (h, i, s), rows of rb bytes.
+static void unpermute_rows(const uint8_t *in, uint8_t *out, int64_t rows, int64_t head_dim,
+                           size_t rb) {
+  int64_t half = head_dim / 2;
+  for (int64_t h = 0; h < rows / head_dim; h++) {
+    for (int64_t s = 0; s < 2; s++) {
+      for (int64_t i = 0; i < half; i++) {
+        const uint8_t *src = in + (size_t)(h * head_dim + 2 * i + s) * rb;
+        memcpy(out + (size_t)(h * head_dim + s * half + i) * rb, src, rb);
+      }
+    }
+  }
+}
+
+// Splits blocks of Q8_0 / Q4_0 / Q4_1 (nb blocks in a row-major run of rows) into values, f16
+// scales and (Q4_1) f16 biases in our layouts.
+static void repack(uint32_t type, const uint8_t *blocks, int64_t nb, uint8_t *q, uint16_t *scales,
+                   uint16_t *biases) {
+  for (int64_t b = 0; b < nb; b++) {
+    if (type == MX_GGML_Q8_0) {
+      const uint8_t *blk = blocks + (size_t)b * 34;
+      scales[b] = rd16(blk);
+      memcpy(q + (size_t)b * 32, blk + 2, 32);
+      continue;
+    }
+    const uint8_t *blk = blocks + (size_t)b * (type == MX_GGML_Q4_0 ? 18 : 20);
+    scales[b] = rd16(blk);
+    const uint8_t *nib = blk + 2;
+    if (type == MX_GGML_Q4_1) {
+      biases[b] = rd16(blk + 2);
+      nib = blk + 4;
+    }
+    uint32_t *words = (uint32_t *)(void *)(q + (size_t)b * 16);  // 4 words = 32 values
+    for (int w = 0; w < 4; w++) {
+      uint32_t v = 0;
+      for (int l = 0; l < 8; l++) {
+        int e = w * 8 + l;  // element of the block
+        uint32_t u = e < 16 ? (nib[e] & 0xFu) : (uint32_t)(nib[e - 16] >> 4);
+        v |= u << (4 * l);
+      }
+      words[w] = v;
+    }
+  }
+}
+
+static mx_elem_type_t float_elem(uint32_t type) {
+  switch (type) {
+    case MX_GGML_F32:
+      return MX_ELEM_F32;
+    case MX_GGML_F16:
+      return MX_ELEM_F16;
+    case MX_GGML_BF16:
+      return MX_ELEM_BF16;
+    default:
+      return MX_ELEM_INVALID;
+  }
+}
+
+static mx_status_t add_one(const mx_gguf_tensor_t *t, const mx_model_config_t *cfg, bool llama,
+                           const char *src, mx_checkpoint_t *ck) {
+  char name[320];
+  int qk;
+  MX_TRY(hf_name(t->name, src, name, sizeof name, &qk));
+  int32_t rank = t->n_dims;
+  int64_t dims[MX_GGUF_MAX_DIMS];
+  for (int32_t i = 0; i < rank; i++) dims[i] = t->ne[rank - 1 - i];
+  int64_t rows = rank >= 2 ? dims[0] : 1;
+  if (rank > 2) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: tensor '%s' has rank %d", src, t->name, rank);
+  }
+  // Llama's Q/K row permutation (weights [N, K] and biases [N]).
+  bool permute = llama && qk != 0;
+  int64_t heads = qk == 1 ? cfg->num_heads : cfg->num_kv_heads, hd = cfg->head_dim;
+  int64_t n_rows = dims[0];
+  if (permute && (hd % 2 != 0 || n_rows != heads * hd)) {
+    return mx_error_set(MX_ERR_PARSE, "%s: tensor '%s' has %lld rows, not %lld heads of %lld", src,
+                        t->name, (long long)n_rows, (long long)heads, (long long)hd);
+  }
+  const uint8_t *data = t->data;
+  uint8_t *copy = NULL;
+  if (permute) {
+    copy = malloc((size_t)t->nbytes + 1);
+    if (!copy) return mx_error_set(MX_ERR_NOMEM, "out of memory for %s", t->name);
+    unpermute_rows(t->data, copy, n_rows, hd, (size_t)t->nbytes / (size_t)n_rows);
+    data = copy;
+  }
+  mx_elem_type_t fe = float_elem(t->type);
+  if (fe != MX_ELEM_INVALID) {
+    if (copy) return mx_checkpoint_put(ck, name, fe, rank, dims, copy);
+    return mx_checkpoint_add_view(ck, name, fe, rank, dims, data, src);
+  }
+  if (t->type != MX_GGML_Q8_0 && t->type != MX_GGML_Q4_0 && t->type != MX_GGML_Q4_1) {
+    free(copy);
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: tensor '%s' has type %s (supported: F32, F16, BF16, Q8_0, Q4_0, "
+                        "Q4_1)",
+                        src, t->name, mx_ggml_type_name(t->type));
+  }
+  size_t len = strlen(name);
+  if (rank != 2 || len < 7 || strcmp(name + len - 7, ".weight") != 0) {
+    free(copy);
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: quantized tensor '%s' is not a matrix weight", src,
+                        t->name);
+  }
+  int64_t K = dims[1], nb = rows * (K / 32);
+  bool q8 = t->type == MX_GGML_Q8_0, q41 = t->type == MX_GGML_Q4_1;
+  uint8_t *q = malloc((size_t)(rows * (q8 ? K : K / 2)) + 1);
+  uint16_t *sc = malloc((size_t)nb * 2 + 1);
+  uint16_t *bi = q41 ? malloc((size_t)nb * 2 + 1) : NULL;
+  if (!q || !sc || (q41 && !bi)) {
+    free(copy);
+    free(q);
+    free(sc);
+    free(bi);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory for %s", t->name);
+  }
+  repack(t->type, data, nb, q, sc, bi);
+  free(copy);
+  char base[320], sn[340];
+  snprintf(base, sizeof base, "%.*s", (int)(len - 7), name);
+  int64_t wd[2] = {rows, q8 ? K : K / 8}, sd[2] = {rows, K / 32};
+  mx_status_t st = mx_checkpoint_put(ck, name, q8 ? MX_ELEM_I8 : MX_ELEM_UI32, 2, wd, q);
+  snprintf(sn, sizeof sn, "%s.scales", base);
+  if (st == MX_OK) {
+    st = mx_checkpoint_put(ck, sn, MX_ELEM_F16, 2, sd, sc);
+  } else {
+    free(sc);
+  }
+  snprintf(sn, sizeof sn, "%s.biases", base);
+  if (st == MX_OK && bi) {
+    st = mx_checkpoint_put(ck, sn, MX_ELEM_F16, 2, sd, bi);
+  } else {
+    free(bi);
+  }
+  return st;
+}
+
+mx_status_t mx_gguf_tensors(const mx_gguf_t *g, const mx_model_config_t *cfg, const char *src,
+                            mx_checkpoint_t *ck) {
+  bool llama = strcmp(cfg->model_type, "llama") == 0;
+  for (int32_t i = 0; i < g->n_tensors; i++) {
+    mx_status_t st = add_one(&g->tensors[i], cfg, llama, src, ck);
+    if (st != MX_OK) return st;
+  }
+  return MX_OK;
+}

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""GGUF checkpoints against references nobody here wrote (ctest gguf_reference_<case>).
+
+Usage: gguf_reference.py MLXCEL SOURCE_DIR WORK_DIR CASE
+
+Cases:
+  llamacpp  tests/data/gguf/stories260K.gguf (written by llama.cpp's own converter, the file its
+            CI uses) gives logits bit-identical to models/stories260K (the same weights in
+            Hugging Face layout), the same tokens on test strings and the same generated text.
+  F32 F16 BF16 Q8_0 Q4_0 Q4_1
+            PyPI's `gguf` package (llama.cpp's writer) writes stories260K's weights, with the
+            llama converter's Q/K row permutation, the tokenizer copied from llama.cpp's file and
+            a chat template. Exact types: logits bit-identical to the safetensors checkpoint at
+            the same precision (F16 / BF16: --precision f16 / bf16, whose conversion rounds as
+            numpy does). Quantized types: the `gguf` package's own numpy dequantization of the
+            same blocks, written as an f32 safetensors checkpoint, is the reference: our
+            `--quant none` (our unpacking, then f32) must equal it bit for bit, and the quantized
+            run (the packed weights through the fused kernels) must stay within a bound measured
+            and printed here, with the same greedy tokens.
+  chat      `mlxcel generate --chat` and `mlxcel template` use the file's chat template.
+  seeds     each file of tests/data/gguf/seeds (tools/gguf/make_seeds.py: llama with every
+            tensor type in one file, qwen2 with biases, an untied head and a byte-level BPE
+            vocabulary) against a Hugging Face folder this script writes from gguf's reader and
+            dequantizer: config.json from the metadata, the tensors dequantized, renamed and
+            (llama) un-permuted; `--quant none` bit-identical, the packed run within a bound,
+            generate --chat running on the file's template.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+try:
+    import gguf
+    from gguf import quants
+except ImportError:
+    print("gguf_reference: the pinned `gguf` package is missing (tests/requirements.txt)")
+    sys.exit(1)
+
+MLXCEL, SRC, WORK, CASE = sys.argv[1:5]
+MODEL = os.path.join(SRC, "models", "stories260K")
+LLAMACPP = os.path.join(SRC, "tests", "data", "gguf", "stories260K.gguf")
+IDS = [1, 403, 407, 261, 378, 300, 9, 427, 261, 489, 11, 258, 295, 330, 270, 261]
+TEXTS = ["Once upon a time", "  two  spaces", "line\nbreak", "caf\u00e9 \u4f60\u597d", "",
+         "<s> inside", "Lily's big, red ball!"]
+os.makedirs(WORK, exist_ok=True)
+
+
+def run(*args):
+    p = subprocess.run([MLXCEL, *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"mlxcel {' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
+    return p.stdout
+
+
+def logits(model, *opts, greedy=8):
+    out = os.path.join(WORK, f"logits_{len(os.listdir(WORK))}.npy")
+    run("logits", "-m", model, "--ids", ",".join(map(str, IDS)), "-o", out, "--greedy",
+        str(greedy), "--ctx", "64", *opts)
+    return np.load(out)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        assert info["dtype"] == "F32", name
+        b, e = info["data_offsets"]
+        out[name] = np.frombuffer(data[b:e], dtype=np.float32).reshape(info["shape"])
+    return out
+
+
+def write_safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype=np.float32)
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
+        blobs.append(a.tobytes())
+        off += a.nbytes
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def permute(w, heads):
+    # llama.cpp's convert_hf_to_gguf.py LlamaModel.permute, as its converter applies it.
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def unpermute(w, heads):
+    return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+NAMES = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+         "lm_head.weight": "output.weight"}
+LAYER = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+         "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+         "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+         "mlp.down_proj": "ffn_down"}
+
+
+def gguf_name(hf):
+    if hf in NAMES:
+        return NAMES[hf]
+    parts = hf.split(".")
+    layer, rest = parts[2], ".".join(parts[3:-1])
+    return f"blk.{layer}.{LAYER[rest]}.{parts[-1]}"
+
+
+def write_gguf(path, qtype, chat_template=None):
+    """stories260K as llama.cpp's converter lays it out; returns the dequantized HF tensors."""
+    cfg = json.load(open(os.path.join(MODEL, "config.json")))
+    w = read_safetensors(os.path.join(MODEL, "model.safetensors"))
+    src = gguf.GGUFReader(LLAMACPP)
+    wr = gguf.GGUFWriter(path, "llama")
+    heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    wr.add_context_length(cfg["max_position_embeddings"])
+    wr.add_embedding_length(cfg["hidden_size"])
+    wr.add_block_count(cfg["num_hidden_layers"])
+    wr.add_feed_forward_length(cfg["intermediate_size"])
+    wr.add_rope_dimension_count(cfg["hidden_size"] // heads)
+    wr.add_head_count(heads)
+    wr.add_head_count_kv(kv)
+    wr.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    wr.add_rope_freq_base(cfg.get("rope_theta", 10000.0))
+    wr.add_file_type(int(qtype) if qtype != gguf.GGMLQuantizationType.F32 else 0)
+    f = src.fields
+    wr.add_tokenizer_model("llama")
+    wr.add_token_list([bytes(f["tokenizer.ggml.tokens"].parts[i]) for i in f["tokenizer.ggml.tokens"].data])
+    wr.add_token_scores([float(f["tokenizer.ggml.scores"].parts[i][0]) for i in f["tokenizer.ggml.scores"].data])
+    wr.add_token_types([int(f["tokenizer.ggml.token_type"].parts[i][0]) for i in f["tokenizer.ggml.token_type"].data])
+    wr.add_bos_token_id(1)
+    wr.add_eos_token_id(2)
+    wr.add_unk_token_id(0)
+    wr.add_add_bos_token(True)
+    wr.add_add_eos_token(False)
+    if chat_template:
+        wr.add_chat_template(chat_template)
+    deq = {}
+    for hf in sorted(w):
+        a = w[hf]
+        if hf.endswith("q_proj.weight"):
+            a = permute(a, heads)
+        elif hf.endswith("k_proj.weight"):
+            a = permute(a, kv)
+        # Rows whose length is not a multiple of the block stay F32, as llama.cpp's converter
+        # falls back for them (stories260K's down_proj: 172 columns).
+        if a.ndim == 1 or qtype == gguf.GGMLQuantizationType.F32 or (
+                qtype not in (gguf.GGMLQuantizationType.F16,) and a.shape[-1] % 32 != 0):
+            wr.add_tensor(gguf_name(hf), a.astype(np.float32))
+            d = a.astype(np.float32)
+        elif qtype == gguf.GGMLQuantizationType.F16:
+            wr.add_tensor(gguf_name(hf), a.astype(np.float16))
+            d = a.astype(np.float16).astype(np.float32)
+        else:
+            q = quants.quantize(a.astype(np.float32), qtype)
+            wr.add_tensor(gguf_name(hf), q, raw_dtype=qtype)
+            d = quants.dequantize(q, qtype).astype(np.float32).reshape(a.shape)
+        if hf.endswith("q_proj.weight"):
+            d = unpermute(d, heads)
+        elif hf.endswith("k_proj.weight"):
+            d = unpermute(d, kv)
+        deq[hf] = d
+    wr.write_header_to_file()
+    wr.write_kv_data_to_file()
+    wr.write_tensors_to_file()
+    wr.close()
+    return deq
+
+
+def reference_dir(name, tensors):
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    for fn in ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json"):
+        with open(os.path.join(MODEL, fn), "rb") as a, open(os.path.join(d, fn), "wb") as b:
+            b.write(a.read())
+    write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+    return d
+
+
+def same_tokens(a, b):
+    for t in TEXTS:
+        x, y = run("tokenize", "-m", a, "--json", t), run("tokenize", "-m", b, "--json", t)
+        if x != y:
+            sys.exit(f"tokens of {t!r} differ: {a}: {x.strip()} vs {b}: {y.strip()}")
+
+
+def check_equal(name, got, want):
+    diff = float(np.max(np.abs(got.astype(np.float64) - want)))
+    print(f"{name}: max |logit difference| {diff:.3g} over {got.shape}")
+    if not np.array_equal(got, want):
+        sys.exit(f"{name}: logits differ (max {diff:.3g}), expected bit-identical")
+
+
+if CASE == "llamacpp":
+    check_equal("llama.cpp stories260K.gguf vs models/stories260K", logits(LLAMACPP), logits(MODEL))
+    same_tokens(LLAMACPP, MODEL)
+    a = run("generate", "-m", LLAMACPP, "-p", "Once upon a time", "-n", "48", "-q")
+    b = run("generate", "-m", MODEL, "-p", "Once upon a time", "-n", "48", "-q")
+    if a != b or len(a) < 60:
+        sys.exit(f"generated text differs:\n{a}\nvs\n{b}")
+    print("generate: same text:", a.strip()[:80], "...")
+elif CASE in ("F32", "F16", "BF16"):
+    qt = getattr(gguf.GGMLQuantizationType, CASE)
+    path = os.path.join(WORK, f"stories260K-{CASE}.gguf")
+    if CASE == "BF16":
+        # gguf's writer stores BF16 from raw uint16 words: round to nearest even as torch does.
+        write_gguf(path, gguf.GGMLQuantizationType.F32)
+        r = gguf.GGUFReader(path)
+        wr = gguf.GGUFWriter(path + ".tmp", "llama")
+        for fld in r.fields.values():
+            if fld.name.startswith("GGUF.") or fld.name == "general.architecture":
+                continue
+            vt = fld.types[0]
+            if vt == gguf.GGUFValueType.ARRAY:
+                et = fld.types[-1]
+                vals = [bytes(fld.parts[i]) if et == gguf.GGUFValueType.STRING else fld.parts[i][0].item()
+                        for i in fld.data]
+                wr.add_array(fld.name, vals)
+            elif vt == gguf.GGUFValueType.STRING:
+                wr.add_string(fld.name, bytes(fld.parts[fld.data[0]]).decode())
+            else:
+                wr.add_key_value(fld.name, fld.parts[fld.data[0]][0].item(), vt)
+        for t in r.tensors:
+            a = np.array(t.data, dtype=np.float32).reshape(list(reversed([int(x) for x in t.shape])))
+            if a.ndim == 2:
+                u = a.view(np.uint32).astype(np.uint64)
+                b16 = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+                wr.add_tensor(t.name, b16, raw_dtype=gguf.GGMLQuantizationType.BF16)
+            else:
+                wr.add_tensor(t.name, a)
+        wr.write_header_to_file()
+        wr.write_kv_data_to_file()
+        wr.write_tensors_to_file()
+        wr.close()
+        os.replace(path + ".tmp", path)
+    else:
+        write_gguf(path, qt)
+    prec = {"F32": "f32", "F16": "f16", "BF16": "bf16"}[CASE]
+    check_equal(f"{CASE} gguf vs safetensors --precision {prec}", logits(path),
+                logits(MODEL, "--precision", prec))
+elif CASE in ("Q8_0", "Q4_0", "Q4_1"):
+    qt = getattr(gguf.GGMLQuantizationType, CASE)
+    path = os.path.join(WORK, f"stories260K-{CASE}.gguf")
+    ref = reference_dir(f"deq-{CASE}", write_gguf(path, qt))
+    want = logits(ref)
+    check_equal(f"{CASE} gguf --quant none vs gguf's dequantization", logits(path, "--quant", "none"),
+                want)
+    # The mx.linear decompositions (the interpreter runs them) unpack the blocks exactly.
+    check_equal(f"{CASE} gguf (packed) vs gguf's dequantization, both on the interpreter",
+                logits(path, "--backend", "interp", greedy=2),
+                logits(ref, "--backend", "interp", greedy=2))
+    # The fused kernels: 'exact' sums in another order; the default may quantize activations.
+    n = len(IDS)
+    for kernel, bound in (("exact", 1e-4), ("auto", 5e-3)):
+        os.environ["MLXCEL_QUANT_KERNEL"] = kernel
+        got = logits(path)
+        del os.environ["MLXCEL_QUANT_KERNEL"]
+        diff = float(np.max(np.abs(got.astype(np.float64) - want)))
+        print(f"{CASE} gguf on the cpu backend's fused kernels ({kernel}) vs gguf's dequantization "
+              f"in f32: max |logit difference| {diff:.3g} (bound {bound:g}; logits up to "
+              f"{float(np.max(np.abs(want))):.3g})")
+        if diff > bound:
+            sys.exit(f"{CASE}: max difference {diff:.3g} over the bound {bound:g}")
+        if not np.array_equal(got[n - 1:].argmax(-1), want[n - 1:].argmax(-1)):
+            sys.exit(f"{CASE}: greedy tokens differ ({kernel} kernels)")
+elif CASE == "chat":
+    tpl = ("{% for m in messages %}{{ bos_token }}[{{ m['role'] }}] {{ m['content'] }}\n"
+           "{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}")
+    path = os.path.join(WORK, "stories260K-chat.gguf")
+    write_gguf(path, gguf.GGMLQuantizationType.F32, chat_template=tpl)
+    text = run("template", "-m", path, "-p", "Tell me a story", "--add-generation-prompt")
+    want = "<s>[user] Tell me a story\n[assistant]"
+    if text.rstrip("\n") != want:
+        sys.exit(f"template: got {text!r}, want {want!r}")
+    out = run("generate", "-m", path, "--chat", "-p", "Tell me a story", "-n", "16", "-q")
+    if not out.strip():
+        sys.exit("generate --chat printed nothing")
+    same_tokens(path, MODEL)
+    print("chat: template rendered from the file; reply:", out.strip()[:60])
+elif CASE == "seeds":
+    HF = {v.split(".")[0]: k for k, v in NAMES.items()}
+    seeds = os.path.join(SRC, "tests", "data", "gguf", "seeds")
+    for fn in sorted(os.listdir(seeds)):
+        path = os.path.join(seeds, fn)
+        r = gguf.GGUFReader(path)
+        f = r.fields
+        arch = bytes(f["general.architecture"].parts[-1]).decode()
+        val = lambda k: f[f"{arch}.{k}"].parts[-1][0].item()
+        heads, kv = val("attention.head_count"), val("attention.head_count_kv")
+        tensors = {}
+        for t in r.tensors:
+            a = quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32)
+            a = a.reshape(list(reversed([int(x) for x in t.shape])))
+            stem, kind = t.name.rsplit(".", 1)
+            if stem in HF:
+                name = HF[stem].rsplit(".", 1)[0] + "." + kind
+            else:
+                _, layer, g = stem.split(".")
+                name = f"model.layers.{layer}.{[k for k, v in LAYER.items() if v == g][0]}.{kind}"
+            if arch == "llama" and stem.endswith("attn_q"):
+                a = unpermute(a, heads)
+            if arch == "llama" and stem.endswith("attn_k"):
+                a = unpermute(a, kv)
+            tensors[name] = a
+        vocab = tensors["model.embed_tokens.weight"].shape[0]
+        cfg = {"model_type": arch, "vocab_size": vocab, "hidden_size": val("embedding_length"),
+               "intermediate_size": val("feed_forward_length"),
+               "num_hidden_layers": val("block_count"), "num_attention_heads": heads,
+               "num_key_value_heads": kv, "max_position_embeddings": val("context_length"),
+               "rms_norm_eps": val("attention.layer_norm_rms_epsilon"),
+               "rope_theta": val("rope.freq_base"),
+               "tie_word_embeddings": "lm_head.weight" not in tensors}
+        d = os.path.join(WORK, fn + ".hf")
+        os.makedirs(d, exist_ok=True)
+        json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+        write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+        ids = ",".join(str(i % vocab) for i in IDS)
+        outs = []
+        for model, opts in ((path, ["--quant", "none"]), (d, []), (path, [])):
+            out = os.path.join(WORK, f"{fn}_{len(outs)}.npy")
+            run("logits", "-m", model, "--ids", ids, "-o", out, "--ctx", "64", *opts)
+            outs.append(np.load(out))
+        check_equal(f"{fn} --quant none vs gguf's dequantization", outs[0], outs[1])
+        diff = float(np.max(np.abs(outs[2].astype(np.float64) - outs[1])))
+        print(f"{fn} packed vs gguf's dequantization: max |logit difference| {diff:.3g}")
+        if diff > 5e-3:
+            sys.exit(f"{fn}: max difference {diff:.3g} over the bound 5e-3")
+        reply = run("generate", "-m", path, "--chat", "-p", "the cat", "-n", "4", "-q")
+        print(f"{fn}: generate --chat ran ({len(reply)} bytes)")
+else:
+    sys.exit(f"unknown case {CASE}")
+print("ok")
