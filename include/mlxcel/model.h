@@ -301,8 +301,9 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
 
 // GGUF files (llama.cpp's format; docs/adr/0010-gguf.md): mx_model_load / _ex take the path of
 // a .gguf file in place of a directory; the file's metadata is the config, its tensors the
-// checkpoint (F32, F16, BF16 as mapped; Q8_0, Q4_0, Q4_1 as the int8, int4 and MLX-affine
-// layouts above, group 32), its tokenizer.* keys the tokenizer and chat template.
+// checkpoint (F32, F16, BF16 as mapped; Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K repacked exactly into
+// the int8, int4 and MLX-affine layouts above), its tokenizer.* keys the tokenizer and chat
+// template.
 // Whether PATH names a GGUF file: a name ending in ".gguf", or a regular file starting "GGUF".
 bool mx_model_is_gguf(const char *path);
 // The tokenizer of the GGUF file at PATH (on failure *out is NULL).

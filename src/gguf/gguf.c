@@ -445,6 +445,10 @@ mx_status_t mx_gguf_parse(const void *data, size_t len, const char *name, mx_ggu
     return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", nm);
   }
   g->arena = arena;
+  if (!(g->name = mx_arena_strdup(arena, nm))) {
+    mx_gguf_free(g);
+    return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", nm);
+  }
   g->base = data;
   g->len = len;
   mx_status_t st = parse(g, nm);
@@ -518,8 +522,8 @@ const mx_gguf_tensor_t *mx_gguf_find_tensor(const mx_gguf_t *g, const char *name
   return NULL;
 }
 
-static mx_status_t wrong_type(const mx_gguf_kv_t *kv, const char *want) {
-  return mx_error_set(MX_ERR_PARSE, "GGUF key '%s' must be %s, not %s", kv->key, want,
+static mx_status_t wrong_type(const mx_gguf_t *g, const mx_gguf_kv_t *kv, const char *want) {
+  return mx_error_set(MX_ERR_PARSE, "%s: GGUF key '%s' must be %s, not %s", g->name, kv->key, want,
                       mx_gguf_vtype_name(kv->v.type));
 }
 
@@ -539,7 +543,7 @@ mx_status_t mx_gguf_get_i64(const mx_gguf_t *g, const char *key, int64_t def, in
   } else if (is_unsigned(kv->v.type) && kv->v.u <= (uint64_t)INT64_MAX) {
     *out = (int64_t)kv->v.u;
   } else {
-    return wrong_type(kv, "an integer");
+    return wrong_type(g, kv, "an integer");
   }
   return MX_OK;
 }
@@ -549,7 +553,8 @@ mx_status_t mx_gguf_get_u32(const mx_gguf_t *g, const char *key, uint32_t def, u
   mx_status_t st = mx_gguf_get_i64(g, key, def, &v);
   if (st != MX_OK) return st;
   if (v < 0 || v > UINT32_MAX) {
-    return mx_error_set(MX_ERR_PARSE, "GGUF key '%s': %lld is out of range", key, (long long)v);
+    return mx_error_set(MX_ERR_PARSE, "%s: GGUF key '%s': %lld is out of range", g->name, key,
+                        (long long)v);
   }
   *out = (uint32_t)v;
   return MX_OK;
@@ -566,9 +571,11 @@ mx_status_t mx_gguf_get_f64(const mx_gguf_t *g, const char *key, double def, dou
   } else if (is_unsigned(kv->v.type)) {
     *out = (double)kv->v.u;
   } else {
-    return wrong_type(kv, "a number");
+    return wrong_type(g, kv, "a number");
   }
-  if (!isfinite(*out)) return mx_error_set(MX_ERR_PARSE, "GGUF key '%s' is not finite", key);
+  if (!isfinite(*out)) {
+    return mx_error_set(MX_ERR_PARSE, "%s: GGUF key '%s' is not finite", g->name, key);
+  }
   return MX_OK;
 }
 
@@ -576,7 +583,7 @@ mx_status_t mx_gguf_get_bool(const mx_gguf_t *g, const char *key, bool def, bool
   const mx_gguf_kv_t *kv = mx_gguf_find(g, key);
   *out = def;
   if (!kv) return MX_OK;
-  if (kv->v.type != MX_GGUF_BOOL) return wrong_type(kv, "a bool");
+  if (kv->v.type != MX_GGUF_BOOL) return wrong_type(g, kv, "a bool");
   *out = kv->v.u != 0;
   return MX_OK;
 }
@@ -586,7 +593,7 @@ mx_status_t mx_gguf_get_str(const mx_gguf_t *g, const char *key, const char **p,
   *p = NULL;
   *len = 0;
   if (!kv) return MX_OK;
-  if (kv->v.type != MX_GGUF_STRING) return wrong_type(kv, "a string");
+  if (kv->v.type != MX_GGUF_STRING) return wrong_type(g, kv, "a string");
   *p = kv->v.str.p;
   *len = (size_t)kv->v.str.len;
   return MX_OK;
@@ -597,12 +604,12 @@ mx_status_t mx_gguf_get_arr(const mx_gguf_t *g, const char *key, mx_gguf_vtype_t
   const mx_gguf_kv_t *kv = mx_gguf_find(g, key);
   *out = NULL;
   if (!kv) return MX_OK;
-  if (kv->v.type != MX_GGUF_ARRAY) return wrong_type(kv, "an array");
+  if (kv->v.type != MX_GGUF_ARRAY) return wrong_type(g, kv, "an array");
   if (elem != MX_GGUF_N_VTYPES && kv->v.arr.type != elem &&
       !(elem == MX_GGUF_I64 && (is_signed(kv->v.arr.type) || is_unsigned(kv->v.arr.type))) &&
       !(elem == MX_GGUF_F64 && (kv->v.arr.type == MX_GGUF_F32))) {
-    return mx_error_set(MX_ERR_PARSE, "GGUF key '%s' must be an array of %s, not of %s", key,
-                        mx_gguf_vtype_name(elem), mx_gguf_vtype_name(kv->v.arr.type));
+    return mx_error_set(MX_ERR_PARSE, "%s: GGUF key '%s' must be an array of %s, not of %s",
+                        g->name, key, mx_gguf_vtype_name(elem), mx_gguf_vtype_name(kv->v.arr.type));
   }
   *out = &kv->v;
   return MX_OK;

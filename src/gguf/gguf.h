@@ -111,6 +111,7 @@ typedef struct mx_gguf {
   mx_gguf_kv_t *kv;  // file order
   int32_t n_tensors;
   mx_gguf_tensor_t *tensors;  // file order
+  const char *name;           // the file's name in messages (owned)
   const uint8_t *base;        // the file image (borrowed, or the mapping of mx_gguf_open)
   size_t len;
   mx_arena_t *arena;
@@ -138,8 +139,8 @@ const mx_gguf_kv_t *mx_gguf_find(const mx_gguf_t *g, const char *key);
 const mx_gguf_tensor_t *mx_gguf_find_tensor(const mx_gguf_t *g, const char *name);
 
 // Typed readers: absent -> *out = def and MX_OK; present with another type (or an integer out
-// of the target's range) -> MX_ERR_PARSE naming the key. Integers of any width and sign are
-// accepted where they fit; floats accept F32 and F64 (and integers).
+// of the target's range) -> MX_ERR_PARSE naming the file and the key. Integers of any width and
+// sign are accepted where they fit; floats accept F32 and F64 (and integers).
 mx_status_t mx_gguf_get_u32(const mx_gguf_t *g, const char *key, uint32_t def, uint32_t *out);
 mx_status_t mx_gguf_get_i64(const mx_gguf_t *g, const char *key, int64_t def, int64_t *out);
 mx_status_t mx_gguf_get_f64(const mx_gguf_t *g, const char *key, double def, double *out);

@@ -6,12 +6,9 @@
 // the llama architecture so that its RoPE, which rotates adjacent pairs, matches transformers'
 // rotate-half: within each head of D rows, GGUF row 2 i + s holds HF row s D/2 + i. We undo it
 // (the rows are copied; quantized rows move whole, their blocks lie within a row).
-// Quantized blocks of 32 weights of one row map exactly onto model.h's formats with group 32:
-//   Q8_0 {f16 d; i8 q[32]}: w = d q             -> int8: i8 [N, K] + f16 scales [N, K/32]
-//   Q4_0 {f16 d; u8 q[16]}: w = d (u - 8)       -> int4: u32 [N, K/8] + f16 scales
-//   Q4_1 {f16 d, m; u8 q[16]}: w = d u + m      -> MLX affine 4-bit: u32 + f16 scales, biases
-// with u of element j < 16 the low nibble of q[j] and of element j + 16 its high nibble; our
-// packing holds element e in bits 4 (e % 8) of word e / 8. Nothing is dequantized.
+// Quantized blocks (all within one row) map exactly onto model.h's stored formats
+// (gguf_blocks.c says how); our packing holds element e of a row in bits b (e % (32 / b)) of
+// word e / (32 / b). Nothing is dequantized.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +79,6 @@ static mx_status_t hf_name(const char *name, const char *src, char *out, size_t 
 
 // ---- Conversions ----
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-
 // Row permutation of llama's Q/K: out row (h, s, i) = in row (h, i, s), rows of rb bytes.
 static void unpermute_rows(const uint8_t *in, uint8_t *out, int64_t rows, int64_t head_dim,
                            size_t rb) {
@@ -98,33 +93,30 @@ static void unpermute_rows(const uint8_t *in, uint8_t *out, int64_t rows, int64_
   }
 }
 
-// Splits blocks of Q8_0 / Q4_0 / Q4_1 (nb blocks in a row-major run of rows) into values, f16
-// scales and (Q4_1) f16 biases in our layouts.
-static void repack(uint32_t type, const uint8_t *blocks, int64_t nb, uint8_t *q, uint16_t *scales,
-                   uint16_t *biases) {
-  for (int64_t b = 0; b < nb; b++) {
-    if (type == MX_GGML_Q8_0) {
-      const uint8_t *blk = blocks + (size_t)b * 34;
-      scales[b] = rd16(blk);
-      memcpy(q + (size_t)b * 32, blk + 2, 32);
-      continue;
-    }
-    const uint8_t *blk = blocks + (size_t)b * (type == MX_GGML_Q4_0 ? 18 : 20);
-    scales[b] = rd16(blk);
-    const uint8_t *nib = blk + 2;
-    if (type == MX_GGML_Q4_1) {
-      biases[b] = rd16(blk + 2);
-      nib = blk + 4;
-    }
-    uint32_t *words = (uint32_t *)(void *)(q + (size_t)b * 16);  // 4 words = 32 values
-    for (int w = 0; w < 4; w++) {
-      uint32_t v = 0;
-      for (int l = 0; l < 8; l++) {
-        int e = w * 8 + l;  // element of the block
-        uint32_t u = e < 16 ? (nib[e] & 0xFu) : (uint32_t)(nib[e - 16] >> 4);
-        v |= u << (4 * l);
+// Rows of ggml blocks (data, rows x K) into the stored format m describes: values q (i8 [N, K]
+// or u32 [N, K bits / 32]), scales and biases [N, K / group] of type m->sdt.
+static void repack(const mx_gguf_qmap_t *m, const uint8_t *data, int64_t rows, int64_t K,
+                   uint8_t *q, uint8_t *scales, uint8_t *biases) {
+  int16_t v[256];
+  int64_t nb = K / m->block, gpb = m->block / m->group;  // groups per block
+  size_t ss = mx_elem_size(m->sdt);
+  int per_word = 32 / m->bits;
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t b = 0; b < nb; b++) {
+      int64_t blk = r * nb + b, e0 = r * K + b * m->block;
+      mx_gguf_decode_block(m, data + (size_t)blk * (size_t)m->block_bytes, v,
+                           scales + (size_t)(blk * gpb) * ss,
+                           m->affine ? biases + (size_t)(blk * gpb) * ss : NULL);
+      if (m->is_signed) {
+        for (int e = 0; e < m->block; e++) q[e0 + e] = (uint8_t)(int8_t)v[e];
+        continue;
       }
-      words[w] = v;
+      uint32_t *words = (uint32_t *)(void *)q + e0 / per_word;  // a block fills whole words
+      for (int w = 0; w < m->block / per_word; w++) {
+        uint32_t x = 0;
+        for (int l = 0; l < per_word; l++) x |= (uint32_t)v[w * per_word + l] << (m->bits * l);
+        words[w] = x;
+      }
     }
   }
 }
@@ -175,11 +167,12 @@ static mx_status_t add_one(const mx_gguf_tensor_t *t, const mx_model_config_t *c
     if (copy) return mx_checkpoint_put(ck, name, fe, rank, dims, copy);
     return mx_checkpoint_add_view(ck, name, fe, rank, dims, data, src);
   }
-  if (t->type != MX_GGML_Q8_0 && t->type != MX_GGML_Q4_0 && t->type != MX_GGML_Q4_1) {
+  const mx_gguf_qmap_t *m = mx_gguf_qmap(t->type);
+  if (!m) {
     free(copy);
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: tensor '%s' has type %s (supported: F32, F16, BF16, Q8_0, Q4_0, "
-                        "Q4_1)",
+                        "Q4_1, Q4_K, Q5_K, Q6_K)",
                         src, t->name, mx_ggml_type_name(t->type));
   }
   size_t len = strlen(name);
@@ -188,33 +181,32 @@ static mx_status_t add_one(const mx_gguf_tensor_t *t, const mx_model_config_t *c
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: quantized tensor '%s' is not a matrix weight", src,
                         t->name);
   }
-  int64_t K = dims[1], nb = rows * (K / 32);
-  bool q8 = t->type == MX_GGML_Q8_0, q41 = t->type == MX_GGML_Q4_1;
-  uint8_t *q = malloc((size_t)(rows * (q8 ? K : K / 2)) + 1);
-  uint16_t *sc = malloc((size_t)nb * 2 + 1);
-  uint16_t *bi = q41 ? malloc((size_t)nb * 2 + 1) : NULL;
-  if (!q || !sc || (q41 && !bi)) {
+  int64_t K = dims[1], G = K / m->group;
+  size_t qbytes = (size_t)(rows * K) * (size_t)m->bits / 8, sbytes = (size_t)(rows * G) * 4;
+  uint8_t *q = malloc(qbytes + 1), *sc = malloc(sbytes + 1);
+  uint8_t *bi = m->affine ? malloc(sbytes + 1) : NULL;
+  if (!q || !sc || (m->affine && !bi)) {
     free(copy);
     free(q);
     free(sc);
     free(bi);
     return mx_error_set(MX_ERR_NOMEM, "out of memory for %s", t->name);
   }
-  repack(t->type, data, nb, q, sc, bi);
+  repack(m, data, rows, K, q, sc, bi);
   free(copy);
   char base[320], sn[340];
   snprintf(base, sizeof base, "%.*s", (int)(len - 7), name);
-  int64_t wd[2] = {rows, q8 ? K : K / 8}, sd[2] = {rows, K / 32};
-  mx_status_t st = mx_checkpoint_put(ck, name, q8 ? MX_ELEM_I8 : MX_ELEM_UI32, 2, wd, q);
+  int64_t wd[2] = {rows, m->is_signed ? K : K * m->bits / 32}, sd[2] = {rows, G};
+  mx_status_t st = mx_checkpoint_put(ck, name, m->is_signed ? MX_ELEM_I8 : MX_ELEM_UI32, 2, wd, q);
   snprintf(sn, sizeof sn, "%s.scales", base);
   if (st == MX_OK) {
-    st = mx_checkpoint_put(ck, sn, MX_ELEM_F16, 2, sd, sc);
+    st = mx_checkpoint_put(ck, sn, m->sdt, 2, sd, sc);
   } else {
     free(sc);
   }
   snprintf(sn, sizeof sn, "%s.biases", base);
   if (st == MX_OK && bi) {
-    st = mx_checkpoint_put(ck, sn, MX_ELEM_F16, 2, sd, bi);
+    st = mx_checkpoint_put(ck, sn, m->sdt, 2, sd, bi);
   } else {
     free(bi);
   }

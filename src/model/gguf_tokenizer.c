@@ -163,19 +163,20 @@ static mx_status_t spm_merges(const vocab_t *v, cJSON *out) {
 // ---- GPT-2 style BPE ----
 
 // tokenizer.ggml.pre -> the pre-tokenizer regex transformers' tokenizer.json holds for it, and
-// whether the BPE model ignores merges for whole-vocabulary words (Llama 3).
+// whether the BPE model ignores merges for whole-vocabulary words (Llama 3), and whether the
+// text is NFC-normalized first (Qwen2's tokenizer.json says so).
 static const struct {
   const char *pre, *regex;
-  bool ignore_merges;
+  bool ignore_merges, nfc;
 } kPre[] = {
     {"llama-bpe",
      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-     true},
+     true, false},
     {"qwen2",
      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
-     false},
+     false, true},
 };
 
 static mx_status_t gpt2_pipeline(const mx_gguf_t *g, const char *src, cJSON *root, cJSON *model) {
@@ -209,6 +210,10 @@ static mx_status_t gpt2_pipeline(const mx_gguf_t *g, const char *src, cJSON *roo
            cJSON_AddBoolToObject(bl, "add_prefix_space", false) &&
            cJSON_AddBoolToObject(bl, "use_regex", false) &&
            cJSON_AddBoolToObject(model, "ignore_merges", kPre[i].ignore_merges);
+    }
+    if (ok && kPre[i].nfc) {
+      cJSON *norm = cJSON_CreateObject();
+      ok = add(root, "normalizer", norm) && cJSON_AddStringToObject(norm, "type", "NFC");
     }
     return ok ? MX_OK : oom();
   }
@@ -249,6 +254,37 @@ static mx_status_t special_id(const mx_gguf_t *g, const char *key, const vocab_t
   return MX_OK;
 }
 
+// One item of a TemplateProcessing "single" list, appended to it: the sequence $A (id < 0) or
+// special token id, whose entry goes into special_tokens. Every node is attached to the tree as
+// soon as it exists, so a failed allocation leaks nothing (the caller deletes the root).
+static bool template_item(cJSON *single, cJSON *specials, const vocab_t *v, int32_t id) {
+  cJSON *item = cJSON_CreateObject(), *inner = cJSON_CreateObject();
+  if (!item || !inner) {
+    cJSON_Delete(item);
+    cJSON_Delete(inner);
+    return false;
+  }
+  cJSON_AddItemToArray(single, item);
+  cJSON_AddItemToObject(item, id < 0 ? "Sequence" : "SpecialToken", inner);
+  if (!cJSON_AddNumberToObject(inner, "type_id", 0)) return false;
+  if (id < 0) return cJSON_AddStringToObject(inner, "id", "A") != NULL;
+  cJSON *piece = str_n(v->p[id], v->len[id]);
+  if (!add(inner, "id", piece)) return false;
+  cJSON *entry = cJSON_CreateObject();
+  if (!add(specials, piece->valuestring, entry)) return false;
+  cJSON *ids = cJSON_AddArrayToObject(entry, "ids"),
+        *toks = cJSON_AddArrayToObject(entry, "tokens");
+  cJSON *n = cJSON_CreateNumber(id), *t = str_n(v->p[id], v->len[id]);
+  if (ids && n) cJSON_AddItemToArray(ids, n);
+  if (toks && t) cJSON_AddItemToArray(toks, t);
+  if (!ids || !toks || !n || !t) {
+    if (!ids || !n) cJSON_Delete(n);
+    if (!toks || !t) cJSON_Delete(t);
+    return false;
+  }
+  return add(entry, "id", str_n(v->p[id], v->len[id]));
+}
+
 // The post-processor: [bos] $A [eos] as add_bos / add_eos say.
 static bool post_processor(cJSON *root, const vocab_t *v, int32_t bos, bool add_bos, int32_t eos,
                            bool add_eos) {
@@ -260,49 +296,9 @@ static bool post_processor(cJSON *root, const vocab_t *v, int32_t bos, bool add_
       !cJSON_AddArrayToObject(pp, "pair")) {
     return false;
   }
-  for (int k = 0; k < 3; k++) {
-    int32_t id = k == 0 ? (add_bos ? bos : -1) : k == 2 ? (add_eos ? eos : -1) : -1;
-    cJSON *item = cJSON_CreateObject(), *inner = cJSON_CreateObject();
-    if (!item || !inner) {
-      cJSON_Delete(item);
-      cJSON_Delete(inner);
-      return false;
-    }
-    if (k == 1) {
-      cJSON_AddItemToObject(item, "Sequence", inner);
-      if (!cJSON_AddStringToObject(inner, "id", "A")) return false;
-    } else if (id >= 0) {
-      cJSON *piece = str_n(v->p[id], v->len[id]);
-      cJSON_AddItemToObject(item, "SpecialToken", inner);
-      if (!piece) return false;
-      cJSON_AddItemToObject(inner, "id", piece);
-      cJSON *st = cJSON_CreateObject(), *ids = cJSON_CreateArray(), *toks = cJSON_CreateArray();
-      if (!st || !ids || !toks) {
-        cJSON_Delete(st);
-        cJSON_Delete(ids);
-        cJSON_Delete(toks);
-        return false;
-      }
-      cJSON_AddItemToObject(st, "ids", ids);
-      cJSON_AddItemToObject(st, "tokens", toks);
-      cJSON_AddItemToArray(ids, cJSON_CreateNumber(id));
-      cJSON_AddItemToArray(toks, str_n(v->p[id], v->len[id]));
-      cJSON *idstr = str_n(v->p[id], v->len[id]);
-      if (!idstr) {
-        cJSON_Delete(st);
-        return false;
-      }
-      cJSON_AddItemToObject(st, "id", idstr);
-      cJSON_AddItemToObject(specials, idstr->valuestring, st);
-    } else {
-      cJSON_Delete(item);
-      cJSON_Delete(inner);
-      continue;
-    }
-    if (!cJSON_AddNumberToObject(inner, "type_id", 0)) return false;
-    cJSON_AddItemToArray(single, item);
-  }
-  return true;
+  return (!add_bos || template_item(single, specials, v, bos)) &&
+         template_item(single, specials, v, -1) &&
+         (!add_eos || template_item(single, specials, v, eos));
 }
 
 static mx_status_t build(const mx_gguf_t *g, const char *src, const vocab_t *v, bool spm,
@@ -313,7 +309,8 @@ static mx_status_t build(const mx_gguf_t *g, const char *src, const vocab_t *v, 
   MX_TRY(special_id(g, "tokenizer.ggml.unknown_token_id", v, src, &unk));
   MX_TRY(special_id(g, "tokenizer.ggml.padding_token_id", v, src, &pad));
   bool add_bos, add_eos, space;
-  MX_TRY(mx_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", spm, &add_bos));
+  // llama.cpp's default: SentencePiece vocabularies start with BOS when they have one.
+  MX_TRY(mx_gguf_get_bool(g, "tokenizer.ggml.add_bos_token", spm && bos >= 0, &add_bos));
   MX_TRY(mx_gguf_get_bool(g, "tokenizer.ggml.add_eos_token", false, &add_eos));
   MX_TRY(mx_gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", spm, &space));
   if (add_bos && bos < 0) {
