@@ -26,9 +26,10 @@ Cases:
             generate --chat running on the file's template.
   kquants   a llama of hidden 256 with Q4_K / Q5_K / Q6_K tensors (random blocks) against gguf's
             dequantization, also on the interpreter (the decompositions unpack exactly).
-  fixtures  $MX_SHARED/fixtures' qwen2 (q/k/v biases, tied head) and qwen3 (q/k norms, head_dim
-            apart from hidden / heads) written as llama.cpp's converter writes those
-            architectures (no Q/K permutation): logits bit-identical to the folders'.
+  fixtures  $MX_SHARED/fixtures' qwen2 (q/k/v biases, tied head), qwen3 (q/k norms, head_dim
+            apart from hidden / heads) and phi3 (fused qkv and gate_up, partial rotary 0.75, a
+            sliding window) written as llama.cpp's converter writes those architectures (no
+            Q/K permutation): logits bit-identical to the folders'.
   errors    files the loader must refuse, each with its message: an architecture we do not
             run, a tensor type we do not run (Q4_K), a missing tensor, a truncated file, a
             tensor with no counterpart, Llama 3.1's rope_freqs, a wrong metadata type.
@@ -416,8 +417,9 @@ elif CASE == "fixtures":
     if not os.path.isdir(fixtures):
         print(f"gguf_reference fixtures: SKIPPED: {fixtures} is absent")
         sys.exit(77)
-    LAYER_QWEN = dict(LAYER, **{"self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"})
-    for arch in ("qwen2", "qwen3"):
+    LAYER_MORE = dict(LAYER, **{"self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm",
+                                "self_attn.qkv_proj": "attn_qkv", "mlp.gate_up_proj": "ffn_up"})
+    for arch in ("qwen2", "qwen3", "phi3"):
         d = os.path.join(fixtures, arch)
         cfg = json.load(open(os.path.join(d, "config.json")))
         w = read_safetensors(os.path.join(d, "model.safetensors"))
@@ -429,7 +431,9 @@ elif CASE == "fixtures":
         wr.add_embedding_length(cfg["hidden_size"])
         wr.add_block_count(cfg["num_hidden_layers"])
         wr.add_feed_forward_length(cfg["intermediate_size"])
-        wr.add_rope_dimension_count(hd)
+        wr.add_rope_dimension_count(int(hd * cfg.get("partial_rotary_factor", 1.0)))
+        if cfg.get("sliding_window"):
+            wr.add_uint32(f"{arch}.attention.sliding_window", cfg["sliding_window"])
         wr.add_head_count(heads)
         wr.add_head_count_kv(cfg["num_key_value_heads"])
         wr.add_key_length(hd)
@@ -441,7 +445,7 @@ elif CASE == "fixtures":
                 name = NAMES[hf]
             else:
                 parts = hf.split(".")
-                name = f"blk.{parts[2]}.{LAYER_QWEN['.'.join(parts[3:-1])]}.{parts[-1]}"
+                name = f"blk.{parts[2]}.{LAYER_MORE['.'.join(parts[3:-1])]}.{parts[-1]}"
             wr.add_tensor(name, w[hf])
         wr.write_header_to_file()
         wr.write_kv_data_to_file()

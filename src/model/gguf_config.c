@@ -9,10 +9,11 @@
 #include "base/try.h"
 #include "model/gguf_internal.h"
 
-// general.architecture -> model_type, for the architectures whose tensors gguf_tensors.c maps.
+// general.architecture -> model_type, for the architectures whose tensors gguf_tensors.c maps
+// (llama.cpp writes Mistral-type models as "llama").
 static const struct {
   const char *arch, *model_type;
-} kArchs[] = {{"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}};
+} kArchs[] = {{"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}, {"phi3", "phi3"}};
 
 const char *mx_gguf_model_type(const char *arch) {
   for (size_t i = 0; i < sizeof kArchs / sizeof kArchs[0]; i++) {
@@ -32,7 +33,7 @@ mx_status_t mx_gguf_arch(const mx_gguf_t *g, const char *src, char *arch, size_t
   if (!mx_gguf_model_type(arch)) {
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: GGUF architecture '%s' is not supported (supported: llama, qwen2, "
-                        "qwen3)",
+                        "qwen3, phi3)",
                         src, arch);
   }
   return MX_OK;
@@ -54,6 +55,7 @@ static const num_key_t kNumKeys[] = {
     {"context_length", "max_position_embeddings", false},
     {"attention.layer_norm_rms_epsilon", "rms_norm_eps", true},
     {"rope.freq_base", "rope_theta", true},
+    {"attention.sliding_window", "sliding_window", false},
 };
 
 static mx_status_t add_num(cJSON *o, const char *field, double v) {

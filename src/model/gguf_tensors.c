@@ -19,16 +19,24 @@
 
 // ---- Names ----
 
-// Per-layer tensors: GGUF "blk.N.<gguf>" -> "model.layers.N.<hf>".
+// Per-layer tensors: GGUF "blk.N.<gguf>" -> "model.layers.N.<hf>"; an entry with an arch
+// applies to that architecture only and comes before the general one.
 static const struct {
-  const char *gguf, *hf;
+  const char *gguf, *hf, *arch;
 } kLayerNames[] = {
-    {"attn_norm", "input_layernorm"},    {"attn_q", "self_attn.q_proj"},
-    {"attn_k", "self_attn.k_proj"},      {"attn_v", "self_attn.v_proj"},
-    {"attn_output", "self_attn.o_proj"}, {"attn_q_norm", "self_attn.q_norm"},
-    {"attn_k_norm", "self_attn.k_norm"}, {"ffn_norm", "post_attention_layernorm"},
-    {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
-    {"ffn_down", "mlp.down_proj"},
+    {"ffn_up", "mlp.gate_up_proj", "phi3"},  // Phi-3's fused gate and up rows (gate first)
+    {"attn_qkv", "self_attn.qkv_proj", NULL},
+    {"attn_norm", "input_layernorm", NULL},
+    {"attn_q", "self_attn.q_proj", NULL},
+    {"attn_k", "self_attn.k_proj", NULL},
+    {"attn_v", "self_attn.v_proj", NULL},
+    {"attn_output", "self_attn.o_proj", NULL},
+    {"attn_q_norm", "self_attn.q_norm", NULL},
+    {"attn_k_norm", "self_attn.k_norm", NULL},
+    {"ffn_norm", "post_attention_layernorm", NULL},
+    {"ffn_gate", "mlp.gate_proj", NULL},
+    {"ffn_up", "mlp.up_proj", NULL},
+    {"ffn_down", "mlp.down_proj", NULL},
 };
 
 static const struct {
@@ -40,7 +48,8 @@ static const struct {
 };
 
 // HF name of a GGUF tensor name into out[cap]; *is_qk: a q_proj / k_proj tensor (and which).
-static mx_status_t hf_name(const char *name, const char *src, char *out, size_t cap, int *qk) {
+static mx_status_t hf_name(const char *name, const char *arch, const char *src, char *out,
+                           size_t cap, int *qk) {
   *qk = 0;
   const char *dot = strrchr(name, '.');
   if (!dot || (strcmp(dot, ".weight") != 0 && strcmp(dot, ".bias") != 0)) {
@@ -59,6 +68,7 @@ static mx_status_t hf_name(const char *name, const char *src, char *out, size_t 
     const char *rest = name + used;
     size_t rl = (size_t)(dot - rest);
     for (size_t i = 0; i < sizeof kLayerNames / sizeof kLayerNames[0]; i++) {
+      if (kLayerNames[i].arch && strcmp(kLayerNames[i].arch, arch) != 0) continue;
       if (strlen(kLayerNames[i].gguf) == rl && memcmp(rest, kLayerNames[i].gguf, rl) == 0) {
         snprintf(out, cap, "model.layers.%u.%s%s", layer, kLayerNames[i].hf, dot);
         if (strcmp(kLayerNames[i].gguf, "attn_q") == 0) *qk = 1;
@@ -138,7 +148,7 @@ static mx_status_t add_one(const mx_gguf_tensor_t *t, const mx_model_config_t *c
                            const char *src, mx_checkpoint_t *ck) {
   char name[320];
   int qk;
-  MX_TRY(hf_name(t->name, src, name, sizeof name, &qk));
+  MX_TRY(hf_name(t->name, cfg->model_type, src, name, sizeof name, &qk));
   int32_t rank = t->n_dims;
   int64_t dims[MX_GGUF_MAX_DIMS];
   for (int32_t i = 0; i < rank; i++) dims[i] = t->ne[rank - 1 - i];
