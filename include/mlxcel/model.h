@@ -299,7 +299,7 @@ typedef struct mx_model_load_opts {
 // mx_model_load with options; opts may be NULL (= mx_model_load).
 mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, mx_model_t **out);
 
-// GGUF files (llama.cpp's format; docs/adr/0010-gguf.md): mx_model_load / _ex take the path of
+// GGUF files (llama.cpp's format; docs/adr/0011-gguf.md): mx_model_load / _ex take the path of
 // a .gguf file in place of a directory; the file's metadata is the config, its tensors the
 // checkpoint (F32, F16, BF16 as mapped; Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K repacked exactly into
 // the int8, int4 and MLX-affine layouts above), its tokenizer.* keys the tokenizer and chat

@@ -1,7 +1,7 @@
 // GGUF metadata -> model config. The keys llama.cpp's converter writes (<arch>.block_count,
 // <arch>.attention.head_count, ...) are translated into the config.json fields transformers
 // names them by, and that object goes through mx_config_parse: the family's defaults,
-// validation and refusals are the same as for a Hugging Face folder (ADR 0010).
+// validation and refusals are the same as for a Hugging Face folder (ADR 0011).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

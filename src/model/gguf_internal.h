@@ -1,5 +1,5 @@
 // Internal to the GGUF model loader (src/model/gguf_*.c): how a GGUF file's metadata, tensors
-// and tokenizer become a config, a checkpoint and a tokenizer (ADR 0010).
+// and tokenizer become a config, a checkpoint and a tokenizer (ADR 0011).
 #ifndef MLXCEL_MODEL_GGUF_INTERNAL_H
 #define MLXCEL_MODEL_GGUF_INTERNAL_H
 
