@@ -114,6 +114,9 @@ prepare() {
       seed "$seeds" '*.gif' tests/data/image
       seed "$seeds" '*.txt' tests/data/image/hostile
       echo "-max_len=262144" ;;
+    fuzz_json_schema)
+      seed "$seeds" '*.json' tests/data/grammar
+      echo "-max_len=16384" ;;
     fuzz_http_request)
       seed "$seeds" '*.bin' tests/data/server
       echo "-dict=fuzz/http_request.dict -max_len=65536" ;;

@@ -128,6 +128,12 @@ const char *mx_detok_stream_push(mx_detok_stream_t *st, int32_t id, size_t *len)
 // start of a new text.
 const char *mx_detok_stream_flush(mx_detok_stream_t *st, size_t *len);
 
+// The bytes token `id` adds in the middle of a text (its decoder output alone, as a stream
+// past its start gives it: no leading-space strip, an incomplete UTF-8 character left as is),
+// copied into buf; returns their count, or -1 for an id without a token or more than cap bytes.
+// Constrained decoding (grammar.h) matches these bytes.
+int32_t mx_tokenizer_token_bytes(const mx_tokenizer_t *tok, int32_t id, char *buf, size_t cap);
+
 // ---- Vocabulary and configuration ----
 // One past the largest id (model vocabulary and added tokens); the logits width a model needs.
 int32_t mx_tokenizer_vocab_size(const mx_tokenizer_t *tok);

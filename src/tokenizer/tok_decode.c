@@ -459,3 +459,14 @@ const char *mx_detok_stream_flush(mx_detok_stream_t *st, size_t *len) {
   st->strip_left = (st->tok && !(st->flags & MX_DETOK_MID_TEXT)) ? stream_strip_start(st->tok) : 0;
   return st->out;
 }
+
+int32_t mx_tokenizer_token_bytes(const mx_tokenizer_t *tok, int32_t id, char *buf, size_t cap) {
+  if (!tok || id < 0 || id >= tok->n_ids || !tok->entries[id].piece) return -1;
+  mx_detok_stream_t st;
+  mx_detok_stream_init(&st, tok, MX_DETOK_MID_TEXT);
+  fbuf_t cur = {.n = 0};
+  stream_token(&st, id, &cur);
+  if (cur.over || cur.n > cap) return -1;
+  memcpy(buf, cur.d, cur.n);
+  return (int32_t)cur.n;
+}
