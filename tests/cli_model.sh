@@ -202,6 +202,40 @@ t_generate_options() {
   expect_rc 0; [ "$out" = ", there was" ] || fail "--no-echo: got '$out'"
 }
 
+# --json-schema: whatever the seed, the story model's text is a document the schema accepts
+# (checked by Python's json and the checks below), ending as soon as it is complete.
+t_generate_json_schema() {
+  cat >"$TMP/schema.json" <<'JSON'
+{"type": "object", "properties": {"name": {"type": "string", "maxLength": 10},
+ "age": {"type": "integer"}, "kind": {"enum": ["cat", "dog"]},
+ "toys": {"type": "array", "items": {"type": "string", "maxLength": 5}, "maxItems": 2}},
+ "required": ["name", "age", "kind"], "additionalProperties": false}
+JSON
+  local seed
+  for seed in 1 2 3 4; do
+    run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" --no-echo -q -n 300 --temp 1 \
+      --seed "$seed" --json-schema "$TMP/schema.json"
+    expect_rc 0
+    "${MX_PYTHON:-python3}" - "$TMP/out" <<'PY' || fail "seed $seed: not a conforming document"
+import json, sys
+v = json.loads(open(sys.argv[1], encoding="utf-8").read())
+assert set(v) <= {"name", "age", "kind", "toys"} and {"name", "age", "kind"} <= set(v), v
+assert isinstance(v["name"], str) and len(v["name"]) <= 10, v
+assert isinstance(v["age"], int) and not isinstance(v["age"], bool), v
+assert v["kind"] in ("cat", "dog"), v
+assert all(isinstance(t, str) and len(t) <= 5 for t in v.get("toys", [])), v
+assert len(v.get("toys", [])) <= 2, v
+PY
+  done
+  run "$MLXCEL" generate -m "$MODEL" -p x --json-schema "$TMP/schema.json" -n 300 --json
+  expect_rc 0; expect_out '"finish_reason": "eos"'
+  echo '{"type": "string", "format": "email"}' >"$TMP/bad.json"
+  run "$MLXCEL" generate -m "$MODEL" -p x --json-schema "$TMP/bad.json"
+  expect_rc 1; expect_err "'format' at # is not supported"
+  run "$MLXCEL" generate -m "$MODEL" -p x --json-schema "$TMP/no-such.json"
+  expect_rc 3; expect_err 'no-such.json'
+}
+
 t_generate_errors() {
   run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" --bogus
   expect_rc 2; expect_err "unknown option '--bogus'"; expect_err 'Usage: mlxcel generate'
@@ -455,8 +489,8 @@ t_emit_portable() {
   expect_rc 3; expect_err 'no-such-dir'
 }
 
-TESTS="help tokenize generate_greedy generate_options generate_errors missing_model logits emit
-run_weights logits_greedy emit_portable"
+TESTS="help tokenize generate_greedy generate_options generate_errors generate_json_schema
+missing_model logits emit run_weights logits_greedy emit_portable"
 if [ "$NAME" = all ]; then
   for t in $TESTS; do "t_$t"; done
 elif declare -F "t_$NAME" >/dev/null; then

@@ -92,6 +92,13 @@ mx_status_t mx_chat_render(const mx_chat_template_t *t, const mx_chat_message_t 
                            int32_t n_messages, const mx_chat_render_opts_t *opts, char **out,
                            size_t *len);
 
+// The same with more fields per message: fields_json[i] (NULL, or fields_json[i] may be NULL) is
+// a JSON object text whose keys other than role and content become message i's keys in the
+// template (an assistant's tool_calls, a tool result's tool_call_id and name, ...).
+mx_status_t mx_chat_render_fields(const mx_chat_template_t *t, const mx_chat_message_t *messages,
+                                  const char *const *fields_json, int32_t n_messages,
+                                  const mx_chat_render_opts_t *opts, char **out, size_t *len);
+
 // Special-token text in message content, rendered as text: a template's own markup yields
 // special tokens, but a user who types `<|im_end|>` (or any special token's spelling) into a
 // message must not close their turn and forge others. A guard indexes a tokenizer's special
@@ -110,6 +117,12 @@ mx_status_t mx_chat_render_guarded(const mx_chat_template_t *t, const mx_chat_gu
                                    const mx_chat_render_opts_t *opts, char **out, size_t *len,
                                    mx_text_range_t **plain, int32_t *n_plain);
 
+// mx_chat_render_guarded with mx_chat_render_fields's fields (their strings are guarded too).
+mx_status_t mx_chat_render_guarded_fields(const mx_chat_template_t *t, const mx_chat_guard_t *g,
+                                          const mx_chat_message_t *messages,
+                                          const char *const *fields_json, int32_t n_messages,
+                                          const mx_chat_render_opts_t *opts, char **out,
+                                          size_t *len, mx_text_range_t **plain, int32_t *n_plain);
 // Same with `messages` given as a JSON array text (messages may carry any fields: tool_calls,
 // reasoning_content, content as a list of parts, ...).
 mx_status_t mx_chat_render_json(const mx_chat_template_t *t, const char *messages_json,

@@ -202,6 +202,11 @@ void mx_sampler_destroy(mx_sampler_t *s);  // accepts NULL
 // (prompt and generated) for the penalties. No allocation.
 int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *history,
                           int32_t n_history);
+// The same among the ids whose bit is set in allow[(vocab + 31) / 32] only (constrained
+// decoding, grammar.h): the others count as logit -inf before every other step. At least one
+// bit must be set. No allocation.
+int32_t mx_sampler_sample_masked(mx_sampler_t *s, const float *logits, const uint32_t *allow,
+                                 const int32_t *history, int32_t n_history);
 
 // ============================================================================================
 // Generation loop
@@ -216,6 +221,11 @@ typedef struct mx_generate_opts {
   // Vision-language models: [n_prompt][hidden_size] rows placed at the prompt's image-token
   // positions (mx_session_prefill_media); NULL: a text prompt.
   const float *media;
+  // Constrained decoding (grammar.h), or NULL: a matcher bound to the tokenizer's vocabulary
+  // index (mx_gmatch_bind_vocab), advanced token by token (borrowed; the caller owns it).
+  // Every token is one it accepts, EOS only once the document is complete, and generation ends
+  // (MX_FINISH_EOS) when the document is finished.
+  struct mx_gmatch *grammar;
 } mx_generate_opts_t;
 
 typedef enum mx_finish_reason {

@@ -152,6 +152,7 @@ static void set_global(jj_ctx_t *x, const char *name, jj_value_t v) {
 typedef struct render_in {
   const mx_chat_message_t *msgs;
   int32_t n_msgs;
+  cJSON *const *fields;  // [n_msgs] each message's fields_json parsed, or NULL
   const cJSON *msgs_json;
   const cJSON *extra;
 } render_in_t;
@@ -195,6 +196,10 @@ static mx_status_t render(const mx_chat_template_t *t, const render_in_t *in,
       const char *content = in->msgs[i].content ? in->msgs[i].content : "";
       jj_dict_set(x, &m, jj_str_ref("role", 4), jj_str(x, role, strlen(role)));
       jj_dict_set(x, &m, jj_str_ref("content", 7), jj_str(x, content, strlen(content)));
+      for (const cJSON *f = in->fields && in->fields[i] ? in->fields[i]->child : NULL; f;
+           f = f->next)
+        if (strcmp(f->string, "role") != 0 && strcmp(f->string, "content") != 0)
+          jj_dict_set(x, &m, jj_str(x, f->string, strlen(f->string)), from_json(x, f));
       jj_list_push(x, &msgs, m);
     }
   }
@@ -239,6 +244,12 @@ static mx_status_t parse_extra(const mx_chat_render_opts_t *opts, cJSON **extra)
 mx_status_t mx_chat_render(const mx_chat_template_t *t, const mx_chat_message_t *messages,
                            int32_t n_messages, const mx_chat_render_opts_t *opts, char **out,
                            size_t *len) {
+  return mx_chat_render_fields(t, messages, NULL, n_messages, opts, out, len);
+}
+
+mx_status_t mx_chat_render_fields(const mx_chat_template_t *t, const mx_chat_message_t *messages,
+                                  const char *const *fields_json, int32_t n_messages,
+                                  const mx_chat_render_opts_t *opts, char **out, size_t *len) {
   if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_chat_render: out is NULL");
   *out = NULL;
   if (len) *len = 0;
@@ -248,9 +259,28 @@ mx_status_t mx_chat_render(const mx_chat_template_t *t, const mx_chat_message_t 
   cJSON *extra = NULL;
   mx_status_t st = parse_extra(opts, &extra);
   if (st != MX_OK) return st;
-  render_in_t in = {.msgs = messages, .n_msgs = n_messages, .extra = extra};
-  mx_chat_render_opts_t defaults = {0};
-  st = render(t, &in, opts ? opts : &defaults, out, len);
+  cJSON **fields = NULL;
+  for (int32_t i = 0; fields_json && i < n_messages && !st; i++) {
+    if (!fields_json[i]) continue;
+    if (!fields) fields = calloc((size_t)n_messages, sizeof *fields);
+    if (!fields) {
+      st = mx_error_set(MX_ERR_NOMEM, "chat template: out of memory");
+      break;
+    }
+    fields[i] = cJSON_Parse(fields_json[i]);
+    if (!cJSON_IsObject(fields[i]))
+      st = mx_error_set(MX_ERR_INVALID_ARG,
+                        "chat template: message %d's fields are not a JSON "
+                        "object",
+                        (int)i);
+  }
+  if (!st) {
+    render_in_t in = {.msgs = messages, .n_msgs = n_messages, .fields = fields, .extra = extra};
+    mx_chat_render_opts_t defaults = {0};
+    st = render(t, &in, opts ? opts : &defaults, out, len);
+  }
+  for (int32_t i = 0; fields && i < n_messages; i++) cJSON_Delete(fields[i]);
+  free(fields);
   cJSON_Delete(extra);
   return st;
 }

@@ -6,6 +6,7 @@
 // again in the rendered text (wherever the template put them) and removed, and their byte
 // ranges become the plain ranges of mx_encode_opts_t, so that one encoding pass reads the
 // markup's special tokens and the content's spellings as text.
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,41 @@ static char *mark_specials(const mx_chat_guard_t *g, const char *s) {
   return mx_strbuf_take(&sb, NULL);
 }
 
+// Marks every string and key of a JSON text (after parsing, so that an escaped spelling such as
+// "\u003c|im_end|>" is marked as the text it decodes to); a heap JSON text, NULL when out of
+// memory or when fields_json is not JSON (rendering then reports it).
+static bool mark_tree(const mx_chat_guard_t *g, cJSON *j) {
+  for (cJSON *c = j; c; c = c->next) {
+    if (c->string && !(c->type & cJSON_StringIsConst)) {
+      char *k = mark_specials(g, c->string);
+      if (!k) return false;
+      free(c->string);
+      c->string = k;
+    }
+    if (cJSON_IsString(c) && c->valuestring) {
+      char *v = mark_specials(g, c->valuestring);
+      if (!v) return false;
+      free(c->valuestring);
+      c->valuestring = v;
+    }
+    if (c->child && !mark_tree(g, c->child)) return false;
+  }
+  return true;
+}
+
+static char *mark_json(const mx_chat_guard_t *g, const char *json) {
+  cJSON *j = cJSON_Parse(json);
+  if (!j) return strdup(json);
+  char *out = NULL;
+  if (mark_tree(g, j)) {
+    char *t = cJSON_PrintUnformatted(j);
+    out = t ? strdup(t) : NULL;
+    cJSON_free(t);
+  }
+  cJSON_Delete(j);
+  return out;
+}
+
 // Removes the marks from the rendered text in place; each opened and closed pair becomes a plain
 // range. A mark without its partner (a template that cut through a wrapped spelling) is removed
 // alone. *ranges is a heap array (NULL when none).
@@ -155,28 +191,52 @@ mx_status_t mx_chat_render_guarded(const mx_chat_template_t *t, const mx_chat_gu
                                    const mx_chat_message_t *messages, int32_t n_messages,
                                    const mx_chat_render_opts_t *opts, char **out, size_t *len,
                                    mx_text_range_t **plain, int32_t *n_plain) {
+  return mx_chat_render_guarded_fields(t, g, messages, NULL, n_messages, opts, out, len, plain,
+                                       n_plain);
+}
+
+mx_status_t mx_chat_render_guarded_fields(const mx_chat_template_t *t, const mx_chat_guard_t *g,
+                                          const mx_chat_message_t *messages,
+                                          const char *const *fields_json, int32_t n_messages,
+                                          const mx_chat_render_opts_t *opts, char **out,
+                                          size_t *len, mx_text_range_t **plain, int32_t *n_plain) {
   *out = NULL;
   *plain = NULL;
   *n_plain = 0;
   if (len) *len = 0;
   for (int32_t i = 0; i < n_messages; i++)
-    if (strstr(messages[i].content, kMarkOpen) || strstr(messages[i].content, kMarkClose))
+    if (strstr(messages[i].content, kMarkOpen) || strstr(messages[i].content, kMarkClose) ||
+        (fields_json && fields_json[i] &&
+         (strstr(fields_json[i], kMarkOpen) || strstr(fields_json[i], kMarkClose))))
       return mx_error_set(MX_ERR_INVALID_ARG,
                           "message %d: content holds U+FDD0 or U+FDD1 (noncharacters reserved "
                           "for marking content inside the chat template)",
                           (int)i);
+  // Marked copies of each content and fields text (a tool call's arguments are the model's or
+  // the client's text as much as a content is); marked[2 * i] and marked[2 * i + 1].
   mx_chat_message_t *msgs = calloc((size_t)n_messages + 1, sizeof *msgs);
-  char **marked = calloc((size_t)n_messages + 1, sizeof *marked);
+  char **marked = calloc(2 * (size_t)n_messages + 1, sizeof *marked);
   mx_status_t st = msgs && marked ? MX_OK : mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; !st && i < n_messages; i++) {
-    marked[i] = mark_specials(g, messages[i].content);
-    if (!marked[i]) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-    msgs[i] = (mx_chat_message_t){messages[i].role, marked[i]};
+    marked[2 * i] = mark_specials(g, messages[i].content);
+    bool has = fields_json && fields_json[i];
+    if (has) marked[2 * i + 1] = mark_json(g, fields_json[i]);
+    if (!marked[2 * i] || (has && !marked[2 * i + 1]))
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    msgs[i] = (mx_chat_message_t){messages[i].role, marked[2 * i]};
   }
   char *text = NULL;
   size_t n = 0;
-  if (!st) st = mx_chat_render(t, msgs, n_messages, opts, &text, &n);
-  for (int32_t i = 0; marked && i < n_messages; i++) free(marked[i]);
+  // Odd entries of marked are the marked fields (even ones the contents).
+  const char **fields = NULL;
+  if (!st && fields_json) {
+    fields = calloc((size_t)n_messages + 1, sizeof *fields);
+    if (!fields) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    for (int32_t i = 0; fields && i < n_messages; i++) fields[i] = marked[2 * i + 1];
+  }
+  if (!st) st = mx_chat_render_fields(t, msgs, fields, n_messages, opts, &text, &n);
+  free(fields);
+  for (int32_t i = 0; marked && i < 2 * n_messages; i++) free(marked[i]);
   free(marked);
   free(msgs);
   if (!st) st = unmark(text, &n, plain, n_plain);

@@ -57,7 +57,7 @@ enum {
   GM_MAX_DEPTH = 48,    // frames per stack (nesting of the document)
   GM_MAX_STACKS = 16,   // alternatives alive at once
   GM_MAX_FRAMES = 384,  // frames over all stacks
-  GM_MAX_WS = 16,       // whitespace bytes in a row
+  GM_MAX_INDENT = 8,    // blanks after a line break between tokens
   GM_MAX_DIGITS = 16,   // digits per number part
 };
 

@@ -9,7 +9,12 @@
 
 #include "grammar/grammar_internal.h"
 
-enum { MAX_TOKEN_BYTES = 256 };  // longer tokens (none in real vocabularies) are never allowed
+enum {
+  MAX_TOKEN_BYTES = 256,  // longer tokens (none in real vocabularies) are never allowed
+  // Plain tokens of at most this many characters have precomputed sets per string room
+  // (maxLength); longer ones (runs of blanks or dashes, few) are walked like the rest.
+  PLAIN_MAX_CHARS = 32,
+};
 
 typedef struct tnode {
   uint8_t byte;
@@ -29,11 +34,13 @@ struct mx_gvocab {
   uint32_t *off;      // [size + 1]; special tokens have none (off[i] == off[i + 1], special[i])
   bool *special;      // [size] no bytes: never allowed
   int32_t *dup_next;  // [size] next token with the same bytes, -1 if none
-  trie_t all, rest;   // every token; the tokens not in plain
-  uint32_t *plain;    // bit set: complete UTF-8, no '"', '\\' or control byte, not empty
-  int32_t n_plain;
-  uint32_t plain_max_chars;  // characters of the longest plain token
-  int32_t max_len;           // bytes of the longest token
+  trie_t all, rest;   // every token; the tokens not in a plain set
+  // plain[k]: bit set of the tokens of 1 to k characters of plain text (complete UTF-8, no '"',
+  // '\\' or control byte), k = 0 .. PLAIN_MAX_CHARS, each (size + 31) / 32 words; n_plain[k]
+  // their count.
+  uint32_t *plain;
+  int32_t n_plain[PLAIN_MAX_CHARS + 1];
+  int32_t max_len;  // bytes of the longest token
 };
 
 static bool is_plain(const uint8_t *s, uint32_t n, uint32_t *chars) {
@@ -135,7 +142,7 @@ mx_status_t mx_gvocab_create(const mx_tokenizer_t *tok, mx_gvocab_t **out) {
     v->off = calloc((size_t)V + 1, sizeof *v->off);
     v->special = calloc((size_t)V, sizeof *v->special);
     v->dup_next = malloc((size_t)V * sizeof *v->dup_next);
-    v->plain = calloc(((size_t)V + 31) / 32, sizeof *v->plain);
+    v->plain = calloc((PLAIN_MAX_CHARS + 1) * (((size_t)V + 31) / 32), sizeof *v->plain);
     ids = malloc((size_t)V * sizeof *ids);
     rest = malloc((size_t)V * sizeof *rest);
   }
@@ -144,6 +151,7 @@ mx_status_t mx_gvocab_create(const mx_tokenizer_t *tok, mx_gvocab_t **out) {
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
   int32_t n_ids = 0, n_rest = 0;
+  size_t words = ((size_t)V + 31) / 32;
   for (int32_t id = 0; !st && id < V; id++) {
     char buf[MAX_TOKEN_BYTES];
     int32_t n =
@@ -158,13 +166,17 @@ mx_status_t mx_gvocab_create(const mx_tokenizer_t *tok, mx_gvocab_t **out) {
     if (n > v->max_len) v->max_len = n;
     ids[n_ids++] = (tref_t){.id = id};
     uint32_t chars;
-    if (is_plain((const uint8_t *)buf, (uint32_t)n, &chars)) {
-      v->plain[id >> 5] |= 1u << (id & 31);
-      v->n_plain++;
-      if (chars > v->plain_max_chars) v->plain_max_chars = chars;
+    if (is_plain((const uint8_t *)buf, (uint32_t)n, &chars) && chars <= PLAIN_MAX_CHARS) {
+      v->plain[chars * words + (size_t)(id >> 5)] |= 1u << (id & 31);
+      v->n_plain[chars]++;
     } else {
       rest[n_rest++] = (tref_t){.id = id};
     }
+  }
+  // Sets of exactly k characters become sets of at most k.
+  for (int k = 1; !st && k <= PLAIN_MAX_CHARS; k++) {
+    for (size_t w = 0; w < words; w++) v->plain[k * words + w] |= v->plain[(k - 1) * words + w];
+    v->n_plain[k] += v->n_plain[k - 1];
   }
   if (!st) {
     v->off[V] = (uint32_t)sb.len;
@@ -258,9 +270,10 @@ int32_t mx_gmatch_mask(mx_gmatch_t *m, const int32_t *end_ids, int32_t n_end, ui
   int32_t count = 0;
   mx_gm_copy(&m->path[0], &m->cur);
   uint32_t room = 0;
-  if (mx_gm_in_free_string(m->g, &m->cur, &room) && room >= v->plain_max_chars) {
-    memcpy(allow, v->plain, words * sizeof *allow);
-    count = v->n_plain + walk(m, &v->rest, allow);
+  if (mx_gm_in_free_string(m->g, &m->cur, &room)) {
+    uint32_t k = room < PLAIN_MAX_CHARS ? room : PLAIN_MAX_CHARS;
+    memcpy(allow, v->plain + k * words, words * sizeof *allow);
+    count = v->n_plain[k] + walk(m, &v->rest, allow);
   } else {
     memset(allow, 0, words * sizeof *allow);
     count = walk(m, &v->all, allow);

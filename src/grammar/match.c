@@ -37,11 +37,25 @@ static bool required_from(const gprop_t *p, int32_t n, int32_t from) {
   return false;
 }
 
-// Whitespace in a phase that allows it: counted, at most GM_MAX_WS in a row.
-static inline int ws(gframe_t *f) {
-  if (f->sub >= GM_MAX_WS) return R_REJECT;
-  f->sub++;
-  return R_CONSUME;
+// Whitespace in a phase that allows it: a gap is one space or tab, or a line break followed by
+// at most GM_MAX_INDENT spaces or tabs (compact, one-line and indented layouts, and no more: a
+// weak model would otherwise spend its tokens on blanks). f->sub: 0 nothing yet, 1 the gap is
+// one blank, 2 after '\r', 3 + k after a line break and k blanks.
+static inline int ws(gframe_t *f, uint8_t c) {
+  bool blank = c == ' ' || c == '\t';
+  if (f->sub == 0) {
+    f->sub = blank ? 1 : c == '\r' ? 2 : 3;
+    return R_CONSUME;
+  }
+  if (f->sub == 2 && c == '\n') {
+    f->sub = 3;
+    return R_CONSUME;
+  }
+  if (f->sub >= 3 && blank && f->sub - 3 < GM_MAX_INDENT) {
+    f->sub++;
+    return R_CONSUME;
+  }
+  return R_REJECT;
 }
 
 static inline void go(gframe_t *f, int phase) {
@@ -60,7 +74,7 @@ static int step_object(const mx_grammar_t *g, const gnode_t *nd, gframe_t *f, ui
       return R_CONSUME;
     case O_FIRST:
     case O_NEXT: {
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       int32_t i = f->phase == O_FIRST ? 0 : (int32_t)f->a;
       if (c == '}' && f->phase == O_FIRST && !required_from(p, np, 0)) {
         go(f, O_DONE);
@@ -91,17 +105,17 @@ static int step_object(const mx_grammar_t *g, const gnode_t *nd, gframe_t *f, ui
       return R_REJECT;
     }
     case O_COLON:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       if (c != ':') return R_REJECT;
       go(f, O_VALUE);
       return R_CONSUME;
     case O_VALUE:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       go(f, O_AFTER);
       *child = p[f->a].node;
       return R_PUSH;
     case O_AFTER:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       if (c == ',' && (int32_t)f->a + 1 < np) {
         go(f, O_NEXT);
         f->a = f->a + 1;
@@ -126,7 +140,7 @@ static int step_freeobj(const mx_grammar_t *g, const gnode_t *nd, gframe_t *f, u
       return R_CONSUME;
     case F_FIRST:
     case F_KEY:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       if (c == '}' && f->phase == F_FIRST) {
         go(f, F_DONE);
         return R_CONSUME;
@@ -136,17 +150,17 @@ static int step_freeobj(const mx_grammar_t *g, const gnode_t *nd, gframe_t *f, u
       *child = g->key_string;
       return R_PUSH;
     case F_COLON:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       if (c != ':') return R_REJECT;
       go(f, F_VALUE);
       return R_CONSUME;
     case F_VALUE:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       go(f, F_AFTER);
       *child = nd->child;
       return R_PUSH;
     case F_AFTER:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       if (c == ',') {
         go(f, F_KEY);
         return R_CONSUME;
@@ -170,7 +184,7 @@ static int step_array(const gnode_t *nd, gframe_t *f, uint8_t c, int32_t *child)
       return R_CONSUME;
     case A_FIRST:
     case A_ITEM:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       if (f->phase == A_FIRST && c == ']') {
         if (nd->min > 0) return R_REJECT;
         go(f, A_DONE);
@@ -182,7 +196,7 @@ static int step_array(const gnode_t *nd, gframe_t *f, uint8_t c, int32_t *child)
       *child = nd->child;
       return R_PUSH;
     case A_AFTER:
-      if (is_ws(c)) return ws(f);
+      if (is_ws(c)) return ws(f, c);
       if (c == ',' && f->a < nd->max) {
         go(f, A_ITEM);
         return R_CONSUME;

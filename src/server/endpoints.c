@@ -9,6 +9,7 @@
 
 #include "mlxcel/tokenizer.h"
 #include "server/server_internal.h"
+#include "server/tools.h"
 
 // How long a waiting handler sleeps before it checks whether its client is still there.
 enum { WAIT_SLICE_MS = 50 };
@@ -52,12 +53,22 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int3
     msgs[i] = (mx_chat_message_t){r->roles[i], r->contents[i]};
   mx_chat_render_opts_t ro = {.add_generation_prompt = true};
   mx_chat_opts_from_tokenizer(srv->tok, &ro);
+  // The template's `tools`: the list as the client sent it (transformers passes the same).
+  mx_strbuf_t extra;
+  mx_strbuf_init(&extra);
+  if (r->tools_json) {
+    mx_strbuf_printf(&extra, "{\"tools\":%s}", r->tools_json);
+    ro.extra_json = extra.data;
+  }
   char *text = NULL;
   size_t len = 0;
   mx_text_range_t *plain = NULL;
   int32_t n_plain = 0;
-  mx_status_t st = mx_chat_render_guarded(srv->tmpl, srv->guard, msgs, r->n_messages, &ro, &text,
-                                          &len, &plain, &n_plain);
+  mx_status_t st = extra.oom ? mx_error_set(MX_ERR_NOMEM, "out of memory") : MX_OK;
+  if (!st)
+    st = mx_chat_render_guarded_fields(srv->tmpl, srv->guard, msgs, (const char *const *)r->fields,
+                                       r->n_messages, &ro, &text, &len, &plain, &n_plain);
+  mx_strbuf_free(&extra);
   free(msgs);
   if (st == MX_ERR_RUNTIME || st == MX_ERR_PARSE) st = mx_error_prefix(st, "chat template");
   if (!st && !fits_context(srv, len)) st = too_long(srv, len, over);
@@ -103,6 +114,49 @@ static uint64_t fresh_seed(mx_server_t *srv) {
   return x;
 }
 
+// Whether the text ended by itself (EOS, a stop string, a finished document), so that calls in
+// it are whole; a cut by max_tokens or the context is not parsed for calls.
+static bool finished_whole(mx_finish_reason_t f) {
+  return f == MX_FINISH_EOS || f == MX_FINISH_STOP;
+}
+
+// The vocabulary index for constrained decoding, built on first use.
+static mx_status_t server_gvocab(mx_server_t *srv, const mx_gvocab_t **out) {
+  pthread_mutex_lock(&srv->gvocab_mu);
+  mx_status_t st = srv->gvocab ? MX_OK : mx_gvocab_create(srv->tok, &srv->gvocab);
+  *out = srv->gvocab;
+  pthread_mutex_unlock(&srv->gvocab_mu);
+  return st;
+}
+
+// The grammar a chat request's output is constrained to (NULL for free text): one call in the
+// tool-call format when tool_choice is required or names a function, else response_format's.
+// *param is the request field an error is about.
+static mx_status_t request_grammar(const mx_server_request_t *r, mx_grammar_t **out,
+                                   const char **param) {
+  *out = NULL;
+  if (r->n_tools > 0 &&
+      (r->tool_choice == MX_SERVER_TOOLS_REQUIRED || r->tool_choice == MX_SERVER_TOOLS_NAMED)) {
+    *param = "tools";
+    char *schema = NULL;
+    mx_status_t st = mx_server_tool_schema(r, &schema);
+    if (!st)
+      st = mx_grammar_from_schema_wrapped(schema, strlen(schema), MX_TOOL_CALL_PREFIX,
+                                          MX_TOOL_CALL_SUFFIX, out);
+    free(schema);
+    if (st && st != MX_ERR_NOMEM) st = mx_error_prefix(st, "a tool's parameters");
+    return st;
+  }
+  *param = "response_format";
+  if (r->format == MX_SERVER_FORMAT_JSON_OBJECT) return mx_grammar_json_object(out);
+  if (r->format == MX_SERVER_FORMAT_JSON_SCHEMA) {
+    mx_status_t st = mx_grammar_from_schema(r->format_schema, strlen(r->format_schema), out);
+    if (st && st != MX_ERR_NOMEM) st = mx_error_prefix(st, "response_format.json_schema");
+    return st;
+  }
+  return MX_OK;
+}
+
 // ---- Streaming ----
 
 typedef struct sse {
@@ -114,6 +168,10 @@ typedef struct sse {
   char id[48];
   bool include_usage;
   bool started, finished;
+  // Tools in effect (owned; NULL otherwise): the text is held until the end, then sent as
+  // tool-call deltas when it holds calls, else as one content delta.
+  mx_server_request_t *tools;
+  mx_strbuf_t held;
   mx_strbuf_t text;  // new text taken from the job
   mx_strbuf_t pend;  // event bytes not yet handed to MHD
   size_t off;
@@ -122,6 +180,9 @@ typedef struct sse {
 static void sse_free(void *cls) {
   sse_t *s = cls;
   mx_server_job_release(s->srv->sched, s->job);  // cancels it if the client left early
+  mx_server_request_free(s->tools);
+  free(s->tools);
+  mx_strbuf_free(&s->held);
   mx_strbuf_free(&s->text);
   mx_strbuf_free(&s->pend);
   free(s);
@@ -155,8 +216,25 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
       continue;
     }
     s->cc->n_generated = st.n_generated;
-    if (s->text.len > 0)
+    if (s->text.len > 0 && s->tools) {
+      mx_strbuf_append(&s->held, s->text.data, s->text.len);
+    } else if (s->text.len > 0) {
       mx_server_chunk_sse(&s->pend, &s->head, NULL, s->text.data, s->text.len, NULL);
+    }
+    const char *fin = mx_server_finish_name(st.finish);
+    if (st.done && !st.failed && s->tools) {
+      mx_server_tool_calls_t calls = {0};
+      if (finished_whole(st.finish) &&
+          mx_server_tool_calls_parse(s->tools, s->held.data, s->held.len, &calls))
+        return MHD_CONTENT_READER_END_WITH_ERROR;  // out of memory
+      if (calls.n > 0) {
+        mx_server_tool_chunk_sse(&s->pend, &s->head, &calls);
+        fin = "tool_calls";
+      } else if (s->held.len > 0) {
+        mx_server_chunk_sse(&s->pend, &s->head, NULL, s->held.data, s->held.len, NULL);
+      }
+      mx_server_tool_calls_free(&calls);
+    }
     if (st.done) {
       if (st.failed) {
         mx_server_error_t e;
@@ -165,7 +243,6 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
         mx_server_error_json(&s->pend, &e);
         mx_strbuf_puts(&s->pend, "\n\n");
       } else {
-        const char *fin = mx_server_finish_name(st.finish);
         mx_server_chunk_sse(&s->pend, &s->head, NULL, s->head.kind == MX_SERVER_CHAT ? NULL : "", 0,
                             fin);
         if (s->include_usage) mx_server_usage_sse(&s->pend, &s->head, st.n_prompt, st.n_generated);
@@ -177,14 +254,20 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
   }
 }
 
+// tools: the request, moved into the stream when its tools are in effect (else NULL).
 static enum MHD_Result start_stream(mx_server_t *srv, struct MHD_Connection *c,
                                     mx_server_conn_t *cc, mx_server_job_t *job,
-                                    const mx_server_reply_head_t *h, bool include_usage) {
+                                    const mx_server_reply_head_t *h, bool include_usage,
+                                    mx_server_request_t *tools) {
   sse_t *s = calloc(1, sizeof *s);
   if (!s) {
     mx_server_job_release(srv->sched, job);
+    mx_server_request_free(tools);
+    free(tools);
     return MHD_NO;
   }
+  s->tools = tools;
+  mx_strbuf_init(&s->held);
   s->srv = srv;
   s->c = c;
   s->cc = cc;
@@ -212,8 +295,10 @@ static enum MHD_Result start_stream(mx_server_t *srv, struct MHD_Connection *c,
 
 // ---- Whole replies ----
 
+// tools: the request when its tools are in effect (the text is parsed for calls), else NULL.
 static enum MHD_Result wait_reply(mx_server_t *srv, struct MHD_Connection *c, mx_server_conn_t *cc,
-                                  mx_server_job_t *job, const mx_server_reply_head_t *h) {
+                                  mx_server_job_t *job, const mx_server_reply_head_t *h,
+                                  const mx_server_request_t *tools) {
   mx_strbuf_t text;
   mx_strbuf_init(&text);
   mx_server_job_state_t st;
@@ -235,8 +320,17 @@ static enum MHD_Result wait_reply(mx_server_t *srv, struct MHD_Connection *c, mx
   } else {
     mx_strbuf_t sb;
     mx_strbuf_init(&sb);
-    mx_server_completion_json(&sb, h, text.data ? text.data : "", text.len, st.finish, st.n_prompt,
-                              st.n_generated);
+    mx_server_tool_calls_t calls = {0};
+    if (tools && finished_whole(st.finish) &&
+        mx_server_tool_calls_parse(tools, text.data, text.len, &calls))
+      sb.oom = true;
+    if (calls.n > 0) {
+      mx_server_tool_reply_json(&sb, h, &calls, st.n_prompt, st.n_generated);
+    } else {
+      mx_server_completion_json(&sb, h, text.data ? text.data : "", text.len, st.finish,
+                                st.n_prompt, st.n_generated);
+    }
+    mx_server_tool_calls_free(&calls);
     ok = sb.oom ? bad(c, cc, 500, NULL, NULL, "out of memory")
                 : mx_server_reply(c, cc, 200, "application/json", &sb);
     mx_strbuf_free(&sb);
@@ -254,6 +348,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     return mx_server_reply_error(c, cc, &e);
   enum MHD_Result ok = MHD_NO;
   int32_t *ids = NULL, n = 0;
+  mx_grammar_t *grammar = NULL;  // until a job owns it
   char msg[512];
   if (r.model && strcmp(r.model, srv->model_id) != 0) {
     mx_server_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
@@ -266,9 +361,18 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     ok = bad(c, cc, 400, "messages", "no_chat_template", srv->tmpl_error);
     goto done;
   }
+  const mx_gvocab_t *gvocab = NULL;
+  const char *gparam = NULL;
+  mx_error_clear();
+  mx_status_t st = request_grammar(&r, &grammar, &gparam);
+  if (!st && grammar) st = server_gvocab(srv, &gvocab);
+  if (st) {
+    ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, gparam, NULL, mx_error_message());
+    goto done;
+  }
   mx_error_clear();
   bool over = false;
-  mx_status_t st = prompt_ids(srv, &r, &ids, &n, &over);
+  st = prompt_ids(srv, &r, &ids, &n, &over);
   if (st) {
     ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, kind == MX_SERVER_CHAT ? "messages" : "prompt",
              over ? "context_length_exceeded" : NULL, mx_error_message());
@@ -299,7 +403,9 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     ok = bad(c, cc, 400, "max_tokens", "context_length_exceeded", msg);
     goto done;
   }
-  mx_server_job_opts_t jo = {.prompt = ids,
+  mx_server_job_opts_t jo = {.grammar = grammar,
+                             .gvocab = gvocab,
+                             .prompt = ids,
                              .n_prompt = n,
                              .max_tokens = max_tokens,
                              .sampling = r.sampling,
@@ -315,6 +421,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, NULL, NULL, mx_error_message());
     goto done;
   }
+  grammar = NULL;  // the job's now
   st = mx_server_job_submit(srv->sched, job);
   if (st) {
     mx_server_job_release(srv->sched, job);
@@ -329,9 +436,26 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
            (unsigned long long)(atomic_fetch_add(&srv->next_id, 1) ^ (uint64_t)srv->created << 20));
   mx_server_reply_head_t h = {
       .kind = kind, .id = id, .created = (long long)time(NULL), .model = srv->model_id};
-  ok = r.stream ? start_stream(srv, c, cc, job, &h, r.include_usage)
-                : wait_reply(srv, c, cc, job, &h);
+  bool tools_on = r.n_tools > 0 && r.tool_choice != MX_SERVER_TOOLS_NONE;
+  if (r.stream) {
+    mx_server_request_t *moved = NULL;
+    if (tools_on) {  // the stream outlives this call: it takes the request
+      moved = malloc(sizeof *moved);
+      if (!moved) {
+        mx_server_job_release(srv->sched, job);
+        ok = bad(c, cc, 500, NULL, NULL, "out of memory");
+        goto done;
+      }
+      *moved = r;
+      memset(&r, 0, sizeof r);
+    }
+    ok = start_stream(srv, c, cc, job, &h, r.include_usage || (moved && moved->include_usage),
+                      moved);
+  } else {
+    ok = wait_reply(srv, c, cc, job, &h, tools_on ? &r : NULL);
+  }
 done:
+  mx_grammar_destroy(grammar);
   free(ids);
   mx_server_request_free(&r);
   return ok;

@@ -499,6 +499,8 @@ static int listen_on(const char *host, int32_t port, int32_t *bound_port) {
 static void free_server(mx_server_t *srv) {
   mx_chat_guard_destroy(srv->guard);
   mx_server_sched_destroy(srv->sched);
+  mx_gvocab_destroy(srv->gvocab);  // after the scheduler: its jobs' masks read it
+  pthread_mutex_destroy(&srv->gvocab_mu);
   mx_chat_template_destroy(srv->tmpl);
   free(srv->tmpl_error);
   free(srv->model_id);
@@ -528,6 +530,7 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   mx_server_t *srv = calloc(1, sizeof *srv);
   if (!srv) return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
   pthread_mutex_init(&srv->metrics_mu, NULL);
+  pthread_mutex_init(&srv->gvocab_mu, NULL);
   srv->model = model;
   srv->tok = model->tokenizer;
   srv->listen_fd = -1;

@@ -45,9 +45,20 @@ void mx_server_request_free(mx_server_request_t *r) {
   for (int32_t i = 0; i < r->n_messages; i++) {
     if (r->roles) free(r->roles[i]);
     if (r->contents) free(r->contents[i]);
+    if (r->fields) free(r->fields[i]);
   }
   free(r->roles);
   free(r->contents);
+  free(r->fields);
+  free(r->format_schema);
+  free(r->tools_json);
+  for (int32_t i = 0; i < r->n_tools; i++) {
+    free(r->tool_names[i]);
+    free(r->tool_params[i]);
+  }
+  free(r->tool_names);
+  free(r->tool_params);
+  free(r->tool_choice_name);
   for (int32_t i = 0; i < r->n_stop; i++) free(r->stop[i]);
   free(r->stop);
   memset(r, 0, sizeof *r);
@@ -377,9 +388,10 @@ static mx_status_t parse_messages(const cJSON *root, const mx_server_limits_t *l
   if (n > lim->max_messages)
     return BAD("messages", "'messages' has %d messages; at most %d are allowed", n,
                lim->max_messages);
-  if (field(root, "tools") || field(root, "functions"))
-    return mx_server_error_set(err, 400, "invalid_request_error", "tools", "unsupported",
-                               "tools / function calling is not supported by this server");
+  if (field(root, "functions"))
+    return mx_server_error_set(err, 400, "invalid_request_error", "functions", "unsupported",
+                               "the legacy 'functions' is not supported by this server: use "
+                               "'tools'");
   r->roles = calloc((size_t)n, sizeof *r->roles);
   r->contents = calloc((size_t)n, sizeof *r->contents);
   if (!r->roles || !r->contents) return oom(err);
@@ -447,6 +459,7 @@ mx_status_t mx_server_request_parse(const char *body, size_t len, mx_server_kind
       st = kind == MX_SERVER_CHAT ? parse_messages(root, lim, out, err)
                                   : parse_prompt(root, lim, out, err);
     }
+    if (!st && kind == MX_SERVER_CHAT) st = mx_server_request_parse_tools(root, out, err);
     if (!st && kind == MX_SERVER_COMPLETION) {
       bool echo = false, given = false;
       double v = 1;

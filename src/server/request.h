@@ -44,6 +44,21 @@ mx_status_t mx_server_error_set(mx_server_error_t *err, int http_status, const c
                                 const char *param, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+// response_format (chat).
+typedef enum mx_server_format {
+  MX_SERVER_FORMAT_TEXT = 0,
+  MX_SERVER_FORMAT_JSON_OBJECT,  // {"type": "json_object"}: any JSON object
+  MX_SERVER_FORMAT_JSON_SCHEMA,  // {"type": "json_schema", "json_schema": {"schema": ...}}
+} mx_server_format_t;
+
+// tool_choice (chat; auto when absent).
+typedef enum mx_server_tool_choice {
+  MX_SERVER_TOOLS_AUTO = 0,  // the model may call: its output is parsed for calls
+  MX_SERVER_TOOLS_NONE,      // no calls: the output is text
+  MX_SERVER_TOOLS_REQUIRED,  // one call of any tool, constrained to the call format
+  MX_SERVER_TOOLS_NAMED,     // one call of tool_choice_name, constrained
+} mx_server_tool_choice_t;
+
 typedef struct mx_server_request {
   mx_server_kind_t kind;
   char *model;  // NULL when absent (the served model is meant)
@@ -52,9 +67,21 @@ typedef struct mx_server_request {
   size_t prompt_len;
   int32_t *prompt_ids;
   int32_t n_prompt_ids;
-  // Chat: messages with string content (parts arrays joined), roles as given.
-  char **roles, **contents;
+  // Chat: messages with string content (parts arrays joined), roles as given; fields[i] is the
+  // message's other fields the template may read (tool_calls with their arguments parsed into
+  // objects, tool_call_id, name) as a JSON object text, or NULL.
+  char **roles, **contents, **fields;
   int32_t n_messages;
+  // Chat: structured output and tools (request_tools.c). format_schema: json_schema.schema as
+  // compact JSON text. tools_json: the `tools` list as sent (the template's `tools`), NULL when
+  // there are none; tool_names[i] / tool_params[i] (parameters as compact JSON text) per tool.
+  mx_server_format_t format;
+  char *format_schema;
+  char *tools_json;
+  char **tool_names, **tool_params;
+  int32_t n_tools;
+  mx_server_tool_choice_t tool_choice;
+  char *tool_choice_name;
   int32_t max_tokens;  // 0 = not given
   mx_sampler_params_t sampling;
   bool has_seed;
@@ -74,5 +101,10 @@ mx_status_t mx_server_request_parse(const char *body, size_t len, mx_server_kind
                                     const mx_server_limits_t *lim, mx_server_request_t *out,
                                     mx_server_error_t *err);
 void mx_server_request_free(mx_server_request_t *r);  // accepts a zeroed struct
+
+// Chat's response_format, tools, tool_choice and the messages' extra fields (request_tools.c;
+// called by mx_server_request_parse). root is the request object (a cJSON *).
+mx_status_t mx_server_request_parse_tools(const void *root, mx_server_request_t *r,
+                                          mx_server_error_t *err);
 
 #endif  // MLXCEL_SERVER_REQUEST_H

@@ -178,3 +178,54 @@ void mx_server_usage_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h, int32
   usage(sb, n_prompt, n_generated);
   mx_strbuf_puts(sb, "}\n\n");
 }
+
+// "tool_calls":[{...}, ...] (with "index" in stream deltas).
+static void tool_calls_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
+                            const mx_server_tool_calls_t *calls, bool indexed) {
+  const char *tail = strchr(h->id, '-');
+  tail = tail ? tail + 1 : h->id;
+  mx_strbuf_puts(sb, "\"tool_calls\":[");
+  for (int32_t i = 0; i < calls->n; i++) {
+    if (i) mx_strbuf_puts(sb, ",");
+    mx_strbuf_puts(sb, "{");
+    if (indexed) mx_strbuf_printf(sb, "\"index\":%d,", (int)i);
+    mx_strbuf_printf(
+        sb, "\"id\":\"call_%s_%d\",\"type\":\"function\",\"function\":{\"name\":", tail, (int)i);
+    str(sb, calls->calls[i].name);
+    mx_strbuf_puts(sb, ",\"arguments\":");
+    str(sb, calls->calls[i].arguments);
+    mx_strbuf_puts(sb, "}}");
+  }
+  mx_strbuf_puts(sb, "]");
+}
+
+void mx_server_tool_reply_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
+                               const mx_server_tool_calls_t *calls, int32_t n_prompt,
+                               int32_t n_generated) {
+  head(sb, h, "chat.completion");
+  mx_strbuf_puts(sb, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+  if (calls->content) {
+    mx_server_json_string(sb, calls->content, calls->content_len);
+  } else {
+    mx_strbuf_puts(sb, "null");
+  }
+  mx_strbuf_puts(sb, ",");
+  tool_calls_json(sb, h, calls, false);
+  mx_strbuf_puts(sb, "},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}],");
+  usage(sb, n_prompt, n_generated);
+  mx_strbuf_puts(sb, "}");
+}
+
+void mx_server_tool_chunk_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
+                              const mx_server_tool_calls_t *calls) {
+  mx_strbuf_puts(sb, "data: ");
+  head(sb, h, "chat.completion.chunk");
+  mx_strbuf_puts(sb, ",\"choices\":[{\"index\":0,\"delta\":{");
+  if (calls->content) {
+    mx_strbuf_puts(sb, "\"content\":");
+    mx_server_json_string(sb, calls->content, calls->content_len);
+    mx_strbuf_puts(sb, ",");
+  }
+  tool_calls_json(sb, h, calls, true);
+  mx_strbuf_puts(sb, "},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+}

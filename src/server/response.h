@@ -5,6 +5,7 @@
 #define MLXCEL_SERVER_RESPONSE_H
 
 #include "server/request.h"
+#include "server/tools.h"
 
 // Fields every completion object repeats.
 typedef struct mx_server_reply_head {
@@ -37,5 +38,14 @@ void mx_server_chunk_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const
 // The usage chunk of stream_options.include_usage: "choices": [] and "usage".
 void mx_server_usage_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h, int32_t n_prompt,
                          int32_t n_generated);
+
+// A chat reply whose message holds tool calls: content (NULL: null), "tool_calls" with ids
+// "call_<reply id's tail>_<index>", finish_reason "tool_calls".
+void mx_server_tool_reply_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
+                               const mx_server_tool_calls_t *calls, int32_t n_prompt,
+                               int32_t n_generated);
+// One chunk whose delta holds the content (when any) and every call whole, with its index.
+void mx_server_tool_chunk_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
+                              const mx_server_tool_calls_t *calls);
 
 #endif  // MLXCEL_SERVER_RESPONSE_H

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,10 @@ struct mx_server_job {
   bool ignore_eos;
   mx_sampler_t *smp;
   mx_text_stream_t *ts;
+  mx_grammar_t *grammar;  // owned (mx_server_job_opts_t.grammar)
+  mx_gmatch_t *gm;        // constrained decoding, or NULL
+  uint32_t *allow;        // [(vocab + 31) / 32] the mask of the step
+  const char *gm_error;   // set when no token can continue the document (static text)
   // Scheduler thread only.
   int32_t slot;         // -1 while queued
   int32_t n_prefilled;  // prompt ids already in the slot
@@ -79,6 +84,9 @@ static void job_free(mx_server_job_t *job) {
   free(job->ids);
   mx_sampler_destroy(job->smp);
   mx_text_stream_destroy(job->ts);
+  mx_gmatch_destroy(job->gm);
+  mx_grammar_destroy(job->grammar);
+  free(job->allow);
   mx_strbuf_free(&job->out);
   pthread_cond_destroy(&job->cv);
   free(job);
@@ -123,10 +131,26 @@ static void finish_locked(mx_server_sched_t *s, mx_server_job_t *job, mx_finish_
 static int take_token(mx_server_sched_t *s, mx_server_job_t *job) {
   const float *logits = mx_batch_logits(s->batch, job->slot);
   int32_t n_hist = job->n_prompt + job->n_gen;
-  int32_t id = mx_sampler_sample(job->smp, logits, job->ids, n_hist);
   job->text = "";
   job->text_len = 0;
-  if (!job->ignore_eos && is_eos(&s->model->config, id)) {
+  int32_t id;
+  if (job->gm) {
+    const mx_model_config_t *cfg = &s->model->config;
+    int32_t n_end = cfg->n_eos < MX_MAX_EOS_IDS ? cfg->n_eos : MX_MAX_EOS_IDS;
+    if (mx_gmatch_mask(job->gm, cfg->eos_token_ids, n_end, job->allow) == 0) {
+      job->gm_error = "constrained decoding: no token of the vocabulary can continue the document";
+      return MX_FINISH_LENGTH;
+    }
+    id = mx_sampler_sample_masked(job->smp, logits, job->allow, job->ids, n_hist);
+    if (!(job->allow[id >> 5] >> (id & 31) & 1u)) {  // every allowed logit was NaN or -inf
+      id = 0;
+      while (!(job->allow[id >> 5] >> (id & 31) & 1u)) id++;
+    }
+    if (!is_eos(cfg, id)) mx_gmatch_feed_token(job->gm, id);  // allowed, so accepted
+  } else {
+    id = mx_sampler_sample(job->smp, logits, job->ids, n_hist);
+  }
+  if ((job->gm || !job->ignore_eos) && is_eos(&s->model->config, id)) {
     job->text = mx_text_stream_finish(job->ts, &job->text_len);
     return MX_FINISH_EOS;
   }
@@ -138,6 +162,8 @@ static int take_token(mx_server_sched_t *s, mx_server_job_t *job) {
   } else if (mx_batch_n_past(s->batch, job->slot) >= s->ctx) {
     reason = MX_FINISH_CONTEXT;
   }
+  // A finished document ends the job: nothing but EOS could follow it.
+  if (job->gm && mx_gmatch_finished(job->gm)) reason = MX_FINISH_EOS;
   bool stopped = false;
   job->text = mx_text_stream_push(job->ts, id, reason >= 0, &job->text_len, &stopped);
   if (stopped) reason = MX_FINISH_STOP;
@@ -149,6 +175,10 @@ static int take_token(mx_server_sched_t *s, mx_server_job_t *job) {
 static void publish_locked(mx_server_sched_t *s, mx_server_job_t *job, int reason) {
   if (job->text_len > 0) mx_strbuf_append(&job->out, job->text, job->text_len);
   job->pub.n_generated = job->n_gen;
+  if (job->gm_error) {
+    job->pub.failed = true;
+    snprintf(job->pub.error, sizeof job->pub.error, "%s", job->gm_error);
+  }
   if (reason >= 0) {
     s->stats.generated_tokens += (uint64_t)job->n_gen;
     finish_locked(s, job, (mx_finish_reason_t)reason);
@@ -404,6 +434,18 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
         .mid_text = mx_text_stream_mid_text(o->tok, o->prompt, o->n_prompt)};
     st = mx_text_stream_create(o->tok, &to, &job->ts);
   }
+  if (!st && (o->grammar != NULL) != (o->gvocab != NULL))
+    st = mx_error_set(MX_ERR_INVALID_ARG, "a grammar needs its vocabulary index and back");
+  // Ids past the tokenizer's (padding rows of the embedding) are never allowed.
+  if (!st && o->gvocab && mx_gvocab_size(o->gvocab) > s->vocab)
+    st = mx_error_set(MX_ERR_INVALID_ARG, "the tokenizer has %d ids but the model's logits only %d",
+                      mx_gvocab_size(o->gvocab), s->vocab);
+  if (!st && o->grammar) {
+    st = mx_gmatch_create(o->grammar, &job->gm);
+    if (!st) st = mx_gmatch_bind_vocab(job->gm, o->gvocab);
+    job->allow = st ? NULL : calloc(((size_t)s->vocab + 31) / 32, sizeof *job->allow);
+    if (!st && !job->allow) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
   if (!st) {
     job->ids = malloc(((size_t)o->n_prompt + (size_t)o->max_tokens) * sizeof *job->ids);
     // Room for a few KiB of text not yet taken, so publishing text rarely reallocates.
@@ -417,9 +459,10 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
     }
   }
   if (st) {
-    job_free(job);
+    job_free(job);  // the grammar stays the caller's
     return st;
   }
+  job->grammar = o->grammar;
   *out = job;
   return MX_OK;
 }

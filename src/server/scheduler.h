@@ -13,6 +13,7 @@
 #ifndef MLXCEL_SERVER_SCHEDULER_H
 #define MLXCEL_SERVER_SCHEDULER_H
 
+#include "mlxcel/grammar.h"
 #include "mlxcel/session.h"
 #include "mlxcel/text_stream.h"
 
@@ -44,6 +45,13 @@ typedef struct mx_server_job_opts {
   int32_t n_stop;
   bool ignore_eos;            // EOS ids are ordinary tokens (benchmarks)
   const mx_tokenizer_t *tok;  // for the text; borrowed, outlives the job
+  // Constrained decoding (both or neither): every sampled token is one the grammar accepts, EOS
+  // only once the document is complete, and the job ends as soon as the document is finished
+  // (MX_FINISH_EOS). The job owns the grammar once created (the scheduler may still read it
+  // after the creator released the job); the vocabulary index is borrowed and outlives the
+  // scheduler.
+  mx_grammar_t *grammar;
+  const mx_gvocab_t *gvocab;
 } mx_server_job_opts_t;
 
 // Validates (sampling values, prompt ids, lengths) and allocates everything the job needs, so

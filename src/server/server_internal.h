@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "mlxcel/chat.h"
+#include "mlxcel/grammar.h"
 #include "mlxcel/server.h"
 #include "server/request.h"
 #include "server/response.h"
@@ -46,6 +47,10 @@ struct mx_server {
   int32_t timeout_s;
   long long created;
   mx_server_sched_t *sched;
+  // The vocabulary index of constrained decoding, built by the first request that needs it
+  // (seconds on a 150k vocabulary; most servers never need it). Under gvocab_mu.
+  mx_gvocab_t *gvocab;
+  pthread_mutex_t gvocab_mu;
   struct MHD_Daemon *daemon;
   mx_server_conns_t *conns;  // accepts for the daemon (which has no listening socket)
   int listen_fd;

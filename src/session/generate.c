@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mlxcel/grammar.h"
 #include "mlxcel/text_stream.h"
 #include "session/session_internal.h"
 
@@ -58,7 +59,14 @@ mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_
   if (st) return st;
   mx_sampler_t *smp = NULL;
   st = mx_sampler_create(&opts->sampling, s->vocab, &smp);
+  // The mask of each constrained step (ids past the tokenizer's stay off).
+  uint32_t *allow = NULL;
+  if (!st && opts->grammar) {
+    allow = calloc(((size_t)s->vocab + 31) / 32, sizeof *allow);
+    if (!allow) st = mx_error_set(MX_ERR_NOMEM, "generate: out of memory for the token mask");
+  }
   if (st) {
+    mx_sampler_destroy(smp);
     mx_text_stream_destroy(ts);
     return st;
   }
@@ -76,10 +84,30 @@ mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_
   mx_finish_reason_t finish = MX_FINISH_LENGTH;
   bool finished = false;
   for (int32_t i = 0; !st && !finished; i++) {
-    int32_t id = mx_sampler_sample(smp, s->logits, s->tokens, (int32_t)s->n_past);
-    if (!opts->ignore_eos && is_eos(cfg, id)) {
-      finish = MX_FINISH_EOS;
-      break;
+    int32_t id;
+    if (opts->grammar) {
+      int32_t n_end = cfg->n_eos < MX_MAX_EOS_IDS ? cfg->n_eos : MX_MAX_EOS_IDS;
+      if (mx_gmatch_mask(opts->grammar, cfg->eos_token_ids, n_end, allow) == 0) {
+        st = mx_error_set(MX_ERR_RUNTIME,
+                          "generate: no token of the vocabulary can continue the document");
+        break;
+      }
+      id = mx_sampler_sample_masked(smp, s->logits, allow, s->tokens, (int32_t)s->n_past);
+      if (!(allow[id >> 5] >> (id & 31) & 1u)) {  // every allowed logit was NaN or -inf
+        id = 0;
+        while (!(allow[id >> 5] >> (id & 31) & 1u)) id++;
+      }
+      if (is_eos(cfg, id)) {
+        finish = MX_FINISH_EOS;
+        break;
+      }
+      mx_gmatch_feed_token(opts->grammar, id);  // allowed, so accepted
+    } else {
+      id = mx_sampler_sample(smp, s->logits, s->tokens, (int32_t)s->n_past);
+      if (!opts->ignore_eos && is_eos(cfg, id)) {
+        finish = MX_FINISH_EOS;
+        break;
+      }
     }
     stats->n_generated++;
     // Is this the last token? Then everything held back goes out with it.
@@ -89,6 +117,10 @@ mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_
       last = true;
     } else if (s->n_past >= s->ctx) {
       finish = MX_FINISH_CONTEXT;
+      last = true;
+    }
+    if (opts->grammar && mx_gmatch_finished(opts->grammar)) {  // nothing but EOS could follow
+      finish = MX_FINISH_EOS;
       last = true;
     }
     size_t emit = 0;
@@ -119,5 +151,6 @@ mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_
   stats->finish = finish;
   mx_text_stream_destroy(ts);
   mx_sampler_destroy(smp);
+  free(allow);
   return st;
 }

@@ -255,15 +255,10 @@ static int32_t select_top_k(mx_sampler_t *s, int32_t k) {
   return k;
 }
 
-int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *history,
-                          int32_t n_history) {
-  if (!s || !logits) return 0;
+// Samples from s->work (the logits, copied): penalties, then the rest of the chain.
+static int32_t sample_work(mx_sampler_t *s, bool pen, const int32_t *history, int32_t n_history) {
   const mx_sampler_params_t *p = &s->p;
   const int32_t V = s->vocab;
-  bool pen = penalties_on(p) && history && n_history > 0;
-  if (p->temperature == 0.0f && !pen) return argmax(logits, V);
-
-  memcpy(s->work, logits, (size_t)V * sizeof *s->work);
   if (pen) apply_penalties(s, history, n_history);
   if (p->temperature == 0.0f) return argmax(s->work, V);
 
@@ -339,4 +334,22 @@ int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *h
   for (int32_t i = n - 1; i >= 0; i--)
     if (s->cand[i].logit > 0.0f) return s->cand[i].id;
   return s->cand[0].id;
+}
+
+int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *history,
+                          int32_t n_history) {
+  if (!s || !logits) return 0;
+  bool pen = penalties_on(&s->p) && history && n_history > 0;
+  if (s->p.temperature == 0.0f && !pen) return argmax(logits, s->vocab);
+  memcpy(s->work, logits, (size_t)s->vocab * sizeof *s->work);
+  return sample_work(s, pen, history, n_history);
+}
+
+int32_t mx_sampler_sample_masked(mx_sampler_t *s, const float *logits, const uint32_t *allow,
+                                 const int32_t *history, int32_t n_history) {
+  if (!s || !logits || !allow) return 0;
+  bool pen = penalties_on(&s->p) && history && n_history > 0;
+  for (int32_t i = 0; i < s->vocab; i++)
+    s->work[i] = allow[i >> 5] >> (i & 31) & 1u ? logits[i] : -INFINITY;
+  return sample_work(s, pen, history, n_history);
 }

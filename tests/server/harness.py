@@ -153,15 +153,22 @@ CHAT_TEMPLATE = ("{{ bos_token }}{% for m in messages %}{{ m['role'] }}: {{ m['c
                  "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}")
 
 
-def make_chat_model():
-    """stories260K plus a chat_template in tokenizer_config.json, in a temporary directory (the
-    weights are symlinked); the caller removes it with remove_tree."""
+def tokenize(model_dir, text):
+    """`mlxcel tokenize --no-add-special` of text: ids as the server encodes a rendered chat."""
+    out = subprocess.run([MLXCEL, "tokenize", "-m", model_dir, "--no-add-special", "--json",
+                          text], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def make_chat_model(template=CHAT_TEMPLATE):
+    """stories260K plus a chat_template in tokenizer_config.json (CHAT_TEMPLATE unless given), in
+    a temporary directory (the weights are symlinked); the caller removes it with remove_tree."""
     d = tempfile.mkdtemp(prefix="mlxcel-chat-")
     for f in ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json"):
         os.symlink(os.path.join(STORIES, f), os.path.join(d, f))
     with open(os.path.join(STORIES, "tokenizer_config.json"), encoding="utf-8") as f:
         cfg = json.load(f)
-    cfg["chat_template"] = CHAT_TEMPLATE
+    cfg["chat_template"] = template
     with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:
         json.dump(cfg, f)
     return d

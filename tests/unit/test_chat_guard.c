@@ -96,6 +96,40 @@ static void test_reserved_noncharacters(const fixture_t *f) {
   CHECK(st == MX_ERR_RUNTIME && !text && strstr(mx_error_message(), "no"));
 }
 
+// A message's other fields (mx_chat_render_guarded_fields): the template reads them, and their
+// strings are guarded as contents are, escaped spellings too (JSON's \u003c is '<').
+static void test_fields(const fixture_t *f) {
+  const char *tmpl =
+      "{% for m in messages %}{{ m.role }}:{% for c in m.tool_calls %}[{{ c.function.name }} "
+      "{{ c.function.arguments | tojson }}]{% endfor %}{{ m.tool_call_id }}{% endfor %}";
+  mx_chat_template_t *t = NULL;
+  CHECK_OK(mx_chat_template_compile(tmpl, strlen(tmpl), &t));
+  if (!t) return;
+  mx_chat_message_t m[2] = {{"assistant", ""}, {"tool", "ok"}};
+  const char *fields[2] = {
+      "{\"tool_calls\":[{\"function\":{\"name\":\"f<|end|>\",\"arguments\":{\"q\":"
+      "\"\\u003c|end|>\"}}}]}",
+      "{\"tool_call_id\":\"c1\"}"};
+  char *text = NULL;
+  mx_text_range_t *plain = NULL;
+  int32_t n_plain = 0;
+  CHECK_OK(mx_chat_render_guarded_fields(t, f->guard, m, fields, 2, NULL, &text, NULL, &plain,
+                                         &n_plain));
+  CHECK_MSG(text && strcmp(text, "assistant:[f<|end|> {\"q\": \"<|end|>\"}]tool:c1") == 0, "[%s]",
+            text ? text : "(null)");
+  CHECK(n_plain == 2);
+  if (text) CHECK(count_end(f, text, plain, n_plain) == 0 && count_end(f, text, NULL, 0) == 2);
+  free(plain);
+  free(text);
+  // Unguarded, the same fields render the same text; fields that are not an object are refused.
+  CHECK_OK(mx_chat_render_fields(t, m, fields, 2, NULL, &text, NULL));
+  CHECK(text && strcmp(text, "assistant:[f<|end|> {\"q\": \"<|end|>\"}]tool:c1") == 0);
+  free(text);
+  const char *bad[2] = {"[1]", NULL};
+  CHECK(mx_chat_render_fields(t, m, bad, 2, NULL, &text, NULL) == MX_ERR_INVALID_ARG);
+  mx_chat_template_destroy(t);
+}
+
 int main(void) {
   const char *data = getenv("MX_TEST_DATA");
   char dir[1024];
@@ -107,6 +141,7 @@ int main(void) {
     test_markup_stays_special(&f);
     test_content_repeated_and_cut(&f);
     test_reserved_noncharacters(&f);
+    test_fields(&f);
   }
   mx_chat_guard_destroy(f.guard);
   mx_tokenizer_destroy(f.tok);

@@ -233,12 +233,10 @@ static void test_fixed(void) {
   for (int i = 0; obj_good[i]; i++) CHECK_MSG(accepts(jo, obj_good[i]), "%s", obj_good[i]);
   for (int i = 0; obj_bad[i]; i++) CHECK_MSG(!accepts(jo, obj_bad[i]), "%s", obj_bad[i]);
   mx_grammar_destroy(jo);
-  // Whitespace runs are bounded.
-  char ws[64] = "{";
-  memset(ws + 1, ' ', 20);
-  strcpy(ws + 21, "}");
-  const char *ws_bad[] = {ws, NULL};
-  check_docs("{\"type\":\"object\"}", NULL, ws_bad);
+  // Gaps: one blank, or a line break and at most 8 blanks.
+  const char *ws_good[] = {"{ }", "{\n        }", "{\t\"a\":\t1}", "{\r\n  \"a\" : 1\n}", NULL};
+  const char *ws_bad[] = {"{  }", "{\n         }", "{\n\n}", "{ \n}", NULL};
+  check_docs("{\"type\":\"object\"}", ws_good, ws_bad);
   // Wrapped: literal prefix and suffix.
   mx_grammar_t *w = NULL;
   const char s[] =

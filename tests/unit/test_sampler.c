@@ -2,6 +2,7 @@
 // parameter validation.
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mlxcel/session.h"
 #include "mx_test.h"
@@ -311,6 +312,47 @@ static void test_large_vocab_top_p(void) {
   free(l);
 }
 
+// Masked sampling (constrained decoding): only allowed ids come out, greedy or sampled, with
+// penalties and truncation on; among the allowed, the draw follows their relative weights.
+static void test_masked(void) {
+  enum { V = 70 };
+  float l[V];
+  for (int i = 0; i < V; i++) l[i] = (float)(i % 7) - 3.0f;
+  uint32_t allow[(V + 31) / 32] = {0};
+  const int32_t ok[] = {2, 33, 40, 69};
+  for (int i = 0; i < 4; i++) allow[ok[i] >> 5] |= 1u << (ok[i] & 31);
+  mx_sampler_params_t p;
+  mx_sampler_params_default(&p);
+  p.temperature = 0.0f;
+  mx_sampler_t *s = make(&p, V);
+  CHECK(mx_sampler_sample(s, l, NULL, 0) == 6);                 // unconstrained: logit 3
+  CHECK(mx_sampler_sample_masked(s, l, allow, NULL, 0) == 69);  // 69 % 7 = 6: the best allowed
+  mx_sampler_destroy(s);
+  p.temperature = 1.0f;
+  p.top_k = 3;
+  p.top_p = 0.9f;
+  p.repetition_penalty = 1.3f;
+  p.seed = 5;
+  s = make(&p, V);
+  int32_t hist[] = {69, 69, 2};
+  int counts[V] = {0};
+  for (int k = 0; k < 2000; k++) counts[mx_sampler_sample_masked(s, l, allow, hist, 3)]++;
+  int inside = 0;
+  for (int i = 0; i < 4; i++) inside += counts[ok[i]];
+  CHECK(inside == 2000);
+  mx_sampler_destroy(s);
+  // Without truncation: 33 (logit 2) against 40 (logit 2) and 2 (logit -1), 69 (logit 3).
+  mx_sampler_params_default(&p);
+  p.seed = 9;
+  s = make(&p, V);
+  memset(counts, 0, sizeof counts);
+  for (int k = 0; k < 20000; k++) counts[mx_sampler_sample_masked(s, l, allow, NULL, 0)]++;
+  double z = exp(-1.0) + 2 * exp(2.0) + exp(3.0);
+  CHECK_NEAR(counts[69] / 20000.0, exp(3.0) / z, 0.02);
+  CHECK_NEAR(counts[2] / 20000.0, exp(-1.0) / z, 0.01);
+  mx_sampler_destroy(s);
+}
+
 int main(void) {
   test_greedy_and_ties();
   test_limits_equal_greedy();
@@ -319,5 +361,6 @@ int main(void) {
   test_penalties();
   test_invalid();
   test_large_vocab_top_p();
+  test_masked();
   return mx_test_finish();
 }

@@ -132,8 +132,8 @@ static void test_rejections(void) {
   reject("{\"messages\":[{\"role\":\"user\",\"content\":5}]}", H, 400, "messages", "'content'");
   reject("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}", H, 400,
          "messages", "only 'text'");
-  reject("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[]}", H, 400, "tools",
-         "not supported");
+  reject("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[]}", H, 400,
+         "functions", "use 'tools'");
 }
 
 static void test_limits(void) {

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "mlxcel/chat.h"
+#include "mlxcel/grammar.h"
 #include "mlxcel/session.h"
 #include "mlxcel/tokenizer.h"
 
@@ -41,6 +42,9 @@ static void generate_usage(FILE *out) {
   fprintf(out,
           "  --ignore-eos           keep generating after an end-of-sequence token\n"
           "  --stop STR             stop when STR appears (not printed); repeatable\n"
+          "  --json-schema FILE     constrain the output to JSON the schema in FILE accepts\n"
+          "                         (OpenAI's strict subset; docs/structured.md): the text\n"
+          "                         ends when the document is complete\n"
           "  --ctx N                KV-cache capacity in tokens (default:\n"
           "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
           "                         max_position_embeddings capped at 4096)\n"
@@ -68,7 +72,7 @@ static void generate_usage(FILE *out) {
 }
 
 typedef struct gen_args {
-  const char *dir, *prompt, *prompt_ids, *backend, *system;
+  const char *dir, *prompt, *prompt_ids, *backend, *system, *json_schema;
   int64_t max_tokens, ctx;
   mx_cli_sampling_t sampling;
   bool has_ctx;
@@ -107,6 +111,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
     } else if (VALUE_OPT("--ctx", NULL)) {
       if (r > 0 && !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &g->ctx)) r = -1;
       g->has_ctx = true;
+    } else if (VALUE_OPT("--json-schema", NULL)) {
+      if (r > 0) g->json_schema = v;
     } else if (VALUE_OPT("--system", NULL)) {
       if (r > 0) g->system = v;
     } else if (VALUE_OPT("--image", NULL)) {
@@ -321,6 +327,36 @@ static void echo_prompt(const gen_args_t *g, const mx_model_t *model, const int3
   free(decoded);
 }
 
+// --json-schema: the compiled schema, the tokenizer's vocabulary index and the matcher
+// generation advances.
+typedef struct gen_grammar {
+  mx_grammar_t *grammar;
+  mx_gvocab_t *vocab;
+  mx_gmatch_t *match;
+} gen_grammar_t;
+
+static void grammar_free(gen_grammar_t *gr) {
+  mx_gmatch_destroy(gr->match);
+  mx_gvocab_destroy(gr->vocab);
+  mx_grammar_destroy(gr->grammar);
+  memset(gr, 0, sizeof *gr);
+}
+
+static mx_status_t grammar_load(const char *path, const mx_model_t *model, gen_grammar_t *gr) {
+  char *text = NULL;
+  size_t len = 0;
+  mx_error_clear();
+  mx_status_t st = mx_read_file(path, &text, &len);
+  if (!st) st = mx_grammar_from_schema(text, len, &gr->grammar);
+  if (st) st = mx_error_prefix(st, "--json-schema %s", path);
+  free(text);
+  if (!st) st = mx_gvocab_create(model->tokenizer, &gr->vocab);
+  if (!st) st = mx_gmatch_create(gr->grammar, &gr->match);
+  if (!st) st = mx_gmatch_bind_vocab(gr->match, gr->vocab);
+  if (st) grammar_free(gr);
+  return st;
+}
+
 static int run_generation(const gen_args_t *g, mx_model_t *model) {
   const char *cmd = "generate";
   int32_t *ids = NULL, n = 0;
@@ -374,8 +410,16 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
     return MX_EXIT_FAILED;
   }
 
+  gen_grammar_t gr = {0};
+  if (g->json_schema && (st = grammar_load(g->json_schema, model, &gr)) != MX_OK) {
+    mx_session_destroy(s);
+    free(media);
+    free(ids);
+    return mx_cli_fail(cmd, st);
+  }
   mx_generate_opts_t go;
   memset(&go, 0, sizeof go);
+  go.grammar = gr.match;
   go.max_tokens = (int32_t)g->max_tokens;
   go.ignore_eos = g->ignore_eos;
   go.stop = g->stop;
@@ -415,6 +459,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
             mx_elem_name(model->precision), mx_elem_name(model->kv_dtype));
   }
   fflush(stdout);
+  grammar_free(&gr);
   mx_session_destroy(s);
   free(media);
   free(ids);
