@@ -4,7 +4,9 @@
 // Query t of sequence b sits at position pos0[b] + t and sees key s iff s <= pos0[b] + t and,
 // with a window W, s > pos0[b] + t - W. Query head h reads kv head h / (Hq / Hkv). The
 // decomposition scores every one of the S cache slots and masks the invisible ones with -inf
-// (simple and obviously correct; fused kernels read only the valid range).
+// (simple and obviously correct; fused kernels read only the valid range). A query's range is
+// clipped to the S slots: with pos0 = S - 1 every query sees all S keys, which is full
+// (bidirectional) attention over them (the vision towers' use, ADR 0010).
 #include <math.h>
 #include <stdio.h>
 

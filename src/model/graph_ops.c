@@ -69,16 +69,21 @@ mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t
   return mx_build_reshape(b, x, dims, rank, out);
 }
 
+// The sum is a dot_general with a vector of ones rather than a reduce: a reduce carries a
+// region, which the cpu runtime runs only by handing the whole function to the interpreter,
+// while a dot_general is one op of the plan.
 mx_status_t mx_g_center(mx_builder_t *b, int32_t x, int32_t *out) {
   const mx_type_t *xt = mx_build_type(b, x);
   if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
   mx_type_t t = *xt;
-  int64_t last = t.rank - 1, lead[MX_MAX_RANK];
+  int64_t last = t.rank - 1, lead[MX_MAX_RANK], zero_dim = 0, H = t.dims[last];
   for (int32_t i = 0; i < t.rank - 1; i++) lead[i] = i;
-  int32_t zero, sum, n, mean, mean_b;
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
-  MX_TRY(mx_build_reduce(b, x, zero, &last, 1, MX_OP_ADD, &sum));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, (double)t.dims[last], sum, &n));
+  mx_type_t ot = mx_type_tensor(MX_ELEM_F32, 1, &H);
+  int32_t ones, sum, n, mean, mean_b;
+  MX_TRY(mx_build_splat(b, &ot, 1.0, &ones));
+  mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&last, 1}, {&zero_dim, 1}};
+  MX_TRY(mx_build_dot_general(b, x, ones, &dd, MX_ELEM_F32, &sum));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, (double)H, sum, &n));
   MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, sum, n, &mean));
   MX_TRY(mx_g_bcast_like(b, mean, x, lead, &mean_b));
   return mx_build_binary(b, MX_OP_SUBTRACT, x, mean_b, out);

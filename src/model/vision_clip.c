@@ -5,12 +5,14 @@
 //   x        = [class_embedding; patches] + position_embedding        [1, G*G + 1, D]
 //   x        = pre_layrnorm(x)
 //   for the layers the feature layer needs (vision_feature_layer -2: all but the last):
-//     x += out_proj(attention(q, k, v of layer_norm1(x)))  (full, bidirectional; q k v biased)
+//     x += out_proj(attention(q, k, v of layer_norm1(x)))  (full, bidirectional: mx.attention
+//                                                           over the tokens' own k and v)
 //     x += fc2(act(fc1(layer_norm2(x))))                    (quick_gelu or gelu)
 //   features = projector(x without the class token under strategy "default")
 //   projector: linear_2(act(linear_1(f)))                   (GELU: exact, erf)
 // LayerNorm is mx.rms_norm of the centred input plus its bias (what the decoder families with
-// LayerNorm do); linears are mx_g_linear (GEMMs against the weights on the cpu backend).
+// LayerNorm do); linears are mx_g_linear (GEMMs against the weights on the cpu backend), the
+// patch embedding too (its weight reshaped, a view of the argument).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,30 +219,21 @@ static mx_status_t activation(vb_t *c, const char *act, int32_t x, int32_t *out)
 }
 
 // Full (bidirectional) multi-head attention of one image's tokens: q, k, v [1, N, Hh, Dh] ->
-// [1, N, Hh * Dh]; softmax(q k^T * scale) v per head.
+// [1, N, Hh * Dh]. It is mx.attention with k and v laid out as a cache of capacity N and
+// pos0 = N - 1: query t's key range 0 .. N - 1 + t, clipped to the N slots, is every key
+// (composite_attention.c), so the cpu runtime runs it with its fused attention kernel.
 static mx_status_t attention(vb_t *c, int32_t q, int32_t k, int32_t v, int32_t *out) {
   mx_builder_t *b = &c->b;
   mx_type_t qt = *mx_build_type(b, q);
-  int64_t N = qt.dims[1], Hh = qt.dims[2], Dh = qt.dims[3];
-  int32_t sc, s, cst;
-  {  // scores[1, h, i, j] = sum_d q[1, i, h, d] k[1, j, h, d]
-    int64_t lb[2] = {0, 2}, rb[2] = {0, 2}, lc = 3, rc = 3;
-    mx_dot_dims_t dd = {{lb, 2}, {rb, 2}, {&lc, 1}, {&rc, 1}};
-    MX_TRY(mx_build_dot_general(b, q, k, &dd, MX_ELEM_F32, &sc));
-  }
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.0 / sqrt((double)Dh), sc, &cst));
-  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, sc, cst, &s));
-  int32_t pr;
-  MX_TRY(mx_g_softmax_last(b, s, &pr));
-  int32_t o, ot;
-  {  // o[1, h, i, d] = sum_j p[1, h, i, j] v[1, j, h, d]
-    int64_t lb[2] = {0, 1}, rb[2] = {0, 2}, lc = 3, rc = 1;
-    mx_dot_dims_t dd = {{lb, 2}, {rb, 2}, {&lc, 1}, {&rc, 1}};
-    MX_TRY(mx_build_dot_general(b, pr, v, &dd, MX_ELEM_F32, &o));
-  }
+  int64_t N = qt.dims[1], Hh = qt.dims[2], Dh = qt.dims[3], one = 1;
   int64_t perm[4] = {0, 2, 1, 3}, od[3] = {1, N, Hh * Dh};
-  MX_TRY(mx_build_transpose(b, o, perm, 4, &ot));
-  return mx_build_reshape(b, ot, od, 3, out);
+  mx_type_t pt = mx_type_tensor(MX_ELEM_I32, 1, &one);
+  int32_t kc, vc, p0, att;
+  MX_TRY(mx_build_transpose(b, k, perm, 4, &kc));
+  MX_TRY(mx_build_transpose(b, v, perm, 4, &vc));
+  MX_TRY(mx_build_splat(b, &pt, (double)(N - 1), &p0));
+  MX_TRY(mx_comp_attention(c->cc, b, q, kc, vc, p0, 1.0 / sqrt((double)Dh), 0, 0.0, &att));
+  return mx_build_reshape(b, att, od, 3, out);
 }
 
 static mx_status_t encoder_layer(vb_t *c, const vlayer_t *ly, int32_t x, int32_t *out) {

@@ -4,12 +4,15 @@
 // preprocessed by src/image, the @vision features within 1e-4, the logits of every prompt
 // position (image tokens included) within 1e-4 when the prompt is fed one token at a time, the
 // last position's after one chunked prefill, and the 16 greedy ids equal. Then the errors: wrong
-// pixel counts, images for a text-only model, the media entries printed and parsed back.
+// pixel counts, images for a text-only model, the media entries printed and parsed back; and the
+// cpu runtime's plan of @vision runs its matmuls and attention with native kernels.
 #include <math.h>
 #include <stdio.h>
 
+#include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
+#include "session/graph_binding.h"
 #include "test_graph_runner.h"
 
 static const double kTol = 1e-4;
@@ -148,6 +151,42 @@ static void check_emitted(const mx_model_t *m) {
   mx_strbuf_free(&sb);
 }
 
+// The cpu runtime runs the tower at speed, step by step (not the whole function on the
+// interpreter): every linear of @vision is a packed GEMM (the patch embedding's reshaped weight
+// is a view of its argument: 1 + 6 per layer run + 2 of the projector), every attention the
+// fused kernel, every LayerNorm the fused mx.rms_norm (its mean, a dot with ones, is small).
+static int32_t count(const char *s, const char *what) {
+  int32_t n = 0;
+  for (const char *p = s; (p = strstr(p, what)) != NULL; p++) n++;
+  return n;
+}
+
+static void check_vision_plan(const mx_model_t *m) {
+  mx_graph_binding_t b;
+  memset(&b, 0, sizeof b);
+  CHECK_OK(
+      mx_graph_bind_entry(m, 64, m->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION, &b));
+  if (b.f && b.input_arg >= 0) {
+    b.args[b.input_arg] = b.input;
+    mx_cpu_compile_opts_t o = {.args = b.args};
+    mx_cpu_plan_t *plan = NULL;
+    CHECK_OK(mx_cpu_compile(b.mod, b.f, &o, &plan));
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    if (plan) mx_cpu_plan_describe(plan, &sb);
+    const char *d = sb.data ? sb.data : "";
+    const mx_vision_config_t *v = &m->config.vision;
+    int32_t gemm = count(d, "fast stablehlo.dot_general (dot_general->gemm"),
+            attn = count(d, "fast mx.attention"), norm = count(d, "fast mx.rms_norm");
+    CHECK_MSG(gemm == 3 + 6 * v->layers_run && attn == v->layers_run &&
+                  norm == 1 + 2 * v->layers_run && !strstr(d, "whole function"),
+              "%d GEMMs, %d attentions, %d norms in the @vision plan:\n%s", gemm, attn, norm, d);
+    mx_strbuf_free(&sb);
+    mx_cpu_plan_destroy(plan);
+  }
+  mx_graph_binding_free(&b);
+}
+
 static void check_text_only(void) {
   char dir[8192];
   snprintf(dir, sizeof dir, "%s/families/granite", g_data);
@@ -202,6 +241,7 @@ int main(void) {
     }
     mx_pixels_free(&px);
     check_emitted(m);
+    check_vision_plan(m);
   }
   check_text_only();
   mx_model_free(m);

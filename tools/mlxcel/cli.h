@@ -256,10 +256,11 @@ const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len);
 // session's vision tower on it: *media (heap, caller frees) holds [*n][hidden] rows, each
 // image's features at its tokens. Errors (printed as "mlxcel CMD: error: ..."): a model
 // without images, placeholders that do not match the images, an unreadable or hostile image,
-// pixels the tower does not take. Returns an exit status.
+// pixels the tower does not take. *tower_seconds: the time of the vision tower calls (the
+// first one includes building and compiling the media entries). Returns an exit status.
 int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
-                         float **media);
+                         float **media, double *tower_seconds);
 
 // Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
 // type string `descr` ("<f4", "|u1").

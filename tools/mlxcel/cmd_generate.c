@@ -389,8 +389,9 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
     return mx_cli_fail(cmd, st);
   }
   float *media = NULL;
+  double tower_s = 0.0;
   if (g->n_images > 0) {
-    rc = mx_cli_prompt_images(cmd, model, s, g->images, g->n_images, &ids, &n, &media);
+    rc = mx_cli_prompt_images(cmd, model, s, g->images, g->n_images, &ids, &n, &media, &tower_s);
     if (rc != MX_EXIT_OK) {
       mx_session_destroy(s);
       free(ids);
@@ -434,6 +435,14 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   st = mx_generate(s, model->tokenizer, ids, n, &go, on_token, &ss, &stats);
   if (!g->json && ss.wrote_any && !ss.ends_with_newline) fputc('\n', stdout);
   fflush(stdout);
+  // With images: their count and the vision tower's time (text and JSON forms).
+  char img[96] = "";
+  if (g->n_images > 0 && g->json)
+    snprintf(img, sizeof img, ", \"images\": %d, \"vision_seconds\": %.6f", (int)g->n_images,
+             tower_s);
+  else if (g->n_images > 0)
+    snprintf(img, sizeof img, "; %d image%s, vision tower %.2f s", (int)g->n_images,
+             g->n_images == 1 ? "" : "s", tower_s);
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
   } else if (g->json) {
@@ -441,22 +450,22 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
         "{\"type\": \"summary\", \"prompt_tokens\": %d, \"generated_tokens\": %d, "
         "\"prefill_seconds\": %.6f, \"decode_seconds\": %.6f, \"prefill_tok_s\": %.3f, "
         "\"decode_tok_s\": %.3f, \"finish_reason\": \"%s\", \"seed\": %llu, \"backend\": \"%s\", "
-        "\"ctx\": %lld, \"quant\": \"%s\", \"precision\": \"%s\", \"kv_dtype\": \"%s\"}\n",
+        "\"ctx\": %lld, \"quant\": \"%s\", \"precision\": \"%s\", \"kv_dtype\": \"%s\"%s}\n",
         (int)stats.n_prompt, (int)stats.n_generated, stats.prefill_seconds, stats.decode_seconds,
         rate(stats.n_prompt, stats.prefill_seconds), decode_rate(&stats),
         mx_finish_reason_name(stats.finish), (unsigned long long)sp.seed,
         mx_session_backend(s)->name, (long long)ctx, mx_quant_mode_name(model->quant),
-        mx_elem_name(model->precision), mx_elem_name(model->kv_dtype));
+        mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img);
   } else if (!g->quiet) {
     fprintf(stderr,
             "[%d prompt tokens, %.1f tok/s; %d generated, %.1f tok/s; finish: %s; backend %s, "
-            "ctx %lld%s%s, precision %s, kv %s]\n",
+            "ctx %lld%s%s, precision %s, kv %s%s]\n",
             (int)stats.n_prompt, rate(stats.n_prompt, stats.prefill_seconds),
             (int)stats.n_generated, decode_rate(&stats), mx_finish_reason_name(stats.finish),
             mx_session_backend(s)->name, (long long)ctx,
             model->quant != MX_QUANT_NONE ? ", quant " : "",
             model->quant != MX_QUANT_NONE ? mx_quant_mode_name(model->quant) : "",
-            mx_elem_name(model->precision), mx_elem_name(model->kv_dtype));
+            mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img);
   }
   fflush(stdout);
   grammar_free(&gr);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "mlxcel/image.h"
@@ -89,10 +90,17 @@ static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc
   return MX_EXIT_OK;
 }
 
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
-                         float **media) {
+                         float **media, double *tower_seconds) {
   *media = NULL;
+  *tower_seconds = 0.0;
   const mx_vision_config_t *v = &m->config.vision;
   if (!v->present)
     return fail_msg(cmd, "--image: model_type '%s' takes no images", m->config.model_type);
@@ -114,8 +122,10 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
     int64_t npx = px.shape[0] * px.shape[1] * px.shape[2];
     mx_error_clear();
     // The expanded placeholders of one image are consecutive: its features go there as they are.
+    double t0 = now_seconds();
     st = mx_session_vision(s, px.data, npx, rows + (size_t)pos * H,
                            (int64_t)v->tokens_per_image * (int64_t)H);
+    *tower_seconds += now_seconds() - t0;
     mx_pixels_free(&px);
     if (st) rc = mx_cli_fail(cmd, st);
     pos += v->tokens_per_image;
