@@ -123,6 +123,29 @@ t_phi3() {
     "model.layers.0.self_attn.qkv_proj.weight model.layers.1.mlp.gate_up_proj.weight lm_head.weight" \
     "q_proj k_proj mlp.gate_proj mlp.up_proj"
 }
+t_mixtral() {
+  family mixtral "num_local_experts num_experts_per_tok router_jitter_noise sliding_window" \
+    "model.layers.1.block_sparse_moe.gate.weight model.layers.0.block_sparse_moe.experts.3.w2.weight" \
+    "mlp. bias"
+}
+t_qwen2_moe() {
+  family qwen2_moe "num_experts moe_intermediate_size shared_expert_intermediate_size \
+norm_topk_prob mlp_only_layers" \
+    "model.layers.0.mlp.experts.3.down_proj.weight model.layers.1.mlp.shared_expert_gate.weight \
+model.layers.1.mlp.shared_expert.up_proj.weight model.layers.0.self_attn.q_proj.bias" \
+    "block_sparse_moe o_proj.bias"
+}
+t_qwen3_moe() {
+  family qwen3_moe "num_experts moe_intermediate_size norm_topk_prob head_dim" \
+    "model.layers.1.mlp.gate.weight model.layers.1.mlp.experts.0.gate_proj.weight \
+model.layers.0.self_attn.q_norm.weight" \
+    "shared_expert bias"
+}
+t_olmoe() {
+  family olmoe "num_experts num_experts_per_tok norm_topk_prob pad_token_id" \
+    "model.layers.1.mlp.experts.2.up_proj.weight model.layers.0.self_attn.k_norm.weight" \
+    "shared_expert bias"
+}
 
 t_help() {
   run "$MLXCEL" mkmodel --help
@@ -153,4 +176,5 @@ t_chat_template() {
   done
 }
 
-run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3"
+run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
+mixtral qwen2_moe qwen3_moe olmoe"

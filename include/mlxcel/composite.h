@@ -29,6 +29,8 @@ extern "C" {
 #define MX_COMPOSITE_LINEAR "mx.linear"
 #define MX_COMPOSITE_EMBEDDING "mx.embedding"
 #define MX_COMPOSITE_GATED_ACT "mx.gated_act"
+// Mixture of experts: the router, top-k routing and the selected experts' gated MLPs.
+#define MX_COMPOSITE_MOE "mx.moe"
 
 // The `version` every composite of this contract carries.
 enum { MX_COMPOSITE_VERSION = 1 };
@@ -44,6 +46,7 @@ typedef enum mx_composite_kind {
   MX_COMPOSITE_KIND_LINEAR,
   MX_COMPOSITE_KIND_EMBEDDING,
   MX_COMPOSITE_KIND_GATED_ACT,
+  MX_COMPOSITE_KIND_MOE,
 } mx_composite_kind_t;
 
 // The activation of mx.gated_mlp / mx.gated_act (attribute `activation`: "silu", "gelu_tanh").
@@ -75,6 +78,18 @@ typedef struct mx_comp_gated {
   mx_activation_t activation;
 } mx_comp_gated_t;  // mx.gated_mlp and mx.gated_act
 
+// mx.moe operands: x[B, T, H] f32, router[E, H], then per expert e < E its gate[F, H],
+// up[F, H], down[H, F] (the experts of one float type; the router of any). Result [B, T, H]
+// f32: per token, p = softmax(x router^T) (a linear layer: x in the router's type when that is
+// bf16 / f16, f32 accumulation), the top_k experts by p (the lowest index first among equal
+// values), their weights w = p (divided by their sum when norm_topk), and the sum over them of
+// w * down_e(act(gate_e x) * up_e x), each product in the experts' type as a linear layer.
+typedef struct mx_comp_moe {
+  mx_activation_t activation;
+  int64_t top_k;   // 1 <= top_k <= E
+  bool norm_topk;  // attribute norm_topk: 0 or 1
+} mx_comp_moe_t;
+
 typedef struct mx_comp_quant {
   int64_t bits;
   int64_t group_size;
@@ -104,6 +119,7 @@ int32_t mx_comp_attention_write(mx_module_t *m, const mx_comp_attention_t *a,
                                 mx_named_attr_t *attrs);
 int32_t mx_comp_gated_write(mx_module_t *m, const mx_comp_gated_t *a, mx_named_attr_t *attrs);
 int32_t mx_comp_quant_write(mx_module_t *m, const mx_comp_quant_t *a, mx_named_attr_t *attrs);
+int32_t mx_comp_moe_write(mx_module_t *m, const mx_comp_moe_t *a, mx_named_attr_t *attrs);
 
 // Readers: *a from the op's `composite_attributes`; false when a required attribute is missing,
 // has the wrong kind or names a value the contract does not know (a backend then runs the
@@ -115,6 +131,7 @@ bool mx_comp_rope_read(const mx_op_t *op, mx_comp_rope_t *a);
 bool mx_comp_attention_read(const mx_op_t *op, mx_comp_attention_t *a);
 bool mx_comp_gated_read(const mx_op_t *op, mx_comp_gated_t *a);
 bool mx_comp_quant_read(const mx_op_t *op, mx_comp_quant_t *a);
+bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a);  // top_k >= 1, norm_topk 0 / 1
 
 #ifdef __cplusplus
 }

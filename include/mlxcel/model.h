@@ -174,6 +174,14 @@ typedef struct mx_model_config {
   double attention_multiplier;  // the attention scale itself (replaces head_dim^-0.5)
   double logits_multiplier;     // logits x it (Granite: 1 / logits_scaling)
   bool use_parallel_residual;   // StableLM: x + attn(ln(x)) + mlp(ln(x)), one norm per layer
+  // Mixture of experts (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE); num_experts 0: dense.
+  int32_t num_experts;                      // num_local_experts (Mixtral) / num_experts
+  int32_t num_experts_per_tok;              // k of the top-k routing
+  int32_t moe_intermediate_size;            // an expert's F (Mixtral, OLMoE: intermediate_size)
+  int32_t shared_expert_intermediate_size;  // Qwen2-MoE's sigmoid-gated shared expert (0: none)
+  bool norm_topk_prob;                      // the k routing weights renormalized to sum 1
+  uint8_t layer_dense[MX_MAX_LAYERS];       // 1: layer l has a dense MLP of intermediate_size
+                                            // (Qwen MoE's mlp_only_layers / decoder_sparse_step)
   // MLX quantization (config `quantization`, or `quantization_config` when only that is
   // present): default bits (4 or 8) and group size of the quantized layers; 0 when the config
   // has none. Only mode "affine" (or no mode) is accepted. Per-layer overrides are read and

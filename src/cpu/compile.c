@@ -6,6 +6,7 @@
 
 #include "cpu/compile_internal.h"
 #include "hlo/interp_kernels.h"
+#include "mlxcel/composite.h"
 
 // ---------------------------------------------------------------------------------------------
 // Building steps and slots
@@ -180,8 +181,10 @@ static bool needs_whole(const mx_func_t *f) {
   for (int32_t i = 0; i < b->n_ops; i++) {
     const mx_op_t *op = b->ops[i];
     if (i == b->n_ops - 1) return op->code != MX_OP_FUNC_RETURN && op->code != MX_OP_RETURN;
-    if (op->n_regions > 0 || kernel_needs_interp(op->code) || op->n_operands > STEP_MAX_IN ||
-        op->n_results > STEP_MAX_OUT)
+    // mx.moe has 3 operands per expert; its matcher takes it whole (else the per-op path
+    // refuses it and the function runs whole after all).
+    bool many = op->n_operands > STEP_MAX_IN && mx_composite_kind(op) != MX_COMPOSITE_KIND_MOE;
+    if (op->n_regions > 0 || kernel_needs_interp(op->code) || many || op->n_results > STEP_MAX_OUT)
       return true;
     for (int32_t j = 0; j < op->n_results; j++) {
       const mx_type_t *t = vtype(f, op->results[j]);
@@ -231,6 +234,7 @@ void mx_cpu_plan_destroy(mx_cpu_plan_t *p) {
     free(s->tout);
     free(s->heap_out);
     free(s->qsrc);
+    if (s->kind == ST_MOE_ROUTE) free(s->moe);
   }
   for (int32_t i = 0; p->slots && i < p->n_slots; i++) free(p->slots[i].cdata);
   free(p->steps);
@@ -308,6 +312,7 @@ static mx_status_t compile_ops(cctx_t *c) {
         case MX_OP_COMPOSITE:
           hit = mx_plan_match_composite(c, op, &st);
           if (!hit && !st) hit = mx_plan_match_quant(c, op, &st);
+          if (!hit && !st) hit = mx_plan_match_moe(c, op, &st);
           break;
         default:
           hit = mx_plan_match_ew(c, op, &st);
@@ -395,6 +400,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
         free(p->steps[i].tout);
         free(p->steps[i].heap_out);
         free(p->steps[i].qsrc);
+        if (p->steps[i].kind == ST_MOE_ROUTE) free(p->steps[i].moe);
       }
       p->n_steps = 0;
       p->whole = true;

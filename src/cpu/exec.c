@@ -324,6 +324,12 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       transpose4((const uint32_t *)vp[s->in[0]] + s->copy.first, (uint32_t *)vp[s->out[0]],
                  s->copy.rank, s->copy.dims, s->copy.stride, ith, nth);
       break;
+    case ST_MOE_ROUTE:
+    case ST_MOE_UP:
+    case ST_MOE_DOWN:
+    case ST_MOE_COMBINE:
+      mx_cpu_moe_step_exec(p, s, ith, nth);
+      break;
     case ST_CONVERT:
     case ST_GEMM_LOWP:
     case ST_EMBED_ROWS:

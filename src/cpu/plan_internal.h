@@ -57,7 +57,29 @@ typedef enum step_kind {
   // (out[0], a temp), ST_ATTN_MERGE combines them into the result.
   ST_ATTN_SPLIT,
   ST_ATTN_MERGE,
+  // mx.moe (compile_moe.c, executed by moe.c), reading only the selected experts' weights:
+  ST_MOE_ROUTE,    // routes each token, groups the (token, k) pairs by expert, gathers their
+                   // x rows (serial)
+  ST_MOE_UP,       // act(gate_e x) * up_e x of every gathered row, by expert or by panels
+  ST_MOE_DOWN,     // down_e of every row's activation
+  ST_MOE_COMBINE,  // out[token] = sum over k of wts[k] * its row's result
 } step_kind_t;
+
+// The router and experts of one mx.moe (owned by its ST_MOE_ROUTE step, shared by the three
+// after it). Rows: the R = M * K (token, k) pairs, grouped by expert; the `meta` temp (moe.c)
+// holds the routing and the grouping.
+typedef struct mx_cpu_moe {
+  int64_t n_experts, k, m, h, f;  // E, K, tokens M, hidden H, expert width F
+  int act;                        // mx_activation_t
+  bool norm_topk;
+  bool rows_as_gemv;          // every row through the GEMVs (mx_cpu_compile_opts_t.rows_as_gemv)
+  mx_elem_type_t et;          // the experts' type: F32, or BF16 / F16 (lowp)
+  const void *router;         // [E, H] weight argument bytes
+  mx_elem_type_t router_et;   // F32, BF16 or F16
+  int64_t router_bytes;       // bytes of one router element
+  const mx_cpu_packed_t **w;  // [3E] gate, up, down of each expert (f32)
+  const mx_cpu_packed_lowp_t **wl;  // [3E] the same, lowp
+} mx_cpu_moe_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
 
@@ -159,6 +181,7 @@ typedef struct mx_step {
   const mx_func_t *callee;     // ST_CALL
   const mx_cpu_qpacked_t *qw;  // ST_QGEMM (owned by the weight cache)
   mx_cpu_qsrc_t *qsrc;         // ST_QEMBED (owned by the step)
+  mx_cpu_moe_t *moe;           // ST_MOE_* (owned by the ST_MOE_ROUTE step, with its arrays)
 } mx_step_t;
 
 // The packed-weight cache (weights.c): one entry per packed copy of a weight.
@@ -227,6 +250,9 @@ struct mx_cpu_plan {
 // Executor entry points (exec.c; plan_lowp.c for the low-precision steps).
 void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
 void mx_cpu_lowp_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);
+void mx_cpu_moe_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);  // moe.c
+// The bytes of an mx.moe's `meta` temp (moe.c).
+size_t mx_cpu_moe_meta_bytes(const mx_cpu_moe_t *mo);
 
 // The packed form of a weight W[n, k] from the cache, or packed now (with the cache's kernels,
 // the best of its type for bf16 / f16) and kept (weights.c).

@@ -14,6 +14,7 @@ static const struct {
     {MX_COMPOSITE_LINEAR, MX_COMPOSITE_KIND_LINEAR},
     {MX_COMPOSITE_EMBEDDING, MX_COMPOSITE_KIND_EMBEDDING},
     {MX_COMPOSITE_GATED_ACT, MX_COMPOSITE_KIND_GATED_ACT},
+    {MX_COMPOSITE_MOE, MX_COMPOSITE_KIND_MOE},
 };
 
 static const char *const kActivations[] = {"silu", "gelu_tanh"};        // mx_activation_t
@@ -104,6 +105,13 @@ int32_t mx_comp_quant_write(mx_module_t *m, const mx_comp_quant_t *a, mx_named_a
   return 3;
 }
 
+int32_t mx_comp_moe_write(mx_module_t *m, const mx_comp_moe_t *a, mx_named_attr_t *attrs) {
+  attrs[0] = (mx_named_attr_t){"activation", mx_attr_string(m, mx_activation_name(a->activation))};
+  attrs[1] = (mx_named_attr_t){"norm_topk", mx_attr_int(a->norm_topk ? 1 : 0, MX_ELEM_I64)};
+  attrs[2] = (mx_named_attr_t){"top_k", mx_attr_int(a->top_k, MX_ELEM_I64)};
+  return 3;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Readers
 // ---------------------------------------------------------------------------------------------
@@ -165,5 +173,15 @@ bool mx_comp_quant_read(const mx_op_t *op, mx_comp_quant_t *a) {
   if (i < 0 || !read_i(op, "bits", &a->bits) || !read_i(op, "group_size", &a->group_size))
     return false;
   a->mode = (mx_qmode_t)i;
+  return true;
+}
+
+bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a) {
+  int64_t norm = -1;
+  if (!mx_activation_parse(read_s(op, "activation"), &a->activation) ||
+      !read_i(op, "top_k", &a->top_k) || !read_i(op, "norm_topk", &norm) || a->top_k < 1 ||
+      (norm != 0 && norm != 1))
+    return false;
+  a->norm_topk = norm == 1;
   return true;
 }

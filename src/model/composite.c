@@ -34,15 +34,12 @@ static mx_status_t decomposition(mx_comp_ctx_t *c, mx_builder_t *b, const char *
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
   mx_strbuf_puts(&sb, name);
-  mx_type_t types[8];
-  if (n > 8) return mx_error_set(MX_ERR_INVALID_ARG, "%s: too many operands", name);
   for (int32_t i = 0; i < n; i++) {
     const mx_type_t *t = mx_build_type(b, operands[i]);
     if (t == NULL) {
       mx_strbuf_free(&sb);
       return mx_error_set(MX_ERR_INVALID_ARG, "%s: bad operand id %d", name, operands[i]);
     }
-    types[i] = *t;
     mx_strbuf_puts(&sb, "|");
     mx_type_print(t, &sb);
   }
@@ -66,13 +63,20 @@ static mx_status_t decomposition(mx_comp_ctx_t *c, mx_builder_t *b, const char *
   snprintf(fname, sizeof fname, "%s_%d", name, same_name);
   for (char *p = fname; *p; p++)
     if (*p == '.') *p = '_';
-  mx_func_t *f;
+  // Heap arrays: mx.moe has three weight operands per expert.
+  mx_type_t *types = malloc(sizeof *types * (size_t)(n > 0 ? n : 1));
+  int32_t *args = malloc(sizeof *args * (size_t)(n > 0 ? n : 1));
+  mx_status_t st = MX_OK;
+  if (types == NULL || args == NULL) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; st == MX_OK && i < n; i++) types[i] = *mx_build_type(b, operands[i]);
+  mx_func_t *f = NULL;
   mx_builder_t fb;
-  int32_t args[8];
-  mx_status_t st = mx_build_func(c->m, fname, true, types, n, &f, &fb, args);
   int32_t result = -1;
+  if (st == MX_OK) st = mx_build_func(c->m, fname, true, types, n, &f, &fb, args);
   if (st == MX_OK) st = build(&fb, args, params, &result);
   if (st == MX_OK) st = mx_build_return(&fb, &result, 1);
+  free(types);
+  free(args);
   if (st != MX_OK) {
     mx_strbuf_free(&sb);
     return mx_error_prefix(st, "decomposition of %s", name);

@@ -35,7 +35,7 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
     MX_TRY(fam->parse_config(&o, cfg));
     return mx_cfg_parse_quant(root, src, cfg);
   }
-  char list[256];
+  char list[512];
   return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' is not supported (supported: %s)",
                       src, cfg->model_type, mx_family_list(list, sizeof list));
 }

@@ -84,6 +84,17 @@ mx_status_t mx_cfg_window(const mx_cfg_obj_t *o, int32_t def, mx_model_config_t 
 // A soft-capping value: absent -> def, null -> 0 (none); must be positive otherwise.
 mx_status_t mx_cfg_softcap(const mx_cfg_obj_t *o, const char *key, double def, double *out);
 
+// Mixture of experts (config_moe.c): checks cfg's expert fields (experts >= 1, 1 <= k <= experts,
+// F >= 1; `experts_key` names the count in messages) and, with sparse_layers, reads Qwen's
+// decoder_sparse_step and mlp_only_layers into cfg->layer_dense as transformers places the
+// sparse blocks.
+mx_status_t mx_cfg_moe(const mx_cfg_obj_t *o, const char *experts_key, bool sparse_layers,
+                       mx_model_config_t *cfg);
+// cfg->num_experts from num_experts or num_local_experts (transformers maps one onto the other
+// in every MoE config: transformers 5 writes Qwen3-MoE's as num_local_experts, released files
+// num_experts); both present and different is an error naming both.
+mx_status_t mx_cfg_experts(const mx_cfg_obj_t *o, int32_t def, mx_model_config_t *cfg);
+
 // A mx_cfg_sliding_fn for families whose window applies to every layer.
 bool mx_cfg_every_layer(int32_t layer, int32_t arg);
 // A mx_cfg_sliding_fn: every layer slides but each n-th ((layer + 1) % n == 0), n > 0.

@@ -28,7 +28,11 @@
   X(cohere2)           \
   X(internlm3)         \
   X(exaone)            \
-  X(llava)
+  X(llava)             \
+  X(mixtral)           \
+  X(qwen2_moe)         \
+  X(qwen3_moe)         \
+  X(olmoe)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;
 MX_FAMILIES(DECLARE)

@@ -252,6 +252,32 @@ static mx_status_t add_w(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32
   return MX_OK;
 }
 
+// A sparse layer's router, experts and (Qwen2-MoE) shared expert with its gate.
+static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx_layer_w_t *lw) {
+  int64_t H = a->hidden, F = a->expert_ffn, S = a->shared_ffn;
+  char name[160];
+  snprintf(name, sizeof name, "%sgate.weight", a->moe_block);
+  MX_TRY(add_w(wl, a, &lw->router, 2, a->n_experts, H, l, name));
+  for (int32_t e = 0; e < a->n_experts; e++) {
+    for (int32_t j = 0; j < 3; j++) {
+      int32_t idx;
+      snprintf(name, sizeof name, "%sexperts.%d.%s.weight", a->moe_block, e, a->expert_names[j]);
+      MX_TRY(add_w(wl, a, &idx, 2, j == 2 ? H : F, j == 2 ? F : H, l, name));
+      wl->w[idx].kind = MX_WK_EXPERT;
+      if (e == 0 && j == 0) lw->experts = idx;
+    }
+  }
+  if (S == 0) return MX_OK;
+  static const char *const kShared[3] = {"gate_proj", "up_proj", "down_proj"};
+  int32_t *dst[3] = {&lw->gate, &lw->up, &lw->down};
+  for (int32_t j = 0; j < 3; j++) {
+    snprintf(name, sizeof name, "%sshared_expert.%s.weight", a->moe_block, kShared[j]);
+    MX_TRY(add_w(wl, a, dst[j], 2, j == 2 ? H : S, j == 2 ? S : H, l, name));
+  }
+  snprintf(name, sizeof name, "%sshared_expert_gate.weight", a->moe_block);
+  return add_w(wl, a, &lw->shared_gate, 2, 1, H, l, name);
+}
+
 void mx_wlist_free(mx_wlist_t *wl) {
   if (wl == NULL) return;
   for (int32_t i = 0; i < wl->n; i++) free(wl->w[i].name);
@@ -295,7 +321,9 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
       W_(post_norm_b, 1, H, 0, "post_attention_layernorm.bias");
     }
     if (a->sandwich_norm) W_(pre_ff_norm, 1, H, 0, "pre_feedforward_layernorm.weight");
-    if (a->plain_mlp) {  // StarCoder2: up = c_fc, down = c_proj
+    if (mx_arch_layer_moe(a, l)) {
+      if (st == MX_OK) st = moe_weights(wl, a, l, lw);
+    } else if (a->plain_mlp) {  // StarCoder2: up = c_fc, down = c_proj
       W_(up, 2, F, H, "mlp.c_fc.weight");
       if (a->mlp_bias) W_(up_b, 1, F, 0, "mlp.c_fc.bias");
       W_(down, 2, H, F, "mlp.c_proj.weight");
@@ -308,7 +336,7 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
       W_(up, 2, F, H, "mlp.up_proj.weight");
       if (a->mlp_bias) W_(up_b, 1, F, 0, "mlp.up_proj.bias");
     }
-    if (!a->plain_mlp) {
+    if (!a->plain_mlp && !mx_arch_layer_moe(a, l)) {
       W_(down, 2, H, F, "mlp.down_proj.weight");
       if (a->mlp_bias) W_(down_b, 1, H, 0, "mlp.down_proj.bias");
     }

@@ -263,8 +263,36 @@ static mx_status_t split_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
   return proj(c, act, lw->down, lw->down_b, out);
 }
 
-// The layer's MLP of h: gated (separate or fused gate/up, each quantized or not) or plain.
-static mx_status_t mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
+// A sparse layer's MLP: the routed experts, plus the shared expert (the dense MLP of gate / up
+// / down) x sigmoid(shared_expert_gate h) where the family has one.
+static mx_status_t dense_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out);
+static mx_status_t moe_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  int32_t routed, shared, g, s, sb, y;
+  MX_TRY(mx_graph_moe(c->cc, b, c->a, c->w, lw, h, &routed));
+  if (lw->gate < 0) {
+    *out = routed;
+    return MX_OK;
+  }
+  int64_t lead[2] = {0, 1};
+  MX_TRY(dense_mlp(c, lw, h, &shared));
+  MX_TRY(mx_g_linear(b, h, c->w[lw->shared_gate], &g));  // [B, T, 1]
+  MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, g, &s));
+  int64_t bt[2] = {c->B, c->T};
+  MX_TRY(mx_build_reshape(b, s, bt, 2, &s));
+  MX_TRY(mx_g_bcast_like(b, s, shared, lead, &sb));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, shared, sb, &y));
+  return mx_build_binary(b, MX_OP_ADD, routed, y, out);
+}
+
+// The layer's MLP of h: routed experts on a sparse layer, else the dense one.
+static mx_status_t mlp(core_t *c, int32_t l, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
+  if (mx_arch_layer_moe(c->a, l)) return moe_mlp(c, lw, h, out);
+  return dense_mlp(c, lw, h, out);
+}
+
+// A dense MLP of h: gated (separate or fused gate/up, each quantized or not) or plain.
+static mx_status_t dense_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
   const mx_arch_t *a = c->a;
   mx_builder_t *b = &c->b;
   if (a->plain_mlp) {  // down(act(up(h) + b) + b)
@@ -350,7 +378,7 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
     MX_TRY(a->sandwich_norm ? norm(c, x1, lw->pre_ff_norm, &h2)
                             : norm_b(c, x1, lw->post_norm, lw->post_norm_b, &h2));
   }
-  MX_TRY(mlp(c, lw, h2, &m));
+  MX_TRY(mlp(c, l, lw, h2, &m));
   if (a->sandwich_norm || a->norm_after) MX_TRY(norm(c, m, lw->post_ff_norm, &m));
   MX_TRY(scale_by(b, m, a->residual_scale, &m));
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);

@@ -41,7 +41,15 @@ typedef struct mx_arch {
                           // h = input_layernorm(x); no post_attention_layernorm
   bool plain_mlp;         // StarCoder2: down(act(up(x))) named mlp.c_fc / mlp.c_proj, no gate
   double residual_scale;  // 0: none; else attention / MLP outputs x it before the adds
-  double logit_scale;     // 0: none; else logits x it (before any soft-cap)
+  // Mixture of experts (n_experts 0: dense). A sparse layer's MLP is the router <block>gate,
+  // softmax, top_k, [renormalized], mx.moe over <block>experts.<e>.<names>, plus Qwen2-MoE's
+  // shared expert (<block>shared_expert.*, shared_ffn) x sigmoid(<block>shared_expert_gate h).
+  int32_t n_experts, top_k, expert_ffn, shared_ffn;
+  bool norm_topk;
+  const char *moe_block;        // "mlp." or Mixtral's "block_sparse_moe."
+  const char *expert_names[3];  // gate, up, down: "gate_proj"... or Mixtral's w1, w3, w2
+  const uint8_t *layer_dense;   // cfg->layer_dense: a dense MLP of ffn on that layer
+  double logit_scale;           // 0: none; else logits x it (before any soft-cap)
   // Tensor names: prefix + "embed_tokens.weight", prefix + "layers.<l>. ...", prefix +
   // "norm.weight" and head_name. A family whose checkpoints come in several layouts lists
   // them in prefix_alts / head_alts; the first whose embedding is present is used.
@@ -105,6 +113,8 @@ typedef enum mx_wkind {
   MX_WK_LINEAR,     // a matmul weight [N, K] (y = x W^T): quantizable
   MX_WK_EMBED,      // the embedding table [V, H] (quantizable; also the head when tied)
   MX_WK_QPARAM,     // scales / biases of a quantized weight (added by mx_wlist_resolve_quant)
+  MX_WK_EXPERT,     // an expert's matmul weight [N, K] (mx.moe: converted like linears, not
+                    // quantized yet)
 } mx_wkind_t;
 
 typedef struct mx_wspec {
@@ -126,6 +136,10 @@ typedef struct mx_layer_w {
   int32_t qkv, gate_up;               // fused projections (Phi-3)
   int32_t pre_ff_norm, post_ff_norm;  // sandwich norms (Gemma 2/3)
   int32_t in_norm_b, post_norm_b;     // LayerNorm biases (StarCoder2, StableLM)
+  // A sparse MoE layer: the router [E, H], the experts' weights from `experts` on (gate, up,
+  // down of expert 0, then of expert 1, ...), Qwen2-MoE's shared expert gate [1, H]; the
+  // shared expert itself is gate / up / down.
+  int32_t router, experts, shared_gate;
 } mx_layer_w_t;
 
 typedef struct mx_wlist {
@@ -174,6 +188,12 @@ mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int3
 mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
                               int32_t w_up, int32_t w_down, const char *activation, int32_t *out);
 
+// moe (composite_moe.c, mx.moe): x[B,T,H] f32, router[E,H], experts[3E] (gate, up, down of
+// expert 0, then of expert 1, ...) -> [B,T,H] f32.
+mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
+                        const int32_t *experts, int32_t n_experts, const char *activation,
+                        int32_t top_k, bool norm_topk, int32_t *out);
+
 // Quantized weights (composite_quant.c). w, scales[, biases] are the stored tensors of spec s.
 // linear: x[..., K] f32 -> [..., N] f32 (`mx.linear`).
 mx_status_t mx_comp_linear_q(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wspec_t *s, int32_t x,
@@ -196,6 +216,17 @@ mx_status_t mx_gq_linear(mx_comp_ctx_t *c, mx_builder_t *b, const mx_wlist_t *wl
                          int32_t wi, int32_t x, int64_t row0, int64_t rows, int32_t *out);
 // True when spec wi is stored quantized.
 bool mx_gq_is_quant(const mx_wlist_t *wl, int32_t wi);
+
+// ---- Mixture of experts (graph_moe.c) ----
+
+// The MoE fields of *a from cfg (after mx_arch_base): sizes, renormalization, the sparse layers,
+// and the names most families use ("mlp.", gate_proj / up_proj / down_proj).
+mx_status_t mx_arch_moe(const mx_model_config_t *cfg, mx_arch_t *a);
+// True when layer l of a routes its MLP through experts.
+bool mx_arch_layer_moe(const mx_arch_t *a, int32_t l);
+// The routed experts of a sparse layer on h [B, T, H] f32: one mx.moe -> [B, T, H] f32.
+mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a, const int32_t *w,
+                         const mx_layer_w_t *lw, int32_t h, int32_t *out);
 
 // ---- The shared transformer core (graph_core.c) ----
 

@@ -56,6 +56,7 @@ static mx_status_t weight_roles(const mx_model_config_t *cfg, const mx_checkpoin
   for (int32_t i = 0; i < wl->n; i++) {
     switch (wl->w[i].kind) {
       case MX_WK_LINEAR:
+      case MX_WK_EXPERT:
         r[i] = ROLE_MATMUL;
         break;
       case MX_WK_EMBED:

@@ -136,7 +136,41 @@ FAMILIES = {
                                                   "long_factor": [1.0, 1.5, 2.5, 4.5, 8.0, 14.0]}),
                             "LongRoPE's short factors (every sequence fits the original 64), "
                             "attention factor sqrt(1 + ln(2) / ln(64))"),
+    # Mixtures of experts: 8 experts, top-2, per-expert tensors as save_pretrained writes them.
+    "mixtral": (dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=32),
+                "8 experts of intermediate 32, top-2 of a softmax, always renormalized"),
+    "qwen2_moe": (dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                       shared_expert_intermediate_size=48, mlp_only_layers=[1]),
+                  "8 experts, top-2 not renormalized (norm_topk_prob false), shared expert "
+                  "with a sigmoid gate, layer 1 dense (mlp_only_layers), q/k/v biases"),
+    "qwen3_moe": (dict(num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                       norm_topk_prob=True, head_dim=16),
+                  "8 experts, top-2 renormalized (norm_topk_prob), per-head q/k RMSNorm"),
+    "olmoe": (dict(num_experts=8, num_experts_per_tok=2, intermediate_size=32,
+                   bos_token_id=None),
+              "8 experts, top-2 not renormalized, q/k RMSNorm over the whole projection"),
 }
+
+MIN_ROUTE_MARGIN = 1e-4  # k-th minus (k+1)-th router probability at every token and layer
+
+
+class RouteMargins:
+    """Forward hooks on the routers (modules named *TopKRouter) recording the smallest gap
+    between the k-th and the (k+1)-th softmax probability: a float32 engine cannot pick
+    another expert set where the gap is larger than its rounding."""
+
+    def __init__(self, model):
+        self.min = float("inf")
+        self.handles = [m.register_forward_hook(self.hook) for m in model.modules()
+                        if type(m).__name__.endswith("TopKRouter")]
+
+    def hook(self, module, args, out):
+        probs = torch.softmax(out[0].to(torch.float64), dim=-1)
+        top = torch.topk(probs, module.top_k + 1, dim=-1).values
+        self.min = min(self.min, float((top[:, -2] - top[:, -1]).min()))
+
+    def reset(self):
+        self.min = float("inf")
 
 
 def fill_weights(model, seed):
@@ -273,6 +307,8 @@ def make(name):
     model_type = kw.pop("model_type", name)
     config = AutoConfig.for_model(model_type, **kw)
     config._attn_implementation = "eager"
+    # The experts' per-expert loop (the grouped matmul has no float64 kernel).
+    config._experts_implementation = "eager"
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.eval()
@@ -286,13 +322,15 @@ def make(name):
     vocab = config.vocab_size
     bos = getattr(config, "bos_token_id", None)
     best = None
+    routes = RouteMargins(model)
     for prompt_seed in range(1, 41):
         g = np.random.default_rng(prompt_seed)
         prompt = [int(x) for x in g.integers(3, vocab, N_PROMPT)]
         if bos is not None:
             prompt[0] = int(bos)
+        routes.reset()
         ids, margins = greedy(model, prompt)
-        if min(margins) < MIN_MARGIN:
+        if min(margins) < MIN_MARGIN or routes.min < MIN_ROUTE_MARGIN:
             continue
         score = len(set(ids))
         if best is None or score > best[0]:
@@ -300,7 +338,8 @@ def make(name):
         if prompt_seed >= 20 and best is not None:
             break
     if best is None:
-        raise SystemExit(f"{name}: no prompt with greedy margins >= {MIN_MARGIN}")
+        raise SystemExit(f"{name}: no prompt with greedy margins >= {MIN_MARGIN} "
+                         f"and router margins >= {MIN_ROUTE_MARGIN}")
     _, prompt_seed, prompt, ids, margins = best
     full = forward(model, prompt + ids)
     logits = full[:N_PROMPT]
@@ -326,6 +365,10 @@ def make(name):
         "greedy_ids": ids,
         "greedy_top2_margins": [float(f32(m)) for m in margins],
     }
+    if routes.handles:
+        routes.reset()
+        forward(model, prompt + ids)
+        fields["min_router_margin"] = float(f32(routes.min))
     write_reference(os.path.join(out, "reference.json"), fields, logits, dlogits)
     size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     print(f"{name}: prompt seed {prompt_seed}, {len(set(ids))} distinct greedy ids, "

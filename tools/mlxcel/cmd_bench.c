@@ -29,7 +29,8 @@ static void bench_usage(FILE *out) {
       "  decode limit  = memory bandwidth / bytes read per decoded token (every matmul weight\n"
       "                  at the precision's size, or for quantized layers their packed\n"
       "                  values, scales and biases; the embedding row, the norms, and the KV\n"
-      "                  cache up to the mean decode position at the KV dtype's size)\n"
+      "                  cache up to the mean decode position at the KV dtype's size; of a\n"
+      "                  mixture of experts, the router and the selected experts only)\n"
       "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
       "                  the attention scores and values, the LM head of each prefill call);\n"
       "                  bf16 / f16 rows are measured against the same f32 peak\n"
@@ -309,20 +310,43 @@ typedef struct model_cost {
   int64_t prefill_calls;
 } model_cost_t;
 
+// The matmul parameters of the MLPs one decode step reads: the dense MLPs, and of a sparse
+// (mixture-of-experts) layer the shared expert (*lin) and the top_k selected experts (*experts);
+// *router: the routers' parameters (kept in f32 by every precision).
+static void mlp_params(const mx_model_config_t *c, double *lin, double *experts, double *router) {
+  double h = c->hidden_size;
+  *lin = *experts = *router = 0;
+  for (int32_t l = 0; l < c->num_layers; l++) {
+    if (c->num_experts == 0 || c->layer_dense[l]) {
+      *lin += 3 * h * c->intermediate_size;
+      continue;
+    }
+    *experts += (double)c->num_experts_per_tok * 3 * h * c->moe_intermediate_size;
+    *lin += 3 * h * c->shared_expert_intermediate_size;
+    *router += (double)c->num_experts * h + (c->shared_expert_intermediate_size ? h : 0);
+  }
+}
+
 // wsize / kvsize: bytes per matmul weight and per KV-cache element (4 at f32, 2 at bf16 / f16).
 static void model_cost(const mx_model_config_t *c, int64_t n, int64_t gen, int64_t chunk,
                        double wsize, double kvsize, model_cost_t *mc) {
   double h = c->hidden_size, q = (double)c->num_heads * c->head_dim;
-  double kv = (double)c->num_kv_heads * c->head_dim, inter = c->intermediate_size;
+  double kv = (double)c->num_kv_heads * c->head_dim, lin, experts, router;
   double layers = c->num_layers, v = c->vocab_size;
-  mc->layer_matmul_params = h * q + 2 * h * kv + q * h + 3 * h * inter;
+  mlp_params(c, &lin, &experts, &router);
+  // Per layer, on average over the layers; a MoE layer counts its selected experts only.
+  mc->layer_matmul_params = h * q + 2 * h * kv + q * h + (lin + experts + router) / layers;
   mc->head_params = v * h;
-  mc->matmul_params = layers * mc->layer_matmul_params + mc->head_params;
-  mc->params = mc->matmul_params + (c->tie_word_embeddings ? 0 : v * h) + (2 * layers + 1) * h;
-  mc->weight_bytes = wsize * (mc->matmul_params + h) + 4.0 * (2 * layers + 1) * h;
+  // What mx_model_matmul_bytes counts (linear layers and the head; not the experts).
+  mc->matmul_params = layers * (h * q + 2 * h * kv + q * h) + lin + mc->head_params;
+  mc->params = mc->matmul_params + experts + router + (c->tie_word_embeddings ? 0 : v * h) +
+               (2 * layers + 1) * h;
+  mc->weight_bytes =
+      wsize * (mc->matmul_params + experts + h) + 4.0 * ((2 * layers + 1) * h + router);
   double mean_pos = (double)n + (double)(gen - 1) / 2.0;  // decode positions n .. n+gen-1
   mc->kv_bytes_per_token = 2.0 * layers * kv * kvsize * (mean_pos + 1.0);
-  mc->decode_flops_per_token = 2.0 * mc->matmul_params + layers * 4.0 * q * (mean_pos + 1.0);
+  mc->decode_flops_per_token =
+      2.0 * (mc->matmul_params + experts + router) + layers * 4.0 * q * (mean_pos + 1.0);
   mc->prefill_calls = n / chunk;
   for (int64_t r = n % chunk; r; r &= r - 1) mc->prefill_calls++;
   double dn = (double)n;
@@ -639,11 +663,12 @@ static int run_model(const bench_args_t *b) {
           "first measurement's medians %.2f, %.1f)\n",
           machine_source, m.threads, bw, peak, m.bandwidth_gbs, m.peak_gflops);
       printf(
-          "model: %s, %.1fM params, %s, precision %s, KV %s, quant %s, backend %s, %lld "
+          "model: %s, %.1fM %sparams, %s, precision %s, KV %s, quant %s, backend %s, %lld "
           "threads%s\n",
-          c->model_type, mc.params / 1e6, dtype_name(c->dtype), dtype_name(model->precision),
-          dtype_name(model->kv_dtype), mx_quant_mode_name(model->quant), backend,
-          (long long)threads, run.b ? ", batch engine" : "");
+          c->model_type, mc.params / 1e6, c->num_experts ? "active " : "", dtype_name(c->dtype),
+          dtype_name(model->precision), dtype_name(model->kv_dtype),
+          mx_quant_mode_name(model->quant), backend, (long long)threads,
+          run.b ? ", batch engine" : "");
       if (par > 1)
         printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
                (long long)par, dec_med / (double)par);

@@ -37,13 +37,19 @@ static void mkmodel_usage(FILE *out) {
           "  -q, --quiet        no progress on stderr\n"
           "  -h, --help         show this help\n"
           "\n"
-          "Presets (shape: hidden, intermediate, layers, query/kv heads, head_dim, vocab):\n",
+          "Presets (shape: hidden, intermediate, layers, query/kv heads, head_dim, vocab;\n"
+          "mixtures of experts: experts, selected per token, an expert's intermediate size):\n",
           mk_arch_list());
   for (int32_t i = 0; i < mk_preset_count(); i++) {
     const mk_preset_t *p = mk_preset_at(i);
     fprintf(out, "  %-11s %-15s h%d i%d L%d q%d/kv%d d%d v%d%s: %s\n", p->family->arch, p->name,
             (int)p->hidden, (int)p->inter, (int)p->layers, (int)p->heads, (int)p->kv_heads,
             (int)p->head_dim, (int)p->vocab, p->untied ? "" : " tied", p->desc);
+    if (p->experts) {
+      fprintf(out, "%30sexperts %d, top %d, expert i%d%s\n", "", (int)p->experts, (int)p->top_k,
+              (int)(p->moe_inter ? p->moe_inter : p->inter),
+              p->shared_inter ? ", shared expert" : "");
+    }
     if (p->note) fprintf(out, "%30s(%s)\n", "", p->note);
   }
   fprintf(out, "\nExit status: 0 success, 1 failure, 2 bad command line, 3 unwritable DIR.\n");

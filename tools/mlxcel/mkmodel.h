@@ -30,6 +30,12 @@ enum {
   MK_KEY_LOCAL_ROPE = 1 << 13,   // rope_local_base_freq, sliding_window_pattern
   MK_KEY_PHI3 = 1 << 14,         // embd_pdrop, resid_pdrop, original_max_position_embeddings,
                                  // partial_rotary_factor
+  MK_KEY_MOE = 1 << 15,          // num_experts (num_local_experts with MOE_LOCAL),
+                                 // num_experts_per_tok, output_router_logits,
+                                 // router_aux_loss_coef, norm_topk_prob (not with MOE_LOCAL)
+  MK_KEY_MOE_LOCAL = 1 << 16,    // Mixtral's num_local_experts, router_jitter_noise
+  MK_KEY_MOE_QWEN = 1 << 17,     // moe_intermediate_size, decoder_sparse_step, mlp_only_layers
+  MK_KEY_SHARED = 1 << 18,       // shared_expert_intermediate_size
 };
 
 typedef struct mk_family {
@@ -71,6 +77,10 @@ typedef struct mk_preset {
   int32_t window_pattern;              // sliding_window_pattern (Gemma 3)
   double partial_rotary;               // Phi-3 (0: 1.0)
   const char *note;                    // e.g. "f32 needs 29 GiB: use --dtype bf16"; may be NULL
+  // Mixture of experts (MK_KEY_MOE): experts, selected per token, an expert's intermediate
+  // size (MOE_QWEN; else intermediate_size is the experts'), the shared expert's, renormalized.
+  int32_t experts, top_k, moe_inter, shared_inter;
+  bool norm_topk;
 } mk_preset_t;
 
 // The preset table (mkmodel_presets.c).

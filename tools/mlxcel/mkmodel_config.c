@@ -150,6 +150,22 @@ static void family_keys(const mk_preset_t *p, obj_t *o) {
     add_float(o, "rope_local_base_freq", p->local_base);
     add_raw(o, "sliding_window_pattern", "%d", (int)p->window_pattern);
   }
+  if (k & MK_KEY_MOE) {
+    add_raw(o, k & MK_KEY_MOE_LOCAL ? "num_local_experts" : "num_experts", "%d", (int)p->experts);
+    add_raw(o, "num_experts_per_tok", "%d", (int)p->top_k);
+    add_raw(o, "output_router_logits", "false");
+    add_float(o, "router_aux_loss_coef", 0.001);
+    if (!(k & MK_KEY_MOE_LOCAL)) add_raw(o, "norm_topk_prob", p->norm_topk ? "true" : "false");
+  }
+  if (k & MK_KEY_MOE_LOCAL) add_float(o, "router_jitter_noise", 0.0);
+  if (k & MK_KEY_MOE_QWEN) {
+    add_raw(o, "moe_intermediate_size", "%d", (int)p->moe_inter);
+    add_raw(o, "decoder_sparse_step", "1");
+    add_raw(o, "mlp_only_layers", "[]");
+  }
+  if (k & MK_KEY_SHARED) {
+    add_raw(o, "shared_expert_intermediate_size", "%d", (int)p->shared_inter);
+  }
   if (k & MK_KEY_PHI3) {
     add_float(o, "embd_pdrop", 0.0);
     add_float(o, "resid_pdrop", 0.0);

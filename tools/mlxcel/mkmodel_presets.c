@@ -35,8 +35,22 @@ static const mk_family_t kPhi3 = {"phi3", "Phi3ForCausalLM", "silu",
                                   MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_PHI3 | MK_KEY_PAD |
                                       MK_KEY_ROPE_SCALING | MK_KEY_WINDOW | MK_KEY_TIE};
 
-static const mk_family_t *const kFamilies[] = {&kLlama, &kQwen2,  &kQwen3,  &kMistral,
-                                               &kGemma, &kGemma2, &kGemma3, &kPhi3};
+// Mixtures of experts.
+static const mk_family_t kMixtral = {
+    "mixtral", "MixtralForCausalLM", "silu",
+    MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_WINDOW | MK_KEY_TIE | MK_KEY_MOE | MK_KEY_MOE_LOCAL};
+static const mk_family_t kQwen2Moe = {"qwen2_moe", "Qwen2MoeForCausalLM", "silu",
+                                      KEYS_QWEN | MK_KEY_MOE | MK_KEY_MOE_QWEN | MK_KEY_SHARED};
+static const mk_family_t kQwen3Moe = {
+    "qwen3_moe", "Qwen3MoeForCausalLM", "silu",
+    KEYS_QWEN | MK_KEY_ATTN_BIAS | MK_KEY_HEAD_DIM | MK_KEY_MOE | MK_KEY_MOE_QWEN};
+static const mk_family_t kOlmoe = {
+    "olmoe", "OlmoeForCausalLM", "silu",
+    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_PAD | MK_KEY_ROPE_SCALING | MK_KEY_MOE};
+
+static const mk_family_t *const kFamilies[] = {&kLlama,   &kQwen2,    &kQwen3,    &kMistral,
+                                               &kGemma,   &kGemma2,   &kGemma3,   &kPhi3,
+                                               &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -108,6 +122,14 @@ static const mk_layout_t kGemmaTokens = {
         "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m.role "
         "== 'assistant' else m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor "
         "%}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}",
+};
+
+// GPT-NeoX's tokenizer as OLMoE ships it: <|endoftext|> (0, also BOS / EOS), <|padding|> (1).
+static const mk_layout_t kNeox = {
+    .bottom = {"<|endoftext|>", "<|padding|>"},
+    .bos = "<|endoftext|>",
+    .eos = "<|endoftext|>",
+    .pad = "<|padding|>",
 };
 
 // ---- Presets ----
@@ -365,6 +387,135 @@ static const mk_preset_t kPresets[] = {
      .untied = true,
      .window = 2047,
      .note = "15 GB at f32, twice that resident: --dtype bf16 on 24 GiB"},
+    // Mixtures of experts: tiny ones route 16 tokens over 4 experts, top 2.
+    {.name = "tiny",
+     .desc = "test: 4 experts, top 2, renormalized",
+     .family = &kMixtral,
+     .layout = &kLlama2,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 1000000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .experts = 4,
+     .top_k = 2},
+    {.name = "mixtral-8x7b",
+     .desc = "Mixtral-8x7B-v0.1",
+     .family = &kMixtral,
+     .layout = &kLlama2,
+     .vocab = 32000,
+     .hidden = 4096,
+     .inter = 14336,
+     .layers = 32,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 32768,
+     .theta = 1000000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .experts = 8,
+     .top_k = 2,
+     .note = "93 GB at bf16: does not fit 24 GiB"},
+    {.name = "tiny",
+     .desc = "test: 4 experts, top 2, shared expert",
+     .family = &kQwen2Moe,
+     .layout = &kQwen,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .experts = 4,
+     .top_k = 2,
+     .moe_inter = 32,
+     .shared_inter = 96},
+    {.name = "qwen1.5-moe-a2.7b",
+     .desc = "Qwen1.5-MoE-A2.7B",
+     .family = &kQwen2Moe,
+     .layout = &kQwen,
+     .vocab = 151936,
+     .hidden = 2048,
+     .inter = 5632,
+     .layers = 24,
+     .heads = 16,
+     .kv_heads = 16,
+     .head_dim = 128,
+     .max_pos = 8192,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .experts = 60,
+     .top_k = 4,
+     .moe_inter = 1408,
+     .shared_inter = 5632,
+     .note = "57 GB at f32: --dtype bf16 on 24 GiB"},
+    {.name = "tiny",
+     .desc = "test: 4 experts, top 2, renormalized, q/k norms",
+     .family = &kQwen3Moe,
+     .layout = &kQwen,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 32,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .experts = 4,
+     .top_k = 2,
+     .moe_inter = 32,
+     .norm_topk = true},
+    {.name = "qwen3-30b-a3b",
+     .desc = "Qwen3-30B-A3B",
+     .family = &kQwen3Moe,
+     .layout = &kQwen,
+     .vocab = 151936,
+     .hidden = 2048,
+     .inter = 6144,
+     .layers = 48,
+     .heads = 32,
+     .kv_heads = 4,
+     .head_dim = 128,
+     .max_pos = 40960,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .experts = 128,
+     .top_k = 8,
+     .moe_inter = 768,
+     .norm_topk = true,
+     .note = "61 GB at bf16: does not fit 24 GiB"},
+    {.name = "tiny",
+     .desc = "test: 4 experts, top 2, flat q/k norms",
+     .family = &kOlmoe,
+     .layout = &kNeox,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .experts = 4,
+     .top_k = 2},
+    {.name = "olmoe-1b-7b",
+     .desc = "OLMoE-1B-7B-0924",
+     .family = &kOlmoe,
+     .layout = &kNeox,
+     .vocab = 50304,
+     .hidden = 2048,
+     .inter = 1024,
+     .layers = 16,
+     .heads = 16,
+     .kv_heads = 16,
+     .head_dim = 128,
+     .max_pos = 4096,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .experts = 64,
+     .top_k = 8,
+     .note = "28 GB at f32, 14 GB at bf16 plus its packed copy: 8 layers fit 24 GiB"},
 };
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
@@ -392,7 +543,7 @@ const mk_preset_t *mk_preset_find(const char *arch, const char *name, int32_t *n
 }
 
 const char *mk_arch_list(void) {
-  static char buf[160];
+  static char buf[256];
   if (!buf[0]) {
     for (int32_t i = 0; i < NFAMILIES; i++) {
       size_t n = strlen(buf);

@@ -1,0 +1,147 @@
+// mx.moe on the plan (plan_internal.h's ST_MOE_* steps, executed by moe.c): f32, bf16 or f16
+// experts whose weights are all arguments of one shape and type, packed through the weights
+// cache (each expert's gate, up and down once, as a dense MLP's), and a router argument read as
+// stored. Anything else (quantized experts, weights the graph computes) is not matched: the op
+// then runs through its decomposition.
+#include <stdlib.h>
+
+#include "cpu/compile_internal.h"
+#include "mlxcel/composite.h"
+
+// Packs the 3E expert weights into mo (allocated by the caller); false when one is not a weight
+// argument of the expected shape and type.
+static bool pack_experts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  for (int64_t i = 0; i < 3 * mo->n_experts; i++) {
+    int32_t v = op->operands[2 + i];
+    const mx_type_t *t = vtype(f, v);
+    int64_t n = i % 3 == 2 ? mo->h : mo->f, k = i % 3 == 2 ? mo->f : mo->h;
+    const void *w = weight_bytes(c, v);
+    if (!w || t->kind != MX_TYPE_TENSOR || t->quant || t->elem != mo->et || t->rank != 2 ||
+        t->dims[0] != n || t->dims[1] != k)
+      return false;
+    if (mo->et == MX_ELEM_F32) {
+      *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)w, n, k, &mo->w[i]);
+    } else {
+      *st = mx_cpu_packed_lowp_get(c->p->weights, c->o->pool, mo->et, (const uint16_t *)w, n, k,
+                                   &mo->wl[i]);
+    }
+    if (*st) return true;
+  }
+  return true;
+}
+
+static mx_step_t *step(cctx_t *c, const mx_op_t *op, step_kind_t kind, const char *what,
+                       mx_cpu_moe_t *mo, mx_status_t *st) {
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_add_step(c->p, &s))) return NULL;
+  s->kind = kind;
+  s->parallel = kind != ST_MOE_ROUTE;
+  s->op = op;
+  s->what = what;
+  s->moe = mo;
+  return s;
+}
+
+static mx_status_t temp(cctx_t *c, size_t bytes, int32_t *slot) {
+  return mx_plan_add_temp(c->p, bytes ? bytes : 4, slot);
+}
+
+bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (mx_composite_kind(op) != MX_COMPOSITE_KIND_MOE || op->n_results != 1 || op->n_operands < 5 ||
+      (op->n_operands - 2) % 3 != 0)
+    return false;
+  mx_comp_moe_t ma;
+  const mx_type_t *xt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
+                  *ot = vtype(f, op->results[0]), *gt = vtype(f, op->operands[2]);
+  const void *router = weight_bytes(c, op->operands[1]);
+  if (!mx_comp_moe_read(op, &ma) || !is_f32(xt) || !is_f32(ot) || !mx_type_same_shape(xt, ot) ||
+      xt->rank < 1 || !router || !(is_f32(rt) || is_lowp(rt)) || rt->rank != 2 ||
+      !(is_f32(gt) || is_lowp(gt)) || gt->rank != 2)
+    return false;
+  int64_t E = (op->n_operands - 2) / 3, H = xt->dims[xt->rank - 1], F = gt->dims[0];
+  int64_t K = ma.top_k, M = H ? mx_type_numel(xt) / H : 0;
+  if (H == 0 || F == 0 || M == 0 || K > E || gt->dims[1] != H || rt->dims[0] != E ||
+      rt->dims[1] != H)
+    return false;
+  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 6 * (size_t)E * sizeof(void *));
+  if (!mo) {
+    *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    return true;
+  }
+  mo->n_experts = E;
+  mo->k = K;
+  mo->m = M;
+  mo->h = H;
+  mo->f = F;
+  mo->act = (int)ma.activation;
+  mo->norm_topk = ma.norm_topk;
+  mo->rows_as_gemv = c->o->rows_as_gemv;
+  mo->et = gt->elem;
+  mo->router = router;
+  mo->router_et = rt->elem;
+  mo->router_bytes = rt->elem == MX_ELEM_F32 ? 4 : 2;
+  mo->w = (const mx_cpu_packed_t **)(mo + 1);
+  mo->wl = (const mx_cpu_packed_lowp_t **)(mo->w + 3 * E);
+  bool lowp = gt->elem != MX_ELEM_F32;
+  if (!pack_experts(c, op, mo, st) || *st) {
+    free(mo);
+    return *st != MX_OK;
+  }
+  int64_t R = M * K;
+  int32_t meta, xg, xgl = -1, act, gate, up, actl = -1, rows;
+  mx_step_t *s;
+  if ((*st = temp(c, mx_cpu_moe_meta_bytes(mo), &meta)) ||
+      (*st = temp(c, (size_t)(R * H) * sizeof(float), &xg)) ||
+      (lowp && (*st = temp(c, (size_t)(R * H) * sizeof(uint16_t), &xgl))) ||
+      (*st = temp(c, (size_t)(R * F) * sizeof(float), &act)) ||
+      (*st = temp(c, (size_t)(R * F) * sizeof(float), &gate)) ||
+      (*st = temp(c, (size_t)(R * F) * sizeof(float), &up)) ||
+      (lowp && (*st = temp(c, (size_t)(R * F) * sizeof(uint16_t), &actl))) ||
+      (*st = temp(c, (size_t)(R * H) * sizeof(float), &rows))) {
+    free(mo);
+    return true;
+  }
+  // The route step owns mo from here (freed with the plan).
+  if (!(s = step(c, op, ST_MOE_ROUTE, "mx.moe route (top-k, rows grouped by expert)", mo, st))) {
+    free(mo);
+    return true;
+  }
+  s->n_in = 1;
+  s->in[0] = op->operands[0];
+  s->n_out = lowp ? 3 : 2;
+  s->out[0] = meta;
+  s->out[1] = xg;
+  s->out[2] = xgl;
+  bool gemv = M == 1 || mo->rows_as_gemv;
+  const char *what_up =
+      gemv ? "mx.moe gate+up gemv, act (selected experts)" : "mx.moe gate+up gemm per expert, act";
+  if (!(s = step(c, op, ST_MOE_UP, what_up, mo, st))) return true;
+  s->n_in = lowp ? 3 : 2;
+  s->in[0] = meta;
+  s->in[1] = xg;
+  s->in[2] = xgl;
+  s->n_out = lowp ? 4 : 3;
+  s->out[0] = act;
+  s->out[1] = gate;
+  s->out[2] = up;
+  s->out[3] = actl;
+  const char *what_down =
+      gemv ? "mx.moe down gemv (selected experts)" : "mx.moe down gemm per expert";
+  if (!(s = step(c, op, ST_MOE_DOWN, what_down, mo, st))) return true;
+  s->n_in = lowp ? 3 : 2;
+  s->in[0] = meta;
+  s->in[1] = act;
+  s->in[2] = actl;
+  s->n_out = 1;
+  s->out[0] = rows;
+  if (!(s = step(c, op, ST_MOE_COMBINE, "mx.moe combine (weighted sum of k rows)", mo, st)))
+    return true;
+  s->n_in = 2;
+  s->in[0] = meta;
+  s->in[1] = rows;
+  s->n_out = 1;
+  s->out[0] = op->results[0];
+  return true;
+}

@@ -1,0 +1,283 @@
+// The executor of mx.moe's plan steps (plan_internal.h): the selected experts only.
+//
+// ST_MOE_ROUTE computes each token's routing (router logits, softmax, top k with the lowest
+// index first among equal probabilities, renormalized when asked: the decomposition's order of
+// choices), groups the M * K (token, k) pairs by expert and gathers each pair's x row (and its
+// bf16 / f16 copy for lowp experts), so every expert multiplies one contiguous block of rows.
+// ST_MOE_UP and ST_MOE_DOWN then read only the experts that have rows: for a decode step (one
+// token) the work units are (row, chunk of panels), so K experts' GEMVs are shared by all threads;
+// for a prefill the units are whole experts, each one GEMM over its rows (the weights read once per
+// expert, not once per token). ST_MOE_COMBINE sums each token's K rows times their routing weights,
+// in k order.
+#include <math.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "cpu/kernels_lowp_internal.h"
+#include "cpu/plan_internal.h"
+
+typedef struct meta {
+  int32_t *n_active, *off, *cnt, *erow, *pos, *active, *cursor, *pick;
+  float *wts;     // [M * K] the routing weight of pair (m, k)
+  float *logits;  // [E] scratch of the route step
+  float *xr;      // [H] scratch: x rounded to a lowp router's type
+} meta_t;
+
+size_t mx_cpu_moe_meta_bytes(const mx_cpu_moe_t *mo) {
+  int64_t E = mo->n_experts, R = mo->m * mo->k;
+  return sizeof(int32_t) * (size_t)(1 + 5 * E + 3 * R) + sizeof(float) * (size_t)(R + E + mo->h);
+}
+
+static meta_t meta_of(const mx_cpu_moe_t *mo, void *base) {
+  int64_t E = mo->n_experts, R = mo->m * mo->k;
+  meta_t t;
+  t.n_active = base;
+  t.off = t.n_active + 1;
+  t.cnt = t.off + E;
+  t.erow = t.cnt + E;
+  t.pos = t.erow + R;
+  t.active = t.pos + R;
+  t.cursor = t.active + E;
+  t.pick = t.cursor + E;  // [R + E]: the picks of the current token, then its chosen flags
+  t.wts = (float *)(t.pick + R + E);
+  t.logits = t.wts + R;
+  t.xr = t.logits + E;
+  return t;
+}
+
+// Element i of a router row of type et.
+static inline float router_at(const void *w, mx_elem_type_t et, int64_t i) {
+  if (et == MX_ELEM_F32) return ((const float *)w)[i];
+  uint16_t h = ((const uint16_t *)w)[i];
+  return et == MX_ELEM_BF16 ? mx_bf16_to_f32(h) : mx_f16_to_f32(h);
+}
+
+// sum x[i] w[i] in 8 interleaved chains (the compiler keeps each in a vector lane).
+static float dot_f32(const float *x, const float *w, int64_t n) {
+  float acc[8] = {0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; j++) acc[j] += x[i + j] * w[i + j];
+  float s = 0.0f;
+  for (; i < n; i++) s += x[i] * w[i];
+  for (int j = 0; j < 8; j++) s += acc[j];
+  return s;
+}
+
+// Token m's top-k experts into idx[0..K) and their weights into w[0..K) (t's scratch).
+static void route_token(const mx_cpu_moe_t *mo, const meta_t *t, const float *x, int32_t *idx,
+                        float *w) {
+  int64_t E = mo->n_experts, H = mo->h, K = mo->k;
+  const float *xv = x;
+  if (mo->router_et != MX_ELEM_F32) {  // a linear layer in the router's type: x rounded to it
+    for (int64_t i = 0; i < H; i++)
+      t->xr[i] = mo->router_et == MX_ELEM_BF16 ? mx_bf16_to_f32(mx_f32_to_bf16(x[i]))
+                                               : mx_f16_to_f32(mx_f32_to_f16(x[i]));
+    xv = t->xr;
+  }
+  float mx = -INFINITY;
+  for (int64_t e = 0; e < E; e++) {
+    const uint8_t *row = (const uint8_t *)mo->router + e * H * mo->router_bytes;
+    float acc = 0.0f;
+    if (mo->router_et == MX_ELEM_F32) {  // the usual case (precision keeps routers in f32)
+      acc = dot_f32(xv, (const float *)row, H);
+    } else {
+      for (int64_t i = 0; i < H; i++) acc += xv[i] * router_at(row, mo->router_et, i);
+    }
+    t->logits[e] = acc;
+    if (acc > mx) mx = acc;
+  }
+  float sum = 0.0f;
+  for (int64_t e = 0; e < E; e++) {
+    t->logits[e] = expf(t->logits[e] - mx);
+    sum += t->logits[e];
+  }
+  int32_t *chosen = t->pick + mo->m * K;  // [E] flags
+  for (int64_t e = 0; e < E; e++) {
+    t->logits[e] /= sum;  // probabilities
+    chosen[e] = 0;
+  }
+  for (int64_t j = 0; j < K; j++) {
+    int64_t best = -1;
+    for (int64_t e = 0; e < E; e++)
+      if (!chosen[e] && (best < 0 || t->logits[e] > t->logits[best])) best = e;
+    chosen[best] = 1;
+    idx[j] = (int32_t)best;
+  }
+  float s = 0.0f;
+  for (int64_t e = 0; e < E; e++)
+    if (chosen[e]) s += t->logits[e];
+  for (int64_t j = 0; j < K; j++) w[j] = mo->norm_topk ? t->logits[idx[j]] / s : t->logits[idx[j]];
+}
+
+static void route(mx_cpu_plan_t *p, const mx_step_t *s) {
+  const mx_cpu_moe_t *mo = s->moe;
+  uint8_t **vp = p->vp;
+  const float *x = (const float *)vp[s->in[0]];
+  meta_t t = meta_of(mo, vp[s->out[0]]);
+  float *xg = (float *)vp[s->out[1]];
+  uint16_t *xgl = s->n_out > 2 ? (uint16_t *)vp[s->out[2]] : NULL;
+  int64_t E = mo->n_experts, K = mo->k, H = mo->h, R = mo->m * K;
+  int32_t *idx = t.pick;  // [R]
+  for (int64_t m = 0; m < mo->m; m++) route_token(mo, &t, x + m * H, idx + m * K, t.wts + m * K);
+  memset(t.cnt, 0, sizeof(int32_t) * (size_t)E);
+  for (int64_t i = 0; i < R; i++) t.cnt[idx[i]]++;
+  int32_t off = 0, na = 0;
+  for (int64_t e = 0; e < E; e++) {
+    t.off[e] = t.cursor[e] = off;
+    off += t.cnt[e];
+    if (t.cnt[e] > 0) t.active[na++] = (int32_t)e;
+  }
+  *t.n_active = na;
+  for (int64_t i = 0; i < R; i++) {
+    int32_t e = idx[i], r = t.cursor[e]++;
+    t.pos[i] = r;
+    t.erow[r] = e;
+    const float *xr = x + (i / K) * H;
+    memcpy(xg + r * H, xr, sizeof(float) * (size_t)H);
+    if (xgl) mx_cpu_convert(xr, MX_ELEM_F32, xgl + r * H, mo->et, H, 0, 1);
+  }
+}
+
+// The panels and the bytes of one panel of projection j (0 gate, 1 up, 2 down) of expert e.
+static int64_t panels_of(const mx_cpu_moe_t *mo, int64_t e, int j, int64_t *panel_bytes) {
+  if (mo->et == MX_ELEM_F32) {
+    const mx_cpu_packed_t *w = mo->w[3 * e + j];
+    *panel_bytes = w->k * w->nr * (int64_t)sizeof(float);
+    return w->panels;
+  }
+  const mx_cpu_packed_lowp_t *w = mo->wl[3 * e + j];
+  *panel_bytes = w->kpad * MX_CPU_LOWP_NR * (int64_t)sizeof(uint16_t);
+  return w->panels;
+}
+
+// Rows of panel range [p0, p1) of projection j: the output columns it writes.
+static void cols_of(const mx_cpu_moe_t *mo, int j, int64_t p0, int64_t p1, int64_t *c0,
+                    int64_t *c1) {
+  int64_t nr = mo->et == MX_ELEM_F32 ? mo->w[j]->nr : MX_CPU_LOWP_NR;
+  int64_t n = j == 2 ? mo->h : mo->f;
+  *c0 = p0 * nr;
+  *c1 = p1 * nr < n ? p1 * nr : n;
+}
+
+// y[0:n] over panels [p0, p1) (one row x) or all panels of rows [0, m) (x row stride k).
+static void project(const mx_cpu_moe_t *mo, int64_t e, int j, const float *x, const uint16_t *xl,
+                    float *y, int64_t m, int64_t p0, int64_t p1) {
+  int64_t k = j == 2 ? mo->f : mo->h, n = j == 2 ? mo->h : mo->f;
+  if (mo->et == MX_ELEM_F32) {
+    const mx_cpu_packed_t *w = mo->w[3 * e + j];
+    if (m == 1 && p1 >= 0) {
+      mx_cpu_gemv_packed_f32_panels(w, x, y, p0, p1);
+    } else {
+      mx_cpu_gemm_packed_f32_block(w, x, k, NULL, y, n, 0, m, 0, w->panels);
+    }
+    return;
+  }
+  const mx_cpu_packed_lowp_t *w = mo->wl[3 * e + j];
+  if (m == 1 && p1 >= 0) {
+    w->kt->gemv(w->data, xl, y, p0, p1, w->k, w->n);
+  } else {
+    mx_cpu_gemm_packed_lowp(w, xl, k, y, n, m, 0, 1);
+  }
+}
+
+// act(gate) * up over rows [r0, r0 + m), columns [c0, c1), and its lowp copy when needed.
+static void activate(const mx_cpu_moe_t *mo, float *gate, float *up, float *act, uint16_t *actl,
+                     int64_t r0, int64_t m, int64_t c0, int64_t c1) {
+  int64_t F = mo->f;
+  for (int64_t r = r0; r < r0 + m; r++) {
+    int64_t o = r * F + c0;
+    mx_cpu_gated_act_f32(gate + o, up + o, act + o, c1 - c0, mo->act, 0, 1);
+    if (actl) mx_cpu_convert(act + o, MX_ELEM_F32, actl + o, mo->et, c1 - c0, 0, 1);
+  }
+}
+
+// ST_MOE_UP (up = true) and ST_MOE_DOWN.
+static void experts(mx_cpu_plan_t *p, const mx_step_t *s, bool up_step, int ith, int nth) {
+  const mx_cpu_moe_t *mo = s->moe;
+  uint8_t **vp = p->vp;
+  meta_t t = meta_of(mo, vp[s->in[0]]);
+  const float *x = (const float *)vp[s->in[1]];
+  const uint16_t *xl = mo->et == MX_ELEM_F32 ? NULL : (const uint16_t *)vp[s->in[2]];
+  float *y = (float *)vp[s->out[0]];  // up: act [R, F]; down: [R, H]
+  float *gate = up_step ? (float *)vp[s->out[1]] : NULL;
+  float *upv = up_step ? (float *)vp[s->out[2]] : NULL;
+  uint16_t *actl = up_step && s->n_out > 3 ? (uint16_t *)vp[s->out[3]] : NULL;
+  int64_t kin = up_step ? mo->h : mo->f, nout = up_step ? mo->f : mo->h;
+  mx_cpu_work_t *wk = &p->work[s - p->steps];
+  int j = up_step ? 0 : 2;
+  // Decode (and batched decoding's rows_as_gemv, whose rows must each match a lone decode bit
+  // for bit): (row, chunk of panels) units, every thread on every selected expert.
+  if (mo->m == 1 || mo->rows_as_gemv) {
+    int64_t rows = 0, pb;
+    for (int32_t a = 0; a < *t.n_active; a++) rows += t.cnt[t.active[a]];
+    if (rows == 0) return;
+    int64_t np = panels_of(mo, t.erow[0], j, &pb);
+    int64_t g = mx_cpu_work_stream_grain(np, pb, nth), chunks = (np + g - 1) / g, u;
+    while (mx_cpu_work_claim(wk, rows * chunks, ith, nth, &u)) {
+      int64_t r = u / chunks, p0 = (u % chunks) * g, p1 = p0 + g < np ? p0 + g : np, c0, c1;
+      int64_t e = t.erow[r];
+      const float *xr = x + r * kin;
+      const uint16_t *xlr = xl ? xl + r * kin : NULL;
+      if (up_step) {
+        project(mo, e, 0, xr, xlr, gate + r * nout, 1, p0, p1);
+        project(mo, e, 1, xr, xlr, upv + r * nout, 1, p0, p1);
+        cols_of(mo, 0, p0, p1, &c0, &c1);
+        activate(mo, gate, upv, y, actl, r, 1, c0, c1);
+      } else {
+        project(mo, e, 2, xr, xlr, y + r * nout, 1, p0, p1);
+      }
+    }
+    return;
+  }
+  int64_t u;  // prefill: one expert per unit, a GEMM over its rows
+  while (mx_cpu_work_claim(wk, *t.n_active, ith, nth, &u)) {
+    int64_t e = t.active[u], r = t.off[e], m = t.cnt[e];
+    const float *xr = x + r * kin;
+    const uint16_t *xlr = xl ? xl + r * kin : NULL;
+    if (up_step) {
+      project(mo, e, 0, xr, xlr, gate + r * nout, m, 0, -1);
+      project(mo, e, 1, xr, xlr, upv + r * nout, m, 0, -1);
+      activate(mo, gate, upv, y, actl, r, m, 0, nout);
+    } else {
+      project(mo, e, 2, xr, xlr, y + r * nout, m, 0, -1);
+    }
+  }
+}
+
+static void combine(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
+  const mx_cpu_moe_t *mo = s->moe;
+  uint8_t **vp = p->vp;
+  meta_t t = meta_of(mo, vp[s->in[0]]);
+  const float *rows = (const float *)vp[s->in[1]];
+  float *out = (float *)vp[s->out[0]];
+  int64_t H = mo->h, K = mo->k, c0 = H * ith / nth, c1 = H * (ith + 1) / nth;
+  for (int64_t m = 0; m < mo->m; m++) {
+    float *o = out + m * H;
+    for (int64_t c = c0; c < c1; c++) o[c] = 0.0f;
+    for (int64_t k = 0; k < K; k++) {
+      const float *y = rows + t.pos[m * K + k] * H;
+      float w = t.wts[m * K + k];
+      for (int64_t c = c0; c < c1; c++) o[c] += w * y[c];
+    }
+  }
+}
+
+void mx_cpu_moe_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
+  switch (s->kind) {
+    case ST_MOE_ROUTE:
+      if (ith == 0) route(p, s);
+      break;
+    case ST_MOE_UP:
+      experts(p, s, true, ith, nth);
+      break;
+    case ST_MOE_DOWN:
+      experts(p, s, false, ith, nth);
+      break;
+    case ST_MOE_COMBINE:
+      combine(p, s, ith, nth);
+      break;
+    default:
+      break;
+  }
+}

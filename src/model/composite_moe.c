@@ -1,0 +1,148 @@
+// Decomposition of mx.moe (mlxcel/composite.h), in plain StableHLO ops the interpreter, IREE and
+// XLA all take (no sort, no gather): the router's logits, softmax, top-k by iterative argmax
+// (reduce max, then the smallest index holding it, as torch.topk orders equal values), optional
+// renormalization, then masked-dense experts: every expert's gated MLP runs on every token and
+// is weighted by that token's routing weight for it (0 when the token did not pick it). Exact,
+// at the cost of all experts; backends that read only the selected experts (src/cpu/moe.c)
+// replace it.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model/composite_internal.h"
+
+typedef struct moe_params {
+  int32_t n_experts, top_k;
+  bool norm_topk;
+  bool gelu;  // gelu_tanh, else silu
+} moe_params_t;
+
+// softmax over the last dim of x [B, T, E] f32.
+static mx_status_t softmax_last(mx_builder_t *b, int32_t x, int32_t *out) {
+  int64_t last = 2, lead[2] = {0, 1};
+  int32_t ninf, zero, mx, mxb, d, e, s, sb;
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_reduce(b, x, ninf, &last, 1, MX_OP_MAXIMUM, &mx));
+  MX_TRY(mx_g_bcast_like(b, mx, x, lead, &mxb));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, x, mxb, &d));
+  MX_TRY(mx_build_unary(b, MX_OP_EXPONENTIAL, d, &e));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
+  MX_TRY(mx_build_reduce(b, e, zero, &last, 1, MX_OP_ADD, &s));
+  MX_TRY(mx_g_bcast_like(b, s, e, lead, &sb));
+  return mx_build_binary(b, MX_OP_DIVIDE, e, sb, out);
+}
+
+// Routing weights [B, T, E] f32 of probabilities p [B, T, E] (values >= 0): the top k kept
+// (each round takes the largest, the lowest index among equals), every other expert 0,
+// the kept ones divided by their sum when norm.
+static mx_status_t top_k_weights(mx_builder_t *b, int32_t p, int32_t k, bool norm, int32_t *out) {
+  mx_type_t pt = *mx_build_type(b, p);
+  int64_t E = pt.dims[2], last = 2, lead[2] = {0, 1};
+  mx_type_t it = mx_type_tensor(MX_ELEM_I32, 3, pt.dims);
+  int32_t iota, none, gone, zero, ninf, imax, fzero, cur = p, kept = -1;
+  MX_TRY(mx_build_iota(b, &it, 2, &iota));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)E, iota, &none));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -1.0, p, &gone));  // below every probability
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.0, p, &zero));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)E, &imax));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &fzero));
+  for (int32_t j = 0; j < k; j++) {
+    int32_t m, mb, eq, cand, i, ib, pick;
+    MX_TRY(mx_build_reduce(b, cur, ninf, &last, 1, MX_OP_MAXIMUM, &m));
+    MX_TRY(mx_g_bcast_like(b, m, cur, lead, &mb));
+    MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, cur, mb, &eq));
+    MX_TRY(mx_build_select(b, eq, iota, none, &cand));
+    MX_TRY(mx_build_reduce(b, cand, imax, &last, 1, MX_OP_MINIMUM, &i));
+    MX_TRY(mx_g_bcast_like(b, i, iota, lead, &ib));
+    MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, iota, ib, &pick));
+    MX_TRY(mx_build_select(b, pick, gone, cur, &cur));
+    if (kept < 0) {
+      kept = pick;
+    } else {
+      MX_TRY(mx_build_binary(b, MX_OP_OR, kept, pick, &kept));
+    }
+  }
+  int32_t w;
+  MX_TRY(mx_build_select(b, kept, p, zero, &w));
+  if (norm) {
+    int32_t s, sb;
+    MX_TRY(mx_build_reduce(b, w, fzero, &last, 1, MX_OP_ADD, &s));
+    MX_TRY(mx_g_bcast_like(b, s, w, lead, &sb));
+    MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, w, sb, &w));
+  }
+  *out = w;
+  return MX_OK;
+}
+
+// act(x w_gate^T) * (x w_up^T) w_down^T for one expert, [B, T, H] f32.
+static mx_status_t expert_mlp(mx_builder_t *b, int32_t x, const int32_t *w, bool gelu,
+                              int32_t *out) {
+  int32_t g, u, a, h;
+  MX_TRY(mx_g_linear(b, x, w[0], &g));
+  MX_TRY(mx_g_linear(b, x, w[1], &u));
+  if (gelu) {
+    MX_TRY(mx_g_gelu_tanh(b, g, &a));
+  } else {  // silu(g) = g * sigmoid(g)
+    int32_t s;
+    MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, g, &s));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, g, s, &a));
+  }
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, a, u, &h));
+  return mx_g_linear(b, h, w[2], out);
+}
+
+static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *params,
+                             int32_t *result) {
+  const moe_params_t *p = params;
+  int32_t x = args[0], logits, probs, w, acc = -1;
+  MX_TRY(mx_g_linear(b, x, args[1], &logits));
+  MX_TRY(softmax_last(b, logits, &probs));
+  MX_TRY(top_k_weights(b, probs, p->top_k, p->norm_topk, &w));
+  mx_type_t wt = *mx_build_type(b, w);
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {wt.dims[0], wt.dims[1], 0}, bt[2] = {wt.dims[0], wt.dims[1]};
+  int64_t lead[2] = {0, 1};
+  for (int32_t e = 0; e < p->n_experts; e++) {
+    int32_t we, wb, y, yw;
+    lo[2] = e;
+    hi[2] = e + 1;
+    MX_TRY(mx_build_slice(b, w, lo, hi, NULL, 3, &we));
+    MX_TRY(mx_build_reshape(b, we, bt, 2, &we));
+    MX_TRY(mx_g_bcast_like(b, we, x, lead, &wb));
+    MX_TRY(expert_mlp(b, x, args + 2 + 3 * e, p->gelu, &y));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, y, wb, &yw));
+    if (acc < 0) {
+      acc = yw;
+    } else {
+      MX_TRY(mx_build_binary(b, MX_OP_ADD, acc, yw, &acc));
+    }
+  }
+  *result = acc;
+  return MX_OK;
+}
+
+mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
+                        const int32_t *experts, int32_t n_experts, const char *activation,
+                        int32_t top_k, bool norm_topk, int32_t *out) {
+  mx_comp_moe_t a = {.top_k = top_k, .norm_topk = norm_topk};
+  if (!mx_activation_parse(activation, &a.activation)) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation \"%s\"", activation);
+  }
+  if (n_experts < 1 || top_k < 1 || top_k > n_experts) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx.moe: top %d of %d experts", top_k, n_experts);
+  }
+  int32_t n = 2 + 3 * n_experts;
+  int32_t *ops = malloc(sizeof *ops * (size_t)n);
+  if (ops == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  ops[0] = x;
+  ops[1] = router;
+  for (int32_t i = 0; i < 3 * n_experts; i++) ops[2 + i] = experts[i];
+  moe_params_t p = {n_experts, top_k, norm_topk, a.activation == MX_ACT_GELU_TANH};
+  char key[64];
+  snprintf(key, sizeof key, "%s,k=%d,norm=%d", activation, top_k, norm_topk ? 1 : 0);
+  mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
+  int32_t na = mx_comp_moe_write(c->m, &a, attrs);
+  mx_status_t st = mx_comp_call(c, b, MX_COMPOSITE_MOE, ops, n, attrs, na, key, build_moe, &p, out);
+  free(ops);
+  return st;
+}

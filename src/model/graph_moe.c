@@ -1,0 +1,39 @@
+// A sparse mixture-of-experts layer (graph_internal.h): the family's MoE facts and one mx.moe
+// composite (composite_moe.c) holding the router, the top-k routing and the experts.
+#include <stdlib.h>
+
+#include "model/graph_internal.h"
+
+mx_status_t mx_arch_moe(const mx_model_config_t *cfg, mx_arch_t *a) {
+  if (cfg->num_experts < 1 || cfg->num_experts_per_tok < 1 ||
+      cfg->num_experts_per_tok > cfg->num_experts || cfg->moe_intermediate_size < 1) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad mixture-of-experts sizes");
+  }
+  a->n_experts = cfg->num_experts;
+  a->top_k = cfg->num_experts_per_tok;
+  a->expert_ffn = cfg->moe_intermediate_size;
+  a->shared_ffn = cfg->shared_expert_intermediate_size;
+  a->norm_topk = cfg->norm_topk_prob;
+  a->layer_dense = cfg->layer_dense;
+  a->moe_block = "mlp.";
+  a->expert_names[0] = "gate_proj";
+  a->expert_names[1] = "up_proj";
+  a->expert_names[2] = "down_proj";
+  return MX_OK;
+}
+
+bool mx_arch_layer_moe(const mx_arch_t *a, int32_t l) {
+  return a->n_experts > 0 && !(a->layer_dense && a->layer_dense[l]);
+}
+
+mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a, const int32_t *w,
+                         const mx_layer_w_t *lw, int32_t h, int32_t *out) {
+  int32_t n = 3 * a->n_experts;
+  int32_t *ew = malloc(sizeof *ew * (size_t)n);
+  if (ew == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < n; i++) ew[i] = w[lw->experts + i];
+  mx_status_t st = mx_comp_moe(cc, b, h, w[lw->router], ew, a->n_experts, a->activation, a->top_k,
+                               a->norm_topk, out);
+  free(ew);
+  return st;
+}
