@@ -190,11 +190,15 @@ combined() {
       }
     }' "$1"
 }
-# Kept as it is: the section bench/portability_speed.py writes (the same graph on IREE and XLA).
+# Kept as it is: the section bench/portability_speed.py writes (the same graph on IREE and XLA),
+# and the mixture-of-experts measurement (by hand: its shapes do not fit this script's runs).
 CONSUMERS=
+MOE=
 if [ -f "$OUT" ]; then
   CONSUMERS=$(awk '/^## Same graph on IREE and XLA/ { on = 1 } on && /^## / && !/^## Same graph/ { on = 0 }
                    on { print }' "$OUT")
+  MOE=$(awk '/^## Mixture of experts/ { on = 1; print; next } on && /^## / { on = 0 } on { print }' \
+    "$OUT")
 fi
 {
   cat <<'HDR'
@@ -354,6 +358,10 @@ HDR
   if [ -n "$CONSUMERS" ]; then
     echo
     printf '%s\n' "$CONSUMERS"
+  fi
+  if [ -n "$MOE" ]; then
+    echo
+    printf '%s\n' "$MOE"
   fi
   # Not regenerated: the kernel measurements the code's comments point to.
   echo
