@@ -204,6 +204,9 @@ static mx_status_t add_one(const mx_gguf_tensor_t *t, const mx_model_config_t *c
   }
   repack(m, data, rows, K, q, sc, bi);
   free(copy);
+  // The blocks are never read again: hand their pages of the mapping back, so a quantized
+  // model is resident once (as repacked), not twice.
+  mx_checkpoint_release(ck, t->data, (size_t)t->nbytes);
   char base[320], sn[340];
   snprintf(base, sizeof base, "%.*s", (int)(len - 7), name);
   int64_t wd[2] = {rows, m->is_signed ? K : K * m->bits / 32}, sd[2] = {rows, G};
