@@ -90,6 +90,33 @@ t_errors() {
   expect_rc 1; expect_err "MLXCEL_QUANT_KERNEL: 'fast' is not a quantized kernel"
   run env MLXCEL_QUANT_KERNEL=fast "$MLXCEL" diff -m "$MODEL" --ids 1
   expect_rc 1; expect_err "MLXCEL_QUANT_KERNEL: 'fast' is not a quantized kernel"
+  # A mixture-of-experts checkpoint whose experts are stored quantized (as other converters
+  # write them; `mlxcel quantize` keeps experts and router in float): refused naming the tensor.
+  local mix=$SRC/tests/data/families/mixtral
+  run "$MLXCEL" quantize -m "$mix" -o "$TMP/qmix" --bits 4 --group-size 32
+  expect_rc 0
+  python3 - "$TMP/qmix" <<'PY' || fail "could not add an expert's scales"
+import json, os, struct, sys
+d = sys.argv[1]
+path = os.path.join(d, "model.safetensors")
+raw = open(path, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+data = raw[8 + n:]
+name = "model.layers.0.block_sparse_moe.experts.0.w1.scales"
+head[name] = {"dtype": "F16", "shape": [32, 2], "data_offsets": [len(data), len(data) + 128]}
+data += bytes(128)
+h = json.dumps(head, separators=(",", ":")).encode()
+h += b" " * (-len(h) % 8)
+open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+index = os.path.join(d, "model.safetensors.index.json")
+if os.path.exists(index):
+    os.remove(index)
+PY
+  run "$MLXCEL" logits -m "$TMP/qmix" --ids 1 -o "$TMP/qmix.npy"
+  expect_rc 1
+  expect_err 'experts.0.w1.weight is stored quantized \(model.layers.0.block_sparse_moe.experts.0.w1.scales'
+  expect_err 'quantized experts are not supported yet'
 }
 
 # int8 follows run.c's greedy trajectory for 32 tokens (groups of 64 and 32; via the

@@ -108,13 +108,22 @@ mx_status_t mx_wlist_resolve_quant(mx_wlist_t *wl, const mx_checkpoint_t *ck) {
   int32_t n0 = wl->n;
   for (int32_t i = 0; i < n0; i++) {
     const mx_wspec_t *s = &wl->w[i];
-    if ((s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) || s->rank != 2 || s->qmode) continue;
+    if (s->qmode) continue;
     size_t len = strlen(s->name);
     if (len <= 7 || len > 280 || strcmp(s->name + len - 7, ".weight") != 0) continue;
     char base[300], sn[300];
     snprintf(base, sizeof base, "%.*s", (int)(len - 7), s->name);
     snprintf(sn, sizeof sn, "%.280s.scales", base);
     if (mx_checkpoint_find(ck, sn) == NULL) continue;
+    // Stored quantized where the graph reads floats only (a mixture-of-experts router or expert,
+    // a norm): say so, rather than fail later on the packed tensor's shape.
+    if ((s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) || s->rank != 2) {
+      return mx_error_set(
+          MX_ERR_UNSUPPORTED,
+          "checkpoint: %s is stored quantized (%s is present); this model's graph "
+          "reads it only unquantized%s",
+          s->name, sn, s->kind == MX_WK_EXPERT ? " (quantized experts are not supported yet)" : "");
+    }
     MX_TRY(resolve_one(wl, i, ck, base));
   }
   return MX_OK;
