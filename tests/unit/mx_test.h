@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mlxcel/base.h"
+
 static int mx_test_passed_;
 static int mx_test_failed_;
 static int mx_test_skipped_;
@@ -49,6 +51,19 @@ static int mx_test_skipped_;
       fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, mx_error_message()); \
     }                                                                                           \
   } while (0)
+
+// expr fails with a message that contains frag.
+static inline void mx_test_expect_err_(mx_status_t st, const char *frag, const char *file,
+                                       int line) {
+  if (st != MX_OK && strstr(mx_error_message(), frag)) {
+    mx_test_passed_++;
+  } else {
+    mx_test_failed_++;
+    fprintf(stderr, "%s:%d: expected error containing \"%s\", got %s: %s\n", file, line, frag,
+            mx_status_name(st), st == MX_OK ? "(ok)" : mx_error_message());
+  }
+}
+#define EXPECT_ERR(st, frag) mx_test_expect_err_((st), (frag), __FILE__, __LINE__)
 
 #define CHECK_NEAR(a, b, tol) \
   CHECK_MSG(fabs((double)(a) - (double)(b)) <= (tol), "%g vs %g", (double)(a), (double)(b))

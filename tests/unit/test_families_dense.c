@@ -16,17 +16,6 @@ static mx_status_t parse(const char *json, mx_model_config_t *c) {
   return mx_config_parse(json, strlen(json), NULL, 0, SRC, c);
 }
 
-static void expect_err_(mx_status_t st, const char *frag, const char *file, int line) {
-  if (st != MX_OK && strstr(mx_error_message(), frag)) {
-    mx_test_passed_++;
-  } else {
-    mx_test_failed_++;
-    fprintf(stderr, "%s:%d: expected error containing \"%s\", got %s: %s\n", file, line, frag,
-            mx_status_name(st), st == MX_OK ? "(ok)" : mx_error_message());
-  }
-}
-#define EXPECT_ERR(st, frag) expect_err_((st), (frag), __FILE__, __LINE__)
-
 // Layers [0, n) as a string of 'S' (sliding) / 'F' (full) and of 'N' (NoPE) / 'R' (RoPE).
 static void layer_string(const mx_model_config_t *c, bool nope, char *out, int32_t n) {
   for (int32_t l = 0; l < n; l++) {

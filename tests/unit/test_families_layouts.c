@@ -14,17 +14,6 @@
 
 static char g_tmp[256];
 
-static void expect_err_(mx_status_t st, const char *frag, const char *file, int line) {
-  if (st != MX_OK && strstr(mx_error_message(), frag)) {
-    mx_test_passed_++;
-  } else {
-    mx_test_failed_++;
-    fprintf(stderr, "%s:%d: expected error containing \"%s\", got %s: %s\n", file, line, frag,
-            mx_status_name(st), st == MX_OK ? "(ok)" : mx_error_message());
-  }
-}
-#define EXPECT_ERR(st, frag) expect_err_((st), (frag), __FILE__, __LINE__)
-
 static void write_text(const char *dir, const char *name, const char *text) {
   char path[600];
   snprintf(path, sizeof path, "%s/%s", dir, name);

@@ -13,7 +13,7 @@
 #include "mlxcel/tokenizer.h"
 #include "mx_test.h"
 
-#define EXPECT_ERR(expr, status, text)                                                          \
+#define EXPECT_STATUS(expr, status, text)                                                       \
   do {                                                                                          \
     mx_error_clear();                                                                           \
     mx_status_t st_ = (expr);                                                                   \
@@ -35,7 +35,7 @@ static void test_checkpoint_limits(void) {
            "%s/model.safetensors: tensor 'model.embed_tokens.weight': shape [512, 64] x F32 is "
            "131072 bytes, over the tensor size limit of 100000",
            g_stories);
-  EXPECT_ERR(mx_checkpoint_open_ex(g_stories, &lim, &ck), MX_ERR_PARSE, expect);
+  EXPECT_STATUS(mx_checkpoint_open_ex(g_stories, &lim, &ck), MX_ERR_PARSE, expect);
   CHECK(ck == NULL);
   lim.max_tensor_bytes = 131072;  // the limit itself is allowed
   CHECK_OK(mx_checkpoint_open_ex(g_stories, &lim, &ck));
@@ -47,7 +47,7 @@ static void test_checkpoint_limits(void) {
            "%s/model.safetensors: 1044992 bytes: the checkpoint's files would total 1044992 "
            "bytes, over the mapped-size limit of 1000000",
            g_stories);
-  EXPECT_ERR(mx_checkpoint_open_ex(g_stories, &tot, &ck), MX_ERR_IO, expect);
+  EXPECT_STATUS(mx_checkpoint_open_ex(g_stories, &tot, &ck), MX_ERR_IO, expect);
   tot.max_total_bytes = 1044992;
   CHECK_OK(mx_checkpoint_open_ex(g_stories, &tot, &ck));
   mx_checkpoint_close(ck);
@@ -55,7 +55,7 @@ static void test_checkpoint_limits(void) {
   // Through the model loader's options.
   mx_model_load_opts_t o = {.limits = {.max_total_bytes = 1000000}};
   mx_model_t *m = NULL;
-  EXPECT_ERR(mx_model_load_ex(g_stories, &o, &m), MX_ERR_IO, expect);
+  EXPECT_STATUS(mx_model_load_ex(g_stories, &o, &m), MX_ERR_IO, expect);
   CHECK(m == NULL);
 }
 
@@ -76,24 +76,24 @@ static void test_json_limits(void) {
   char *deep = nested(65), *ok = nested(64);
   if (!deep || !ok) return;
   // Depth 65: the 65th opening bracket is at column 70 ("{"x": " then 64 '[').
-  EXPECT_ERR(mx_config_parse(deep, strlen(deep), NULL, 0, "c/config.json", &cfg), MX_ERR_PARSE,
-             "c/config.json: JSON nested deeper than 64 levels (line 1, column 70)");
+  EXPECT_STATUS(mx_config_parse(deep, strlen(deep), NULL, 0, "c/config.json", &cfg), MX_ERR_PARSE,
+                "c/config.json: JSON nested deeper than 64 levels (line 1, column 70)");
   // Depth 64 parses (and is then refused for what it says, not for its shape).
-  EXPECT_ERR(mx_config_parse(ok, strlen(ok), NULL, 0, "c/config.json", &cfg), MX_ERR_PARSE,
-             "c/config.json: model_type is missing");
-  EXPECT_ERR(
+  EXPECT_STATUS(mx_config_parse(ok, strlen(ok), NULL, 0, "c/config.json", &cfg), MX_ERR_PARSE,
+                "c/config.json: model_type is missing");
+  EXPECT_STATUS(
       mx_config_parse("{\"model_type\": \"llama\"}", 23, deep, strlen(deep), "c/config.json", &cfg),
       MX_ERR_PARSE,
       "c/generation_config.json: JSON nested deeper than 64 levels (line 1, column 70)");
   mx_tokenizer_t *tok = NULL;
-  EXPECT_ERR(mx_tokenizer_load_json(deep, strlen(deep), NULL, 0, &tok), MX_ERR_PARSE,
-             "tokenizer.json: JSON nested deeper than 64 levels (line 1, column 70)");
+  EXPECT_STATUS(mx_tokenizer_load_json(deep, strlen(deep), NULL, 0, &tok), MX_ERR_PARSE,
+                "tokenizer.json: JSON nested deeper than 64 levels (line 1, column 70)");
   // Brackets inside strings do not count; a line break moves the position.
   const char *strs =
       "{\"model_type\": \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
       "[[[[[[[[[[[[[[\",\n \"x\": [}";
-  EXPECT_ERR(mx_config_parse(strs, strlen(strs), NULL, 0, "s.json", &cfg), MX_ERR_PARSE,
-             "s.json: not valid JSON (line 2, column 8)");
+  EXPECT_STATUS(mx_config_parse(strs, strlen(strs), NULL, 0, "s.json", &cfg), MX_ERR_PARSE,
+                "s.json: not valid JSON (line 2, column 8)");
   free(deep);
   free(ok);
 
@@ -104,8 +104,8 @@ static void test_json_limits(void) {
   memset(text, ' ', big);
   text[0] = '{';
   text[1] = '}';
-  EXPECT_ERR(mx_config_parse(text, big, NULL, 0, "b/config.json", &cfg), MX_ERR_PARSE,
-             "b/config.json: 16777217 bytes, over the limit of 16777216 bytes");
+  EXPECT_STATUS(mx_config_parse(text, big, NULL, 0, "b/config.json", &cfg), MX_ERR_PARSE,
+                "b/config.json: 16777217 bytes, over the limit of 16777216 bytes");
   free(text);
 }
 
@@ -118,7 +118,7 @@ static void test_file_limits(void) {
   CHECK(symlink("/dev/zero", path) == 0);
   mx_model_config_t cfg;
   snprintf(expect, sizeof expect, "'%s' is larger than the limit of 16777216 bytes", path);
-  EXPECT_ERR(mx_config_load(dir, &cfg), MX_ERR_IO, expect);
+  EXPECT_STATUS(mx_config_load(dir, &cfg), MX_ERR_IO, expect);
   unlink(path);
   // tokenizer.json likewise (its limit is 256 MiB: a regular file of 300 bytes with a limit of
   // 100 shows the reader's behaviour without writing 256 MiB).
@@ -131,7 +131,7 @@ static void test_file_limits(void) {
   char *data = NULL;
   size_t len = 0;
   snprintf(expect, sizeof expect, "'%s' is larger than the limit of 100 bytes", path);
-  EXPECT_ERR(mx_read_file_max(path, 100, &data, &len), MX_ERR_IO, expect);
+  EXPECT_STATUS(mx_read_file_max(path, 100, &data, &len), MX_ERR_IO, expect);
   CHECK(data == NULL);
   CHECK_OK(mx_read_file_max(path, 300, &data, &len));
   CHECK(data && len == 300);
@@ -150,13 +150,13 @@ static void test_prompt_limits(void) {
   if (s) {
     int32_t ids[40];
     for (int i = 0; i < 40; i++) ids[i] = 1 + i;
-    EXPECT_ERR(mx_session_prefill(s, ids, 40, NULL), MX_ERR_INVALID_ARG,
-               "prompt of 40 tokens does not fit: context capacity 32, 0 tokens already in the "
-               "session");
+    EXPECT_STATUS(mx_session_prefill(s, ids, 40, NULL), MX_ERR_INVALID_ARG,
+                  "prompt of 40 tokens does not fit: context capacity 32, 0 tokens already in the "
+                  "session");
     CHECK_OK(mx_session_prefill(s, ids, 30, NULL));
-    EXPECT_ERR(mx_session_prefill(s, ids, 3, NULL), MX_ERR_INVALID_ARG,
-               "prompt of 3 tokens does not fit: context capacity 32, 30 tokens already in the "
-               "session");
+    EXPECT_STATUS(mx_session_prefill(s, ids, 3, NULL), MX_ERR_INVALID_ARG,
+                  "prompt of 3 tokens does not fit: context capacity 32, 30 tokens already in the "
+                  "session");
     // Generation stops at the context instead of failing: 27 generated tokens fill positions
     // 5..31, the 28th comes from the last logits and needs no position.
     mx_session_reset(s);
@@ -171,8 +171,8 @@ static void test_prompt_limits(void) {
   }
   // Text beyond the tokenizer's limit (1 GiB) is refused before it is read.
   int32_t *out = NULL, n = 0;
-  EXPECT_ERR(mx_tokenizer_encode(m->tokenizer, "", (size_t)INT32_MAX / 2 + 1, NULL, &out, &n),
-             MX_ERR_INVALID_ARG, "mx_tokenizer_encode: text of 1073741824 bytes is too long");
+  EXPECT_STATUS(mx_tokenizer_encode(m->tokenizer, "", (size_t)INT32_MAX / 2 + 1, NULL, &out, &n),
+                MX_ERR_INVALID_ARG, "mx_tokenizer_encode: text of 1073741824 bytes is too long");
   mx_model_free(m);
 }
 

@@ -13,17 +13,6 @@
 
 static char g_tmp[256];
 
-static void expect_err_(mx_status_t st, const char *frag, const char *file, int line) {
-  if (st != MX_OK && strstr(mx_error_message(), frag)) {
-    mx_test_passed_++;
-  } else {
-    mx_test_failed_++;
-    fprintf(stderr, "%s:%d: expected error containing \"%s\", got %s: %s\n", file, line, frag,
-            mx_status_name(st), st == MX_OK ? "(ok)" : mx_error_message());
-  }
-}
-#define EXPECT_ERR(st, frag) expect_err_((st), (frag), __FILE__, __LINE__)
-
 static void copy_file(const char *from, const char *to) {
   char *text = NULL;
   size_t len = 0;

@@ -16,17 +16,6 @@
 #include "model/quant_internal.h"
 #include "mx_test.h"
 
-static void expect_err_(mx_status_t st, const char *frag, const char *file, int line) {
-  if (st != MX_OK && strstr(mx_error_message(), frag)) {
-    mx_test_passed_++;
-  } else {
-    mx_test_failed_++;
-    fprintf(stderr, "%s:%d: expected error containing \"%s\", got %s: %s\n", file, line, frag,
-            mx_status_name(st), st == MX_OK ? "(ok)" : mx_error_message());
-  }
-}
-#define EXPECT_ERR(st, frag) expect_err_((st), (frag), __FILE__, __LINE__)
-
 static uint64_t g_rng = 0x853C49E6748FEA9Bull;
 static uint32_t rnd(void) {
   g_rng ^= g_rng << 13;
