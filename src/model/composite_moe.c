@@ -17,21 +17,6 @@ typedef struct moe_params {
   bool gelu;  // gelu_tanh, else silu
 } moe_params_t;
 
-// softmax over the last dim of x [B, T, E] f32.
-static mx_status_t softmax_last(mx_builder_t *b, int32_t x, int32_t *out) {
-  int64_t last = 2, lead[2] = {0, 1};
-  int32_t ninf, zero, mx, mxb, d, e, s, sb;
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
-  MX_TRY(mx_build_reduce(b, x, ninf, &last, 1, MX_OP_MAXIMUM, &mx));
-  MX_TRY(mx_g_bcast_like(b, mx, x, lead, &mxb));
-  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, x, mxb, &d));
-  MX_TRY(mx_build_unary(b, MX_OP_EXPONENTIAL, d, &e));
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
-  MX_TRY(mx_build_reduce(b, e, zero, &last, 1, MX_OP_ADD, &s));
-  MX_TRY(mx_g_bcast_like(b, s, e, lead, &sb));
-  return mx_build_binary(b, MX_OP_DIVIDE, e, sb, out);
-}
-
 // Routing weights [B, T, E] f32 of probabilities p [B, T, E] (values >= 0): the top k kept
 // (each round takes the largest, the lowest index among equals), every other expert 0,
 // the kept ones divided by their sum when norm.
@@ -97,7 +82,7 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
   const moe_params_t *p = params;
   int32_t x = args[0], logits, probs, w, acc = -1;
   MX_TRY(mx_g_linear(b, x, args[1], &logits));
-  MX_TRY(softmax_last(b, logits, &probs));
+  MX_TRY(mx_g_softmax_last(b, logits, &probs));
   MX_TRY(top_k_weights(b, probs, p->top_k, p->norm_topk, &w));
   mx_type_t wt = *mx_build_type(b, w);
   int64_t lo[3] = {0, 0, 0}, hi[3] = {wt.dims[0], wt.dims[1], 0}, bt[2] = {wt.dims[0], wt.dims[1]};
