@@ -31,6 +31,8 @@ extern "C" {
 #define MX_COMPOSITE_GATED_ACT "mx.gated_act"
 // Mixture of experts: the router, top-k routing and the selected experts' gated MLPs.
 #define MX_COMPOSITE_MOE "mx.moe"
+// Multi-latent attention (DeepSeek-V2 / V3) over a cache of latents and rotated keys (ADR 0012).
+#define MX_COMPOSITE_MLA "mx.mla"
 
 // The `version` every composite of this contract carries.
 enum { MX_COMPOSITE_VERSION = 1 };
@@ -47,6 +49,7 @@ typedef enum mx_composite_kind {
   MX_COMPOSITE_KIND_EMBEDDING,
   MX_COMPOSITE_KIND_GATED_ACT,
   MX_COMPOSITE_KIND_MOE,
+  MX_COMPOSITE_KIND_MLA,
 } mx_composite_kind_t;
 
 // The activation of mx.gated_mlp / mx.gated_act (attribute `activation`: "silu", "gelu_tanh").
@@ -90,6 +93,17 @@ typedef struct mx_comp_moe {
   bool norm_topk;  // attribute norm_topk: 0 or 1
 } mx_comp_moe_t;
 
+// mx.mla operands: q_nope[B, T, H, Dn] f32, q_rot[B, T, H, Dr] f32 (rotated), latent cache
+// [B, 1, S, R], rotated-key cache [B, 1, S, Dr] (any float type), kv_b[H (Dn + Dv), R] (any
+// float type; per head h its rows h (Dn + Dv) .. + Dn expand the latent into the nope key, the
+// next Dv rows into the value), pos0[B] i32. Result [B, T, H, Dv] f32: query t of sequence b
+// (at position pos0[b] + t) sees cache slots s <= pos0[b] + t; its score of slot s is
+// scale * (q_nope . (kv_b_k latent_s) + q_rot . rot_s), softmax over the visible slots, and
+// the output the softmax-weighted sum of the values kv_b_v latent_s.
+typedef struct mx_comp_mla {
+  double scale;
+} mx_comp_mla_t;
+
 typedef struct mx_comp_quant {
   int64_t bits;
   int64_t group_size;
@@ -120,6 +134,7 @@ int32_t mx_comp_attention_write(mx_module_t *m, const mx_comp_attention_t *a,
 int32_t mx_comp_gated_write(mx_module_t *m, const mx_comp_gated_t *a, mx_named_attr_t *attrs);
 int32_t mx_comp_quant_write(mx_module_t *m, const mx_comp_quant_t *a, mx_named_attr_t *attrs);
 int32_t mx_comp_moe_write(mx_module_t *m, const mx_comp_moe_t *a, mx_named_attr_t *attrs);
+int32_t mx_comp_mla_write(mx_module_t *m, const mx_comp_mla_t *a, mx_named_attr_t *attrs);
 
 // Readers: *a from the op's `composite_attributes`; false when a required attribute is missing,
 // has the wrong kind or names a value the contract does not know (a backend then runs the
@@ -132,6 +147,7 @@ bool mx_comp_attention_read(const mx_op_t *op, mx_comp_attention_t *a);
 bool mx_comp_gated_read(const mx_op_t *op, mx_comp_gated_t *a);
 bool mx_comp_quant_read(const mx_op_t *op, mx_comp_quant_t *a);
 bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a);  // top_k >= 1, norm_topk 0 / 1
+bool mx_comp_mla_read(const mx_op_t *op, mx_comp_mla_t *a);
 
 #ifdef __cplusplus
 }

@@ -101,6 +101,9 @@ typedef struct mx_rope_scaling {
   // yarn, longrope: cos and sin are multiplied by it (the derived default when the config
   // gives none: yarn's mscale rule, longrope's sqrt(1 + ln(factor) / ln(original))).
   double attention_factor;
+  // yarn: mscale_all_dim of the config (0 when absent). Multi-latent attention (DeepSeek) also
+  // multiplies its softmax scale by yarn's mscale(factor, mscale_all_dim)^2 when it is set.
+  double mscale_all_dim;
   int32_t n_factors;                        // longrope: entries of each list (rotary_dim / 2)
   float short_factor[MX_ROPE_MAX_FACTORS];  // longrope: used while the context fits the original
   float long_factor[MX_ROPE_MAX_FACTORS];   // longrope: used when the capacity exceeds it
@@ -182,6 +185,15 @@ typedef struct mx_model_config {
   bool norm_topk_prob;                      // the k routing weights renormalized to sum 1
   uint8_t layer_dense[MX_MAX_LAYERS];       // 1: layer l has a dense MLP of intermediate_size
                                             // (Qwen MoE's mlp_only_layers / decoder_sparse_step)
+  // Multi-latent attention (DeepSeek-V2 / V3; ADR 0012); kv_lora_rank 0: ordinary attention.
+  // q = q_b_proj(q_a_layernorm(q_a_proj x)) (q_proj x when q_lora_rank is 0) splits per head
+  // into qk_nope_head_dim dims and qk_rope_head_dim rotated ones; kv_a_proj_with_mqa x splits
+  // into the latent (kv_lora_rank, normalized by kv_a_layernorm) and one rotated key shared by
+  // every head; kv_b_proj expands the latent into per-head nope keys and values (v_head_dim).
+  // The KV caches hold the latent and the rotated key (mx_config_cache_dims).
+  int32_t kv_lora_rank, q_lora_rank;
+  int32_t qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+  bool rope_interleave;  // the rotated dims pair as (2i, 2i + 1) (DeepSeek), not (i, i + R/2)
   // MLX quantization (config `quantization`, or `quantization_config` when only that is
   // present): default bits (4 or 8) and group size of the quantized layers; 0 when the config
   // has none. Only mode "affine" (or no mode) is accepted. Per-layer overrides are read and
@@ -190,6 +202,12 @@ typedef struct mx_model_config {
   int32_t quant_group_size;
   mx_vision_config_t vision;  // vision-language models only (present false otherwise)
 } mx_model_config_t;
+
+// The shape [heads, width] of KV cache j of a model (j = 2l: layer l's k_cache, 2l + 1: its
+// v_cache), each cache being [B, heads, capacity, width]: [num_kv_heads, head_dim] for both;
+// with multi-latent attention (kv_lora_rank > 0; ADR 0012) the k_cache holds the normalized
+// latent [1, kv_lora_rank] and the v_cache the rotated shared key [1, qk_rope_head_dim].
+void mx_config_cache_dims(const mx_model_config_t *cfg, int32_t j, int64_t dims[2]);
 
 // Reads DIR/config.json and, when present, DIR/generation_config.json. Unknown model_types and
 // unsupported options are refused with a message naming the field; out-of-range values (zero

@@ -313,6 +313,7 @@ static mx_status_t compile_ops(cctx_t *c) {
           hit = mx_plan_match_composite(c, op, &st);
           if (!hit && !st) hit = mx_plan_match_quant(c, op, &st);
           if (!hit && !st) hit = mx_plan_match_moe(c, op, &st);
+          if (!hit && !st) hit = mx_plan_match_mla(c, op, &st);
           break;
         default:
           hit = mx_plan_match_ew(c, op, &st);

@@ -107,6 +107,8 @@ bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // Mixture of experts (compile_moe.c): mx.moe with f32 / bf16 / f16 expert weights.
 bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st);
+// Multi-latent attention (compile_mla.c): mx.mla with an f32 kv_b and f32 / bf16 / f16 caches.
+bool mx_plan_match_mla(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // Layout (compile_layout.c): views (no step), strided copies, in-place dynamic_update_slice.
 bool mx_plan_match_view(cctx_t *c, const mx_op_t *op);
 bool mx_plan_match_slice(cctx_t *c, const mx_op_t *op, mx_status_t *st);

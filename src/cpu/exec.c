@@ -330,6 +330,11 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_MOE_COMBINE:
       mx_cpu_moe_step_exec(p, s, ith, nth);
       break;
+    case ST_MLA:
+      mx_cpu_mla(&s->mla, (const float *)vp[s->in[0]], (const float *)vp[s->in[1]], vp[s->in[2]],
+                 vp[s->in[3]], (const float *)vp[s->in[4]], (const int32_t *)vp[s->in[5]],
+                 (float *)vp[s->out[0]], p->scratch, ith, nth);
+      break;
     case ST_CONVERT:
     case ST_GEMM_LOWP:
     case ST_EMBED_ROWS:

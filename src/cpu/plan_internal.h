@@ -6,6 +6,7 @@
 #include "base/try.h"
 #include "cpu/fused.h"
 #include "cpu/kernels_q.h"
+#include "cpu/mla.h"
 #include "mlxcel/cpu_lowp.h"
 #include "mlxcel/cpu_plan.h"
 
@@ -63,6 +64,7 @@ typedef enum step_kind {
   ST_MOE_UP,       // act(gate_e x) * up_e x of every gathered row, by expert or by panels
   ST_MOE_DOWN,     // down_e of every row's activation
   ST_MOE_COMBINE,  // out[token] = sum over k of wts[k] * its row's result
+  ST_MLA,          // mx.mla, the absorbed form over the latent caches (mla.h)
 } step_kind_t;
 
 // The router and experts of one mx.moe (owned by its ST_MOE_ROUTE step, shared by the three
@@ -173,6 +175,7 @@ typedef struct mx_step {
     step_copy_t copy;
     step_quant_t quant;
     step_convert_t convert;
+    mx_cpu_mla_shape_t mla;  // ST_MLA
   };
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;

@@ -15,6 +15,7 @@ static const struct {
     {MX_COMPOSITE_EMBEDDING, MX_COMPOSITE_KIND_EMBEDDING},
     {MX_COMPOSITE_GATED_ACT, MX_COMPOSITE_KIND_GATED_ACT},
     {MX_COMPOSITE_MOE, MX_COMPOSITE_KIND_MOE},
+    {MX_COMPOSITE_MLA, MX_COMPOSITE_KIND_MLA},
 };
 
 static const char *const kActivations[] = {"silu", "gelu_tanh"};        // mx_activation_t
@@ -112,6 +113,12 @@ int32_t mx_comp_moe_write(mx_module_t *m, const mx_comp_moe_t *a, mx_named_attr_
   return 3;
 }
 
+int32_t mx_comp_mla_write(mx_module_t *m, const mx_comp_mla_t *a, mx_named_attr_t *attrs) {
+  (void)m;
+  attrs[0] = (mx_named_attr_t){"scale", mx_attr_float(a->scale, MX_ELEM_F32)};
+  return 1;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Readers
 // ---------------------------------------------------------------------------------------------
@@ -184,4 +191,8 @@ bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a) {
     return false;
   a->norm_topk = norm == 1;
   return true;
+}
+
+bool mx_comp_mla_read(const mx_op_t *op, mx_comp_mla_t *a) {
+  return read_f(op, "scale", &a->scale);
 }

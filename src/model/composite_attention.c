@@ -12,6 +12,30 @@
 
 #include "model/composite_internal.h"
 
+mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
+                                int64_t window, int32_t *out) {
+  mx_type_t it = *mx_build_type(b, s);
+  it.elem = MX_ELEM_I32;
+  int32_t kidx, tidx, p0b, qpos, ok, neg, masked;
+  int64_t d0 = 0;
+  MX_TRY(mx_build_iota(b, &it, it.rank - 1, &kidx));
+  MX_TRY(mx_build_iota(b, &it, qdim, &tidx));
+  MX_TRY(mx_build_broadcast_in_dim(b, pos0, it.dims, it.rank, &d0, &p0b));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, p0b, tidx, &qpos));
+  MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, kidx, qpos, &ok));
+  if (window > 0) {
+    int32_t w, lo, ok2;
+    MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)window, qpos, &w));
+    MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, qpos, w, &lo));
+    MX_TRY(mx_build_compare(b, MX_CMP_GT, MX_CMP_TYPE_AUTO, kidx, lo, &ok2));
+    MX_TRY(mx_build_binary(b, MX_OP_AND, ok, ok2, &ok));
+  }
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, s, &neg));
+  MX_TRY(mx_build_select(b, ok, s, neg, &masked));
+  // Key 0 .. the query's own position is always visible: the max is finite.
+  return mx_g_softmax_last(b, masked, out);
+}
+
 typedef struct attn_params {
   double scale, softcap;
   int64_t window;
@@ -45,28 +69,9 @@ static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const v
     MX_TRY(mx_build_unary(b, MX_OP_TANH, d, &th));
     MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, th, cap, &s));
   }
-  // Causal (and window) mask on [B, Hkv, T, G, S].
-  mx_type_t it = *mx_build_type(b, s);
-  it.elem = MX_ELEM_I32;
-  int32_t kidx, tidx, p0b, qpos, ok, neg, masked;
-  int64_t d0 = 0;
-  MX_TRY(mx_build_iota(b, &it, 4, &kidx));
-  MX_TRY(mx_build_iota(b, &it, 2, &tidx));
-  MX_TRY(mx_build_broadcast_in_dim(b, pos0, it.dims, it.rank, &d0, &p0b));
-  MX_TRY(mx_build_binary(b, MX_OP_ADD, p0b, tidx, &qpos));
-  MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, kidx, qpos, &ok));
-  if (p->window > 0) {
-    int32_t w, lo, ok2;
-    MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)p->window, qpos, &w));
-    MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, qpos, w, &lo));
-    MX_TRY(mx_build_compare(b, MX_CMP_GT, MX_CMP_TYPE_AUTO, kidx, lo, &ok2));
-    MX_TRY(mx_build_binary(b, MX_OP_AND, ok, ok2, &ok));
-  }
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, s, &neg));
-  MX_TRY(mx_build_select(b, ok, s, neg, &masked));
-  // Softmax over s (key 0 .. the query's own position is always visible: the max is finite).
+  // Causal (and window) softmax on [B, Hkv, T, G, S].
   int32_t pr;
-  MX_TRY(mx_g_softmax_last(b, masked, &pr));
+  MX_TRY(mx_g_causal_softmax(b, s, pos0, 2, p->window, &pr));
   // out[b, kvh, t, g, d] = sum_s p[b, kvh, t, g, s] * v[b, kvh, s, d]
   int32_t o5, ot;
   {

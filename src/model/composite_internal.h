@@ -18,4 +18,10 @@ mx_status_t mx_comp_call(mx_comp_ctx_t *c, mx_builder_t *b, const char *name,
                          int32_t n_attrs, const char *attr_key, mx_decomp_fn build,
                          const void *params, int32_t *out);
 
+// Softmax over the last dimension (the key slots) of scores s, of the slots query t sees: slot k
+// iff k <= pos0[b] + t, and k > pos0[b] + t - window when window > 0; the others -inf. t is
+// s's dimension qdim, b its dimension 0 (pos0[B] i32). mx.attention's and mx.mla's mask.
+mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
+                                int64_t window, int32_t *out);
+
 #endif  // MLXCEL_MODEL_COMPOSITE_INTERNAL_H

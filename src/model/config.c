@@ -126,3 +126,13 @@ mx_status_t mx_config_load(const char *dir, mx_model_config_t *cfg) {
   free(gtext);
   return st;
 }
+
+void mx_config_cache_dims(const mx_model_config_t *cfg, int32_t j, int64_t dims[2]) {
+  if (cfg->kv_lora_rank > 0) {  // the latent, then the rotated shared key (ADR 0012)
+    dims[0] = 1;
+    dims[1] = j % 2 == 0 ? cfg->kv_lora_rank : cfg->qk_rope_head_dim;
+    return;
+  }
+  dims[0] = cfg->num_kv_heads;
+  dims[1] = cfg->head_dim;
+}

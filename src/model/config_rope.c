@@ -82,6 +82,7 @@ static mx_status_t parse_yarn(const mx_cfg_obj_t *o, const mx_model_config_t *cf
   double mscale = 0, mscale_all_dim = 0;
   MX_TRY(opt_f(o, "mscale", 0, &mscale));
   MX_TRY(opt_f(o, "mscale_all_dim", 0, &mscale_all_dim));
+  r->mscale_all_dim = mscale_all_dim;
   // transformers: `mscale and mscale_all_dim` (both non-zero) selects the ratio form.
   double derived = mscale != 0 && mscale_all_dim != 0
                        ? yarn_mscale(r->factor, mscale) / yarn_mscale(r->factor, mscale_all_dim)

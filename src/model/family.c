@@ -32,7 +32,9 @@
   X(mixtral)           \
   X(qwen2_moe)         \
   X(qwen3_moe)         \
-  X(olmoe)
+  X(olmoe)             \
+  X(deepseek_v2)       \
+  X(deepseek_v3)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;
 MX_FAMILIES(DECLARE)

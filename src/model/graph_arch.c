@@ -292,6 +292,7 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
   if (wl->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   int64_t H = a->hidden, F = a->ffn, V = a->vocab, D = a->head_dim;
   int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
+  int64_t OD = a->kv_lora > 0 ? (int64_t)a->n_heads * a->v_dim : QD;  // o_proj's input
   mx_status_t st = add_w(wl, a, &wl->embed, 2, V, H, -1, "embed_tokens.weight");
   for (int32_t l = 0; st == MX_OK && l < a->n_layers; l++) {
     mx_layer_w_t *lw = &wl->layers[l];
@@ -300,7 +301,23 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
   if (st == MX_OK) st = add_w(wl, a, &lw->field, rank, d0, d1, l, name)
     if (!a->norm_after) W_(in_norm, 1, H, 0, "input_layernorm.weight");
     if (!a->norm_after && a->norm_bias) W_(in_norm_b, 1, H, 0, "input_layernorm.bias");
-    if (a->fused_qkv) {
+    if (a->kv_lora > 0) {  // multi-latent attention
+      int64_t QK = (int64_t)a->n_heads * (a->qk_nope + a->qk_rope);
+      if (a->q_lora > 0) {
+        W_(q_a, 2, a->q_lora, H, "self_attn.q_a_proj.weight");
+        if (a->qkv_bias) W_(q_a_bias, 1, a->q_lora, 0, "self_attn.q_a_proj.bias");
+        W_(q_a_norm, 1, a->q_lora, 0, "self_attn.q_a_layernorm.weight");
+        W_(q_b_proj, 2, QK, a->q_lora, "self_attn.q_b_proj.weight");
+      } else {
+        W_(q, 2, QK, H, "self_attn.q_proj.weight");
+      }
+      W_(kv_a, 2, a->kv_lora + a->qk_rope, H, "self_attn.kv_a_proj_with_mqa.weight");
+      if (a->qkv_bias)
+        W_(kv_a_bias, 1, a->kv_lora + a->qk_rope, 0, "self_attn.kv_a_proj_with_mqa.bias");
+      W_(kv_a_norm, 1, a->kv_lora, 0, "self_attn.kv_a_layernorm.weight");
+      W_(kv_b_proj, 2, (int64_t)a->n_heads * (a->qk_nope + a->v_dim), a->kv_lora,
+         "self_attn.kv_b_proj.weight");
+    } else if (a->fused_qkv) {
       W_(qkv, 2, QD + 2 * KD, H, "self_attn.qkv_proj.weight");
     } else {
       W_(q, 2, QD, H, "self_attn.q_proj.weight");
@@ -314,7 +331,7 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
       W_(q_norm, 1, a->qk_norm_flat ? QD : D, 0, "self_attn.q_norm.weight");
       W_(k_norm, 1, a->qk_norm_flat ? KD : D, 0, "self_attn.k_norm.weight");
     }
-    W_(o, 2, H, QD, "self_attn.o_proj.weight");
+    W_(o, 2, H, OD, "self_attn.o_proj.weight");
     if (a->o_bias) W_(o_b, 1, H, 0, "self_attn.o_proj.bias");
     if (!a->parallel_block) W_(post_norm, 1, H, 0, "post_attention_layernorm.weight");
     if (!a->parallel_block && a->norm_bias) {
@@ -362,8 +379,9 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
   // Which tensors are matmul weights (quantizable) and which is the embedding.
   for (int32_t l = 0; l < a->n_layers; l++) {
     const mx_layer_w_t *lw = &wl->layers[l];
-    const int32_t lin[] = {lw->q,  lw->k,    lw->v,   lw->o,      lw->gate,
-                           lw->up, lw->down, lw->qkv, lw->gate_up};
+    // kv_b_proj is not: mx.mla reads it in float.
+    const int32_t lin[] = {lw->q,    lw->k,   lw->v,       lw->o,   lw->gate,     lw->up,
+                           lw->down, lw->qkv, lw->gate_up, lw->q_a, lw->q_b_proj, lw->kv_a};
     for (size_t i = 0; i < sizeof lin / sizeof lin[0]; i++)
       if (lin[i] >= 0) wl->w[lin[i]].kind = MX_WK_LINEAR;
   }

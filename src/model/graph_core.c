@@ -10,6 +10,8 @@
 // (OLMo 2 drops the input norms and keeps the output ones; r: Granite's residual multiplier;
 // LayerNorm families normalize x - mean(x) and may add a bias; a parallel block (Cohere) adds
 // attention and MLP of the same normalized input; StarCoder2's MLP is plain, c_proj(act(c_fc))),
+// Multi-latent attention (DeepSeek) replaces q / k / v: the caches take the normalized latent and
+// the rotated shared key, and mx.mla attends over them (ADR 0012).
 // then logits = head(rms_norm(x)) [* scale] [softcapped]. Weights arrive in their resident dtype; a
 // linear layer's precision is its weight's type (mx_g_linear), everything else computes in f32.
 #include <stdio.h>
@@ -86,10 +88,14 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
     types[i] = mx_type_tensor(w->dtype, wl->w[i].rank, wl->w[i].dims);
   }
   int64_t td[2] = {c->B, c->T}, pd[1] = {c->B};
-  int64_t cd[4] = {c->B, a->n_kv_heads, c->o->ctx, a->head_dim};
   types[nw] = mx_type_tensor(MX_ELEM_I32, 2, td);
   types[nw + 1] = mx_type_tensor(MX_ELEM_I32, 1, pd);
-  for (int32_t i = 0; i < 2 * L; i++) types[nw + 2 + i] = mx_type_tensor(c->o->kv_dtype, 4, cd);
+  for (int32_t i = 0; i < 2 * L; i++) {
+    int64_t hw[2];
+    mx_config_cache_dims(a->cfg, i, hw);
+    int64_t cd[4] = {c->B, hw[0], c->o->ctx, hw[1]};
+    types[nw + 2 + i] = mx_type_tensor(c->o->kv_dtype, 4, cd);
+  }
   int64_t md[3] = {c->B, c->T, a->hidden};
   if (c->media) types[n_args - 1] = mx_type_tensor(MX_ELEM_F32, 3, md);
   mx_func_t *f;
@@ -320,13 +326,67 @@ static mx_status_t dense_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
   return mx_comp_gated_mlp(c->cc, b, h, gate, up, c->w[lw->down], a->activation, out);
 }
 
-static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
+// RoPE of layer l's table on q and k (none on a NoPE layer: positions only through the causal
+// mask).
+static mx_status_t rope_pair(core_t *c, int32_t l, int32_t *q, int32_t *k) {
   const mx_arch_t *a = c->a;
-  const mx_layer_w_t *lw = &c->wl->layers[l];
+  int32_t t = a->layer_rope[l];
+  if (t < 0) return MX_OK;
+  int32_t inv = c->inv_freq[t];
+  double sc = a->rope_attn_factor[t];
+  MX_TRY(mx_comp_rope(c->cc, &c->b, *q, c->pos, inv, a->rope_style, a->rotary_dim, sc, q));
+  return mx_comp_rope(c->cc, &c->b, *k, c->pos, inv, a->rope_style, a->rotary_dim, sc, k);
+}
+
+// RMSNorm of x [B, T, N] by weight wi with DeepSeek's low-rank norms' eps (their RMSNorm is built
+// with its default 1e-6 whatever rms_norm_eps says).
+static mx_status_t latent_norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
+  return mx_comp_rms_norm(c->cc, &c->b, x, c->w[wi], 1e-6, 0.0, out);
+}
+
+// Multi-latent attention of h (ADR 0012): the caches take the normalized latent and the rotated
+// shared key of the T tokens; mx.mla attends over them; returns o_proj's output.
+static mx_status_t mla_block(core_t *c, int32_t l, const mx_layer_w_t *lw, int32_t h,
+                             int32_t *out) {
+  const mx_arch_t *a = c->a;
+  mx_builder_t *b = &c->b;
+  int64_t B = c->B, T = c->T, Hq = a->n_heads, Dn = a->qk_nope, Dr = a->qk_rope;
+  int32_t q, kv, lat, rot, q_nope, q_rot, att;
+  if (a->q_lora > 0) {
+    MX_TRY(proj(c, h, lw->q_a, lw->q_a_bias, &q));
+    MX_TRY(latent_norm(c, q, lw->q_a_norm, &q));
+    MX_TRY(proj(c, q, lw->q_b_proj, -1, &q));
+  } else {
+    MX_TRY(proj(c, h, lw->q, -1, &q));
+  }
+  int64_t qd[4] = {B, T, Hq, Dn + Dr}, ld[4] = {B, T, 1, a->kv_lora}, rd[4] = {B, T, 1, Dr};
+  MX_TRY(mx_build_reshape(b, q, qd, 4, &q));
+  MX_TRY(slice_last(b, q, 0, Dn, &q_nope));
+  MX_TRY(slice_last(b, q, Dn, Dn + Dr, &q_rot));
+  MX_TRY(proj(c, h, lw->kv_a, lw->kv_a_bias, &kv));
+  MX_TRY(slice_last(b, kv, 0, a->kv_lora, &lat));
+  MX_TRY(slice_last(b, kv, a->kv_lora, a->kv_lora + Dr, &rot));
+  MX_TRY(latent_norm(c, lat, lw->kv_a_norm, &lat));
+  MX_TRY(mx_build_reshape(b, lat, ld, 4, &lat));
+  MX_TRY(mx_build_reshape(b, rot, rd, 4, &rot));
+  MX_TRY(rope_pair(c, l, &q_rot, &rot));
+  MX_TRY(cache_write(c, c->k_cache[l], lat, &c->k_cache[l]));
+  MX_TRY(cache_write(c, c->v_cache[l], rot, &c->v_cache[l]));
+  MX_TRY(mx_comp_mla(c->cc, b, q_nope, q_rot, c->k_cache[l], c->v_cache[l], c->w[lw->kv_b_proj],
+                     c->pos0, a->attn_scale, &att));
+  int64_t ad[3] = {B, T, Hq * a->v_dim};
+  MX_TRY(mx_build_reshape(b, att, ad, 3, &att));
+  return proj(c, att, lw->o, lw->o_b, out);
+}
+
+// The attention of h (its input norm applied): o_proj's output.
+static mx_status_t attention_block(core_t *c, int32_t l, const mx_layer_w_t *lw, int32_t h,
+                                   int32_t *out) {
+  const mx_arch_t *a = c->a;
   mx_builder_t *b = &c->b;
   int64_t B = c->B, T = c->T, D = a->head_dim;
-  int32_t h = x, q, k, v;
-  if (!a->norm_after) MX_TRY(norm_b(c, x, lw->in_norm, lw->in_norm_b, &h));
+  int32_t q, k, v;
+  if (a->kv_lora > 0) return mla_block(c, l, lw, h, out);
   if (a->fused_qkv) {  // one matmul, then its q / k / v column ranges
     int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
     int32_t qkv;
@@ -351,20 +411,24 @@ static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
     MX_TRY(head_norm(c, q, lw->q_norm, &q));
     MX_TRY(head_norm(c, k, lw->k_norm, &k));
   }
-  if (a->layer_rope[l] >= 0) {  // -1: a NoPE layer (positions only through the causal mask)
-    int32_t t = a->layer_rope[l], inv = c->inv_freq[t];
-    double sc = a->rope_attn_factor[t];
-    MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, inv, a->rope_style, a->rotary_dim, sc, &q));
-    MX_TRY(mx_comp_rope(c->cc, b, k, c->pos, inv, a->rope_style, a->rotary_dim, sc, &k));
-  }
+  MX_TRY(rope_pair(c, l, &q, &k));
   MX_TRY(cache_write(c, c->k_cache[l], k, &c->k_cache[l]));
   MX_TRY(cache_write(c, c->v_cache[l], v, &c->v_cache[l]));
-  int32_t att, att2, o, x1;
+  int32_t att, att2;
   MX_TRY(mx_comp_attention(c->cc, b, q, c->k_cache[l], c->v_cache[l], c->pos0, a->attn_scale,
                            a->layer_window[l], a->attn_softcap, &att));
   int64_t ad[3] = {B, T, (int64_t)a->n_heads * D};
   MX_TRY(mx_build_reshape(b, att, ad, 3, &att2));
-  MX_TRY(proj(c, att2, lw->o, lw->o_b, &o));
+  return proj(c, att2, lw->o, lw->o_b, out);
+}
+
+static mx_status_t layer(core_t *c, int32_t l, int32_t x, int32_t *out) {
+  const mx_arch_t *a = c->a;
+  const mx_layer_w_t *lw = &c->wl->layers[l];
+  mx_builder_t *b = &c->b;
+  int32_t h = x, o, x1;
+  if (!a->norm_after) MX_TRY(norm_b(c, x, lw->in_norm, lw->in_norm_b, &h));
+  MX_TRY(attention_block(c, l, lw, h, &o));
   // Sandwich (Gemma 2/3): post_attention_layernorm normalizes the attention output; the MLP
   // input norm is pre_feedforward_layernorm and its output is normalized too.
   // OLMo 2 has only these output norms (norm_after).

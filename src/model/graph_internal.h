@@ -50,6 +50,11 @@ typedef struct mx_arch {
   const char *expert_names[3];  // gate, up, down: "gate_proj"... or Mixtral's w1, w3, w2
   const uint8_t *layer_dense;   // cfg->layer_dense: a dense MLP of ffn on that layer
   double logit_scale;           // 0: none; else logits x it (before any soft-cap)
+  // Multi-latent attention (DeepSeek; kv_lora 0: ordinary attention): q from q_proj, or
+  // q_b_proj(q_a_layernorm(q_a_proj x)) when q_lora > 0; kv_a_proj_with_mqa gives the latent
+  // (kv_lora, kv_a_layernorm) and the shared key's qk_rope dims; mx.mla expands through
+  // kv_b_proj. Rotary dims are head_dim (= qk_rope); attn_scale includes YaRN's mscale^2.
+  int32_t kv_lora, q_lora, qk_nope, qk_rope, v_dim;
   // Tensor names: prefix + "embed_tokens.weight", prefix + "layers.<l>. ...", prefix +
   // "norm.weight" and head_name. A family whose checkpoints come in several layouts lists
   // them in prefix_alts / head_alts; the first whose embedding is present is used.
@@ -140,6 +145,8 @@ typedef struct mx_layer_w {
   // down of expert 0, then of expert 1, ...), Qwen2-MoE's shared expert gate [1, H]; the
   // shared expert itself is gate / up / down.
   int32_t router, experts, shared_gate;
+  // Multi-latent attention (q is q_proj when the query is not low-rank).
+  int32_t q_a, q_a_bias, q_a_norm, q_b_proj, kv_a, kv_a_bias, kv_a_norm, kv_b_proj;
 } mx_layer_w_t;
 
 typedef struct mx_wlist {
@@ -193,6 +200,12 @@ mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int3
 mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
                         const int32_t *experts, int32_t n_experts, const char *activation,
                         int32_t top_k, bool norm_topk, int32_t *out);
+
+// mla (composite_mla.c, mx.mla): q_nope[B,T,H,Dn], q_rot[B,T,H,Dr] f32, latent cache
+// [B,1,S,R], rotated-key cache [B,1,S,Dr], kv_b[H (Dn + Dv), R], pos0[B] -> [B,T,H,Dv] f32.
+mx_status_t mx_comp_mla(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q_nope, int32_t q_rot,
+                        int32_t latent_cache, int32_t rot_cache, int32_t kv_b, int32_t pos0,
+                        double scale, int32_t *out);
 
 // Quantized weights (composite_quant.c). w, scales[, biases] are the stored tensors of spec s.
 // linear: x[..., K] f32 -> [..., N] f32 (`mx.linear`).

@@ -34,8 +34,9 @@ static void set_views(mx_bstate_t *s, int32_t first, int32_t B) {
     const mx_type_t *ct = &s->caches[j].type;
     int64_t dims[4] = {B, ct->dims[1], ct->dims[2], ct->dims[3]};
     v->type = mx_type_tensor(ct->elem, 4, dims);
-    v->data = s->caches[j].data + (size_t)first * s->slot_bytes;
-    v->nbytes = (size_t)B * s->slot_bytes;
+    size_t slot_bytes = s->caches[j].nbytes / (size_t)s->n_slots;  // caches differ (MLA)
+    v->data = s->caches[j].data + (size_t)first * slot_bytes;
+    v->nbytes = (size_t)B * slot_bytes;
   }
 }
 
@@ -102,8 +103,6 @@ mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk
   s->n_slots = n_slots;
   s->n_caches = 2 * cfg->num_layers;
   mx_status_t st = MX_OK;
-  const int64_t cdims[4] = {n_slots, cfg->num_kv_heads, s->S, cfg->head_dim};
-  mx_type_t ct = mx_type_tensor(mx_session_kv_dtype(model), 4, cdims);
   size_t nc = (size_t)(s->n_caches > 0 ? s->n_caches : 1);
   int32_t pre_rows = PREFILL_ALL_LOGITS ? chunk : 1;
   size_t rows = (size_t)(pre_rows > n_slots ? pre_rows : n_slots);
@@ -115,12 +114,12 @@ mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk
   if (!s->caches || !s->views || !s->len || !s->pos0 || !s->logits)
     st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t j = 0; j < s->n_caches && !st; j++) {
+    mx_type_t ct = mx_session_cache_type(model, j, n_slots, s->S);
     st = mx_tensor_alloc(&s->caches[j], &ct);
     if (st)
       st = mx_error_prefix(st, "batch KV cache of %d slots x %lld positions", n_slots,
                            (long long)ctx);
   }
-  if (!st) s->slot_bytes = s->n_caches ? s->caches[0].nbytes / (size_t)n_slots : 0;
   // Decode graphs: B = 1, 2, 4, ... below n_slots, then n_slots.
   for (int32_t B = 1; !st; B = B * 2 < n_slots ? B * 2 : n_slots) {
     st = add_binding(s, model, B, 1, &s->dec[s->n_dec++]);

@@ -41,7 +41,6 @@ typedef struct mx_bstate {
   int32_t chunk, V, n_slots, n_caches;
   mx_tensor_t *caches;  // [n_caches] [n_slots, Hkv, S, D] at the KV dtype, owned
   mx_tensor_t *views;   // [n_caches] the slices bound for the current call
-  size_t slot_bytes;    // bytes of one slot in one cache
   int64_t *len;         // [n_slots] tokens each slot holds (its parking row)
   int32_t *pos0;        // [n_slots] pos0 argument storage
   float *logits;        // [max(prefill logits rows, n_slots) * V]

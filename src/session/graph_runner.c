@@ -105,9 +105,8 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
   r->chunk = chunk;
   r->V = mc->vocab_size;
   r->n_caches = 2 * mc->num_layers;
-  const int64_t cdims[4] = {1, mc->num_kv_heads, ctx, mc->head_dim}, pd[1] = {1};
-  mx_type_t ct = mx_type_tensor(mx_session_kv_dtype(model), 4, cdims),
-            pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
+  const int64_t pd[1] = {1};
+  mx_type_t pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
   r->caches = calloc((size_t)(r->n_caches > 0 ? r->n_caches : 1), sizeof *r->caches);
   r->logits = malloc((size_t)r->V * sizeof(float));
   if (!r->caches || !r->logits) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
@@ -115,11 +114,15 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
     // Types only: the executor holds the data.
     mx_type_t *types = malloc((size_t)(r->n_caches > 0 ? r->n_caches : 1) * sizeof *types);
     if (!st && !types) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-    for (int32_t j = 0; j < r->n_caches && !st; j++) r->caches[j].type = types[j] = ct;
+    for (int32_t j = 0; j < r->n_caches && !st; j++)
+      r->caches[j].type = types[j] = mx_session_cache_type(model, j, 1, ctx);
     if (!st) st = ex->device_caches(impl, types, r->n_caches);
     free(types);
   } else {
-    for (int32_t j = 0; j < r->n_caches && !st; j++) st = mx_tensor_alloc(&r->caches[j], &ct);
+    for (int32_t j = 0; j < r->n_caches && !st; j++) {
+      mx_type_t ct = mx_session_cache_type(model, j, 1, ctx);
+      st = mx_tensor_alloc(&r->caches[j], &ct);
+    }
   }
   if (!st) st = mx_tensor_alloc(&r->pos0, &pdt);
   if (!st) st = add_binding(r, 1, false, r->logits, &r->dec);

@@ -28,6 +28,17 @@ static inline mx_elem_type_t mx_session_kv_dtype(const mx_model_t *m) {
   return m->kv_dtype == MX_ELEM_F16 || m->kv_dtype == MX_ELEM_BF16 ? m->kv_dtype : MX_ELEM_F32;
 }
 
+// The type of KV cache j of a model's sessions: [B, heads, S, width] at the session KV dtype,
+// heads and width from mx_config_cache_dims (multi-latent attention: the latent and the rotated
+// shared key, ADR 0012).
+static inline mx_type_t mx_session_cache_type(const mx_model_t *m, int32_t j, int64_t B,
+                                              int64_t S) {
+  int64_t hw[2];
+  mx_config_cache_dims(&m->config, j, hw);
+  const int64_t d[4] = {B, hw[0], S, hw[1]};
+  return mx_type_tensor(mx_session_kv_dtype(m), 4, d);
+}
+
 // Resolves a session's or batch's options as mx_session_create does: the backend by name
 // (NULL = cpu), the KV capacity (0 = min(max_position_embeddings, 4096)), the prefill chunk
 // (0 = the backend's default, at most the capacity) and the backend options (checked). Shared

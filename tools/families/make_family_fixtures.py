@@ -149,6 +149,23 @@ FAMILIES = {
     "olmoe": (dict(num_experts=8, num_experts_per_tok=2, intermediate_size=32,
                    bos_token_id=None),
               "8 experts, top-2 not renormalized, q/k RMSNorm over the whole projection"),
+    # Multi-latent attention (DeepSeek-V2 / V3), every layer dense (first_k_dense_replace):
+    # the keys and values come from a compressed latent and one shared rope key per position.
+    "deepseek_v2": (dict(num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16,
+                         qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                         first_k_dense_replace=2, n_routed_experts=8, num_experts_per_tok=2,
+                         moe_intermediate_size=32),
+                    "MLA with a low-rank query (q_a_proj, q_a_layernorm, q_b_proj), latent 16, "
+                    "nope 16 + interleaved rope 8 per query head, values of 12, dense layers"),
+    "deepseek_v3": (dict(num_key_value_heads=4, q_lora_rank=None, kv_lora_rank=16,
+                         qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
+                         first_k_dense_replace=2, n_routed_experts=8, num_experts_per_tok=2,
+                         n_group=2, topk_group=1, moe_intermediate_size=32,
+                         rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                       "original_max_position_embeddings": 32,
+                                       "mscale": 1.0, "mscale_all_dim": 0.8}),
+                    "MLA with a full query projection (q_proj), rope_interleave's permuted "
+                    "pairs, YaRN with mscale_all_dim (softmax scale x mscale^2), dense layers"),
 }
 
 MIN_ROUTE_MARGIN = 1e-4  # k-th minus (k+1)-th router probability at every token and layer

@@ -1,0 +1,144 @@
+// DeepSeek-V2 and DeepSeek-V3, model_types "deepseek_v2" / "deepseek_v3"
+// (DeepseekV2ForCausalLM, DeepseekV3ForCausalLM): Llama's pre-norm layer with multi-latent
+// attention (ADR 0012): a low-rank query (q_a_proj, q_a_layernorm, q_b_proj; q_proj when
+// q_lora_rank is null), keys and values expanded from a normalized latent (kv_a_proj_with_mqa,
+// kv_a_layernorm, kv_b_proj) plus one rotated key shared by every head, RoPE on the
+// qk_rope_head_dim dims only, softmax scale qk_head_dim^-0.5 x YaRN's mscale(mscale_all_dim)^2.
+// Config: defaults of transformers' DeepseekV2Config / DeepseekV3Config; head_dim is always
+// qk_rope_head_dim (the rotary dims), as those classes set it. V2 rotates pairs (2i, 2i + 1)
+// (complex multiplication); V3 too with rope_interleave (its default: transformers permutes
+// both q and k the same way, which leaves every score unchanged), else rotate-half.
+// Not yet supported, refused naming the field: the mixture-of-experts layers (every layer from
+// first_k_dense_replace on), and num_key_value_heads other than num_attention_heads (transformers'
+// expansion gives every head its own key; a different count does not run there either).
+#include <math.h>
+#include <string.h>
+
+#include "model/family.h"
+
+// q_lora_rank: absent -> def, null -> 0 (a full q_proj), else positive.
+static mx_status_t q_lora_rank(const mx_cfg_obj_t *o, int32_t def, int32_t *out) {
+  const cJSON *j = cJSON_GetObjectItemCaseSensitive(o->obj, "q_lora_rank");
+  if (j != NULL && cJSON_IsNull(j)) {
+    *out = 0;
+    return MX_OK;
+  }
+  MX_TRY(mx_cfg_i32(o, "q_lora_rank", def, out));
+  if (*out <= 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: %sq_lora_rank must be positive or null", o->src,
+                        o->prefix);
+  }
+  return MX_OK;
+}
+
+static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, int32_t def, int32_t *out) {
+  MX_TRY(mx_cfg_i32(o, key, def, out));
+  if (*out <= 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: %s%s must be positive (got %d)", o->src, o->prefix,
+                        key, *out);
+  }
+  return MX_OK;
+}
+
+// The fields DeepSeek-V2 and V3 share, with the version's defaults in d and rope_interleave's
+// default (V2 has no such field: always interleaved).
+static mx_status_t parse_deepseek(const mx_cfg_obj_t *o, mx_cfg_defaults_t d, bool v3,
+                                  mx_model_config_t *cfg) {
+  int32_t rope_dim, dense_layers;
+  MX_TRY(positive(o, "qk_rope_head_dim", 64, &rope_dim));
+  if (rope_dim % 2 != 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: %sqk_rope_head_dim (%d) must be even", o->src,
+                        o->prefix, rope_dim);
+  }
+  d.head_dim = rope_dim;  // transformers replaces any head_dim by qk_rope_head_dim
+  MX_TRY(mx_cfg_parse_common(o, &d, cfg));
+  cfg->head_dim = rope_dim;
+  MX_TRY(mx_cfg_activation(o, "hidden_act", cfg));
+  cfg->qk_rope_head_dim = rope_dim;
+  MX_TRY(positive(o, "kv_lora_rank", 512, &cfg->kv_lora_rank));
+  MX_TRY(q_lora_rank(o, 1536, &cfg->q_lora_rank));
+  MX_TRY(positive(o, "qk_nope_head_dim", 128, &cfg->qk_nope_head_dim));
+  MX_TRY(positive(o, "v_head_dim", 128, &cfg->v_head_dim));
+  cfg->rope_interleave = true;
+  if (v3) MX_TRY(mx_cfg_bool(o, "rope_interleave", true, &cfg->rope_interleave));
+  if (v3) cfg->mlp_bias = false;  // DeepseekV3MLP has no biases whatever mlp_bias says
+  if (cfg->num_kv_heads != cfg->num_heads) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: %snum_key_value_heads (%d) must equal num_attention_heads (%d) for "
+                        "model_type '%s' (multi-latent attention expands a key per head)",
+                        o->src, o->prefix, cfg->num_kv_heads, cfg->num_heads, cfg->model_type);
+  }
+  MX_TRY(mx_cfg_i32(o, "first_k_dense_replace", v3 ? 3 : 0, &dense_layers));
+  if (dense_layers < cfg->num_layers) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: %sfirst_k_dense_replace (%d) < num_hidden_layers (%d): the "
+                        "mixture-of-experts layers of model_type '%s' are not supported yet",
+                        o->src, o->prefix, dense_layers, cfg->num_layers, cfg->model_type);
+  }
+  return MX_OK;
+}
+
+static mx_status_t parse_v2(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  static const mx_cfg_defaults_t d = {
+      .vocab_size = 102400,
+      .hidden_size = 4096,
+      .intermediate_size = 11008,
+      .num_layers = 32,
+      .num_heads = 32,
+      .max_position_embeddings = 2048,
+      .rms_norm_eps = 1e-6,
+      .rope_theta = 10000.0,
+      .tie_word_embeddings = false,
+      .hidden_act = "silu",
+      .bos_token_id = 1,
+      .eos_token_id = 2,
+      .pad_token_id = -1,
+  };
+  return parse_deepseek(o, d, false, cfg);
+}
+
+static mx_status_t parse_v3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  static const mx_cfg_defaults_t d = {
+      .vocab_size = 129280,
+      .hidden_size = 7168,
+      .intermediate_size = 18432,
+      .num_layers = 61,
+      .num_heads = 128,
+      .num_kv_heads = 128,
+      .max_position_embeddings = 4096,
+      .rms_norm_eps = 1e-6,
+      .rope_theta = 10000.0,
+      .tie_word_embeddings = false,
+      .hidden_act = "silu",
+      .bos_token_id = 0,
+      .eos_token_id = 1,
+      .pad_token_id = -1,
+  };
+  return parse_deepseek(o, d, true, cfg);
+}
+
+// YaRN's mscale as transformers' yarn_get_mscale: 0.1 m ln(s) + 1, 1 when s <= 1.
+static double yarn_mscale(double s, double m) { return s <= 1 ? 1.0 : 0.1 * m * log(s) + 1.0; }
+
+static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
+  MX_TRY(mx_arch_base(cfg, a));
+  a->kv_lora = cfg->kv_lora_rank;
+  a->q_lora = cfg->q_lora_rank;
+  a->qk_nope = cfg->qk_nope_head_dim;
+  a->qk_rope = cfg->qk_rope_head_dim;
+  a->v_dim = cfg->v_head_dim;
+  a->qkv_bias = a->o_bias = cfg->attention_bias;  // q_a_proj, kv_a_proj_with_mqa, o_proj
+  a->mlp_bias = cfg->mlp_bias;
+  a->rope_style = cfg->rope_interleave ? "interleaved" : "half";
+  // transformers' yarn_apply_mscale: the whole q.k (nope dims too) by mscale^2.
+  a->attn_scale = 1.0 / sqrt((double)(a->qk_nope + a->qk_rope));
+  const mx_rope_scaling_t *sc = &cfg->rope_scaling;
+  if (sc->kind != MX_ROPE_SCALING_NONE && sc->mscale_all_dim != 0.0) {
+    double m = yarn_mscale(sc->factor, sc->mscale_all_dim);
+    a->attn_scale *= m * m;
+  }
+  return MX_OK;
+}
+
+const mx_family_t mx_family_deepseek_v2 = {"deepseek_v2", parse_v2, arch};
+const mx_family_t mx_family_deepseek_v3 = {"deepseek_v3", parse_v3, arch};
