@@ -112,10 +112,21 @@ typedef struct mx_rope_scaling {
 enum { MX_MAX_EOS_IDS = 16 };
 enum { MX_MAX_LAYERS = 512 };  // num_hidden_layers above this is refused
 
+// Which vision tower (ADR 0010): LLaVA's CLIP ViT and projector, or Qwen2-VL's / Qwen2.5-VL's
+// ViT with 2-D RoPE and patch merger (images of any size: one @vision per patch grid).
+typedef enum mx_vision_kind {
+  MX_VISION_CLIP = 0,
+  MX_VISION_QWEN2_VL = 1,
+  MX_VISION_QWEN2_5_VL = 2,
+} mx_vision_kind_t;
+
+enum { MX_VISION_MAX_LAYERS = 128 };
+
 // The vision tower of a vision-language model (LLaVA: a CLIP ViT and a two-layer projector onto
 // the text model's hidden size; ADR 0010). Zeroed (present false) for text-only models.
 typedef struct mx_vision_config {
   bool present;
+  mx_vision_kind_t kind;
   char text_model_type[32];  // the family of text_config ("llama", "mistral", "qwen2")
   int32_t image_size, patch_size, num_channels;  // square images of image_size pixels
   int32_t hidden_size, intermediate_size, num_heads;
@@ -128,7 +139,15 @@ typedef struct mx_vision_config {
   char projector_act[16];    // between the projector's two linears: "gelu" or "quick_gelu"
   bool projector_bias;       // multimodal_projector_bias
   int32_t image_token_id;    // image_token_index: one such token per image feature in the prompt
-  int32_t tokens_per_image;  // features per image: patches (+ 1 when the class token is kept)
+  int32_t tokens_per_image;  // features per image: patches (+ 1 when the class token is kept);
+                             // 0 for the Qwen towers (grid_h * grid_w / merge^2 per image)
+  // Qwen2-VL / Qwen2.5-VL (image_size is 0: images come in any patch grid).
+  int32_t spatial_merge_size;     // m: m x m patches merge into one feature
+  int32_t temporal_patch_size;    // frames per patch (an image is repeated to fill them)
+  int32_t window_size;            // Qwen2.5-VL: a window's side in pixels (window attention)
+  int32_t vision_start_token_id;  // <|vision_start|>, before each image's tokens
+  double rope_theta;              // the tower's 2-D RoPE base
+  uint8_t layer_full[MX_VISION_MAX_LAYERS];  // Qwen2.5-VL: 1 for fullatt_block_indexes
 } mx_vision_config_t;
 
 typedef struct mx_model_config {
@@ -201,6 +220,9 @@ typedef struct mx_model_config {
   int32_t quant_bits;
   int32_t quant_group_size;
   mx_vision_config_t vision;  // vision-language models only (present false otherwise)
+  // Qwen2-VL's M-RoPE: the rotary half's frequencies split into temporal / height / width
+  // sections of these sizes (summing to head_dim / 2); all 0 for one position per token.
+  int32_t mrope_section[3];
 } mx_model_config_t;
 
 // The shape [heads, width] of KV cache j of a model (j = 2l: layer l's k_cache, 2l + 1: its
@@ -395,7 +417,12 @@ typedef struct mx_graph_opts {
   //   @prefill_media: @prefill (T tokens) with one more argument after the caches,
   //       %media: tensor<B x T x H x f32> (role "media"): the embedding of every position whose
   //       token is the image token is replaced by its media row (the other rows are not read).
+  //       Not built for the Qwen towers yet (their image tokens need M-RoPE positions).
   bool media;
+  // The Qwen towers: the patch grid (grid_thw's h, w) @vision is built for; its pixels are
+  // tensor<(gh*gw) x (C*Tp*P*P) x f32> (the processor's rows) and its features
+  // [1, gh*gw / m^2, H]. 0: no @vision (the other media entries are still built).
+  int32_t vision_grid_h, vision_grid_w;
 } mx_graph_opts_t;
 
 // Checks that every tensor the architecture needs is in the checkpoint with the right shape.

@@ -29,6 +29,8 @@
   X(internlm3)         \
   X(exaone)            \
   X(llava)             \
+  X(qwen2_vl)          \
+  X(qwen2_5_vl)        \
   X(mixtral)           \
   X(qwen2_moe)         \
   X(qwen3_moe)         \

@@ -134,8 +134,11 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
   }
   if (st == MX_OK) st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "decode", 1, false);
   if (st == MX_OK && o.media) {
-    st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
-    if (st == MX_OK) st = mx_vision_build(cfg, ck, &cc);
+    // The Qwen towers' @prefill_media needs the M-RoPE positions of the image tokens (ADR 0012):
+    // not built yet, their @vision is.
+    if (cfg->vision.kind == MX_VISION_CLIP)
+      st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
+    if (st == MX_OK) st = mx_vision_build(cfg, ck, &o, &cc);
   }
   mx_comp_ctx_free(&cc);
   mx_wlist_free(&wl);

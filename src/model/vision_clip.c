@@ -20,8 +20,6 @@
 
 #include "model/vision_internal.h"
 
-enum { MAX_NAME = 192 };
-
 // Where the tower's and the projector's tensors live: released llava-hf files keep
 // "vision_tower.vision_model.", transformers 5 writes "vision_tower." (its own renaming),
 // transformers 4.52..4.x "model.vision_tower.vision_model.".
@@ -31,47 +29,6 @@ static const char *const kTowerPrefixes[] = {"vision_tower.vision_model.", "visi
 static const char *const kProjPrefixes[] = {"multi_modal_projector.",
                                             "model.multi_modal_projector."};
 
-typedef struct vspec {
-  char name[MAX_NAME];
-  int32_t rank;
-  int64_t dims[4];
-} vspec_t;
-
-typedef struct vlist {
-  int32_t n, cap;
-  vspec_t *w;  // heap
-} vlist_t;
-
-static const char *pick(const mx_checkpoint_t *ck, const char *const *prefixes, size_t n,
-                        const char *probe) {
-  for (size_t i = 0; i < n; i++) {
-    char name[MAX_NAME];
-    snprintf(name, sizeof name, "%s%s", prefixes[i], probe);
-    if (mx_checkpoint_find(ck, name) != NULL) return prefixes[i];
-  }
-  return prefixes[0];  // the missing tensor is then named in the released layout
-}
-
-static mx_status_t add(vlist_t *l, const char *prefix, const char *name, int32_t rank, int64_t d0,
-                       int64_t d1, int64_t d2, int64_t d3) {
-  if (l->n == l->cap) {
-    int32_t cap = l->cap ? 2 * l->cap : 64;
-    vspec_t *w = realloc(l->w, sizeof *w * (size_t)cap);
-    if (w == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-    l->w = w;
-    l->cap = cap;
-  }
-  vspec_t *s = &l->w[l->n++];
-  if ((size_t)snprintf(s->name, sizeof s->name, "%s%s", prefix, name) >= sizeof s->name)
-    return mx_error_set(MX_ERR_INVALID_ARG, "vision tensor name %s%s is too long", prefix, name);
-  s->rank = rank;
-  s->dims[0] = d0;
-  s->dims[1] = d1;
-  s->dims[2] = d2;
-  s->dims[3] = d3;
-  return MX_OK;
-}
-
 // Index of each tensor in the list (the argument order of @vision).
 typedef struct vlayer {
   int32_t ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w,
@@ -79,28 +36,28 @@ typedef struct vlayer {
 } vlayer_t;
 
 typedef struct vweights {
-  vlist_t l;
+  mx_vlist_t l;
   int32_t patch, cls, pos, pre_w, pre_b, p1_w, p1_b, p2_w, p2_b;  // p*_b: -1 without biases
   vlayer_t *layers;                                               // [layers_run], heap
 } vweights_t;
 
 static void vweights_free(vweights_t *w) {
-  free(w->l.w);
+  mx_vlist_free(&w->l);
   free(w->layers);
   memset(w, 0, sizeof *w);
 }
 
-#define ADD(field, ...)              \
-  do {                               \
-    (field) = w->l.n;                \
-    MX_TRY(add(&w->l, __VA_ARGS__)); \
+#define ADD(field, prefix, name, rank, ...)                           \
+  do {                                                                \
+    const int64_t dims_[4] = {__VA_ARGS__};                           \
+    MX_TRY(mx_vlist_add(&w->l, &(field), prefix, name, rank, dims_)); \
   } while (0)
 
 static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                 vweights_t *w) {
   const mx_vision_config_t *v = &cfg->vision;
-  const char *tp = pick(ck, kTowerPrefixes, 4, "embeddings.class_embedding");
-  const char *pp = pick(ck, kProjPrefixes, 2, "linear_1.weight");
+  const char *tp = mx_vision_pick_prefix(ck, kTowerPrefixes, 4, "embeddings.class_embedding");
+  const char *pp = mx_vision_pick_prefix(ck, kProjPrefixes, 2, "linear_1.weight");
   int64_t D = v->hidden_size, F = v->intermediate_size, C = v->num_channels, P = v->patch_size;
   int64_t G = v->image_size / v->patch_size, H = cfg->hidden_size;
   memset(w, 0, sizeof *w);
@@ -113,7 +70,7 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoin
   ADD(w->pre_b, tp, "pre_layrnorm.bias", 1, D, 0, 0, 0);
   for (int32_t i = 0; i < v->layers_run; i++) {
     vlayer_t *ly = &w->layers[i];
-    char p[MAX_NAME / 2];
+    char p[MX_VISION_MAX_NAME / 2];
     if ((size_t)snprintf(p, sizeof p, "%sencoder.layers.%d.", tp, i) >= sizeof p)
       return mx_error_set(MX_ERR_INVALID_ARG, "vision layer %d: name too long", i);
     ADD(ly->ln1_w, p, "layer_norm1.weight", 1, D, 0, 0, 0);
@@ -142,35 +99,12 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoin
 }
 #undef ADD
 
-static mx_status_t check(const vweights_t *w, const mx_checkpoint_t *ck) {
-  for (int32_t i = 0; i < w->l.n; i++) {
-    const vspec_t *s = &w->l.w[i];
-    const mx_weight_t *t = mx_checkpoint_find(ck, s->name);
-    if (t == NULL) {
-      return mx_error_set(MX_ERR_INVALID_ARG, "checkpoint: missing vision tensor \"%s\"", s->name);
-    }
-    mx_type_t want = mx_type_tensor(t->dtype, s->rank, s->dims);
-    mx_type_t got = mx_type_tensor(t->dtype, t->rank, t->dims);
-    if (!mx_type_equal(&want, &got)) {
-      char a[64], b[64];
-      return mx_error_set(MX_ERR_INVALID_ARG,
-                          "checkpoint: tensor \"%s\" has shape %s, the vision config needs %s",
-                          s->name, mx_type_str(&got, a, sizeof a), mx_type_str(&want, b, sizeof b));
-    }
-    if (t->dtype != MX_ELEM_F32 && t->dtype != MX_ELEM_F16 && t->dtype != MX_ELEM_BF16) {
-      return mx_error_set(MX_ERR_UNSUPPORTED,
-                          "checkpoint: vision tensor \"%s\" has dtype %s (f32, f16 or bf16 needed)",
-                          s->name, mx_elem_name(t->dtype));
-    }
-  }
-  return MX_OK;
-}
-
 mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
   if (!cfg->vision.present) return MX_OK;
+  if (cfg->vision.kind != MX_VISION_CLIP) return mx_vision_qwen_check_weights(cfg, ck);
   vweights_t w;
   mx_status_t st = list_weights(cfg, ck, &w);
-  if (st == MX_OK) st = check(&w, ck);
+  if (st == MX_OK) st = mx_vlist_check(&w.l, ck);
   vweights_free(&w);
   return st;
 }
@@ -186,54 +120,12 @@ typedef struct vb {
 } vb_t;
 
 static mx_status_t layer_norm(vb_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
-  int32_t xc;
-  MX_TRY(mx_g_center(&c->b, x, &xc));
-  MX_TRY(mx_comp_rms_norm(c->cc, &c->b, xc, c->arg[wi], c->cfg->vision.layer_norm_eps, 0.0, out));
-  return mx_g_add_bias(&c->b, *out, c->arg[bi], out);
+  return mx_vision_norm(c->cc, &c->b, x, c->arg[wi], c->arg[bi], true,
+                        c->cfg->vision.layer_norm_eps, out);
 }
 
 static mx_status_t linear(vb_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *out) {
-  MX_TRY(mx_g_linear(&c->b, x, c->arg[wi], out));
-  return bi >= 0 ? mx_g_add_bias(&c->b, *out, c->arg[bi], out) : MX_OK;
-}
-
-// quick_gelu: x * sigmoid(1.702 x); gelu: 0.5 x (1 + erf(x / sqrt(2))).
-static mx_status_t activation(vb_t *c, const char *act, int32_t x, int32_t *out) {
-  mx_builder_t *b = &c->b;
-  int32_t k, kx, s;
-  if (strcmp(act, "quick_gelu") == 0) {
-    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.702, x, &k));
-    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, x, k, &kx));
-    MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, kx, &s));
-    return mx_build_binary(b, MX_OP_MULTIPLY, x, s, out);
-  }
-  int32_t r, xr, e, one, half, t, h;
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, M_SQRT1_2, x, &r));
-  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, x, r, &xr));
-  MX_TRY(mx_g_erf(b, xr, &e));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.0, x, &one));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.5, x, &half));
-  MX_TRY(mx_build_binary(b, MX_OP_ADD, e, one, &t));
-  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, x, half, &h));
-  return mx_build_binary(b, MX_OP_MULTIPLY, h, t, out);
-}
-
-// Full (bidirectional) multi-head attention of one image's tokens: q, k, v [1, N, Hh, Dh] ->
-// [1, N, Hh * Dh]. It is mx.attention with k and v laid out as a cache of capacity N and
-// pos0 = N - 1: query t's key range 0 .. N - 1 + t, clipped to the N slots, is every key
-// (composite_attention.c), so the cpu runtime runs it with its fused attention kernel.
-static mx_status_t attention(vb_t *c, int32_t q, int32_t k, int32_t v, int32_t *out) {
-  mx_builder_t *b = &c->b;
-  mx_type_t qt = *mx_build_type(b, q);
-  int64_t N = qt.dims[1], Hh = qt.dims[2], Dh = qt.dims[3], one = 1;
-  int64_t perm[4] = {0, 2, 1, 3}, od[3] = {1, N, Hh * Dh};
-  mx_type_t pt = mx_type_tensor(MX_ELEM_I32, 1, &one);
-  int32_t kc, vc, p0, att;
-  MX_TRY(mx_build_transpose(b, k, perm, 4, &kc));
-  MX_TRY(mx_build_transpose(b, v, perm, 4, &vc));
-  MX_TRY(mx_build_splat(b, &pt, (double)(N - 1), &p0));
-  MX_TRY(mx_comp_attention(c->cc, b, q, kc, vc, p0, 1.0 / sqrt((double)Dh), 0, 0.0, &att));
-  return mx_build_reshape(b, att, od, 3, out);
+  return mx_vision_linear(&c->b, x, c->arg[wi], bi >= 0 ? c->arg[bi] : -1, out);
 }
 
 static mx_status_t encoder_layer(vb_t *c, const vlayer_t *ly, int32_t x, int32_t *out) {
@@ -250,12 +142,12 @@ static mx_status_t encoder_layer(vb_t *c, const vlayer_t *ly, int32_t x, int32_t
   MX_TRY(mx_build_reshape(b, q, hd, 4, &q));
   MX_TRY(mx_build_reshape(b, k, hd, 4, &k));
   MX_TRY(mx_build_reshape(b, vv, hd, 4, &vv));
-  MX_TRY(attention(c, q, k, vv, &att));
+  MX_TRY(mx_vision_attention(c->cc, b, q, k, vv, &att));
   MX_TRY(linear(c, att, ly->o_w, ly->o_b, &o));
   MX_TRY(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
   MX_TRY(layer_norm(c, x1, ly->ln2_w, ly->ln2_b, &h2));
   MX_TRY(linear(c, h2, ly->fc1_w, ly->fc1_b, &f));
-  MX_TRY(activation(c, v->hidden_act, f, &a));
+  MX_TRY(mx_vision_act(b, v->hidden_act, f, &a));
   MX_TRY(linear(c, a, ly->fc2_w, ly->fc2_b, &m));
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);
 }
@@ -300,46 +192,29 @@ static mx_status_t body(vb_t *c, int32_t pixels) {
   }
   int32_t h, a, y;
   MX_TRY(linear(c, x, w->p1_w, w->p1_b, &h));
-  MX_TRY(activation(c, v->projector_act, h, &a));
+  MX_TRY(mx_vision_act(b, v->projector_act, h, &a));
   MX_TRY(linear(c, a, w->p2_w, w->p2_b, &y));
   return mx_build_return(b, &y, 1);
 }
 
 static mx_status_t build(vb_t *c, const mx_checkpoint_t *ck) {
   const mx_vision_config_t *v = &c->cfg->vision;
-  int32_t nw = c->w->l.n, n_args = nw + 1;
-  mx_type_t *types = malloc(sizeof *types * (size_t)n_args);
-  int32_t *ids = malloc(sizeof *ids * (size_t)n_args);
-  c->arg = ids;
-  if (types == NULL || ids == NULL) {
-    free(types);
-    return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  }
-  for (int32_t i = 0; i < nw; i++) {
-    const vspec_t *s = &c->w->l.w[i];
-    types[i] = mx_type_tensor(mx_checkpoint_find(ck, s->name)->dtype, s->rank, s->dims);
-  }
   int64_t pd[4] = {1, v->num_channels, v->image_size, v->image_size};
-  types[nw] = mx_type_tensor(MX_ELEM_F32, 4, pd);
-  mx_func_t *f;
-  mx_status_t st = mx_build_func(c->cc->m, "vision", false, types, n_args, &f, &c->b, ids);
-  free(types);
-  for (int32_t i = 0; st == MX_OK && i < nw; i++)
-    st = mx_graph_set_arg_attrs(f, i, "weight", c->w->l.w[i].name);
-  if (st == MX_OK) st = mx_graph_set_arg_attrs(f, nw, "pixels", "pixels");
-  if (st == MX_OK) st = body(c, ids[nw]);
-  return st;
+  mx_type_t pixels = mx_type_tensor(MX_ELEM_F32, 4, pd);
+  MX_TRY(mx_vision_func(c->cc, &c->w->l, ck, &pixels, &c->b, &c->arg));
+  return body(c, c->arg[c->w->l.n]);
 }
 
 mx_status_t mx_vision_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
-                            mx_comp_ctx_t *cc) {
+                            const mx_graph_opts_t *o, mx_comp_ctx_t *cc) {
   if (!cfg->vision.present)
     return mx_error_set(MX_ERR_INVALID_ARG, "graph: model_type '%s' has no vision tower",
                         cfg->model_type);
+  if (cfg->vision.kind != MX_VISION_CLIP) return mx_vision_qwen_build(cfg, ck, o, cc);
   vweights_t w;
   vb_t c = {.cfg = cfg, .w = &w, .cc = cc};
   mx_status_t st = list_weights(cfg, ck, &w);
-  if (st == MX_OK) st = check(&w, ck);
+  if (st == MX_OK) st = mx_vlist_check(&w.l, ck);
   if (st == MX_OK) st = build(&c, ck);
   free(c.arg);
   vweights_free(&w);

@@ -159,6 +159,11 @@ static mx_status_t check_media(const mx_session_t *s, const char *what) {
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
+  if (s->model->config.vision.kind != MX_VISION_CLIP)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: model_type '%s' runs text only for now (its image tokens need M-RoPE "
+                        "positions, which @prefill_media does not take yet)",
+                        what, s->model->config.model_type);
   if (!s->backend->vision || !s->backend->prefill_media)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
                         s->backend->name);

@@ -139,7 +139,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
   go.kv_dtype = model->kv_dtype;
-  go.media = cfg.vision.present;
+  go.media = cfg.vision.present && cfg.vision.kind == MX_VISION_CLIP;  // Qwen: text entries only
   mx_error_clear();
   st = mx_model_build_graph(&cfg, ck, &go, &m);
   if (st == MX_OK) rc = mx_cli_make_outdir(cmd, outdir);

@@ -69,6 +69,11 @@ static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, int32_
 static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc_t *proc,
                        const char *path, mx_pixels_t *px) {
   mx_image_t img = {0};
+  if (m->config.vision.kind != MX_VISION_CLIP)
+    return fail_msg(cmd,
+                    "%s: model_type '%s' runs text only for now (its image tokens need M-RoPE "
+                    "positions, which @prefill_media does not take yet)",
+                    path, m->config.model_type);
   mx_error_clear();
   mx_status_t st = mx_image_load(path, NULL, &img, NULL);
   if (!st) st = mx_image_preprocess(proc, &img, px);

@@ -1,0 +1,258 @@
+// Qwen2-VL and Qwen2.5-VL, model_types "qwen2_vl" and "qwen2_5_vl" (Qwen2VLForConditional-
+// Generation, Qwen2_5_VLForConditionalGeneration): a ViT with 2-D RoPE and a patch merger
+// (vision_qwen.c) in front of a Qwen2 text model whose RoPE is M-RoPE.
+// Config: transformers 5 nests the text model in text_config; the released checkpoints (and
+// transformers 4.x) keep its fields at the top level, which Qwen2VLConfig reads the same way.
+// Defaults are Qwen2VLTextConfig's / Qwen2_5_VLTextConfig's (the same values) and the vision
+// configs'. rope_scaling / rope_parameters carry mrope_section ([16, 24, 24] when absent) and the
+// type "mrope", which transformers reads as "default".
+// Graph: the Qwen2 text model (q/k/v biases) under "model." (released files, transformers 5) or
+// "model.language_model." (transformers 4.52..4.x). A prompt without images has equal temporal /
+// height / width positions, for which M-RoPE is the plain RoPE of the text entries; the media
+// entries take the three position rows (ADR 0013).
+#include <string.h>
+
+#include "model/family.h"
+
+// ---- config.json ----
+
+static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, int64_t v) {
+  if (v > 0) return MX_OK;
+  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %lld)", o->src, o->prefix, key,
+                      (long long)v);
+}
+
+// The rope dict of the text object (rope_scaling first, as mx_cfg_rope_scaling reads it).
+static cJSON *rope_dict(cJSON *text) {
+  cJSON *r = cJSON_GetObjectItemCaseSensitive(text, "rope_scaling");
+  if (!cJSON_IsObject(r)) r = cJSON_GetObjectItemCaseSensitive(text, "rope_parameters");
+  return cJSON_IsObject(r) ? r : NULL;
+}
+
+// mrope_section from the rope dict; "mrope" renamed to "default" in the copy the shared parser
+// reads (Qwen2VLTextConfig.convert_rope_params_to_dict does the same).
+static mx_status_t mrope(const mx_cfg_obj_t *t, cJSON *copy, mx_model_config_t *cfg) {
+  static const int32_t kDefault[3] = {16, 24, 24};
+  memcpy(cfg->mrope_section, kDefault, sizeof kDefault);
+  cJSON *r = rope_dict(copy);
+  if (r == NULL) return MX_OK;
+  const char *type_key = cJSON_GetObjectItemCaseSensitive(r, "rope_type") ? "rope_type" : "type";
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(r, type_key);
+  if (cJSON_IsString(type) && strcmp(type->valuestring, "mrope") == 0 &&
+      !cJSON_ReplaceItemInObjectCaseSensitive(r, type_key, cJSON_CreateString("default")))
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  const cJSON *sec = cJSON_GetObjectItemCaseSensitive(r, "mrope_section");
+  if (sec == NULL || cJSON_IsNull(sec)) return MX_OK;
+  if (!cJSON_IsArray(sec) || cJSON_GetArraySize(sec) != 3) {
+    return mx_error_set(MX_ERR_PARSE, "%s: %smrope_section must be a list of 3 integers", t->src,
+                        t->prefix);
+  }
+  for (int32_t i = 0; i < 3; i++) {
+    const cJSON *v = cJSON_GetArrayItem(sec, i);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 4096 ||
+        v->valuedouble != (double)(int32_t)v->valuedouble)
+      return mx_error_set(MX_ERR_PARSE, "%s: %smrope_section[%d] must be an integer in 0..4096",
+                          t->src, t->prefix, i);
+    cfg->mrope_section[i] = (int32_t)v->valuedouble;
+  }
+  return MX_OK;
+}
+
+static mx_status_t text_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  const cJSON *tc = cJSON_GetObjectItemCaseSensitive(o->obj, "text_config");
+  if (tc != NULL && !cJSON_IsNull(tc) && !cJSON_IsObject(tc))
+    return mx_error_set(MX_ERR_PARSE, "%s: text_config must be an object", o->src);
+  bool nested = cJSON_IsObject(tc);
+  cJSON *copy = cJSON_Duplicate(nested ? tc : o->obj, true);
+  if (copy == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_cfg_obj_t t = {copy, o->src, nested ? "text_config." : ""};
+  const mx_cfg_defaults_t d = {
+      .vocab_size = 152064,
+      .hidden_size = 8192,
+      .intermediate_size = 29568,
+      .num_layers = 80,
+      .num_heads = 64,
+      .num_kv_heads = 8,
+      .max_position_embeddings = 32768,
+      .rms_norm_eps = 1e-5,
+      .rope_theta = 1000000.0,
+      .tie_word_embeddings = false,
+      .hidden_act = "silu",
+      .bos_token_id = 151643,
+      .eos_token_id = 151645,
+      .pad_token_id = -1,
+  };
+  bool sliding = false;
+  mx_status_t st = mrope(&t, copy, cfg);
+  if (st == MX_OK) st = mx_cfg_parse_common(&t, &d, cfg);
+  if (st == MX_OK) st = mx_cfg_activation(&t, "hidden_act", cfg);
+  if (st == MX_OK) st = mx_cfg_bool(&t, "use_sliding_window", false, &sliding);
+  cJSON_Delete(copy);
+  if (st != MX_OK) return st;
+  if (sliding) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: %suse_sliding_window true is not supported",
+                        o->src, t.prefix);
+  }
+  cfg->sliding_window = 0;
+  int32_t half = cfg->head_dim / 2, sum = 0;
+  for (int32_t i = 0; i < 3; i++) sum += cfg->mrope_section[i];
+  if (sum != half) {
+    return mx_error_set(MX_ERR_PARSE,
+                        "%s: mrope_section [%d, %d, %d] must sum to head_dim / 2 (%d)", o->src,
+                        cfg->mrope_section[0], cfg->mrope_section[1], cfg->mrope_section[2], half);
+  }
+  snprintf(cfg->vision.text_model_type, sizeof cfg->vision.text_model_type, "qwen2");
+  return MX_OK;
+}
+
+// fullatt_block_indexes: the Qwen2.5-VL blocks with full attention (the others use windows).
+static mx_status_t full_blocks(const mx_cfg_obj_t *t, mx_vision_config_t *v) {
+  static const int32_t kDefault[4] = {7, 15, 23, 31};
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(t->obj, "fullatt_block_indexes");
+  if (a == NULL || cJSON_IsNull(a)) {
+    for (int32_t i = 0; i < 4; i++)
+      if (kDefault[i] < v->num_layers) v->layer_full[kDefault[i]] = 1;
+    return MX_OK;
+  }
+  if (!cJSON_IsArray(a))
+    return mx_error_set(MX_ERR_PARSE, "%s: %sfullatt_block_indexes must be a list", t->src,
+                        t->prefix);
+  const cJSON *e;
+  cJSON_ArrayForEach(e, a) {
+    if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= v->num_layers ||
+        e->valuedouble != (double)(int32_t)e->valuedouble)
+      return mx_error_set(MX_ERR_PARSE, "%s: %sfullatt_block_indexes holds %g, not a block index",
+                          t->src, t->prefix, cJSON_IsNumber(e) ? e->valuedouble : -1.0);
+    v->layer_full[(int32_t)e->valuedouble] = 1;
+  }
+  return MX_OK;
+}
+
+static mx_status_t vision_config(const mx_cfg_obj_t *o, bool v25, int32_t text_hidden,
+                                 mx_vision_config_t *v) {
+  const cJSON *vc = cJSON_GetObjectItemCaseSensitive(o->obj, "vision_config");
+  if (vc != NULL && !cJSON_IsNull(vc) && !cJSON_IsObject(vc))
+    return mx_error_set(MX_ERR_PARSE, "%s: vision_config must be an object", o->src);
+  cJSON *empty = cJSON_IsObject(vc) ? NULL : cJSON_CreateObject();
+  if (!cJSON_IsObject(vc) && empty == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_cfg_obj_t t = {cJSON_IsObject(vc) ? vc : empty, o->src, "vision_config."};
+  v->kind = v25 ? MX_VISION_QWEN2_5_VL : MX_VISION_QWEN2_VL;
+  int32_t out_hidden = 0, mlp_ratio = 4;
+  mx_status_t st = mx_cfg_i32(&t, "depth", 32, &v->num_layers);
+  if (st == MX_OK && v25) st = mx_cfg_i32(&t, "hidden_size", 3584, &v->hidden_size);
+  if (st == MX_OK && v25) st = mx_cfg_i32(&t, "intermediate_size", 3420, &v->intermediate_size);
+  if (st == MX_OK && v25) st = mx_cfg_i32(&t, "out_hidden_size", 3584, &out_hidden);
+  if (st == MX_OK && !v25) st = mx_cfg_i32(&t, "embed_dim", 1280, &v->hidden_size);
+  if (st == MX_OK && !v25) st = mx_cfg_i32(&t, "hidden_size", 3584, &out_hidden);
+  if (st == MX_OK && !v25) st = mx_cfg_i32(&t, "mlp_ratio", 4, &mlp_ratio);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "num_heads", 16, &v->num_heads);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "in_channels", 3, &v->num_channels);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "patch_size", 14, &v->patch_size);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "spatial_merge_size", 2, &v->spatial_merge_size);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "temporal_patch_size", 2, &v->temporal_patch_size);
+  if (st == MX_OK && v25) st = mx_cfg_i32(&t, "window_size", 112, &v->window_size);
+  if (st == MX_OK)
+    st = mx_cfg_str(&t, "hidden_act", v25 ? "silu" : "quick_gelu", v->hidden_act,
+                    sizeof v->hidden_act);
+  v->rope_theta = 10000.0;
+  const cJSON *rp = cJSON_GetObjectItemCaseSensitive(t.obj, "rope_parameters");
+  if (st == MX_OK && cJSON_IsObject(rp)) {
+    mx_cfg_obj_t r = {rp, o->src, "vision_config.rope_parameters."};
+    st = mx_cfg_f64(&r, "rope_theta", 10000.0, &v->rope_theta);
+  }
+  if (st == MX_OK) st = positive(&t, "depth", v->num_layers);
+  if (st == MX_OK && v->num_layers > MX_VISION_MAX_LAYERS)
+    st = mx_error_set(MX_ERR_UNSUPPORTED, "%s: vision_config.depth (%d) is above %d", o->src,
+                      v->num_layers, MX_VISION_MAX_LAYERS);
+  if (st == MX_OK && v25) st = full_blocks(&t, v);
+  cJSON_Delete(empty);
+  if (st != MX_OK) return st;
+  if (!v25) v->intermediate_size = v->hidden_size * mlp_ratio;
+  const char *acts = v25 ? "silu" : "quick_gelu";
+  if (strcmp(v->hidden_act, acts) != 0) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: vision_config.hidden_act '%s' is not supported (supported: %s)",
+                        o->src, v->hidden_act, acts);
+  }
+  MX_TRY(positive(&t, v25 ? "hidden_size" : "embed_dim", v->hidden_size));
+  MX_TRY(positive(&t, "intermediate_size", v->intermediate_size));
+  MX_TRY(positive(&t, "num_heads", v->num_heads));
+  MX_TRY(positive(&t, "in_channels", v->num_channels));
+  MX_TRY(positive(&t, "patch_size", v->patch_size));
+  MX_TRY(positive(&t, "spatial_merge_size", v->spatial_merge_size));
+  MX_TRY(positive(&t, "temporal_patch_size", v->temporal_patch_size));
+  if (v25) MX_TRY(positive(&t, "window_size", v->window_size));
+  if (v->hidden_size % v->num_heads != 0 || (v->hidden_size / v->num_heads) % 4 != 0) {
+    return mx_error_set(MX_ERR_PARSE,
+                        "%s: the vision head size (%d / %d) must be a multiple of 4 (2-D RoPE)",
+                        o->src, v->hidden_size, v->num_heads);
+  }
+  if (v25 && v->window_size % (v->patch_size * v->spatial_merge_size) != 0) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: vision_config.window_size (%d) must be a multiple of patch_size x "
+                        "spatial_merge_size (%d)",
+                        o->src, v->window_size, v->patch_size * v->spatial_merge_size);
+  }
+  if (out_hidden != text_hidden) {
+    return mx_error_set(MX_ERR_PARSE,
+                        "%s: vision_config.%s (%d) must equal the text model's hidden_size (%d)",
+                        o->src, v25 ? "out_hidden_size" : "hidden_size", out_hidden, text_hidden);
+  }
+  snprintf(v->projector_act, sizeof v->projector_act, "gelu");
+  v->layer_norm_eps = 1e-6;  // the blocks' and the merger's norms (fixed in the modeling code)
+  v->layers_run = v->num_layers;
+  return MX_OK;
+}
+
+static mx_status_t token(const mx_cfg_obj_t *o, const char *key, int32_t def, int32_t vocab,
+                         int32_t *out) {
+  MX_TRY(mx_cfg_i32(o, key, def, out));
+  if (*out >= 0 && *out < vocab) return MX_OK;
+  return mx_error_set(MX_ERR_PARSE, "%s: %s (%d) is outside the text vocabulary (%d)", o->src, key,
+                      *out, vocab);
+}
+
+static mx_status_t parse(const mx_cfg_obj_t *o, bool v25, mx_model_config_t *cfg) {
+  MX_TRY(text_config(o, cfg));
+  mx_vision_config_t *v = &cfg->vision;
+  MX_TRY(vision_config(o, v25, cfg->hidden_size, v));
+  // The outer config carries the checkpoint dtype, tying and, in released files, the token ids.
+  if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) MX_TRY(mx_cfg_dtype(o, cfg));
+  if (mx_cfg_has(o, "text_config")) {  // pre-5 files kept a true value in text_config only
+    bool tie = false;
+    MX_TRY(mx_cfg_bool(o, "tie_word_embeddings", false, &tie));
+    cfg->tie_word_embeddings = cfg->tie_word_embeddings || tie;
+  }
+  MX_TRY(token(o, "image_token_id", 151655, cfg->vocab_size, &v->image_token_id));
+  MX_TRY(token(o, "vision_start_token_id", 151652, cfg->vocab_size, &v->vision_start_token_id));
+  v->tokens_per_image = 0;
+  v->present = true;
+  return MX_OK;
+}
+
+static mx_status_t parse_qwen2_vl(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  return parse(o, false, cfg);
+}
+
+static mx_status_t parse_qwen2_5_vl(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  return parse(o, true, cfg);
+}
+
+// ---- graph ----
+
+static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
+  MX_TRY(mx_arch_base(cfg, a));
+  a->qkv_bias = true;
+  a->prefix = "model.";
+  a->head_name = "lm_head.weight";
+  a->prefix_alts[0] = "model.";
+  a->head_alts[0] = "lm_head.weight";
+  a->prefix_alts[1] = "model.language_model.";
+  a->head_alts[1] = "lm_head.weight";
+  a->prefix_alts[2] = NULL;
+  a->head_alts[2] = NULL;
+  return MX_OK;
+}
+
+const mx_family_t mx_family_qwen2_vl = {"qwen2_vl", parse_qwen2_vl, arch};
+const mx_family_t mx_family_qwen2_5_vl = {"qwen2_5_vl", parse_qwen2_5_vl, arch};

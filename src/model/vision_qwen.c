@@ -1,0 +1,393 @@
+// The Qwen2-VL and Qwen2.5-VL vision towers as the @vision entry (ADR 0010, ADR 0013), built for
+// one patch grid (gh x gw patches; mx_graph_opts_t.vision_grid_h / _w):
+//
+//   pixels   = the processor's rows [N = gh*gw, C*Tp*P*P], block-major: each m x m block of
+//              patches (m = spatial_merge_size) is m*m consecutive rows
+//   x        = pixels . patch_embed^T                     (Conv3d with stride = kernel: a GEMM)
+//   Qwen2.5-VL: the m*m-row units reordered into window order (window_index)
+//   for each block:
+//     x += proj(attention(2-D RoPE(q, k), v of norm1(x)))  qkv one linear; attention full within
+//                                                          the image, or within each window
+//                                                          (Qwen2.5-VL blocks not in
+//                                                          fullatt_block_indexes)
+//     x += mlp(norm2(x))                                   Qwen2-VL: fc2(quick_gelu(fc1 x));
+//                                                          Qwen2.5-VL: down(silu(gate x) * up x)
+//   features = mlp.2(gelu(mlp.0(ln_q(x) viewed [N/m^2, m^2 D])))  (the PatchMerger)
+//   Qwen2.5-VL: the merged rows put back in image order (the inverse of window_index)
+//
+// Norms: Qwen2-VL LayerNorm (eps 1e-6), Qwen2.5-VL RMSNorm (eps 1e-6). The 2-D RoPE rotates the
+// pairs (i, i + Dh/2) of each head by h * inv[i] for i < Dh/4 and w * inv[i - Dh/4] above, inv of
+// Dh/2 with the tower's theta: two mx.rope over the whole head, one with the positions h and the
+// frequencies [inv, 0], one with w and [0, inv]; a zero frequency's rotation (cos 1, sin 0) is
+// exact, so each pair is rotated once, as transformers does. The positions, the window order and
+// its segments are constants of the grid. A segment's attention is mx.attention over its own
+// rows (mx_vision_attention); the reorderings are concatenations of contiguous slices.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/vision_internal.h"
+
+static const char *const kPrefixes[] = {"visual.", "model.visual."};
+
+typedef struct qlayer {
+  int32_t n1_w, n1_b, qkv_w, qkv_b, o_w, o_b, n2_w, n2_b;
+  int32_t fc1_w, fc1_b, fc2_w, fc2_b;    // Qwen2-VL
+  int32_t g_w, g_b, u_w, u_b, d_w, d_b;  // Qwen2.5-VL
+} qlayer_t;
+
+typedef struct qweights {
+  mx_vlist_t l;
+  int32_t patch, lnq_w, lnq_b, m0_w, m0_b, m2_w, m2_b;
+  qlayer_t *layers;  // [num_layers], heap
+} qweights_t;
+
+static void qweights_free(qweights_t *w) {
+  mx_vlist_free(&w->l);
+  free(w->layers);
+  memset(w, 0, sizeof *w);
+}
+
+#define ADD(field, prefix, name, rank, ...)                           \
+  do {                                                                \
+    const int64_t dims_[5] = {__VA_ARGS__};                           \
+    MX_TRY(mx_vlist_add(&w->l, &(field), prefix, name, rank, dims_)); \
+  } while (0)
+
+static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                qweights_t *w) {
+  const mx_vision_config_t *v = &cfg->vision;
+  bool v25 = v->kind == MX_VISION_QWEN2_5_VL;
+  const char *vp = mx_vision_pick_prefix(ck, kPrefixes, 2, "patch_embed.proj.weight");
+  int64_t D = v->hidden_size, F = v->intermediate_size, C = v->num_channels, P = v->patch_size;
+  int64_t Tp = v->temporal_patch_size, M = (int64_t)v->spatial_merge_size * v->spatial_merge_size;
+  int64_t H = cfg->hidden_size;
+  memset(w, 0, sizeof *w);
+  w->layers = calloc((size_t)v->num_layers, sizeof *w->layers);
+  if (w->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  ADD(w->patch, vp, "patch_embed.proj.weight", 5, D, C, Tp, P, P);
+  for (int32_t i = 0; i < v->num_layers; i++) {
+    qlayer_t *ly = &w->layers[i];
+    char p[MX_VISION_MAX_NAME / 2];
+    if ((size_t)snprintf(p, sizeof p, "%sblocks.%d.", vp, i) >= sizeof p)
+      return mx_error_set(MX_ERR_INVALID_ARG, "vision block %d: name too long", i);
+    ly->n1_b = ly->n2_b = -1;
+    ADD(ly->n1_w, p, "norm1.weight", 1, D);
+    if (!v25) ADD(ly->n1_b, p, "norm1.bias", 1, D);
+    ADD(ly->qkv_w, p, "attn.qkv.weight", 2, 3 * D, D);
+    ADD(ly->qkv_b, p, "attn.qkv.bias", 1, 3 * D);
+    ADD(ly->o_w, p, "attn.proj.weight", 2, D, D);
+    ADD(ly->o_b, p, "attn.proj.bias", 1, D);
+    ADD(ly->n2_w, p, "norm2.weight", 1, D);
+    if (!v25) ADD(ly->n2_b, p, "norm2.bias", 1, D);
+    if (v25) {
+      ADD(ly->g_w, p, "mlp.gate_proj.weight", 2, F, D);
+      ADD(ly->g_b, p, "mlp.gate_proj.bias", 1, F);
+      ADD(ly->u_w, p, "mlp.up_proj.weight", 2, F, D);
+      ADD(ly->u_b, p, "mlp.up_proj.bias", 1, F);
+      ADD(ly->d_w, p, "mlp.down_proj.weight", 2, D, F);
+      ADD(ly->d_b, p, "mlp.down_proj.bias", 1, D);
+    } else {
+      ADD(ly->fc1_w, p, "mlp.fc1.weight", 2, F, D);
+      ADD(ly->fc1_b, p, "mlp.fc1.bias", 1, F);
+      ADD(ly->fc2_w, p, "mlp.fc2.weight", 2, D, F);
+      ADD(ly->fc2_b, p, "mlp.fc2.bias", 1, D);
+    }
+  }
+  w->lnq_b = -1;
+  ADD(w->lnq_w, vp, "merger.ln_q.weight", 1, D);
+  if (!v25) ADD(w->lnq_b, vp, "merger.ln_q.bias", 1, D);
+  ADD(w->m0_w, vp, "merger.mlp.0.weight", 2, M * D, M * D);
+  ADD(w->m0_b, vp, "merger.mlp.0.bias", 1, M * D);
+  ADD(w->m2_w, vp, "merger.mlp.2.weight", 2, H, M * D);
+  ADD(w->m2_b, vp, "merger.mlp.2.bias", 1, H);
+  return MX_OK;
+}
+#undef ADD
+
+mx_status_t mx_vision_qwen_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
+  qweights_t w;
+  mx_status_t st = list_weights(cfg, ck, &w);
+  if (st == MX_OK) st = mx_vlist_check(&w.l, ck);
+  qweights_free(&w);
+  return st;
+}
+
+// ---- the grid's constants: window order, segments, positions ----
+
+typedef struct qgrid {
+  int32_t gh, gw, m, n;  // patches a side, merge size, patches
+  int32_t *unit_order;   // [n / m^2]: merged unit at each position of the window order
+  int32_t *seg;          // [n_seg + 1]: segment bounds in patches (window order)
+  int32_t n_seg;
+  int32_t *pos_h, *pos_w;  // [n]: each patch's row and column, in the tower's order
+} qgrid_t;
+
+static void qgrid_free(qgrid_t *g) {
+  free(g->unit_order);
+  free(g->seg);
+  free(g->pos_h);
+  free(g->pos_w);
+  memset(g, 0, sizeof *g);
+}
+
+// Qwen2.5-VL's get_vision_window_index for one image: windows of ws x ws merged units, row-major
+// over a grid padded to whole windows, units row-major inside each; empty windows dropped.
+// Qwen2-VL (ws 0): the identity and one segment.
+static mx_status_t qgrid_make(int32_t gh, int32_t gw, int32_t m, int32_t ws, qgrid_t *g) {
+  memset(g, 0, sizeof *g);
+  int32_t lh = gh / m, lw = gw / m, units = lh * lw, mm = m * m;
+  g->gh = gh;
+  g->gw = gw;
+  g->m = m;
+  g->n = gh * gw;
+  int32_t nwh = ws > 0 ? lh / ws + 1 : 1, nww = ws > 0 ? lw / ws + 1 : 1;
+  g->unit_order = malloc(sizeof(int32_t) * (size_t)units);
+  g->seg = malloc(sizeof(int32_t) * (size_t)(nwh * nww + 1));
+  g->pos_h = malloc(sizeof(int32_t) * (size_t)g->n);
+  g->pos_w = malloc(sizeof(int32_t) * (size_t)g->n);
+  if (!g->unit_order || !g->seg || !g->pos_h || !g->pos_w) {
+    qgrid_free(g);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  int32_t k = 0;
+  g->seg[0] = 0;
+  if (ws <= 0) {
+    for (int32_t u = 0; u < units; u++) g->unit_order[u] = u;
+    k = units;
+    g->seg[++g->n_seg] = units * mm;
+  } else {
+    for (int32_t wy = 0; wy < nwh; wy++)
+      for (int32_t wx = 0; wx < nww; wx++) {
+        int32_t k0 = k;
+        for (int32_t y = wy * ws; y < (wy + 1) * ws && y < lh; y++)
+          for (int32_t x = wx * ws; x < (wx + 1) * ws && x < lw; x++)
+            g->unit_order[k++] = y * lw + x;
+        if (k > k0) g->seg[++g->n_seg] = k * mm;
+      }
+  }
+  // Patch j of unit u (block-major order): row (u / lw) * m + (j / m), column (u % lw) * m + j % m.
+  for (int32_t i = 0; i < units; i++)
+    for (int32_t j = 0; j < mm; j++) {
+      int32_t u = g->unit_order[i];
+      g->pos_h[i * mm + j] = (u / lw) * m + j / m;
+      g->pos_w[i * mm + j] = (u % lw) * m + j % m;
+    }
+  return MX_OK;
+}
+
+// ---- building ----
+
+typedef struct qb {
+  const mx_model_config_t *cfg;
+  const qweights_t *w;
+  const qgrid_t *g;
+  mx_comp_ctx_t *cc;
+  mx_builder_t b;
+  int32_t *arg;  // value id of each argument
+  int32_t pos_h, pos_w, inv_h, inv_w;
+} qb_t;
+
+static mx_status_t i32_const(mx_builder_t *b, const int32_t *v, int64_t n, int32_t *out) {
+  int64_t d[2] = {1, n};
+  mx_tensor_t t = {.type = mx_type_tensor(MX_ELEM_I32, 2, d),
+                   .data = (uint8_t *)v,
+                   .nbytes = sizeof(int32_t) * (size_t)n};
+  return mx_build_constant(b, &t, out);
+}
+
+// The frequency tables of the two rotations: [inv, 0] (height) and [0, inv] (width), Dh/2 each;
+// inv[i] = 1 / theta^(2i / (Dh/2)) as transformers computes it in f32.
+static mx_status_t rope_consts(qb_t *c) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  int32_t Dh = v->hidden_size / v->num_heads, half = Dh / 2, q = Dh / 4;
+  float *f = calloc((size_t)(2 * half), sizeof *f);
+  if (f == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < q; i++) {
+    float e = (float)(2 * i) / (float)half;
+    float inv = 1.0f / powf((float)v->rope_theta, e);
+    f[i] = inv;             // height table, first quarter
+    f[half + q + i] = inv;  // width table, second quarter
+  }
+  int64_t hd = half;
+  mx_tensor_t t = {.type = mx_type_tensor(MX_ELEM_F32, 1, &hd),
+                   .data = (uint8_t *)f,
+                   .nbytes = sizeof(float) * (size_t)half};
+  mx_status_t st = mx_build_constant(&c->b, &t, &c->inv_h);
+  t.data = (uint8_t *)(f + half);
+  if (st == MX_OK) st = mx_build_constant(&c->b, &t, &c->inv_w);
+  if (st == MX_OK) st = i32_const(&c->b, c->g->pos_h, c->g->n, &c->pos_h);
+  if (st == MX_OK) st = i32_const(&c->b, c->g->pos_w, c->g->n, &c->pos_w);
+  free(f);
+  return st;
+}
+
+// Rows of x [1, R, C] reordered: row i of the result is row order[i] of x, in units of `unit`
+// rows (order indexes units); runs of consecutive units become one slice.
+static mx_status_t reorder(mx_builder_t *b, int32_t x, const int32_t *order, int32_t n_units,
+                           int64_t unit, int32_t *out) {
+  mx_type_t t = *mx_build_type(b, x);
+  int32_t *parts = malloc(sizeof *parts * (size_t)n_units);
+  if (parts == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  int32_t n = 0;
+  mx_status_t st = MX_OK;
+  for (int32_t i = 0; i < n_units && st == MX_OK;) {
+    int32_t j = i + 1;
+    while (j < n_units && order[j] == order[j - 1] + 1) j++;
+    int64_t lo[3] = {0, order[i] * unit, 0}, hi[3] = {1, (order[j - 1] + 1) * unit, t.dims[2]};
+    st = mx_build_slice(b, x, lo, hi, NULL, 3, &parts[n++]);
+    i = j;
+  }
+  if (st == MX_OK)
+    st = n == 1 ? (*out = parts[0], MX_OK) : mx_build_concatenate(b, parts, n, 1, out);
+  free(parts);
+  return st;
+}
+
+static mx_status_t slice_t(mx_builder_t *b, int32_t x, int64_t lo, int64_t hi, int32_t *out) {
+  mx_type_t t = *mx_build_type(b, x);
+  int64_t s[4] = {0, lo, 0, 0}, l[4] = {1, hi, t.dims[2], t.dims[3]};
+  return mx_build_slice(b, x, s, l, NULL, 4, out);
+}
+
+// Attention within each segment of [0, N) (one segment: the whole image).
+static mx_status_t attention(qb_t *c, int32_t q, int32_t k, int32_t v, bool windows, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  const qgrid_t *g = c->g;
+  int32_t n_seg = windows ? g->n_seg : 1;
+  if (n_seg == 1) return mx_vision_attention(c->cc, b, q, k, v, out);
+  int32_t *parts = malloc(sizeof *parts * (size_t)n_seg);
+  if (parts == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_status_t st = MX_OK;
+  for (int32_t s = 0; s < n_seg && st == MX_OK; s++) {
+    int32_t qs, ks, vs;
+    st = slice_t(b, q, g->seg[s], g->seg[s + 1], &qs);
+    if (st == MX_OK) st = slice_t(b, k, g->seg[s], g->seg[s + 1], &ks);
+    if (st == MX_OK) st = slice_t(b, v, g->seg[s], g->seg[s + 1], &vs);
+    if (st == MX_OK) st = mx_vision_attention(c->cc, b, qs, ks, vs, &parts[s]);
+  }
+  if (st == MX_OK) st = mx_build_concatenate(b, parts, n_seg, 1, out);
+  free(parts);
+  return st;
+}
+
+// Rows [row0, row0 + n) of weight / bias argument a.
+static mx_status_t rows_of(qb_t *c, int32_t a, int64_t row0, int64_t n, int32_t *out) {
+  mx_type_t t = *mx_build_type(&c->b, c->arg[a]);
+  int64_t lo[2] = {row0, 0}, hi[2] = {row0 + n, t.rank > 1 ? t.dims[1] : 0};
+  return mx_build_slice(&c->b, c->arg[a], lo, hi, NULL, t.rank, out);
+}
+
+static mx_status_t rope2d(qb_t *c, int32_t x, int32_t *out) {
+  int32_t Dh = c->cfg->vision.hidden_size / c->cfg->vision.num_heads;
+  MX_TRY(mx_comp_rope(c->cc, &c->b, x, c->pos_h, c->inv_h, "half", Dh, 1.0, &x));
+  return mx_comp_rope(c->cc, &c->b, x, c->pos_w, c->inv_w, "half", Dh, 1.0, out);
+}
+
+static mx_status_t block(qb_t *c, int32_t l, int32_t x, int32_t *out) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  const qlayer_t *ly = &c->w->layers[l];
+  mx_builder_t *b = &c->b;
+  bool v25 = v->kind == MX_VISION_QWEN2_5_VL, center = !v25;
+  int64_t N = c->g->n, D = v->hidden_size, Hh = v->num_heads, hd[4] = {1, N, Hh, D / Hh};
+  double eps = v->layer_norm_eps;
+  int32_t h, qkv[3], att, o, x1, h2, m;
+  MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[ly->n1_w], ly->n1_b >= 0 ? c->arg[ly->n1_b] : -1,
+                        center, eps, &h));
+  for (int32_t i = 0; i < 3; i++) {  // q, k, v: row blocks of the fused qkv weight (views)
+    int32_t wv, bv;
+    MX_TRY(rows_of(c, ly->qkv_w, i * D, D, &wv));
+    MX_TRY(rows_of(c, ly->qkv_b, i * D, D, &bv));
+    MX_TRY(mx_vision_linear(b, h, wv, bv, &qkv[i]));
+    MX_TRY(mx_build_reshape(b, qkv[i], hd, 4, &qkv[i]));
+  }
+  MX_TRY(rope2d(c, qkv[0], &qkv[0]));
+  MX_TRY(rope2d(c, qkv[1], &qkv[1]));
+  MX_TRY(attention(c, qkv[0], qkv[1], qkv[2], v25 && !v->layer_full[l], &att));
+  MX_TRY(mx_vision_linear(b, att, c->arg[ly->o_w], c->arg[ly->o_b], &o));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
+  MX_TRY(mx_vision_norm(c->cc, b, x1, c->arg[ly->n2_w], ly->n2_b >= 0 ? c->arg[ly->n2_b] : -1,
+                        center, eps, &h2));
+  if (v25) {
+    int32_t g, u, a, gu;
+    MX_TRY(mx_vision_linear(b, h2, c->arg[ly->g_w], c->arg[ly->g_b], &g));
+    MX_TRY(mx_vision_linear(b, h2, c->arg[ly->u_w], c->arg[ly->u_b], &u));
+    MX_TRY(mx_vision_act(b, "silu", g, &a));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, a, u, &gu));
+    MX_TRY(mx_vision_linear(b, gu, c->arg[ly->d_w], c->arg[ly->d_b], &m));
+  } else {
+    int32_t f, a;
+    MX_TRY(mx_vision_linear(b, h2, c->arg[ly->fc1_w], c->arg[ly->fc1_b], &f));
+    MX_TRY(mx_vision_act(b, v->hidden_act, f, &a));
+    MX_TRY(mx_vision_linear(b, a, c->arg[ly->fc2_w], c->arg[ly->fc2_b], &m));
+  }
+  return mx_build_binary(b, MX_OP_ADD, x1, m, out);
+}
+
+static mx_status_t body(qb_t *c, int32_t pixels) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  const qweights_t *w = c->w;
+  const qgrid_t *g = c->g;
+  mx_builder_t *b = &c->b;
+  bool v25 = v->kind == MX_VISION_QWEN2_5_VL;
+  int64_t N = g->n, D = v->hidden_size, mm = (int64_t)g->m * g->m, U = N / mm;
+  int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
+  int64_t rd[3] = {1, N, K}, wd[2] = {D, K}, md[3] = {1, U, mm * D};
+  int32_t rows, wp, x;
+  MX_TRY(rope_consts(c));
+  MX_TRY(mx_build_reshape(b, pixels, rd, 3, &rows));
+  MX_TRY(mx_build_reshape(b, c->arg[w->patch], wd, 2, &wp));
+  MX_TRY(mx_g_linear(b, rows, wp, &x));
+  if (v25) MX_TRY(reorder(b, x, g->unit_order, (int32_t)U, mm, &x));
+  for (int32_t l = 0; l < v->num_layers; l++) {
+    mx_status_t st = block(c, l, x, &x);
+    if (st != MX_OK) return mx_error_prefix(st, "vision block %d", l);
+  }
+  int32_t h, hm, a, y;
+  MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[w->lnq_w], w->lnq_b >= 0 ? c->arg[w->lnq_b] : -1, !v25,
+                        v->layer_norm_eps, &h));
+  MX_TRY(mx_build_reshape(b, h, md, 3, &hm));
+  MX_TRY(mx_vision_linear(b, hm, c->arg[w->m0_w], c->arg[w->m0_b], &a));
+  MX_TRY(mx_vision_act(b, "gelu", a, &a));
+  MX_TRY(mx_vision_linear(b, a, c->arg[w->m2_w], c->arg[w->m2_b], &y));
+  if (v25) {  // back to image order: unit unit_order[i] is at row i
+    int32_t *inv = malloc(sizeof *inv * (size_t)U);
+    if (inv == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    for (int32_t i = 0; i < (int32_t)U; i++) inv[g->unit_order[i]] = i;
+    mx_status_t st = reorder(b, y, inv, (int32_t)U, 1, &y);
+    free(inv);
+    MX_TRY(st);
+  }
+  return mx_build_return(b, &y, 1);
+}
+
+mx_status_t mx_vision_qwen_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                 const mx_graph_opts_t *o, mx_comp_ctx_t *cc) {
+  const mx_vision_config_t *v = &cfg->vision;
+  int32_t gh = o->vision_grid_h, gw = o->vision_grid_w, m = v->spatial_merge_size;
+  if (gh == 0 && gw == 0) return MX_OK;  // the text and media entries only
+  if (gh <= 0 || gw <= 0 || gh % m || gw % m || (int64_t)gh * gw > (1 << 20)) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "graph @vision: a %d x %d patch grid (positive multiples of the merge size "
+                        "%d, at most 2^20 patches needed)",
+                        gh, gw, m);
+  }
+  int32_t ws = v->kind == MX_VISION_QWEN2_5_VL ? v->window_size / (m * v->patch_size) : 0;
+  qweights_t w;
+  qgrid_t g;
+  qb_t c = {.cfg = cfg, .w = &w, .g = &g, .cc = cc};
+  int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
+  int64_t pd[2] = {(int64_t)gh * gw, K};
+  mx_type_t pixels = mx_type_tensor(MX_ELEM_F32, 2, pd);
+  memset(&g, 0, sizeof g);
+  mx_status_t st = list_weights(cfg, ck, &w);
+  if (st == MX_OK) st = mx_vlist_check(&w.l, ck);
+  if (st == MX_OK) st = qgrid_make(gh, gw, m, ws, &g);
+  if (st == MX_OK) st = mx_vision_func(cc, &w.l, ck, &pixels, &c.b, &c.arg);
+  if (st == MX_OK) st = body(&c, c.arg[w.l.n]);
+  free(c.arg);
+  qgrid_free(&g);
+  qweights_free(&w);
+  return st != MX_OK ? mx_error_prefix(st, "graph @vision") : MX_OK;
+}
