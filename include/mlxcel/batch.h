@@ -63,6 +63,17 @@ mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, in
 // logits and keep their n_past.
 mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *ids, int32_t n);
 
+// Vision-language models (model->config.vision.present; ADR 0010), as mx_session_vision and
+// mx_session_prefill_media: the features of one image (pixels [C, S, S] f32, n_pixels values;
+// features [tokens_per_image][hidden_size], n_features values), touching no slot; and
+// mx_batch_prefill whose image-token positions take row i of media[n][hidden_size] as their
+// input embedding. The first image builds (and compiles) the media entries. Errors: a text-only
+// model, a backend without vision (naming it), sizes that differ from the model's.
+mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels, float *features,
+                            int64_t n_features);
+mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *ids,
+                                   const float *media, int32_t n);
+
 // Logits [V] of the last token the slot processed; valid until that slot's next call or reset.
 // NULL when the slot has none (new, reset, failed call) or the slot is out of range.
 const float *mx_batch_logits(const mx_batch_t *b, int32_t slot);

@@ -93,8 +93,10 @@ mx_status_t mx_chat_render(const mx_chat_template_t *t, const mx_chat_message_t 
                            size_t *len);
 
 // The same with more fields per message: fields_json[i] (NULL, or fields_json[i] may be NULL) is
-// a JSON object text whose keys other than role and content become message i's keys in the
-// template (an assistant's tool_calls, a tool result's tool_call_id and name, ...).
+// a JSON object text whose keys other than role become message i's keys in the template (an
+// assistant's tool_calls, a tool result's tool_call_id and name, ...); a "content" key replaces
+// the message's content (a list of parts such as [{"type": "image"}, {"type": "text", "text":
+// "..."}] for templates that iterate them).
 mx_status_t mx_chat_render_fields(const mx_chat_template_t *t, const mx_chat_message_t *messages,
                                   const char *const *fields_json, int32_t n_messages,
                                   const mx_chat_render_opts_t *opts, char **out, size_t *len);

@@ -150,6 +150,19 @@ typedef struct mx_vision_config {
   uint8_t layer_full[MX_VISION_MAX_LAYERS];  // Qwen2.5-VL: 1 for fullatt_block_indexes
 } mx_vision_config_t;
 
+// The processor's prompt rule for images (ADR 0010): each of the n_images image tokens of
+// ids[n] (vision.image_token_id, one per image, in order) becomes tokens_per_image image tokens,
+// so the features of image i land on the i-th run. *out (heap, the caller frees) receives the
+// expanded ids, *n_out their count. Errors: a number of image tokens other than n_images
+// (MX_ERR_INVALID_ARG naming both), a prompt over INT32_MAX tokens, out of memory.
+struct mx_model_config;
+mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int32_t *ids,
+                                    int32_t n, int32_t n_images, int32_t **out, int32_t *n_out);
+// Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
+// error naming both shapes (the image processor and the model config disagree) otherwise.
+mx_status_t mx_vision_check_pixels(const struct mx_model_config *cfg, int32_t rank,
+                                   const int64_t *shape);
+
 typedef struct mx_model_config {
   char model_type[32];    // "llama", ...
   char architecture[64];  // architectures[0], "" when absent

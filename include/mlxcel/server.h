@@ -32,6 +32,8 @@ typedef struct mx_server_opts {
   const char *model_id;      // the name /v1/models lists and requests must use; NULL = "model"
   size_t max_body;           // request body limit in bytes (413 beyond); 0 = 1 MiB
   int32_t max_queue;         // requests waiting for a slot before 503; 0 = 64
+  int32_t max_images;        // image_url parts per chat request (400 beyond); 0 = 8
+  int64_t max_image_pixels;  // width * height of one image (413 beyond); 0 = 4096 * 4096
   int32_t max_connections;   // simultaneous connections (503 beyond); 0 = 128
   int32_t timeout_s;         // idle connection timeout in seconds; 0 = 60
   int32_t header_timeout_s;  // a request head must arrive within this of the connection's

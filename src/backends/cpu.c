@@ -35,7 +35,8 @@ typedef struct cpu_exec {
   mx_cpu_qkernel_t quant_kernel;
   mx_progress_t progress;   // of the packing, done when the session's plans are all prepared
   uint64_t progress_total;  // the checkpoint's weight bytes
-  bool batch;               // plans of a batched state (rows_as_gemv for the decode plans)
+  bool batch;  // plans of a batched state (rows_as_gemv for the decode plans: the media entries
+               // of one sequence are compiled as a session's, so their numbers are a session's)
   void *arena;
   size_t arena_bytes;
   int32_t n_plans, cap_plans;
@@ -74,7 +75,7 @@ static mx_status_t cpu_prepare(void *impl, mx_graph_binding_t *b) {
   mx_cpu_compile_opts_t o = {.args = b->args,
                              .weights = c->weights,
                              .pool = c->pool,
-                             .rows_as_gemv = c->batch && b->T == 1,
+                             .rows_as_gemv = c->batch && b->T == 1 && b->entry == MX_ENTRY_TEXT,
                              .quant_kernel = c->quant_kernel,
                              .external_arena = shared};
   mx_cpu_plan_t *plan = NULL;
@@ -202,6 +203,8 @@ static const mx_backend_batch_t g_cpu_batch = {
     .decode = mx_bstate_decode,
     .reset = mx_bstate_reset,
     .destroy = mx_bstate_destroy,
+    .vision = mx_bstate_vision,
+    .prefill_media = mx_bstate_prefill_media,
 };
 
 const mx_backend_t mx_backend_cpu = {

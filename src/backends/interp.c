@@ -90,6 +90,8 @@ static const mx_backend_batch_t g_interp_batch = {
     .decode = mx_bstate_decode,
     .reset = mx_bstate_reset,
     .destroy = mx_bstate_destroy,
+    .vision = mx_bstate_vision,
+    .prefill_media = mx_bstate_prefill_media,
 };
 
 const mx_backend_t mx_backend_interp = {

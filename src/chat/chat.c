@@ -198,7 +198,7 @@ static mx_status_t render(const mx_chat_template_t *t, const render_in_t *in,
       jj_dict_set(x, &m, jj_str_ref("content", 7), jj_str(x, content, strlen(content)));
       for (const cJSON *f = in->fields && in->fields[i] ? in->fields[i]->child : NULL; f;
            f = f->next)
-        if (strcmp(f->string, "role") != 0 && strcmp(f->string, "content") != 0)
+        if (strcmp(f->string, "role") != 0)  // content: the parts that replace the text
           jj_dict_set(x, &m, jj_str(x, f->string, strlen(f->string)), from_json(x, f));
       jj_list_push(x, &msgs, m);
     }

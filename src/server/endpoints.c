@@ -64,13 +64,18 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int3
   size_t len = 0;
   mx_text_range_t *plain = NULL;
   int32_t n_plain = 0;
+  char **with_parts = NULL;  // images for a template that iterates parts (images.c)
   mx_status_t st = extra.oom ? mx_error_set(MX_ERR_NOMEM, "out of memory") : MX_OK;
+  if (!st) st = mx_server_images_fields(srv, r, &with_parts);
   if (!st)
-    st = mx_chat_render_guarded_fields(srv->tmpl, srv->guard, msgs, (const char *const *)r->fields,
+    st = mx_chat_render_guarded_fields(srv->tmpl, srv->guard, msgs,
+                                       (const char *const *)(with_parts ? with_parts : r->fields),
                                        r->n_messages, &ro, &text, &len, &plain, &n_plain);
+  mx_server_images_fields_free(with_parts, r->n_messages);
   mx_strbuf_free(&extra);
   free(msgs);
   if (st == MX_ERR_RUNTIME || st == MX_ERR_PARSE) st = mx_error_prefix(st, "chat template");
+  if (!st && r->n_images > 0) st = mx_server_images_placeholders(srv, &text, &len, plain, n_plain);
   if (!st && !fits_context(srv, len)) st = too_long(srv, len, over);
   if (!st) {
     mx_encode_opts_t eo = {
@@ -79,6 +84,14 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int3
   }
   free(plain);
   free(text);
+  if (!st && r->n_images > 0) {  // each image token becomes the model's tokens per image
+    int32_t *e = NULL, ne = 0;
+    st = mx_vision_expand_prompt(&srv->model->config, *ids, *n, r->n_images, &e, &ne);
+    if (st == MX_ERR_INVALID_ARG) st = mx_error_prefix(st, "the chat template's output");
+    free(*ids);
+    *ids = e;
+    *n = ne;
+  }
   return st;
 }
 
@@ -349,6 +362,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   enum MHD_Result ok = MHD_NO;
   int32_t *ids = NULL, n = 0;
   mx_grammar_t *grammar = NULL;  // until a job owns it
+  float *pixels = NULL;          // the images' pixel values, until a job owns them
   char msg[512];
   if (r.model && strcmp(r.model, srv->model_id) != 0) {
     mx_server_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
@@ -368,6 +382,10 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   if (!st && grammar) st = server_gvocab(srv, &gvocab);
   if (st) {
     ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, gparam, NULL, mx_error_message());
+    goto done;
+  }
+  if (r.n_images > 0 && mx_server_images_pixels(srv, &r, &pixels, &e)) {
+    ok = mx_server_reply_error(c, cc, &e);
     goto done;
   }
   mx_error_clear();
@@ -412,7 +430,9 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
                              .stop = (const char *const *)r.stop,
                              .n_stop = r.n_stop,
                              .ignore_eos = r.ignore_eos,
-                             .tok = srv->tok};
+                             .tok = srv->tok,
+                             .pixels = pixels,
+                             .n_images = r.n_images};
   if (!r.has_seed) jo.sampling.seed = fresh_seed(srv);
   mx_server_job_t *job = NULL;
   mx_error_clear();
@@ -422,6 +442,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     goto done;
   }
   grammar = NULL;  // the job's now
+  pixels = NULL;
   st = mx_server_job_submit(srv->sched, job);
   if (st) {
     mx_server_job_release(srv->sched, job);
@@ -456,6 +477,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   }
 done:
   mx_grammar_destroy(grammar);
+  free(pixels);
   free(ids);
   mx_server_request_free(&r);
   return ok;

@@ -503,6 +503,7 @@ static void free_server(mx_server_t *srv) {
   pthread_mutex_destroy(&srv->gvocab_mu);
   mx_chat_template_destroy(srv->tmpl);
   free(srv->tmpl_error);
+  free(srv->proc_error);
   free(srv->model_id);
   free(srv->api_key);
   pthread_mutex_destroy(&srv->metrics_mu);
@@ -539,6 +540,8 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   srv->timeout_s = o->timeout_s ? o->timeout_s : 60;
   mx_server_limits_default(&srv->lim);
   if (o->max_body) srv->lim.max_body = o->max_body;
+  if (o->max_images) srv->lim.max_images = o->max_images;
+  if (o->max_image_pixels) srv->lim.max_image_pixels = o->max_image_pixels;
   srv->model_id = dup_str(o->model_id ? o->model_id : "model");
   srv->api_key = o->api_key ? dup_str(o->api_key) : NULL;
   if (!srv->model_id || (o->api_key && !srv->api_key)) {
@@ -585,6 +588,7 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   srv->lim.max_tokens = (int32_t)mx_server_sched_ctx(srv->sched);
   srv->lim.vocab = mx_server_sched_vocab(srv->sched);
   st = mx_chat_guard_create(srv->tok, &srv->guard);
+  if (!st) st = mx_server_images_init(srv);
   if (st) {
     free_server(srv);
     return mx_error_prefix(st, "serve");

@@ -19,6 +19,8 @@ void mx_server_limits_default(mx_server_limits_t *lim) {
   lim->max_messages = 1024;
   lim->max_prompt_ids = 1 << 20;
   lim->vocab = 0;
+  lim->max_images = 8;
+  lim->max_image_pixels = (int64_t)4096 * 4096;
 }
 
 mx_status_t mx_server_error_set(mx_server_error_t *err, int http_status, const char *type,
@@ -46,7 +48,12 @@ void mx_server_request_free(mx_server_request_t *r) {
     if (r->roles) free(r->roles[i]);
     if (r->contents) free(r->contents[i]);
     if (r->fields) free(r->fields[i]);
+    if (r->parts) free(r->parts[i]);
   }
+  free(r->parts);
+  for (int32_t i = 0; r->images && i < r->n_images; i++) free(r->images[i]);
+  free(r->images);
+  free(r->image_lens);
   free(r->roles);
   free(r->contents);
   free(r->fields);
@@ -332,49 +339,105 @@ static mx_status_t parse_prompt(const cJSON *root, const mx_server_limits_t *lim
   return MX_OK;
 }
 
-// content: a string, null, or a list of {"type": "text", "text": "..."} parts (joined).
-static mx_status_t message_content(const cJSON *c, int32_t i, char **out, mx_server_error_t *err) {
+// An image part of message i: its bytes appended to r->images (at most lim->max_images).
+static mx_status_t add_image(const cJSON *part, int32_t i, int32_t j, const mx_server_limits_t *lim,
+                             mx_server_request_t *r, mx_server_error_t *err) {
+  if (r->n_images >= lim->max_images)
+    return mx_server_error_set(err, 400, "invalid_request_error", "messages", "too_many_images",
+                               "message %d: content part %d is image %d; this server takes at "
+                               "most %d images per request",
+                               i, j, r->n_images + 1, lim->max_images);
+  if (!r->images) {
+    r->images = calloc((size_t)lim->max_images, sizeof *r->images);
+    r->image_lens = calloc((size_t)lim->max_images, sizeof *r->image_lens);
+    if (!r->images || !r->image_lens) return oom(err);
+  }
+  mx_status_t st =
+      mx_server_image_part(part, i, j, &r->images[r->n_images], &r->image_lens[r->n_images], err);
+  if (!st) r->n_images++;
+  return st;
+}
+
+// content: a string, null, or a list of {"type": "text", "text": "..."} and {"type":
+// "image_url", ...} parts (the text joined, MX_SERVER_IMAGE_MARK where an image was; *parts the
+// list as a template sees it when there are images).
+static mx_status_t message_content(const cJSON *c, int32_t i, const mx_server_limits_t *lim,
+                                   mx_server_request_t *r, char **out, char **parts,
+                                   mx_server_error_t *err) {
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
+  cJSON *list = NULL;  // the template's parts, made once an image shows up
+  int32_t images_before = r->n_images;
+  mx_status_t st = MX_OK;
   if (!c || cJSON_IsNull(c)) {
     mx_strbuf_puts(&sb, "");
   } else if (cJSON_IsString(c)) {
     mx_strbuf_puts(&sb, c->valuestring);
   } else if (cJSON_IsArray(c)) {
     mx_strbuf_puts(&sb, "");
+    list = cJSON_CreateArray();
+    if (!list) st = oom(err);
     int32_t j = 0;
-    for (const cJSON *part = c->child; part; part = part->next, j++) {
+    for (const cJSON *part = c->child; part && !st; part = part->next, j++) {
       const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
       const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
-      if (!cJSON_IsObject(part) || !cJSON_IsString(type)) {
-        mx_strbuf_free(&sb);
-        return BAD("messages", "message %d: content part %d must be an object with a 'type'", i, j);
+      cJSON *tp = cJSON_CreateObject();
+      if (!tp || !cJSON_AddItemToArray(list, tp)) {
+        cJSON_Delete(tp);
+        st = oom(err);
+      } else if (!cJSON_IsObject(part) || !cJSON_IsString(type)) {
+        st = BAD("messages", "message %d: content part %d must be an object with a 'type'", i, j);
+      } else if (strcmp(type->valuestring, "image_url") == 0) {
+        st = add_image(part, i, j, lim, r, err);
+        mx_strbuf_puts(&sb, MX_SERVER_IMAGE_MARK);
+        if (!st && !cJSON_AddStringToObject(tp, "type", "image")) st = oom(err);
+      } else if (strcmp(type->valuestring, "text") != 0) {
+        st = BAD("messages",
+                 "message %d: content part %d has type '%.64s'; only 'text' and 'image_url' are "
+                 "supported",
+                 i, j, type->valuestring);
+      } else if (!cJSON_IsString(text)) {
+        st = BAD("messages", "message %d: content part %d needs a string 'text'", i, j);
+      } else {
+        mx_strbuf_puts(&sb, text->valuestring);
+        if (!cJSON_AddStringToObject(tp, "type", "text") ||
+            !cJSON_AddStringToObject(tp, "text", text->valuestring))
+          st = oom(err);
       }
-      if (strcmp(type->valuestring, "text") != 0) {
-        mx_strbuf_free(&sb);
-        return BAD("messages",
-                   "message %d: content part %d has type '%.64s'; only 'text' is "
-                   "supported",
-                   i, j, type->valuestring);
-      }
-      if (!cJSON_IsString(text)) {
-        mx_strbuf_free(&sb);
-        return BAD("messages", "message %d: content part %d needs a string 'text'", i, j);
-      }
-      mx_strbuf_puts(&sb, text->valuestring);
     }
   } else {
-    return BAD("messages", "message %d: 'content' must be a string, a list of parts or null", i);
+    st = BAD("messages", "message %d: 'content' must be a string, a list of parts or null", i);
   }
-  if (sb.oom) {
+  if (!st && sb.oom) st = oom(err);
+  if (!st && r->n_images > images_before) {
+    char *t = cJSON_PrintUnformatted(list);
+    *parts = t ? strdup(t) : NULL;
+    cJSON_free(t);
+    if (!*parts) st = oom(err);
+  }
+  cJSON_Delete(list);
+  if (st) {
     mx_strbuf_free(&sb);
-    return oom(err);
+    return st;
   }
   size_t len = 0;
   *out = mx_strbuf_take(&sb, &len);
   if (!*out) return oom(err);
   if (!utf8_valid((const unsigned char *)*out, len))
     return BAD("messages", "message %d: content is not valid UTF-8", i);
+  return MX_OK;
+}
+
+// In a request with images, MX_SERVER_IMAGE_MARK stands for them only: text holding it is
+// refused rather than read as an image.
+static mx_status_t check_marks(const mx_server_request_t *r, mx_server_error_t *err) {
+  int32_t marks = 0;
+  for (int32_t i = 0; i < r->n_messages; i++)
+    for (const char *p = r->contents[i]; (p = strstr(p, MX_SERVER_IMAGE_MARK)); p += 3) marks++;
+  if (r->n_images > 0 && marks != r->n_images)
+    return BAD("messages",
+               "the messages' text holds U+FDD2, a noncharacter this server reserves for marking "
+               "images");
   return MX_OK;
 }
 
@@ -394,7 +457,8 @@ static mx_status_t parse_messages(const cJSON *root, const mx_server_limits_t *l
                                "'tools'");
   r->roles = calloc((size_t)n, sizeof *r->roles);
   r->contents = calloc((size_t)n, sizeof *r->contents);
-  if (!r->roles || !r->contents) return oom(err);
+  r->parts = calloc((size_t)n, sizeof *r->parts);
+  if (!r->roles || !r->contents || !r->parts) return oom(err);
   int32_t i = 0;
   for (const cJSON *m = f->child; m; m = m->next, i++) {
     if (!cJSON_IsObject(m)) return BAD("messages", "message %d must be an object", i);
@@ -407,11 +471,15 @@ static mx_status_t parse_messages(const cJSON *root, const mx_server_limits_t *l
       return BAD("messages", "message %d: 'role' must be valid UTF-8 of at most 64 bytes", i);
     r->roles[i] = dup_n(role->valuestring, rl);
     if (!r->roles[i]) return oom(err);
-    mx_status_t st =
-        message_content(cJSON_GetObjectItemCaseSensitive(m, "content"), i, &r->contents[i], err);
+    mx_status_t st = message_content(cJSON_GetObjectItemCaseSensitive(m, "content"), i, lim, r,
+                                     &r->contents[i], &r->parts[i], err);
     if (st) return st;
   }
-  return MX_OK;
+  if (r->n_images == 0) {  // parts[] only for requests with images
+    free(r->parts);
+    r->parts = NULL;
+  }
+  return check_marks(r, err);
 }
 
 mx_status_t mx_server_request_parse(const char *body, size_t len, mx_server_kind_t kind,

@@ -17,18 +17,20 @@ typedef enum mx_server_kind {
 } mx_server_kind_t;
 
 typedef struct mx_server_limits {
-  size_t max_body;         // bytes of a request body (413 beyond)
-  int32_t max_depth;       // JSON nesting
-  int32_t max_tokens;      // largest max_tokens accepted (the server passes its context)
-  int32_t max_stop;        // stop strings per request
-  size_t max_stop_len;     // bytes per stop string
-  int32_t max_messages;    // chat messages per request
-  int32_t max_prompt_ids;  // token ids in a prompt given as an array
-  int32_t vocab;           // token ids in a prompt are below this; 0 = unknown (INT32_MAX)
+  size_t max_body;           // bytes of a request body (413 beyond)
+  int32_t max_depth;         // JSON nesting
+  int32_t max_tokens;        // largest max_tokens accepted (the server passes its context)
+  int32_t max_stop;          // stop strings per request
+  size_t max_stop_len;       // bytes per stop string
+  int32_t max_messages;      // chat messages per request
+  int32_t max_prompt_ids;    // token ids in a prompt given as an array
+  int32_t vocab;             // token ids in a prompt are below this; 0 = unknown (INT32_MAX)
+  int32_t max_images;        // image_url parts per chat request (400 beyond)
+  int64_t max_image_pixels;  // width * height of one decoded image (413 beyond)
 } mx_server_limits_t;
 
 // Defaults: body 1 MiB, depth 32, max_tokens 1 << 20, 16 stop strings of at most 256 bytes,
-// 1024 messages, 1 << 20 prompt ids.
+// 1024 messages, 1 << 20 prompt ids, 8 images of at most 4096 x 4096 pixels.
 void mx_server_limits_default(mx_server_limits_t *lim);
 
 typedef struct mx_server_error {
@@ -72,6 +74,15 @@ typedef struct mx_server_request {
   // objects, tool_call_id, name) as a JSON object text, or NULL.
   char **roles, **contents, **fields;
   int32_t n_messages;
+  // Chat: the images of image_url parts (data URLs, decoded to their PNG / JPEG file bytes), in
+  // the order of the messages and their parts. A message with images has MX_SERVER_IMAGE_MARK
+  // where each image was in contents[i] (the text parts joined) and its parts in parts[i], the
+  // JSON list a chat template iterates ([{"type": "image"}, {"type": "text", "text": ...}]);
+  // parts[i] is NULL for the other messages (parts itself NULL without images).
+  uint8_t **images;
+  size_t *image_lens;
+  int32_t n_images;
+  char **parts;
   // Chat: structured output and tools (request_tools.c). format_schema: json_schema.schema as
   // compact JSON text. tools_json: the `tools` list as sent (the template's `tools`), NULL when
   // there are none; tool_names[i] / tool_params[i] (parameters as compact JSON text) per tool.
@@ -94,6 +105,16 @@ typedef struct mx_server_request {
   // prompt as plain text (transformers' tokenizer option of that name); absent = the server's.
   bool split_special, has_split_special;
 } mx_server_request_t;
+
+// Where an image was in a message's content text (U+FDD2, a noncharacter): the prompt builder
+// puts the model's image placeholder there. Text of a request with images may not hold it.
+#define MX_SERVER_IMAGE_MARK "\xEF\xB7\x92"
+
+// One image_url content part (a cJSON *) of message i, part j: a data URL of a PNG or JPEG
+// (data:image/png;base64,... / data:image/jpeg;base64,...) decoded into *data (heap, the caller
+// frees) / *len (request_images.c). Any other URL is a 400 saying the server never fetches.
+mx_status_t mx_server_image_part(const void *part, int32_t i, int32_t j, uint8_t **data,
+                                 size_t *len, mx_server_error_t *err);
 
 // Parses `len` bytes of a request body for `kind`. On success *out owns its strings (free with
 // mx_server_request_free); on failure *out is zeroed, *err says why and the return is not MX_OK.

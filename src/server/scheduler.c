@@ -29,6 +29,9 @@ struct mx_server_job {
   mx_gmatch_t *gm;        // constrained decoding, or NULL
   uint32_t *allow;        // [(vocab + 31) / 32] the mask of the step
   const char *gm_error;   // set when no token can continue the document (static text)
+  float *pixels;          // owned (mx_server_job_opts_t.pixels); freed once the tower ran
+  int32_t n_images;
+  float *media;  // [n_prompt][hidden] the images' features at their tokens (with images)
   // Scheduler thread only.
   int32_t slot;         // -1 while queued
   int32_t n_prefilled;  // prompt ids already in the slot
@@ -87,6 +90,8 @@ static void job_free(mx_server_job_t *job) {
   mx_gmatch_destroy(job->gm);
   mx_grammar_destroy(job->grammar);
   free(job->allow);
+  free(job->pixels);
+  free(job->media);
   mx_strbuf_free(&job->out);
   pthread_cond_destroy(&job->cv);
   free(job);
@@ -244,6 +249,30 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
   }
 }
 
+// The vision tower on each of the job's images, its features placed at the image's run of
+// tokens (the i-th run for the i-th image), before the job's first prefill chunk.
+static mx_status_t run_vision(mx_server_sched_t *s, mx_server_job_t *job) {
+  const mx_model_config_t *cfg = &s->model->config;
+  const mx_vision_config_t *v = &cfg->vision;
+  const size_t H = (size_t)cfg->hidden_size;
+  const int64_t per = (int64_t)v->num_channels * v->image_size * v->image_size;
+  int32_t pos = 0;
+  for (int32_t i = 0; i < job->n_images; i++) {
+    while (pos < job->n_prompt && job->ids[pos] != v->image_token_id) pos++;
+    if (job->n_prompt - pos < v->tokens_per_image)
+      return mx_error_set(MX_ERR_INVALID_ARG, "image %d has no run of %d image tokens", i,
+                          v->tokens_per_image);
+    mx_status_t st =
+        mx_batch_vision(s->batch, job->pixels + (size_t)i * (size_t)per, per,
+                        job->media + (size_t)pos * H, (int64_t)v->tokens_per_image * (int64_t)H);
+    if (st) return st;
+    pos += v->tokens_per_image;
+  }
+  free(job->pixels);
+  job->pixels = NULL;
+  return MX_OK;
+}
+
 // One prefill chunk of the oldest job still prefilling.
 static void prefill_step(mx_server_sched_t *s) {
   mx_server_job_t *job = NULL;
@@ -255,7 +284,14 @@ static void prefill_step(mx_server_sched_t *s) {
   int32_t n = job->n_prompt - job->n_prefilled;
   if (n > s->chunk) n = s->chunk;
   double t0 = now_seconds();
-  mx_status_t st = mx_batch_prefill(s->batch, job->slot, job->ids + job->n_prefilled, n);
+  mx_status_t st = job->pixels ? run_vision(s, job) : MX_OK;
+  // A prompt with images runs every chunk through the media entry, as a session does.
+  if (!st && job->media)
+    st = mx_batch_prefill_media(
+        s->batch, job->slot, job->ids + job->n_prefilled,
+        job->media + (size_t)job->n_prefilled * s->model->config.hidden_size, n);
+  else if (!st)
+    st = mx_batch_prefill(s->batch, job->slot, job->ids + job->n_prefilled, n);
   int reason = -1;
   bool complete = false;
   if (!st) {
@@ -458,11 +494,22 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
       st = mx_error_set(MX_ERR_NOMEM, "out of memory");
     }
   }
+  if (!st && o->n_images > 0) {
+    if (!o->pixels) {
+      st = mx_error_set(MX_ERR_INVALID_ARG, "%d images without their pixels", o->n_images);
+    } else {
+      size_t H = (size_t)s->model->config.hidden_size;
+      job->media = calloc((size_t)o->n_prompt * H, sizeof *job->media);
+      if (!job->media) st = mx_error_set(MX_ERR_NOMEM, "out of memory (media rows)");
+    }
+  }
   if (st) {
-    job_free(job);  // the grammar stays the caller's
+    job_free(job);  // the grammar and the pixels stay the caller's
     return st;
   }
   job->grammar = o->grammar;
+  job->pixels = o->pixels;
+  job->n_images = o->n_images;
   *out = job;
   return MX_OK;
 }

@@ -52,6 +52,12 @@ typedef struct mx_server_job_opts {
   // scheduler.
   mx_grammar_t *grammar;
   const mx_gvocab_t *gvocab;
+  // Images (vision models): n_images preprocessed images, pixels [n_images][C * S * S], owned by
+  // the job once created (as the grammar). The prompt holds tokens_per_image image tokens per
+  // image, in order; the scheduler runs the vision tower on each when the job's prefill starts
+  // and places the features at its tokens (mx_batch_prefill_media).
+  float *pixels;
+  int32_t n_images;
 } mx_server_job_opts_t;
 
 // Validates (sampling values, prompt ids, lengths) and allocates everything the job needs, so

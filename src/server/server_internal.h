@@ -9,6 +9,7 @@
 
 #include "mlxcel/chat.h"
 #include "mlxcel/grammar.h"
+#include "mlxcel/image.h"
 #include "mlxcel/server.h"
 #include "server/request.h"
 #include "server/response.h"
@@ -43,7 +44,15 @@ struct mx_server {
   mx_server_limits_t lim;
   int32_t max_piece_bytes;  // the longest vocabulary piece (bounds a prompt's bytes per token)
   mx_chat_guard_t *guard;   // chat content's special-token text stays text (endpoints.c)
-  bool split_special;       // --split-special-tokens: completions encode special-token text as text
+  // Vision models (images.c): the image token's text (the tokenizer's), the image processor
+  // (or why it cannot be used: proc_error, heap) and whether the chat template iterates content
+  // parts (tmpl_parts) rather than taking text.
+  const char *image_text;
+  size_t image_text_len;
+  mx_image_proc_t proc;
+  char *proc_error;
+  bool tmpl_parts;
+  bool split_special;  // --split-special-tokens: completions encode special-token text as text
   int32_t timeout_s;
   long long created;
   mx_server_sched_t *sched;
@@ -105,6 +114,30 @@ void mx_server_conns_request_done(mx_server_conns_t *k, struct MHD_Connection *c
 // POST /v1/completions and /v1/chat/completions (endpoints.c).
 enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
                                    mx_server_conn_t *cc);
+// ---- Images (images.c) ----
+
+// For a model with a vision tower: the image token's text, the image processor
+// (preprocessor_config.json; a failure is kept in proc_error for image requests) and the
+// template probe. Nothing for other models. Errors: out of memory, an image token without text.
+mx_status_t mx_server_images_init(mx_server_t *srv);
+// The fields_json of a request with images rendered by a template that iterates parts: each
+// message with images gets its parts as "content" beside its own fields. *out NULL when the
+// request has no images or the template takes text (heap array of r->n_messages heap strings or
+// NULLs otherwise; free with mx_server_images_fields_free).
+mx_status_t mx_server_images_fields(const mx_server_t *srv, const mx_server_request_t *r,
+                                    char ***out);
+void mx_server_images_fields_free(char **fields, int32_t n);
+// In rendered chat text (*text, *len; heap, replaced) each MX_SERVER_IMAGE_MARK becomes the
+// image token's text and a line break (templates that take text); the plain ranges after it
+// move with the text.
+mx_status_t mx_server_images_placeholders(const mx_server_t *srv, char **text, size_t *len,
+                                          mx_text_range_t *plain, int32_t n_plain);
+// The request's images decoded (PNG / JPEG, at most lim.max_image_pixels each: 413 beyond) and
+// preprocessed: *out (heap) holds [r->n_images][C * S * S] pixel values. Errors fill *err: 400
+// for a model without a vision tower (naming it) or a bad image, 413, 500.
+mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_request_t *r,
+                                    float **out, mx_server_error_t *err);
+
 // GET /metrics (metrics.c).
 void mx_server_metrics_text(mx_server_t *srv, mx_strbuf_t *sb);
 

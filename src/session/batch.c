@@ -151,9 +151,10 @@ static int32_t backend_slot(mx_batch_t *b, int32_t slot) {
   return b->phys[slot];  // always found: there are as many backend slots as slots
 }
 
-mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n) {
+// A prefill chunk of one slot; media: its media rows (mx_batch_prefill_media), else text.
+static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, const float *media,
+                           int32_t n) {
   static const char what[] = "batch prefill";
-  if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill: batch is NULL");
   mx_status_t st = check_slot(b, slot, what);
   if (st) return st;
   if (n < 1 || n > b->chunk)
@@ -169,10 +170,15 @@ mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, in
   for (int32_t i = 0; i < n; i++)
     if ((st = check_id(b, ids[i], i, what))) return st;
   float *logits = b->logits + (size_t)slot * (size_t)b->vocab;
-  if (b->ops) {
-    st = b->ops->prefill(b->state, backend_slot(b, slot), ids, n, b->n_past[slot], logits);
+  int64_t pos0 = b->n_past[slot];
+  if (b->ops && media) {
+    st = b->ops->prefill_media(b->state, backend_slot(b, slot), ids, media, n, pos0, logits);
+  } else if (b->ops) {
+    st = b->ops->prefill(b->state, backend_slot(b, slot), ids, n, pos0, logits);
+  } else if (media) {
+    st = b->backend->prefill_media(b->states[slot], ids, media, n, pos0, logits);
   } else {
-    st = b->backend->prefill(b->states[slot], ids, n, b->n_past[slot], logits, NULL);
+    st = b->backend->prefill(b->states[slot], ids, n, pos0, logits, NULL);
   }
   if (st) {
     // Rows at positions >= n_past may be partly written; the next call rewrites them first.
@@ -183,6 +189,46 @@ mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, in
   b->n_past[slot] += n;
   b->has_logits[slot] = true;
   return MX_OK;
+}
+
+mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n) {
+  if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill: batch is NULL");
+  return prefill(b, slot, ids, NULL, n);
+}
+
+// A vision model on a backend whose batch (or per-slot states) runs the media entries.
+static mx_status_t check_media(const mx_batch_t *b, const char *what) {
+  if (!b->model->config.vision.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
+                        b->model->config.model_type);
+  bool ok = b->ops ? b->ops->vision && b->ops->prefill_media
+                   : b->backend->vision && b->backend->prefill_media;
+  if (!ok)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
+                        b->backend->name);
+  return MX_OK;
+}
+
+mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels, float *features,
+                            int64_t n_features) {
+  if (!b || !pixels || !features)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_vision: NULL argument");
+  mx_status_t st = check_media(b, "image");
+  if (!st) st = mx_session_check_vision_sizes(b->model, n_pixels, n_features);
+  if (st) return st;
+  // Without batch operations the tower runs on slot 0's state: it touches no KV state.
+  st = b->ops ? b->ops->vision(b->state, pixels, features)
+              : b->backend->vision(b->states[0], pixels, features);
+  return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
+mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *ids,
+                                   const float *media, int32_t n) {
+  if (!b || !media)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_media: NULL argument");
+  mx_status_t st = check_media(b, "batch prefill");
+  if (st) return st;
+  return prefill(b, slot, ids, media, n);
 }
 
 mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *ids, int32_t n) {

@@ -6,9 +6,25 @@
 
 #include "session/session_internal.h"
 
+static void release_media(mx_bstate_t *s) {
+  if (s->has_vision) {
+    if (s->ex->release) s->ex->release(s->impl, &s->vis);
+    mx_graph_binding_free(&s->vis);
+  }
+  for (int32_t i = 0; i < s->n_med; i++) {
+    if (s->ex->release) s->ex->release(s->impl, &s->med[i]);
+    mx_graph_binding_free(&s->med[i]);
+  }
+  s->has_vision = false;
+  s->n_med = 0;
+  free(s->features);
+  s->features = NULL;
+}
+
 void mx_bstate_destroy(void *state) {
   mx_bstate_t *s = state;
   if (!s) return;
+  release_media(s);
   for (int32_t i = 0; i < s->n_dec; i++) {
     if (s->ex->release) s->ex->release(s->impl, &s->dec[i]);
     mx_graph_binding_free(&s->dec[i]);
@@ -43,6 +59,7 @@ static void set_views(mx_bstate_t *s, int32_t first, int32_t B) {
 // Binds tokens, pos0 (B entries of s->pos0), the current views and the result buffers.
 static void bind(mx_bstate_t *s, mx_graph_binding_t *b) {
   b->args[b->tokens_arg] = b->tokens;
+  if (b->input_arg >= 0) b->args[b->input_arg] = b->input;
   mx_tensor_t *p = &b->args[b->pos0_arg];
   int64_t pd = b->B;
   p->type = mx_type_tensor(MX_ELEM_I32, 1, &pd);
@@ -64,17 +81,22 @@ static void bind(mx_bstate_t *s, mx_graph_binding_t *b) {
 // when both use the same kind (the cpu session: the last position only, ADR 0003).
 enum { PREFILL_ALL_LOGITS = false };
 
-static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
-                               mx_graph_binding_t *b) {
+static mx_status_t add_entry(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
+                             mx_graph_entry_t entry, mx_graph_binding_t *b) {
   set_views(s, 0, B);
-  mx_status_t st =
-      mx_graph_bind(model, s->S, s->V, s->views, s->n_caches, B, T, PREFILL_ALL_LOGITS, b);
+  mx_status_t st = mx_graph_bind_entry(model, s->S, s->V, s->views, s->n_caches, B, T,
+                                       PREFILL_ALL_LOGITS, entry, b);
   if (st) return st;
   bind(s, b);
   for (int32_t r = 0; r < b->f->n_results; r++)
     if (!b->res[r].data)
       return mx_error_set(MX_ERR_INVALID_ARG, "@%s: unexpected result %d", b->f->name, r);
   return s->ex->prepare ? s->ex->prepare(s->impl, b) : MX_OK;
+}
+
+static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
+                               mx_graph_binding_t *b) {
+  return add_entry(s, model, B, T, MX_ENTRY_TEXT, b);
 }
 
 mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk, int32_t n_slots,
@@ -96,6 +118,7 @@ mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk
   }
   s->ex = ex;
   s->impl = impl;
+  s->model = model;
   s->ctx = ctx;
   s->S = ctx + 1;
   s->chunk = chunk;
@@ -135,14 +158,20 @@ mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk
   return MX_OK;
 }
 
-mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
-                              int64_t pos0, float *last) {
-  mx_bstate_t *s = state;
+static mx_status_t check_prefill(const mx_bstate_t *s, int32_t slot, int32_t n, int64_t pos0) {
   if (slot < 0 || slot >= s->n_slots || n <= 0 || n > s->chunk || pos0 < 0 || pos0 + n > s->ctx)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "batch prefill: %d tokens at position %lld of slot %d (chunk %d, "
                         "capacity %lld, %d slots)",
                         n, (long long)pos0, slot, s->chunk, (long long)s->ctx, s->n_slots);
+  return MX_OK;
+}
+
+mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
+                              int64_t pos0, float *last) {
+  mx_bstate_t *s = state;
+  mx_status_t st = check_prefill(s, slot, n, pos0);
+  if (st) return st;
   const size_t V = (size_t)s->V;
   set_views(s, slot, 1);
   int32_t done = 0;
@@ -153,8 +182,7 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
       memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
       s->pos0[0] = (int32_t)(pos0 + done);
       bind(s, b);
-      mx_status_t st = s->ex->run(s->impl, b);
-      if (st) return st;
+      if ((st = s->ex->run(s->impl, b))) return st;
       memcpy(last, s->logits + (size_t)(b->all_logits ? b->T - 1 : 0) * V, V * sizeof *last);
       done += b->T;
     }
@@ -210,4 +238,52 @@ mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *i
 void mx_bstate_reset(void *state, int32_t slot) {
   mx_bstate_t *s = state;
   if (slot >= 0 && slot < s->n_slots) s->len[slot] = 0;
+}
+
+// @vision and the @prefill_media graphs, on the first image (a one-time allocation: text-only
+// serving never builds them).
+static mx_status_t ensure_media(mx_bstate_t *s) {
+  if (s->has_vision) return MX_OK;
+  const mx_model_config_t *mc = &s->model->config;
+  size_t nf = (size_t)mc->vision.tokens_per_image * (size_t)mc->hidden_size;
+  s->features = malloc(nf * sizeof(float));
+  if (!s->features) return mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
+  s->has_vision = true;
+  mx_status_t st = mx_graph_bind_vision(s->model, s->S, s->V, s->features, &s->vis);
+  if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+  for (int32_t T = 1; !st && T <= s->chunk && s->n_med < MX_BSTATE_MAX_PLANS; T *= 2)
+    st = add_entry(s, s->model, 1, T, MX_ENTRY_MEDIA, &s->med[s->n_med++]);
+  if (st) release_media(s);
+  return st;
+}
+
+mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features) {
+  mx_bstate_t *s = state;
+  mx_status_t st = ensure_media(s);
+  return st ? st : mx_graph_run_vision(s->ex, s->impl, &s->vis, pixels, features);
+}
+
+mx_status_t mx_bstate_prefill_media(void *state, int32_t slot, const int32_t *ids,
+                                    const float *media, int32_t n, int64_t pos0, float *last) {
+  mx_bstate_t *s = state;
+  mx_status_t st = check_prefill(s, slot, n, pos0);
+  if (!st) st = ensure_media(s);
+  if (st) return st;
+  const size_t H = (size_t)s->model->config.hidden_size;
+  set_views(s, slot, 1);
+  int32_t done = 0;
+  for (int32_t i = s->n_med - 1; i >= 0 && done < n; i--) {  // largest piece first
+    mx_graph_binding_t *b = &s->med[i];
+    while (n - done >= b->T) {
+      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
+      memcpy(b->input.data, media + (size_t)done * H, (size_t)b->T * H * sizeof *media);
+      s->pos0[0] = (int32_t)(pos0 + done);
+      bind(s, b);
+      if ((st = s->ex->run(s->impl, b))) return st;
+      done += b->T;
+    }
+  }
+  memcpy(last, s->logits, (size_t)s->V * sizeof *last);
+  s->len[slot] = pos0 + n;
+  return MX_OK;
 }

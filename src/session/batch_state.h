@@ -35,7 +35,8 @@ enum { MX_BSTATE_MAX_SLOTS = 64, MX_BSTATE_MAX_PLANS = 32 };
 
 typedef struct mx_bstate {
   const mx_graph_exec_t *ex;
-  void *impl;  // owned; ex->destroy frees it
+  const mx_model_t *model;  // borrowed; outlives the state
+  void *impl;               // owned; ex->destroy frees it
   int64_t ctx;
   int64_t S;  // ctx + 1 (the spare row)
   int32_t chunk, V, n_slots, n_caches;
@@ -48,6 +49,14 @@ typedef struct mx_bstate {
   mx_graph_binding_t dec[MX_BSTATE_MAX_PLANS];  // @decode for B = 1, 2, 4, ..., n_slots
   int32_t n_pre;
   mx_graph_binding_t pre[MX_BSTATE_MAX_PLANS];  // @prefill B = 1, T = 2, 4, ... <= chunk
+  // Vision-language models (ADR 0010), made on the first image as a session's runner makes
+  // them: @vision (features [tokens_per_image * H]) and @prefill_media B = 1, T = 1, 2, 4, ...
+  // <= chunk, bound to one slot's slice per call like the prefill graphs.
+  bool has_vision;
+  mx_graph_binding_t vis;
+  float *features;
+  int32_t n_med;
+  mx_graph_binding_t med[MX_BSTATE_MAX_PLANS];
 } mx_bstate_t;
 
 // Takes ownership of impl (freed by ex->destroy also on failure).
@@ -60,5 +69,10 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
                              const int64_t *pos, int32_t n, float *logits);
 void mx_bstate_reset(void *state, int32_t slot);
+// The optional media entries of mx_backend_batch_t (the vision tower on one image; a prefill of
+// one slot whose image-token positions take their media rows), as the session runner's.
+mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features);
+mx_status_t mx_bstate_prefill_media(void *state, int32_t slot, const int32_t *ids,
+                                    const float *media, int32_t n, int64_t pos0, float *last);
 
 #endif  // MX_SESSION_BATCH_STATE_H

@@ -190,3 +190,16 @@ mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
   }
   return MX_OK;
 }
+
+mx_status_t mx_graph_bind_vision(const mx_model_t *model, int64_t ctx, int32_t V, float *features,
+                                 mx_graph_binding_t *b) {
+  mx_status_t st = mx_graph_bind_entry(model, ctx, V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, b);
+  if (st) return st;
+  const mx_vision_config_t *vc = &model->config.vision;
+  b->args[b->input_arg] = b->input;
+  b->res[0].type = b->f->result_types[0];
+  b->res[0].data = (uint8_t *)features;
+  b->res[0].nbytes =
+      (size_t)vc->tokens_per_image * (size_t)model->config.hidden_size * sizeof(float);
+  return MX_OK;
+}

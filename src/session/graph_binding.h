@@ -50,6 +50,11 @@ mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
 mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
                                 const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
                                 bool all_logits, mx_graph_entry_t entry, mx_graph_binding_t *b);
+// @vision bound for one image (mx_graph_bind_entry with MX_ENTRY_VISION, ctx as the caller's
+// caches were built for): the pixels are its input, and its result 0, the features [1, N, H],
+// is bound to `features` (N * H floats, borrowed; outlives the binding).
+mx_status_t mx_graph_bind_vision(const mx_model_t *model, int64_t ctx, int32_t V, float *features,
+                                 mx_graph_binding_t *b);
 // Frees what mx_graph_bind allocated (not `plan`, which its executor owns). Accepts a zeroed one.
 void mx_graph_binding_free(mx_graph_binding_t *b);
 

@@ -160,15 +160,8 @@ static mx_status_t ensure_media(mx_graph_runner_t *r) {
   if (!r->features) return mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
   mx_graph_binding_t *v = &r->vis;
   r->has_vision = true;
-  mx_status_t st =
-      mx_graph_bind_entry(r->model, r->ctx, r->V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, v);
-  if (!st) {
-    v->args[v->input_arg] = v->input;
-    v->res[0].type = v->f->result_types[0];
-    v->res[0].data = (uint8_t *)r->features;
-    v->res[0].nbytes = nf * sizeof(float);
-    if (r->ex->prepare) st = r->ex->prepare(r->impl, v);
-  }
+  mx_status_t st = mx_graph_bind_vision(r->model, r->ctx, r->V, r->features, v);
+  if (!st && r->ex->prepare) st = r->ex->prepare(r->impl, v);
   for (int64_t T = 1; !st && T <= r->chunk && r->n_med < MX_RUNNER_MAX_BUCKETS; T *= 2) {
     mx_graph_binding_t *b = &r->med[r->n_med++];
     st = mx_graph_bind_entry(r->model, r->ctx, r->V, r->caches, r->n_caches, 1, (int32_t)T, false,
@@ -232,12 +225,15 @@ mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, 
 mx_status_t mx_graph_runner_vision(void *state, const float *pixels, float *features) {
   mx_graph_runner_t *r = state;
   mx_status_t st = ensure_media(r);
-  if (st) return st;
-  memcpy(r->vis.input.data, pixels, r->vis.input.nbytes);
-  st = r->ex->run(r->impl, &r->vis);
-  if (st) return st;
-  memcpy(features, r->features, r->vis.res[0].nbytes);
-  return MX_OK;
+  return st ? st : mx_graph_run_vision(r->ex, r->impl, &r->vis, pixels, features);
+}
+
+mx_status_t mx_graph_run_vision(const mx_graph_exec_t *ex, void *impl, mx_graph_binding_t *vis,
+                                const float *pixels, float *features) {
+  memcpy(vis->input.data, pixels, vis->input.nbytes);
+  mx_status_t st = ex->run(impl, vis);
+  if (!st) memcpy(features, vis->res[0].data, vis->res[0].nbytes);
+  return st;
 }
 
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,

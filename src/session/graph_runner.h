@@ -95,6 +95,10 @@ mx_status_t mx_graph_runner_vision(void *state, const float *pixels, float *feat
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
                                           int32_t n, int64_t pos0, float *last);
 void mx_graph_runner_destroy(void *state);  // accepts NULL
+// Runs a bound @vision (mx_graph_bind_vision, prepared by ex) on one image's pixels and copies
+// its features out; shared by the runner and the batched state.
+mx_status_t mx_graph_run_vision(const mx_graph_exec_t *ex, void *impl, mx_graph_binding_t *vis,
+                                const float *pixels, float *features);
 
 // Backends that run on the host (cpu, interp) accept only the default device or "cpu".
 mx_status_t mx_backend_check_host_device(const char *backend, const mx_backend_opts_t *o);

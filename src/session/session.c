@@ -155,6 +155,21 @@ mx_status_t mx_session_prefill(mx_session_t *s, const int32_t *ids, int32_t n, f
   return prefill_chunks(s, ids, NULL, n, all_logits);
 }
 
+mx_status_t mx_session_check_vision_sizes(const mx_model_t *m, int64_t n_pixels,
+                                          int64_t n_features) {
+  const mx_vision_config_t *v = &m->config.vision;
+  int64_t want_px = (int64_t)v->num_channels * v->image_size * v->image_size;
+  int64_t want_f = (int64_t)v->tokens_per_image * m->config.hidden_size;
+  if (n_pixels != want_px)
+    return mx_error_set(
+        MX_ERR_INVALID_ARG, "image: %lld pixel values, the vision tower takes %d x %d x %d = %lld",
+        (long long)n_pixels, v->num_channels, v->image_size, v->image_size, (long long)want_px);
+  if (n_features != want_f)
+    return mx_error_set(MX_ERR_INVALID_ARG, "image: room for %lld feature values, need %lld",
+                        (long long)n_features, (long long)want_f);
+  return MX_OK;
+}
+
 static mx_status_t check_media(const mx_session_t *s, const char *what) {
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
@@ -176,16 +191,8 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision: NULL argument");
   mx_status_t st = check_media(s, "image");
   if (st) return st;
-  const mx_vision_config_t *v = &s->model->config.vision;
-  int64_t want_px = (int64_t)v->num_channels * v->image_size * v->image_size;
-  int64_t want_f = (int64_t)v->tokens_per_image * s->model->config.hidden_size;
-  if (n_pixels != want_px)
-    return mx_error_set(
-        MX_ERR_INVALID_ARG, "image: %lld pixel values, the vision tower takes %d x %d x %d = %lld",
-        (long long)n_pixels, v->num_channels, v->image_size, v->image_size, (long long)want_px);
-  if (n_features != want_f)
-    return mx_error_set(MX_ERR_INVALID_ARG, "image: room for %lld feature values, need %lld",
-                        (long long)n_features, (long long)want_f);
+  st = mx_session_check_vision_sizes(s->model, n_pixels, n_features);
+  if (st) return st;
   st = s->backend->vision(s->state, pixels, features);
   return st ? mx_error_prefix(st, "vision tower") : MX_OK;
 }

@@ -46,6 +46,11 @@ static inline mx_type_t mx_session_cache_type(const mx_model_t *m, int32_t j, in
 mx_status_t mx_session_resolve_opts(const mx_model_t *model, const mx_session_opts_t *opts,
                                     const mx_backend_t **be_out, mx_backend_config_t *cfg_out);
 
+// The sizes mx_session_vision and mx_batch_vision take: n_pixels the tower's C * S * S,
+// n_features tokens_per_image * hidden_size; an error naming both otherwise.
+mx_status_t mx_session_check_vision_sizes(const mx_model_t *m, int64_t n_pixels,
+                                          int64_t n_features);
+
 // Batched operation of a backend with MX_CAP_BATCH (mx_backend_t.batch), the engine of
 // mx_batch (batch.h): n_slots sequences ("slots") of capacity cfg->ctx each in one state. The
 // caller (batch.c) checks slot numbers, capacities and ids before calling. A slot's logits must
@@ -65,6 +70,13 @@ typedef struct mx_backend_batch {
                         int32_t n, float *logits);
   void (*reset)(void *state, int32_t slot);  // forget the slot's KV state
   void (*destroy)(void *state);              // accepts NULL
+  // Vision-language models (ADR 0010), as mx_backend_t's entries; NULL: the batch runs text
+  // only. `vision` runs @vision on one image (pixels [C, S, S] -> features [N][H]), touching no
+  // slot; `prefill_media` is `prefill` whose image-token positions take their row of
+  // media[n][H] as input embedding.
+  mx_status_t (*vision)(void *state, const float *pixels, float *features);
+  mx_status_t (*prefill_media)(void *state, int32_t slot, const int32_t *ids, const float *media,
+                               int32_t n, int64_t pos0, float *last);
 } mx_backend_batch_t;
 
 // b->batch (NULL for NULL): the batch operations of a backend with MX_CAP_BATCH.

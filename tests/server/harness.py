@@ -160,13 +160,15 @@ def tokenize(model_dir, text):
     return json.loads(out)
 
 
-def make_chat_model(template=CHAT_TEMPLATE):
-    """stories260K plus a chat_template in tokenizer_config.json (CHAT_TEMPLATE unless given), in
-    a temporary directory (the weights are symlinked); the caller removes it with remove_tree."""
+def make_chat_model(template=CHAT_TEMPLATE, base=STORIES):
+    """The model in `base` (stories260K) with `template` as the chat_template of
+    tokenizer_config.json (CHAT_TEMPLATE unless given), in a temporary directory (its other files
+    symlinked); the caller removes it with remove_tree."""
     d = tempfile.mkdtemp(prefix="mlxcel-chat-")
-    for f in ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json"):
-        os.symlink(os.path.join(STORIES, f), os.path.join(d, f))
-    with open(os.path.join(STORIES, "tokenizer_config.json"), encoding="utf-8") as f:
+    for f in os.listdir(base):
+        if f not in ("tokenizer_config.json", "chat_template.jinja"):
+            os.symlink(os.path.join(base, f), os.path.join(d, f))
+    with open(os.path.join(base, "tokenizer_config.json"), encoding="utf-8") as f:
         cfg = json.load(f)
     cfg["chat_template"] = template
     with open(os.path.join(d, "tokenizer_config.json"), "w", encoding="utf-8") as f:

@@ -89,6 +89,75 @@ static void test_chat_fields(void) {
   mx_server_request_free(&r);
 }
 
+// image_url parts: data URLs decoded to their bytes, the marks and parts the prompt builder
+// reads, and every refusal.
+static void test_image_parts(void) {
+  const mx_server_kind_t H = MX_SERVER_CHAT;
+  mx_server_request_t r;
+  mx_server_error_t e;
+  // "iVBORw0KGgo=" is the PNG signature's first 8 bytes; "/9j/" a JPEG's first 3.
+  CHECK_OK(
+      parse("{\"messages\":[{\"role\":\"system\",\"content\":\"S\"},{\"role\":\"user\","
+            "\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"image_url\","
+            "\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo=\",\"detail\":"
+            "\"low\"}},{\"type\":\"text\",\"text\":\"b\"},{\"type\":\"image_url\","
+            "\"image_url\":{\"url\":\"DATA:IMAGE/JPEG;BASE64,/9j/\"}}]}]}",
+            MX_SERVER_CHAT, &r, &e));
+  CHECK(r.n_images == 2 && r.image_lens[0] == 8 && r.image_lens[1] == 3);
+  CHECK(memcmp(r.images[0], "\x89PNG\r\n\x1a\n", 8) == 0);
+  CHECK(memcmp(r.images[1], "\xff\xd8\xff", 3) == 0);
+  CHECK(strcmp(r.contents[0], "S") == 0 && r.parts && !r.parts[0]);
+  CHECK(strcmp(r.contents[1], "a" MX_SERVER_IMAGE_MARK "b" MX_SERVER_IMAGE_MARK) == 0);
+  CHECK_MSG(r.parts && r.parts[1] &&
+                strcmp(r.parts[1],
+                       "[{\"type\":\"text\",\"text\":\"a\"},{\"type\":\"image\"},{\"type\":"
+                       "\"text\",\"text\":\"b\"},{\"type\":\"image\"}]") == 0,
+            "%s", r.parts && r.parts[1] ? r.parts[1] : "NULL");
+  mx_server_request_free(&r);
+  // Without images nothing changes: text parts are joined, no parts lists.
+  CHECK_OK(
+      parse("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+            "\"x\\ufdd2\"}]}]}",
+            MX_SERVER_CHAT, &r, &e));
+  CHECK(r.n_images == 0 && !r.parts && !r.images);
+  mx_server_request_free(&r);
+#define IMG(url)                                                                              \
+  "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":" url \
+  "}]}]}"
+  reject(IMG("{\"url\":\"http://x/y.png\"}"), H, 400, "messages", "never fetches");
+  reject(IMG("{\"url\":\"file:///etc/passwd\"}"), H, 400, "messages", "never fetches");
+  reject(IMG("\"https://x/y.png\""), H, 400, "messages", "never fetches");
+  reject(IMG("{}"), H, 400, "messages", "needs 'image_url'");
+  reject(IMG("{\"url\":7}"), H, 400, "messages", "needs 'image_url'");
+  reject(IMG("{\"url\":\"data:image/gif;base64,R0lG\"}"), H, 400, "messages", "'image/gif;base64'");
+  reject(IMG("{\"url\":\"data:image/png\"}"), H, 400, "messages", "no ','");
+  reject(IMG("{\"url\":\"data:image/png;base64,iVB*\"}"), H, 400, "messages", "at character 3");
+  reject(IMG("{\"url\":\"data:image/png;base64,iVBOR\"}"), H, 400, "messages", "not valid");
+  reject(IMG("{\"url\":\"data:image/png;base64,\"}"), H, 400, "messages", "no bytes");
+#undef IMG
+  // A noncharacter that would read as an image where there is none.
+  reject(
+      "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
+      "\"\\ufdd2\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,"
+      "iVBORw0KGgo=\"}}]}]}",
+      H, 400, "messages", "U+FDD2");
+  // At most max_images per request, counted over every message.
+  mx_server_limits_t lim;
+  mx_server_limits_default(&lim);
+  lim.max_images = 1;
+  const char *two =
+      "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":"
+      "{\"url\":\"data:image/png;base64,iVBORw0KGgo=\"}}]},{\"role\":\"user\",\"content\":[{"
+      "\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,iVBORw0KGgo=\"}}]}]}";
+  CHECK(mx_server_request_parse(two, strlen(two), H, &lim, &r, &e) != MX_OK);
+  CHECK(e.http_status == 400 && e.code && strcmp(e.code, "too_many_images") == 0);
+  CHECK(strstr(e.message, "at most 1 images") != NULL && r.images == NULL);
+  lim.max_images = 2;
+  CHECK_OK(mx_server_request_parse(two, strlen(two), H, &lim, &r, &e));
+  CHECK(r.n_images == 2 && r.parts && r.parts[0] && r.parts[1]);
+  mx_server_request_free(&r);
+}
+
 static void test_rejections(void) {
   const mx_server_kind_t C = MX_SERVER_COMPLETION, H = MX_SERVER_CHAT;
   reject("", C, 400, NULL, "empty");
@@ -130,8 +199,8 @@ static void test_rejections(void) {
   reject("{\"messages\":[1]}", H, 400, "messages", "message 0 must be an object");
   reject("{\"messages\":[{\"content\":\"x\"}]}", H, 400, "messages", "'role'");
   reject("{\"messages\":[{\"role\":\"user\",\"content\":5}]}", H, 400, "messages", "'content'");
-  reject("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}", H, 400,
-         "messages", "only 'text'");
+  reject("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"audio\"}]}]}", H, 400,
+         "messages", "only 'text' and 'image_url'");
   reject("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[]}", H, 400,
          "functions", "use 'tools'");
 }
@@ -231,6 +300,7 @@ int main(void) {
   test_completion_fields();
   test_chat_fields();
   test_rejections();
+  test_image_parts();
   test_limits();
   test_responses();
   return mx_test_finish();

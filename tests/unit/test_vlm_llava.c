@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "mlxcel/batch.h"
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
@@ -120,6 +121,55 @@ static void run_backend(const mx_model_t *m, const ref_t *r, const mx_pixels_t *
   mx_session_destroy(s);
 }
 
+// The batch (the server's engine): slot 1's image prompt gives the logits of a lone session bit
+// for bit, while slot 0 holds a text prompt; its features are the session's; its greedy ids
+// transformers'. The other slot's text prefill runs between the image prompt's chunks.
+static void run_batch(const mx_model_t *m, const ref_t *r, const mx_pixels_t *px,
+                      const char *backend, int32_t chunk) {
+  const mx_model_config_t *c = &m->config;
+  int32_t H = c->hidden_size, V = c->vocab_size, N = c->vision.tokens_per_image;
+  int64_t npx = px->shape[0] * px->shape[1] * px->shape[2];
+  mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = chunk};
+  mx_batch_opts_t bo = {.backend = backend, .ctx = 128, .prefill_chunk = chunk, .n_slots = 2};
+  mx_session_t *s = NULL;
+  mx_batch_t *b = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  CHECK_OK(mx_batch_create(m, &bo, &b));
+  float *fs = malloc(sizeof(float) * (size_t)N * (size_t)H);
+  float *fb = malloc(sizeof(float) * (size_t)N * (size_t)H);
+  if (!s || !b || !fs || !fb) goto out;
+  CHECK_OK(mx_session_vision(s, px->data, npx, fs, (int64_t)N * H));
+  CHECK_OK(mx_batch_vision(b, px->data, npx, fb, (int64_t)N * H));
+  CHECK_MSG(memcmp(fs, fb, sizeof(float) * (size_t)N * (size_t)H) == 0,
+            "%s: batch features differ from the session's", backend);
+  float *media = media_rows(r, fb, H);
+  CHECK_OK(mx_session_prefill_media(s, r->prompt, media, r->n_prompt));
+  int32_t text[3] = {1, 40, 41};
+  for (int32_t off = 0; off < r->n_prompt; off += chunk) {
+    int32_t n = r->n_prompt - off < chunk ? r->n_prompt - off : chunk;
+    CHECK_OK(mx_batch_prefill_media(b, 1, r->prompt + off, media + (size_t)off * H, n));
+    if (off == 0) CHECK_OK(mx_batch_prefill(b, 0, text, 3));
+  }
+  int32_t same = 0;
+  for (int32_t i = 0; i < r->n_greedy; i++) {
+    const float *ls = mx_session_logits(s), *lb = mx_batch_logits(b, 1);
+    CHECK_MSG(ls && lb && memcmp(ls, lb, sizeof(float) * (size_t)V) == 0,
+              "%s: batch logits differ from the session's at step %d", backend, i);
+    int32_t id = argmax(lb, V), slots[2] = {0, 1}, ids[2] = {2, id};
+    same += id == r->greedy[i];
+    if (mx_session_decode(s, id) != MX_OK || mx_batch_decode(b, slots, ids, 2) != MX_OK) break;
+  }
+  CHECK_MSG(same == r->n_greedy, "%s batch: %d of %d greedy ids equal", backend, same, r->n_greedy);
+  mx_status_t st = mx_batch_vision(b, px->data, npx - 1, fb, (int64_t)N * H);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "pixel values") != NULL);
+  free(media);
+out:
+  free(fs);
+  free(fb);
+  mx_batch_destroy(b);
+  mx_session_destroy(s);
+}
+
 // The media entries survive print -> parse with their argument roles.
 static void check_emitted(const mx_model_t *m) {
   mx_graph_opts_t go = {.ctx = 64, .prefill_len = 4, .media = true};
@@ -203,6 +253,14 @@ static void check_text_only(void) {
   CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "takes no images") != NULL);
   st = mx_session_prefill_media(s, &id, f, 1);
   CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "takes no images") != NULL);
+  mx_batch_opts_t bo = {.backend = "interp", .ctx = 32, .n_slots = 2};
+  mx_batch_t *b = NULL;
+  CHECK_OK(mx_batch_create(m, &bo, &b));
+  st = b ? mx_batch_vision(b, px, 3, f, 3) : MX_OK;
+  CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "takes no images") != NULL);
+  st = b ? mx_batch_prefill_media(b, 0, &id, f, 1) : MX_OK;
+  CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "takes no images") != NULL);
+  mx_batch_destroy(b);
   mx_graph_opts_t go = {.ctx = 32, .prefill_len = 2, .media = true};
   mx_module_t *mod = NULL;
   st = mx_model_build_graph(&m->config, m->ckpt, &go, &mod);
@@ -238,6 +296,8 @@ int main(void) {
     if (load_pixels(m, r.json, &px)) {
       run_backend(m, &r, &px, "interp", 8);
       run_backend(m, &r, &px, "cpu", 64);
+      run_batch(m, &r, &px, "interp", 8);
+      run_batch(m, &r, &px, "cpu", 16);
     }
     mx_pixels_free(&px);
     check_emitted(m);

@@ -48,6 +48,8 @@ static void serve_usage(FILE *out) {
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"
       "  --max-body BYTES       request body limit, 413 beyond (default 1048576)\n"
+      "  --max-images N         images per chat request (vision models; default 8)\n"
+      "  --max-image-pixels N   width x height of one image, 413 beyond (default 16777216)\n"
       "  --max-connections N    simultaneous connections; more are answered 503 and closed\n"
       "                         (default 128)\n"
       "  --timeout S            idle connection timeout in seconds (default 60)\n"
@@ -77,6 +79,7 @@ static void serve_usage(FILE *out) {
 typedef struct serve_args {
   const char *dir, *host, *api_key, *alias, *backend;
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
+  int64_t max_images, max_image_pixels;
   int64_t drain_timeout;
   bool quiet, split_special;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
@@ -128,6 +131,10 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       INT_OPT("--queue", 1, 1 << 20, &a->queue);
     } else if (VALUE_OPT("--max-body", NULL)) {
       INT_OPT("--max-body", 1024, (int64_t)1 << 30, &a->max_body);
+    } else if (VALUE_OPT("--max-images", NULL)) {
+      INT_OPT("--max-images", 1, 1024, &a->max_images);
+    } else if (VALUE_OPT("--max-image-pixels", NULL)) {
+      INT_OPT("--max-image-pixels", 1, (int64_t)1 << 32, &a->max_image_pixels);
     } else if (VALUE_OPT("--max-connections", NULL)) {
       INT_OPT("--max-connections", 1, 65536, &a->max_conn);
     } else if (VALUE_OPT("--timeout", NULL)) {
@@ -198,6 +205,8 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .model_id = id,
                         .max_body = (size_t)a->max_body,
                         .max_queue = (int32_t)a->queue,
+                        .max_images = (int32_t)a->max_images,
+                        .max_image_pixels = a->max_image_pixels,
                         .max_connections = (int32_t)a->max_conn,
                         .timeout_s = (int32_t)a->timeout,
                         .header_timeout_s = (int32_t)a->header_timeout,

@@ -45,23 +45,27 @@ static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, int32_
                     "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
                     "placeholder per image, in order",
                     k, k == 1 ? "" : "s", (int)tl, tt ? tt : "?", n_images);
-  int32_t at = k == 0 && *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
-  int64_t total =
-      (int64_t)*n + (k == 0 ? n_images : 0) + (int64_t)n_images * (v->tokens_per_image - 1);
-  if (total > INT32_MAX)
-    return fail_msg(cmd, "%lld prompt tokens with the images", (long long)total);
-  int32_t *out = malloc(sizeof *out * (size_t)total), j = 0;
-  if (!out) return fail_msg(cmd, "out of memory (%lld prompt tokens)", (long long)total);
-  for (int32_t i = 0; i <= *n; i++) {
-    if (k == 0 && i == at)
-      for (int32_t t = 0; t < n_images * v->tokens_per_image; t++) out[j++] = v->image_token_id;
-    if (i == *n) break;
-    int32_t reps = (*ids)[i] == v->image_token_id ? v->tokens_per_image : 1;
-    for (int32_t t = 0; t < reps; t++) out[j++] = (*ids)[i];
+  int32_t *with = NULL, nw = *n;
+  if (k == 0) {  // one image token per image first (after a BOS), then the prompt
+    int32_t at = *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
+    if ((int64_t)*n + n_images > INT32_MAX)
+      return fail_msg(cmd, "%lld prompt tokens with the images", (long long)*n + n_images);
+    nw = *n + n_images;
+    with = malloc(sizeof *with * (size_t)nw);
+    if (!with) return fail_msg(cmd, "out of memory (%d prompt tokens)", nw);
+    memcpy(with, *ids, sizeof *with * (size_t)at);
+    for (int32_t t = 0; t < n_images; t++) with[at + t] = v->image_token_id;
+    memcpy(with + at + n_images, *ids + at, sizeof *with * (size_t)(*n - at));
   }
+  int32_t *out = NULL, n_out = 0;
+  mx_error_clear();
+  mx_status_t st =
+      mx_vision_expand_prompt(&m->config, with ? with : *ids, nw, n_images, &out, &n_out);
+  free(with);
+  if (st) return mx_cli_fail(cmd, st);
   free(*ids);
   *ids = out;
-  *n = j;
+  *n = n_out;
   return MX_EXIT_OK;
 }
 
@@ -79,18 +83,11 @@ static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc
   if (!st) st = mx_image_preprocess(proc, &img, px);
   mx_image_free(&img);
   if (st) return mx_cli_fail(cmd, st);
-  const mx_vision_config_t *v = &m->config.vision;
-  if (px->rank != 3 || px->shape[0] != v->num_channels || px->shape[1] != v->image_size ||
-      px->shape[2] != v->image_size) {
-    int rc = fail_msg(cmd,
-                      "%s: the processor gives pixel_values of shape [%lld, %lld, %lld], the "
-                      "vision tower takes [%d, %d, %d] (preprocessor_config.json and "
-                      "config.json disagree)",
-                      path, (long long)px->shape[0], (long long)px->shape[1],
-                      (long long)(px->rank == 3 ? px->shape[2] : 0), v->num_channels, v->image_size,
-                      v->image_size);
+  st = mx_vision_check_pixels(&m->config, px->rank, px->shape);
+  if (st) {
+    st = mx_error_prefix(st, "%s", path);
     mx_pixels_free(px);
-    return rc;
+    return mx_cli_fail(cmd, st);
   }
   return MX_EXIT_OK;
 }

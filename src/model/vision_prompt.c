@@ -1,0 +1,47 @@
+// The prompt side of images (model.h): the processor's expansion of image tokens and the shape
+// of the pixels a tower takes, shared by the CLI and the server.
+#include <stdlib.h>
+
+#include "mlxcel/model.h"
+
+mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
+                                    int32_t n_images, int32_t **out, int32_t *n_out) {
+  *out = NULL;
+  *n_out = 0;
+  const mx_vision_config_t *v = &cfg->vision;
+  if (!v->present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images", cfg->model_type);
+  int32_t k = 0;
+  for (int32_t i = 0; i < n; i++) k += ids[i] == v->image_token_id;
+  if (k != n_images)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "the prompt has %d image token%s (id %d) for %d image%s", k,
+                        k == 1 ? "" : "s", v->image_token_id, n_images, n_images == 1 ? "" : "s");
+  int64_t total = (int64_t)n + (int64_t)k * (v->tokens_per_image - 1);
+  if (total > INT32_MAX)
+    return mx_error_set(MX_ERR_INVALID_ARG, "%lld prompt tokens with the images", (long long)total);
+  int32_t *e = malloc(sizeof *e * (size_t)(total > 0 ? total : 1)), j = 0;
+  if (!e) return mx_error_set(MX_ERR_NOMEM, "out of memory (%lld prompt tokens)", (long long)total);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t reps = ids[i] == v->image_token_id ? v->tokens_per_image : 1;
+    for (int32_t t = 0; t < reps; t++) e[j++] = ids[i];
+  }
+  *out = e;
+  *n_out = j;
+  return MX_OK;
+}
+
+mx_status_t mx_vision_check_pixels(const mx_model_config_t *cfg, int32_t rank,
+                                   const int64_t *shape) {
+  const mx_vision_config_t *v = &cfg->vision;
+  if (rank == 3 && shape[0] == v->num_channels && shape[1] == v->image_size &&
+      shape[2] == v->image_size)
+    return MX_OK;
+  return mx_error_set(MX_ERR_INVALID_ARG,
+                      "the processor gives pixel_values of shape [%lld, %lld, %lld], the vision "
+                      "tower takes [%d, %d, %d] (preprocessor_config.json and config.json "
+                      "disagree)",
+                      (long long)(rank > 0 ? shape[0] : 0), (long long)(rank > 1 ? shape[1] : 0),
+                      (long long)(rank > 2 ? shape[2] : 0), v->num_channels, v->image_size,
+                      v->image_size);
+}

@@ -1,0 +1,196 @@
+// Images in chat completions (server_internal.h, "Images"): the prompt side of a vision model as
+// the CLI's generate --image has it (ADR 0010), for requests with image_url parts.
+//
+// Placeholders: a chat template that iterates content parts (llava-hf's: {% for c in
+// message['content'] %}{% if c['type'] == 'image' %}<image>...) gets a message's parts as the
+// list, and writes the image token itself; a template that concatenates content strings gets
+// the text with the image token's text and a line break where each image was (LLaVA 1.5's
+// "<image>\n" convention, which generate --chat writes too). Which kind a template is, is found
+// once by rendering a probe message with parts. Either way the image tokens are the template's
+// or ours, never the client's: special-token text in the client's text stays text (the guard),
+// so a client cannot forge image tokens that no image backs.
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlxcel/image.h"
+#include "mlxcel/tokenizer.h"
+#include "server/server_internal.h"
+
+static const char kProbeText[] = "mlxcel-parts-probe";
+
+// Whether the template prints the text of a text part and the image token of an image part
+// (and not the parts' Python repr, as a template that prints any content as it is would).
+static bool template_takes_parts(const mx_chat_template_t *t, const char *image_text,
+                                 size_t image_len) {
+  mx_chat_message_t m = {"user", ""};
+  char fields[128];
+  snprintf(fields, sizeof fields,
+           "{\"content\":[{\"type\":\"image\"},{\"type\":\"text\",\"text\":\"%s\"}]}", kProbeText);
+  const char *fj[1] = {fields};
+  mx_chat_render_opts_t ro = {.add_generation_prompt = true};
+  char *text = NULL;
+  size_t len = 0;
+  if (mx_chat_render_fields(t, &m, fj, 1, &ro, &text, &len)) {
+    mx_error_clear();
+    return false;
+  }
+  bool ok = strstr(text, kProbeText) && !strstr(text, "'type'") && !strstr(text, "\"type\"");
+  bool has_image = false;
+  for (size_t i = 0; ok && i + image_len <= len && !has_image; i++)
+    has_image = memcmp(text + i, image_text, image_len) == 0;
+  free(text);
+  return ok && has_image;
+}
+
+mx_status_t mx_server_images_init(mx_server_t *srv) {
+  const mx_vision_config_t *v = &srv->model->config.vision;
+  if (!v->present) return MX_OK;
+  size_t len = 0;
+  const char *it = mx_tokenizer_id_to_piece(srv->tok, v->image_token_id, &len);
+  if (!it || len == 0)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "serve: the image token %d has no text in the tokenizer",
+                        v->image_token_id);
+  srv->image_text = it;
+  srv->image_text_len = len;
+  mx_error_clear();
+  if (mx_image_proc_load(srv->model->dir, &srv->proc)) {
+    // Text requests still work; image requests report this.
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_strbuf_printf(&sb, "the model's image processor cannot be used: %s", mx_error_message());
+    srv->proc_error = mx_strbuf_take(&sb, NULL);
+    if (!srv->proc_error) return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
+  }
+  srv->tmpl_parts = srv->tmpl && template_takes_parts(srv->tmpl, it, len);
+  return MX_OK;
+}
+
+// fields_json[i] for a message rendered with its parts: its other fields plus "content".
+static char *fields_with_parts(const char *fields, const char *parts) {
+  cJSON *o = fields ? cJSON_Parse(fields) : cJSON_CreateObject();
+  cJSON *p = cJSON_Parse(parts);
+  char *out = NULL;
+  if (cJSON_IsObject(o) && p && cJSON_AddItemToObject(o, "content", p)) {
+    p = NULL;
+    char *t = cJSON_PrintUnformatted(o);
+    out = t ? strdup(t) : NULL;
+    cJSON_free(t);
+  }
+  cJSON_Delete(p);
+  cJSON_Delete(o);
+  return out;
+}
+
+mx_status_t mx_server_images_fields(const mx_server_t *srv, const mx_server_request_t *r,
+                                    char ***out) {
+  *out = NULL;
+  if (r->n_images == 0 || !srv->tmpl_parts) return MX_OK;
+  char **f = calloc((size_t)r->n_messages + 1, sizeof *f);
+  if (!f) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < r->n_messages; i++) {
+    const char *own = r->fields ? r->fields[i] : NULL;
+    f[i] = r->parts[i] ? fields_with_parts(own, r->parts[i]) : own ? strdup(own) : NULL;
+    if ((r->parts[i] || own) && !f[i]) {
+      mx_server_images_fields_free(f, r->n_messages);
+      return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    }
+  }
+  *out = f;
+  return MX_OK;
+}
+
+void mx_server_images_fields_free(char **fields, int32_t n) {
+  for (int32_t i = 0; fields && i < n; i++) free(fields[i]);
+  free(fields);
+}
+
+mx_status_t mx_server_images_placeholders(const mx_server_t *srv, char **text, size_t *len,
+                                          mx_text_range_t *plain, int32_t n_plain) {
+  static const size_t kMark = sizeof MX_SERVER_IMAGE_MARK - 1;
+  size_t marks = 0;
+  for (const char *p = *text; (p = strstr(p, MX_SERVER_IMAGE_MARK)); p += kMark) marks++;
+  if (marks == 0) return MX_OK;
+  size_t add = srv->image_text_len + 1;  // the image token's text and "\n" for each mark
+  char *out = malloc(*len + marks * add + 1);
+  if (!out) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  size_t w = 0, shift = 0;
+  int32_t k = 0;  // plain ranges are in order and never hold a mark (it is not a special token)
+  for (size_t r = 0; r < *len;) {
+    for (; k < n_plain && plain[k].start <= r; k++) {
+      plain[k].start += shift;
+      plain[k].end += shift;
+    }
+    if (*len - r >= kMark && memcmp(*text + r, MX_SERVER_IMAGE_MARK, kMark) == 0) {
+      memcpy(out + w, srv->image_text, srv->image_text_len);
+      w += srv->image_text_len;
+      out[w++] = '\n';
+      r += kMark;
+      shift += add - kMark;
+    } else {
+      out[w++] = (*text)[r++];
+    }
+  }
+  for (; k < n_plain; k++) {
+    plain[k].start += shift;
+    plain[k].end += shift;
+  }
+  out[w] = '\0';
+  free(*text);
+  *text = out;
+  *len = w;
+  return MX_OK;
+}
+
+mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_request_t *r,
+                                    float **out, mx_server_error_t *err) {
+  *out = NULL;
+  memset(err, 0, sizeof *err);
+  const mx_model_config_t *cfg = &srv->model->config;
+  const mx_vision_config_t *v = &cfg->vision;
+  if (!v->present)
+    return mx_server_error_set(err, 400, "invalid_request_error", "messages", "model_not_vision",
+                               "the request has %d image%s but the served model '%.200s' "
+                               "(model_type '%s') takes no images: it has no vision tower",
+                               r->n_images, r->n_images == 1 ? "" : "s", srv->model_id,
+                               cfg->model_type);
+  if (srv->proc_error)
+    return mx_server_error_set(err, 500, "server_error", NULL, NULL, "%.400s", srv->proc_error);
+  size_t per = (size_t)v->num_channels * (size_t)v->image_size * (size_t)v->image_size;
+  float *px_all = malloc((size_t)r->n_images * per * sizeof *px_all);
+  if (!px_all) return mx_server_error_set(err, 500, "server_error", NULL, NULL, "out of memory");
+  mx_image_limits_t lim = {.max_pixels = srv->lim.max_image_pixels};
+  for (int32_t i = 0; i < r->n_images; i++) {
+    mx_image_t img = {0};
+    mx_pixels_t px = {0};
+    mx_error_clear();
+    mx_status_t st = mx_image_decode(r->images[i], r->image_lens[i], &lim, &img, NULL);
+    if (st == MX_ERR_RUNTIME) {  // over the pixel limit, known from the header
+      mx_server_error_set(err, 413, "invalid_request_error", "messages", "image_too_large",
+                          "image %d: %.400s", i, mx_error_message());
+    } else if (st) {
+      mx_server_error_set(err, st == MX_ERR_NOMEM ? 500 : 400,
+                          st == MX_ERR_NOMEM ? "server_error" : "invalid_request_error", "messages",
+                          NULL, "image %d: %.400s", i, mx_error_message());
+    }
+    if (!st) st = mx_image_preprocess(&srv->proc, &img, &px);
+    mx_image_free(&img);
+    if (!st && (st = mx_vision_check_pixels(cfg, px.rank, px.shape)))  // the model's files
+      mx_server_error_set(err, 500, "server_error", NULL, NULL, "image %d: %.400s", i,
+                          mx_error_message());
+    if (st && !err->http_status)
+      mx_server_error_set(err, st == MX_ERR_NOMEM ? 500 : 400,
+                          st == MX_ERR_NOMEM ? "server_error" : "invalid_request_error", "messages",
+                          NULL, "image %d: %.400s", i, mx_error_message());
+    if (!st) memcpy(px_all + (size_t)i * per, px.data, per * sizeof *px_all);
+    mx_pixels_free(&px);
+    if (st) {
+      free(px_all);
+      return st;
+    }
+  }
+  *out = px_all;
+  return MX_OK;
+}

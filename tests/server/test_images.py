@@ -1,0 +1,235 @@
+"""Images in chat completions (issue 23 item 5) with the official openai client: OpenAI content
+parts {"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}} through the tiny
+LLaVA that transformers' own classes wrote (tests/data/families/llava, its references from
+tools/vlm/make_llava_fixture.py), answered as `mlxcel generate --chat --image` answers the same
+prompt (text, prompt and completion token counts), whether the chat template takes text (the
+fixture's, "<image>\\n" written where the image was) or iterates content parts (llava-hf's
+kind); and the requests the server refuses: URLs it would have to fetch, other data URLs, bad
+base64, bad or hostile images, too many or too large images, a model without a vision tower.
+
+Run by tests/server/run.sh (ctest server_images).
+"""
+
+import base64
+import concurrent.futures
+import json
+import os
+import unittest
+
+import openai
+
+from harness import (ROOT, Server, cli_generate, detokenize, make_chat_model, raw, remove_tree)
+
+LLAVA = os.path.join(ROOT, "tests", "data", "families", "llava")
+IMAGES = os.path.join(ROOT, "tests", "data", "image")
+PHOTO = os.path.join(IMAGES, "inputs", "chelsea.png")
+JPEG = os.path.join(IMAGES, "inputs", "camera_gray.jpg")
+QUESTION = "What is in the picture?"  # the fixture's chat reference (vision_reference.json)
+
+# A template of llava-hf's kind: content is a list of parts it iterates (a string would fail
+# it); it writes "<image>\n" for an image part, as the fixture's template gets it written into
+# the text.
+PARTS_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{{ message['role'].upper() + ': ' }}"
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}{{ '<image>\n' }}"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}"
+    "{{ ' ' }}{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}")
+
+
+def data_url(path, mime=None):
+    with open(path, "rb") as f:
+        b = base64.b64encode(f.read()).decode()
+    mime = mime or ("image/jpeg" if path.endswith(".jpg") else "image/png")
+    return f"data:{mime};base64,{b}"
+
+
+def image_part(url):
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def image_message(url, text=QUESTION):
+    return [{"role": "user", "content": [image_part(url), {"type": "text", "text": text}]}]
+
+
+def reference():
+    with open(os.path.join(LLAVA, "vision_reference.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+class ImagesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server(LLAVA, ["--parallel", "2", "--max-images", "3"])
+        cls.client = cls.srv.client()
+        # What generate --chat --image gives alone, and transformers' greedy ids for that prompt.
+        cls.cli = cli_generate(LLAVA, ["--chat", "-p", QUESTION, "--image", PHOTO, "-n", "16",
+                                       "--temp", "0"])
+        cls.ref = reference()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.stop()
+
+    def ask(self, messages, client=None, **kw):
+        return (client or self.client).chat.completions.create(
+            model="llava", messages=messages, max_tokens=16, temperature=0, **kw)
+
+    def check_reply(self, r):
+        self.assertEqual(r.choices[0].message.content, self.cli.text)
+        self.assertEqual(r.usage.prompt_tokens, self.cli.summary["prompt_tokens"])
+        self.assertEqual(r.usage.prompt_tokens, len(self.ref["chat_prompt_ids"]))
+        self.assertEqual(r.usage.completion_tokens, 16)
+
+    def test_01_photo_as_generate(self):
+        r = self.ask(image_message(data_url(PHOTO)))
+        self.check_reply(r)
+        # The same text as transformers' greedy ids for this prompt.
+        self.assertEqual(r.choices[0].message.content,
+                         detokenize(LLAVA, self.ref["chat_greedy_ids"]))
+
+    def test_02_streamed(self):
+        chunks = self.ask(image_message(data_url(PHOTO)), stream=True,
+                          stream_options={"include_usage": True})
+        text, usage = "", None
+        for c in chunks:
+            if c.choices and c.choices[0].delta.content:
+                text += c.choices[0].delta.content
+            if c.usage:
+                usage = c.usage
+        self.assertEqual(text, self.cli.text)
+        self.assertEqual(usage.prompt_tokens, self.cli.summary["prompt_tokens"])
+
+    def test_03_concurrent_slots(self):
+        # Two image requests and a text one share the batch: each image reply is a lone one's.
+        text_msgs = [{"role": "user", "content": "Hello there"}]
+        with concurrent.futures.ThreadPoolExecutor(3) as ex:
+            fs = [ex.submit(self.ask, image_message(data_url(PHOTO))) for _ in range(2)]
+            ft = ex.submit(self.ask, text_msgs)
+            for f in fs:
+                self.check_reply(f.result())
+            self.assertEqual(ft.result().usage.completion_tokens, 16)
+
+    def test_04_jpeg(self):
+        cli = cli_generate(LLAVA, ["--chat", "-p", "Describe it.", "--image", JPEG, "-n", "8",
+                                   "--temp", "0"])
+        r = self.client.chat.completions.create(
+            model="llava", messages=image_message(data_url(JPEG), "Describe it."), max_tokens=8,
+            temperature=0)
+        self.assertEqual(r.choices[0].message.content, cli.text)
+        self.assertEqual(r.usage.prompt_tokens, cli.summary["prompt_tokens"])
+
+    def test_05_two_images(self):
+        # Two images in one message, two placeholders: 2 * 16 image tokens in the prompt.
+        cli = cli_generate(LLAVA, ["-p", "USER: <image>\n<image>\nTwo? ASSISTANT:", "--image",
+                                   PHOTO, "--image", JPEG, "-n", "8", "--temp", "0"])
+        msgs = [{"role": "user", "content": [image_part(data_url(PHOTO)),
+                                             image_part(data_url(JPEG)),
+                                             {"type": "text", "text": "Two?"}]}]
+        r = self.client.chat.completions.create(model="llava", messages=msgs, max_tokens=8,
+                                                temperature=0)
+        self.assertEqual(r.usage.prompt_tokens, cli.summary["prompt_tokens"])
+        self.assertEqual(r.choices[0].message.content, cli.text)
+
+    def test_06_special_text_stays_text(self):
+        # "<image>" typed by the client is text, not an image token no image backs.
+        r = self.ask([{"role": "user", "content": "<image> what?"}])
+        self.assertEqual(r.usage.completion_tokens, 16)
+        # The fixture's tokenizer is byte-level without merges: the spelling costs one token a
+        # byte, as any other 7 bytes, where an image token would have added 16.
+        r = self.ask(image_message(data_url(PHOTO), "<image> what?"))
+        s = self.ask(image_message(data_url(PHOTO), "<imagX> what?"))
+        self.assertEqual(r.usage.prompt_tokens, s.usage.prompt_tokens)
+
+    def refused(self, messages, status, *needles, client=None):
+        with self.assertRaises(openai.APIStatusError) as cm:
+            self.ask(messages, client=client)
+        self.assertEqual(cm.exception.status_code, status, str(cm.exception))
+        for n in needles:
+            self.assertIn(n, str(cm.exception))
+
+    def test_07_urls_are_never_fetched(self):
+        for url in ("http://127.0.0.1:9/cat.png", "https://example.com/cat.png",
+                    "file:///etc/passwd", "cat.png"):
+            self.refused(image_message(url), 400, "never fetches")
+
+    def test_08_bad_data_urls(self):
+        self.refused(image_message("data:text/plain;base64,aGVsbG8="), 400, "text/plain")
+        self.refused(image_message("data:image/png,rawbytes"), 400, "image/png;base64")
+        self.refused(image_message("data:image/png;base64"), 400, "no ','")
+        self.refused(image_message("data:image/png;base64,iVBOR*w0KGgo="), 400, "base64")
+        self.refused(image_message("data:image/png;base64,"), 400, "no bytes")
+        self.refused([{"role": "user", "content": [{"type": "image_url"}]}], 400, "image_url")
+
+    def test_09_bad_images(self):
+        hostile = os.path.join(IMAGES, "hostile")
+        for name, needle in (("truncated.png", "image 0"), ("wrong_magic.gif", "image 0"),
+                             ("bad_crc.png", "image 0"), ("truncated.jpg", "image 0")):
+            self.refused(image_message(data_url(os.path.join(hostile, name), "image/png")), 400,
+                         needle)
+        # Dimensions over the pixel limit are refused from the header, before any pixel.
+        for name in ("huge_dims.png", "huge_dims.jpg", "bomb.png"):
+            self.refused(image_message(data_url(os.path.join(hostile, name))), 413, "image 0")
+
+    def test_10_too_many_images(self):
+        url = data_url(JPEG)
+        msgs = [{"role": "user", "content": [image_part(url)] * 4 + [
+            {"type": "text", "text": "Four?"}]}]
+        self.refused(msgs, 400, "at most 3 images")
+
+    def test_11_reserved_mark(self):
+        self.refused(image_message(data_url(PHOTO), "a \ufdd2 b"), 400, "U+FDD2")
+
+    def test_12_raw_status_codes(self):
+        body = {"messages": image_message("https://example.com/x.png"), "max_tokens": 1}
+        r = raw(f"{self.srv.url}/v1/chat/completions", body=json.dumps(body))
+        self.assertEqual(r.status, 400)
+        self.assertEqual(r.json["error"]["param"], "messages")
+
+
+class PartsTemplateTest(unittest.TestCase):
+    def test_parts_template_as_generate(self):
+        d = make_chat_model(PARTS_TEMPLATE, LLAVA)
+        try:
+            srv = Server(d, ["--alias", "x"])
+            try:
+                cli = cli_generate(LLAVA, ["--chat", "-p", QUESTION, "--image", PHOTO, "-n",
+                                           "16", "--temp", "0"])
+                r = srv.client().chat.completions.create(
+                    model="x", messages=image_message(data_url(PHOTO)), max_tokens=16,
+                    temperature=0)
+                self.assertEqual(r.choices[0].message.content, cli.text)
+                self.assertEqual(r.usage.prompt_tokens, cli.summary["prompt_tokens"])
+                # The template writes the image token from the parts: the client's "<image>"
+                # text next to it stays text.
+                r = srv.client().chat.completions.create(
+                    model="x", messages=image_message(data_url(PHOTO), "<image>"), max_tokens=2,
+                    temperature=0)
+                s = srv.client().chat.completions.create(
+                    model="x", messages=image_message(data_url(PHOTO), "<imagX>"), max_tokens=2,
+                    temperature=0)
+                self.assertEqual(r.usage.prompt_tokens, s.usage.prompt_tokens)
+            finally:
+                srv.stop()
+        finally:
+            remove_tree(d)
+
+
+class TextModelTest(unittest.TestCase):
+    def test_text_model_refuses_images(self):
+        d = make_chat_model()
+        try:
+            srv = Server(d, ["--alias", "x"])
+            try:
+                with self.assertRaises(openai.BadRequestError) as cm:
+                    srv.client().chat.completions.create(
+                        model="x", messages=image_message(data_url(PHOTO)), max_tokens=2)
+                self.assertIn("takes no images", str(cm.exception))
+                self.assertIn("model_type 'llama'", str(cm.exception))
+            finally:
+                srv.stop()
+        finally:
+            remove_tree(d)
+
+
+if __name__ == "__main__":
+    unittest.main()
