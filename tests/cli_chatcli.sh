@@ -2,7 +2,8 @@
 # `mlxcel chat` in a pseudo-terminal (util-linux `script`, Debian package bsdutils): two turns
 # (the second prefills only what it adds), /reset, /help, Ctrl-C during a reply and twice at
 # the prompt; errors (no chat template, a conversation over the context, usage) with piped
-# input. The model is a copy of the bundled stories260K given a chat template.
+# input. The model is a copy of the bundled stories260K given a chat template; /image runs on
+# the tiny LLaVA fixture.
 # Usage: tests/cli_chatcli.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
 MLXCEL=$1
@@ -167,4 +168,40 @@ t_second_turn() {
     fail "second turns differ from fresh runs of the whole conversation"
 }
 
-run_tests "$NAME" "turns interrupt errors second_turn"
+# /image PATH on the tiny LLaVA (tests/data/families/llava): the reply equals generate --chat
+# --image on the same message, the image's tokens count in the prompt; a text turn after it
+# keeps the image in the cached conversation; /reset forgets it; errors leave the chat going.
+t_image() {
+  local M=$SRC/tests/data/families/llava IMG=$SRC/tests/data/image/inputs/chelsea.png ref
+  "$MLXCEL" generate -m "$M" --chat -p "What is in the picture?" --image "$IMG" -n 16 --temp 0 \
+    --no-echo >"$TMP/ref" 2>"$TMP/err" || { fail "generate --image: $(cat "$TMP/err")"; return; }
+  ref=$(cat "$TMP/ref")
+  run_input "/image $IMG\nWhat is in the picture?\nAnd then?\n/reset\n/image $IMG\nWhat is in the picture?\n" \
+    "$MLXCEL" chat -m "$M" -n 16 --temp 0 --stats
+  [ "$rc" -eq 0 ] || fail "image chat: exit status $rc: $(cat "$TMP/err")"
+  [ "$(grep -c '^\[image 1 attached to the next message: 16 tokens' "$TMP/out")" -eq 2 ] ||
+    fail "image chat: no attach lines"
+  [ "$(sed -n 2p "$TMP/out")" = "$ref" ] || fail "image chat: reply '$(sed -n 2p "$TMP/out")', generate '$ref'"
+  [ "$(sed -n 6p "$TMP/out")" = "$ref" ] || fail "image chat after /reset: '$(sed -n 6p "$TMP/out")'"
+  local stats
+  stats=$(grep '^\[[0-9]* prompt tokens' "$TMP/err")
+  echo "$stats" | sed -n 1p | grep -q '^\[58 prompt tokens, ' ||
+    fail "image chat: first turn stats '$(echo "$stats" | sed -n 1p)'"
+  echo "$stats" | sed -n 2p | grep -qE '^\[[0-9]+ prompt tokens added, ' ||
+    fail "image chat: the second turn was not prefilled incrementally"
+  echo "$stats" | sed -n 3p | grep -q '^\[58 prompt tokens, ' ||
+    fail "image chat: after /reset '$(echo "$stats" | sed -n 3p)'"
+  # Errors: the chat goes on (the message still gets a reply), the exit status says it failed.
+  run_input "/image $TMP/missing.png\n/image\n/image $SRC/tests/data/image/hostile/truncated.png\nHi\n" \
+    "$MLXCEL" chat -m "$M" -n 2 --temp 0 --stats
+  [ "$rc" -eq 1 ] || fail "bad /image: exit status $rc"
+  grep -q "missing.png" "$TMP/err" && grep -q "/image needs a PATH" "$TMP/err" &&
+    grep -q "truncated.png" "$TMP/err" || fail "bad /image: messages: $(cat "$TMP/err")"
+  grep -q '^\[[0-9]* prompt tokens, ' "$TMP/err" || fail "bad /image: the chat did not go on"
+  grep -q '^\[image' "$TMP/out" && fail "bad /image: an image was attached"
+  run_input "/image $IMG\nHi\n" "$MLXCEL" chat -m "$TMP/m" -n 2
+  [ "$rc" -eq 1 ] && grep -q "/image: model_type 'llama' takes no images" "$TMP/err" ||
+    fail "text model /image: $rc $(cat "$TMP/err")"
+}
+
+run_tests "$NAME" "turns interrupt errors second_turn image"

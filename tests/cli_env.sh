@@ -115,7 +115,8 @@ case_reads() {
   # A bad value for every variable of the table, except those that have none (exempt).
   local bad="MLXCEL_BACKEND=bogus MLXCEL_XLA_CONTEXT_CAPACITY=x MLXCEL_THREADS=0
     MLXCEL_QUANT_KERNEL=bogus MLXCEL_XLA_QUANT=bogus MLXCEL_XLA_PRECISION=bogus
-    MLXCEL_XLA_KV_DTYPE=bogus MLXCEL_XLA_IREE_COMPILE=/nonexistent"
+    MLXCEL_XLA_KV_DTYPE=bogus MLXCEL_XLA_IREE_COMPILE=/nonexistent
+    MLXCEL_XLA_VISION_BACKEND=bogus"
   # Variables without a bad value to try: any value is valid (MLXCEL_CPU_PROFILE: set and not 0
   # is on), or it is read only in a mode the invocations below do not use
   # (MLXCEL_XLA_ROCM_TARGET: compile --device hip; MLXCEL_XLA_DEVICE, _PJRT_PLUGIN and _CACHE_DIR:

@@ -100,4 +100,36 @@ t_emit() {
   expect_out "--image PATH"
 }
 
-run_tests "$NAME" "generate errors emit"
+# --vision-backend / MLXCEL_XLA_VISION_BACKEND: the tower on another backend than the text
+# model, with transformers' greedy ids still; a backend that cannot run @vision (xla) and an
+# unknown one are errors naming them, never a fallback.
+t_vision_backend() {
+  local want
+  want=$(ref_ids greedy_ids)
+  run "$MLXCEL" generate -m "$M" --backend cpu --vision-backend interp --image "$IMG" -p "$PROMPT" \
+    -n 16 --json
+  expect_rc 0
+  [ "$(got_ids)" = "$want" ] || fail "cpu text, interp tower: greedy ids $(got_ids), want $want"
+  MLXCEL_XLA_VISION_BACKEND=cpu run "$MLXCEL" generate -m "$M" --backend interp --image "$IMG" \
+    -p "$PROMPT" -n 16 --json
+  expect_rc 0
+  [ "$(got_ids)" = "$want" ] || fail "interp text, cpu tower: greedy ids $(got_ids), want $want"
+  MLXCEL_XLA_VISION_BACKEND=interp run "$MLXCEL" generate -m "$M" --vision-backend xla \
+    --image "$IMG" -p "$PROMPT" -n 2
+  expect_rc 1
+  expect_err "vision backend 'xla': the xla backend cannot run the vision tower"
+  run "$MLXCEL" generate -m "$M" --vision-backend bogus --image "$IMG" -p "$PROMPT" -n 2
+  expect_rc 1
+  expect_err "unknown vision backend 'bogus'"
+  MLXCEL_XLA_VISION_BACKEND=bogus run "$MLXCEL" generate -m "$M" --image "$IMG" -p "$PROMPT" -n 2
+  expect_rc 1
+  expect_err "from MLXCEL_XLA_VISION_BACKEND"
+  printf '/image %s\nWhat is in the picture?\n' "$IMG" >"$TMP/in"
+  "$MLXCEL" chat -m "$M" --vision-backend xla -n 2 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
+  [ $? -eq 1 ] && grep -q "the xla backend cannot run the vision tower" "$TMP/err" ||
+    fail "chat --vision-backend xla: $(cat "$TMP/err")"
+  run "$MLXCEL" generate --help
+  expect_out "--vision-backend NAME"
+}
+
+run_tests "$NAME" "generate errors emit vision_backend"

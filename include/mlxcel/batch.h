@@ -40,6 +40,7 @@ typedef struct mx_batch_opts {
   int32_t prefill_chunk;           // most tokens per prefill call; 0 = default
   int32_t n_slots;                 // 1..64
   mx_backend_opts_t backend_opts;  // as mx_session_opts_t
+  const char *vision_backend;      // as mx_session_opts_t
 } mx_batch_opts_t;
 
 // `model` must outlive the batch. Bad options are errors naming the option.

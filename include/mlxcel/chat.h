@@ -130,6 +130,26 @@ mx_status_t mx_chat_render_guarded_fields(const mx_chat_template_t *t, const mx_
 mx_status_t mx_chat_render_json(const mx_chat_template_t *t, const char *messages_json,
                                 const mx_chat_render_opts_t *opts, char **out, size_t *len);
 
+// Images in chat content (the server's image_url parts, chat's /image; ADR 0010). Content text
+// holds MX_CHAT_IMAGE_MARK (U+FDD2, a noncharacter; not a special token, so the guard leaves
+// it) where an image goes; a template that takes text then renders it where the message put
+// it, and mx_chat_replace_marks turns each mark in the rendered text into `with` (the model's
+// image token text and a line break, LLaVA 1.5's "<image>\n"), moving the plain ranges after it
+// (*text is heap, replaced). A template that iterates content parts (llava-hf's: {% for c in
+// message['content'] %}{% if c['type'] == 'image' %}...) gets the parts instead, as a "content"
+// field ([{"type": "image"}, {"type": "text", "text": "..."}]) and writes the image token
+// itself: mx_chat_template_takes_parts says which kind `t` is, by rendering a message of an image
+// part and a text part (true when the output shows the text and the image token, and no part
+// printed as data).
+#define MX_CHAT_IMAGE_MARK "\xEF\xB7\x92"
+bool mx_chat_template_takes_parts(const mx_chat_template_t *t, const char *image_text,
+                                  size_t image_len);
+// The parts of marked content for such a template: the text between marks as text parts, each
+// mark an image part; *out a heap JSON list text.
+mx_status_t mx_chat_parts_from_marks(const char *content, char **out);
+mx_status_t mx_chat_replace_marks(char **text, size_t *len, mx_text_range_t *plain, int32_t n_plain,
+                                  const char *with, size_t with_len);
+
 #ifdef __cplusplus
 }
 #endif

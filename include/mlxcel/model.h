@@ -158,6 +158,14 @@ typedef struct mx_vision_config {
 struct mx_model_config;
 mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int32_t *ids,
                                     int32_t n, int32_t n_images, int32_t **out, int32_t *n_out);
+// Where the features of n_images images go in an expanded prompt ids[n]: starts[i] is the first
+// position of the i-th run of tokens_per_image image tokens. Error when there are fewer runs.
+mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
+                                 int32_t n_images, int32_t *starts);
+// Whether images can reach the text model of this vision family through @prefill_media: an error
+// (MX_ERR_UNSUPPORTED naming the model_type) for the towers whose image tokens need M-RoPE
+// positions (Qwen2-VL, Qwen2.5-VL), which @prefill_media does not take yet.
+mx_status_t mx_vision_check_media(const struct mx_model_config *cfg);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.
 mx_status_t mx_vision_check_pixels(const struct mx_model_config *cfg, int32_t rank,

@@ -26,6 +26,7 @@ typedef struct mx_server_opts {
   int32_t parallel;                // sequences decoded together; 0 = 1
   int64_t ctx;                     // KV capacity per sequence; 0 = as mx_session_opts_t
   const char *backend;             // NULL = as mx_session_opts_t
+  const char *vision_backend;      // where a vision model's tower runs (as mx_session_opts_t)
   mx_backend_opts_t backend_opts;  // threads, device, backend settings (as mx_session_opts_t)
   int32_t prefill_chunk;           // 0 = the engine's default
   const char *api_key;       // when set, every endpoint but /health needs "Authorization: Bearer K"

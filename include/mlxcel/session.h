@@ -63,6 +63,12 @@ typedef struct mx_session_opts {
   int32_t prefill_chunk;  // most tokens per prefill graph call; 0 = the backend's default
                           // (cpu: 512, ADR 0003; interp: 64)
   mx_backend_opts_t backend_opts;
+  // Where a vision model's tower (@vision) runs: NULL or the session's backend = in the
+  // session's own state; another name ("interp", "cpu") = a state of that backend holding the
+  // tower only (no KV caches, no text entries), with the same backend_opts. A backend that cannot
+  // run @vision (no mx_backend_t.vision: xla for now) is an error naming it, never a fallback.
+  // Text-only models ignore it (there is nothing to run).
+  const char *vision_backend;
 } mx_session_opts_t;
 
 // What a backend's create receives: the session's (or batch's) options, resolved.
@@ -70,6 +76,9 @@ typedef struct mx_backend_config {
   int64_t ctx;            // KV capacity in tokens (> 0, <= the model's max_position_embeddings)
   int32_t prefill_chunk;  // most tokens per prefill call (1..ctx)
   mx_backend_opts_t opts;
+  // A state for the vision tower only (mx_session_opts_t.vision_backend): `vision` is the only
+  // entry called; no KV caches, no text graphs are made.
+  bool vision_only;
 } mx_backend_config_t;
 
 struct mx_backend_batch;  // batched decoding (src/session/session_internal.h)

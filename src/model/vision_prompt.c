@@ -45,3 +45,29 @@ mx_status_t mx_vision_check_pixels(const mx_model_config_t *cfg, int32_t rank,
                       (long long)(rank > 2 ? shape[2] : 0), v->num_channels, v->image_size,
                       v->image_size);
 }
+
+mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
+                                 int32_t n_images, int32_t *starts) {
+  const mx_vision_config_t *v = &cfg->vision;
+  int32_t pos = 0;
+  for (int32_t i = 0; i < n_images; i++) {
+    while (pos < n && ids[pos] != v->image_token_id) pos++;
+    int32_t run = 0;
+    while (pos + run < n && run < v->tokens_per_image && ids[pos + run] == v->image_token_id) run++;
+    if (run < v->tokens_per_image)
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "image %d has no run of %d image tokens (id %d) in the prompt", i,
+                          v->tokens_per_image, v->image_token_id);
+    starts[i] = pos;
+    pos += run;
+  }
+  return MX_OK;
+}
+
+mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
+  if (cfg->vision.kind == MX_VISION_CLIP) return MX_OK;
+  return mx_error_set(MX_ERR_UNSUPPORTED,
+                      "model_type '%s' runs text only for now (its image tokens need M-RoPE "
+                      "positions, which @prefill_media does not take yet)",
+                      cfg->model_type);
+}

@@ -75,7 +75,9 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int3
   mx_strbuf_free(&extra);
   free(msgs);
   if (st == MX_ERR_RUNTIME || st == MX_ERR_PARSE) st = mx_error_prefix(st, "chat template");
-  if (!st && r->n_images > 0) st = mx_server_images_placeholders(srv, &text, &len, plain, n_plain);
+  // A template that takes text: the image token's text and a line break where each image was.
+  if (!st && r->n_images > 0 && !srv->tmpl_parts)
+    st = mx_chat_replace_marks(&text, &len, plain, n_plain, srv->image_with, srv->image_with_len);
   if (!st && !fits_context(srv, len)) st = too_long(srv, len, over);
   if (!st) {
     mx_encode_opts_t eo = {

@@ -504,6 +504,7 @@ static void free_server(mx_server_t *srv) {
   mx_chat_template_destroy(srv->tmpl);
   free(srv->tmpl_error);
   free(srv->proc_error);
+  free(srv->image_with);
   free(srv->model_id);
   free(srv->api_key);
   pthread_mutex_destroy(&srv->metrics_mu);
@@ -575,6 +576,7 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   }
   mx_server_sched_opts_t so = {.model = model,
                                .backend = o->backend,
+                               .vision_backend = o->vision_backend,
                                .backend_opts = o->backend_opts,
                                .ctx = o->ctx,
                                .n_slots = o->parallel ? o->parallel : 1,

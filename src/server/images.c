@@ -18,32 +18,6 @@
 #include "mlxcel/tokenizer.h"
 #include "server/server_internal.h"
 
-static const char kProbeText[] = "mlxcel-parts-probe";
-
-// Whether the template prints the text of a text part and the image token of an image part
-// (and not the parts' Python repr, as a template that prints any content as it is would).
-static bool template_takes_parts(const mx_chat_template_t *t, const char *image_text,
-                                 size_t image_len) {
-  mx_chat_message_t m = {"user", ""};
-  char fields[128];
-  snprintf(fields, sizeof fields,
-           "{\"content\":[{\"type\":\"image\"},{\"type\":\"text\",\"text\":\"%s\"}]}", kProbeText);
-  const char *fj[1] = {fields};
-  mx_chat_render_opts_t ro = {.add_generation_prompt = true};
-  char *text = NULL;
-  size_t len = 0;
-  if (mx_chat_render_fields(t, &m, fj, 1, &ro, &text, &len)) {
-    mx_error_clear();
-    return false;
-  }
-  bool ok = strstr(text, kProbeText) && !strstr(text, "'type'") && !strstr(text, "\"type\"");
-  bool has_image = false;
-  for (size_t i = 0; ok && i + image_len <= len && !has_image; i++)
-    has_image = memcmp(text + i, image_text, image_len) == 0;
-  free(text);
-  return ok && has_image;
-}
-
 mx_status_t mx_server_images_init(mx_server_t *srv) {
   const mx_vision_config_t *v = &srv->model->config.vision;
   if (!v->present) return MX_OK;
@@ -53,8 +27,11 @@ mx_status_t mx_server_images_init(mx_server_t *srv) {
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "serve: the image token %d has no text in the tokenizer",
                         v->image_token_id);
-  srv->image_text = it;
-  srv->image_text_len = len;
+  srv->image_with = malloc(len + 2);
+  if (!srv->image_with) return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
+  memcpy(srv->image_with, it, len);
+  memcpy(srv->image_with + len, "\n", 2);
+  srv->image_with_len = len + 1;
   mx_error_clear();
   if (mx_image_proc_load(srv->model->dir, &srv->proc)) {
     // Text requests still work; image requests report this.
@@ -64,14 +41,17 @@ mx_status_t mx_server_images_init(mx_server_t *srv) {
     srv->proc_error = mx_strbuf_take(&sb, NULL);
     if (!srv->proc_error) return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
   }
-  srv->tmpl_parts = srv->tmpl && template_takes_parts(srv->tmpl, it, len);
+  srv->tmpl_parts = srv->tmpl && mx_chat_template_takes_parts(srv->tmpl, it, len);
   return MX_OK;
 }
 
 // fields_json[i] for a message rendered with its parts: its other fields plus "content".
-static char *fields_with_parts(const char *fields, const char *parts) {
+static char *fields_with_parts(const char *fields, const char *content) {
+  char *parts = NULL;
+  if (mx_chat_parts_from_marks(content, &parts)) return NULL;
   cJSON *o = fields ? cJSON_Parse(fields) : cJSON_CreateObject();
   cJSON *p = cJSON_Parse(parts);
+  free(parts);
   char *out = NULL;
   if (cJSON_IsObject(o) && p && cJSON_AddItemToObject(o, "content", p)) {
     p = NULL;
@@ -92,8 +72,9 @@ mx_status_t mx_server_images_fields(const mx_server_t *srv, const mx_server_requ
   if (!f) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < r->n_messages; i++) {
     const char *own = r->fields ? r->fields[i] : NULL;
-    f[i] = r->parts[i] ? fields_with_parts(own, r->parts[i]) : own ? strdup(own) : NULL;
-    if ((r->parts[i] || own) && !f[i]) {
+    bool images = strstr(r->contents[i], MX_SERVER_IMAGE_MARK) != NULL;
+    f[i] = images ? fields_with_parts(own, r->contents[i]) : own ? strdup(own) : NULL;
+    if ((images || own) && !f[i]) {
       mx_server_images_fields_free(f, r->n_messages);
       return mx_error_set(MX_ERR_NOMEM, "out of memory");
     }
@@ -105,43 +86,6 @@ mx_status_t mx_server_images_fields(const mx_server_t *srv, const mx_server_requ
 void mx_server_images_fields_free(char **fields, int32_t n) {
   for (int32_t i = 0; fields && i < n; i++) free(fields[i]);
   free(fields);
-}
-
-mx_status_t mx_server_images_placeholders(const mx_server_t *srv, char **text, size_t *len,
-                                          mx_text_range_t *plain, int32_t n_plain) {
-  static const size_t kMark = sizeof MX_SERVER_IMAGE_MARK - 1;
-  size_t marks = 0;
-  for (const char *p = *text; (p = strstr(p, MX_SERVER_IMAGE_MARK)); p += kMark) marks++;
-  if (marks == 0) return MX_OK;
-  size_t add = srv->image_text_len + 1;  // the image token's text and "\n" for each mark
-  char *out = malloc(*len + marks * add + 1);
-  if (!out) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  size_t w = 0, shift = 0;
-  int32_t k = 0;  // plain ranges are in order and never hold a mark (it is not a special token)
-  for (size_t r = 0; r < *len;) {
-    for (; k < n_plain && plain[k].start <= r; k++) {
-      plain[k].start += shift;
-      plain[k].end += shift;
-    }
-    if (*len - r >= kMark && memcmp(*text + r, MX_SERVER_IMAGE_MARK, kMark) == 0) {
-      memcpy(out + w, srv->image_text, srv->image_text_len);
-      w += srv->image_text_len;
-      out[w++] = '\n';
-      r += kMark;
-      shift += add - kMark;
-    } else {
-      out[w++] = (*text)[r++];
-    }
-  }
-  for (; k < n_plain; k++) {
-    plain[k].start += shift;
-    plain[k].end += shift;
-  }
-  out[w] = '\0';
-  free(*text);
-  *text = out;
-  *len = w;
-  return MX_OK;
 }
 
 mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_request_t *r,
@@ -156,6 +100,11 @@ mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_requ
                                "(model_type '%s') takes no images: it has no vision tower",
                                r->n_images, r->n_images == 1 ? "" : "s", srv->model_id,
                                cfg->model_type);
+  mx_error_clear();
+  if (mx_vision_check_media(cfg))
+    return mx_server_error_set(err, 400, "invalid_request_error", "messages", "model_not_vision",
+                               "the served model '%.200s': %.300s", srv->model_id,
+                               mx_error_message());
   if (srv->proc_error)
     return mx_server_error_set(err, 500, "server_error", NULL, NULL, "%.400s", srv->proc_error);
   size_t per = (size_t)v->num_channels * (size_t)v->image_size * (size_t)v->image_size;

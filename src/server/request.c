@@ -48,9 +48,7 @@ void mx_server_request_free(mx_server_request_t *r) {
     if (r->roles) free(r->roles[i]);
     if (r->contents) free(r->contents[i]);
     if (r->fields) free(r->fields[i]);
-    if (r->parts) free(r->parts[i]);
   }
-  free(r->parts);
   for (int32_t i = 0; r->images && i < r->n_images; i++) free(r->images[i]);
   free(r->images);
   free(r->image_lens);
@@ -359,38 +357,25 @@ static mx_status_t add_image(const cJSON *part, int32_t i, int32_t j, const mx_s
 }
 
 // content: a string, null, or a list of {"type": "text", "text": "..."} and {"type":
-// "image_url", ...} parts (the text joined, MX_SERVER_IMAGE_MARK where an image was; *parts the
-// list as a template sees it when there are images).
+// "image_url", ...} parts (the text joined, MX_SERVER_IMAGE_MARK where an image was).
 static mx_status_t message_content(const cJSON *c, int32_t i, const mx_server_limits_t *lim,
-                                   mx_server_request_t *r, char **out, char **parts,
-                                   mx_server_error_t *err) {
+                                   mx_server_request_t *r, char **out, mx_server_error_t *err) {
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
-  cJSON *list = NULL;  // the template's parts, made once an image shows up
-  int32_t images_before = r->n_images;
+  mx_strbuf_puts(&sb, "");
   mx_status_t st = MX_OK;
-  if (!c || cJSON_IsNull(c)) {
-    mx_strbuf_puts(&sb, "");
-  } else if (cJSON_IsString(c)) {
+  if (cJSON_IsString(c)) {
     mx_strbuf_puts(&sb, c->valuestring);
   } else if (cJSON_IsArray(c)) {
-    mx_strbuf_puts(&sb, "");
-    list = cJSON_CreateArray();
-    if (!list) st = oom(err);
     int32_t j = 0;
     for (const cJSON *part = c->child; part && !st; part = part->next, j++) {
       const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
       const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
-      cJSON *tp = cJSON_CreateObject();
-      if (!tp || !cJSON_AddItemToArray(list, tp)) {
-        cJSON_Delete(tp);
-        st = oom(err);
-      } else if (!cJSON_IsObject(part) || !cJSON_IsString(type)) {
+      if (!cJSON_IsObject(part) || !cJSON_IsString(type)) {
         st = BAD("messages", "message %d: content part %d must be an object with a 'type'", i, j);
       } else if (strcmp(type->valuestring, "image_url") == 0) {
         st = add_image(part, i, j, lim, r, err);
         mx_strbuf_puts(&sb, MX_SERVER_IMAGE_MARK);
-        if (!st && !cJSON_AddStringToObject(tp, "type", "image")) st = oom(err);
       } else if (strcmp(type->valuestring, "text") != 0) {
         st = BAD("messages",
                  "message %d: content part %d has type '%.64s'; only 'text' and 'image_url' are "
@@ -400,22 +385,12 @@ static mx_status_t message_content(const cJSON *c, int32_t i, const mx_server_li
         st = BAD("messages", "message %d: content part %d needs a string 'text'", i, j);
       } else {
         mx_strbuf_puts(&sb, text->valuestring);
-        if (!cJSON_AddStringToObject(tp, "type", "text") ||
-            !cJSON_AddStringToObject(tp, "text", text->valuestring))
-          st = oom(err);
       }
     }
-  } else {
+  } else if (c && !cJSON_IsNull(c)) {
     st = BAD("messages", "message %d: 'content' must be a string, a list of parts or null", i);
   }
   if (!st && sb.oom) st = oom(err);
-  if (!st && r->n_images > images_before) {
-    char *t = cJSON_PrintUnformatted(list);
-    *parts = t ? strdup(t) : NULL;
-    cJSON_free(t);
-    if (!*parts) st = oom(err);
-  }
-  cJSON_Delete(list);
   if (st) {
     mx_strbuf_free(&sb);
     return st;
@@ -457,8 +432,7 @@ static mx_status_t parse_messages(const cJSON *root, const mx_server_limits_t *l
                                "'tools'");
   r->roles = calloc((size_t)n, sizeof *r->roles);
   r->contents = calloc((size_t)n, sizeof *r->contents);
-  r->parts = calloc((size_t)n, sizeof *r->parts);
-  if (!r->roles || !r->contents || !r->parts) return oom(err);
+  if (!r->roles || !r->contents) return oom(err);
   int32_t i = 0;
   for (const cJSON *m = f->child; m; m = m->next, i++) {
     if (!cJSON_IsObject(m)) return BAD("messages", "message %d must be an object", i);
@@ -472,12 +446,8 @@ static mx_status_t parse_messages(const cJSON *root, const mx_server_limits_t *l
     r->roles[i] = dup_n(role->valuestring, rl);
     if (!r->roles[i]) return oom(err);
     mx_status_t st = message_content(cJSON_GetObjectItemCaseSensitive(m, "content"), i, lim, r,
-                                     &r->contents[i], &r->parts[i], err);
+                                     &r->contents[i], err);
     if (st) return st;
-  }
-  if (r->n_images == 0) {  // parts[] only for requests with images
-    free(r->parts);
-    r->parts = NULL;
   }
   return check_marks(r, err);
 }

@@ -9,6 +9,7 @@
 #ifndef MLXCEL_SERVER_REQUEST_H
 #define MLXCEL_SERVER_REQUEST_H
 
+#include "mlxcel/chat.h"
 #include "mlxcel/session.h"
 
 typedef enum mx_server_kind {
@@ -75,14 +76,11 @@ typedef struct mx_server_request {
   char **roles, **contents, **fields;
   int32_t n_messages;
   // Chat: the images of image_url parts (data URLs, decoded to their PNG / JPEG file bytes), in
-  // the order of the messages and their parts. A message with images has MX_SERVER_IMAGE_MARK
-  // where each image was in contents[i] (the text parts joined) and its parts in parts[i], the
-  // JSON list a chat template iterates ([{"type": "image"}, {"type": "text", "text": ...}]);
-  // parts[i] is NULL for the other messages (parts itself NULL without images).
+  // the order of the messages and their parts; a message with images has MX_SERVER_IMAGE_MARK
+  // where each image was in contents[i] (the text parts joined).
   uint8_t **images;
   size_t *image_lens;
   int32_t n_images;
-  char **parts;
   // Chat: structured output and tools (request_tools.c). format_schema: json_schema.schema as
   // compact JSON text. tools_json: the `tools` list as sent (the template's `tools`), NULL when
   // there are none; tool_names[i] / tool_params[i] (parameters as compact JSON text) per tool.
@@ -108,7 +106,7 @@ typedef struct mx_server_request {
 
 // Where an image was in a message's content text (U+FDD2, a noncharacter): the prompt builder
 // puts the model's image placeholder there. Text of a request with images may not hold it.
-#define MX_SERVER_IMAGE_MARK "\xEF\xB7\x92"
+#define MX_SERVER_IMAGE_MARK MX_CHAT_IMAGE_MARK
 
 // One image_url content part (a cJSON *) of message i, part j: a data URL of a PNG or JPEG
 // (data:image/png;base64,... / data:image/jpeg;base64,...) decoded into *data (heap, the caller

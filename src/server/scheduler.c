@@ -256,18 +256,16 @@ static mx_status_t run_vision(mx_server_sched_t *s, mx_server_job_t *job) {
   const mx_vision_config_t *v = &cfg->vision;
   const size_t H = (size_t)cfg->hidden_size;
   const int64_t per = (int64_t)v->num_channels * v->image_size * v->image_size;
-  int32_t pos = 0;
-  for (int32_t i = 0; i < job->n_images; i++) {
-    while (pos < job->n_prompt && job->ids[pos] != v->image_token_id) pos++;
-    if (job->n_prompt - pos < v->tokens_per_image)
-      return mx_error_set(MX_ERR_INVALID_ARG, "image %d has no run of %d image tokens", i,
-                          v->tokens_per_image);
-    mx_status_t st =
-        mx_batch_vision(s->batch, job->pixels + (size_t)i * (size_t)per, per,
-                        job->media + (size_t)pos * H, (int64_t)v->tokens_per_image * (int64_t)H);
-    if (st) return st;
-    pos += v->tokens_per_image;
-  }
+  int32_t *starts = malloc(sizeof *starts * (size_t)job->n_images);
+  mx_status_t st = starts
+                       ? mx_vision_image_runs(cfg, job->ids, job->n_prompt, job->n_images, starts)
+                       : mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t i = 0; i < job->n_images && !st; i++)
+    st = mx_batch_vision(s->batch, job->pixels + (size_t)i * (size_t)per, per,
+                         job->media + (size_t)starts[i] * H,
+                         (int64_t)v->tokens_per_image * (int64_t)H);
+  free(starts);
+  if (st) return st;
   free(job->pixels);
   job->pixels = NULL;
   return MX_OK;
@@ -375,6 +373,7 @@ mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sc
   pthread_cond_init(&s->work_cv, NULL);
   pthread_cond_init(&s->idle_cv, NULL);
   mx_batch_opts_t bo = {.backend = o->backend,
+                        .vision_backend = o->vision_backend,
                         .ctx = o->ctx,
                         .prefill_chunk = o->prefill_chunk,
                         .n_slots = o->n_slots,

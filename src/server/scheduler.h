@@ -21,8 +21,9 @@ typedef struct mx_server_sched mx_server_sched_t;
 typedef struct mx_server_job mx_server_job_t;
 
 typedef struct mx_server_sched_opts {
-  const mx_model_t *model;  // borrowed; outlives the scheduler
-  const char *backend;      // NULL = default
+  const mx_model_t *model;     // borrowed; outlives the scheduler
+  const char *backend;         // NULL = default
+  const char *vision_backend;  // where a vision model's tower runs; NULL = the backend
   mx_backend_opts_t backend_opts;
   int64_t ctx;            // KV capacity per slot; 0 = default
   int32_t n_slots;        // sequences decoded together (--parallel)

@@ -44,11 +44,11 @@ struct mx_server {
   mx_server_limits_t lim;
   int32_t max_piece_bytes;  // the longest vocabulary piece (bounds a prompt's bytes per token)
   mx_chat_guard_t *guard;   // chat content's special-token text stays text (endpoints.c)
-  // Vision models (images.c): the image token's text (the tokenizer's), the image processor
-  // (or why it cannot be used: proc_error, heap) and whether the chat template iterates content
-  // parts (tmpl_parts) rather than taking text.
-  const char *image_text;
-  size_t image_text_len;
+  // Vision models (images.c): what stands for an image in a template that takes text (the
+  // image token's text and a line break; heap), the image processor (or why it cannot be used:
+  // proc_error, heap) and whether the chat template iterates content parts (tmpl_parts).
+  char *image_with;
+  size_t image_with_len;
   mx_image_proc_t proc;
   char *proc_error;
   bool tmpl_parts;
@@ -127,11 +127,6 @@ mx_status_t mx_server_images_init(mx_server_t *srv);
 mx_status_t mx_server_images_fields(const mx_server_t *srv, const mx_server_request_t *r,
                                     char ***out);
 void mx_server_images_fields_free(char **fields, int32_t n);
-// In rendered chat text (*text, *len; heap, replaced) each MX_SERVER_IMAGE_MARK becomes the
-// image token's text and a line break (templates that take text); the plain ranges after it
-// move with the text.
-mx_status_t mx_server_images_placeholders(const mx_server_t *srv, char **text, size_t *len,
-                                          mx_text_range_t *plain, int32_t n_plain);
 // The request's images decoded (PNG / JPEG, at most lim.max_image_pixels each: 413 beyond) and
 // preprocessed: *out (heap) holds [r->n_images][C * S * S] pixel values. Errors fill *err: 400
 // for a model without a vision tower (naming it) or a bad image, 413, 500.

@@ -22,6 +22,8 @@ struct mx_batch {
   const mx_backend_batch_t *ops;  // NULL: one state per slot (states[])
   void *state;                    // ops' state
   void **states;                  // [n_slots] backend states (ops == NULL)
+  const mx_backend_t *vbackend;   // vision_backend's, with its tower-only state (else NULL)
+  void *vstate;
   int64_t ctx;
   int32_t chunk, vocab, n_slots;
   int32_t *phys;     // [n_slots] backend slot of each slot, -1 while it holds nothing
@@ -38,6 +40,7 @@ struct mx_batch {
 void mx_batch_destroy(mx_batch_t *b) {
   if (!b) return;
   if (b->ops && b->state) b->ops->destroy(b->state);
+  if (b->vbackend && b->vstate) b->vbackend->destroy(b->vstate);
   for (int32_t i = 0; b->states && i < b->n_slots; i++)
     if (b->states[i]) b->backend->destroy(b->states[i]);
   free(b->states);
@@ -112,6 +115,11 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
   if (st) {
     mx_batch_destroy(b);
     return mx_error_prefix(st, "backend %s, %d slots", be->name, opts->n_slots);
+  }
+  st = mx_session_vision_state(model, opts->vision_backend, be, &bc, &b->vbackend, &b->vstate);
+  if (st) {
+    mx_batch_destroy(b);
+    return st;
   }
   *out = b;
   return MX_OK;
@@ -201,8 +209,10 @@ static mx_status_t check_media(const mx_batch_t *b, const char *what) {
   if (!b->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         b->model->config.model_type);
-  bool ok = b->ops ? b->ops->vision && b->ops->prefill_media
-                   : b->backend->vision && b->backend->prefill_media;
+  mx_status_t st = mx_vision_check_media(&b->model->config);
+  if (st) return mx_error_prefix(st, "%s", what);
+  bool ok = b->ops ? (b->vbackend || b->ops->vision) && b->ops->prefill_media
+                   : (b->vbackend || b->backend->vision) && b->backend->prefill_media;
   if (!ok)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
                         b->backend->name);
@@ -217,8 +227,9 @@ mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels
   if (!st) st = mx_session_check_vision_sizes(b->model, n_pixels, n_features);
   if (st) return st;
   // Without batch operations the tower runs on slot 0's state: it touches no KV state.
-  st = b->ops ? b->ops->vision(b->state, pixels, features)
-              : b->backend->vision(b->states[0], pixels, features);
+  st = b->vbackend ? b->vbackend->vision(b->vstate, pixels, features)
+       : b->ops    ? b->ops->vision(b->state, pixels, features)
+                   : b->backend->vision(b->states[0], pixels, features);
   return st ? mx_error_prefix(st, "vision tower") : MX_OK;
 }
 

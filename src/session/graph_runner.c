@@ -104,7 +104,8 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
   r->ctx = ctx;
   r->chunk = chunk;
   r->V = mc->vocab_size;
-  r->n_caches = 2 * mc->num_layers;
+  r->vision_only = cfg->vision_only;
+  r->n_caches = r->vision_only ? 0 : 2 * mc->num_layers;
   const int64_t pd[1] = {1};
   mx_type_t pdt = mx_type_tensor(MX_ELEM_I32, 1, pd);
   r->caches = calloc((size_t)(r->n_caches > 0 ? r->n_caches : 1), sizeof *r->caches);
@@ -125,8 +126,8 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
     }
   }
   if (!st) st = mx_tensor_alloc(&r->pos0, &pdt);
-  if (!st) st = add_binding(r, 1, false, r->logits, &r->dec);
-  if (!st) st = add_buckets(r, r->pre, &r->n_pre, chunk, false, r->logits);
+  if (!st && !r->vision_only) st = add_binding(r, 1, false, r->logits, &r->dec);
+  if (!st && !r->vision_only) st = add_buckets(r, r->pre, &r->n_pre, chunk, false, r->logits);
   if (st) {
     mx_graph_runner_destroy(r);
     return st;
@@ -162,7 +163,8 @@ static mx_status_t ensure_media(mx_graph_runner_t *r) {
   r->has_vision = true;
   mx_status_t st = mx_graph_bind_vision(r->model, r->ctx, r->V, r->features, v);
   if (!st && r->ex->prepare) st = r->ex->prepare(r->impl, v);
-  for (int64_t T = 1; !st && T <= r->chunk && r->n_med < MX_RUNNER_MAX_BUCKETS; T *= 2) {
+  for (int64_t T = 1; !st && !r->vision_only && T <= r->chunk && r->n_med < MX_RUNNER_MAX_BUCKETS;
+       T *= 2) {
     mx_graph_binding_t *b = &r->med[r->n_med++];
     st = mx_graph_bind_entry(r->model, r->ctx, r->V, r->caches, r->n_caches, 1, (int32_t)T, false,
                              MX_ENTRY_MEDIA, b);

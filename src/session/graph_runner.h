@@ -59,7 +59,8 @@ typedef struct mx_graph_runner {
   void *impl;               // owned; ex->destroy frees it
   const mx_model_t *model;  // borrowed
   int64_t ctx;
-  int32_t chunk, V, n_caches;  // n_caches = 2L (k_l = 2l, v_l = 2l + 1)
+  int32_t chunk, V, n_caches;  // n_caches = 2L (k_l = 2l, v_l = 2l + 1); 0 when vision_only
+  bool vision_only;            // mx_backend_config_t.vision_only: @vision alone, nothing else
   mx_tensor_t *caches;     // [n_caches] [1, Hkv, ctx, D] at the KV dtype, owned (types only, data
                            // NULL, with ex->device_caches)
   mx_tensor_t pos0;        // i32 [1]

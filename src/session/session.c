@@ -7,6 +7,13 @@
 
 enum { DEFAULT_PREFILL_CHUNK = 64, DEFAULT_CTX_CAP = 4096, MAX_THREADS = 256 };
 
+// An unknown backend name (`what`: "backend", "vision backend"), with the names that exist.
+static mx_status_t unknown_backend(const char *what, const char *name) {
+  char names[256];
+  mx_backend_list_names(names, sizeof names);
+  return mx_error_set(MX_ERR_INVALID_ARG, "unknown %s '%s'; known backends: %s", what, name, names);
+}
+
 mx_status_t mx_session_resolve_opts(const mx_model_t *model, const mx_session_opts_t *opts,
                                     const mx_backend_t **be_out, mx_backend_config_t *cfg_out) {
   static const mx_session_opts_t kDefaults = {0};
@@ -20,12 +27,7 @@ mx_status_t mx_session_resolve_opts(const mx_model_t *model, const mx_session_op
   // Backend: option, else the built-in CPU runtime.
   const char *bname = opts->backend ? opts->backend : "cpu";
   const mx_backend_t *be = mx_backend_find(bname);
-  if (!be) {
-    char names[256];
-    mx_backend_list_names(names, sizeof names);
-    return mx_error_set(MX_ERR_INVALID_ARG, "unknown backend '%s'; known backends: %s", bname,
-                        names);
-  }
+  if (!be) return unknown_backend("backend", bname);
 
   // Context capacity: option, else min(max_pos, 4096).
   int64_t ctx = opts->ctx;
@@ -59,6 +61,32 @@ mx_status_t mx_session_resolve_opts(const mx_model_t *model, const mx_session_op
   return MX_OK;
 }
 
+mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
+                                    const mx_backend_t *text_be, const mx_backend_config_t *bc,
+                                    const mx_backend_t **vbe, void **vstate) {
+  *vbe = NULL;
+  *vstate = NULL;
+  if (!name) return MX_OK;
+  const mx_backend_t *be = mx_backend_find(name);
+  if (!be) return unknown_backend("vision backend", name);
+  if (be == text_be || !model->config.vision.present) return MX_OK;
+  if (!be->vision)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "vision backend '%s': the %s backend cannot run the vision tower (@vision) "
+                        "yet; use interp or cpu",
+                        name, be->name);
+  mx_backend_config_t vc = *bc;
+  vc.vision_only = true;
+  vc.opts.progress = (mx_progress_t){0};  // the text state's packing is the one reported
+  mx_status_t st = be->create(model, &vc, vstate);
+  if (st) {
+    *vstate = NULL;
+    return mx_error_prefix(st, "vision backend %s", be->name);
+  }
+  *vbe = be;
+  return MX_OK;
+}
+
 mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *opts,
                               mx_session_t **out) {
   if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_create: out is NULL");
@@ -85,7 +113,13 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
     return mx_error_set(MX_ERR_NOMEM, "session: out of memory for ctx %lld, vocab %d",
                         (long long)ctx, cfg->vocab_size);
   }
-  mx_status_t st = be->create(model, &bc, &s->state);
+  mx_status_t st = mx_session_vision_state(model, opts ? opts->vision_backend : NULL, be, &bc,
+                                           &s->vbackend, &s->vstate);
+  if (st) {
+    mx_session_destroy(s);
+    return st;
+  }
+  st = be->create(model, &bc, &s->state);
   if (st) {
     s->state = NULL;
     mx_session_destroy(s);
@@ -98,6 +132,7 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
 void mx_session_destroy(mx_session_t *s) {
   if (!s) return;
   if (s->backend && s->state) s->backend->destroy(s->state);
+  if (s->vbackend && s->vstate) s->vbackend->destroy(s->vstate);
   free(s->logits);
   free(s->tokens);
   free(s);
@@ -174,12 +209,9 @@ static mx_status_t check_media(const mx_session_t *s, const char *what) {
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
-  if (s->model->config.vision.kind != MX_VISION_CLIP)
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "%s: model_type '%s' runs text only for now (its image tokens need M-RoPE "
-                        "positions, which @prefill_media does not take yet)",
-                        what, s->model->config.model_type);
-  if (!s->backend->vision || !s->backend->prefill_media)
+  mx_status_t st = mx_vision_check_media(&s->model->config);
+  if (st) return mx_error_prefix(st, "%s", what);
+  if ((!s->vbackend && !s->backend->vision) || !s->backend->prefill_media)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
                         s->backend->name);
   return MX_OK;
@@ -193,7 +225,8 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
   if (st) return st;
   st = mx_session_check_vision_sizes(s->model, n_pixels, n_features);
   if (st) return st;
-  st = s->backend->vision(s->state, pixels, features);
+  st = s->vbackend ? s->vbackend->vision(s->vstate, pixels, features)
+                   : s->backend->vision(s->state, pixels, features);
   return st ? mx_error_prefix(st, "vision tower") : MX_OK;
 }
 

@@ -8,14 +8,16 @@
 struct mx_session {
   const mx_model_t *model;  // borrowed; outlives the session
   const mx_backend_t *backend;
-  void *state;      // the backend's per-session object
-  int64_t ctx;      // KV capacity in tokens
-  int32_t chunk;    // most tokens per backend prefill call (<= ctx)
-  int32_t vocab;    // logits width (config vocab_size)
-  int64_t n_past;   // tokens held in the KV state
-  bool has_logits;  // logits[] holds the last processed token's row
-  float *logits;    // [vocab], owned
-  int32_t *tokens;  // [ctx] the ids processed so far (history for the penalties)
+  void *state;                   // the backend's per-session object
+  const mx_backend_t *vbackend;  // vision_backend's, with a tower-only state vstate; NULL: the
+  void *vstate;                  // tower runs on `state`
+  int64_t ctx;                   // KV capacity in tokens
+  int32_t chunk;                 // most tokens per backend prefill call (<= ctx)
+  int32_t vocab;                 // logits width (config vocab_size)
+  int64_t n_past;                // tokens held in the KV state
+  bool has_logits;               // logits[] holds the last processed token's row
+  float *logits;                 // [vocab], owned
+  int32_t *tokens;               // [ctx] the ids processed so far (history for the penalties)
 };
 
 // Adds a backend to the registry (for tests and out-of-tree backends). The vtable must outlive
@@ -45,6 +47,13 @@ static inline mx_type_t mx_session_cache_type(const mx_model_t *m, int32_t j, in
 // with mx_batch_create. Errors name the option.
 mx_status_t mx_session_resolve_opts(const mx_model_t *model, const mx_session_opts_t *opts,
                                     const mx_backend_t **be_out, mx_backend_config_t *cfg_out);
+
+// The tower-only state of mx_session_opts_t.vision_backend (shared with mx_batch_create):
+// *vbe / *vstate NULL when the tower runs on the text backend's own state (no option, the same
+// backend, a text-only model). Errors name the option: an unknown backend, one without @vision.
+mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
+                                    const mx_backend_t *text_be, const mx_backend_config_t *bc,
+                                    const mx_backend_t **vbe, void **vstate);
 
 // The sizes mx_session_vision and mx_batch_vision take: n_pixels the tower's C * S * S,
 // n_features tokens_per_image * hidden_size; an error naming both otherwise.

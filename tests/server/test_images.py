@@ -5,7 +5,8 @@ tools/vlm/make_llava_fixture.py), answered as `mlxcel generate --chat --image` a
 prompt (text, prompt and completion token counts), whether the chat template takes text (the
 fixture's, "<image>\\n" written where the image was) or iterates content parts (llava-hf's
 kind); and the requests the server refuses: URLs it would have to fetch, other data URLs, bad
-base64, bad or hostile images, too many or too large images, a model without a vision tower.
+base64, bad or hostile images, too many or too large images, a model without a vision tower;
+--vision-backend (the tower on the interpreter; xla refused at start).
 
 Run by tests/server/run.sh (ctest server_images).
 """
@@ -212,6 +213,26 @@ class PartsTemplateTest(unittest.TestCase):
                 srv.stop()
         finally:
             remove_tree(d)
+
+
+class VisionBackendTest(unittest.TestCase):
+    def test_tower_on_the_interpreter(self):
+        # The tower on interp, the text model on cpu: the same reply as generate's.
+        srv = Server(LLAVA, ["--vision-backend", "interp"])
+        try:
+            cli = cli_generate(LLAVA, ["--chat", "-p", QUESTION, "--image", PHOTO, "-n", "16",
+                                       "--temp", "0"])
+            r = srv.client().chat.completions.create(
+                model="llava", messages=image_message(data_url(PHOTO)), max_tokens=16,
+                temperature=0)
+            self.assertEqual(r.choices[0].message.content, cli.text)
+        finally:
+            srv.stop()
+
+    def test_xla_refused_at_start(self):
+        with self.assertRaises(RuntimeError) as cm:
+            Server(LLAVA, ["--vision-backend", "xla"])
+        self.assertIn("the xla backend cannot run the vision tower", str(cm.exception))
 
 
 class TextModelTest(unittest.TestCase):

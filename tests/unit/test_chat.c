@@ -398,6 +398,53 @@ static void test_struct_api(void) {
   mx_chat_template_destroy(t);
 }
 
+// Images in content (chat.h): a fields "content" replaces the text, which kind of template
+// takes parts, parts from marked text, and marks replaced with the plain ranges moved.
+static void test_images(void) {
+  static const char kParts[] =
+      "{% for m in messages %}{{ m.role }}:{% for p in m.content %}{% if p.type == 'image' %}"
+      "<image>{% else %}{{ p.text }}{% endif %}{% endfor %}|{% endfor %}";
+  static const char kText[] = "{% for m in messages %}{{ m.role }}:{{ m.content }}|{% endfor %}";
+  mx_chat_template_t *tp = NULL, *tt = NULL;
+  CHECK_OK(mx_chat_template_compile(kParts, strlen(kParts), &tp));
+  CHECK_OK(mx_chat_template_compile(kText, strlen(kText), &tt));
+  if (!tp || !tt) goto out;
+  CHECK(mx_chat_template_takes_parts(tp, "<image>", 7));
+  CHECK(!mx_chat_template_takes_parts(tp, "<img>", 5));    // no image token in its output
+  CHECK(!mx_chat_template_takes_parts(tt, "<image>", 7));  // prints the parts as data
+  char *parts = NULL;
+  CHECK_OK(mx_chat_parts_from_marks(
+      MX_CHAT_IMAGE_MARK "ab" MX_CHAT_IMAGE_MARK MX_CHAT_IMAGE_MARK "c\"d", &parts));
+  CHECK_MSG(parts && strcmp(parts,
+                            "[{\"type\":\"image\"},{\"type\":\"text\",\"text\":\"ab\"},{\"type\":"
+                            "\"image\"},{\"type\":\"image\"},{\"type\":\"text\",\"text\":"
+                            "\"c\\\"d\"}]") == 0,
+            "%s", parts ? parts : "NULL");
+  // The parts rendered as the content of a message, the text renders of the others kept.
+  mx_chat_message_t m[] = {{"user", "ignored"}, {"assistant", "x"}};
+  char fields[256];
+  snprintf(fields, sizeof fields, "{\"content\":%s}", parts ? parts : "[]");
+  const char *fj[2] = {fields, NULL};
+  char *out = NULL;
+  size_t len = 0;
+  CHECK_OK(mx_chat_render_fields(tp, m, fj, 1, NULL, &out, &len));
+  CHECK_MSG(out && strcmp(out, "user:<image>ab<image><image>c\"d|") == 0, "%s", out);
+  free(out);
+  free(parts);
+  // Marks in rendered text: each becomes `with`; plain ranges after a mark move with the text.
+  char *text = strdup("a" MX_CHAT_IMAGE_MARK "bc" MX_CHAT_IMAGE_MARK "d");
+  len = strlen(text);
+  mx_text_range_t plain[3] = {{0, 1}, {4, 6}, {9, 10}};
+  CHECK_OK(mx_chat_replace_marks(&text, &len, plain, 3, "<I>\n", 4));
+  CHECK(text && strcmp(text, "a<I>\nbc<I>\nd") == 0 && len == 12);
+  CHECK(plain[0].start == 0 && plain[0].end == 1 && plain[1].start == 5 && plain[1].end == 7 &&
+        plain[2].start == 11 && plain[2].end == 12);
+  free(text);
+out:
+  mx_chat_template_destroy(tp);
+  mx_chat_template_destroy(tt);
+}
+
 static void test_compile_errors(void) {
   COMPILE_ERROR("{{ x ", "1:1", "unterminated '{{'");
   COMPILE_ERROR("{% if x %}a", "1:12", "expected '{% endif %}' to close 'if' at 1:4");
@@ -502,6 +549,7 @@ int main(void) {
   test_tests_filters_methods();
   test_family_templates();
   test_struct_api();
+  test_images();
   test_compile_errors();
   test_render_errors_and_limits();
   return mx_test_finish();

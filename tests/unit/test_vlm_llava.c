@@ -170,6 +170,48 @@ out:
   mx_session_destroy(s);
 }
 
+// vision_backend: the tower of a cpu session or batch runs on the interpreter (its features are
+// the interpreter's, bit for bit); xla and unknown names are refused naming them.
+static void check_vision_backend(const mx_model_t *m, const mx_pixels_t *px) {
+  const mx_model_config_t *c = &m->config;
+  int64_t nf = (int64_t)c->vision.tokens_per_image * c->hidden_size;
+  int64_t npx = px->shape[0] * px->shape[1] * px->shape[2];
+  float *want = malloc(sizeof(float) * (size_t)nf), *got = malloc(sizeof(float) * (size_t)nf);
+  mx_session_opts_t so = {.backend = "interp", .ctx = 64};
+  mx_session_t *s = NULL;
+  mx_batch_t *b = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  if (!s || !want || !got) goto out;
+  CHECK_OK(mx_session_vision(s, px->data, npx, want, nf));
+  mx_session_destroy(s);
+  s = NULL;
+  so = (mx_session_opts_t){.backend = "cpu", .ctx = 64, .vision_backend = "interp"};
+  CHECK_OK(mx_session_create(m, &so, &s));
+  if (s) CHECK_OK(mx_session_vision(s, px->data, npx, got, nf));
+  CHECK_MSG(s && memcmp(want, got, sizeof(float) * (size_t)nf) == 0,
+            "cpu session, interp tower: features differ from the interpreter's");
+  mx_batch_opts_t bo = {.backend = "cpu", .ctx = 64, .n_slots = 2, .vision_backend = "interp"};
+  CHECK_OK(mx_batch_create(m, &bo, &b));
+  memset(got, 0, sizeof(float) * (size_t)nf);
+  if (b) CHECK_OK(mx_batch_vision(b, px->data, npx, got, nf));
+  CHECK_MSG(b && memcmp(want, got, sizeof(float) * (size_t)nf) == 0,
+            "cpu batch, interp tower: features differ from the interpreter's");
+  mx_session_t *bad = NULL;
+  so.vision_backend = "xla";
+  mx_status_t st = mx_session_create(m, &so, &bad);
+  CHECK(st == MX_ERR_UNSUPPORTED && !bad &&
+        strstr(mx_error_message(), "the xla backend cannot run the vision tower") != NULL);
+  so.vision_backend = "bogus";
+  st = mx_session_create(m, &so, &bad);
+  CHECK(st == MX_ERR_INVALID_ARG && !bad &&
+        strstr(mx_error_message(), "unknown vision backend 'bogus'") != NULL);
+out:
+  free(want);
+  free(got);
+  mx_batch_destroy(b);
+  mx_session_destroy(s);
+}
+
 // The media entries survive print -> parse with their argument roles.
 static void check_emitted(const mx_model_t *m) {
   mx_graph_opts_t go = {.ctx = 64, .prefill_len = 4, .media = true};
@@ -298,6 +340,7 @@ int main(void) {
       run_backend(m, &r, &px, "cpu", 64);
       run_batch(m, &r, &px, "interp", 8);
       run_batch(m, &r, &px, "cpu", 16);
+      check_vision_backend(m, &px);
     }
     mx_pixels_free(&px);
     check_emitted(m);

@@ -7,6 +7,7 @@
 
 #include "mlxcel/chat.h"
 #include "mlxcel/hlo.h"
+#include "mlxcel/image.h"
 #include "mlxcel/model.h"
 #include "mlxcel/session.h"
 #include "mlxcel/tokenizer.h"
@@ -218,7 +219,10 @@ mx_status_t mx_cli_compile_env(const char **device, const char **rocm_target,
                                const char **iree_compile);
 // $PATH ("" when unset), to find programs the way a shell does (mlxcel compile's iree-compile).
 const char *mx_cli_path_env(void);
-// Both of the above on a session's options.
+// MLXCEL_XLA_VISION_BACKEND into *name when no --vision-backend gave one (an unknown backend
+// name is an error naming the variable).
+mx_status_t mx_cli_vision_backend_env(const char **name);
+// The above (backend, vision backend, context) on a session's options.
 mx_status_t mx_cli_session_env(const mx_model_config_t *cfg, mx_session_opts_t *so);
 
 // Sampling flags shared by generate and chat: --temp, --top-k, --top-p, --min-p,
@@ -258,6 +262,12 @@ const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len);
 // without images, placeholders that do not match the images, an unreadable or hostile image,
 // pixels the tower does not take. *tower_seconds: the time of the vision tower calls (the
 // first one includes building and compiling the media entries). Returns an exit status.
+// One image's features: decodes and preprocesses PATH with `proc` and runs the session's vision
+// tower, features [tokens_per_image][hidden] (the caller's); *seconds gains the tower's time.
+// Errors printed as "mlxcel CMD: error: ..."; returns an exit status.
+int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                          const mx_image_proc_t *proc, const char *path, float *features,
+                          double *seconds);
 int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
                          float **media, double *tower_seconds);

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "mlxcel/chat.h"
+#include "mlxcel/image.h"
 #include "mlxcel/session.h"
 #include "mlxcel/tokenizer.h"
 
@@ -25,6 +26,8 @@ static void chat_usage(FILE *out) {
           "turn prefills only what it adds to it.\n"
           "\n"
           "At the prompt:\n"
+          "  /image PATH            attach a PNG or JPEG to the next message (vision models;\n"
+          "                         repeatable: the images go first, in order)\n"
           "  /reset                 forget the conversation (the --system message stays)\n"
           "  /help                  list these commands\n"
           "  /exit                  quit (also /quit, Ctrl-D, or Ctrl-C twice)\n"
@@ -44,6 +47,8 @@ static void chat_usage(FILE *out) {
           "  --backend NAME         execution backend: cpu (fast runtime), interp (reference\n"
           "                         interpreter) or xla (a PJRT plugin); default:\n"
           "                         $MLXCEL_BACKEND, else cpu\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
+          "  --vision-backend NAME  where a vision model's tower runs: interp or cpu (default:\n"
+          "                         $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
           "  --stats                after each reply, print token counts and speeds on stderr\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -55,7 +60,7 @@ static void chat_usage(FILE *out) {
 }
 
 typedef struct chat_args {
-  const char *dir, *backend, *system;
+  const char *dir, *backend, *system, *vision_backend;
   int64_t max_tokens, ctx;
   mx_cli_sampling_t sampling;
   bool has_ctx, ignore_eos, stats;
@@ -78,6 +83,8 @@ static int parse_args(int argc, char **argv, chat_args_t *a, bool *help) {
       if (r > 0) a->system = v;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--backend", NULL, &v)) != 0) {
       if (r > 0) a->backend = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--vision-backend", NULL, &v)) != 0) {
+      if (r > 0) a->vision_backend = v;
     } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &a->xla)) != 0) {
       // --pjrt-plugin
     } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &a->load)) != 0) {
@@ -130,6 +137,15 @@ typedef struct chat {
   mx_chat_message_t *msgs;  // contents heap-owned; roles static
   int32_t n_msgs, cap_msgs;
   bool failed;  // a turn failed (exit status 1)
+  // Images (/image PATH; vision models): the features of every image of the conversation, in
+  // order, [n_images][tokens_per_image * H]; the last `pending` go with the next user message,
+  // whose content starts with one MX_CHAT_IMAGE_MARK each (chat.h).
+  bool has_proc, tmpl_parts;
+  mx_image_proc_t proc;
+  char *image_with;  // the image token's text and "\n" (templates that take text)
+  size_t image_with_len;
+  float *feats;
+  int32_t n_images, cap_images, pending;
 } chat_t;
 
 static bool push_msg(chat_t *ch, const char *role, const char *text, size_t len) {
@@ -155,7 +171,113 @@ static void drop_cache(chat_t *ch) { mx_session_reset(ch->s); }
 
 static void reset_conversation(chat_t *ch) {
   while (ch->n_msgs > (ch->a->system ? 1 : 0)) pop_msg(ch);
+  ch->n_images = ch->pending = 0;
   drop_cache(ch);
+}
+
+static size_t image_floats(const chat_t *ch) {
+  const mx_model_config_t *c = &ch->model->config;
+  return (size_t)c->vision.tokens_per_image * (size_t)c->hidden_size;
+}
+
+// /image PATH: the image's features now (errors before the message is typed), for the next
+// user message.
+static void attach_image(chat_t *ch, const char *path) {
+  const mx_model_config_t *c = &ch->model->config;
+  ch->failed = true;  // until attached
+  if (!c->vision.present) {
+    fprintf(stderr, "mlxcel chat: error: /image: model_type '%s' takes no images\n", c->model_type);
+    return;
+  }
+  if (!path[0]) {
+    fputs("mlxcel chat: error: /image needs a PATH (a PNG or JPEG)\n", stderr);
+    return;
+  }
+  mx_error_clear();
+  mx_status_t st = ch->has_proc ? MX_OK : mx_image_proc_load(ch->model->dir, &ch->proc);
+  if (st) {
+    mx_cli_fail("chat", st);
+    return;
+  }
+  ch->has_proc = true;
+  if (ch->n_images == ch->cap_images) {
+    int32_t cap = ch->cap_images ? 2 * ch->cap_images : 4;
+    float *f = realloc(ch->feats, (size_t)cap * image_floats(ch) * sizeof *f);
+    if (!f) {
+      fputs("mlxcel chat: error: out of memory (image features)\n", stderr);
+      return;
+    }
+    ch->feats = f;
+    ch->cap_images = cap;
+  }
+  double secs = 0;
+  if (mx_cli_image_features("chat", ch->model, ch->s, &ch->proc, path,
+                            ch->feats + (size_t)ch->n_images * image_floats(ch),
+                            &secs) != MX_EXIT_OK)
+    return;
+  ch->n_images++;
+  ch->pending++;
+  ch->failed = false;
+  fprintf(stdout, "[image %d attached to the next message: %d tokens, vision tower %.2f s]\n",
+          ch->n_images, c->vision.tokens_per_image, secs);
+}
+
+// The rendered conversation with its images: a template that iterates parts gets each marked
+// message's parts, one that takes text the image token's text where each mark is.
+static mx_status_t render(chat_t *ch, char **text, size_t *len, mx_text_range_t **plain,
+                          int32_t *n_plain) {
+  char **fields = NULL;
+  mx_status_t st = MX_OK;
+  if (ch->n_images > 0 && ch->tmpl_parts) {
+    fields = calloc((size_t)ch->n_msgs, sizeof *fields);
+    if (!fields) st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
+    for (int32_t i = 0; !st && i < ch->n_msgs; i++) {
+      if (!strstr(ch->msgs[i].content, MX_CHAT_IMAGE_MARK)) continue;
+      char *parts = NULL;
+      st = mx_chat_parts_from_marks(ch->msgs[i].content, &parts);
+      size_t n = parts ? strlen(parts) + 16 : 0;
+      fields[i] = parts ? malloc(n) : NULL;
+      if (fields[i]) snprintf(fields[i], n, "{\"content\":%s}", parts);
+      if (!st && !fields[i]) st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
+      free(parts);
+    }
+  }
+  if (!st)
+    st = mx_chat_render_guarded_fields(ch->tmpl, ch->guard, ch->msgs, (const char *const *)fields,
+                                       ch->n_msgs, &ch->ro, text, len, plain, n_plain);
+  for (int32_t i = 0; fields && i < ch->n_msgs; i++) free(fields[i]);
+  free(fields);
+  if (!st && ch->n_images > 0 && !ch->tmpl_parts)
+    st = mx_chat_replace_marks(text, len, *plain, *n_plain, ch->image_with, ch->image_with_len);
+  return st;
+}
+
+// The prompt ids with every image token expanded and the media rows [n][H] holding each image's
+// features at its tokens (*media NULL without images).
+static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **media) {
+  *media = NULL;
+  if (ch->n_images == 0) return MX_OK;
+  const mx_model_config_t *c = &ch->model->config;
+  int32_t *e = NULL, ne = 0;
+  mx_status_t st = mx_vision_expand_prompt(c, *ids, *n, ch->n_images, &e, &ne);
+  if (st) return mx_error_prefix(st, "the chat template's output");
+  free(*ids);
+  *ids = e;
+  *n = ne;
+  size_t H = (size_t)c->hidden_size, per = image_floats(ch);
+  int32_t *starts = malloc(sizeof *starts * (size_t)ch->n_images);
+  float *rows = calloc((size_t)ne * H, sizeof *rows);
+  st = starts && rows ? mx_vision_image_runs(c, e, ne, ch->n_images, starts)
+                      : mx_error_set(MX_ERR_NOMEM, "chat: out of memory (media rows)");
+  for (int32_t i = 0; !st && i < ch->n_images; i++)
+    memcpy(rows + (size_t)starts[i] * H, ch->feats + (size_t)i * per, per * sizeof *rows);
+  free(starts);
+  if (st) {
+    free(rows);
+    return st;
+  }
+  *media = rows;
+  return MX_OK;
 }
 
 typedef struct reply {
@@ -189,20 +311,43 @@ static void report(chat_t *ch, mx_status_t st) {
   ch->failed = true;
 }
 
+// The user's message: a mark per pending image first, then the line.
+static bool push_user(chat_t *ch, const char *line, size_t len) {
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  for (int32_t i = 0; i < ch->pending; i++) mx_strbuf_puts(&sb, MX_CHAT_IMAGE_MARK);
+  mx_strbuf_append(&sb, line, len);
+  bool ok = !sb.oom && push_msg(ch, "user", sb.data ? sb.data : "", sb.len);
+  mx_strbuf_free(&sb);
+  return ok;
+}
+
+// A failed turn: its message and its images are dropped.
+static void drop_turn(chat_t *ch) {
+  pop_msg(ch);
+  ch->n_images -= ch->pending;
+  ch->pending = 0;
+}
+
 // One exchange: the user's line in, the streamed reply out.
 static void turn(chat_t *ch, const char *line, size_t len) {
-  if (!push_msg(ch, "user", line, len)) {
+  if (ch->model->config.vision.present && strstr(line, MX_CHAT_IMAGE_MARK)) {
+    report(ch, mx_error_set(MX_ERR_INVALID_ARG,
+                            "the message holds U+FDD2, a noncharacter that marks images here"));
+    return;
+  }
+  if (!push_user(ch, line, len)) {
     report(ch, mx_error_set(MX_ERR_NOMEM, "chat: out of memory"));
     return;
   }
   char *text = NULL;
   size_t text_len = 0;
   int32_t *ids = NULL, n = 0;
+  float *media = NULL;
   mx_error_clear();
   mx_text_range_t *plain = NULL;
   int32_t n_plain = 0;
-  mx_status_t st = mx_chat_render_guarded(ch->tmpl, ch->guard, ch->msgs, ch->n_msgs, &ch->ro, &text,
-                                          &text_len, &plain, &n_plain);
+  mx_status_t st = render(ch, &text, &text_len, &plain, &n_plain);
   // As apply_chat_template(tokenize=True): the template writes BOS itself and its markup's
   // special tokens are matched, but special-token text typed into a message stays text (the
   // server's rule too), so a line cannot end its own turn and forge the next.
@@ -211,6 +356,7 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   if (st == MX_OK) st = mx_tokenizer_encode(ch->model->tokenizer, text, text_len, &eo, &ids, &n);
   free(plain);
   free(text);
+  if (st == MX_OK) st = with_images(ch, &ids, &n, &media);
   if (st == MX_OK && n == 0)
     st = mx_error_set(MX_ERR_RUNTIME, "the chat template rendered nothing");
   int64_t ctx = mx_session_ctx(ch->s);
@@ -225,8 +371,9 @@ static void turn(chat_t *ch, const char *line, size_t len) {
     report(ch, st);
   }
   if (st != MX_OK) {
-    pop_msg(ch);
+    drop_turn(ch);
     free(ids);
+    free(media);
     return;
   }
   int64_t keep = reusable_prefix(ch->s, ids, n);
@@ -234,10 +381,14 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   reply_t r = {0};
   mx_strbuf_init(&r.text);
   mx_generate_stats_t stats = {0};
+  // With images in the conversation every prefill goes through the media entry, as generate's.
+  ch->go.media = media ? media + (size_t)keep * (size_t)ch->model->config.hidden_size : NULL;
   if (st == MX_OK)
     st = mx_generate(ch->s, ch->model->tokenizer, ids + keep, (int32_t)(n - keep), &ch->go,
                      on_token, &r, &stats);
+  ch->go.media = NULL;
   free(ids);
+  free(media);
   if (r.text.len > 0 && !r.ends_with_newline) fputc('\n', stdout);
   if (st == MX_OK && stats.finish == MX_FINISH_CALLBACK) fputs("[interrupted]\n", stdout);
   if (st == MX_OK && stats.finish == MX_FINISH_CONTEXT) {
@@ -248,9 +399,10 @@ static void turn(chat_t *ch, const char *line, size_t len) {
       !push_msg(ch, "assistant", r.text.data ? r.text.data : "", r.text.len)) {
     if (st == MX_OK) st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
     report(ch, st);
-    pop_msg(ch);  // the user message whose reply failed
+    drop_turn(ch);  // the user message whose reply failed
     drop_cache(ch);
   } else {
+    ch->pending = 0;
     if (ch->a->stats) {
       double rate = stats.n_generated > 1 && stats.decode_seconds > 0
                         ? (stats.n_generated - 1) / stats.decode_seconds
@@ -267,13 +419,18 @@ static void turn(chat_t *ch, const char *line, size_t len) {
 // /commands; returns false for /exit.
 static bool command(chat_t *ch, const char *line) {
   if (strcmp(line, "/exit") == 0 || strcmp(line, "/quit") == 0) return false;
-  if (strcmp(line, "/reset") == 0) {
+  if (strncmp(line, "/image", 6) == 0 && (line[6] == ' ' || line[6] == '\0')) {
+    const char *path = line + 6;
+    while (*path == ' ') path++;
+    attach_image(ch, path);
+  } else if (strcmp(line, "/reset") == 0) {
     reset_conversation(ch);
     fputs("[conversation reset]\n", stdout);
   } else if (strcmp(line, "/help") == 0) {
     fputs(
-        "/reset  forget the conversation\n/help   this list\n/exit   quit (also Ctrl-D, or "
-        "Ctrl-C twice at the prompt)\nCtrl-C during a reply stops it.\n",
+        "/image PATH  attach a PNG or JPEG to the next message (vision models)\n/reset  forget "
+        "the conversation\n/help   this list\n/exit   quit (also Ctrl-D, or Ctrl-C twice at the "
+        "prompt)\nCtrl-C during a reply stops it.\n",
         stdout);
   } else {
     fprintf(stdout, "unknown command '%s' (/help lists them)\n", line);
@@ -332,7 +489,8 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   mx_sampler_t *check = NULL;  // bad sampling values are reported before the chat starts
   if (st == MX_OK) st = mx_sampler_create(&ch.go.sampling, model->config.vocab_size, &check);
   mx_sampler_destroy(check);
-  mx_session_opts_t so = {.backend = a->backend, .ctx = a->has_ctx ? a->ctx : 0};
+  mx_session_opts_t so = {
+      .backend = a->backend, .vision_backend = a->vision_backend, .ctx = a->has_ctx ? a->ctx : 0};
   so.backend_opts.xla = a->xla;
   if (st == MX_OK) st = mx_cli_session_env(&model->config, &so);
   so.backend_opts.progress = mx_cli_progress(true);
@@ -340,6 +498,18 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   mx_cli_progress_end();
   if (st == MX_OK && a->system && !push_msg(&ch, "system", a->system, strlen(a->system))) {
     st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
+  }
+  size_t il = 0;
+  const char *it = st == MX_OK ? mx_cli_image_token_text(model, &il) : NULL;
+  if (it) {  // a vision model: how its template takes images
+    ch.image_with = malloc(il + 2);
+    if (!ch.image_with) st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
+    if (ch.image_with) {
+      memcpy(ch.image_with, it, il);
+      memcpy(ch.image_with + il, "\n", 2);
+      ch.image_with_len = il + 1;
+      ch.tmpl_parts = mx_chat_template_takes_parts(ch.tmpl, it, il);
+    }
   }
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
@@ -363,6 +533,8 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   }
   while (ch.n_msgs > 0) pop_msg(&ch);
   free(ch.msgs);
+  free(ch.feats);
+  free(ch.image_with);
   mx_session_destroy(ch.s);
   mx_chat_guard_destroy(ch.guard);
   mx_chat_template_destroy(ch.tmpl);

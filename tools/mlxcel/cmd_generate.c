@@ -51,6 +51,8 @@ static void generate_usage(FILE *out) {
           "  --backend NAME         execution backend: cpu (fast runtime), interp (reference\n"
           "                         interpreter) or xla (a PJRT plugin); default:\n"
           "                         $MLXCEL_BACKEND, else cpu\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
+          "  --vision-backend NAME  where a vision model's tower runs: interp or cpu (default:\n"
+          "                         $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
           "  --json                 print one JSON object per generated token,\n"
           "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
           "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"
@@ -72,7 +74,7 @@ static void generate_usage(FILE *out) {
 }
 
 typedef struct gen_args {
-  const char *dir, *prompt, *prompt_ids, *backend, *system, *json_schema;
+  const char *dir, *prompt, *prompt_ids, *backend, *system, *json_schema, *vision_backend;
   int64_t max_tokens, ctx;
   mx_cli_sampling_t sampling;
   bool has_ctx;
@@ -119,6 +121,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
       if (r > 0) g->images[g->n_images++] = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) g->backend = v;
+    } else if (VALUE_OPT("--vision-backend", NULL)) {
+      if (r > 0) g->vision_backend = v;
     } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &g->xla)) != 0) {
       // --pjrt-plugin
     } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &g->load)) != 0) {
@@ -366,6 +370,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   mx_session_opts_t so;
   memset(&so, 0, sizeof so);
   so.backend = g->backend;
+  so.vision_backend = g->vision_backend;
   so.ctx = g->has_ctx ? g->ctx : 0;
   so.backend_opts.xla = g->xla;
   mx_session_t *s = NULL;

@@ -44,6 +44,8 @@ static void serve_usage(FILE *out) {
       "  --alias NAME           model id to serve under (default: DIR's base name)\n"
       "  --backend NAME         execution backend (cpu, interp, xla; default $MLXCEL_BACKEND\n"
       "                         or cpu)\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
+      "  --vision-backend NAME  where a vision model's tower runs: interp or cpu (default:\n"
+      "                         $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
       "  --prefill-chunk N      most prompt tokens per prefill step (running streams wait at\n"
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"
@@ -77,7 +79,7 @@ static void serve_usage(FILE *out) {
 }
 
 typedef struct serve_args {
-  const char *dir, *host, *api_key, *alias, *backend;
+  const char *dir, *host, *api_key, *alias, *backend, *vision_backend;
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
   int64_t max_images, max_image_pixels;
   int64_t drain_timeout;
@@ -121,6 +123,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       if (r > 0) a->alias = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) a->backend = v;
+    } else if (VALUE_OPT("--vision-backend", NULL)) {
+      if (r > 0) a->vision_backend = v;
     } else if ((r = mx_cli_pjrt_opt(argc, argv, &i, cmd, &a->xla)) != 0) {
       // --pjrt-plugin
     } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &a->load)) != 0) {
@@ -175,7 +179,8 @@ static char *model_id(const serve_args_t *a) {
 }
 
 static int serve(const serve_args_t *a, const mx_model_t *model) {
-  mx_session_opts_t so = {.backend = a->backend, .ctx = a->ctx};
+  mx_session_opts_t so = {
+      .backend = a->backend, .vision_backend = a->vision_backend, .ctx = a->ctx};
   so.backend_opts.xla = a->xla;
   mx_error_clear();
   mx_status_t st = mx_cli_session_env(&model->config, &so);
@@ -199,6 +204,7 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .parallel = (int32_t)a->parallel,
                         .ctx = so.ctx,
                         .backend = so.backend,
+                        .vision_backend = so.vision_backend,
                         .backend_opts = so.backend_opts,
                         .prefill_chunk = (int32_t)a->chunk,
                         .api_key = a->api_key,

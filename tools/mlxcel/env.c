@@ -67,6 +67,10 @@ static const env_var_t kEnvVars[] = {
      "--backend xla: the compile cache folder (none: no cache;\n"
      "default ~/.cache/mlxcel/xla)",
      SESSIONS " bench"},
+    {"MLXCEL_XLA_VISION_BACKEND",
+     "where a vision model's tower runs: interp or cpu\n"
+     "(--vision-backend overrides; default the session's backend)",
+     SESSIONS},
     {"MLXCEL_XLA_ROCM_TARGET", "hip: the GPU, e.g. gfx942 (--rocm-target overrides)", "compile"},
     {"MLXCEL_XLA_IREE_COMPILE",
      "the iree-compile to run (a path, or a name on PATH);\n"
@@ -315,7 +319,23 @@ mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx) {
 
 mx_status_t mx_cli_session_env(const mx_model_config_t *cfg, mx_session_opts_t *so) {
   mx_status_t st = mx_cli_backend_env(&so->backend, &so->backend_opts);
+  if (!st) st = mx_cli_vision_backend_env(&so->vision_backend);
   return st ? st : mx_cli_ctx_env(cfg->max_position_embeddings, &so->ctx);
+}
+
+mx_status_t mx_cli_vision_backend_env(const char **name) {
+  const char *e = getenv("MLXCEL_XLA_VISION_BACKEND");
+  if (*name || !e || !e[0]) return MX_OK;
+  if (!mx_backend_find(e)) {
+    char names[256];
+    mx_backend_list_names(names, sizeof names);
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "unknown vision backend '%s' (from MLXCEL_XLA_VISION_BACKEND); known "
+                        "backends: %s",
+                        e, names);
+  }
+  *name = e;
+  return MX_OK;
 }
 
 bool mx_cli_default_ctx(const char *cmd, int64_t max_position_embeddings, int64_t *ctx) {

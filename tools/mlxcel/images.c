@@ -98,6 +98,23 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                          const mx_image_proc_t *proc, const char *path, float *features,
+                          double *seconds) {
+  const mx_vision_config_t *v = &m->config.vision;
+  mx_pixels_t px = {0};
+  int rc = load_pixels(cmd, m, proc, path, &px);
+  if (rc != MX_EXIT_OK) return rc;
+  int64_t npx = px.shape[0] * px.shape[1] * px.shape[2];
+  mx_error_clear();
+  double t0 = now_seconds();
+  mx_status_t st = mx_session_vision(s, px.data, npx, features,
+                                     (int64_t)v->tokens_per_image * m->config.hidden_size);
+  *seconds += now_seconds() - t0;
+  mx_pixels_free(&px);
+  return st ? mx_cli_fail(cmd, st) : MX_EXIT_OK;
+}
+
 int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
                          float **media, double *tower_seconds) {
@@ -114,24 +131,19 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
   if (st) return mx_cli_fail(cmd, st);
   size_t H = (size_t)m->config.hidden_size;
   float *rows = calloc((size_t)*n * H, sizeof *rows);
-  if (!rows) return fail_msg(cmd, "out of memory (media rows of %d tokens)", *n);
-  int32_t pos = 0;  // the next image token of the prompt
-  for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++) {
-    mx_pixels_t px = {0};
-    rc = load_pixels(cmd, m, &proc, paths[i], &px);
-    if (rc != MX_EXIT_OK) break;
-    while (pos < *n && (*ids)[pos] != v->image_token_id) pos++;
-    int64_t npx = px.shape[0] * px.shape[1] * px.shape[2];
-    mx_error_clear();
-    // The expanded placeholders of one image are consecutive: its features go there as they are.
-    double t0 = now_seconds();
-    st = mx_session_vision(s, px.data, npx, rows + (size_t)pos * H,
-                           (int64_t)v->tokens_per_image * (int64_t)H);
-    *tower_seconds += now_seconds() - t0;
-    mx_pixels_free(&px);
-    if (st) rc = mx_cli_fail(cmd, st);
-    pos += v->tokens_per_image;
+  int32_t *starts = malloc(sizeof *starts * (size_t)n_images);
+  if (!rows || !starts) {
+    free(rows);
+    free(starts);
+    return fail_msg(cmd, "out of memory (media rows of %d tokens)", *n);
   }
+  st = mx_vision_image_runs(&m->config, *ids, *n, n_images, starts);
+  if (st) rc = mx_cli_fail(cmd, st);
+  // The expanded placeholders of one image are consecutive: its features go there as they are.
+  for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++)
+    rc = mx_cli_image_features(cmd, m, s, &proc, paths[i], rows + (size_t)starts[i] * H,
+                               tower_seconds);
+  free(starts);
   if (rc != MX_EXIT_OK) {
     free(rows);
     return rc;
