@@ -37,7 +37,7 @@ extern "C" {
 // The `version` every composite of this contract carries.
 enum { MX_COMPOSITE_VERSION = 1 };
 // The most attributes a composite of this contract has (size of the writers' arrays).
-enum { MX_COMPOSITE_MAX_ATTRS = 3 };
+enum { MX_COMPOSITE_MAX_ATTRS = 6 };
 
 typedef enum mx_composite_kind {
   MX_COMPOSITE_NONE = 0,  // not a composite of this contract
@@ -87,10 +87,22 @@ typedef struct mx_comp_gated {
 // bf16 / f16, f32 accumulation), the top_k experts by p (the lowest index first among equal
 // values), their weights w = p (divided by their sum when norm_topk), and the sum over them of
 // w * down_e(act(gate_e x) * up_e x), each product in the experts' type as a linear layer.
+// Quantized experts (attributes bits, group_size and mode present, as mx.linear's): each of
+// gate, up and down is instead its stored triple w, scales[, biases] (biases with mode affine
+// only), so an expert is 6 or 9 operands, and each product is mx.linear's: x . dequant(w)^T.
+
+typedef struct mx_comp_quant {
+  int64_t bits;
+  int64_t group_size;
+  mx_qmode_t mode;
+} mx_comp_quant_t;  // mx.linear and mx.embedding
+
 typedef struct mx_comp_moe {
   mx_activation_t activation;
   int64_t top_k;   // 1 <= top_k <= E
   bool norm_topk;  // attribute norm_topk: 0 or 1
+  bool quantized;  // the experts' format is `quant` (else float; no such attributes)
+  mx_comp_quant_t quant;
 } mx_comp_moe_t;
 
 // mx.mla operands: q_nope[B, T, H, Dn] f32, q_rot[B, T, H, Dr] f32 (rotated), latent cache
@@ -103,12 +115,6 @@ typedef struct mx_comp_moe {
 typedef struct mx_comp_mla {
   double scale;
 } mx_comp_mla_t;
-
-typedef struct mx_comp_quant {
-  int64_t bits;
-  int64_t group_size;
-  mx_qmode_t mode;
-} mx_comp_quant_t;  // mx.linear and mx.embedding
 
 // The composite an op is (its `name` attribute), MX_COMPOSITE_NONE for any other op. Says
 // nothing of its operands or attributes.

@@ -298,10 +298,20 @@ mx_status_t mx_quant_mode_parse(const char *s, const char *what, mx_quant_mode_t
 // model.safetensors (metadata format "mlx") with its index; the other files of in_dir
 // (tokenizer, generation config) are copied. out_dir is created if needed; files there are
 // replaced.
+// Mixture-of-experts expert weights are quantized the same way (per expert, as mx.moe reads
+// them) when the hidden and expert sizes are both multiples of G; routers and shared-expert
+// gates stay float (the graph reads them in float).
+typedef struct mx_quantize_report {
+  int32_t n_quantized;  // matrices written quantized (experts included)
+  int32_t n_experts;    // of which expert projections
+  int32_t n_gates;      // routers and shared-expert gates, left float
+  int32_t n_float;      // other matrices left float (input size not a multiple of G)
+} mx_quantize_report_t;
 typedef struct mx_quantize_opts {
-  int32_t bits;          // 4 or 8
-  int32_t group_size;    // 32, 64 or 128 (0 = 64)
-  mx_elem_type_t dtype;  // F16 (MX_ELEM_INVALID = default), BF16 or F32
+  int32_t bits;                  // 4 or 8
+  int32_t group_size;            // 32, 64 or 128 (0 = 64)
+  mx_elem_type_t dtype;          // F16 (MX_ELEM_INVALID = default), BF16 or F32
+  mx_quantize_report_t *report;  // filled on success when not NULL (caller-owned)
 } mx_quantize_opts_t;
 mx_status_t mx_model_quantize(const char *in_dir, const char *out_dir,
                               const mx_quantize_opts_t *opts);
@@ -319,7 +329,7 @@ typedef struct mx_model {
   mx_quant_mode_t quant;
   int32_t quant_group_size;  // INT8 / INT4: the group size used; MLX: the config's default
   int32_t quant_bits;        // 8, 4 (MLX: the config's default bits); 0 for NONE
-  int32_t n_quantized;       // linear layers (and embeddings) held quantized
+  int32_t n_quantized;       // linear layers, embeddings and expert projections held quantized
   // Resolved precision (see mx_model_load_opts_t): the element type of every matmul weight as
   // resident in ckpt (F32, F16 or BF16), hence of the inputs of the graphs' weight
   // dot_generals; and the KV-cache element type sessions use.
@@ -403,6 +413,11 @@ mx_status_t mx_model_apply_precision(const mx_model_config_t *cfg, mx_checkpoint
 // of matmul weights, *n_quant how many of the matrices are quantized (either may be NULL).
 mx_status_t mx_model_matmul_bytes(const mx_model_t *m, int float_bytes, double *bytes,
                                   double *params, int32_t *n_quant);
+// The same for the mixture-of-experts expert projections of every layer and expert (0 for a
+// dense model): a decode step reads top_k / num_experts of them. *n_quant (may be NULL): how
+// many are quantized.
+mx_status_t mx_model_expert_bytes(const mx_model_t *m, int float_bytes, double *bytes,
+                                  int32_t *n_quant);
 
 // ============================================================================================
 // Graph builders

@@ -105,6 +105,11 @@ bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, const step_attn_
 bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // Quantized weights (compile_quant.c): mx.linear, mx.embedding, mx.gated_act.
 bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st);
+// The quantized weight operands ops[0..n_ops) (w, scales[, biases]) of a composite carrying
+// mx.linear's attributes (bits, group_size, mode), when they are weight arguments of a format the
+// kernels take (compile_quant.c; mx.moe's quantized experts use it too).
+bool mx_plan_quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t n_ops,
+                       mx_cpu_qsrc_t *q);
 // Mixture of experts (compile_moe.c): mx.moe with f32 / bf16 / f16 expert weights.
 bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // Multi-latent attention (compile_mla.c): mx.mla with an f32 kv_b and f32 / bf16 / f16 caches.

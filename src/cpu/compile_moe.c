@@ -1,8 +1,9 @@
 // mx.moe on the plan (plan_internal.h's ST_MOE_* steps, executed by moe.c): f32, bf16 or f16
-// experts whose weights are all arguments of one shape and type, packed through the weights
-// cache (each expert's gate, up and down once, as a dense MLP's), and a router argument read as
-// stored. Anything else (quantized experts, weights the graph computes) is not matched: the op
-// then runs through its decomposition.
+// experts whose weights are all arguments of one shape and type, or quantized experts (mx.linear's
+// formats, each projection's w, scales[, biases] arguments), packed through the weights cache
+// (each expert's gate, up and down once, as a dense MLP's), and a router argument read as
+// stored. Anything else (weights the graph computes) is not matched: the op then runs through
+// its decomposition.
 #include <stdlib.h>
 
 #include "cpu/compile_internal.h"
@@ -31,6 +32,20 @@ static bool pack_experts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo, mx_stat
   return true;
 }
 
+// The quantized form of pack_experts: operands per projection `per` (2 or 3).
+static bool pack_qexperts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo, int32_t per,
+                          mx_status_t *st) {
+  for (int64_t i = 0; i < 3 * mo->n_experts; i++) {
+    mx_cpu_qsrc_t q;
+    int64_t n = i % 3 == 2 ? mo->h : mo->f, k = i % 3 == 2 ? mo->f : mo->h;
+    if (!mx_plan_quant_src(c, op, op->operands + 2 + per * i, per, &q) || q.n != n || q.k != k)
+      return false;
+    *st = mx_cpu_qpacked_get(c->p->weights, c->o->pool, c->o->quant_kernel, &q, &mo->q[i]);
+    if (*st) return true;
+  }
+  return true;
+}
+
 static mx_step_t *step(cctx_t *c, const mx_op_t *op, step_kind_t kind, const char *what,
                        mx_cpu_moe_t *mo, mx_status_t *st) {
   mx_step_t *s = NULL;
@@ -53,19 +68,23 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       (op->n_operands - 2) % 3 != 0)
     return false;
   mx_comp_moe_t ma;
+  if (!mx_comp_moe_read(op, &ma)) return false;
+  // Operands per projection: 1 (float), 2 (int8 / int4: w, scales) or 3 (affine: and biases).
+  int32_t per = !ma.quantized ? 1 : ma.quant.mode == MX_QMODE_AFFINE ? 3 : 2;
+  if ((op->n_operands - 2) % (3 * per) != 0) return false;
   const mx_type_t *xt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
                   *ot = vtype(f, op->results[0]), *gt = vtype(f, op->operands[2]);
   const void *router = weight_bytes(c, op->operands[1]);
-  if (!mx_comp_moe_read(op, &ma) || !is_f32(xt) || !is_f32(ot) || !mx_type_same_shape(xt, ot) ||
-      xt->rank < 1 || !router || !(is_f32(rt) || is_lowp(rt)) || rt->rank != 2 ||
-      !(is_f32(gt) || is_lowp(gt)) || gt->rank != 2)
+  if (!is_f32(xt) || !is_f32(ot) || !mx_type_same_shape(xt, ot) || xt->rank < 1 || !router ||
+      !(is_f32(rt) || is_lowp(rt)) || rt->rank != 2 || gt->kind != MX_TYPE_TENSOR ||
+      gt->rank != 2 || (!ma.quantized && !(is_f32(gt) || is_lowp(gt))))
     return false;
-  int64_t E = (op->n_operands - 2) / 3, H = xt->dims[xt->rank - 1], F = gt->dims[0];
+  int64_t E = (op->n_operands - 2) / (3 * per), H = xt->dims[xt->rank - 1], F = gt->dims[0];
   int64_t K = ma.top_k, M = H ? mx_type_numel(xt) / H : 0;
-  if (H == 0 || F == 0 || M == 0 || K > E || gt->dims[1] != H || rt->dims[0] != E ||
-      rt->dims[1] != H)
+  if (H == 0 || F == 0 || M == 0 || K > E || (!ma.quantized && gt->dims[1] != H) ||
+      rt->dims[0] != E || rt->dims[1] != H)
     return false;
-  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 6 * (size_t)E * sizeof(void *));
+  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 9 * (size_t)E * sizeof(void *));
   if (!mo) {
     *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
     return true;
@@ -78,14 +97,16 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mo->act = (int)ma.activation;
   mo->norm_topk = ma.norm_topk;
   mo->rows_as_gemv = c->o->rows_as_gemv;
-  mo->et = gt->elem;
+  mo->quant = ma.quantized;
+  mo->et = ma.quantized ? MX_ELEM_F32 : gt->elem;
   mo->router = router;
   mo->router_et = rt->elem;
   mo->router_bytes = rt->elem == MX_ELEM_F32 ? 4 : 2;
   mo->w = (const mx_cpu_packed_t **)(mo + 1);
   mo->wl = (const mx_cpu_packed_lowp_t **)(mo->w + 3 * E);
-  bool lowp = gt->elem != MX_ELEM_F32;
-  if (!pack_experts(c, op, mo, st) || *st) {
+  mo->q = (const mx_cpu_qpacked_t **)(mo->wl + 3 * E);
+  bool lowp = mo->et != MX_ELEM_F32;
+  if (!(mo->quant ? pack_qexperts(c, op, mo, per, st) : pack_experts(c, op, mo, st)) || *st) {
     free(mo);
     return *st != MX_OK;
   }

@@ -7,10 +7,8 @@
 #include "cpu/compile_internal.h"
 #include "mlxcel/composite.h"
 
-// The quantized weight operands ops[0..2] (w, scales[, biases]) of a composite, when they are
-// weight arguments of a supported format.
-static bool quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t n_ops,
-                      mx_cpu_qsrc_t *q) {
+bool mx_plan_quant_src(cctx_t *c, const mx_op_t *op, const int32_t *ops, int32_t n_ops,
+                       mx_cpu_qsrc_t *q) {
   const mx_func_t *f = c->p->f;
   mx_comp_quant_t a;
   if (!mx_comp_quant_read(op, &a)) return false;
@@ -64,7 +62,7 @@ bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (kind == MX_COMPOSITE_KIND_LINEAR && (op->n_operands == 3 || op->n_operands == 4)) {
     const mx_type_t *xt = vtype(f, op->operands[0]);
     if (!is_f32(xt) || !is_f32(ot) || xt->rank < 1 || ot->rank != xt->rank ||
-        !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
+        !mx_plan_quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
         xt->dims[xt->rank - 1] != q.k || ot->dims[ot->rank - 1] != q.n)
       return false;
     int64_t m = mx_type_numel(xt) / q.k;
@@ -82,7 +80,7 @@ bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (kind == MX_COMPOSITE_KIND_EMBEDDING && (op->n_operands == 3 || op->n_operands == 4)) {
     const mx_type_t *it = vtype(f, op->operands[0]);
     if (!is_i32(it) || !is_f32(ot) || ot->rank != it->rank + 1 ||
-        !quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
+        !mx_plan_quant_src(c, op, op->operands + 1, op->n_operands - 1, &q) ||
         ot->dims[ot->rank - 1] != q.k)
       return false;
     mx_cpu_qsrc_t *qs = malloc(sizeof *qs);

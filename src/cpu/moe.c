@@ -1,5 +1,8 @@
 // The executor of mx.moe's plan steps (plan_internal.h): the selected experts only.
 //
+// Quantized experts (mx.linear's formats) take the f32 rows through the quantized GEMV / GEMM
+// kernels (kernels_q.h), reading only the selected experts' packed bytes.
+//
 // ST_MOE_ROUTE computes each token's routing (router logits, softmax, top k with the lowest
 // index first among equal probabilities, renormalized when asked: the decomposition's order of
 // choices), groups the M * K (token, k) pairs by expert and gathers each pair's x row (and its
@@ -141,6 +144,11 @@ static void route(mx_cpu_plan_t *p, const mx_step_t *s) {
 
 // The panels and the bytes of one panel of projection j (0 gate, 1 up, 2 down) of expert e.
 static int64_t panels_of(const mx_cpu_moe_t *mo, int64_t e, int j, int64_t *panel_bytes) {
+  if (mo->quant) {
+    const mx_cpu_qpacked_t *w = mo->q[3 * e + j];
+    *panel_bytes = (int64_t)(w->bytes / (size_t)(w->panels > 0 ? w->panels : 1));
+    return w->panels;
+  }
   if (mo->et == MX_ELEM_F32) {
     const mx_cpu_packed_t *w = mo->w[3 * e + j];
     *panel_bytes = w->k * w->nr * (int64_t)sizeof(float);
@@ -154,16 +162,26 @@ static int64_t panels_of(const mx_cpu_moe_t *mo, int64_t e, int j, int64_t *pane
 // Rows of panel range [p0, p1) of projection j: the output columns it writes.
 static void cols_of(const mx_cpu_moe_t *mo, int j, int64_t p0, int64_t p1, int64_t *c0,
                     int64_t *c1) {
-  int64_t nr = mo->et == MX_ELEM_F32 ? mo->w[j]->nr : MX_CPU_LOWP_NR;
+  int64_t nr = mo->quant ? MX_QR : mo->et == MX_ELEM_F32 ? mo->w[j]->nr : MX_CPU_LOWP_NR;
   int64_t n = j == 2 ? mo->h : mo->f;
   *c0 = p0 * nr;
   *c1 = p1 * nr < n ? p1 * nr : n;
 }
 
-// y[0:n] over panels [p0, p1) (one row x) or all panels of rows [0, m) (x row stride k).
+// y[0:n] over panels [p0, p1) (one row x) or all panels of rows [0, m) (x row stride k). A
+// quantized GEMV reads its activation data from qa, prepared for x.
 static void project(const mx_cpu_moe_t *mo, int64_t e, int j, const float *x, const uint16_t *xl,
-                    float *y, int64_t m, int64_t p0, int64_t p1) {
+                    const mx_qact_t *qa, float *y, int64_t m, int64_t p0, int64_t p1) {
   int64_t k = j == 2 ? mo->f : mo->h, n = j == 2 ? mo->h : mo->f;
+  if (mo->quant) {
+    const mx_cpu_qpacked_t *w = mo->q[3 * e + j];
+    if (m == 1 && p1 >= 0) {
+      w->qk->gemv(w, x, qa, y, p0, p1);
+    } else {
+      mx_cpu_qgemm(w, x, k, y, n, m, 0, 1);
+    }
+    return;
+  }
   if (mo->et == MX_ELEM_F32) {
     const mx_cpu_packed_t *w = mo->w[3 * e + j];
     if (m == 1 && p1 >= 0) {
@@ -214,18 +232,30 @@ static void experts(mx_cpu_plan_t *p, const mx_step_t *s, bool up_step, int ith,
     if (rows == 0) return;
     int64_t np = panels_of(mo, t.erow[0], j, &pb);
     int64_t g = mx_cpu_work_stream_grain(np, pb, nth), chunks = (np + g - 1) / g, u;
+    // Quantized experts: the activation data of the row last prepared by this thread (the
+    // experts of a layer share their format, so one row's data serves gate, up and down alike).
+    _Alignas(64) float xsum[MX_Q_MAX_K / 32], dx[MX_Q_MAX_K / 32];
+    _Alignas(64) int32_t xqsum[MX_Q_MAX_K / 32];
+    _Alignas(64) int8_t xq[MX_Q_MAX_K], xlo[MX_Q_MAX_K];
+    mx_qact_t qa = {xsum, xq, xlo, dx, xqsum};
+    int64_t prepared = -1;
     while (mx_cpu_work_claim(wk, rows * chunks, ith, nth, &u)) {
       int64_t r = u / chunks, p0 = (u % chunks) * g, p1 = p0 + g < np ? p0 + g : np, c0, c1;
       int64_t e = t.erow[r];
       const float *xr = x + r * kin;
       const uint16_t *xlr = xl ? xl + r * kin : NULL;
+      if (mo->quant && prepared != r) {
+        const mx_cpu_qpacked_t *w = mo->q[3 * e + j];
+        w->qk->prep(w, xr, &qa);
+        prepared = r;
+      }
       if (up_step) {
-        project(mo, e, 0, xr, xlr, gate + r * nout, 1, p0, p1);
-        project(mo, e, 1, xr, xlr, upv + r * nout, 1, p0, p1);
+        project(mo, e, 0, xr, xlr, &qa, gate + r * nout, 1, p0, p1);
+        project(mo, e, 1, xr, xlr, &qa, upv + r * nout, 1, p0, p1);
         cols_of(mo, 0, p0, p1, &c0, &c1);
         activate(mo, gate, upv, y, actl, r, 1, c0, c1);
       } else {
-        project(mo, e, 2, xr, xlr, y + r * nout, 1, p0, p1);
+        project(mo, e, 2, xr, xlr, &qa, y + r * nout, 1, p0, p1);
       }
     }
     return;
@@ -236,11 +266,11 @@ static void experts(mx_cpu_plan_t *p, const mx_step_t *s, bool up_step, int ith,
     const float *xr = x + r * kin;
     const uint16_t *xlr = xl ? xl + r * kin : NULL;
     if (up_step) {
-      project(mo, e, 0, xr, xlr, gate + r * nout, m, 0, -1);
-      project(mo, e, 1, xr, xlr, upv + r * nout, m, 0, -1);
+      project(mo, e, 0, xr, xlr, NULL, gate + r * nout, m, 0, -1);
+      project(mo, e, 1, xr, xlr, NULL, upv + r * nout, m, 0, -1);
       activate(mo, gate, upv, y, actl, r, m, 0, nout);
     } else {
-      project(mo, e, 2, xr, xlr, y + r * nout, m, 0, -1);
+      project(mo, e, 2, xr, xlr, NULL, y + r * nout, m, 0, -1);
     }
   }
 }

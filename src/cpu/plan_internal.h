@@ -75,12 +75,14 @@ typedef struct mx_cpu_moe {
   int act;                        // mx_activation_t
   bool norm_topk;
   bool rows_as_gemv;          // every row through the GEMVs (mx_cpu_compile_opts_t.rows_as_gemv)
-  mx_elem_type_t et;          // the experts' type: F32, or BF16 / F16 (lowp)
+  mx_elem_type_t et;          // the experts' type: F32 (also for quantized), or BF16 / F16
+  bool quant;                 // quantized experts (q), which take f32 rows
   const void *router;         // [E, H] weight argument bytes
   mx_elem_type_t router_et;   // F32, BF16 or F16
   int64_t router_bytes;       // bytes of one router element
   const mx_cpu_packed_t **w;  // [3E] gate, up, down of each expert (f32)
   const mx_cpu_packed_lowp_t **wl;  // [3E] the same, lowp
+  const mx_cpu_qpacked_t **q;       // [3E] the same, quantized (owned by the weight cache)
 } mx_cpu_moe_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };

@@ -110,7 +110,8 @@ int32_t mx_comp_moe_write(mx_module_t *m, const mx_comp_moe_t *a, mx_named_attr_
   attrs[0] = (mx_named_attr_t){"activation", mx_attr_string(m, mx_activation_name(a->activation))};
   attrs[1] = (mx_named_attr_t){"norm_topk", mx_attr_int(a->norm_topk ? 1 : 0, MX_ELEM_I64)};
   attrs[2] = (mx_named_attr_t){"top_k", mx_attr_int(a->top_k, MX_ELEM_I64)};
-  return 3;
+  if (!a->quantized) return 3;  // float experts' graphs stay as they were
+  return 3 + mx_comp_quant_write(m, &a->quant, attrs + 3);
 }
 
 int32_t mx_comp_mla_write(mx_module_t *m, const mx_comp_mla_t *a, mx_named_attr_t *attrs) {
@@ -190,7 +191,9 @@ bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a) {
       (norm != 0 && norm != 1))
     return false;
   a->norm_topk = norm == 1;
-  return true;
+  a->quantized = field(op, "mode") != NULL;
+  if (!a->quantized) memset(&a->quant, 0, sizeof a->quant);
+  return !a->quantized || mx_comp_quant_read(op, &a->quant);
 }
 
 bool mx_comp_mla_read(const mx_op_t *op, mx_comp_mla_t *a) {

@@ -63,7 +63,7 @@ static mx_status_t decomposition(mx_comp_ctx_t *c, mx_builder_t *b, const char *
   snprintf(fname, sizeof fname, "%s_%d", name, same_name);
   for (char *p = fname; *p; p++)
     if (*p == '.') *p = '_';
-  // Heap arrays: mx.moe has three weight operands per expert.
+  // Heap arrays: mx.moe has three to nine weight operands per expert.
   mx_type_t *types = malloc(sizeof *types * (size_t)(n > 0 ? n : 1));
   int32_t *args = malloc(sizeof *args * (size_t)(n > 0 ? n : 1));
   mx_status_t st = MX_OK;

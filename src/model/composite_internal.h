@@ -24,4 +24,10 @@ mx_status_t mx_comp_call(mx_comp_ctx_t *c, mx_builder_t *b, const char *name,
 mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
                                 int64_t window, int32_t *out);
 
+// The dequantized f32 weights [..., K] of stored w, scales [..., K / group][, biases] in format
+// q (composite_quant.c: mx.linear's arithmetic, for every composite that reads packed weights;
+// biases is read only with mode affine).
+mx_status_t mx_comp_dequant(mx_builder_t *b, const mx_comp_quant_t *q, int32_t w, int32_t scales,
+                            int32_t biases, int32_t *out);
+
 #endif  // MLXCEL_MODEL_COMPOSITE_INTERNAL_H

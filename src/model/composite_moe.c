@@ -4,7 +4,8 @@
 // renormalization, then masked-dense experts: every expert's gated MLP runs on every token and
 // is weighted by that token's routing weight for it (0 when the token did not pick it). Exact,
 // at the cost of all experts; backends that read only the selected experts (src/cpu/moe.c)
-// replace it.
+// replace it. Quantized experts are dequantized in the decomposition exactly as mx.linear's
+// (mx_comp_dequant), then multiplied as float ones.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,9 @@
 typedef struct moe_params {
   int32_t n_experts, top_k;
   bool norm_topk;
-  bool gelu;  // gelu_tanh, else silu
+  bool gelu;                     // gelu_tanh, else silu
+  const mx_comp_quant_t *quant;  // NULL: float experts
+  int32_t per_proj;              // operands per projection: 1 float, 2 int8 / int4, 3 affine
 } moe_params_t;
 
 // Routing weights [B, T, E] f32 of probabilities p [B, T, E] (values >= 0): the top k kept
@@ -60,12 +63,22 @@ static mx_status_t top_k_weights(mx_builder_t *b, int32_t p, int32_t k, bool nor
   return MX_OK;
 }
 
+// x . w^T for projection w[0..per_proj) (float, or packed w, scales[, biases] dequantized as
+// mx.linear's decomposition does).
+static mx_status_t project(mx_builder_t *b, const moe_params_t *p, int32_t x, const int32_t *w,
+                           int32_t *out) {
+  int32_t wf = w[0];
+  if (p->quant) MX_TRY(mx_comp_dequant(b, p->quant, w[0], w[1], p->per_proj > 2 ? w[2] : -1, &wf));
+  return mx_g_linear(b, x, wf, out);
+}
+
 // act(x w_gate^T) * (x w_up^T) w_down^T for one expert, [B, T, H] f32.
-static mx_status_t expert_mlp(mx_builder_t *b, int32_t x, const int32_t *w, bool gelu,
+static mx_status_t expert_mlp(mx_builder_t *b, const moe_params_t *p, int32_t x, const int32_t *w,
                               int32_t *out) {
-  int32_t g, u, a, h;
-  MX_TRY(mx_g_linear(b, x, w[0], &g));
-  MX_TRY(mx_g_linear(b, x, w[1], &u));
+  int32_t g, u, a, h, n = p->per_proj;
+  bool gelu = p->gelu;
+  MX_TRY(project(b, p, x, w, &g));
+  MX_TRY(project(b, p, x, w + n, &u));
   if (gelu) {
     MX_TRY(mx_g_gelu_tanh(b, g, &a));
   } else {  // silu(g) = g * sigmoid(g)
@@ -74,7 +87,7 @@ static mx_status_t expert_mlp(mx_builder_t *b, int32_t x, const int32_t *w, bool
     MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, g, s, &a));
   }
   MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, a, u, &h));
-  return mx_g_linear(b, h, w[2], out);
+  return project(b, p, h, w + 2 * n, out);
 }
 
 static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *params,
@@ -94,7 +107,7 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
     MX_TRY(mx_build_slice(b, w, lo, hi, NULL, 3, &we));
     MX_TRY(mx_build_reshape(b, we, bt, 2, &we));
     MX_TRY(mx_g_bcast_like(b, we, x, lead, &wb));
-    MX_TRY(expert_mlp(b, x, args + 2 + 3 * e, p->gelu, &y));
+    MX_TRY(expert_mlp(b, p, x, args + 2 + 3 * p->per_proj * e, &y));
     MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, y, wb, &yw));
     if (acc < 0) {
       acc = yw;
@@ -107,24 +120,34 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
 }
 
 mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
-                        const int32_t *experts, int32_t n_experts, const char *activation,
-                        int32_t top_k, bool norm_topk, int32_t *out) {
-  mx_comp_moe_t a = {.top_k = top_k, .norm_topk = norm_topk};
+                        const int32_t *experts, int32_t n_experts, const mx_comp_quant_t *quant,
+                        const char *activation, int32_t top_k, bool norm_topk, int32_t *out) {
+  mx_comp_moe_t a = {.top_k = top_k, .norm_topk = norm_topk, .quantized = quant != NULL};
   if (!mx_activation_parse(activation, &a.activation)) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation \"%s\"", activation);
   }
   if (n_experts < 1 || top_k < 1 || top_k > n_experts) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx.moe: top %d of %d experts", top_k, n_experts);
   }
-  int32_t n = 2 + 3 * n_experts;
+  int32_t per_proj = 1;
+  if (quant) {
+    a.quant = *quant;
+    per_proj = quant->mode == MX_QMODE_AFFINE ? 3 : 2;
+    if (mx_qmode_name(quant->mode) == NULL || quant->group_size < 1) {
+      return mx_error_set(MX_ERR_INVALID_ARG, "mx.moe: not a quantized format");
+    }
+  }
+  int32_t n = 2 + 3 * per_proj * n_experts;
   int32_t *ops = malloc(sizeof *ops * (size_t)n);
   if (ops == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   ops[0] = x;
   ops[1] = router;
-  for (int32_t i = 0; i < 3 * n_experts; i++) ops[2 + i] = experts[i];
-  moe_params_t p = {n_experts, top_k, norm_topk, a.activation == MX_ACT_GELU_TANH};
-  char key[64];
-  snprintf(key, sizeof key, "%s,k=%d,norm=%d", activation, top_k, norm_topk ? 1 : 0);
+  for (int32_t i = 0; i < n - 2; i++) ops[2 + i] = experts[i];
+  moe_params_t p = {n_experts, top_k, norm_topk, a.activation == MX_ACT_GELU_TANH, quant, per_proj};
+  char key[96];
+  snprintf(key, sizeof key, "%s,k=%d,norm=%d,q=%s,b=%d,g=%d", activation, top_k, norm_topk ? 1 : 0,
+           quant ? mx_qmode_name(quant->mode) : "none", quant ? (int)quant->bits : 0,
+           quant ? (int)quant->group_size : 0);
   mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
   int32_t na = mx_comp_moe_write(c->m, &a, attrs);
   mx_status_t st = mx_comp_call(c, b, MX_COMPOSITE_MOE, ops, n, attrs, na, key, build_moe, &p, out);

@@ -88,6 +88,15 @@ static mx_status_t dequant(mx_builder_t *b, const q_params_t *p, int32_t w, int3
   return MX_OK;
 }
 
+mx_status_t mx_comp_dequant(mx_builder_t *b, const mx_comp_quant_t *q, int32_t w, int32_t scales,
+                            int32_t biases, int32_t *out) {
+  const mx_type_t *st = mx_build_type(b, scales);
+  // mx_qmode_t and mx_q_mode_t share their values.
+  q_params_t p = {(int32_t)q->mode, (int32_t)q->bits, (int32_t)q->group_size,
+                  st->dims[st->rank - 1] * q->group_size};
+  return dequant(b, &p, w, scales, q->mode == MX_QMODE_AFFINE ? biases : -1, out);
+}
+
 static mx_status_t build_linear(mx_builder_t *b, const int32_t *args, const void *params,
                                 int32_t *result) {
   const q_params_t *p = params;

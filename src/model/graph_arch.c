@@ -258,6 +258,7 @@ static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx
   char name[160];
   snprintf(name, sizeof name, "%sgate.weight", a->moe_block);
   MX_TRY(add_w(wl, a, &lw->router, 2, a->n_experts, H, l, name));
+  wl->w[lw->router].kind = MX_WK_GATE;
   for (int32_t e = 0; e < a->n_experts; e++) {
     for (int32_t j = 0; j < 3; j++) {
       int32_t idx;
@@ -275,7 +276,9 @@ static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx
     MX_TRY(add_w(wl, a, dst[j], 2, j == 2 ? H : S, j == 2 ? S : H, l, name));
   }
   snprintf(name, sizeof name, "%sshared_expert_gate.weight", a->moe_block);
-  return add_w(wl, a, &lw->shared_gate, 2, 1, H, l, name);
+  MX_TRY(add_w(wl, a, &lw->shared_gate, 2, 1, H, l, name));
+  wl->w[lw->shared_gate].kind = MX_WK_GATE;
+  return MX_OK;
 }
 
 void mx_wlist_free(mx_wlist_t *wl) {

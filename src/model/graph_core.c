@@ -275,7 +275,7 @@ static mx_status_t dense_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
 static mx_status_t moe_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
   mx_builder_t *b = &c->b;
   int32_t routed, shared, g, s, sb, y;
-  MX_TRY(mx_graph_moe(c->cc, b, c->a, c->w, lw, h, &routed));
+  MX_TRY(mx_graph_moe(c->cc, b, c->a, c->wl, c->w, lw, h, &routed));
   if (lw->gate < 0) {
     *out = routed;
     return MX_OK;

@@ -10,6 +10,7 @@
 #define MLXCEL_MODEL_GRAPH_INTERNAL_H
 
 #include "base/try.h"
+#include "mlxcel/composite.h"
 #include "mlxcel/model.h"
 
 // ---- Architecture description (filled by a family file) ----
@@ -118,8 +119,10 @@ typedef enum mx_wkind {
   MX_WK_LINEAR,     // a matmul weight [N, K] (y = x W^T): quantizable
   MX_WK_EMBED,      // the embedding table [V, H] (quantizable; also the head when tied)
   MX_WK_QPARAM,     // scales / biases of a quantized weight (added by mx_wlist_resolve_quant)
-  MX_WK_EXPERT,     // an expert's matmul weight [N, K] (mx.moe: converted like linears, not
-                    // quantized yet)
+  MX_WK_EXPERT,     // an expert's matmul weight [N, K] (mx.moe: converted and quantized like
+                    // linears, one format per layer)
+  MX_WK_GATE,       // a router or shared-expert gate [N, H], read in float (a stored-quantized
+                    // one, as mlx-lm writes them, is dequantized at load)
 } mx_wkind_t;
 
 typedef struct mx_wspec {
@@ -195,11 +198,12 @@ mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int3
 mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
                               int32_t w_up, int32_t w_down, const char *activation, int32_t *out);
 
-// moe (composite_moe.c, mx.moe): x[B,T,H] f32, router[E,H], experts[3E] (gate, up, down of
-// expert 0, then of expert 1, ...) -> [B,T,H] f32.
+// moe (composite_moe.c, mx.moe): x[B,T,H] f32, router[E,H], experts (gate, up, down of
+// expert 0, then of expert 1, ...) -> [B,T,H] f32. quant NULL: float experts, 3E operands;
+// else each projection is its stored w, scales[, biases (affine)]: 6E or 9E operands.
 mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
-                        const int32_t *experts, int32_t n_experts, const char *activation,
-                        int32_t top_k, bool norm_topk, int32_t *out);
+                        const int32_t *experts, int32_t n_experts, const mx_comp_quant_t *quant,
+                        const char *activation, int32_t top_k, bool norm_topk, int32_t *out);
 
 // mla (composite_mla.c, mx.mla): q_nope[B,T,H,Dn], q_rot[B,T,H,Dr] f32, latent cache
 // [B,1,S,R], rotated-key cache [B,1,S,Dr], kv_b[H (Dn + Dv), R], pos0[B] -> [B,T,H,Dv] f32.
@@ -235,11 +239,16 @@ bool mx_gq_is_quant(const mx_wlist_t *wl, int32_t wi);
 // The MoE fields of *a from cfg (after mx_arch_base): sizes, renormalization, the sparse layers,
 // and the names most families use ("mlp.", gate_proj / up_proj / down_proj).
 mx_status_t mx_arch_moe(const mx_model_config_t *cfg, mx_arch_t *a);
+// Splits mlx-lm's stacked experts ("<block>switch_mlp.<proj>.{weight,scales,biases}" [E, ...])
+// into the per-expert views the graph reads ("<block>experts.<e>.<name>.*"), removing the stacked
+// tensors (moe_stacked.c). Nothing to do for dense models or per-expert checkpoints.
+mx_status_t mx_moe_unstack(const mx_model_config_t *cfg, mx_checkpoint_t *ck);
 // True when layer l of a routes its MLP through experts.
 bool mx_arch_layer_moe(const mx_arch_t *a, int32_t l);
 // The routed experts of a sparse layer on h [B, T, H] f32: one mx.moe -> [B, T, H] f32.
-mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a, const int32_t *w,
-                         const mx_layer_w_t *lw, int32_t h, int32_t *out);
+mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a,
+                         const mx_wlist_t *wl, const int32_t *w, const mx_layer_w_t *lw, int32_t h,
+                         int32_t *out);
 
 // ---- The shared transformer core (graph_core.c) ----
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "model/graph_internal.h"
+#include "model/quant_internal.h"
 
 mx_status_t mx_arch_moe(const mx_model_config_t *cfg, mx_arch_t *a) {
   if (cfg->num_experts < 1 || cfg->num_experts_per_tok < 1 ||
@@ -26,14 +27,23 @@ bool mx_arch_layer_moe(const mx_arch_t *a, int32_t l) {
   return a->n_experts > 0 && !(a->layer_dense && a->layer_dense[l]);
 }
 
-mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a, const int32_t *w,
-                         const mx_layer_w_t *lw, int32_t h, int32_t *out) {
-  int32_t n = 3 * a->n_experts;
-  int32_t *ew = malloc(sizeof *ew * (size_t)n);
+mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a,
+                         const mx_wlist_t *wl, const int32_t *w, const mx_layer_w_t *lw, int32_t h,
+                         int32_t *out) {
+  // One format for the layer's experts (mx_wlist_resolve_quant checked it): the first one's.
+  const mx_wspec_t *s0 = &wl->w[lw->experts];
+  mx_comp_quant_t q = {s0->qbits, s0->qgroup, (mx_qmode_t)s0->qmode};
+  int32_t per = !s0->qmode ? 1 : s0->qmode == MX_Q_AFFINE ? 3 : 2, n = 3 * a->n_experts;
+  int32_t *ew = malloc(sizeof *ew * (size_t)(n * per));
   if (ew == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  for (int32_t i = 0; i < n; i++) ew[i] = w[lw->experts + i];
-  mx_status_t st = mx_comp_moe(cc, b, h, w[lw->router], ew, a->n_experts, a->activation, a->top_k,
-                               a->norm_topk, out);
+  for (int32_t i = 0; i < n; i++) {
+    const mx_wspec_t *s = &wl->w[lw->experts + i];
+    ew[per * i] = w[lw->experts + i];
+    if (per > 1) ew[per * i + 1] = w[s->qscales];
+    if (per > 2) ew[per * i + 2] = w[s->qbiases];
+  }
+  mx_status_t st = mx_comp_moe(cc, b, h, w[lw->router], ew, a->n_experts, s0->qmode ? &q : NULL,
+                               a->activation, a->top_k, a->norm_topk, out);
   free(ew);
   return st;
 }

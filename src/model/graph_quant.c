@@ -104,6 +104,37 @@ static mx_status_t resolve_one(mx_wlist_t *wl, int32_t i, const mx_checkpoint_t 
   return MX_OK;
 }
 
+static const char *format_name(const mx_wspec_t *s, char *buf, size_t cap) {
+  static const char *const kModes[] = {"float", "int8", "int4", "affine"};
+  if (!s->qmode) return "float";
+  snprintf(buf, cap, "%s %d-bit in groups of %d", kModes[s->qmode], s->qbits, s->qgroup);
+  return buf;
+}
+
+// mx.moe takes one format for all the experts of a layer: every run of expert specs (one
+// layer's, after its router) must share the first one's.
+static mx_status_t check_experts(const mx_wlist_t *wl) {
+  int32_t first = -1;
+  for (int32_t i = 0; i < wl->n; i++) {
+    const mx_wspec_t *s = &wl->w[i];
+    if (s->kind != MX_WK_EXPERT) {
+      first = -1;
+      continue;
+    }
+    if (first < 0) first = i;
+    const mx_wspec_t *f = &wl->w[first];
+    if (s->qmode != f->qmode || s->qbits != f->qbits || s->qgroup != f->qgroup) {
+      char a[64], b[64];
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "checkpoint: the experts of one layer must share one format: %s is %s, "
+                          "%s is %s",
+                          f->name, format_name(f, a, sizeof a), s->name,
+                          format_name(s, b, sizeof b));
+    }
+  }
+  return MX_OK;
+}
+
 mx_status_t mx_wlist_resolve_quant(mx_wlist_t *wl, const mx_checkpoint_t *ck) {
   int32_t n0 = wl->n;
   for (int32_t i = 0; i < n0; i++) {
@@ -115,18 +146,19 @@ mx_status_t mx_wlist_resolve_quant(mx_wlist_t *wl, const mx_checkpoint_t *ck) {
     snprintf(base, sizeof base, "%.*s", (int)(len - 7), s->name);
     snprintf(sn, sizeof sn, "%.280s.scales", base);
     if (mx_checkpoint_find(ck, sn) == NULL) continue;
-    // Stored quantized where the graph reads floats only (a mixture-of-experts router or expert,
-    // a norm): say so, rather than fail later on the packed tensor's shape.
-    if ((s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) || s->rank != 2) {
-      return mx_error_set(
-          MX_ERR_UNSUPPORTED,
-          "checkpoint: %s is stored quantized (%s is present); this model's graph "
-          "reads it only unquantized%s",
-          s->name, sn, s->kind == MX_WK_EXPERT ? " (quantized experts are not supported yet)" : "");
+    // Stored quantized where the graph reads floats only (a norm): say so, rather than fail
+    // later on the packed tensor's shape. Gates are dequantized at load (mx_quant_apply).
+    if ((s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED && s->kind != MX_WK_EXPERT &&
+         s->kind != MX_WK_GATE) ||
+        s->rank != 2) {
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "checkpoint: %s is stored quantized (%s is present); this model's graph "
+                          "reads it only unquantized",
+                          s->name, sn);
     }
     MX_TRY(resolve_one(wl, i, ck, base));
   }
-  return MX_OK;
+  return check_experts(wl);
 }
 
 bool mx_gq_is_quant(const mx_wlist_t *wl, int32_t wi) { return wi >= 0 && wl->w[wi].qmode != 0; }

@@ -8,6 +8,7 @@
 
 #include "mlxcel/tokenizer.h"
 #include "model/checkpoint_internal.h"
+#include "model/graph_internal.h"
 #include "model/quant_internal.h"
 
 // Whether DIR/tokenizer.json exists (for the optional-tokenizer load).
@@ -48,6 +49,7 @@ mx_status_t mx_model_load_ex(const char *dir, const mx_model_load_opts_t *opts, 
   mx_status_t st = gguf ? mx_gguf_model_load(dir, opts, m) : mx_config_load(dir, &m->config);
   if (st == MX_OK && !gguf) {
     st = mx_checkpoint_open_ex(dir, opts ? &opts->limits : NULL, &m->ckpt);
+    if (st == MX_OK) st = mx_moe_unstack(&m->config, m->ckpt);  // mlx-lm's stacked experts
   }
   // Quantization: MLX checkpoints load as stored or dequantized, float ones may be requantized
   // (model.h, src/model/quant_load.c).

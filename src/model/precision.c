@@ -63,6 +63,7 @@ static mx_status_t weight_roles(const mx_model_config_t *cfg, const mx_checkpoin
         r[i] = ROLE_EMBED;
         break;
       case MX_WK_OTHER:
+      case MX_WK_GATE:
         r[i] = ROLE_SMALL;
         break;
       default:

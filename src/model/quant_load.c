@@ -1,9 +1,11 @@
 // The load-time quantization pass (mx_quant_apply): resolves the mode, checks an MLX checkpoint
 // against its config, and rewrites the resident weights of the checkpoint for the mode:
-//   MLX / stored: nothing (the packed tensors are bound as they are in the file);
+//   MLX / stored: nothing (the packed tensors are bound as they are in the file), but routers and
+//          shared-expert gates, which the graph reads in float, are dequantized to f32;
 //   NONE:  every stored-quantized weight is dequantized to f32 ("<x>.weight" [N, K]);
 //   INT8 / INT4: every linear weight (and the embedding when it is the tied head) whose K is a
-//          multiple of the group size is quantized from its float (or dequantized MLX) values;
+//          multiple of the group size, and every expert weight when the hidden and expert sizes
+//          both are, is quantized from its float (or dequantized MLX) values (routers stay float);
 //          stored-quantized weights that are not requantized are dequantized to f32.
 // New tensors are owned by the checkpoint (mx_checkpoint_put); the mmapped originals stay mapped
 // but are no longer found.
@@ -284,14 +286,21 @@ mx_status_t mx_quant_apply(mx_model_t *m, const mx_model_load_opts_t *opts) {
     if (pass == 1 && total) mx_progress_report(pg, stage, 0, total);
     for (int32_t i = 0; st == MX_OK && i < wl.n; i++) {
       const mx_wspec_t *s = &wl.w[i];
-      if (s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) continue;
-      if (mode == MX_QUANT_MLX) {
+      if (s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED && s->kind != MX_WK_EXPERT &&
+          s->kind != MX_WK_GATE)
+        continue;
+      if (mode == MX_QUANT_MLX && s->kind != MX_WK_GATE) {
         n_q += pass == 1 && s->qmode != 0;
         continue;
       }
       int64_t K = s->qmode ? s->qk : s->dims[1];
-      bool target = (mode == MX_QUANT_INT8 || mode == MX_QUANT_INT4) && s->rank == 2 &&
-                    (s->kind == MX_WK_LINEAR || a.tied) && K % g == 0;
+      // Experts only when all three projections of every expert divide into groups (mx.moe
+      // takes one format per layer).
+      bool requant = mode == MX_QUANT_INT8 || mode == MX_QUANT_INT4;
+      bool group_ok =
+          requant && (s->kind == MX_WK_EXPERT ? a.hidden % g == 0 && a.expert_ffn % g == 0
+                                              : (s->kind == MX_WK_LINEAR || a.tied) && K % g == 0);
+      bool target = group_ok && s->rank == 2 && s->kind != MX_WK_GATE;
       if (!target && !s->qmode) continue;
       const mx_weight_t *w = mx_checkpoint_find(m->ckpt, s->name);
       uint64_t bytes = w ? w->nbytes : 0;

@@ -280,23 +280,38 @@ mx_status_t mx_model_quantize(const char *in_dir, const char *out_dir,
   mx_wlist_t wl;
   memset(&wl, 0, sizeof wl);
   mx_status_t st = mx_arch_from_config(&m->config, &a);
+  // mx.moe takes one format per layer: experts are quantized when all three projections are.
+  bool experts_ok = st == MX_OK && a.hidden % j.group == 0 && a.expert_ffn % j.group == 0;
   if (st == MX_OK) {
     mx_arch_resolve_names(&a, m->ckpt);
     st = mx_arch_weights(&a, &wl);
     mx_arch_free(&a);
   }
+  mx_quantize_report_t rep = {0};
   j.qnames = calloc((size_t)(wl.n + 1), sizeof *j.qnames);
   if (st == MX_OK && !j.qnames) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
-  for (int32_t i = 0; st == MX_OK && i < wl.n; i++) {  // mlx-lm: Linear and Embedding layers
+  // mlx-lm: Linear, Embedding and expert layers. Routers and shared-expert gates stay float (the
+  // graph reads them in float; a quantized one would be dequantized at load).
+  for (int32_t i = 0; st == MX_OK && i < wl.n; i++) {
     const mx_wspec_t *s = &wl.w[i];
     size_t len = strlen(s->name);
-    if ((s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED) || s->rank != 2 ||
-        s->dims[1] % j.group != 0 || len <= 7 || strcmp(s->name + len - 7, ".weight") != 0)
+    bool expert = s->kind == MX_WK_EXPERT;
+    if (s->kind == MX_WK_GATE) rep.n_gates++;
+    if ((s->kind != MX_WK_LINEAR && s->kind != MX_WK_EMBED && !expert) || s->rank != 2 ||
+        len <= 7 || strcmp(s->name + len - 7, ".weight") != 0)
       continue;
+    if (expert ? !experts_ok : s->dims[1] % j.group != 0) {
+      rep.n_float++;
+      continue;
+    }
     bool dup = false;
     for (int32_t k = 0; k < j.n_q; k++)
       dup = dup || (strlen(j.qnames[k]) == len - 7 && !strncmp(j.qnames[k], s->name, len - 7));
-    if (!dup && (j.qnames[j.n_q] = strndup(s->name, len - 7)) != NULL) j.n_q++;
+    if (!dup && (j.qnames[j.n_q] = strndup(s->name, len - 7)) != NULL) {
+      j.n_q++;
+      rep.n_quantized++;
+      rep.n_experts += expert;
+    }
   }
   mx_wlist_free(&wl);
   if (st == MX_OK && mkdir(out_dir, 0755) != 0 && errno != EEXIST) {
@@ -329,6 +344,7 @@ mx_status_t mx_model_quantize(const char *in_dir, const char *out_dir,
     if (owned[i]) free((char *)descs[i].name);
   free(descs);
   free(owned);
+  if (st == MX_OK && opts->report) *opts->report = rep;
   for (int32_t i = 0; i < j.n_q; i++) free(j.qnames[i]);
   free(j.qnames);
   free(j.words);

@@ -270,6 +270,7 @@ def main():
     ap.add_argument("--skip-if-absent", action="store_true",
                     help="exit 77 (skipped) when the model directory does not exist")
     ap.add_argument("--quant", default=None)
+    ap.add_argument("--group-size", default=None, help="int8 / int4 group size")
     ap.add_argument("--precision", default=None)
     ap.add_argument("--forms", default="keep,inline")
     ap.add_argument("--consumers", default="iree,xla")
@@ -292,6 +293,8 @@ def main():
     load_flags = []
     if a.quant:
         load_flags += ["--quant", a.quant]
+    if a.group_size:
+        load_flags += ["--group-size", a.group_size]
     if a.precision:
         load_flags += ["--precision", a.precision]
     ref_json = Path(a.model) / "reference.json"

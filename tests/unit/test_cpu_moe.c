@@ -2,9 +2,12 @@
 // reference interpreter: decode (one token: the experts' GEMVs shared by panels) and prefill
 // (tokens grouped by expert, one GEMM per expert), f32 and bf16 experts, renormalized or not,
 // 1 to 3 threads, and batched decoding's rows_as_gemv (each row as a lone decode, bit for bit).
+// Quantized experts (int8, int4, MLX affine 4 / 8-bit, mx.linear's formats) through the
+// quantized kernels, exact path, the same way.
 // And the point of the kernel: it reads only the experts the router selects.
-// Experts no token selects hold NaN here; the decomposition (masked-dense: every expert times
-// its weight, 0 for the unselected) then gives NaN, the plan the exact result.
+// Experts no token selects hold NaN here (quantized: their scales); the decomposition
+// (masked-dense: every expert times its weight, 0 for the unselected) then gives NaN, the plan
+// the exact result.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +15,11 @@
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/hlo_builder.h"
 #include "model/graph_internal.h"
+#include "model/quant_internal.h"
 #include "mx_test.h"
 
-enum { E = 6, K = 2, H = 40, F = 24, NA = 2 + 3 * E };
+// H and F multiples of the quantized group (32): every expert of the quantized cases is packed.
+enum { E = 6, K = 2, H = 64, F = 32, G = 32, NA_MAX = 2 + 9 * E };
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static double urand(void) {  // [0, 1)
@@ -26,27 +31,69 @@ static double urand(void) {  // [0, 1)
 
 typedef struct moe_case {
   int64_t t;          // tokens
-  mx_elem_type_t et;  // the experts' type
+  mx_elem_type_t et;  // the experts' type (float experts)
   bool norm;
   bool poison;  // experts 4 and 5 (never selected) hold NaN
+  int qmode;    // mx_q_mode_t: 0 float experts, else quantized with groups of G
+  int bits;     // affine: 4 or 8
 } moe_case_t;
+
+// Operands per projection and in all.
+static int32_t per_proj(const moe_case_t *c) {
+  return c->qmode == MX_Q_FLOAT ? 1 : c->qmode == MX_Q_AFFINE ? 3 : 2;
+}
+static int32_t n_args(const moe_case_t *c) { return 2 + 3 * E * per_proj(c); }
+static int32_t q_bits(const moe_case_t *c) {
+  return c->qmode == MX_Q_INT8 ? 8 : c->qmode == MX_Q_INT4 ? 4 : c->bits;
+}
 
 // main(x[1, T, H], router[E, H], gate_0, up_0, down_0, ...) -> mx.moe
 static mx_module_t *build(const moe_case_t *c, mx_tensor_t *args) {
   mx_module_t *m = mx_module_create(NULL);
-  mx_type_t types[NA];
-  for (int32_t i = 0; i < NA; i++) types[i] = args[i].type;
+  int32_t na = n_args(c);
+  mx_type_t types[NA_MAX];
+  for (int32_t i = 0; i < na; i++) types[i] = args[i].type;
   mx_func_t *f;
   mx_builder_t b;
-  int32_t ids[NA], out = -1;
+  int32_t ids[NA_MAX], out = -1;
   mx_comp_ctx_t cc;
   mx_comp_ctx_init(&cc, m);
-  CHECK_OK(mx_build_func(m, "main", false, types, NA, &f, &b, ids));
-  CHECK_OK(mx_comp_moe(&cc, &b, ids[0], ids[1], ids + 2, E, "silu", K, c->norm, &out));
+  CHECK_OK(mx_build_func(m, "main", false, types, na, &f, &b, ids));
+  mx_comp_quant_t q = {q_bits(c), G, (mx_qmode_t)c->qmode};
+  CHECK_OK(mx_comp_moe(&cc, &b, ids[0], ids[1], ids + 2, E, c->qmode ? &q : NULL, "silu", K,
+                       c->norm, &out));
   mx_comp_ctx_free(&cc);
   CHECK_OK(mx_build_return(&b, &out, 1));
   CHECK_OK(mx_hlo_verify_module(m));
   return m;
+}
+
+// The stored triple w, scales[, biases] (f16 scales) of a random weight [d0, d1] quantized as
+// the model's quantizers do; poisoned: NaN scales.
+static void make_qweight(const moe_case_t *c, const int64_t *d, bool poison, mx_tensor_t *out) {
+  int64_t n = d[0], k = d[1], bits = q_bits(c), sd[2] = {n, k / G};
+  int64_t wd[2] = {n, c->qmode == MX_Q_INT8 ? k : k * bits / 32};
+  mx_type_t wt = mx_type_tensor(c->qmode == MX_Q_INT8 ? MX_ELEM_I8 : MX_ELEM_UI32, 2, wd);
+  mx_type_t st = mx_type_tensor(MX_ELEM_F16, 2, sd);
+  CHECK_OK(mx_tensor_alloc(&out[0], &wt));
+  CHECK_OK(mx_tensor_alloc(&out[1], &st));
+  if (c->qmode == MX_Q_AFFINE) CHECK_OK(mx_tensor_alloc(&out[2], &st));
+  float row[64];
+  for (int64_t r = 0; r < n; r++) {
+    for (int64_t i = 0; i < k; i++) row[i] = (float)(0.4 * (urand() - 0.5));
+    uint8_t *w = (uint8_t *)out[0].data + r * (int64_t)(out[0].nbytes / (size_t)n);
+    uint16_t *s = (uint16_t *)out[1].data + r * (k / G);
+    if (c->qmode == MX_Q_INT8) {
+      mx_q_int8_row(row, k, G, MX_ELEM_F16, (int8_t *)w, s);
+    } else if (c->qmode == MX_Q_INT4) {
+      mx_q_int4_row(row, k, G, MX_ELEM_F16, (uint32_t *)(void *)w, s);
+    } else {
+      mx_q_affine_row(row, k, G, (int)bits, MX_ELEM_F16, (uint32_t *)(void *)w, s,
+                      (uint16_t *)out[2].data + r * (k / G));
+    }
+  }
+  if (poison)
+    for (int64_t i = 0; i < n * (k / G); i++) mx_tensor_set_f64(&out[1], i, NAN);
 }
 
 // x in [0.5, 1): positive, so routers rows 0-3 (positive) always beat rows 4-5 (negative).
@@ -61,6 +108,11 @@ static void make_args(const moe_case_t *c, mx_tensor_t *args) {
       mx_tensor_set_f64(&args[1], e * H + i, e < 4 ? 0.1 * urand() : -0.1 - 0.1 * urand());
   for (int64_t e = 0; e < E; e++) {
     for (int j = 0; j < 3; j++) {
+      if (c->qmode) {
+        make_qweight(c, j == 2 ? dd : gd, c->poison && e >= 4,
+                     &args[2 + per_proj(c) * (3 * e + j)]);
+        continue;
+      }
       mx_type_t wt = mx_type_tensor(c->et, 2, j == 2 ? dd : gd);
       mx_tensor_t *w = &args[2 + 3 * e + j];
       CHECK_OK(mx_tensor_alloc(w, &wt));
@@ -81,7 +133,8 @@ static double max_diff(const mx_tensor_t *a, const mx_tensor_t *b) {
 }
 
 static void run_case(const moe_case_t *c) {
-  mx_tensor_t args[NA], clean[NA];
+  int32_t na = n_args(c);
+  mx_tensor_t args[NA_MAX], clean[NA_MAX];
   memset(args, 0, sizeof args);
   memset(clean, 0, sizeof clean);
   uint64_t seed = g_rng;
@@ -93,16 +146,16 @@ static void run_case(const moe_case_t *c) {
   mx_module_t *m = build(c, args);
   const mx_func_t *f = mx_module_find_func(m, "main");
   mx_tensor_t ref, got;
-  CHECK_OK(mx_interp_run(m, f, clean, NA, &ref, NULL));
+  CHECK_OK(mx_interp_run(m, f, clean, na, &ref, NULL));
   if (c->poison) {  // the decomposition reads every expert
     mx_tensor_t dense;
-    CHECK_OK(mx_interp_run(m, f, args, NA, &dense, NULL));
+    CHECK_OK(mx_interp_run(m, f, args, na, &dense, NULL));
     CHECK_MSG(isnan(mx_tensor_get_f64(&dense, 0)), "the decomposition should read expert 4");
     mx_tensor_free(&dense);
   }
-  bool w[NA];
-  for (int32_t i = 0; i < NA; i++) w[i] = i > 0;
-  mx_cpu_compile_opts_t o = {.args = args, .is_weight = w};
+  bool w[NA_MAX];
+  for (int32_t i = 0; i < na; i++) w[i] = i > 0;
+  mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .quant_kernel = MX_CPU_QKERNEL_EXACT};
   mx_cpu_plan_t *p = NULL;
   CHECK_OK(mx_cpu_compile(m, f, &o, &p));
   mx_cpu_plan_stats_t st;
@@ -117,22 +170,25 @@ static void run_case(const moe_case_t *c) {
             sb.data ? sb.data : "");
   mx_strbuf_free(&sb);
   CHECK_OK(mx_tensor_alloc(&got, &f->result_types[0]));
-  double tol = 2e-6;  // bf16 too: both sides round x and the activation to bf16 alike
+  // bf16 too: both sides round x and the activation to bf16 alike; quantized experts differ by
+  // the exact kernels' order of summation only (kernels_q.h; measured <= 3.1e-7).
+  double tol = 2e-6;
   for (int threads = 1; threads <= 3; threads++) {
     mx_cpu_pool_t *pool = NULL;
     CHECK_OK(mx_cpu_pool_create(threads, &pool));
     memset(got.data, 0xff, got.nbytes);
-    CHECK_OK(mx_cpu_plan_run(p, threads > 1 ? pool : NULL, args, NA, &got));
+    CHECK_OK(mx_cpu_plan_run(p, threads > 1 ? pool : NULL, args, na, &got));
     double d = max_diff(&got, &ref);
-    CHECK_MSG(d <= tol, "T %lld %s norm %d poison %d threads %d: |plan - reference| %g",
-              (long long)c->t, mx_elem_name(c->et), c->norm, c->poison, threads, d);
+    CHECK_MSG(d <= tol, "T %lld %s q%d/%d norm %d poison %d threads %d: |plan - reference| %g",
+              (long long)c->t, mx_elem_name(c->et), c->qmode, q_bits(c), c->norm, c->poison,
+              threads, d);
     mx_cpu_pool_destroy(pool);
   }
   mx_tensor_free(&got);
   mx_tensor_free(&ref);
   mx_cpu_plan_destroy(p);
   mx_module_destroy(m);
-  for (int32_t i = 0; i < NA; i++) {
+  for (int32_t i = 0; i < na; i++) {
     mx_tensor_free(&args[i]);
     mx_tensor_free(&clean[i]);
   }
@@ -140,23 +196,25 @@ static void run_case(const moe_case_t *c) {
 
 // The result of a compiled plan on args (single thread).
 static void run_plan(const moe_case_t *c, mx_tensor_t *args, bool rows_as_gemv, mx_tensor_t *out) {
+  int32_t na = n_args(c);
   mx_module_t *m = build(c, args);
   const mx_func_t *f = mx_module_find_func(m, "main");
-  bool w[NA];
-  for (int32_t i = 0; i < NA; i++) w[i] = i > 0;
+  bool w[NA_MAX];
+  for (int32_t i = 0; i < na; i++) w[i] = i > 0;
   mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .rows_as_gemv = rows_as_gemv};
   mx_cpu_plan_t *p = NULL;
   CHECK_OK(mx_cpu_compile(m, f, &o, &p));
   CHECK_OK(mx_tensor_alloc(out, &f->result_types[0]));
-  CHECK_OK(mx_cpu_plan_run(p, NULL, args, NA, out));
+  CHECK_OK(mx_cpu_plan_run(p, NULL, args, na, out));
   mx_cpu_plan_destroy(p);
   mx_module_destroy(m);
 }
 
 // Batched decoding (rows_as_gemv): each of 5 tokens gets, bit for bit, what it gets alone.
-static void test_rows_as_gemv(mx_elem_type_t et) {
-  moe_case_t c = {5, et, true, false};
-  mx_tensor_t args[NA], one[NA], all, alone;
+static void test_rows_as_gemv(mx_elem_type_t et, int qmode, int bits) {
+  moe_case_t c = {5, et, true, false, qmode, bits};
+  int32_t na = n_args(&c);
+  mx_tensor_t args[NA_MAX], one[NA_MAX], all, alone;
   memset(args, 0, sizeof args);
   make_args(&c, args);
   run_plan(&c, args, true, &all);
@@ -174,10 +232,10 @@ static void test_rows_as_gemv(mx_elem_type_t et) {
     mx_tensor_free(&alone);
     mx_tensor_free(&one[0]);
   }
-  CHECK_MSG(bad == 0, "rows_as_gemv %s: %d of 5 rows differ from a lone decode", mx_elem_name(et),
-            bad);
+  CHECK_MSG(bad == 0, "rows_as_gemv %s q%d: %d of 5 rows differ from a lone decode",
+            mx_elem_name(et), qmode, bad);
   mx_tensor_free(&all);
-  for (int32_t i = 0; i < NA; i++) mx_tensor_free(&args[i]);
+  for (int32_t i = 0; i < na; i++) mx_tensor_free(&args[i]);
 }
 
 int main(void) {
@@ -186,10 +244,22 @@ int main(void) {
     for (int64_t t = 1; t <= 7; t += 6)
       for (int norm = 0; norm < 2; norm++)
         for (int poison = 0; poison < 2; poison++) {
-          moe_case_t c = {t, kTypes[ti], norm != 0, poison != 0};
+          moe_case_t c = {t, kTypes[ti], norm != 0, poison != 0, MX_Q_FLOAT, 0};
           run_case(&c);
         }
-  test_rows_as_gemv(MX_ELEM_F32);
-  test_rows_as_gemv(MX_ELEM_BF16);
+  // Quantized experts: int8, int4, affine 4-bit and 8-bit.
+  static const struct {
+    int mode, bits;
+  } kQuant[] = {{MX_Q_INT8, 8}, {MX_Q_INT4, 4}, {MX_Q_AFFINE, 4}, {MX_Q_AFFINE, 8}};
+  for (int qi = 0; qi < 4; qi++)
+    for (int64_t t = 1; t <= 7; t += 6)
+      for (int poison = 0; poison < 2; poison++) {
+        moe_case_t c = {t, MX_ELEM_F32, true, poison != 0, kQuant[qi].mode, kQuant[qi].bits};
+        run_case(&c);
+      }
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_FLOAT, 0);
+  test_rows_as_gemv(MX_ELEM_BF16, MX_Q_FLOAT, 0);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_INT4, 4);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_AFFINE, 8);
   return mx_test_finish();
 }

@@ -9,7 +9,12 @@
 //    teacher-forced logits;
 //  - every architecture fixture (../shared/fixtures/<arch>) in int8 and int4: top-1 agreement,
 //    max logit error and mean KL against reference.json's float64 logits on the prompt and its
-//    greedy continuation (teacher-forced), within the documented tolerances.
+//    greedy continuation (teacher-forced), within the documented tolerances;
+//  - the mixture-of-experts fixtures (tests/data/families/mixtral, qwen3_moe: transformers'
+//    references) with quantized experts, in int8, int4 and as `mlxcel quantize` writes them
+//    (MLX 8 and 4-bit), held to the fixture tolerances (a routing flip allowed); the interpreter
+//    (the decomposition's dequantization) equals the cpu kernels within 1e-5 on the exact path
+//    (argument `moe`: this gate alone, ctest unit_quant_accuracy_moe; without it, the others).
 // Every check runs twice on the cpu backend: teacher-forced in one prefill with the exact kernels
 // (MX_CPU_QKERNEL_EXACT), and through decode steps with the default decode kernels (VNNI16
 // where the CPU has AVX-512 VNNI), whose activation rounding is held to the same gates.
@@ -304,7 +309,103 @@ static void test_fixtures(const char *shared, bool decode) {
   }
 }
 
-int main(void) {
+// ---- mixture-of-experts fixtures: quantized experts ----
+
+// Max |a - b| over n floats.
+static double max_abs(const float *a, const float *b, size_t n) {
+  double m = 0;
+  for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)a[i] - b[i]));
+  return m;
+}
+
+static void test_moe(bool decode) {
+  const char *data = getenv("MX_TEST_DATA");
+  CHECK_MSG(data != NULL, "MX_TEST_DATA is not set");
+  if (!data) return;
+  static const char *types[] = {"mixtral", "qwen3_moe"};
+  // The fixture gate of the dense path (test_fixtures); MLX q8 / q4 take int8's / int4's. One
+  // difference: the 8-bit max logit error allows a routing flip. The fixtures hold the router's
+  // k-th / (k+1)-th margins >= 1e-4 in f32 only; where quantization moves a token's router input
+  // by more, another expert runs and that position moves by up to 0.26 (measured: qwen3_moe
+  // int8, one greedy position; every prompt position stays within 0.023). Mean KL and top-1 stay
+  // the dense gate's.
+  static const struct {
+    mx_quant_mode_t q;
+    int32_t bits;  // MLX: mx_model_quantize's bits
+    tol_t t;
+  } cfgs[] = {{MX_QUANT_INT8, 8, {0.9, 0.4, 2e-4}},
+              {MX_QUANT_INT4, 4, {0.3, 1.5, 3e-2}},
+              {MX_QUANT_MLX, 8, {0.9, 0.4, 2e-4}},
+              {MX_QUANT_MLX, 4, {0.3, 1.5, 3e-2}}};
+  char tmp[] = "/tmp/mx_moe_quant_XXXXXX";
+  if (!mkdtemp(tmp)) return;
+  for (size_t a = 0; a < sizeof types / sizeof types[0]; a++) {
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/families/%s", data, types[a]);
+    snprintf(path, sizeof path, "%s/reference.json", dir);
+    cJSON *ref = read_json(path);
+    CHECK(ref != NULL);
+    if (!ref) continue;
+    int32_t ids[64];
+    int32_t np = ints(cJSON_GetObjectItem(ref, "prompt_ids"), ids, 64);
+    int32_t ng = ints(cJSON_GetObjectItem(ref, "greedy_ids"), ids + np, 64 - np);
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+      const char *src = dir;
+      if (cfgs[c].q == MX_QUANT_MLX) {  // experts quantized by mlxcel quantize (groups of 32)
+        mx_quantize_opts_t o = {.bits = cfgs[c].bits, .group_size = 32, .dtype = MX_ELEM_F32};
+        CHECK_OK(mx_model_quantize(dir, tmp, &o));
+        src = tmp;
+      }
+      mx_model_t *m = NULL;
+      CHECK_OK(open_model(src, cfgs[c].q, cfgs[c].q == MX_QUANT_MLX ? 0 : 32, &m));
+      if (!m) continue;
+      // Every expert projection is held quantized (3 per expert and layer), besides the linears.
+      int32_t experts = 3 * m->config.num_experts * m->config.num_layers;
+      CHECK_MSG(m->n_quantized > experts, "%s: %d quantized matrices, %d expert projections",
+                types[a], m->n_quantized, experts);
+      int32_t V = m->config.vocab_size, n = np + ng - 1;
+      float *all = forced_logits(m, "cpu", ids, n);
+      metrics_t mt = {0};
+      int32_t p = 0;
+      for (const cJSON *row = cJSON_GetObjectItem(ref, "logits")->child; all && row;
+           row = row->next, p++)
+        add_row(&mt, all + (size_t)p * V, row, V);
+      for (const cJSON *row = cJSON_GetObjectItem(ref, "decode_logits")->child; all && row;
+           row = row->next, p++)
+        add_row(&mt, all + (size_t)p * V, row, V);
+      char label[64];
+      snprintf(label, sizeof label, "%s %s%s g32%s", types[a], mx_quant_mode_name(cfgs[c].q),
+               cfgs[c].q == MX_QUANT_MLX ? (cfgs[c].bits == 8 ? "-q8" : "-q4") : "",
+               decode ? " decode" : "");
+      check_metrics(&mt, &cfgs[c].t, label);
+      if (!decode && all) {  // the interpreter runs mx.moe's decomposition on the packed experts
+        float *ref_interp = forced_logits(m, "interp", ids, np);
+        double d = ref_interp ? max_abs(all, ref_interp, (size_t)np * (size_t)V) : INFINITY;
+        printf("%-28s |cpu - interp| %.2e\n", label, d);
+        CHECK_MSG(d <= 1e-5, "%s: |cpu - interp| %.3g (> 1e-5)", label, d);
+        free(ref_interp);
+      }
+      free(all);
+      mx_model_free(m);
+    }
+    cJSON_Delete(ref);
+  }
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  CHECK(system(cmd) == 0);
+}
+
+int main(int argc, char **argv) {
+  // `moe`: the mixture-of-experts gate alone (ctest unit_quant_accuracy_moe; its fixtures live in
+  // the repository, so it runs with or without ../shared), on both kernel paths.
+  if (argc > 1 && strcmp(argv[1], "moe") == 0) {
+    g_qkernel = MX_CPU_QKERNEL_EXACT;
+    test_moe(false);
+    g_qkernel = MX_CPU_QKERNEL_AUTO;
+    g_stepwise = true;
+    test_moe(true);
+    return mx_test_finish();
+  }
   const char *shared = mx_test_shared("models/stories260K");
   if (!shared || !mx_test_shared("fixtures")) return mx_test_finish();
   g_qkernel = MX_CPU_QKERNEL_EXACT;

@@ -589,6 +589,16 @@ static int run_model(const bench_args_t *b) {
     int32_t n_quant = 0;
     st = mx_model_matmul_bytes(model, (int)wsize, &mm_bytes, NULL, &n_quant);
     if (st == MX_OK) mc.weight_bytes += mm_bytes - wsize * mc.matmul_params;
+    // Experts as held (quantized: packed values + scales), top_k of num_experts per layer.
+    double ex_bytes = 0;
+    int32_t ex_quant = 0;
+    if (st == MX_OK && c->num_experts > 0 &&
+        (st = mx_model_expert_bytes(model, (int)wsize, &ex_bytes, &ex_quant)) == MX_OK) {
+      double experts = 0, lin, router;
+      mlp_params(c, &lin, &experts, &router);
+      mc.weight_bytes += ex_bytes * c->num_experts_per_tok / c->num_experts - wsize * experts;
+      n_quant += ex_quant;
+    }
     double dec_bytes = mc.weight_bytes + mc.kv_bytes_per_token;
     // Each rep is held against the machine as it was around it: memory bandwidth drifts by 2x
     // over minutes on a shared host, so one limit for the whole run would credit or blame a

@@ -10,9 +10,11 @@ static void quantize_usage(FILE *out) {
           "\n"
           "Writes an MLX-format quantized copy of the model in IN to OUT, laid out as\n"
           "`mlx_lm.convert -q` writes it (MLX and mlx-lm load it): every linear layer and\n"
-          "embedding whose input size is a multiple of G becomes a uint32-packed B-bit weight\n"
+          "embedding whose input size is a multiple of G (and every mixture-of-experts expert\n"
+          "when the hidden and expert sizes are) becomes a uint32-packed B-bit weight\n"
           "with float scales and biases per group of G (MLX's affine rule), every other tensor\n"
-          "is cast to D, and config.json gets `quantization: {group_size, bits, mode}`. The\n"
+          "(routers and expert gates included) is cast to D, and config.json gets\n"
+          "`quantization: {group_size, bits, mode}`. The\n"
           "tokenizer and generation config are copied. IN may itself be MLX-quantized (it is\n"
           "dequantized first). Run the result with `mlxcel generate -m OUT` (--quant mlx is\n"
           "the default for such checkpoints).\n"
@@ -74,10 +76,16 @@ int mx_cli_cmd_quantize(int argc, char **argv) {
   if (o.dtype == MX_ELEM_INVALID)
     return mx_cli_usage_error(cmd, quantize_usage, "--dtype '%s' is not f16, bf16 or f32", dtype);
   if (!mx_cli_check_model_dir(cmd, in, "config.json")) return MX_EXIT_IO;
+  mx_quantize_report_t rep;
+  o.report = &rep;
   mx_error_clear();
   mx_status_t st = mx_model_quantize(in, out, &o);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   fprintf(stderr, "mlxcel quantize: wrote %s (%d-bit, group size %d, %s)\n", out, o.bits,
           o.group_size, dtype);
+  fprintf(stderr,
+          "mlxcel quantize: %d matrices quantized (%d expert projections); left float: %d "
+          "routers / expert gates (read in float), %d with an input size not a multiple of %d\n",
+          rep.n_quantized, rep.n_experts, rep.n_gates, rep.n_float, o.group_size);
   return MX_EXIT_OK;
 }
