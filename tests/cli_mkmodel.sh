@@ -146,6 +146,20 @@ t_olmoe() {
     "model.layers.1.mlp.experts.2.up_proj.weight model.layers.0.self_attn.k_norm.weight" \
     "shared_expert bias"
 }
+t_deepseek_v2() {
+  family deepseek_v2 "kv_lora_rank q_lora_rank qk_rope_head_dim n_routed_experts n_group \
+topk_method first_k_dense_replace routed_scaling_factor" \
+    "model.layers.0.self_attn.q_a_layernorm.weight model.layers.1.self_attn.kv_b_proj.weight \
+model.layers.0.mlp.gate_proj.weight model.layers.2.mlp.experts.7.down_proj.weight \
+model.layers.1.mlp.shared_experts.up_proj.weight" \
+    "q_proj e_score_correction_bias shared_expert_gate bias"
+}
+t_deepseek_v3() {
+  family deepseek_v3 "kv_lora_rank q_lora_rank n_group topk_group norm_topk_prob" \
+    "model.layers.1.self_attn.q_proj.weight model.layers.2.mlp.gate.e_score_correction_bias \
+model.layers.2.mlp.experts.0.gate_proj.weight model.layers.2.mlp.shared_experts.down_proj.weight" \
+    "q_a_proj shared_expert_gate"
+}
 
 t_help() {
   run "$MLXCEL" mkmodel --help

@@ -37,7 +37,7 @@ extern "C" {
 // The `version` every composite of this contract carries.
 enum { MX_COMPOSITE_VERSION = 1 };
 // The most attributes a composite of this contract has (size of the writers' arrays).
-enum { MX_COMPOSITE_MAX_ATTRS = 6 };
+enum { MX_COMPOSITE_MAX_ATTRS = 12 };
 
 typedef enum mx_composite_kind {
   MX_COMPOSITE_NONE = 0,  // not a composite of this contract
@@ -90,6 +90,17 @@ typedef struct mx_comp_gated {
 // Quantized experts (attributes bits, group_size and mode present, as mx.linear's): each of
 // gate, up and down is instead its stored triple w, scales[, biases] (biases with mode affine
 // only), so an expert is 6 or 9 operands, and each product is mx.linear's: x . dequant(w)^T.
+//
+// DeepSeek's routing, optional attributes (absent: the rule above). scoring "sigmoid": the scores
+// s are sigmoid(x router^T) instead of the softmax. choice_bias 1: one more operand after the
+// experts (after their quantized triples too), bias[E] f32, added to s for the choice only
+// (c = s + bias; c = s without it). n_group
+// G > 1 with topk_group < G: the E experts form G consecutive groups, each group ranked by the
+// largest c in it (group_rank "max") or the sum of its two largest (group_rank "top2_sum"), the
+// topk_group best groups kept (the lowest index first among equal ranks) and every expert of the
+// other groups left out of the choice. Then the top_k experts by c among those left (the lowest
+// index first), weights w = s of the chosen (not c), divided by their sum when norm_topk, times
+// routed_scale.
 
 typedef struct mx_comp_quant {
   int64_t bits;
@@ -97,12 +108,23 @@ typedef struct mx_comp_quant {
   mx_qmode_t mode;
 } mx_comp_quant_t;  // mx.linear and mx.embedding
 
+typedef enum mx_moe_scoring { MX_MOE_SOFTMAX = 0, MX_MOE_SIGMOID = 1 } mx_moe_scoring_t;
+typedef enum mx_moe_group_rank {
+  MX_MOE_GROUP_MAX = 0,
+  MX_MOE_GROUP_TOP2_SUM = 1
+} mx_moe_group_rank_t;
+
 typedef struct mx_comp_moe {
   mx_activation_t activation;
   int64_t top_k;   // 1 <= top_k <= E
   bool norm_topk;  // attribute norm_topk: 0 or 1
   bool quantized;  // the experts' format is `quant` (else float; no such attributes)
   mx_comp_quant_t quant;
+  mx_moe_scoring_t scoring;        // attribute scoring ("softmax", "sigmoid"); absent: softmax
+  bool choice_bias;                // attribute choice_bias: 0 or 1; absent: 0
+  int64_t n_group, topk_group;     // attributes n_group, topk_group; absent: 0 (no groups)
+  mx_moe_group_rank_t group_rank;  // attribute group_rank ("max", "top2_sum"); absent: max
+  double routed_scale;             // attribute routed_scale; absent (0 for the writer): 1
 } mx_comp_moe_t;
 
 // mx.mla operands: q_nope[B, T, H, Dn] f32, q_rot[B, T, H, Dr] f32 (rotated), latent cache

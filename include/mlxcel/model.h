@@ -225,6 +225,13 @@ typedef struct mx_model_config {
   bool norm_topk_prob;                      // the k routing weights renormalized to sum 1
   uint8_t layer_dense[MX_MAX_LAYERS];       // 1: layer l has a dense MLP of intermediate_size
                                             // (Qwen MoE's mlp_only_layers / decoder_sparse_step)
+  // DeepSeek's routing (zeros for the others): sigmoid scores plus e_score_correction_bias for
+  // the choice (V3) instead of the softmax; the experts in moe_groups groups of which the
+  // moe_topk_groups best are kept (0: no groups); weights x routed_scaling_factor (0: 1); the
+  // shared experts (shared_expert_intermediate_size) summed without a gate.
+  bool moe_sigmoid;
+  int32_t moe_groups, moe_topk_groups;
+  double routed_scaling_factor;
   // Multi-latent attention (DeepSeek-V2 / V3; ADR 0012); kv_lora_rank 0: ordinary attention.
   // q = q_b_proj(q_a_layernorm(q_a_proj x)) (q_proj x when q_lora_rank is 0) splits per head
   // into qk_nope_head_dim dims and qk_rope_head_dim rotated ones; kv_a_proj_with_mqa x splits

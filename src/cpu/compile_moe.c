@@ -64,14 +64,16 @@ static mx_status_t temp(cctx_t *c, size_t bytes, int32_t *slot) {
 
 bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
-  if (mx_composite_kind(op) != MX_COMPOSITE_KIND_MOE || op->n_results != 1 || op->n_operands < 5 ||
-      (op->n_operands - 2) % 3 != 0)
-    return false;
   mx_comp_moe_t ma;
-  if (!mx_comp_moe_read(op, &ma)) return false;
-  // Operands per projection: 1 (float), 2 (int8 / int4: w, scales) or 3 (affine: and biases).
+  if (mx_composite_kind(op) != MX_COMPOSITE_KIND_MOE || op->n_results != 1 ||
+      !mx_comp_moe_read(op, &ma))
+    return false;
+  // Operands per projection: 1 (float), 2 (int8 / int4: w, scales) or 3 (affine: and biases);
+  // DeepSeek-V3's choice bias is the last operand, after the experts.
   int32_t per = !ma.quantized ? 1 : ma.quant.mode == MX_QMODE_AFFINE ? 3 : 2;
-  if ((op->n_operands - 2) % (3 * per) != 0) return false;
+  int32_t n_bias = ma.choice_bias ? 1 : 0;
+  if (op->n_operands - n_bias < 2 + 3 * per || (op->n_operands - n_bias - 2) % (3 * per) != 0)
+    return false;
   const mx_type_t *xt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
                   *ot = vtype(f, op->results[0]), *gt = vtype(f, op->operands[2]);
   const void *router = weight_bytes(c, op->operands[1]);
@@ -79,11 +81,19 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       !(is_f32(rt) || is_lowp(rt)) || rt->rank != 2 || gt->kind != MX_TYPE_TENSOR ||
       gt->rank != 2 || (!ma.quantized && !(is_f32(gt) || is_lowp(gt))))
     return false;
-  int64_t E = (op->n_operands - 2) / (3 * per), H = xt->dims[xt->rank - 1], F = gt->dims[0];
+  int64_t E = (op->n_operands - n_bias - 2) / (3 * per), H = xt->dims[xt->rank - 1],
+          F = gt->dims[0];
   int64_t K = ma.top_k, M = H ? mx_type_numel(xt) / H : 0;
   if (H == 0 || F == 0 || M == 0 || K > E || (!ma.quantized && gt->dims[1] != H) ||
       rt->dims[0] != E || rt->dims[1] != H)
     return false;
+  const float *bias = NULL;
+  if (n_bias) {  // an f32 [E] weight argument, read as stored
+    int32_t v = op->operands[op->n_operands - 1];
+    const mx_type_t *bt = vtype(f, v);
+    bias = weight_bytes(c, v);
+    if (!bias || !is_f32(bt) || bt->rank != 1 || bt->dims[0] != E) return false;
+  }
   mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 9 * (size_t)E * sizeof(void *));
   if (!mo) {
     *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
@@ -96,6 +106,12 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mo->f = F;
   mo->act = (int)ma.activation;
   mo->norm_topk = ma.norm_topk;
+  mo->sigmoid = ma.scoring == MX_MOE_SIGMOID;
+  mo->bias = bias;
+  mo->n_group = ma.n_group;
+  mo->topk_group = ma.topk_group;
+  mo->group_top2 = ma.group_rank == MX_MOE_GROUP_TOP2_SUM;
+  mo->routed_scale = (float)ma.routed_scale;
   mo->rows_as_gemv = c->o->rows_as_gemv;
   mo->quant = ma.quantized;
   mo->et = ma.quantized ? MX_ELEM_F32 : gt->elem;

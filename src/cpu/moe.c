@@ -24,11 +24,13 @@ typedef struct meta {
   float *wts;     // [M * K] the routing weight of pair (m, k)
   float *logits;  // [E] scratch of the route step
   float *xr;      // [H] scratch: x rounded to a lowp router's type
+  float *choice;  // [E] scratch: DeepSeek's choice scores, then [E] its group ranks
 } meta_t;
 
 size_t mx_cpu_moe_meta_bytes(const mx_cpu_moe_t *mo) {
   int64_t E = mo->n_experts, R = mo->m * mo->k;
-  return sizeof(int32_t) * (size_t)(1 + 5 * E + 3 * R) + sizeof(float) * (size_t)(R + E + mo->h);
+  return sizeof(int32_t) * (size_t)(1 + 5 * E + 3 * R) +
+         sizeof(float) * (size_t)(R + E + mo->h + 2 * E);
 }
 
 static meta_t meta_of(const mx_cpu_moe_t *mo, void *base) {
@@ -45,6 +47,7 @@ static meta_t meta_of(const mx_cpu_moe_t *mo, void *base) {
   t.wts = (float *)(t.pick + R + E);
   t.logits = t.wts + R;
   t.xr = t.logits + E;
+  t.choice = t.xr + mo->h;
   return t;
 }
 
@@ -65,6 +68,44 @@ static float dot_f32(const float *x, const float *w, int64_t n) {
   for (; i < n; i++) s += x[i] * w[i];
   for (int j = 0; j < 8; j++) s += acc[j];
   return s;
+}
+
+// DeepSeek's choice scores of one token in t->choice: its scores t->logits plus the choice bias,
+// -inf for every expert outside the topk_group best groups (ranked by their best score, or the
+// sum of their two best: the first occurrence of the best taken out before the second; the
+// lowest index first among equal ranks), as the decomposition's group limit.
+static const float *deepseek_choice(const mx_cpu_moe_t *mo, const meta_t *t) {
+  int64_t E = mo->n_experts;
+  float *c = t->choice, *rank = t->choice + E;
+  for (int64_t e = 0; e < E; e++) c[e] = mo->bias ? t->logits[e] + mo->bias[e] : t->logits[e];
+  if (mo->n_group <= 1 || mo->topk_group >= mo->n_group) return c;
+  int64_t G = mo->n_group, N = E / G;
+  for (int64_t g = 0; g < G; g++) {
+    const float *cg = c + g * N;
+    int64_t first = 0;
+    for (int64_t i = 1; i < N; i++)
+      if (cg[i] > cg[first]) first = i;
+    float r = cg[first];
+    if (mo->group_top2) {
+      float second = -INFINITY;
+      for (int64_t i = 0; i < N; i++)
+        if (i != first && cg[i] > second) second = cg[i];
+      r += second;
+    }
+    rank[g] = r;
+  }
+  // The best topk_group groups keep their scores (picked ones marked -inf in rank), the others
+  // are left out.
+  for (int64_t j = 0; j < mo->topk_group; j++) {
+    int64_t best = -1;
+    for (int64_t g = 0; g < G; g++)
+      if (rank[g] != -INFINITY && (best < 0 || rank[g] > rank[best])) best = g;
+    if (best >= 0) rank[best] = -INFINITY;
+  }
+  for (int64_t g = 0; g < G; g++)
+    if (rank[g] != -INFINITY)
+      for (int64_t i = 0; i < N; i++) c[g * N + i] = -INFINITY;
+  return c;
 }
 
 // Token m's top-k experts into idx[0..K) and their weights into w[0..K) (t's scratch).
@@ -90,20 +131,24 @@ static void route_token(const mx_cpu_moe_t *mo, const meta_t *t, const float *x,
     t->logits[e] = acc;
     if (acc > mx) mx = acc;
   }
-  float sum = 0.0f;
-  for (int64_t e = 0; e < E; e++) {
-    t->logits[e] = expf(t->logits[e] - mx);
-    sum += t->logits[e];
-  }
   int32_t *chosen = t->pick + mo->m * K;  // [E] flags
-  for (int64_t e = 0; e < E; e++) {
-    t->logits[e] /= sum;  // probabilities
-    chosen[e] = 0;
+  if (mo->sigmoid) {                      // the interpreter's logistic: 1 / (1 + exp(-x))
+    for (int64_t e = 0; e < E; e++) t->logits[e] = 1.0f / (1.0f + expf(-t->logits[e]));
+  } else {
+    float sum = 0.0f;
+    for (int64_t e = 0; e < E; e++) {
+      t->logits[e] = expf(t->logits[e] - mx);
+      sum += t->logits[e];
+    }
+    for (int64_t e = 0; e < E; e++) t->logits[e] /= sum;  // probabilities
   }
+  for (int64_t e = 0; e < E; e++) chosen[e] = 0;
+  const float *c = t->logits;  // what the experts are chosen by
+  if (mo->bias || mo->n_group > 1) c = deepseek_choice(mo, t);
   for (int64_t j = 0; j < K; j++) {
     int64_t best = -1;
     for (int64_t e = 0; e < E; e++)
-      if (!chosen[e] && (best < 0 || t->logits[e] > t->logits[best])) best = e;
+      if (!chosen[e] && (best < 0 || c[e] > c[best])) best = e;
     chosen[best] = 1;
     idx[j] = (int32_t)best;
   }
@@ -111,6 +156,8 @@ static void route_token(const mx_cpu_moe_t *mo, const meta_t *t, const float *x,
   for (int64_t e = 0; e < E; e++)
     if (chosen[e]) s += t->logits[e];
   for (int64_t j = 0; j < K; j++) w[j] = mo->norm_topk ? t->logits[idx[j]] / s : t->logits[idx[j]];
+  if (mo->routed_scale != 0.0f && mo->routed_scale != 1.0f)
+    for (int64_t j = 0; j < K; j++) w[j] *= mo->routed_scale;
 }
 
 static void route(mx_cpu_plan_t *p, const mx_step_t *s) {

@@ -74,13 +74,19 @@ typedef struct mx_cpu_moe {
   int64_t n_experts, k, m, h, f;  // E, K, tokens M, hidden H, expert width F
   int act;                        // mx_activation_t
   bool norm_topk;
-  bool rows_as_gemv;          // every row through the GEMVs (mx_cpu_compile_opts_t.rows_as_gemv)
-  mx_elem_type_t et;          // the experts' type: F32 (also for quantized), or BF16 / F16
-  bool quant;                 // quantized experts (q), which take f32 rows
-  const void *router;         // [E, H] weight argument bytes
-  mx_elem_type_t router_et;   // F32, BF16 or F16
-  int64_t router_bytes;       // bytes of one router element
-  const mx_cpu_packed_t **w;  // [3E] gate, up, down of each expert (f32)
+  bool rows_as_gemv;         // every row through the GEMVs (mx_cpu_compile_opts_t.rows_as_gemv)
+  mx_elem_type_t et;         // the experts' type: F32 (also for quantized), or BF16 / F16
+  bool quant;                // quantized experts (q), which take f32 rows
+  const void *router;        // [E, H] weight argument bytes
+  mx_elem_type_t router_et;  // F32, BF16 or F16
+  int64_t router_bytes;      // bytes of one router element
+  // DeepSeek's routing (mx.moe's optional attributes; zeros / NULL: the softmax routing).
+  bool sigmoid;       // scores = sigmoid(logits)
+  const float *bias;  // [E] choice bias argument bytes, NULL: none
+  int64_t n_group, topk_group;
+  bool group_top2;                  // a group's rank: the sum of its two best, else its best
+  float routed_scale;               // 0: 1
+  const mx_cpu_packed_t **w;        // [3E] gate, up, down of each expert (f32)
   const mx_cpu_packed_lowp_t **wl;  // [3E] the same, lowp
   const mx_cpu_qpacked_t **q;       // [3E] the same, quantized (owned by the weight cache)
 } mx_cpu_moe_t;

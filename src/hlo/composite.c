@@ -106,12 +106,30 @@ int32_t mx_comp_quant_write(mx_module_t *m, const mx_comp_quant_t *a, mx_named_a
   return 3;
 }
 
+static const char *const kMoeScorings[] = {"softmax", "sigmoid"};  // mx_moe_scoring_t
+static const char *const kMoeGroupRanks[] = {"max", "top2_sum"};   // mx_moe_group_rank_t
+
 int32_t mx_comp_moe_write(mx_module_t *m, const mx_comp_moe_t *a, mx_named_attr_t *attrs) {
-  attrs[0] = (mx_named_attr_t){"activation", mx_attr_string(m, mx_activation_name(a->activation))};
-  attrs[1] = (mx_named_attr_t){"norm_topk", mx_attr_int(a->norm_topk ? 1 : 0, MX_ELEM_I64)};
-  attrs[2] = (mx_named_attr_t){"top_k", mx_attr_int(a->top_k, MX_ELEM_I64)};
-  if (!a->quantized) return 3;  // float experts' graphs stay as they were
-  return 3 + mx_comp_quant_write(m, &a->quant, attrs + 3);
+  // By name; DeepSeek's routing attributes only when set, and mx.linear's (bits, group_size,
+  // mode) last and only for quantized experts, so other graphs stay as they were.
+  int32_t n = 0;
+  attrs[n++] =
+      (mx_named_attr_t){"activation", mx_attr_string(m, mx_activation_name(a->activation))};
+  if (a->choice_bias) attrs[n++] = (mx_named_attr_t){"choice_bias", mx_attr_int(1, MX_ELEM_I64)};
+  bool groups = a->n_group > 1;
+  if (groups) {
+    attrs[n++] = (mx_named_attr_t){"group_rank", mx_attr_string(m, kMoeGroupRanks[a->group_rank])};
+    attrs[n++] = (mx_named_attr_t){"n_group", mx_attr_int(a->n_group, MX_ELEM_I64)};
+  }
+  attrs[n++] = (mx_named_attr_t){"norm_topk", mx_attr_int(a->norm_topk ? 1 : 0, MX_ELEM_I64)};
+  if (a->routed_scale != 0.0 && a->routed_scale != 1.0)
+    attrs[n++] = (mx_named_attr_t){"routed_scale", mx_attr_float(a->routed_scale, MX_ELEM_F32)};
+  if (a->scoring != MX_MOE_SOFTMAX)
+    attrs[n++] = (mx_named_attr_t){"scoring", mx_attr_string(m, kMoeScorings[a->scoring])};
+  attrs[n++] = (mx_named_attr_t){"top_k", mx_attr_int(a->top_k, MX_ELEM_I64)};
+  if (groups) attrs[n++] = (mx_named_attr_t){"topk_group", mx_attr_int(a->topk_group, MX_ELEM_I64)};
+  if (!a->quantized) return n;
+  return n + mx_comp_quant_write(m, &a->quant, attrs + n);
 }
 
 int32_t mx_comp_mla_write(mx_module_t *m, const mx_comp_mla_t *a, mx_named_attr_t *attrs) {
@@ -185,7 +203,7 @@ bool mx_comp_quant_read(const mx_op_t *op, mx_comp_quant_t *a) {
 }
 
 bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a) {
-  int64_t norm = -1;
+  int64_t norm = -1, bias = 0;
   if (!mx_activation_parse(read_s(op, "activation"), &a->activation) ||
       !read_i(op, "top_k", &a->top_k) || !read_i(op, "norm_topk", &norm) || a->top_k < 1 ||
       (norm != 0 && norm != 1))
@@ -193,7 +211,28 @@ bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a) {
   a->norm_topk = norm == 1;
   a->quantized = field(op, "mode") != NULL;
   if (!a->quantized) memset(&a->quant, 0, sizeof a->quant);
-  return !a->quantized || mx_comp_quant_read(op, &a->quant);
+  if (a->quantized && !mx_comp_quant_read(op, &a->quant)) return false;
+  // DeepSeek's routing (optional).
+  a->scoring = MX_MOE_SOFTMAX;
+  a->n_group = a->topk_group = 0;
+  a->group_rank = MX_MOE_GROUP_MAX;
+  a->routed_scale = 1.0;
+  const char *sc = read_s(op, "scoring"), *gr = read_s(op, "group_rank");
+  int i = sc ? find(kMoeScorings, COUNT(kMoeScorings), sc) : 0;
+  int j = gr ? find(kMoeGroupRanks, COUNT(kMoeGroupRanks), gr) : 0;
+  if (i < 0 || j < 0 || (field(op, "choice_bias") && !read_i(op, "choice_bias", &bias)) ||
+      (bias != 0 && bias != 1) ||
+      (field(op, "routed_scale") && !read_f(op, "routed_scale", &a->routed_scale)))
+    return false;
+  a->scoring = (mx_moe_scoring_t)i;
+  a->group_rank = (mx_moe_group_rank_t)j;
+  a->choice_bias = bias == 1;
+  if (field(op, "n_group")) {
+    if (!read_i(op, "n_group", &a->n_group) || !read_i(op, "topk_group", &a->topk_group) ||
+        a->n_group < 1 || a->topk_group < 1 || a->topk_group > a->n_group)
+      return false;
+  }
+  return true;
 }
 
 bool mx_comp_mla_read(const mx_op_t *op, mx_comp_mla_t *a) {

@@ -18,23 +18,22 @@ typedef struct moe_params {
   bool gelu;                     // gelu_tanh, else silu
   const mx_comp_quant_t *quant;  // NULL: float experts
   int32_t per_proj;              // operands per projection: 1 float, 2 int8 / int4, 3 affine
+  const mx_comp_moe_t *a;  // DeepSeek's routing when a->scoring, bias, groups or scale ask for it
+  bool deepseek;
 } moe_params_t;
 
 // Routing weights [B, T, E] f32 of probabilities p [B, T, E] (values >= 0): the top k kept
 // (each round takes the largest, the lowest index among equals), every other expert 0,
 // the kept ones divided by their sum when norm.
-static mx_status_t top_k_weights(mx_builder_t *b, int32_t p, int32_t k, bool norm, int32_t *out) {
-  mx_type_t pt = *mx_build_type(b, p);
-  int64_t E = pt.dims[2], last = 2, lead[2] = {0, 1};
-  mx_type_t it = mx_type_tensor(MX_ELEM_I32, 3, pt.dims);
-  int32_t iota, none, gone, zero, ninf, imax, fzero, cur = p, kept = -1;
-  MX_TRY(mx_build_iota(b, &it, 2, &iota));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)E, iota, &none));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -1.0, p, &gone));  // below every probability
-  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.0, p, &zero));
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
-  MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)E, &imax));
-  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &fzero));
+// The k largest entries along the last dimension of cur [..., N] (rank 3 or 4; each round the
+// largest, the lowest index among equals, then replaced by gone): *kept, i1 of cur's shape, and
+// when rest is not NULL what is left of cur. iota / none: i32 indices along the last dimension
+// and N; ninf, imax: the scalars -inf and N.
+static mx_status_t top_k_mask(mx_builder_t *b, int32_t cur, int32_t k, int32_t iota, int32_t none,
+                              int32_t gone, int32_t ninf, int32_t imax, int32_t *kept,
+                              int32_t *rest) {
+  int64_t last = mx_build_type(b, cur)->rank - 1, lead[3] = {0, 1, 2};
+  *kept = -1;
   for (int32_t j = 0; j < k; j++) {
     int32_t m, mb, eq, cand, i, ib, pick;
     MX_TRY(mx_build_reduce(b, cur, ninf, &last, 1, MX_OP_MAXIMUM, &m));
@@ -45,12 +44,29 @@ static mx_status_t top_k_weights(mx_builder_t *b, int32_t p, int32_t k, bool nor
     MX_TRY(mx_g_bcast_like(b, i, iota, lead, &ib));
     MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, iota, ib, &pick));
     MX_TRY(mx_build_select(b, pick, gone, cur, &cur));
-    if (kept < 0) {
-      kept = pick;
+    if (*kept < 0) {
+      *kept = pick;
     } else {
-      MX_TRY(mx_build_binary(b, MX_OP_OR, kept, pick, &kept));
+      MX_TRY(mx_build_binary(b, MX_OP_OR, *kept, pick, kept));
     }
   }
+  if (rest) *rest = cur;
+  return MX_OK;
+}
+
+static mx_status_t top_k_weights(mx_builder_t *b, int32_t p, int32_t k, bool norm, int32_t *out) {
+  mx_type_t pt = *mx_build_type(b, p);
+  int64_t E = pt.dims[2], last = 2, lead[2] = {0, 1};
+  mx_type_t it = mx_type_tensor(MX_ELEM_I32, 3, pt.dims);
+  int32_t iota, none, gone, zero, ninf, imax, fzero, kept;
+  MX_TRY(mx_build_iota(b, &it, 2, &iota));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)E, iota, &none));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -1.0, p, &gone));  // below every probability
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.0, p, &zero));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)E, &imax));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &fzero));
+  MX_TRY(top_k_mask(b, p, k, iota, none, gone, ninf, imax, &kept, NULL));
   int32_t w;
   MX_TRY(mx_build_select(b, kept, p, zero, &w));
   if (norm) {
@@ -70,6 +86,87 @@ static mx_status_t project(mx_builder_t *b, const moe_params_t *p, int32_t x, co
   int32_t wf = w[0];
   if (p->quant) MX_TRY(mx_comp_dequant(b, p->quant, w[0], w[1], p->per_proj > 2 ? w[2] : -1, &wf));
   return mx_g_linear(b, x, wf, out);
+}
+
+// The top k of c [B, T, N] (the choice scores; -inf marks the left-out) as *kept i1 [B, T, N]:
+// picked ones become -inf, which k <= the entries left (checked by the family) never reach.
+static mx_status_t top_k_of(mx_builder_t *b, int32_t c, int32_t k, int32_t *kept) {
+  mx_type_t ct = *mx_build_type(b, c);
+  mx_type_t it = mx_type_tensor(MX_ELEM_I32, 3, ct.dims);
+  int32_t iota, none, gone, ninf, imax;
+  MX_TRY(mx_build_iota(b, &it, 2, &iota));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)ct.dims[2], iota, &none));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, c, &gone));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)ct.dims[2], &imax));
+  return top_k_mask(b, c, k, iota, none, gone, ninf, imax, kept, NULL);
+}
+
+// DeepSeek's group limit on the choice scores c [B, T, E]: each of the G groups of E / G experts
+// ranked by its largest c (or the sum of its two largest, the largest's first occurrence taken
+// out before the second), the topk_group best kept, every expert of the others -inf.
+static mx_status_t group_limit(mx_builder_t *b, int32_t c, const mx_comp_moe_t *a, int32_t *out) {
+  mx_type_t ct = *mx_build_type(b, c);
+  int64_t B = ct.dims[0], T = ct.dims[1], E = ct.dims[2], G = a->n_group, N = E / G, last = 3;
+  int64_t gd[4] = {B, T, G, N}, lead[3] = {0, 1, 2};
+  int32_t c4, ninf, rank, kept, km, ninf_c;
+  MX_TRY(mx_build_reshape(b, c, gd, 4, &c4));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_reduce(b, c4, ninf, &last, 1, MX_OP_MAXIMUM, &rank));  // [B, T, G]
+  if (a->group_rank == MX_MOE_GROUP_TOP2_SUM) {  // the best taken out, then the next best
+    mx_type_t it = mx_type_tensor(MX_ELEM_I32, 4, gd);
+    int32_t iota, none, imax, first, gone, rest, second;
+    MX_TRY(mx_build_iota(b, &it, 3, &iota));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)N, iota, &none));
+    MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)N, &imax));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, c4, &gone));
+    MX_TRY(top_k_mask(b, c4, 1, iota, none, gone, ninf, imax, &first, &rest));
+    MX_TRY(mx_build_reduce(b, rest, ninf, &last, 1, MX_OP_MAXIMUM, &second));
+    MX_TRY(mx_build_binary(b, MX_OP_ADD, rank, second, &rank));
+  }
+  MX_TRY(top_k_of(b, rank, (int32_t)a->topk_group, &kept));
+  MX_TRY(mx_g_bcast_like(b, kept, c4, lead, &km));
+  MX_TRY(mx_build_reshape(b, km, ct.dims, 3, &km));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, c, &ninf_c));
+  return mx_build_select(b, km, c, ninf_c, out);
+}
+
+// DeepSeek's routing weights [B, T, E] of the router logits (composite.h, mx.moe).
+static mx_status_t deepseek_weights(mx_builder_t *b, int32_t logits, int32_t bias,
+                                    const mx_comp_moe_t *a, int32_t *out) {
+  int32_t s, c, kept, zero, w;
+  int64_t last = 2, lead[2] = {0, 1};
+  if (a->scoring == MX_MOE_SIGMOID) {
+    MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, logits, &s));
+  } else {
+    MX_TRY(mx_g_softmax_last(b, logits, &s));
+  }
+  c = s;
+  if (bias >= 0) {
+    int64_t d2 = 2;
+    mx_type_t st = *mx_build_type(b, s);
+    int32_t bb;
+    MX_TRY(mx_build_broadcast_in_dim(b, bias, st.dims, 3, &d2, &bb));
+    MX_TRY(mx_build_binary(b, MX_OP_ADD, s, bb, &c));
+  }
+  if (a->n_group > 1 && a->topk_group < a->n_group) MX_TRY(group_limit(b, c, a, &c));
+  MX_TRY(top_k_of(b, c, (int32_t)a->top_k, &kept));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.0, s, &zero));
+  MX_TRY(mx_build_select(b, kept, s, zero, &w));
+  if (a->norm_topk) {
+    int32_t fzero, sum, sb;
+    MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &fzero));
+    MX_TRY(mx_build_reduce(b, w, fzero, &last, 1, MX_OP_ADD, &sum));
+    MX_TRY(mx_g_bcast_like(b, sum, w, lead, &sb));
+    MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, w, sb, &w));
+  }
+  if (a->routed_scale != 0.0 && a->routed_scale != 1.0) {
+    int32_t rs;
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, a->routed_scale, w, &rs));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, w, rs, &w));
+  }
+  *out = w;
+  return MX_OK;
 }
 
 // act(x w_gate^T) * (x w_up^T) w_down^T for one expert, [B, T, H] f32.
@@ -95,8 +192,13 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
   const moe_params_t *p = params;
   int32_t x = args[0], logits, probs, w, acc = -1;
   MX_TRY(mx_g_linear(b, x, args[1], &logits));
-  MX_TRY(mx_g_softmax_last(b, logits, &probs));
-  MX_TRY(top_k_weights(b, probs, p->top_k, p->norm_topk, &w));
+  if (p->deepseek) {
+    int32_t bias = p->a->choice_bias ? args[2 + 3 * p->per_proj * p->n_experts] : -1;
+    MX_TRY(deepseek_weights(b, logits, bias, p->a, &w));
+  } else {
+    MX_TRY(mx_g_softmax_last(b, logits, &probs));
+    MX_TRY(top_k_weights(b, probs, p->top_k, p->norm_topk, &w));
+  }
   mx_type_t wt = *mx_build_type(b, w);
   int64_t lo[3] = {0, 0, 0}, hi[3] = {wt.dims[0], wt.dims[1], 0}, bt[2] = {wt.dims[0], wt.dims[1]};
   int64_t lead[2] = {0, 1};
@@ -119,38 +221,73 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
   return MX_OK;
 }
 
-mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
-                        const int32_t *experts, int32_t n_experts, const mx_comp_quant_t *quant,
-                        const char *activation, int32_t top_k, bool norm_topk, int32_t *out) {
-  mx_comp_moe_t a = {.top_k = top_k, .norm_topk = norm_topk, .quantized = quant != NULL};
-  if (!mx_activation_parse(activation, &a.activation)) {
-    return mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation \"%s\"", activation);
+mx_status_t mx_comp_moe_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
+                           const int32_t *experts, int32_t n_experts, int32_t choice_bias,
+                           const mx_comp_moe_t *a, int32_t *out) {
+  if (n_experts < 1 || a->top_k < 1 || a->top_k > n_experts) {
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx.moe: top %lld of %d experts", (long long)a->top_k,
+                        n_experts);
   }
-  if (n_experts < 1 || top_k < 1 || top_k > n_experts) {
-    return mx_error_set(MX_ERR_INVALID_ARG, "mx.moe: top %d of %d experts", top_k, n_experts);
+  bool groups = a->n_group > 1;
+  if ((choice_bias >= 0) != a->choice_bias ||
+      (groups && (n_experts % a->n_group != 0 || a->topk_group < 1 || a->topk_group > a->n_group ||
+                  a->top_k > a->topk_group * (n_experts / a->n_group) ||
+                  (a->group_rank == MX_MOE_GROUP_TOP2_SUM && n_experts / a->n_group < 2)))) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx.moe: bad routing (%d experts in %lld groups, the best %lld kept, top "
+                        "%lld, choice bias %d)",
+                        n_experts, (long long)a->n_group, (long long)a->topk_group,
+                        (long long)a->top_k, choice_bias >= 0);
   }
+  const char *act = mx_activation_name(a->activation);
+  if (act == NULL) return mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation");
   int32_t per_proj = 1;
-  if (quant) {
-    a.quant = *quant;
-    per_proj = quant->mode == MX_QMODE_AFFINE ? 3 : 2;
-    if (mx_qmode_name(quant->mode) == NULL || quant->group_size < 1) {
+  const char *qmode = "none";
+  if (a->quantized) {
+    qmode = mx_qmode_name(a->quant.mode);
+    if (qmode == NULL || a->quant.group_size < 1) {
       return mx_error_set(MX_ERR_INVALID_ARG, "mx.moe: not a quantized format");
     }
+    per_proj = a->quant.mode == MX_QMODE_AFFINE ? 3 : 2;
   }
-  int32_t n = 2 + 3 * per_proj * n_experts;
+  // x, router, each expert's projections (their quantized triples), then the choice bias.
+  int32_t n_w = 3 * per_proj * n_experts, n = 2 + n_w + (choice_bias >= 0 ? 1 : 0);
   int32_t *ops = malloc(sizeof *ops * (size_t)n);
   if (ops == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   ops[0] = x;
   ops[1] = router;
-  for (int32_t i = 0; i < n - 2; i++) ops[2 + i] = experts[i];
-  moe_params_t p = {n_experts, top_k, norm_topk, a.activation == MX_ACT_GELU_TANH, quant, per_proj};
-  char key[96];
-  snprintf(key, sizeof key, "%s,k=%d,norm=%d,q=%s,b=%d,g=%d", activation, top_k, norm_topk ? 1 : 0,
-           quant ? mx_qmode_name(quant->mode) : "none", quant ? (int)quant->bits : 0,
-           quant ? (int)quant->group_size : 0);
+  for (int32_t i = 0; i < n_w; i++) ops[2 + i] = experts[i];
+  if (choice_bias >= 0) ops[n - 1] = choice_bias;
+  moe_params_t p = {n_experts,
+                    (int32_t)a->top_k,
+                    a->norm_topk,
+                    a->activation == MX_ACT_GELU_TANH,
+                    a->quantized ? &a->quant : NULL,
+                    per_proj,
+                    a,
+                    false};
+  p.deepseek = a->scoring != MX_MOE_SOFTMAX || a->choice_bias || groups ||
+               (a->routed_scale != 0.0 && a->routed_scale != 1.0);
+  char key[192];
+  snprintf(key, sizeof key, "%s,k=%lld,norm=%d,q=%s,b=%d,g=%d,s=%d,cb=%d,g=%lld/%lld/%d,r=%.17g",
+           act, (long long)a->top_k, a->norm_topk ? 1 : 0, qmode,
+           a->quantized ? (int)a->quant.bits : 0, a->quantized ? (int)a->quant.group_size : 0,
+           (int)a->scoring, a->choice_bias ? 1 : 0, (long long)a->n_group, (long long)a->topk_group,
+           (int)a->group_rank, a->routed_scale);
   mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
-  int32_t na = mx_comp_moe_write(c->m, &a, attrs);
+  int32_t na = mx_comp_moe_write(c->m, a, attrs);
   mx_status_t st = mx_comp_call(c, b, MX_COMPOSITE_MOE, ops, n, attrs, na, key, build_moe, &p, out);
   free(ops);
   return st;
+}
+
+mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
+                        const int32_t *experts, int32_t n_experts, const mx_comp_quant_t *quant,
+                        const char *activation, int32_t top_k, bool norm_topk, int32_t *out) {
+  mx_comp_moe_t a = {.top_k = top_k, .norm_topk = norm_topk, .quantized = quant != NULL};
+  if (quant) a.quant = *quant;
+  if (!mx_activation_parse(activation, &a.activation)) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation \"%s\"", activation);
+  }
+  return mx_comp_moe_ex(c, b, x, router, experts, n_experts, -1, &a, out);
 }

@@ -8,9 +8,9 @@
 // qk_rope_head_dim (the rotary dims), as those classes set it. V2 rotates pairs (2i, 2i + 1)
 // (complex multiplication); V3 too with rope_interleave (its default: transformers permutes
 // both q and k the same way, which leaves every score unchanged), else rotate-half.
-// Not yet supported, refused naming the field: the mixture-of-experts layers (every layer from
-// first_k_dense_replace on), and num_key_value_heads other than num_attention_heads (transformers'
-// expansion gives every head its own key; a different count does not run there either).
+// The mixture of experts: parse_moe. Refused naming the field: num_key_value_heads other than
+// num_attention_heads (transformers' expansion gives every head its own key; a different count
+// does not run there either), values transformers would fail on (nulls), other topk_methods.
 #include <math.h>
 #include <string.h>
 
@@ -40,11 +40,106 @@ static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, int32_t def,
   return MX_OK;
 }
 
+// n_routed_experts, or its alias (transformers' attribute_map: V2 num_experts, V3
+// num_local_experts) when only that is given.
+static mx_status_t routed_experts(const mx_cfg_obj_t *o, bool v3, int32_t *out) {
+  const char *alias = v3 ? "num_local_experts" : "num_experts";
+  int32_t a, b;
+  MX_TRY(mx_cfg_i32(o, "n_routed_experts", v3 ? 256 : 64, &a));
+  MX_TRY(mx_cfg_i32(o, alias, a, &b));
+  if (mx_cfg_has(o, "n_routed_experts") && mx_cfg_has(o, alias) && a != b) {
+    return mx_error_set(MX_ERR_PARSE, "%s: %sn_routed_experts (%d) and %s (%d) differ", o->src,
+                        o->prefix, a, alias, b);
+  }
+  *out = mx_cfg_has(o, "n_routed_experts") ? a : b;
+  return MX_OK;
+}
+
+// A null where transformers would fail on it: refused naming the key.
+static mx_status_t not_null(const mx_cfg_obj_t *o, const char *key) {
+  const cJSON *j = cJSON_GetObjectItemCaseSensitive(o->obj, key);
+  if (j != NULL && cJSON_IsNull(j)) {
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: %s%s must not be null", o->src, o->prefix, key);
+  }
+  return MX_OK;
+}
+
+// The mixture of experts: every layer from first_k_dense_replace on is sparse (transformers;
+// the original code's moe_layer_freq, when given, must be 1), routed experts of
+// moe_intermediate_size plus n_shared_experts as one MLP of n_shared_experts times that width
+// summed without a gate, weights times routed_scaling_factor. V2: softmax scores, topk_method
+// greedy (the top k of all) or group_limited_greedy (the topk_group groups of the largest
+// score, then the top k among their experts); transformers never renormalizes V2's weights, so
+// its norm_topk_prob is read by nobody. V3: sigmoid scores plus e_score_correction_bias for the
+// choice only, the topk_group groups of the largest sum of their two best, the top k among
+// them, renormalized when norm_topk_prob (transformers adds 1e-20 to the sum, which changes an
+// f32 quotient only when the chosen scores sum below 1e-13).
+static mx_status_t parse_moe(const mx_cfg_obj_t *o, bool v3, mx_model_config_t *cfg) {
+  int32_t dense, freq, shared, n_group, topk_group;
+  MX_TRY(mx_cfg_i32(o, "first_k_dense_replace", v3 ? 3 : 0, &dense));
+  MX_TRY(mx_cfg_i32(o, "moe_layer_freq", 1, &freq));
+  if (freq != 1) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: %smoe_layer_freq %d is not supported (transformers places a "
+                        "mixture of experts on every layer from first_k_dense_replace on)",
+                        o->src, o->prefix, freq);
+  }
+  if (dense < 0) dense = 0;
+  if (dense >= cfg->num_layers) return MX_OK;  // no sparse layer: a dense model
+  MX_TRY(routed_experts(o, v3, &cfg->num_experts));
+  MX_TRY(not_null(o, "num_experts_per_tok"));
+  MX_TRY(mx_cfg_i32(o, "num_experts_per_tok", v3 ? 8 : 0, &cfg->num_experts_per_tok));
+  MX_TRY(mx_cfg_i32(o, "moe_intermediate_size", v3 ? 2048 : 1407, &cfg->moe_intermediate_size));
+  MX_TRY(mx_cfg_i32(o, "n_shared_experts", v3 ? 1 : 2, &shared));
+  if (shared < 0) {
+    return mx_error_set(MX_ERR_PARSE, "%s: %sn_shared_experts must be >= 0, got %d", o->src,
+                        o->prefix, shared);
+  }
+  cfg->shared_expert_intermediate_size = shared * cfg->moe_intermediate_size;
+  MX_TRY(mx_cfg_f64(o, "routed_scaling_factor", v3 ? 2.5 : 1.0, &cfg->routed_scaling_factor));
+  cfg->moe_sigmoid = v3;
+  cfg->norm_topk_prob = false;
+  if (v3) MX_TRY(mx_cfg_bool(o, "norm_topk_prob", true, &cfg->norm_topk_prob));
+  MX_TRY(mx_cfg_moe(o, "n_routed_experts", false, cfg));
+  for (int32_t l = 0; l < dense; l++) cfg->layer_dense[l] = 1;
+  bool grouped = v3;
+  if (!v3) {
+    char method[32];
+    MX_TRY(not_null(o, "topk_method"));
+    MX_TRY(mx_cfg_str(o, "topk_method", "greedy", method, sizeof method));
+    grouped = strcmp(method, "group_limited_greedy") == 0;
+    if (!grouped && strcmp(method, "greedy") != 0) {
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "%s: %stopk_method \"%s\" is not supported for model_type "
+                          "'deepseek_v2' (greedy, group_limited_greedy)",
+                          o->src, o->prefix, method);
+    }
+  }
+  if (!grouped) return MX_OK;
+  MX_TRY(not_null(o, "n_group"));
+  MX_TRY(not_null(o, "topk_group"));
+  MX_TRY(mx_cfg_i32(o, "n_group", v3 ? 8 : 0, &n_group));
+  MX_TRY(mx_cfg_i32(o, "topk_group", v3 ? 4 : 0, &topk_group));
+  int32_t E = cfg->num_experts, per = n_group > 0 ? E / n_group : 0;
+  if (n_group < 1 || E % n_group != 0 || topk_group < 1 || topk_group > n_group ||
+      (v3 && per < 2) || cfg->num_experts_per_tok > topk_group * per) {
+    return mx_error_set(MX_ERR_PARSE,
+                        "%s: %sn_group (%d) must divide n_routed_experts (%d)%s, topk_group (%d) "
+                        "be in [1, n_group] and num_experts_per_tok (%d) at most topk_group x "
+                        "the experts per group",
+                        o->src, o->prefix, n_group, E, v3 ? " into groups of 2 or more" : "",
+                        topk_group, cfg->num_experts_per_tok);
+  }
+  cfg->moe_groups = n_group;
+  cfg->moe_topk_groups = topk_group;
+  return MX_OK;
+}
+
 // The fields DeepSeek-V2 and V3 share, with the version's defaults in d and rope_interleave's
 // default (V2 has no such field: always interleaved).
 static mx_status_t parse_deepseek(const mx_cfg_obj_t *o, mx_cfg_defaults_t d, bool v3,
                                   mx_model_config_t *cfg) {
-  int32_t rope_dim, dense_layers;
+  int32_t rope_dim;
   MX_TRY(positive(o, "qk_rope_head_dim", 64, &rope_dim));
   if (rope_dim % 2 != 0) {
     return mx_error_set(MX_ERR_INVALID_ARG, "%s: %sqk_rope_head_dim (%d) must be even", o->src,
@@ -68,14 +163,7 @@ static mx_status_t parse_deepseek(const mx_cfg_obj_t *o, mx_cfg_defaults_t d, bo
                         "model_type '%s' (multi-latent attention expands a key per head)",
                         o->src, o->prefix, cfg->num_kv_heads, cfg->num_heads, cfg->model_type);
   }
-  MX_TRY(mx_cfg_i32(o, "first_k_dense_replace", v3 ? 3 : 0, &dense_layers));
-  if (dense_layers < cfg->num_layers) {
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "%s: %sfirst_k_dense_replace (%d) < num_hidden_layers (%d): the "
-                        "mixture-of-experts layers of model_type '%s' are not supported yet",
-                        o->src, o->prefix, dense_layers, cfg->num_layers, cfg->model_type);
-  }
-  return MX_OK;
+  return parse_moe(o, v3, cfg);
 }
 
 static mx_status_t parse_v2(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
@@ -137,6 +225,15 @@ static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
     double m = yarn_mscale(sc->factor, sc->mscale_all_dim);
     a->attn_scale *= m * m;
   }
+  if (cfg->num_experts == 0) return MX_OK;  // every layer dense
+  MX_TRY(mx_arch_moe(cfg, a));
+  a->moe_scoring = cfg->moe_sigmoid ? MX_MOE_SIGMOID : MX_MOE_SOFTMAX;
+  a->choice_bias = cfg->moe_sigmoid;  // V3's e_score_correction_bias
+  a->moe_groups = cfg->moe_groups;
+  a->moe_topk_groups = cfg->moe_topk_groups;
+  a->moe_group_rank = cfg->moe_sigmoid ? MX_MOE_GROUP_TOP2_SUM : MX_MOE_GROUP_MAX;
+  a->routed_scale = cfg->routed_scaling_factor;
+  a->shared_plain = true;
   return MX_OK;
 }
 

@@ -252,13 +252,18 @@ static mx_status_t add_w(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32
   return MX_OK;
 }
 
-// A sparse layer's router, experts and (Qwen2-MoE) shared expert with its gate.
+// A sparse layer's router [and its choice bias], experts and shared expert (Qwen2-MoE's with its
+// gate, DeepSeek's shared_experts without).
 static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx_layer_w_t *lw) {
   int64_t H = a->hidden, F = a->expert_ffn, S = a->shared_ffn;
   char name[160];
   snprintf(name, sizeof name, "%sgate.weight", a->moe_block);
   MX_TRY(add_w(wl, a, &lw->router, 2, a->n_experts, H, l, name));
   wl->w[lw->router].kind = MX_WK_GATE;
+  if (a->choice_bias) {
+    snprintf(name, sizeof name, "%sgate.e_score_correction_bias", a->moe_block);
+    MX_TRY(add_w(wl, a, &lw->router_bias, 1, a->n_experts, 0, l, name));
+  }
   for (int32_t e = 0; e < a->n_experts; e++) {
     for (int32_t j = 0; j < 3; j++) {
       int32_t idx;
@@ -271,10 +276,12 @@ static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx
   if (S == 0) return MX_OK;
   static const char *const kShared[3] = {"gate_proj", "up_proj", "down_proj"};
   int32_t *dst[3] = {&lw->gate, &lw->up, &lw->down};
+  const char *shared = a->shared_plain ? "shared_experts" : "shared_expert";
   for (int32_t j = 0; j < 3; j++) {
-    snprintf(name, sizeof name, "%sshared_expert.%s.weight", a->moe_block, kShared[j]);
+    snprintf(name, sizeof name, "%s%s.%s.weight", a->moe_block, shared, kShared[j]);
     MX_TRY(add_w(wl, a, dst[j], 2, j == 2 ? H : S, j == 2 ? S : H, l, name));
   }
+  if (a->shared_plain) return MX_OK;  // summed without a gate
   snprintf(name, sizeof name, "%sshared_expert_gate.weight", a->moe_block);
   MX_TRY(add_w(wl, a, &lw->shared_gate, 2, 1, H, l, name));
   wl->w[lw->shared_gate].kind = MX_WK_GATE;

@@ -270,7 +270,7 @@ static mx_status_t split_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
 }
 
 // A sparse layer's MLP: the routed experts, plus the shared expert (the dense MLP of gate / up
-// / down) x sigmoid(shared_expert_gate h) where the family has one.
+// / down) x sigmoid(shared_expert_gate h) where the family has one (DeepSeek: no gate).
 static mx_status_t dense_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out);
 static mx_status_t moe_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t *out) {
   mx_builder_t *b = &c->b;
@@ -282,6 +282,7 @@ static mx_status_t moe_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32_t
   }
   int64_t lead[2] = {0, 1};
   MX_TRY(dense_mlp(c, lw, h, &shared));
+  if (lw->shared_gate < 0) return mx_build_binary(b, MX_OP_ADD, routed, shared, out);
   MX_TRY(mx_g_linear(b, h, c->w[lw->shared_gate], &g));  // [B, T, 1]
   MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, g, &s));
   int64_t bt[2] = {c->B, c->T};

@@ -50,7 +50,16 @@ typedef struct mx_arch {
   const char *moe_block;        // "mlp." or Mixtral's "block_sparse_moe."
   const char *expert_names[3];  // gate, up, down: "gate_proj"... or Mixtral's w1, w3, w2
   const uint8_t *layer_dense;   // cfg->layer_dense: a dense MLP of ffn on that layer
-  double logit_scale;           // 0: none; else logits x it (before any soft-cap)
+  // DeepSeek: the routing of mx.moe's optional attributes (scoring, choice bias
+  // <block>gate.e_score_correction_bias, groups, routed scale; zeros: plain softmax routing),
+  // and shared experts <block>shared_experts.* summed without a gate (shared_plain).
+  mx_moe_scoring_t moe_scoring;
+  bool choice_bias;
+  int32_t moe_groups, moe_topk_groups;
+  mx_moe_group_rank_t moe_group_rank;
+  double routed_scale;
+  bool shared_plain;
+  double logit_scale;  // 0: none; else logits x it (before any soft-cap)
   // Multi-latent attention (DeepSeek; kv_lora 0: ordinary attention): q from q_proj, or
   // q_b_proj(q_a_layernorm(q_a_proj x)) when q_lora > 0; kv_a_proj_with_mqa gives the latent
   // (kv_lora, kv_a_layernorm) and the shared key's qk_rope dims; mx.mla expands through
@@ -148,6 +157,7 @@ typedef struct mx_layer_w {
   // down of expert 0, then of expert 1, ...), Qwen2-MoE's shared expert gate [1, H]; the
   // shared expert itself is gate / up / down.
   int32_t router, experts, shared_gate;
+  int32_t router_bias;  // DeepSeek-V3's e_score_correction_bias [E]
   // Multi-latent attention (q is q_proj when the query is not low-rank).
   int32_t q_a, q_a_bias, q_a_norm, q_b_proj, kv_a, kv_a_bias, kv_a_norm, kv_b_proj;
 } mx_layer_w_t;
@@ -204,6 +214,12 @@ mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int3
 mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
                         const int32_t *experts, int32_t n_experts, const mx_comp_quant_t *quant,
                         const char *activation, int32_t top_k, bool norm_topk, int32_t *out);
+// The same with every attribute of *a (composite.h: activation, top_k, the quantized format
+// when a->quantized, DeepSeek's routing) and, when a->choice_bias, the choice bias operand
+// bias[E] f32 (else -1), which goes after the experts' operands.
+mx_status_t mx_comp_moe_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
+                           const int32_t *experts, int32_t n_experts, int32_t choice_bias,
+                           const mx_comp_moe_t *a, int32_t *out);
 
 // mla (composite_mla.c, mx.mla): q_nope[B,T,H,Dn], q_rot[B,T,H,Dr] f32, latent cache
 // [B,1,S,R], rotated-key cache [B,1,S,Dr], kv_b[H (Dn + Dv), R], pos0[B] -> [B,T,H,Dv] f32.

@@ -42,8 +42,24 @@ mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a,
     if (per > 1) ew[per * i + 1] = w[s->qscales];
     if (per > 2) ew[per * i + 2] = w[s->qbiases];
   }
-  mx_status_t st = mx_comp_moe(cc, b, h, w[lw->router], ew, a->n_experts, s0->qmode ? &q : NULL,
-                               a->activation, a->top_k, a->norm_topk, out);
+  mx_comp_moe_t ra = {
+      .top_k = a->top_k,
+      .norm_topk = a->norm_topk,
+      .quantized = s0->qmode != 0,
+      .quant = q,
+      .scoring = a->moe_scoring,
+      .choice_bias = a->choice_bias,
+      .n_group = a->moe_groups,
+      .topk_group = a->moe_topk_groups,
+      .group_rank = a->moe_group_rank,
+      .routed_scale = a->routed_scale,
+  };
+  mx_status_t st = MX_OK;
+  if (!mx_activation_parse(a->activation, &ra.activation)) {
+    st = mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation \"%s\"", a->activation);
+  }
+  int32_t bias = a->choice_bias ? w[lw->router_bias] : -1;
+  if (st == MX_OK) st = mx_comp_moe_ex(cc, b, h, w[lw->router], ew, a->n_experts, bias, &ra, out);
   free(ew);
   return st;
 }

@@ -1,7 +1,8 @@
 // config.json parsing of the multi-latent attention families (deepseek_v2, deepseek_v3):
 // transformers' defaults (absent keys), head_dim replaced by qk_rope_head_dim, q_lora_rank null,
 // rope_interleave, YaRN's mscale_all_dim, the KV cache shapes (the latent and the rotated key,
-// ADR 0012) and the refusals, each naming the field. Their numerics are checked by
+// ADR 0012), the mixture of experts (dense layers, routing, shared experts, aliases) and the
+// refusals, each naming the field. Their numerics are checked by
 // unit_family_<type> and unit_family_cpu_<type> on checkpoints transformers wrote.
 #include <string.h>
 
@@ -16,7 +17,7 @@ static mx_status_t parse(const char *json, mx_model_config_t *c) {
 
 static void test_defaults(void) {
   mx_model_config_t c;
-  // Every layer dense: the mixture-of-experts layers are refused for now (below).
+  // Every layer dense (no experts read).
   CHECK_OK(parse("{\"model_type\": \"deepseek_v2\", \"first_k_dense_replace\": 32}", &c));
   CHECK(c.vocab_size == 102400 && c.hidden_size == 4096 && c.num_layers == 32);
   CHECK(c.num_heads == 32 && c.num_kv_heads == 32 && c.head_dim == 64);
@@ -55,14 +56,60 @@ static void test_defaults(void) {
   CHECK(hw[0] == 8 && hw[1] == 128);
 }
 
+static void test_moe(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"deepseek_v2\", \"num_experts_per_tok\": 6}", &c));
+  CHECK(c.num_experts == 64 && c.num_experts_per_tok == 6 && c.moe_intermediate_size == 1407);
+  CHECK(c.shared_expert_intermediate_size == 2 * 1407 && c.routed_scaling_factor == 1.0);
+  CHECK(!c.moe_sigmoid && c.moe_groups == 0 && !c.norm_topk_prob && !c.layer_dense[0]);
+  // group_limited_greedy; V2's norm_topk_prob is read by nobody in transformers.
+  CHECK_OK(
+      parse("{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, "
+            "\"num_experts_per_tok\": 6, \"n_routed_experts\": 160, \"n_group\": 8, "
+            "\"topk_group\": 3, \"topk_method\": \"group_limited_greedy\", "
+            "\"first_k_dense_replace\": 1, \"norm_topk_prob\": true, "
+            "\"routed_scaling_factor\": 16.0}",
+            &c));
+  CHECK(c.num_experts == 160 && c.moe_groups == 8 && c.moe_topk_groups == 3);
+  CHECK(!c.norm_topk_prob && c.routed_scaling_factor == 16.0);
+  CHECK(c.layer_dense[0] && !c.layer_dense[1] && !c.layer_dense[3]);
+  CHECK_OK(
+      parse("{\"model_type\": \"deepseek_v2\", \"num_experts\": 16, "
+            "\"num_experts_per_tok\": 2}",
+            &c));
+  CHECK(c.num_experts == 16);
+
+  CHECK_OK(parse("{\"model_type\": \"deepseek_v3\"}", &c));
+  CHECK(c.num_experts == 256 && c.num_experts_per_tok == 8 && c.moe_intermediate_size == 2048);
+  CHECK(c.shared_expert_intermediate_size == 2048 && c.routed_scaling_factor == 2.5);
+  CHECK(c.moe_sigmoid && c.moe_groups == 8 && c.moe_topk_groups == 4 && c.norm_topk_prob);
+  CHECK(c.layer_dense[0] && c.layer_dense[2] && !c.layer_dense[3] && !c.layer_dense[60]);
+}
+
 static void test_refusals(void) {
   mx_model_config_t c;
-  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v2\"}", &c), SRC
-             ": first_k_dense_replace (0) < num_hidden_layers (32): the mixture-of-experts "
-             "layers of model_type 'deepseek_v2' are not supported yet");
-  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v3\"}", &c), SRC
-             ": first_k_dense_replace (3) < num_hidden_layers (61): the mixture-of-experts "
-             "layers of model_type 'deepseek_v3' are not supported yet");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v2\"}", &c),
+             SRC ": num_experts_per_tok must be in [1, n_routed_experts = 64], got 0");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v2\", \"num_experts_per_tok\": null}", &c),
+             SRC ": num_experts_per_tok must not be null");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v2\", \"num_experts_per_tok\": 6, "
+                   "\"topk_method\": \"noaux_tc\"}",
+                   &c),
+             SRC ": topk_method \"noaux_tc\" is not supported for model_type 'deepseek_v2'");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v2\", \"num_experts_per_tok\": 6, "
+                   "\"topk_method\": \"group_limited_greedy\"}",
+                   &c),
+             SRC ": n_group (0) must divide n_routed_experts (64), topk_group (0) be in");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v3\", \"n_group\": 64, \"topk_group\": 1}", &c),
+             "num_experts_per_tok (8) at most topk_group x the experts per group");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v3\", \"n_group\": 256}", &c),
+             SRC ": n_group (256) must divide n_routed_experts (256) into groups of 2 or more");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v3\", \"moe_layer_freq\": 2}", &c),
+             SRC ": moe_layer_freq 2 is not supported");
+  EXPECT_ERR(parse("{\"model_type\": \"deepseek_v2\", \"n_routed_experts\": 8, "
+                   "\"num_experts\": 16, \"num_experts_per_tok\": 2}",
+                   &c),
+             SRC ": n_routed_experts (8) and num_experts (16) differ");
   EXPECT_ERR(parse("{\"model_type\": \"deepseek_v2\", \"first_k_dense_replace\": 32, "
                    "\"num_key_value_heads\": 8}",
                    &c),
@@ -79,6 +126,7 @@ static void test_refusals(void) {
 
 int main(void) {
   test_defaults();
+  test_moe();
   test_refusals();
   return mx_test_finish();
 }

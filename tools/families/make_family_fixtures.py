@@ -166,25 +166,88 @@ FAMILIES = {
                                        "mscale": 1.0, "mscale_all_dim": 0.8}),
                     "MLA with a full query projection (q_proj), rope_interleave's permuted "
                     "pairs, YaRN with mscale_all_dim (softmax scale x mscale^2), dense layers"),
+    # DeepSeek's mixtures of experts (layer 0 dense: first_k_dense_replace), shared experts summed
+    # without a gate, routed_scaling_factor on the routing weights.
+    "deepseek_v2-moe": (dict(model_type="deepseek_v2", num_key_value_heads=4, q_lora_rank=24,
+                             kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                             v_head_dim=12, first_k_dense_replace=1, n_routed_experts=16,
+                             num_experts_per_tok=3, moe_intermediate_size=16, n_shared_experts=1,
+                             topk_method="group_limited_greedy", n_group=4, topk_group=2,
+                             routed_scaling_factor=1.5),
+                        "MLA, 16 experts in 4 groups: softmax, the 2 groups of the largest "
+                        "maximum, top-3 among their experts (group_limited_greedy: with more "
+                        "experts chosen than groups kept, the limit changes choices), weights "
+                        "x 1.5, one shared expert"),
+    "deepseek_v2-greedy": (dict(model_type="deepseek_v2", num_key_value_heads=4, q_lora_rank=None,
+                                kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                                v_head_dim=16, first_k_dense_replace=1, n_routed_experts=8,
+                                num_experts_per_tok=3, moe_intermediate_size=32,
+                                n_shared_experts=2, topk_method="greedy"),
+                           "MLA, 8 experts: softmax, top-3 of all (greedy), two shared experts "
+                           "as one MLP of twice the width"),
+    "deepseek_v3-moe": (dict(model_type="deepseek_v3", num_key_value_heads=4, q_lora_rank=24,
+                             kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                             v_head_dim=16, first_k_dense_replace=1, n_routed_experts=16,
+                             num_experts_per_tok=3, moe_intermediate_size=16, n_shared_experts=1,
+                             n_group=4, topk_group=2, norm_topk_prob=True,
+                             routed_scaling_factor=2.5),
+                        "MLA, 16 experts in 4 groups: sigmoid scores plus e_score_correction_bias "
+                        "for the choice only, the 2 groups of the largest top-2 sums, top-3 "
+                        "among their experts, weights renormalized x 2.5, one shared expert"),
 }
 
 MIN_ROUTE_MARGIN = 1e-4  # k-th minus (k+1)-th router probability at every token and layer
 
 
+def gap(scores, k):
+    """Smallest k-th minus (k+1)-th value per row (inf where the (k+1)-th is -inf)."""
+    if k >= scores.shape[-1]:
+        return float("inf")
+    top = torch.topk(scores, k + 1, dim=-1).values
+    d = top[:, -2] - top[:, -1]
+    return float(torch.where(torch.isinf(top[:, -1]), torch.inf, d).min())
+
+
+def deepseek_choice(module, logits):
+    """DeepSeek's routers (transformers' DeepseekV2TopkRouter / DeepseekV3TopkRouter): the
+    scores the top-k is taken over, after the group limit, and the group choice's own gap."""
+    v3 = hasattr(module, "e_score_correction_bias")
+    if v3:
+        scores = torch.sigmoid(logits) + module.e_score_correction_bias.to(torch.float64)
+    else:
+        scores = torch.softmax(logits, dim=-1)
+        if module.topk_method != "group_limited_greedy":
+            return scores, float("inf")
+    g = module.num_group
+    grouped = scores.view(-1, g, scores.shape[-1] // g)
+    gs = grouped.topk(2, dim=-1)[0].sum(-1) if v3 else grouped.max(dim=-1).values
+    group_gap = gap(gs, module.topk_group)
+    idx = torch.topk(gs, module.topk_group, dim=-1)[1]
+    mask = torch.zeros_like(gs).scatter_(1, idx, 1).bool()
+    mask = mask.unsqueeze(-1).expand_as(grouped).reshape(scores.shape)
+    return scores.masked_fill(~mask, -torch.inf), group_gap
+
+
 class RouteMargins:
     """Forward hooks on the routers (modules named *TopKRouter) recording the smallest gap
-    between the k-th and the (k+1)-th softmax probability: a float32 engine cannot pick
+    between the k-th and the (k+1)-th score the experts are chosen by (softmax probabilities;
+    DeepSeek's group scores and masked choice scores too): a float32 engine cannot pick
     another expert set where the gap is larger than its rounding."""
 
     def __init__(self, model):
         self.min = float("inf")
         self.handles = [m.register_forward_hook(self.hook) for m in model.modules()
-                        if type(m).__name__.endswith("TopKRouter")]
+                        if type(m).__name__.endswith("TopkRouter")
+                        or type(m).__name__.endswith("TopKRouter")]
 
     def hook(self, module, args, out):
-        probs = torch.softmax(out[0].to(torch.float64), dim=-1)
-        top = torch.topk(probs, module.top_k + 1, dim=-1).values
-        self.min = min(self.min, float((top[:, -2] - top[:, -1]).min()))
+        logits = out[0].to(torch.float64)
+        if type(module).__name__.startswith("Deepseek"):
+            scores, group_gap = deepseek_choice(module, logits)
+            self.min = min(self.min, group_gap)
+        else:
+            scores = torch.softmax(logits, dim=-1)
+        self.min = min(self.min, gap(scores, module.top_k))
 
     def reset(self):
         self.min = float("inf")
@@ -192,13 +255,19 @@ class RouteMargins:
 
 def fill_weights(model, seed):
     """Every parameter from its own generator: norms 1 + N(0, 0.1), biases N(0, 0.03),
-    other tensors N(0, 0.05), computed in float64 and rounded to float32."""
+    other tensors N(0, 0.05), computed in float64 and rounded to float32. DeepSeek-V3's
+    e_score_correction_bias (a buffer, zeros at init) gets N(0, 0.05) too, so that the
+    choice-only bias changes which experts are chosen."""
+    tensors = list(model.named_parameters()) + [
+        (n, b) for n, b in model.named_buffers() if n.endswith("e_score_correction_bias")]
     with torch.no_grad():
-        for name, p in model.named_parameters():
+        for name, p in tensors:
             g = np.random.default_rng([seed, zlib.crc32(name.encode())])
             shape = tuple(p.shape)
             if "norm" in name and name.endswith("weight"):
                 v = 1.0 + g.normal(0.0, 0.1, shape)
+            elif name.endswith("e_score_correction_bias"):
+                v = g.normal(0.0, 0.05, shape)
             elif name.endswith("bias"):
                 v = g.normal(0.0, 0.03, shape)
             else:

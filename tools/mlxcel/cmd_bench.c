@@ -30,7 +30,8 @@ static void bench_usage(FILE *out) {
       "                  at the precision's size, or for quantized layers their packed\n"
       "                  values, scales and biases; the embedding row, the norms, and the KV\n"
       "                  cache up to the mean decode position at the KV dtype's size; of a\n"
-      "                  mixture of experts, the router and the selected experts only)\n"
+      "                  mixture of experts, the router and the selected experts only; of\n"
+      "                  multi-latent attention, the latent cache and kv_b_proj in f32)\n"
       "  prefill limit = peak f32 FLOP/s / FLOPs per prompt token (2 x matmul parameters,\n"
       "                  the attention scores and values, the LM head of each prefill call);\n"
       "                  bf16 / f16 rows are measured against the same f32 peak\n"
@@ -327,30 +328,54 @@ static void mlp_params(const mx_model_config_t *c, double *lin, double *experts,
   }
 }
 
+// One layer's attention: its linear layers' parameters (*lin), parameters kept in f32 (*f32:
+// multi-latent attention's kv_b_proj, which mx.mla reads in float), KV-cache elements per
+// position (*kv_width) and the FLOPs of one query against one cached position (*per_pos).
+// Multi-latent attention (ADR 0012) caches the latent and the rotated key and scores in the
+// absorbed form: per head the latent and rotated dims, then the latent sum.
+static void attn_params(const mx_model_config_t *c, double *lin, double *f32, double *kv_width,
+                        double *per_pos) {
+  double h = c->hidden_size, H = c->num_heads;
+  if (c->kv_lora_rank > 0) {
+    double r = c->kv_lora_rank, dn = c->qk_nope_head_dim, dr = c->qk_rope_head_dim;
+    double dv = c->v_head_dim, ql = c->q_lora_rank, qk = H * (dn + dr);
+    *lin = (ql > 0 ? h * ql + ql * qk : h * qk) + h * (r + dr) + H * dv * h;
+    *f32 = H * (dn + dv) * r;
+    *kv_width = r + dr;
+    *per_pos = H * (2.0 * (r + dr) + 2.0 * r);
+    return;
+  }
+  double q = H * c->head_dim, kv = (double)c->num_kv_heads * c->head_dim;
+  *lin = h * q + 2 * h * kv + q * h;
+  *f32 = 0;
+  *kv_width = 2 * kv;
+  *per_pos = 4.0 * q;
+}
+
 // wsize / kvsize: bytes per matmul weight and per KV-cache element (4 at f32, 2 at bf16 / f16).
 static void model_cost(const mx_model_config_t *c, int64_t n, int64_t gen, int64_t chunk,
                        double wsize, double kvsize, model_cost_t *mc) {
-  double h = c->hidden_size, q = (double)c->num_heads * c->head_dim;
-  double kv = (double)c->num_kv_heads * c->head_dim, lin, experts, router;
+  double h = c->hidden_size, lin, experts, router, att, att32, kvw, per_pos;
   double layers = c->num_layers, v = c->vocab_size;
   mlp_params(c, &lin, &experts, &router);
+  attn_params(c, &att, &att32, &kvw, &per_pos);
   // Per layer, on average over the layers; a MoE layer counts its selected experts only.
-  mc->layer_matmul_params = h * q + 2 * h * kv + q * h + (lin + experts + router) / layers;
+  mc->layer_matmul_params = att + att32 + (lin + experts + router) / layers;
   mc->head_params = v * h;
   // What mx_model_matmul_bytes counts (linear layers and the head; not the experts).
-  mc->matmul_params = layers * (h * q + 2 * h * kv + q * h) + lin + mc->head_params;
-  mc->params = mc->matmul_params + experts + router + (c->tie_word_embeddings ? 0 : v * h) +
-               (2 * layers + 1) * h;
-  mc->weight_bytes =
-      wsize * (mc->matmul_params + experts + h) + 4.0 * ((2 * layers + 1) * h + router);
+  mc->matmul_params = layers * att + lin + mc->head_params;
+  mc->params = mc->matmul_params + experts + router + layers * att32 +
+               (c->tie_word_embeddings ? 0 : v * h) + (2 * layers + 1) * h;
+  mc->weight_bytes = wsize * (mc->matmul_params + experts + h) +
+                     4.0 * ((2 * layers + 1) * h + router + layers * att32);
   double mean_pos = (double)n + (double)(gen - 1) / 2.0;  // decode positions n .. n+gen-1
-  mc->kv_bytes_per_token = 2.0 * layers * kv * kvsize * (mean_pos + 1.0);
-  mc->decode_flops_per_token =
-      2.0 * (mc->matmul_params + experts + router) + layers * 4.0 * q * (mean_pos + 1.0);
+  mc->kv_bytes_per_token = layers * kvw * kvsize * (mean_pos + 1.0);
+  mc->decode_flops_per_token = 2.0 * (mc->matmul_params + experts + router + layers * att32) +
+                               layers * per_pos * (mean_pos + 1.0);
   mc->prefill_calls = n / chunk;
   for (int64_t r = n % chunk; r; r &= r - 1) mc->prefill_calls++;
   double dn = (double)n;
-  double attn = layers * 4.0 * q * dn * (dn + 1) / 2.0;  // QK^T and PV over keys 0..p
+  double attn = layers * per_pos * dn * (dn + 1) / 2.0;  // scores and sums over keys 0..p
   double total = dn * 2.0 * layers * mc->layer_matmul_params +
                  2.0 * mc->head_params * (double)mc->prefill_calls + attn;
   mc->flops_per_token = total / dn;

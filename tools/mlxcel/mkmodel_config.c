@@ -107,6 +107,34 @@ static void rope_scaling(const mk_preset_t *p, obj_t *o) {
   }
 }
 
+// DeepSeek-V2 / V3's multi-latent attention and experts (DeepseekV2Config / DeepseekV3Config).
+static void deepseek_keys(const mk_preset_t *p, obj_t *o) {
+  uint32_t k = p->family->keys;
+  add_raw(o, "kv_lora_rank", "%d", (int)p->kv_lora);
+  if (p->q_lora > 0) {
+    add_raw(o, "q_lora_rank", "%d", (int)p->q_lora);
+  } else {
+    add_raw(o, "q_lora_rank", "null");
+  }
+  add_raw(o, "qk_nope_head_dim", "%d", (int)p->qk_nope);
+  add_raw(o, "qk_rope_head_dim", "%d", (int)p->qk_rope);
+  add_raw(o, "v_head_dim", "%d", (int)p->v_dim);
+  add_raw(o, "n_routed_experts", "%d", (int)p->experts);
+  add_raw(o, "n_shared_experts", "%d", (int)(p->moe_inter ? p->shared_inter / p->moe_inter : 0));
+  add_raw(o, "num_experts_per_tok", "%d", (int)p->top_k);
+  add_raw(o, "moe_intermediate_size", "%d", (int)p->moe_inter);
+  add_raw(o, "first_k_dense_replace", "%d", (int)p->first_dense);
+  add_raw(o, "norm_topk_prob", p->norm_topk ? "true" : "false");
+  add_float(o, "routed_scaling_factor", p->routed_scale > 0 ? p->routed_scale : 1.0);
+  if (p->n_group > 0) {
+    add_raw(o, "n_group", "%d", (int)p->n_group);
+    add_raw(o, "topk_group", "%d", (int)p->topk_group);
+  }
+  if (k & MK_KEY_DEEPSEEK_V2) {
+    add_str(o, "topk_method", p->n_group > 0 ? "group_limited_greedy" : "greedy");
+  }
+}
+
 // The keys of the family's optional MK_KEY_* groups, except layer_types.
 static void family_keys(const mk_preset_t *p, obj_t *o) {
   uint32_t k = p->family->keys;
@@ -166,6 +194,7 @@ static void family_keys(const mk_preset_t *p, obj_t *o) {
   if (k & MK_KEY_SHARED) {
     add_raw(o, "shared_expert_intermediate_size", "%d", (int)p->shared_inter);
   }
+  if (k & MK_KEY_DEEPSEEK) deepseek_keys(p, o);
   if (k & MK_KEY_PHI3) {
     add_float(o, "embd_pdrop", 0.0);
     add_float(o, "resid_pdrop", 0.0);
