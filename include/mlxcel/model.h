@@ -146,6 +146,7 @@ typedef struct mx_vision_config {
   int32_t temporal_patch_size;    // frames per patch (an image is repeated to fill them)
   int32_t window_size;            // Qwen2.5-VL: a window's side in pixels (window attention)
   int32_t vision_start_token_id;  // <|vision_start|>, before each image's tokens
+  int32_t vision_end_token_id;    // <|vision_end|>, after them
   double rope_theta;              // the tower's 2-D RoPE base
   uint8_t layer_full[MX_VISION_MAX_LAYERS];  // Qwen2.5-VL: 1 for fullatt_block_indexes
 } mx_vision_config_t;
@@ -162,9 +163,10 @@ mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int
 // position of the i-th run of tokens_per_image image tokens. Error when there are fewer runs.
 mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
                                  int32_t n_images, int32_t *starts);
-// Whether images can reach the text model of this vision family through @prefill_media: an error
-// (MX_ERR_UNSUPPORTED naming the model_type) for the towers whose image tokens need M-RoPE
-// positions (Qwen2-VL, Qwen2.5-VL), which @prefill_media does not take yet.
+// Whether images can reach the text model of this vision family through the batch's media
+// entries (mx_batch_vision, mx_batch_prefill_media; the server): an error (MX_ERR_UNSUPPORTED
+// naming the model_type) for the towers whose image tokens need M-RoPE positions (Qwen2-VL,
+// Qwen2.5-VL), which a session takes (mx_session_vision_grid) but the batch does not yet.
 mx_status_t mx_vision_check_media(const struct mx_model_config *cfg);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.
@@ -460,7 +462,9 @@ typedef struct mx_graph_opts {
   //   @prefill_media: @prefill (T tokens) with one more argument after the caches,
   //       %media: tensor<B x T x H x f32> (role "media"): the embedding of every position whose
   //       token is the image token is replaced by its media row (the other rows are not read).
-  //       Not built for the Qwen towers yet (their image tokens need M-RoPE positions).
+  //       Models with M-RoPE (mrope_section) take one more argument after the media rows,
+  //       %positions: tensor<3 x B x T x i32> (role "positions"): each token's temporal, height
+  //       and width RoPE positions (the cache positions stay pos0[b] + t; ADR 0013).
   bool media;
   // The Qwen towers: the patch grid (grid_thw's h, w) @vision is built for; its pixels are
   // tensor<(gh*gw) x (C*Tp*P*P) x f32> (the processor's rows) and its features
@@ -488,8 +492,9 @@ typedef enum mx_arg_role {
   MX_ARG_POS0,
   MX_ARG_K_CACHE,
   MX_ARG_V_CACHE,
-  MX_ARG_MEDIA,   // @prefill_media's rows placed at the image-token positions
-  MX_ARG_PIXELS,  // @vision's preprocessed image
+  MX_ARG_MEDIA,      // @prefill_media's rows placed at the image-token positions
+  MX_ARG_PIXELS,     // @vision's preprocessed image
+  MX_ARG_POSITIONS,  // @prefill_media of an M-RoPE model: the positions [3, B, T] i32
 } mx_arg_role_t;
 
 typedef struct mx_graph_arg {

@@ -111,6 +111,14 @@ typedef struct mx_backend {
   mx_status_t (*vision)(void *state, const float *pixels, float *features);
   mx_status_t (*prefill_media)(void *state, const int32_t *ids, const float *media, int32_t n,
                                int64_t pos0, float *last);
+  // The Qwen2-VL / Qwen2.5-VL towers (ADR 0013); NULL: not run by this backend. `vision_grid`
+  // runs @vision built for a grid_h x grid_w patch grid on its pixel rows and writes the features
+  // [grid_h * grid_w / m^2][H]; `prefill_mrope` is `prefill_media` with each token's M-RoPE
+  // positions, positions[s * n + i] for s = temporal, height, width (media NULL: no image rows).
+  mx_status_t (*vision_grid)(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,
+                             float *features);
+  mx_status_t (*prefill_mrope)(void *state, const int32_t *ids, const float *media,
+                               const int32_t *positions, int32_t n, int64_t pos0, float *last);
 } mx_backend_t;
 
 // Registered backends by name ("cpu", "interp"; later "iree"); NULL if unknown.
@@ -162,6 +170,32 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
 // mx_session_prefill (same checks, chunked) whose image-token positions (ids[i] ==
 // vision.image_token_id) take row i of media[n][hidden_size] as their input embedding (the
 // other rows are not read): the image features placed where the prompt has the image tokens.
+// Qwen2-VL / Qwen2.5-VL (vision.kind not CLIP; ADR 0013). The features of one image whose
+// processor rows (mx_pixels_t of rank 2) form a grid_h x grid_w patch grid: n_pixels must be
+// grid_h * grid_w * C*Tp*P*P, n_features (grid_h * grid_w / m^2) * hidden_size. The first image
+// of a grid builds (and compiles) @vision for it. Errors: a grid that is not a multiple of the
+// merge size, sizes that do not match, a backend without the entry, other models.
+mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t n_pixels,
+                                   int32_t grid_h, int32_t grid_w, float *features,
+                                   int64_t n_features);
+// mx_session_prefill_media for an M-RoPE model: positions[s * n + i] (s = 0, 1, 2: temporal,
+// height, width) are token i's RoPE positions (mx_mrope_positions). The text that follows
+// (mx_session_prefill, mx_session_decode) continues at mx_session_rope_next.
+mx_status_t mx_session_prefill_mrope(mx_session_t *s, const int32_t *ids, const float *media,
+                                     const int32_t *positions, int32_t n);
+// The RoPE position of the next token: n_past, except after an M-RoPE image, whose tokens span
+// fewer positions than tokens (transformers' rope_deltas).
+int64_t mx_session_rope_next(const mx_session_t *s);
+// transformers' get_rope_index for a prompt of n ids whose image tokens (the config's
+// image_token_id) form n_images runs, one per image, of grids[2k] x grids[2k+1] patches
+// (grid_h, grid_w): text token i at start + its text offset on all three rows, image tokens at
+// (p, p + row, p + column) over the merged grid, p the position after the text before them;
+// the text after an image continues at p + max(rows, columns). Writes positions[3 * n] and
+// *next (the position after the last token). Errors: run / image counts or run lengths that do
+// not match the grids.
+mx_status_t mx_mrope_positions(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
+                               const int32_t *grids, int32_t n_images, int64_t start,
+                               int32_t *positions, int64_t *next);
 mx_status_t mx_session_prefill_media(mx_session_t *s, const int32_t *ids, const float *media,
                                      int32_t n);
 // Logits [V] of the last token processed; valid until the next prefill/decode/reset.
@@ -230,6 +264,9 @@ typedef struct mx_generate_opts {
   // Vision-language models: [n_prompt][hidden_size] rows placed at the prompt's image-token
   // positions (mx_session_prefill_media); NULL: a text prompt.
   const float *media;
+  // M-RoPE models with media: the prompt's positions [3][n_prompt] (mx_mrope_positions); the
+  // prompt then runs through mx_session_prefill_mrope.
+  const int32_t *positions;
   // Constrained decoding (grammar.h), or NULL: a matcher bound to the tokenizer's vocabulary
   // index (mx_gmatch_bind_vocab), advanced token by token (borrowed; the caller owns it).
   // Every token is one it accepts, EOS only once the document is complete, and generation ends

@@ -219,4 +219,6 @@ const mx_backend_t mx_backend_cpu = {
     .batch = &g_cpu_batch,
     .vision = mx_graph_runner_vision,
     .prefill_media = mx_graph_runner_prefill_media,
+    .vision_grid = mx_graph_runner_vision_grid,
+    .prefill_mrope = mx_graph_runner_prefill_mrope,
 };

@@ -35,6 +35,10 @@ typedef struct core {
   int32_t *k_cache, *v_cache;  // current value of each layer's caches
   bool media;                  // @prefill_media: one more argument, the media rows
   int32_t media_rows;          // its value id
+  // M-RoPE (@prefill_media of a model with mrope_section): the positions argument [3, B, T],
+  // its rows [B, T], and the frequencies of each section (zero outside it; ADR 0013).
+  bool mrope;
+  int32_t mrope_arg, mpos[3], minv[3];
 } core_t;
 
 // x * s (x itself when s is 0: no multiplier configured).
@@ -75,7 +79,7 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   const mx_arch_t *a = c->a;
   const mx_wlist_t *wl = c->wl;
   int32_t L = a->n_layers, nw = wl->n;
-  int32_t n_args = nw + 2 + 2 * L + (c->media ? 1 : 0);
+  int32_t n_args = nw + 2 + 2 * L + (c->media ? 1 : 0) + (c->mrope ? 1 : 0);
   mx_type_t *types = malloc(sizeof(mx_type_t) * (size_t)n_args);
   int32_t *ids = malloc(sizeof(int32_t) * (size_t)n_args);
   if (types == NULL || ids == NULL) {
@@ -96,8 +100,10 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
     int64_t cd[4] = {c->B, hw[0], c->o->ctx, hw[1]};
     types[nw + 2 + i] = mx_type_tensor(c->o->kv_dtype, 4, cd);
   }
-  int64_t md[3] = {c->B, c->T, a->hidden};
-  if (c->media) types[n_args - 1] = mx_type_tensor(MX_ELEM_F32, 3, md);
+  int64_t md[3] = {c->B, c->T, a->hidden}, rd[3] = {3, c->B, c->T};
+  int32_t media_i = nw + 2 + 2 * L;
+  if (c->media) types[media_i] = mx_type_tensor(MX_ELEM_F32, 3, md);
+  if (c->mrope) types[media_i + 1] = mx_type_tensor(MX_ELEM_I32, 3, rd);
   mx_func_t *f;
   mx_status_t st = mx_build_func(c->cc->m, name, false, types, n_args, &f, &c->b, ids);
   free(types);
@@ -122,8 +128,12 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
     if (st == MX_OK) st = set_arg_attrs(f, nw + 3 + 2 * l, "v_cache", vn, l, 2 + 2 * l);
   }
   if (st == MX_OK && c->media) {
-    c->media_rows = ids[n_args - 1];
-    st = set_arg_attrs(f, n_args - 1, "media", "media", -1, -1);
+    c->media_rows = ids[media_i];
+    st = set_arg_attrs(f, media_i, "media", "media", -1, -1);
+  }
+  if (st == MX_OK && c->mrope) {
+    c->mrope_arg = ids[media_i + 1];
+    st = set_arg_attrs(f, media_i + 1, "positions", "positions", -1, -1);
   }
   free(ids);
   return st;
@@ -159,6 +169,29 @@ static mx_status_t embed(core_t *c, int32_t *out) {
   return mx_build_select(&c->b, mask, c->media_rows, x, out);
 }
 
+// M-RoPE: row s of the positions argument, and table 0's frequencies zeroed outside section s
+// (a zero angle rotates exactly nothing, so rotating once per section is M-RoPE; ADR 0013).
+static mx_status_t mrope_positions(core_t *c) {
+  mx_builder_t *b = &c->b;
+  const int32_t *sec = c->a->cfg->mrope_section;
+  int64_t h = c->a->rotary_dim / 2, td[2] = {c->B, c->T};
+  float *f = malloc(sizeof(float) * (size_t)h);
+  if (f == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  mx_status_t st = MX_OK;
+  for (int32_t s = 0, lo = 0; s < 3 && st == MX_OK; lo += sec[s], s++) {
+    int64_t start[3] = {s, 0, 0}, limit[3] = {s + 1, c->B, c->T};
+    for (int64_t i = 0; i < h; i++) f[i] = i >= lo && i < lo + sec[s] ? c->a->inv_freq[0][i] : 0.0f;
+    mx_tensor_t tv = {.type = mx_type_tensor(MX_ELEM_F32, 1, &h),
+                      .data = (uint8_t *)f,
+                      .nbytes = sizeof(float) * (size_t)h};
+    st = mx_build_constant(b, &tv, &c->minv[s]);
+    if (st == MX_OK) st = mx_build_slice(b, c->mrope_arg, start, limit, NULL, 3, &c->mpos[s]);
+    if (st == MX_OK) st = mx_build_reshape(b, c->mpos[s], td, 2, &c->mpos[s]);
+  }
+  free(f);
+  return st;
+}
+
 // pos[b, t] = pos0[b] + t, the scalars pos0[b], and the inv_freq constants.
 static mx_status_t positions(core_t *c) {
   mx_builder_t *b = &c->b;
@@ -186,7 +219,7 @@ static mx_status_t positions(core_t *c) {
     tv.nbytes = sizeof(float) * (size_t)h;
     MX_TRY(mx_build_constant(b, &tv, &c->inv_freq[k]));
   }
-  return MX_OK;
+  return c->mrope ? mrope_positions(c) : MX_OK;
 }
 
 // y = x . w^T [+ bias] (bias index -1 = none)
@@ -333,10 +366,14 @@ static mx_status_t rope_pair(core_t *c, int32_t l, int32_t *q, int32_t *k) {
   const mx_arch_t *a = c->a;
   int32_t t = a->layer_rope[l];
   if (t < 0) return MX_OK;
-  int32_t inv = c->inv_freq[t];
   double sc = a->rope_attn_factor[t];
-  MX_TRY(mx_comp_rope(c->cc, &c->b, *q, c->pos, inv, a->rope_style, a->rotary_dim, sc, q));
-  return mx_comp_rope(c->cc, &c->b, *k, c->pos, inv, a->rope_style, a->rotary_dim, sc, k);
+  for (int32_t s = 0; s < (c->mrope ? 3 : 1); s++) {  // M-RoPE: once per section
+    if (c->mrope && a->cfg->mrope_section[s] == 0) continue;
+    int32_t pos = c->mrope ? c->mpos[s] : c->pos, inv = c->mrope ? c->minv[s] : c->inv_freq[t];
+    MX_TRY(mx_comp_rope(c->cc, &c->b, *q, pos, inv, a->rope_style, a->rotary_dim, sc, q));
+    MX_TRY(mx_comp_rope(c->cc, &c->b, *k, pos, inv, a->rope_style, a->rotary_dim, sc, k));
+  }
+  return MX_OK;
 }
 
 // RMSNorm of x [B, T, N] by weight wi with DeepSeek's low-rank norms' eps (their RMSNorm is built
@@ -512,6 +549,10 @@ static mx_status_t build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx
   c.B = o->batch;
   c.T = T;
   c.media = media;
+  c.mrope =
+      media && a->cfg->mrope_section[0] + a->cfg->mrope_section[1] + a->cfg->mrope_section[2] > 0;
+  if (c.mrope && (a->n_rope_tables != 1 || a->inv_freq_long != NULL))
+    return mx_error_set(MX_ERR_UNSUPPORTED, "graph @%s: M-RoPE needs one plain RoPE table", name);
   c.w = malloc(sizeof(int32_t) * (size_t)(wl->n > 0 ? wl->n : 1));
   c.k_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);
   c.v_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);

@@ -225,6 +225,7 @@ static mx_status_t parse(const mx_cfg_obj_t *o, bool v25, mx_model_config_t *cfg
   }
   MX_TRY(token(o, "image_token_id", 151655, cfg->vocab_size, &v->image_token_id));
   MX_TRY(token(o, "vision_start_token_id", 151652, cfg->vocab_size, &v->vision_start_token_id));
+  MX_TRY(token(o, "vision_end_token_id", 151653, cfg->vocab_size, &v->vision_end_token_id));
   v->tokens_per_image = 0;
   v->present = true;
   return MX_OK;

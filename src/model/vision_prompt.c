@@ -67,7 +67,8 @@ mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *id
 mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
   if (cfg->vision.kind == MX_VISION_CLIP) return MX_OK;
   return mx_error_set(MX_ERR_UNSUPPORTED,
-                      "model_type '%s' runs text only for now (its image tokens need M-RoPE "
-                      "positions, which @prefill_media does not take yet)",
+                      "model_type '%s' takes images in a session only (mlxcel generate --image): "
+                      "its image tokens need M-RoPE positions, which the batch (and so the "
+                      "server) does not pass yet",
                       cfg->model_type);
 }

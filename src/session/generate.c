@@ -73,8 +73,11 @@ mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_
 
   stats->n_prompt = n_prompt;
   double t0 = now_seconds();
-  st = opts->media ? mx_session_prefill_media(s, prompt, opts->media, n_prompt)
-                   : mx_session_prefill(s, prompt, n_prompt, NULL);
+  if (opts->media && opts->positions)
+    st = mx_session_prefill_mrope(s, prompt, opts->media, opts->positions, n_prompt);
+  else
+    st = opts->media ? mx_session_prefill_media(s, prompt, opts->media, n_prompt)
+                     : mx_session_prefill(s, prompt, n_prompt, NULL);
   stats->prefill_seconds = now_seconds() - t0;
   if (!st && !s->has_logits)
     st = mx_error_set(MX_ERR_INVALID_ARG,

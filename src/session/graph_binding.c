@@ -8,6 +8,7 @@ void mx_graph_binding_free(mx_graph_binding_t *b) {
   mx_module_destroy(b->mod);
   mx_tensor_free(&b->tokens);
   mx_tensor_free(&b->input);
+  mx_tensor_free(&b->positions);
   free(b->args);
   free(b->res);
   free(b->cache_arg);
@@ -51,22 +52,44 @@ static mx_status_t bind_input(mx_graph_binding_t *b, int32_t i, const mx_type_t 
   return mx_tensor_alloc(&b->input, at);
 }
 
+static mx_status_t bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
+                              const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                              bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
+                              mx_graph_binding_t *b);
+
 mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
                                 const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
                                 bool all_logits, mx_graph_entry_t entry, mx_graph_binding_t *b) {
+  const int32_t none[2] = {0, 0};
+  return bind_entry(model, ctx, V, caches, n_caches, B, T, all_logits, entry, none, b);
+}
+
+mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, int32_t grid_w,
+                                      mx_graph_binding_t *b) {
+  const int32_t grid[2] = {grid_h, grid_w};
+  return bind_entry(model, 1, model->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION, grid,
+                    b);
+}
+
+static mx_status_t bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
+                              const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                              bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
+                              mx_graph_binding_t *b) {
   const char *fname = entry == MX_ENTRY_VISION  ? "vision"
                       : entry == MX_ENTRY_MEDIA ? "prefill_media"
                       : T == 1                  ? "decode"
                                                 : "prefill";
   all_logits = all_logits && T > 1;
   b->entry = entry;
-  b->input_arg = -1;
+  b->input_arg = b->positions_arg = -1;
   mx_graph_opts_t go = {.batch = B,
                         .ctx = ctx,
                         .prefill_len = T,
                         .all_logits = all_logits,
                         .kv_dtype = n_caches > 0 ? caches[0].type.elem : MX_ELEM_F32,
-                        .media = entry != MX_ENTRY_TEXT};
+                        .media = entry != MX_ENTRY_TEXT,
+                        .vision_grid_h = grid[0],
+                        .vision_grid_w = grid[1]};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
   b->B = B;
@@ -150,12 +173,24 @@ mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
                               mx_type_str(at, b1, sizeof b1), info.name);
         break;
       }
+      case MX_ARG_POSITIONS: {
+        const int64_t pd[3] = {3, B, T};
+        if (entry != MX_ENTRY_MEDIA || b->positions_arg >= 0 || !type_is(at, MX_ELEM_I32, 3, pd))
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s positions argument is %s, expected [3, %d, %lld] i32", fname,
+                              mx_type_str(at, b1, sizeof b1), B, (long long)T);
+        b->positions_arg = i;
+        st = mx_tensor_alloc(&b->positions, at);
+        if (st) return st;
+        b->args[i] = b->positions;
+        break;
+      }
       case MX_ARG_MEDIA:
       case MX_ARG_PIXELS:
         if ((info.role == MX_ARG_MEDIA) != (entry == MX_ENTRY_MEDIA) || entry == MX_ENTRY_TEXT)
           return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unexpected role %s", fname, i,
                               info.role == MX_ARG_MEDIA ? "media" : "pixels");
-        st = bind_input(b, i, at, entry == MX_ENTRY_MEDIA ? 3 : 4, fname);
+        st = bind_input(b, i, at, entry == MX_ENTRY_MEDIA ? 3 : grid[0] > 0 ? 2 : 4, fname);
         if (st) return st;
         break;
       default:
@@ -165,11 +200,13 @@ mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
   }
   if (entry == MX_ENTRY_VISION) {
     const mx_vision_config_t *vc = &model->config.vision;
-    const int64_t fd[3] = {1, vc->tokens_per_image, model->config.hidden_size};
+    int32_t m = vc->spatial_merge_size > 0 ? vc->spatial_merge_size : 1;
+    int64_t n = grid[0] > 0 ? (int64_t)grid[0] * grid[1] / (m * m) : vc->tokens_per_image;
+    const int64_t fd[3] = {1, n, model->config.hidden_size};
     if (b->input_arg < 0 || f->n_results != 1 || !type_is(&f->result_types[0], MX_ELEM_F32, 3, fd))
       return mx_error_set(MX_ERR_INVALID_ARG,
-                          "@vision must take the pixels and return the features [1, %d, %d] f32",
-                          vc->tokens_per_image, model->config.hidden_size);
+                          "@vision must take the pixels and return the features [1, %lld, %d] f32",
+                          (long long)n, model->config.hidden_size);
     return MX_OK;
   }
   if (entry == MX_ENTRY_MEDIA && b->input_arg < 0)
@@ -194,12 +231,13 @@ mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
 mx_status_t mx_graph_bind_vision(const mx_model_t *model, int64_t ctx, int32_t V, float *features,
                                  mx_graph_binding_t *b) {
   mx_status_t st = mx_graph_bind_entry(model, ctx, V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, b);
-  if (st) return st;
-  const mx_vision_config_t *vc = &model->config.vision;
+  if (!st) mx_graph_bind_features(b, features);
+  return st;
+}
+
+void mx_graph_bind_features(mx_graph_binding_t *b, float *features) {
   b->args[b->input_arg] = b->input;
   b->res[0].type = b->f->result_types[0];
   b->res[0].data = (uint8_t *)features;
-  b->res[0].nbytes =
-      (size_t)vc->tokens_per_image * (size_t)model->config.hidden_size * sizeof(float);
-  return MX_OK;
+  b->res[0].nbytes = mx_type_nbytes(&b->f->result_types[0]);
 }

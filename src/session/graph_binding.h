@@ -30,6 +30,10 @@ typedef struct mx_graph_binding {
   // (bound as argument input_arg by mx_graph_bind). Empty for the text entries.
   mx_tensor_t input;
   int32_t input_arg;
+  // @prefill_media of an M-RoPE model: the positions i32 [3, B, T] (owned, bound as argument
+  // positions_arg; the runner fills it); -1 / empty otherwise.
+  mx_tensor_t positions;
+  int32_t positions_arg;
   int32_t *cache_arg;  // [2L]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [2L]: result index holding the new cache j
   int32_t logits_res;
@@ -55,6 +59,13 @@ mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
 // is bound to `features` (N * H floats, borrowed; outlives the binding).
 mx_status_t mx_graph_bind_vision(const mx_model_t *model, int64_t ctx, int32_t V, float *features,
                                  mx_graph_binding_t *b);
+// @vision of a Qwen tower for a grid_h x grid_w patch grid (ADR 0013): its input is the pixel
+// rows [grid_h * grid_w, C*Tp*P*P], result 0 the features [1, grid_h * grid_w / m^2, H].
+mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, int32_t grid_w,
+                                      mx_graph_binding_t *b);
+// Binds a bound @vision's input and its result 0 to `features` (the result's size in floats,
+// borrowed; outlives the binding): the last step of mx_graph_bind_vision, for a grid's too.
+void mx_graph_bind_features(mx_graph_binding_t *b, float *features);
 // Frees what mx_graph_bind allocated (not `plan`, which its executor owns). Accepts a zeroed one.
 void mx_graph_binding_free(mx_graph_binding_t *b);
 

@@ -11,13 +11,18 @@ static void binding_release(mx_graph_runner_t *r, mx_graph_binding_t *b) {
   mx_graph_binding_free(b);
 }
 
+static void release_vision(mx_graph_runner_t *r) {
+  if (r->vis.mod) binding_release(r, &r->vis);
+  r->vis_grid[0] = r->vis_grid[1] = 0;
+  free(r->features);
+  r->features = NULL;
+}
+
 static void release_media(mx_graph_runner_t *r) {
-  if (r->has_vision) binding_release(r, &r->vis);
+  release_vision(r);
   for (int32_t i = 0; i < r->n_med; i++) binding_release(r, &r->med[i]);
   r->has_vision = false;
   r->n_med = 0;
-  free(r->features);
-  r->features = NULL;
 }
 
 static void release_all_logits(mx_graph_runner_t *r) {
@@ -148,6 +153,16 @@ static mx_status_t ensure_all_logits(mx_graph_runner_t *r) {
   return st;
 }
 
+// Binds @vision's input and its features (a buffer of the result's size), then prepares it.
+static mx_status_t prepare_vision(mx_graph_runner_t *r) {
+  mx_graph_binding_t *v = &r->vis;
+  size_t nb = mx_type_nbytes(&v->f->result_types[0]);
+  r->features = malloc(nb);
+  if (!r->features) return mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
+  mx_graph_bind_features(v, r->features);
+  return r->ex->prepare ? r->ex->prepare(r->impl, v) : MX_OK;
+}
+
 // @vision and the @prefill_media buckets, on the first image (a one-time allocation, like the
 // all-logits set: text prompts never pay for them).
 static mx_status_t ensure_media(mx_graph_runner_t *r) {
@@ -156,13 +171,14 @@ static mx_status_t ensure_media(mx_graph_runner_t *r) {
   if (!mc->vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images (no vision tower)",
                         mc->model_type);
-  size_t nf = (size_t)mc->vision.tokens_per_image * (size_t)mc->hidden_size;
-  r->features = malloc(nf * sizeof(float));
-  if (!r->features) return mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
-  mx_graph_binding_t *v = &r->vis;
   r->has_vision = true;
-  mx_status_t st = mx_graph_bind_vision(r->model, r->ctx, r->V, r->features, v);
-  if (!st && r->ex->prepare) st = r->ex->prepare(r->impl, v);
+  mx_status_t st = MX_OK;
+  // The Qwen towers' @vision depends on the image's grid: bound per grid (vision_grid).
+  if (mc->vision.kind == MX_VISION_CLIP) {
+    st =
+        mx_graph_bind_entry(r->model, r->ctx, r->V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, &r->vis);
+    if (!st) st = prepare_vision(r);
+  }
   for (int64_t T = 1; !st && !r->vision_only && T <= r->chunk && r->n_med < MX_RUNNER_MAX_BUCKETS;
        T *= 2) {
     mx_graph_binding_t *b = &r->med[r->n_med++];
@@ -238,8 +254,33 @@ mx_status_t mx_graph_run_vision(const mx_graph_exec_t *ex, void *impl, mx_graph_
   return st;
 }
 
+mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_t grid_h,
+                                        int32_t grid_w, float *features) {
+  mx_graph_runner_t *r = state;
+  mx_status_t st = ensure_media(r);
+  if (st) return st;
+  if (r->vis_grid[0] != grid_h || r->vis_grid[1] != grid_w) {  // a new grid: rebuild @vision
+    release_vision(r);
+    st = mx_graph_bind_vision_grid(r->model, grid_h, grid_w, &r->vis);
+    if (!st) st = prepare_vision(r);
+    if (st) {
+      release_vision(r);
+      return st;
+    }
+    r->vis_grid[0] = grid_h;
+    r->vis_grid[1] = grid_w;
+  }
+  return mx_graph_run_vision(r->ex, r->impl, &r->vis, pixels, features);
+}
+
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
                                           int32_t n, int64_t pos0, float *last) {
+  return mx_graph_runner_prefill_mrope(state, ids, media, NULL, n, pos0, last);
+}
+
+mx_status_t mx_graph_runner_prefill_mrope(void *state, const int32_t *ids, const float *media,
+                                          const int32_t *positions, int32_t n, int64_t pos0,
+                                          float *last) {
   mx_graph_runner_t *r = state;
   if (n <= 0 || n > r->chunk || pos0 < 0 || pos0 + n > r->ctx)
     return mx_error_set(MX_ERR_INVALID_ARG,
@@ -253,7 +294,18 @@ mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const
     mx_graph_binding_t *b = &r->med[i];
     while (n - done >= b->T) {
       memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      memcpy(b->input.data, media + (size_t)done * H, (size_t)b->T * H * sizeof *media);
+      // Without media (text after an image) the image rows are not read unless a token is the
+      // image token itself, which then gets zeros.
+      if (media)
+        memcpy(b->input.data, media + (size_t)done * H, (size_t)b->T * H * sizeof *media);
+      else
+        memset(b->input.data, 0, b->input.nbytes);
+      if ((positions == NULL) != (b->positions_arg < 0))
+        return mx_error_set(MX_ERR_INVALID_ARG, "@prefill_media %s M-RoPE positions",
+                            positions ? "takes no" : "needs");
+      for (int32_t s = 0; positions && s < 3; s++)
+        memcpy((int32_t *)b->positions.data + (size_t)s * b->T, positions + (size_t)s * n + done,
+               (size_t)b->T * sizeof *positions);
       if ((st = run(r, b, pos0 + done))) return st;
       done += b->T;
     }

@@ -74,7 +74,8 @@ typedef struct mx_graph_runner {
   // `features` [tokens_per_image * H], and @prefill_media for T = 1 << i up to the chunk (an
   // image token may fall in any piece, the single last one too).
   bool has_vision;
-  mx_graph_binding_t vis;
+  mx_graph_binding_t vis;  // Qwen towers: bound for the grid vis_grid (0 x 0: none yet)
+  int32_t vis_grid[2];
   float *features;
   int32_t n_med;
   mx_graph_binding_t med[MX_RUNNER_MAX_BUCKETS];
@@ -95,6 +96,13 @@ void mx_graph_runner_reset(void *state);
 mx_status_t mx_graph_runner_vision(void *state, const float *pixels, float *features);
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
                                           int32_t n, int64_t pos0, float *last);
+// The Qwen towers (mx_backend_t.vision_grid / .prefill_mrope; ADR 0013): @vision rebuilt when
+// the grid changes, @prefill_media with M-RoPE positions.
+mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_t grid_h,
+                                        int32_t grid_w, float *features);
+mx_status_t mx_graph_runner_prefill_mrope(void *state, const int32_t *ids, const float *media,
+                                          const int32_t *positions, int32_t n, int64_t pos0,
+                                          float *last);
 void mx_graph_runner_destroy(void *state);  // accepts NULL
 // Runs a bound @vision (mx_graph_bind_vision, prepared by ex) on one image's pixels and copies
 // its features out; shared by the runner and the batched state.

@@ -70,7 +70,8 @@ mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
   const mx_backend_t *be = mx_backend_find(name);
   if (!be) return unknown_backend("vision backend", name);
   if (be == text_be || !model->config.vision.present) return MX_OK;
-  if (!be->vision)
+  // The Qwen towers (ADR 0013) run through vision_grid, LLaVA's through vision.
+  if (model->config.vision.kind == MX_VISION_CLIP ? !be->vision : !be->vision_grid)
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "vision backend '%s': the %s backend cannot run the vision tower (@vision) "
                         "yet; use interp or cpu",
@@ -108,6 +109,15 @@ mx_status_t mx_session_create(const mx_model_t *model, const mx_session_opts_t *
   s->vocab = cfg->vocab_size;
   s->logits = calloc((size_t)s->vocab, sizeof *s->logits);
   s->tokens = calloc((size_t)ctx, sizeof *s->tokens);
+  const int32_t *sec = cfg->mrope_section;
+  if (cfg->vision.present && sec[0] + sec[1] + sec[2] > 0) {  // M-RoPE (ADR 0013)
+    s->rope_after = calloc((size_t)ctx, sizeof *s->rope_after);
+    s->mpos = calloc((size_t)s->chunk * 3, sizeof *s->mpos);
+    if (!s->rope_after || !s->mpos) {
+      mx_session_destroy(s);
+      return mx_error_set(MX_ERR_NOMEM, "session: out of memory for ctx %lld", (long long)ctx);
+    }
+  }
   if (!s->logits || !s->tokens) {
     mx_session_destroy(s);
     return mx_error_set(MX_ERR_NOMEM, "session: out of memory for ctx %lld, vocab %d",
@@ -135,6 +145,8 @@ void mx_session_destroy(mx_session_t *s) {
   if (s->vbackend && s->vstate) s->vbackend->destroy(s->vstate);
   free(s->logits);
   free(s->tokens);
+  free(s->rope_after);
+  free(s->mpos);
   free(s);
 }
 
@@ -160,6 +172,12 @@ static mx_status_t check_tokens(const mx_session_t *s, const int32_t *ids, int32
 static mx_status_t prefill_chunks(mx_session_t *s, const int32_t *ids, const float *media,
                                   int32_t n, float *all_logits) {
   const size_t H = (size_t)s->model->config.hidden_size;
+  if (!media && mx_session_mrope_shifted(s)) {  // text after an M-RoPE image
+    if (all_logits)
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "the logits of every position are not available after an image");
+    return mx_session_mrope_text(s, ids, n);
+  }
   for (int32_t off = 0; off < n; off += s->chunk) {
     int32_t m = n - off < s->chunk ? n - off : s->chunk;
     float *all = all_logits ? all_logits + (size_t)off * (size_t)s->vocab : NULL;
@@ -174,6 +192,7 @@ static mx_status_t prefill_chunks(mx_session_t *s, const int32_t *ids, const flo
                              (long long)s->n_past);
     }
     memcpy(s->tokens + s->n_past, ids + off, (size_t)m * sizeof *ids);
+    mx_session_mrope_note_text(s, s->n_past, s->n_past + m);
     s->n_past += m;
     s->has_logits = true;
   }
@@ -209,8 +228,12 @@ static mx_status_t check_media(const mx_session_t *s, const char *what) {
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
-  mx_status_t st = mx_vision_check_media(&s->model->config);
-  if (st) return mx_error_prefix(st, "%s", what);
+  // The Qwen towers take a patch grid and M-RoPE positions: their own entry points.
+  if (s->model->config.vision.kind != MX_VISION_CLIP)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: model_type '%s' takes images of any size with M-RoPE positions "
+                        "(mx_session_vision_grid, mx_session_prefill_mrope)",
+                        what, s->model->config.model_type);
   if ((!s->vbackend && !s->backend->vision) || !s->backend->prefill_media)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
                         s->backend->name);
@@ -244,11 +267,13 @@ mx_status_t mx_session_decode(mx_session_t *s, int32_t id) {
   if (!s) return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_decode: session is NULL");
   mx_status_t st = check_tokens(s, &id, 1, "decode");
   if (st) return st;
+  if (mx_session_mrope_shifted(s)) return mx_session_mrope_text(s, &id, 1);
   st = s->backend->decode(s->state, id, s->n_past, s->logits);
   if (st) {
     s->has_logits = false;
     return mx_error_prefix(st, "decode at position %lld", (long long)s->n_past);
   }
+  mx_session_mrope_note_text(s, s->n_past, s->n_past + 1);
   s->tokens[s->n_past++] = id;
   s->has_logits = true;
   return MX_OK;

@@ -18,7 +18,19 @@ struct mx_session {
   bool has_logits;               // logits[] holds the last processed token's row
   float *logits;                 // [vocab], owned
   int32_t *tokens;               // [ctx] the ids processed so far (history for the penalties)
+  // M-RoPE models (ADR 0013), else NULL: rope_after[i] is the RoPE position after token i
+  // (i + 1 until an image), and mpos the positions of one chunk [3 * chunk].
+  int64_t *rope_after;
+  int32_t *mpos;
 };
+
+// The M-RoPE path of session_mrope.c: n text tokens at the positions rope_next + i (after an
+// image, where plain RoPE positions would be wrong); last logits to s->logits. Appends them.
+mx_status_t mx_session_mrope_text(mx_session_t *s, const int32_t *ids, int32_t n);
+// True when the next text token's RoPE position differs from n_past (M-RoPE after an image).
+bool mx_session_mrope_shifted(const mx_session_t *s);
+// Records tokens [from, to) as text after position rope_after[from - 1] (M-RoPE models).
+void mx_session_mrope_note_text(mx_session_t *s, int64_t from, int64_t to);
 
 // Adds a backend to the registry (for tests and out-of-tree backends). The vtable must outlive
 // every session using it. Error when the name is taken or the registry is full.

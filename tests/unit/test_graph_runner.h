@@ -123,6 +123,7 @@ static inline float *runner_step_b(runner_t *r, mx_func_t *f, const int32_t *tok
         args[i] = r->caches[k++];
         break;
       case MX_ARG_MEDIA:  // the media entries are not run here (test_vlm_llava.c runs them)
+      case MX_ARG_POSITIONS:
       case MX_ARG_PIXELS:
         CHECK_MSG(0, "argument %d: a media entry's input", i);
         goto done;

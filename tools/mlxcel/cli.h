@@ -254,23 +254,27 @@ int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
 // The text of a vision model's image token ("<image>"), *len bytes (not NUL-terminated: a
 // tokenizer piece); NULL when the model takes no images or has no tokenizer.
 const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len);
+// One image's features: decodes and preprocesses PATH with `proc` and runs the session's vision
+// tower, features [tokens_per_image][hidden] (the caller's); *seconds gains the tower's time.
+// LLaVA only (the Qwen towers are refused: chat keeps no M-RoPE positions yet). Errors printed as
+// "mlxcel CMD: error: ..."; returns an exit status.
+int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                          const mx_image_proc_t *proc, const char *path, float *features,
+                          double *seconds);
 // --image PATH...: expands the prompt's image placeholders (one image token per image, in
 // order; a prompt with none gets them at its start) to tokens_per_image tokens each (*ids /
 // *n replaced), decodes and preprocesses each image (preprocessor_config.json) and runs the
 // session's vision tower on it: *media (heap, caller frees) holds [*n][hidden] rows, each
-// image's features at its tokens. Errors (printed as "mlxcel CMD: error: ..."): a model
+// image's features at its tokens; Qwen2-VL / Qwen2.5-VL (ADR 0013): each image's grid decides
+// its token count, its run is wrapped in <|vision_start|> / <|vision_end|> where the prompt
+// lacks them, and *positions (heap, caller frees; NULL for other models) gets the prompt's
+// M-RoPE positions [3][*n]. Errors (printed as "mlxcel CMD: error: ..."): a model
 // without images, placeholders that do not match the images, an unreadable or hostile image,
 // pixels the tower does not take. *tower_seconds: the time of the vision tower calls (the
 // first one includes building and compiling the media entries). Returns an exit status.
-// One image's features: decodes and preprocesses PATH with `proc` and runs the session's vision
-// tower, features [tokens_per_image][hidden] (the caller's); *seconds gains the tower's time.
-// Errors printed as "mlxcel CMD: error: ..."; returns an exit status.
-int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
-                          const mx_image_proc_t *proc, const char *path, float *features,
-                          double *seconds);
 int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
-                         float **media, double *tower_seconds);
+                         float **media, int32_t **positions, double *tower_seconds);
 
 // Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
 // type string `descr` ("<f4", "|u1").

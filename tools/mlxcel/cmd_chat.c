@@ -193,6 +193,13 @@ static void attach_image(chat_t *ch, const char *path) {
     fputs("mlxcel chat: error: /image needs a PATH (a PNG or JPEG)\n", stderr);
     return;
   }
+  if (c->vision.kind != MX_VISION_CLIP) {  // before sizing the feature store by tokens_per_image
+    fprintf(stderr,
+            "mlxcel chat: error: /image: model_type '%s' takes images through generate --image "
+            "only for now (its M-RoPE positions are not kept across chat turns yet)\n",
+            c->model_type);
+    return;
+  }
   mx_error_clear();
   mx_status_t st = ch->has_proc ? MX_OK : mx_image_proc_load(ch->model->dir, &ch->proc);
   if (st) {

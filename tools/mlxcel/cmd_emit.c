@@ -10,6 +10,7 @@ static void emit_usage(FILE *out) {
           "Usage: mlxcel emit -m DIR -o OUTDIR [--ctx N] [--prefill-len T] [--all-logits]\n"
           "                   [--inline-composites] [--generic] [--quant MODE] [--group-size N]\n"
           "                   [--precision T] [--kv-dtype T] [--main] [--params FILE]\n"
+          "                   [--vision-grid HxW]\n"
           "\n"
           "Builds the StableHLO graphs of the model in DIR and writes OUTDIR/prefill.mlir and\n"
           "OUTDIR/decode.mlir (OUTDIR is created if needed). Each holds one public function,\n"
@@ -20,7 +21,9 @@ static void emit_usage(FILE *out) {
           "A vision-language model (LLaVA) also gets OUTDIR/vision.mlir (@vision: the\n"
           "preprocessed pixels [1 x C x S x S] to the projected image features [1 x N x H]) and\n"
           "OUTDIR/prefill_media.mlir (@prefill_media: @prefill with the media rows [1 x T x H],\n"
-          "which replace the embeddings of the image-token positions).\n"
+          "which replace the embeddings of the image-token positions; Qwen2-VL / Qwen2.5-VL\n"
+          "also take the M-RoPE positions [3 x 1 x T]; their @vision, for one patch grid,\n"
+          "takes the processor's pixel rows [H*W x C*2*P*P], see --vision-grid).\n"
           "`mlxcel run --weights DIR FILE.mlir --ids ...` runs such a file.\n"
           "The precision is in the graph: with --precision bf16 the weight arguments are bf16\n"
           "and every linear layer converts its activation to bf16 before its dot_general\n"
@@ -43,6 +46,9 @@ static void emit_usage(FILE *out) {
           "                         types the graph declares (after --precision / --quant),\n"
           "                         to FILE as safetensors named by mx.name: what IREE, XLA\n"
           "                         or any other consumer binds to those arguments\n" MX_CLI_QUANT_HELP
+          "  --vision-grid HxW      Qwen2-VL / Qwen2.5-VL: write @vision for an image of H x W\n"
+          "                         patches (multiples of the merge size; without it their\n"
+          "                         vision.mlir is not written: its shapes follow the image)\n"
           "  -h, --help             show this help\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
@@ -72,6 +78,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   const char *params = NULL;
   int64_t ctx = 0, prefill_len = 0;
   bool all_logits = false, as_main = false;
+  int64_t grid[2] = {0, 0};
   mx_print_opts_t po;
   memset(&po, 0, sizeof po);
   mx_model_load_opts_t lo = {0};
@@ -103,6 +110,16 @@ int mx_cli_cmd_emit(int argc, char **argv) {
       po.generic = true;
     } else if (strcmp(a, "--main") == 0) {
       as_main = true;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--vision-grid", NULL, &v)) != 0) {
+      const char *x = r > 0 ? strchr(v, 'x') : NULL;
+      char h[16];
+      if (!x || x == v || (size_t)(x - v) >= sizeof h)
+        return mx_cli_usage_error(cmd, emit_usage, "--vision-grid wants HxW, got '%s'",
+                                  r > 0 ? v : "");
+      snprintf(h, sizeof h, "%.*s", (int)(x - v), v);
+      if (!mx_cli_parse_int(cmd, "--vision-grid", h, 1, 4096, &grid[0]) ||
+          !mx_cli_parse_int(cmd, "--vision-grid", x + 1, 1, 4096, &grid[1]))
+        return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--params", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       params = v;
@@ -139,7 +156,16 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
   go.kv_dtype = model->kv_dtype;
-  go.media = cfg.vision.present && cfg.vision.kind == MX_VISION_CLIP;  // Qwen: text entries only
+  go.media = cfg.vision.present;
+  go.vision_grid_h = (int32_t)grid[0];
+  go.vision_grid_w = (int32_t)grid[1];
+  bool vision = go.media && (cfg.vision.kind == MX_VISION_CLIP || grid[0] > 0);
+  if (grid[0] > 0 && (!cfg.vision.present || cfg.vision.kind == MX_VISION_CLIP)) {
+    fprintf(stderr, "mlxcel emit: error: --vision-grid: model_type '%s' has no Qwen2-VL tower\n",
+            cfg.model_type);
+    rc = MX_EXIT_USAGE;
+    goto done;
+  }
   mx_error_clear();
   st = mx_model_build_graph(&cfg, ck, &go, &m);
   if (st == MX_OK) rc = mx_cli_make_outdir(cmd, outdir);
@@ -147,8 +173,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   if (st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "decode", &po, as_main, outdir);
   if (go.media && st == MX_OK && rc == MX_EXIT_OK)
     st = write_func(m, "prefill_media", &po, as_main, outdir);
-  if (go.media && st == MX_OK && rc == MX_EXIT_OK)
-    st = write_func(m, "vision", &po, as_main, outdir);
+  if (vision && st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "vision", &po, as_main, outdir);
   int32_t n_params = 0;
   if (st == MX_OK && rc == MX_EXIT_OK && params) st = mx_cli_write_params(m, ck, params, &n_params);
   if (st == MX_OK && rc == MX_EXIT_OK && params) {

@@ -31,8 +31,9 @@ static void generate_usage(FILE *out) {
           "                         is encoded as text (only the template's markup\n"
           "                         yields special tokens)\n"
           "  --system TEXT          system message for --chat\n"
-          "  --image PATH           a PNG or JPEG for a vision model (LLaVA); repeatable, in\n"
-          "                         the order of the prompt's image placeholders (<image>);\n"
+          "  --image PATH           a PNG or JPEG for a vision model (LLaVA, Qwen2-VL,\n"
+          "                         Qwen2.5-VL); repeatable, in the order of the prompt's\n"
+          "                         image placeholders (<image>, <|image_pad|>);\n"
           "                         with --chat the user message starts with one per image,\n"
           "                         and a -p TEXT without any gets them at its start. Each\n"
           "                         placeholder becomes one token per image feature (counted\n"
@@ -394,9 +395,11 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
     return mx_cli_fail(cmd, st);
   }
   float *media = NULL;
+  int32_t *positions = NULL;
   double tower_s = 0.0;
   if (g->n_images > 0) {
-    rc = mx_cli_prompt_images(cmd, model, s, g->images, g->n_images, &ids, &n, &media, &tower_s);
+    rc = mx_cli_prompt_images(cmd, model, s, g->images, g->n_images, &ids, &n, &media, &positions,
+                              &tower_s);
     if (rc != MX_EXIT_OK) {
       mx_session_destroy(s);
       free(ids);
@@ -412,6 +415,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
             (int)n, (long long)ctx, (long long)model->config.max_position_embeddings);
     mx_session_destroy(s);
     free(media);
+    free(positions);
     free(ids);
     return MX_EXIT_FAILED;
   }
@@ -420,6 +424,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   if (g->json_schema && (st = grammar_load(g->json_schema, model, &gr)) != MX_OK) {
     mx_session_destroy(s);
     free(media);
+    free(positions);
     free(ids);
     return mx_cli_fail(cmd, st);
   }
@@ -432,6 +437,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   go.n_stop = g->n_stop;
   go.sampling = sp;
   go.media = media;
+  go.positions = positions;
   stream_state_t ss = {.json = g->json, .ends_with_newline = false, .wrote_any = false};
   echo_prompt(g, model, ids, n, &ss);
   mx_generate_stats_t stats;
@@ -476,6 +482,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   grammar_free(&gr);
   mx_session_destroy(s);
   free(media);
+  free(positions);
   free(ids);
   return rc;
 }

@@ -31,10 +31,13 @@ static int fail_msg(const char *cmd, const char *fmt, ...) {
   return MX_EXIT_FAILED;
 }
 
-// The prompt with every placeholder expanded to tokens_per_image image tokens (a prompt without
-// any gets one per image at its start, after a BOS).
-static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, int32_t **ids,
-                  int32_t *n) {
+// The prompt with placeholder i expanded to counts[i] image tokens (a prompt without any gets
+// them at its start, after a BOS). LLaVA: tokens_per_image each, by the library's rule that the
+// server shares (mx_vision_expand_prompt). Qwen2-VL: each image's grid-sized run between
+// <|vision_start|> and <|vision_end|>, which are added where the prompt lacks them (the chat
+// template writes them).
+static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, const int32_t *counts,
+                  int32_t **ids, int32_t *n) {
   const mx_vision_config_t *v = &m->config.vision;
   int32_t k = 0;
   for (int32_t i = 0; i < *n; i++) k += (*ids)[i] == v->image_token_id;
@@ -45,44 +48,77 @@ static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, int32_
                     "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
                     "placeholder per image, in order",
                     k, k == 1 ? "" : "s", (int)tl, tt ? tt : "?", n_images);
-  int32_t *with = NULL, nw = *n;
-  if (k == 0) {  // one image token per image first (after a BOS), then the prompt
-    int32_t at = *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
-    if ((int64_t)*n + n_images > INT32_MAX)
-      return fail_msg(cmd, "%lld prompt tokens with the images", (long long)*n + n_images);
-    nw = *n + n_images;
-    with = malloc(sizeof *with * (size_t)nw);
-    if (!with) return fail_msg(cmd, "out of memory (%d prompt tokens)", nw);
-    memcpy(with, *ids, sizeof *with * (size_t)at);
-    for (int32_t t = 0; t < n_images; t++) with[at + t] = v->image_token_id;
-    memcpy(with + at + n_images, *ids + at, sizeof *with * (size_t)(*n - at));
+  if (v->kind == MX_VISION_CLIP) {
+    int32_t *with = NULL, nw = *n;
+    if (k == 0) {  // one image token per image first (after a BOS), then the prompt
+      int32_t at = *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
+      if ((int64_t)*n + n_images > INT32_MAX)
+        return fail_msg(cmd, "%lld prompt tokens with the images", (long long)*n + n_images);
+      nw = *n + n_images;
+      with = malloc(sizeof *with * (size_t)nw);
+      if (!with) return fail_msg(cmd, "out of memory (%d prompt tokens)", nw);
+      memcpy(with, *ids, sizeof *with * (size_t)at);
+      for (int32_t t = 0; t < n_images; t++) with[at + t] = v->image_token_id;
+      memcpy(with + at + n_images, *ids + at, sizeof *with * (size_t)(*n - at));
+    }
+    int32_t *out = NULL, n_out = 0;
+    mx_error_clear();
+    mx_status_t st =
+        mx_vision_expand_prompt(&m->config, with ? with : *ids, nw, n_images, &out, &n_out);
+    free(with);
+    if (st) return mx_cli_fail(cmd, st);
+    free(*ids);
+    *ids = out;
+    *n = n_out;
+    return MX_EXIT_OK;
   }
-  int32_t *out = NULL, n_out = 0;
-  mx_error_clear();
-  mx_status_t st =
-      mx_vision_expand_prompt(&m->config, with ? with : *ids, nw, n_images, &out, &n_out);
-  free(with);
-  if (st) return mx_cli_fail(cmd, st);
+  int32_t at = k == 0 && *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
+  int64_t total = (int64_t)*n + (k == 0 ? n_images : 0) + 2 * (int64_t)n_images;
+  for (int32_t i = 0; i < n_images; i++) total += counts[i] - 1;
+  if (total > INT32_MAX)
+    return fail_msg(cmd, "%lld prompt tokens with the images", (long long)total);
+  int32_t *out = malloc(sizeof *out * (size_t)total), j = 0, img = 0;
+  if (!out) return fail_msg(cmd, "out of memory (%lld prompt tokens)", (long long)total);
+  for (int32_t i = 0; i <= *n; i++) {
+    bool here = k == 0 ? i == at : i < *n && (*ids)[i] == v->image_token_id;
+    for (int32_t r = 0; here && r < (k == 0 ? n_images : 1); r++, img++) {
+      if (j == 0 || out[j - 1] != v->vision_start_token_id) out[j++] = v->vision_start_token_id;
+      for (int32_t t = 0; t < counts[img]; t++) out[j++] = v->image_token_id;
+      bool closed = k != 0 && i + 1 < *n && (*ids)[i + 1] == v->vision_end_token_id;
+      if (!closed) out[j++] = v->vision_end_token_id;
+    }
+    if (i == *n) break;
+    if (!(k != 0 && here)) out[j++] = (*ids)[i];
+  }
   free(*ids);
   *ids = out;
-  *n = n_out;
+  *n = j;
   return MX_EXIT_OK;
 }
 
-// Decodes and preprocesses one image; its pixels must be the tower's [C, S, S].
+// Decodes and preprocesses one image; its pixels must be the tower's: [C, S, S] (CLIP), or the
+// rows of one image's patch grid (the Qwen towers; a temporal grid other than 1 is video).
 static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc_t *proc,
                        const char *path, mx_pixels_t *px) {
   mx_image_t img = {0};
-  if (m->config.vision.kind != MX_VISION_CLIP)
-    return fail_msg(cmd,
-                    "%s: model_type '%s' runs text only for now (its image tokens need M-RoPE "
-                    "positions, which @prefill_media does not take yet)",
-                    path, m->config.model_type);
   mx_error_clear();
   mx_status_t st = mx_image_load(path, NULL, &img, NULL);
   if (!st) st = mx_image_preprocess(proc, &img, px);
   mx_image_free(&img);
   if (st) return mx_cli_fail(cmd, st);
+  const mx_vision_config_t *v = &m->config.vision;
+  if (v->kind != MX_VISION_CLIP) {
+    int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
+    if (px->rank == 2 && px->shape[1] == K && px->grid_thw[0] == 1) return MX_EXIT_OK;
+    int rc = fail_msg(cmd,
+                      "%s: the processor gives pixel rows of %lld values (temporal grid %lld), "
+                      "the vision tower takes rows of %lld of one image (preprocessor_config.json "
+                      "and config.json disagree)",
+                      path, (long long)(px->rank == 2 ? px->shape[1] : 0),
+                      (long long)px->grid_thw[0], (long long)K);
+    mx_pixels_free(px);
+    return rc;
+  }
   st = mx_vision_check_pixels(&m->config, px->rank, px->shape);
   if (st) {
     st = mx_error_prefix(st, "%s", path);
@@ -102,6 +138,11 @@ int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
                           const mx_image_proc_t *proc, const char *path, float *features,
                           double *seconds) {
   const mx_vision_config_t *v = &m->config.vision;
+  if (v->kind != MX_VISION_CLIP)  // a grid's token count and M-RoPE positions: generate only
+    return fail_msg(cmd,
+                    "%s: model_type '%s' takes images through generate --image only for now (its "
+                    "M-RoPE positions are not kept across chat turns yet)",
+                    path, m->config.model_type);
   mx_pixels_t px = {0};
   int rc = load_pixels(cmd, m, proc, path, &px);
   if (rc != MX_EXIT_OK) return rc;
@@ -115,37 +156,75 @@ int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
   return st ? mx_cli_fail(cmd, st) : MX_EXIT_OK;
 }
 
+// The features of image i at its tokens (from `pos` on), through the session's tower.
+static mx_status_t features(const mx_model_t *m, mx_session_t *s, const mx_pixels_t *px,
+                            int32_t count, float *rows) {
+  const mx_vision_config_t *v = &m->config.vision;
+  int64_t nf = (int64_t)count * m->config.hidden_size;
+  if (v->kind == MX_VISION_CLIP)
+    return mx_session_vision(s, px->data, px->shape[0] * px->shape[1] * px->shape[2], rows, nf);
+  return mx_session_vision_grid(s, px->data, px->shape[0] * px->shape[1], (int32_t)px->grid_thw[1],
+                                (int32_t)px->grid_thw[2], rows, nf);
+}
+
 int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
-                         float **media, double *tower_seconds) {
+                         float **media, int32_t **positions, double *tower_seconds) {
   *media = NULL;
+  *positions = NULL;
   *tower_seconds = 0.0;
   const mx_vision_config_t *v = &m->config.vision;
   if (!v->present)
     return fail_msg(cmd, "--image: model_type '%s' takes no images", m->config.model_type);
-  int rc = expand(cmd, m, n_images, ids, n);
-  if (rc != MX_EXIT_OK) return rc;
   mx_image_proc_t proc;
   mx_error_clear();
   mx_status_t st = mx_image_proc_load(m->dir, &proc);
   if (st) return mx_cli_fail(cmd, st);
-  size_t H = (size_t)m->config.hidden_size;
-  float *rows = calloc((size_t)*n * H, sizeof *rows);
-  int32_t *starts = malloc(sizeof *starts * (size_t)n_images);
-  if (!rows || !starts) {
-    free(rows);
-    free(starts);
-    return fail_msg(cmd, "out of memory (media rows of %d tokens)", *n);
+  mx_pixels_t *px = calloc((size_t)n_images, sizeof *px);
+  int32_t *counts = calloc((size_t)n_images, sizeof *counts);
+  int32_t *grids = calloc((size_t)n_images * 2, sizeof *grids);
+  float *rows = NULL;
+  int rc =
+      px && counts && grids ? MX_EXIT_OK : fail_msg(cmd, "out of memory (%d images)", n_images);
+  int32_t mm = v->spatial_merge_size * v->spatial_merge_size;
+  for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++) {
+    rc = load_pixels(cmd, m, &proc, paths[i], &px[i]);
+    grids[2 * i] = (int32_t)px[i].grid_thw[1];
+    grids[2 * i + 1] = (int32_t)px[i].grid_thw[2];
+    counts[i] =
+        v->kind == MX_VISION_CLIP ? v->tokens_per_image : grids[2 * i] * grids[2 * i + 1] / mm;
   }
-  st = mx_vision_image_runs(&m->config, *ids, *n, n_images, starts);
-  if (st) rc = mx_cli_fail(cmd, st);
-  // The expanded placeholders of one image are consecutive: its features go there as they are.
-  for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++)
-    rc = mx_cli_image_features(cmd, m, s, &proc, paths[i], rows + (size_t)starts[i] * H,
-                               tower_seconds);
-  free(starts);
+  if (rc == MX_EXIT_OK) rc = expand(cmd, m, n_images, counts, ids, n);
+  size_t H = (size_t)m->config.hidden_size;
+  if (rc == MX_EXIT_OK && !(rows = calloc((size_t)*n * H, sizeof *rows)))
+    rc = fail_msg(cmd, "out of memory (media rows of %d tokens)", *n);
+  int32_t pos = 0;  // the next image token of the prompt
+  for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++) {
+    while (pos < *n && (*ids)[pos] != v->image_token_id) pos++;
+    mx_error_clear();
+    // The expanded placeholders of one image are consecutive: its features go there as they are.
+    double t0 = now_seconds();
+    st = features(m, s, &px[i], counts[i], rows + (size_t)pos * H);
+    *tower_seconds += now_seconds() - t0;
+    if (st) rc = mx_cli_fail(cmd, st);
+    pos += counts[i];
+  }
+  if (rc == MX_EXIT_OK && v->kind != MX_VISION_CLIP) {  // M-RoPE positions (ADR 0013)
+    int64_t next = 0;
+    *positions = malloc(sizeof **positions * 3 * (size_t)*n);
+    st = *positions ? mx_mrope_positions(&m->config, *ids, *n, grids, n_images,
+                                         mx_session_rope_next(s), *positions, &next)
+                    : mx_error_set(MX_ERR_NOMEM, "out of memory (M-RoPE positions)");
+    if (st) rc = mx_cli_fail(cmd, st);
+  }
+  for (int32_t i = 0; px && i < n_images; i++) mx_pixels_free(&px[i]);
+  free(px);
+  free(counts);
+  free(grids);
   if (rc != MX_EXIT_OK) {
     free(rows);
+    free(*positions);
+    *positions = NULL;
     return rc;
   }
   *media = rows;
