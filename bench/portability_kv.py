@@ -4,13 +4,15 @@ with the graph as `mlxcel emit` writes it (each cache result aliasing its argume
 `tf.aliasing_output`) and, for comparison, the same text with that attribute removed.
 
     .venv/bin/python bench/portability_kv.py --mlxcel build/mlxcel --model DIR \\
-        --ctx 1024,4096,8192 [--steps 16] [--work /tmp/mx-kv]
+        --ctx 1024,4096,8192 [--steps 16] [--attn-len W] [--work /tmp/mx-kv]
 
 For each capacity S and consumer it emits @decode (`--main --params`), compiles it, fills the
 caches with one zero-initialized call, then times STEPS decode calls that feed each call's
 returned caches to the next (median per step), and reports the growth of the process's
 resident memory over those calls next to the caches' size. Written for docs/portability.md
-("In-place KV caches"); prints one markdown row per (consumer, S, aliasing).
+("In-place KV caches"); prints one markdown row per (consumer, S, aliasing). With --attn-len W
+it also times the windowed @decode (`mlxcel emit --attn-len W`, ADR 0015: attention reads cache
+rows 0..W-1 only) at each capacity, the entry the xla backend runs at positions below W.
 """
 import argparse
 import re
@@ -82,11 +84,13 @@ def main():
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--consumers", default="iree,xla")
     ap.add_argument("--work", default="/tmp/mx-kv")
+    ap.add_argument("--attn-len", type=int, default=0)
     a = ap.parse_args()
     P.WORK = a.work
-    print("| consumer | capacity S | caches (MiB) | aliasing | decode step (ms, median) | "
-          "resident memory growth over the steps (MiB) | result cache in the argument's buffer |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| consumer | capacity S | attention rows | caches (MiB) | aliasing | "
+          "decode step (ms, median) | resident memory growth over the steps (MiB) | "
+          "result cache in the argument's buffer |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for ctx in [int(c) for c in a.ctx.split(",")]:
         d = Path(a.work) / f"s{ctx}"
         d.mkdir(parents=True, exist_ok=True)
@@ -96,13 +100,21 @@ def main():
         text = (d / "decode.mlir").read_text()
         (d / "decode_noalias.mlir").write_text(
             re.sub(r", tf\.aliasing_output = \d+ : i32", "", text))
+        runs = [("yes", "decode.mlir", ctx), ("removed", "decode_noalias.mlir", ctx)]
+        if 0 < a.attn_len < ctx:
+            dw = d / f"w{a.attn_len}"
+            dw.mkdir(exist_ok=True)
+            subprocess.run([a.mlxcel, "emit", "-m", a.model, "-o", str(dw), "--ctx", str(ctx),
+                            "--prefill-len", "1", "--attn-len", str(a.attn_len), "--main"],
+                           check=True, capture_output=True)
+            runs.append(("yes", f"w{a.attn_len}/decode.mlir", a.attn_len))
         weights = P.read_safetensors(d / "params.safetensors")
         for cname in a.consumers.split(","):
-            for alias, f in (("yes", "decode.mlir"), ("removed", "decode_noalias.mlir")):
+            for alias, f, rows in runs:
                 consumer = {"iree": P.Iree, "xla": P.Xla}[cname]()
                 ms, grow, cb, reused = bench(consumer, str(d / f), weights, a.steps)
-                print(f"| {cname} | {ctx} | {cb / 2**20:.1f} | {alias} | {ms * 1e3:.2f} | "
-                      f"{grow / 2**20:.0f} | {reused} |", flush=True)
+                print(f"| {cname} | {ctx} | {rows} | {cb / 2**20:.1f} | {alias} | "
+                      f"{ms * 1e3:.2f} | {grow / 2**20:.0f} | {reused} |", flush=True)
 
 
 if __name__ == "__main__":

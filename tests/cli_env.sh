@@ -119,10 +119,10 @@ case_reads() {
     MLXCEL_XLA_VISION_BACKEND=bogus"
   # Variables without a bad value to try: any value is valid (MLXCEL_CPU_PROFILE: set and not 0
   # is on), or it is read only in a mode the invocations below do not use
-  # (MLXCEL_XLA_ROCM_TARGET: compile --device hip; MLXCEL_XLA_DEVICE, _PJRT_PLUGIN and _CACHE_DIR:
-  # --backend xla, see tests/cli_xla.sh).
+  # (MLXCEL_XLA_ROCM_TARGET: compile --device hip; MLXCEL_XLA_DEVICE, _PJRT_PLUGIN, _CACHE_DIR and
+  # _ATTN_WINDOW: --backend xla, see tests/cli_xla.sh).
   local exempt="MLXCEL_CPU_PROFILE MLXCEL_XLA_ROCM_TARGET MLXCEL_XLA_DEVICE MLXCEL_XLA_PJRT_PLUGIN
-    MLXCEL_XLA_CACHE_DIR"
+    MLXCEL_XLA_CACHE_DIR MLXCEL_XLA_ATTN_WINDOW"
   local here table_vars
   here=$( (echo $bad | tr ' ' '\n' | cut -d= -f1; echo $exempt | tr ' ' '\n') | sort | tr '\n' ' ')
   table_vars=$(echo "$tab" | cut -d' ' -f1 | sort | tr '\n' ' ')

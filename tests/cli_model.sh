@@ -412,6 +412,18 @@ t_run_weights() {
   expect_rc 0
   d=$(max_abs_diff "$TMP/pp.npy" "$TMP/ref.npy")
   le "$d" 1e-5 || fail "emitted plain @prefill vs in-process logits: max |diff| = $d"
+  # A window of 8 rows (ADR 0015): the rows it leaves out are masked in the whole-capacity
+  # graph, so the interpreter's logits are the same bits.
+  run "$MLXCEL" emit -m "$MODEL" -o "$TMP/win" --prefill-len 5 --all-logits --ctx 128 --attn-len 8
+  expect_rc 0
+  grep -q 'stablehlo.slice' "$TMP/win/decode.mlir" || fail "--attn-len 8: no slice of the caches"
+  run "$MLXCEL" run --weights "$MODEL" "$TMP/win/prefill.mlir" --ids "$PROMPT_IDS" -o "$TMP/pw.npy"
+  expect_rc 0
+  cmp -s "$TMP/pw.npy" "$TMP/p.npy" || fail "emit --attn-len 8: logits differ from the whole capacity's"
+  run "$MLXCEL" emit -m "$MODEL" -o "$TMP/win" --prefill-len 5 --ctx 128 --attn-len 4
+  expect_rc 1; expect_err 'attention window 4 must be 0 or within prefill_len 5 .. ctx 128'
+  run "$MLXCEL" emit -m "$MODEL" -o "$TMP/win" --ctx 128 --attn-len 0
+  expect_rc 2
   # Text and JSON output.
   run "$MLXCEL" run --weights "$MODEL" "$TMP/g/decode.mlir" --ids 1
   expect_rc 0; expect_out '^// .*decode.mlir @decode: logits 1x512$'; expect_out '^dense<\['

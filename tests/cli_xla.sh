@@ -123,6 +123,29 @@ t_cache() {
   expect_rc 0
 }
 
+# Windowed attention entries (ADR 0015): with MLXCEL_XLA_ATTN_WINDOW=4 a 16-token generation
+# runs windows 4, 8 and 16 (one cache file each for @decode, more for the prompt's pieces) and
+# writes the same text as whole-capacity entries (none).
+t_windows() {
+  local c=$TMP/cache_w
+  MLXCEL_XLA_ATTN_WINDOW=none MLXCEL_XLA_CACHE_DIR=$c run "$MLXCEL" generate -m "$MODEL" \
+    -p "$PROMPT" -n 16 --ctx 64 --backend xla --pjrt-plugin "$PLUGIN"
+  expect_rc 0
+  local whole n0
+  whole=$(cat "$TMP/out")
+  n0=$(ls "$c"/*.pjrt | wc -l)
+  MLXCEL_XLA_ATTN_WINDOW=4 MLXCEL_XLA_CACHE_DIR=$c run "$MLXCEL" generate -m "$MODEL" \
+    -p "$PROMPT" -n 16 --ctx 64 --backend xla --pjrt-plugin "$PLUGIN"
+  expect_rc 0
+  [ "$(cat "$TMP/out")" = "$whole" ] || fail "windowed entries wrote different text"
+  local n1
+  n1=$(ls "$c"/*.pjrt | wc -l)
+  [ "$n1" -ge $((n0 + 3)) ] || fail "MLXCEL_XLA_ATTN_WINDOW=4 made $((n1 - n0)) new entries (>= 3 expected)"
+  MLXCEL_XLA_ATTN_WINDOW=x run "$MLXCEL" generate -m "$MODEL" -p "$PROMPT" -n 4 --backend xla \
+    --pjrt-plugin "$PLUGIN"
+  expect_rc 1; expect_err "MLXCEL_XLA_ATTN_WINDOW='x' is not a positive integer or none"
+}
+
 # bench reports the compile time apart from the run.
 t_bench() {
   echo '{"bandwidth_gbs": 10, "peak_gflops": 100, "threads": 1}' >"$TMP/mf.json"
@@ -132,4 +155,4 @@ t_bench() {
   expect_out "xla compile: 2 entries compiled, 0 loaded from the cache"
 }
 
-run_tests "$NAME" "parity env errors cache bench"
+run_tests "$NAME" "parity env errors cache windows bench"

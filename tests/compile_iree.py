@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """`mlxcel compile` deployables run under iree-run-module as the README shows, against the engine.
 
-Compiles a model for local-task with one prefill chunk size smaller than the prompt, then runs
-the prompt as one @prefill chunk plus one @decode call per remaining prompt token, then STEPS
-greedy @decode calls, each a separate `iree-run-module` process given the modules' shared
+Compiles a model for local-task with one prefill chunk size smaller than the prompt and two
+attention windows (--attn-len 16,32: decode_w16 / decode_w32.vmfb, ADR 0015), then runs the
+prompt as one @prefill chunk plus one @decode call per remaining prompt token, then STEPS greedy
+@decode calls (each decode call the module of the smallest window past its position, else
+decode.vmfb), each a separate `iree-run-module` process given the modules' shared
 weights file (`--parameters=model=params.safetensors`) and the caches the previous call wrote
 (`--input=@FILE.npy` / `--output=@FILE.npy`). Every step's logits must be within 1e-4 of the
 cpu backend's (`mlxcel logits --greedy`, f32) and the greedy ids identical. Then the errors: a
@@ -44,8 +46,13 @@ def deployable_run(a, out, manifest, prompt, chunk):
     runner = Path(sys.executable).parent / "iree-run-module"
     if not runner.exists():
         sys.exit(f"compile_iree: no iree-run-module beside {sys.executable} (iree-base-runtime)")
-    entries = {e["function"] if e["function"] == "decode" else e["module"]: e
-               for e in manifest["entries"]}
+    entries = {e["module"]: e for e in manifest["entries"]}
+    windows = sorted(e["attn_len"] for e in manifest["entries"] if e["attn_len"] > 0)
+    used = set()
+
+    def decode_module(pos):
+        w = next((w for w in windows if pos < w), 0)
+        return f"decode_w{w}.vmfb" if w else "decode.vmfb"
     state = Path(out) / "state"
     state.mkdir(exist_ok=True)
     caches = None
@@ -53,6 +60,7 @@ def deployable_run(a, out, manifest, prompt, chunk):
     def call(entry, tokens, pos0):
         nonlocal caches
         e = entries[entry]
+        used.add(entry)
         names = [i["name"] for i in e["inputs"][2:]]
         if caches is None:
             for i in e["inputs"][2:]:
@@ -70,12 +78,12 @@ def deployable_run(a, out, manifest, prompt, chunk):
     rows = [None] * (chunk - 1)
     rows.append(call(f"prefill_{chunk}.vmfb", prompt[:chunk], 0))
     for p in range(chunk, len(prompt)):
-        rows.append(call("decode", [prompt[p]], p))
+        rows.append(call(decode_module(p), [prompt[p]], p))
     ids = [int(np.argmax(rows[-1]))]
     for s in range(a.steps):
-        rows.append(call("decode", [ids[-1]], len(prompt) + s))
+        rows.append(call(decode_module(len(prompt) + s), [ids[-1]], len(prompt) + s))
         ids.append(int(np.argmax(rows[-1])))
-    return rows, ids
+    return rows, ids, sorted(used)
 
 
 def expect_error(what, cmd, env, needles):
@@ -93,7 +101,7 @@ def main():
     ap.add_argument("--mlxcel", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--chunk", type=int, default=8)
     ap.add_argument("--prompt", default="Once upon a time, there was a little")
     ap.add_argument("--quant", default=None, help="--quant of compile and the reference")
@@ -108,10 +116,11 @@ def main():
     if not a.chunk < len(prompt) <= ctx - a.steps:
         sys.exit(f"compile_iree: {len(prompt)} prompt ids do not fit the chunk {a.chunk}")
     # The README's path: the compiler from the environment (PATH first, else the test venv's).
-    run([a.mlxcel, "compile", "-m", a.model, "-o", out, "--ctx", ctx, "--prefill-len", a.chunk] + load)
+    run([a.mlxcel, "compile", "-m", a.model, "-o", out, "--ctx", ctx, "--prefill-len", a.chunk,
+         "--attn-len", "16,32"] + load)
     manifest = json.loads((out / "manifest.json").read_text())
     mods = sorted(p.name for p in out.glob("*.vmfb"))
-    if mods != ["decode.vmfb", f"prefill_{a.chunk}.vmfb"]:
+    if mods != ["decode.vmfb", "decode_w16.vmfb", "decode_w32.vmfb", f"prefill_{a.chunk}.vmfb"]:
         sys.exit(f"compile_iree: modules {mods}")
     # The weights live in params.safetensors, not in the modules.
     params = (out / "params.safetensors").stat().st_size
@@ -124,12 +133,14 @@ def main():
          a.steps, "-o", ref, "--backend", "cpu", "--ctx", ctx] + load,
         env=dict(os.environ, MLXCEL_QUANT_KERNEL="exact"))
     ref_logits = np.load(ref)
-    rows, ids = deployable_run(a, out, manifest, prompt, a.chunk)
+    rows, ids, used = deployable_run(a, out, manifest, prompt, a.chunk)
+    if used != ["decode_w16.vmfb", "decode_w32.vmfb", f"prefill_{a.chunk}.vmfb"]:
+        sys.exit(f"compile_iree: the run used {used}; the windows were meant to")
     ref_ids = [int(i) for i in np.argmax(ref_logits[len(prompt) - 1:], axis=1)]
     err = max(float(np.max(np.abs(r - ref_logits[i]))) for i, r in enumerate(rows)
               if r is not None)
     print(f"iree-run-module: {len(prompt)} prompt ids ({a.chunk} in @prefill, "
-          f"{len(prompt) - a.chunk} through @decode), {a.steps} greedy steps; ids {ids}; "
+          f"{len(prompt) - a.chunk} through @decode), {a.steps} greedy steps with {used}; ids {ids}; "
           f"cpu {ref_ids}; max |logit diff| {err:.3g} (bound {BOUND})", flush=True)
     if ids != ref_ids or not err <= BOUND:
         sys.exit("compile_iree: FAIL: the deployable differs from the cpu backend")
@@ -137,6 +148,8 @@ def main():
     # Errors: each clear, each before or instead of a module.
     base = [a.mlxcel, "compile", "-m", a.model, "-o", work / "err", "--ctx", ctx]
     env = dict(os.environ)
+    expect_error("a window not below the capacity", base + ["--attn-len", "64"], env,
+                 ["--attn-len 64 is not below the context capacity 64"])
     expect_error("missing compiler", base, dict(env, MLXCEL_XLA_IREE_COMPILE="/nonexistent/ic"),
                  ["/nonexistent/ic", "MLXCEL_XLA_IREE_COMPILE"])
     with tempfile.TemporaryDirectory() as tmp:

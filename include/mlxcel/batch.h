@@ -83,6 +83,11 @@ int64_t mx_batch_n_past(const mx_batch_t *b, int32_t slot);  // 0 for a bad slot
 // is ignored.
 void mx_batch_reset(mx_batch_t *b, int32_t slot);
 
+// Fills *out for a batch of the xla backend (its slots share one device client; `calls` counts
+// device calls: one per decode step of any number of slots, ADR 0016); false (and *out zeroed)
+// for any other batch.
+bool mx_xla_batch_stats(const mx_batch_t *b, mx_xla_stats_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -448,7 +448,8 @@ mx_status_t mx_model_expert_bytes(const mx_model_t *m, int float_bytes, double *
 // caches converted to f32) and residuals are f32 whatever the precision. Every argument carries
 // arg attributes `mx.role` ("weight", "tokens", "pos0", "k_cache", "v_cache"; "media", "pixels" in
 // the media entries), `mx.name` (checkpoint tensor name, or "k_cache_3"), and for caches
-// `mx.layer`; mx_graph_arg_info reads them back (also on a re-parsed, emitted module).
+// `mx.layer` (and `mx.seq` with seq_caches); mx_graph_arg_info reads them back (also on a
+// re-parsed, emitted module).
 
 typedef struct mx_graph_opts {
   int32_t batch;            // B; 0 means 1
@@ -470,6 +471,20 @@ typedef struct mx_graph_opts {
   // tensor<(gh*gw) x (C*Tp*P*P) x f32> (the processor's rows) and its features
   // [1, gh*gw / m^2, H]. 0: no @vision (the other media entries are still built).
   int32_t vision_grid_h, vision_grid_w;
+  // Attention window of the entries (ADR 0015): 0 (or ctx) = attention reads the whole cache;
+  // W < ctx = each layer's attention reads only cache rows [0, W) (a static slice after the
+  // cache update), so the entry costs what W costs, not what the capacity S costs. The caches
+  // stay [B, Hkv, S, D] arguments and results, updated in place as always. Correct only for
+  // calls whose every query position is < W (pos0 + T <= W): the caller picks the entry.
+  int64_t attn_len;
+  // One cache argument per sequence (ADR 0016): with B > 1, each layer's caches are B separate
+  // arguments [1, Hkv, S, D] (argument attribute `mx.seq` = b) instead of one [B, Hkv, S, D],
+  // ordered sequence-major (sequence b's k_0, v_0, k_1, ... then b + 1's; result 1 + j for
+  // cache argument j). The linear layers run on all B rows at once; each sequence's cache write
+  // and attention read only its own caches. For backends whose sequences keep their caches in
+  // separate device buffers (the xla backend's serve slots), so that one call decodes any set
+  // of them.
+  bool seq_caches;
 } mx_graph_opts_t;
 
 // Checks that every tensor the architecture needs is in the checkpoint with the right shape.
@@ -501,6 +516,7 @@ typedef struct mx_graph_arg {
   mx_arg_role_t role;
   const char *name;  // arena-owned by the module
   int32_t layer;     // caches; -1 otherwise
+  int32_t seq;       // caches of a graph with seq_caches: the sequence; 0 otherwise
 } mx_graph_arg_t;
 
 // Reads the role attributes of argument i of a graph function. MX_ERR_INVALID_ARG if absent.

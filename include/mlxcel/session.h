@@ -39,6 +39,11 @@ typedef struct mx_xla_backend_opts {
                           // required (the CLI finds one from the device kind where it can)
   const char *cache_dir;  // directory of compiled executables kept across runs, keyed by graph
                           // and plugin version; NULL = compile every graph in every process
+  // Windowed attention entries (ADR 0015): XLA's attention reads every cache row its graph is
+  // given, so a call at position p runs the entry whose window is the smallest W = attn_window
+  // * 2^k >= p + 1 below the capacity (each W is one more compiled entry). 0 = the default
+  // (256); < 0 = off: every entry reads the whole capacity.
+  int64_t attn_window;
 } mx_xla_backend_opts_t;
 
 // How a backend runs, beside what it runs: resources, device and each backend's own settings.
@@ -136,6 +141,7 @@ typedef struct mx_session mx_session_t;
 // compiled or loaded from the compile cache and the time that took, and the bytes it moved
 // between host and device (a decode step moves its id and pos0 up and the logits back).
 typedef struct mx_xla_stats {
+  int32_t calls;           // device calls (executions) so far
   int32_t compiled;        // entries compiled by the plugin in this session
   int32_t cache_loaded;    // entries loaded from the compile cache instead
   int32_t cache_failed;    // cache files that could not be read, loaded or written

@@ -11,6 +11,9 @@
 //   rows in place: after a call the result buffers replace the argument handles. Per step only
 //   the token ids and pos0 go to the device and only the logits come back (mx_xla_stats_t
 //   counts the bytes; test_backend_xla checks them).
+// - Attention: XLA's is the decomposition, which reads every cache row the graph gives it; the
+//   runner therefore runs windowed entries (ADR 0015) so that a step at position p costs what
+//   p costs, not what the capacity costs.
 // - Executables: one per entry (@decode, each @prefill T the runner makes), compiled on its
 //   first run, not at creation: XLA takes seconds per entry, and most prompts use a few of the
 //   prefill sizes. With a cache directory, each compiled entry is serialized there keyed by the
@@ -28,12 +31,16 @@
 #include <unistd.h>
 
 #include "backends/pjrt.h"
+#include "mlxcel/batch.h"
 #include "session/graph_runner.h"
 #include "session/session_internal.h"
 
 // Prefill calls cost what their tokens cost on XLA too, but each chunk size is one more
 // compiled entry: 128 keeps the set (T = 2 .. 128, compiled as used) small.
 enum { DEFAULT_CHUNK = 128 };
+// The smallest attention window (ADR 0015): below it a window saves too little to be worth one
+// more compiled entry.
+enum { DEFAULT_ATTN_WINDOW = 256 };
 
 typedef struct xla_weight {
   const void *host;  // the checkpoint tensor's data: the key
@@ -52,6 +59,7 @@ typedef struct xla_exec {
   const mx_model_t *model;
   char *cache_dir;      // owned copy, or NULL
   char plugin_id[256];  // the plugin file's size and time, part of the cache key
+  int64_t attn_window;  // the runner's smallest attention window; 0: none
   int32_t n_w, cap_w;
   xla_weight_t *w;  // the device copies of the weights, owned
   int32_t n_caches;
@@ -256,8 +264,8 @@ static mx_status_t compile_entry(xla_exec_t *c, const mx_graph_binding_t *b, mx_
 // The executor
 // ============================================================================================
 
-static bool is_cache_arg(const xla_exec_t *c, const mx_graph_binding_t *b, int32_t i) {
-  for (int32_t j = 0; j < c->n_caches; j++)
+static bool is_cache_arg(const mx_graph_binding_t *b, int32_t i) {
+  for (int32_t j = 0; j < b->n_caches; j++)
     if (b->cache_arg[j] == i) return true;
   return false;
 }
@@ -282,7 +290,7 @@ static mx_status_t xla_prepare(void *impl, mx_graph_binding_t *b) {
   p->outv = calloc((size_t)(b->f->n_results > 0 ? b->f->n_results : 1), sizeof *p->outv);
   if (!p->argv || !p->outv) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < b->n_args; i++) {
-    if (i == b->tokens_arg || i == b->pos0_arg || is_cache_arg(c, b, i)) continue;
+    if (i == b->tokens_arg || i == b->pos0_arg || is_cache_arg(b, i)) continue;
     mx_status_t st = weight_buffer(c, &b->args[i], &p->argv[i]);
     if (st) return mx_error_prefix(st, "@%s argument %d (weight) to the device", b->f->name, i);
   }
@@ -311,8 +319,10 @@ static mx_status_t xla_run(void *impl, mx_graph_binding_t *b) {
   const mx_tensor_t *tok = &b->args[b->tokens_arg], *pos = &b->args[b->pos0_arg];
   st = mx_pjrt_buf_upload(c->pj, &tok->type, tok->data, &p->argv[b->tokens_arg]);
   if (!st) st = mx_pjrt_buf_upload(c->pj, &pos->type, pos->data, &p->argv[b->pos0_arg]);
-  for (int32_t j = 0; j < c->n_caches; j++) p->argv[b->cache_arg[j]] = c->caches[j];
+  // c->caches holds the binding's caches: a session's or slot's 2L, or a batch call's B * 2L.
+  for (int32_t j = 0; j < b->n_caches; j++) p->argv[b->cache_arg[j]] = c->caches[j];
   if (!st) {
+    c->stats.calls++;
     st = mx_pjrt_execute(c->pj, p->x, p->argv, b->n_args, p->outv);
     // Whether the plugin consumed the donated caches before failing is not knowable.
     if (st) c->lost = true;
@@ -322,7 +332,7 @@ static mx_status_t xla_run(void *impl, mx_graph_binding_t *b) {
   p->argv[b->tokens_arg] = p->argv[b->pos0_arg] = NULL;
   if (st) return mx_error_prefix(st, "xla: @%s (T = %d)", b->f->name, b->T);
   // The old cache handles were donated: their memory is the new results'.
-  for (int32_t j = 0; j < c->n_caches; j++) {
+  for (int32_t j = 0; j < b->n_caches; j++) {
     mx_pjrt_buf_free(c->pj, c->caches[j]);
     c->caches[j] = p->outv[b->cache_res[j]];
     p->argv[b->cache_arg[j]] = NULL;
@@ -346,12 +356,15 @@ static void xla_exec_destroy(void *impl) {
   free(c);
 }
 
+static int64_t xla_attn_window(void *impl) { return ((const xla_exec_t *)impl)->attn_window; }
+
 static const mx_graph_exec_t g_xla_exec = {
     .prepare = xla_prepare,
     .run = xla_run,
     .release = xla_release,
     .destroy = xla_exec_destroy,
     .device_caches = xla_device_caches,
+    .attn_window = xla_attn_window,
 };
 
 // ============================================================================================
@@ -396,6 +409,9 @@ static mx_status_t xla_exec_create(const mx_model_t *model, const mx_backend_con
   xla_exec_t *c = calloc(1, sizeof *c);
   if (!c) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   c->model = model;
+  c->attn_window = o->attn_window == 0  ? DEFAULT_ATTN_WINDOW
+                   : o->attn_window > 0 ? o->attn_window
+                                        : 0;
   mx_status_t st = mx_pjrt_open(o->plugin, &c->pj);
   if (!st && cfg->opts.device && !device_matches(cfg->opts.device, mx_pjrt_platform(c->pj)))
     st =
@@ -431,14 +447,23 @@ static mx_status_t xla_create(const mx_model_t *model, const mx_backend_config_t
 }
 
 // ---- Batched operation (serve): n slots on one client, one copy of the weights, one set of
-// compiled entries; each slot has its own device caches, and a call runs the B = 1 graphs on
-// the caches of the slot it names, so a slot's logits are a session's. Decoding n slots is n
-// calls (the batch_state layout of one [n_slots, ...] cache sliced per slot has no PJRT
-// equivalent: a device buffer cannot be bound in parts).
+// compiled entries; each slot has its own device caches. A prefill runs the B = 1 graphs on the
+// caches of the slot it names. A decode of n > 1 slots is one call (ADR 0016): @decode of B = n
+// sequences with one cache argument per sequence, handed the n slots' cache buffers, so the
+// weights are read once per step for all of them (one [n_slots, ...] cache sliced per slot, the
+// cpu backend's layout, has no PJRT equivalent: a device buffer cannot be bound in parts).
 typedef struct xla_batch {
-  mx_graph_runner_t *r;  // its executor's caches pointer selects the slot
+  mx_graph_runner_t *r;  // its executor's caches pointer selects the slot (or a call's slots)
   int32_t n_slots;
   mx_pjrt_buf_t ***slots;  // [n_slots][n_caches], owned
+  // Decode calls of B = 2 .. n_slots sequences: multi[B][k] for window k of the runner (k =
+  // n_win: the whole capacity), made on first use; their pos0 pos[B] (i32 [B], data in
+  // pos_data), the gathered caches of the call's slots and the logits [n_slots * V].
+  mx_graph_binding_t (*multi)[MX_RUNNER_MAX_BUCKETS + 1];  // [n_slots + 1], owned
+  mx_tensor_t *pos;                                        // [n_slots + 1], views of pos_data
+  int32_t *pos_data;                                       // [n_slots]
+  mx_pjrt_buf_t **gathered;                                // [n_slots * n_caches]
+  float *logits;                                           // [n_slots * V]
 } xla_batch_t;
 
 static void xla_batch_destroy(void *state) {
@@ -452,8 +477,16 @@ static void xla_batch_destroy(void *state) {
       free(b->slots[s]);
     }
     c->caches = NULL;  // slot 0's array, freed above
+    for (int32_t B = 0; b->multi && B <= b->n_slots; B++)
+      for (int32_t k = 0; k <= MX_RUNNER_MAX_BUCKETS; k++)
+        if (b->multi[B][k].f) mx_graph_runner_release(b->r, &b->multi[B][k]);
     mx_graph_runner_destroy(b->r);
   }
+  free(b->multi);
+  free(b->pos);
+  free(b->pos_data);
+  free(b->gathered);
+  free(b->logits);
   free(b->slots);
   free(b);
 }
@@ -469,6 +502,20 @@ static mx_status_t xla_batch_create(const mx_model_t *model, const mx_backend_co
   if (!st) {
     b->n_slots = n_slots;
     xla_exec_t *c = b->r->impl;
+    size_t ns = (size_t)n_slots;
+    b->multi = calloc(ns + 1, sizeof *b->multi);
+    b->pos = calloc(ns + 1, sizeof *b->pos);
+    b->pos_data = calloc(ns, sizeof *b->pos_data);
+    b->gathered = calloc(ns * (size_t)(c->n_caches > 0 ? c->n_caches : 1), sizeof *b->gathered);
+    b->logits = malloc(ns * (size_t)b->r->V * sizeof *b->logits);
+    if (!b->multi || !b->pos || !b->pos_data || !b->gathered || !b->logits)
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+    for (int32_t B = 1; !st && B <= n_slots; B++) {
+      const int64_t d[1] = {B};
+      b->pos[B].type = mx_type_tensor(MX_ELEM_I32, 1, d);
+      b->pos[B].data = (uint8_t *)b->pos_data;
+      b->pos[B].nbytes = (size_t)B * sizeof(int32_t);
+    }
     b->slots[0] = c->caches;  // the runner's caches are slot 0's
     for (int32_t s = 1; s < n_slots && !st; s++) {
       b->slots[s] = calloc((size_t)(c->n_caches > 0 ? c->n_caches : 1), sizeof **b->slots);
@@ -499,14 +546,45 @@ static mx_status_t xla_batch_prefill(void *state, int32_t slot, const int32_t *i
 static mx_status_t xla_batch_decode(void *state, const int32_t *slots, const int32_t *ids,
                                     const int64_t *pos, int32_t n, float *logits) {
   xla_batch_t *b = state;
-  const size_t V = (size_t)b->r->V;
+  mx_graph_runner_t *r = b->r;
+  xla_exec_t *c = r->impl;
+  const size_t V = (size_t)r->V, nc = (size_t)c->n_caches;
+  int64_t end = 0;
   for (int32_t i = 0; i < n; i++) {
     if (slots[i] < 0 || slots[i] >= b->n_slots)
       return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: slot %d of %d", slots[i], b->n_slots);
-    ((xla_exec_t *)b->r->impl)->caches = b->slots[slots[i]];
-    mx_status_t st = mx_graph_runner_decode(b->r, ids[i], pos[i], logits + (size_t)i * V);
-    if (st) return st;
+    for (int32_t k = 0; k < i; k++)
+      if (slots[k] == slots[i])
+        return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: slot %d named twice", slots[i]);
+    if (pos[i] + 1 > end) end = pos[i] + 1;
   }
+  if (n <= 0 || n > b->n_slots)
+    return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: %d slots of %d", n, b->n_slots);
+  if (n == 1) {
+    c->caches = b->slots[slots[0]];
+    return mx_graph_runner_decode(r, ids[0], pos[0], logits);
+  }
+  // One call: the window of the furthest slot, the n slots' caches in the call's order.
+  int32_t k = mx_graph_runner_window(r, end);
+  mx_graph_binding_t *mb = &b->multi[n][k];
+  mx_status_t st = MX_OK;
+  if (!mb->f) {
+    st = mx_graph_runner_bind_seqs(r, n, k < r->n_win ? r->attn_window << k : 0, &b->pos[n],
+                                   b->logits, mb);
+    if (st) return mx_error_prefix(st, "batch decode of %d slots", n);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    ((int32_t *)mb->tokens.data)[i] = ids[i];
+    b->pos_data[i] = (int32_t)pos[i];
+    memcpy(b->gathered + (size_t)i * nc, b->slots[slots[i]], nc * sizeof *b->gathered);
+  }
+  c->caches = b->gathered;
+  st = xla_run(c, mb);
+  // The donated handles were replaced by the results (or, after a failure, the state is lost).
+  for (int32_t i = 0; i < n; i++)
+    memcpy(b->slots[slots[i]], b->gathered + (size_t)i * nc, nc * sizeof *b->gathered);
+  if (st) return st;
+  memcpy(logits, b->logits, (size_t)n * V * sizeof *logits);
   return MX_OK;
 }
 
@@ -535,6 +613,17 @@ const mx_backend_t mx_backend_xla = {
     .destroy = mx_graph_runner_destroy,
     .default_prefill_chunk = DEFAULT_CHUNK,
 };
+
+bool mx_xla_batch_stats(const mx_batch_t *b, mx_xla_stats_t *out) {
+  memset(out, 0, sizeof *out);
+  const mx_backend_t *be = NULL;
+  const xla_batch_t *xb = mx_batch_backend_state(b, &be);
+  if (be != &mx_backend_xla || !xb) return false;
+  const xla_exec_t *c = xb->r->impl;
+  *out = c->stats;
+  mx_pjrt_transfers(c->pj, &out->to_device, &out->to_host);
+  return true;
+}
 
 bool mx_xla_session_stats(const mx_session_t *s, mx_xla_stats_t *out) {
   memset(out, 0, sizeof *out);

@@ -104,6 +104,12 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
                         "%d, ctx %lld, prefill_len %d)",
                         o.batch, (long long)o.ctx, o.prefill_len);
   }
+  if (o.attn_len < 0 || o.attn_len > o.ctx || (o.attn_len > 0 && o.attn_len < o.prefill_len)) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "graph: attention window %lld must be 0 or within prefill_len %d .. ctx "
+                        "%lld",
+                        (long long)o.attn_len, o.prefill_len, (long long)o.ctx);
+  }
   if (o.media && !cfg->vision.present) {
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "graph: model_type '%s' has no vision tower (no @vision / @prefill_media)",
@@ -177,12 +183,19 @@ mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *inf
   info->role = (mx_arg_role_t)r;
   info->name = name->s;
   info->layer = -1;
+  info->seq = 0;
   if (r == MX_ARG_K_CACHE || r == MX_ARG_V_CACHE) {
     if (layer == NULL || layer->kind != MX_ATTR_INT || layer->i < 0 || layer->i > INT32_MAX) {
       return mx_error_set(MX_ERR_INVALID_ARG,
                           "graph: cache argument %d of @%s has no valid mx.layer attribute", i, fn);
     }
     info->layer = (int32_t)layer->i;
+    const mx_attr_t *seq = mx_attr_field(d, "mx.seq");
+    if (seq != NULL && (seq->kind != MX_ATTR_INT || seq->i < 0 || seq->i > INT32_MAX)) {
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "graph: cache argument %d of @%s has a bad mx.seq attribute", i, fn);
+    }
+    if (seq != NULL) info->seq = (int32_t)seq->i;
   }
   return MX_OK;
 }

@@ -32,7 +32,9 @@ typedef struct core {
   int32_t zero;    // i32 scalar 0 (cache write offsets)
   int32_t p0[64];  // scalar pos0[b] for b < min(B, 64) (cache write offsets)
   int32_t inv_freq[MX_ARCH_MAX_ROPE_TABLES];
-  int32_t *k_cache, *v_cache;  // current value of each layer's caches
+  int32_t ns;                  // cache arguments per layer and kind: B with seq_caches, else 1
+  int32_t *k_cache, *v_cache;  // current value of the caches, [L * ns]: layer l, sequence i at
+                               // l * ns + i (cache_at)
   bool media;                  // @prefill_media: one more argument, the media rows
   int32_t media_rows;          // its value id
   // M-RoPE (@prefill_media of a model with mrope_section): the positions argument [3, B, T],
@@ -50,17 +52,21 @@ static mx_status_t scale_by(mx_builder_t *b, int32_t x, double s, int32_t *out) 
   return mx_build_binary(b, MX_OP_MULTIPLY, x, sv, out);
 }
 
+static int32_t cache_at(const core_t *c, int32_t l, int32_t i) { return l * c->ns + i; }
+
 // ---- arguments and their attributes ----
 
+// layer, seq, alias: -1 for none.
 static mx_status_t set_arg_attrs(mx_func_t *f, int32_t i, const char *role, const char *name,
-                                 int32_t layer, int32_t alias) {
+                                 int32_t layer, int32_t seq, int32_t alias) {
   mx_module_t *m = f->module;
-  mx_named_attr_t fields[4];
+  mx_named_attr_t fields[5];
   int32_t n = 0;
   // Sorted by name, as MLIR keeps dictionary attributes.
   if (layer >= 0) fields[n++] = (mx_named_attr_t){"mx.layer", mx_attr_int(layer, MX_ELEM_I32)};
   fields[n++] = (mx_named_attr_t){"mx.name", mx_attr_string(m, name)};
   fields[n++] = (mx_named_attr_t){"mx.role", mx_attr_string(m, role)};
+  if (seq >= 0) fields[n++] = (mx_named_attr_t){"mx.seq", mx_attr_int(seq, MX_ELEM_I32)};
   if (alias >= 0) {
     fields[n++] = (mx_named_attr_t){"tf.aliasing_output", mx_attr_int(alias, MX_ELEM_I32)};
   }
@@ -78,8 +84,8 @@ static mx_status_t set_arg_attrs(mx_func_t *f, int32_t i, const char *role, cons
 static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *name) {
   const mx_arch_t *a = c->a;
   const mx_wlist_t *wl = c->wl;
-  int32_t L = a->n_layers, nw = wl->n;
-  int32_t n_args = nw + 2 + 2 * L + (c->media ? 1 : 0) + (c->mrope ? 1 : 0);
+  int32_t L = a->n_layers, nw = wl->n, nc = 2 * L * c->ns;
+  int32_t n_args = nw + 2 + nc + (c->media ? 1 : 0) + (c->mrope ? 1 : 0);
   mx_type_t *types = malloc(sizeof(mx_type_t) * (size_t)n_args);
   int32_t *ids = malloc(sizeof(int32_t) * (size_t)n_args);
   if (types == NULL || ids == NULL) {
@@ -94,14 +100,14 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   int64_t td[2] = {c->B, c->T}, pd[1] = {c->B};
   types[nw] = mx_type_tensor(MX_ELEM_I32, 2, td);
   types[nw + 1] = mx_type_tensor(MX_ELEM_I32, 1, pd);
-  for (int32_t i = 0; i < 2 * L; i++) {
+  for (int32_t j = 0; j < nc; j++) {  // cache j is layer (j / 2) % L's, of sequence j / (2L)
     int64_t hw[2];
-    mx_config_cache_dims(a->cfg, i, hw);
-    int64_t cd[4] = {c->B, hw[0], c->o->ctx, hw[1]};
-    types[nw + 2 + i] = mx_type_tensor(c->o->kv_dtype, 4, cd);
+    mx_config_cache_dims(a->cfg, j % (2 * L), hw);
+    int64_t cd[4] = {c->ns > 1 ? 1 : c->B, hw[0], c->o->ctx, hw[1]};
+    types[nw + 2 + j] = mx_type_tensor(c->o->kv_dtype, 4, cd);
   }
   int64_t md[3] = {c->B, c->T, a->hidden}, rd[3] = {3, c->B, c->T};
-  int32_t media_i = nw + 2 + 2 * L;
+  int32_t media_i = nw + 2 + nc;
   if (c->media) types[media_i] = mx_type_tensor(MX_ELEM_F32, 3, md);
   if (c->mrope) types[media_i + 1] = mx_type_tensor(MX_ELEM_I32, 3, rd);
   mx_func_t *f;
@@ -109,31 +115,40 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   free(types);
   for (int32_t i = 0; st == MX_OK && i < nw; i++) {
     c->w[i] = ids[i];
-    st = set_arg_attrs(f, i, "weight", wl->w[i].name, -1, -1);
+    st = set_arg_attrs(f, i, "weight", wl->w[i].name, -1, -1, -1);
   }
   if (st == MX_OK) {
     c->tokens = ids[nw];
     c->pos0 = ids[nw + 1];
-    st = set_arg_attrs(f, nw, "tokens", "tokens", -1, -1);
+    st = set_arg_attrs(f, nw, "tokens", "tokens", -1, -1, -1);
   }
-  if (st == MX_OK) st = set_arg_attrs(f, nw + 1, "pos0", "pos0", -1, -1);
-  for (int32_t l = 0; st == MX_OK && l < L; l++) {
-    char kn[32], vn[32];
-    snprintf(kn, sizeof kn, "k_cache_%d", l);
-    snprintf(vn, sizeof vn, "v_cache_%d", l);
-    c->k_cache[l] = ids[nw + 2 + 2 * l];
-    c->v_cache[l] = ids[nw + 3 + 2 * l];
-    // Result 0 is the logits; result 1 + 2l is k_cache_l, 2 + 2l is v_cache_l.
-    st = set_arg_attrs(f, nw + 2 + 2 * l, "k_cache", kn, l, 1 + 2 * l);
-    if (st == MX_OK) st = set_arg_attrs(f, nw + 3 + 2 * l, "v_cache", vn, l, 2 + 2 * l);
+  if (st == MX_OK) st = set_arg_attrs(f, nw + 1, "pos0", "pos0", -1, -1, -1);
+  // Cache argument j = 2 (i L + l) [+ 1 for v] of sequence i (i = 0 without seq_caches);
+  // result 0 is the logits, result 1 + j cache j.
+  for (int32_t i = 0; st == MX_OK && i < c->ns; i++) {
+    for (int32_t l = 0; st == MX_OK && l < L; l++) {
+      char kn[48], vn[48];
+      if (c->ns > 1) {
+        snprintf(kn, sizeof kn, "k_cache_%d_seq_%d", l, i);
+        snprintf(vn, sizeof vn, "v_cache_%d_seq_%d", l, i);
+      } else {
+        snprintf(kn, sizeof kn, "k_cache_%d", l);
+        snprintf(vn, sizeof vn, "v_cache_%d", l);
+      }
+      int32_t j = 2 * (i * L + l), seq = c->ns > 1 ? i : -1;
+      c->k_cache[cache_at(c, l, i)] = ids[nw + 2 + j];
+      c->v_cache[cache_at(c, l, i)] = ids[nw + 3 + j];
+      st = set_arg_attrs(f, nw + 2 + j, "k_cache", kn, l, seq, 1 + j);
+      if (st == MX_OK) st = set_arg_attrs(f, nw + 3 + j, "v_cache", vn, l, seq, 2 + j);
+    }
   }
   if (st == MX_OK && c->media) {
     c->media_rows = ids[media_i];
-    st = set_arg_attrs(f, media_i, "media", "media", -1, -1);
+    st = set_arg_attrs(f, media_i, "media", "media", -1, -1, -1);
   }
   if (st == MX_OK && c->mrope) {
     c->mrope_arg = ids[media_i + 1];
-    st = set_arg_attrs(f, media_i + 1, "positions", "positions", -1, -1);
+    st = set_arg_attrs(f, media_i + 1, "positions", "positions", -1, -1, -1);
   }
   free(ids);
   return st;
@@ -229,8 +244,10 @@ static mx_status_t proj(core_t *c, int32_t x, int32_t wi, int32_t bi, int32_t *o
   return MX_OK;
 }
 
-// Writes kv [B, T, Hkv, D] f32 into cache [B, Hkv, S, D] at positions pos0[b] .. + T.
-static mx_status_t cache_write(core_t *c, int32_t cache, int32_t kv, int32_t *out) {
+// Writes kv [B, T, Hkv, D] f32 into cache [B, Hkv, N, D] at positions pos0[b] .. + T (N: the
+// capacity S, or an attention window that holds those positions); with seq >= 0 only sequence
+// seq's rows, into its own cache [1, Hkv, N, D] (seq_caches).
+static mx_status_t cache_write(core_t *c, int32_t cache, int32_t kv, int32_t seq, int32_t *out) {
   mx_builder_t *b = &c->b;
   int64_t perm[4] = {0, 2, 1, 3};
   int32_t kt, zero = c->zero;
@@ -238,17 +255,89 @@ static mx_status_t cache_write(core_t *c, int32_t cache, int32_t kv, int32_t *ou
   if (c->o->kv_dtype != MX_ELEM_F32) MX_TRY(mx_build_convert(b, kt, c->o->kv_dtype, &kt));
   mx_type_t t = *mx_build_type(b, kt);
   for (int32_t i = 0; i < c->B; i++) {
+    if (seq >= 0 && i != seq) continue;
     int32_t upd = kt, bi = zero;
     if (c->B > 1) {
       int64_t lo[4] = {i, 0, 0, 0}, hi[4] = {i + 1, t.dims[1], t.dims[2], t.dims[3]};
       MX_TRY(mx_build_slice(b, kt, lo, hi, NULL, 4, &upd));
-      MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)i, &bi));
+      if (seq < 0) MX_TRY(mx_build_scalar(b, MX_ELEM_I32, (double)i, &bi));
     }
     int32_t starts[4] = {bi, zero, c->p0[i], zero};
     MX_TRY(mx_build_dynamic_update_slice(b, cache, upd, starts, 4, &cache));
   }
   *out = cache;
   return MX_OK;
+}
+
+// The cache rows attention reads: all S, or the entry's window [0, W) (graph opts attn_len).
+// The slice is what makes a windowed entry cheap on IREE and XLA, whose attention is the
+// decomposition over every row it is given.
+static mx_status_t attn_rows(core_t *c, int32_t cache, int32_t *out) {
+  int64_t W = c->o->attn_len;
+  if (W <= 0 || W >= c->o->ctx) {
+    *out = cache;
+    return MX_OK;
+  }
+  mx_type_t t = *mx_build_type(&c->b, cache);
+  int64_t lo[4] = {0, 0, 0, 0}, hi[4] = {t.dims[0], t.dims[1], W, t.dims[3]};
+  return mx_build_slice(&c->b, cache, lo, hi, NULL, 4, out);
+}
+
+// One attention composite of a layer over caches kc, vc (all rows, or the entry's window):
+// qs[] its query-side inputs, pos0 [B'] the positions of the B' sequences they hold.
+typedef struct attn_call attn_call_t;
+struct attn_call {
+  mx_status_t (*fn)(core_t *c, const attn_call_t *a, const int32_t *qs, int32_t kc, int32_t vc,
+                    int32_t pos0, int32_t *out);
+  int32_t layer;
+  int32_t weight;  // mx.mla: kv_b_proj's value id
+};
+
+static mx_status_t attend_plain(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t kc,
+                                int32_t vc, int32_t pos0, int32_t *out) {
+  const mx_arch_t *a = c->a;
+  return mx_comp_attention(c->cc, &c->b, qs[0], kc, vc, pos0, a->attn_scale,
+                           a->layer_window[call->layer], a->attn_softcap, out);
+}
+
+static mx_status_t attend_latent(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t kc,
+                                 int32_t vc, int32_t pos0, int32_t *out) {
+  return mx_comp_mla(c->cc, &c->b, qs[0], qs[1], kc, vc, call->weight, pos0, c->a->attn_scale, out);
+}
+
+// Writes the T new rows k, v [B, T, ., .] of layer call->layer into its caches and runs the
+// attention over them: once over the [B, ...] caches, or with seq_caches once per sequence over
+// its own caches, with that sequence's rows of each query input qs[0..nq) [B, T, ., .] and of
+// pos0 (the outputs concatenated on the batch axis).
+static mx_status_t attend(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t nq,
+                          int32_t k, int32_t v, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  int32_t parts[64];  // ns <= B <= 64 (build_func)
+  for (int32_t i = 0; i < c->ns; i++) {
+    int32_t seq = c->ns > 1 ? i : -1, at = cache_at(c, call->layer, i), kw, vw, p0 = c->pos0;
+    int32_t qi[4];
+    MX_TRY(cache_write(c, c->k_cache[at], k, seq, &c->k_cache[at]));
+    MX_TRY(cache_write(c, c->v_cache[at], v, seq, &c->v_cache[at]));
+    MX_TRY(attn_rows(c, c->k_cache[at], &kw));
+    MX_TRY(attn_rows(c, c->v_cache[at], &vw));
+    for (int32_t n = 0; n < nq && n < 4; n++) {
+      qi[n] = qs[n];
+      if (seq < 0) continue;
+      const mx_type_t qt = *mx_build_type(b, qs[n]);
+      int64_t lo[4] = {i, 0, 0, 0}, hi[4] = {i + 1, qt.dims[1], qt.dims[2], qt.dims[3]};
+      MX_TRY(mx_build_slice(b, qs[n], lo, hi, NULL, 4, &qi[n]));
+    }
+    if (seq >= 0) {
+      int64_t plo = i, phi = i + 1;
+      MX_TRY(mx_build_slice(b, c->pos0, &plo, &phi, NULL, 1, &p0));
+    }
+    MX_TRY(call->fn(c, call, qi, kw, vw, p0, &parts[i]));
+  }
+  if (c->ns == 1) {
+    *out = parts[0];
+    return MX_OK;
+  }
+  return mx_build_concatenate(b, parts, c->ns, 0, out);
 }
 
 // RMSNorm over head_dim of x [B, T, N, D] (per head).
@@ -408,10 +497,9 @@ static mx_status_t mla_block(core_t *c, int32_t l, const mx_layer_w_t *lw, int32
   MX_TRY(mx_build_reshape(b, lat, ld, 4, &lat));
   MX_TRY(mx_build_reshape(b, rot, rd, 4, &rot));
   MX_TRY(rope_pair(c, l, &q_rot, &rot));
-  MX_TRY(cache_write(c, c->k_cache[l], lat, &c->k_cache[l]));
-  MX_TRY(cache_write(c, c->v_cache[l], rot, &c->v_cache[l]));
-  MX_TRY(mx_comp_mla(c->cc, b, q_nope, q_rot, c->k_cache[l], c->v_cache[l], c->w[lw->kv_b_proj],
-                     c->pos0, a->attn_scale, &att));
+  attn_call_t call = {attend_latent, l, c->w[lw->kv_b_proj]};
+  const int32_t qs[2] = {q_nope, q_rot};
+  MX_TRY(attend(c, &call, qs, 2, lat, rot, &att));
   int64_t ad[3] = {B, T, Hq * a->v_dim};
   MX_TRY(mx_build_reshape(b, att, ad, 3, &att));
   return proj(c, att, lw->o, lw->o_b, out);
@@ -450,11 +538,9 @@ static mx_status_t attention_block(core_t *c, int32_t l, const mx_layer_w_t *lw,
     MX_TRY(head_norm(c, k, lw->k_norm, &k));
   }
   MX_TRY(rope_pair(c, l, &q, &k));
-  MX_TRY(cache_write(c, c->k_cache[l], k, &c->k_cache[l]));
-  MX_TRY(cache_write(c, c->v_cache[l], v, &c->v_cache[l]));
   int32_t att, att2;
-  MX_TRY(mx_comp_attention(c->cc, b, q, c->k_cache[l], c->v_cache[l], c->pos0, a->attn_scale,
-                           a->layer_window[l], a->attn_softcap, &att));
+  attn_call_t call = {attend_plain, l, -1};
+  MX_TRY(attend(c, &call, &q, 1, k, v, &att));
   int64_t ad[3] = {B, T, (int64_t)a->n_heads * D};
   MX_TRY(mx_build_reshape(b, att, ad, 3, &att2));
   return proj(c, att2, lw->o, lw->o_b, out);
@@ -521,13 +607,15 @@ static mx_status_t body(core_t *c, bool all_logits) {
     mx_status_t st = layer(c, l, x, &x);
     if (st != MX_OK) return mx_error_prefix(st, "layer %d", l);
   }
-  int32_t L = c->a->n_layers, n_res = 1 + 2 * L;
+  int32_t L = c->a->n_layers, n_res = 1 + 2 * L * c->ns;
   int32_t *res = malloc(sizeof(int32_t) * (size_t)n_res);
   if (res == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   mx_status_t st = head(c, x, all_logits, &res[0]);
-  for (int32_t l = 0; l < L; l++) {
-    res[1 + 2 * l] = c->k_cache[l];
-    res[2 + 2 * l] = c->v_cache[l];
+  for (int32_t i = 0; i < c->ns; i++) {
+    for (int32_t l = 0; l < L; l++) {  // the order of make_func's cache arguments
+      res[1 + 2 * (i * L + l)] = c->k_cache[cache_at(c, l, i)];
+      res[2 + 2 * (i * L + l)] = c->v_cache[cache_at(c, l, i)];
+    }
   }
   if (st == MX_OK) st = mx_build_return(&c->b, res, n_res);
   free(res);
@@ -553,9 +641,10 @@ static mx_status_t build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx
       media && a->cfg->mrope_section[0] + a->cfg->mrope_section[1] + a->cfg->mrope_section[2] > 0;
   if (c.mrope && (a->n_rope_tables != 1 || a->inv_freq_long != NULL))
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph @%s: M-RoPE needs one plain RoPE table", name);
+  c.ns = o->seq_caches && c.B > 1 ? c.B : 1;
   c.w = malloc(sizeof(int32_t) * (size_t)(wl->n > 0 ? wl->n : 1));
-  c.k_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);
-  c.v_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers);
+  c.k_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers * (size_t)c.ns);
+  c.v_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers * (size_t)c.ns);
   mx_status_t st = MX_OK;
   if (c.w == NULL || c.k_cache == NULL || c.v_cache == NULL) {
     st = mx_error_set(MX_ERR_NOMEM, "out of memory");
@@ -582,5 +671,5 @@ mx_status_t mx_graph_build_media_func(const mx_arch_t *a, const mx_wlist_t *wl,
 }
 
 mx_status_t mx_graph_set_arg_attrs(mx_func_t *f, int32_t i, const char *role, const char *name) {
-  return set_arg_attrs(f, i, role, name, -1, -1);
+  return set_arg_attrs(f, i, role, name, -1, -1, -1);
 }

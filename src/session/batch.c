@@ -313,3 +313,8 @@ void mx_batch_reset(mx_batch_t *b, int32_t slot) {
   b->n_past[slot] = 0;
   b->has_logits[slot] = false;
 }
+
+const void *mx_batch_backend_state(const struct mx_batch *b, const mx_backend_t **be) {
+  *be = b && b->ops ? b->backend : NULL;
+  return b && b->ops ? b->state : NULL;
+}

@@ -30,15 +30,6 @@ static int32_t aliased_result(const mx_func_t *f, int32_t i) {
   return a && a->kind == MX_ATTR_INT ? (int32_t)a->i : -1;
 }
 
-// Builds the module, then binds every argument of the function: weights to the checkpoint,
-// tokens/pos0 to our small tensors, caches (types checked here, data bound by the caller).
-// Records where the results are.
-mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
-                          const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
-                          bool all_logits, mx_graph_binding_t *b) {
-  return mx_graph_bind_entry(model, ctx, V, caches, n_caches, B, T, all_logits, MX_ENTRY_TEXT, b);
-}
-
 // The media rows [B, T, H] of @prefill_media or the pixels of @vision: allocated to the
 // argument's type, which must be f32 of the expected rank.
 static mx_status_t bind_input(mx_graph_binding_t *b, int32_t i, const mx_type_t *at, int32_t rank,
@@ -52,29 +43,32 @@ static mx_status_t bind_input(mx_graph_binding_t *b, int32_t i, const mx_type_t 
   return mx_tensor_alloc(&b->input, at);
 }
 
-static mx_status_t bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
-                              const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
-                              bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
-                              mx_graph_binding_t *b);
+static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, bool seq_caches,
+                        int32_t V, const mx_tensor_t *caches, int32_t n_caches, int32_t B,
+                        int32_t T, bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
+                        mx_graph_binding_t *b);
 
 mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
                                 const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
                                 bool all_logits, mx_graph_entry_t entry, mx_graph_binding_t *b) {
   const int32_t none[2] = {0, 0};
-  return bind_entry(model, ctx, V, caches, n_caches, B, T, all_logits, entry, none, b);
+  return bind(model, ctx, 0, false, V, caches, n_caches, B, T, all_logits, entry, none, b);
 }
 
 mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, int32_t grid_w,
                                       mx_graph_binding_t *b) {
   const int32_t grid[2] = {grid_h, grid_w};
-  return bind_entry(model, 1, model->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION, grid,
-                    b);
+  return bind(model, 1, 0, false, model->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION,
+              grid, b);
 }
 
-static mx_status_t bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
-                              const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
-                              bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
-                              mx_graph_binding_t *b) {
+// Builds the module, then binds every argument of the function: weights to the checkpoint,
+// tokens/pos0 to our small tensors, caches (types checked here, data bound by the caller).
+// Records where the results are.
+static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, bool seq_caches,
+                        int32_t V, const mx_tensor_t *caches, int32_t n_caches, int32_t B,
+                        int32_t T, bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
+                        mx_graph_binding_t *b) {
   const char *fname = entry == MX_ENTRY_VISION  ? "vision"
                       : entry == MX_ENTRY_MEDIA ? "prefill_media"
                       : T == 1                  ? "decode"
@@ -89,11 +83,14 @@ static mx_status_t bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
                         .kv_dtype = n_caches > 0 ? caches[0].type.elem : MX_ELEM_F32,
                         .media = entry != MX_ENTRY_TEXT,
                         .vision_grid_h = grid[0],
-                        .vision_grid_w = grid[1]};
+                        .vision_grid_w = grid[1],
+                        .attn_len = attn_len,
+                        .seq_caches = seq_caches};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
   b->B = B;
   b->T = T;
+  b->n_caches = n_caches;
   b->all_logits = all_logits;
   const int64_t tok_dims[2] = {B, T}, pos_dims[1] = {B};
   mx_type_t tt = mx_type_tensor(MX_ELEM_I32, 2, tok_dims);
@@ -154,8 +151,10 @@ static mx_status_t bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
         break;
       case MX_ARG_K_CACHE:
       case MX_ARG_V_CACHE: {
-        int32_t j = 2 * info.layer + (info.role == MX_ARG_V_CACHE);
-        if (info.layer < 0 || j >= n_caches || b->cache_arg[j] >= 0)
+        // Sequence-major with seq_caches (model.h): sequence s's 2L caches from 2 L s on.
+        int32_t j = (seq_caches ? 2 * model->config.num_layers * info.seq : 0) + 2 * info.layer +
+                    (info.role == MX_ARG_V_CACHE);
+        if (info.layer < 0 || info.seq >= B || j >= n_caches || b->cache_arg[j] >= 0)
           return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: bad or repeated cache layer %d",
                               fname, i, info.layer);
         if (!mx_type_equal(at, &caches[j].type))
@@ -240,4 +239,27 @@ void mx_graph_bind_features(mx_graph_binding_t *b, float *features) {
   b->res[0].type = b->f->result_types[0];
   b->res[0].data = (uint8_t *)features;
   b->res[0].nbytes = mx_type_nbytes(&b->f->result_types[0]);
+}
+
+static const int32_t kNoGrid[2] = {0, 0};
+
+mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
+                          const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
+                          bool all_logits, mx_graph_binding_t *b) {
+  return bind(model, ctx, 0, false, V, caches, n_caches, B, T, all_logits, MX_ENTRY_TEXT, kNoGrid,
+              b);
+}
+
+mx_status_t mx_graph_bind_window(const mx_model_t *model, int64_t ctx, int64_t attn_len, int32_t V,
+                                 const mx_tensor_t *caches, int32_t n_caches, int32_t T,
+                                 mx_graph_binding_t *b) {
+  return bind(model, ctx, attn_len, false, V, caches, n_caches, 1, T, false, MX_ENTRY_TEXT, kNoGrid,
+              b);
+}
+
+mx_status_t mx_graph_bind_seqs(const mx_model_t *model, int64_t ctx, int64_t attn_len, int32_t V,
+                               const mx_tensor_t *caches, int32_t n_caches, int32_t B,
+                               mx_graph_binding_t *b) {
+  return bind(model, ctx, attn_len, B > 1, V, caches, n_caches, B, 1, false, MX_ENTRY_TEXT, kNoGrid,
+              b);
 }

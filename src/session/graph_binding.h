@@ -34,8 +34,9 @@ typedef struct mx_graph_binding {
   // positions_arg; the runner fills it); -1 / empty otherwise.
   mx_tensor_t positions;
   int32_t positions_arg;
-  int32_t *cache_arg;  // [2L]: argument index of cache j (k_l = 2l, v_l = 2l+1)
-  int32_t *cache_res;  // [2L]: result index holding the new cache j
+  int32_t n_caches;    // 2L, or B * 2L (mx_graph_bind_seqs)
+  int32_t *cache_arg;  // [n_caches]: argument index of cache j (k_l = 2l, v_l = 2l+1)
+  int32_t *cache_res;  // [n_caches]: result index holding the new cache j
   int32_t logits_res;
   bool all_logits;  // logits hold every position ([B, T, V]); false: [B, V] of the last one
   void *plan;  // the executor's compiled form (the cpu backend's mx_cpu_plan_t); NULL otherwise
@@ -48,6 +49,18 @@ typedef struct mx_graph_binding {
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
                           bool all_logits, mx_graph_binding_t *b);
+// mx_graph_bind of one sequence (last position's logits) whose attention reads only cache rows
+// [0, attn_len) (mx_graph_opts_t.attn_len, ADR 0015): for calls with pos0 + T <= attn_len.
+mx_status_t mx_graph_bind_window(const mx_model_t *model, int64_t ctx, int64_t attn_len, int32_t V,
+                                 const mx_tensor_t *caches, int32_t n_caches, int32_t T,
+                                 mx_graph_binding_t *b);
+// @decode of B sequences with one cache argument per sequence (mx_graph_opts_t.seq_caches,
+// ADR 0016): caches[B * 2L] sequence-major (sequence s's k_l = 2 L s + 2l, v_l = 2 L s + 2l + 1),
+// each [1, Hkv, ctx, D]; tokens [B, 1], pos0 [B], logits [B, V]; attention reads cache rows
+// [0, attn_len) (0: all), as mx_graph_bind_window.
+mx_status_t mx_graph_bind_seqs(const mx_model_t *model, int64_t ctx, int64_t attn_len, int32_t V,
+                               const mx_tensor_t *caches, int32_t n_caches, int32_t B,
+                               mx_graph_binding_t *b);
 // mx_graph_bind for any entry: MX_ENTRY_MEDIA binds @prefill_media (any T >= 1; its input is
 // the media rows), MX_ENTRY_VISION binds @vision (n_caches 0, T 1; its input is the pixels,
 // result 0 the features [1, N, H] f32, which the caller binds).

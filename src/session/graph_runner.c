@@ -38,6 +38,10 @@ void mx_graph_runner_destroy(void *state) {
   // The bindings first (the executor's plans), then the executor, then the buffers they used.
   binding_release(r, &r->dec);
   for (int32_t i = 0; i < r->n_pre; i++) binding_release(r, &r->pre[i]);
+  for (int32_t k = 0; r->win && k < r->n_win; k++)
+    for (int32_t i = 0; i <= MX_RUNNER_MAX_BUCKETS; i++)
+      if (r->win[k][i].f) binding_release(r, &r->win[k][i]);
+  free(r->win);
   release_all_logits(r);
   release_media(r);
   if (r->ex->destroy) r->ex->destroy(r->impl);
@@ -131,6 +135,12 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
     }
   }
   if (!st) st = mx_tensor_alloc(&r->pos0, &pdt);
+  r->attn_window = ex->attn_window ? ex->attn_window(impl) : 0;
+  for (int64_t w = r->attn_window; !st && w > 0 && w < ctx && r->n_win < MX_RUNNER_MAX_BUCKETS;
+       w *= 2)
+    r->n_win++;
+  if (!st && r->n_win > 0 && !(r->win = calloc((size_t)r->n_win, sizeof *r->win)))
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   if (!st && !r->vision_only) st = add_binding(r, 1, false, r->logits, &r->dec);
   if (!st && !r->vision_only) st = add_buckets(r, r->pre, &r->n_pre, chunk, false, r->logits);
   if (st) {
@@ -190,6 +200,54 @@ static mx_status_t ensure_media(mx_graph_runner_t *r) {
   return st;
 }
 
+int32_t mx_graph_runner_window(const mx_graph_runner_t *r, int64_t end) {
+  int32_t k = 0;
+  while (k < r->n_win && (r->attn_window << k) < end) k++;
+  return k;
+}
+
+// The binding a call of full->T tokens ending at position `end` (exclusive) runs: the smallest
+// attention window >= end (made on its first use: one module build and compile per window and
+// T, like the all-logits set), else `full`, whose attention reads the whole capacity.
+// slot: 0 for @decode, 1 + i for the last-position @prefill pre[i].
+static mx_graph_binding_t *windowed(mx_graph_runner_t *r, mx_graph_binding_t *full, int32_t slot,
+                                    int64_t end, mx_status_t *st) {
+  int32_t k = mx_graph_runner_window(r, end);
+  if (k == r->n_win) return full;
+  mx_graph_binding_t *b = &r->win[k][slot];
+  if (b->f) return b;
+  *st = mx_graph_bind_window(r->model, r->ctx, r->attn_window << k, r->V, r->caches, r->n_caches,
+                             full->T, b);
+  if (!*st) *st = bind(r, b, r->logits);
+  if (*st) {
+    binding_release(r, b);  // leaves it zeroed: a later call tries again
+    return NULL;
+  }
+  return b;
+}
+
+mx_status_t mx_graph_runner_bind_seqs(mx_graph_runner_t *r, int32_t B, int64_t attn_len,
+                                      const mx_tensor_t *pos0, float *logits,
+                                      mx_graph_binding_t *b) {
+  int32_t n = B * r->n_caches;
+  mx_tensor_t *types = calloc((size_t)(n > 0 ? n : 1), sizeof *types);
+  if (!types) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  for (int32_t j = 0; j < n; j++) types[j].type = r->caches[j % r->n_caches].type;  // types only
+  mx_status_t st = mx_graph_bind_seqs(r->model, r->ctx, attn_len, r->V, types, n, B, b);
+  if (!st) {
+    b->args[b->tokens_arg] = b->tokens;
+    b->args[b->pos0_arg] = *pos0;
+    for (int32_t j = 0; j < n; j++) b->args[b->cache_arg[j]] = b->res[b->cache_res[j]] = types[j];
+    b->res[b->logits_res].type = b->f->result_types[b->logits_res];
+    b->res[b->logits_res].data = (uint8_t *)logits;
+    b->res[b->logits_res].nbytes = (size_t)B * (size_t)r->V * sizeof(float);
+    if (r->ex->prepare) st = r->ex->prepare(r->impl, b);
+  }
+  free(types);
+  if (st) binding_release(r, b);
+  return st;
+}
+
 static mx_status_t run(mx_graph_runner_t *r, mx_graph_binding_t *b, int64_t pos0) {
   ((int32_t *)r->pos0.data)[0] = (int32_t)pos0;
   return r->ex->run(r->impl, b);
@@ -197,9 +255,11 @@ static mx_status_t run(mx_graph_runner_t *r, mx_graph_binding_t *b, int64_t pos0
 
 mx_status_t mx_graph_runner_decode(void *state, int32_t id, int64_t pos, float *logits) {
   mx_graph_runner_t *r = state;
-  ((int32_t *)r->dec.tokens.data)[0] = id;
-  mx_status_t st = run(r, &r->dec, pos);
+  mx_status_t st = MX_OK;
+  mx_graph_binding_t *b = windowed(r, &r->dec, 0, pos + 1, &st);
   if (st) return st;
+  ((int32_t *)b->tokens.data)[0] = id;
+  if ((st = run(r, b, pos))) return st;
   memcpy(logits, r->logits, (size_t)r->V * sizeof(float));
   return MX_OK;
 }
@@ -221,11 +281,15 @@ mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, 
   int32_t done = 0;
   // Largest piece first; T = 1 is the decode graph.
   for (int32_t i = n_set - 1; i >= -1 && done < n; i--) {
-    mx_graph_binding_t *b = i >= 0 ? &set[i] : &r->dec;
-    while (n - done >= b->T) {
-      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      mx_status_t st = run(r, b, pos0 + done);
+    mx_graph_binding_t *full = i >= 0 ? &set[i] : &r->dec;
+    while (n - done >= full->T) {
+      mx_status_t st = MX_OK;
+      // The all-logits set (rare: scoring, echo) always reads the whole capacity.
+      mx_graph_binding_t *b =
+          all && i >= 0 ? full : windowed(r, full, i + 1, pos0 + done + full->T, &st);
       if (st) return st;
+      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
+      if ((st = run(r, b, pos0 + done))) return st;
       const float *L = (const float *)b->res[b->logits_res].data;
       if (b->all_logits) {
         memcpy(last, L + (size_t)(b->T - 1) * V, V * sizeof *L);
@@ -329,3 +393,5 @@ mx_status_t mx_backend_check_host_device(const char *backend, const mx_backend_o
                         o->device, backend);
   return MX_OK;
 }
+
+void mx_graph_runner_release(mx_graph_runner_t *r, mx_graph_binding_t *b) { binding_release(r, b); }

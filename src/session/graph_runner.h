@@ -51,6 +51,10 @@ typedef struct mx_graph_exec {
   // as zeros. The bindings' cache arguments and results have data NULL, and the runner's reset
   // leaves the caches as they are (every row is written before it is read).
   mx_status_t (*device_caches)(void *impl, const mx_type_t *types, int32_t n);
+  // Optional: the smallest attention window of the windowed entries (ADR 0015), for executors
+  // whose attention reads every cache row the graph gives it (the cpu's fused kernel reads only
+  // the valid rows and needs none). 0 or NULL: every entry reads the whole capacity.
+  int64_t (*attn_window)(void *impl);
 } mx_graph_exec_t;
 
 // One sequence's KV state and graphs (the state of a session backend).
@@ -70,6 +74,14 @@ typedef struct mx_graph_runner {
   int32_t n_pre, n_all;
   mx_graph_binding_t pre[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, last position's logits
   mx_graph_binding_t all[MX_RUNNER_MAX_BUCKETS];  // @prefill T = 2 << i, every position's
+  // Windowed entries (ex->attn_window): window k is W = attn_window << k < ctx; win[k][0] is
+  // @decode and win[k][1 + i] @prefill T = 2 << i of that window, each made on the first call
+  // that needs it (b->f == NULL until then; calls at positions >= the last window run the
+  // whole-capacity bindings above). A call of T tokens at pos0 runs the smallest window
+  // >= pos0 + T.
+  int64_t attn_window;
+  int32_t n_win;
+  mx_graph_binding_t (*win)[MX_RUNNER_MAX_BUCKETS + 1];  // [n_win], owned
   // Vision-language models (ADR 0010), made on the first image: @vision, whose features land in
   // `features` [tokens_per_image * H], and @prefill_media for T = 1 << i up to the chunk (an
   // image token may fall in any piece, the single last one too).
@@ -108,6 +120,21 @@ void mx_graph_runner_destroy(void *state);  // accepts NULL
 // its features out; shared by the runner and the batched state.
 mx_status_t mx_graph_run_vision(const mx_graph_exec_t *ex, void *impl, mx_graph_binding_t *vis,
                                 const float *pixels, float *features);
+
+// For an executor with device_caches whose batch decodes B > 1 sequences in one call (ADR
+// 0013): makes and prepares in *b the @decode of B sequences with one cache argument per
+// sequence (mx_graph_bind_seqs; attention window attn_len, 0 = the whole capacity), the caches
+// bound by type only, pos0 (i32 [B], borrowed) as its pos0 and logits[B * V] (borrowed) as its
+// logits. The caller writes b->tokens and pos0 before each run and releases b with
+// mx_graph_runner_release. On failure *b is released.
+mx_status_t mx_graph_runner_bind_seqs(mx_graph_runner_t *r, int32_t B, int64_t attn_len,
+                                      const mx_tensor_t *pos0, float *logits,
+                                      mx_graph_binding_t *b);
+// The window a call whose positions end before `end` runs (ADR 0015): its index k, whose entries
+// read W = r->attn_window << k rows, or r->n_win for the whole capacity.
+int32_t mx_graph_runner_window(const mx_graph_runner_t *r, int64_t end);
+// Releases a binding made by mx_graph_runner_bind_seqs (its executor plan, then the binding).
+void mx_graph_runner_release(mx_graph_runner_t *r, mx_graph_binding_t *b);
 
 // Backends that run on the host (cpu, interp) accept only the default device or "cpu".
 mx_status_t mx_backend_check_host_device(const char *backend, const mx_backend_opts_t *o);

@@ -75,8 +75,9 @@ mx_status_t mx_session_check_vision_sizes(const mx_model_t *m, int64_t n_pixels,
 // Batched operation of a backend with MX_CAP_BATCH (mx_backend_t.batch), the engine of
 // mx_batch (batch.h): n_slots sequences ("slots") of capacity cfg->ctx each in one state. The
 // caller (batch.c) checks slot numbers, capacities and ids before calling. A slot's logits must
-// depend only on its own tokens, never on the other slots' content or on which slots run
-// together.
+// depend only on its own tokens, never on the other slots' content; on cpu and interp not even
+// on which slots run together (on xla the batched linear layers of a call may round differently
+// from one slot's alone: within 1e-4, ADR 0016).
 typedef struct mx_backend_batch {
   mx_status_t (*create)(const mx_model_t *model, const mx_backend_config_t *cfg, int32_t n_slots,
                         void **state);
@@ -99,6 +100,11 @@ typedef struct mx_backend_batch {
   mx_status_t (*prefill_media)(void *state, int32_t slot, const int32_t *ids, const float *media,
                                int32_t n, int64_t pos0, float *last);
 } mx_backend_batch_t;
+
+// The backend state of a batch that runs on its backend's batch operations, and that backend
+// (*be); NULL (and *be NULL) for a batch that runs one state per slot.
+struct mx_batch;
+const void *mx_batch_backend_state(const struct mx_batch *b, const mx_backend_t **be);
 
 // b->batch (NULL for NULL): the batch operations of a backend with MX_CAP_BATCH.
 const mx_backend_batch_t *mx_backend_batch_ops(const mx_backend_t *b);

@@ -35,10 +35,13 @@ static int32_t argmax(const float *v, int32_t n) {
   return best;
 }
 
+// window: the xla backend's smallest attention window (0: its default, which at these
+// capacities means none; < 0: none).
 static mx_session_t *open_session(const mx_model_t *model, const char *backend, int64_t ctx,
-                                  const char *cache_dir) {
+                                  const char *cache_dir, int64_t window) {
   mx_session_opts_t so = {.backend = backend, .ctx = ctx, .prefill_chunk = CHUNK};
   so.backend_opts.xla.plugin = g_plugin;
+  so.backend_opts.xla.attn_window = window;
   so.backend_opts.xla.cache_dir = cache_dir ? cache_dir : g_cache;
   mx_session_t *s = NULL;
   mx_status_t st = mx_session_create(model, &so, &s);
@@ -70,9 +73,10 @@ static mx_model_t *load(const char *dir, mx_elem_type_t prec) {
   return model;
 }
 
-// One model at one precision against the cpu backend.
+// One model at one precision against the cpu backend. window: the xla session's smallest
+// attention window (ADR 0015), 0 for none at these capacities.
 static void parity(const char *name, const char *dir, const int32_t *prompt, int32_t np,
-                   mx_elem_type_t prec) {
+                   mx_elem_type_t prec, int64_t window) {
   mx_model_t *model = load(dir, prec);
   if (!model) return;
   int32_t V = model->config.vocab_size;
@@ -80,8 +84,8 @@ static void parity(const char *name, const char *dir, const int32_t *prompt, int
   size_t nrow = (size_t)(N_STEPS + 1) * (size_t)V;
   float *rc = malloc(nrow * sizeof(float)), *rx = malloc(nrow * sizeof(float));
   int32_t ids_c[N_STEPS + 1], ids_x[N_STEPS + 1];
-  mx_session_t *sc = open_session(model, "cpu", ctx, NULL);
-  mx_session_t *sx = open_session(model, "xla", ctx, NULL);
+  mx_session_t *sc = open_session(model, "cpu", ctx, NULL, 0);
+  mx_session_t *sx = open_session(model, "xla", ctx, NULL, window);
   double t0 = now_s();
   bool ok =
       sc && sx && run(sc, prompt, np, NULL, ids_c, rc) && run(sx, prompt, np, ids_c, ids_x, rx);
@@ -97,10 +101,10 @@ static void parity(const char *name, const char *dir, const int32_t *prompt, int
     mx_xla_stats_t xs;
     mx_xla_session_stats(sx, &xs);
     printf(
-        "%-12s %-4s greedy %d/%d, max |dlogit| %.3g (max |logit| %.3g); %d entries compiled "
-        "in %.2f s, %.2f s in all\n",
-        name, mx_elem_name(prec), same, N_STEPS + 1, maxd, maxl, xs.compiled, xs.compile_seconds,
-        dt);
+        "%-12s %-4s window %-3lld greedy %d/%d, max |dlogit| %.3g (max |logit| %.3g); %d "
+        "entries compiled in %.2f s, %.2f s in all\n",
+        name, mx_elem_name(prec), (long long)window, same, N_STEPS + 1, maxd, maxl, xs.compiled,
+        xs.compile_seconds, dt);
     if (prec == MX_ELEM_F32) {
       CHECK_MSG(same == N_STEPS + 1, "%s: greedy ids differ from the cpu backend's", name);
       CHECK_MSG(maxd <= 1e-4, "%s: max |dlogit| %.3g > 1e-4", name, maxd);
@@ -140,8 +144,9 @@ static void fixtures(void) {
     int32_t *prompt = json_ids(cJSON_GetObjectItem(ref, "prompt_ids"), &np);
     CHECK_MSG(prompt && np > 0, "%s: no prompt_ids", path);
     if (prompt && np > 0) {
-      parity(e->d_name, dir, prompt, np, MX_ELEM_F32);
-      if (strcmp(e->d_name, "llama") == 0) parity(e->d_name, dir, prompt, np, MX_ELEM_BF16);
+      // Windows of 16 and 32 rows, then the whole capacity (>= 64) past position 32.
+      parity(e->d_name, dir, prompt, np, MX_ELEM_F32, 16);
+      if (strcmp(e->d_name, "llama") == 0) parity(e->d_name, dir, prompt, np, MX_ELEM_BF16, 0);
       ran++;
     }
     free(prompt);
@@ -155,7 +160,7 @@ static const int32_t kStoryPrompt[] = {1, 403, 407, 261, 378, 319, 260, 302};
 
 // What a decode step moves between host and device.
 static void transfers(const mx_model_t *model) {
-  mx_session_t *s = open_session(model, "xla", 64, NULL);
+  mx_session_t *s = open_session(model, "xla", 64, NULL, 0);
   if (!s) return;
   CHECK_OK(mx_session_prefill(s, kStoryPrompt, 8, NULL));
   CHECK_OK(mx_session_decode(s, 5));  // compiles @decode
@@ -192,10 +197,10 @@ static void compile_cache(const mx_model_t *model) {
   float *r1 = malloc(nrow * sizeof(float)), *r2 = malloc(nrow * sizeof(float));
   int32_t ids1[N_STEPS + 1], ids2[N_STEPS + 1];
   mx_xla_stats_t s1 = {0}, s2 = {0};
-  mx_session_t *s = open_session(model, "xla", 64, dir);
+  mx_session_t *s = open_session(model, "xla", 64, dir, 0);
   if (s && run(s, kStoryPrompt, 7, NULL, ids1, r1)) mx_xla_session_stats(s, &s1);
   mx_session_destroy(s);
-  s = open_session(model, "xla", 64, dir);
+  s = open_session(model, "xla", 64, dir, 0);
   if (s && run(s, kStoryPrompt, 7, NULL, ids2, r2)) mx_xla_session_stats(s, &s2);
   mx_session_destroy(s);
   printf(
@@ -224,7 +229,7 @@ static void compile_cache(const mx_model_t *model) {
   }
   if (d) closedir(d);
   CHECK(n_files == 3);
-  s = open_session(model, "xla", 64, dir);
+  s = open_session(model, "xla", 64, dir, 0);
   mx_xla_stats_t s3 = {0};
   if (s && run(s, kStoryPrompt, 7, NULL, ids2, r2)) mx_xla_session_stats(s, &s3);
   mx_session_destroy(s);
@@ -239,14 +244,18 @@ static void compile_cache(const mx_model_t *model) {
   free(r2);
 }
 
-// The batch operations (serve): slots 0 and 2 of 3 prefilled with different prompts, then
-// decoded together greedily; each slot's logits equal an xla session's on the same ids, bit
-// for bit (the same B = 1 entries on the slot's own device caches).
-static void batch(const mx_model_t *model) {
-  enum { STEPS = 8 };
+// The batch operations (serve) on one model: slots 0 and 2 of 3 prefilled with different prompts
+// (the B = 1 entries on each slot's own device caches), then decoded together greedily in one
+// device call per step (ADR 0016: @decode of 2 sequences with a cache argument each; attention
+// windows of 8 and 16 rows, then 32); each slot's logits equal an xla session's on the same ids
+// within 1e-4 (the batched linear layers may round differently from the B = 1 ones), greedy ids the
+// same.
+static void batch(const char *name, const mx_model_t *model, const int32_t *prompt) {
+  enum { STEPS = 12 };
   mx_batch_opts_t bo = {.backend = "xla", .ctx = 64, .prefill_chunk = CHUNK, .n_slots = 3};
   bo.backend_opts.xla.plugin = g_plugin;
   bo.backend_opts.xla.cache_dir = g_cache;
+  bo.backend_opts.xla.attn_window = 8;
   mx_batch_t *b = NULL;
   CHECK_OK(mx_batch_create(model, &bo, &b));
   if (!b) return;
@@ -255,7 +264,9 @@ static void batch(const mx_model_t *model) {
   const size_t row = (size_t)V * sizeof(float);
   float *got = malloc(2 * (STEPS + 1) * row);
   int32_t ids[2][STEPS + 1];
-  for (int32_t k = 0; k < 2; k++) CHECK_OK(mx_batch_prefill(b, slots[k], kStoryPrompt, np[k]));
+  for (int32_t k = 0; k < 2; k++) CHECK_OK(mx_batch_prefill(b, slots[k], prompt, np[k]));
+  mx_xla_stats_t s0, s1;
+  CHECK(mx_xla_batch_stats(b, &s0));
   for (int32_t t = 0; t <= STEPS; t++) {
     for (int32_t k = 0; k < 2; k++) {
       const float *L = mx_batch_logits(b, slots[k]);
@@ -268,23 +279,116 @@ static void batch(const mx_model_t *model) {
       CHECK_OK(mx_batch_decode(b, slots, step_ids, 2));
     }
   }
+  CHECK(mx_xla_batch_stats(b, &s1));
+  CHECK_MSG(s1.calls - s0.calls == STEPS, "%d device calls for %d steps of 2 slots",
+            s1.calls - s0.calls, STEPS);
   // Each slot alone in a session, fed the same ids.
+  double maxd = 0;
   for (int32_t k = 0; k < 2; k++) {
-    mx_session_t *s = open_session(model, "xla", 64, NULL);
+    mx_session_t *s = open_session(model, "xla", 64, NULL, 0);
     if (!s) continue;
-    CHECK_OK(mx_session_prefill(s, kStoryPrompt, np[k], NULL));
-    bool same = true;
+    CHECK_OK(mx_session_prefill(s, prompt, np[k], NULL));
+    int32_t same = 0;
     for (int32_t t = 0; t <= STEPS; t++) {
-      same = same && memcmp(mx_session_logits(s),
-                            (char *)got + ((size_t)k * (STEPS + 1) + (size_t)t) * row, row) == 0;
+      const float *L = mx_session_logits(s),
+                  *G = (const float *)((char *)got + ((size_t)k * (STEPS + 1) + (size_t)t) * row);
+      for (int32_t v = 0; v < V; v++) maxd = fmax(maxd, fabs((double)L[v] - (double)G[v]));
+      same += argmax(L, V) == ids[k][t];
       if (t < STEPS) CHECK_OK(mx_session_decode(s, ids[k][t]));
     }
-    CHECK_MSG(same, "batch slot %d: logits differ from a session's", slots[k]);
+    CHECK_MSG(same == STEPS + 1, "batch slot %d: greedy ids differ from a session's", slots[k]);
     mx_session_destroy(s);
   }
-  printf("batch: slots 0 and 2 of 3 decoded together, %d steps, equal to sessions\n", STEPS);
+  CHECK_MSG(maxd <= 1e-4, "batch vs sessions: max |dlogit| %.3g", maxd);
+  printf(
+      "%s batch: slots 0 and 2 of 3 decoded together, %d steps in %d device calls, max |dlogit| "
+      "vs sessions %.3g\n",
+      name, STEPS, s1.calls - s0.calls, maxd);
   free(got);
   mx_batch_destroy(b);
+}
+
+// Windowed entries (ADR 0015) are the ones that run: at ctx 128 with window 8, a 7-token prompt
+// (4 + 2 + 1) runs @prefill T = 4, 2 and @decode of window 8, and 32 steps (positions 7..38)
+// @decode of windows 8, 16, 32 and 64; no whole-capacity entry is made. Their logits equal
+// the whole-capacity session's (the rows a window leaves out are masked there: they add exact
+// zeros) within the 1e-4 of the parity checks.
+static void windows(const mx_model_t *model) {
+  int32_t V = model->config.vocab_size;
+  size_t nrow = (size_t)(N_STEPS + 1) * (size_t)V;
+  float *rw = malloc(nrow * sizeof(float)), *rf = malloc(nrow * sizeof(float));
+  int32_t ids[N_STEPS + 1], ids_f[N_STEPS + 1];
+  char dir[] = "/tmp/mx_xla_win_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  mx_session_t *sw = open_session(model, "xla", 128, dir, 8);
+  mx_session_t *sf = open_session(model, "xla", 128, NULL, -1);
+  mx_xla_stats_t xs = {0};
+  if (sw && sf && run(sw, kStoryPrompt, 7, NULL, ids, rw) &&
+      run(sf, kStoryPrompt, 7, ids, ids_f, rf)) {
+    mx_xla_session_stats(sw, &xs);
+    double maxd = 0;
+    for (size_t k = 0; k < nrow; k++) maxd = fmax(maxd, fabs((double)rw[k] - (double)rf[k]));
+    printf("windows 8..64 at ctx 128: %d entries made, max |dlogit| vs whole capacity %.3g\n",
+           xs.compiled + xs.cache_loaded, maxd);
+    CHECK_MSG(xs.compiled == 6 && xs.cache_loaded == 0, "compiled %d, loaded %d (6 expected)",
+              xs.compiled, xs.cache_loaded);
+    CHECK_MSG(maxd <= 1e-4, "windowed vs whole capacity: max |dlogit| %.3g", maxd);
+    CHECK(memcmp(ids, ids_f, sizeof ids) == 0);
+  }
+  mx_session_destroy(sw);
+  mx_session_destroy(sf);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+  free(rw);
+  free(rf);
+}
+
+// Failures a healthy CPU plugin never shows, through the fault plugin (fault_pjrt_plugin.c)
+// around the real one: a compile the plugin rejects, and the device out of memory when the
+// caches are allocated and during a step. Each is a clear error naming what failed; a failure
+// before the device call leaves the session usable, and every session is destroyed cleanly
+// (the ASan run of CI checks that nothing leaks).
+static void faults(const mx_model_t *model) {
+  const char *fault = getenv("MX_FAULT_PJRT_PLUGIN");
+  CHECK_MSG(fault && fault[0], "MX_FAULT_PJRT_PLUGIN is not set");
+  if (!fault || !fault[0]) return;
+  setenv("MX_FAULT_PJRT_REAL", g_plugin, 1);
+  mx_session_opts_t so = {.backend = "xla", .ctx = 64, .prefill_chunk = CHUNK};
+  so.backend_opts.xla.plugin = fault;  // no compile cache: every entry compiles
+  mx_session_t *s = NULL;
+  setenv("MX_FAULT_PJRT", "compile", 1);
+  CHECK_OK(mx_session_create(model, &so, &s));
+  if (s) {
+    CHECK(mx_session_prefill(s, kStoryPrompt, 8, NULL) == MX_ERR_RUNTIME);
+    const char *m = mx_error_message();
+    CHECK_MSG(strstr(m, "compiling @prefill (T = 8) with XLA") &&
+                  strstr(m, "the compiler rejects this program") && strstr(m, "INVALID_ARGUMENT"),
+              "%s", m);
+    printf("compile failure: %s\n", m);
+    setenv("MX_FAULT_PJRT", "", 1);  // the entry compiles on the next call
+    CHECK_OK(mx_session_prefill(s, kStoryPrompt, 8, NULL));
+    mx_session_destroy(s);
+  }
+  s = NULL;
+  setenv("MX_FAULT_PJRT", "oom:0", 1);
+  CHECK(mx_session_create(model, &so, &s) == MX_ERR_NOMEM && !s);
+  const char *m = mx_error_message();
+  CHECK_MSG(strstr(m, "out of device memory") && strstr(m, "RESOURCE_EXHAUSTED"), "%s", m);
+  printf("out of memory at creation: %s\n", m);
+  setenv("MX_FAULT_PJRT", "", 1);
+  CHECK_OK(mx_session_create(model, &so, &s));
+  if (s) {
+    setenv("MX_FAULT_PJRT", "oom:0", 1);  // the next upload (the call's token ids) fails
+    CHECK(mx_session_prefill(s, kStoryPrompt, 8, NULL) == MX_ERR_NOMEM);
+    m = mx_error_message();
+    CHECK_MSG(strstr(m, "out of device memory"), "%s", m);
+    printf("out of memory in a call: %s\n", m);
+    setenv("MX_FAULT_PJRT", "", 1);
+    CHECK_OK(mx_session_prefill(s, kStoryPrompt, 8, NULL));
+    mx_session_destroy(s);
+  }
+  unsetenv("MX_FAULT_PJRT");
 }
 
 static void errors(const mx_model_t *model) {
@@ -329,11 +433,21 @@ int main(void) {
     errors(model);
     transfers(model);
     compile_cache(model);
-    batch(model);
+    batch("stories260K", model, kStoryPrompt);
+    windows(model);
+    faults(model);
     mx_model_free(model);
   }
-  parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_F32);
-  parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_BF16);
+  // Multi-latent attention (its two caches per layer of different widths) batched.
+  static const int32_t kSmallPrompt[] = {1, 5, 9, 17, 33, 65, 129, 200};
+  snprintf(stories, sizeof stories, "%s/families/deepseek_v2", data);
+  model = load(stories, MX_ELEM_F32);
+  if (model) batch("deepseek_v2", model, kSmallPrompt);
+  mx_model_free(model);
+  snprintf(stories, sizeof stories, "%s/../../models/stories260K", data);
+  parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_F32, 0);
+  parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_F32, 16);
+  parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_BF16, 0);
   fixtures();
   char cmd[200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_cache);

@@ -15,6 +15,7 @@ static void compile_usage(FILE *out) {
   fprintf(out,
           "Usage: mlxcel compile -m DIR -o OUTDIR [--device D] [--target-cpu CPU]\n"
           "                      [--rocm-target GFX] [--ctx N] [--prefill-len T[,T...]]\n"
+          "                      [--attn-len W[,W...]]\n"
           "                      [--quant MODE] [--group-size N] [--precision T] [--kv-dtype T]\n"
           "                      [--iree-flag FLAG]...\n"
           "\n"
@@ -48,8 +49,13 @@ static void compile_usage(FILE *out) {
           "  --ctx N                KV-cache capacity S (default: $MLXCEL_XLA_CONTEXT_CAPACITY,\n"
           "                         else max_position_embeddings capped at 4096)\n"
           "  --prefill-len LIST     prefill chunk sizes, comma-separated, one module each\n"
-          "                         (default: min(64, ctx))\n" MX_CLI_PRECISION_USAGE(
-              "          ", "                         ") MX_CLI_QUANT_HELP
+          "                         (default: min(64, ctx))\n"
+          "  --attn-len LIST        also decode_wW.vmfb for each W, comma-separated: @decode\n"
+          "                         whose attention reads only cache rows 0..W-1, for the\n"
+          "                         steps at positions below W (ADR 0015: a step then costs\n"
+          "                         what W costs, not the capacity); same inputs as "
+          "@decode\n" MX_CLI_PRECISION_USAGE("          ", "                         ")
+              MX_CLI_QUANT_HELP
           "  --iree-flag FLAG       one more iree-compile flag, passed as given (repeatable)\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -63,8 +69,9 @@ static void compile_usage(FILE *out) {
   mx_cli_env_usage(out, "compile");
 }
 
-// Parses "8,64" into lens[] (each in 1..INT32_MAX, at most MAX_PREFILL, no repeats).
-static bool parse_lens(const char *cmd, const char *s, int64_t *lens, int32_t *n) {
+// Parses "8,64", the value of option `opt`, into lens[] (each in 1..INT32_MAX, at most
+// MAX_PREFILL, no repeats).
+static bool parse_lens(const char *cmd, const char *opt, const char *s, int64_t *lens, int32_t *n) {
   *n = 0;
   const char *p = s;
   for (;;) {
@@ -72,16 +79,16 @@ static bool parse_lens(const char *cmd, const char *s, int64_t *lens, int32_t *n
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
     char one[32];
     if (len == 0 || len >= sizeof one || *n == MAX_PREFILL) {
-      fprintf(stderr, "mlxcel %s: --prefill-len '%s': expected 1 to %d sizes, comma-separated\n",
-              cmd, s, MAX_PREFILL);
+      fprintf(stderr, "mlxcel %s: %s '%s': expected 1 to %d sizes, comma-separated\n", cmd, opt, s,
+              MAX_PREFILL);
       return false;
     }
     memcpy(one, p, len);
     one[len] = '\0';
-    if (!mx_cli_parse_int(cmd, "--prefill-len", one, 1, INT32_MAX, &lens[*n])) return false;
+    if (!mx_cli_parse_int(cmd, opt, one, 1, INT32_MAX, &lens[*n])) return false;
     for (int32_t j = 0; j < *n; j++) {
       if (lens[j] == lens[*n]) {
-        fprintf(stderr, "mlxcel %s: --prefill-len '%s' names %s twice\n", cmd, s, one);
+        fprintf(stderr, "mlxcel %s: %s '%s' names %s twice\n", cmd, opt, s, one);
         return false;
       }
     }
@@ -98,10 +105,11 @@ static double now_s(void) {
 }
 
 // Writes OUTDIR/BASE.mlir (the deployable text of `entry`) and compiles it to OUTDIR/BASE.vmfb;
-// the compiler's output goes to OUTDIR/BASE.log. Appends the entry's manifest object to json.
+// the compiler's output goes to OUTDIR/BASE.log. Appends the entry's manifest object to json
+// (with its attention window attn_len; 0: the whole capacity).
 static mx_status_t compile_entry(mx_module_t *m, const char *entry, const char *base,
-                                 const char *outdir, const char *compiler, const char *flags,
-                                 int step, int n_steps, mx_strbuf_t *json) {
+                                 int64_t attn_len, const char *outdir, const char *compiler,
+                                 const char *flags, int step, int n_steps, mx_strbuf_t *json) {
   mx_strbuf_t text, mlir, vmfb, logp, output;
   mx_strbuf_init(&text);
   mx_strbuf_init(&mlir);
@@ -112,7 +120,8 @@ static mx_status_t compile_entry(mx_module_t *m, const char *entry, const char *
   mx_strbuf_printf(&vmfb, "%s/%s.vmfb", outdir, base);
   mx_strbuf_printf(&logp, "%s/%s.log", outdir, base);
   size_t json_start = json->len;
-  mx_strbuf_printf(json, "{\"module\": \"%s.vmfb\", ", base);
+  mx_strbuf_printf(json, "{\"module\": \"%s.vmfb\", \"attn_len\": %lld, ", base,
+                   (long long)attn_len);
   mx_status_t st = mx_cli_iree_entry(m, entry, base, "model", NULL, &text, json);
   mx_strbuf_puts(json, "}");
   if (st == MX_OK && (mlir.oom || vmfb.oom || logp.oom || json->oom)) {
@@ -148,8 +157,8 @@ int mx_cli_cmd_compile(int argc, char **argv) {
   const char *cmd = "compile", *dir = NULL, *outdir = NULL, *iree_compile = NULL;
   const char *extra[MAX_EXTRA];
   mx_cli_iree_target_t t = {.extra = extra};
-  int64_t ctx = 0, lens[MAX_PREFILL];
-  int32_t n_lens = 0;
+  int64_t ctx = 0, lens[MAX_PREFILL], wins[MAX_PREFILL];
+  int32_t n_lens = 0, n_wins = 0;
   mx_model_load_opts_t lo = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
@@ -180,7 +189,9 @@ int mx_cli_cmd_compile(int argc, char **argv) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--ctx", NULL, &v)) != 0) {
       if (r < 0 || !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &ctx)) return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--prefill-len", NULL, &v)) != 0) {
-      if (r < 0 || !parse_lens(cmd, v, lens, &n_lens)) return MX_EXIT_USAGE;
+      if (r < 0 || !parse_lens(cmd, "--prefill-len", v, lens, &n_lens)) return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--attn-len", NULL, &v)) != 0) {
+      if (r < 0 || !parse_lens(cmd, "--attn-len", v, wins, &n_wins)) return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--iree-flag", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       if (t.n_extra == MAX_EXTRA || strchr(v, '\n')) {
@@ -231,6 +242,15 @@ int mx_cli_cmd_compile(int argc, char **argv) {
       rc = MX_EXIT_FAILED;
     }
   }
+  for (int32_t k = 0; rc == MX_EXIT_OK && k < n_wins; k++) {
+    if (wins[k] >= ctx) {
+      fprintf(stderr,
+              "mlxcel compile: error: --attn-len %lld is not below the context capacity %lld "
+              "(decode.vmfb already reads it all)\n",
+              (long long)wins[k], (long long)ctx);
+      rc = MX_EXIT_FAILED;
+    }
+  }
   if (rc == MX_EXIT_OK) rc = mx_cli_make_outdir(cmd, outdir);
   if (rc != MX_EXIT_OK) goto done;
   fprintf(stderr, "mlxcel compile: %s with %s, for %s\n", dir, compiler, t.device);
@@ -249,7 +269,7 @@ int mx_cli_cmd_compile(int argc, char **argv) {
                    "], \"parameters\": {\"scope\": \"model\", \"file\": \"params.safetensors\"}, "
                    "\"ctx\": %lld, \"precision\": \"%s\", \"kv_dtype\": \"%s\", \"entries\": [",
                    (long long)ctx, mx_elem_name(model->precision), mx_elem_name(model->kv_dtype));
-  const int n_steps = 1 + n_lens;
+  const int n_steps = 1 + n_lens + n_wins;
   for (int32_t k = 0; st == MX_OK && k < n_lens; k++) {
     // @decode does not depend on the prefill size: it is compiled from the first graph.
     mx_graph_opts_t go;
@@ -270,14 +290,35 @@ int mx_cli_cmd_compile(int argc, char **argv) {
         fprintf(stderr, "mlxcel compile: wrote %s (%d weights)\n", params.data, n_params);
       mx_strbuf_free(&params);
       if (st == MX_OK) {
-        st = compile_entry(m, "decode", "decode", outdir, compiler, flags.data, 1, n_steps, &json);
+        st = compile_entry(m, "decode", "decode", 0, outdir, compiler, flags.data, 1, n_steps,
+                           &json);
       }
     }
     if (st == MX_OK) {
       char base[48];
       snprintf(base, sizeof base, "prefill_%lld", (long long)lens[k]);
       mx_strbuf_puts(&json, ", ");
-      st = compile_entry(m, "prefill", base, outdir, compiler, flags.data, 2 + k, n_steps, &json);
+      st =
+          compile_entry(m, "prefill", base, 0, outdir, compiler, flags.data, 2 + k, n_steps, &json);
+    }
+    mx_module_destroy(m);
+    m = NULL;
+  }
+  for (int32_t k = 0; st == MX_OK && k < n_wins; k++) {
+    mx_graph_opts_t go;
+    memset(&go, 0, sizeof go);
+    go.batch = 1;
+    go.ctx = ctx;
+    go.prefill_len = 1;  // only its @decode is compiled
+    go.kv_dtype = model->kv_dtype;
+    go.attn_len = wins[k];
+    st = mx_model_build_graph(&model->config, model->ckpt, &go, &m);
+    if (st == MX_OK) {
+      char base[48];
+      snprintf(base, sizeof base, "decode_w%lld", (long long)wins[k]);
+      mx_strbuf_puts(&json, ", ");
+      st = compile_entry(m, "decode", base, wins[k], outdir, compiler, flags.data, 2 + n_lens + k,
+                         n_steps, &json);
     }
     mx_module_destroy(m);
     m = NULL;

@@ -7,10 +7,10 @@
 
 static void emit_usage(FILE *out) {
   fprintf(out,
-          "Usage: mlxcel emit -m DIR -o OUTDIR [--ctx N] [--prefill-len T] [--all-logits]\n"
-          "                   [--inline-composites] [--generic] [--quant MODE] [--group-size N]\n"
-          "                   [--precision T] [--kv-dtype T] [--main] [--params FILE]\n"
-          "                   [--vision-grid HxW]\n"
+          "Usage: mlxcel emit -m DIR -o OUTDIR [--ctx N] [--prefill-len T] [--attn-len W]\n"
+          "                   [--all-logits] [--inline-composites] [--generic] [--quant MODE]\n"
+          "                   [--group-size N] [--precision T] [--kv-dtype T] [--main]\n"
+          "                   [--params FILE] [--vision-grid HxW]\n"
           "\n"
           "Builds the StableHLO graphs of the model in DIR and writes OUTDIR/prefill.mlir and\n"
           "OUTDIR/decode.mlir (OUTDIR is created if needed). Each holds one public function,\n"
@@ -35,6 +35,10 @@ static void emit_usage(FILE *out) {
           "  --ctx N                KV-cache capacity S (default: $MLXCEL_XLA_CONTEXT_CAPACITY,\n"
           "                         else max_position_embeddings capped at 4096)\n"
           "  --prefill-len T        tokens per @prefill call (default: min(64, ctx))\n"
+          "  --attn-len W           attention reads only cache rows 0..W-1 (the caches stay\n"
+          "                         --ctx long): for calls whose positions are all below W, at\n"
+          "                         the cost of W rather than the capacity (ADR 0015; default:\n"
+          "                         the whole capacity)\n"
           "  --all-logits           @prefill returns the logits of all T positions [1 x T x V]\n"
           "                         instead of the last one [1 x V]\n" MX_CLI_PRECISION_USAGE("          ", "                         ")
           "  --inline-composites    write plain StableHLO: composites become calls to their\n"
@@ -76,7 +80,7 @@ static mx_status_t write_func(mx_module_t *m, const char *name, const mx_print_o
 int mx_cli_cmd_emit(int argc, char **argv) {
   const char *cmd = "emit", *dir = NULL, *outdir = NULL;
   const char *params = NULL;
-  int64_t ctx = 0, prefill_len = 0;
+  int64_t ctx = 0, prefill_len = 0, attn_len = 0;
   bool all_logits = false, as_main = false;
   int64_t grid[2] = {0, 0};
   mx_print_opts_t po;
@@ -102,6 +106,9 @@ int mx_cli_cmd_emit(int argc, char **argv) {
       }
     } else if ((r = mx_cli_precision_opt(argc, argv, &i, cmd, &lo)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--attn-len", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_int(cmd, "--attn-len", v, 1, INT32_MAX, &attn_len))
+        return MX_EXIT_USAGE;
     } else if (strcmp(a, "--all-logits") == 0) {
       all_logits = true;
     } else if (strcmp(a, "--inline-composites") == 0) {
@@ -166,6 +173,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
     rc = MX_EXIT_USAGE;
     goto done;
   }
+  go.attn_len = attn_len;
   mx_error_clear();
   st = mx_model_build_graph(&cfg, ck, &go, &m);
   if (st == MX_OK) rc = mx_cli_make_outdir(cmd, outdir);

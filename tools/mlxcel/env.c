@@ -71,6 +71,10 @@ static const env_var_t kEnvVars[] = {
      "where a vision model's tower runs: interp or cpu\n"
      "(--vision-backend overrides; default the session's backend)",
      SESSIONS},
+    {"MLXCEL_XLA_ATTN_WINDOW",
+     "--backend xla: smallest attention window of the windowed\n"
+     "entries (default 256; none: attention reads the whole capacity)",
+     SESSIONS " bench"},
     {"MLXCEL_XLA_ROCM_TARGET", "hip: the GPU, e.g. gfx942 (--rocm-target overrides)", "compile"},
     {"MLXCEL_XLA_IREE_COMPILE",
      "the iree-compile to run (a path, or a name on PATH);\n"
@@ -219,6 +223,18 @@ static mx_status_t xla_env(mx_backend_opts_t *bo) {
     mx_status_t st = find_plugin(bo->device, found, sizeof found);
     if (st) return st;
     bo->xla.plugin = found;
+  }
+  // Windowed attention (ADR 0015): a positive window, or "none" for whole-capacity entries.
+  e = getenv("MLXCEL_XLA_ATTN_WINDOW");
+  if (bo->xla.attn_window == 0 && e && strcmp(e, "none") == 0) {
+    bo->xla.attn_window = -1;
+  } else if (bo->xla.attn_window == 0) {
+    bool given = false;
+    if (env_positive_int("MLXCEL_XLA_ATTN_WINDOW", &bo->xla.attn_window, &given))
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "MLXCEL_XLA_ATTN_WINDOW='%s' is not a positive "
+                          "integer or none",
+                          e);
   }
   // The compile cache: $MLXCEL_XLA_CACHE_DIR ("none": no cache), else the user's cache folder.
   if (!bo->xla.cache_dir) {
