@@ -17,6 +17,7 @@
 #include "model/graph_internal.h"
 #include "model/quant_internal.h"
 #include "mx_test.h"
+#include "mx_test_tensor.h"
 
 // H and F multiples of the quantized group (32): every expert of the quantized cases is packed.
 enum { E = 6, K = 2, H = 64, F = 32, G = 32, NA_MAX = 2 + 9 * E };
@@ -122,16 +123,6 @@ static void make_args(const moe_case_t *c, mx_tensor_t *args) {
   }
 }
 
-static double max_diff(const mx_tensor_t *a, const mx_tensor_t *b) {
-  int64_t n = mx_type_numel(&a->type);
-  double md = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double d = fabs(mx_tensor_get_f64(a, i) - mx_tensor_get_f64(b, i));
-    if (d > md || d != d) md = d;
-  }
-  return md;
-}
-
 static void run_case(const moe_case_t *c) {
   int32_t na = n_args(c);
   mx_tensor_t args[NA_MAX], clean[NA_MAX];
@@ -178,7 +169,7 @@ static void run_case(const moe_case_t *c) {
     CHECK_OK(mx_cpu_pool_create(threads, &pool));
     memset(got.data, 0xff, got.nbytes);
     CHECK_OK(mx_cpu_plan_run(p, threads > 1 ? pool : NULL, args, na, &got));
-    double d = max_diff(&got, &ref);
+    double d = mx_test_max_diff(&got, &ref);
     CHECK_MSG(d <= tol, "T %lld %s q%d/%d norm %d poison %d threads %d: |plan - reference| %g",
               (long long)c->t, mx_elem_name(c->et), c->qmode, q_bits(c), c->norm, c->poison,
               threads, d);
