@@ -15,8 +15,8 @@ static const char *const kSwitch[3] = {"gate_proj", "up_proj", "down_proj"};
 static const char *const kParts[3] = {"weight", "scales", "biases"};
 
 // Splits tensor `name` (when present) into the per-expert views "<lp>experts.<e>.<ename>.<part>".
-static mx_status_t split(mx_checkpoint_t *ck, const mx_arch_t *a, const char *name,
-                         const char *lp, const char *ename, const char *part) {
+static mx_status_t split(mx_checkpoint_t *ck, const mx_arch_t *a, const char *name, const char *lp,
+                         const char *ename, const char *part) {
   const mx_weight_t *w = mx_checkpoint_find(ck, name);
   if (w == NULL) return MX_OK;
   if (w->rank != 3 || w->dims[0] != a->n_experts) {
