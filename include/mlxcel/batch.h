@@ -82,6 +82,11 @@ int64_t mx_batch_n_past(const mx_batch_t *b, int32_t slot);  // 0 for a bad slot
 // Forgets the slot's sequence (cheap: nothing is cleared, no other slot is touched); a bad slot
 // is ignored.
 void mx_batch_reset(mx_batch_t *b, int32_t slot);
+// Keeps the slot's first n tokens and forgets the rest (0 <= n <= n_past; 0 is a reset), so a
+// new sequence that starts with those tokens continues from them instead of prefilling them
+// again (the server's prefix cache). Cheap: nothing is cleared or moved. The slot has no logits
+// until its next call. Errors: a bad slot, n out of range.
+mx_status_t mx_batch_rewind(mx_batch_t *b, int32_t slot, int64_t n);
 
 // Fills *out for a batch of the xla backend (its slots share one device client; `calls` counts
 // device calls: one per decode step of any number of slots, ADR 0016); false (and *out zeroed)

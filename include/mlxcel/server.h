@@ -29,10 +29,15 @@ typedef struct mx_server_opts {
   const char *vision_backend;      // where a vision model's tower runs (as mx_session_opts_t)
   mx_backend_opts_t backend_opts;  // threads, device, backend settings (as mx_session_opts_t)
   int32_t prefill_chunk;           // 0 = the engine's default
-  const char *api_key;       // when set, every endpoint but /health needs "Authorization: Bearer K"
-  const char *model_id;      // the name /v1/models lists and requests must use; NULL = "model"
-  size_t max_body;           // request body limit in bytes (413 beyond); 0 = 1 MiB
-  int32_t max_queue;         // requests waiting for a slot before 503; 0 = 64
+  const char *api_key;   // when set, every endpoint but /health needs "Authorization: Bearer K"
+  const char *model_id;  // the name /v1/models lists and requests must use; NULL = "model"
+  size_t max_body;       // request body limit in bytes (413 beyond); 0 = 1 MiB
+  int32_t max_queue;     // requests waiting for a slot before 503; 0 = 64
+  // A request starts on the free slot whose KV shares the longest prefix with its prompt (a
+  // system prompt, a chat's earlier turns) and prefills only the rest, reported as
+  // usage.prompt_tokens_details.cached_tokens. The memory is the slots' own KV: the least
+  // recently used free slot's tokens are evicted. true: every request prefills its whole prompt.
+  bool no_prefix_cache;
   int32_t max_images;        // image_url parts per chat request (400 beyond); 0 = 8
   int64_t max_image_pixels;  // width * height of one image (413 beyond); 0 = 4096 * 4096
   int32_t max_connections;   // simultaneous connections (503 beyond); 0 = 128

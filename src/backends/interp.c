@@ -89,6 +89,7 @@ static const mx_backend_batch_t g_interp_batch = {
     .prefill = mx_bstate_prefill,
     .decode = mx_bstate_decode,
     .reset = mx_bstate_reset,
+    .rewind = mx_bstate_rewind,
     .destroy = mx_bstate_destroy,
     .vision = mx_bstate_vision,
     .prefill_media = mx_bstate_prefill_media,

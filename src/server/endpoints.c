@@ -131,6 +131,11 @@ static uint64_t fresh_seed(mx_server_t *srv) {
 
 // Whether the text ended by itself (EOS, a stop string, a finished document), so that calls in
 // it are whole; a cut by max_tokens or the context is not parsed for calls.
+static mx_server_usage_t usage_of(const mx_server_job_state_t *st) {
+  return (mx_server_usage_t){
+      .prompt = st->n_prompt, .cached = st->n_cached, .completion = st->n_generated};
+}
+
 static bool finished_whole(mx_finish_reason_t f) {
   return f == MX_FINISH_EOS || f == MX_FINISH_STOP;
 }
@@ -231,6 +236,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
       continue;
     }
     s->cc->n_generated = st.n_generated;
+    s->cc->n_cached = st.n_cached;
     if (s->text.len > 0 && s->tools) {
       mx_strbuf_append(&s->held, s->text.data, s->text.len);
     } else if (s->text.len > 0) {
@@ -260,7 +266,8 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
       } else {
         mx_server_chunk_sse(&s->pend, &s->head, NULL, s->head.kind == MX_SERVER_CHAT ? NULL : "", 0,
                             fin);
-        if (s->include_usage) mx_server_usage_sse(&s->pend, &s->head, st.n_prompt, st.n_generated);
+        mx_server_usage_t u = usage_of(&st);
+        if (s->include_usage) mx_server_usage_sse(&s->pend, &s->head, &u);
       }
       mx_strbuf_puts(&s->pend, "data: [DONE]\n\n");
       s->finished = true;
@@ -327,6 +334,8 @@ static enum MHD_Result wait_reply(mx_server_t *srv, struct MHD_Connection *c, mx
   }
   mx_server_job_release(srv->sched, job);
   cc->n_generated = st.n_generated;
+  cc->n_cached = st.n_cached;
+  mx_server_usage_t u = usage_of(&st);
   enum MHD_Result ok;
   if (st.failed) {
     ok = bad(c, cc, 500, NULL, NULL, st.error);
@@ -340,10 +349,9 @@ static enum MHD_Result wait_reply(mx_server_t *srv, struct MHD_Connection *c, mx
         mx_server_tool_calls_parse(tools, text.data, text.len, &calls))
       sb.oom = true;
     if (calls.n > 0) {
-      mx_server_tool_reply_json(&sb, h, &calls, st.n_prompt, st.n_generated);
+      mx_server_tool_reply_json(&sb, h, &calls, &u);
     } else {
-      mx_server_completion_json(&sb, h, text.data ? text.data : "", text.len, st.finish,
-                                st.n_prompt, st.n_generated);
+      mx_server_completion_json(&sb, h, text.data ? text.data : "", text.len, st.finish, &u);
     }
     mx_server_tool_calls_free(&calls);
     ok = sb.oom ? bad(c, cc, 500, NULL, NULL, "out of memory")

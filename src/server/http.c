@@ -442,9 +442,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
       }
     }
-    fprintf(stderr, "mlxcel serve: %s %s %d %.1f ms, %d+%d tokens%s\n", addr,
+    char cached[48] = "";
+    if (cc->n_cached > 0)
+      snprintf(cached, sizeof cached, ", %d prompt tokens cached", (int)cc->n_cached);
+    fprintf(stderr, "mlxcel serve: %s %s %d %.1f ms, %d+%d tokens%s%s\n", addr,
             mx_server_endpoint_names[cc->ep], status, (now_seconds() - cc->t_start) * 1e3,
-            (int)cc->n_prompt, (int)cc->n_generated,
+            (int)cc->n_prompt, (int)cc->n_generated, cached,
             toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
   }
   mx_strbuf_free(&cc->body);
@@ -581,7 +584,8 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
                                .ctx = o->ctx,
                                .n_slots = o->parallel ? o->parallel : 1,
                                .prefill_chunk = o->prefill_chunk,
-                               .max_queue = o->max_queue ? o->max_queue : 64};
+                               .max_queue = o->max_queue ? o->max_queue : 64,
+                               .prefix_cache = !o->no_prefix_cache};
   mx_status_t st = mx_server_sched_create(&so, &srv->sched);
   if (st) {
     free_server(srv);

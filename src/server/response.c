@@ -116,15 +116,16 @@ static void head(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const char *o
   mx_strbuf_puts(sb, ",\"system_fingerprint\":null");
 }
 
-static void usage(mx_strbuf_t *sb, int32_t n_prompt, int32_t n_generated) {
+static void usage(mx_strbuf_t *sb, const mx_server_usage_t *u) {
   mx_strbuf_printf(sb,
-                   "\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}",
-                   (int)n_prompt, (int)n_generated, (int)(n_prompt + n_generated));
+                   "\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
+                   "\"prompt_tokens_details\":{\"cached_tokens\":%d}}",
+                   (int)u->prompt, (int)u->completion, (int)(u->prompt + u->completion),
+                   (int)u->cached);
 }
 
 void mx_server_completion_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const char *text,
-                               size_t len, mx_finish_reason_t finish, int32_t n_prompt,
-                               int32_t n_generated) {
+                               size_t len, mx_finish_reason_t finish, const mx_server_usage_t *u) {
   bool chat = h->kind == MX_SERVER_CHAT;
   head(sb, h, chat ? "chat.completion" : "text_completion");
   mx_strbuf_puts(sb, ",\"choices\":[{\"index\":0,");
@@ -138,7 +139,7 @@ void mx_server_completion_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
   }
   mx_strbuf_printf(sb, ",\"logprobs\":null,\"finish_reason\":\"%s\"}],",
                    mx_server_finish_name(finish));
-  usage(sb, n_prompt, n_generated);
+  usage(sb, u);
   mx_strbuf_puts(sb, "}");
 }
 
@@ -169,13 +170,13 @@ void mx_server_chunk_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const
   mx_strbuf_puts(sb, "}]}\n\n");
 }
 
-void mx_server_usage_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h, int32_t n_prompt,
-                         int32_t n_generated) {
+void mx_server_usage_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
+                         const mx_server_usage_t *u) {
   bool chat = h->kind == MX_SERVER_CHAT;
   mx_strbuf_puts(sb, "data: ");
   head(sb, h, chat ? "chat.completion.chunk" : "text_completion");
   mx_strbuf_puts(sb, ",\"choices\":[],");
-  usage(sb, n_prompt, n_generated);
+  usage(sb, u);
   mx_strbuf_puts(sb, "}\n\n");
 }
 
@@ -200,8 +201,7 @@ static void tool_calls_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
 }
 
 void mx_server_tool_reply_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
-                               const mx_server_tool_calls_t *calls, int32_t n_prompt,
-                               int32_t n_generated) {
+                               const mx_server_tool_calls_t *calls, const mx_server_usage_t *u) {
   head(sb, h, "chat.completion");
   mx_strbuf_puts(sb, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
   if (calls->content) {
@@ -212,7 +212,7 @@ void mx_server_tool_reply_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
   mx_strbuf_puts(sb, ",");
   tool_calls_json(sb, h, calls, false);
   mx_strbuf_puts(sb, "},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}],");
-  usage(sb, n_prompt, n_generated);
+  usage(sb, u);
   mx_strbuf_puts(sb, "}");
 }
 

@@ -27,23 +27,27 @@ void mx_server_error_json(mx_strbuf_t *sb, const mx_server_error_t *e);
 void mx_server_models_json(mx_strbuf_t *sb, const char *model, long long created);
 // One model object (GET /v1/models/{id}).
 void mx_server_model_json(mx_strbuf_t *sb, const char *model, long long created);
+// The token counts of a reply's "usage": prompt (cached of them reused from the prefix cache,
+// "prompt_tokens_details.cached_tokens") and completion.
+typedef struct mx_server_usage {
+  int32_t prompt, cached, completion;
+} mx_server_usage_t;
+
 // The whole reply of a non-streaming request, with usage.
 void mx_server_completion_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const char *text,
-                               size_t len, mx_finish_reason_t finish, int32_t n_prompt,
-                               int32_t n_generated);
+                               size_t len, mx_finish_reason_t finish, const mx_server_usage_t *u);
 // One Server-Sent Event "data: {chunk}\n\n". text NULL = no text field (chat: empty delta);
 // role != NULL adds the chat delta's role; finish NULL = finish_reason null.
 void mx_server_chunk_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const char *role,
                          const char *text, size_t len, const char *finish);
 // The usage chunk of stream_options.include_usage: "choices": [] and "usage".
-void mx_server_usage_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h, int32_t n_prompt,
-                         int32_t n_generated);
+void mx_server_usage_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
+                         const mx_server_usage_t *u);
 
 // A chat reply whose message holds tool calls: content (NULL: null), "tool_calls" with ids
 // "call_<reply id's tail>_<index>", finish_reason "tool_calls".
 void mx_server_tool_reply_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
-                               const mx_server_tool_calls_t *calls, int32_t n_prompt,
-                               int32_t n_generated);
+                               const mx_server_tool_calls_t *calls, const mx_server_usage_t *u);
 // One chunk whose delta holds the content (when any) and every call whole, with its index.
 void mx_server_tool_chunk_sse(mx_strbuf_t *sb, const mx_server_reply_head_t *h,
                               const mx_server_tool_calls_t *calls);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "mlxcel/batch.h"
+#include "server/prefix_cache.h"
 
 enum { JOB_QUEUED = 0, JOB_PREFILL, JOB_DECODE, JOB_DONE };
 
@@ -32,6 +33,9 @@ struct mx_server_job {
   float *pixels;          // owned (mx_server_job_opts_t.pixels); freed once the tower ran
   int32_t n_images;
   float *media;  // [n_prompt][hidden] the images' features at their tokens (with images)
+  // Prompt ids before the first image token (n_prompt without images): only these identify the
+  // KV they leave in the slot, so only these are reused or kept for reuse.
+  int32_t n_text_prefix;
   // Scheduler thread only.
   int32_t slot;         // -1 while queued
   int32_t n_prefilled;  // prompt ids already in the slot
@@ -57,6 +61,10 @@ struct mx_server_sched {
   int64_t ctx;
   int32_t chunk;
   int32_t max_queue;
+  // What each free slot still holds for the next job (mx_server_sched_opts_t.prefix_cache).
+  bool prefix_cache;
+  mx_prefix_cache_t pc;
+  bool *busy;  // [n_slots] scratch of an admission
   pthread_t thread;
   bool thread_started;
   pthread_mutex_t mu;
@@ -110,6 +118,17 @@ static bool is_eos(const mx_model_config_t *cfg, int32_t id) {
 
 // ---- Scheduler thread ----
 
+// What a job leaves in its slot for the next one: the ids whose KV the slot holds (the prompt
+// and the generated tokens fed back, up to the first image), unless the job failed or was
+// cancelled (its slot was reset) or the cache is off.
+static void keep_slot_tokens(mx_server_sched_t *s, const mx_server_job_t *job) {
+  if (!s->prefix_cache) return;
+  int64_t n = mx_batch_n_past(s->batch, job->slot);
+  if (job->pub.failed || job->cancelled) n = 0;
+  if (job->n_images > 0 && n > job->n_text_prefix) n = job->n_text_prefix;
+  mx_prefix_cache_store(&s->pc, job->slot, job->ids, n);
+}
+
 // Ends a job (under s->mu): publishes the end, frees its slot, drops the scheduler's reference.
 static void finish_locked(mx_server_sched_t *s, mx_server_job_t *job, mx_finish_reason_t why) {
   job->state = JOB_DONE;
@@ -118,6 +137,7 @@ static void finish_locked(mx_server_sched_t *s, mx_server_job_t *job, mx_finish_
   if (job->slot >= 0) {
     s->slots[job->slot] = NULL;
     s->n_active--;
+    keep_slot_tokens(s, job);
   }
   if (job->cancelled) {
     s->stats.jobs_cancelled++;
@@ -199,6 +219,34 @@ static void fail_locked(mx_server_sched_t *s, mx_server_job_t *job, const char *
   finish_locked(s, job, MX_FINISH_LENGTH);
 }
 
+// Gives a queued job a free slot (under s->mu): the one whose tokens share the longest prefix
+// with its prompt, which it keeps (at least one prompt token is left to prefill, for the
+// logits of the first generated token); without the prefix cache, the lowest free slot, reset.
+static void admit_locked(mx_server_sched_t *s, mx_server_job_t *job) {
+  int32_t slot = 0;
+  int64_t shared = 0;
+  if (s->prefix_cache) {
+    for (int32_t i = 0; i < s->n_slots; i++) s->busy[i] = s->slots[i] != NULL;
+    int64_t limit = job->n_text_prefix < job->n_prompt ? job->n_text_prefix : job->n_prompt - 1;
+    slot = mx_prefix_cache_pick(&s->pc, s->busy, job->ids, limit, &shared);
+    // Shorter than what the slot holds: n_past is the length its job stored, and only then
+    // can a rewind fail; resetting is always right.
+    if (shared > 0 && mx_batch_rewind(s->batch, slot, shared) != MX_OK) shared = 0;
+    mx_prefix_cache_truncate(&s->pc, slot, shared);
+  } else {
+    while (s->slots[slot]) slot++;
+  }
+  if (shared == 0) mx_batch_reset(s->batch, slot);
+  job->slot = slot;
+  job->n_prefilled = (int32_t)shared;
+  job->pub.n_cached = (int32_t)shared;
+  s->stats.cached_tokens += (uint64_t)shared;
+  job->state = JOB_PREFILL;
+  job->admit_seq = s->admit_counter++;
+  s->slots[slot] = job;
+  s->n_active++;
+}
+
 // Start of a turn (under s->mu): cancelled jobs leave, queued jobs take free slots. Returns
 // false when the thread should exit.
 static bool housekeeping_locked(mx_server_sched_t *s) {
@@ -226,19 +274,13 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
       }
     }
     bool hold = s->paused && s->turns_allowed == 0;
-    for (int32_t i = 0; i < s->n_slots && s->q_head && !hold; i++) {
-      if (s->slots[i]) continue;
+    while (s->n_active < s->n_slots && s->q_head && !hold) {
       mx_server_job_t *job = s->q_head;
       s->q_head = job->next;
       if (!s->q_head) s->q_tail = NULL;
       s->n_queued--;
       job->next = NULL;
-      mx_batch_reset(s->batch, i);
-      job->slot = i;
-      job->state = JOB_PREFILL;
-      job->admit_seq = s->admit_counter++;
-      s->slots[i] = job;
-      s->n_active++;
+      admit_locked(s, job);
     }
     if (s->n_active > 0 && !hold) {
       if (s->paused) s->turns_allowed--;
@@ -369,6 +411,7 @@ mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sc
   if (!s) return mx_error_set(MX_ERR_NOMEM, "scheduler: out of memory");
   s->model = o->model;
   s->max_queue = o->max_queue;
+  s->prefix_cache = o->prefix_cache;
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->work_cv, NULL);
   pthread_cond_init(&s->idle_cv, NULL);
@@ -392,7 +435,13 @@ mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sc
   s->step_jobs = calloc((size_t)s->n_slots, sizeof *s->step_jobs);
   s->step_slots = calloc((size_t)s->n_slots, sizeof *s->step_slots);
   s->step_ids = calloc((size_t)s->n_slots, sizeof *s->step_ids);
-  if (!s->slots || !s->step_jobs || !s->step_slots || !s->step_ids) {
+  s->busy = calloc((size_t)s->n_slots, sizeof *s->busy);
+  if (s->prefix_cache && !st) st = mx_prefix_cache_init(&s->pc, s->n_slots, s->ctx);
+  if (st) {
+    mx_server_sched_destroy(s);
+    return st;
+  }
+  if (!s->slots || !s->step_jobs || !s->step_slots || !s->step_ids || !s->busy) {
     mx_server_sched_destroy(s);
     return mx_error_set(MX_ERR_NOMEM, "scheduler: out of memory");
   }
@@ -422,6 +471,8 @@ void mx_server_sched_destroy(mx_server_sched_t *s) {
   free(s->step_jobs);
   free(s->step_slots);
   free(s->step_ids);
+  free(s->busy);
+  mx_prefix_cache_free(&s->pc);
   pthread_cond_destroy(&s->work_cv);
   pthread_cond_destroy(&s->idle_cv);
   pthread_mutex_destroy(&s->mu);
@@ -509,6 +560,13 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
   job->grammar = o->grammar;
   job->pixels = o->pixels;
   job->n_images = o->n_images;
+  job->n_text_prefix = job->n_prompt;
+  for (int32_t i = 0; i < job->n_prompt && job->n_images > 0; i++) {
+    if (job->ids[i] == s->model->config.vision.image_token_id) {
+      job->n_text_prefix = i;
+      break;
+    }
+  }
   *out = job;
   return MX_OK;
 }

@@ -29,6 +29,9 @@ typedef struct mx_server_sched_opts {
   int32_t n_slots;        // sequences decoded together (--parallel)
   int32_t prefill_chunk;  // 0 = default
   int32_t max_queue;      // jobs waiting for a slot before submit refuses (503)
+  // A job starts on the free slot whose KV shares the longest prefix with its prompt and
+  // prefills only the rest (prefix_cache.h); false: every job prefills its whole prompt.
+  bool prefix_cache;
 } mx_server_sched_opts_t;
 
 mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sched_t **out);
@@ -75,6 +78,7 @@ typedef struct mx_server_job_state {
   bool failed;                // the engine failed (message below)
   char error[256];
   int32_t n_prompt, n_generated;
+  int32_t n_cached;  // prompt tokens the job's slot held already (not prefilled again)
 } mx_server_job_state_t;
 
 // Waits up to timeout_ms for new text or the end; appends the text released since the last
@@ -101,6 +105,7 @@ typedef struct mx_server_sched_stats {
   int32_t n_slots, active, queued;
   uint64_t jobs_done, jobs_failed, jobs_cancelled;
   uint64_t prompt_tokens, generated_tokens;
+  uint64_t cached_tokens;  // prompt tokens taken from the prefix cache instead of prefilled
   uint64_t prefill_tokens, decode_tokens, decode_steps;
   double prefill_seconds, decode_seconds;
 } mx_server_sched_stats_t;

@@ -80,7 +80,7 @@ typedef struct mx_server_conn {
   bool answered;   // a response was queued
   int status;      // its HTTP status
   double t_start;
-  int32_t n_prompt, n_generated;  // for the request log
+  int32_t n_prompt, n_cached, n_generated;  // for the request log
 } mx_server_conn_t;
 
 // Queues `sb`'s text (taken) as the response; returns MHD's result.

@@ -314,6 +314,26 @@ void mx_batch_reset(mx_batch_t *b, int32_t slot) {
   b->has_logits[slot] = false;
 }
 
+mx_status_t mx_batch_rewind(mx_batch_t *b, int32_t slot, int64_t n) {
+  static const char what[] = "batch rewind";
+  if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "%s: batch is NULL", what);
+  mx_status_t st = check_slot(b, slot, what);
+  if (st) return st;
+  if (n < 0 || n > b->n_past[slot])
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s of slot %d to %lld tokens: the slot holds %lld",
+                        what, slot, (long long)n, (long long)b->n_past[slot]);
+  if (n == 0) {
+    mx_batch_reset(b, slot);
+    return MX_OK;
+  }
+  // Every call takes its positions from n_past, and the rows past n are rewritten before any
+  // query reads them, so the backend only moves what it keeps per slot.
+  if (b->ops && b->ops->rewind && b->phys[slot] >= 0) b->ops->rewind(b->state, b->phys[slot], n);
+  b->n_past[slot] = n;
+  b->has_logits[slot] = false;
+  return MX_OK;
+}
+
 const void *mx_batch_backend_state(const struct mx_batch *b, const mx_backend_t **be) {
   *be = b && b->ops ? b->backend : NULL;
   return b && b->ops ? b->state : NULL;

@@ -240,6 +240,13 @@ void mx_bstate_reset(void *state, int32_t slot) {
   if (slot >= 0 && slot < s->n_slots) s->len[slot] = 0;
 }
 
+// The slot's parking row moves back to its new length; the rows past it are rewritten before
+// anything reads them, as after a reset.
+void mx_bstate_rewind(void *state, int32_t slot, int64_t n) {
+  mx_bstate_t *s = state;
+  if (slot >= 0 && slot < s->n_slots && n < s->len[slot]) s->len[slot] = n;
+}
+
 // @vision and the @prefill_media graphs, on the first image (a one-time allocation: text-only
 // serving never builds them).
 static mx_status_t ensure_media(mx_bstate_t *s) {

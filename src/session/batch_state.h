@@ -69,6 +69,7 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
                              const int64_t *pos, int32_t n, float *logits);
 void mx_bstate_reset(void *state, int32_t slot);
+void mx_bstate_rewind(void *state, int32_t slot, int64_t n);
 // The optional media entries of mx_backend_batch_t (the vision tower on one image; a prefill of
 // one slot whose image-token positions take their media rows), as the session runner's.
 mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features);

@@ -91,7 +91,10 @@ typedef struct mx_backend_batch {
   mx_status_t (*decode)(void *state, const int32_t *slots, const int32_t *ids, const int64_t *pos,
                         int32_t n, float *logits);
   void (*reset)(void *state, int32_t slot);  // forget the slot's KV state
-  void (*destroy)(void *state);              // accepts NULL
+  // Keep the slot's first n (>= 1) tokens, forget the rest (calls take positions, so only what
+  // the state keeps per slot changes); NULL: the state keeps nothing per slot.
+  void (*rewind)(void *state, int32_t slot, int64_t n);
+  void (*destroy)(void *state);  // accepts NULL
   // Vision-language models (ADR 0010), as mx_backend_t's entries; NULL: the batch runs text
   // only. `vision` runs @vision on one image (pixels [C, S, S] -> features [N][H]), touching no
   // slot; `prefill_media` is `prefill` whose image-token positions take their row of

@@ -329,7 +329,12 @@ class Chat(ServerTest):
         self.assertEqual(role, "assistant")
         self.assertEqual(text, ref.text)
         self.assertEqual(finish, r.choices[0].finish_reason)
-        self.assertEqual(usage, r.usage)
+        self.assertEqual((usage.prompt_tokens, usage.completion_tokens),
+                         (r.usage.prompt_tokens, r.usage.completion_tokens))
+        # The second run of the same prompt starts on the slot that holds the first: it prefills
+        # only the prompt's last token (for its logits).
+        self.assertEqual(r.usage.prompt_tokens_details.cached_tokens, 0)
+        self.assertEqual(usage.prompt_tokens_details.cached_tokens, r.usage.prompt_tokens - 1)
 
     def test_02_chat_with_content_parts_and_a_stop_string(self):
         ref = cli_generate(self.model_dir, ["--chat", "-p", "Once upon a time", "-n", "60",
@@ -339,6 +344,38 @@ class Chat(ServerTest):
                       temperature=0, stop=["girl"])
         self.assertEqual(r.choices[0].message.content, ref.text)
         self.assertEqual(r.choices[0].finish_reason, finish_name(ref.summary))
+
+    def test_02a_a_chat_turn_reuses_the_earlier_turns_and_answers_as_without(self):
+        # A three-turn chat, each turn the whole conversation so far, on this server (prefix
+        # cache on, the default) and on one started with --no-prefix-cache: the same replies,
+        # and here each later turn prefills only what follows the earlier turns.
+        plain = Server(self.model_dir, ("--alias", "tiny-chat", "--no-prefix-cache"))
+        try:
+            without = plain.client()
+            messages = [{"role": "system", "content": "Tell a story."},
+                        {"role": "user", "content": "Lily had a red ball"}]
+            for turn, follow_up in enumerate(["And then?", "What did Tom say?", None]):
+                body = dict(model="tiny-chat", messages=messages, max_tokens=24, temperature=0)
+                r = self.chat(**{k: v for k, v in body.items() if k != "model"})
+                ref = without.chat.completions.create(**body)
+                self.assertEqual(r.choices[0].message.content, ref.choices[0].message.content)
+                self.assertEqual(r.usage.prompt_tokens, ref.usage.prompt_tokens)
+                self.assertEqual(ref.usage.prompt_tokens_details.cached_tokens, 0)
+                cached = r.usage.prompt_tokens_details.cached_tokens
+                if turn > 0:
+                    # At least the earlier turns' prompt (the reply re-rendered by the template
+                    # may tokenize differently from the ids generated).
+                    self.assertGreaterEqual(cached, previous_prompt, r.usage)
+                    self.assertLess(cached, r.usage.prompt_tokens)
+                previous_prompt = r.usage.prompt_tokens
+                if follow_up is None:
+                    break
+                messages += [{"role": "assistant", "content": r.choices[0].message.content},
+                             {"role": "user", "content": follow_up}]
+            without.close()
+            self.assertGreater(metrics(self.srv.url)["mlxcel_prompt_cached_tokens_total"], 0)
+        finally:
+            self.assertEqual(plain.stop(), 0, plain.log())
 
     def test_03_chat_errors(self):
         self.assert_api_error(openai.BadRequestError, lambda: self.chat(messages=[]), 400,

@@ -412,6 +412,28 @@ static void test_errors(const mx_model_t *m) {
   CHECK(mx_batch_n_past(b, 5) == 0 && mx_batch_n_past(NULL, 0) == 0);
   CHECK_OK(mx_batch_prefill(b, 1, ids, 8));
   CHECK(mx_batch_n_past(b, 1) == 8);
+  // Rewind: a slot that keeps its first 5 tokens and goes on with others gives exactly the
+  // logits of a slot that held only those 5 (the same calls), whatever followed them before.
+  int32_t other[3] = {9, 9, 9};
+  mx_batch_reset(b, 0);
+  CHECK_OK(mx_batch_prefill(b, 0, ids, 5));
+  CHECK_OK(mx_batch_prefill(b, 0, other, 3));
+  mx_batch_reset(b, 1);
+  CHECK_OK(mx_batch_prefill(b, 1, ids, 5));
+  CHECK_OK(mx_batch_prefill(b, 1, ids + 5, 3));
+  CHECK(mx_batch_rewind(b, 1, 9) == MX_ERR_INVALID_ARG);
+  CHECK_MSG(contains(mx_error_message(), "slot 1 to 9 tokens: the slot holds 8"), "%s",
+            mx_error_message());
+  CHECK(mx_batch_rewind(b, 1, -1) == MX_ERR_INVALID_ARG);
+  CHECK(mx_batch_rewind(b, 3, 1) == MX_ERR_INVALID_ARG);
+  CHECK(mx_batch_rewind(NULL, 0, 0) == MX_ERR_INVALID_ARG);
+  CHECK_OK(mx_batch_rewind(b, 1, 5));
+  CHECK(mx_batch_n_past(b, 1) == 5 && mx_batch_logits(b, 1) == NULL);
+  CHECK_OK(mx_batch_prefill(b, 1, other, 3));
+  const float *l0 = mx_batch_logits(b, 0), *l1 = mx_batch_logits(b, 1);
+  CHECK(l0 && l1 && memcmp(l0, l1, (size_t)mx_batch_vocab(b) * sizeof *l0) == 0);
+  CHECK_OK(mx_batch_rewind(b, 1, 0));
+  CHECK(mx_batch_n_past(b, 1) == 0 && mx_batch_logits(b, 1) == NULL);
   CHECK(mx_batch_prefill(NULL, 0, ids, 1) == MX_ERR_INVALID_ARG);
   CHECK(mx_batch_decode(NULL, sl, ids, 1) == MX_ERR_INVALID_ARG);
   CHECK(mx_batch_n_slots(NULL) == 0 && mx_batch_ctx(NULL) == 0);

@@ -264,13 +264,14 @@ static void test_responses(void) {
             "%s", sb.data);
   mx_strbuf_free(&sb);
   mx_server_reply_head_t h = {MX_SERVER_CHAT, "chatcmpl-1", 5, "m"};
-  mx_server_completion_json(&sb, &h, "hi", 2, MX_FINISH_EOS, 3, 4);
+  mx_server_completion_json(&sb, &h, "hi", 2, MX_FINISH_EOS,
+                            &(mx_server_usage_t){.prompt = 3, .cached = 2, .completion = 4});
   CHECK_MSG(sb.data && strstr(sb.data, "\"object\":\"chat.completion\"") &&
                 strstr(sb.data, "\"message\":{\"role\":\"assistant\",\"content\":\"hi\"}") &&
                 strstr(sb.data, "\"finish_reason\":\"stop\"") &&
                 strstr(sb.data,
                        "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,"
-                       "\"total_tokens\":7}"),
+                       "\"total_tokens\":7,\"prompt_tokens_details\":{\"cached_tokens\":2}}"),
             "%s", sb.data);
   mx_strbuf_free(&sb);
   h.kind = MX_SERVER_COMPLETION;

@@ -2,7 +2,8 @@
 // stories260K model: requests decoded together (fewer slots than requests, prompts longer than
 // one prefill chunk, stop strings) give exactly the text, finish reason and token count that
 // mx_generate gives for each alone on a plain session; a released job frees its slot; the queue
-// limit and draining refuse new work.
+// limit and draining refuse new work; with the prefix cache, jobs that share a prompt prefix
+// with what a free slot holds prefill only the rest and still give exactly that text.
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -97,9 +98,14 @@ static mx_server_job_t *make_job(mx_server_sched_t *s, const mx_model_t *m, cons
   return job;
 }
 
-static void test_batched_equals_alone(const mx_model_t *m, const ref_t *refs) {
-  mx_server_sched_opts_t o = {
-      .model = m, .backend = "cpu", .ctx = 256, .n_slots = 3, .prefill_chunk = 8, .max_queue = 64};
+static void test_batched_equals_alone(const mx_model_t *m, const ref_t *refs, bool prefix_cache) {
+  mx_server_sched_opts_t o = {.model = m,
+                              .backend = "cpu",
+                              .ctx = 256,
+                              .n_slots = 3,
+                              .prefill_chunk = 8,
+                              .max_queue = 64,
+                              .prefix_cache = prefix_cache};
   mx_server_sched_t *s = NULL;
   CHECK_OK(mx_server_sched_create(&o, &s));
   if (!s) return;
@@ -138,6 +144,140 @@ static void test_batched_equals_alone(const mx_model_t *m, const ref_t *refs) {
   mx_server_sched_stats(s, &ss);
   CHECK(ss.jobs_done == 2 * N_REQ && ss.active == 0 && ss.queued == 0 && ss.n_slots == 3);
   CHECK(ss.decode_steps > 0 && ss.decode_tokens >= ss.decode_steps);
+  // Every request's prompt is in kReqs twice: with the cache, some of them start on a slot that
+  // holds their prompt (and prefill only its last token).
+  CHECK_MSG(prefix_cache ? ss.cached_tokens > 0 : ss.cached_tokens == 0, "%llu cached tokens",
+            (unsigned long long)ss.cached_tokens);
+  CHECK(ss.prefill_tokens + ss.cached_tokens == ss.prompt_tokens);
+  mx_server_sched_destroy(s);
+}
+
+// Runs one job to its end; returns its state and text (owned by the caller).
+static mx_server_job_state_t run_job(mx_server_sched_t *s, const mx_model_t *m, const int32_t *ids,
+                                     int32_t n, int32_t max_tokens, mx_strbuf_t *text) {
+  mx_server_job_opts_t jo = {
+      .prompt = ids, .n_prompt = n, .max_tokens = max_tokens, .tok = m->tokenizer};
+  greedy(&jo.sampling);
+  mx_server_job_state_t st = {0};
+  mx_strbuf_init(text);
+  mx_strbuf_append(text, "", 0);
+  mx_server_job_t *job = NULL;
+  CHECK_OK(mx_server_job_create(s, &jo, &job));
+  if (!job) return st;
+  CHECK_OK(mx_server_job_submit(s, job));
+  while (!st.done) mx_server_job_wait(s, job, 100, text, &st);
+  mx_server_job_release(s, job);
+  return st;
+}
+
+typedef struct capture {
+  mx_strbuf_t *text;
+  int32_t *ids;
+  int32_t n, cap;
+} capture_t;
+
+static bool capture(void *user, int32_t id, const char *text, size_t len) {
+  capture_t *c = user;
+  mx_strbuf_append(c->text, text, len);
+  if (c->n < c->cap) c->ids[c->n++] = id;
+  return true;
+}
+
+// mx_generate of the ids on a fresh session: the text a job must give, and its generated ids.
+static void alone(const mx_model_t *m, const int32_t *ids, int32_t n, int32_t max_tokens,
+                  mx_strbuf_t *text, int32_t *gen, int32_t *n_gen) {
+  mx_session_opts_t so = {.backend = "cpu", .ctx = 256, .prefill_chunk = 8};
+  mx_session_t *ses = NULL;
+  CHECK_OK(mx_session_create(m, &so, &ses));
+  mx_generate_opts_t go = {.max_tokens = max_tokens};
+  greedy(&go.sampling);
+  mx_strbuf_init(text);
+  mx_strbuf_append(text, "", 0);
+  mx_generate_stats_t st = {0};
+  capture_t c = {.text = text, .ids = gen, .cap = 64};
+  if (ses) CHECK_OK(mx_generate(ses, m->tokenizer, ids, n, &go, capture, &c, &st));
+  *n_gen = c.n;
+  mx_session_destroy(ses);
+}
+
+// A chat's second turn starts on the slot that holds the first (its prompt and reply), a new
+// conversation takes the empty slot, and a third one evicts the least recently used; each job
+// gives exactly the text it gives alone, and the cached counts are exact.
+static void test_prefix_reuse(const mx_model_t *m) {
+  mx_server_sched_opts_t o = {.model = m,
+                              .backend = "cpu",
+                              .ctx = 256,
+                              .n_slots = 2,
+                              .prefill_chunk = 8,
+                              .max_queue = 4,
+                              .prefix_cache = true};
+  mx_server_sched_t *s = NULL;
+  CHECK_OK(mx_server_sched_create(&o, &s));
+  if (!s) return;
+  int32_t *p1 = NULL, n1 = 0, *more = NULL, n_more = 0, *p3 = NULL, n3 = 0;
+  CHECK(encode(m, "Once upon a time, there was a little girl named Lily.", &p1, &n1));
+  CHECK(encode(m, "Tom had a big red ball.", &p3, &n3));
+  mx_encode_opts_t eo = {.add_special = false};
+  CHECK_OK(mx_tokenizer_encode(m->tokenizer, " She said", 9, &eo, &more, &n_more));
+  if (!p1 || !p3 || !more) goto out;
+  // Turn 1: nothing cached.
+  mx_strbuf_t t1, r1, t2, r2, t3, t4;
+  int32_t gen[64], n_gen = 0, gen2[64], n_gen2 = 0;
+  alone(m, p1, n1, 20, &r1, gen, &n_gen);
+  mx_server_job_state_t st = run_job(s, m, p1, n1, 20, &t1);
+  CHECK_MSG(strcmp(t1.data, r1.data) == 0 && st.n_cached == 0 && n_gen == 20, "'%s' vs '%s'",
+            t1.data, r1.data);
+  // Turn 2: the prompt, the reply and more text. The slot holds the prompt and the reply's ids
+  // but its last (sampled, never fed back).
+  int32_t p2[128], n2 = 0;
+  memcpy(p2, p1, (size_t)n1 * sizeof *p2);
+  n2 = n1;
+  for (int32_t i = 0; i < n_gen; i++) p2[n2++] = gen[i];
+  memcpy(p2 + n2, more, (size_t)n_more * sizeof *p2);
+  n2 += n_more;
+  alone(m, p2, n2, 16, &r2, gen2, &n_gen2);
+  st = run_job(s, m, p2, n2, 16, &t2);
+  CHECK_MSG(strcmp(t2.data, r2.data) == 0, "'%s' vs '%s'", t2.data, r2.data);
+  CHECK_MSG(st.n_cached == n1 + n_gen - 1 && st.n_prompt == n2, "cached %d of %d, expected %d",
+            st.n_cached, st.n_prompt, n1 + n_gen - 1);
+  int32_t n_gen1 = n_gen;
+  // Another conversation takes the empty slot (it shares only the BOS with slot 0's, too little
+  // of it to evict a conversation for); then turn 2 again finds its whole prompt but the last token
+  // (kept to prefill for the logits).
+  mx_strbuf_t r3;
+  alone(m, p3, n3, 10, &r3, gen, &n_gen);
+  st = run_job(s, m, p3, n3, 10, &t3);
+  CHECK_MSG(strcmp(t3.data, r3.data) == 0 && st.n_cached == 0, "cached %d", st.n_cached);
+  st = run_job(s, m, p2, n2, 16, &t4);
+  CHECK_MSG(strcmp(t4.data, r2.data) == 0 && st.n_cached == n2 - 1, "cached %d of %d", st.n_cached,
+            n2);
+  // A prompt without BOS shares nothing: it evicts the least recently used slot (p3's). p3
+  // then shares only its BOS with p2's slot, now the least recently used, which it evicts; so
+  // p2 finds nothing of its own.
+  mx_strbuf_t t5, t6, t7;
+  st = run_job(s, m, more, n_more, 4, &t5);
+  CHECK(st.n_cached == 0);
+  st = run_job(s, m, p3, n3, 10, &t6);
+  CHECK_MSG(st.n_cached == 1 && strcmp(t6.data, r3.data) == 0, "cached %d", st.n_cached);
+  st = run_job(s, m, p2, n2, 16, &t7);
+  CHECK_MSG(st.n_cached == 0 && strcmp(t7.data, r2.data) == 0, "cached %d", st.n_cached);
+  mx_server_sched_stats_t ss;
+  mx_server_sched_stats(s, &ss);
+  CHECK(ss.cached_tokens == (uint64_t)(n1 + n_gen1 - 1 + n2 - 1 + 1));
+  mx_strbuf_free(&t1);
+  mx_strbuf_free(&r1);
+  mx_strbuf_free(&t2);
+  mx_strbuf_free(&r2);
+  mx_strbuf_free(&t3);
+  mx_strbuf_free(&r3);
+  mx_strbuf_free(&t4);
+  mx_strbuf_free(&t5);
+  mx_strbuf_free(&t6);
+  mx_strbuf_free(&t7);
+out:
+  free(p1);
+  free(p3);
+  free(more);
   mx_server_sched_destroy(s);
 }
 
@@ -256,7 +396,9 @@ int main(void) {
   if (!m) return mx_test_finish();
   ref_t refs[N_REQ];
   references(m, refs);
-  test_batched_equals_alone(m, refs);
+  test_batched_equals_alone(m, refs, false);
+  test_batched_equals_alone(m, refs, true);
+  test_prefix_reuse(m);
   test_cancel_queue_drain(m);
   test_prefill_interleaves(m);
   for (int i = 0; i < N_REQ; i++) mx_strbuf_free(&refs[i].text);

@@ -208,7 +208,7 @@ static void test_replies(void) {
       .kind = MX_SERVER_CHAT, .id = "chatcmpl-0123", .created = 7, .model = "m"};
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
-  mx_server_tool_reply_json(&sb, &h, &c, 5, 9);
+  mx_server_tool_reply_json(&sb, &h, &c, &(mx_server_usage_t){.prompt = 5, .completion = 9});
   cJSON *j = cJSON_Parse(sb.data);
   const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
   const cJSON *msg = cJSON_GetObjectItem(ch, "message");

@@ -49,6 +49,9 @@ static void serve_usage(FILE *out) {
       "  --prefill-chunk N      most prompt tokens per prefill step (running streams wait at\n"
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"
+      "  --no-prefix-cache      prefill every prompt whole; by default a request starts on the\n"
+      "                         free slot whose cache shares the longest prefix with its prompt\n"
+      "                         (system prompt, earlier chat turns) and prefills only the rest\n"
       "  --max-body BYTES       request body limit, 413 beyond (default 1048576)\n"
       "  --max-images N         images per chat request (vision models; default 8)\n"
       "  --max-image-pixels N   width x height of one image, 413 beyond (default 16777216)\n"
@@ -83,7 +86,7 @@ typedef struct serve_args {
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
   int64_t max_images, max_image_pixels;
   int64_t drain_timeout;
-  bool quiet, split_special;
+  bool quiet, split_special, no_prefix_cache;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
   mx_xla_backend_opts_t xla;  // --pjrt-plugin
 } serve_args_t;
@@ -151,6 +154,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       a->quiet = true;
     } else if (strcmp(s, "--split-special-tokens") == 0) {
       a->split_special = true;
+    } else if (strcmp(s, "--no-prefix-cache") == 0) {
+      a->no_prefix_cache = true;
     } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &a->load)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
     } else if (s[0] == '-') {
@@ -217,7 +222,8 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .timeout_s = (int32_t)a->timeout,
                         .header_timeout_s = (int32_t)a->header_timeout,
                         .log_requests = !a->quiet,
-                        .split_special_tokens = a->split_special};
+                        .split_special_tokens = a->split_special,
+                        .no_prefix_cache = a->no_prefix_cache};
   mx_server_t *srv = NULL;
   mx_error_clear();
   o.backend_opts.progress = mx_cli_progress(!a->quiet);
