@@ -116,7 +116,7 @@ t_roundtrip() {
   http POST /v1/completions '{"model":"stories260K","prompt":"Once upon a time","max_tokens":24,"temperature":0}'
   expect_out '^HTTP/1.1 200'
   expect_out '"finish_reason":"length"'
-  expect_out '"usage":\{"prompt_tokens":5,"completion_tokens":24,"total_tokens":29\}'
+  expect_out '"usage":\{"prompt_tokens":5,"completion_tokens":24,"total_tokens":29,"prompt_tokens_details":\{"cached_tokens":0\}\}'
   got=$(sed -n 's/.*"text":\("[^"]*\(\\.[^"]*\)*"\).*/\1/p' "$TMP/out")
   [ -n "$want" ] && [ "$got" = "$want" ] || fail "completion text $got, want $want"
   http POST /v1/completions '{"prompt":"x","max_tokens":"many"}'
