@@ -80,6 +80,15 @@ t_errors() {
   run "$MLXCEL" generate -m "$TMP/text" --image "$IMG" -p "hi" -n 2
   expect_rc 1
   expect_err "model_type 'llama' takes no images"
+  # Muse Glimmer is refused, for images as for text, saying why and where it runs.
+  mkdir -p "$TMP/glimmer"
+  cp "$M"/*.json "$TMP/glimmer/"
+  sed -i 's/"model_type": "llava"/"model_type": "muse_glimmer"/' "$TMP/glimmer/config.json"
+  grep -q '"model_type": "muse_glimmer"' "$TMP/glimmer/config.json" || fail "glimmer config"
+  run "$MLXCEL" generate -m "$TMP/glimmer" --image "$IMG" -p "$PROMPT" -n 2
+  expect_rc 1
+  expect_err "model_type 'muse_glimmer' is not supported on this engine's graph path"
+  expect_err "MLX backend"
   # The context must hold the expanded prompt.
   run "$MLXCEL" generate -m "$M" --image "$IMG" -p "$PROMPT" -n 2 --ctx 32
   expect_rc 1

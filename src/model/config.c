@@ -12,6 +12,25 @@
 #include "model/family.h"
 #include "model/quant_internal.h"
 
+// Families the system this engine implements refuses on its graph path, with the reason, so
+// that their checkpoints get more than "not supported".
+static const struct {
+  const char *model_type, *reason;
+} kRefused[] = {
+    {"muse_glimmer",
+     "Muse Glimmer: its vision tower (window and full attention, sparse attention factor) and its "
+     "text model (attention output gate, QK scale factor, output soft cap, normalized token "
+     "embeddings) have no StableHLO graph here, for images or text; mlxcel's MLX backend (not "
+     "part of this engine) runs it"},
+    {"muse_glimmer_text",
+     "the Muse Glimmer text model (attention output gate, QK scale factor, output soft cap, "
+     "normalized token embeddings) has no StableHLO graph here; mlxcel's MLX backend (not part "
+     "of this engine) runs it"},
+    {"muse_glimmer_vision",
+     "the Muse Glimmer vision tower has no StableHLO graph here, and a vision tower alone is not "
+     "a model this engine runs; mlxcel's MLX backend (not part of this engine) runs Muse Glimmer"},
+};
+
 static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_config_t *cfg) {
   mx_cfg_obj_t o = {root, src, ""};
   if (!mx_cfg_has(&o, "model_type")) {
@@ -35,6 +54,11 @@ static mx_status_t parse_config(const cJSON *root, const char *src, mx_model_con
     MX_TRY(fam->parse_config(&o, cfg));
     return mx_cfg_parse_quant(root, src, cfg);
   }
+  for (size_t i = 0; i < sizeof kRefused / sizeof kRefused[0]; i++)
+    if (strcmp(cfg->model_type, kRefused[i].model_type) == 0)
+      return mx_error_set(MX_ERR_UNSUPPORTED,
+                          "%s: model_type '%s' is not supported on this engine's graph path: %s",
+                          src, cfg->model_type, kRefused[i].reason);
   char list[512];
   return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' is not supported (supported: %s)",
                       src, cfg->model_type, mx_family_list(list, sizeof list));

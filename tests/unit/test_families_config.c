@@ -159,6 +159,15 @@ static void test_refusals(void) {
              "num_hidden_layers (100000) exceeds 512");
   EXPECT_ERR(parse("{\"model_type\": \"falcon\"}", &c),
              SRC ": model_type 'falcon' is not supported (supported: llama, mistral, qwen2");
+  // Muse Glimmer: refused for images and text alike, naming why and where it runs.
+  EXPECT_ERR(parse("{\"model_type\": \"muse_glimmer\", \"vision_layers\": 50}", &c), SRC
+             ": model_type 'muse_glimmer' is not supported on this engine's graph path: Muse "
+             "Glimmer: its vision tower");
+  EXPECT_ERR(parse("{\"model_type\": \"muse_glimmer\"}", &c), "mlxcel's MLX backend");
+  EXPECT_ERR(parse("{\"model_type\": \"muse_glimmer_text\"}", &c),
+             "the Muse Glimmer text model (attention output gate");
+  EXPECT_ERR(parse("{\"model_type\": \"muse_glimmer_vision\"}", &c),
+             "a vision tower alone is not a model this engine runs");
 }
 
 int main(void) {
