@@ -9,6 +9,7 @@
   X(mistral)           \
   X(qwen2)             \
   X(qwen3)             \
+  X(mimo)              \
   X(gemma)             \
   X(gemma2)            \
   X(gemma3_text)       \
@@ -17,6 +18,7 @@
   X(phi4_multimodal)   \
   X(phi4mm)            \
   X(granite)           \
+  X(minicpm)           \
   X(smollm3)           \
   X(olmo2)             \
   X(olmo3)             \

@@ -1,10 +1,14 @@
-// Qwen family, model_types "qwen2" and "qwen3".
+// Qwen family, model_types "qwen2", "qwen3" and "mimo".
 // Config: defaults of transformers' Qwen2Config / Qwen3Config (qwen3: explicit head_dim). Both
 // carry a sliding window that is used only when use_sliding_window is true, on the layers from
 // max_window_layers on (or per layer_types).
 // Graph: Qwen2: biases on q/k/v (not o_proj). Qwen3: RMSNorm (y*w) over head_dim of every q and
 // k head before RoPE, biases on q/k/v/o only with attention_bias. Windows come from the config
 // through mx_arch_base.
+// MiMo (Xiaomi's MiMoForCausalLM, remote code): its MiMoConfig extends Qwen2Config and its
+// decoder is Qwen2's; num_nextn_predict_layers more layers (model.mtp_layers.*) predict further
+// tokens for training and speculative decoding, and generation never reads them, so their
+// tensors stay unloaded.
 #include <stdint.h>
 
 #include "model/family.h"
@@ -72,3 +76,14 @@ static mx_status_t arch_qwen3(const mx_model_config_t *cfg, mx_arch_t *a) {
 
 const mx_family_t mx_family_qwen2 = {"qwen2", parse_config_qwen2, arch_qwen2};
 const mx_family_t mx_family_qwen3 = {"qwen3", parse_config_qwen3, arch_qwen3};
+
+static mx_status_t parse_config_mimo(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  int32_t mtp = 0;
+  MX_TRY(mx_cfg_i32(o, "num_nextn_predict_layers", 0, &mtp));
+  if (mtp < 0)
+    return mx_error_set(MX_ERR_PARSE, "%s: %snum_nextn_predict_layers must be >= 0 (got %d)",
+                        o->src, o->prefix, mtp);
+  return parse_config_qwen2(o, cfg);
+}
+
+const mx_family_t mx_family_mimo = {"mimo", parse_config_mimo, arch_qwen2};

@@ -43,6 +43,21 @@ static void test_defaults(void) {
         !c.layer_sliding[29]);
   CHECK_OK(parse("{\"model_type\": \"qwen3\"}", &c));
   CHECK(c.head_dim == 128 && c.hidden_size == 4096);
+  // MiMo: Qwen2's config with multi-token-prediction layers generation does not read.
+  CHECK_OK(parse("{\"model_type\": \"mimo\", \"num_nextn_predict_layers\": 1}", &c));
+  CHECK(c.vocab_size == 151936 && c.sliding_window == 0 && !c.tie_word_embeddings);
+  // MiniCPM: the authors' MiniCPMConfig defaults, the muP scalings as multipliers.
+  CHECK_OK(parse("{\"model_type\": \"minicpm\"}", &c));
+  CHECK(c.tie_word_embeddings && c.rms_norm_eps == 1e-6 && c.vocab_size == 32000);
+  CHECK(c.embedding_multiplier == 1.0 && c.logits_multiplier == 1.0 / 4096);
+  CHECK(c.residual_multiplier > 0.17677 && c.residual_multiplier < 0.17678);  // 1 / sqrt(32)
+  CHECK_OK(
+      parse("{\"model_type\": \"minicpm\", \"scale_emb\": 12, \"scale_depth\": 1.4, "
+            "\"dim_model_base\": 256, \"hidden_size\": 2304, \"num_attention_heads\": 36, "
+            "\"num_hidden_layers\": 40, \"use_mup\": true}",
+            &c));
+  CHECK(c.embedding_multiplier == 12.0 && c.logits_multiplier == 256.0 / 2304);
+  CHECK(c.residual_multiplier > 0.22135 && c.residual_multiplier < 0.22136);  // 1.4 / sqrt(40)
 
   CHECK_OK(parse("{\"model_type\": \"gemma\"}", &c));
   CHECK(c.tie_word_embeddings && c.head_dim == 256 && c.num_kv_heads == 16);
@@ -159,6 +174,18 @@ static void test_refusals(void) {
              "num_hidden_layers (100000) exceeds 512");
   EXPECT_ERR(parse("{\"model_type\": \"falcon\"}", &c),
              SRC ": model_type 'falcon' is not supported (supported: llama, mistral, qwen2");
+  EXPECT_ERR(parse("{\"model_type\": \"minicpm\", \"num_experts\": 8}", &c),
+             SRC ": num_experts is not supported (MiniCPM-MoE's experts)");
+  EXPECT_ERR(parse("{\"model_type\": \"minicpm\", \"sparse_config\": {\"kernel_size\": 32}}", &c),
+             "sparse_config is not supported");
+  EXPECT_ERR(parse("{\"model_type\": \"minicpm\", \"use_mup\": false}", &c),
+             "use_mup false is not supported");
+  EXPECT_ERR(parse("{\"model_type\": \"minicpm\", \"kv_channels\": 128}", &c),
+             "kv_channels is not supported");
+  EXPECT_ERR(parse("{\"model_type\": \"minicpm\", \"dim_model_base\": 0}", &c),
+             "dim_model_base must be positive (got 0)");
+  EXPECT_ERR(parse("{\"model_type\": \"mimo\", \"num_nextn_predict_layers\": -1}", &c),
+             "num_nextn_predict_layers must be >= 0 (got -1)");
   // Muse Glimmer: refused for images and text alike, naming why and where it runs.
   EXPECT_ERR(parse("{\"model_type\": \"muse_glimmer\", \"vision_layers\": 50}", &c), SRC
              ": model_type 'muse_glimmer' is not supported on this engine's graph path: Muse "
