@@ -5,12 +5,6 @@
 
 #include "model/config_internal.h"
 
-static mx_status_t positive_f(const mx_cfg_obj_t *o, const char *key, double v) {
-  if (v > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
-                      v);
-}
-
 static mx_status_t positive_i(const char *src, const char *key, int64_t v) {
   if (v > 0) return MX_OK;
   return mx_error_set(MX_ERR_PARSE, "%s: %s must be positive (got %lld)", src, key, (long long)v);
@@ -94,11 +88,11 @@ static mx_status_t parse_rope(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
   if (cJSON_IsObject(params)) {  // transformers 5 moves rope_theta (and the factor) in here
     mx_cfg_obj_t p = {params, o->src, "rope_parameters."};
     MX_TRY(mx_cfg_f64(&p, "rope_theta", theta, &theta));
-    MX_TRY(positive_f(&p, "rope_theta", theta));
+    MX_TRY(mx_cfg_positive(&p, "rope_theta", theta));
     MX_TRY(mx_cfg_f64(&p, "partial_rotary_factor", prf, &prf));
   }
   MX_TRY(mx_cfg_f64(o, "rope_theta", theta, &cfg->rope_theta));
-  MX_TRY(positive_f(o, "rope_theta", cfg->rope_theta));
+  MX_TRY(mx_cfg_positive(o, "rope_theta", cfg->rope_theta));
   MX_TRY(mx_cfg_f64(o, "partial_rotary_factor", prf, &cfg->partial_rotary_factor));
   if (!(cfg->partial_rotary_factor > 0 && cfg->partial_rotary_factor <= 1)) {
     return mx_error_set(MX_ERR_PARSE, "%s: partial_rotary_factor (%g) must be in (0, 1]", o->src,
@@ -119,7 +113,7 @@ mx_status_t mx_cfg_parse_common(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *
                                 mx_model_config_t *cfg) {
   MX_TRY(parse_sizes(o, d, cfg));
   MX_TRY(mx_cfg_f64(o, "rms_norm_eps", d->rms_norm_eps, &cfg->rms_norm_eps));
-  MX_TRY(positive_f(o, "rms_norm_eps", cfg->rms_norm_eps));
+  MX_TRY(mx_cfg_positive(o, "rms_norm_eps", cfg->rms_norm_eps));
   MX_TRY(parse_rope(o, d, cfg));
   MX_TRY(mx_cfg_bool(o, "tie_word_embeddings", d->tie_word_embeddings, &cfg->tie_word_embeddings));
   MX_TRY(mx_cfg_bool(o, "attention_bias", false, &cfg->attention_bias));

@@ -80,6 +80,17 @@ mx_status_t mx_cfg_i64(const mx_cfg_obj_t *o, const char *key, int64_t def, int6
   return get_int(o, key, -9007199254740992.0, 9007199254740992.0, j, out);
 }
 
+mx_status_t mx_cfg_positive(const mx_cfg_obj_t *o, const char *key, double v) {
+  if (v > 0) return MX_OK;
+  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
+                      v);
+}
+
+mx_status_t mx_cfg_f64_positive(const mx_cfg_obj_t *o, const char *key, double def, double *out) {
+  MX_TRY(mx_cfg_f64(o, key, def, out));
+  return mx_cfg_positive(o, key, *out);
+}
+
 mx_status_t mx_cfg_f64(const mx_cfg_obj_t *o, const char *key, double def, double *out) {
   const cJSON *j = get(o, key);
   if (!j) {

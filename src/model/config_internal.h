@@ -25,6 +25,10 @@ bool mx_cfg_has(const mx_cfg_obj_t *o, const char *key);
 mx_status_t mx_cfg_i32(const mx_cfg_obj_t *o, const char *key, int32_t def, int32_t *out);
 mx_status_t mx_cfg_i64(const mx_cfg_obj_t *o, const char *key, int64_t def, int64_t *out);
 mx_status_t mx_cfg_f64(const mx_cfg_obj_t *o, const char *key, double def, double *out);
+// "<src>: <prefix><key> must be positive (got v)" unless v > 0 (a value read before).
+mx_status_t mx_cfg_positive(const mx_cfg_obj_t *o, const char *key, double v);
+// mx_cfg_f64 whose value (def included) must be positive.
+mx_status_t mx_cfg_f64_positive(const mx_cfg_obj_t *o, const char *key, double def, double *out);
 mx_status_t mx_cfg_bool(const mx_cfg_obj_t *o, const char *key, bool def, bool *out);
 mx_status_t mx_cfg_str(const mx_cfg_obj_t *o, const char *key, const char *def, char *out,
                        size_t cap);

@@ -10,13 +10,6 @@
 
 // ---- config.json ----
 
-static mx_status_t multiplier(const mx_cfg_obj_t *o, const char *key, double *out) {
-  MX_TRY(mx_cfg_f64(o, key, 1.0, out));
-  if (*out > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
-                      *out);
-}
-
 static mx_status_t parse_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   static const mx_cfg_defaults_t d = {
       .vocab_size = 32000,
@@ -36,10 +29,10 @@ static mx_status_t parse_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   MX_TRY(mx_cfg_parse_common(o, &d, cfg));
   MX_TRY(mx_cfg_activation(o, "hidden_act", cfg));
   double logits_scaling = 1.0;
-  MX_TRY(multiplier(o, "embedding_multiplier", &cfg->embedding_multiplier));
-  MX_TRY(multiplier(o, "residual_multiplier", &cfg->residual_multiplier));
-  MX_TRY(multiplier(o, "attention_multiplier", &cfg->attention_multiplier));
-  MX_TRY(multiplier(o, "logits_scaling", &logits_scaling));
+  MX_TRY(mx_cfg_f64_positive(o, "embedding_multiplier", 1.0, &cfg->embedding_multiplier));
+  MX_TRY(mx_cfg_f64_positive(o, "residual_multiplier", 1.0, &cfg->residual_multiplier));
+  MX_TRY(mx_cfg_f64_positive(o, "attention_multiplier", 1.0, &cfg->attention_multiplier));
+  MX_TRY(mx_cfg_f64_positive(o, "logits_scaling", 1.0, &logits_scaling));
   cfg->logits_multiplier = 1.0 / logits_scaling;
   return MX_OK;
 }

@@ -15,13 +15,6 @@
 
 // ---- config.json ----
 
-static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, double *out) {
-  MX_TRY(mx_cfg_f64(o, key, 1.0, out));
-  if (*out > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
-                      *out);
-}
-
 static mx_status_t refuse(const mx_cfg_obj_t *o, const char *key, const char *what) {
   return mx_error_set(MX_ERR_UNSUPPORTED, "%s: %s%s is not supported (%s)", o->src, o->prefix, key,
                       what);
@@ -55,9 +48,9 @@ static mx_status_t parse_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   MX_TRY(mx_cfg_parse_common(o, &d, cfg));
   MX_TRY(mx_cfg_activation(o, "hidden_act", cfg));
   double scale_emb = 1.0, scale_depth = 1.0, dim_model_base = 1.0;
-  MX_TRY(positive(o, "scale_emb", &scale_emb));
-  MX_TRY(positive(o, "scale_depth", &scale_depth));
-  MX_TRY(positive(o, "dim_model_base", &dim_model_base));
+  MX_TRY(mx_cfg_f64_positive(o, "scale_emb", 1.0, &scale_emb));
+  MX_TRY(mx_cfg_f64_positive(o, "scale_depth", 1.0, &scale_depth));
+  MX_TRY(mx_cfg_f64_positive(o, "dim_model_base", 1.0, &dim_model_base));
   cfg->embedding_multiplier = scale_emb;
   cfg->residual_multiplier = scale_depth / sqrt((double)cfg->num_layers);
   cfg->logits_multiplier = dim_model_base / (double)cfg->hidden_size;

@@ -27,13 +27,11 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM
 
+from fixture_reference import (MIN_MARGIN, N_GREEDY, N_PROMPT, WEIGHTS_SEED, f32, greedy,
+                               random_values, write_reference)
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data",
                     "families")
-N_PROMPT = 24
-N_GREEDY = 32
-MIN_MARGIN = 1e-3  # top-1 minus top-2 at every greedy step: float32 engines cannot flip it
-WEIGHTS_SEED = 1234
-
 COMMON = dict(
     vocab_size=256,
     hidden_size=64,
@@ -254,25 +252,14 @@ class RouteMargins:
 
 
 def fill_weights(model, seed):
-    """Every parameter from its own generator: norms 1 + N(0, 0.1), biases N(0, 0.03),
-    other tensors N(0, 0.05), computed in float64 and rounded to float32. DeepSeek-V3's
+    """Every parameter from its own generator (fixture_reference.random_values). DeepSeek-V3's
     e_score_correction_bias (a buffer, zeros at init) gets N(0, 0.05) too, so that the
     choice-only bias changes which experts are chosen."""
     tensors = list(model.named_parameters()) + [
         (n, b) for n, b in model.named_buffers() if n.endswith("e_score_correction_bias")]
     with torch.no_grad():
         for name, p in tensors:
-            g = np.random.default_rng([seed, zlib.crc32(name.encode())])
-            shape = tuple(p.shape)
-            if "norm" in name and name.endswith("weight"):
-                v = 1.0 + g.normal(0.0, 0.1, shape)
-            elif name.endswith("e_score_correction_bias"):
-                v = g.normal(0.0, 0.05, shape)
-            elif name.endswith("bias"):
-                v = g.normal(0.0, 0.03, shape)
-            else:
-                v = g.normal(0.0, 0.05, shape)
-            p.copy_(torch.from_numpy(v.astype(np.float32)))
+            p.copy_(torch.from_numpy(random_values(name, tuple(p.shape), seed)))
 
 
 # save_pretrained writes Llama's names; released EXAONE 3 files keep their original ones, which
@@ -358,34 +345,6 @@ def forward(model, ids):
     return out.logits[0].to(torch.float64).numpy()
 
 
-def greedy(model, prompt):
-    seq = list(prompt)
-    ids, margins = [], []
-    for _ in range(N_GREEDY):
-        last = forward(model, seq)[-1]
-        order = np.argsort(-last, kind="stable")
-        ids.append(int(order[0]))
-        margins.append(float(last[order[0]] - last[order[1]]))
-        seq.append(int(order[0]))
-    return ids, margins
-
-
-def f32(x):
-    return repr(float(np.float32(x))) if np.isfinite(x) else "null"
-
-
-def rows(a):
-    return "[" + ",\n".join("[" + ",".join(f32(v) for v in r) + "]" for r in a) + "]"
-
-
-def write_reference(path, fields, logits, dlogits):
-    parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items()]
-    parts.append(f'  "logits": {rows(logits)}')
-    parts.append(f'  "decode_logits": {rows(dlogits)}')
-    with open(path, "w") as f:
-        f.write("{\n" + ",\n".join(parts) + "\n}\n")
-
-
 def make(name):
     overrides, what = FAMILIES[name]
     kw = dict(COMMON)
@@ -415,7 +374,7 @@ def make(name):
         if bos is not None:
             prompt[0] = int(bos)
         routes.reset()
-        ids, margins = greedy(model, prompt)
+        ids, margins = greedy(lambda seq: forward(model, seq), prompt)
         if min(margins) < MIN_MARGIN or routes.min < MIN_ROUTE_MARGIN:
             continue
         score = len(set(ids))

@@ -24,20 +24,17 @@ import json
 import os
 import shutil
 import sys
-import zlib
 
 import mlx.core as mx
 import mlx_lm
 import numpy as np
 from mlx.utils import tree_flatten
 
+from fixture_reference import (MIN_MARGIN, N_GREEDY, N_PROMPT, WEIGHTS_SEED, f32, greedy,
+                               random_values, write_reference)
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data",
                     "families")
-N_PROMPT = 24
-N_GREEDY = 32
-MIN_MARGIN = 1e-3
-WEIGHTS_SEED = 1234
-
 COMMON = dict(
     vocab_size=256,
     hidden_size=64,
@@ -78,40 +75,8 @@ FAMILIES = {
 }
 
 
-def random_tensor(name, shape, seed):
-    """norms 1 + N(0, 0.1), biases N(0, 0.03), other tensors N(0, 0.05) (make_family_fixtures)."""
-    g = np.random.default_rng([seed, zlib.crc32(name.encode())])
-    if "norm" in name and name.endswith("weight"):
-        v = 1.0 + g.normal(0.0, 0.1, shape)
-    elif name.endswith("bias"):
-        v = g.normal(0.0, 0.03, shape)
-    else:
-        v = g.normal(0.0, 0.05, shape)
-    return v.astype(np.float32)
-
-
 def forward(model, ids):
     return np.array(model(mx.array([ids]))[0].astype(mx.float64))
-
-
-def greedy(model, prompt):
-    seq = list(prompt)
-    ids, margins = [], []
-    for _ in range(N_GREEDY):
-        last = forward(model, seq)[-1]
-        order = np.argsort(-last, kind="stable")
-        ids.append(int(order[0]))
-        margins.append(float(last[order[0]] - last[order[1]]))
-        seq.append(int(order[0]))
-    return ids, margins
-
-
-def f32(x):
-    return repr(float(np.float32(x))) if np.isfinite(x) else "null"
-
-
-def rows(a):
-    return "[" + ",\n".join("[" + ",".join(f32(v) for v in r) + "]" for r in a) + "]"
 
 
 def make(name):
@@ -121,11 +86,11 @@ def make(name):
     cfg["architectures"] = archs
     lib = importlib.import_module(f"mlx_lm.models.{module}")
     model = lib.Model(lib.ModelArgs.from_dict(cfg))
-    weights = {k: random_tensor(k, tuple(v.shape), WEIGHTS_SEED)
+    weights = {k: random_values(k, tuple(v.shape), WEIGHTS_SEED)
                for k, v in tree_flatten(model.parameters())}
     stored = dict(weights)
     for k, shape in extra.items():
-        stored[k] = random_tensor(k, shape, WEIGHTS_SEED)
+        stored[k] = random_values(k, shape, WEIGHTS_SEED)
     out = os.path.join(ROOT, name)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -148,7 +113,7 @@ def make(name):
         g = np.random.default_rng(prompt_seed)
         prompt = [int(x) for x in g.integers(3, cfg["vocab_size"], N_PROMPT)]
         prompt[0] = cfg["bos_token_id"]
-        ids, margins = greedy(model, prompt)
+        ids, margins = greedy(lambda seq: forward(model, seq), prompt)
         if min(margins) < MIN_MARGIN:
             continue
         score = len(set(ids))
@@ -179,11 +144,8 @@ def make(name):
         "greedy_ids": ids,
         "greedy_top2_margins": [float(f32(m)) for m in margins],
     }
-    parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items()]
-    parts.append(f'  "logits": {rows(full[:N_PROMPT])}')
-    parts.append(f'  "decode_logits": {rows(full[N_PROMPT:N_PROMPT + N_GREEDY - 1])}')
-    with open(os.path.join(out, "reference.json"), "w") as f:
-        f.write("{\n" + ",\n".join(parts) + "\n}\n")
+    write_reference(os.path.join(out, "reference.json"), fields, full[:N_PROMPT],
+                    full[N_PROMPT:N_PROMPT + N_GREEDY - 1])
     size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     print(f"{name}: prompt seed {prompt_seed}, {len(set(ids))} distinct greedy ids, "
           f"min margin {min(margins):.4g}, {size / 1024:.0f} KiB")
