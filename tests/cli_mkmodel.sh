@@ -160,11 +160,28 @@ t_deepseek_v3() {
 model.layers.2.mlp.experts.0.gate_proj.weight model.layers.2.mlp.shared_experts.down_proj.weight" \
     "q_a_proj shared_expert_gate"
 }
+t_granite() {
+  family granite "embedding_multiplier residual_multiplier attention_multiplier logits_scaling \
+attention_bias mlp_bias" "model.layers.1.mlp.down_proj.weight" "lm_head bias"
+}
+t_minicpm() {
+  family minicpm "scale_emb scale_depth dim_model_base tie_word_embeddings" \
+    "model.layers.0.self_attn.o_proj.weight" "lm_head bias"
+}
+t_smollm3() {
+  family smollm3 "no_rope_layer_interval rope_scaling" "model.layers.1.self_attn.k_proj.weight" \
+    "lm_head bias"
+}
+t_mimo() {
+  family mimo "num_nextn_predict_layers max_window_layers" \
+    "lm_head.weight model.layers.0.self_attn.q_proj.bias" "mtp_layers o_proj.bias"
+}
 
 t_help() {
   run "$MLXCEL" mkmodel --help
   expect_rc 0
-  for p in qwen2.5-0.5b qwen3-0.6b mistral-7b-v0.1 gemma-2b gemma-2-2b gemma-3-1b phi-3-mini-4k; do
+  for p in qwen2.5-0.5b qwen3-0.6b mistral-7b-v0.1 gemma-2b gemma-2-2b gemma-3-1b phi-3-mini-4k \
+    granite-3.1-2b minicpm-2b smollm3-3b mimo-7b; do
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
@@ -191,4 +208,4 @@ t_chat_template() {
 }
 
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
-mixtral qwen2_moe qwen3_moe olmoe"
+mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 granite minicpm smollm3 mimo"

@@ -91,6 +91,9 @@ typedef struct mk_preset {
   // value head dims, dense layers first, expert groups (0: none; V2 then greedy), routed scale.
   int32_t kv_lora, q_lora, qk_nope, qk_rope, v_dim, first_dense, n_group, topk_group;
   double routed_scale;
+  // Keys of the family's *Config that no field above covers (Granite's multipliers, MiniCPM's
+  // scalings, ...): "key", "JSON value" pairs, NULL-terminated.
+  const char *extra[9];
 } mk_preset_t;
 
 // The preset table (mkmodel_presets.c).

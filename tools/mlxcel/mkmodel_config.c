@@ -195,6 +195,7 @@ static void family_keys(const mk_preset_t *p, obj_t *o) {
     add_raw(o, "shared_expert_intermediate_size", "%d", (int)p->shared_inter);
   }
   if (k & MK_KEY_DEEPSEEK) deepseek_keys(p, o);
+  for (const char *const *e = p->extra; e[0] && e[1]; e += 2) add_raw(o, e[0], "%s", e[1]);
   if (k & MK_KEY_PHI3) {
     add_float(o, "embd_pdrop", 0.0);
     add_float(o, "resid_pdrop", 0.0);
