@@ -176,12 +176,23 @@ t_mimo() {
   family mimo "num_nextn_predict_layers max_window_layers" \
     "lm_head.weight model.layers.0.self_attn.q_proj.bias" "mtp_layers o_proj.bias"
 }
+t_olmo2() {
+  family olmo2 "attention_bias pad_token_id rope_scaling" \
+    "model.layers.0.self_attn.q_norm.weight model.layers.1.post_feedforward_layernorm.weight \
+lm_head.weight" "input_layernorm bias"
+}
+t_internlm3() {
+  family internlm3 "qkv_bias bias head_dim rope_scaling" \
+    "model.layers.0.self_attn.o_proj.bias model.layers.1.mlp.down_proj.bias lm_head.weight" \
+    "q_norm"
+  grep -q '"rope_type": "dynamic"' "$TMP/internlm3/config.json" || fail "internlm3: dynamic RoPE"
+}
 
 t_help() {
   run "$MLXCEL" mkmodel --help
   expect_rc 0
   for p in qwen2.5-0.5b qwen3-0.6b mistral-7b-v0.1 gemma-2b gemma-2-2b gemma-3-1b phi-3-mini-4k \
-    granite-3.1-2b minicpm-2b smollm3-3b mimo-7b; do
+    granite-3.1-2b minicpm-2b smollm3-3b mimo-7b olmo-2-1b internlm3-8b; do
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
@@ -208,4 +219,4 @@ t_chat_template() {
 }
 
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
-mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 granite minicpm smollm3 mimo"
+mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 granite minicpm smollm3 mimo olmo2 internlm3"

@@ -41,6 +41,12 @@ static const mk_family_t kSmollm3 = {
     "smollm3", "SmolLM3ForCausalLM", "silu",
     MK_KEY_ATTN_BIAS | MK_KEY_LLAMA | MK_KEY_ACT | MK_KEY_ROPE_SCALING | MK_KEY_TIE};
 static const mk_family_t kMimo = {"mimo", "MiMoForCausalLM", "silu", KEYS_QWEN};
+static const mk_family_t kOlmo2 = {
+    "olmo2", "Olmo2ForCausalLM", "silu",
+    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_ROPE_SCALING | MK_KEY_TIE | MK_KEY_PAD};
+// InternLM3 writes its biases as qkv_bias / bias and its rope_scaling in the preset (extra).
+static const mk_family_t kInternlm3 = {"internlm3", "InternLM3ForCausalLM", "silu",
+                                       MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_TIE};
 static const mk_family_t kPhi3 = {"phi3", "Phi3ForCausalLM", "silu",
                                   MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_PHI3 | MK_KEY_PAD |
                                       MK_KEY_ROPE_SCALING | MK_KEY_WINDOW | MK_KEY_TIE};
@@ -67,9 +73,9 @@ static const mk_family_t kDeepseekV3 = {
     MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_DEEPSEEK};
 
 static const mk_family_t *const kFamilies[] = {
-    &kLlama,      &kQwen2,      &kQwen3,   &kMistral,  &kGemma,    &kGemma2,
-    &kGemma3,     &kPhi3,       &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,
-    &kDeepseekV2, &kDeepseekV3, &kGranite, &kMinicpm,  &kSmollm3,  &kMimo};
+    &kLlama,   &kQwen2,   &kQwen3,    &kMistral,  &kGemma, &kGemma2,     &kGemma3,
+    &kPhi3,    &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe, &kDeepseekV2, &kDeepseekV3,
+    &kGranite, &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2, &kInternlm3};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -483,6 +489,63 @@ static const mk_preset_t kPresets[] = {
      .untied = true,
      .note = "f32 needs 31 GB: use --dtype bf16",
      .extra = {"num_nextn_predict_layers", "1"}},
+    // OLMo 2 (post-norms, q/k norms over the whole projection), InternLM3 (optional biases,
+    // dynamic NTK RoPE)
+    {.name = "tiny",
+     .desc = "test model",
+     .family = &kOlmo2,
+     .layout = &kNeox,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 500000.0,
+     .eps = "1e-06",
+     .untied = true},
+    {.name = "olmo-2-1b",
+     .desc = "OLMo-2-0425-1B",
+     .family = &kOlmo2,
+     .layout = &kNeox,
+     .vocab = 100352,
+     .hidden = 2048,
+     .inter = 8192,
+     .layers = 16,
+     .heads = 16,
+     .kv_heads = 16,
+     .head_dim = 128,
+     .max_pos = 4096,
+     .theta = 500000.0,
+     .eps = "1e-06",
+     .untied = true},
+    {.name = "tiny",
+     .desc = "test model",
+     .family = &kInternlm3,
+     .layout = &kLlama2,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 32,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .extra = {"qkv_bias", "true", "bias", "true", "rope_scaling",
+               "{\n    \"factor\": 2.0,\n    \"rope_type\": \"dynamic\"\n  }"}},
+    {.name = "internlm3-8b",
+     .desc = "InternLM3-8B",
+     .family = &kInternlm3,
+     .layout = &kLlama2,
+     .vocab = 128512,
+     .hidden = 4096,
+     .inter = 10240,
+     .layers = 48,
+     .heads = 32,
+     .kv_heads = 2,
+     .head_dim = 128,
+     .max_pos = 32768,
+     .theta = 50000000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .note = "f32 needs 35 GB: use --dtype bf16",
+     .extra = {"qkv_bias", "false", "bias", "false", "rope_scaling",
+               "{\n    \"factor\": 6.0,\n    \"rope_type\": \"dynamic\"\n  }"}},
     // Phi-3 (fused qkv_proj / gate_up_proj)
     {.name = "tiny",
      .desc = "test: window 8, partial rotary",
