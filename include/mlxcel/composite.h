@@ -37,7 +37,7 @@ extern "C" {
 // The `version` every composite of this contract carries.
 enum { MX_COMPOSITE_VERSION = 1 };
 // The most attributes a composite of this contract has (size of the writers' arrays).
-enum { MX_COMPOSITE_MAX_ATTRS = 12 };
+enum { MX_COMPOSITE_MAX_ATTRS = 16 };
 
 typedef enum mx_composite_kind {
   MX_COMPOSITE_NONE = 0,  // not a composite of this contract
@@ -52,8 +52,13 @@ typedef enum mx_composite_kind {
   MX_COMPOSITE_KIND_MLA,
 } mx_composite_kind_t;
 
-// The activation of mx.gated_mlp / mx.gated_act (attribute `activation`: "silu", "gelu_tanh").
-typedef enum mx_activation { MX_ACT_SILU = 0, MX_ACT_GELU_TANH = 1 } mx_activation_t;
+// The activation of mx.gated_mlp / mx.gated_act (attribute `activation`: "silu", "gelu_tanh"),
+// and of mx.moe, which also takes "clamped_swiglu" (gpt-oss: see mx_comp_moe_t).
+typedef enum mx_activation {
+  MX_ACT_SILU = 0,
+  MX_ACT_GELU_TANH = 1,
+  MX_ACT_CLAMPED_SWIGLU = 2,  // mx.moe only
+} mx_activation_t;
 // The pairing of mx.rope (attribute `style`: "half" = Hugging Face rotate-half, "interleaved").
 typedef enum mx_rope_style { MX_ROPE_HALF = 0, MX_ROPE_INTERLEAVED = 1 } mx_rope_style_t;
 // The quantization of mx.linear / mx.embedding (attribute `mode`: "int8", "int4", "affine"; the
@@ -71,10 +76,15 @@ typedef struct mx_comp_rope {
   double scale;        // cos and sin are multiplied by it (YaRN / LongRoPE); optional, 1
 } mx_comp_rope_t;
 
+// mx.attention with attribute sinks 1 (gpt-oss) takes one more operand, the last: sinks[Hq]
+// f32, a learned logit per query head that joins the softmax's denominator only: query head h's
+// weights are exp(s_i - m) / (sum_j exp(s_j - m) + exp(sinks[h] - m)), m the largest of its
+// visible scores and sinks[h] (the weights no longer sum to 1; no value goes with the sink).
 typedef struct mx_comp_attention {
   double scale;
   int64_t window;  // 0: none
   double softcap;  // 0: none
+  bool sinks;      // attribute sinks: 0 or 1; absent: 0
 } mx_comp_attention_t;
 
 typedef struct mx_comp_gated {
@@ -101,6 +111,14 @@ typedef struct mx_comp_gated {
 // other groups left out of the choice. Then the top_k experts by c among those left (the lowest
 // index first), weights w = s of the chosen (not c), divided by their sum when norm_topk, times
 // routed_scale.
+//
+// gpt-oss, optional attributes (absent: none of this). router_bias 1: one more operand after the
+// experts (and after the choice bias), rbias[E] f32, added to the router's logits before the
+// softmax (gpt-oss takes the softmax of the top-k logits, which is the renormalized top k of
+// this softmax: norm_topk 1). expert_bias 1: 3E more operands after that, per expert e its
+// biases gate_b[F], up_b[F], down_b[H] f32, added to its gate, up and down products. Activation
+// "clamped_swiglu" (attributes swiglu_alpha and swiglu_limit L > 0 required): with
+// g = min(gate, L) and u = clamp(up, -L, L), act = (u + 1) * (g * sigmoid(swiglu_alpha * g)).
 
 typedef struct mx_comp_quant {
   int64_t bits;
@@ -120,11 +138,14 @@ typedef struct mx_comp_moe {
   bool norm_topk;  // attribute norm_topk: 0 or 1
   bool quantized;  // the experts' format is `quant` (else float; no such attributes)
   mx_comp_quant_t quant;
-  mx_moe_scoring_t scoring;        // attribute scoring ("softmax", "sigmoid"); absent: softmax
-  bool choice_bias;                // attribute choice_bias: 0 or 1; absent: 0
-  int64_t n_group, topk_group;     // attributes n_group, topk_group; absent: 0 (no groups)
-  mx_moe_group_rank_t group_rank;  // attribute group_rank ("max", "top2_sum"); absent: max
-  double routed_scale;             // attribute routed_scale; absent (0 for the writer): 1
+  mx_moe_scoring_t scoring;           // attribute scoring ("softmax", "sigmoid"); absent: softmax
+  bool choice_bias;                   // attribute choice_bias: 0 or 1; absent: 0
+  int64_t n_group, topk_group;        // attributes n_group, topk_group; absent: 0 (no groups)
+  mx_moe_group_rank_t group_rank;     // attribute group_rank ("max", "top2_sum"); absent: max
+  double routed_scale;                // attribute routed_scale; absent (0 for the writer): 1
+  bool router_bias;                   // attribute router_bias: 0 or 1; absent: 0
+  bool expert_bias;                   // attribute expert_bias: 0 or 1; absent: 0
+  double swiglu_alpha, swiglu_limit;  // activation clamped_swiglu only
 } mx_comp_moe_t;
 
 // mx.mla operands: q_nope[B, T, H, Dn] f32, q_rot[B, T, H, Dr] f32 (rotated), latent cache

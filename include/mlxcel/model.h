@@ -234,6 +234,9 @@ typedef struct mx_model_config {
   bool moe_sigmoid;
   int32_t moe_groups, moe_topk_groups;
   double routed_scaling_factor;
+  // gpt-oss's experts: the clamped SwiGLU of swiglu_alpha and swiglu_limit (0: the family's
+  // hidden_act), the router's and the experts' biases, attention sinks.
+  double swiglu_alpha, swiglu_limit;
   // Multi-latent attention (DeepSeek-V2 / V3; ADR 0012); kv_lora_rank 0: ordinary attention.
   // q = q_b_proj(q_a_layernorm(q_a_proj x)) (q_proj x when q_lora_rank is 0) splits per head
   // into qk_nope_head_dim dims and qk_rope_head_dim rotated ones; kv_a_proj_with_mqa x splits
@@ -486,6 +489,14 @@ typedef struct mx_graph_opts {
   // of them.
   bool seq_caches;
 } mx_graph_opts_t;
+
+// Brings stacked expert tensors into the per-expert layout the graph reads
+// ("<block>experts.<e>.<name>.*"), as mx_model_load does after opening a checkpoint: mlx-lm's
+// SwitchGLU tensors ("<block>switch_mlp.<proj>.{weight,scales,biases}" [E, ...]) become views,
+// gpt-oss's (gate_up_proj [E, H, 2F] interleaved, down_proj [E, F, H] and their biases)
+// transposed copies the checkpoint owns; the stacked tensors leave it (src/model/moe_stacked.c).
+// Nothing to do for dense models or per-expert checkpoints.
+mx_status_t mx_moe_unstack(const mx_model_config_t *cfg, mx_checkpoint_t *ck);
 
 // Checks that every tensor the architecture needs is in the checkpoint with the right shape.
 mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);

@@ -89,15 +89,20 @@ static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
 
 bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_attn_t *a) {
   const mx_func_t *f = c->p->f;
-  if (op->n_operands != 4 || op->n_results != 1) return false;
+  if (op->n_operands < 4 || op->n_operands > 5 || op->n_results != 1) return false;
   const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
                   *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]),
                   *ot = vtype(f, op->results[0]);
   mx_comp_attention_t ca;
   if (!is_f32(qt) || qt->rank != 4 || !(lowp_kv ? is_lowp(kt) : is_f32(kt)) || kt->rank != 4 ||
       !mx_type_equal(kt, vt) || !is_i32(pt) || pt->rank != 1 || !is_f32(ot) ||
-      !mx_type_same_shape(qt, ot) || !mx_comp_attention_read(op, &ca))
+      !mx_type_same_shape(qt, ot) || !mx_comp_attention_read(op, &ca) ||
+      ca.sinks != (op->n_operands == 5))
     return false;
+  if (ca.sinks) {  // f32 [hq], read at run time
+    const mx_type_t *st = vtype(f, op->operands[4]);
+    if (!is_f32(st) || st->rank != 1 || st->dims[0] != qt->dims[2]) return false;
+  }
   *a = (step_attn_t){.b = qt->dims[0],
                      .t = qt->dims[1],
                      .hq = qt->dims[2],
@@ -107,7 +112,8 @@ bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_at
                      .window = ca.window,
                      .kv = kt->elem,
                      .scale = (float)ca.scale,
-                     .softcap = (float)ca.softcap};
+                     .softcap = (float)ca.softcap,
+                     .sinks = ca.sinks};
   return kt->dims[0] == a->b && kt->dims[3] == a->d && pt->dims[0] == a->b && a->hkv > 0 &&
          a->hq % a->hkv == 0;
 }
@@ -130,10 +136,26 @@ bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, const step_attn_
   s->attn.parts = parts;
   size_t need = mx_cpu_attention_kv_scratch_floats(D, S);
   if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
+  int32_t merge_in[2] = {part, a->sinks ? op->operands[4] : -1};
   if ((*st = mx_plan_simple_step(c, op, ST_ATTN_MERGE, "mx.attention (merge of the key pieces)",
-                                 &part, 1, op->results[0], &s)))
+                                 merge_in, a->sinks ? 2 : 1, op->results[0], &s)))
     return true;
-  s->merge = (step_merge_t){B * Hq, D, parts};
+  s->merge = (step_merge_t){B * Hq, D, parts, Hq, a->sinks};
+  return true;
+}
+
+// mx.attention through fused_kv.h's driver (caches of any float type, sinks when the op has
+// them): the step every attention over bf16 / f16 caches takes, and the f32 ones with sinks.
+bool mx_plan_emit_attention_kv(cctx_t *c, const mx_op_t *op, const step_attn_t *a,
+                               mx_status_t *st) {
+  mx_step_t *s = NULL;
+  const char *what = a->kv == MX_ELEM_F32 ? "mx.attention (sinks)" : "mx.attention (bf16/f16 KV)";
+  if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION_KV, what, op->operands, op->n_operands,
+                                 op->results[0], &s)))
+    return true;
+  s->attn = *a;
+  size_t need = mx_cpu_attention_kv_scratch_floats(a->d, a->s);
+  if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
   return true;
 }
 
@@ -206,10 +228,11 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     s->rope = (step_rope_t){bt, xt->dims[2], xt->dims[3], rd, a.style};
     return true;
   }
-  if (kind == MX_COMPOSITE_KIND_ATTENTION && op->n_operands == 4) {
+  if (kind == MX_COMPOSITE_KIND_ATTENTION) {
     step_attn_t a;
     if (!mx_plan_attention_shape(c, op, false, &a)) return false;
     if (mx_plan_emit_attention_split(c, op, &a, st)) return true;
+    if (a.sinks) return mx_plan_emit_attention_kv(c, op, &a, st);
     if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION, MX_COMPOSITE_ATTENTION, op->operands, 4,
                                    out, &s)))
       return true;

@@ -96,11 +96,13 @@ bool mx_plan_match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, int64_t m,
                               int64_t n, int64_t k, int32_t out, const char *what);
 // *a: the shape and attributes of an mx.attention with f32 q and result, i32 pos0 and f32
-// caches (lowp_kv: bf16 / f16 caches); false when op is not one.
+// caches (lowp_kv: bf16 / f16 caches), with or without sinks; false when op is not one.
 bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_attn_t *a);
 // A decode mx.attention of shape *a split over the keys; false when the shapes need no split.
 bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, const step_attn_t *a,
                                   mx_status_t *st);
+// mx.attention of shape *a as one ST_ATTENTION_KV step (fused_kv.h's driver; *st on error).
+bool mx_plan_emit_attention_kv(cctx_t *c, const mx_op_t *op, const step_attn_t *a, mx_status_t *st);
 // Low precision (compile_lowp.c): bf16 / f16 converts, linears, embeddings, MLPs, KV caches.
 bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // Quantized weights (compile_quant.c): mx.linear, mx.embedding, mx.gated_act.

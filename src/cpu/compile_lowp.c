@@ -132,14 +132,7 @@ static bool match_lowp_attention(cctx_t *c, const mx_op_t *op, mx_status_t *st) 
   step_attn_t a;
   if (!mx_plan_attention_shape(c, op, true, &a)) return false;
   if (mx_plan_emit_attention_split(c, op, &a, st)) return true;
-  mx_step_t *s = NULL;
-  if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION_KV, "mx.attention (bf16/f16 KV)", op->operands,
-                                 4, op->results[0], &s)))
-    return true;
-  s->attn = a;
-  size_t need = mx_cpu_attention_kv_scratch_floats(a.d, a.s);
-  if (need > c->p->scratch_per_thread) c->p->scratch_per_thread = need;
-  return true;
+  return mx_plan_emit_attention_kv(c, op, &a, st);
 }
 
 // The hook: true when op became low-precision steps (*st set on error).
@@ -153,8 +146,9 @@ bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return match_lowp_embed(c, op, st);
     case MX_OP_COMPOSITE: {
       mx_composite_kind_t kind = mx_composite_kind(op);
-      if (op->n_results != 1 || op->n_operands != 4) return false;
-      if (kind == MX_COMPOSITE_KIND_GATED_MLP) return match_lowp_mlp(c, op, st);
+      if (op->n_results != 1) return false;
+      if (kind == MX_COMPOSITE_KIND_GATED_MLP && op->n_operands == 4)
+        return match_lowp_mlp(c, op, st);
       if (kind == MX_COMPOSITE_KIND_ATTENTION) return match_lowp_attention(c, op, st);
       return false;
     }

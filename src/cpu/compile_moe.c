@@ -2,8 +2,8 @@
 // experts whose weights are all arguments of one shape and type, or quantized experts (mx.linear's
 // formats, each projection's w, scales[, biases] arguments), packed through the weights cache
 // (each expert's gate, up and down once, as a dense MLP's), and a router argument read as
-// stored. Anything else (weights the graph computes) is not matched: the op then runs through
-// its decomposition.
+// stored, as are gpt-oss's router and expert biases (f32). Anything else (weights the graph
+// computes) is not matched: the op then runs through its decomposition.
 #include <stdlib.h>
 
 #include "cpu/compile_internal.h"
@@ -46,6 +46,13 @@ static bool pack_qexperts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo, int32_
   return true;
 }
 
+// The bytes of weight argument v when it is f32 [n], else NULL (read as stored).
+static const float *f32_weight(cctx_t *c, int32_t v, int64_t n) {
+  const mx_type_t *t = vtype(c->p->f, v);
+  const float *w = weight_bytes(c, v);
+  return w && is_f32(t) && t->rank == 1 && t->dims[0] == n ? w : NULL;
+}
+
 static mx_step_t *step(cctx_t *c, const mx_op_t *op, step_kind_t kind, const char *what,
                        mx_cpu_moe_t *mo, mx_status_t *st) {
   mx_step_t *s = NULL;
@@ -69,10 +76,11 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       !mx_comp_moe_read(op, &ma))
     return false;
   // Operands per projection: 1 (float), 2 (int8 / int4: w, scales) or 3 (affine: and biases);
-  // DeepSeek-V3's choice bias is the last operand, after the experts.
+  // after the experts DeepSeek-V3's choice bias, gpt-oss's router bias and its experts' 3E biases.
   int32_t per = !ma.quantized ? 1 : ma.quant.mode == MX_QMODE_AFFINE ? 3 : 2;
-  int32_t n_bias = ma.choice_bias ? 1 : 0;
-  if (op->n_operands - n_bias < 2 + 3 * per || (op->n_operands - n_bias - 2) % (3 * per) != 0)
+  int32_t n_bias = (ma.choice_bias ? 1 : 0) + (ma.router_bias ? 1 : 0);
+  int32_t per_expert = 3 * per + (ma.expert_bias ? 3 : 0);
+  if (op->n_operands - n_bias < 2 + per_expert || (op->n_operands - n_bias - 2) % per_expert != 0)
     return false;
   const mx_type_t *xt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
                   *ot = vtype(f, op->results[0]), *gt = vtype(f, op->operands[2]);
@@ -81,20 +89,19 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       !(is_f32(rt) || is_lowp(rt)) || rt->rank != 2 || gt->kind != MX_TYPE_TENSOR ||
       gt->rank != 2 || (!ma.quantized && !(is_f32(gt) || is_lowp(gt))))
     return false;
-  int64_t E = (op->n_operands - n_bias - 2) / (3 * per), H = xt->dims[xt->rank - 1],
+  int64_t E = (op->n_operands - n_bias - 2) / per_expert, H = xt->dims[xt->rank - 1],
           F = gt->dims[0];
   int64_t K = ma.top_k, M = H ? mx_type_numel(xt) / H : 0;
   if (H == 0 || F == 0 || M == 0 || K > E || (!ma.quantized && gt->dims[1] != H) ||
       rt->dims[0] != E || rt->dims[1] != H)
     return false;
-  const float *bias = NULL;
-  if (n_bias) {  // an f32 [E] weight argument, read as stored
-    int32_t v = op->operands[op->n_operands - 1];
-    const mx_type_t *bt = vtype(f, v);
-    bias = weight_bytes(c, v);
-    if (!bias || !is_f32(bt) || bt->rank != 1 || bt->dims[0] != E) return false;
-  }
-  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 9 * (size_t)E * sizeof(void *));
+  int32_t at = 2 + 3 * per * (int32_t)E;  // the first operand after the experts
+  const float *bias = NULL, *rbias = NULL;
+  if (ma.choice_bias && !(bias = f32_weight(c, op->operands[at++], E))) return false;
+  if (ma.router_bias && !(rbias = f32_weight(c, op->operands[at++], E))) return false;
+  for (int64_t i = 0; ma.expert_bias && i < 3 * E; i++)
+    if (!f32_weight(c, op->operands[at + i], i % 3 == 2 ? H : F)) return false;
+  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 12 * (size_t)E * sizeof(void *));
   if (!mo) {
     *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
     return true;
@@ -112,6 +119,9 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mo->topk_group = ma.topk_group;
   mo->group_top2 = ma.group_rank == MX_MOE_GROUP_TOP2_SUM;
   mo->routed_scale = (float)ma.routed_scale;
+  mo->router_bias = rbias;
+  mo->swiglu_alpha = (float)ma.swiglu_alpha;
+  mo->swiglu_limit = (float)ma.swiglu_limit;
   mo->rows_as_gemv = c->o->rows_as_gemv;
   mo->quant = ma.quantized;
   mo->et = ma.quantized ? MX_ELEM_F32 : gt->elem;
@@ -121,6 +131,10 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mo->w = (const mx_cpu_packed_t **)(mo + 1);
   mo->wl = (const mx_cpu_packed_lowp_t **)(mo->w + 3 * E);
   mo->q = (const mx_cpu_qpacked_t **)(mo->wl + 3 * E);
+  if (ma.expert_bias) {
+    mo->ebias = (const float **)(mo->q + 3 * E);
+    for (int64_t i = 0; i < 3 * E; i++) mo->ebias[i] = weight_bytes(c, op->operands[at + i]);
+  }
   bool lowp = mo->et != MX_ELEM_F32;
   if (!(mo->quant ? pack_qexperts(c, op, mo, per, st) : pack_experts(c, op, mo, st)) || *st) {
     free(mo);

@@ -297,8 +297,9 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                                 &p->work[s - p->steps], ith, nth);
       break;
     case ST_ATTN_MERGE:
-      mx_cpu_attention_kv_merge((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->merge.rows,
-                                s->merge.d, s->merge.parts, ith, nth);
+      mx_cpu_attention_kv_merge_sinks(
+          (const float *)vp[s->in[0]], s->merge.sinks ? (const float *)vp[s->in[1]] : NULL,
+          s->merge.hq, (float *)vp[s->out[0]], s->merge.rows, s->merge.d, s->merge.parts, ith, nth);
       break;
     case ST_QGEMM: {
       const float *x = (const float *)vp[s->in[0]];

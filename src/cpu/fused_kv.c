@@ -213,10 +213,36 @@ static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *l
   }
 }
 
+// out[0..d) = acc / l, or with a sink logit z (sinks != NULL) acc / (l + exp(z - m)), m the
+// running max: the decomposition's max over the scores and z, rescaled when z is the larger so
+// that no exponential overflows.
+static void finish_row(const float *acc, float m, float l, const float *sinks, int64_t h, float *o,
+                       int64_t d) {
+  float inv;
+  if (sinks == NULL) {
+    inv = 1.0f / l;
+  } else if (sinks[h] > m) {
+    float r = expf(m - sinks[h]);
+    inv = r / (l * r + 1.0f);
+  } else {
+    inv = 1.0f / (l + expf(sinks[h] - m));
+  }
+  for (int64_t i = 0; i < d; i++) o[i] = acc[i] * inv;
+}
+
 void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cache,
                          mx_elem_type_t kv, const int32_t *pos0, float *out, int64_t b, int64_t t,
                          int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                          float softcap, float *scratch, int ith, int nth) {
+  mx_cpu_attention_kv_sinks(q, k_cache, v_cache, kv, pos0, NULL, out, b, t, hq, hkv, s, d, scale,
+                            window, softcap, scratch, ith, nth);
+}
+
+void mx_cpu_attention_kv_sinks(const float *q, const void *k_cache, const void *v_cache,
+                               mx_elem_type_t kv, const int32_t *pos0, const float *sinks,
+                               float *out, int64_t b, int64_t t, int64_t hq, int64_t hkv, int64_t s,
+                               int64_t d, float scale, int64_t window, float softcap,
+                               float *scratch, int ith, int nth) {
   kv_run_t r;
   if (b <= 0 ||
       !kv_run_init(&r, q, k_cache, v_cache, kv, t, hq, hkv, s, d, scale, softcap, scratch, ith))
@@ -242,8 +268,7 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
         memset(o_row, 0, (size_t)d * sizeof(float));
         continue;
       }
-      float inv = 1.0f / r.lrun[j];
-      for (int64_t i = 0; i < d; i++) o_row[i] = r.acc[j * r.d16 + i] * inv;
+      finish_row(r.acc + j * r.d16, r.mrun[j], r.lrun[j], sinks, p.h, o_row, d);
     }
     u += n;
   }
@@ -305,6 +330,11 @@ void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *
 
 void mx_cpu_attention_kv_merge(const float *part, float *out, int64_t rows, int64_t d,
                                int64_t parts, int ith, int nth) {
+  mx_cpu_attention_kv_merge_sinks(part, NULL, 1, out, rows, d, parts, ith, nth);
+}
+
+void mx_cpu_attention_kv_merge_sinks(const float *part, const float *sinks, int64_t hq, float *out,
+                                     int64_t rows, int64_t d, int64_t parts, int ith, int nth) {
   for (int64_t row = rows * ith / nth; row < rows * (ith + 1) / nth; row++) {
     const float *pr = part + row * parts * (d + 2);
     float *o = out + row * d;
@@ -321,7 +351,6 @@ void mx_cpu_attention_kv_merge(const float *part, float *out, int64_t rows, int6
       l += src[1] * w;
       for (int64_t i = 0; i < d; i++) o[i] += src[2 + i] * w;
     }
-    float inv = 1.0f / l;
-    for (int64_t i = 0; i < d; i++) o[i] *= inv;
+    finish_row(o, m, l, sinks, row % hq, o, d);
   }
 }

@@ -29,6 +29,13 @@ void mx_cpu_attention_kv(const float *q, const void *k_cache, const void *v_cach
                          mx_elem_type_t kv, const int32_t *pos0, float *out, int64_t b, int64_t t,
                          int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                          float softcap, float *scratch, int ith, int nth);
+// The same with mx.attention's sinks (composite.h; NULL: none): sinks[h], h < hq, joins query
+// head h's softmax denominator (the running max taken with it, so nothing overflows).
+void mx_cpu_attention_kv_sinks(const float *q, const void *k_cache, const void *v_cache,
+                               mx_elem_type_t kv, const int32_t *pos0, const float *sinks,
+                               float *out, int64_t b, int64_t t, int64_t hq, int64_t hkv, int64_t s,
+                               int64_t d, float scale, int64_t window, float softcap,
+                               float *scratch, int ith, int nth);
 
 // ---- Decode split over the keys ----
 // A decode step (t = 1) has only b * hkv groups of queries sharing a kv head, which split
@@ -59,6 +66,9 @@ void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *
 // out[rows, d] from part (rows = b * hq): each row split by (ith, nth).
 void mx_cpu_attention_kv_merge(const float *part, float *out, int64_t rows, int64_t d,
                                int64_t parts, int ith, int nth);
+// The same with sinks[hq] (NULL: none) in each row's denominator; row r is head r % hq.
+void mx_cpu_attention_kv_merge_sinks(const float *part, const float *sinks, int64_t hq, float *out,
+                                     int64_t rows, int64_t d, int64_t parts, int ith, int nth);
 
 // ---- Internal: one key block for one query, per variant ----
 // Queries sharing a widened block: in prefill over bf16 / f16 caches each block is widened once

@@ -11,13 +11,15 @@
 // token) the work units are (row, chunk of panels), so K experts' GEMVs are shared by all threads;
 // for a prefill the units are whole experts, each one GEMM over its rows (the weights read once per
 // expert, not once per token). ST_MOE_COMBINE sums each token's K rows times their routing weights,
-// in k order.
+// in k order. gpt-oss's biases are added to each product where it is written, its clamped SwiGLU
+// replaces the activation.
 #include <math.h>
 #include <string.h>
 
 #include "base/half.h"
 #include "cpu/kernels_lowp_internal.h"
 #include "cpu/plan_internal.h"
+#include "mlxcel/composite.h"
 
 typedef struct meta {
   int32_t *n_active, *off, *cnt, *erow, *pos, *active, *cursor, *pick;
@@ -128,6 +130,7 @@ static void route_token(const mx_cpu_moe_t *mo, const meta_t *t, const float *x,
     } else {
       for (int64_t i = 0; i < H; i++) acc += xv[i] * router_at(row, mo->router_et, i);
     }
+    if (mo->router_bias) acc += mo->router_bias[e];
     t->logits[e] = acc;
     if (acc > mx) mx = acc;
   }
@@ -246,13 +249,37 @@ static void project(const mx_cpu_moe_t *mo, int64_t e, int j, const float *x, co
   }
 }
 
+// y[c0, c1) += the bias of projection j of expert e (gpt-oss), on m rows of stride n.
+static void add_bias(const mx_cpu_moe_t *mo, int64_t e, int j, float *y, int64_t m, int64_t n,
+                     int64_t c0, int64_t c1) {
+  if (mo->ebias == NULL) return;
+  const float *b = mo->ebias[3 * e + j];
+  for (int64_t r = 0; r < m; r++)
+    for (int64_t c = c0; c < c1; c++) y[r * n + c] += b[c];
+}
+
+// gpt-oss's clamped SwiGLU of n gates and ups, in the decomposition's order of operations.
+static void clamped_swiglu(const mx_cpu_moe_t *mo, const float *gate, const float *up, float *out,
+                           int64_t n) {
+  float lim = mo->swiglu_limit, alpha = mo->swiglu_alpha;
+  for (int64_t i = 0; i < n; i++) {
+    float g = fminf(gate[i], lim), u = fminf(fmaxf(up[i], -lim), lim);
+    float glu = g * (1.0f / (1.0f + expf(-(g * alpha))));
+    out[i] = (u + 1.0f) * glu;
+  }
+}
+
 // act(gate) * up over rows [r0, r0 + m), columns [c0, c1), and its lowp copy when needed.
 static void activate(const mx_cpu_moe_t *mo, float *gate, float *up, float *act, uint16_t *actl,
                      int64_t r0, int64_t m, int64_t c0, int64_t c1) {
   int64_t F = mo->f;
   for (int64_t r = r0; r < r0 + m; r++) {
     int64_t o = r * F + c0;
-    mx_cpu_gated_act_f32(gate + o, up + o, act + o, c1 - c0, mo->act, 0, 1);
+    if (mo->act == MX_ACT_CLAMPED_SWIGLU) {
+      clamped_swiglu(mo, gate + o, up + o, act + o, c1 - c0);
+    } else {
+      mx_cpu_gated_act_f32(gate + o, up + o, act + o, c1 - c0, mo->act, 0, 1);
+    }
     if (actl) mx_cpu_convert(act + o, MX_ELEM_F32, actl + o, mo->et, c1 - c0, 0, 1);
   }
 }
@@ -300,9 +327,13 @@ static void experts(mx_cpu_plan_t *p, const mx_step_t *s, bool up_step, int ith,
         project(mo, e, 0, xr, xlr, &qa, gate + r * nout, 1, p0, p1);
         project(mo, e, 1, xr, xlr, &qa, upv + r * nout, 1, p0, p1);
         cols_of(mo, 0, p0, p1, &c0, &c1);
+        add_bias(mo, e, 0, gate + r * nout, 1, nout, c0, c1);
+        add_bias(mo, e, 1, upv + r * nout, 1, nout, c0, c1);
         activate(mo, gate, upv, y, actl, r, 1, c0, c1);
       } else {
         project(mo, e, 2, xr, xlr, &qa, y + r * nout, 1, p0, p1);
+        cols_of(mo, 2, p0, p1, &c0, &c1);
+        add_bias(mo, e, 2, y + r * nout, 1, nout, c0, c1);
       }
     }
     return;
@@ -315,9 +346,12 @@ static void experts(mx_cpu_plan_t *p, const mx_step_t *s, bool up_step, int ith,
     if (up_step) {
       project(mo, e, 0, xr, xlr, NULL, gate + r * nout, m, 0, -1);
       project(mo, e, 1, xr, xlr, NULL, upv + r * nout, m, 0, -1);
+      add_bias(mo, e, 0, gate + r * nout, m, nout, 0, nout);
+      add_bias(mo, e, 1, upv + r * nout, m, nout, 0, nout);
       activate(mo, gate, upv, y, actl, r, m, 0, nout);
     } else {
       project(mo, e, 2, xr, xlr, NULL, y + r * nout, m, 0, -1);
+      add_bias(mo, e, 2, y + r * nout, m, nout, 0, nout);
     }
   }
 }

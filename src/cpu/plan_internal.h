@@ -84,8 +84,14 @@ typedef struct mx_cpu_moe {
   bool sigmoid;       // scores = sigmoid(logits)
   const float *bias;  // [E] choice bias argument bytes, NULL: none
   int64_t n_group, topk_group;
-  bool group_top2;                  // a group's rank: the sum of its two best, else its best
-  float routed_scale;               // 0: 1
+  bool group_top2;     // a group's rank: the sum of its two best, else its best
+  float routed_scale;  // 0: 1
+  // gpt-oss (mx.moe's optional attributes; NULL / 0: none): the router's bias [E], each
+  // expert's gate, up and down biases ([3E] f32 weight argument bytes), the clamped SwiGLU's
+  // alpha and limit (act MX_ACT_CLAMPED_SWIGLU).
+  const float *router_bias;
+  const float **ebias;
+  float swiglu_alpha, swiglu_limit;
   const mx_cpu_packed_t **w;        // [3E] gate, up, down of each expert (f32)
   const mx_cpu_packed_lowp_t **wl;  // [3E] the same, lowp
   const mx_cpu_qpacked_t **q;       // [3E] the same, quantized (owned by the weight cache)
@@ -132,10 +138,13 @@ typedef struct step_attn {  // ST_ATTENTION, ST_ATTENTION_KV, ST_ATTN_SPLIT
   mx_elem_type_t kv;  // ST_ATTENTION_KV, ST_ATTN_SPLIT: the caches' element type
   int64_t parts;      // ST_ATTN_SPLIT: pieces of the keys
   float scale, softcap;
+  bool sinks;  // ST_ATTENTION_KV: in[4] is mx.attention's sinks [hq] (only that step takes them)
 } step_attn_t;
 
 typedef struct step_merge {  // ST_ATTN_MERGE
   int64_t rows, d, parts;
+  int64_t hq;  // sinks: in[1] holds mx.attention's sinks [hq]
+  bool sinks;
 } step_merge_t;
 
 typedef struct step_ew {  // ST_EW_BINARY, ST_GATED_ACT: n elements

@@ -18,7 +18,8 @@ static const struct {
     {MX_COMPOSITE_MLA, MX_COMPOSITE_KIND_MLA},
 };
 
-static const char *const kActivations[] = {"silu", "gelu_tanh"};        // mx_activation_t
+static const char *const kActivations[] = {"silu", "gelu_tanh",
+                                           "clamped_swiglu"};           // mx_activation_t
 static const char *const kRopeStyles[] = {"half", "interleaved"};       // mx_rope_style_t
 static const char *const kQModes[] = {NULL, "int8", "int4", "affine"};  // mx_qmode_t
 
@@ -91,7 +92,9 @@ int32_t mx_comp_attention_write(mx_module_t *m, const mx_comp_attention_t *a,
   attrs[0] = (mx_named_attr_t){"scale", mx_attr_float(a->scale, MX_ELEM_F32)};
   attrs[1] = (mx_named_attr_t){"softcap", mx_attr_float(a->softcap, MX_ELEM_F32)};
   attrs[2] = (mx_named_attr_t){"window", mx_attr_int(a->window, MX_ELEM_I64)};
-  return 3;
+  if (!a->sinks) return 3;  // graphs without sinks stay as they were
+  attrs[3] = (mx_named_attr_t){"sinks", mx_attr_int(1, MX_ELEM_I64)};
+  return 4;
 }
 
 int32_t mx_comp_gated_write(mx_module_t *m, const mx_comp_gated_t *a, mx_named_attr_t *attrs) {
@@ -121,11 +124,17 @@ int32_t mx_comp_moe_write(mx_module_t *m, const mx_comp_moe_t *a, mx_named_attr_
     attrs[n++] = (mx_named_attr_t){"group_rank", mx_attr_string(m, kMoeGroupRanks[a->group_rank])};
     attrs[n++] = (mx_named_attr_t){"n_group", mx_attr_int(a->n_group, MX_ELEM_I64)};
   }
+  if (a->expert_bias) attrs[n++] = (mx_named_attr_t){"expert_bias", mx_attr_int(1, MX_ELEM_I64)};
   attrs[n++] = (mx_named_attr_t){"norm_topk", mx_attr_int(a->norm_topk ? 1 : 0, MX_ELEM_I64)};
+  if (a->router_bias) attrs[n++] = (mx_named_attr_t){"router_bias", mx_attr_int(1, MX_ELEM_I64)};
   if (a->routed_scale != 0.0 && a->routed_scale != 1.0)
     attrs[n++] = (mx_named_attr_t){"routed_scale", mx_attr_float(a->routed_scale, MX_ELEM_F32)};
   if (a->scoring != MX_MOE_SOFTMAX)
     attrs[n++] = (mx_named_attr_t){"scoring", mx_attr_string(m, kMoeScorings[a->scoring])};
+  if (a->activation == MX_ACT_CLAMPED_SWIGLU) {
+    attrs[n++] = (mx_named_attr_t){"swiglu_alpha", mx_attr_float(a->swiglu_alpha, MX_ELEM_F32)};
+    attrs[n++] = (mx_named_attr_t){"swiglu_limit", mx_attr_float(a->swiglu_limit, MX_ELEM_F32)};
+  }
   attrs[n++] = (mx_named_attr_t){"top_k", mx_attr_int(a->top_k, MX_ELEM_I64)};
   if (groups) attrs[n++] = (mx_named_attr_t){"topk_group", mx_attr_int(a->topk_group, MX_ELEM_I64)};
   if (!a->quantized) return n;
@@ -187,11 +196,25 @@ bool mx_comp_attention_read(const mx_op_t *op, mx_comp_attention_t *a) {
   if (!read_f(op, "scale", &a->scale)) return false;
   read_f(op, "softcap", &a->softcap);
   read_i(op, "window", &a->window);
+  int64_t sinks = 0;
+  if (field(op, "sinks") && (!read_i(op, "sinks", &sinks) || (sinks != 0 && sinks != 1)))
+    return false;
+  a->sinks = sinks == 1;
   return true;
 }
 
 bool mx_comp_gated_read(const mx_op_t *op, mx_comp_gated_t *a) {
-  return mx_activation_parse(read_s(op, "activation"), &a->activation);
+  // The clamped SwiGLU needs mx.moe's alpha and limit: not an activation of these composites.
+  return mx_activation_parse(read_s(op, "activation"), &a->activation) &&
+         a->activation != MX_ACT_CLAMPED_SWIGLU;
+}
+
+// An optional 0 / 1 attribute: absent -> false; another value or kind fails.
+static bool read_flag(const mx_op_t *op, const char *name, bool *v) {
+  int64_t i = 0;
+  if (field(op, name) && (!read_i(op, name, &i) || (i != 0 && i != 1))) return false;
+  *v = i == 1;
+  return true;
 }
 
 bool mx_comp_quant_read(const mx_op_t *op, mx_comp_quant_t *a) {
@@ -227,6 +250,15 @@ bool mx_comp_moe_read(const mx_op_t *op, mx_comp_moe_t *a) {
   a->scoring = (mx_moe_scoring_t)i;
   a->group_rank = (mx_moe_group_rank_t)j;
   a->choice_bias = bias == 1;
+  // gpt-oss (optional).
+  a->swiglu_alpha = a->swiglu_limit = 0;
+  if (!read_flag(op, "router_bias", &a->router_bias) ||
+      !read_flag(op, "expert_bias", &a->expert_bias))
+    return false;
+  if (a->activation == MX_ACT_CLAMPED_SWIGLU &&
+      (!read_f(op, "swiglu_alpha", &a->swiglu_alpha) ||
+       !read_f(op, "swiglu_limit", &a->swiglu_limit) || !(a->swiglu_limit > 0)))
+    return false;
   if (field(op, "n_group")) {
     if (!read_i(op, "n_group", &a->n_group) || !read_i(op, "topk_group", &a->topk_group) ||
         a->n_group < 1 || a->topk_group < 1 || a->topk_group > a->n_group)

@@ -7,13 +7,45 @@
 // (simple and obviously correct; fused kernels read only the valid range). A query's range is
 // clipped to the S slots: with pos0 = S - 1 every query sees all S keys, which is full
 // (bidirectional) attention over them (the vision towers' use, ADR 0010).
+//
+// With sinks (gpt-oss), each query head's learned sink logit joins the softmax's max and
+// denominator as one more score with no value, as transformers concatenates it to the scores
+// and drops its column after the softmax.
 #include <math.h>
 #include <stdio.h>
 
 #include "model/composite_internal.h"
 
+// softmax over the last dimension of x [..., S] with one more logit per row, sink [...] (x's
+// shape less its last dimension), in the max and the denominator: exp(x - m) / (sum exp(x - m) +
+// exp(sink - m)), m = max(max x, sink).
+static mx_status_t sink_softmax(mx_builder_t *b, int32_t x, int32_t sink, int32_t *out) {
+  const mx_type_t *xt = mx_build_type(b, x);
+  int64_t last = xt->rank - 1, lead[MX_MAX_RANK];
+  for (int32_t i = 0; i < xt->rank - 1; i++) lead[i] = i;
+  int32_t ninf, m, mb, diff, e, zero, sum, sd, se, sumb;
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, -INFINITY, &ninf));
+  MX_TRY(mx_build_reduce(b, x, ninf, &last, 1, MX_OP_MAXIMUM, &m));
+  MX_TRY(mx_build_binary(b, MX_OP_MAXIMUM, m, sink, &m));
+  MX_TRY(mx_g_bcast_like(b, m, x, lead, &mb));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, x, mb, &diff));
+  MX_TRY(mx_build_unary(b, MX_OP_EXPONENTIAL, diff, &e));
+  MX_TRY(mx_build_scalar(b, MX_ELEM_F32, 0.0, &zero));
+  MX_TRY(mx_build_reduce(b, e, zero, &last, 1, MX_OP_ADD, &sum));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, sink, m, &sd));
+  MX_TRY(mx_build_unary(b, MX_OP_EXPONENTIAL, sd, &se));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, sum, se, &sum));
+  MX_TRY(mx_g_bcast_like(b, sum, e, lead, &sumb));
+  return mx_build_binary(b, MX_OP_DIVIDE, e, sumb, out);
+}
+
 mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
                                 int64_t window, int32_t *out) {
+  return mx_g_causal_softmax_sink(b, s, pos0, qdim, window, -1, out);
+}
+
+mx_status_t mx_g_causal_softmax_sink(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
+                                     int64_t window, int32_t sink, int32_t *out) {
   mx_type_t it = *mx_build_type(b, s);
   it.elem = MX_ELEM_I32;
   int32_t kidx, tidx, p0b, qpos, ok, neg, masked;
@@ -33,12 +65,14 @@ mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_
   MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -INFINITY, s, &neg));
   MX_TRY(mx_build_select(b, ok, s, neg, &masked));
   // Key 0 .. the query's own position is always visible: the max is finite.
+  if (sink >= 0) return sink_softmax(b, masked, sink, out);
   return mx_g_softmax_last(b, masked, out);
 }
 
 typedef struct attn_params {
   double scale, softcap;
   int64_t window;
+  bool sinks;
 } attn_params_t;
 
 static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const void *params,
@@ -69,9 +103,16 @@ static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const v
     MX_TRY(mx_build_unary(b, MX_OP_TANH, d, &th));
     MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, th, cap, &s));
   }
-  // Causal (and window) softmax on [B, Hkv, T, G, S].
-  int32_t pr;
-  MX_TRY(mx_g_causal_softmax(b, s, pos0, 2, p->window, &pr));
+  // Causal (and window) softmax on [B, Hkv, T, G, S]; sinks[Hq] as [Hkv, G] broadcast to
+  // [B, Hkv, T, G].
+  int32_t pr, sink = -1;
+  if (p->sinks) {
+    int32_t s2;
+    int64_t sd[2] = {Hkv, G}, bd[4] = {B, Hkv, T, G}, map[2] = {1, 3};
+    MX_TRY(mx_build_reshape(b, args[4], sd, 2, &s2));
+    MX_TRY(mx_build_broadcast_in_dim(b, s2, bd, 4, map, &sink));
+  }
+  MX_TRY(mx_g_causal_softmax_sink(b, s, pos0, 2, p->window, sink, &pr));
   // out[b, kvh, t, g, d] = sum_s p[b, kvh, t, g, s] * v[b, kvh, s, d]
   int32_t o5, ot;
   {
@@ -87,20 +128,33 @@ static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const v
 mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
                               int32_t v_cache, int32_t pos0, double scale, int64_t window,
                               double softcap, int32_t *out) {
+  return mx_comp_attention_sinks(c, b, q, k_cache, v_cache, pos0, -1, scale, window, softcap, out);
+}
+
+mx_status_t mx_comp_attention_sinks(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
+                                    int32_t v_cache, int32_t pos0, int32_t sinks, double scale,
+                                    int64_t window, double softcap, int32_t *out) {
   const mx_type_t *qt = mx_build_type(b, q), *kt = mx_build_type(b, k_cache);
   if (qt == NULL || kt == NULL || qt->rank != 4 || kt->rank != 4 || kt->dims[1] <= 0 ||
       qt->dims[2] % kt->dims[1] != 0) {
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "mx.attention: q heads must be a multiple of the cache's kv heads");
   }
-  attn_params_t p = {scale, softcap, window};
-  char key[96];
-  snprintf(key, sizeof key, "scale=%.17g,window=%lld,softcap=%.17g", scale, (long long)window,
-           softcap);
-  mx_comp_attention_t a = {scale, window, softcap};
+  if (sinks >= 0) {
+    const mx_type_t *st = mx_build_type(b, sinks);
+    if (st == NULL || st->rank != 1 || st->dims[0] != qt->dims[2] || st->elem != MX_ELEM_F32) {
+      return mx_error_set(MX_ERR_INVALID_ARG, "mx.attention: sinks must be f32 [%lld]",
+                          (long long)qt->dims[2]);
+    }
+  }
+  attn_params_t p = {scale, softcap, window, sinks >= 0};
+  char key[112];
+  snprintf(key, sizeof key, "scale=%.17g,window=%lld,softcap=%.17g%s", scale, (long long)window,
+           softcap, sinks >= 0 ? ",sinks" : "");
+  mx_comp_attention_t a = {scale, window, softcap, sinks >= 0};
   mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
   int32_t n = mx_comp_attention_write(c->m, &a, attrs);
-  int32_t ops[4] = {q, k_cache, v_cache, pos0};
-  return mx_comp_call(c, b, MX_COMPOSITE_ATTENTION, ops, 4, attrs, n, key, build_attention, &p,
-                      out);
+  int32_t ops[5] = {q, k_cache, v_cache, pos0, sinks};
+  return mx_comp_call(c, b, MX_COMPOSITE_ATTENTION, ops, sinks >= 0 ? 5 : 4, attrs, n, key,
+                      build_attention, &p, out);
 }

@@ -23,6 +23,10 @@ mx_status_t mx_comp_call(mx_comp_ctx_t *c, mx_builder_t *b, const char *name,
 // s's dimension qdim, b its dimension 0 (pos0[B] i32). mx.attention's and mx.mla's mask.
 mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
                                 int64_t window, int32_t *out);
+// The same with sink logits (s's shape less its last dimension; -1: none) in the max and the
+// denominator (mx.attention's sinks, composite.h).
+mx_status_t mx_g_causal_softmax_sink(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
+                                     int64_t window, int32_t sink, int32_t *out);
 
 // The dequantized f32 weights [..., K] of stored w, scales [..., K / group][, biases] in format
 // q (composite_quant.c: mx.linear's arithmetic, for every composite that reads packed weights;

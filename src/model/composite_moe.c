@@ -5,7 +5,8 @@
 // is weighted by that token's routing weight for it (0 when the token did not pick it). Exact,
 // at the cost of all experts; backends that read only the selected experts (src/cpu/moe.c)
 // replace it. Quantized experts are dequantized in the decomposition exactly as mx.linear's
-// (mx_comp_dequant), then multiplied as float ones.
+// (mx_comp_dequant), then multiplied as float ones. gpt-oss's router bias, expert biases and
+// clamped SwiGLU (composite.h) are the same ops with those terms added.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ typedef struct moe_params {
   int32_t per_proj;              // operands per projection: 1 float, 2 int8 / int4, 3 affine
   const mx_comp_moe_t *a;  // DeepSeek's routing when a->scoring, bias, groups or scale ask for it
   bool deepseek;
+  int32_t router_bias;   // operand index of gpt-oss's router bias, -1: none
+  int32_t expert_bias0;  // operand index of expert 0's gate bias (3 per expert), -1: none
 } moe_params_t;
 
 // Routing weights [B, T, E] f32 of probabilities p [B, T, E] (values >= 0): the top k kept
@@ -81,11 +84,34 @@ static mx_status_t top_k_weights(mx_builder_t *b, int32_t p, int32_t k, bool nor
 
 // x . w^T for projection w[0..per_proj) (float, or packed w, scales[, biases] dequantized as
 // mx.linear's decomposition does).
+// bias >= 0: plus that [N] f32 operand.
 static mx_status_t project(mx_builder_t *b, const moe_params_t *p, int32_t x, const int32_t *w,
-                           int32_t *out) {
+                           int32_t bias, int32_t *out) {
   int32_t wf = w[0];
   if (p->quant) MX_TRY(mx_comp_dequant(b, p->quant, w[0], w[1], p->per_proj > 2 ? w[2] : -1, &wf));
-  return mx_g_linear(b, x, wf, out);
+  if (bias < 0) return mx_g_linear(b, x, wf, out);
+  int32_t y;
+  MX_TRY(mx_g_linear(b, x, wf, &y));
+  return mx_g_add_bias(b, y, bias, out);
+}
+
+// gpt-oss's clamped SwiGLU of gate g and up u (composite.h): (clamp(u, -L, L) + 1) *
+// (min(g, L) * sigmoid(alpha min(g, L))).
+static mx_status_t clamped_swiglu(mx_builder_t *b, const mx_comp_moe_t *a, int32_t g, int32_t u,
+                                  int32_t *out) {
+  int32_t lim, nlim, one, al, gs, ga, sg, glu, uc, u1;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, a->swiglu_limit, g, &lim));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, -a->swiglu_limit, g, &nlim));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.0, g, &one));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, a->swiglu_alpha, g, &al));
+  MX_TRY(mx_build_binary(b, MX_OP_MINIMUM, g, lim, &gs));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, gs, al, &ga));
+  MX_TRY(mx_build_unary(b, MX_OP_LOGISTIC, ga, &sg));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, gs, sg, &glu));
+  MX_TRY(mx_build_binary(b, MX_OP_MAXIMUM, u, nlim, &uc));
+  MX_TRY(mx_build_binary(b, MX_OP_MINIMUM, uc, lim, &uc));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, uc, one, &u1));
+  return mx_build_binary(b, MX_OP_MULTIPLY, u1, glu, out);
 }
 
 // The top k of c [B, T, N] (the choice scores; -inf marks the left-out) as *kept i1 [B, T, N]:
@@ -169,13 +195,18 @@ static mx_status_t deepseek_weights(mx_builder_t *b, int32_t logits, int32_t bia
   return MX_OK;
 }
 
-// act(x w_gate^T) * (x w_up^T) w_down^T for one expert, [B, T, H] f32.
+// act(x w_gate^T) * (x w_up^T) w_down^T for one expert, [B, T, H] f32. bias: the expert's
+// three bias operands (NULL: none).
 static mx_status_t expert_mlp(mx_builder_t *b, const moe_params_t *p, int32_t x, const int32_t *w,
-                              int32_t *out) {
+                              const int32_t *bias, int32_t *out) {
   int32_t g, u, a, h, n = p->per_proj;
   bool gelu = p->gelu;
-  MX_TRY(project(b, p, x, w, &g));
-  MX_TRY(project(b, p, x, w + n, &u));
+  MX_TRY(project(b, p, x, w, bias ? bias[0] : -1, &g));
+  MX_TRY(project(b, p, x, w + n, bias ? bias[1] : -1, &u));
+  if (p->a->activation == MX_ACT_CLAMPED_SWIGLU) {
+    MX_TRY(clamped_swiglu(b, p->a, g, u, &h));
+    return project(b, p, h, w + 2 * n, bias ? bias[2] : -1, out);
+  }
   if (gelu) {
     MX_TRY(mx_g_gelu_tanh(b, g, &a));
   } else {  // silu(g) = g * sigmoid(g)
@@ -184,7 +215,7 @@ static mx_status_t expert_mlp(mx_builder_t *b, const moe_params_t *p, int32_t x,
     MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, g, s, &a));
   }
   MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, a, u, &h));
-  return project(b, p, h, w + 2 * n, out);
+  return project(b, p, h, w + 2 * n, bias ? bias[2] : -1, out);
 }
 
 static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *params,
@@ -192,6 +223,7 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
   const moe_params_t *p = params;
   int32_t x = args[0], logits, probs, w, acc = -1;
   MX_TRY(mx_g_linear(b, x, args[1], &logits));
+  if (p->router_bias >= 0) MX_TRY(mx_g_add_bias(b, logits, args[p->router_bias], &logits));
   if (p->deepseek) {
     int32_t bias = p->a->choice_bias ? args[2 + 3 * p->per_proj * p->n_experts] : -1;
     MX_TRY(deepseek_weights(b, logits, bias, p->a, &w));
@@ -209,7 +241,8 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
     MX_TRY(mx_build_slice(b, w, lo, hi, NULL, 3, &we));
     MX_TRY(mx_build_reshape(b, we, bt, 2, &we));
     MX_TRY(mx_g_bcast_like(b, we, x, lead, &wb));
-    MX_TRY(expert_mlp(b, p, x, args + 2 + 3 * p->per_proj * e, &y));
+    const int32_t *eb = p->expert_bias0 >= 0 ? args + p->expert_bias0 + 3 * e : NULL;
+    MX_TRY(expert_mlp(b, p, x, args + 2 + 3 * p->per_proj * e, eb, &y));
     MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, y, wb, &yw));
     if (acc < 0) {
       acc = yw;
@@ -224,6 +257,13 @@ static mx_status_t build_moe(mx_builder_t *b, const int32_t *args, const void *p
 mx_status_t mx_comp_moe_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
                            const int32_t *experts, int32_t n_experts, int32_t choice_bias,
                            const mx_comp_moe_t *a, int32_t *out) {
+  return mx_comp_moe_biased(c, b, x, router, experts, n_experts, choice_bias, -1, NULL, a, out);
+}
+
+mx_status_t mx_comp_moe_biased(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
+                               const int32_t *experts, int32_t n_experts, int32_t choice_bias,
+                               int32_t router_bias, const int32_t *expert_bias,
+                               const mx_comp_moe_t *a, int32_t *out) {
   if (n_experts < 1 || a->top_k < 1 || a->top_k > n_experts) {
     return mx_error_set(MX_ERR_INVALID_ARG, "mx.moe: top %lld of %d experts", (long long)a->top_k,
                         n_experts);
@@ -239,6 +279,12 @@ mx_status_t mx_comp_moe_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t
                         n_experts, (long long)a->n_group, (long long)a->topk_group,
                         (long long)a->top_k, choice_bias >= 0);
   }
+  if ((router_bias >= 0) != a->router_bias || (expert_bias != NULL) != a->expert_bias ||
+      (a->activation == MX_ACT_CLAMPED_SWIGLU && !(a->swiglu_limit > 0))) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "mx.moe: the router / expert bias operands disagree with the attributes, "
+                        "or the SwiGLU limit is not positive");
+  }
   const char *act = mx_activation_name(a->activation);
   if (act == NULL) return mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation");
   int32_t per_proj = 1;
@@ -250,14 +296,20 @@ mx_status_t mx_comp_moe_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t
     }
     per_proj = a->quant.mode == MX_QMODE_AFFINE ? 3 : 2;
   }
-  // x, router, each expert's projections (their quantized triples), then the choice bias.
-  int32_t n_w = 3 * per_proj * n_experts, n = 2 + n_w + (choice_bias >= 0 ? 1 : 0);
+  // x, router, each expert's projections (their quantized triples), then the choice bias, the
+  // router bias and the experts' biases.
+  int32_t n_w = 3 * per_proj * n_experts, n = 2 + n_w;
+  int32_t at_choice = choice_bias >= 0 ? n++ : -1, at_rbias = router_bias >= 0 ? n++ : -1;
+  int32_t at_ebias = expert_bias ? n : -1;
+  if (expert_bias) n += 3 * n_experts;
   int32_t *ops = malloc(sizeof *ops * (size_t)n);
   if (ops == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   ops[0] = x;
   ops[1] = router;
   for (int32_t i = 0; i < n_w; i++) ops[2 + i] = experts[i];
-  if (choice_bias >= 0) ops[n - 1] = choice_bias;
+  if (at_choice >= 0) ops[at_choice] = choice_bias;
+  if (at_rbias >= 0) ops[at_rbias] = router_bias;
+  for (int32_t i = 0; expert_bias && i < 3 * n_experts; i++) ops[at_ebias + i] = expert_bias[i];
   moe_params_t p = {n_experts,
                     (int32_t)a->top_k,
                     a->norm_topk,
@@ -265,15 +317,20 @@ mx_status_t mx_comp_moe_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t
                     a->quantized ? &a->quant : NULL,
                     per_proj,
                     a,
-                    false};
+                    false,
+                    at_rbias,
+                    at_ebias};
   p.deepseek = a->scoring != MX_MOE_SOFTMAX || a->choice_bias || groups ||
                (a->routed_scale != 0.0 && a->routed_scale != 1.0);
-  char key[192];
-  snprintf(key, sizeof key, "%s,k=%lld,norm=%d,q=%s,b=%d,g=%d,s=%d,cb=%d,g=%lld/%lld/%d,r=%.17g",
-           act, (long long)a->top_k, a->norm_topk ? 1 : 0, qmode,
-           a->quantized ? (int)a->quant.bits : 0, a->quantized ? (int)a->quant.group_size : 0,
-           (int)a->scoring, a->choice_bias ? 1 : 0, (long long)a->n_group, (long long)a->topk_group,
-           (int)a->group_rank, a->routed_scale);
+  char key[256];
+  snprintf(
+      key, sizeof key,
+      "%s,k=%lld,norm=%d,q=%s,b=%d,g=%d,s=%d,cb=%d,g=%lld/%lld/%d,r=%.17g,rb=%d,eb=%d,sw=%.17g/"
+      "%.17g",
+      act, (long long)a->top_k, a->norm_topk ? 1 : 0, qmode, a->quantized ? (int)a->quant.bits : 0,
+      a->quantized ? (int)a->quant.group_size : 0, (int)a->scoring, a->choice_bias ? 1 : 0,
+      (long long)a->n_group, (long long)a->topk_group, (int)a->group_rank, a->routed_scale,
+      a->router_bias ? 1 : 0, a->expert_bias ? 1 : 0, a->swiglu_alpha, a->swiglu_limit);
   mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
   int32_t na = mx_comp_moe_write(c->m, a, attrs);
   mx_status_t st = mx_comp_call(c, b, MX_COMPOSITE_MOE, ops, n, attrs, na, key, build_moe, &p, out);

@@ -38,7 +38,8 @@
   X(qwen3_moe)         \
   X(olmoe)             \
   X(deepseek_v2)       \
-  X(deepseek_v3)
+  X(deepseek_v3)       \
+  X(gpt_oss)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;
 MX_FAMILIES(DECLARE)

@@ -257,9 +257,13 @@ static mx_status_t add_w(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32
 static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx_layer_w_t *lw) {
   int64_t H = a->hidden, F = a->expert_ffn, S = a->shared_ffn;
   char name[160];
-  snprintf(name, sizeof name, "%sgate.weight", a->moe_block);
+  snprintf(name, sizeof name, "%s%s.weight", a->moe_block, a->router_name);
   MX_TRY(add_w(wl, a, &lw->router, 2, a->n_experts, H, l, name));
   wl->w[lw->router].kind = MX_WK_GATE;
+  if (a->router_bias) {
+    snprintf(name, sizeof name, "%s%s.bias", a->moe_block, a->router_name);
+    MX_TRY(add_w(wl, a, &lw->router_b, 1, a->n_experts, 0, l, name));
+  }
   if (a->choice_bias) {
     snprintf(name, sizeof name, "%sgate.e_score_correction_bias", a->moe_block);
     MX_TRY(add_w(wl, a, &lw->router_bias, 1, a->n_experts, 0, l, name));
@@ -271,6 +275,14 @@ static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx
       MX_TRY(add_w(wl, a, &idx, 2, j == 2 ? H : F, j == 2 ? F : H, l, name));
       wl->w[idx].kind = MX_WK_EXPERT;
       if (e == 0 && j == 0) lw->experts = idx;
+    }
+  }
+  for (int32_t e = 0; a->expert_bias && e < a->n_experts; e++) {
+    for (int32_t j = 0; j < 3; j++) {
+      int32_t idx;
+      snprintf(name, sizeof name, "%sexperts.%d.%s.bias", a->moe_block, e, a->expert_names[j]);
+      MX_TRY(add_w(wl, a, &idx, 1, j == 2 ? H : F, 0, l, name));
+      if (e == 0 && j == 0) lw->expert_b = idx;
     }
   }
   if (S == 0) return MX_OK;
@@ -343,6 +355,7 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
     }
     W_(o, 2, H, OD, "self_attn.o_proj.weight");
     if (a->o_bias) W_(o_b, 1, H, 0, "self_attn.o_proj.bias");
+    if (a->attn_sinks) W_(sinks, 1, a->n_heads, 0, "self_attn.sinks");
     if (!a->parallel_block) W_(post_norm, 1, H, 0, "post_attention_layernorm.weight");
     if (!a->parallel_block && a->norm_bias) {
       W_(post_norm_b, 1, H, 0, "post_attention_layernorm.bias");

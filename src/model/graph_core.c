@@ -296,8 +296,10 @@ struct attn_call {
 static mx_status_t attend_plain(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t kc,
                                 int32_t vc, int32_t pos0, int32_t *out) {
   const mx_arch_t *a = c->a;
-  return mx_comp_attention(c->cc, &c->b, qs[0], kc, vc, pos0, a->attn_scale,
-                           a->layer_window[call->layer], a->attn_softcap, out);
+  int32_t si = c->wl->layers[call->layer].sinks, sinks = -1;
+  if (si >= 0) MX_TRY(mx_g_f32(&c->b, c->w[si], &sinks));  // as stored when not f32
+  return mx_comp_attention_sinks(c->cc, &c->b, qs[0], kc, vc, pos0, sinks, a->attn_scale,
+                                 a->layer_window[call->layer], a->attn_softcap, out);
 }
 
 static mx_status_t attend_latent(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t kc,

@@ -53,6 +53,13 @@ typedef struct mx_arch {
   // DeepSeek: the routing of mx.moe's optional attributes (scoring, choice bias
   // <block>gate.e_score_correction_bias, groups, routed scale; zeros: plain softmax routing),
   // and shared experts <block>shared_experts.* summed without a gate (shared_plain).
+  // gpt-oss: the router is <block><router_name> ("gate" unless the family names it), with a
+  // bias (router_bias); the experts' projections have biases (<block>experts.<e>.<name>.bias:
+  // expert_bias); swiglu_limit > 0: the clamped SwiGLU (mx.moe's clamped_swiglu) instead of
+  // `activation` in the experts.
+  const char *router_name;
+  bool router_bias, expert_bias;
+  double swiglu_alpha, swiglu_limit;
   mx_moe_scoring_t moe_scoring;
   bool choice_bias;
   int32_t moe_groups, moe_topk_groups;
@@ -60,6 +67,7 @@ typedef struct mx_arch {
   double routed_scale;
   bool shared_plain;
   double logit_scale;  // 0: none; else logits x it (before any soft-cap)
+  bool attn_sinks;     // gpt-oss: self_attn.sinks [n_heads], mx.attention's sinks
   // Multi-latent attention (DeepSeek; kv_lora 0: ordinary attention): q from q_proj, or
   // q_b_proj(q_a_layernorm(q_a_proj x)) when q_lora > 0; kv_a_proj_with_mqa gives the latent
   // (kv_lora, kv_a_layernorm) and the shared key's qk_rope dims; mx.mla expands through
@@ -158,6 +166,9 @@ typedef struct mx_layer_w {
   // shared expert itself is gate / up / down.
   int32_t router, experts, shared_gate;
   int32_t router_bias;  // DeepSeek-V3's e_score_correction_bias [E]
+  // gpt-oss: the router's bias [E], the experts' biases from expert_b on (gate_b [F], up_b [F],
+  // down_b [H] of expert 0, then of expert 1, ...), the attention sinks [Hq].
+  int32_t router_b, expert_b, sinks;
   // Multi-latent attention (q is q_proj when the query is not low-rank).
   int32_t q_a, q_a_bias, q_a_norm, q_b_proj, kv_a, kv_a_bias, kv_a_norm, kv_b_proj;
 } mx_layer_w_t;
@@ -204,6 +215,10 @@ mx_status_t mx_comp_rope(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t p
 mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
                               int32_t v_cache, int32_t pos0, double scale, int64_t window,
                               double softcap, int32_t *out);
+// The same with sinks[Hq] f32 (-1: none, the graph mx_comp_attention builds).
+mx_status_t mx_comp_attention_sinks(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
+                                    int32_t v_cache, int32_t pos0, int32_t sinks, double scale,
+                                    int64_t window, double softcap, int32_t *out);
 // gated_mlp: x[B,T,H] f32, w_gate[F,H], w_up[F,H], w_down[H,F] (any float type) -> [B,T,H].
 mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
                               int32_t w_up, int32_t w_down, const char *activation, int32_t *out);
@@ -220,6 +235,13 @@ mx_status_t mx_comp_moe(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t ro
 mx_status_t mx_comp_moe_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
                            const int32_t *experts, int32_t n_experts, int32_t choice_bias,
                            const mx_comp_moe_t *a, int32_t *out);
+// The same with gpt-oss's router bias rbias[E] f32 (-1: none, a->router_bias 0) and experts'
+// biases (NULL: none, a->expert_bias 0; else 3E f32 operands: gate_b[F], up_b[F], down_b[H] of
+// expert 0, then of expert 1, ...).
+mx_status_t mx_comp_moe_biased(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t router,
+                               const int32_t *experts, int32_t n_experts, int32_t choice_bias,
+                               int32_t router_bias, const int32_t *expert_bias,
+                               const mx_comp_moe_t *a, int32_t *out);
 
 // mla (composite_mla.c, mx.mla): q_nope[B,T,H,Dn], q_rot[B,T,H,Dr] f32, latent cache
 // [B,1,S,R], rotated-key cache [B,1,S,Dr], kv_b[H (Dn + Dv), R], pos0[B] -> [B,T,H,Dv] f32.
@@ -255,10 +277,6 @@ bool mx_gq_is_quant(const mx_wlist_t *wl, int32_t wi);
 // The MoE fields of *a from cfg (after mx_arch_base): sizes, renormalization, the sparse layers,
 // and the names most families use ("mlp.", gate_proj / up_proj / down_proj).
 mx_status_t mx_arch_moe(const mx_model_config_t *cfg, mx_arch_t *a);
-// Splits mlx-lm's stacked experts ("<block>switch_mlp.<proj>.{weight,scales,biases}" [E, ...])
-// into the per-expert views the graph reads ("<block>experts.<e>.<name>.*"), removing the stacked
-// tensors (moe_stacked.c). Nothing to do for dense models or per-expert checkpoints.
-mx_status_t mx_moe_unstack(const mx_model_config_t *cfg, mx_checkpoint_t *ck);
 // True when layer l of a routes its MLP through experts.
 bool mx_arch_layer_moe(const mx_arch_t *a, int32_t l);
 // The routed experts of a sparse layer on h [B, T, H] f32: one mx.moe -> [B, T, H] f32.

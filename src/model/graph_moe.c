@@ -17,6 +17,7 @@ mx_status_t mx_arch_moe(const mx_model_config_t *cfg, mx_arch_t *a) {
   a->norm_topk = cfg->norm_topk_prob;
   a->layer_dense = cfg->layer_dense;
   a->moe_block = "mlp.";
+  a->router_name = "gate";
   a->expert_names[0] = "gate_proj";
   a->expert_names[1] = "up_proj";
   a->expert_names[2] = "down_proj";
@@ -53,13 +54,29 @@ mx_status_t mx_graph_moe(mx_comp_ctx_t *cc, mx_builder_t *b, const mx_arch_t *a,
       .topk_group = a->moe_topk_groups,
       .group_rank = a->moe_group_rank,
       .routed_scale = a->routed_scale,
+      .router_bias = a->router_bias,
+      .expert_bias = a->expert_bias,
   };
+  int32_t *eb = NULL;
+  if (a->expert_bias && (eb = malloc(sizeof *eb * (size_t)n)) == NULL) {
+    free(ew);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
+  for (int32_t i = 0; eb && i < n; i++) eb[i] = w[lw->expert_b + i];
   mx_status_t st = MX_OK;
-  if (!mx_activation_parse(a->activation, &ra.activation)) {
+  if (a->swiglu_limit > 0) {
+    ra.activation = MX_ACT_CLAMPED_SWIGLU;
+    ra.swiglu_alpha = a->swiglu_alpha;
+    ra.swiglu_limit = a->swiglu_limit;
+  } else if (!mx_activation_parse(a->activation, &ra.activation)) {
     st = mx_error_set(MX_ERR_UNSUPPORTED, "mx.moe: unsupported activation \"%s\"", a->activation);
   }
   int32_t bias = a->choice_bias ? w[lw->router_bias] : -1;
-  if (st == MX_OK) st = mx_comp_moe_ex(cc, b, h, w[lw->router], ew, a->n_experts, bias, &ra, out);
+  int32_t rbias = a->router_bias ? w[lw->router_b] : -1;
+  if (st == MX_OK) {
+    st = mx_comp_moe_biased(cc, b, h, w[lw->router], ew, a->n_experts, bias, rbias, eb, &ra, out);
+  }
+  free(eb);
   free(ew);
   return st;
 }

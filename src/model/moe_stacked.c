@@ -5,7 +5,15 @@
 // expert, "<block>experts.<e>.<name>.weight". Expert e of a stacked tensor is a contiguous slice,
 // so it becomes a view under the per-expert name the graph reads, and the stacked tensor leaves
 // the checkpoint.
+//
+// gpt-oss's save_pretrained writes a layer's experts as "<block>experts.gate_up_proj" [E, H, 2F]
+// (x . W, gate and up interleaved along the last dimension: gate column 2f, up column 2f + 1),
+// "gate_up_proj_bias" [E, 2F] (interleaved the same way), "down_proj" [E, F, H] and
+// "down_proj_bias" [E, H]. Its per-expert [N, K] projections are transposed, de-interleaved copies
+// (the checkpoint owns them; the stacked pages are released from memory once copied), the down
+// biases views.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/checkpoint_internal.h"
@@ -37,6 +45,98 @@ static mx_status_t split(mx_checkpoint_t *ck, const mx_arch_t *a, const char *na
   return mx_checkpoint_remove(ck, name);
 }
 
+// The stacked gpt-oss tensor `name` [E, d1(, d2)] of a float type, or NULL (absent).
+static mx_status_t gpt_oss_tensor(mx_checkpoint_t *ck, const mx_arch_t *a, const char *name,
+                                  int32_t rank, int64_t d1, int64_t d2, mx_weight_t *out,
+                                  bool *found) {
+  const mx_weight_t *w = mx_checkpoint_find(ck, name);
+  *found = w != NULL;
+  if (w == NULL) return MX_OK;
+  bool fl = w->dtype == MX_ELEM_F32 || w->dtype == MX_ELEM_BF16 || w->dtype == MX_ELEM_F16;
+  if (!fl || w->rank != rank || w->dims[0] != a->n_experts || w->dims[1] != d1 ||
+      (rank == 3 && w->dims[2] != d2)) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "%s: stacked expert tensor '%s' must be f32 / bf16 / f16 of shape [%d, "
+                        "%lld%s%lld]",
+                        w->file, name, a->n_experts, (long long)d1, rank == 3 ? ", " : "",
+                        rank == 3 ? (long long)d2 : 0LL);
+  }
+  *out = *w;  // the entry moves when tensors are added
+  return MX_OK;
+}
+
+// Expert e's rows [n, k] of src [E, K', N'] (src element (e, i, j)): dst[r][c] =
+// src[e][c][r * step + first] (step 2: every other column of the interleaved gate_up).
+static mx_status_t put_transposed(mx_checkpoint_t *ck, const char *name, const mx_weight_t *src,
+                                  int64_t e, int64_t n, int64_t k, int64_t step, int64_t first) {
+  size_t es = mx_elem_size(src->dtype);
+  int64_t cols = src->dims[src->rank - 1];  // N' of src
+  uint8_t *dst = malloc((size_t)(n * k) * es);
+  if (dst == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory (%s)", name);
+  const uint8_t *base = (const uint8_t *)src->data + (size_t)(e * k * cols) * es;
+  if (src->rank == 2) base = (const uint8_t *)src->data + (size_t)(e * cols) * es;
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = 0; c < k; c++)
+      memcpy(dst + (size_t)(r * k + c) * es, base + (size_t)(c * cols + r * step + first) * es, es);
+  int64_t dims[2] = {n, k};
+  return mx_checkpoint_put(ck, name, src->dtype, k > 1 ? 2 : 1, k > 1 ? dims : &n, dst);
+}
+
+// One sparse layer's gpt-oss experts (lp: "<prefix>layers.<l>.<block>").
+static mx_status_t gpt_oss_split(mx_checkpoint_t *ck, const mx_arch_t *a, const char *lp) {
+  char name[320];
+  snprintf(name, sizeof name, "%sexperts.gate_up_proj_blocks", lp);
+  if (mx_checkpoint_find(ck, name) != NULL) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "'%s': gpt-oss's MXFP4 experts (*_blocks / *_scales) are not supported "
+                        "yet; a checkpoint with float experts (as transformers saves a "
+                        "dequantized model) is",
+                        name);
+  }
+  int64_t E = a->n_experts, H = a->hidden, F = a->expert_ffn;
+  static const char *const kNames[4] = {"gate_up_proj", "gate_up_proj_bias", "down_proj",
+                                        "down_proj_bias"};
+  const int32_t ranks[4] = {3, 2, 3, 2};
+  const int64_t d1[4] = {H, 2 * F, F, H}, d2[4] = {2 * F, 0, H, 0};
+  mx_weight_t t[4];
+  bool found[4];
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "%sexperts.%s", lp, kNames[i]);
+    MX_TRY(gpt_oss_tensor(ck, a, name, ranks[i], d1[i], d2[i], &t[i], &found[i]));
+  }
+  if (!found[0] && !found[1] && !found[2] && !found[3]) return MX_OK;  // per-expert already
+  for (int e = 0; e < E; e++) {
+    char en[320];
+    const char *const proj[3] = {a->expert_names[0], a->expert_names[1], a->expert_names[2]};
+    for (int j = 0; found[0] && j < 2; j++) {  // gate (even columns), up (odd)
+      snprintf(en, sizeof en, "%sexperts.%d.%s.weight", lp, e, proj[j]);
+      MX_TRY(put_transposed(ck, en, &t[0], e, F, H, 2, j));
+    }
+    for (int j = 0; found[1] && j < 2; j++) {
+      snprintf(en, sizeof en, "%sexperts.%d.%s.bias", lp, e, proj[j]);
+      MX_TRY(put_transposed(ck, en, &t[1], e, F, 1, 2, j));
+    }
+    if (found[2]) {
+      snprintf(en, sizeof en, "%sexperts.%d.%s.weight", lp, e, proj[2]);
+      MX_TRY(put_transposed(ck, en, &t[2], e, H, F, 1, 0));
+    }
+    if (found[3]) {
+      snprintf(en, sizeof en, "%sexperts.%d.%s.bias", lp, e, proj[2]);
+      size_t stride = t[3].nbytes / (size_t)E;
+      MX_TRY(mx_checkpoint_add_view(ck, en, t[3].dtype, 1, &t[3].dims[1],
+                                    (const uint8_t *)t[3].data + (size_t)e * stride, t[3].file));
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    if (!found[i]) continue;
+    // The copied ones' stacked bytes are no longer read (the down biases' views still are).
+    if (i < 3) mx_checkpoint_release(ck, t[i].data, t[i].nbytes);
+    snprintf(name, sizeof name, "%sexperts.%s", lp, kNames[i]);
+    MX_TRY(mx_checkpoint_remove(ck, name));
+  }
+  return MX_OK;
+}
+
 mx_status_t mx_moe_unstack(const mx_model_config_t *cfg, mx_checkpoint_t *ck) {
   if (cfg->num_experts < 1) return MX_OK;
   mx_arch_t a;
@@ -47,6 +147,10 @@ mx_status_t mx_moe_unstack(const mx_model_config_t *cfg, mx_checkpoint_t *ck) {
     if (!mx_arch_layer_moe(&a, l)) continue;
     char lp[200];
     snprintf(lp, sizeof lp, "%slayers.%d.%s", a.prefix, l, a.moe_block);
+    if (a.expert_bias) {  // gpt-oss's layout
+      st = gpt_oss_split(ck, &a, lp);
+      continue;
+    }
     for (int j = 0; st == MX_OK && j < 3; j++) {
       for (int p = 0; st == MX_OK && p < 3; p++) {
         char name[320];

@@ -4,6 +4,8 @@
 // 1 to 3 threads, and batched decoding's rows_as_gemv (each row as a lone decode, bit for bit).
 // Quantized experts (int8, int4, MLX affine 4 / 8-bit, mx.linear's formats) through the
 // quantized kernels, exact path, the same way.
+// gpt-oss's form (a router bias, the experts' biases, the clamped SwiGLU with a limit that
+// clamps here) the same way, float and quantized.
 // And the point of the kernel: it reads only the experts the router selects.
 // Experts no token selects hold NaN here (quantized: their scales); the decomposition
 // (masked-dense: every expert times its weight, 0 for the unselected) then gives NaN, the plan
@@ -20,7 +22,7 @@
 #include "mx_test_tensor.h"
 
 // H and F multiples of the quantized group (32): every expert of the quantized cases is packed.
-enum { E = 6, K = 2, H = 64, F = 32, G = 32, NA_MAX = 2 + 9 * E };
+enum { E = 6, K = 2, H = 64, F = 32, G = 32, NA_MAX = 2 + 9 * E + 1 + 3 * E };
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static double urand(void) {  // [0, 1)
@@ -37,13 +39,16 @@ typedef struct moe_case {
   bool poison;  // experts 4 and 5 (never selected) hold NaN
   int qmode;    // mx_q_mode_t: 0 float experts, else quantized with groups of G
   int bits;     // affine: 4 or 8
+  bool oss;     // gpt-oss: router bias, expert biases, clamped SwiGLU
 } moe_case_t;
 
 // Operands per projection and in all.
 static int32_t per_proj(const moe_case_t *c) {
   return c->qmode == MX_Q_FLOAT ? 1 : c->qmode == MX_Q_AFFINE ? 3 : 2;
 }
-static int32_t n_args(const moe_case_t *c) { return 2 + 3 * E * per_proj(c); }
+static int32_t n_args(const moe_case_t *c) {
+  return 2 + 3 * E * per_proj(c) + (c->oss ? 1 + 3 * E : 0);
+}
 static int32_t q_bits(const moe_case_t *c) {
   return c->qmode == MX_Q_INT8 ? 8 : c->qmode == MX_Q_INT4 ? 4 : c->bits;
 }
@@ -61,8 +66,23 @@ static mx_module_t *build(const moe_case_t *c, mx_tensor_t *args) {
   mx_comp_ctx_init(&cc, m);
   CHECK_OK(mx_build_func(m, "main", false, types, na, &f, &b, ids));
   mx_comp_quant_t q = {q_bits(c), G, (mx_qmode_t)c->qmode};
-  CHECK_OK(mx_comp_moe(&cc, &b, ids[0], ids[1], ids + 2, E, c->qmode ? &q : NULL, "silu", K,
-                       c->norm, &out));
+  if (c->oss) {
+    mx_comp_moe_t a = {.activation = MX_ACT_CLAMPED_SWIGLU,
+                       .top_k = K,
+                       .norm_topk = c->norm,
+                       .quantized = c->qmode != 0,
+                       .quant = q,
+                       .router_bias = true,
+                       .expert_bias = true,
+                       .swiglu_alpha = 1.702,
+                       .swiglu_limit = 0.5};
+    int32_t rb = 2 + 3 * E * per_proj(c);
+    CHECK_OK(mx_comp_moe_biased(&cc, &b, ids[0], ids[1], ids + 2, E, -1, ids[rb], ids + rb + 1, &a,
+                                &out));
+  } else {
+    CHECK_OK(mx_comp_moe(&cc, &b, ids[0], ids[1], ids + 2, E, c->qmode ? &q : NULL, "silu", K,
+                         c->norm, &out));
+  }
   mx_comp_ctx_free(&cc);
   CHECK_OK(mx_build_return(&b, &out, 1));
   CHECK_OK(mx_hlo_verify_module(m));
@@ -121,6 +141,27 @@ static void make_args(const moe_case_t *c, mx_tensor_t *args) {
         mx_tensor_set_f64(w, i, c->poison && e >= 4 ? NAN : 0.4 * (urand() - 0.5));
     }
   }
+  if (!c->oss) return;
+  // The router bias (small beside the rows' gap) and each expert's gate, up and down biases,
+  // from a fixed state: the poisoned float experts above drew fewer numbers than the clean ones.
+  g_rng = 0xA5A5A5A5DEADBEEFull;
+  int32_t rb = 2 + 3 * E * per_proj(c);
+  int64_t ed[1] = {E};
+  mx_type_t bt = mx_type_tensor(MX_ELEM_F32, 1, ed);
+  CHECK_OK(mx_tensor_alloc(&args[rb], &bt));
+  for (int64_t e = 0; e < E; e++) mx_tensor_set_f64(&args[rb], e, 0.2 * (urand() - 0.5));
+  for (int64_t e = 0; e < E; e++) {
+    for (int j = 0; j < 3; j++) {
+      int64_t n = j == 2 ? H : F;
+      mx_type_t t = mx_type_tensor(MX_ELEM_F32, 1, &n);
+      mx_tensor_t *w = &args[rb + 1 + 3 * e + j];
+      CHECK_OK(mx_tensor_alloc(w, &t));
+      for (int64_t i = 0; i < n; i++) {
+        double v = 0.4 * (urand() - 0.5);
+        mx_tensor_set_f64(w, i, c->poison && e >= 4 ? NAN : v);
+      }
+    }
+  }
 }
 
 static void run_case(const moe_case_t *c) {
@@ -170,8 +211,9 @@ static void run_case(const moe_case_t *c) {
     memset(got.data, 0xff, got.nbytes);
     CHECK_OK(mx_cpu_plan_run(p, threads > 1 ? pool : NULL, args, na, &got));
     double d = mx_test_max_diff(&got, &ref);
-    CHECK_MSG(d <= tol, "T %lld %s q%d/%d norm %d poison %d threads %d: |plan - reference| %g",
-              (long long)c->t, mx_elem_name(c->et), c->qmode, q_bits(c), c->norm, c->poison,
+    CHECK_MSG(d <= tol,
+              "T %lld %s q%d/%d norm %d poison %d oss %d threads %d: |plan - reference| %g",
+              (long long)c->t, mx_elem_name(c->et), c->qmode, q_bits(c), c->norm, c->poison, c->oss,
               threads, d);
     mx_cpu_pool_destroy(pool);
   }
@@ -202,8 +244,8 @@ static void run_plan(const moe_case_t *c, mx_tensor_t *args, bool rows_as_gemv, 
 }
 
 // Batched decoding (rows_as_gemv): each of 5 tokens gets, bit for bit, what it gets alone.
-static void test_rows_as_gemv(mx_elem_type_t et, int qmode, int bits) {
-  moe_case_t c = {5, et, true, false, qmode, bits};
+static void test_rows_as_gemv(mx_elem_type_t et, int qmode, int bits, bool oss) {
+  moe_case_t c = {5, et, true, false, qmode, bits, oss};
   int32_t na = n_args(&c);
   mx_tensor_t args[NA_MAX], one[NA_MAX], all, alone;
   memset(args, 0, sizeof args);
@@ -235,7 +277,9 @@ int main(void) {
     for (int64_t t = 1; t <= 7; t += 6)
       for (int norm = 0; norm < 2; norm++)
         for (int poison = 0; poison < 2; poison++) {
-          moe_case_t c = {t, kTypes[ti], norm != 0, poison != 0, MX_Q_FLOAT, 0};
+          moe_case_t c = {t, kTypes[ti], norm != 0, poison != 0, MX_Q_FLOAT, 0, false};
+          run_case(&c);
+          c.oss = true;
           run_case(&c);
         }
   // Quantized experts: int8, int4, affine 4-bit and 8-bit.
@@ -245,12 +289,16 @@ int main(void) {
   for (int qi = 0; qi < 4; qi++)
     for (int64_t t = 1; t <= 7; t += 6)
       for (int poison = 0; poison < 2; poison++) {
-        moe_case_t c = {t, MX_ELEM_F32, true, poison != 0, kQuant[qi].mode, kQuant[qi].bits};
+        moe_case_t c = {t, MX_ELEM_F32, true, poison != 0, kQuant[qi].mode, kQuant[qi].bits, false};
+        run_case(&c);
+        c.oss = true;
         run_case(&c);
       }
-  test_rows_as_gemv(MX_ELEM_F32, MX_Q_FLOAT, 0);
-  test_rows_as_gemv(MX_ELEM_BF16, MX_Q_FLOAT, 0);
-  test_rows_as_gemv(MX_ELEM_F32, MX_Q_INT4, 4);
-  test_rows_as_gemv(MX_ELEM_F32, MX_Q_AFFINE, 8);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_FLOAT, 0, false);
+  test_rows_as_gemv(MX_ELEM_BF16, MX_Q_FLOAT, 0, false);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_INT4, 4, false);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_AFFINE, 8, false);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_FLOAT, 0, true);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_INT8, 8, true);
   return mx_test_finish();
 }

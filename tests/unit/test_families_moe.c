@@ -1,6 +1,7 @@
-// config.json parsing of the mixture-of-experts families (mixtral, qwen2_moe, qwen3_moe, olmoe):
-// transformers' defaults (absent keys), the expert-count aliases, the sparse layers Qwen's
-// decoder_sparse_step and mlp_only_layers select, and the refusals, each naming the field.
+// config.json parsing of the mixture-of-experts families (mixtral, qwen2_moe, qwen3_moe, olmoe,
+// gpt_oss): transformers' defaults (absent keys, gpt-oss's default YaRN dict and alternating
+// windows), the expert-count aliases, the sparse layers Qwen's decoder_sparse_step and
+// mlp_only_layers select, and the refusals, each naming the field.
 // Their numerics are checked by unit_family_<type> and unit_family_cpu_<type> on checkpoints
 // transformers wrote (tests/data/families).
 #include <stdio.h>
@@ -99,7 +100,40 @@ static void test_olmoe(void) {
              SRC ": clip_qkv is not supported for model_type 'olmoe'");
 }
 
+static void test_gpt_oss(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"gpt_oss\"}", &c));
+  CHECK(c.num_experts == 128 && c.num_experts_per_tok == 4 && c.norm_topk_prob);
+  CHECK(c.moe_intermediate_size == 2880 && c.hidden_size == 2880 && c.num_layers == 36);
+  CHECK(c.num_heads == 64 && c.num_kv_heads == 8 && c.head_dim == 64 && c.vocab_size == 201088);
+  CHECK(c.attention_bias && c.sliding_window == 128 && c.rope_theta == 150000.0);
+  CHECK(c.layer_sliding[0] && !c.layer_sliding[1] && c.layer_sliding[34] && !c.layer_sliding[35]);
+  CHECK(c.swiglu_alpha == 1.702 && c.swiglu_limit == 7.0);
+  // GptOssConfig.__post_init__'s rope_parameters.
+  const mx_rope_scaling_t *r = &c.rope_scaling;
+  CHECK(r->kind == MX_ROPE_SCALING_YARN && r->factor == 32.0 && !r->truncate);
+  CHECK(r->original_max_position_embeddings == 4096 && r->beta_fast == 32.0 && r->beta_slow == 1.0);
+  CHECK_OK(
+      parse("{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 3, \"layer_types\": "
+            "[\"full_attention\", \"sliding_attention\", \"full_attention\"], "
+            "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 5e5}, "
+            "\"attention_bias\": false, \"num_experts\": 32, \"swiglu_limit\": 3.5}",
+            &c));
+  CHECK(!c.layer_sliding[0] && c.layer_sliding[1] && !c.layer_sliding[2]);
+  CHECK(c.rope_scaling.kind == MX_ROPE_SCALING_NONE && c.rope_theta == 5e5);
+  CHECK(!c.attention_bias && c.num_experts == 32 && c.swiglu_limit == 3.5);
+  EXPECT_ERR(parse("{\"model_type\": \"gpt_oss\", \"swiglu_limit\": 0}", &c),
+             SRC ": swiglu_limit must be positive for model_type 'gpt_oss' (got 0)");
+  EXPECT_ERR(parse("{\"model_type\": \"gpt_oss\", \"num_experts_per_tok\": 200}", &c),
+             SRC ": num_experts_per_tok must be in [1, num_local_experts = 128], got 200");
+  EXPECT_ERR(parse("{\"model_type\": \"gpt_oss\", \"rope_parameters\": {\"rope_type\": "
+                   "\"yarn\", \"factor\": 32.0, \"beta_fast\": \"x\"}}",
+                   &c),
+             "rope_parameters.beta_fast");
+}
+
 int main(void) {
+  test_gpt_oss();
   test_mixtral();
   test_qwen_moe();
   test_olmoe();

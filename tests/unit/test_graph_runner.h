@@ -54,6 +54,7 @@ static inline bool runner_open_prec(runner_t *r, const char *dir, const mx_graph
   memset(r, 0, sizeof *r);
   mx_status_t st = mx_config_load(dir, &r->cfg);
   if (st == MX_OK) st = mx_checkpoint_open(dir, &r->ck);
+  if (st == MX_OK) st = mx_moe_unstack(&r->cfg, r->ck);  // the loader's expert layout
   if (st == MX_OK) st = mx_model_check_weights(&r->cfg, r->ck);
   if (st == MX_OK && precision != MX_ELEM_INVALID)
     st = mx_model_apply_precision(&r->cfg, r->ck, precision);

@@ -192,6 +192,17 @@ FAMILIES = {
                         "MLA, 16 experts in 4 groups: sigmoid scores plus e_score_correction_bias "
                         "for the choice only, the 2 groups of the largest top-2 sums, top-3 "
                         "among their experts, weights renormalized x 2.5, one shared expert"),
+    # gpt-oss: sinks, alternating sliding / full layers, YaRN (truncate false), a router with a
+    # bias (top-k of the logits, softmax over the k), experts with biases and the clamped SwiGLU
+    # (a limit small enough to clamp here), stacked expert tensors as save_pretrained writes them.
+    "gpt_oss": (dict(num_local_experts=8, num_experts_per_tok=2, intermediate_size=32,
+                     head_dim=16, sliding_window=8, swiglu_limit=0.3, bos_token_id=None,
+                     rope_parameters={"rope_type": "yarn", "rope_theta": 150000.0, "factor": 4.0,
+                                      "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                                      "original_max_position_embeddings": 32}),
+                "attention sinks, sliding window 8 on even layers, YaRN x4 (truncate false), "
+                "router bias with softmax over the top-2 logits, experts with biases, clamped "
+                "SwiGLU (alpha 1.702, limit 0.3, up + 1), q/k/v/o biases"),
 }
 
 MIN_ROUTE_MARGIN = 1e-4  # k-th minus (k+1)-th router probability at every token and layer
