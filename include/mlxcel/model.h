@@ -112,12 +112,15 @@ typedef struct mx_rope_scaling {
 enum { MX_MAX_EOS_IDS = 16 };
 enum { MX_MAX_LAYERS = 512 };  // num_hidden_layers above this is refused
 
-// Which vision tower (ADR 0010): LLaVA's CLIP ViT and projector, or Qwen2-VL's / Qwen2.5-VL's
-// ViT with 2-D RoPE and patch merger (images of any size: one @vision per patch grid).
+// Which vision tower (ADR 0010): LLaVA's CLIP ViT and projector, Gemma 3's SigLIP ViT and pooled
+// projector (both: square images of one size, tokens_per_image features each), or Qwen2-VL's /
+// Qwen2.5-VL's ViT with 2-D RoPE and patch merger (images of any size: one @vision per patch
+// grid).
 typedef enum mx_vision_kind {
   MX_VISION_CLIP = 0,
   MX_VISION_QWEN2_VL = 1,
   MX_VISION_QWEN2_5_VL = 2,
+  MX_VISION_SIGLIP = 3,
 } mx_vision_kind_t;
 
 enum { MX_VISION_MAX_LAYERS = 128 };
@@ -135,21 +138,30 @@ typedef struct mx_vision_config {
                        // the last); the tower's hidden states after them are the features
   bool drop_cls;       // vision_feature_select_strategy "default": the class token is dropped
   double layer_norm_eps;
-  char hidden_act[16];       // the tower's MLP: "quick_gelu" or "gelu"
+  char hidden_act[16];       // the tower's MLP: "quick_gelu", "gelu" or (SigLIP) "gelu_tanh"
   char projector_act[16];    // between the projector's two linears: "gelu" or "quick_gelu"
   bool projector_bias;       // multimodal_projector_bias
   int32_t image_token_id;    // image_token_index: one such token per image feature in the prompt
   int32_t tokens_per_image;  // features per image: patches (+ 1 when the class token is kept);
+                             // Gemma 3: mm_tokens_per_image (the patches average-pooled);
                              // 0 for the Qwen towers (grid_h * grid_w / merge^2 per image)
   // Qwen2-VL / Qwen2.5-VL (image_size is 0: images come in any patch grid).
   int32_t spatial_merge_size;     // m: m x m patches merge into one feature
   int32_t temporal_patch_size;    // frames per patch (an image is repeated to fill them)
   int32_t window_size;            // Qwen2.5-VL: a window's side in pixels (window attention)
-  int32_t vision_start_token_id;  // <|vision_start|>, before each image's tokens
-  int32_t vision_end_token_id;    // <|vision_end|>, after them
+  int32_t vision_start_token_id;  // <|vision_start|> (Gemma 3: <start_of_image>, boi_token_index)
+                                  // before each image's tokens
+  int32_t vision_end_token_id;    // <|vision_end|> (Gemma 3: <end_of_image>) after them
   double rope_theta;              // the tower's 2-D RoPE base
   uint8_t layer_full[MX_VISION_MAX_LAYERS];  // Qwen2.5-VL: 1 for fullatt_block_indexes
 } mx_vision_config_t;
+
+// Whether the tower takes square images of one size (vision.image_size) and gives
+// tokens_per_image features each through one @vision (CLIP, SigLIP), rather than one @vision per
+// patch grid (the Qwen towers).
+static inline bool mx_vision_fixed_size(const mx_vision_config_t *v) {
+  return v->kind == MX_VISION_CLIP || v->kind == MX_VISION_SIGLIP;
+}
 
 // The processor's prompt rule for images (ADR 0010): each of the n_images image tokens of
 // ids[n] (vision.image_token_id, one per image, in order) becomes tokens_per_image image tokens,
@@ -166,7 +178,8 @@ mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_
 // Whether images can reach the text model of this vision family through the batch's media
 // entries (mx_batch_vision, mx_batch_prefill_media; the server): an error (MX_ERR_UNSUPPORTED
 // naming the model_type) for the towers whose image tokens need M-RoPE positions (Qwen2-VL,
-// Qwen2.5-VL), which a session takes (mx_session_vision_grid) but the batch does not yet.
+// Qwen2.5-VL), which a session takes (mx_session_vision_grid) but the batch does not yet, and
+// for Gemma 3's (its image-block mask is not implemented yet: the session refuses it too).
 mx_status_t mx_vision_check_media(const struct mx_model_config *cfg);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.

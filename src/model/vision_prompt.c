@@ -66,6 +66,11 @@ mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *id
 
 mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
   if (cfg->vision.kind == MX_VISION_CLIP) return MX_OK;
+  if (cfg->vision.kind == MX_VISION_SIGLIP)  // the session refuses them too, for the same reason
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "model_type '%s' runs its vision tower, but prompts with images need the "
+                        "bidirectional image-block mask, which is not implemented yet",
+                        cfg->model_type);
   return mx_error_set(MX_ERR_UNSUPPORTED,
                       "model_type '%s' takes images in a session only (mlxcel generate --image): "
                       "its image tokens need M-RoPE positions, which the batch (and so the "

@@ -71,7 +71,7 @@ mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
   if (!be) return unknown_backend("vision backend", name);
   if (be == text_be || !model->config.vision.present) return MX_OK;
   // The Qwen towers (ADR 0013) run through vision_grid, LLaVA's through vision.
-  if (model->config.vision.kind == MX_VISION_CLIP ? !be->vision : !be->vision_grid)
+  if (mx_vision_fixed_size(&model->config.vision) ? !be->vision : !be->vision_grid)
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "vision backend '%s': the %s backend cannot run the vision tower (@vision) "
                         "yet; use interp or cpu",
@@ -224,15 +224,22 @@ mx_status_t mx_session_check_vision_sizes(const mx_model_t *m, int64_t n_pixels,
   return MX_OK;
 }
 
-static mx_status_t check_media(const mx_session_t *s, const char *what) {
+static mx_status_t check_media(const mx_session_t *s, const char *what, bool prompt) {
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
   // The Qwen towers take a patch grid and M-RoPE positions: their own entry points.
-  if (s->model->config.vision.kind != MX_VISION_CLIP)
+  if (!mx_vision_fixed_size(&s->model->config.vision))
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: model_type '%s' takes images of any size with M-RoPE positions "
                         "(mx_session_vision_grid, mx_session_prefill_mrope)",
+                        what, s->model->config.model_type);
+  // Gemma 3's image blocks attend bidirectionally (token_type_ids): until @prefill_media takes
+  // that mask, its prompts with images are refused rather than run causally (other logits).
+  if (prompt && s->model->config.vision.kind == MX_VISION_SIGLIP)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: model_type '%s' runs its vision tower, but prompts with images need "
+                        "the bidirectional image-block mask, which is not implemented yet",
                         what, s->model->config.model_type);
   if ((!s->vbackend && !s->backend->vision) || !s->backend->prefill_media)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
@@ -244,7 +251,7 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
                               float *features, int64_t n_features) {
   if (!s || !pixels || !features)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision: NULL argument");
-  mx_status_t st = check_media(s, "image");
+  mx_status_t st = check_media(s, "image", false);
   if (st) return st;
   st = mx_session_check_vision_sizes(s->model, n_pixels, n_features);
   if (st) return st;
@@ -257,7 +264,7 @@ mx_status_t mx_session_prefill_media(mx_session_t *s, const int32_t *ids, const 
                                      int32_t n) {
   if (!s || !media)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_prefill_media: NULL argument");
-  mx_status_t st = check_media(s, "prompt");
+  mx_status_t st = check_media(s, "prompt", true);
   if (!st) st = check_tokens(s, ids, n, "prompt");
   if (st) return st;
   return prefill_chunks(s, ids, media, n, NULL);
