@@ -156,6 +156,13 @@ typedef struct mx_vision_config {
   uint8_t layer_full[MX_VISION_MAX_LAYERS];  // Qwen2.5-VL: 1 for fullatt_block_indexes
 } mx_vision_config_t;
 
+// Whether the image tokens of each image attend to each other bidirectionally in the text model
+// (Gemma 3: causal, and bidirectional inside each run of image tokens): a prefill call must hold
+// each run whole (mx_vision_prefill_take).
+static inline bool mx_vision_blocks(const mx_vision_config_t *v) {
+  return v->present && v->kind == MX_VISION_SIGLIP;
+}
+
 // Whether the tower takes square images of one size (vision.image_size) and gives
 // tokens_per_image features each through one @vision (CLIP, SigLIP), rather than one @vision per
 // patch grid (the Qwen towers).
@@ -167,7 +174,8 @@ static inline bool mx_vision_fixed_size(const mx_vision_config_t *v) {
 // ids[n] (vision.image_token_id, one per image, in order) becomes tokens_per_image image tokens,
 // so the features of image i land on the i-th run. *out (heap, the caller frees) receives the
 // expanded ids, *n_out their count. Errors: a number of image tokens other than n_images
-// (MX_ERR_INVALID_ARG naming both), a prompt over INT32_MAX tokens, out of memory.
+// (MX_ERR_INVALID_ARG naming both), a prompt over INT32_MAX tokens, out of memory; Gemma 3
+// (MX_ERR_UNSUPPORTED: its processor expands the text, not yet done here).
 struct mx_model_config;
 mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int32_t *ids,
                                     int32_t n, int32_t n_images, int32_t **out, int32_t *n_out);
@@ -175,11 +183,17 @@ mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int
 // position of the i-th run of tokens_per_image image tokens. Error when there are fewer runs.
 mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
                                  int32_t n_images, int32_t *starts);
+// How many of the n prompt tokens ids[] the next prefill call, of at most `chunk` tokens, takes
+// (*take): all it can, but for a model with image blocks (mx_vision_blocks) never cutting a run
+// of image tokens. prev_image: the context's last token (before ids[0]) is an image token.
+// Errors (MX_ERR_INVALID_ARG): ids continue a run of image tokens already in the context, or a
+// run longer than the chunk starts ids (naming its length and the chunk).
+mx_status_t mx_vision_prefill_take(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
+                                   int32_t chunk, bool prev_image, int32_t *take);
 // Whether images can reach the text model of this vision family through the batch's media
 // entries (mx_batch_vision, mx_batch_prefill_media; the server): an error (MX_ERR_UNSUPPORTED
 // naming the model_type) for the towers whose image tokens need M-RoPE positions (Qwen2-VL,
-// Qwen2.5-VL), which a session takes (mx_session_vision_grid) but the batch does not yet, and
-// for Gemma 3's (its image-block mask is not implemented yet: the session refuses it too).
+// Qwen2.5-VL), which a session takes (mx_session_vision_grid) but the batch does not yet.
 mx_status_t mx_vision_check_media(const struct mx_model_config *cfg);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.

@@ -221,6 +221,8 @@ static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
   a->sandwich_norm = !g1;
   if (!g3) return MX_OK;
   a->qk_norm = true;
+  // Gemma3Model: image tokens attend bidirectionally within their image (token_type_ids).
+  a->media_blocks = cfg->vision.present && cfg->vision.kind == MX_VISION_SIGLIP;
   if (strcmp(mt, "gemma3") == 0) {
     a->prefix = "language_model.model.";
     a->prefix_alts[0] = "language_model.model.";

@@ -178,12 +178,27 @@ static mx_status_t prefill_chunks(mx_session_t *s, const int32_t *ids, const flo
                           "the logits of every position are not available after an image");
     return mx_session_mrope_text(s, ids, n);
   }
-  for (int32_t off = 0; off < n; off += s->chunk) {
-    int32_t m = n - off < s->chunk ? n - off : s->chunk;
+  // With media, a chunk never cuts an image's run of tokens (they attend to each other in
+  // Gemma 3): it ends before the run; a prompt that cannot be cut so is refused before any work.
+  const mx_model_config_t *mc = &s->model->config;
+  bool prev_image = s->n_past > 0 && s->tokens[s->n_past - 1] == mc->vision.image_token_id;
+  for (int32_t off = 0, m; media && off < n; off += m) {
+    mx_status_t st =
+        mx_vision_prefill_take(mc, ids + off, n - off, s->chunk, off == 0 && prev_image, &m);
+    if (st) return mx_error_prefix(st, "prefill at position %lld", (long long)(s->n_past + off));
+  }
+  for (int32_t off = 0, m; off < n; off += m) {
+    mx_status_t st = MX_OK;
+    if (media) {
+      st = mx_vision_prefill_take(mc, ids + off, n - off, s->chunk, false, &m);
+      if (st) return st;
+    } else {
+      m = n - off < s->chunk ? n - off : s->chunk;
+    }
     float *all = all_logits ? all_logits + (size_t)off * (size_t)s->vocab : NULL;
-    mx_status_t st = media ? s->backend->prefill_media(s->state, ids + off, media + (size_t)off * H,
-                                                       m, s->n_past, s->logits)
-                           : s->backend->prefill(s->state, ids + off, m, s->n_past, s->logits, all);
+    st = media ? s->backend->prefill_media(s->state, ids + off, media + (size_t)off * H, m,
+                                           s->n_past, s->logits)
+               : s->backend->prefill(s->state, ids + off, m, s->n_past, s->logits, all);
     if (st) {
       // The chunks before this one are in the KV state; this one may be partly written, but
       // only at positions >= n_past, which the next call rewrites before anything reads them.
@@ -224,7 +239,7 @@ mx_status_t mx_session_check_vision_sizes(const mx_model_t *m, int64_t n_pixels,
   return MX_OK;
 }
 
-static mx_status_t check_media(const mx_session_t *s, const char *what, bool prompt) {
+static mx_status_t check_media(const mx_session_t *s, const char *what) {
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
@@ -233,13 +248,6 @@ static mx_status_t check_media(const mx_session_t *s, const char *what, bool pro
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: model_type '%s' takes images of any size with M-RoPE positions "
                         "(mx_session_vision_grid, mx_session_prefill_mrope)",
-                        what, s->model->config.model_type);
-  // Gemma 3's image blocks attend bidirectionally (token_type_ids): until @prefill_media takes
-  // that mask, its prompts with images are refused rather than run causally (other logits).
-  if (prompt && s->model->config.vision.kind == MX_VISION_SIGLIP)
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "%s: model_type '%s' runs its vision tower, but prompts with images need "
-                        "the bidirectional image-block mask, which is not implemented yet",
                         what, s->model->config.model_type);
   if ((!s->vbackend && !s->backend->vision) || !s->backend->prefill_media)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
@@ -251,7 +259,7 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
                               float *features, int64_t n_features) {
   if (!s || !pixels || !features)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision: NULL argument");
-  mx_status_t st = check_media(s, "image", false);
+  mx_status_t st = check_media(s, "image");
   if (st) return st;
   st = mx_session_check_vision_sizes(s->model, n_pixels, n_features);
   if (st) return st;
@@ -264,7 +272,7 @@ mx_status_t mx_session_prefill_media(mx_session_t *s, const int32_t *ids, const 
                                      int32_t n) {
   if (!s || !media)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_prefill_media: NULL argument");
-  mx_status_t st = check_media(s, "prompt", true);
+  mx_status_t st = check_media(s, "prompt");
   if (!st) st = check_tokens(s, ids, n, "prompt");
   if (st) return st;
   return prefill_chunks(s, ids, media, n, NULL);
