@@ -47,6 +47,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "gguf"))
+from llama_layout import LAYER, TOP as NAMES, gguf_name, permute, unpermute  # noqa: E402
+
 try:
     import gguf
     from gguf import quants
@@ -103,31 +106,6 @@ def write_safetensors(path, tensors):
     h += b" " * (-len(h) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
-
-def permute(w, heads):
-    # llama.cpp's convert_hf_to_gguf.py LlamaModel.permute, as its converter applies it.
-    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
-
-
-def unpermute(w, heads):
-    return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
-
-
-NAMES = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
-         "lm_head.weight": "output.weight"}
-LAYER = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
-         "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
-         "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
-         "mlp.down_proj": "ffn_down"}
-
-
-def gguf_name(hf):
-    if hf in NAMES:
-        return NAMES[hf]
-    parts = hf.split(".")
-    layer, rest = parts[2], ".".join(parts[3:-1])
-    return f"blk.{layer}.{LAYER[rest]}.{parts[-1]}"
 
 
 def write_gguf(path, qtype, chat_template=None):
