@@ -112,12 +112,15 @@ typedef struct mx_rope_scaling {
 enum { MX_MAX_EOS_IDS = 16 };
 enum { MX_MAX_LAYERS = 512 };  // num_hidden_layers above this is refused
 
-// Which vision tower (ADR 0010): LLaVA's CLIP ViT and projector, or Qwen2-VL's / Qwen2.5-VL's
-// ViT with 2-D RoPE and patch merger (images of any size: one @vision per patch grid).
+// Which vision tower (ADR 0010): LLaVA's CLIP ViT and projector, Gemma 3's SigLIP ViT and pooled
+// projector (both: square images of one size, tokens_per_image features each), or Qwen2-VL's /
+// Qwen2.5-VL's ViT with 2-D RoPE and patch merger (images of any size: one @vision per patch
+// grid).
 typedef enum mx_vision_kind {
   MX_VISION_CLIP = 0,
   MX_VISION_QWEN2_VL = 1,
   MX_VISION_QWEN2_5_VL = 2,
+  MX_VISION_SIGLIP = 3,
 } mx_vision_kind_t;
 
 enum { MX_VISION_MAX_LAYERS = 128 };
@@ -135,27 +138,44 @@ typedef struct mx_vision_config {
                        // the last); the tower's hidden states after them are the features
   bool drop_cls;       // vision_feature_select_strategy "default": the class token is dropped
   double layer_norm_eps;
-  char hidden_act[16];       // the tower's MLP: "quick_gelu" or "gelu"
+  char hidden_act[16];       // the tower's MLP: "quick_gelu", "gelu" or (SigLIP) "gelu_tanh"
   char projector_act[16];    // between the projector's two linears: "gelu" or "quick_gelu"
   bool projector_bias;       // multimodal_projector_bias
   int32_t image_token_id;    // image_token_index: one such token per image feature in the prompt
   int32_t tokens_per_image;  // features per image: patches (+ 1 when the class token is kept);
+                             // Gemma 3: mm_tokens_per_image (the patches average-pooled);
                              // 0 for the Qwen towers (grid_h * grid_w / merge^2 per image)
   // Qwen2-VL / Qwen2.5-VL (image_size is 0: images come in any patch grid).
   int32_t spatial_merge_size;     // m: m x m patches merge into one feature
   int32_t temporal_patch_size;    // frames per patch (an image is repeated to fill them)
   int32_t window_size;            // Qwen2.5-VL: a window's side in pixels (window attention)
-  int32_t vision_start_token_id;  // <|vision_start|>, before each image's tokens
-  int32_t vision_end_token_id;    // <|vision_end|>, after them
+  int32_t vision_start_token_id;  // <|vision_start|> (Gemma 3: <start_of_image>, boi_token_index)
+                                  // before each image's tokens
+  int32_t vision_end_token_id;    // <|vision_end|> (Gemma 3: <end_of_image>) after them
   double rope_theta;              // the tower's 2-D RoPE base
   uint8_t layer_full[MX_VISION_MAX_LAYERS];  // Qwen2.5-VL: 1 for fullatt_block_indexes
 } mx_vision_config_t;
+
+// Whether the image tokens of each image attend to each other bidirectionally in the text model
+// (Gemma 3: causal, and bidirectional inside each run of image tokens): a prefill call must hold
+// each run whole (mx_vision_prefill_take).
+static inline bool mx_vision_blocks(const mx_vision_config_t *v) {
+  return v->present && v->kind == MX_VISION_SIGLIP;
+}
+
+// Whether the tower takes square images of one size (vision.image_size) and gives
+// tokens_per_image features each through one @vision (CLIP, SigLIP), rather than one @vision per
+// patch grid (the Qwen towers).
+static inline bool mx_vision_fixed_size(const mx_vision_config_t *v) {
+  return v->kind == MX_VISION_CLIP || v->kind == MX_VISION_SIGLIP;
+}
 
 // The processor's prompt rule for images (ADR 0010): each of the n_images image tokens of
 // ids[n] (vision.image_token_id, one per image, in order) becomes tokens_per_image image tokens,
 // so the features of image i land on the i-th run. *out (heap, the caller frees) receives the
 // expanded ids, *n_out their count. Errors: a number of image tokens other than n_images
-// (MX_ERR_INVALID_ARG naming both), a prompt over INT32_MAX tokens, out of memory.
+// (MX_ERR_INVALID_ARG naming both), a prompt over INT32_MAX tokens, out of memory; Gemma 3
+// (MX_ERR_UNSUPPORTED: its processor expands the text, not yet done here).
 struct mx_model_config;
 mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int32_t *ids,
                                     int32_t n, int32_t n_images, int32_t **out, int32_t *n_out);
@@ -163,6 +183,13 @@ mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int
 // position of the i-th run of tokens_per_image image tokens. Error when there are fewer runs.
 mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
                                  int32_t n_images, int32_t *starts);
+// How many of the n prompt tokens ids[] the next prefill call, of at most `chunk` tokens, takes
+// (*take): all it can, but for a model with image blocks (mx_vision_blocks) never cutting a run
+// of image tokens. prev_image: the context's last token (before ids[0]) is an image token.
+// Errors (MX_ERR_INVALID_ARG): ids continue a run of image tokens already in the context, or a
+// run longer than the chunk starts ids (naming its length and the chunk).
+mx_status_t mx_vision_prefill_take(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
+                                   int32_t chunk, bool prev_image, int32_t *take);
 // Whether images can reach the text model of this vision family through the batch's media
 // entries (mx_batch_vision, mx_batch_prefill_media; the server): an error (MX_ERR_UNSUPPORTED
 // naming the model_type) for the towers whose image tokens need M-RoPE positions (Qwen2-VL,

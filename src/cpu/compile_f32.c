@@ -89,7 +89,7 @@ static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
 
 bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_attn_t *a) {
   const mx_func_t *f = c->p->f;
-  if (op->n_operands < 4 || op->n_operands > 5 || op->n_results != 1) return false;
+  if (op->n_operands < 4 || op->n_operands > 6 || op->n_results != 1) return false;
   const mx_type_t *qt = vtype(f, op->operands[0]), *kt = vtype(f, op->operands[1]),
                   *vt = vtype(f, op->operands[2]), *pt = vtype(f, op->operands[3]),
                   *ot = vtype(f, op->results[0]);
@@ -97,8 +97,16 @@ bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_at
   if (!is_f32(qt) || qt->rank != 4 || !(lowp_kv ? is_lowp(kt) : is_f32(kt)) || kt->rank != 4 ||
       !mx_type_equal(kt, vt) || !is_i32(pt) || pt->rank != 1 || !is_f32(ot) ||
       !mx_type_same_shape(qt, ot) || !mx_comp_attention_read(op, &ca) ||
-      ca.sinks != (op->n_operands == 5))
+      op->n_operands != 4 + ca.sinks + ca.blocks)
     return false;
+  // Block ids: [B, T] i32, the last operand; f32 caches without sinks only (fused_kv.h's driver,
+  // which the others take, reads no block ids).
+  if (ca.blocks) {
+    const mx_type_t *bt = vtype(f, op->operands[op->n_operands - 1]);
+    if (lowp_kv || ca.sinks || !is_i32(bt) || bt->rank != 2 || bt->dims[0] != qt->dims[0] ||
+        bt->dims[1] != qt->dims[1])
+      return false;
+  }
   if (ca.sinks) {  // f32 [hq], read at run time
     const mx_type_t *st = vtype(f, op->operands[4]);
     if (!is_f32(st) || st->rank != 1 || st->dims[0] != qt->dims[2]) return false;
@@ -110,6 +118,7 @@ bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_at
                      .s = kt->dims[2],
                      .d = qt->dims[3],
                      .window = ca.window,
+                     .blocks = ca.blocks,
                      .kv = kt->elem,
                      .scale = (float)ca.scale,
                      .softcap = (float)ca.softcap,
@@ -231,10 +240,10 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (kind == MX_COMPOSITE_KIND_ATTENTION) {
     step_attn_t a;
     if (!mx_plan_attention_shape(c, op, false, &a)) return false;
-    if (mx_plan_emit_attention_split(c, op, &a, st)) return true;
+    if (!a.blocks && mx_plan_emit_attention_split(c, op, &a, st)) return true;
     if (a.sinks) return mx_plan_emit_attention_kv(c, op, &a, st);
-    if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION, MX_COMPOSITE_ATTENTION, op->operands, 4,
-                                   out, &s)))
+    if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION, MX_COMPOSITE_ATTENTION, op->operands,
+                                   a.blocks ? 5 : 4, out, &s)))
       return true;
     s->attn = a;
     size_t need = mx_cpu_attention_scratch_floats(a.d, a.s);

@@ -283,11 +283,11 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                             (float *)vp[s->out[0]], ith, nth);
       break;
     case ST_ATTENTION:
-      mx_cpu_attention_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
-                           (const float *)vp[s->in[2]], (const int32_t *)vp[s->in[3]],
-                           (float *)vp[s->out[0]], s->attn.b, s->attn.t, s->attn.hq, s->attn.hkv,
-                           s->attn.s, s->attn.d, s->attn.scale, s->attn.window, s->attn.softcap,
-                           p->scratch, ith, nth);
+      mx_cpu_attention_blocks_f32(
+          (const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (const float *)vp[s->in[2]],
+          (const int32_t *)vp[s->in[3]], s->attn.blocks ? (const int32_t *)vp[s->in[4]] : NULL,
+          (float *)vp[s->out[0]], s->attn.b, s->attn.t, s->attn.hq, s->attn.hkv, s->attn.s,
+          s->attn.d, s->attn.scale, s->attn.window, s->attn.softcap, p->scratch, ith, nth);
       break;
     case ST_ATTN_SPLIT:
       mx_cpu_attention_kv_split((const float *)vp[s->in[0]], vp[s->in[1]], vp[s->in[2]], s->attn.kv,

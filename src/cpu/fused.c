@@ -159,22 +159,31 @@ size_t mx_cpu_attention_scratch_floats(int64_t d, int64_t s) {
   return own > grouped ? own : grouped;
 }
 
-// Keys query t of sequence b sees: [*lo, *hi] (empty when *hi < *lo).
-static void key_range(const int32_t *pos0, int64_t bi, int64_t ti, int64_t s, int64_t window,
-                      int64_t *lo, int64_t *hi) {
-  int64_t p = (int64_t)pos0[bi] + ti;
+// Keys query t of sequence b sees: [*lo, *hi] (empty when *hi < *lo); with block ids
+// blocks[B, T], up to the end of the query's run of equal ids >= 0 (the window counts from the
+// query's own position).
+static void key_range(const int32_t *pos0, const int32_t *blocks, int64_t t, int64_t bi, int64_t ti,
+                      int64_t s, int64_t window, int64_t *lo, int64_t *hi) {
+  int64_t p = (int64_t)pos0[bi] + ti, last = p;
+  if (blocks && blocks[bi * t + ti] >= 0) {
+    const int32_t *row = blocks + bi * t;
+    int64_t j = ti;
+    while (j + 1 < t && row[j + 1] == row[ti]) j++;
+    last = (int64_t)pos0[bi] + j;
+  }
   *lo = window > 0 ? p - window + 1 : 0;
   if (*lo < 0) *lo = 0;
-  *hi = p < s - 1 ? p : s - 1;
+  *hi = last < s - 1 ? last : s - 1;
 }
 
 // Prefill: tiles of the g query heads of one kv head at tq consecutive positions (g * tq <= 16
 // rows). Tiles are dealt to threads round-robin: causal tiles grow with their position, and
 // interleaving keeps the threads' shares equal where contiguous blocks would not.
 static void attention_tiles(const mx_cpu_fused_ops_t *o, const float *q, const float *k_cache,
-                            const float *v_cache, const int32_t *pos0, float *out, int64_t b,
-                            int64_t t, int64_t hq, int64_t hkv, int64_t s, int64_t d, float scale,
-                            int64_t window, float softcap, float *scr, int ith, int nth) {
+                            const float *v_cache, const int32_t *pos0, const int32_t *blocks,
+                            float *out, int64_t b, int64_t t, int64_t hq, int64_t hkv, int64_t s,
+                            int64_t d, float scale, int64_t window, float softcap, float *scr,
+                            int ith, int nth) {
   int64_t g = hq / hkv, tq = MX_ATTN_TILE_ROWS / g, n_tiles = (t + tq - 1) / tq;
   int64_t units = b * hkv * n_tiles;
   mx_attn_tile_t tile;
@@ -188,7 +197,7 @@ static void attention_tiles(const mx_cpu_fused_ops_t *o, const float *q, const f
     int32_t r = 0;
     for (int64_t ti = t0; ti < t1; ti++) {
       int64_t lo, hi;
-      key_range(pos0, bi, ti, s, window, &lo, &hi);
+      key_range(pos0, blocks, t, bi, ti, s, window, &lo, &hi);
       for (int64_t gi = 0; gi < g; gi++, r++) {
         int64_t row = (bi * t + ti) * hq + hk * g + gi;
         tile.q[r] = q + row * d;
@@ -220,14 +229,23 @@ void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_c
                           const int32_t *pos0, float *out, int64_t b, int64_t t, int64_t hq,
                           int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                           float softcap, float *scratch, int ith, int nth) {
+  mx_cpu_attention_blocks_f32(q, k_cache, v_cache, pos0, NULL, out, b, t, hq, hkv, s, d, scale,
+                              window, softcap, scratch, ith, nth);
+}
+
+void mx_cpu_attention_blocks_f32(const float *q, const float *k_cache, const float *v_cache,
+                                 const int32_t *pos0, const int32_t *blocks, float *out, int64_t b,
+                                 int64_t t, int64_t hq, int64_t hkv, int64_t s, int64_t d,
+                                 float scale, int64_t window, float softcap, float *scratch,
+                                 int ith, int nth) {
   if (b <= 0 || t <= 0 || hq <= 0 || hkv <= 0 || s <= 0 || d <= 0 || hq % hkv != 0) return;
   if (nth < 1) nth = 1;
   const mx_cpu_fused_ops_t *o = ops();
   float *scr = scratch + (size_t)ith * mx_cpu_attention_scratch_floats(d, s);
   int64_t g = hq / hkv;
   if (t > 1 && o->attn_tile && g <= MX_ATTN_TILE_ROWS && s <= INT32_MAX) {
-    attention_tiles(o, q, k_cache, v_cache, pos0, out, b, t, hq, hkv, s, d, scale, window, softcap,
-                    scr, ith, nth);
+    attention_tiles(o, q, k_cache, v_cache, pos0, blocks, out, b, t, hq, hkv, s, d, scale, window,
+                    softcap, scr, ith, nth);
     return;
   }
   if (t == 1) {
@@ -244,7 +262,7 @@ void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_c
   for (int64_t u = ith; u < units; u += nth) {
     int64_t h = u % hq, bt = u / hq, bi = bt / t, ti = bt % t;
     int64_t lo, hi;
-    key_range(pos0, bi, ti, s, window, &lo, &hi);
+    key_range(pos0, blocks, t, bi, ti, s, window, &lo, &hi);
     float *o_row = out + u * d;
     if (hi < lo) {
       memset(o_row, 0, (size_t)d * sizeof(float));

@@ -82,6 +82,15 @@ void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_c
                           const int32_t *pos0, float *out, int64_t b, int64_t t, int64_t hq,
                           int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                           float softcap, float *scratch, int ith, int nth);
+// The same with mx.attention's block ids (composite.h; NULL: none) blocks[B, T]: query t of a
+// run of equal ids >= 0 also sees the keys of the rest of its run, up to position
+// pos0[b] + (the run's last t), within the window (the run's keys are one range with the
+// causal ones, so the same streaming kernels read it).
+void mx_cpu_attention_blocks_f32(const float *q, const float *k_cache, const float *v_cache,
+                                 const int32_t *pos0, const int32_t *blocks, float *out, int64_t b,
+                                 int64_t t, int64_t hq, int64_t hkv, int64_t s, int64_t d,
+                                 float scale, int64_t window, float softcap, float *scratch,
+                                 int ith, int nth);
 
 // out[i] = act(gate[i]) * up[i]; act 0 = silu (g / (1 + exp(-g))), 1 = gelu_tanh
 // (0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))), HF gelu_pytorch_tanh). out may equal gate

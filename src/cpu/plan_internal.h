@@ -135,6 +135,7 @@ typedef struct step_rope_table {  // ST_ROPE_TABLE: [rows, half] cos / sin pairs
 
 typedef struct step_attn {  // ST_ATTENTION, ST_ATTENTION_KV, ST_ATTN_SPLIT
   int64_t b, t, hq, hkv, s, d, window;
+  bool blocks;        // ST_ATTENTION: in[4] holds mx.attention's block ids [B, T]
   mx_elem_type_t kv;  // ST_ATTENTION_KV, ST_ATTN_SPLIT: the caches' element type
   int64_t parts;      // ST_ATTN_SPLIT: pieces of the keys
   float scale, softcap;

@@ -89,12 +89,13 @@ int32_t mx_comp_rope_write(mx_module_t *m, const mx_comp_rope_t *a, mx_named_att
 int32_t mx_comp_attention_write(mx_module_t *m, const mx_comp_attention_t *a,
                                 mx_named_attr_t *attrs) {
   (void)m;
-  attrs[0] = (mx_named_attr_t){"scale", mx_attr_float(a->scale, MX_ELEM_F32)};
-  attrs[1] = (mx_named_attr_t){"softcap", mx_attr_float(a->softcap, MX_ELEM_F32)};
-  attrs[2] = (mx_named_attr_t){"window", mx_attr_int(a->window, MX_ELEM_I64)};
-  if (!a->sinks) return 3;  // graphs without sinks stay as they were
-  attrs[3] = (mx_named_attr_t){"sinks", mx_attr_int(1, MX_ELEM_I64)};
-  return 4;
+  int32_t n = 0;  // graphs without sinks or blocks stay as they were
+  if (a->blocks) attrs[n++] = (mx_named_attr_t){"blocks", mx_attr_int(1, MX_ELEM_I64)};
+  attrs[n++] = (mx_named_attr_t){"scale", mx_attr_float(a->scale, MX_ELEM_F32)};
+  attrs[n++] = (mx_named_attr_t){"softcap", mx_attr_float(a->softcap, MX_ELEM_F32)};
+  attrs[n++] = (mx_named_attr_t){"window", mx_attr_int(a->window, MX_ELEM_I64)};
+  if (a->sinks) attrs[n++] = (mx_named_attr_t){"sinks", mx_attr_int(1, MX_ELEM_I64)};
+  return n;
 }
 
 int32_t mx_comp_gated_write(mx_module_t *m, const mx_comp_gated_t *a, mx_named_attr_t *attrs) {
@@ -200,6 +201,10 @@ bool mx_comp_attention_read(const mx_op_t *op, mx_comp_attention_t *a) {
   if (field(op, "sinks") && (!read_i(op, "sinks", &sinks) || (sinks != 0 && sinks != 1)))
     return false;
   a->sinks = sinks == 1;
+  int64_t blocks = 0;
+  if (field(op, "blocks") && (!read_i(op, "blocks", &blocks) || (blocks != 0 && blocks != 1)))
+    return false;
+  a->blocks = blocks == 1;
   return true;
 }
 

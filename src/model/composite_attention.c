@@ -8,6 +8,12 @@
 // clipped to the S slots: with pos0 = S - 1 every query sees all S keys, which is full
 // (bidirectional) attention over them (the vision towers' use, ADR 0010).
 //
+// With the attribute `blocks` (composite.h), a last operand blocks [B, T] i32 gives each query
+// of the call a block id (-1: none): query t also sees slot pos0[b] + j of every query j of the
+// call with its id, within the window ((causal OR block) AND window, as transformers composes
+// Gemma 3's image-block mask on sliding layers). The decomposition builds that as
+// same[b, t, j] (ids equal and >= 0) times the one-hot map of j to slot pos0[b] + j.
+//
 // With sinks (gpt-oss), each query head's learned sink logit joins the softmax's max and
 // denominator as one more score with no value, as transformers concatenates it to the scores
 // and drops its column after the softmax.
@@ -46,6 +52,11 @@ mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_
 
 mx_status_t mx_g_causal_softmax_sink(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
                                      int64_t window, int32_t sink, int32_t *out) {
+  return mx_g_masked_softmax(b, s, pos0, qdim, window, -1, sink, out);
+}
+
+mx_status_t mx_g_masked_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
+                                int64_t window, int32_t also, int32_t sink, int32_t *out) {
   mx_type_t it = *mx_build_type(b, s);
   it.elem = MX_ELEM_I32;
   int32_t kidx, tidx, p0b, qpos, ok, neg, masked;
@@ -55,6 +66,7 @@ mx_status_t mx_g_causal_softmax_sink(mx_builder_t *b, int32_t s, int32_t pos0, i
   MX_TRY(mx_build_broadcast_in_dim(b, pos0, it.dims, it.rank, &d0, &p0b));
   MX_TRY(mx_build_binary(b, MX_OP_ADD, p0b, tidx, &qpos));
   MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, kidx, qpos, &ok));
+  if (also >= 0) MX_TRY(mx_build_binary(b, MX_OP_OR, ok, also, &ok));
   if (window > 0) {
     int32_t w, lo, ok2;
     MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)window, qpos, &w));
@@ -72,8 +84,38 @@ mx_status_t mx_g_causal_softmax_sink(mx_builder_t *b, int32_t s, int32_t pos0, i
 typedef struct attn_params {
   double scale, softcap;
   int64_t window;
-  bool sinks;
+  bool sinks, blocks;
 } attn_params_t;
+
+// The slots each query sees through its block, for scores of shape st [B, Hkv, T, G, S]:
+// any_j(blocks[b, t] == blocks[b, j] >= 0 and slot == pos0[b] + j), as an i1 tensor of st.
+static mx_status_t block_slots(mx_builder_t *b, int32_t blocks, int32_t pos0, const mx_type_t *st,
+                               int32_t *out) {
+  int64_t B = st->dims[0], T = st->dims[2], S = st->dims[4];
+  int64_t btt[3] = {B, T, T}, bts[3] = {B, T, S}, d01[2] = {0, 1}, d02[2] = {0, 2}, d0 = 0;
+  mx_type_t et = mx_type_tensor(MX_ELEM_I32, 3, bts);
+  int32_t bq, bk, eq, zero, in, same, samef, jj, ss, p0, at, hit, hitf, a, half, vis;
+  MX_TRY(mx_build_broadcast_in_dim(b, blocks, btt, 3, d01, &bq));  // [b, t, j] = blocks[b, t]
+  MX_TRY(mx_build_broadcast_in_dim(b, blocks, btt, 3, d02, &bk));  // [b, t, j] = blocks[b, j]
+  MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, bq, bk, &eq));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 0.0, bq, &zero));
+  MX_TRY(mx_build_compare(b, MX_CMP_GE, MX_CMP_TYPE_AUTO, bq, zero, &in));
+  MX_TRY(mx_build_binary(b, MX_OP_AND, eq, in, &same));
+  MX_TRY(mx_build_convert(b, same, MX_ELEM_F32, &samef));
+  MX_TRY(mx_build_iota(b, &et, 1, &jj));  // [b, j, s] = j
+  MX_TRY(mx_build_iota(b, &et, 2, &ss));  // [b, j, s] = s
+  MX_TRY(mx_build_broadcast_in_dim(b, pos0, bts, 3, &d0, &p0));
+  MX_TRY(mx_build_binary(b, MX_OP_ADD, p0, jj, &at));
+  MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, ss, at, &hit));
+  MX_TRY(mx_build_convert(b, hit, MX_ELEM_F32, &hitf));
+  int64_t lb = 0, rb = 0, lc = 2, rc = 1;
+  mx_dot_dims_t dd = {{&lb, 1}, {&rb, 1}, {&lc, 1}, {&rc, 1}};
+  MX_TRY(mx_build_dot_general(b, samef, hitf, &dd, MX_ELEM_F32, &a));  // [B, T, S]: 0 or 1
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.5, a, &half));
+  MX_TRY(mx_build_compare(b, MX_CMP_GT, MX_CMP_TYPE_AUTO, a, half, &vis));
+  int64_t dims[3] = {0, 2, 4};
+  return mx_build_broadcast_in_dim(b, vis, st->dims, st->rank, dims, out);
+}
 
 static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const void *params,
                                    int32_t *result) {
@@ -112,7 +154,12 @@ static mx_status_t build_attention(mx_builder_t *b, const int32_t *args, const v
     MX_TRY(mx_build_reshape(b, args[4], sd, 2, &s2));
     MX_TRY(mx_build_broadcast_in_dim(b, s2, bd, 4, map, &sink));
   }
-  MX_TRY(mx_g_causal_softmax_sink(b, s, pos0, 2, p->window, sink, &pr));
+  int32_t also = -1;  // the block ids: the last operand
+  if (p->blocks) {
+    mx_type_t st = *mx_build_type(b, s);
+    MX_TRY(block_slots(b, args[p->sinks ? 5 : 4], pos0, &st, &also));
+  }
+  MX_TRY(mx_g_masked_softmax(b, s, pos0, 2, p->window, also, sink, &pr));
   // out[b, kvh, t, g, d] = sum_s p[b, kvh, t, g, s] * v[b, kvh, s, d]
   int32_t o5, ot;
   {
@@ -134,6 +181,13 @@ mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int3
 mx_status_t mx_comp_attention_sinks(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
                                     int32_t v_cache, int32_t pos0, int32_t sinks, double scale,
                                     int64_t window, double softcap, int32_t *out) {
+  return mx_comp_attention_ex(c, b, q, k_cache, v_cache, pos0, sinks, -1, scale, window, softcap,
+                              out);
+}
+
+mx_status_t mx_comp_attention_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
+                                 int32_t v_cache, int32_t pos0, int32_t sinks, int32_t blocks,
+                                 double scale, int64_t window, double softcap, int32_t *out) {
   const mx_type_t *qt = mx_build_type(b, q), *kt = mx_build_type(b, k_cache);
   if (qt == NULL || kt == NULL || qt->rank != 4 || kt->rank != 4 || kt->dims[1] <= 0 ||
       qt->dims[2] % kt->dims[1] != 0) {
@@ -147,14 +201,16 @@ mx_status_t mx_comp_attention_sinks(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q
                           (long long)qt->dims[2]);
     }
   }
-  attn_params_t p = {scale, softcap, window, sinks >= 0};
-  char key[112];
-  snprintf(key, sizeof key, "scale=%.17g,window=%lld,softcap=%.17g%s", scale, (long long)window,
-           softcap, sinks >= 0 ? ",sinks" : "");
-  mx_comp_attention_t a = {scale, window, softcap, sinks >= 0};
+  attn_params_t p = {scale, softcap, window, sinks >= 0, blocks >= 0};
+  char key[128];
+  snprintf(key, sizeof key, "scale=%.17g,window=%lld,softcap=%.17g%s%s", scale, (long long)window,
+           softcap, sinks >= 0 ? ",sinks" : "", blocks >= 0 ? ",blocks" : "");
+  mx_comp_attention_t a = {scale, window, softcap, sinks >= 0, blocks >= 0};
   mx_named_attr_t attrs[MX_COMPOSITE_MAX_ATTRS];
-  int32_t n = mx_comp_attention_write(c->m, &a, attrs);
-  int32_t ops[5] = {q, k_cache, v_cache, pos0, sinks};
-  return mx_comp_call(c, b, MX_COMPOSITE_ATTENTION, ops, sinks >= 0 ? 5 : 4, attrs, n, key,
-                      build_attention, &p, out);
+  int32_t n = mx_comp_attention_write(c->m, &a, attrs), n_ops = 4;
+  int32_t ops[6] = {q, k_cache, v_cache, pos0};
+  if (sinks >= 0) ops[n_ops++] = sinks;
+  if (blocks >= 0) ops[n_ops++] = blocks;
+  return mx_comp_call(c, b, MX_COMPOSITE_ATTENTION, ops, n_ops, attrs, n, key, build_attention, &p,
+                      out);
 }

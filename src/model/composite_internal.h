@@ -27,6 +27,11 @@ mx_status_t mx_g_causal_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_
 // denominator (mx.attention's sinks, composite.h).
 mx_status_t mx_g_causal_softmax_sink(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
                                      int64_t window, int32_t sink, int32_t *out);
+// The same with the slots where `also` (an i1 tensor of s's shape, or -1 for none) is true
+// visible too, before the window applies: (causal OR also) AND window, transformers' order for
+// Gemma 3's image blocks on sliding layers.
+mx_status_t mx_g_masked_softmax(mx_builder_t *b, int32_t s, int32_t pos0, int64_t qdim,
+                                int64_t window, int32_t also, int32_t sink, int32_t *out);
 
 // The dequantized f32 weights [..., K] of stored w, scales [..., K / group][, biases] in format
 // q (composite_quant.c: mx.linear's arithmetic, for every composite that reads packed weights;

@@ -70,6 +70,40 @@ mx_status_t mx_cfg_rope_params(const mx_cfg_obj_t *root, const mx_cfg_obj_t *par
                                const mx_cfg_defaults_t *d, int32_t rotary_dim,
                                mx_model_config_t *cfg);
 
+// Whether o's rope_parameters is nested per layer type, as transformers 5 writes OLMo 3's and
+// Gemma 3's: {"full_attention": {...}, "sliding_attention": {...}}.
+bool mx_cfg_rope_nested(const mx_cfg_obj_t *o);
+// mx_cfg_parse_common for such a config: the full-attention entry gives rope_theta (default: the
+// top-level rope_theta, else d's) and cfg->rope_scaling (any type); the sliding entry gives
+// cfg->rope_local_base_freq (default sliding_def) and must be unscaled (the refusal names
+// `family`), as transformers applies scaling to the full-attention layers only.
+mx_status_t mx_cfg_parse_common_nested(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
+                                       const char *family, double sliding_def,
+                                       mx_model_config_t *cfg);
+
+// o's sub-object `key` in *out; absent or null: an empty object in *empty (the caller deletes it),
+// so that the sub-config's defaults apply; another type is an error naming the key.
+mx_status_t mx_cfg_sub_object(const mx_cfg_obj_t *o, const char *key, cJSON **empty,
+                              const cJSON **out);
+
+// A special token's index in o (key, or alias when o lacks key; def when both are absent),
+// which must lie in the text vocabulary: the error names the key.
+mx_status_t mx_cfg_token_index(const mx_cfg_obj_t *o, const char *key, const char *alias,
+                               int32_t def, int32_t vocab, int32_t *out);
+
+// A ViT vision_config class's defaults (CLIPVisionConfig, SiglipVisionConfig).
+typedef struct mx_vit_defaults {
+  const char *model_type;  // the one accepted
+  int32_t hidden_size, intermediate_size, num_layers, num_heads, image_size, patch_size;
+  double layer_norm_eps;
+  const char *hidden_act;  // the default
+  const char *acts[2];     // the activations the tower supports (acts[1] may be NULL)
+} mx_vit_defaults_t;
+
+// o's vision_config (absent: the defaults) into the ViT fields of *v (sizes, eps, hidden_act:
+// gelu_pytorch_tanh stored as "gelu_tanh"), validated (config_vision.c).
+mx_status_t mx_cfg_vit(const mx_cfg_obj_t *o, const mx_vit_defaults_t *d, mx_vision_config_t *v);
+
 // torch_dtype (or transformers 5's dtype) -> cfg->dtype; absent: float32.
 mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
 

@@ -216,3 +216,59 @@ mx_status_t mx_cfg_rope_params(const mx_cfg_obj_t *root, const mx_cfg_obj_t *par
                       "llama3, yarn, longrope)",
                       root->src, prefix, type_key, type);
 }
+
+bool mx_cfg_rope_nested(const mx_cfg_obj_t *o) {
+  const cJSON *rp = cJSON_GetObjectItemCaseSensitive(o->obj, "rope_parameters");
+  return cJSON_IsObject(rp) && (cJSON_GetObjectItemCaseSensitive(rp, "full_attention") ||
+                                cJSON_GetObjectItemCaseSensitive(rp, "sliding_attention"));
+}
+
+// One layer type's entry of a nested rope_parameters: its base (def when absent), and its
+// scaling into cfg->rope_scaling when `scaled` (the full-attention layers'); the other type must
+// be unscaled.
+static mx_status_t rope_of_type(const mx_cfg_obj_t *o, const cJSON *rp, const char *type,
+                                const mx_cfg_defaults_t *d, const char *family, bool scaled,
+                                double def, mx_model_config_t *cfg, double *theta) {
+  const cJSON *sub = cJSON_GetObjectItemCaseSensitive(rp, type);
+  *theta = def;
+  if (sub == NULL || cJSON_IsNull(sub)) return MX_OK;
+  char prefix[96];
+  snprintf(prefix, sizeof prefix, "%srope_parameters.%s.", o->prefix, type);
+  if (!cJSON_IsObject(sub)) {
+    return mx_error_set(MX_ERR_PARSE, "%s: %.*s must be an object", o->src, (int)strlen(prefix) - 1,
+                        prefix);
+  }
+  mx_cfg_obj_t s = {sub, o->src, prefix};
+  char kind[32];
+  MX_TRY(mx_cfg_str(&s, "rope_type", "default", kind, sizeof kind));
+  if (scaled && strcmp(kind, "default") != 0) {
+    int32_t rot = (int32_t)((double)cfg->head_dim * cfg->partial_rotary_factor);
+    MX_TRY(mx_cfg_rope_params(o, &s, d, rot, cfg));
+  } else if (strcmp(kind, "default") != 0) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: %srope_type '%s' is not supported for model_type '%s' "
+                        "(supported: default; the full-attention layers may scale)",
+                        o->src, prefix, kind, family);
+  }
+  MX_TRY(mx_cfg_f64(&s, "rope_theta", def, theta));
+  return positive(&s, "rope_theta", *theta);
+}
+
+mx_status_t mx_cfg_parse_common_nested(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
+                                       const char *family, double sliding_def,
+                                       mx_model_config_t *cfg) {
+  // The shared reader knows the flat form only: it reads the rest without rope_parameters (so
+  // the top-level rope_theta, or d's, is the full layers' default, as transformers pops it).
+  cJSON *rest = cJSON_Duplicate(o->obj, true);
+  if (rest == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  cJSON_DeleteItemFromObjectCaseSensitive(rest, "rope_parameters");
+  mx_cfg_obj_t r = {rest, o->src, o->prefix};
+  mx_status_t st = mx_cfg_parse_common(&r, d, cfg);
+  cJSON_Delete(rest);
+  MX_TRY(st);
+  const cJSON *rp = cJSON_GetObjectItemCaseSensitive(o->obj, "rope_parameters");
+  MX_TRY(rope_of_type(o, rp, "full_attention", d, family, true, cfg->rope_theta, cfg,
+                      &cfg->rope_theta));
+  return rope_of_type(o, rp, "sliding_attention", d, family, false, sliding_def, cfg,
+                      &cfg->rope_local_base_freq);
+}

@@ -12,6 +12,7 @@
 //            rope_scaling. gemma3 (the multimodal checkpoint) keeps its text weights under
 //            language_model.model. (transformers < 4.52) or model.language_model. (later).
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model/family.h"
@@ -68,11 +69,25 @@ static mx_status_t parse_config_gemma(const mx_cfg_obj_t *o, mx_model_config_t *
 }
 
 // The fields Gemma 2 and Gemma 3 share: the common ones, the activation, the attention scale,
-// the soft-caps (defaults differ per class) and the sliding window (4096 by default).
-static mx_status_t parse_gemma23(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,
+// the soft-caps (defaults differ per class) and the sliding window (4096 by default). Gemma 3's
+// RoPE: transformers 5 nests rope_parameters per layer type (the sliding layers' base defaults to
+// rope_local_base_freq, then 10000); earlier files keep rope_theta, rope_scaling (the full
+// layers') and rope_local_base_freq flat.
+static mx_status_t parse_gemma23(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d, bool gemma3,
                                  double attn_softcap, double final_softcap,
                                  mx_model_config_t *cfg) {
-  MX_TRY(mx_cfg_parse_common(o, d, cfg));
+  if (gemma3 && mx_cfg_rope_nested(o)) {
+    double local = 10000.0;
+    MX_TRY(mx_cfg_f64(o, "rope_local_base_freq", local, &local));
+    MX_TRY(positive(o, "rope_local_base_freq", local));
+    MX_TRY(mx_cfg_parse_common_nested(o, d, "gemma3", local, cfg));
+  } else {
+    MX_TRY(mx_cfg_parse_common(o, d, cfg));
+    if (gemma3) {
+      MX_TRY(mx_cfg_f64(o, "rope_local_base_freq", 10000.0, &cfg->rope_local_base_freq));
+      MX_TRY(positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
+    }
+  }
   MX_TRY(activation(o, "gelu_pytorch_tanh", cfg));
   MX_TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
   MX_TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
@@ -88,7 +103,7 @@ static bool even_layer(int32_t layer, int32_t arg) {
 }
 
 static mx_status_t parse_config_gemma2(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
-  MX_TRY(parse_gemma23(o, &kGemma2Defaults, 50.0, 30.0, cfg));
+  MX_TRY(parse_gemma23(o, &kGemma2Defaults, false, 50.0, 30.0, cfg));
   return mx_cfg_layer_types(o, even_layer, 0, cfg);  // layers 0, 2, 4, ... slide
 }
 
@@ -97,9 +112,7 @@ static mx_status_t parse_config_gemma3_text(const mx_cfg_obj_t *o, mx_model_conf
   d.vocab_size = 262208;
   d.max_position_embeddings = 131072;
   d.rope_theta = 1000000.0;
-  MX_TRY(parse_gemma23(o, &d, 0.0, 0.0, cfg));
-  MX_TRY(mx_cfg_f64(o, "rope_local_base_freq", 10000.0, &cfg->rope_local_base_freq));
-  MX_TRY(positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
+  MX_TRY(parse_gemma23(o, &d, true, 0.0, 0.0, cfg));
   bool bidir = false;
   MX_TRY(mx_cfg_bool(o, "use_bidirectional_attention", false, &bidir));
   if (bidir) {
@@ -121,6 +134,51 @@ static mx_status_t parse_config_gemma3_text(const mx_cfg_obj_t *o, mx_model_conf
   return mx_cfg_layer_types(o, mx_cfg_not_every_nth, pattern, cfg);
 }
 
+// SiglipVisionConfig's defaults (Gemma3Config's vision_config).
+static const mx_vit_defaults_t kSiglipDefaults = {
+    .model_type = "siglip_vision_model",
+    .hidden_size = 768,
+    .intermediate_size = 3072,
+    .num_layers = 12,
+    .num_heads = 12,
+    .image_size = 224,
+    .patch_size = 16,
+    .layer_norm_eps = 1e-6,
+    .hidden_act = "gelu_pytorch_tanh",
+    .acts = {"gelu_pytorch_tanh", NULL},
+};
+
+// The vision side of Gemma3Config: a SigLIP tower (its last hidden state, after post_layernorm,
+// is the features: vision_use_head is not read, as Gemma3Model does not), average-pooled from
+// its patch grid to mm_tokens_per_image tokens (a square number whose side divides the grid's).
+// Only when config.json has a vision_config: a checkpoint without one is read as text only.
+static mx_status_t parse_vision_gemma3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  mx_vision_config_t *v = &cfg->vision;
+  if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o->obj, "vision_config"))) return MX_OK;
+  MX_TRY(mx_cfg_vit(o, &kSiglipDefaults, v));
+  v->kind = MX_VISION_SIGLIP;
+  v->layers_run = v->num_layers;
+  MX_TRY(mx_cfg_token_index(o, "image_token_index", "image_token_id", 262144, cfg->vocab_size,
+                            &v->image_token_id));
+  MX_TRY(mx_cfg_token_index(o, "boi_token_index", "boi_token_id", 255999, cfg->vocab_size,
+                            &v->vision_start_token_id));
+  MX_TRY(mx_cfg_token_index(o, "eoi_token_index", "eoi_token_id", 256000, cfg->vocab_size,
+                            &v->vision_end_token_id));
+  int32_t n = 256, grid = v->image_size / v->patch_size;
+  MX_TRY(mx_cfg_i32(o, "mm_tokens_per_image", 256, &n));
+  int32_t side = 0;
+  while ((side + 1) * (side + 1) <= n && side < grid) side++;
+  if (n <= 0 || side * side != n || grid % side != 0) {
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: mm_tokens_per_image (%d) must be the square of a divisor of the "
+                        "patch grid's side (%d)",
+                        o->src, n, grid);
+  }
+  v->tokens_per_image = n;
+  v->present = true;
+  return MX_OK;
+}
+
 static mx_status_t parse_config_gemma3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   const cJSON *tc = cJSON_GetObjectItemCaseSensitive(o->obj, "text_config");
   cJSON *empty = NULL;
@@ -139,7 +197,8 @@ static mx_status_t parse_config_gemma3(const mx_cfg_obj_t *o, mx_model_config_t 
   if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) MX_TRY(mx_cfg_dtype(o, cfg));
   MX_TRY(mx_cfg_token(o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
   MX_TRY(mx_cfg_token(o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
-  return mx_cfg_eos(o, cfg);
+  MX_TRY(mx_cfg_eos(o, cfg));
+  return parse_vision_gemma3(o, cfg);
 }
 
 // ---- graph ----
@@ -162,6 +221,8 @@ static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
   a->sandwich_norm = !g1;
   if (!g3) return MX_OK;
   a->qk_norm = true;
+  // Gemma3Model: image tokens attend bidirectionally within their image (token_type_ids).
+  a->media_blocks = cfg->vision.present && cfg->vision.kind == MX_VISION_SIGLIP;
   if (strcmp(mt, "gemma3") == 0) {
     a->prefix = "language_model.model.";
     a->prefix_alts[0] = "language_model.model.";

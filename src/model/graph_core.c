@@ -41,6 +41,7 @@ typedef struct core {
   // its rows [B, T], and the frequencies of each section (zero outside it; ADR 0013).
   bool mrope;
   int32_t mrope_arg, mpos[3], minv[3];
+  int32_t blocks;  // @prefill_media with media_blocks: the image runs' block ids [B, T], else -1
 } core_t;
 
 // x * s (x itself when s is 0: no multiplier configured).
@@ -298,8 +299,9 @@ static mx_status_t attend_plain(core_t *c, const attn_call_t *call, const int32_
   const mx_arch_t *a = c->a;
   int32_t si = c->wl->layers[call->layer].sinks, sinks = -1;
   if (si >= 0) MX_TRY(mx_g_f32(&c->b, c->w[si], &sinks));  // as stored when not f32
-  return mx_comp_attention_sinks(c->cc, &c->b, qs[0], kc, vc, pos0, sinks, a->attn_scale,
-                                 a->layer_window[call->layer], a->attn_softcap, out);
+  // With c->blocks, the image runs attend bidirectionally (one cache set: build_func).
+  return mx_comp_attention_ex(c->cc, &c->b, qs[0], kc, vc, pos0, sinks, c->blocks, a->attn_scale,
+                              a->layer_window[call->layer], a->attn_softcap, out);
 }
 
 static mx_status_t attend_latent(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t kc,
@@ -605,6 +607,8 @@ static mx_status_t body(core_t *c, bool all_logits) {
   int32_t x;
   MX_TRY(positions(c));
   MX_TRY(embed(c, &x));
+  if (c->media && c->a->media_blocks)
+    MX_TRY(mx_g_run_ids(&c->b, c->tokens, c->a->cfg->vision.image_token_id, &c->blocks));
   for (int32_t l = 0; l < c->a->n_layers; l++) {
     mx_status_t st = layer(c, l, x, &x);
     if (st != MX_OK) return mx_error_prefix(st, "layer %d", l);
@@ -644,6 +648,9 @@ static mx_status_t build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx
   if (c.mrope && (a->n_rope_tables != 1 || a->inv_freq_long != NULL))
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph @%s: M-RoPE needs one plain RoPE table", name);
   c.ns = o->seq_caches && c.B > 1 ? c.B : 1;
+  c.blocks = -1;
+  if (media && a->media_blocks && c.ns > 1)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "graph @%s: image blocks need one cache set", name);
   c.w = malloc(sizeof(int32_t) * (size_t)(wl->n > 0 ? wl->n : 1));
   c.k_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers * (size_t)c.ns);
   c.v_cache = malloc(sizeof(int32_t) * (size_t)a->n_layers * (size_t)c.ns);

@@ -23,6 +23,8 @@ typedef struct mx_arch {
   double rms_eps;
   double norm_offset;     // 0: y * w; 1: y * (1 + w) (Gemma)
   double embed_scale;     // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
+  bool media_blocks;      // @prefill_media: each run of image tokens attends bidirectionally
+                          // within itself (Gemma 3: mx.attention's blocks)
   bool qkv_bias;          // q/k/v projections have biases
   bool o_bias;            // o_proj has a bias
   bool mlp_bias;          // gate/up/down have biases
@@ -219,6 +221,10 @@ mx_status_t mx_comp_attention(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int3
 mx_status_t mx_comp_attention_sinks(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
                                     int32_t v_cache, int32_t pos0, int32_t sinks, double scale,
                                     int64_t window, double softcap, int32_t *out);
+// The same with block ids blocks [B, T] i32 of the queries too (-1: none; composite.h).
+mx_status_t mx_comp_attention_ex(mx_comp_ctx_t *c, mx_builder_t *b, int32_t q, int32_t k_cache,
+                                 int32_t v_cache, int32_t pos0, int32_t sinks, int32_t blocks,
+                                 double scale, int64_t window, double softcap, int32_t *out);
 // gated_mlp: x[B,T,H] f32, w_gate[F,H], w_up[F,H], w_down[H,F] (any float type) -> [B,T,H].
 mx_status_t mx_comp_gated_mlp(mx_comp_ctx_t *c, mx_builder_t *b, int32_t x, int32_t w_gate,
                               int32_t w_up, int32_t w_down, const char *activation, int32_t *out);
@@ -324,6 +330,10 @@ mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t
 mx_status_t mx_g_softmax_last(mx_builder_t *b, int32_t x, int32_t *out);
 // x - mean(x) over the last dimension (f32): LayerNorm is mx.rms_norm of it.
 mx_status_t mx_g_center(mx_builder_t *b, int32_t x, int32_t *out);
+// Block ids [B, T] i32 of the runs of token_id in tokens [B, T] i32: the k-th maximal run of
+// the row (from 0) gets k, every other token -1 (mx.attention's blocks operand; a run is what
+// transformers' token_type_ids make one image block).
+mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int32_t *out);
 // erf(x) of f32 x as a rational function of x clamped to [-4, 4] (StableHLO has no erf; chlo's
 // is not portable): within 5e-7 of erf everywhere, for the exact GELU.
 mx_status_t mx_g_erf(mx_builder_t *b, int32_t x, int32_t *out);

@@ -139,3 +139,44 @@ mx_status_t mx_g_softmax_last(mx_builder_t *b, int32_t x, int32_t *out) {
   MX_TRY(mx_g_bcast_like(b, sum, e, lead, &sumb));
   return mx_build_binary(b, MX_OP_DIVIDE, e, sumb, out);
 }
+
+// The run count is a running sum of the run starts: a dot_general with the triangle (j <= t) of
+// ones, exact in f32 for any T the graphs take, and one op of the cpu plan (a reduce_window
+// would carry a region).
+mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int32_t *out) {
+  const mx_type_t *tt = mx_build_type(b, tokens);
+  if (tt == NULL || tt->rank != 2)
+    return mx_error_set(MX_ERR_INVALID_ARG, "graph: run ids need tokens [B, T]");
+  int64_t B = tt->dims[0], T = tt->dims[1], tri_d[2] = {T, T};
+  int32_t id, is, isf, starts = -1, tri, cum, ids, one, neg;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)token_id, tokens, &id));
+  MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, tokens, id, &is));
+  MX_TRY(mx_build_convert(b, is, MX_ELEM_F32, &isf));
+  starts = isf;
+  if (T > 1) {  // starts = is * (1 - is shifted right by one)
+    int64_t lo[2] = {0, 0}, hi[2] = {B, T - 1}, zd[2] = {B, 1};
+    mx_type_t zt = mx_type_tensor(MX_ELEM_F32, 2, zd);
+    int32_t head, zero, prev, onef, notprev;
+    MX_TRY(mx_build_slice(b, isf, lo, hi, NULL, 2, &head));
+    MX_TRY(mx_build_splat(b, &zt, 0.0, &zero));
+    int32_t parts[2] = {zero, head};
+    MX_TRY(mx_build_concatenate(b, parts, 2, 1, &prev));
+    MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.0, prev, &onef));
+    MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, onef, prev, &notprev));
+    MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, isf, notprev, &starts));
+  }
+  mx_type_t it = mx_type_tensor(MX_ELEM_I32, 2, tri_d);
+  int32_t jj, ti, le;
+  MX_TRY(mx_build_iota(b, &it, 0, &jj));
+  MX_TRY(mx_build_iota(b, &it, 1, &ti));
+  MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, jj, ti, &le));
+  MX_TRY(mx_build_convert(b, le, MX_ELEM_F32, &tri));
+  int64_t lc = 1, rc = 0;
+  mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&lc, 1}, {&rc, 1}};
+  MX_TRY(mx_build_dot_general(b, starts, tri, &dd, MX_ELEM_F32, &cum));  // runs begun by t
+  MX_TRY(mx_build_convert(b, cum, MX_ELEM_I32, &ids));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 1.0, ids, &one));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, ids, one, &ids));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, -1.0, ids, &neg));
+  return mx_build_select(b, is, ids, neg, out);
+}

@@ -20,25 +20,10 @@ static const mx_family_t *text_family(const char *model_type) {
 
 // ---- config.json ----
 
-static mx_status_t sub_object(const mx_cfg_obj_t *o, const char *key, cJSON **empty,
-                              const cJSON **out) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->obj, key);
-  *empty = NULL;
-  if (v == NULL || cJSON_IsNull(v)) {  // LlavaConfig: absent -> the sub-config's defaults
-    *empty = cJSON_CreateObject();
-    if (*empty == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-    v = *empty;
-  } else if (!cJSON_IsObject(v)) {
-    return mx_error_set(MX_ERR_PARSE, "%s: %s must be an object", o->src, key);
-  }
-  *out = v;
-  return MX_OK;
-}
-
 static mx_status_t text_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   const cJSON *tc = NULL;
   cJSON *empty;
-  MX_TRY(sub_object(o, "text_config", &empty, &tc));
+  MX_TRY(mx_cfg_sub_object(o, "text_config", &empty, &tc));
   mx_cfg_obj_t t = {tc, o->src, "text_config."};
   char type[32];
   mx_status_t st = mx_cfg_str(&t, "model_type", "llama", type, sizeof type);
@@ -63,77 +48,32 @@ static mx_status_t one_of(const mx_cfg_obj_t *o, const char *key, const char *v,
                       o->src, o->prefix, key, v, a, b);
 }
 
-static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, int64_t v) {
-  if (v > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %lld)", o->src, o->prefix, key,
-                      (long long)v);
-}
-
 // vision_config: a CLIP vision tower (CLIPVisionConfig's defaults: CLIP ViT-L/14 at 336 px is
 // what LlavaConfig builds when vision_config is absent).
-static mx_status_t vision_config(const mx_cfg_obj_t *o, mx_vision_config_t *v) {
-  const cJSON *vc = NULL;
-  cJSON *empty;
-  MX_TRY(sub_object(o, "vision_config", &empty, &vc));
-  mx_cfg_obj_t t = {vc, o->src, "vision_config."};
-  char type[32];
-  mx_status_t st = mx_cfg_str(&t, "model_type", "clip_vision_model", type, sizeof type);
-  if (st == MX_OK && strcmp(type, "clip_vision_model") != 0) {
-    st = mx_error_set(MX_ERR_UNSUPPORTED,
-                      "%s: vision_config.model_type '%s' is not supported (supported: "
-                      "clip_vision_model)",
-                      o->src, type);
-  }
-  if (st == MX_OK) st = mx_cfg_i32(&t, "hidden_size", 1024, &v->hidden_size);
-  if (st == MX_OK) st = mx_cfg_i32(&t, "intermediate_size", 4096, &v->intermediate_size);
-  if (st == MX_OK) st = mx_cfg_i32(&t, "num_hidden_layers", 24, &v->num_layers);
-  if (st == MX_OK) st = mx_cfg_i32(&t, "num_attention_heads", 16, &v->num_heads);
-  if (st == MX_OK) st = mx_cfg_i32(&t, "image_size", 336, &v->image_size);
-  if (st == MX_OK) st = mx_cfg_i32(&t, "patch_size", 14, &v->patch_size);
-  if (st == MX_OK) st = mx_cfg_i32(&t, "num_channels", 3, &v->num_channels);
-  if (st == MX_OK) st = mx_cfg_f64(&t, "layer_norm_eps", 1e-5, &v->layer_norm_eps);
-  if (st == MX_OK)
-    st = mx_cfg_str(&t, "hidden_act", "quick_gelu", v->hidden_act, sizeof v->hidden_act);
-  cJSON_Delete(empty);
-  if (st != MX_OK) return st;
-  MX_TRY(one_of(&t, "hidden_act", v->hidden_act, "quick_gelu", "gelu"));
-  MX_TRY(positive(&t, "hidden_size", v->hidden_size));
-  MX_TRY(positive(&t, "intermediate_size", v->intermediate_size));
-  MX_TRY(positive(&t, "num_hidden_layers", v->num_layers));
-  MX_TRY(positive(&t, "num_attention_heads", v->num_heads));
-  MX_TRY(positive(&t, "image_size", v->image_size));
-  MX_TRY(positive(&t, "patch_size", v->patch_size));
-  MX_TRY(positive(&t, "num_channels", v->num_channels));
-  if (v->hidden_size % v->num_heads != 0) {
-    return mx_error_set(MX_ERR_PARSE,
-                        "%s: vision_config.hidden_size (%d) is not a multiple of "
-                        "num_attention_heads (%d)",
-                        o->src, v->hidden_size, v->num_heads);
-  }
-  if (v->image_size % v->patch_size != 0 || v->image_size / v->patch_size > 128) {
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "%s: vision_config.image_size (%d) must be a multiple of patch_size (%d), "
-                        "at most 128 patches a side",
-                        o->src, v->image_size, v->patch_size);
-  }
-  return MX_OK;
-}
+static const mx_vit_defaults_t kClipDefaults = {
+    .model_type = "clip_vision_model",
+    .hidden_size = 1024,
+    .intermediate_size = 4096,
+    .num_layers = 24,
+    .num_heads = 16,
+    .image_size = 336,
+    .patch_size = 14,
+    .layer_norm_eps = 1e-5,
+    .hidden_act = "quick_gelu",
+    .acts = {"quick_gelu", "gelu"},
+};
 
 static mx_status_t parse_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   MX_TRY(text_config(o, cfg));
   mx_vision_config_t *v = &cfg->vision;
-  MX_TRY(vision_config(o, v));
+  MX_TRY(mx_cfg_vit(o, &kClipDefaults, v));
   // The outer config carries the checkpoint dtype and, in released files, the token ids.
   if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) MX_TRY(mx_cfg_dtype(o, cfg));
   MX_TRY(mx_cfg_token(o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
   MX_TRY(mx_cfg_token(o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
   MX_TRY(mx_cfg_eos(o, cfg));
-  const char *idx_key = mx_cfg_has(o, "image_token_index") ? "image_token_index" : "image_token_id";
-  MX_TRY(mx_cfg_i32(o, idx_key, 32000, &v->image_token_id));
-  if (v->image_token_id < 0 || v->image_token_id >= cfg->vocab_size) {
-    return mx_error_set(MX_ERR_PARSE, "%s: %s (%d) is outside the text vocabulary (%d)", o->src,
-                        idx_key, v->image_token_id, cfg->vocab_size);
-  }
+  MX_TRY(mx_cfg_token_index(o, "image_token_index", "image_token_id", 32000, cfg->vocab_size,
+                            &v->image_token_id));
   MX_TRY(mx_cfg_str(o, "projector_hidden_act", "gelu", v->projector_act, sizeof v->projector_act));
   MX_TRY(one_of(o, "projector_hidden_act", v->projector_act, "gelu", "quick_gelu"));
   MX_TRY(mx_cfg_bool(o, "multimodal_projector_bias", true, &v->projector_bias));

@@ -10,7 +10,6 @@
 // post_feedforward_layernorm the MLP output, each before its residual add; q_norm / k_norm
 // (y*w RMSNorm) over the whole q / k projection (all heads at once) before RoPE. OLMo 3's
 // sliding layers rotate with their own, unscaled table.
-#include <stdio.h>
 #include <string.h>
 
 #include "model/family.h"
@@ -38,55 +37,11 @@ static mx_status_t parse_config_olmo2(const mx_cfg_obj_t *o, mx_model_config_t *
   return mx_cfg_activation(o, "hidden_act", cfg);
 }
 
-// One layer type's entry of OLMo 3's nested rope_parameters: its base, and its scaling into
-// cfg->rope_scaling when `scaled` (the full-attention layers'); unscaled RoPE otherwise.
-static mx_status_t rope_of_type(const mx_cfg_obj_t *o, const cJSON *rp, const char *type,
-                                const mx_cfg_defaults_t *d, bool scaled, double def,
-                                mx_model_config_t *cfg, double *theta) {
-  const cJSON *sub = cJSON_GetObjectItemCaseSensitive(rp, type);
-  *theta = def;
-  if (sub == NULL || cJSON_IsNull(sub)) return MX_OK;
-  char prefix[96];
-  snprintf(prefix, sizeof prefix, "%srope_parameters.%s.", o->prefix, type);
-  if (!cJSON_IsObject(sub)) {
-    return mx_error_set(MX_ERR_PARSE, "%s: %.*s must be an object", o->src, (int)strlen(prefix) - 1,
-                        prefix);
-  }
-  mx_cfg_obj_t s = {sub, o->src, prefix};
-  char kind[32];
-  MX_TRY(mx_cfg_str(&s, "rope_type", "default", kind, sizeof kind));
-  if (scaled && strcmp(kind, "default") != 0) {
-    int32_t rot = (int32_t)((double)cfg->head_dim * cfg->partial_rotary_factor);
-    MX_TRY(mx_cfg_rope_params(o, &s, d, rot, cfg));
-  } else if (strcmp(kind, "default") != 0) {
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "%s: %srope_type '%s' is not supported for model_type 'olmo3' "
-                        "(supported: default; the full-attention layers may scale)",
-                        o->src, prefix, kind);
-  }
-  MX_TRY(mx_cfg_f64(&s, "rope_theta", def, theta));
-  if (*theta > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %srope_theta must be positive (got %g)", o->src, prefix,
-                      *theta);
-}
-
 static mx_status_t parse_config_olmo3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   mx_cfg_defaults_t d = kOlmo2Defaults;
   d.rope_theta = 500000.0;
-  const cJSON *rp = cJSON_GetObjectItemCaseSensitive(o->obj, "rope_parameters");
-  bool nested = cJSON_IsObject(rp) && (cJSON_GetObjectItemCaseSensitive(rp, "full_attention") ||
-                                       cJSON_GetObjectItemCaseSensitive(rp, "sliding_attention"));
-  if (nested) {  // the shared reader knows the flat form only: read the rest without it
-    cJSON *rest = cJSON_Duplicate(o->obj, true);
-    if (rest == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-    cJSON_DeleteItemFromObjectCaseSensitive(rest, "rope_parameters");
-    mx_cfg_obj_t r = {rest, o->src, o->prefix};
-    mx_status_t st = mx_cfg_parse_common(&r, &d, cfg);
-    cJSON_Delete(rest);
-    MX_TRY(st);
-    MX_TRY(rope_of_type(o, rp, "full_attention", &d, true, cfg->rope_theta, cfg, &cfg->rope_theta));
-    MX_TRY(rope_of_type(o, rp, "sliding_attention", &d, false, d.rope_theta, cfg,
-                        &cfg->rope_local_base_freq));
+  if (mx_cfg_rope_nested(o)) {
+    MX_TRY(mx_cfg_parse_common_nested(o, &d, "olmo3", d.rope_theta, cfg));
   } else {
     MX_TRY(mx_cfg_parse_common(o, &d, cfg));
     cfg->rope_local_base_freq = cfg->rope_theta;  // rope_scaling: full layers only

@@ -10,8 +10,8 @@
 mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
 
 // Builds public function @vision into cc->m (model.h, mx_graph_opts_t.media): the CLIP tower up
-// to the feature layer, the class token dropped or kept, the projector; the Qwen towers for the
-// patch grid of o (vision_qwen.c).
+// to the feature layer, the class token dropped or kept, the projector; the SigLIP tower and
+// Gemma 3's pooled projector; the Qwen towers for the patch grid of o (vision_qwen.c).
 mx_status_t mx_vision_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                             const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
 
@@ -59,7 +59,7 @@ mx_status_t mx_vision_norm(mx_comp_ctx_t *cc, mx_builder_t *b, int32_t x, int32_
                            bool center, double eps, int32_t *out);
 // y = x . w^T (+ bias when bias >= 0).
 mx_status_t mx_vision_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t bias, int32_t *out);
-// act(x) of f32 x: "quick_gelu" (x sigmoid(1.702 x)), "gelu" (exact, erf), "silu".
+// act(x) of f32 x: "quick_gelu" (x sigmoid(1.702 x)), "gelu" (exact, erf), "gelu_tanh", "silu".
 mx_status_t mx_vision_act(mx_builder_t *b, const char *act, int32_t x, int32_t *out);
 // Full (bidirectional) multi-head attention of the tokens of one segment: q, k, v
 // [1, N, Hh, Dh] f32 -> [1, N, Hh * Dh]; mx.attention over the tokens' own k and v laid out as

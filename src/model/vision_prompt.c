@@ -1,5 +1,6 @@
 // The prompt side of images (model.h): the processor's expansion of image tokens and the shape
 // of the pixels a tower takes, shared by the CLI and the server.
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "mlxcel/model.h"
@@ -11,6 +12,13 @@ mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t 
   const mx_vision_config_t *v = &cfg->vision;
   if (!v->present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images", cfg->model_type);
+  // Gemma3Processor expands each <start_of_image> in the text, before tokenizing, into
+  // "\n\n<start_of_image>", the soft tokens, "<end_of_image>\n\n": not an ids-level rule.
+  if (v->kind == MX_VISION_SIGLIP)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "model_type '%s': the processor's text-level image expansion is not "
+                        "implemented yet (the session takes prompts Gemma3Processor expanded)",
+                        cfg->model_type);
   int32_t k = 0;
   for (int32_t i = 0; i < n; i++) k += ids[i] == v->image_token_id;
   if (k != n_images)
@@ -64,8 +72,36 @@ mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *id
   return MX_OK;
 }
 
+mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
+                                   int32_t chunk, bool prev_image, int32_t *take) {
+  *take = n < chunk ? n : chunk;
+  if (!mx_vision_blocks(&cfg->vision) || n == 0) return MX_OK;
+  int32_t img = cfg->vision.image_token_id;
+  if (prev_image && ids[0] == img)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "the prompt continues a run of image tokens (id %d) already in the "
+                        "context: an image's tokens attend to each other, so one prefill holds "
+                        "them all",
+                        img);
+  int32_t m = *take;
+  if (m == n || ids[m - 1] != img || ids[m] != img) return MX_OK;
+  int32_t r = m - 1;  // the cut falls inside a run: end the call before the run
+  while (r > 0 && ids[r - 1] == img) r--;
+  if (r > 0) {
+    *take = r;
+    return MX_OK;
+  }
+  int32_t len = m;
+  while (len < n && ids[len] == img) len++;
+  return mx_error_set(MX_ERR_INVALID_ARG,
+                      "a run of %d%s image tokens does not fit a prefill chunk of %d tokens: an "
+                      "image's tokens attend to each other, so one prefill holds them all (use a "
+                      "prefill chunk of at least the image's tokens)",
+                      len, len == n ? " or more" : "", chunk);
+}
+
 mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
-  if (cfg->vision.kind == MX_VISION_CLIP) return MX_OK;
+  if (mx_vision_fixed_size(&cfg->vision)) return MX_OK;
   return mx_error_set(MX_ERR_UNSUPPORTED,
                       "model_type '%s' takes images in a session only (mlxcel generate --image): "
                       "its image tokens need M-RoPE positions, which the batch (and so the "

@@ -325,6 +325,12 @@ static void prefill_step(mx_server_sched_t *s) {
   if (n > s->chunk) n = s->chunk;
   double t0 = now_seconds();
   mx_status_t st = job->pixels ? run_vision(s, job) : MX_OK;
+  if (!st && job->media) {  // a chunk never cuts an image's run of tokens (Gemma 3)
+    const int32_t *ids = job->ids + job->n_prefilled;
+    bool prev = job->n_prefilled > 0 && ids[-1] == s->model->config.vision.image_token_id;
+    st = mx_vision_prefill_take(&s->model->config, ids, job->n_prompt - job->n_prefilled, s->chunk,
+                                prev, &n);
+  }
   // A prompt with images runs every chunk through the media entry, as a session does.
   if (!st && job->media)
     st = mx_batch_prefill_media(

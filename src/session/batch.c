@@ -238,6 +238,13 @@ mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *i
   if (!b || !media)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_media: NULL argument");
   mx_status_t st = check_media(b, "batch prefill");
+  int32_t take = n;
+  if (!st && ids && n > 0) st = mx_vision_prefill_take(&b->model->config, ids, n, n, false, &take);
+  if (!st && take < n)
+    st = mx_error_set(MX_ERR_INVALID_ARG,
+                      "batch prefill: %d tokens would cut a run of image tokens (the call can "
+                      "take %d: mx_vision_prefill_take)",
+                      n, take);
   if (st) return st;
   return prefill(b, slot, ids, media, n);
 }

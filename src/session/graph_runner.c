@@ -184,7 +184,7 @@ static mx_status_t ensure_media(mx_graph_runner_t *r) {
   r->has_vision = true;
   mx_status_t st = MX_OK;
   // The Qwen towers' @vision depends on the image's grid: bound per grid (vision_grid).
-  if (mc->vision.kind == MX_VISION_CLIP) {
+  if (mx_vision_fixed_size(&mc->vision)) {
     st =
         mx_graph_bind_entry(r->model, r->ctx, r->V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, &r->vis);
     if (!st) st = prepare_vision(r);

@@ -71,7 +71,7 @@ mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
   if (!be) return unknown_backend("vision backend", name);
   if (be == text_be || !model->config.vision.present) return MX_OK;
   // The Qwen towers (ADR 0013) run through vision_grid, LLaVA's through vision.
-  if (model->config.vision.kind == MX_VISION_CLIP ? !be->vision : !be->vision_grid)
+  if (mx_vision_fixed_size(&model->config.vision) ? !be->vision : !be->vision_grid)
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "vision backend '%s': the %s backend cannot run the vision tower (@vision) "
                         "yet; use interp or cpu",
@@ -178,12 +178,27 @@ static mx_status_t prefill_chunks(mx_session_t *s, const int32_t *ids, const flo
                           "the logits of every position are not available after an image");
     return mx_session_mrope_text(s, ids, n);
   }
-  for (int32_t off = 0; off < n; off += s->chunk) {
-    int32_t m = n - off < s->chunk ? n - off : s->chunk;
+  // With media, a chunk never cuts an image's run of tokens (they attend to each other in
+  // Gemma 3): it ends before the run; a prompt that cannot be cut so is refused before any work.
+  const mx_model_config_t *mc = &s->model->config;
+  bool prev_image = s->n_past > 0 && s->tokens[s->n_past - 1] == mc->vision.image_token_id;
+  for (int32_t off = 0, m; media && off < n; off += m) {
+    mx_status_t st =
+        mx_vision_prefill_take(mc, ids + off, n - off, s->chunk, off == 0 && prev_image, &m);
+    if (st) return mx_error_prefix(st, "prefill at position %lld", (long long)(s->n_past + off));
+  }
+  for (int32_t off = 0, m; off < n; off += m) {
+    mx_status_t st = MX_OK;
+    if (media) {
+      st = mx_vision_prefill_take(mc, ids + off, n - off, s->chunk, false, &m);
+      if (st) return st;
+    } else {
+      m = n - off < s->chunk ? n - off : s->chunk;
+    }
     float *all = all_logits ? all_logits + (size_t)off * (size_t)s->vocab : NULL;
-    mx_status_t st = media ? s->backend->prefill_media(s->state, ids + off, media + (size_t)off * H,
-                                                       m, s->n_past, s->logits)
-                           : s->backend->prefill(s->state, ids + off, m, s->n_past, s->logits, all);
+    st = media ? s->backend->prefill_media(s->state, ids + off, media + (size_t)off * H, m,
+                                           s->n_past, s->logits)
+               : s->backend->prefill(s->state, ids + off, m, s->n_past, s->logits, all);
     if (st) {
       // The chunks before this one are in the KV state; this one may be partly written, but
       // only at positions >= n_past, which the next call rewrites before anything reads them.
@@ -229,7 +244,7 @@ static mx_status_t check_media(const mx_session_t *s, const char *what) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
   // The Qwen towers take a patch grid and M-RoPE positions: their own entry points.
-  if (s->model->config.vision.kind != MX_VISION_CLIP)
+  if (!mx_vision_fixed_size(&s->model->config.vision))
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: model_type '%s' takes images of any size with M-RoPE positions "
                         "(mx_session_vision_grid, mx_session_prefill_mrope)",

@@ -113,7 +113,9 @@ static void test_gemma3_nested(void) {
       "\"torch_dtype\": \"bfloat16\", \"eos_token_id\": [1, 106], \"text_config\": {"
       "\"model_type\": \"gemma3_text\", \"hidden_size\": 2560, \"intermediate_size\": 10240, "
       "\"num_hidden_layers\": 34, \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": "
-      "\"linear\"}, \"sliding_window\": 1024}, \"vision_config\": {\"hidden_size\": 1152}}";
+      "\"linear\"}, \"sliding_window\": 1024}, \"vision_config\": {\"hidden_size\": 1152, "
+      "\"image_size\": "
+      "896, \"patch_size\": 14}}";
   CHECK_OK(parse(j, &c));
   CHECK(strcmp(c.model_type, "gemma3") == 0 && c.hidden_size == 2560 && c.num_layers == 34);
   CHECK(c.dtype == MX_ELEM_BF16 && c.n_eos == 2 && c.eos_token_ids[1] == 106);

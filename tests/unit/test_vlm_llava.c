@@ -13,6 +13,7 @@
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
+#include "mx_test_vlm.h"
 #include "session/graph_binding.h"
 #include "test_graph_runner.h"
 
@@ -37,29 +38,6 @@ typedef struct ref {
   int32_t *prompt, n_prompt, *greedy, n_greedy, image_token, n_image_tokens;
   const cJSON *features, *logits;
 } ref_t;
-
-static bool load_pixels(const mx_model_t *m, const cJSON *json, mx_pixels_t *px) {
-  mx_image_proc_t proc;
-  mx_image_t img = {0};
-  char path[8192];
-  snprintf(path, sizeof path, "%s/image/inputs/chelsea.png", g_data);
-  CHECK_OK(mx_image_proc_load(m->dir, &proc));
-  CHECK_OK(mx_image_load(path, NULL, &img, NULL));
-  CHECK_OK(mx_image_preprocess(&proc, &img, px));
-  mx_image_free(&img);
-  const cJSON *shape = cJSON_GetObjectItem(json, "pixel_values_shape");
-  CHECK(px->rank == 3 && cJSON_GetArraySize(shape) == 3);
-  for (int32_t i = 0; i < 3 && px->data; i++)
-    CHECK(px->shape[i] == cJSON_GetArrayItem(shape, i)->valueint);
-  const cJSON *first = cJSON_GetObjectItem(json, "pixel_values_first");
-  int32_t i = 0;
-  const cJSON *v;
-  cJSON_ArrayForEach(v, first) {
-    if (px->data) CHECK_NEAR(px->data[i], v->valuedouble, 1e-6);
-    i++;
-  }
-  return px->data != NULL;
-}
 
 // media rows [n_prompt][H]: the image features at the image-token positions, in order.
 static float *media_rows(const ref_t *r, const float *feats, int32_t H) {
@@ -247,36 +225,17 @@ static void check_emitted(const mx_model_t *m) {
 // interpreter): every linear of @vision is a packed GEMM (the patch embedding's reshaped weight
 // is a view of its argument: 1 + 6 per layer run + 2 of the projector), every attention the
 // fused kernel, every LayerNorm the fused mx.rms_norm (its mean, a dot with ones, is small).
-static int32_t count(const char *s, const char *what) {
-  int32_t n = 0;
-  for (const char *p = s; (p = strstr(p, what)) != NULL; p++) n++;
-  return n;
-}
-
 static void check_vision_plan(const mx_model_t *m) {
-  mx_graph_binding_t b;
-  memset(&b, 0, sizeof b);
-  CHECK_OK(
-      mx_graph_bind_entry(m, 64, m->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION, &b));
-  if (b.f && b.input_arg >= 0) {
-    b.args[b.input_arg] = b.input;
-    mx_cpu_compile_opts_t o = {.args = b.args};
-    mx_cpu_plan_t *plan = NULL;
-    CHECK_OK(mx_cpu_compile(b.mod, b.f, &o, &plan));
-    mx_strbuf_t sb;
-    mx_strbuf_init(&sb);
-    if (plan) mx_cpu_plan_describe(plan, &sb);
-    const char *d = sb.data ? sb.data : "";
-    const mx_vision_config_t *v = &m->config.vision;
-    int32_t gemm = count(d, "fast stablehlo.dot_general (dot_general->gemm"),
-            attn = count(d, "fast mx.attention"), norm = count(d, "fast mx.rms_norm");
-    CHECK_MSG(gemm == 3 + 6 * v->layers_run && attn == v->layers_run &&
-                  norm == 1 + 2 * v->layers_run && !strstr(d, "whole function"),
-              "%d GEMMs, %d attentions, %d norms in the @vision plan:\n%s", gemm, attn, norm, d);
-    mx_strbuf_free(&sb);
-    mx_cpu_plan_destroy(plan);
-  }
-  mx_graph_binding_free(&b);
+  mx_strbuf_t sb;
+  mx_test_vision_plan(m, &sb);
+  const char *d = sb.data ? sb.data : "";
+  const mx_vision_config_t *v = &m->config.vision;
+  int32_t gemm = mx_test_count(d, "fast stablehlo.dot_general (dot_general->gemm"),
+          attn = mx_test_count(d, "fast mx.attention"), norm = mx_test_count(d, "fast mx.rms_norm");
+  CHECK_MSG(gemm == 3 + 6 * v->layers_run && attn == v->layers_run &&
+                norm == 1 + 2 * v->layers_run && !strstr(d, "whole function"),
+            "%d GEMMs, %d attentions, %d norms in the @vision plan:\n%s", gemm, attn, norm, d);
+  mx_strbuf_free(&sb);
 }
 
 static void check_text_only(void) {
@@ -335,7 +294,7 @@ int main(void) {
     CHECK(v->present && v->tokens_per_image == r.n_image_tokens && v->layers_run == 2 &&
           v->drop_cls && v->image_token_id == r.image_token);
     mx_pixels_t px = {0};
-    if (load_pixels(m, r.json, &px)) {
+    if (mx_test_vlm_pixels(m, g_data, r.json, &px)) {
       run_backend(m, &r, &px, "interp", 8);
       run_backend(m, &r, &px, "cpu", 64);
       run_batch(m, &r, &px, "interp", 8);

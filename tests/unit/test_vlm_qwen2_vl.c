@@ -16,6 +16,7 @@
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
+#include "mx_test_vlm.h"
 #include "test_graph_runner.h"
 
 static const double kTol = 1e-4;
@@ -30,26 +31,10 @@ static int32_t argmax(const float *v, int32_t n) {
 }
 
 static bool load_pixels(const mx_model_t *m, const cJSON *json, mx_pixels_t *px) {
-  mx_image_proc_t proc;
-  mx_image_t img = {0};
-  char path[8192];
-  snprintf(path, sizeof path, "%s/image/inputs/chelsea.png", g_data);
-  CHECK_OK(mx_image_proc_load(m->dir, &proc));
-  CHECK_OK(mx_image_load(path, NULL, &img, NULL));
-  CHECK_OK(mx_image_preprocess(&proc, &img, px));
-  mx_image_free(&img);
-  if (!px->data) return false;
-  const cJSON *shape = cJSON_GetObjectItem(json, "pixel_values_shape");
+  if (!mx_test_vlm_pixels(m, g_data, json, px)) return false;
   const cJSON *thw = cJSON_GetObjectItem(json, "image_grid_thw");
-  CHECK(px->rank == 2 && cJSON_GetArraySize(shape) == 2);
-  for (int32_t i = 0; i < 2; i++) CHECK(px->shape[i] == cJSON_GetArrayItem(shape, i)->valueint);
+  CHECK(px->rank == 2);
   for (int32_t i = 0; i < 3; i++) CHECK(px->grid_thw[i] == cJSON_GetArrayItem(thw, i)->valueint);
-  int32_t i = 0;
-  const cJSON *v;
-  cJSON_ArrayForEach(v, cJSON_GetObjectItem(json, "pixel_values_first")) {
-    CHECK_NEAR(px->data[i], v->valuedouble, 1e-6);
-    i++;
-  }
   return true;
 }
 
@@ -75,12 +60,6 @@ static mx_tensor_t *vision_args(const mx_model_t *m, mx_func_t *f, const mx_pixe
     args[i].nbytes = w->nbytes;
   }
   return args;
-}
-
-static int32_t count(const char *s, const char *what) {
-  int32_t n = 0;
-  for (const char *p = s; (p = strstr(p, what)) != NULL; p++) n++;
-  return n;
 }
 
 // @vision for the photograph's grid on both executors against the features; the cpu plan runs
@@ -137,10 +116,11 @@ static void check_vision(const mx_model_t *m, const cJSON *json, const mx_pixels
     int32_t L = v->num_layers, n_full = 0;
     for (int32_t l = 0; l < L; l++) n_full += v->kind != MX_VISION_QWEN2_5_VL || v->layer_full[l];
     int32_t mlp = v->kind == MX_VISION_QWEN2_5_VL ? 3 : 2;
-    int32_t gemm = count(s, "fast stablehlo.dot_general (dot_general->gemm"),
-            attn = count(s, "fast mx.attention"), norm = count(s, "fast mx.rms_norm"),
-            rope = count(s, "fast mx.rope (mx.rope)"),
-            tables = count(s, "fast mx.rope (mx.rope cos/sin table)");
+    int32_t gemm = mx_test_count(s, "fast stablehlo.dot_general (dot_general->gemm"),
+            attn = mx_test_count(s, "fast mx.attention"),
+            norm = mx_test_count(s, "fast mx.rms_norm"),
+            rope = mx_test_count(s, "fast mx.rope (mx.rope)"),
+            tables = mx_test_count(s, "fast mx.rope (mx.rope cos/sin table)");
     int32_t want_attn = n_full + (L - n_full) * n_windows;
     CHECK_MSG(gemm == 3 + (4 + mlp) * L && attn == want_attn && norm == 1 + 2 * L &&
                   rope == 4 * L && tables == 2 && !strstr(s, "whole function"),
@@ -357,13 +337,6 @@ static void check_family(const char *type, int32_t n_windows) {
   cJSON_Delete(json);
 }
 
-static void expect_config_error(const char *json, const char *needle) {
-  mx_model_config_t cfg;
-  mx_status_t st = mx_config_parse(json, strlen(json), NULL, 0, "config.json", &cfg);
-  CHECK_MSG(st != MX_OK && strstr(mx_error_message(), needle) != NULL, "%s: got \"%s\"", json,
-            st == MX_OK ? "ok" : mx_error_message());
-}
-
 // The flat layout of the released checkpoints (text fields at the top level, rope type
 // "mrope"), and the refusals.
 static void check_configs(void) {
@@ -382,7 +355,7 @@ static void check_configs(void) {
         cfg.rope_theta == 1000000.0 && cfg.mrope_section[2] == 3 &&
         cfg.vision.intermediate_size == 128 && cfg.vision.image_token_id == 290 &&
         cfg.eos_token_ids[0] == 151645);
-  expect_config_error(
+  mx_test_config_error(
       "{\"model_type\": \"qwen2_vl\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
       "\"num_key_value_heads\": 2, "
       "\"vocab_size\": 300, \"image_token_id\": 290, \"vision_start_token_id\": 288, "
@@ -390,14 +363,14 @@ static void check_configs(void) {
       "\"rope_scaling\": {\"type\": \"mrope\", \"mrope_section\": [2, 3, 4]}, "
       "\"vision_config\": {\"hidden_size\": 64}}",
       "must sum to head_dim / 2 (8)");
-  expect_config_error(
+  mx_test_config_error(
       "{\"model_type\": \"qwen2_5_vl\", \"text_config\": {\"hidden_size\": 64, "
       "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"vocab_size\": 300, "
       "\"rope_parameters\": {\"rope_type\": "
       "\"default\", \"mrope_section\": [2, 3, 3]}}, \"image_token_id\": 290, "
       "\"vision_start_token_id\": 288, \"vision_config\": {\"out_hidden_size\": 32}}",
       "vision_config.out_hidden_size (32) must equal the text model's hidden_size (64)");
-  expect_config_error(
+  mx_test_config_error(
       "{\"model_type\": \"qwen2_vl\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
       "\"num_key_value_heads\": 2, "
       "\"vocab_size\": 300, \"rope_scaling\": {\"type\": \"mrope\", \"mrope_section\": [2, 3, "

@@ -193,7 +193,7 @@ static void attach_image(chat_t *ch, const char *path) {
     fputs("mlxcel chat: error: /image needs a PATH (a PNG or JPEG)\n", stderr);
     return;
   }
-  if (c->vision.kind != MX_VISION_CLIP) {  // before sizing the feature store by tokens_per_image
+  if (!mx_vision_fixed_size(&c->vision)) {  // before sizing the feature store by tokens_per_image
     fprintf(stderr,
             "mlxcel chat: error: /image: model_type '%s' takes images through generate --image "
             "only for now (its M-RoPE positions are not kept across chat turns yet)\n",

@@ -166,8 +166,8 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.media = cfg.vision.present;
   go.vision_grid_h = (int32_t)grid[0];
   go.vision_grid_w = (int32_t)grid[1];
-  bool vision = go.media && (cfg.vision.kind == MX_VISION_CLIP || grid[0] > 0);
-  if (grid[0] > 0 && (!cfg.vision.present || cfg.vision.kind == MX_VISION_CLIP)) {
+  bool vision = go.media && (mx_vision_fixed_size(&cfg.vision) || grid[0] > 0);
+  if (grid[0] > 0 && (!cfg.vision.present || mx_vision_fixed_size(&cfg.vision))) {
     fprintf(stderr, "mlxcel emit: error: --vision-grid: model_type '%s' has no Qwen2-VL tower\n",
             cfg.model_type);
     rc = MX_EXIT_USAGE;

@@ -48,7 +48,7 @@ static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, const 
                     "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
                     "placeholder per image, in order",
                     k, k == 1 ? "" : "s", (int)tl, tt ? tt : "?", n_images);
-  if (v->kind == MX_VISION_CLIP) {
+  if (mx_vision_fixed_size(v)) {
     int32_t *with = NULL, nw = *n;
     if (k == 0) {  // one image token per image first (after a BOS), then the prompt
       int32_t at = *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
@@ -107,7 +107,7 @@ static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc
   mx_image_free(&img);
   if (st) return mx_cli_fail(cmd, st);
   const mx_vision_config_t *v = &m->config.vision;
-  if (v->kind != MX_VISION_CLIP) {
+  if (!mx_vision_fixed_size(v)) {
     int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
     if (px->rank == 2 && px->shape[1] == K && px->grid_thw[0] == 1) return MX_EXIT_OK;
     int rc = fail_msg(cmd,
@@ -138,7 +138,7 @@ int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
                           const mx_image_proc_t *proc, const char *path, float *features,
                           double *seconds) {
   const mx_vision_config_t *v = &m->config.vision;
-  if (v->kind != MX_VISION_CLIP)  // a grid's token count and M-RoPE positions: generate only
+  if (!mx_vision_fixed_size(v))  // a grid's token count and M-RoPE positions: generate only
     return fail_msg(cmd,
                     "%s: model_type '%s' takes images through generate --image only for now (its "
                     "M-RoPE positions are not kept across chat turns yet)",
@@ -161,7 +161,7 @@ static mx_status_t features(const mx_model_t *m, mx_session_t *s, const mx_pixel
                             int32_t count, float *rows) {
   const mx_vision_config_t *v = &m->config.vision;
   int64_t nf = (int64_t)count * m->config.hidden_size;
-  if (v->kind == MX_VISION_CLIP)
+  if (mx_vision_fixed_size(v))
     return mx_session_vision(s, px->data, px->shape[0] * px->shape[1] * px->shape[2], rows, nf);
   return mx_session_vision_grid(s, px->data, px->shape[0] * px->shape[1], (int32_t)px->grid_thw[1],
                                 (int32_t)px->grid_thw[2], rows, nf);
@@ -192,7 +192,7 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
     grids[2 * i] = (int32_t)px[i].grid_thw[1];
     grids[2 * i + 1] = (int32_t)px[i].grid_thw[2];
     counts[i] =
-        v->kind == MX_VISION_CLIP ? v->tokens_per_image : grids[2 * i] * grids[2 * i + 1] / mm;
+        mx_vision_fixed_size(v) ? v->tokens_per_image : grids[2 * i] * grids[2 * i + 1] / mm;
   }
   if (rc == MX_EXIT_OK) rc = expand(cmd, m, n_images, counts, ids, n);
   size_t H = (size_t)m->config.hidden_size;
@@ -209,7 +209,7 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
     if (st) rc = mx_cli_fail(cmd, st);
     pos += counts[i];
   }
-  if (rc == MX_EXIT_OK && v->kind != MX_VISION_CLIP) {  // M-RoPE positions (ADR 0013)
+  if (rc == MX_EXIT_OK && !mx_vision_fixed_size(v)) {  // M-RoPE positions (ADR 0013)
     int64_t next = 0;
     *positions = malloc(sizeof **positions * 3 * (size_t)*n);
     st = *positions ? mx_mrope_positions(&m->config, *ids, *n, grids, n_images,

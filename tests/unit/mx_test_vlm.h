@@ -1,0 +1,76 @@
+// Helpers of the vision-language model tests (test_vlm_*.c): the cpu plan of a fixed-size tower's
+// @vision and its steps of one kind, and expecting a config refusal.
+#ifndef MX_TEST_VLM_H
+#define MX_TEST_VLM_H
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "mlxcel/cpu_plan.h"
+#include "mlxcel/image.h"
+#include "mlxcel/model.h"
+#include "mx_test.h"
+#include "session/graph_binding.h"
+
+// How many times `what` occurs in s (a plan description: steps of one kind).
+static inline int32_t mx_test_count(const char *s, const char *what) {
+  int32_t n = 0;
+  for (const char *p = s; (p = strstr(p, what)) != NULL; p++) n++;
+  return n;
+}
+
+// The committed photograph (data/image/inputs/chelsea.png) through m's image processor into *px
+// (the caller frees it), checked against the fixture's pixel_values_shape and the first values
+// of its pixel_values (within 1e-6). False when there are no pixels.
+static inline bool mx_test_vlm_pixels(const mx_model_t *m, const char *data, const cJSON *json,
+                                      mx_pixels_t *px) {
+  mx_image_proc_t proc;
+  mx_image_t img = {0};
+  char path[8192];
+  snprintf(path, sizeof path, "%s/image/inputs/chelsea.png", data);
+  CHECK_OK(mx_image_proc_load(m->dir, &proc));
+  CHECK_OK(mx_image_load(path, NULL, &img, NULL));
+  CHECK_OK(mx_image_preprocess(&proc, &img, px));
+  mx_image_free(&img);
+  if (!px->data) return false;
+  const cJSON *shape = cJSON_GetObjectItem(json, "pixel_values_shape");
+  CHECK(px->rank == cJSON_GetArraySize(shape));
+  for (int32_t i = 0; i < px->rank && i < cJSON_GetArraySize(shape); i++)
+    CHECK(px->shape[i] == cJSON_GetArrayItem(shape, i)->valueint);
+  int32_t i = 0;
+  const cJSON *v;
+  cJSON_ArrayForEach(v, cJSON_GetObjectItem(json, "pixel_values_first")) {
+    CHECK_NEAR(px->data[i], v->valuedouble, 1e-6);
+    i++;
+  }
+  return true;
+}
+
+// The description of the cpu plan of m's @vision (mx_cpu_plan_describe) in *sb (the caller
+// frees it; empty when the entry does not compile, which fails the test).
+static inline void mx_test_vision_plan(const mx_model_t *m, mx_strbuf_t *sb) {
+  mx_strbuf_init(sb);
+  mx_graph_binding_t b;
+  memset(&b, 0, sizeof b);
+  CHECK_OK(
+      mx_graph_bind_entry(m, 64, m->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION, &b));
+  if (b.f && b.input_arg >= 0) {
+    b.args[b.input_arg] = b.input;
+    mx_cpu_compile_opts_t o = {.args = b.args};
+    mx_cpu_plan_t *plan = NULL;
+    CHECK_OK(mx_cpu_compile(b.mod, b.f, &o, &plan));
+    if (plan) mx_cpu_plan_describe(plan, sb);
+    mx_cpu_plan_destroy(plan);
+  }
+  mx_graph_binding_free(&b);
+}
+
+// mx_config_parse refuses json with a message containing needle.
+static inline void mx_test_config_error(const char *json, const char *needle) {
+  mx_model_config_t cfg;
+  mx_status_t st = mx_config_parse(json, strlen(json), NULL, 0, "config.json", &cfg);
+  CHECK_MSG(st != MX_OK && strstr(mx_error_message(), needle) != NULL, "%s: got \"%s\"", json,
+            st == MX_OK ? "ok" : mx_error_message());
+}
+
+#endif  // MX_TEST_VLM_H
