@@ -162,6 +162,28 @@ t_errors() {
   [ "$rc" -eq 0 ] && grep -q "Usage: mlxcel chat -m DIR" "$TMP/out" || fail "--help"
 }
 
+# Speculative decoding in a chat (piped): three greedy turns give the replies of plain decoding
+# with prompt lookup and with a draft model (the chat model itself), and --stats says how many
+# drafts each turn accepted.
+t_speculative() {
+  local msgs='Once upon a time\nThe end\nOnce upon a time\n' plain
+  run_input "$msgs" "$MLXCEL" chat -m "$TMP/m" -n 24 --temp 0
+  [ "$rc" -eq 0 ] && [ -s "$TMP/out" ] || fail "plain chat: exit status $rc"
+  plain=$(cat "$TMP/out")
+  run_input "$msgs" "$MLXCEL" chat -m "$TMP/m" -n 24 --temp 0 --speculative ngram --stats
+  [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = "$plain" ] || fail "ngram chat replies differ"
+  [ "$(grep -cE 'speculative ngram: [0-9.]+ tokens/step, [0-9]+ of [0-9]+ drafts' "$TMP/err")" -eq 3 ] ||
+    fail "ngram chat: --stats lines: $(cat "$TMP/err")"
+  run_input "$msgs" "$MLXCEL" chat -m "$TMP/m" -n 24 --temp 0 --draft-model "$TMP/m" \
+    --draft-tokens 3 --stats
+  [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = "$plain" ] || fail "draft-model chat replies differ"
+  grep -qE 'speculative draft: [0-9.]+ tokens/step' "$TMP/err" || fail "draft chat: --stats"
+  run_input '' "$MLXCEL" chat -m "$TMP/m" --speculative draft
+  [ "$rc" -eq 2 ] && grep -q "needs --draft-model DIR" "$TMP/err" || fail "usage: draft"
+  run_input '' "$MLXCEL" chat --help
+  grep -q -- "--speculative MODE" "$TMP/out" || fail "--help: --speculative"
+}
+
 # A second turn's reply equals a fresh run of the whole conversation (tests/chat_second_turn.py).
 t_second_turn() {
   "$PYTHON" "$SRC/tests/chat_second_turn.py" "$MLXCEL" "$TMP/m" ||
@@ -204,4 +226,4 @@ t_image() {
     fail "text model /image: $rc $(cat "$TMP/err")"
 }
 
-run_tests "$NAME" "turns interrupt errors second_turn image"
+run_tests "$NAME" "turns interrupt errors second_turn image speculative"

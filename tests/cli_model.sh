@@ -156,6 +156,49 @@ EOF
   [ "$got" = "$(echo "$GREEDY_IDS" | cut -d, -f1-8)" ] || fail "--prompt-ids: got $got"
 }
 
+t_generate_speculative() {
+  # Greedy text with prompt lookup and with a draft model (the model itself: the CLI loads the
+  # draft with the model's own options) equals llama2.c's on both built-in backends, and the
+  # statistics say how many drafts were accepted.
+  local b
+  for b in cpu interp; do
+    run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 48 --backend "$b" --ctx 96 --json \
+      --speculative ngram --draft-tokens 3
+    expect_rc 0
+    [ "$(json_ids)" = "$(echo "$GREEDY_IDS" | cut -d, -f1-48)" ] || fail "$b ngram: ids differ: $(json_ids)"
+    expect_out '"speculative": "ngram", "spec_steps": [0-9]+, "spec_drafted": [0-9]+, "spec_accepted": [1-9]'
+  done
+  run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 128 --draft-model "$MODEL"
+  expect_rc 0
+  [ "$out" = "$GREEDY_TEXT" ] || fail "draft model: greedy text differs from llama2.c's"
+  expect_err 'speculative draft: [0-9.]+ tokens/step, [0-9]+ of [0-9]+ drafts accepted'
+  # Sampled: the same seed gives the same text run to run.
+  run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 32 --temp 0.8 --seed 7 \
+    --speculative ngram
+  expect_rc 0
+  local first=$out
+  run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 32 --temp 0.8 --seed 7 \
+    --speculative ngram
+  [ "$out" = "$first" ] || fail "sampled speculative decoding is not reproducible with --seed"
+  # Errors: a mode that does not exist, flags that make no sense alone, another tokenizer.
+  run "$MLXCEL" generate -m "$MODEL" -p "x" --speculative fast
+  expect_rc 2; expect_err "unknown mode 'fast' \(ngram or draft\)"
+  run "$MLXCEL" generate -m "$MODEL" -p "x" --draft-tokens 3
+  expect_rc 2; expect_err '--draft-tokens needs --speculative'
+  run "$MLXCEL" generate -m "$MODEL" -p "x" --draft-tokens 33 --speculative ngram
+  expect_rc 2; expect_err 'draft-tokens'
+  run "$MLXCEL" generate -m "$MODEL" -p "x" --speculative draft
+  expect_rc 2; expect_err 'needs --draft-model DIR'
+  run "$MLXCEL" generate -m "$MODEL" -p "x" --speculative ngram --draft-model "$MODEL"
+  expect_rc 2; expect_err 'goes with --speculative draft'
+  run "$MLXCEL" generate -m "$MODEL" -p "x" --draft-model "$SRC/tests/data/families/llava"
+  expect_rc 1; expect_err 'draft-model .*llava.*speculative decoding needs the same tokenizer'
+  run "$MLXCEL" generate -m "$MODEL" -p "x" --draft-model "$TMP/no-such-dir"
+  expect_rc 3; expect_err 'no-such-dir'
+  run "$MLXCEL" generate --help
+  expect_rc 0; expect_out '--speculative MODE'; expect_out '--draft-tokens K'; expect_out '--draft-model DIR'
+}
+
 t_generate_options() {
   # A stop string ends the text before it.
   run "$MLXCEL" generate -m "$MODEL" -p "Once upon a time" -n 64 --stop "Lily" -q
@@ -501,7 +544,7 @@ t_emit_portable() {
   expect_rc 3; expect_err 'no-such-dir'
 }
 
-TESTS="help tokenize generate_greedy generate_options generate_errors generate_json_schema
+TESTS="help tokenize generate_greedy generate_speculative generate_options generate_errors generate_json_schema
 missing_model logits emit run_weights logits_greedy emit_portable"
 if [ "$NAME" = all ]; then
   for t in $TESTS; do "t_$t"; done

@@ -257,9 +257,46 @@ int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *h
 int32_t mx_sampler_sample_masked(mx_sampler_t *s, const float *logits, const uint32_t *allow,
                                  const int32_t *history, int32_t n_history);
 
+// Speculative decoding's acceptance step (rejection sampling, Leviathan et al. 2023 / Chen et
+// al. 2023) for a draft that proposed `draft` with certainty (n-gram lookup, a greedy draft
+// model: q is a point mass): with p the distribution mx_sampler_sample draws from these logits
+// and this history, the draft is accepted with probability min(1, p / q) = p(draft); otherwise
+// the token is drawn from norm(max(0, p - q)), p without the draft. Greedy (temperature 0): the
+// argmax, accepted when it is the draft. Returns the token (the draft when *accepted); the
+// tokens it returns are distributed exactly as mx_sampler_sample's. No allocation.
+int32_t mx_sampler_spec_accept(mx_sampler_t *s, const float *logits, const int32_t *history,
+                               int32_t n_history, int32_t draft, bool *accepted);
+
 // ============================================================================================
 // Generation loop
 // ============================================================================================
+
+// Speculative decoding (ADR 0017): a drafter proposes up to draft_tokens tokens, the model
+// verifies them in one prefill call that returns the logits of every position, and the longest
+// prefix its sampler accepts (mx_sampler_spec_accept) plus one token of its own are the output
+// of the step; the KV rows of the rejected ones are rewound. Greedy output equals plain
+// decoding's, sampled output has the same distribution.
+typedef enum mx_spec_mode {
+  MX_SPEC_OFF = 0,  // one decode call per token
+  MX_SPEC_NGRAM,    // prompt lookup: the tokens that followed the latest earlier occurrence of
+                    // the context's longest suffix of ngram_max..1 tokens
+  MX_SPEC_DRAFT,    // a draft model's greedy tokens (same tokenizer), from its own session
+} mx_spec_mode_t;
+
+typedef struct mx_spec_opts {
+  mx_spec_mode_t mode;
+  int32_t draft_tokens;  // most tokens drafted per step (k); 0 = MX_SPEC_DEFAULT_TOKENS
+  int32_t ngram_max;     // MX_SPEC_NGRAM: the longest suffix matched; 0 = MX_SPEC_DEFAULT_NGRAM
+  // MX_SPEC_DRAFT: the draft model's session (borrowed; its model's tokenizer must equal the
+  // target's). mx_generate rewinds and extends its context to follow the target's.
+  mx_session_t *draft;
+} mx_spec_opts_t;
+
+enum { MX_SPEC_DEFAULT_TOKENS = 4, MX_SPEC_DEFAULT_NGRAM = 3, MX_SPEC_MAX_TOKENS = 32 };
+
+// MX_SPEC_DRAFT's precondition: the draft model's tokenizer has the same tokens as the target's
+// (both present). An error naming the first difference otherwise.
+mx_status_t mx_spec_check_draft(const mx_model_t *target, const mx_model_t *draft);
 
 typedef struct mx_generate_opts {
   int32_t max_tokens;       // tokens to generate at most (> 0)
@@ -278,6 +315,8 @@ typedef struct mx_generate_opts {
   // Every token is one it accepts, EOS only once the document is complete, and generation ends
   // (MX_FINISH_EOS) when the document is finished.
   struct mx_gmatch *grammar;
+  // Speculative decoding (mode MX_SPEC_OFF when zeroed); not with a grammar.
+  mx_spec_opts_t spec;
 } mx_generate_opts_t;
 
 typedef enum mx_finish_reason {
@@ -294,6 +333,11 @@ typedef struct mx_generate_stats {
   double prefill_seconds;
   double decode_seconds;
   mx_finish_reason_t finish;
+  // Model calls after the prefill (decode or verification steps), the drafted tokens they
+  // verified and those accepted: a step yields (spec_accepted + spec_steps) / spec_steps tokens.
+  int32_t spec_steps;
+  int32_t spec_drafted;
+  int32_t spec_accepted;
 } mx_generate_stats_t;
 
 // Called once per generated token with the text it completes (possibly empty while a UTF-8

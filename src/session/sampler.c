@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mlxcel/session.h"
+#include "session/spec.h"
 
 typedef struct cand {
   float logit;  // adjusted logit, later the (unnormalized) probability
@@ -255,12 +256,19 @@ static int32_t select_top_k(mx_sampler_t *s, int32_t k) {
   return k;
 }
 
-// Samples from s->work (the logits, copied): penalties, then the rest of the chain.
-static int32_t sample_work(mx_sampler_t *s, bool pen, const int32_t *history, int32_t n_history) {
+// The candidates s->work (the logits, copied) leaves after the chain: penalties, temperature,
+// top-k, top-p, min-p. Returns n: cand[0..n) hold the kept ids with unnormalized probabilities
+// (weights), the distribution every draw takes. *only: the one id greedy decoding or degenerate
+// logits pick (then n = 0).
+static int32_t candidates(mx_sampler_t *s, bool pen, const int32_t *history, int32_t n_history,
+                          int32_t *only) {
   const mx_sampler_params_t *p = &s->p;
   const int32_t V = s->vocab;
   if (pen) apply_penalties(s, history, n_history);
-  if (p->temperature == 0.0f) return argmax(s->work, V);
+  if (p->temperature == 0.0f) {
+    *only = argmax(s->work, V);
+    return 0;
+  }
 
   const float inv_t = 1.0f / p->temperature;
   for (int32_t i = 0; i < V; i++) s->work[i] *= inv_t;
@@ -281,7 +289,10 @@ static int32_t sample_work(mx_sampler_t *s, bool pen, const int32_t *history, in
   for (int32_t i = 0; i < n; i++)
     if (better(s->cand[i].logit, s->cand[i].id, s->cand[best].logit, s->cand[best].id)) best = i;
   const float mx = s->cand[best].logit;
-  if (!isfinite(mx)) return s->cand[best].id;  // degenerate logits: nothing to sample from
+  if (!isfinite(mx)) {  // degenerate logits: nothing to sample from
+    *only = s->cand[best].id;
+    return 0;
+  }
   double total = 0.0;
   for (int32_t i = 0; i < n; i++) {
     float e = isnan(s->cand[i].logit) ? 0.0f : expf(s->cand[i].logit - mx);
@@ -322,7 +333,11 @@ static int32_t sample_work(mx_sampler_t *s, bool pen, const int32_t *history, in
       if (s->cand[i].logit >= thr) s->cand[m++] = s->cand[i];
     n = m;  // the max (numerator 1 >= min_p) always survives
   }
+  return n;
+}
 
+// Draws one of cand[0..n) in proportion to its weight.
+static int32_t draw(mx_sampler_t *s, int32_t n) {
   double sum = 0.0;
   for (int32_t i = 0; i < n; i++) sum += s->cand[i].logit;
   double u = rng_uniform(s->rng) * sum, acc = 0.0;
@@ -334,6 +349,13 @@ static int32_t sample_work(mx_sampler_t *s, bool pen, const int32_t *history, in
   for (int32_t i = n - 1; i >= 0; i--)
     if (s->cand[i].logit > 0.0f) return s->cand[i].id;
   return s->cand[0].id;
+}
+
+// Samples from s->work (the logits, copied): penalties, then the rest of the chain.
+static int32_t sample_work(mx_sampler_t *s, bool pen, const int32_t *history, int32_t n_history) {
+  int32_t only = 0;
+  int32_t n = candidates(s, pen, history, n_history, &only);
+  return n > 0 ? draw(s, n) : only;
 }
 
 int32_t mx_sampler_sample(mx_sampler_t *s, const float *logits, const int32_t *history,
@@ -352,4 +374,38 @@ int32_t mx_sampler_sample_masked(mx_sampler_t *s, const float *logits, const uin
   for (int32_t i = 0; i < s->vocab; i++)
     s->work[i] = allow[i >> 5] >> (i & 31) & 1u ? logits[i] : -INFINITY;
   return sample_work(s, pen, history, n_history);
+}
+
+// ---- Speculative decoding (spec.c) ----
+
+int32_t mx_sampler_argmax(const float *logits, int32_t n) { return argmax(logits, n); }
+
+int32_t mx_sampler_spec_accept(mx_sampler_t *s, const float *logits, const int32_t *history,
+                               int32_t n_history, int32_t draft, bool *accepted) {
+  *accepted = false;
+  if (!s || !logits) return 0;
+  bool pen = penalties_on(&s->p) && history && n_history > 0;
+  memcpy(s->work, logits, (size_t)s->vocab * sizeof *s->work);
+  int32_t only = 0;
+  int32_t n = candidates(s, pen, history, n_history, &only);
+  if (n == 0) {  // one possible token: the draft is right or replaced by it
+    *accepted = only == draft;
+    return only;
+  }
+  // The draft proposed `draft` with certainty (q a point mass): accepted with probability
+  // min(1, p / q) = p(draft); otherwise the token comes from norm(max(0, p - q)), which is p
+  // without the draft.
+  double sum = 0.0, pd = 0.0;
+  int32_t at = -1;
+  for (int32_t i = 0; i < n; i++) {
+    sum += s->cand[i].logit;
+    if (s->cand[i].id == draft) at = i;
+  }
+  if (at >= 0) pd = s->cand[at].logit / sum;
+  if (at >= 0 && rng_uniform(s->rng) < pd) {
+    *accepted = true;
+    return draft;
+  }
+  if (at >= 0) s->cand[at].logit = 0.0f;  // u < 1: some other candidate has weight left
+  return draw(s, n);
 }

@@ -243,6 +243,29 @@ void mx_cli_sampling_help(FILE *out);
 void mx_cli_sampling_params(const mx_cli_sampling_t *s, const mx_model_config_t *cfg,
                             mx_sampler_params_t *p);
 
+// ---- Speculative decoding flags of generate and chat (spec_args.c; ADR 0017) ----
+
+// --speculative ngram|draft, --draft-tokens K, --draft-model DIR (which alone means draft).
+typedef struct mx_cli_spec {
+  const char *mode, *draft_dir;
+  int64_t draft_tokens;  // 0 = the library's default
+} mx_cli_spec_t;
+// Matches argv[*i] against them: as mx_cli_sampling_opt.
+int mx_cli_spec_opt(int argc, char **argv, int *i, const char *cmd, mx_cli_spec_t *s);
+// Their help lines (25-column layout of generate and chat).
+void mx_cli_spec_help(FILE *out);
+// What the flags ask for, made: *o (mode off without flags) and, for a draft model, the model
+// (loaded with the target's load options lo) and its session (the target's session options so)
+// in *draft / *ds, both the caller's to free (mx_session_destroy, mx_model_free). A bad mode,
+// a combination that makes no sense, a draft model that cannot load or whose tokenizer differs
+// are errors printed as "mlxcel CMD: ..."; returns an exit status.
+int mx_cli_spec_setup(const char *cmd, const mx_cli_spec_t *s, const mx_model_t *target,
+                      const mx_model_load_opts_t *lo, const mx_session_opts_t *so,
+                      mx_spec_opts_t *o, mx_model_t **draft, mx_session_t **ds);
+// The stats line's part about speculation ("" when it was off) into buf[n]: tokens per model
+// call and the drafts accepted.
+void mx_cli_spec_stats(const mx_spec_opts_t *o, const mx_generate_stats_t *st, char *buf, size_t n);
+
 // Compiles the chat template of the model in `dir`; when it has none, prints "mlxcel CMD:
 // error: model DIR has no chat_template in tokenizer_config.json; WHAT needs one" (and a
 // compile error as mx_cli_fail does). Returns an exit status.

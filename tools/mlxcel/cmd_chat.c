@@ -39,6 +39,7 @@ static void chat_usage(FILE *out) {
           "  -n, --max-tokens N     reply length limit (default: until an EOS token or a full\n"
           "                         context)\n");
   mx_cli_sampling_help(out);
+  mx_cli_spec_help(out);
   fprintf(out,
           "  --ignore-eos           keep generating after an end-of-sequence token\n"
           "  --ctx N                KV-cache capacity in tokens: the whole conversation must\n"
@@ -63,6 +64,7 @@ typedef struct chat_args {
   const char *dir, *backend, *system, *vision_backend;
   int64_t max_tokens, ctx;
   mx_cli_sampling_t sampling;
+  mx_cli_spec_t spec;  // --speculative / --draft-tokens / --draft-model
   bool has_ctx, ignore_eos, stats;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
   mx_xla_backend_opts_t xla;  // --pjrt-plugin
@@ -96,6 +98,8 @@ static int parse_args(int argc, char **argv, chat_args_t *a, bool *help) {
       a->has_ctx = true;
     } else if ((r = mx_cli_sampling_opt(argc, argv, &i, cmd, &a->sampling)) != 0) {
       // parsed (or reported) by the shared sampling flags
+    } else if ((r = mx_cli_spec_opt(argc, argv, &i, cmd, &a->spec)) != 0) {
+      // speculative decoding's flags
     } else if ((r = mx_cli_quant_opt(argc, argv, &i, cmd, &a->load)) != 0) {
       // --quant / --group-size
     } else if (strcmp(s, "--ignore-eos") == 0) {
@@ -414,10 +418,12 @@ static void turn(chat_t *ch, const char *line, size_t len) {
       double rate = stats.n_generated > 1 && stats.decode_seconds > 0
                         ? (stats.n_generated - 1) / stats.decode_seconds
                         : 0.0;
+      char spec[128];
+      mx_cli_spec_stats(&ch->go.spec, &stats, spec, sizeof spec);
       fprintf(stderr,
-              "[%d prompt tokens%s, %lld in context; %d generated, %.1f tok/s; finish: %s]\n",
+              "[%d prompt tokens%s, %lld in context; %d generated, %.1f tok/s; finish: %s%s]\n",
               (int)stats.n_prompt, keep == 0 ? "" : " added", (long long)mx_session_n_past(ch->s),
-              (int)stats.n_generated, rate, mx_finish_reason_name(stats.finish));
+              (int)stats.n_generated, rate, mx_finish_reason_name(stats.finish), spec);
     }
   }
   mx_strbuf_free(&r.text);
@@ -518,9 +524,12 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
       ch.tmpl_parts = mx_chat_template_takes_parts(ch.tmpl, it, il);
     }
   }
+  mx_model_t *draft = NULL;
+  mx_session_t *ds = NULL;
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
-  } else {
+  } else if ((rc = mx_cli_spec_setup(cmd, &a->spec, model, &a->load, &so, &ch.go.spec, &draft,
+                                     &ds)) == MX_EXIT_OK) {
     int64_t ctx = mx_session_ctx(ch.s);
     ch.go.max_tokens = (int32_t)(a->max_tokens ? a->max_tokens : ctx);
     ch.go.ignore_eos = a->ignore_eos;
@@ -542,6 +551,8 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   free(ch.msgs);
   free(ch.feats);
   free(ch.image_with);
+  mx_session_destroy(ds);
+  mx_model_free(draft);
   mx_session_destroy(ch.s);
   mx_chat_guard_destroy(ch.guard);
   mx_chat_template_destroy(ch.tmpl);

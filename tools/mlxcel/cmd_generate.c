@@ -40,6 +40,7 @@ static void generate_usage(FILE *out) {
           "                         in the prompt tokens)\n"
           "  -n, --max-tokens N     generate at most N tokens (default 128)\n");
   mx_cli_sampling_help(out);
+  mx_cli_spec_help(out);
   fprintf(out,
           "  --ignore-eos           keep generating after an end-of-sequence token\n"
           "  --stop STR             stop when STR appears (not printed); repeatable\n"
@@ -78,6 +79,7 @@ typedef struct gen_args {
   const char *dir, *prompt, *prompt_ids, *backend, *system, *json_schema, *vision_backend;
   int64_t max_tokens, ctx;
   mx_cli_sampling_t sampling;
+  mx_cli_spec_t spec;  // --speculative / --draft-tokens / --draft-model
   bool has_ctx;
   bool ignore_eos, json, no_echo, quiet, chat;
   const char **stop;
@@ -111,6 +113,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
       if (r > 0 && !mx_cli_parse_int(cmd, "-n", v, 1, INT32_MAX, &g->max_tokens)) r = -1;
     } else if ((r = mx_cli_sampling_opt(argc, argv, &i, cmd, &g->sampling)) != 0) {
       // parsed (or reported) by the shared sampling flags
+    } else if ((r = mx_cli_spec_opt(argc, argv, &i, cmd, &g->spec)) != 0) {
+      // speculative decoding's flags
     } else if (VALUE_OPT("--ctx", NULL)) {
       if (r > 0 && !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &g->ctx)) r = -1;
       g->has_ctx = true;
@@ -421,13 +425,15 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   }
 
   gen_grammar_t gr = {0};
+  mx_spec_opts_t spec;
+  mx_model_t *draft = NULL;
+  mx_session_t *ds = NULL;
   if (g->json_schema && (st = grammar_load(g->json_schema, model, &gr)) != MX_OK) {
-    mx_session_destroy(s);
-    free(media);
-    free(positions);
-    free(ids);
-    return mx_cli_fail(cmd, st);
+    rc = mx_cli_fail(cmd, st);
+    goto done;
   }
+  rc = mx_cli_spec_setup(cmd, &g->spec, model, &g->load, &so, &spec, &draft, &ds);
+  if (rc != MX_EXIT_OK) goto done;
   mx_generate_opts_t go;
   memset(&go, 0, sizeof go);
   go.grammar = gr.match;
@@ -438,6 +444,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   go.sampling = sp;
   go.media = media;
   go.positions = positions;
+  go.spec = spec;
   stream_state_t ss = {.json = g->json, .ends_with_newline = false, .wrote_any = false};
   echo_prompt(g, model, ids, n, &ss);
   mx_generate_stats_t stats;
@@ -454,6 +461,15 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   else if (g->n_images > 0)
     snprintf(img, sizeof img, "; %d image%s, vision tower %.2f s", (int)g->n_images,
              g->n_images == 1 ? "" : "s", tower_s);
+  char spec_text[128] = "";
+  if (g->json && spec.mode != MX_SPEC_OFF)
+    snprintf(spec_text, sizeof spec_text,
+             ", \"speculative\": \"%s\", \"spec_steps\": %d, \"spec_drafted\": %d, "
+             "\"spec_accepted\": %d",
+             spec.mode == MX_SPEC_NGRAM ? "ngram" : "draft", (int)stats.spec_steps,
+             (int)stats.spec_drafted, (int)stats.spec_accepted);
+  else
+    mx_cli_spec_stats(&spec, &stats, spec_text, sizeof spec_text);
   if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
   } else if (g->json) {
@@ -461,24 +477,27 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
         "{\"type\": \"summary\", \"prompt_tokens\": %d, \"generated_tokens\": %d, "
         "\"prefill_seconds\": %.6f, \"decode_seconds\": %.6f, \"prefill_tok_s\": %.3f, "
         "\"decode_tok_s\": %.3f, \"finish_reason\": \"%s\", \"seed\": %llu, \"backend\": \"%s\", "
-        "\"ctx\": %lld, \"quant\": \"%s\", \"precision\": \"%s\", \"kv_dtype\": \"%s\"%s}\n",
+        "\"ctx\": %lld, \"quant\": \"%s\", \"precision\": \"%s\", \"kv_dtype\": \"%s\"%s%s}\n",
         (int)stats.n_prompt, (int)stats.n_generated, stats.prefill_seconds, stats.decode_seconds,
         rate(stats.n_prompt, stats.prefill_seconds), decode_rate(&stats),
         mx_finish_reason_name(stats.finish), (unsigned long long)sp.seed,
         mx_session_backend(s)->name, (long long)ctx, mx_quant_mode_name(model->quant),
-        mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img);
+        mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img, spec_text);
   } else if (!g->quiet) {
     fprintf(stderr,
             "[%d prompt tokens, %.1f tok/s; %d generated, %.1f tok/s; finish: %s; backend %s, "
-            "ctx %lld%s%s, precision %s, kv %s%s]\n",
+            "ctx %lld%s%s, precision %s, kv %s%s%s]\n",
             (int)stats.n_prompt, rate(stats.n_prompt, stats.prefill_seconds),
             (int)stats.n_generated, decode_rate(&stats), mx_finish_reason_name(stats.finish),
             mx_session_backend(s)->name, (long long)ctx,
             model->quant != MX_QUANT_NONE ? ", quant " : "",
             model->quant != MX_QUANT_NONE ? mx_quant_mode_name(model->quant) : "",
-            mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img);
+            mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img, spec_text);
   }
   fflush(stdout);
+done:
+  mx_session_destroy(ds);
+  mx_model_free(draft);
   grammar_free(&gr);
   mx_session_destroy(s);
   free(media);

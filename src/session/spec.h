@@ -1,0 +1,43 @@
+// Private to src/session/: the state of speculative decoding in one mx_generate call (ADR 0017)
+// and its steps. The public options and the acceptance rule are in mlxcel/session.h.
+#ifndef MLXCEL_SESSION_SPEC_H
+#define MLXCEL_SESSION_SPEC_H
+
+#include "mlxcel/session.h"
+
+typedef struct mx_spec {
+  mx_spec_mode_t mode;
+  int32_t k;            // most drafted tokens per step (resolved; k + 1 <= the prefill chunk)
+  int32_t ngram_max;    // MX_SPEC_NGRAM: longest suffix matched
+  mx_session_t *draft;  // MX_SPEC_DRAFT: the draft model's session (borrowed)
+  int32_t cap;          // the longest verification call: k + 1 rounded up to a power of two
+  int32_t *verify;      // [cap] owned: the pending token, the drafts, padding
+  float *logits;        // [cap][vocab] owned: the verification's logits
+} mx_spec_t;
+
+// Resolves the options (defaults, ranges, the draft's tokenizer, a backend that returns every
+// position's logits) and allocates the step's buffers: everything before the first token, so
+// the steps never allocate. Errors name the option. *sp needs mx_spec_destroy even on failure.
+mx_status_t mx_spec_create(const mx_spec_opts_t *o, mx_session_t *s, mx_spec_t *sp);
+void mx_spec_destroy(mx_spec_t *sp);
+
+// Prompt lookup over the sequence ctx[0..n) followed by `last`: for g = ngram_max down to 1,
+// the latest earlier occurrence of its last g tokens that k tokens follow, else the earliest
+// occurrence; writes the at most k tokens after it to out and returns their count (0: no
+// suffix recurs).
+int32_t mx_spec_ngram(const int32_t *ctx, int32_t n, int32_t last, int32_t ngram_max, int32_t k,
+                      int32_t *out);
+
+// One step of generation after the token t (sampled, not yet in the session, which holds the
+// context before it): drafts up to k tokens, verifies t and them in one prefill call returning
+// every position's logits, and writes the tokens the sampler settles on to out[0..*n_out)
+// (1..k + 1: the accepted drafts, then the model's own token); *n_drafted the drafts verified.
+// The session then holds t and the accepted drafts (the rejected ones rewound); out's last token
+// is the next step's t. Without a draft the step is one decode call.
+mx_status_t mx_spec_step(mx_spec_t *sp, mx_session_t *s, mx_sampler_t *smp, int32_t t, int32_t *out,
+                         int32_t *n_out, int32_t *n_drafted);
+
+// Index of the largest logits[0..n) (ties to the lower id, NaN as -inf), as greedy sampling.
+int32_t mx_sampler_argmax(const float *logits, int32_t n);
+
+#endif  // MLXCEL_SESSION_SPEC_H
