@@ -152,6 +152,10 @@ mx_status_t mx_generate(mx_session_t *s, const mx_tokenizer_t *tok, const int32_
   if (spec && opts->grammar)
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "generate: speculative decoding does not combine with a grammar");
+  // Text after an M-RoPE image runs through @prefill_media, which has no all-logits form.
+  if (spec && (opts->positions || mx_session_mrope_shifted(s)))
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "generate: speculative decoding does not run after an M-RoPE image yet");
   mx_spec_t sp;
   memset(&sp, 0, sizeof sp);
   mx_status_t st = spec ? mx_spec_create(&opts->spec, s, &sp) : MX_OK;

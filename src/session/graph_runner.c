@@ -151,14 +151,19 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
   return MX_OK;
 }
 
-// The all-logits bindings, on the first prefill that asks for every position's logits.
-static mx_status_t ensure_all_logits(mx_graph_runner_t *r) {
-  if (r->n_all > 0) return MX_OK;
+// The all-logits bindings T = 2, 4, ... up to the first T >= n (or the largest call), each made
+// on the first prefill of every position's logits that needs it: a caller asking for a few
+// positions at a time (speculative decoding's verification) builds and compiles only the
+// lengths it uses.
+static mx_status_t ensure_all_logits(mx_graph_runner_t *r, int32_t n) {
   int32_t max_t = r->chunk < MX_RUNNER_ALL_LOGITS_MAX_T ? r->chunk : MX_RUNNER_ALL_LOGITS_MAX_T;
   if (max_t < 2) return MX_OK;  // chunk 1: decode calls only
-  r->all_logits = malloc((size_t)max_t * (size_t)r->V * sizeof(float));
+  if (!r->all_logits) r->all_logits = malloc((size_t)max_t * (size_t)r->V * sizeof(float));
   if (!r->all_logits) return mx_error_set(MX_ERR_NOMEM, "out of memory (all-logits buffer)");
-  mx_status_t st = add_buckets(r, r->all, &r->n_all, max_t, true, r->all_logits);
+  mx_status_t st = MX_OK;
+  for (int64_t T = (int64_t)2 << r->n_all;
+       !st && T <= max_t && T / 2 < n && r->n_all < MX_RUNNER_MAX_BUCKETS; T *= 2)
+    st = add_binding(r, (int32_t)T, true, r->all_logits, &r->all[r->n_all++]);
   if (st) release_all_logits(r);
   return st;
 }
@@ -273,7 +278,7 @@ mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, 
                         (long long)pos0, r->chunk, (long long)r->ctx);
   const size_t V = (size_t)r->V;
   if (all) {
-    mx_status_t st = ensure_all_logits(r);
+    mx_status_t st = ensure_all_logits(r, n);
     if (st) return st;
   }
   mx_graph_binding_t *set = all ? r->all : r->pre;

@@ -12,9 +12,9 @@
 // (T = 1); a prefill of n tokens runs as the binary decomposition of n (13 = 8 + 4 + 1), largest
 // piece first, so every call is exact and costs what its tokens cost (ADR 0002: never pad a
 // prompt). These graphs return the last position's logits only (ADR 0003); a prefill asked for
-// every position's logits uses a second set, T <= MX_RUNNER_ALL_LOGITS_MAX_T, built on the first
-// such request (a one-time allocation: prefills without all-logits and decode steps never
-// allocate).
+// every position's logits uses a second set, T <= MX_RUNNER_ALL_LOGITS_MAX_T, each T built on the
+// first such request that needs it (a one-time allocation: prefills without all-logits and
+// decode steps never allocate).
 //
 // KV state: 2L host caches [1, Hkv, ctx, D] at the model's KV dtype, owned here. Every binding
 // binds each cache result to its argument's buffer: the executor updates the caches in place

@@ -1,4 +1,4 @@
-// Speculative decoding (ADR 0017): prompt lookup's drafts, greedy output equal to plain
+// Speculative decoding (ADR 0018): prompt lookup's drafts, greedy output equal to plain
 // decoding on stories260K and family fixtures on the interp and cpu backends (n-gram drafts and
 // a draft model), the sampled output's distribution against the exact one (chi-square over
 // every 4-token continuation of a fake model), and the errors.
@@ -220,6 +220,14 @@ static void test_errors(void) {
   EXPECT_ERR(mx_generate(s, NULL, prompt, 3, &go, NULL, NULL, NULL), "no draft model session");
   go.spec = (mx_spec_opts_t){.mode = (mx_spec_mode_t)7};
   EXPECT_ERR(mx_generate(s, NULL, prompt, 3, &go, NULL, NULL, NULL), "unknown mode 7");
+  go.spec = (mx_spec_opts_t){.mode = MX_SPEC_NGRAM};
+  const float media[3] = {0};
+  const int32_t positions[9] = {0};
+  go.media = media;
+  go.positions = positions;
+  EXPECT_ERR(mx_generate(s, NULL, prompt, 3, &go, NULL, NULL, NULL), "after an M-RoPE image");
+  go.media = NULL;
+  go.positions = NULL;
   CHECK(mx_session_n_past(s) == 0);  // refused before any work
   mx_grammar_t *gm = NULL;
   mx_gmatch_t *match = NULL;

@@ -1,4 +1,4 @@
-// Speculative decoding's flags, shared by generate and chat (ADR 0017): parsing, help, making
+// Speculative decoding's flags, shared by generate and chat (ADR 0018): parsing, help, making
 // the draft model's session, and the statistics line.
 #include <string.h>
 
@@ -29,7 +29,7 @@ void mx_cli_spec_help(FILE *out) {
       "                         prompt), draft a smaller model's greedy tokens (--draft-model);\n"
       "                         the model checks the drafts in one call and keeps what it would\n"
       "                         have produced itself (same greedy text, same distribution)\n"
-      "  --draft-tokens K       most tokens drafted per step, 1..32 (default 4)\n"
+      "  --draft-tokens K       most tokens drafted per step, 1..32 (default 7)\n"
       "  --draft-model DIR      the draft model (same tokenizer; loaded like the model)\n",
       out);
 }
