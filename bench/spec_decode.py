@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Speculative decoding's speed (issue 27 item 3, ADR 0018): decode tok/s and tokens per model
+"""Speculative decoding's speed (issue 27 item 3, ADR 0020): decode tok/s and tokens per model
 call of `mlxcel generate` with and without --speculative, on repetitive and on free text.
 
 Each case is one prompt and sampler setting; each mode (off, ngram with K drafts, a draft model)

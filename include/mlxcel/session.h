@@ -271,7 +271,7 @@ int32_t mx_sampler_spec_accept(mx_sampler_t *s, const float *logits, const int32
 // Generation loop
 // ============================================================================================
 
-// Speculative decoding (ADR 0018): a drafter proposes up to draft_tokens tokens, the model
+// Speculative decoding (ADR 0020): a drafter proposes up to draft_tokens tokens, the model
 // verifies them in one prefill call that returns the logits of every position, and the longest
 // prefix its sampler accepts (mx_sampler_spec_accept) plus one token of its own are the output
 // of the step; the KV rows of the rejected ones are rewound. Greedy output equals plain
@@ -293,7 +293,7 @@ typedef struct mx_spec_opts {
 } mx_spec_opts_t;
 
 // Default k: 7 drafts and the pending token fill one 8-token verification call (a power of two,
-// ADR 0018); docs/performance.md has k = 3 and 7 side by side.
+// ADR 0020); docs/performance.md has k = 3 and 7 side by side.
 enum { MX_SPEC_DEFAULT_TOKENS = 7, MX_SPEC_DEFAULT_NGRAM = 3, MX_SPEC_MAX_TOKENS = 32 };
 
 // MX_SPEC_DRAFT's precondition: the draft model's tokenizer has the same tokens as the target's

@@ -1,4 +1,4 @@
-// Speculative decoding (ADR 0018): the drafters (prompt lookup, a draft model's session) and the
+// Speculative decoding (ADR 0020): the drafters (prompt lookup, a draft model's session) and the
 // verification step that turns a draft into the tokens the model itself would have produced.
 #include "session/spec.h"
 

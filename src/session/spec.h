@@ -1,4 +1,4 @@
-// Private to src/session/: the state of speculative decoding in one mx_generate call (ADR 0018)
+// Private to src/session/: the state of speculative decoding in one mx_generate call (ADR 0020)
 // and its steps. The public options and the acceptance rule are in mlxcel/session.h.
 #ifndef MLXCEL_SESSION_SPEC_H
 #define MLXCEL_SESSION_SPEC_H

@@ -1,4 +1,4 @@
-// Speculative decoding (ADR 0018): prompt lookup's drafts, greedy output equal to plain
+// Speculative decoding (ADR 0020): prompt lookup's drafts, greedy output equal to plain
 // decoding on stories260K and family fixtures on the interp and cpu backends (n-gram drafts and
 // a draft model), the sampled output's distribution against the exact one (chi-square over
 // every 4-token continuation of a fake model), and the errors.

@@ -243,7 +243,7 @@ void mx_cli_sampling_help(FILE *out);
 void mx_cli_sampling_params(const mx_cli_sampling_t *s, const mx_model_config_t *cfg,
                             mx_sampler_params_t *p);
 
-// ---- Speculative decoding flags of generate and chat (spec_args.c; ADR 0018) ----
+// ---- Speculative decoding flags of generate and chat (spec_args.c; ADR 0020) ----
 
 // --speculative ngram|draft, --draft-tokens K, --draft-model DIR (which alone means draft).
 typedef struct mx_cli_spec {

@@ -1,4 +1,4 @@
-// Speculative decoding's flags, shared by generate and chat (ADR 0018): parsing, help, making
+// Speculative decoding's flags, shared by generate and chat (ADR 0020): parsing, help, making
 // the draft model's session, and the statistics line.
 #include <string.h>
 
