@@ -63,7 +63,16 @@ typedef enum mx_activation {
 typedef enum mx_rope_style { MX_ROPE_HALF = 0, MX_ROPE_INTERLEAVED = 1 } mx_rope_style_t;
 // The quantization of mx.linear / mx.embedding (attribute `mode`: "int8", "int4", "affine"; the
 // symmetric schemes are int8 and int4). Same values as src/cpu/kernels_q.h's MX_CPU_Q_*.
-typedef enum mx_qmode { MX_QMODE_INT8 = 1, MX_QMODE_INT4 = 2, MX_QMODE_AFFINE = 3 } mx_qmode_t;
+// "mxfp4" (OCP microscaling FP4, gpt-oss's experts; mx.moe only): w ui8 [N, K / 2], two e2m1
+// values per byte (element 2i the low nibble, 2i + 1 the high one; codes 0..7 are 0, 0.5, 1,
+// 1.5, 2, 3, 4, 6, codes 8..15 their negatives), scales ui8 [N, K / 32], e8m0: 2^(s - 127);
+// bits 4, group_size 32.
+typedef enum mx_qmode {
+  MX_QMODE_INT8 = 1,
+  MX_QMODE_INT4 = 2,
+  MX_QMODE_AFFINE = 3,
+  MX_QMODE_MXFP4 = 4,
+} mx_qmode_t;
 
 typedef struct mx_comp_rms_norm {
   double eps;

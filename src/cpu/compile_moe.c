@@ -32,6 +32,25 @@ static bool pack_experts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo, mx_stat
   return true;
 }
 
+// MXFP4 experts, read as stored: each projection's blocks u8 [n, k / 2] and scales u8 [n, k / 32]
+// weight arguments; false when one is not.
+static bool mxfp4_experts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo) {
+  const mx_func_t *f = c->p->f;
+  for (int64_t i = 0; i < 3 * mo->n_experts; i++) {
+    int64_t n = i % 3 == 2 ? mo->h : mo->f, k = i % 3 == 2 ? mo->f : mo->h;
+    for (int p = 0; p < 2; p++) {
+      int32_t v = op->operands[2 + 2 * i + p];
+      const mx_type_t *t = vtype(f, v);
+      const void *w = weight_bytes(c, v);
+      if (!w || t->kind != MX_TYPE_TENSOR || t->quant || t->elem != MX_ELEM_UI8 || t->rank != 2 ||
+          t->dims[0] != n || t->dims[1] != (p ? k / 32 : k / 2) || k % 32 != 0)
+        return false;
+      mo->fp4[2 * i + p] = w;
+    }
+  }
+  return true;
+}
+
 // The quantized form of pack_experts: operands per projection `per` (2 or 3).
 static bool pack_qexperts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo, int32_t per,
                           mx_status_t *st) {
@@ -92,8 +111,9 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   int64_t E = (op->n_operands - n_bias - 2) / per_expert, H = xt->dims[xt->rank - 1],
           F = gt->dims[0];
   int64_t K = ma.top_k, M = H ? mx_type_numel(xt) / H : 0;
+  bool mxfp4 = ma.quantized && ma.quant.mode == MX_QMODE_MXFP4;
   if (H == 0 || F == 0 || M == 0 || K > E || (!ma.quantized && gt->dims[1] != H) ||
-      rt->dims[0] != E || rt->dims[1] != H)
+      (mxfp4 && gt->dims[1] != H / 2) || rt->dims[0] != E || rt->dims[1] != H)
     return false;
   int32_t at = 2 + 3 * per * (int32_t)E;  // the first operand after the experts
   const float *bias = NULL, *rbias = NULL;
@@ -101,7 +121,7 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (ma.router_bias && !(rbias = f32_weight(c, op->operands[at++], E))) return false;
   for (int64_t i = 0; ma.expert_bias && i < 3 * E; i++)
     if (!f32_weight(c, op->operands[at + i], i % 3 == 2 ? H : F)) return false;
-  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 12 * (size_t)E * sizeof(void *));
+  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 18 * (size_t)E * sizeof(void *));
   if (!mo) {
     *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
     return true;
@@ -131,12 +151,17 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mo->w = (const mx_cpu_packed_t **)(mo + 1);
   mo->wl = (const mx_cpu_packed_lowp_t **)(mo->w + 3 * E);
   mo->q = (const mx_cpu_qpacked_t **)(mo->wl + 3 * E);
+  mo->mxfp4 = mxfp4;
+  mo->fp4 = (const uint8_t **)(mo->q + 3 * E);
   if (ma.expert_bias) {
-    mo->ebias = (const float **)(mo->q + 3 * E);
+    mo->ebias = (const float **)(mo->fp4 + 6 * E);
     for (int64_t i = 0; i < 3 * E; i++) mo->ebias[i] = weight_bytes(c, op->operands[at + i]);
   }
   bool lowp = mo->et != MX_ELEM_F32;
-  if (!(mo->quant ? pack_qexperts(c, op, mo, per, st) : pack_experts(c, op, mo, st)) || *st) {
+  bool packed = mxfp4       ? mxfp4_experts(c, op, mo)
+                : mo->quant ? pack_qexperts(c, op, mo, per, st)
+                            : pack_experts(c, op, mo, st);
+  if (!packed || *st) {
     free(mo);
     return *st != MX_OK;
   }

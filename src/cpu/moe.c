@@ -192,8 +192,50 @@ static void route(mx_cpu_plan_t *p, const mx_step_t *s) {
   }
 }
 
+// ---- MXFP4 experts, read as stored (composite.h's format) ----
+
+enum { FP4_ROWS = 16 };  // the rows of one panel (a decode step's unit of work)
+
+static const float kE2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+
+// y[mi * ys + r] = x[mi * xs, ...] . w_r for rows r in [r0, r1) of projection j of expert e and
+// the m rows of x: each group of 32 weights decoded once (times its scale 2^(s - 127), exact)
+// for up to 8 rows of x.
+static void fp4_rows(const mx_cpu_moe_t *mo, int64_t e, int j, const float *x, int64_t xs,
+                     int64_t m, float *y, int64_t ys, int64_t r0, int64_t r1) {
+  int64_t k = j == 2 ? mo->f : mo->h, G = k / 32;
+  const uint8_t *blocks = mo->fp4[2 * (3 * e + j)], *scales = mo->fp4[2 * (3 * e + j) + 1];
+  for (int64_t r = r0; r < r1; r++) {
+    const uint8_t *br = blocks + r * (k / 2), *sr = scales + r * G;
+    for (int64_t m0 = 0; m0 < m; m0 += 8) {
+      int64_t nb = m - m0 < 8 ? m - m0 : 8;
+      float acc[8] = {0};
+      for (int64_t g = 0; g < G; g++) {
+        float w[32], s = ldexpf(1.0f, (int)sr[g] - 127);
+        for (int i = 0; i < 16; i++) {
+          w[2 * i] = kE2m1[br[g * 16 + i] & 15] * s;
+          w[2 * i + 1] = kE2m1[br[g * 16 + i] >> 4] * s;
+        }
+        for (int64_t mi = 0; mi < nb; mi++) {
+          const float *xr = x + (m0 + mi) * xs + g * 32;
+          float d = 0.0f;
+          for (int i = 0; i < 32; i++) d += w[i] * xr[i];
+          acc[mi] += d;
+        }
+      }
+      for (int64_t mi = 0; mi < nb; mi++) y[(m0 + mi) * ys + r] = acc[mi];
+    }
+  }
+}
+
 // The panels and the bytes of one panel of projection j (0 gate, 1 up, 2 down) of expert e.
 static int64_t panels_of(const mx_cpu_moe_t *mo, int64_t e, int j, int64_t *panel_bytes) {
+  if (mo->mxfp4) {
+    int64_t n = j == 2 ? mo->h : mo->f, k = j == 2 ? mo->f : mo->h;
+    *panel_bytes = FP4_ROWS * (k / 2 + k / 32);
+    return (n + FP4_ROWS - 1) / FP4_ROWS;
+  }
   if (mo->quant) {
     const mx_cpu_qpacked_t *w = mo->q[3 * e + j];
     *panel_bytes = (int64_t)(w->bytes / (size_t)(w->panels > 0 ? w->panels : 1));
@@ -212,7 +254,10 @@ static int64_t panels_of(const mx_cpu_moe_t *mo, int64_t e, int j, int64_t *pane
 // Rows of panel range [p0, p1) of projection j: the output columns it writes.
 static void cols_of(const mx_cpu_moe_t *mo, int j, int64_t p0, int64_t p1, int64_t *c0,
                     int64_t *c1) {
-  int64_t nr = mo->quant ? MX_QR : mo->et == MX_ELEM_F32 ? mo->w[j]->nr : MX_CPU_LOWP_NR;
+  int64_t nr = mo->mxfp4               ? FP4_ROWS
+               : mo->quant             ? MX_QR
+               : mo->et == MX_ELEM_F32 ? mo->w[j]->nr
+                                       : MX_CPU_LOWP_NR;
   int64_t n = j == 2 ? mo->h : mo->f;
   *c0 = p0 * nr;
   *c1 = p1 * nr < n ? p1 * nr : n;
@@ -223,6 +268,12 @@ static void cols_of(const mx_cpu_moe_t *mo, int j, int64_t p0, int64_t p1, int64
 static void project(const mx_cpu_moe_t *mo, int64_t e, int j, const float *x, const uint16_t *xl,
                     const mx_qact_t *qa, float *y, int64_t m, int64_t p0, int64_t p1) {
   int64_t k = j == 2 ? mo->f : mo->h, n = j == 2 ? mo->h : mo->f;
+  if (mo->mxfp4) {
+    int64_t r0 = 0, r1 = n;
+    if (m == 1 && p1 >= 0) cols_of(mo, j, p0, p1, &r0, &r1);
+    fp4_rows(mo, e, j, x, k, m, y, n, r0, r1);
+    return;
+  }
   if (mo->quant) {
     const mx_cpu_qpacked_t *w = mo->q[3 * e + j];
     if (m == 1 && p1 >= 0) {
@@ -318,7 +369,7 @@ static void experts(mx_cpu_plan_t *p, const mx_step_t *s, bool up_step, int ith,
       int64_t e = t.erow[r];
       const float *xr = x + r * kin;
       const uint16_t *xlr = xl ? xl + r * kin : NULL;
-      if (mo->quant && prepared != r) {
+      if (mo->quant && !mo->mxfp4 && prepared != r) {
         const mx_cpu_qpacked_t *w = mo->q[3 * e + j];
         w->qk->prep(w, xr, &qa);
         prepared = r;

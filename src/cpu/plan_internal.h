@@ -95,6 +95,10 @@ typedef struct mx_cpu_moe {
   const mx_cpu_packed_t **w;        // [3E] gate, up, down of each expert (f32)
   const mx_cpu_packed_lowp_t **wl;  // [3E] the same, lowp
   const mx_cpu_qpacked_t **q;       // [3E] the same, quantized (owned by the weight cache)
+  // MXFP4 experts (composite.h), read as stored: [3E] pairs (blocks u8 [N, K / 2], scales u8
+  // [N, K / 32]) of weight argument bytes, at fp4[2 (3e + j)] and fp4[2 (3e + j) + 1].
+  bool mxfp4;
+  const uint8_t **fp4;
 } mx_cpu_moe_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };

@@ -19,9 +19,9 @@ static const struct {
 };
 
 static const char *const kActivations[] = {"silu", "gelu_tanh",
-                                           "clamped_swiglu"};           // mx_activation_t
-static const char *const kRopeStyles[] = {"half", "interleaved"};       // mx_rope_style_t
-static const char *const kQModes[] = {NULL, "int8", "int4", "affine"};  // mx_qmode_t
+                                           "clamped_swiglu"};                    // mx_activation_t
+static const char *const kRopeStyles[] = {"half", "interleaved"};                // mx_rope_style_t
+static const char *const kQModes[] = {NULL, "int8", "int4", "affine", "mxfp4"};  // mx_qmode_t
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -7,8 +7,13 @@
 //   int8:   q = convert(w : i8)                                       w' = q * s
 //   int4 / affine: u = (w >> (bits * lane)) & (2^bits - 1) for the 32 / bits lanes of every
 //           uint32 word, LSB first      int4: w' = (u - 8) * s      affine: w' = u * s + b
-// with s, b [.., K / g] converted to f32 and broadcast over their group of g weights. An IREE or
-// XLA consumer that does not know the composites runs exactly these ops.
+// with s, b [.., K / g] converted to f32 and broadcast over their group of g weights.
+//   mxfp4 (mx.moe's experts only): u = (w >> (4 * lane)) & 15 for the 2 lanes of every u8, then
+//           v = e2m1(u & 7) by comparisons (0.5 m below 4, m - 2 below 6, else 2 m - 8: exact),
+//           negated where u >= 8; s = 2^(e - 127) built as the f32 bits e << 23 (e = 0: 2^-127)
+//           w' = v * s
+// An IREE or XLA consumer that does not know the composites runs exactly these ops.
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,11 +26,11 @@ typedef struct q_params {
   int64_t k;  // logical K
 } q_params_t;
 
-// Unpacked values of w [..., K * bits / 32] u32 as f32 [..., K].
+// Unpacked values of w [..., K * bits / word bits] (u32 words, or u8 for MXFP4) as f32 [..., K].
 static mx_status_t unpack(mx_builder_t *b, int32_t w, int32_t bits, int64_t k, int32_t *out) {
   mx_type_t t = *mx_build_type(b, w);
   int32_t r = t.rank;
-  int64_t lanes = 32 / bits;
+  int64_t lanes = (int64_t)(8 * mx_elem_size(t.elem)) / bits;
   int64_t d3[MX_MAX_RANK], bd[MX_MAX_RANK], dk[MX_MAX_RANK];
   for (int32_t i = 0; i < r; i++) {
     d3[i] = dk[i] = t.dims[i];
@@ -33,14 +38,14 @@ static mx_status_t unpack(mx_builder_t *b, int32_t w, int32_t bits, int64_t k, i
   }
   d3[r] = lanes;
   dk[r - 1] = k;
-  mx_type_t it = mx_type_tensor(MX_ELEM_UI32, r + 1, d3);
+  mx_type_t it = mx_type_tensor(t.elem, r + 1, d3);
   int32_t wb, lane, nb, sh, v, mask, m, q;
   MX_TRY(mx_build_broadcast_in_dim(b, w, d3, r + 1, bd, &wb));
   MX_TRY(mx_build_iota(b, &it, r, &lane));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_UI32, (double)bits, lane, &nb));
+  MX_TRY(mx_g_full_like(b, t.elem, (double)bits, lane, &nb));
   MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, lane, nb, &sh));
   MX_TRY(mx_build_binary(b, MX_OP_SHIFT_RIGHT_LOGICAL, wb, sh, &v));
-  MX_TRY(mx_g_full_like(b, MX_ELEM_UI32, (double)((1u << bits) - 1u), v, &mask));
+  MX_TRY(mx_g_full_like(b, t.elem, (double)((1u << bits) - 1u), v, &mask));
   MX_TRY(mx_build_binary(b, MX_OP_AND, v, mask, &m));
   MX_TRY(mx_build_reshape(b, m, dk, r, &q));
   return mx_build_convert(b, q, MX_ELEM_F32, out);
@@ -63,10 +68,55 @@ static mx_status_t expand_groups(mx_builder_t *b, int32_t s, int32_t group, int3
   return mx_build_reshape(b, sb, dk, r, out);
 }
 
+// e2m1 codes c (f32 0..15) -> their values (composite.h's table), exact.
+static mx_status_t e2m1(mx_builder_t *b, int32_t c, int32_t *out) {
+  int32_t k2, k4, k6, k8, half, two, neg, m, lt4, lt6, lo, mid, hi, v, nv, t;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 2.0, c, &two));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 4.0, c, &k4));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 6.0, c, &k6));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 8.0, c, &k8));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.5, c, &half));
+  MX_TRY(mx_build_compare(b, MX_CMP_GE, MX_CMP_TYPE_AUTO, c, k8, &neg));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, c, k8, &t));
+  MX_TRY(mx_build_select(b, neg, t, c, &m));  // the magnitude's code 0..7
+  MX_TRY(mx_build_compare(b, MX_CMP_LT, MX_CMP_TYPE_AUTO, m, k4, &lt4));
+  MX_TRY(mx_build_compare(b, MX_CMP_LT, MX_CMP_TYPE_AUTO, m, k6, &lt6));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, m, half, &lo));  // 0, 0.5, 1, 1.5
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, m, two, &mid));  // 2, 3
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, m, two, &k2));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, k2, k8, &hi));  // 4, 6
+  MX_TRY(mx_build_select(b, lt6, mid, hi, &v));
+  MX_TRY(mx_build_select(b, lt4, lo, v, &v));
+  MX_TRY(mx_build_unary(b, MX_OP_NEGATE, v, &nv));
+  return mx_build_select(b, neg, nv, v, out);
+}
+
+// e8m0 scales s (u8) -> f32 2^(s - 127): the f32 whose bits are s << 23 (s * 2^23 in i32), and
+// 2^-127 (a subnormal, not representable that way) where s is 0.
+static mx_status_t e8m0(mx_builder_t *b, int32_t s, int32_t *out) {
+  int32_t si, sh, bits, f, zero, is0, tiny;
+  MX_TRY(mx_build_convert(b, s, MX_ELEM_I32, &si));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 8388608.0, si, &sh));
+  MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, si, sh, &bits));
+  MX_TRY(mx_build_bitcast_convert(b, bits, MX_ELEM_F32, &f));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 0.0, si, &zero));
+  MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, si, zero, &is0));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, ldexp(1.0, -127), f, &tiny));
+  return mx_build_select(b, is0, tiny, f, out);
+}
+
 // The dequantized f32 weights [..., K] of stored w with scales s and biases bi (-1: none).
 static mx_status_t dequant(mx_builder_t *b, const q_params_t *p, int32_t w, int32_t s, int32_t bi,
                            int32_t *out) {
   int32_t q, se, y;
+  if (p->mode == MX_Q_MXFP4) {
+    int32_t c, sf;
+    MX_TRY(unpack(b, w, 4, p->k, &c));
+    MX_TRY(e2m1(b, c, &q));
+    MX_TRY(e8m0(b, s, &sf));
+    MX_TRY(expand_groups(b, sf, p->group, &se));
+    return mx_build_binary(b, MX_OP_MULTIPLY, q, se, out);
+  }
   if (p->mode == MX_Q_INT8) {
     MX_TRY(mx_build_convert(b, w, MX_ELEM_F32, &q));
   } else {

@@ -8,8 +8,9 @@
 #include "model/quant_internal.h"
 
 // The quantization dictionary: "quantization", else an MLX-style "quantization_config" (one
-// without "quant_method"; Hugging Face's GPTQ / AWQ / bitsandbytes configs have one). NULL
-// when there is none; *err set when the config names a scheme we cannot run.
+// without "quant_method"; Hugging Face's GPTQ / AWQ / bitsandbytes configs have one; "mxfp4"'s
+// is read as none). NULL when there is none; *err set when the config names a scheme we cannot
+// run.
 static const cJSON *quant_dict(const cJSON *root, const char *src, mx_status_t *err) {
   *err = MX_OK;
   const cJSON *q = cJSON_GetObjectItemCaseSensitive(root, "quantization");
@@ -27,6 +28,9 @@ static const cJSON *quant_dict(const cJSON *root, const char *src, mx_status_t *
     return NULL;
   }
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(q, "quant_method");
+  // gpt-oss's MXFP4 experts: the stored tensors say which weights are packed (u8 blocks and e8m0
+  // scales, validated by their shapes at load); no dictionary of bits and groups goes with them.
+  if (cJSON_IsString(m) && strcmp(m->valuestring, "mxfp4") == 0) return NULL;
   if (m) {
     *err = mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: quantization_config.quant_method '%s' is not supported (MLX affine "

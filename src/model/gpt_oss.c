@@ -14,7 +14,9 @@
 // Graph: router mlp.router.{weight,bias}; experts as save_pretrained writes them, stacked
 // mlp.experts.gate_up_proj [E, H, 2F] (gate and up interleaved in its last dimension),
 // gate_up_proj_bias [E, 2F], down_proj [E, F, H], down_proj_bias [E, H], split at load into
-// the per-expert [N, K] tensors mx.moe reads (moe_stacked.c); self_attn.sinks [Hq].
+// the per-expert [N, K] tensors mx.moe reads (moe_stacked.c), or, as the released checkpoints
+// store them, MXFP4 *_blocks / *_scales kept packed (quantization_config mxfp4); self_attn.sinks
+// [Hq].
 #include <stdio.h>
 
 #include "model/family.h"

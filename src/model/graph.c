@@ -27,7 +27,9 @@ static mx_status_t check_list(const mx_wlist_t *wl, const mx_checkpoint_t *ck) {
                           s->name, w->file ? w->file : "?", mx_type_str(&tg, got, sizeof got),
                           mx_type_str(&tw, want, sizeof want));
     }
-    if (!s->qmode && !float_dtype_ok(w->dtype)) {
+    // MXFP4's e8m0 scales are u8 (mx_wlist_resolve_quant checked them against their weight).
+    bool e8m0 = s->kind == MX_WK_QPARAM && w->dtype == MX_ELEM_UI8;
+    if (!s->qmode && !e8m0 && !float_dtype_ok(w->dtype)) {
       return mx_error_set(MX_ERR_UNSUPPORTED,
                           "checkpoint: tensor \"%s\" in %s has dtype %s (f32, f16 or bf16 needed)",
                           s->name, w->file ? w->file : "?", mx_elem_name(w->dtype));

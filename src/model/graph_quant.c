@@ -37,6 +37,43 @@ static mx_status_t bad(const char *name, const char *what) {
   return mx_error_set(MX_ERR_INVALID_ARG, "checkpoint: quantized tensor \"%s\": %s", name, what);
 }
 
+// Records spec i as stored in `mode` with scales spec si (biases -1).
+static void record(mx_wlist_t *wl, int32_t i, int32_t mode, int32_t bits, int64_t group,
+                   int64_t stored_k, int32_t si, int32_t bj) {
+  mx_wspec_t *s = &wl->w[i];
+  s->qn = s->dims[0];
+  s->qk = s->dims[1];
+  s->qmode = mode;
+  s->qbits = bits;
+  s->qgroup = (int32_t)group;
+  s->qscales = si;
+  s->qbiases = bj;
+  s->dims[1] = stored_k;
+}
+
+// MXFP4 (composite.h): w u8 [N, K / 2], scales u8 [N, K / 32], no biases; experts only (mx.moe
+// is the one composite that reads it).
+static mx_status_t resolve_mxfp4(mx_wlist_t *wl, int32_t i, const mx_weight_t *w,
+                                 const mx_weight_t *sc, const mx_weight_t *bi, const char *sn) {
+  const char *name = wl->w[i].name;
+  int64_t N = wl->w[i].dims[0], K = wl->w[i].dims[1];
+  char msg[480];
+  if (wl->w[i].kind != MX_WK_EXPERT)
+    return bad(name, "MXFP4 (u8 blocks) is read for mixture-of-experts experts only");
+  if (K % 32 != 0 || w->dims[1] != K / 2 || sc->dtype != MX_ELEM_UI8 || sc->rank != 2 ||
+      sc->dims[0] != N || sc->dims[1] != K / 32 || bi != NULL) {
+    snprintf(msg, sizeof msg,
+             "MXFP4 needs u8 blocks [%lld, %lld] and u8 (e8m0) %s [%lld, %lld], no biases",
+             (long long)N, (long long)(K / 2), sn, (long long)N, (long long)(K / 32));
+    return bad(name, msg);
+  }
+  mx_weight_t sct = *sc;
+  int32_t si = -1;
+  MX_TRY(append_param(wl, sn, &sct, &si));
+  record(wl, i, MX_Q_MXFP4, 4, 32, K / 2, si, -1);
+  return MX_OK;
+}
+
 // Validates the stored form of spec i (logical [N, K]) and records it.
 static mx_status_t resolve_one(mx_wlist_t *wl, int32_t i, const mx_checkpoint_t *ck,
                                const char *base) {
@@ -54,6 +91,7 @@ static mx_status_t resolve_one(mx_wlist_t *wl, int32_t i, const mx_checkpoint_t 
              (long long)N, (long long)K);
     return bad(name, msg);
   }
+  if (w->dtype == MX_ELEM_UI8) return resolve_mxfp4(wl, i, w, sc, bi, sn);
   if (sc->rank != 2 || sc->dims[0] != N || sc->dims[1] <= 0 || K % sc->dims[1] != 0 ||
       !float_type(sc->dtype)) {
     snprintf(msg, sizeof msg,
@@ -92,20 +130,12 @@ static mx_status_t resolve_one(mx_wlist_t *wl, int32_t i, const mx_checkpoint_t 
   int32_t si = -1, bj = -1;
   MX_TRY(append_param(wl, sn, &sct, &si));
   if (bi) MX_TRY(append_param(wl, bn, &bit, &bj));
-  mx_wspec_t *s = &wl->w[i];
-  s->qmode = mode;
-  s->qbits = bits;
-  s->qgroup = (int32_t)group;
-  s->qn = N;
-  s->qk = K;
-  s->qscales = si;
-  s->qbiases = bj;
-  s->dims[1] = w->dims[1];
+  record(wl, i, mode, bits, group, w->dims[1], si, bj);
   return MX_OK;
 }
 
 static const char *format_name(const mx_wspec_t *s, char *buf, size_t cap) {
-  static const char *const kModes[] = {"float", "int8", "int4", "affine"};
+  static const char *const kModes[] = {"float", "int8", "int4", "affine", "mxfp4"};
   if (!s->qmode) return "float";
   snprintf(buf, cap, "%s %d-bit in groups of %d", kModes[s->qmode], s->qbits, s->qgroup);
   return buf;

@@ -11,7 +11,11 @@
 // "gate_up_proj_bias" [E, 2F] (interleaved the same way), "down_proj" [E, F, H] and
 // "down_proj_bias" [E, H]. Its per-expert [N, K] projections are transposed, de-interleaved copies
 // (the checkpoint owns them; the stacked pages are released from memory once copied), the down
-// biases views.
+// biases views. The released checkpoints store the projections in MXFP4 instead (composite.h),
+// "gate_up_proj_blocks" u8 [E, 2F, H / 32, 16] and "gate_up_proj_scales" u8 [E, 2F, H / 32]
+// (rows, not columns, interleaved: [N, K] already), "down_proj_blocks" [E, H, F / 32, 16] and
+// "down_proj_scales" [E, H, F / 32]: gate and up become copies of the even and odd rows
+// ("<e>.gate_proj.weight" u8 [F, H / 2] and ".scales" [F, H / 32]), down views, all kept packed.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,17 +86,87 @@ static mx_status_t put_transposed(mx_checkpoint_t *ck, const char *name, const m
   return mx_checkpoint_put(ck, name, src->dtype, k > 1 ? 2 : 1, k > 1 ? dims : &n, dst);
 }
 
+// The MXFP4 tensor `name` u8 [E, d1, d2(, 16)], or *found false (absent).
+static mx_status_t mxfp4_tensor(mx_checkpoint_t *ck, const mx_arch_t *a, const char *name,
+                                int32_t rank, int64_t d1, int64_t d2, mx_weight_t *out,
+                                bool *found) {
+  const mx_weight_t *w = mx_checkpoint_find(ck, name);
+  *found = w != NULL;
+  if (w == NULL) return MX_OK;
+  if (w->dtype != MX_ELEM_UI8 || w->rank != rank || w->dims[0] != a->n_experts ||
+      w->dims[1] != d1 || w->dims[2] != d2 || (rank == 4 && w->dims[3] != 16)) {
+    return mx_error_set(
+        MX_ERR_INVALID_ARG, "%s: MXFP4 expert tensor '%s' must be u8 of shape [%d, %lld, %lld%s]",
+        w->file, name, a->n_experts, (long long)d1, (long long)d2, rank == 4 ? ", 16" : "");
+  }
+  *out = *w;
+  return MX_OK;
+}
+
+// Expert e's rows first, first + step, ... (n of them, `row` bytes each) of stacked src as a
+// u8 [n, row] tensor the checkpoint owns (step 1, first 0: a view instead).
+static mx_status_t put_rows(mx_checkpoint_t *ck, const char *name, const mx_weight_t *src,
+                            int64_t e, int64_t n, int64_t row, int64_t step, int64_t first) {
+  const uint8_t *base = (const uint8_t *)src->data + (size_t)(e * n * step * row);
+  int64_t dims[2] = {n, row};
+  if (step == 1) return mx_checkpoint_add_view(ck, name, MX_ELEM_UI8, 2, dims, base, src->file);
+  uint8_t *dst = malloc((size_t)(n * row));
+  if (dst == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory (%s)", name);
+  for (int64_t r = 0; r < n; r++)
+    memcpy(dst + r * row, base + (r * step + first) * row, (size_t)row);
+  return mx_checkpoint_put(ck, name, MX_ELEM_UI8, 2, dims, dst);
+}
+
+// The MXFP4 projections of one layer's experts, kept packed (lp as gpt_oss_split's).
+static mx_status_t mxfp4_split(mx_checkpoint_t *ck, const mx_arch_t *a, const char *lp) {
+  int64_t E = a->n_experts, H = a->hidden, F = a->expert_ffn;
+  if (H % 32 != 0 || F % 32 != 0) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "MXFP4 experts need hidden_size (%lld) and intermediate_size (%lld) "
+                        "multiples of 32",
+                        (long long)H, (long long)F);
+  }
+  static const char *const kNames[4] = {"gate_up_proj_blocks", "gate_up_proj_scales",
+                                        "down_proj_blocks", "down_proj_scales"};
+  const int32_t ranks[4] = {4, 3, 4, 3};
+  const int64_t d1[4] = {2 * F, 2 * F, H, H}, d2[4] = {H / 32, H / 32, F / 32, F / 32};
+  mx_weight_t t[4];
+  bool found[4];
+  char name[320];
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "%sexperts.%s", lp, kNames[i]);
+    MX_TRY(mxfp4_tensor(ck, a, name, ranks[i], d1[i], d2[i], &t[i], &found[i]));
+    if (!found[i]) {
+      return mx_error_set(MX_ERR_INVALID_ARG, "checkpoint: missing tensor \"%s\" (MXFP4 experts)",
+                          name);
+    }
+  }
+  for (int64_t e = 0; e < E; e++) {
+    for (int p = 0; p < 2; p++) {    // blocks, then scales: rows of H / 2 and H / 32 bytes
+      for (int j = 0; j < 2; j++) {  // gate (even rows), up (odd)
+        snprintf(name, sizeof name, "%sexperts.%lld.%s.%s", lp, (long long)e, a->expert_names[j],
+                 kParts[p]);
+        MX_TRY(put_rows(ck, name, &t[p], e, F, p ? H / 32 : H / 2, 2, j));
+      }
+      snprintf(name, sizeof name, "%sexperts.%lld.%s.%s", lp, (long long)e, a->expert_names[2],
+               kParts[p]);
+      MX_TRY(put_rows(ck, name, &t[2 + p], e, H, p ? F / 32 : F / 2, 1, 0));
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    if (i < 2) mx_checkpoint_release(ck, t[i].data, t[i].nbytes);  // copied
+    snprintf(name, sizeof name, "%sexperts.%s", lp, kNames[i]);
+    MX_TRY(mx_checkpoint_remove(ck, name));
+  }
+  return MX_OK;
+}
+
 // One sparse layer's gpt-oss experts (lp: "<prefix>layers.<l>.<block>").
 static mx_status_t gpt_oss_split(mx_checkpoint_t *ck, const mx_arch_t *a, const char *lp) {
   char name[320];
   snprintf(name, sizeof name, "%sexperts.gate_up_proj_blocks", lp);
-  if (mx_checkpoint_find(ck, name) != NULL) {
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "'%s': gpt-oss's MXFP4 experts (*_blocks / *_scales) are not supported "
-                        "yet; a checkpoint with float experts (as transformers saves a "
-                        "dequantized model) is",
-                        name);
-  }
+  bool mxfp4 = mx_checkpoint_find(ck, name) != NULL;
+  if (mxfp4) MX_TRY(mxfp4_split(ck, a, lp));
   int64_t E = a->n_experts, H = a->hidden, F = a->expert_ffn;
   static const char *const kNames[4] = {"gate_up_proj", "gate_up_proj_bias", "down_proj",
                                         "down_proj_bias"};
@@ -103,6 +177,10 @@ static mx_status_t gpt_oss_split(mx_checkpoint_t *ck, const mx_arch_t *a, const 
   for (int i = 0; i < 4; i++) {
     snprintf(name, sizeof name, "%sexperts.%s", lp, kNames[i]);
     MX_TRY(gpt_oss_tensor(ck, a, name, ranks[i], d1[i], d2[i], &t[i], &found[i]));
+  }
+  if (mxfp4 && (found[0] || found[2])) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "checkpoint: layer '%s' holds both MXFP4 and float experts", lp);
   }
   if (!found[0] && !found[1] && !found[2] && !found[3]) return MX_OK;  // per-expert already
   for (int e = 0; e < E; e++) {

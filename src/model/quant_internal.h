@@ -20,6 +20,11 @@ void mx_q_store_float(mx_elem_type_t et, void *data, int64_t i, float v);
 // Converts n elements of type et to float.
 void mx_q_to_f32(mx_elem_type_t et, const void *src, float *dst, int64_t n);
 
+// MXFP4's scalars (composite.h): the e2m1 value of the low 4 bits of code, and 2^(s - 127) of an
+// e8m0 scale (s = 0: 2^-127, a subnormal float; 255, NaN in the format, is +inf here).
+float mx_q_e2m1(unsigned code);
+float mx_q_e8m0(uint8_t s);
+
 // ---- One row of W[N, K] with groups of g (K % g == 0) ----
 
 // INT8: q[K] = round(w / s_j) in [-127, 127], s_j = max|w| / 127 rounded to scale_dt (the
@@ -37,14 +42,16 @@ void mx_q_affine_row(const float *w, int64_t k, int64_t g, int bits, mx_elem_typ
                      uint32_t *words, void *scales, void *biases);
 
 // Dequantizes row r of a stored quantized tensor into w[K] (float): mode int8 (q i8 [N, K]),
-// int4 (u32 [N, K/8], w = (u - 8) s) or affine (u32 [N, K bits/32], w = u s + b). scales /
-// biases [N, K/g] of type sdt. The arithmetic is the graph decomposition's, in float: u * s,
+// int4 (u32 [N, K/8], w = (u - 8) s), affine (u32 [N, K bits/32], w = u s + b) or mxfp4 (u8
+// [N, K/2], e2m1 pairs times 2^(s - 127), scales u8: composite.h). scales / biases [N, K/g] of
+// type sdt. The arithmetic is the graph decomposition's, in float: u * s,
 // then + b (two roundings); int4: (u - 8) * s.
 typedef enum mx_q_mode {
   MX_Q_FLOAT = 0,
   MX_Q_INT8,
   MX_Q_INT4,
   MX_Q_AFFINE,
+  MX_Q_MXFP4,  // mx_qmode_t's MXFP4 (composite.h): experts only
 } mx_q_mode_t;
 void mx_q_dequant_row(mx_q_mode_t mode, int bits, int64_t k, int64_t g, const void *wq,
                       mx_elem_type_t sdt, const void *scales, const void *biases, int64_t r,

@@ -161,10 +161,24 @@ void mx_q_affine_row(const float *w, int64_t k, int64_t g, int bits, mx_elem_typ
 
 // ---- Dequantizer ----
 
+float mx_q_e2m1(unsigned code) {
+  static const float kValues[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  float v = kValues[code & 7u];
+  return code & 8u ? -v : v;
+}
+
+float mx_q_e8m0(uint8_t s) { return ldexpf(1.0f, (int)s - 127); }
+
 void mx_q_dequant_row(mx_q_mode_t mode, int bits, int64_t k, int64_t g, const void *wq,
                       mx_elem_type_t sdt, const void *scales, const void *biases, int64_t r,
                       float *w) {
   int64_t G = k / g;
+  if (mode == MX_Q_MXFP4) {
+    const uint8_t *q = (const uint8_t *)wq + r * (k / 2), *s = (const uint8_t *)scales + r * G;
+    for (int64_t i = 0; i < k; i++)
+      w[i] = mx_q_e2m1(q[i / 2] >> (4 * (i % 2))) * mx_q_e8m0(s[i / g]);
+    return;
+  }
   if (mode == MX_Q_INT8) {
     const int8_t *q = (const int8_t *)wq + r * k;
     for (int64_t i = 0; i < k; i++)

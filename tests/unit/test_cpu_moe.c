@@ -3,7 +3,7 @@
 // (tokens grouped by expert, one GEMM per expert), f32 and bf16 experts, renormalized or not,
 // 1 to 3 threads, and batched decoding's rows_as_gemv (each row as a lone decode, bit for bit).
 // Quantized experts (int8, int4, MLX affine 4 / 8-bit, mx.linear's formats) through the
-// quantized kernels, exact path, the same way.
+// quantized kernels, exact path, the same way, and MXFP4 (gpt-oss's) read as stored.
 // gpt-oss's form (a router bias, the experts' biases, the clamped SwiGLU with a limit that
 // clamps here) the same way, float and quantized.
 // And the point of the kernel: it reads only the experts the router selects.
@@ -50,7 +50,21 @@ static int32_t n_args(const moe_case_t *c) {
   return 2 + 3 * E * per_proj(c) + (c->oss ? 1 + 3 * E : 0);
 }
 static int32_t q_bits(const moe_case_t *c) {
-  return c->qmode == MX_Q_INT8 ? 8 : c->qmode == MX_Q_INT4 ? 4 : c->bits;
+  return c->qmode == MX_Q_INT8 ? 8 : c->qmode == MX_Q_INT4 || c->qmode == MX_Q_MXFP4 ? 4 : c->bits;
+}
+
+// MXFP4 (composite.h): random blocks u8 [n, k / 2] and e8m0 scales u8 [n, k / 32] near 2^-3 (any
+// bytes are valid weights); poisoned: scales 255 (+inf).
+static void make_mxfp4(const int64_t *d, bool poison, mx_tensor_t *out) {
+  int64_t n = d[0], k = d[1], wd[2] = {n, k / 2}, sd[2] = {n, k / 32};
+  mx_type_t wt = mx_type_tensor(MX_ELEM_UI8, 2, wd), st = mx_type_tensor(MX_ELEM_UI8, 2, sd);
+  CHECK_OK(mx_tensor_alloc(&out[0], &wt));
+  CHECK_OK(mx_tensor_alloc(&out[1], &st));
+  for (int64_t i = 0; i < n * k / 2; i++) ((uint8_t *)out[0].data)[i] = (uint8_t)(256 * urand());
+  for (int64_t i = 0; i < n * k / 32; i++) {
+    uint8_t v = (uint8_t)(121 + 4 * urand());
+    ((uint8_t *)out[1].data)[i] = poison ? 255 : v;
+  }
 }
 
 // main(x[1, T, H], router[E, H], gate_0, up_0, down_0, ...) -> mx.moe
@@ -129,6 +143,10 @@ static void make_args(const moe_case_t *c, mx_tensor_t *args) {
       mx_tensor_set_f64(&args[1], e * H + i, e < 4 ? 0.1 * urand() : -0.1 - 0.1 * urand());
   for (int64_t e = 0; e < E; e++) {
     for (int j = 0; j < 3; j++) {
+      if (c->qmode == MX_Q_MXFP4) {
+        make_mxfp4(j == 2 ? dd : gd, c->poison && e >= 4, &args[2 + 2 * (3 * e + j)]);
+        continue;
+      }
       if (c->qmode) {
         make_qweight(c, j == 2 ? dd : gd, c->poison && e >= 4,
                      &args[2 + per_proj(c) * (3 * e + j)]);
@@ -285,8 +303,9 @@ int main(void) {
   // Quantized experts: int8, int4, affine 4-bit and 8-bit.
   static const struct {
     int mode, bits;
-  } kQuant[] = {{MX_Q_INT8, 8}, {MX_Q_INT4, 4}, {MX_Q_AFFINE, 4}, {MX_Q_AFFINE, 8}};
-  for (int qi = 0; qi < 4; qi++)
+  } kQuant[] = {
+      {MX_Q_INT8, 8}, {MX_Q_INT4, 4}, {MX_Q_AFFINE, 4}, {MX_Q_AFFINE, 8}, {MX_Q_MXFP4, 4}};
+  for (int qi = 0; qi < 5; qi++)
     for (int64_t t = 1; t <= 7; t += 6)
       for (int poison = 0; poison < 2; poison++) {
         moe_case_t c = {t, MX_ELEM_F32, true, poison != 0, kQuant[qi].mode, kQuant[qi].bits, false};
@@ -300,5 +319,6 @@ int main(void) {
   test_rows_as_gemv(MX_ELEM_F32, MX_Q_AFFINE, 8, false);
   test_rows_as_gemv(MX_ELEM_F32, MX_Q_FLOAT, 0, true);
   test_rows_as_gemv(MX_ELEM_F32, MX_Q_INT8, 8, true);
+  test_rows_as_gemv(MX_ELEM_F32, MX_Q_MXFP4, 4, true);
   return mx_test_finish();
 }

@@ -203,6 +203,18 @@ FAMILIES = {
                 "attention sinks, sliding window 8 on even layers, YaRN x4 (truncate false), "
                 "router bias with softmax over the top-2 logits, experts with biases, clamped "
                 "SwiGLU (alpha 1.702, limit 0.3, up + 1), q/k/v/o biases"),
+    # The same with its experts in MXFP4 as the released checkpoints store them (*_blocks,
+    # *_scales, quantization_config mxfp4): quantized here (transformers cannot write MXFP4
+    # without its GPU kernels), the reference the model of transformers' own dequantization.
+    "gpt_oss-mxfp4": (dict(model_type="gpt_oss", num_local_experts=8, num_experts_per_tok=2,
+                           intermediate_size=32, head_dim=16, sliding_window=8, swiglu_limit=0.3,
+                           bos_token_id=None,
+                           rope_parameters={"rope_type": "yarn", "rope_theta": 150000.0,
+                                            "factor": 4.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                            "truncate": False,
+                                            "original_max_position_embeddings": 32}),
+                      "gpt_oss's fixture with MXFP4 experts (e2m1 pairs per byte, e8m0 scales per "
+                      "32 values), the reference transformers' dequantized model"),
 }
 
 MIN_ROUTE_MARGIN = 1e-4  # k-th minus (k+1)-th router probability at every token and layer
@@ -285,6 +297,16 @@ EXAONE_ORIGINAL = [
 ]
 
 
+def readback_diff(model, back):
+    """Largest |logit difference| of a model and the one transformers read back from its file,
+    on a fixed 16-token input."""
+    ids = torch.arange(3, 19).unsqueeze(0)
+    with torch.no_grad():
+        a = model(ids, use_cache=False).logits
+        b = back(ids, use_cache=False).logits
+    return float((a - b).abs().max())
+
+
 def to_original_names(out, model):
     from safetensors.torch import load_file, save_file
     path = os.path.join(out, "model.safetensors")
@@ -297,11 +319,7 @@ def to_original_names(out, model):
     save_file(dict(sorted(renamed.items())), path, metadata={"format": "pt"})
     back = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32,
                                                 attn_implementation="eager")
-    ids = torch.arange(3, 19).unsqueeze(0)
-    with torch.no_grad():
-        a = model(ids, use_cache=False).logits
-        b = back(ids, use_cache=False).logits
-    diff = float((a - b).abs().max())
+    diff = readback_diff(model, back)
     if diff > 1e-6:
         raise SystemExit(f"exaone: transformers reads the original names back differently "
                          f"(max |dlogit| {diff:.3g})")
@@ -347,7 +365,81 @@ def to_remote_code_layout(out, model):
         f.write("\n")
 
 
-POST_SAVE = {"exaone": to_original_names, "phi4mm": to_remote_code_layout}
+# MXFP4 by the OCP Microscaling spec's rule: per block of 32 values the shared scale 2^e with
+# e = floor(log2(max |v|)) - 2 (e2m1's largest exponent), stored as the e8m0 byte e + 127; each
+# value v / 2^e rounded to the nearest e2m1 value (0, 0.5, 1, 1.5, 2, 3, 4, 6 and negatives,
+# saturating at 6), the lower of two equally near ones; codes 0..7 the magnitudes, + 8 when
+# negative; two codes per byte, element 2i in the low nibble. The experts' [E, K, N] parameters
+# are quantized along K as [E, N, K] rows, as the released checkpoints store them.
+E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+
+
+def mxfp4_quantize(w):
+    """w [E, N, K] float -> blocks u8 [E, N, K / 32, 16], scales u8 [E, N, K / 32]."""
+    e_, n_, k_ = w.shape
+    b = w.astype(np.float64).reshape(e_, n_, k_ // 32, 32)
+    amax = np.abs(b).max(-1)
+    exp = np.where(amax > 0, np.floor(np.log2(np.where(amax > 0, amax, 1.0))) - 2, -127)
+    exp = np.clip(exp, -127, 127)
+    q = b / np.exp2(exp)[..., None]
+    mag = np.argmin(np.abs(np.abs(q)[..., None] - E2M1), axis=-1)
+    codes = (mag + np.where((q < 0) & (mag > 0), 8, 0)).astype(np.uint8)
+    blocks = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+    return blocks, (exp + 127).astype(np.uint8)
+
+
+MXFP4_PACKED = {}  # tensor name -> (blocks, scales) of the model being written
+
+
+def to_mxfp4_experts(model):
+    """Replaces the experts' weights by transformers' own dequantization of their MXFP4 form
+    (integrations.mxfp4.convert_moe_packed_tensors), keeping the packed form for the file."""
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+    MXFP4_PACKED.clear()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if not name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+                continue
+            blocks, scales = mxfp4_quantize(p.detach().transpose(1, 2).numpy())
+            deq = convert_moe_packed_tensors(torch.from_numpy(blocks), torch.from_numpy(scales),
+                                             dtype=torch.float32)
+            p.copy_(deq)
+            MXFP4_PACKED[name] = (blocks, scales)
+
+
+def to_mxfp4_file(out, model):
+    """The saved float experts become *_blocks / *_scales, config.json gets quantization_config
+    mxfp4, and transformers must read the file back (dequantize=True) to the same logits."""
+    from safetensors.torch import load_file, save_file
+    from transformers import Mxfp4Config
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    for name, (blocks, scales) in MXFP4_PACKED.items():
+        del tensors[name]
+        tensors[name + "_blocks"] = torch.from_numpy(np.ascontiguousarray(blocks))
+        tensors[name + "_scales"] = torch.from_numpy(np.ascontiguousarray(scales))
+    save_file(dict(sorted(tensors.items())), path, metadata={"format": "pt"})
+    cpath = os.path.join(out, "config.json")
+    with open(cpath) as f:
+        cfg = json.load(f)
+    cfg["quantization_config"] = {"quant_method": "mxfp4"}
+    with open(cpath, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+    back = AutoModelForCausalLM.from_pretrained(
+        out, dtype=torch.float32, attn_implementation="eager",
+        quantization_config=Mxfp4Config(dequantize=True))
+    back.config._experts_implementation = "eager"
+    diff = readback_diff(model, back)
+    if diff > 1e-5:
+        raise SystemExit(f"gpt_oss-mxfp4: transformers reads the MXFP4 file back differently "
+                         f"(max |dlogit| {diff:.3g})")
+    print(f"gpt_oss-mxfp4: transformers' MXFP4 loader gives the same logits ({diff:.3g})")
+
+
+PRE_SAVE = {"gpt_oss-mxfp4": to_mxfp4_experts}
+POST_SAVE = {"exaone": to_original_names, "phi4mm": to_remote_code_layout,
+             "gpt_oss-mxfp4": to_mxfp4_file}
 
 
 def forward(model, ids):
@@ -369,6 +461,8 @@ def make(name):
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.eval()
     fill_weights(model, WEIGHTS_SEED)
+    if name in PRE_SAVE:
+        PRE_SAVE[name](model)
     out = os.path.join(ROOT, name)
     shutil.rmtree(out, ignore_errors=True)
     model.save_pretrained(out, safe_serialization=True)
