@@ -121,6 +121,7 @@ typedef enum mx_vision_kind {
   MX_VISION_QWEN2_VL = 1,
   MX_VISION_QWEN2_5_VL = 2,
   MX_VISION_SIGLIP = 3,
+  MX_VISION_QWEN3_VL = 4,  // Qwen2-VL's layout plus learned position embeddings and DeepStack
 } mx_vision_kind_t;
 
 enum { MX_VISION_MAX_LAYERS = 128 };
@@ -138,7 +139,8 @@ typedef struct mx_vision_config {
                        // the last); the tower's hidden states after them are the features
   bool drop_cls;       // vision_feature_select_strategy "default": the class token is dropped
   double layer_norm_eps;
-  char hidden_act[16];       // the tower's MLP: "quick_gelu", "gelu" or (SigLIP) "gelu_tanh"
+  char hidden_act[32];       // the tower's MLP: "quick_gelu", "gelu", (SigLIP) "gelu_tanh",
+                             // (Qwen3-VL) "gelu_pytorch_tanh"
   char projector_act[16];    // between the projector's two linears: "gelu" or "quick_gelu"
   bool projector_bias;       // multimodal_projector_bias
   int32_t image_token_id;    // image_token_index: one such token per image feature in the prompt
@@ -154,6 +156,12 @@ typedef struct mx_vision_config {
   int32_t vision_end_token_id;    // <|vision_end|> (Gemma 3: <end_of_image>) after them
   double rope_theta;              // the tower's 2-D RoPE base
   uint8_t layer_full[MX_VISION_MAX_LAYERS];  // Qwen2.5-VL: 1 for fullatt_block_indexes
+  // Qwen3-VL: a learned num_position_embeddings-row table (a square grid) resampled to each
+  // image's grid, and DeepStack: after each block of deepstack_layers[0..n_deepstack), a merger
+  // of its own whose features are added to the hidden states of text layer i (ADR 0021).
+  int32_t num_position_embeddings;
+  int32_t n_deepstack;
+  int32_t deepstack_layers[MX_VISION_MAX_LAYERS];
 } mx_vision_config_t;
 
 // Whether the image tokens of each image attend to each other bidirectionally in the text model
@@ -283,7 +291,16 @@ typedef struct mx_model_config {
   // Qwen2-VL's M-RoPE: the rotary half's frequencies split into temporal / height / width
   // sections of these sizes (summing to head_dim / 2); all 0 for one position per token.
   int32_t mrope_section[3];
+  // Qwen3-VL's interleaved M-RoPE: frequency i belongs to the height section when i % 3 == 1 and
+  // i < 3 * mrope_section[1], to the width section when i % 3 == 2 and i < 3 * mrope_section[2],
+  // to the temporal section otherwise (mx_mrope_section_of).
+  bool mrope_interleaved;
 } mx_model_config_t;
+
+// Floats per image token of a vision model's features (@vision's rows, the host's media rows):
+// the text model's hidden size, times 1 + n_deepstack for Qwen3-VL, whose rows carry the main
+// merger's features followed by each DeepStack merger's (ADR 0021).
+int64_t mx_vision_feature_width(const mx_model_config_t *cfg);
 
 // The shape [heads, width] of KV cache j of a model (j = 2l: layer l's k_cache, 2l + 1: its
 // v_cache), each cache being [B, heads, capacity, width]: [num_kv_heads, head_dim] for both;

@@ -33,6 +33,7 @@
   X(llava)             \
   X(qwen2_vl)          \
   X(qwen2_5_vl)        \
+  X(qwen3_vl)          \
   X(mixtral)           \
   X(qwen2_moe)         \
   X(qwen3_moe)         \

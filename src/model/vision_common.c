@@ -103,6 +103,7 @@ mx_status_t mx_vision_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t bias
 mx_status_t mx_vision_act(mx_builder_t *b, const char *act, int32_t x, int32_t *out) {
   if (strcmp(act, "gelu_tanh") == 0) return mx_g_gelu_tanh(b, x, out);
   int32_t k, kx, s;
+  if (strcmp(act, "gelu_pytorch_tanh") == 0) return mx_g_gelu_tanh(b, x, out);
   bool quick = strcmp(act, "quick_gelu") == 0;
   if (quick || strcmp(act, "silu") == 0) {
     kx = x;

@@ -15,10 +15,18 @@ mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_check
 mx_status_t mx_vision_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                             const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
 
-// The Qwen2-VL / Qwen2.5-VL towers (vision_qwen.c): the same contract as the two above.
+// The Qwen2-VL / Qwen2.5-VL / Qwen3-VL towers (vision_qwen.c): the same contract as the two above.
 mx_status_t mx_vision_qwen_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
 mx_status_t mx_vision_qwen_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                  const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
+
+// Qwen3-VL's learned position embeddings of a gh x gw patch grid (vision_pos_embed.c): table
+// [rows, D] (a square grid of side floor(sqrt(rows))) resampled bilinearly with aligned corners
+// as transformers does, for the N = gh * gw patches whose grid row / column are pos_h[p] /
+// pos_w[p] (the tower's patch order); *out [1, N, D] f32.
+mx_status_t mx_vision_pos_embed(mx_builder_t *b, int32_t table, int32_t rows, int32_t gh,
+                                int32_t gw, const int32_t *pos_h, const int32_t *pos_w,
+                                int32_t *out);
 
 // ---- shared by the towers (vision_common.c) ----
 
@@ -59,7 +67,8 @@ mx_status_t mx_vision_norm(mx_comp_ctx_t *cc, mx_builder_t *b, int32_t x, int32_
                            bool center, double eps, int32_t *out);
 // y = x . w^T (+ bias when bias >= 0).
 mx_status_t mx_vision_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t bias, int32_t *out);
-// act(x) of f32 x: "quick_gelu" (x sigmoid(1.702 x)), "gelu" (exact, erf), "gelu_tanh", "silu".
+// act(x) of f32 x: "quick_gelu" (x sigmoid(1.702 x)), "gelu" (exact, erf), "silu", "gelu_tanh"
+// and its transformers name "gelu_pytorch_tanh" (the tanh approximation).
 mx_status_t mx_vision_act(mx_builder_t *b, const char *act, int32_t x, int32_t *out);
 // Full (bidirectional) multi-head attention of the tokens of one segment: q, k, v
 // [1, N, Hh, Dh] f32 -> [1, N, Hh * Dh]; mx.attention over the tokens' own k and v laid out as

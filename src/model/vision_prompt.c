@@ -108,3 +108,8 @@ mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
                       "server) does not pass yet",
                       cfg->model_type);
 }
+
+int64_t mx_vision_feature_width(const mx_model_config_t *cfg) {
+  int32_t extra = cfg->vision.kind == MX_VISION_QWEN3_VL ? cfg->vision.n_deepstack : 0;
+  return (int64_t)cfg->hidden_size * (1 + extra);
+}

@@ -1,9 +1,11 @@
-// The Qwen2-VL and Qwen2.5-VL vision towers as the @vision entry (ADR 0010, ADR 0013), built for
-// one patch grid (gh x gw patches; mx_graph_opts_t.vision_grid_h / _w):
+// The Qwen2-VL, Qwen2.5-VL and Qwen3-VL vision towers as the @vision entry (ADR 0010, ADR 0013,
+// ADR 0021), built for one patch grid (gh x gw patches; mx_graph_opts_t.vision_grid_h / _w):
 //
 //   pixels   = the processor's rows [N = gh*gw, C*Tp*P*P], block-major: each m x m block of
 //              patches (m = spatial_merge_size) is m*m consecutive rows
 //   x        = pixels . patch_embed^T                     (Conv3d with stride = kernel: a GEMM)
+//   Qwen3-VL: x += the conv's bias + the learned position table resampled to the grid
+//              (vision_pos_embed.c)
 //   Qwen2.5-VL: the m*m-row units reordered into window order (window_index)
 //   for each block:
 //     x += proj(attention(2-D RoPE(q, k), v of norm1(x)))  qkv one linear; attention full within
@@ -12,16 +14,21 @@
 //                                                          fullatt_block_indexes)
 //     x += mlp(norm2(x))                                   Qwen2-VL: fc2(quick_gelu(fc1 x));
 //                                                          Qwen2.5-VL: down(silu(gate x) * up x)
-//   features = mlp.2(gelu(mlp.0(ln_q(x) viewed [N/m^2, m^2 D])))  (the PatchMerger)
+//                                                          Qwen3-VL: fc2(gelu_tanh(fc1 x))
+//     Qwen3-VL, after each block of deepstack_visual_indexes: a DeepStack merger of x
+//   features = mlp.2(gelu(mlp.0(ln_q(x) viewed [N/m^2, m^2 D])))  (the PatchMerger; Qwen3-VL's
+//              names are norm / linear_fc1 / linear_fc2, its DeepStack mergers normalize the
+//              viewed [N/m^2, m^2 D] rows instead, and @vision returns the main features
+//              followed by every DeepStack merger's along the last axis: [1, N/m^2, (1+L) H])
 //   Qwen2.5-VL: the merged rows put back in image order (the inverse of window_index)
 //
-// Norms: Qwen2-VL LayerNorm (eps 1e-6), Qwen2.5-VL RMSNorm (eps 1e-6). The 2-D RoPE rotates the
-// pairs (i, i + Dh/2) of each head by h * inv[i] for i < Dh/4 and w * inv[i - Dh/4] above, inv of
-// Dh/2 with the tower's theta: two mx.rope over the whole head, one with the positions h and the
-// frequencies [inv, 0], one with w and [0, inv]; a zero frequency's rotation (cos 1, sin 0) is
-// exact, so each pair is rotated once, as transformers does. The positions, the window order and
-// its segments are constants of the grid. A segment's attention is mx.attention over its own
-// rows (mx_vision_attention); the reorderings are concatenations of contiguous slices.
+// Norms: Qwen2-VL and Qwen3-VL LayerNorm (eps 1e-6), Qwen2.5-VL RMSNorm (eps 1e-6). The 2-D RoPE
+// rotates the pairs (i, i + Dh/2) of each head by h * inv[i] for i < Dh/4 and w * inv[i - Dh/4]
+// above, inv of Dh/2 with the tower's theta: two mx.rope over the whole head, one with the
+// positions h and the frequencies [inv, 0], one with w and [0, inv]; a zero frequency's rotation
+// (cos 1, sin 0) is exact, so each pair is rotated once, as transformers does. The positions, the
+// window order and its segments are constants of the grid. A segment's attention is mx.attention
+// over its own rows (mx_vision_attention); the reorderings are concatenations of contiguous slices.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +44,23 @@ typedef struct qlayer {
   int32_t g_w, g_b, u_w, u_b, d_w, d_b;  // Qwen2.5-VL
 } qlayer_t;
 
+// A patch merger: norm, then two linears around a GELU.
+typedef struct qmerger {
+  int32_t n_w, n_b, f1_w, f1_b, f2_w, f2_b;
+} qmerger_t;
+
 typedef struct qweights {
   mx_vlist_t l;
-  int32_t patch, lnq_w, lnq_b, m0_w, m0_b, m2_w, m2_b;
+  int32_t patch, patch_b, pos;  // patch_b, pos: Qwen3-VL (-1 otherwise)
+  qmerger_t merger;
+  qmerger_t *deep;   // [n_deepstack], heap (Qwen3-VL)
   qlayer_t *layers;  // [num_layers], heap
 } qweights_t;
 
 static void qweights_free(qweights_t *w) {
   mx_vlist_free(&w->l);
   free(w->layers);
+  free(w->deep);
   memset(w, 0, sizeof *w);
 }
 
@@ -55,18 +70,36 @@ static void qweights_free(qweights_t *w) {
     MX_TRY(mx_vlist_add(&w->l, &(field), prefix, name, rank, dims_)); \
   } while (0)
 
+// Qwen3-VL's mergers: `name`norm, linear_fc1 and linear_fc2 (the norm over m^2 D when post).
+static mx_status_t list_merger3(qweights_t *w, const char *p, bool post, int64_t D, int64_t M,
+                                int64_t H, qmerger_t *mg) {
+  int64_t nd = post ? M * D : D;
+  ADD(mg->n_w, p, "norm.weight", 1, nd);
+  ADD(mg->n_b, p, "norm.bias", 1, nd);
+  ADD(mg->f1_w, p, "linear_fc1.weight", 2, M * D, M * D);
+  ADD(mg->f1_b, p, "linear_fc1.bias", 1, M * D);
+  ADD(mg->f2_w, p, "linear_fc2.weight", 2, H, M * D);
+  ADD(mg->f2_b, p, "linear_fc2.bias", 1, H);
+  return MX_OK;
+}
+
 static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                 qweights_t *w) {
   const mx_vision_config_t *v = &cfg->vision;
-  bool v25 = v->kind == MX_VISION_QWEN2_5_VL;
+  bool v25 = v->kind == MX_VISION_QWEN2_5_VL, v3 = v->kind == MX_VISION_QWEN3_VL;
   const char *vp = mx_vision_pick_prefix(ck, kPrefixes, 2, "patch_embed.proj.weight");
   int64_t D = v->hidden_size, F = v->intermediate_size, C = v->num_channels, P = v->patch_size;
   int64_t Tp = v->temporal_patch_size, M = (int64_t)v->spatial_merge_size * v->spatial_merge_size;
   int64_t H = cfg->hidden_size;
   memset(w, 0, sizeof *w);
+  w->patch_b = w->pos = -1;
   w->layers = calloc((size_t)v->num_layers, sizeof *w->layers);
   if (w->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   ADD(w->patch, vp, "patch_embed.proj.weight", 5, D, C, Tp, P, P);
+  if (v3) {
+    ADD(w->patch_b, vp, "patch_embed.proj.bias", 1, D);
+    ADD(w->pos, vp, "pos_embed.weight", 2, v->num_position_embeddings, D);
+  }
   for (int32_t i = 0; i < v->num_layers; i++) {
     qlayer_t *ly = &w->layers[i];
     char p[MX_VISION_MAX_NAME / 2];
@@ -89,19 +122,38 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoin
       ADD(ly->d_w, p, "mlp.down_proj.weight", 2, D, F);
       ADD(ly->d_b, p, "mlp.down_proj.bias", 1, D);
     } else {
-      ADD(ly->fc1_w, p, "mlp.fc1.weight", 2, F, D);
-      ADD(ly->fc1_b, p, "mlp.fc1.bias", 1, F);
-      ADD(ly->fc2_w, p, "mlp.fc2.weight", 2, D, F);
-      ADD(ly->fc2_b, p, "mlp.fc2.bias", 1, D);
+      const char *fc = v3 ? "mlp.linear_fc" : "mlp.fc";
+      char n1[40], n2[40], b1[40], b2[40];
+      snprintf(n1, sizeof n1, "%s1.weight", fc);
+      snprintf(b1, sizeof b1, "%s1.bias", fc);
+      snprintf(n2, sizeof n2, "%s2.weight", fc);
+      snprintf(b2, sizeof b2, "%s2.bias", fc);
+      ADD(ly->fc1_w, p, n1, 2, F, D);
+      ADD(ly->fc1_b, p, b1, 1, F);
+      ADD(ly->fc2_w, p, n2, 2, D, F);
+      ADD(ly->fc2_b, p, b2, 1, D);
     }
   }
-  w->lnq_b = -1;
-  ADD(w->lnq_w, vp, "merger.ln_q.weight", 1, D);
-  if (!v25) ADD(w->lnq_b, vp, "merger.ln_q.bias", 1, D);
-  ADD(w->m0_w, vp, "merger.mlp.0.weight", 2, M * D, M * D);
-  ADD(w->m0_b, vp, "merger.mlp.0.bias", 1, M * D);
-  ADD(w->m2_w, vp, "merger.mlp.2.weight", 2, H, M * D);
-  ADD(w->m2_b, vp, "merger.mlp.2.bias", 1, H);
+  qmerger_t *mg = &w->merger;
+  if (v3) {
+    char p[MX_VISION_MAX_NAME / 2];
+    snprintf(p, sizeof p, "%smerger.", vp);
+    MX_TRY(list_merger3(w, p, false, D, M, H, mg));
+    w->deep = calloc((size_t)(v->n_deepstack > 0 ? v->n_deepstack : 1), sizeof *w->deep);
+    if (w->deep == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    for (int32_t i = 0; i < v->n_deepstack; i++) {
+      snprintf(p, sizeof p, "%sdeepstack_merger_list.%d.", vp, i);
+      MX_TRY(list_merger3(w, p, true, D, M, H, &w->deep[i]));
+    }
+    return MX_OK;
+  }
+  mg->n_b = -1;
+  ADD(mg->n_w, vp, "merger.ln_q.weight", 1, D);
+  if (!v25) ADD(mg->n_b, vp, "merger.ln_q.bias", 1, D);
+  ADD(mg->f1_w, vp, "merger.mlp.0.weight", 2, M * D, M * D);
+  ADD(mg->f1_b, vp, "merger.mlp.0.bias", 1, M * D);
+  ADD(mg->f2_w, vp, "merger.mlp.2.weight", 2, H, M * D);
+  ADD(mg->f2_b, vp, "merger.mlp.2.bias", 1, H);
   return MX_OK;
 }
 #undef ADD
@@ -325,32 +377,64 @@ static mx_status_t block(qb_t *c, int32_t l, int32_t x, int32_t *out) {
   return mx_build_binary(b, MX_OP_ADD, x1, m, out);
 }
 
+// A patch merger of x [1, N, D]: its norm over each patch (post: over each viewed merged row),
+// the rows viewed [1, N/m^2, m^2 D], fc2(gelu(fc1)).
+static mx_status_t merger(qb_t *c, int32_t x, const qmerger_t *mg, bool post, int32_t *out) {
+  const mx_vision_config_t *v = &c->cfg->vision;
+  mx_builder_t *b = &c->b;
+  bool center = v->kind != MX_VISION_QWEN2_5_VL;
+  int64_t mm = (int64_t)c->g->m * c->g->m, md[3] = {1, c->g->n / mm, mm * v->hidden_size};
+  int32_t h, a, nb = mg->n_b >= 0 ? c->arg[mg->n_b] : -1;
+  if (post) {
+    MX_TRY(mx_build_reshape(b, x, md, 3, &h));
+    MX_TRY(mx_vision_norm(c->cc, b, h, c->arg[mg->n_w], nb, center, v->layer_norm_eps, &h));
+  } else {
+    MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[mg->n_w], nb, center, v->layer_norm_eps, &h));
+    MX_TRY(mx_build_reshape(b, h, md, 3, &h));
+  }
+  MX_TRY(mx_vision_linear(b, h, c->arg[mg->f1_w], c->arg[mg->f1_b], &a));
+  MX_TRY(mx_vision_act(b, "gelu", a, &a));
+  return mx_vision_linear(b, a, c->arg[mg->f2_w], c->arg[mg->f2_b], out);
+}
+
 static mx_status_t body(qb_t *c, int32_t pixels) {
   const mx_vision_config_t *v = &c->cfg->vision;
   const qweights_t *w = c->w;
   const qgrid_t *g = c->g;
   mx_builder_t *b = &c->b;
-  bool v25 = v->kind == MX_VISION_QWEN2_5_VL;
+  bool v25 = v->kind == MX_VISION_QWEN2_5_VL, v3 = v->kind == MX_VISION_QWEN3_VL;
   int64_t N = g->n, D = v->hidden_size, mm = (int64_t)g->m * g->m, U = N / mm;
   int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
-  int64_t rd[3] = {1, N, K}, wd[2] = {D, K}, md[3] = {1, U, mm * D};
-  int32_t rows, wp, x;
+  int64_t rd[3] = {1, N, K}, wd[2] = {D, K};
+  int32_t rows, wp, x, outs[1 + MX_VISION_MAX_LAYERS], n_out = 1;
   MX_TRY(rope_consts(c));
   MX_TRY(mx_build_reshape(b, pixels, rd, 3, &rows));
   MX_TRY(mx_build_reshape(b, c->arg[w->patch], wd, 2, &wp));
   MX_TRY(mx_g_linear(b, rows, wp, &x));
+  if (v3) {
+    int32_t pe;
+    MX_TRY(mx_g_add_bias(b, x, c->arg[w->patch_b], &x));
+    MX_TRY(mx_vision_pos_embed(b, c->arg[w->pos], v->num_position_embeddings, g->gh, g->gw,
+                               g->pos_h, g->pos_w, &pe));
+    MX_TRY(mx_build_binary(b, MX_OP_ADD, x, pe, &x));
+  }
   if (v25) MX_TRY(reorder(b, x, g->unit_order, (int32_t)U, mm, &x));
   for (int32_t l = 0; l < v->num_layers; l++) {
     mx_status_t st = block(c, l, x, &x);
     if (st != MX_OK) return mx_error_prefix(st, "vision block %d", l);
+    for (int32_t k = 0; v3 && k < v->n_deepstack; k++) {
+      if (v->deepstack_layers[k] != l) continue;
+      st = merger(c, x, &w->deep[k], true, &outs[1 + k]);
+      if (st != MX_OK) return mx_error_prefix(st, "DeepStack merger %d", k);
+      n_out++;
+    }
   }
-  int32_t h, hm, a, y;
-  MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[w->lnq_w], w->lnq_b >= 0 ? c->arg[w->lnq_b] : -1, !v25,
-                        v->layer_norm_eps, &h));
-  MX_TRY(mx_build_reshape(b, h, md, 3, &hm));
-  MX_TRY(mx_vision_linear(b, hm, c->arg[w->m0_w], c->arg[w->m0_b], &a));
-  MX_TRY(mx_vision_act(b, "gelu", a, &a));
-  MX_TRY(mx_vision_linear(b, a, c->arg[w->m2_w], c->arg[w->m2_b], &y));
+  int32_t y;
+  MX_TRY(merger(c, x, &w->merger, false, &y));
+  if (n_out > 1) {  // Qwen3-VL: [main | DeepStack 0 | ...] per merged row
+    outs[0] = y;
+    MX_TRY(mx_build_concatenate(b, outs, n_out, 2, &y));
+  }
   if (v25) {  // back to image order: unit unit_order[i] is at row i
     int32_t *inv = malloc(sizeof *inv * (size_t)U);
     if (inv == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");

@@ -201,11 +201,12 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
     const mx_vision_config_t *vc = &model->config.vision;
     int32_t m = vc->spatial_merge_size > 0 ? vc->spatial_merge_size : 1;
     int64_t n = grid[0] > 0 ? (int64_t)grid[0] * grid[1] / (m * m) : vc->tokens_per_image;
-    const int64_t fd[3] = {1, n, model->config.hidden_size};
+    const int64_t fd[3] = {1, n, mx_vision_feature_width(&model->config)};
     if (b->input_arg < 0 || f->n_results != 1 || !type_is(&f->result_types[0], MX_ELEM_F32, 3, fd))
-      return mx_error_set(MX_ERR_INVALID_ARG,
-                          "@vision must take the pixels and return the features [1, %lld, %d] f32",
-                          (long long)n, model->config.hidden_size);
+      return mx_error_set(
+          MX_ERR_INVALID_ARG,
+          "@vision must take the pixels and return the features [1, %lld, %lld] f32", (long long)n,
+          (long long)fd[2]);
     return MX_OK;
   }
   if (entry == MX_ENTRY_MEDIA && b->input_arg < 0)

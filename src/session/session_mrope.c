@@ -52,7 +52,7 @@ mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t
                         grid_h, grid_w, m);
   int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
   int64_t want_px = (int64_t)grid_h * grid_w * K;
-  int64_t want_f = (int64_t)grid_h * grid_w / (m * m) * s->model->config.hidden_size;
+  int64_t want_f = (int64_t)grid_h * grid_w / (m * m) * mx_vision_feature_width(&s->model->config);
   if (n_pixels != want_px)
     return mx_error_set(
         MX_ERR_INVALID_ARG,
@@ -70,7 +70,7 @@ mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t
 // Runs n tokens chunk by chunk with their positions (positions == NULL: text from rope_next).
 static mx_status_t run(mx_session_t *s, const int32_t *ids, const float *media,
                        const int32_t *positions, int32_t n) {
-  const size_t H = (size_t)s->model->config.hidden_size;
+  const size_t H = (size_t)mx_vision_feature_width(&s->model->config);  // a media row's floats
   for (int32_t off = 0; off < n; off += s->chunk) {
     int32_t m = n - off < s->chunk ? n - off : s->chunk;
     int64_t next = rope_next(s), top = next;

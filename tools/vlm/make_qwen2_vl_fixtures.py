@@ -157,6 +157,22 @@ def build(kind):
     ip.save_pretrained(out)
     tokenizer.save_pretrained(out)
 
+    write_reference(out, kind, "tools/vlm/make_qwen2_vl_fixtures.py", cls, tokenizer, ip,
+                    image_features)
+
+
+def image_features(model, pv, thw):
+    """The merged image features of pixel_values pv: [("image_features", rows)]."""
+    feats = model.model.get_image_features(pixel_values=pv, image_grid_thw=thw).pooler_output
+    return [("image_features", torch.cat(list(feats), dim=0).numpy())]
+
+
+def write_reference(out, kind, generator, cls, tokenizer, ip, features, extra=None):
+    """Reloads the saved checkpoint in float64 and writes out/vision_reference.json: the
+    processor's pixels of the photograph, the rows features(model, pixel_values, grid) names,
+    the M-RoPE positions, every prompt position's logits, the greedy continuation and the
+    text-only prompt's logits and ids (extra: more scalar fields)."""
+    image_token = tokenizer.convert_tokens_to_ids("<|image_pad|>")
     back = cls.from_pretrained(out, dtype=torch.float32)
     back.config._attn_implementation = "eager"
     model = back.to(torch.float64).eval()
@@ -170,8 +186,7 @@ def build(kind):
     mm = torch.tensor([[1 if i == image_token else 0 for i in ids]])
     pv64 = pv.to(torch.float64)
     with torch.no_grad():
-        feats = model.model.get_image_features(pixel_values=pv64, image_grid_thw=thw).pooler_output
-        feats = torch.cat(list(feats), dim=0).numpy()
+        feats = features(model, pv64, thw)
         pos, delta = model.model.get_rope_index(torch.tensor([ids]), mm_token_type_ids=mm,
                                                 image_grid_thw=thw)
         logits = model(input_ids=torch.tensor([ids]), pixel_values=pv64, image_grid_thw=thw,
@@ -185,7 +200,7 @@ def build(kind):
     fields = {
         "format": "mlxcel-vlm-reference/1",
         "model_type": kind,
-        "generator": "tools/vlm/make_qwen2_vl_fixtures.py",
+        "generator": generator,
         "transformers_version": transformers.__version__,
         "torch_version": torch.__version__,
         "reference_dtype": "float64 forward of transformers' modeling code on the float32 weights",
@@ -205,8 +220,9 @@ def build(kind):
         "text_prompt_ids": t_ids,
         "text_greedy_ids": t_greedy,
     }
+    fields.update(extra or {})
     parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items()]
-    parts.append(f'  "image_features": {rows(feats)}')
+    parts += [f'  "{name}": {rows(r)}' for name, r in feats]
     parts.append(f'  "logits": {rows(logits)}')
     parts.append(f'  "text_logits": {rows(t_logits)}')
     with open(os.path.join(out, "vision_reference.json"), "w") as f:
