@@ -513,6 +513,9 @@ typedef struct mx_graph_opts {
   //       Models with M-RoPE (mrope_section) take one more argument after the media rows,
   //       %positions: tensor<3 x B x T x i32> (role "positions"): each token's temporal, height
   //       and width RoPE positions (the cache positions stay pos0[b] + t; ADR 0013).
+  //       Qwen3-VL (vision.n_deepstack = L > 0) takes one more after them,
+  //       %deepstack: tensor<L x B x T x H x f32> (role "deepstack"): row l is added to the
+  //       image tokens' hidden states after text layer l (l < num_layers; ADR 0021).
   bool media;
   // The Qwen towers: the patch grid (grid_thw's h, w) @vision is built for; its pixels are
   // tensor<(gh*gw) x (C*Tp*P*P) x f32> (the processor's rows) and its features
@@ -565,6 +568,7 @@ typedef enum mx_arg_role {
   MX_ARG_MEDIA,      // @prefill_media's rows placed at the image-token positions
   MX_ARG_PIXELS,     // @vision's preprocessed image
   MX_ARG_POSITIONS,  // @prefill_media of an M-RoPE model: the positions [3, B, T] i32
+  MX_ARG_DEEPSTACK,  // @prefill_media of Qwen3-VL: the DeepStack rows [L, B, T, H] f32
 } mx_arg_role_t;
 
 typedef struct mx_graph_arg {

@@ -116,10 +116,12 @@ typedef struct mx_backend {
   mx_status_t (*vision)(void *state, const float *pixels, float *features);
   mx_status_t (*prefill_media)(void *state, const int32_t *ids, const float *media, int32_t n,
                                int64_t pos0, float *last);
-  // The Qwen2-VL / Qwen2.5-VL towers (ADR 0013); NULL: not run by this backend. `vision_grid`
-  // runs @vision built for a grid_h x grid_w patch grid on its pixel rows and writes the features
-  // [grid_h * grid_w / m^2][H]; `prefill_mrope` is `prefill_media` with each token's M-RoPE
-  // positions, positions[s * n + i] for s = temporal, height, width (media NULL: no image rows).
+  // The Qwen2-VL / Qwen2.5-VL / Qwen3-VL towers (ADR 0013); NULL: not run by this backend.
+  // `vision_grid` runs @vision built for a grid_h x grid_w patch grid on its pixel rows and
+  // writes the features [grid_h * grid_w / m^2][W] (W = mx_vision_feature_width: Qwen3-VL's rows
+  // hold the DeepStack features after the main ones, ADR 0021); `prefill_mrope` is
+  // `prefill_media` of rows media[n][W] with each token's M-RoPE positions, positions[s * n + i]
+  // for s = temporal, height, width (media NULL: no image rows).
   mx_status_t (*vision_grid)(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,
                              float *features);
   mx_status_t (*prefill_mrope)(void *state, const int32_t *ids, const float *media,
@@ -176,16 +178,18 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
 // mx_session_prefill (same checks, chunked) whose image-token positions (ids[i] ==
 // vision.image_token_id) take row i of media[n][hidden_size] as their input embedding (the
 // other rows are not read): the image features placed where the prompt has the image tokens.
-// Qwen2-VL / Qwen2.5-VL (vision.kind not CLIP; ADR 0013). The features of one image whose
-// processor rows (mx_pixels_t of rank 2) form a grid_h x grid_w patch grid: n_pixels must be
-// grid_h * grid_w * C*Tp*P*P, n_features (grid_h * grid_w / m^2) * hidden_size. The first image
-// of a grid builds (and compiles) @vision for it. Errors: a grid that is not a multiple of the
-// merge size, sizes that do not match, a backend without the entry, other models.
+// Qwen2-VL / Qwen2.5-VL / Qwen3-VL (vision.kind not CLIP; ADR 0013). The features of one image
+// whose processor rows (mx_pixels_t of rank 2) form a grid_h x grid_w patch grid: n_pixels must
+// be grid_h * grid_w * C*Tp*P*P, n_features (grid_h * grid_w / m^2) * mx_vision_feature_width
+// (hidden_size, and Qwen3-VL's DeepStack features after them in each row; ADR 0021). The first
+// image of a grid builds (and compiles) @vision for it. Errors: a grid that is not a multiple of
+// the merge size, sizes that do not match, a backend without the entry, other models.
 mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t n_pixels,
                                    int32_t grid_h, int32_t grid_w, float *features,
                                    int64_t n_features);
-// mx_session_prefill_media for an M-RoPE model: positions[s * n + i] (s = 0, 1, 2: temporal,
-// height, width) are token i's RoPE positions (mx_mrope_positions). The text that follows
+// mx_session_prefill_media for an M-RoPE model, with media[n][mx_vision_feature_width] (the rows
+// mx_session_vision_grid writes): positions[s * n + i] (s = 0, 1, 2: temporal, height, width)
+// are token i's RoPE positions (mx_mrope_positions). The text that follows
 // (mx_session_prefill, mx_session_decode) continues at mx_session_rope_next.
 mx_status_t mx_session_prefill_mrope(mx_session_t *s, const int32_t *ids, const float *media,
                                      const int32_t *positions, int32_t n);
@@ -306,8 +310,8 @@ typedef struct mx_generate_opts {
   const char *const *stop;  // stop strings (not included in the output); may be NULL
   int32_t n_stop;
   mx_sampler_params_t sampling;
-  // Vision-language models: [n_prompt][hidden_size] rows placed at the prompt's image-token
-  // positions (mx_session_prefill_media); NULL: a text prompt.
+  // Vision-language models: [n_prompt][mx_vision_feature_width] rows placed at the prompt's
+  // image-token positions (mx_session_prefill_media / _mrope); NULL: a text prompt.
   const float *media;
   // M-RoPE models with media: the prompt's positions [3][n_prompt] (mx_mrope_positions); the
   // prompt then runs through mx_session_prefill_mrope.

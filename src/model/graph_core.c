@@ -42,6 +42,11 @@ typedef struct core {
   bool mrope;
   int32_t mrope_arg, mpos[3], minv[3];
   int32_t blocks;  // @prefill_media with media_blocks: the image runs' block ids [B, T], else -1
+  bool msec[3];    // whether section s has any frequency
+  // DeepStack (@prefill_media of Qwen3-VL; ADR 0021): the argument [L, B, T, H], the image-token
+  // mask [B, T, H] of the embedding, and how many of the L rows the layers add (at most one per
+  // layer: transformers adds row l after layer l and drops the rest).
+  int32_t n_deep, deep_used, deep_arg, img_mask;
 } core_t;
 
 // x * s (x itself when s is 0: no multiplier configured).
@@ -86,7 +91,7 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   const mx_arch_t *a = c->a;
   const mx_wlist_t *wl = c->wl;
   int32_t L = a->n_layers, nw = wl->n, nc = 2 * L * c->ns;
-  int32_t n_args = nw + 2 + nc + (c->media ? 1 : 0) + (c->mrope ? 1 : 0);
+  int32_t n_args = nw + 2 + nc + (c->media ? 1 : 0) + (c->mrope ? 1 : 0) + (c->n_deep ? 1 : 0);
   mx_type_t *types = malloc(sizeof(mx_type_t) * (size_t)n_args);
   int32_t *ids = malloc(sizeof(int32_t) * (size_t)n_args);
   if (types == NULL || ids == NULL) {
@@ -111,6 +116,9 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   int32_t media_i = nw + 2 + nc;
   if (c->media) types[media_i] = mx_type_tensor(MX_ELEM_F32, 3, md);
   if (c->mrope) types[media_i + 1] = mx_type_tensor(MX_ELEM_I32, 3, rd);
+  int64_t dd[4] = {c->n_deep, c->B, c->T, a->hidden};
+  int32_t deep_i = media_i + 1 + (c->mrope ? 1 : 0);
+  if (c->n_deep) types[deep_i] = mx_type_tensor(MX_ELEM_F32, 4, dd);
   mx_func_t *f;
   mx_status_t st = mx_build_func(c->cc->m, name, false, types, n_args, &f, &c->b, ids);
   free(types);
@@ -151,6 +159,10 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
     c->mrope_arg = ids[media_i + 1];
     st = set_arg_attrs(f, media_i + 1, "positions", "positions", -1, -1, -1);
   }
+  if (st == MX_OK && c->n_deep) {
+    c->deep_arg = ids[deep_i];
+    st = set_arg_attrs(f, deep_i, "deepstack", "deepstack", -1, -1, -1);
+  }
   free(ids);
   return st;
 }
@@ -182,21 +194,53 @@ static mx_status_t embed(core_t *c, int32_t *out) {
   MX_TRY(mx_g_full_like(&c->b, MX_ELEM_I32, c->a->cfg->vision.image_token_id, c->tokens, &img));
   MX_TRY(mx_build_compare(&c->b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, c->tokens, img, &is_img));
   MX_TRY(mx_g_bcast_like(&c->b, is_img, x, bd, &mask));
+  c->img_mask = mask;
   return mx_build_select(&c->b, mask, c->media_rows, x, out);
+}
+
+// DeepStack after layer l: row l of the deepstack argument added to the image tokens' hidden
+// states (zero added elsewhere, which leaves them exactly as they are).
+static mx_status_t deepstack_add(core_t *c, int32_t l, int32_t x, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  int64_t lo[4] = {l, 0, 0, 0}, hi[4] = {l + 1, c->B, c->T, c->a->hidden};
+  int64_t rd[3] = {c->B, c->T, c->a->hidden};
+  int32_t row, zero, add;
+  MX_TRY(mx_build_slice(b, c->deep_arg, lo, hi, NULL, 4, &row));
+  MX_TRY(mx_build_reshape(b, row, rd, 3, &row));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.0, row, &zero));
+  MX_TRY(mx_build_select(b, c->img_mask, row, zero, &add));
+  return mx_build_binary(b, MX_OP_ADD, x, add, out);
+}
+
+// The M-RoPE section of frequency i: contiguous sections in order (Qwen2-VL), or Qwen3-VL's
+// interleaving (height on i % 3 == 1 below 3 sec[1], width on i % 3 == 2 below 3 sec[2],
+// temporal on the rest; its Qwen3VLTextRotaryEmbedding.recomposition_frequencies).
+static int32_t mrope_section_of(const mx_model_config_t *cfg, int64_t i) {
+  const int32_t *sec = cfg->mrope_section;
+  if (cfg->mrope_interleaved) {
+    if (i % 3 == 1 && i < 3 * (int64_t)sec[1]) return 1;
+    if (i % 3 == 2 && i < 3 * (int64_t)sec[2]) return 2;
+    return 0;
+  }
+  return i < sec[0] ? 0 : i < sec[0] + sec[1] ? 1 : i < sec[0] + sec[1] + sec[2] ? 2 : 3;
 }
 
 // M-RoPE: row s of the positions argument, and table 0's frequencies zeroed outside section s
 // (a zero angle rotates exactly nothing, so rotating once per section is M-RoPE; ADR 0013).
 static mx_status_t mrope_positions(core_t *c) {
   mx_builder_t *b = &c->b;
-  const int32_t *sec = c->a->cfg->mrope_section;
   int64_t h = c->a->rotary_dim / 2, td[2] = {c->B, c->T};
   float *f = malloc(sizeof(float) * (size_t)h);
   if (f == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   mx_status_t st = MX_OK;
-  for (int32_t s = 0, lo = 0; s < 3 && st == MX_OK; lo += sec[s], s++) {
+  for (int32_t s = 0; s < 3 && st == MX_OK; s++) {
     int64_t start[3] = {s, 0, 0}, limit[3] = {s + 1, c->B, c->T};
-    for (int64_t i = 0; i < h; i++) f[i] = i >= lo && i < lo + sec[s] ? c->a->inv_freq[0][i] : 0.0f;
+    c->msec[s] = false;
+    for (int64_t i = 0; i < h; i++) {
+      bool in = mrope_section_of(c->a->cfg, i) == s;
+      f[i] = in ? c->a->inv_freq[0][i] : 0.0f;
+      c->msec[s] = c->msec[s] || in;
+    }
     mx_tensor_t tv = {.type = mx_type_tensor(MX_ELEM_F32, 1, &h),
                       .data = (uint8_t *)f,
                       .nbytes = sizeof(float) * (size_t)h};
@@ -461,7 +505,7 @@ static mx_status_t rope_pair(core_t *c, int32_t l, int32_t *q, int32_t *k) {
   if (t < 0) return MX_OK;
   double sc = a->rope_attn_factor[t];
   for (int32_t s = 0; s < (c->mrope ? 3 : 1); s++) {  // M-RoPE: once per section
-    if (c->mrope && a->cfg->mrope_section[s] == 0) continue;
+    if (c->mrope && !c->msec[s]) continue;
     int32_t pos = c->mrope ? c->mpos[s] : c->pos, inv = c->mrope ? c->minv[s] : c->inv_freq[t];
     MX_TRY(mx_comp_rope(c->cc, &c->b, *q, pos, inv, a->rope_style, a->rotary_dim, sc, q));
     MX_TRY(mx_comp_rope(c->cc, &c->b, *k, pos, inv, a->rope_style, a->rotary_dim, sc, k));
@@ -611,6 +655,7 @@ static mx_status_t body(core_t *c, bool all_logits) {
     MX_TRY(mx_g_run_ids(&c->b, c->tokens, c->a->cfg->vision.image_token_id, &c->blocks));
   for (int32_t l = 0; l < c->a->n_layers; l++) {
     mx_status_t st = layer(c, l, x, &x);
+    if (st == MX_OK && l < c->deep_used) st = deepstack_add(c, l, x, &x);
     if (st != MX_OK) return mx_error_prefix(st, "layer %d", l);
   }
   int32_t L = c->a->n_layers, n_res = 1 + 2 * L * c->ns;
@@ -645,6 +690,10 @@ static mx_status_t build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx
   c.media = media;
   c.mrope =
       media && a->cfg->mrope_section[0] + a->cfg->mrope_section[1] + a->cfg->mrope_section[2] > 0;
+  if (media && a->cfg->vision.kind == MX_VISION_QWEN3_VL && a->cfg->vision.n_deepstack > 0) {
+    c.n_deep = a->cfg->vision.n_deepstack;
+    c.deep_used = c.n_deep < a->n_layers ? c.n_deep : a->n_layers;
+  }
   if (c.mrope && (a->n_rope_tables != 1 || a->inv_freq_long != NULL))
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph @%s: M-RoPE needs one plain RoPE table", name);
   c.ns = o->seq_caches && c.B > 1 ? c.B : 1;

@@ -9,6 +9,7 @@ void mx_graph_binding_free(mx_graph_binding_t *b) {
   mx_tensor_free(&b->tokens);
   mx_tensor_free(&b->input);
   mx_tensor_free(&b->positions);
+  mx_tensor_free(&b->deepstack);
   free(b->args);
   free(b->res);
   free(b->cache_arg);
@@ -75,7 +76,7 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
                                                 : "prefill";
   all_logits = all_logits && T > 1;
   b->entry = entry;
-  b->input_arg = b->positions_arg = -1;
+  b->input_arg = b->positions_arg = b->deepstack_arg = -1;
   mx_graph_opts_t go = {.batch = B,
                         .ctx = ctx,
                         .prefill_len = T,
@@ -182,6 +183,19 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
         st = mx_tensor_alloc(&b->positions, at);
         if (st) return st;
         b->args[i] = b->positions;
+        break;
+      }
+      case MX_ARG_DEEPSTACK: {
+        const int64_t dd[4] = {model->config.vision.n_deepstack, B, T, model->config.hidden_size};
+        if (entry != MX_ENTRY_MEDIA || b->deepstack_arg >= 0 || !type_is(at, MX_ELEM_F32, 4, dd))
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s deepstack argument is %s, expected [%lld, %d, %lld, %lld] f32",
+                              fname, mx_type_str(at, b1, sizeof b1), (long long)dd[0], B,
+                              (long long)T, (long long)dd[3]);
+        b->deepstack_arg = i;
+        st = mx_tensor_alloc(&b->deepstack, at);
+        if (st) return st;
+        b->args[i] = b->deepstack;
         break;
       }
       case MX_ARG_MEDIA:

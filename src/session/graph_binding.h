@@ -34,6 +34,10 @@ typedef struct mx_graph_binding {
   // positions_arg; the runner fills it); -1 / empty otherwise.
   mx_tensor_t positions;
   int32_t positions_arg;
+  // @prefill_media of Qwen3-VL: the DeepStack rows f32 [L, B, T, H] (owned, bound as argument
+  // deepstack_arg; the runner fills it); -1 / empty otherwise.
+  mx_tensor_t deepstack;
+  int32_t deepstack_arg;
   int32_t n_caches;    // 2L, or B * 2L (mx_graph_bind_seqs)
   int32_t *cache_arg;  // [n_caches]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [n_caches]: result index holding the new cache j

@@ -342,6 +342,26 @@ mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_
   return mx_graph_run_vision(r->ex, r->impl, &r->vis, pixels, features);
 }
 
+// The media rows of one call (T rows of the feature width, or NULL for none) into b's inputs:
+// each row's first H floats to the media argument, Qwen3-VL's DeepStack parts l = 0..L-1 after
+// them to row l of the deepstack argument. Without media (text after an image) the image rows
+// are not read unless a token is the image token itself, which then gets zeros.
+static void media_rows(const mx_graph_runner_t *r, mx_graph_binding_t *b, const float *media) {
+  const size_t H = (size_t)r->model->config.hidden_size, T = (size_t)b->T;
+  const size_t W = (size_t)mx_vision_feature_width(&r->model->config), L = W / H - 1;
+  float *in = (float *)b->input.data, *deep = (float *)b->deepstack.data;
+  if (!media) {
+    memset(in, 0, b->input.nbytes);
+    if (deep) memset(deep, 0, b->deepstack.nbytes);
+    return;
+  }
+  for (size_t t = 0; t < T; t++) {
+    memcpy(in + t * H, media + t * W, H * sizeof *media);
+    for (size_t l = 0; deep && l < L; l++)
+      memcpy(deep + (l * T + t) * H, media + t * W + (1 + l) * H, H * sizeof *media);
+  }
+}
+
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
                                           int32_t n, int64_t pos0, float *last) {
   return mx_graph_runner_prefill_mrope(state, ids, media, NULL, n, pos0, last);
@@ -357,18 +377,13 @@ mx_status_t mx_graph_runner_prefill_mrope(void *state, const int32_t *ids, const
                         (long long)pos0, r->chunk, (long long)r->ctx);
   mx_status_t st = ensure_media(r);
   if (st) return st;
-  const size_t H = (size_t)r->model->config.hidden_size;
+  const size_t W = (size_t)mx_vision_feature_width(&r->model->config);
   int32_t done = 0;
   for (int32_t i = r->n_med - 1; i >= 0 && done < n; i--) {  // largest piece first
     mx_graph_binding_t *b = &r->med[i];
     while (n - done >= b->T) {
       memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      // Without media (text after an image) the image rows are not read unless a token is the
-      // image token itself, which then gets zeros.
-      if (media)
-        memcpy(b->input.data, media + (size_t)done * H, (size_t)b->T * H * sizeof *media);
-      else
-        memset(b->input.data, 0, b->input.nbytes);
+      media_rows(r, b, media ? media + (size_t)done * W : NULL);
       if ((positions == NULL) != (b->positions_arg < 0))
         return mx_error_set(MX_ERR_INVALID_ARG, "@prefill_media %s M-RoPE positions",
                             positions ? "takes no" : "needs");

@@ -125,6 +125,7 @@ static inline float *runner_step_b(runner_t *r, mx_func_t *f, const int32_t *tok
         break;
       case MX_ARG_MEDIA:  // the media entries are not run here (test_vlm_llava.c runs them)
       case MX_ARG_POSITIONS:
+      case MX_ARG_DEEPSTACK:
       case MX_ARG_PIXELS:
         CHECK_MSG(0, "argument %d: a media entry's input", i);
         goto done;

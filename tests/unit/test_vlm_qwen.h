@@ -1,9 +1,14 @@
 // Helpers of the Qwen VLM tests (test_vlm_qwen2_vl.c, test_vlm_qwen3_vl.c): the committed
-// photograph preprocessed as the fixture's processor did, and @vision's arguments.
+// photograph preprocessed as the fixture's processor did, @vision's arguments, the features
+// against the reference, and the session checks of a prompt with the image and of a text-only
+// prompt against transformers' logits and greedy ids.
 #ifndef MX_TEST_VLM_QWEN_H
 #define MX_TEST_VLM_QWEN_H
 
+#include <math.h>
+
 #include "mlxcel/image.h"
+#include "mlxcel/session.h"
 #include "mx_test_vlm.h"
 #include "test_graph_runner.h"
 
@@ -67,6 +72,160 @@ static inline mx_func_t *build_vision(const mx_model_t *m, const mx_pixels_t *px
     *mod = NULL;
   }
   return f;
+}
+
+static const double kTol = 1e-4;
+
+// Columns [col0, col0 + w) of rows [0, n) of x (row width W), contiguous.
+static inline float *columns(const float *x, int32_t n, int64_t W, int64_t col0, int64_t w) {
+  float *out = malloc(sizeof(float) * (size_t)(n * w));
+  for (int32_t i = 0; out && i < n; i++)
+    memcpy(out + i * w, x + i * W + col0, sizeof(float) * (size_t)w);
+  return out;
+}
+
+// The main features, then each DeepStack merger's (Qwen3-VL), of features[n][W] (W =
+// mx_vision_feature_width) against the reference; the largest difference.
+static inline double feature_diff(const mx_model_t *m, const cJSON *json, const float *feats,
+                                  int32_t n) {
+  int64_t H = m->config.hidden_size, W = mx_vision_feature_width(&m->config);
+  double worst = 0;
+  for (int32_t k = 0; k < W / H; k++) {
+    char key[48];
+    if (k == 0)
+      snprintf(key, sizeof key, "image_features");
+    else
+      snprintf(key, sizeof key, "deepstack_features_%d", k - 1);
+    const cJSON *want = cJSON_GetObjectItem(json, key);
+    CHECK_MSG(want != NULL && cJSON_GetArraySize(want) == n, "reference has no %s", key);
+    float *part = columns(feats, n, W, k * H, H);
+    double d = want && part ? max_diff_rows(part, want, 0, n, (int32_t)H) : INFINITY;
+    if (d > worst) worst = d;
+    free(part);
+  }
+  return worst;
+}
+
+// A text-only prompt: all three M-RoPE positions equal, the plain RoPE of @prefill / @decode.
+static inline void check_text(const mx_model_t *m, const cJSON *json, const char *backend) {
+  int32_t n = 0, ng = 0, V = m->config.vocab_size;
+  int32_t *ids = json_ids(cJSON_GetObjectItem(json, "text_prompt_ids"), &n);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "text_greedy_ids"), &ng);
+  const cJSON *logits = cJSON_GetObjectItem(json, "text_logits");
+  mx_session_opts_t so = {.backend = backend, .ctx = 64, .prefill_chunk = 8};
+  mx_session_t *s = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  float *all = malloc(sizeof(float) * (size_t)n * (size_t)V);
+  if (s) {
+    CHECK_OK(mx_session_prefill(s, ids, n, all));
+    double d = max_diff_rows(all, logits, 0, n, V);
+    CHECK_MSG(d <= kTol, "%s %s: text prompt logits differ by %g", m->config.model_type, backend,
+              d);
+    int32_t same = 0;
+    for (int32_t i = 0; i < ng; i++) {
+      int32_t id = argmax(mx_session_logits(s), V);
+      same += id == greedy[i];
+      if (mx_session_decode(s, id) != MX_OK) break;
+    }
+    CHECK_MSG(same == ng, "%s %s: %d of %d greedy ids equal", m->config.model_type, backend, same,
+              ng);
+    // The fixed-size entry points are LLaVA's: refused, naming the ones to use.
+    float px[4] = {0}, f[4];
+    mx_status_t st = mx_session_vision(s, px, 4, f, 4);
+    CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "mx_session_vision_grid") != NULL);
+  }
+  free(all);
+  free(ids);
+  free(greedy);
+  mx_session_destroy(s);
+}
+
+// The prompt with its image: M-RoPE positions as get_rope_index, the features through the
+// session, every position's logits one token at a time and after a chunked prefill (chunk 8
+// cuts the image's tokens), the 16 greedy ids (decoding at the rope_delta-shifted positions).
+static inline void check_image(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px,
+                               const char *backend) {
+  const char *type = m->config.model_type;
+  int32_t n = 0, ng = 0, V = m->config.vocab_size;
+  const int64_t H = mx_vision_feature_width(&m->config);  // a feature row
+  int32_t *ids = json_ids(cJSON_GetObjectItem(json, "prompt_ids"), &n);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
+  const cJSON *logits = cJSON_GetObjectItem(json, "logits");
+  const cJSON *want_pos = cJSON_GetObjectItem(json, "mrope_position_ids");
+  int32_t delta = cJSON_GetObjectItem(json, "rope_delta")->valueint;
+  int32_t grid[2] = {(int32_t)px->grid_thw[1], (int32_t)px->grid_thw[2]};
+  int32_t N = grid[0] * grid[1] / 4, *pos = malloc(sizeof(int32_t) * 3 * (size_t)n);
+  int64_t next = 0;
+  CHECK_OK(mx_mrope_positions(&m->config, ids, n, grid, 1, 0, pos, &next));
+  int32_t bad = 0;
+  for (int32_t r = 0; r < 3; r++)
+    for (int32_t i = 0; i < n; i++)
+      bad += pos[r * n + i] != cJSON_GetArrayItem(cJSON_GetArrayItem(want_pos, r), i)->valueint;
+  CHECK_MSG(bad == 0 && next == n + delta, "%s: %d M-RoPE positions differ, next %lld", type, bad,
+            (long long)next);
+  // A run of image tokens that does not fit the grid.
+  int32_t wrong[2] = {grid[0], grid[1] + 2};
+  mx_status_t st = mx_mrope_positions(&m->config, ids, n, wrong, 1, 0, pos, &next);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "needs 15") != NULL);
+  st = mx_mrope_positions(&m->config, ids, n, grid, 2, 0, pos, &next);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "for 2 images") != NULL);
+  CHECK_OK(mx_mrope_positions(&m->config, ids, n, grid, 1, 0, pos, &next));
+
+  mx_session_opts_t so = {.backend = backend, .ctx = 96, .prefill_chunk = 8};
+  mx_session_t *s = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  float *feats = malloc(sizeof(float) * (size_t)N * (size_t)H);
+  float *media = calloc((size_t)n * (size_t)H, sizeof(float));
+  int64_t npx = px->shape[0] * px->shape[1];
+  if (s) {
+    CHECK_OK(mx_session_vision_grid(s, px->data, npx, grid[0], grid[1], feats, (int64_t)N * H));
+    double fd = feature_diff(m, json, feats, N);
+    CHECK_MSG(fd <= kTol, "%s %s: session image features differ by %g", type, backend, fd);
+    for (int32_t i = 0, k = 0; i < n; i++)
+      if (ids[i] == m->config.vision.image_token_id)
+        memcpy(media + (size_t)i * H, feats + (size_t)(k++) * H, sizeof(float) * (size_t)H);
+    // Video-like input (two frames' rows for one grid) and grids the merger cannot take.
+    st = mx_session_vision_grid(s, px->data, 2 * npx, grid[0], grid[1], feats, (int64_t)N * H);
+    CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "video") != NULL);
+    st = mx_session_vision_grid(s, px->data, npx, grid[0] + 1, grid[1], feats, (int64_t)N * H);
+    CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "multiples") != NULL);
+
+    double ld = 0;  // one token per call: every position's logits
+    int32_t one[3];
+    for (int32_t i = 0; i < n; i++) {
+      for (int32_t r = 0; r < 3; r++) one[r] = pos[r * n + i];
+      st = mx_session_prefill_mrope(s, ids + i, media + (size_t)i * H, one, 1);
+      CHECK_MSG(st == MX_OK, "%s %s: position %d: %s", type, backend, i, mx_error_message());
+      if (st) break;
+      double d = max_diff_rows(mx_session_logits(s), logits, i, 1, V);
+      if (d > ld) ld = d;
+    }
+    CHECK_MSG(ld <= kTol, "%s %s: prompt logits (one token per call) differ by %g", type, backend,
+              ld);
+    mx_session_reset(s);
+    CHECK_OK(mx_session_prefill_mrope(s, ids, media, pos, n));
+    double lastd = max_diff_rows(mx_session_logits(s), logits, n - 1, 1, V);
+    CHECK_MSG(lastd <= kTol, "%s %s: last prompt logits differ by %g", type, backend, lastd);
+    CHECK(mx_session_rope_next(s) == n + delta);
+    int32_t same = 0;
+    for (int32_t i = 0; i < ng; i++) {
+      int32_t id = argmax(mx_session_logits(s), V);
+      same += id == greedy[i];
+      if (mx_session_decode(s, id) != MX_OK) break;
+    }
+    CHECK_MSG(same == ng, "%s %s: %d of %d greedy ids equal", type, backend, same, ng);
+    CHECK(mx_session_rope_next(s) == n + ng + delta);
+    // Rewinding into the text keeps the shifted positions: the last greedy step again.
+    CHECK_OK(mx_session_rewind(s, n + ng - 2));
+    CHECK_OK(mx_session_decode(s, greedy[ng - 2]));
+    CHECK(argmax(mx_session_logits(s), V) == greedy[ng - 1]);
+  }
+  free(feats);
+  free(media);
+  free(pos);
+  free(ids);
+  free(greedy);
+  mx_session_destroy(s);
 }
 
 #endif  // MX_TEST_VLM_QWEN_H
