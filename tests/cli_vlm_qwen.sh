@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `mlxcel generate --image` and `mlxcel emit` on the tiny Qwen2-VL / Qwen2.5-VL checkpoints
-# written by transformers (tests/data/families/qwen2_vl, qwen2_5_vl;
-# tools/vlm/make_qwen2_vl_fixtures.py): the greedy ids of the reference prompt equal
+# `mlxcel generate --image` and `mlxcel emit` on the tiny Qwen2-VL / Qwen2.5-VL / Qwen3-VL
+# checkpoints written by transformers (tests/data/families/qwen2_vl, qwen2_5_vl, qwen3_vl;
+# tools/vlm/make_qwen2_vl_fixtures.py, make_qwen3_vl_fixture.py): the greedy ids of the
+# reference prompt equal
 # transformers' on both backends, the prompt token count includes the image's grid-sized run,
 # a prompt without <|vision_start|> / <|vision_end|> gets them, --vision-backend interp gives the
 # same ids, the errors name the problem (chat's /image refused), and
-# emit writes @vision for a grid and @prefill_media with its M-RoPE positions argument.
+# emit writes @vision for a grid and @prefill_media with its M-RoPE positions argument (Qwen3-VL:
+# @vision's rows carry the DeepStack features, @prefill_media takes them; ADR 0021).
 # Usage: tests/cli_vlm_qwen.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
 MLXCEL=$1
@@ -15,9 +17,9 @@ IMG=$SRC/tests/data/image/inputs/chelsea.png
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 . "$SRC/tests/cli_lib.sh"
-for t in qwen2_vl qwen2_5_vl; do
+for t in qwen2_vl qwen2_5_vl qwen3_vl; do
   [ -f "$SRC/tests/data/families/$t/vision_reference.json" ] ||
-    { echo "missing $t (tools/vlm/make_qwen2_vl_fixtures.py)"; exit 77; }
+    { echo "missing $t (tools/vlm/make_qwen2_vl_fixtures.py, make_qwen3_vl_fixture.py)"; exit 77; }
 done
 
 # A JSON list of a reference file as "1,2,3".
@@ -28,7 +30,7 @@ PROMPT='Look: <|vision_start|><|image_pad|><|vision_end|>What is in the picture?
 
 t_generate() {
   local m want n_prompt
-  for t in qwen2_vl qwen2_5_vl; do
+  for t in qwen2_vl qwen2_5_vl qwen3_vl; do
     m=$SRC/tests/data/families/$t
     want=$(ref_ids "$m" greedy_ids)
     n_prompt=$(ref_ids "$m" prompt_ids | tr ',' '\n' | wc -l)
@@ -47,7 +49,8 @@ t_generate() {
     run "$MLXCEL" generate -m "$m" --image "$IMG" -p "hi" -n 2 --json
     expect_rc 0
     expect_out '"prompt_tokens": 16,'
-    # Two images of different grids (astronaut.png is square: 8 x 8 patches, 16 tokens).
+    # Two images of different grids (astronaut.png is square: 8 x 8 patches, 16 tokens, with
+    # patches of 14 pixels (Qwen2) and of 16 (Qwen3) alike).
     run "$MLXCEL" generate -m "$m" --image "$IMG" --image "$SRC/tests/data/image/inputs/astronaut.png" \
       -p "<|image_pad|> and <|image_pad|>" -n 2 --json
     expect_rc 0
@@ -117,6 +120,19 @@ t_emit() {
   expect_rc 0
   [ -e "$TMP/f/vision.mlir" ] && fail "vision.mlir without --vision-grid"
   [ -s "$TMP/f/prefill_media.mlir" ] || fail "no prefill_media.mlir"
+  grep -q 'mx.role = "deepstack"' "$TMP/f/prefill_media.mlir" && fail "qwen2_5_vl takes DeepStack rows"
+  # Qwen3-VL: rows of 3 x 2 x 16 x 16 pixels, features [1, 12, 3 x 64] (the main ones and two
+  # DeepStack sets), and @prefill_media's DeepStack argument [2, 1, T, 64].
+  m=$SRC/tests/data/families/qwen3_vl
+  run "$MLXCEL" emit -m "$m" -o "$TMP/g" --ctx 64 --vision-grid 6x8
+  expect_rc 0
+  grep -q 'tensor<48x1536xf32> {mx.name = "pixels", mx.role = "pixels"}' "$TMP/g/vision.mlir" ||
+    fail "@vision of qwen3_vl does not take 48 rows of 1536"
+  grep -q -- '-> tensor<1x12x192xf32>' "$TMP/g/vision.mlir" || fail "@vision of qwen3_vl: not [1, 12, 192]"
+  grep -q 'tensor<2x1x[0-9]*x64xf32> {mx.name = "deepstack", mx.role = "deepstack"}' \
+    "$TMP/g/prefill_media.mlir" || fail "no deepstack argument"
+  grep -q 'chlo\.' "$TMP/g/vision.mlir" && fail "qwen3_vl vision.mlir uses chlo"
+  return 0
 }
 
 run_tests "$NAME" "generate errors emit"

@@ -160,7 +160,7 @@ int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
 static mx_status_t features(const mx_model_t *m, mx_session_t *s, const mx_pixels_t *px,
                             int32_t count, float *rows) {
   const mx_vision_config_t *v = &m->config.vision;
-  int64_t nf = (int64_t)count * m->config.hidden_size;
+  int64_t nf = (int64_t)count * mx_vision_feature_width(&m->config);
   if (mx_vision_fixed_size(v))
     return mx_session_vision(s, px->data, px->shape[0] * px->shape[1] * px->shape[2], rows, nf);
   return mx_session_vision_grid(s, px->data, px->shape[0] * px->shape[1], (int32_t)px->grid_thw[1],
@@ -195,7 +195,7 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
         mx_vision_fixed_size(v) ? v->tokens_per_image : grids[2 * i] * grids[2 * i + 1] / mm;
   }
   if (rc == MX_EXIT_OK) rc = expand(cmd, m, n_images, counts, ids, n);
-  size_t H = (size_t)m->config.hidden_size;
+  size_t H = (size_t)mx_vision_feature_width(&m->config);  // a media row (ADR 0021)
   if (rc == MX_EXIT_OK && !(rows = calloc((size_t)*n * H, sizeof *rows)))
     rc = fail_msg(cmd, "out of memory (media rows of %d tokens)", *n);
   int32_t pos = 0;  // the next image token of the prompt
