@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
 #include "mx_test_vlm.h"
@@ -74,6 +75,18 @@ static inline mx_func_t *build_vision(const mx_model_t *m, const mx_pixels_t *px
   return f;
 }
 
+// A gh x gw grid the merger cannot merge is refused naming it.
+static inline void check_bad_grid(const mx_model_t *m, int32_t gh, int32_t gw) {
+  mx_graph_opts_t go = {
+      .ctx = 64, .prefill_len = 4, .media = true, .vision_grid_h = gh, .vision_grid_w = gw};
+  mx_module_t *mod = NULL;
+  char want[48];
+  snprintf(want, sizeof want, "%d x %d patch grid", gh, gw);
+  mx_status_t st = mx_model_build_graph(&m->config, m->ckpt, &go, &mod);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), want) != NULL);
+  mx_module_destroy(mod);
+}
+
 static const double kTol = 1e-4;
 
 // Columns [col0, col0 + w) of rows [0, n) of x (row width W), contiguous.
@@ -104,6 +117,71 @@ static inline double feature_diff(const mx_model_t *m, const cJSON *json, const 
     free(part);
   }
   return worst;
+}
+
+// @vision for the photograph's grid on both executors against the features (Qwen3-VL: the main
+// and every DeepStack set); the cpu plan runs every linear as a GEMM and every attention, norm
+// and RoPE with its fused kernel, step by step (the small glue ops, as in LLaVA's tower, may use
+// interpreter kernels). n_windows: Qwen2.5-VL's windows of the grid.
+static inline void check_vision(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px,
+                                int32_t n_windows) {
+  const mx_vision_config_t *v = &m->config.vision;
+  const char *type = m->config.model_type;
+  mx_module_t *mod = NULL;
+  mx_func_t *f = build_vision(m, px, &mod);
+  if (!f) return;
+  int32_t N = cJSON_GetObjectItem(json, "n_image_tokens")->valueint;
+  int64_t fd[3] = {1, N, mx_vision_feature_width(&m->config)};
+  mx_type_t ft = mx_type_tensor(MX_ELEM_F32, 3, fd);
+  CHECK(f->n_results == 1 && mx_type_equal(&f->result_types[0], &ft));
+  mx_tensor_t *args = vision_args(m, f, px);
+  mx_tensor_t res;
+  memset(&res, 0, sizeof res);
+  CHECK_OK(mx_interp_run(mod, f, args, f->body->n_args, &res, NULL));
+  if (res.data) {
+    double d = feature_diff(m, json, (const float *)res.data, N);
+    CHECK_MSG(d <= kTol, "%s interp: image features differ by %g", type, d);
+  }
+  mx_tensor_free(&res);
+
+  mx_cpu_compile_opts_t o = {.args = args};
+  mx_cpu_plan_t *plan = NULL;
+  CHECK_OK(mx_cpu_compile(mod, f, &o, &plan));
+  if (plan) {
+    mx_tensor_t out;
+    CHECK_OK(mx_tensor_alloc(&out, &ft));
+    CHECK_OK(mx_cpu_plan_run(plan, NULL, args, f->body->n_args, &out));
+    double d = feature_diff(m, json, (const float *)out.data, N);
+    CHECK_MSG(d <= kTol, "%s cpu: image features differ by %g", type, d);
+    mx_tensor_free(&out);
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_cpu_plan_describe(plan, &sb);
+    const char *s = sb.data ? sb.data : "";
+    // Per block: q, k, v, proj and two (Qwen2-VL, Qwen3-VL) or three MLP linears; the patch
+    // embedding and two per merger (Qwen3-VL: 1 + n_deepstack mergers, each with its norm).
+    // Attention: one per segment (Qwen2.5-VL's windowed blocks: n_windows).
+    bool v25 = v->kind == MX_VISION_QWEN2_5_VL;
+    int32_t L = v->num_layers, n_full = 0, mlp = v25 ? 3 : 2;
+    int32_t mergers = 1 + (v->kind == MX_VISION_QWEN3_VL ? v->n_deepstack : 0);
+    for (int32_t l = 0; l < L; l++) n_full += !v25 || v->layer_full[l];
+    int32_t gemm = mx_test_count(s, "fast stablehlo.dot_general (dot_general->gemm"),
+            attn = mx_test_count(s, "fast mx.attention"),
+            norm = mx_test_count(s, "fast mx.rms_norm"),
+            rope = mx_test_count(s, "fast mx.rope (mx.rope)"),
+            tables = mx_test_count(s, "fast mx.rope (mx.rope cos/sin table)");
+    int32_t want_attn = n_full + (L - n_full) * n_windows;
+    CHECK_MSG(gemm == 1 + (4 + mlp) * L + 2 * mergers && attn == want_attn &&
+                  norm == 2 * L + mergers && rope == 4 * L && tables == 2 &&
+                  !strstr(s, "whole function"),
+              "%s: %d GEMMs, %d attentions (want %d), %d norms, %d ropes, %d tables in the "
+              "@vision plan:\n%s",
+              type, gemm, attn, want_attn, norm, rope, tables, s);
+    mx_strbuf_free(&sb);
+    mx_cpu_plan_destroy(plan);
+  }
+  free(args);
+  mx_module_destroy(mod);
 }
 
 // A text-only prompt: all three M-RoPE positions equal, the plain RoPE of @prefill / @decode.

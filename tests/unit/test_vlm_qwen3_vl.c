@@ -17,61 +17,6 @@
 #include "mlxcel/session.h"
 #include "test_vlm_qwen.h"
 
-// @vision for the photograph's grid on both executors against the features; the cpu plan runs
-// every linear as a GEMM and every attention, norm and RoPE with its fused kernel.
-static void check_vision(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px) {
-  const mx_vision_config_t *v = &m->config.vision;
-  mx_module_t *mod = NULL;
-  mx_func_t *f = build_vision(m, px, &mod);
-  if (!f) return;
-  int32_t N = cJSON_GetObjectItem(json, "n_image_tokens")->valueint;
-  int64_t W = mx_vision_feature_width(&m->config);
-  CHECK(W == 3 * (int64_t)m->config.hidden_size);
-  int64_t fd[3] = {1, N, W};
-  mx_type_t ft = mx_type_tensor(MX_ELEM_F32, 3, fd);
-  CHECK(f->n_results == 1 && mx_type_equal(&f->result_types[0], &ft));
-  mx_tensor_t *args = vision_args(m, f, px);
-  mx_tensor_t res;
-  memset(&res, 0, sizeof res);
-  CHECK_OK(mx_interp_run(mod, f, args, f->body->n_args, &res, NULL));
-  if (res.data) {
-    double d = feature_diff(m, json, (const float *)res.data, N);
-    CHECK_MSG(d <= kTol, "interp: image features differ by %g", d);
-  }
-  mx_tensor_free(&res);
-
-  mx_cpu_compile_opts_t o = {.args = args};
-  mx_cpu_plan_t *plan = NULL;
-  CHECK_OK(mx_cpu_compile(mod, f, &o, &plan));
-  if (plan) {
-    mx_tensor_t out;
-    CHECK_OK(mx_tensor_alloc(&out, &ft));
-    CHECK_OK(mx_cpu_plan_run(plan, NULL, args, f->body->n_args, &out));
-    double d = feature_diff(m, json, (const float *)out.data, N);
-    CHECK_MSG(d <= kTol, "cpu: image features differ by %g", d);
-    mx_tensor_free(&out);
-    mx_strbuf_t sb;
-    mx_strbuf_init(&sb);
-    mx_cpu_plan_describe(plan, &sb);
-    const char *s = sb.data ? sb.data : "";
-    // Per block q, k, v, proj, fc1, fc2; the patch embedding; two per merger.
-    int32_t L = v->num_layers, nm = 1 + v->n_deepstack;
-    int32_t gemm = mx_test_count(s, "fast stablehlo.dot_general (dot_general->gemm"),
-            attn = mx_test_count(s, "fast mx.attention"),
-            norm = mx_test_count(s, "fast mx.rms_norm"),
-            rope = mx_test_count(s, "fast mx.rope (mx.rope)"),
-            tables = mx_test_count(s, "fast mx.rope (mx.rope cos/sin table)");
-    CHECK_MSG(gemm == 1 + 6 * L + 2 * nm && attn == L && norm == 2 * L + nm && rope == 4 * L &&
-                  tables == 2 && !strstr(s, "whole function"),
-              "%d GEMMs, %d attentions, %d norms, %d ropes, %d tables in the @vision plan:\n%s",
-              gemm, attn, norm, rope, tables, s);
-    mx_strbuf_free(&sb);
-    mx_cpu_plan_destroy(plan);
-  }
-  free(args);
-  mx_module_destroy(mod);
-}
-
 // A feature buffer sized for the main features alone is refused: a row holds the DeepStack
 // features too.
 static void check_room(const mx_model_t *m, const mx_pixels_t *px) {
@@ -87,16 +32,6 @@ static void check_room(const mx_model_t *m, const mx_pixels_t *px) {
   }
   free(feats);
   mx_session_destroy(s);
-}
-
-// A grid the merger cannot merge is refused naming it.
-static void check_bad_grid(const mx_model_t *m) {
-  mx_graph_opts_t go = {
-      .ctx = 64, .prefill_len = 4, .media = true, .vision_grid_h = 6, .vision_grid_w = 5};
-  mx_module_t *mod = NULL;
-  mx_status_t st = mx_model_build_graph(&m->config, m->ckpt, &go, &mod);
-  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "6 x 5 patch grid") != NULL);
-  mx_module_destroy(mod);
 }
 
 static void check_fixture(void) {
@@ -121,7 +56,7 @@ static void check_fixture(void) {
     CHECK(v->n_deepstack == cJSON_GetObjectItem(json, "n_deepstack")->valueint);
     mx_pixels_t px = {0};
     if (load_pixels(m, json, &px)) {
-      check_vision(m, json, &px);
+      check_vision(m, json, &px, 1);
       check_room(m, &px);
       check_image(m, json, &px, "interp");
       check_image(m, json, &px, "cpu");
@@ -129,7 +64,7 @@ static void check_fixture(void) {
     mx_pixels_free(&px);
     check_text(m, json, "interp");
     check_text(m, json, "cpu");
-    check_bad_grid(m);
+    check_bad_grid(m, 6, 5);
   }
   mx_model_free(m);
   cJSON_Delete(json);
