@@ -305,8 +305,15 @@ static int prompt_tokens(const gen_args_t *g, const mx_model_t *model, int32_t *
                                                                                : MX_EXIT_USAGE;
   }
   mx_encode_opts_t eo = {.add_special = true, .parse_special = true};
+  char *with = NULL;  // Gemma 3: the images expanded in the text, as its processor does
+  if (g->n_images > 0 && mx_vision_blocks(&model->config.vision)) {
+    int rc = mx_cli_image_text("generate", model, g->n_images, g->prompt, &with);
+    if (rc != MX_EXIT_OK) return rc;
+  }
+  const char *text = with ? with : g->prompt;
   mx_error_clear();
-  mx_status_t st = mx_tokenizer_encode(model->tokenizer, g->prompt, strlen(g->prompt), &eo, ids, n);
+  mx_status_t st = mx_tokenizer_encode(model->tokenizer, text, strlen(text), &eo, ids, n);
+  free(with);
   if (st != MX_OK) return mx_cli_fail("generate", st);
   if (*n == 0) {
     fprintf(stderr,

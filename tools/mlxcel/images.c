@@ -21,6 +21,49 @@ const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len) {
 }
 
 static int fail_msg(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// The text of token id (a special token's), or NULL.
+static const char *piece(const mx_model_t *m, int32_t id, size_t *len) {
+  *len = 0;
+  return m->tokenizer ? mx_tokenizer_id_to_piece(m->tokenizer, id, len) : NULL;
+}
+
+int mx_cli_image_text(const char *cmd, const mx_model_t *m, int32_t n_images, const char *text,
+                      char **out) {
+  *out = NULL;
+  const mx_vision_config_t *v = &m->config.vision;
+  size_t bl, sl, el;
+  const char *boi = piece(m, v->vision_start_token_id, &bl);
+  const char *soft = piece(m, v->image_token_id, &sl);
+  const char *eoi = piece(m, v->vision_end_token_id, &el);
+  if (!boi || !soft || !eoi || bl == 0)
+    return fail_msg(cmd, "the tokenizer has no text for the image tokens (%d, %d, %d)",
+                    v->vision_start_token_id, v->image_token_id, v->vision_end_token_id);
+  int32_t k = 0;
+  for (const char *p = text; (p = strstr(p, boi)) != NULL; p += bl) k++;
+  if (k != 0 && k != n_images)
+    return fail_msg(cmd,
+                    "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
+                    "placeholder per image, in order",
+                    k, k == 1 ? "" : "s", (int)bl, boi, n_images);
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  const char *p = text;
+  for (int32_t i = 0; i < n_images; i++) {
+    const char *at = k == 0 ? p : strstr(p, boi);  // none: the images first, as the processor
+    mx_strbuf_append(&sb, p, (size_t)(at - p));    // would need them written
+    mx_strbuf_puts(&sb, "\n\n");
+    mx_strbuf_append(&sb, boi, bl);
+    for (int32_t t = 0; t < v->tokens_per_image; t++) mx_strbuf_append(&sb, soft, sl);
+    mx_strbuf_append(&sb, eoi, el);
+    mx_strbuf_puts(&sb, "\n\n");
+    p = k == 0 ? at : at + bl;
+  }
+  mx_strbuf_puts(&sb, p);
+  if (!sb.data) return fail_msg(cmd, "out of memory (the prompt with its images)");
+  *out = sb.data;
+  return MX_EXIT_OK;
+}
 static int fail_msg(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -39,6 +82,14 @@ static int fail_msg(const char *cmd, const char *fmt, ...) {
 static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, const int32_t *counts,
                   int32_t **ids, int32_t *n) {
   const mx_vision_config_t *v = &m->config.vision;
+  if (mx_vision_blocks(v)) {  // expanded in the text (mx_cli_image_text): its runs are there
+    int32_t *starts = malloc(sizeof *starts * (size_t)(n_images > 0 ? n_images : 1));
+    mx_error_clear();
+    mx_status_t st = starts ? mx_vision_image_runs(&m->config, *ids, *n, n_images, starts)
+                            : mx_error_set(MX_ERR_NOMEM, "out of memory");
+    free(starts);
+    return st ? mx_cli_fail(cmd, st) : MX_EXIT_OK;
+  }
   int32_t k = 0;
   for (int32_t i = 0; i < *n; i++) k += (*ids)[i] == v->image_token_id;
   size_t tl = 0;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `mlxcel generate --image` and `mlxcel emit` on the tiny Gemma 3 checkpoint written by
+# transformers (tests/data/families/gemma3_vlm; tools/vlm/make_gemma3_fixture.py): the prompt
+# expanded in its text as Gemma3Processor does (<start_of_image> -> "\n\n<start_of_image>", 16
+# image tokens, "<end_of_image>\n\n") gives transformers' prompt token count and greedy ids on
+# both backends, a prompt without the placeholder gets it first, the errors name the problem
+# (a text-only Gemma 3 checkpoint given --image, placeholders that do not match the images;
+# unit_vlm_gemma3 holds the prefill chunks), and emit writes @vision and @prefill_media with the
+# block ids' mx.attention.
+# Usage: tests/cli_vlm_gemma3.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
+set -u
+MLXCEL=$1
+SRC=$2
+NAME=$3
+IMG=$SRC/tests/data/image/inputs/chelsea.png
+M=$SRC/tests/data/families/gemma3_vlm
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+. "$SRC/tests/cli_lib.sh"
+[ -f "$M/vision_reference.json" ] || { echo "missing gemma3_vlm (tools/vlm/make_gemma3_fixture.py)"; exit 77; }
+
+ref_ids() { grep -o "\"$1\": \[[0-9, -]*\]" "$M/vision_reference.json" | sed 's/.*\[//; s/\]//; s/ //g'; }
+got_ids() { grep -o '"id": [0-9]*' "$TMP/out" | sed 's/"id": //' | paste -sd, -; }
+PROMPT='<bos>Look: <start_of_image> What is in the picture?'
+
+t_generate() {
+  local want n_prompt
+  want=$(ref_ids greedy_ids)
+  n_prompt=$(ref_ids prompt_ids | tr ',' '\n' | wc -l)
+  for be in interp cpu; do
+    run "$MLXCEL" generate -m "$M" --backend "$be" --image "$IMG" -p "$PROMPT" -n 16 --json
+    expect_rc 0
+    [ "$(got_ids)" = "$want" ] || fail "$be: greedy ids $(got_ids), transformers $want"
+    expect_out "\"prompt_tokens\": $n_prompt,"
+  done
+  # Without a placeholder the image goes first: 16 + 6 more tokens than the bare text.
+  run "$MLXCEL" generate -m "$M" --image "$IMG" -p "What?" -n 2 --json
+  expect_rc 0
+  expect_out '"prompt_tokens": 27,'
+}
+
+t_errors() {
+  run "$MLXCEL" generate -m "$M" --image "$IMG" --image "$IMG" -p "$PROMPT" -n 2
+  expect_rc 1
+  expect_err "the prompt has 1 image placeholder \(<start_of_image>\) for 2 --image"
+  # The text part alone (no vision_config): a text model, which takes no images.
+  mkdir -p "$TMP/text"
+  cp "$M"/*.json "$M/model.safetensors" "$TMP/text/"
+  sed -i 's/"vision_config"/"vision_config_dropped"/' "$TMP/text/config.json"
+  run "$MLXCEL" generate -m "$TMP/text" --image "$IMG" -p "$PROMPT" -n 2
+  expect_rc 1
+  expect_err "takes no images"
+}
+
+t_emit() {
+  run "$MLXCEL" emit -m "$M" -o "$TMP/e" --ctx 64
+  expect_rc 0
+  for f in prefill decode prefill_media vision; do
+    [ -s "$TMP/e/$f.mlir" ] || fail "no $f.mlir"
+  done
+  grep -q 'blocks = 1' "$TMP/e/prefill_media.mlir" || fail "@prefill_media has no block ids"
+  grep -q 'blocks = 1' "$TMP/e/prefill.mlir" && fail "@prefill has block ids"
+  grep -q '1x3x64x64xf32' "$TMP/e/vision.mlir" || fail "@vision does not take 64 px images"
+}
+
+run_tests "$NAME" "generate errors emit"
