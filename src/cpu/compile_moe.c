@@ -121,7 +121,8 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (ma.router_bias && !(rbias = f32_weight(c, op->operands[at++], E))) return false;
   for (int64_t i = 0; ma.expert_bias && i < 3 * E; i++)
     if (!f32_weight(c, op->operands[at + i], i % 3 == 2 ? H : F)) return false;
-  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + 18 * (size_t)E * sizeof(void *));
+  size_t ptrs = 18 * (size_t)E * sizeof(void *);
+  mx_cpu_moe_t *mo = calloc(1, sizeof *mo + ptrs + (mxfp4 ? 512 * sizeof(float) : 0));
   if (!mo) {
     *st = mx_error_set(MX_ERR_NOMEM, "out of memory");
     return true;
@@ -153,6 +154,15 @@ bool mx_plan_match_moe(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   mo->q = (const mx_cpu_qpacked_t **)(mo->wl + 3 * E);
   mo->mxfp4 = mxfp4;
   mo->fp4 = (const uint8_t **)(mo->q + 3 * E);
+  if (mxfp4) {  // after the pointer arrays (float-aligned)
+    static const float kE2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                    -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+    mo->fp4_pair = (float(*)[2])((char *)(mo + 1) + ptrs);
+    for (int b = 0; b < 256; b++) {
+      mo->fp4_pair[b][0] = kE2m1[b & 15];
+      mo->fp4_pair[b][1] = kE2m1[b >> 4];
+    }
+  }
   if (ma.expert_bias) {
     mo->ebias = (const float **)(mo->fp4 + 6 * E);
     for (int64_t i = 0; i < 3 * E; i++) mo->ebias[i] = weight_bytes(c, op->operands[at + i]);

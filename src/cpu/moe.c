@@ -196,12 +196,20 @@ static void route(mx_cpu_plan_t *p, const mx_step_t *s) {
 
 enum { FP4_ROWS = 16 };  // the rows of one panel (a decode step's unit of work)
 
-static const float kE2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
-                                -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+// 2^(s - 127) of an e8m0 scale: the f32 with exponent bits s (s = 0: 2^-127, a subnormal).
+static inline float e8m0(uint8_t s) {
+  if (s == 0) return 0x1p-127f;
+  uint32_t bits = (uint32_t)s << 23;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 // y[mi * ys + r] = x[mi * xs, ...] . w_r for rows r in [r0, r1) of projection j of expert e and
-// the m rows of x: each group of 32 weights decoded once (times its scale 2^(s - 127), exact)
-// for up to 8 rows of x.
+// the m rows of x: each group of 32 weights decoded once (two e2m1 values per byte from
+// fp4_pair) for up to 8 rows of x, each row's products summed in 8 independent lanes
+// (vectorizable) and each group's times its scale (a power of two: exact); the order of
+// summation differs from the decomposition's, rounding only.
 static void fp4_rows(const mx_cpu_moe_t *mo, int64_t e, int j, const float *x, int64_t xs,
                      int64_t m, float *y, int64_t ys, int64_t r0, int64_t r1) {
   int64_t k = j == 2 ? mo->f : mo->h, G = k / 32;
@@ -210,21 +218,23 @@ static void fp4_rows(const mx_cpu_moe_t *mo, int64_t e, int j, const float *x, i
     const uint8_t *br = blocks + r * (k / 2), *sr = scales + r * G;
     for (int64_t m0 = 0; m0 < m; m0 += 8) {
       int64_t nb = m - m0 < 8 ? m - m0 : 8;
-      float acc[8] = {0};
+      float acc[8][8] = {{0}};
       for (int64_t g = 0; g < G; g++) {
-        float w[32], s = ldexpf(1.0f, (int)sr[g] - 127);
-        for (int i = 0; i < 16; i++) {
-          w[2 * i] = kE2m1[br[g * 16 + i] & 15] * s;
-          w[2 * i + 1] = kE2m1[br[g * 16 + i] >> 4] * s;
-        }
+        float w[32], s = e8m0(sr[g]);
+        for (int i = 0; i < 16; i++) memcpy(w + 2 * i, mo->fp4_pair[br[g * 16 + i]], 8);
         for (int64_t mi = 0; mi < nb; mi++) {
           const float *xr = x + (m0 + mi) * xs + g * 32;
-          float d = 0.0f;
-          for (int i = 0; i < 32; i++) d += w[i] * xr[i];
-          acc[mi] += d;
+          float part[8] = {0};
+          for (int i = 0; i < 32; i += 8)
+            for (int l = 0; l < 8; l++) part[l] += w[i + l] * xr[i + l];
+          for (int l = 0; l < 8; l++) acc[mi][l] += part[l] * s;  // exact: s is 2^n
         }
       }
-      for (int64_t mi = 0; mi < nb; mi++) y[(m0 + mi) * ys + r] = acc[mi];
+      for (int64_t mi = 0; mi < nb; mi++) {
+        float d = 0.0f;
+        for (int l = 0; l < 8; l++) d += acc[mi][l];
+        y[(m0 + mi) * ys + r] = d;
+      }
     }
   }
 }

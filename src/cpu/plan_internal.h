@@ -99,6 +99,7 @@ typedef struct mx_cpu_moe {
   // [N, K / 32]) of weight argument bytes, at fp4[2 (3e + j)] and fp4[2 (3e + j) + 1].
   bool mxfp4;
   const uint8_t **fp4;
+  float (*fp4_pair)[2];  // [256]: the e2m1 values of a byte's low and high nibbles
 } mx_cpu_moe_t;
 
 enum { STEP_MAX_IN = 8, STEP_MAX_OUT = 4 };
