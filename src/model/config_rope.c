@@ -18,12 +18,6 @@ static mx_status_t at_least(const mx_cfg_obj_t *o, const char *key, double v, do
                       v);
 }
 
-static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, double v) {
-  if (v > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
-                      v);
-}
-
 // The pretraining length the scaled types start from. transformers gives a top-level
 // original_max_position_embeddings priority (Phi-3 keeps it there; Phi3Config defaults it to
 // 4096: `def`), then the one inside the rope dict, then max_position_embeddings.
@@ -32,14 +26,14 @@ static mx_status_t original_max(const mx_cfg_obj_t *root, const mx_cfg_obj_t *o,
   const char *key = "original_max_position_embeddings";
   if (mx_cfg_has(root, key)) {
     MX_TRY(mx_cfg_i64(root, key, 0, out));
-    return positive(root, key, (double)*out);
+    return mx_cfg_positive(root, key, (double)*out);
   }
   if (def > 0) {
     *out = def;
     return MX_OK;
   }
   MX_TRY(mx_cfg_i64(o, key, cfg->max_position_embeddings, out));
-  return positive(o, key, (double)*out);
+  return mx_cfg_positive(o, key, (double)*out);
 }
 
 static mx_status_t parse_llama3(const mx_cfg_obj_t *o, mx_rope_scaling_t *r) {
@@ -50,8 +44,8 @@ static mx_status_t parse_llama3(const mx_cfg_obj_t *o, mx_rope_scaling_t *r) {
   MX_TRY(mx_cfg_f64(o, "factor", 1.0, &r->factor));
   MX_TRY(mx_cfg_f64(o, "low_freq_factor", 1.0, &r->low_freq_factor));
   MX_TRY(mx_cfg_f64(o, "high_freq_factor", 1.0, &r->high_freq_factor));
-  MX_TRY(positive(o, "factor", r->factor));
-  MX_TRY(positive(o, "low_freq_factor", r->low_freq_factor));
+  MX_TRY(mx_cfg_positive(o, "factor", r->factor));
+  MX_TRY(mx_cfg_positive(o, "low_freq_factor", r->low_freq_factor));
   // The smoothing interpolates between the two wavelength bounds: they must differ.
   if (!(r->high_freq_factor > r->low_freq_factor)) {
     return mx_error_set(MX_ERR_PARSE,
@@ -133,7 +127,7 @@ static mx_status_t parse_longrope(const mx_cfg_obj_t *o, const mx_model_config_t
   MX_TRY(factor_list(o, "long_factor", half, r->long_factor));
   double orig = (double)r->original_max_position_embeddings;
   MX_TRY(opt_f(o, "factor", (double)cfg->max_position_embeddings / orig, &r->factor));
-  MX_TRY(positive(o, "factor", r->factor));
+  MX_TRY(mx_cfg_positive(o, "factor", r->factor));
   double derived = r->factor <= 1 ? 1.0 : sqrt(1.0 + log(r->factor) / log(orig));
   MX_TRY(opt_f(o, "attention_factor", derived, &r->attention_factor));
   return at_least(o, "attention_factor", r->attention_factor, 0.0);
@@ -194,7 +188,7 @@ mx_status_t mx_cfg_rope_params(const mx_cfg_obj_t *root, const mx_cfg_obj_t *par
     r->kind = MX_ROPE_SCALING_LINEAR;
     MX_TRY(need(&o, "factor", "rope_type 'linear' needs it"));
     MX_TRY(mx_cfg_f64(&o, "factor", 1.0, &r->factor));
-    return positive(&o, "factor", r->factor);
+    return mx_cfg_positive(&o, "factor", r->factor);
   }
   static const struct {
     const char *name;
@@ -251,7 +245,7 @@ static mx_status_t rope_of_type(const mx_cfg_obj_t *o, const cJSON *rp, const ch
                         o->src, prefix, kind, family);
   }
   MX_TRY(mx_cfg_f64(&s, "rope_theta", def, theta));
-  return positive(&s, "rope_theta", *theta);
+  return mx_cfg_positive(&s, "rope_theta", *theta);
 }
 
 mx_status_t mx_cfg_parse_common_nested(const mx_cfg_obj_t *o, const mx_cfg_defaults_t *d,

@@ -29,12 +29,6 @@ static mx_status_t activation(const mx_cfg_obj_t *o, const char *def, mx_model_c
   return mx_cfg_activation(o, key, cfg);
 }
 
-static mx_status_t positive(const mx_cfg_obj_t *o, const char *key, double v) {
-  if (v > 0) return MX_OK;
-  return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be positive (got %g)", o->src, o->prefix, key,
-                      v);
-}
-
 // Gemma2Config's defaults. GemmaConfig has other sizes and no GQA default; Gemma3TextConfig
 // another vocabulary, context and RoPE base.
 static const mx_cfg_defaults_t kGemma2Defaults = {
@@ -79,18 +73,18 @@ static mx_status_t parse_gemma23(const mx_cfg_obj_t *o, const mx_cfg_defaults_t 
   if (gemma3 && mx_cfg_rope_nested(o)) {
     double local = 10000.0;
     MX_TRY(mx_cfg_f64(o, "rope_local_base_freq", local, &local));
-    MX_TRY(positive(o, "rope_local_base_freq", local));
+    MX_TRY(mx_cfg_positive(o, "rope_local_base_freq", local));
     MX_TRY(mx_cfg_parse_common_nested(o, d, "gemma3", local, cfg));
   } else {
     MX_TRY(mx_cfg_parse_common(o, d, cfg));
     if (gemma3) {
       MX_TRY(mx_cfg_f64(o, "rope_local_base_freq", 10000.0, &cfg->rope_local_base_freq));
-      MX_TRY(positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
+      MX_TRY(mx_cfg_positive(o, "rope_local_base_freq", cfg->rope_local_base_freq));
     }
   }
   MX_TRY(activation(o, "gelu_pytorch_tanh", cfg));
   MX_TRY(mx_cfg_f64(o, "query_pre_attn_scalar", 256.0, &cfg->query_pre_attn_scalar));
-  MX_TRY(positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
+  MX_TRY(mx_cfg_positive(o, "query_pre_attn_scalar", cfg->query_pre_attn_scalar));
   MX_TRY(mx_cfg_softcap(o, "attn_logit_softcapping", attn_softcap, &cfg->attn_logit_softcapping));
   MX_TRY(
       mx_cfg_softcap(o, "final_logit_softcapping", final_softcap, &cfg->final_logit_softcapping));
