@@ -23,6 +23,7 @@ import importlib
 import json
 import os
 import shutil
+import struct
 import sys
 
 import mlx.core as mx
@@ -79,6 +80,18 @@ def forward(model, ids):
     return np.array(model(mx.array([ids]))[0].astype(mx.float64))
 
 
+def pad_header(path):
+    """Pads the file's JSON header with spaces to a multiple of 8 bytes, as the safetensors
+    library writes it: mlx's writer does not, and tensor data at an odd offset would be read
+    through misaligned pointers."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header, data = f.read(n), f.read()
+    header += b" " * (-len(header) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + data)
+
+
 def make(name):
     module, overrides, archs, what, extra = FAMILIES[name]
     cfg = dict(COMMON)
@@ -97,6 +110,7 @@ def make(name):
     mx.save_safetensors(os.path.join(out, "model.safetensors"),
                         {k: mx.array(stored[k]) for k in sorted(stored)},
                         metadata={"format": "pt"})
+    pad_header(os.path.join(out, "model.safetensors"))
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(dict(cfg, torch_dtype="float32"), f, indent=2, sort_keys=True)
         f.write("\n")
