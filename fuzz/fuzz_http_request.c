@@ -31,7 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     if (r.max_tokens < 0 || r.max_tokens > lim.max_tokens || r.n_stop > lim.max_stop) abort();
     mx_server_reply_head_t h = {kind, "cmpl-fuzz", 0, r.model ? r.model : "m"};
-    if (r.prompt) mx_server_completion_json(&sb, &h, r.prompt, r.prompt_len, MX_FINISH_STOP, 1, 1);
+    if (r.prompt)
+      mx_server_completion_json(&sb, &h, r.prompt, r.prompt_len, MX_FINISH_STOP,
+                                &(mx_server_usage_t){.prompt = 1, .completion = 1});
     for (int32_t i = 0; i < r.n_messages; i++)
       mx_server_chunk_sse(&sb, &h, r.roles[i], r.contents[i], strlen(r.contents[i]), NULL);
     for (int32_t i = 0; i < r.n_stop; i++)
