@@ -3,6 +3,7 @@ seeds of a reference, the deterministic random weights, the greedy continuation 
 margins, and reference.json's layout (../shared/fixtures/README.md). Used by
 make_family_fixtures.py (transformers) and make_mlx_lm_fixtures.py (mlx-lm)."""
 import json
+import os
 import zlib
 
 import numpy as np
@@ -56,3 +57,18 @@ def write_reference(path, fields, logits, dlogits):
     parts.append(f'  "decode_logits": {rows(dlogits)}')
     with open(path, "w") as f:
         f.write("{\n" + ",\n".join(parts) + "\n}\n")
+
+
+def report(name, out, prompt_seed, ids, margins):
+    """The one line a generator prints per fixture written to the folder `out`."""
+    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+    print(f"{name}: prompt seed {prompt_seed}, {len(set(ids))} distinct greedy ids, "
+          f"min margin {min(margins):.4g}, {size / 1024:.0f} KiB")
+
+
+def main(argv, families, make):
+    """Writes the fixtures named in argv[1:] (all of `families` when none), refusing others."""
+    for name in argv[1:] or list(families):
+        if name not in families:
+            raise SystemExit(f"unknown fixture {name} (known: {', '.join(families)})")
+        make(name)

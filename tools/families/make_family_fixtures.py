@@ -27,8 +27,8 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from fixture_reference import (MIN_MARGIN, N_GREEDY, N_PROMPT, WEIGHTS_SEED, f32, greedy,
-                               random_values, write_reference)
+from fixture_reference import (MIN_MARGIN, N_GREEDY, N_PROMPT, WEIGHTS_SEED, f32, greedy, main,
+                               random_values, report, write_reference)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data",
                     "families")
@@ -520,18 +520,8 @@ def make(name):
         forward(model, prompt + ids)
         fields["min_router_margin"] = float(f32(routes.min))
     write_reference(os.path.join(out, "reference.json"), fields, logits, dlogits)
-    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
-    print(f"{name}: prompt seed {prompt_seed}, {len(set(ids))} distinct greedy ids, "
-          f"min margin {min(margins):.4g}, {size / 1024:.0f} KiB")
-
-
-def main(argv):
-    names = argv[1:] or list(FAMILIES)
-    for name in names:
-        if name not in FAMILIES:
-            raise SystemExit(f"unknown fixture {name} (known: {', '.join(FAMILIES)})")
-        make(name)
+    report(name, out, prompt_seed, ids, margins)
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    main(sys.argv, FAMILIES, make)
