@@ -188,11 +188,70 @@ t_internlm3() {
   grep -q '"rope_type": "dynamic"' "$TMP/internlm3/config.json" || fail "internlm3: dynamic RoPE"
 }
 
+t_olmo3() {
+  family olmo3 "sliding_window layer_types pad_token_id rope_scaling" \
+    "model.layers.3.self_attn.q_norm.weight model.layers.0.post_feedforward_layernorm.weight \
+lm_head.weight" "input_layernorm bias"
+  [ "$(grep -c '"sliding_attention"' "$TMP/olmo3/config.json")" -eq 3 ] ||
+    fail "olmo3: 3 sliding layers of 4 expected"
+}
+t_seed_oss() {
+  family seed_oss "attention_bias attention_out_bias mlp_bias head_dim" \
+    "model.layers.1.self_attn.q_proj.bias model.layers.0.self_attn.v_proj.bias lm_head.weight" \
+    "o_proj.bias q_norm"
+}
+t_exaone() {
+  family exaone "attention_bias head_dim pad_token_id" \
+    "model.layers.1.post_attention_layernorm.weight model.layers.0.mlp.gate_proj.weight" \
+    "bias q_norm"
+}
+t_exaone4() {
+  family exaone4 "sliding_window sliding_window_pattern layer_types head_dim" \
+    "model.layers.1.self_attn.k_norm.weight model.layers.0.post_feedforward_layernorm.weight" \
+    "input_layernorm bias"
+  grep -A3 '"layer_types"' "$TMP/exaone4/config.json" | tr -d ' \n' |
+    grep -q '\["sliding_attention","full_attention"\]' || fail "exaone4: layer_types"
+}
+t_cohere() {
+  family cohere "layer_norm_eps logit_scale use_qk_norm" \
+    "model.layers.1.input_layernorm.weight model.layers.0.mlp.up_proj.weight" \
+    "post_attention_layernorm rms_norm_eps lm_head bias"
+}
+t_cohere2() {
+  family cohere2 "layer_norm_eps logit_scale sliding_window sliding_window_pattern layer_types" \
+    "model.layers.1.input_layernorm.weight model.layers.0.self_attn.o_proj.weight" \
+    "post_attention_layernorm rms_norm_eps lm_head bias"
+}
+t_stablelm() {
+  family stablelm "layer_norm_eps partial_rotary_factor use_qkv_bias use_parallel_residual" \
+    "model.layers.1.input_layernorm.bias model.layers.0.self_attn.k_proj.bias lm_head.weight" \
+    "o_proj.bias rms_norm_eps"
+}
+t_starcoder2() {
+  family starcoder2 "norm_epsilon use_bias sliding_window" \
+    "model.layers.1.mlp.c_fc.bias model.layers.0.self_attn.o_proj.bias \
+model.layers.1.post_attention_layernorm.bias" "gate_proj lm_head rms_norm_eps"
+}
+t_phi4mm() {
+  family phi4mm "partial_rotary_factor original_max_position_embeddings" \
+    "model.layers.0.self_attn.qkv_proj.weight model.layers.1.mlp.gate_up_proj.weight lm_head.weight" \
+    "q_proj mlp.gate_proj"
+}
+t_gpt_oss() {
+  family gpt_oss "num_local_experts swiglu_limit sliding_window layer_types rope_scaling" \
+    "model.layers.1.self_attn.sinks model.layers.0.mlp.router.bias \
+model.layers.1.mlp.experts.3.down_proj.bias model.layers.0.self_attn.o_proj.bias" \
+    "shared_expert q_norm"
+  grep -q '"rope_type": "yarn"' "$TMP/gpt_oss/config.json" || fail "gpt_oss: YaRN"
+}
+
 t_help() {
   run "$MLXCEL" mkmodel --help
   expect_rc 0
   for p in qwen2.5-0.5b qwen3-0.6b mistral-7b-v0.1 gemma-2b gemma-2-2b gemma-3-1b phi-3-mini-4k \
-    granite-3.1-2b minicpm-2b smollm3-3b mimo-7b olmo-2-1b internlm3-8b; do
+    granite-3.1-2b minicpm-2b smollm3-3b mimo-7b olmo-2-1b internlm3-8b olmo-3-7b seed-oss-36b \
+    exaone-3.5-2.4b exaone-4.0-1.2b aya-23-8b command-r7b stablelm-2-1.6b starcoder2-3b \
+    phi-4-multimodal gpt-oss-20b-4l; do
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'

@@ -42,6 +42,9 @@ enum {
                                  // moe_intermediate_size, first_k_dense_replace, n_group,
                                  // topk_group, routed_scaling_factor, norm_topk_prob
   MK_KEY_DEEPSEEK_V2 = 1 << 20,  // V2's topk_method
+  // The norms' epsilon of LayerNorm families (instead of rms_norm_eps):
+  MK_KEY_LAYER_NORM_EPS = 1 << 21,  // layer_norm_eps (Cohere, StableLM)
+  MK_KEY_NORM_EPSILON = 1 << 22,    // norm_epsilon (StarCoder 2)
 };
 
 typedef struct mk_family {
@@ -93,7 +96,7 @@ typedef struct mk_preset {
   double routed_scale;
   // Keys of the family's *Config that no field above covers (Granite's multipliers, MiniCPM's
   // scalings, ...): "key", "JSON value" pairs, NULL-terminated.
-  const char *extra[9];
+  const char *extra[13];
 } mk_preset_t;
 
 // The preset table (mkmodel_presets.c).

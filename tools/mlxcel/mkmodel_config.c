@@ -168,7 +168,13 @@ static void family_keys(const mk_preset_t *p, obj_t *o) {
       add_raw(o, "sliding_window", "null");
     }
   }
-  if (k & MK_KEY_PAD) add_raw(o, "pad_token_id", "%d", (int)mk_special_id(p, p->layout->pad));
+  if (k & MK_KEY_PAD) {
+    if (p->layout->pad) {
+      add_raw(o, "pad_token_id", "%d", (int)mk_special_id(p, p->layout->pad));
+    } else {
+      add_raw(o, "pad_token_id", "null");  // a tokenizer without one
+    }
+  }
   if (k & MK_KEY_SOFTCAP) {
     add_float_or_null(o, "attn_logit_softcapping", p->attn_softcap);
     add_float_or_null(o, "final_logit_softcapping", p->final_softcap);
@@ -217,7 +223,12 @@ static void all_keys(const mk_preset_t *p, mx_elem_type_t dt, obj_t *o) {
   add_raw(o, "num_attention_heads", "%d", (int)p->heads);
   add_raw(o, "num_hidden_layers", "%d", (int)p->layers);
   add_raw(o, "num_key_value_heads", "%d", (int)p->kv_heads);
-  add_raw(o, "rms_norm_eps", "%s", p->eps);
+  uint32_t k = p->family->keys;
+  add_raw(o,
+          k & MK_KEY_LAYER_NORM_EPS ? "layer_norm_eps"
+          : k & MK_KEY_NORM_EPSILON ? "norm_epsilon"
+                                    : "rms_norm_eps",
+          "%s", p->eps);
   add_float(o, "rope_theta", p->theta);
   add_str(o, "torch_dtype", torch_dtype(dt));
   add_str(o, "transformers_version", "4.55.4");

@@ -50,6 +50,42 @@ static const mk_family_t kInternlm3 = {"internlm3", "InternLM3ForCausalLM", "sil
 static const mk_family_t kPhi3 = {"phi3", "Phi3ForCausalLM", "silu",
                                   MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_PHI3 | MK_KEY_PAD |
                                       MK_KEY_ROPE_SCALING | MK_KEY_WINDOW | MK_KEY_TIE};
+// Phi-4-multimodal's text model: Phi-3's layer and keys (its audio and vision towers are not
+// written: the text model runs without them).
+static const mk_family_t kPhi4mm = {"phi4mm", "Phi4MMForCausalLM", "silu",
+                                    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_PHI3 | MK_KEY_PAD |
+                                        MK_KEY_ROPE_SCALING | MK_KEY_WINDOW | MK_KEY_TIE};
+// OLMo 3: OLMo 2's layer with sliding layers (layer_types as the library decides them).
+static const mk_family_t kOlmo3 = {"olmo3", "Olmo3ForCausalLM", "silu",
+                                   MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_ROPE_SCALING |
+                                       MK_KEY_TIE | MK_KEY_PAD | MK_KEY_WINDOW |
+                                       MK_KEY_LAYER_TYPES};
+// Seed-OSS writes its attention biases in the preset (attention_bias, attention_out_bias).
+static const mk_family_t kSeedOss = {
+    "seed_oss", "SeedOssForCausalLM", "silu",
+    MK_KEY_LLAMA | MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_PAD | MK_KEY_ROPE_SCALING};
+// EXAONE 3.5 writes its llama3 rope_scaling (factor 8) in the preset.
+static const mk_family_t kExaone = {
+    "exaone", "ExaoneForCausalLM", "silu",
+    MK_KEY_ATTN_BIAS | MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_PAD};
+static const mk_family_t kExaone4 = {"exaone4", "Exaone4ForCausalLM", "silu",
+                                     MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_ROPE_SCALING |
+                                         MK_KEY_TIE | MK_KEY_PAD | MK_KEY_WINDOW |
+                                         MK_KEY_LAYER_TYPES};
+// LayerNorm families: the epsilon under their own key; the rest of their keys in the presets.
+static const mk_family_t kCohere = {
+    "cohere", "CohereForCausalLM", "silu",
+    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_PAD | MK_KEY_LAYER_NORM_EPS};
+static const mk_family_t kCohere2 = {"cohere2", "Cohere2ForCausalLM", "silu",
+                                     MK_KEY_ATTN_BIAS | MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_TIE |
+                                         MK_KEY_PAD | MK_KEY_WINDOW | MK_KEY_LAYER_TYPES |
+                                         MK_KEY_LAYER_NORM_EPS};
+static const mk_family_t kStablelm = {
+    "stablelm", "StableLmForCausalLM", "silu",
+    MK_KEY_ACT | MK_KEY_TIE | MK_KEY_PAD | MK_KEY_ROPE_SCALING | MK_KEY_LAYER_NORM_EPS};
+static const mk_family_t kStarcoder2 = {
+    "starcoder2", "Starcoder2ForCausalLM", "gelu_pytorch_tanh",
+    MK_KEY_ACT | MK_KEY_TIE | MK_KEY_WINDOW | MK_KEY_ROPE_SCALING | MK_KEY_NORM_EPSILON};
 
 // Mixtures of experts.
 static const mk_family_t kMixtral = {
@@ -63,6 +99,12 @@ static const mk_family_t kQwen3Moe = {
 static const mk_family_t kOlmoe = {
     "olmoe", "OlmoeForCausalLM", "silu",
     MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_PAD | MK_KEY_ROPE_SCALING | MK_KEY_MOE};
+// gpt-oss: attention sinks and biases, alternating windows, biased experts with a clamped SwiGLU;
+// its YaRN rope_scaling and swiglu_limit are in the presets.
+static const mk_family_t kGptOss = {"gpt_oss", "GptOssForCausalLM", "silu",
+                                    MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_PAD |
+                                        MK_KEY_WINDOW | MK_KEY_LAYER_TYPES | MK_KEY_MOE |
+                                        MK_KEY_MOE_LOCAL};
 
 // Multi-latent attention with DeepSeek's experts.
 static const mk_family_t kDeepseekV2 = {
@@ -73,9 +115,11 @@ static const mk_family_t kDeepseekV3 = {
     MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_DEEPSEEK};
 
 static const mk_family_t *const kFamilies[] = {
-    &kLlama,   &kQwen2,   &kQwen3,    &kMistral,  &kGemma, &kGemma2,     &kGemma3,
-    &kPhi3,    &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe, &kDeepseekV2, &kDeepseekV3,
-    &kGranite, &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2, &kInternlm3};
+    &kLlama,      &kQwen2,      &kQwen3,    &kMistral,    &kGemma,    &kGemma2,
+    &kGemma3,     &kPhi3,       &kMixtral,  &kQwen2Moe,   &kQwen3Moe, &kOlmoe,
+    &kDeepseekV2, &kDeepseekV3, &kGranite,  &kMinicpm,    &kSmollm3,  &kMimo,
+    &kOlmo2,      &kInternlm3,  &kOlmo3,    &kSeedOss,    &kExaone,   &kExaone4,
+    &kCohere,     &kCohere2,    &kStablelm, &kStarcoder2, &kPhi4mm,   &kGptOss};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -158,6 +202,12 @@ static const mk_layout_t kNeox = {
 };
 
 // ---- Presets ----
+
+// gpt-oss's rope_scaling: YaRN with its beta_fast / beta_slow and no truncation.
+#define GPT_OSS_YARN(factor, original)                                             \
+  "{\n    \"beta_fast\": 32.0,\n    \"beta_slow\": 1.0,\n    \"factor\": " #factor \
+  ",\n    \"original_max_position_embeddings\": " #original                        \
+  ",\n    \"rope_type\": \"yarn\",\n    \"truncate\": false\n  }"
 
 #define TINY_SIZES \
   .vocab = 320, .hidden = 64, .inter = 128, .heads = 4, .kv_heads = 2, .max_pos = 256
@@ -546,6 +596,231 @@ static const mk_preset_t kPresets[] = {
      .note = "f32 needs 35 GB: use --dtype bf16",
      .extra = {"qkv_bias", "false", "bias", "false", "rope_scaling",
                "{\n    \"factor\": 6.0,\n    \"rope_type\": \"dynamic\"\n  }"}},
+    // OLMo 3 (OLMo 2 with sliding layers), Seed-OSS (q/k/v biases), EXAONE 3.5 / 4 (q/k norms
+    // and post-norms, NoPE full layers with a window).
+    {.name = "tiny",
+     .desc = "test: window 8 on 3 of 4 layers",
+     .family = &kOlmo3,
+     .layout = &kNeox,
+     TINY_SIZES,
+     .layers = 4,
+     .head_dim = 16,
+     .theta = 500000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .window = 8},
+    {.name = "olmo-3-7b",
+     .desc = "Olmo-3-1025-7B's shape, without its YaRN scaling",
+     .family = &kOlmo3,
+     .layout = &kNeox,
+     .vocab = 100278,
+     .hidden = 4096,
+     .inter = 11008,
+     .layers = 32,
+     .heads = 32,
+     .kv_heads = 32,
+     .head_dim = 128,
+     .max_pos = 65536,
+     .theta = 500000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .window = 4096,
+     .note = "f32 needs 29 GB: use --dtype bf16"},
+    {.name = "tiny",
+     .desc = "test model",
+     .family = &kSeedOss,
+     .layout = &kLlama3,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .extra = {"attention_bias", "true", "attention_out_bias", "false"}},
+    {.name = "seed-oss-36b",
+     .desc = "Seed-OSS-36B",
+     .family = &kSeedOss,
+     .layout = &kLlama3,
+     .vocab = 155136,
+     .hidden = 5120,
+     .inter = 27648,
+     .layers = 64,
+     .heads = 80,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 524288,
+     .theta = 10000000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .note = "72 GB at bf16: does not fit 24 GiB",
+     .extra = {"attention_bias", "true", "attention_out_bias", "false"}},
+    {.name = "tiny",
+     .desc = "test model",
+     .family = &kExaone,
+     .layout = &kLlama2,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 500000.0,
+     .eps = "1e-05",
+     .untied = true},
+    {.name = "exaone-3.5-2.4b",
+     .desc = "EXAONE-3.5-2.4B-Instruct",
+     .family = &kExaone,
+     .layout = &kLlama2,
+     .vocab = 102400,
+     .hidden = 2560,
+     .inter = 7168,
+     .layers = 30,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 80,
+     .max_pos = 32768,
+     .theta = 1000000.0,
+     .eps = "1e-05",
+     .extra = {"rope_scaling",
+               "{\n    \"factor\": 8.0,\n    \"high_freq_factor\": 4.0,\n    \"low_freq_factor\": "
+               "1.0,\n    \"original_max_position_embeddings\": 8192,\n    \"rope_type\": "
+               "\"llama3\"\n  }"}},
+    {.name = "tiny",
+     .desc = "test: window 8 on every other layer, NoPE full layers",
+     .family = &kExaone4,
+     .layout = &kLlama2,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .window = 8,
+     .extra = {"sliding_window_pattern", "2"}},
+    {.name = "exaone-4.0-1.2b",
+     .desc = "EXAONE-4.0-1.2B's shape",
+     .family = &kExaone4,
+     .layout = &kLlama2,
+     .vocab = 102400,
+     .hidden = 2048,
+     .inter = 4096,
+     .layers = 30,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 64,
+     .max_pos = 65536,
+     .theta = 1000000.0,
+     .eps = "1e-05"},
+    // Cohere (parallel block, LayerNorm, logit scale), Cohere 2 (RoPE only on sliding layers),
+    // StableLM 2 (LayerNorm, partial rotary, q/k/v biases), StarCoder 2 (LayerNorm, biases,
+    // GELU MLP).
+    {.name = "tiny",
+     .desc = "test model",
+     .family = &kCohere,
+     .layout = &kLlama2,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .extra = {"logit_scale", "0.25", "use_qk_norm", "false"}},
+    {.name = "aya-23-8b",
+     .desc = "aya-23-8B",
+     .family = &kCohere,
+     .layout = &kLlama2,
+     .vocab = 256000,
+     .hidden = 4096,
+     .inter = 14336,
+     .layers = 32,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 8192,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .note = "f32 needs 32 GB: use --dtype bf16",
+     .extra = {"logit_scale", "0.125", "use_qk_norm", "false"}},
+    {.name = "tiny",
+     .desc = "test: window 8 on every other layer",
+     .family = &kCohere2,
+     .layout = &kLlama2,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .window = 8,
+     .extra = {"logit_scale", "0.25", "sliding_window_pattern", "2"}},
+    {.name = "command-r7b",
+     .desc = "c4ai-command-r7b-12-2024",
+     .family = &kCohere2,
+     .layout = &kLlama2,
+     .vocab = 256000,
+     .hidden = 4096,
+     .inter = 14336,
+     .layers = 32,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 8192,
+     .theta = 50000.0,
+     .eps = "1e-05",
+     .window = 4096,
+     .note = "f32 needs 32 GB: use --dtype bf16",
+     .extra = {"logit_scale", "0.25", "sliding_window_pattern", "4"}},
+    {.name = "tiny",
+     .desc = "test: partial rotary 0.25",
+     .family = &kStablelm,
+     .layout = &kNeox,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .extra = {"partial_rotary_factor", "0.25", "use_qkv_bias", "true", "qk_layernorm", "false",
+               "use_parallel_residual", "false", "hidden_dropout", "0.0"}},
+    {.name = "stablelm-2-1.6b",
+     .desc = "stablelm-2-1_6b",
+     .family = &kStablelm,
+     .layout = &kNeox,
+     .vocab = 100352,
+     .hidden = 2048,
+     .inter = 5632,
+     .layers = 24,
+     .heads = 32,
+     .kv_heads = 32,
+     .head_dim = 64,
+     .max_pos = 4096,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .extra = {"partial_rotary_factor", "0.25", "use_qkv_bias", "true", "qk_layernorm", "false",
+               "use_parallel_residual", "false", "hidden_dropout", "0.0"}},
+    {.name = "tiny",
+     .desc = "test: window 8",
+     .family = &kStarcoder2,
+     .layout = &kNeox,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .window = 8,
+     .extra = {"use_bias", "true", "residual_dropout", "0.0", "embedding_dropout", "0.0"}},
+    {.name = "starcoder2-3b",
+     .desc = "starcoder2-3b",
+     .family = &kStarcoder2,
+     .layout = &kNeox,
+     .vocab = 49152,
+     .hidden = 3072,
+     .inter = 12288,
+     .layers = 30,
+     .heads = 24,
+     .kv_heads = 2,
+     .head_dim = 128,
+     .max_pos = 16384,
+     .theta = 999999.4420358813,
+     .eps = "1e-05",
+     .window = 4096,
+     .extra = {"use_bias", "true", "residual_dropout", "0.0", "embedding_dropout", "0.0"}},
     // Phi-3 (fused qkv_proj / gate_up_proj)
     {.name = "tiny",
      .desc = "test: window 8, partial rotary",
@@ -575,6 +850,33 @@ static const mk_preset_t kPresets[] = {
      .eps = "1e-05",
      .untied = true,
      .window = 2047,
+     .note = "15 GB at f32, twice that resident: --dtype bf16 on 24 GiB"},
+    {.name = "tiny",
+     .desc = "test: partial rotary",
+     .family = &kPhi4mm,
+     .layout = &kPhi3Tokens,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .partial_rotary = 0.75},
+    {.name = "phi-4-multimodal",
+     .desc = "Phi-4-multimodal-instruct's text model, without its LongRoPE",
+     .family = &kPhi4mm,
+     .layout = &kPhi3Tokens,
+     .vocab = 200064,
+     .hidden = 3072,
+     .inter = 8192,
+     .layers = 32,
+     .heads = 24,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 131072,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .partial_rotary = 0.75,
      .note = "15 GB at f32, twice that resident: --dtype bf16 on 24 GiB"},
     // Mixtures of experts: tiny ones route 16 tokens over 4 experts, top 2.
     {.name = "tiny",
@@ -787,6 +1089,43 @@ static const mk_preset_t kPresets[] = {
      .n_group = 4,
      .topk_group = 2,
      .routed_scale = 2.5},
+    {.name = "tiny",
+     .desc = "test: sinks, window 8 on every other layer, 4 experts, top 2, YaRN",
+     .family = &kGptOss,
+     .layout = &kLlama3,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 150000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .window = 8,
+     .experts = 4,
+     .top_k = 2,
+     .extra = {"attention_bias", "true", "swiglu_limit", "7.0", "rope_scaling",
+               GPT_OSS_YARN(4.0, 64)}},
+    {.name = "gpt-oss-20b-4l",
+     .desc = "gpt-oss-20b's shape, 4 of its 24 layers, experts unquantized",
+     .family = &kGptOss,
+     .layout = &kLlama3,
+     .vocab = 201088,
+     .hidden = 2880,
+     .inter = 2880,
+     .layers = 4,
+     .heads = 64,
+     .kv_heads = 8,
+     .head_dim = 64,
+     .max_pos = 131072,
+     .theta = 150000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .window = 128,
+     .experts = 32,
+     .top_k = 4,
+     .note = "the whole model is 42 GB at bf16 (13 GB as shipped, MXFP4 experts); 4 layers "
+             "are 9 GB at bf16",
+     .extra = {"attention_bias", "true", "swiglu_limit", "7.0", "rope_scaling",
+               GPT_OSS_YARN(32.0, 4096)}},
 };
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
@@ -814,7 +1153,7 @@ const mk_preset_t *mk_preset_find(const char *arch, const char *name, int32_t *n
 }
 
 const char *mk_arch_list(void) {
-  static char buf[256];
+  static char buf[512];
   if (!buf[0]) {
     for (int32_t i = 0; i < NFAMILIES; i++) {
       size_t n = strlen(buf);
