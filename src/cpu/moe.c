@@ -196,9 +196,11 @@ static void route(mx_cpu_plan_t *p, const mx_step_t *s) {
 
 enum { FP4_ROWS = 16 };  // the rows of one panel (a decode step's unit of work)
 
-// 2^(s - 127) of an e8m0 scale: the f32 with exponent bits s (s = 0: 2^-127, a subnormal).
+// 2^(s - 127) of an e8m0 scale: the f32 with exponent bits s (s = 0: 2^-127, a subnormal;
+// s = 255: the format's NaN, where the bits alone would give +inf).
 static inline float e8m0(uint8_t s) {
   if (s == 0) return 0x1p-127f;
+  if (s == 255) return NAN;
   uint32_t bits = (uint32_t)s << 23;
   float f;
   memcpy(&f, &bits, sizeof f);

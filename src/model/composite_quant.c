@@ -91,10 +91,11 @@ static mx_status_t e2m1(mx_builder_t *b, int32_t c, int32_t *out) {
   return mx_build_select(b, neg, nv, v, out);
 }
 
-// e8m0 scales s (u8) -> f32 2^(s - 127): the f32 whose bits are s << 23 (s * 2^23 in i32), and
-// 2^-127 (a subnormal, not representable that way) where s is 0.
+// e8m0 scales s (u8) -> f32 2^(s - 127): the f32 whose bits are s << 23 (s * 2^23 in i32),
+// 2^-127 (a subnormal, not representable that way) where s is 0, and NaN where s is 255 (the
+// format's NaN; s << 23 would be +inf).
 static mx_status_t e8m0(mx_builder_t *b, int32_t s, int32_t *out) {
-  int32_t si, sh, bits, f, zero, is0, tiny;
+  int32_t si, sh, bits, f, zero, is0, tiny, top, is255, nan, v;
   MX_TRY(mx_build_convert(b, s, MX_ELEM_I32, &si));
   MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 8388608.0, si, &sh));
   MX_TRY(mx_build_binary(b, MX_OP_MULTIPLY, si, sh, &bits));
@@ -102,7 +103,11 @@ static mx_status_t e8m0(mx_builder_t *b, int32_t s, int32_t *out) {
   MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 0.0, si, &zero));
   MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, si, zero, &is0));
   MX_TRY(mx_g_full_like(b, MX_ELEM_F32, ldexp(1.0, -127), f, &tiny));
-  return mx_build_select(b, is0, tiny, f, out);
+  MX_TRY(mx_build_select(b, is0, tiny, f, &v));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 255.0, si, &top));
+  MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, si, top, &is255));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, NAN, f, &nan));
+  return mx_build_select(b, is255, nan, v, out);
 }
 
 // The dequantized f32 weights [..., K] of stored w with scales s and biases bi (-1: none).

@@ -21,7 +21,7 @@ void mx_q_store_float(mx_elem_type_t et, void *data, int64_t i, float v);
 void mx_q_to_f32(mx_elem_type_t et, const void *src, float *dst, int64_t n);
 
 // MXFP4's scalars (composite.h): the e2m1 value of the low 4 bits of code, and 2^(s - 127) of an
-// e8m0 scale (s = 0: 2^-127, a subnormal float; 255, NaN in the format, is +inf here).
+// e8m0 scale 2^(s - 127) (s = 0: 2^-127, a subnormal float; s = 255: NaN, as in the format).
 float mx_q_e2m1(unsigned code);
 float mx_q_e8m0(uint8_t s);
 

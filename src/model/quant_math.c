@@ -167,7 +167,7 @@ float mx_q_e2m1(unsigned code) {
   return code & 8u ? -v : v;
 }
 
-float mx_q_e8m0(uint8_t s) { return ldexpf(1.0f, (int)s - 127); }
+float mx_q_e8m0(uint8_t s) { return s == 255 ? NAN : ldexpf(1.0f, (int)s - 127); }
 
 void mx_q_dequant_row(mx_q_mode_t mode, int bits, int64_t k, int64_t g, const void *wq,
                       mx_elem_type_t sdt, const void *scales, const void *biases, int64_t r,

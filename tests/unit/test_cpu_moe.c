@@ -54,7 +54,7 @@ static int32_t q_bits(const moe_case_t *c) {
 }
 
 // MXFP4 (composite.h): random blocks u8 [n, k / 2] and e8m0 scales u8 [n, k / 32] near 2^-3 (any
-// bytes are valid weights); poisoned: scales 255 (+inf).
+// bytes are valid weights); poisoned: scales 255 (NaN).
 static void make_mxfp4(const int64_t *d, bool poison, mx_tensor_t *out) {
   int64_t n = d[0], k = d[1], wd[2] = {n, k / 2}, sd[2] = {n, k / 32};
   mx_type_t wt = mx_type_tensor(MX_ELEM_UI8, 2, wd), st = mx_type_tensor(MX_ELEM_UI8, 2, sd);

@@ -105,6 +105,20 @@ static mx_status_t parse_cfg(const char *quant_json, mx_model_config_t *cfg) {
   return mx_config_parse(text, strlen(text), NULL, 0, "config.json", cfg);
 }
 
+// MXFP4's e8m0 scales: 2^(s - 127), 2^-127 at s = 0 (a subnormal) and NaN at 255 (the format's
+// NaN; its exponent bits alone would read +inf), through a dequantized row too.
+static void test_e8m0(void) {
+  CHECK(mx_q_e8m0(127) == 1.0f && mx_q_e8m0(130) == 8.0f && mx_q_e8m0(1) == 0x1p-126f);
+  CHECK(mx_q_e8m0(0) == 0x1p-127f && mx_q_e8m0(254) == 0x1p127f);
+  CHECK_MSG(isnan(mx_q_e8m0(255)), "e8m0 255 gives %g, not NaN", mx_q_e8m0(255));
+  uint8_t blocks[32], scales[2] = {128, 255};     // group 0 scaled by 2, group 1 by NaN
+  for (int i = 0; i < 32; i++) blocks[i] = 0x21;  // codes 1 (0.5) and 2 (1.0)
+  float w[64];
+  mx_q_dequant_row(MX_Q_MXFP4, 4, 64, 32, blocks, MX_ELEM_UI8, scales, NULL, 0, w);
+  CHECK(w[0] == 1.0f && w[1] == 2.0f && w[31] == 2.0f);
+  CHECK_MSG(isnan(w[32]) && isnan(w[63]), "a NaN-scaled group gives %g, %g", w[32], w[63]);
+}
+
 static void test_config(void) {
   mx_model_config_t cfg;
   CHECK_OK(parse_cfg(NULL, &cfg));
@@ -406,6 +420,7 @@ static void test_quantize(const char *shared) {
 int main(void) {
   test_conversions();
   test_quantizers();
+  test_e8m0();
   test_config();
   const char *shared = mx_test_shared("models/stories260K");
   if (!shared || !mx_test_shared("fixtures/llama")) return mx_test_finish();
