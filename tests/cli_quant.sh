@@ -359,6 +359,10 @@ t_bench_json() {
   local want
   want=$(awk 'BEGIN {q = 5 * (2*64*64 + 2*32*64 + 2*172*64) + 512*64; printf "%d", q * (1 + 2/64) + 5*64*172*4 + 4*(64 + 11*64)}')
   [ "$wb" = "$want" ] || fail "weight_bytes $wb, expected $want"
+  # gpt-oss's MXFP4 experts, kept as stored, are reported as MXFP4 (not as MLX's affine format).
+  run "$MLXCEL" bench -m "$SRC/tests/data/families/gpt_oss-mxfp4" --prompt 4 --gen 2 --reps 1 \
+    --bw-mib 16 --json
+  expect_rc 0; expect_out '"quant": "mxfp4", "quant_group_size": 32, "quant_bits": 4'
 }
 
 # Mixture of experts with quantized experts (tests/data/families/mixtral, transformers'

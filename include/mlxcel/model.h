@@ -386,12 +386,17 @@ typedef struct mx_model {
   int32_t quant_group_size;  // INT8 / INT4: the group size used; MLX: the config's default
   int32_t quant_bits;        // 8, 4 (MLX: the config's default bits); 0 for NONE
   int32_t n_quantized;       // linear layers, embeddings and expert projections held quantized
+  bool quant_mxfp4;          // MLX mode whose stored weights are all MXFP4 (gpt-oss's experts)
   // Resolved precision (see mx_model_load_opts_t): the element type of every matmul weight as
   // resident in ckpt (F32, F16 or BF16), hence of the inputs of the graphs' weight
   // dot_generals; and the KV-cache element type sessions use.
   mx_elem_type_t precision;
   mx_elem_type_t kv_dtype;
 } mx_model_t;
+
+// What a loaded model's weights are, for reports: mx_quant_mode_name(m->quant), except "mxfp4"
+// for a checkpoint whose stored quantized weights are all MXFP4 (static storage).
+const char *mx_model_quant_name(const mx_model_t *m);
 
 // Loads config, checkpoint and tokenizer from DIR and checks that every tensor the architecture
 // needs is present with the right shape and a supported dtype (mx_model_check_weights), and that

@@ -23,6 +23,10 @@ const char *mx_quant_mode_name(mx_quant_mode_t m) {
   return (unsigned)m < sizeof kModeNames / sizeof kModeNames[0] ? kModeNames[m] : "?";
 }
 
+const char *mx_model_quant_name(const mx_model_t *m) {
+  return m->quant == MX_QUANT_MLX && m->quant_mxfp4 ? "mxfp4" : mx_quant_mode_name(m->quant);
+}
+
 mx_status_t mx_quant_mode_parse(const char *s, const char *what, mx_quant_mode_t *out) {
   for (size_t i = 0; s && i < sizeof kModeNames / sizeof kModeNames[0]; i++) {
     if (strcmp(s, kModeNames[i]) == 0) {
@@ -251,10 +255,11 @@ mx_status_t mx_quant_apply(mx_model_t *m, const mx_model_load_opts_t *opts) {
   mx_arch_resolve_names(&a, m->ckpt);
   st = mx_arch_weights(&a, &wl);
   if (st == MX_OK) st = mx_wlist_resolve_quant(&wl, m->ckpt);
-  int32_t n_stored = 0, first = -1;
+  int32_t n_stored = 0, n_mxfp4 = 0, first = -1;
   for (int32_t i = 0; st == MX_OK && i < wl.n; i++) {
     if (wl.w[i].qmode) {
       n_stored++;
+      n_mxfp4 += wl.w[i].qmode == MX_Q_MXFP4;
       if (first < 0) first = i;
     }
   }
@@ -325,6 +330,7 @@ mx_status_t mx_quant_apply(mx_model_t *m, const mx_model_load_opts_t *opts) {
       m->quant_group_size = g;
       m->quant_bits = mode == MX_QUANT_INT8 ? 8 : 4;
     } else if (mode == MX_QUANT_MLX) {
+      m->quant_mxfp4 = n_mxfp4 == n_stored;
       m->quant_bits = m->config.quant_bits ? m->config.quant_bits : wl.w[first].qbits;
       m->quant_group_size =
           m->config.quant_group_size ? m->config.quant_group_size : wl.w[first].qgroup;

@@ -683,13 +683,12 @@ static int run_model(const bench_args_t *b) {
           c->model_type, c->hidden_size, c->intermediate_size, c->num_layers, c->num_heads,
           c->num_kv_heads, c->head_dim, c->vocab_size, c->tie_word_embeddings ? "true" : "false",
           dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
-          dtype_name(model->precision), dtype_name(model->kv_dtype),
-          mx_quant_mode_name(model->quant), model->quant_group_size, model->quant_bits, n_quant,
-          (long long)b->prompt, (long long)b->gen, (long long)b->reps, (long long)ctx,
-          (long long)chunk, (long long)par, run.b ? "batch" : "session", pre_med, dec_med,
-          mc.weight_bytes, mc.kv_bytes_per_token, dec_bytes, mc.flops_per_token, bw, peak,
-          m.bandwidth_gbs, m.peak_gflops, machine_source, n_samples, dec_limit, pre_limit, dec_pct,
-          pre_pct, pre_pct, dec_pct, rss, date);
+          dtype_name(model->precision), dtype_name(model->kv_dtype), mx_model_quant_name(model),
+          model->quant_group_size, model->quant_bits, n_quant, (long long)b->prompt,
+          (long long)b->gen, (long long)b->reps, (long long)ctx, (long long)chunk, (long long)par,
+          run.b ? "batch" : "session", pre_med, dec_med, mc.weight_bytes, mc.kv_bytes_per_token,
+          dec_bytes, mc.flops_per_token, bw, peak, m.bandwidth_gbs, m.peak_gflops, machine_source,
+          n_samples, dec_limit, pre_limit, dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
     } else {
@@ -701,9 +700,8 @@ static int run_model(const bench_args_t *b) {
           "model: %s, %.1fM %sparams, %s, precision %s, KV %s, quant %s, backend %s, %lld "
           "threads%s\n",
           c->model_type, mc.params / 1e6, c->num_experts ? "active " : "", dtype_name(c->dtype),
-          dtype_name(model->precision), dtype_name(model->kv_dtype),
-          mx_quant_mode_name(model->quant), backend, (long long)threads,
-          run.b ? ", batch engine" : "");
+          dtype_name(model->precision), dtype_name(model->kv_dtype), mx_model_quant_name(model),
+          backend, (long long)threads, run.b ? ", batch engine" : "");
       if (par > 1)
         printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
                (long long)par, dec_med / (double)par);

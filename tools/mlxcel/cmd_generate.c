@@ -488,7 +488,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
         (int)stats.n_prompt, (int)stats.n_generated, stats.prefill_seconds, stats.decode_seconds,
         rate(stats.n_prompt, stats.prefill_seconds), decode_rate(&stats),
         mx_finish_reason_name(stats.finish), (unsigned long long)sp.seed,
-        mx_session_backend(s)->name, (long long)ctx, mx_quant_mode_name(model->quant),
+        mx_session_backend(s)->name, (long long)ctx, mx_model_quant_name(model),
         mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img, spec_text);
   } else if (!g->quiet) {
     fprintf(stderr,
@@ -498,7 +498,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
             (int)stats.n_generated, decode_rate(&stats), mx_finish_reason_name(stats.finish),
             mx_session_backend(s)->name, (long long)ctx,
             model->quant != MX_QUANT_NONE ? ", quant " : "",
-            model->quant != MX_QUANT_NONE ? mx_quant_mode_name(model->quant) : "",
+            model->quant != MX_QUANT_NONE ? mx_model_quant_name(model) : "",
             mx_elem_name(model->precision), mx_elem_name(model->kv_dtype), img, spec_text);
   }
   fflush(stdout);
