@@ -1,6 +1,6 @@
 // Checkpoint directory: DIR/model.safetensors or the shards of DIR/model.safetensors.index.json,
-// each mmapped read-only; weights point into the mappings (zero-copy) and are found by name
-// through an open-addressing hash table.
+// each mmapped read-only; weights point into the mappings (zero-copy; a tensor misaligned for its
+// element type is copied) and are found by name through an open-addressing hash table.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,6 +87,41 @@ static char *join_path(mx_arena_t *arena, const char *dir, const char *name) {
   return p;
 }
 
+// Takes ownership of heap `data` (freed at close).
+static mx_status_t keep_owned(mx_checkpoint_t *ck, void *data) {
+  if (ck->n_owned == ck->cap_owned) {
+    int32_t cap = ck->cap_owned ? 2 * ck->cap_owned : 64;
+    void **o = realloc(ck->owned, (size_t)cap * sizeof *o);
+    if (!o) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    ck->owned = o;
+    ck->cap_owned = cap;
+  }
+  ck->owned[ck->n_owned++] = data;
+  return MX_OK;
+}
+
+// The format puts tensor data at any byte offset; writers that pad the header to 8 bytes (the
+// safetensors library) keep every tensor aligned to its element, but others (mlx's) do not, and
+// the kernels read f32 / f16 / bf16 weights through typed pointers. A misaligned tensor gets an
+// aligned heap copy the checkpoint owns (its file name kept for messages); aligned ones stay
+// mapped, so this costs nothing for the usual files.
+static mx_status_t align_data(mx_checkpoint_t *ck, mx_weight_t *w) {
+  size_t es = mx_elem_size(w->dtype);
+  if (es <= 1 || w->nbytes == 0 || (uintptr_t)w->data % es == 0) return MX_OK;
+  void *copy = aligned_alloc(64, (w->nbytes + 63) & ~(size_t)63);
+  if (!copy)
+    return mx_error_set(MX_ERR_NOMEM, "%s: out of memory copying misaligned tensor '%.200s'",
+                        w->file, w->name);
+  memcpy(copy, w->data, w->nbytes);
+  mx_status_t st = keep_owned(ck, copy);
+  if (st != MX_OK) {
+    free(copy);
+    return st;
+  }
+  w->data = copy;
+  return MX_OK;
+}
+
 // Maps `path` read-only and appends its validated tensors to ck->w.
 static mx_status_t open_shard(mx_checkpoint_t *ck, const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -133,6 +168,8 @@ static mx_status_t open_shard(mx_checkpoint_t *ck, const char *path) {
       mx_st_parse(map ? map : small, len, path, ck->limits.max_tensor_bytes, ck->arena, &w, &n);
   if (st != MX_OK) return st;
   if (n == 0) return MX_OK;
+  for (int32_t i = 0; i < n && st == MX_OK; i++) st = align_data(ck, &w[i]);
+  if (st != MX_OK) return st;
   ck->w = mx_arena_grow(ck->arena, ck->w, (size_t)ck->n, (size_t)ck->n + (size_t)n, sizeof *w);
   if (!ck->w) return mx_error_set(MX_ERR_NOMEM, "%s: out of memory", path);
   memcpy(ck->w + ck->n, w, (size_t)n * sizeof *w);
@@ -338,18 +375,6 @@ mx_status_t mx_checkpoint_add_view(mx_checkpoint_t *ck, const char *name, mx_ele
 }
 
 // ---- Resident-weight overlay ----
-
-static mx_status_t keep_owned(mx_checkpoint_t *ck, void *data) {
-  if (ck->n_owned == ck->cap_owned) {
-    int32_t cap = ck->cap_owned ? 2 * ck->cap_owned : 64;
-    void **o = realloc(ck->owned, (size_t)cap * sizeof *o);
-    if (!o) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-    ck->owned = o;
-    ck->cap_owned = cap;
-  }
-  ck->owned[ck->n_owned++] = data;
-  return MX_OK;
-}
 
 // A mmapped tensor that is no longer found: its pages are handed back to the kernel (they are
 // clean file pages; should anything still read them they fault in again from the file), so a

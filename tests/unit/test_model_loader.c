@@ -190,6 +190,44 @@ static void test_dtypes(void) {
   }
 }
 
+// Tensor data at offsets no multiple of the element size (mlx's writer does not pad the header
+// to 8 bytes): every tensor is found aligned to its element, with its bytes and its file name;
+// an aligned tensor stays inside the mapping.
+static void test_misaligned(void) {
+  const char *dir = subdir("misaligned");
+  // "a" (U8, 3 bytes) first, then "b" (F32, 4) and "c" (F16, 2): with the data section at an even
+  // offset (a space after the brace makes the header's length even), b and c start at odd bytes
+  // of the file (and of its page-aligned mapping).
+  static const char kBody[] =
+      "\"a\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]},"
+      "\"b\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[3,19]},"
+      "\"c\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[19,23]}}";
+  char h[256];
+  snprintf(h, sizeof h, "{%s%s", (1 + strlen(kBody)) % 2 ? " " : "", kBody);
+  size_t hl = strlen(h);
+  CHECK_MSG(hl % 2 == 0, "header length %zu should leave the data at an even offset", hl);
+  uint8_t data[23];
+  data[0] = 1, data[1] = 2, data[2] = 3;
+  float b[4] = {1.5f, -2.0f, 3.25f, 1e-3f};
+  memcpy(data + 3, b, sizeof b);
+  uint16_t c[2] = {0x3C00, 0xC000};  // f16 1.0, -2.0
+  memcpy(data + 19, c, sizeof c);
+  write_st(dir, "model.safetensors", h, data, sizeof data);
+  mx_checkpoint_t *ck = NULL;
+  CHECK_OK(mx_checkpoint_open(dir, &ck));
+  const mx_weight_t *wa = mx_checkpoint_find(ck, "a"), *wb = mx_checkpoint_find(ck, "b"),
+                    *wc = mx_checkpoint_find(ck, "c");
+  CHECK(wa && wb && wc);
+  if (wa && wb && wc) {
+    CHECK_MSG((uintptr_t)wb->data % 4 == 0 && (uintptr_t)wc->data % 2 == 0,
+              "misaligned views: b at %p, c at %p", wb->data, wc->data);
+    CHECK(memcmp(wa->data, data, 3) == 0 && memcmp(wb->data, b, sizeof b) == 0 &&
+          memcmp(wc->data, c, sizeof c) == 0);
+    CHECK_MSG(strstr(wb->file, "model.safetensors") != NULL, "file '%s'", wb->file);
+  }
+  mx_checkpoint_close(ck);
+}
+
 // Directory-level errors: the file name appears in the message.
 static void test_dir_errors(void) {
   mx_checkpoint_t *ck = NULL;
@@ -353,6 +391,7 @@ int main(void) {
   test_header_errors();
   test_tensor_errors();
   test_dtypes();
+  test_misaligned();
   test_dir_errors();
   const char *shared = getenv("MX_SHARED");
   char probe[512];
