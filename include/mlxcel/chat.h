@@ -53,6 +53,8 @@
 #include "mlxcel/base.h"
 #include "mlxcel/tokenizer.h"
 
+struct mx_vision_config;  // model.h
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -149,6 +151,30 @@ bool mx_chat_template_takes_parts(const mx_chat_template_t *t, const char *image
 mx_status_t mx_chat_parts_from_marks(const char *content, char **out);
 mx_status_t mx_chat_replace_marks(char **text, size_t *len, mx_text_range_t *plain, int32_t n_plain,
                                   const char *with, size_t with_len);
+
+// The processor's side of a vision model's prompt text (struct mx_vision_config: model.h).
+// mx_chat_image_placeholder: the text that stands for one image in a prompt and that a template
+// iterating parts writes for an image part: Gemma 3's "<start_of_image>" (its processor expands
+// that), else the image token's ("<image>", "<|image_pad|>"); NULL (*len 0) when the tokenizer
+// has no text for it; the pointer is the tokenizer's. mx_chat_image_with: what a template that
+// takes text gets where an image was (*out heap): the placeholder, and for the families whose
+// processor expands ids a line break after it (LLaVA 1.5's "<image>\n"), none for Gemma 3,
+// whose templates write "<start_of_image>" straight before the text.
+const char *mx_chat_image_placeholder(const mx_tokenizer_t *tok, const struct mx_vision_config *v,
+                                      size_t *len);
+mx_status_t mx_chat_image_with(const mx_tokenizer_t *tok, const struct mx_vision_config *v,
+                               char **out, size_t *len);
+// Gemma3Processor's expansion, on the text (the only one of our families whose processor
+// expands images before tokenizing, mx_vision_blocks; the others' image tokens become runs on
+// the ids, mx_vision_expand_prompt, and their text is left as it is): each "<start_of_image>"
+// outside the plain ranges (a user's typed spelling stays text) becomes "\n\n<start_of_image>",
+// tokens_per_image "<image_soft_token>" and "<end_of_image>\n\n", as the processor replaces
+// them in the rendered template's text; the plain ranges after each move with the text (*text
+// heap, replaced). A placeholder count other than n_images is MX_ERR_INVALID_ARG naming the
+// placeholder, with the text unchanged. The CLI (generate, chat) and the server share it.
+mx_status_t mx_chat_expand_images(const mx_tokenizer_t *tok, const struct mx_vision_config *v,
+                                  int32_t n_images, char **text, size_t *len,
+                                  mx_text_range_t *plain, int32_t n_plain);
 
 #ifdef __cplusplus
 }

@@ -183,7 +183,7 @@ static inline bool mx_vision_fixed_size(const mx_vision_config_t *v) {
 // so the features of image i land on the i-th run. *out (heap, the caller frees) receives the
 // expanded ids, *n_out their count. Errors: a number of image tokens other than n_images
 // (MX_ERR_INVALID_ARG naming both), a prompt over INT32_MAX tokens, out of memory; Gemma 3
-// (MX_ERR_UNSUPPORTED: its processor expands the text, not yet done here).
+// (MX_ERR_UNSUPPORTED: its processor expands the text, mx_chat_expand_images in chat.h).
 struct mx_model_config;
 mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int32_t *ids,
                                     int32_t n, int32_t n_images, int32_t **out, int32_t *n_out);

@@ -1,11 +1,12 @@
-// Image placeholders in chat templates (chat.h): which way a template takes images, and the
-// image token's text put where content marked an image.
+// Image placeholders in chat templates (chat.h): which way a template takes images, the image
+// token's text put where content marked an image, and Gemma 3's text-level expansion of it.
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlxcel/chat.h"
+#include "mlxcel/model.h"
 
 static const char kProbeText[] = "mlxcel-parts-probe";
 
@@ -37,36 +38,128 @@ bool mx_chat_template_takes_parts(const mx_chat_template_t *t, const char *image
   return ok;
 }
 
-mx_status_t mx_chat_replace_marks(char **text, size_t *len, mx_text_range_t *plain, int32_t n_plain,
-                                  const char *with, size_t with_len) {
-  static const size_t kMark = sizeof MX_CHAT_IMAGE_MARK - 1;
-  size_t marks = 0;
-  for (const char *p = *text; (p = strstr(p, MX_CHAT_IMAGE_MARK)); p += kMark) marks++;
-  if (marks == 0) return MX_OK;
-  char *out = malloc(*len + marks * with_len + 1);
-  if (!out) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  size_t w = 0, shift = 0;
-  int32_t k = 0;  // plain ranges are in order and never hold a mark (it is no special token)
-  for (size_t r = 0; r <= *len; r++) {
+// One pass of replace_outside: the length of text with each `what` that lies outside the plain
+// ranges replaced by `with`, and their *count; with `out`, also writes that text there and moves
+// the plain ranges to it. Ranges are in order and do not overlap; a match never covers a range's
+// start, so each range starts at a position the pass visits.
+static size_t replace_pass(const char *text, size_t len, mx_text_range_t *plain, int32_t n_plain,
+                           const char *what, size_t wl, const char *with, size_t with_len,
+                           char *out, int32_t *count) {
+  size_t w = 0, plain_end = 0;  // plain_end: the end (in text) of the last range reached
+  int32_t k = 0;
+  *count = 0;
+  for (size_t r = 0; r <= len;) {
     for (; k < n_plain && plain[k].start <= r; k++) {
-      plain[k].start += shift;
-      plain[k].end += shift;
+      plain_end = plain[k].end;
+      if (out) {
+        plain[k].end = w + (plain[k].end - plain[k].start);
+        plain[k].start = w;
+      }
     }
-    if (r == *len) break;
-    if (*len - r >= kMark && memcmp(*text + r, MX_CHAT_IMAGE_MARK, kMark) == 0) {
-      memcpy(out + w, with, with_len);
+    if (r == len) break;
+    bool outside = r >= plain_end && (k == n_plain || r + wl <= plain[k].start);
+    if (outside && len - r >= wl && memcmp(text + r, what, wl) == 0) {
+      if (out) memcpy(out + w, with, with_len);
       w += with_len;
-      r += kMark - 1;
-      shift += with_len - kMark;
+      r += wl;
+      (*count)++;
     } else {
-      out[w++] = (*text)[r];
+      if (out) out[w] = text[r];
+      w++;
+      r++;
     }
   }
-  out[w] = '\0';
+  return w;
+}
+
+// Every `what` outside the plain ranges of *text becomes `with` (*text replaced when any does).
+static mx_status_t replace_outside(char **text, size_t *len, mx_text_range_t *plain,
+                                   int32_t n_plain, const char *what, size_t wl, const char *with,
+                                   size_t with_len) {
+  int32_t count = 0;
+  size_t n = replace_pass(*text, *len, plain, n_plain, what, wl, with, with_len, NULL, &count);
+  if (count == 0) return MX_OK;
+  char *out = malloc(n + 1);
+  if (!out) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  replace_pass(*text, *len, plain, n_plain, what, wl, with, with_len, out, &count);
+  out[n] = '\0';
   free(*text);
   *text = out;
-  *len = w;
+  *len = n;
   return MX_OK;
+}
+
+mx_status_t mx_chat_replace_marks(char **text, size_t *len, mx_text_range_t *plain, int32_t n_plain,
+                                  const char *with, size_t with_len) {
+  return replace_outside(text, len, plain, n_plain, MX_CHAT_IMAGE_MARK,
+                         sizeof MX_CHAT_IMAGE_MARK - 1, with, with_len);
+}
+
+// The text of token id, or NULL (*len 0).
+static const char *piece(const mx_tokenizer_t *tok, int32_t id, size_t *len) {
+  *len = 0;
+  const char *p = tok ? mx_tokenizer_id_to_piece(tok, id, len) : NULL;
+  return p && *len > 0 ? p : NULL;
+}
+
+const char *mx_chat_image_placeholder(const mx_tokenizer_t *tok, const mx_vision_config_t *v,
+                                      size_t *len) {
+  *len = 0;
+  if (!v->present) return NULL;
+  return piece(tok, mx_vision_blocks(v) ? v->vision_start_token_id : v->image_token_id, len);
+}
+
+mx_status_t mx_chat_image_with(const mx_tokenizer_t *tok, const mx_vision_config_t *v, char **out,
+                               size_t *len) {
+  *out = NULL;
+  *len = 0;
+  size_t pl = 0;
+  const char *p = mx_chat_image_placeholder(tok, v, &pl);
+  if (!p)
+    return mx_error_set(MX_ERR_INVALID_ARG, "the image token %d has no text in the tokenizer",
+                        mx_vision_blocks(v) ? v->vision_start_token_id : v->image_token_id);
+  bool line = !mx_vision_blocks(v);
+  char *w = malloc(pl + 2);
+  if (!w) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  memcpy(w, p, pl);
+  memcpy(w + pl, "\n", 2);
+  if (!line) w[pl] = '\0';
+  *out = w;
+  *len = pl + (line ? 1 : 0);
+  return MX_OK;
+}
+
+mx_status_t mx_chat_expand_images(const mx_tokenizer_t *tok, const mx_vision_config_t *v,
+                                  int32_t n_images, char **text, size_t *len,
+                                  mx_text_range_t *plain, int32_t n_plain) {
+  if (!v->present || !mx_vision_blocks(v)) return MX_OK;
+  size_t bl, sl, el;
+  const char *boi = piece(tok, v->vision_start_token_id, &bl);
+  const char *soft = piece(tok, v->image_token_id, &sl);
+  const char *eoi = piece(tok, v->vision_end_token_id, &el);
+  if (!boi || !soft || !eoi)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "the tokenizer has no text for the image tokens (%d, %d, %d)",
+                        v->vision_start_token_id, v->image_token_id, v->vision_end_token_id);
+  int32_t k = 0;
+  replace_pass(*text, *len, plain, n_plain, boi, bl, "", 0, NULL, &k);
+  if (k != n_images)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "the prompt has %d image placeholder%s (%.*s) for %d image%s: give one "
+                        "placeholder per image, in order",
+                        k, k == 1 ? "" : "s", (int)bl, boi, n_images, n_images == 1 ? "" : "s");
+  if (k == 0) return MX_OK;
+  mx_strbuf_t sb;  // Gemma3Processor's full_image_sequence
+  mx_strbuf_init(&sb);
+  mx_strbuf_puts(&sb, "\n\n");
+  mx_strbuf_append(&sb, boi, bl);
+  for (int32_t t = 0; t < v->tokens_per_image; t++) mx_strbuf_append(&sb, soft, sl);
+  mx_strbuf_append(&sb, eoi, el);
+  mx_strbuf_puts(&sb, "\n\n");
+  mx_status_t st = sb.oom ? mx_error_set(MX_ERR_NOMEM, "out of memory")
+                          : replace_outside(text, len, plain, n_plain, boi, bl, sb.data, sb.len);
+  mx_strbuf_free(&sb);
+  return st;
 }
 
 mx_status_t mx_chat_parts_from_marks(const char *content, char **out) {

@@ -13,11 +13,12 @@ mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t 
   if (!v->present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images", cfg->model_type);
   // Gemma3Processor expands each <start_of_image> in the text, before tokenizing, into
-  // "\n\n<start_of_image>", the soft tokens, "<end_of_image>\n\n": not an ids-level rule.
+  // "\n\n<start_of_image>", the soft tokens, "<end_of_image>\n\n": not an ids-level rule
+  // (mx_chat_expand_images does it, in the CLI and the server).
   if (v->kind == MX_VISION_SIGLIP)
     return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "model_type '%s': the processor's text-level image expansion is not "
-                        "implemented yet (the session takes prompts Gemma3Processor expanded)",
+                        "model_type '%s': its processor's image expansion is a text-level image "
+                        "expansion (mx_chat_expand_images), not one on ids",
                         cfg->model_type);
   int32_t k = 0;
   for (int32_t i = 0; i < n; i++) k += ids[i] == v->image_token_id;

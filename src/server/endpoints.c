@@ -78,6 +78,11 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int3
   // A template that takes text: the image token's text and a line break where each image was.
   if (!st && r->n_images > 0 && !srv->tmpl_parts)
     st = mx_chat_replace_marks(&text, &len, plain, n_plain, srv->image_with, srv->image_with_len);
+  if (!st && r->n_images > 0) {  // Gemma 3's processor expands its placeholders in the text
+    st = mx_chat_expand_images(srv->tok, &srv->model->config.vision, r->n_images, &text, &len,
+                               plain, n_plain);
+    if (st == MX_ERR_INVALID_ARG) st = mx_error_prefix(st, "the chat template's output");
+  }
   if (!st && !fits_context(srv, len)) st = too_long(srv, len, over);
   if (!st) {
     mx_encode_opts_t eo = {
@@ -86,7 +91,8 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int3
   }
   free(plain);
   free(text);
-  if (!st && r->n_images > 0) {  // each image token becomes the model's tokens per image
+  // Each image token becomes the model's tokens per image (Gemma 3's were, in the text).
+  if (!st && r->n_images > 0 && !mx_vision_blocks(&srv->model->config.vision)) {
     int32_t *e = NULL, ne = 0;
     st = mx_vision_expand_prompt(&srv->model->config, *ids, *n, r->n_images, &e, &ne);
     if (st == MX_ERR_INVALID_ARG) st = mx_error_prefix(st, "the chat template's output");

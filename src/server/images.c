@@ -5,10 +5,11 @@
 // message['content'] %}{% if c['type'] == 'image' %}<image>...) gets a message's parts as the
 // list, and writes the image token itself; a template that concatenates content strings gets
 // the text with the image token's text and a line break where each image was (LLaVA 1.5's
-// "<image>\n" convention, which generate --chat writes too). Which kind a template is, is found
-// once by rendering a probe message with parts. Either way the image tokens are the template's
-// or ours, never the client's: special-token text in the client's text stays text (the guard),
-// so a client cannot forge image tokens that no image backs.
+// "<image>\n" convention, which generate --chat writes too; Gemma 3's "<start_of_image>", which
+// its processor then expands in the text, mx_chat_expand_images). Which kind a template is, is
+// found once by rendering a probe message with parts. Either way the image tokens are the
+// template's or ours, never the client's: special-token text in the client's text stays text (the
+// guard), so a client cannot forge image tokens that no image backs.
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,16 +23,9 @@ mx_status_t mx_server_images_init(mx_server_t *srv) {
   const mx_vision_config_t *v = &srv->model->config.vision;
   if (!v->present) return MX_OK;
   size_t len = 0;
-  const char *it = mx_tokenizer_id_to_piece(srv->tok, v->image_token_id, &len);
-  if (!it || len == 0)
-    return mx_error_set(MX_ERR_INVALID_ARG,
-                        "serve: the image token %d has no text in the tokenizer",
-                        v->image_token_id);
-  srv->image_with = malloc(len + 2);
-  if (!srv->image_with) return mx_error_set(MX_ERR_NOMEM, "serve: out of memory");
-  memcpy(srv->image_with, it, len);
-  memcpy(srv->image_with + len, "\n", 2);
-  srv->image_with_len = len + 1;
+  const char *it = mx_chat_image_placeholder(srv->tok, v, &len);
+  mx_status_t st = mx_chat_image_with(srv->tok, v, &srv->image_with, &srv->image_with_len);
+  if (st) return mx_error_prefix(st, "serve");
   mx_error_clear();
   if (mx_image_proc_load(srv->model->dir, &srv->proc)) {
     // Text requests still work; image requests report this.

@@ -7,7 +7,8 @@ fixture's, "<image>\\n" written where the image was) or iterates content parts (
 kind); and the requests the server refuses: URLs it would have to fetch, other data URLs, bad
 base64, bad or hostile images, too many or too large images, a model without a vision tower,
 Qwen2-VL (its images need M-RoPE positions, which the batch does not pass yet);
---vision-backend (the tower on the interpreter; xla refused at start).
+--vision-backend (the tower on the interpreter; xla refused at start). Gemma 3: its processor's
+text-level expansion of <start_of_image>, as generate --chat --image and transformers.
 
 Run by tests/server/run.sh (ctest server_images).
 """
@@ -16,11 +17,14 @@ import base64
 import concurrent.futures
 import json
 import os
+import subprocess
+import tempfile
 import unittest
 
 import openai
 
-from harness import (ROOT, Server, cli_generate, detokenize, make_chat_model, raw, remove_tree)
+from harness import (MLXCEL, ROOT, Server, cli_generate, detokenize, make_chat_model, raw,
+                     remove_tree)
 
 LLAVA = os.path.join(ROOT, "tests", "data", "families", "llava")
 IMAGES = os.path.join(ROOT, "tests", "data", "image")
@@ -210,6 +214,90 @@ class PartsTemplateTest(unittest.TestCase):
                     model="x", messages=image_message(data_url(PHOTO), "<imagX>"), max_tokens=2,
                     temperature=0)
                 self.assertEqual(r.usage.prompt_tokens, s.usage.prompt_tokens)
+            finally:
+                srv.stop()
+        finally:
+            remove_tree(d)
+
+
+GEMMA3 = os.path.join(ROOT, "tests", "data", "families", "gemma3_vlm")
+# A Gemma 3 template that takes content as text: the server writes "<start_of_image>" where the
+# image was (no line break), which the processor's expansion then applies to, as to the
+# fixture's template that iterates parts.
+GEMMA3_TEXT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + ('model' if "
+    "message['role'] == 'assistant' else message['role']) + '\n' }}{{ message['content'] | trim "
+    "}}{{ '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<start_of_turn>model\n' }}{% endif %}")
+
+
+class Gemma3Test(unittest.TestCase):
+    """Gemma 3 (tests/data/families/gemma3_vlm): its processor expands <start_of_image> in the
+    rendered template's text (Gemma3Processor), so the reply is generate --chat --image's and
+    transformers' chat reference; a conversation with two images is generate's on the template's
+    text with both; a template that takes text gets the same prompt."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server(GEMMA3, ["--parallel", "2"])
+        cls.client = cls.srv.client()
+        with open(os.path.join(GEMMA3, "vision_reference.json"), encoding="utf-8") as f:
+            cls.ref = json.load(f)
+        cls.cli = cli_generate(GEMMA3, ["--chat", "-p", QUESTION, "--image", PHOTO, "-n", "16",
+                                        "--temp", "0"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.stop()
+
+    def ask(self, messages, client=None, max_tokens=16):
+        return (client or self.client).chat.completions.create(
+            model="gemma3_vlm", messages=messages, max_tokens=max_tokens, temperature=0)
+
+    def test_photo_as_generate_and_transformers(self):
+        r = self.ask(image_message(data_url(PHOTO)))
+        self.assertEqual(r.usage.prompt_tokens, len(self.ref["chat_prompt_ids"]))
+        self.assertEqual(r.usage.prompt_tokens, self.cli.summary["prompt_tokens"])
+        self.assertEqual(r.choices[0].message.content, self.cli.text)
+        self.assertEqual(r.choices[0].message.content,
+                         detokenize(GEMMA3, self.ref["chat_greedy_ids"]))
+
+    def test_two_images_in_a_conversation(self):
+        first = self.ask(image_message(data_url(PHOTO)), max_tokens=6).choices[0].message.content
+        conv = [{"role": "user", "content": [{"type": "image"},
+                                             {"type": "text", "text": QUESTION}]},
+                {"role": "assistant", "content": first},
+                {"role": "user", "content": [{"type": "image"},
+                                             {"type": "text", "text": "And this one?"}]}]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "conversation.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(conv, f)
+            text = subprocess.run([MLXCEL, "template", "-m", GEMMA3, "--messages", path,
+                                   "--add-generation-prompt"], check=True, capture_output=True,
+                                  text=True).stdout
+        cli = cli_generate(GEMMA3, ["-p", text, "--image", PHOTO, "--image", JPEG, "-n", "16",
+                                    "--temp", "0"])
+        r = self.ask(image_message(data_url(PHOTO)) + [conv[1]] +
+                     image_message(data_url(JPEG), "And this one?"))
+        self.assertEqual(r.usage.prompt_tokens, cli.summary["prompt_tokens"])
+        self.assertEqual(r.choices[0].message.content, cli.text)
+
+    def test_typed_placeholder_stays_text(self):
+        r = self.ask(image_message(data_url(PHOTO), "<start_of_image>?"), max_tokens=1)
+        s = self.ask(image_message(data_url(PHOTO), "<start_of_imagX>?"), max_tokens=1)
+        self.assertEqual(r.usage.prompt_tokens, s.usage.prompt_tokens)
+
+    def test_text_template(self):
+        d = make_chat_model(GEMMA3_TEXT_TEMPLATE, GEMMA3)
+        try:
+            srv = Server(d, ["--alias", "x"])
+            try:
+                r = srv.client().chat.completions.create(
+                    model="x", messages=image_message(data_url(PHOTO)), max_tokens=16,
+                    temperature=0)
+                self.assertEqual(r.usage.prompt_tokens, len(self.ref["chat_prompt_ids"]))
+                self.assertEqual(r.choices[0].message.content, self.cli.text)
             finally:
                 srv.stop()
         finally:

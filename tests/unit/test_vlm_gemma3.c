@@ -8,10 +8,11 @@
 // inside the image block, a sliding layer) on both, and through sessions whose prefill chunks
 // never cut the image's tokens, with 16 greedy ids; the refusals: chunks too small for an
 // image, a call continuing an image's run, a gemma3 checkpoint without vision_config, configs
-// the family refuses.
+// the family refuses; the processor's expansion of the template's text.
 #include <math.h>
 #include <stdio.h>
 
+#include "mlxcel/chat.h"
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
@@ -39,6 +40,48 @@ static float *media_rows(const mx_model_t *m, const int32_t *ids, int32_t n, con
       memcpy(media + (size_t)i * H, feats + (size_t)(k++) * H, (size_t)H * sizeof *media);
   CHECK(k == m->config.vision.tokens_per_image);
   return media;
+}
+
+// Gemma3Processor's text-level expansion (mx_chat_expand_images): the chat template's text of
+// the fixture's chat case gives transformers' prompt ids; a placeholder inside a plain range (a
+// user's typed spelling) stays text, the ranges after an expansion move with it; a count other
+// than the images' is refused with the text unchanged.
+static void check_text_expansion(const mx_model_t *m, const cJSON *json) {
+  const mx_vision_config_t *v = &m->config.vision;
+  size_t pl = 0, wl = 0;
+  const char *ph = mx_chat_image_placeholder(m->tokenizer, v, &pl);
+  CHECK(ph && pl == 16 && strncmp(ph, "<start_of_image>", pl) == 0);
+  char *with = NULL;
+  CHECK_OK(mx_chat_image_with(m->tokenizer, v, &with, &wl));
+  CHECK(with && wl == 16 && strcmp(with, "<start_of_image>") == 0);  // no line break (Gemma 3)
+  free(with);
+  const char *chat = cJSON_GetObjectItem(json, "chat_text")->valuestring;
+  char *text = strdup(chat);
+  size_t len = strlen(text);
+  CHECK_OK(mx_chat_expand_images(m->tokenizer, v, 1, &text, &len, NULL, 0));
+  int32_t *ids = NULL, n = 0;
+  mx_encode_opts_t eo = {.add_special = false, .parse_special = true};
+  CHECK_OK(mx_tokenizer_encode(m->tokenizer, text, len, &eo, &ids, &n));
+  const cJSON *want = cJSON_GetObjectItem(json, "chat_prompt_ids");
+  int32_t same = n == cJSON_GetArraySize(want);
+  for (int32_t i = 0; same && i < n; i++) same = ids[i] == cJSON_GetArrayItem(want, i)->valueint;
+  CHECK_MSG(same, "the expanded chat text gives %d ids, transformers %d", n,
+            cJSON_GetArraySize(want));
+  free(ids);
+  free(text);
+  text = strdup("a<start_of_image>b<start_of_image>c");
+  len = strlen(text);
+  mx_text_range_t plain[2] = {{18, 34}, {34, 35}};
+  mx_status_t st = mx_chat_expand_images(m->tokenizer, v, 2, &text, &len, plain, 2);
+  CHECK(st == MX_ERR_INVALID_ARG && strcmp(text, "a<start_of_image>b<start_of_image>c") == 0 &&
+        strstr(mx_error_message(), "1 image placeholder (<start_of_image>) for 2 images"));
+  CHECK_OK(mx_chat_expand_images(m->tokenizer, v, 1, &text, &len, plain, 2));
+  size_t grow = 2 + 16 + 16 * 18 + 14 + 2 - 16;  // "\n\n" boi 16 x soft eoi "\n\n" - boi
+  CHECK(len == 35 + grow && strncmp(text, "a\n\n<start_of_image><image_soft_token>", 37) == 0 &&
+        strcmp(text + len - 18, "b<start_of_image>c") == 0);
+  CHECK(plain[0].start == 18 + grow && plain[0].end == 34 + grow && plain[1].start == 34 + grow &&
+        plain[1].end == 35 + grow);
+  free(text);
 }
 
 // @prefill_media over the whole prompt with every position's logits, on the interpreter and as
@@ -155,7 +198,7 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
   CHECK(st == MX_ERR_INVALID_ARG &&
         strstr(mx_error_message(), "continues a run of image tokens") != NULL);
   CHECK(mx_session_n_past(s) == 14);
-  // Until the CLI and the server expand <start_of_image> as Gemma3Processor does, the ids-level
+  // Gemma3Processor expands <start_of_image> in the text (mx_chat_expand_images): the ids-level
   // rule refuses rather than writing another prompt.
   int32_t *e = NULL, ne = 0, boi = c->vision.vision_start_token_id;
   st = mx_vision_expand_prompt(c, &boi, 1, 1, &e, &ne);
@@ -221,6 +264,7 @@ static void check_fixture(void) {
     }
     mx_pixels_free(&px);
     check_vision_plan(m);
+    check_text_expansion(m, json);
   }
   mx_model_free(m);
   cJSON_Delete(json);

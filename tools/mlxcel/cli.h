@@ -274,13 +274,10 @@ int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
 
 // ---- Images in (images.c; ADR 0010) ----
 
-// The text of a vision model's image token ("<image>"), *len bytes (not NUL-terminated: a
-// tokenizer piece); NULL when the model takes no images or has no tokenizer.
-const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len);
-// Gemma 3 (mx_vision_blocks): the prompt text as Gemma3Processor writes it before tokenizing:
-// each <start_of_image> becomes "\n\n<start_of_image>", tokens_per_image image tokens and
-// "<end_of_image>\n\n" (a prompt without one gets one per image at its start). *out: heap.
-// Returns an exit status (errors printed: a placeholder count other than n_images).
+// Gemma 3 (mx_vision_blocks): the prompt text as Gemma3Processor writes it before tokenizing
+// (mx_chat_expand_images), a prompt without a <start_of_image> getting one per image at its
+// start; other models' text is copied. *out: heap. Returns an exit status (errors printed: a
+// placeholder count other than n_images).
 int mx_cli_image_text(const char *cmd, const mx_model_t *m, int32_t n_images, const char *text,
                       char **out);
 // One image's features: decodes and preprocesses PATH with `proc` and runs the session's vision

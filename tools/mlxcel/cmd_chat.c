@@ -146,7 +146,7 @@ typedef struct chat {
   // whose content starts with one MX_CHAT_IMAGE_MARK each (chat.h).
   bool has_proc, tmpl_parts;
   mx_image_proc_t proc;
-  char *image_with;  // the image token's text and "\n" (templates that take text)
+  char *image_with;  // the placeholder where an image was (templates that take text)
   size_t image_with_len;
   float *feats;
   int32_t n_images, cap_images, pending;
@@ -260,25 +260,31 @@ static mx_status_t render(chat_t *ch, char **text, size_t *len, mx_text_range_t 
   free(fields);
   if (!st && ch->n_images > 0 && !ch->tmpl_parts)
     st = mx_chat_replace_marks(text, len, *plain, *n_plain, ch->image_with, ch->image_with_len);
+  if (!st && ch->n_images > 0)  // Gemma 3's processor expands its placeholders in the text
+    st = mx_chat_expand_images(ch->model->tokenizer, &ch->model->config.vision, ch->n_images, text,
+                               len, *plain, *n_plain);
   return st;
 }
 
-// The prompt ids with every image token expanded and the media rows [n][H] holding each image's
-// features at its tokens (*media NULL without images).
+// The prompt ids with every image token expanded (Gemma 3's were, in the text) and the media
+// rows [n][H] holding each image's features at its tokens (*media NULL without images).
 static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **media) {
   *media = NULL;
   if (ch->n_images == 0) return MX_OK;
   const mx_model_config_t *c = &ch->model->config;
-  int32_t *e = NULL, ne = 0;
-  mx_status_t st = mx_vision_expand_prompt(c, *ids, *n, ch->n_images, &e, &ne);
-  if (st) return mx_error_prefix(st, "the chat template's output");
-  free(*ids);
-  *ids = e;
-  *n = ne;
+  mx_status_t st = MX_OK;
+  if (!mx_vision_blocks(&c->vision)) {
+    int32_t *e = NULL, ne = 0;
+    st = mx_vision_expand_prompt(c, *ids, *n, ch->n_images, &e, &ne);
+    if (st) return mx_error_prefix(st, "the chat template's output");
+    free(*ids);
+    *ids = e;
+    *n = ne;
+  }
   size_t H = (size_t)c->hidden_size, per = image_floats(ch);
   int32_t *starts = malloc(sizeof *starts * (size_t)ch->n_images);
-  float *rows = calloc((size_t)ne * H, sizeof *rows);
-  st = starts && rows ? mx_vision_image_runs(c, e, ne, ch->n_images, starts)
+  float *rows = calloc((size_t)*n * H, sizeof *rows);
+  st = starts && rows ? mx_vision_image_runs(c, *ids, *n, ch->n_images, starts)
                       : mx_error_set(MX_ERR_NOMEM, "chat: out of memory (media rows)");
   for (int32_t i = 0; !st && i < ch->n_images; i++)
     memcpy(rows + (size_t)starts[i] * H, ch->feats + (size_t)i * per, per * sizeof *rows);
@@ -309,12 +315,19 @@ static bool on_token(void *user, int32_t id, const char *text, size_t len) {
 
 // How many leading ids the cache can keep for the token sequence ids[n]: the prefix it shares
 // with what the cache holds, less one when that is all of ids (the last token is fed again so
-// that its logits start the reply).
-static int64_t reusable_prefix(const mx_session_t *s, const int32_t *ids, int32_t n) {
+// that its logits start the reply). With image blocks (Gemma 3) the kept part never ends inside
+// an image's run of tokens: they attend to each other, so one prefill holds them all
+// (mx_vision_prefill_take).
+static int64_t reusable_prefix(const mx_session_t *s, const mx_vision_config_t *v,
+                               const int32_t *ids, int32_t n) {
   const int32_t *held = mx_session_tokens(s);
   int64_t k = 0, n_held = mx_session_n_past(s);
   while (k < n_held && k < n && held[k] == ids[k]) k++;
-  return k == n ? k - 1 : k;
+  if (k == n) k--;
+  while (mx_vision_blocks(v) && k > 0 && k < n && ids[k] == v->image_token_id &&
+         ids[k - 1] == v->image_token_id)
+    k--;
+  return k;
 }
 
 static void report(chat_t *ch, mx_status_t st) {
@@ -387,7 +400,7 @@ static void turn(chat_t *ch, const char *line, size_t len) {
     free(media);
     return;
   }
-  int64_t keep = reusable_prefix(ch->s, ids, n);
+  int64_t keep = reusable_prefix(ch->s, &ch->model->config.vision, ids, n);
   st = mx_session_rewind(ch->s, keep);
   reply_t r = {0};
   mx_strbuf_init(&r.text);
@@ -513,16 +526,12 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
     st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
   }
   size_t il = 0;
-  const char *it = st == MX_OK ? mx_cli_image_token_text(model, &il) : NULL;
+  const char *it =
+      st == MX_OK ? mx_chat_image_placeholder(model->tokenizer, &model->config.vision, &il) : NULL;
   if (it) {  // a vision model: how its template takes images
-    ch.image_with = malloc(il + 2);
-    if (!ch.image_with) st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
-    if (ch.image_with) {
-      memcpy(ch.image_with, it, il);
-      memcpy(ch.image_with + il, "\n", 2);
-      ch.image_with_len = il + 1;
-      ch.tmpl_parts = mx_chat_template_takes_parts(ch.tmpl, it, il);
-    }
+    st = mx_chat_image_with(model->tokenizer, &model->config.vision, &ch.image_with,
+                            &ch.image_with_len);
+    ch.tmpl_parts = mx_chat_template_takes_parts(ch.tmpl, it, il);
   }
   mx_model_t *draft = NULL;
   mx_session_t *ds = NULL;

@@ -255,16 +255,23 @@ static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **i
   int rc = mx_cli_chat_template(cmd, "--chat", g->dir, model->tokenizer, &t);
   if (rc != MX_EXIT_OK) return rc;
   // With --image the user message starts with one placeholder per image (LLaVA 1.5's
-  // "<image>\n" convention); the guard would keep them text, so their ranges are taken out of
-  // `plain` below and they encode as the image token.
-  size_t tl = 0;
-  const char *tt = g->n_images ? mx_cli_image_token_text(model, &tl) : NULL;
+  // "<image>\n" convention, Gemma 3's "<start_of_image>": mx_chat_image_with); the guard would
+  // keep them text, so their ranges are taken out of `plain` below and they encode as the image
+  // token (Gemma 3: its processor's expansion in the text).
+  const mx_vision_config_t *v = &model->config.vision;
+  size_t tl = 0, wl = 0;
+  const char *tt = g->n_images ? mx_chat_image_placeholder(model->tokenizer, v, &tl) : NULL;
+  char *with = NULL;
+  mx_error_clear();
+  mx_status_t wst = tt ? mx_chat_image_with(model->tokenizer, v, &with, &wl) : MX_OK;
+  if (wst) {
+    mx_chat_template_destroy(t);
+    return mx_cli_fail(cmd, wst);
+  }
   mx_strbuf_t user;
   mx_strbuf_init(&user);
-  for (int32_t i = 0; tt && i < g->n_images; i++) {
-    mx_strbuf_append(&user, tt, tl);
-    mx_strbuf_puts(&user, "\n");
-  }
+  for (int32_t i = 0; with && i < g->n_images; i++) mx_strbuf_append(&user, with, wl);
+  free(with);
   mx_strbuf_puts(&user, g->prompt);
   mx_chat_message_t msgs[2] = {{"system", g->system}, {"user", user.data ? user.data : ""}};
   int32_t n_msgs = g->system ? 2 : 1;
@@ -282,8 +289,14 @@ static int chat_tokens(const gen_args_t *g, const mx_model_t *model, int32_t **i
   mx_chat_guard_destroy(guard);
   mx_chat_template_destroy(t);
   if (st == MX_OK && tt) unguard_placeholders(g, text, tt, tl, plain, &n_plain);
+  if (st == MX_OK && tt)
+    st = mx_chat_expand_images(model->tokenizer, v, g->n_images, &text, &len, plain, n_plain);
   mx_strbuf_free(&user);
-  if (st != MX_OK) return mx_cli_fail(cmd, st);
+  if (st != MX_OK) {
+    free(plain);
+    free(text);
+    return mx_cli_fail(cmd, st);
+  }
   mx_encode_opts_t eo = {
       .add_special = false, .parse_special = true, .plain = plain, .n_plain = n_plain};
   st = mx_tokenizer_encode(model->tokenizer, text, len, &eo, ids, n);

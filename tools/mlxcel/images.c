@@ -11,57 +11,35 @@
 #include <time.h>
 
 #include "cli.h"
+#include "mlxcel/chat.h"
 #include "mlxcel/image.h"
 #include "mlxcel/tokenizer.h"
 
-const char *mx_cli_image_token_text(const mx_model_t *m, size_t *len) {
-  *len = 0;
-  if (!m->config.vision.present || !m->tokenizer) return NULL;
-  return mx_tokenizer_id_to_piece(m->tokenizer, m->config.vision.image_token_id, len);
-}
-
 static int fail_msg(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-// The text of token id (a special token's), or NULL.
-static const char *piece(const mx_model_t *m, int32_t id, size_t *len) {
-  *len = 0;
-  return m->tokenizer ? mx_tokenizer_id_to_piece(m->tokenizer, id, len) : NULL;
-}
 
 int mx_cli_image_text(const char *cmd, const mx_model_t *m, int32_t n_images, const char *text,
                       char **out) {
   *out = NULL;
-  const mx_vision_config_t *v = &m->config.vision;
-  size_t bl, sl, el;
-  const char *boi = piece(m, v->vision_start_token_id, &bl);
-  const char *soft = piece(m, v->image_token_id, &sl);
-  const char *eoi = piece(m, v->vision_end_token_id, &el);
-  if (!boi || !soft || !eoi || bl == 0)
-    return fail_msg(cmd, "the tokenizer has no text for the image tokens (%d, %d, %d)",
-                    v->vision_start_token_id, v->image_token_id, v->vision_end_token_id);
-  int32_t k = 0;
-  for (const char *p = text; (p = strstr(p, boi)) != NULL; p += bl) k++;
-  if (k != 0 && k != n_images)
-    return fail_msg(cmd,
-                    "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
-                    "placeholder per image, in order",
-                    k, k == 1 ? "" : "s", (int)bl, boi, n_images);
-  mx_strbuf_t sb;
+  size_t pl = 0;
+  const char *ph = mx_chat_image_placeholder(m->tokenizer, &m->config.vision, &pl);
+  if (!ph) return fail_msg(cmd, "the tokenizer has no text for the image placeholder");
+  mx_strbuf_t sb;  // a prompt without placeholders: one per image at its start
   mx_strbuf_init(&sb);
-  const char *p = text;
-  for (int32_t i = 0; i < n_images; i++) {
-    const char *at = k == 0 ? p : strstr(p, boi);  // none: the images first, as the processor
-    mx_strbuf_append(&sb, p, (size_t)(at - p));    // would need them written
-    mx_strbuf_puts(&sb, "\n\n");
-    mx_strbuf_append(&sb, boi, bl);
-    for (int32_t t = 0; t < v->tokens_per_image; t++) mx_strbuf_append(&sb, soft, sl);
-    mx_strbuf_append(&sb, eoi, el);
-    mx_strbuf_puts(&sb, "\n\n");
-    p = k == 0 ? at : at + bl;
+  bool none = true;
+  for (const char *p = text; none && *p; p++) none = strncmp(p, ph, pl) != 0;
+  for (int32_t i = 0; none && i < n_images; i++) mx_strbuf_append(&sb, ph, pl);
+  mx_strbuf_puts(&sb, text);
+  size_t len = sb.len;
+  char *t = mx_strbuf_take(&sb, NULL);
+  if (!t) return fail_msg(cmd, "out of memory (the prompt with its images)");
+  mx_error_clear();
+  mx_status_t st =
+      mx_chat_expand_images(m->tokenizer, &m->config.vision, n_images, &t, &len, NULL, 0);
+  if (st) {
+    free(t);
+    return mx_cli_fail(cmd, mx_error_prefix(st, "--image"));
   }
-  mx_strbuf_puts(&sb, p);
-  if (!sb.data) return fail_msg(cmd, "out of memory (the prompt with its images)");
-  *out = sb.data;
+  *out = t;
   return MX_EXIT_OK;
 }
 static int fail_msg(const char *cmd, const char *fmt, ...) {
@@ -93,7 +71,7 @@ static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, const 
   int32_t k = 0;
   for (int32_t i = 0; i < *n; i++) k += (*ids)[i] == v->image_token_id;
   size_t tl = 0;
-  const char *tt = mx_cli_image_token_text(m, &tl);
+  const char *tt = mx_chat_image_placeholder(m->tokenizer, v, &tl);
   if (k != 0 && k != n_images)
     return fail_msg(cmd,
                     "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
