@@ -11,10 +11,12 @@
 // The mixture of experts: parse_moe. Refused naming the field: num_key_value_heads other than
 // num_attention_heads (transformers' expansion gives every head its own key; a different count
 // does not run there either), values transformers would fail on (nulls), other topk_methods.
+// The attention's config and graph flags are shared with Youtu-LLM (family_mla.h, youtu.c).
 #include <math.h>
 #include <string.h>
 
 #include "model/family.h"
+#include "model/family_mla.h"
 
 // q_lora_rank: absent -> def, null -> 0 (a full q_proj), else positive.
 static mx_status_t q_lora_rank(const mx_cfg_obj_t *o, int32_t def, int32_t *out) {
@@ -135,10 +137,8 @@ static mx_status_t parse_moe(const mx_cfg_obj_t *o, bool v3, mx_model_config_t *
   return MX_OK;
 }
 
-// The fields DeepSeek-V2 and V3 share, with the version's defaults in d and rope_interleave's
-// default (V2 has no such field: always interleaved).
-static mx_status_t parse_deepseek(const mx_cfg_obj_t *o, mx_cfg_defaults_t d, bool v3,
-                                  mx_model_config_t *cfg) {
+mx_status_t mx_cfg_mla(const mx_cfg_obj_t *o, mx_cfg_defaults_t d, bool v3,
+                       mx_model_config_t *cfg) {
   int32_t rope_dim;
   MX_TRY(positive(o, "qk_rope_head_dim", 64, &rope_dim));
   if (rope_dim % 2 != 0) {
@@ -163,6 +163,13 @@ static mx_status_t parse_deepseek(const mx_cfg_obj_t *o, mx_cfg_defaults_t d, bo
                         "model_type '%s' (multi-latent attention expands a key per head)",
                         o->src, o->prefix, cfg->num_kv_heads, cfg->num_heads, cfg->model_type);
   }
+  return MX_OK;
+}
+
+// The fields DeepSeek-V2 and V3 share, with the version's defaults in d.
+static mx_status_t parse_deepseek(const mx_cfg_obj_t *o, mx_cfg_defaults_t d, bool v3,
+                                  mx_model_config_t *cfg) {
+  MX_TRY(mx_cfg_mla(o, d, v3, cfg));
   return parse_moe(o, v3, cfg);
 }
 
@@ -208,7 +215,7 @@ static mx_status_t parse_v3(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
 // YaRN's mscale as transformers' yarn_get_mscale: 0.1 m ln(s) + 1, 1 when s <= 1.
 static double yarn_mscale(double s, double m) { return s <= 1 ? 1.0 : 0.1 * m * log(s) + 1.0; }
 
-static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
+mx_status_t mx_arch_mla(const mx_model_config_t *cfg, mx_arch_t *a) {
   MX_TRY(mx_arch_base(cfg, a));
   a->kv_lora = cfg->kv_lora_rank;
   a->q_lora = cfg->q_lora_rank;
@@ -225,6 +232,11 @@ static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
     double m = yarn_mscale(sc->factor, sc->mscale_all_dim);
     a->attn_scale *= m * m;
   }
+  return MX_OK;
+}
+
+static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
+  MX_TRY(mx_arch_mla(cfg, a));
   if (cfg->num_experts == 0) return MX_OK;  // every layer dense
   MX_TRY(mx_arch_moe(cfg, a));
   a->moe_scoring = cfg->moe_sigmoid ? MX_MOE_SIGMOID : MX_MOE_SOFTMAX;

@@ -40,6 +40,7 @@
   X(olmoe)             \
   X(deepseek_v2)       \
   X(deepseek_v3)       \
+  X(youtu)             \
   X(gpt_oss)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;

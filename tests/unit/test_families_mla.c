@@ -1,9 +1,9 @@
-// config.json parsing of the multi-latent attention families (deepseek_v2, deepseek_v3):
+// config.json parsing of the multi-latent attention families (deepseek_v2, deepseek_v3, youtu):
 // transformers' defaults (absent keys), head_dim replaced by qk_rope_head_dim, q_lora_rank null,
 // rope_interleave, YaRN's mscale_all_dim, the KV cache shapes (the latent and the rotated key,
 // ADR 0012), the mixture of experts (dense layers, routing, shared experts, aliases) and the
-// refusals, each naming the field. Their numerics are checked by
-// unit_family_<type> and unit_family_cpu_<type> on checkpoints transformers wrote.
+// refusals, each naming the field; Youtu-LLM's defaults, always dense. Their numerics are checked
+// by unit_family_<type> and unit_family_cpu_<type> on checkpoints transformers wrote.
 #include <string.h>
 
 #include "mlxcel/model.h"
@@ -124,9 +124,43 @@ static void test_refusals(void) {
              SRC ": kv_lora_rank must be positive (got 0)");
 }
 
+// Youtu-LLM: YoutuConfig's defaults (Youtu-LLM-2B, a tied head), DeepSeek-V3's attention
+// fields, no mixture of experts whatever expert keys the file has (YoutuModel builds none), no
+// MLP biases; the attention's refusals are DeepSeek's.
+static void test_youtu(void) {
+  mx_model_config_t c;
+  CHECK_OK(parse("{\"model_type\": \"youtu\"}", &c));
+  CHECK(c.vocab_size == 128256 && c.hidden_size == 2048 && c.intermediate_size == 6144);
+  CHECK(c.num_layers == 32 && c.num_heads == 16 && c.num_kv_heads == 16 && c.head_dim == 64);
+  CHECK(c.kv_lora_rank == 512 && c.q_lora_rank == 1536 && c.qk_nope_head_dim == 128);
+  CHECK(c.qk_rope_head_dim == 64 && c.v_head_dim == 128 && c.rope_interleave);
+  CHECK(c.max_position_embeddings == 131072 && c.rms_norm_eps == 1e-6);
+  CHECK(c.tie_word_embeddings && c.bos_token_id == 128000 && c.num_experts == 0);
+  int64_t hw[2];
+  mx_config_cache_dims(&c, 62, hw);  // layer 31's latent, then its rotated key
+  CHECK(hw[0] == 1 && hw[1] == 512);
+  mx_config_cache_dims(&c, 63, hw);
+  CHECK(hw[0] == 1 && hw[1] == 64);
+  CHECK_OK(
+      parse("{\"model_type\": \"youtu\", \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+            "\"first_k_dense_replace\": 1, \"mlp_bias\": true, \"rope_interleave\": false, "
+            "\"q_lora_rank\": null, \"tie_word_embeddings\": false}",
+            &c));
+  CHECK(c.num_experts == 0 && !c.layer_dense[1] && !c.mlp_bias && !c.rope_interleave);
+  CHECK(c.q_lora_rank == 0 && !c.tie_word_embeddings);
+  EXPECT_ERR(parse("{\"model_type\": \"youtu\", \"num_key_value_heads\": 4}", &c), SRC
+             ": num_key_value_heads (4) must equal num_attention_heads (16) for model_type "
+             "'youtu'");
+  EXPECT_ERR(parse("{\"model_type\": \"youtu\", \"hidden_act\": \"relu\"}", &c),
+             SRC ": hidden_act 'relu' is not supported for model_type 'youtu'");
+  EXPECT_ERR(parse("{\"model_type\": \"youtu\", \"qk_rope_head_dim\": 9}", &c),
+             SRC ": qk_rope_head_dim (9) must be even");
+}
+
 int main(void) {
   test_defaults();
   test_moe();
   test_refusals();
+  test_youtu();
   return mx_test_finish();
 }

@@ -164,6 +164,13 @@ FAMILIES = {
                                        "mscale": 1.0, "mscale_all_dim": 0.8}),
                     "MLA with a full query projection (q_proj), rope_interleave's permuted "
                     "pairs, YaRN with mscale_all_dim (softmax scale x mscale^2), dense layers"),
+    # Youtu-LLM: DeepSeek-V3's attention on every layer of a dense model (no expert fields).
+    "youtu": (dict(num_key_value_heads=4, q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=16,
+                   qk_rope_head_dim=8, v_head_dim=12, rms_norm_eps=1e-5,
+                   rope_parameters={"rope_type": "default", "rope_theta": 100000.0}),
+              "MLA with a low-rank query, latent 16, nope 16 + rope_interleave's permuted pairs "
+              "of 8, values of 12, rms_norm_eps 1e-5 beside the latent norms' fixed 1e-6, "
+              "dense SwiGLU layers, tied head (YoutuConfig's default)"),
     # DeepSeek's mixtures of experts (layer 0 dense: first_k_dense_replace), shared experts summed
     # without a gate, routed_scaling_factor on the routing weights.
     "deepseek_v2-moe": (dict(model_type="deepseek_v2", num_key_value_heads=4, q_lora_rank=24,
