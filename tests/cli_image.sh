@@ -52,6 +52,15 @@ t_shapes() {
   run "$MLXCEL" image -m "$DATA/configs/qwen2vl" --pixels-npy "$TMP/p.npy" "$img"
   expect_rc 0
   [ "$(stat -c %s "$TMP/p.npy")" -eq $((128 + 704 * 1176 * 4)) ] || fail "pixels .npy size"
+  # Molmo2: 451 x 300 less the margins takes 1 x 2 windows of 266: a 378 x 644 canvas, the global
+  # view and 2 crops of 27 x 27 patches; 14 x 14 pooled tokens, then 14 x 23.
+  run "$MLXCEL" image --json -m "$DATA/configs/molmo2" "$img"
+  expect_rc 0
+  expect_out '"resized": \[378, 644\], "pixel_values": \{"shape": \[3, 729, 588\]'
+  expect_out '"image_grids": \[14, 14, 14, 23\], "image_token_pooling": \[518, 4\]'
+  run "$MLXCEL" image -m "$DATA/configs/llava15" --pooling-npy "$TMP/q.npy" "$img"
+  expect_rc 1
+  expect_err "CLIPImageProcessor computes no image_token_pooling"
 }
 
 t_configs() {
@@ -79,6 +88,9 @@ t_configs() {
   conf '{"image_processor_type": "SiglipImageProcessor", "image_std": [1, 0, 1]}'
   expect_rc 1
   expect_err "'image_std' must be positive"
+  conf '{"image_processor_type": "Molmo2ImageProcessor", "size": {"height": 378, "width": 364}}'
+  expect_rc 1
+  expect_err "Molmo2 only supports a square 'size', got 364 x 378"
   conf '{"image_processor_type": "CLIPImageProcessor"'
   expect_rc 1
   expect_err "preprocessor_config.json"

@@ -7,7 +7,10 @@ JPEG_DECODE_TOL levels, libjpeg-turbo builds may round the IDCT differently); pe
 processor) case: pixel_values has the processor's shape and image_grid_thw, and equals it
 exactly for PNG inputs (the resampling is PIL's fixed-point arithmetic, bit for bit) and within
 JPEG_PIXEL_TOL levels of the processor's 8-bit image for JPEG inputs (a decode difference
-carried through the resize). (Hostile files: tests/cli_image.sh.) Prints the largest differences measured.
+carried through the resize). Molmo2's processor resizes through torch's bilinear interpolation in
+f32 (with the fused multiply-adds of torch's x86 build) and rounds to 8 bits: the same bounds
+hold, and its image_token_pooling and image_grids must be equal. (Hostile files:
+tests/cli_image.sh.) Prints the largest differences measured.
 
 Usage: image_reference.py MLXCEL SOURCE_DIR
 """
@@ -67,15 +70,20 @@ def main():
             name, cfg = case["input"], case["config"]
             label = "%s with %s" % (name, cfg)
             config = os.path.join(data, "configs", cfg, "preprocessor_config.json")
-            r = run(mlxcel, ["--config", config, "--json", "--pixels-npy", out,
-                             os.path.join(data, "inputs", name)])
+            pool_out = os.path.join(tmp, "pooling.npy")
+            molmo2 = case.get("channels_last", False)
+            extra = ["--pooling-npy", pool_out] if molmo2 else []
+            r = run(mlxcel, ["--config", config, "--json", "--pixels-npy", out] + extra +
+                    [os.path.join(data, "inputs", name)])
             if r.returncode != 0:
                 fails.append("%s: exit %d: %s" % (label, r.returncode, r.stderr.strip()))
                 continue
             info = json.loads(r.stdout)
             ref = np.load(os.path.join(data, "ref", "%s.%s.npz" % (name, cfg)))
             codes, table = ref["codes"], ref["table"]
-            if len(codes.shape) == 3:
+            if molmo2:
+                ch = np.broadcast_to(np.arange(codes.shape[2]) % 3, codes.shape)
+            elif len(codes.shape) == 3:
                 ch = np.broadcast_to(np.arange(3)[:, None, None], codes.shape)
             else:
                 per = codes.shape[1] // 3
@@ -89,6 +97,14 @@ def main():
             if "grid_thw" in case and info.get("image_grid_thw") != case["grid_thw"]:
                 fails.append("%s: image_grid_thw %s, processor %s" %
                              (label, info.get("image_grid_thw"), case["grid_thw"]))
+            if molmo2:
+                if info.get("image_grids") != case["image_grids"]:
+                    fails.append("%s: image_grids %s, processor %s" %
+                                 (label, info.get("image_grids"), case["image_grids"]))
+                pool = np.load(pool_out)
+                if pool.shape != ref["pooling"].shape or not np.array_equal(pool, ref["pooling"]):
+                    fails.append("%s: image_token_pooling %s differs from the processor's %s" %
+                                 (label, pool.shape, ref["pooling"].shape))
             d = float(np.abs(ours.astype(np.float64) - want).max())
             jpeg = name.endswith(".jpg")
             step = float(np.max(np.diff(table, axis=1))) * 1.0001  # one level in pixel_values

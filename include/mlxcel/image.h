@@ -1,6 +1,7 @@
 // Images in: PNG and JPEG decoding to 8-bit RGB (libpng, libjpeg-turbo; ADR 0009) and each
 // vision family's preprocessing as its Hugging Face image processor computes it (the PIL-based
-// processors: CLIP / LLaVA, SigLIP / Gemma 3, Qwen2-VL).
+// processors: CLIP / LLaVA, SigLIP / Gemma 3, Qwen2-VL; and Molmo2's, which resizes through
+// torch's bilinear interpolation instead of PIL's).
 //
 // The reference a decoded image is held to is transformers' processor fed PIL.Image.open(path):
 // PIL's decoders, no EXIF orientation (Image.open does not apply it and neither do the
@@ -74,6 +75,7 @@ typedef enum mx_image_proc_kind {
   MX_IMAGE_PROC_CLIP = 1,      // CLIPImageProcessor, LlavaImageProcessor (+ do_pad)
   MX_IMAGE_PROC_SIGLIP = 2,    // SiglipImageProcessor, Gemma3ImageProcessor (no pan and scan)
   MX_IMAGE_PROC_QWEN2_VL = 3,  // Qwen2VLImageProcessor (Qwen2-VL and Qwen2.5-VL)
+  MX_IMAGE_PROC_MOLMO2 = 4,    // Molmo2ImageProcessor: overlapping crops plus a global view
 } mx_image_proc_kind_t;
 
 // PIL's resampling filters by their PIL numbers (the processors' `resample` field). Only the
@@ -94,6 +96,10 @@ typedef struct mx_image_proc {
   double image_mean[3], image_std[3];
   // Qwen2-VL: pixel bounds of the smart resize and the patch geometry.
   int64_t min_pixels, max_pixels, patch_size, merge_size, temporal_patch_size;
+  // Molmo2 (crop size: size_h, patch: patch_size): at most max_crops tiles, neighbours
+  // overlapping by overlap_margins (left / top, right / bottom) patches, and the adapter's
+  // pooling window (rows, columns) over which image_token_pooling is computed.
+  int64_t max_crops, overlap_margins[2], pooling_size[2];
 } mx_image_proc_t;
 
 // Parses preprocessor_config.json text (len bytes, borrowed). Unknown processor types, options
@@ -105,12 +111,20 @@ mx_status_t mx_image_proc_parse(const char *json, size_t len, mx_image_proc_t *o
 mx_status_t mx_image_proc_load(const char *model_dir, mx_image_proc_t *out);
 
 typedef struct mx_pixels {
-  float *data;   // the processor's pixel_values for one image, row-major; owned (heap)
-  int32_t rank;  // 3: [3, H, W] (CLIP, SigLIP); 2: [patches, C*T*P*P] (Qwen2-VL)
+  float *data;  // the processor's pixel_values for one image, row-major; owned (heap)
+  // 3: [3, H, W] (CLIP, SigLIP) or, with `pooling` set, Molmo2's [crops, patches, P*P*3];
+  // 2: [patches, C*T*P*P] (Qwen2-VL)
+  int32_t rank;
   int64_t shape[3];
   int64_t grid_thw[3];  // Qwen2-VL's image_grid_thw row (1, H/P, W/P); zeros otherwise
-  // The 8-bit RGB image the rescale read (after padding, resizing, cropping), kept for tests and
-  // tools: width * height * 3 bytes; owned (heap).
+  // Molmo2: image_token_pooling [tokens, pool_h * pool_w] (patch indices into the crops in
+  // order, the global view's first; -1 pads a window), owned (heap), NULL for the others; and
+  // the image_grids row: the global view's pooled rows and columns, then the crops'.
+  int32_t *pooling;
+  int64_t pooling_shape[2];
+  int64_t image_grid[4];
+  // The 8-bit RGB image the rescale read (after padding, resizing, cropping; Molmo2: the canvas
+  // its crops are cut from), kept for tests and tools: width * height * 3 bytes; owned (heap).
   int32_t width, height;
   uint8_t *rgb;
 } mx_pixels_t;

@@ -1,12 +1,13 @@
 // The processors' arithmetic after decoding, in their order: (LLaVA) pad to square, resize
 // (PIL, resample.c), (CLIP) center crop, rescale, normalize, (Qwen2-VL) patchify. Rescale and
 // normalize round as numpy does them: u8 -> f64 * scale -> f32, then (x - mean) / std in f32.
+// Molmo2's crops and pooling indices are molmo2.c's.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/try.h"
-#include "mlxcel/image.h"
+#include "image_internal.h"
 
 static int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -182,6 +183,7 @@ mx_status_t mx_image_preprocess(const mx_image_proc_t *p, const mx_image_t *img,
   memset(out, 0, sizeof *out);
   if (!p || !img || !img->rgb || img->width <= 0 || img->height <= 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_image_preprocess: no image or processor");
+  if (p->kind == MX_IMAGE_PROC_MOLMO2) return mx_image_preprocess_molmo2(p, img, out);
   mx_image_t work;
   MX_TRY(geometry(p, img, &work));
   value_map_t *m = malloc(sizeof *m);
@@ -244,5 +246,6 @@ void mx_pixels_free(mx_pixels_t *px) {
   if (!px) return;
   free(px->data);
   free(px->rgb);
+  free(px->pooling);
   memset(px, 0, sizeof *px);
 }

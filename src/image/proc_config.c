@@ -1,7 +1,8 @@
 // preprocessor_config.json -> mx_image_proc_t. The defaults are those of transformers' PIL
 // processor classes (CLIPImageProcessorPil, LlavaImageProcessorPil, SiglipImageProcessorPil,
 // Gemma3ImageProcessorPil, Qwen2VLImageProcessorPil); `null` means "the class default", as in
-// transformers. A key this file does not know is refused by name: a processor option silently
+// transformers. Molmo2ImageProcessor has no PIL variant: its defaults are its torchvision class's.
+// A key this file does not know is refused by name: a processor option silently
 // ignored would give the model different pixels than the ones it was trained on.
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 
 #include "base/json.h"
 #include "base/try.h"
-#include "mlxcel/image.h"
+#include "image_internal.h"
 
 static const double kClipMean[3] = {0.48145466, 0.4578275, 0.40821073};
 static const double kClipStd[3] = {0.26862954, 0.26130258, 0.27577711};
@@ -29,6 +30,7 @@ static const proc_type_t kTypes[] = {
     {"SiglipImageProcessor", MX_IMAGE_PROC_SIGLIP, false, false},
     {"Gemma3ImageProcessor", MX_IMAGE_PROC_SIGLIP, false, true},
     {"Qwen2VLImageProcessor", MX_IMAGE_PROC_QWEN2_VL, false, false},
+    {"Molmo2ImageProcessor", MX_IMAGE_PROC_MOLMO2, false, false},
 };
 
 // Keys that do not change the pixels of one image.
@@ -77,6 +79,16 @@ static mx_status_t get_triple(const cJSON *root, const char *key, double out[3])
   if (strcmp(key, "image_std") == 0)
     for (int i = 0; i < 3; i++)
       if (!(out[i] > 0)) return mx_error_set(MX_ERR_PARSE, "'image_std' must be positive");
+  return MX_OK;
+}
+
+// A list of two integers in [lo, hi] (Molmo2's overlap_margins and pooling_size).
+static mx_status_t get_pair(const cJSON *v, const char *key, int64_t lo, int64_t hi,
+                            int64_t out[2]) {
+  if (is_null(v)) return MX_OK;
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
+    return mx_error_set(MX_ERR_PARSE, "'%s' is not a list of 2 integers", key);
+  for (int i = 0; i < 2; i++) MX_TRY(get_int(cJSON_GetArrayItem(v, i), key, lo, hi, &out[i]));
   return MX_OK;
 }
 
@@ -151,9 +163,41 @@ static void set_defaults(mx_image_proc_t *p, const proc_type_t *t) {
       p->merge_size = 2;
       p->temporal_patch_size = 2;
       break;
+    case MX_IMAGE_PROC_MOLMO2:
+      p->resample = MX_RESAMPLE_BILINEAR;
+      p->size_h = p->size_w = 378;
+      p->patch_size = 14;
+      p->max_crops = 8;
+      p->overlap_margins[0] = p->overlap_margins[1] = 4;
+      p->pooling_size[0] = p->pooling_size[1] = 2;
+      mean = std = kHalf;
+      break;
   }
   memcpy(p->image_mean, mean, sizeof p->image_mean);
   memcpy(p->image_std, std, sizeof p->image_std);
+}
+
+// What Molmo2ImageProcessor itself refuses or would fail on, and this engine's bounds.
+static mx_status_t check_molmo2(const mx_image_proc_t *p) {
+  if (p->size_h != p->size_w)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "Molmo2 only supports a square 'size', got %lld x %lld",
+                        (long long)p->size_w, (long long)p->size_h);
+  if (p->size_h > MX_IMAGE_MOLMO2_MAX_SIZE)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "'size' %lld is above this engine's %d for Molmo2",
+                        (long long)p->size_h, MX_IMAGE_MOLMO2_MAX_SIZE);
+  if (p->size_h % p->patch_size)
+    return mx_error_set(MX_ERR_PARSE, "'size' %lld is not a multiple of 'patch_size' %lld",
+                        (long long)p->size_h, (long long)p->patch_size);
+  if (p->overlap_margins[0] + p->overlap_margins[1] >= p->size_h / p->patch_size)
+    return mx_error_set(MX_ERR_PARSE,
+                        "'overlap_margins' [%lld, %lld] leave no window in a crop of %lld patches",
+                        (long long)p->overlap_margins[0], (long long)p->overlap_margins[1],
+                        (long long)(p->size_h / p->patch_size));
+  if (p->resample != MX_RESAMPLE_BILINEAR)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "'resample' %d is not supported for Molmo2 (2, torch's bilinear, is)",
+                        (int)p->resample);
+  return MX_OK;
 }
 
 static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
@@ -175,7 +219,7 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "'image_processor_type' %s is not supported (supported: "
                         "CLIPImageProcessor, LlavaImageProcessor, SiglipImageProcessor, "
-                        "Gemma3ImageProcessor, Qwen2VLImageProcessor)",
+                        "Gemma3ImageProcessor, Qwen2VLImageProcessor, Molmo2ImageProcessor)",
                         tv->valuestring);
   }
   set_defaults(p, t);
@@ -224,7 +268,7 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
         if (longest) p->max_pixels = longest;
         if (p->size_h) return mx_error_set(MX_ERR_UNSUPPORTED, "'size.height' with Qwen2-VL");
       }
-      if (t->kind == MX_IMAGE_PROC_SIGLIP && p->shortest_edge)
+      if ((t->kind == MX_IMAGE_PROC_SIGLIP || t->kind == MX_IMAGE_PROC_MOLMO2) && p->shortest_edge)
         return mx_error_set(MX_ERR_UNSUPPORTED, "'size.shortest_edge' with %s", t->name);
     } else if (strcmp(k, "crop_size") == 0 && t->kind == MX_IMAGE_PROC_CLIP) {
       int64_t edge = 0;
@@ -240,6 +284,14 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
       MX_TRY(get_int(f, k, 1, 64, &p->merge_size));
     } else if (t->kind == MX_IMAGE_PROC_QWEN2_VL && strcmp(k, "temporal_patch_size") == 0) {
       MX_TRY(get_int(f, k, 1, 64, &p->temporal_patch_size));
+    } else if (t->kind == MX_IMAGE_PROC_MOLMO2 && strcmp(k, "patch_size") == 0) {
+      MX_TRY(get_int(f, k, 1, 1024, &p->patch_size));
+    } else if (t->kind == MX_IMAGE_PROC_MOLMO2 && strcmp(k, "max_crops") == 0) {
+      MX_TRY(get_int(f, k, 1, MX_IMAGE_MOLMO2_MAX_CROPS, &p->max_crops));
+    } else if (t->kind == MX_IMAGE_PROC_MOLMO2 && strcmp(k, "overlap_margins") == 0) {
+      MX_TRY(get_pair(f, k, 0, 1024, p->overlap_margins));
+    } else if (t->kind == MX_IMAGE_PROC_MOLMO2 && strcmp(k, "pooling_size") == 0) {
+      MX_TRY(get_pair(f, k, 1, 64, p->pooling_size));
     } else if (t->gemma3 && strcmp(k, "do_pan_and_scan") == 0) {
       bool pas = false;
       MX_TRY(get_bool(root, k, &pas));
@@ -259,6 +311,7 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "'do_convert_rgb' false is not supported");
   if (t->kind == MX_IMAGE_PROC_CLIP && !p->shortest_edge && !p->size_h)
     return mx_error_set(MX_ERR_PARSE, "'size' gives no size");
+  if (t->kind == MX_IMAGE_PROC_MOLMO2) MX_TRY(check_molmo2(p));
   if (t->kind == MX_IMAGE_PROC_QWEN2_VL && p->min_pixels > p->max_pixels)
     return mx_error_set(MX_ERR_PARSE, "min_pixels %lld is above max_pixels %lld",
                         (long long)p->min_pixels, (long long)p->max_pixels);

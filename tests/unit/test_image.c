@@ -1,7 +1,8 @@
 // The image module's contracts below the CLI (tests/cli_image.sh and tests/image_reference.py
 // hold it to transformers + PIL): every prefix of a real PNG and JPEG is an error, never a crash
 // or a success; the pixel limit names the dimensions; the resize keeps a flat image flat and
-// copies at the same size; Qwen2-VL's patch layout; configuration errors name their field.
+// copies at the same size; Qwen2-VL's patch layout; Molmo2's crops and pooling indices;
+// configuration errors name their field.
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,72 @@ static void test_qwen_layout(void) {
   mx_image_free(&img);
 }
 
+static mx_status_t molmo2(const char *extra, const mx_image_t *img, mx_pixels_t *px) {
+  char json[512];
+  snprintf(json, sizeof json, "{\"image_processor_type\": \"Molmo2ImageProcessor\"%s}", extra);
+  mx_image_proc_t p;
+  mx_status_t st = parse(json, &p);
+  return st == MX_OK ? mx_image_preprocess(&p, img, px) : st;
+}
+
+// Molmo2 on an image of exactly its canvas (the resize is then the identity): crops of 4 x 4
+// patches of 2 pixels overlapping by one patch on each side, a 2 x 2 tiling, every patch value
+// the canvas sample it covers; the pooled patches cover the canvas exactly once.
+static void test_molmo2_layout(void) {
+  // Window 2 patches of 2 px: canvas 2 * 4 + 4 = 12 px, cut into crops at 0 and 4.
+  const char *cfg =
+      ", \"size\": 8, \"patch_size\": 2, \"overlap_margins\": [1, 1], \"max_crops\": 4, "
+      "\"do_rescale\": false, \"do_normalize\": false";
+  mx_image_t img = {.width = 12, .height = 12, .rgb = malloc(12 * 12 * 3)};
+  if (!img.rgb) return;
+  for (int y = 0; y < 12; y++)
+    for (int x = 0; x < 12; x++)
+      for (int c = 0; c < 3; c++) img.rgb[(y * 12 + x) * 3 + c] = (uint8_t)(x + 16 * y + 80 * c);
+  mx_pixels_t px;
+  CHECK_OK(molmo2(cfg, &img, &px));
+  CHECK(px.rank == 3 && px.shape[0] == 5 && px.shape[1] == 16 && px.shape[2] == 12);
+  int bad = 0;
+  for (int64_t k = 1; px.data && k < 5; k++)  // crop k - 1 of the 2 x 2 tiling
+    for (int64_t pt = 0; pt < 16; pt++)
+      for (int64_t i = 0; i < 12; i++) {
+        int64_t y = ((k - 1) / 2) * 4 + (pt / 4) * 2 + i / 6, x = ((k - 1) % 2) * 4 + (pt % 4) * 2;
+        x += (i % 6) / 3;
+        float want = (float)(uint8_t)(x + 16 * y + 80 * (i % 3));
+        bad += px.data[(k * 16 + pt) * 12 + i] != want;
+      }
+  CHECK_MSG(bad == 0, "%d Molmo2 patch values misplaced", bad);
+  // Global view 4 x 4 patches pooled 2 x 2 into 2 x 2 tokens; the canvas 6 x 6 patches into 3 x 3.
+  CHECK(px.image_grid[0] == 2 && px.image_grid[1] == 2 && px.image_grid[2] == 3 &&
+        px.image_grid[3] == 3);
+  CHECK(px.pooling && px.pooling_shape[0] == 13 && px.pooling_shape[1] == 4);
+  if (px.pooling) {
+    CHECK(px.pooling[0] == 0 && px.pooling[1] == 1 && px.pooling[2] == 4 && px.pooling[3] == 5);
+    int seen[80] = {0}, count = 0;
+    for (int64_t i = 4 * 4; i < 13 * 4; i++) {
+      int32_t v = px.pooling[i];
+      CHECK(v >= 16 && v < 80);
+      if (v >= 16 && v < 80) count += seen[v]++ == 0;
+    }
+    CHECK_MSG(count == 36, "the pooled crop patches cover %d of the 36 canvas patches", count);
+    // The canvas patch at row 2, column 0 is crop 0's patch (2, 0), not crop 2's (overlap).
+    CHECK(px.pooling[(4 + 3) * 4 + 0] == 16 + 8);
+  }
+  mx_pixels_free(&px);
+  // An image smaller than the margins (negative scales: the largest wins) still gets one crop;
+  // a wide strip gets a single row of tiles.
+  mx_image_t tiny = {.width = 3, .height = 2, .rgb = calloc(3 * 2 * 3, 1)};
+  CHECK(tiny.rgb && molmo2("", &tiny, &px) == MX_OK);
+  CHECK(px.shape[0] == 2 && px.shape[1] == 729 && px.shape[2] == 588 && px.pooling_shape[0] == 392);
+  mx_pixels_free(&px);
+  mx_image_t strip = {.width = 2000, .height = 150, .rgb = calloc(2000 * 150 * 3, 1)};
+  CHECK(strip.rgb && molmo2("", &strip, &px) == MX_OK);
+  CHECK(px.shape[0] == 9 && px.image_grid[2] == 14 && px.image_grid[3] == 4 * 19 + 4);
+  mx_pixels_free(&px);
+  mx_image_free(&strip);
+  mx_image_free(&tiny);
+  mx_image_free(&img);
+}
+
 static void test_config(void) {
   mx_image_proc_t p;
   CHECK_OK(
@@ -159,6 +226,16 @@ static void test_config(void) {
        "do_convert_rgb"},
       {"{\"image_processor_type\": \"SiglipImageProcessor\", \"image_mean\": [1, 2]}",
        "image_mean"},
+      {"{\"image_processor_type\": \"Molmo2ImageProcessor\", \"size\": {\"height\": 378, "
+       "\"width\": 336}}",
+       "square"},
+      {"{\"image_processor_type\": \"Molmo2ImageProcessor\", \"overlap_margins\": [14, 13]}",
+       "overlap_margins"},
+      {"{\"image_processor_type\": \"Molmo2ImageProcessor\", \"pooling_size\": [2]}",
+       "pooling_size"},
+      {"{\"image_processor_type\": \"Molmo2ImageProcessor\", \"max_crops\": 65}", "max_crops"},
+      {"{\"image_processor_type\": \"Molmo2ImageProcessor\", \"resample\": 3}", "resample"},
+      {"{\"image_processor_type\": \"Molmo2ImageProcessor\", \"size\": 380}", "multiple"},
       {"[]", "not a JSON object"},
       {"{\"do_resize\": true}", "image_processor_type"},
   };
@@ -187,6 +264,7 @@ int main(void) {
   test_limits();
   test_resize();
   test_qwen_layout();
+  test_molmo2_layout();
   test_config();
   return mx_test_finish();
 }

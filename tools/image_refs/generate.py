@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes the image test data of tests/data/image/ from sources nobody here wrote.
 
-Run once on a developer machine (not in CI), in a scratch environment outside the repository:
+Run once on a developer machine (not in CI), in a scratch environment outside the repository
+(torch and torchvision for Molmo2's processor, which has no PIL variant):
 
     python3 -m venv /tmp/imgenv
-    /tmp/imgenv/bin/pip install transformers pillow numpy scikit-image
+    /tmp/imgenv/bin/pip install transformers pillow numpy scikit-image torch torchvision
     /tmp/imgenv/bin/python tools/image_refs/generate.py tests/data/image
 
 Inputs: photographs that scikit-image's wheel ships (public domain or CC0, see LICENSES below),
@@ -15,7 +16,9 @@ References: what transformers' PIL image processors return for PIL.Image.open(in
   <image>.<config>.npz pixel_values stored exactly: `codes` (uint8, the shape of pixel_values)
                        and `table` (float32 [3, 256], the processor's own rescale + normalize of
                        every 8-bit level); pixel_values == table[channel, codes] is asserted
-                       bit for bit before saving. `grid_thw` for Qwen2-VL.
+                       bit for bit before saving. `grid_thw` for Qwen2-VL; for Molmo2 (pixel_values
+                       [crops, patches, P*P*3], channels last) `pooling` (image_token_pooling,
+                       int32) and `grids` (image_grids, int64 [4]).
 manifest.json lists every case with the library versions used.
 """
 import io
@@ -35,6 +38,7 @@ from transformers.image_transforms import convert_to_rgb
 from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
 from transformers.models.llava.image_processing_pil_llava import LlavaImageProcessorPil
+from transformers.models.molmo2.image_processing_molmo2 import Molmo2ImageProcessor
 from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 from transformers.models.siglip.image_processing_pil_siglip import SiglipImageProcessorPil
 
@@ -89,12 +93,26 @@ CONFIGS = {
                       "processor_class": "Qwen2VLProcessor", "min_pixels": 3136,
                       "max_pixels": 50176, "patch_size": 14, "temporal_patch_size": 2,
                       "merge_size": 2, "image_mean": CLIP_MEAN, "image_std": CLIP_STD},
+    # allenai/Molmo2-8B's processor (the class defaults, as to_dict() writes them).
+    "molmo2": {"image_processor_type": "Molmo2ImageProcessor", "processor_class": "Molmo2Processor",
+               "do_convert_rgb": True, "do_resize": True, "resample": 2, "do_rescale": True,
+               "rescale_factor": 0.00392156862745098, "do_normalize": True, "max_crops": 8,
+               "overlap_margins": [4, 4], "patch_size": 14, "pooling_size": [2, 2],
+               "size": {"height": 378, "width": 378}, "image_mean": [0.5, 0.5, 0.5],
+               "image_std": [0.5, 0.5, 0.5]},
+    # Smaller crops, unequal margins, a 3 x 3 pooling window (pads on both sides), CLIP's mean.
+    "molmo2_small": {"image_processor_type": "Molmo2ImageProcessor",
+                     "processor_class": "Molmo2Processor", "max_crops": 6,
+                     "overlap_margins": [3, 2], "patch_size": 14, "pooling_size": [3, 3],
+                     "size": {"height": 224, "width": 224}, "image_mean": CLIP_MEAN,
+                     "image_std": CLIP_STD},
 }
 CLASSES = {"CLIPImageProcessor": CLIPImageProcessorPil,
            "LlavaImageProcessor": LlavaImageProcessorPil,
            "SiglipImageProcessor": SiglipImageProcessorPil,
            "Gemma3ImageProcessor": Gemma3ImageProcessorPil,
-           "Qwen2VLImageProcessor": Qwen2VLImageProcessorPil}
+           "Qwen2VLImageProcessor": Qwen2VLImageProcessorPil,
+           "Molmo2ImageProcessor": Molmo2ImageProcessor}
 
 
 def png_bytes(width, height, color_type, depth, rows, interlace=False):
@@ -189,12 +207,12 @@ def inputs():
 # Which processor configurations run on which inputs.
 PLAN = {
     "astronaut.png": ["llava15", "llava15_pad", "gemma3", "siglip384", "qwen2vl"],
-    "chelsea.png": ["llava15", "llava15_pad", "siglip384", "qwen2vl", "qwen2vl_small"],
-    "coffee.png": ["llava15_pad", "qwen2vl_small"],
+    "chelsea.png": ["llava15", "llava15_pad", "siglip384", "qwen2vl", "qwen2vl_small", "molmo2"],
+    "coffee.png": ["llava15_pad", "qwen2vl_small", "molmo2_small"],
     "camera_gray.png": ["llava15"],
-    "rocket.jpg": ["llava15", "llava15_pad", "gemma3", "qwen2vl", "qwen2vl_small"],
+    "rocket.jpg": ["llava15", "llava15_pad", "gemma3", "qwen2vl", "qwen2vl_small", "molmo2"],
     "retina.jpg": ["siglip384"],
-    "hubble_444.jpg": ["qwen2vl_small"],
+    "hubble_444.jpg": ["qwen2vl_small", "molmo2_small"],
     "coffee_progressive.jpg": ["llava15"],
     "camera_gray.jpg": [],
     "chelsea_exif6.jpg": ["qwen2vl_small"],
@@ -252,6 +270,13 @@ def table_of(proc):
     """The processor's own rescale + normalize of every 8-bit level, per channel."""
     ramp = np.repeat(np.arange(256, dtype=np.uint8)[None, :, None], 3, axis=2)  # [1, 256, 3]
     kw = dict(do_resize=False, do_center_crop=False, do_pad=False)
+    if isinstance(proc, Molmo2ImageProcessor):
+        # Molmo2 always resizes; its own rescale + normalize of a ramp of every level.
+        import torch
+        levels = torch.arange(256, dtype=torch.uint8).reshape(1, 1, 1, 256).expand(1, 3, 1, 256)
+        out = proc.rescale_and_normalize(levels, proc.do_rescale, proc.rescale_factor,
+                                         proc.do_normalize, proc.image_mean, proc.image_std)
+        return out[0, :, 0, :].numpy().astype(np.float32)
     if isinstance(proc, Qwen2VLImageProcessorPil):
         # Qwen2-VL patchifies; a 28 x 28 tile of each level per channel, read back per patch.
         t = np.zeros((3, 256), np.float32)
@@ -315,7 +340,10 @@ def main():
             im = Image.open(path)
             o = procs[cname](images=im, return_tensors="np")
             pv = np.asarray(o["pixel_values"])
-            if pv.ndim == 4:
+            molmo2 = "image_token_pooling" in o
+            if molmo2:
+                channel_of = lambda s: np.broadcast_to(np.arange(s[2]) % 3, s)
+            elif pv.ndim == 4:
                 pv = pv[0]  # [3, H, W]
                 channel_of = lambda s: np.broadcast_to(np.arange(3)[:, None, None], s)
             else:
@@ -324,6 +352,11 @@ def main():
             codes = encode_exact(pv.astype(np.float32), tables[cname], channel_of)
             arrays = {"codes": codes, "table": tables[cname]}
             case = {"input": name, "config": cname, "shape": list(pv.shape)}
+            if molmo2:
+                arrays["pooling"] = np.asarray(o["image_token_pooling"], np.int32)
+                arrays["grids"] = np.asarray(o["image_grids"], np.int64)[0]
+                case["channels_last"] = True
+                case["image_grids"] = arrays["grids"].tolist()
             if "image_grid_thw" in o:
                 arrays["grid_thw"] = np.asarray(o["image_grid_thw"], np.int64)
                 case["grid_thw"] = arrays["grid_thw"][0].tolist()

@@ -1,6 +1,7 @@
 // `mlxcel image`: see what a vision model would see. Decodes a PNG / JPEG, prints what it holds
 // and, with a model's preprocessor_config.json, the processor's pixel_values (shape, range) and
-// Qwen2-VL's image_grid_thw; writes the arrays as .npy for comparisons with transformers.
+// Qwen2-VL's image_grid_thw or Molmo2's image_grids; writes the arrays as .npy for comparisons with
+// transformers.
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,8 @@ static void image_usage(FILE *out) {
           "Decodes IMAGE (PNG or JPEG) to 8-bit RGB and prints its format and size. With -m DIR\n"
           "(DIR/preprocessor_config.json) or --config FILE it also runs the model's image\n"
           "processor (CLIP / LLaVA, SigLIP / Gemma 3, Qwen2-VL, as transformers' PIL-based\n"
-          "processors) and prints the shape and range of pixel_values, and image_grid_thw for\n"
-          "Qwen2-VL.\n"
+          "processors; Molmo2, as its torchvision-based one) and prints the shape and range of\n"
+          "pixel_values, image_grid_thw for Qwen2-VL and image_grids for Molmo2.\n"
           "\n"
           "Options:\n"
           "  -m, --model DIR        model directory holding preprocessor_config.json\n"
@@ -26,7 +27,9 @@ static void image_usage(FILE *out) {
           "  --pixels-npy FILE      write pixel_values as float32 .npy\n"
           "  --decoded-npy FILE     write the decoded image as uint8 .npy [H, W, 3]\n"
           "  --resized-npy FILE     write the processor's 8-bit image before rescaling (after\n"
-          "                         pad / resize / crop) as uint8 .npy [H, W, 3]\n"
+          "                         pad / resize / crop; Molmo2: its canvas) as uint8 .npy\n"
+          "                         [H, W, 3]\n"
+          "  --pooling-npy FILE     write Molmo2's image_token_pooling as int32 .npy\n"
           "  -h, --help             show this help\n"
           "\n"
           "EXIF orientation is not applied (neither PIL's Image.open nor the processors do);\n"
@@ -72,7 +75,7 @@ static const char *resample_name(mx_resample_t r) {
 
 int mx_cli_cmd_image(int argc, char **argv) {
   const char *cmd = "image", *dir = NULL, *config = NULL, *path = NULL;
-  const char *pixels_npy = NULL, *decoded_npy = NULL, *resized_npy = NULL;
+  const char *pixels_npy = NULL, *decoded_npy = NULL, *resized_npy = NULL, *pooling_npy = NULL;
   bool json = false;
   mx_image_limits_t lim = {0};
   for (int i = 1; i < argc; i++) {
@@ -96,6 +99,9 @@ int mx_cli_cmd_image(int argc, char **argv) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--resized-npy", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       resized_npy = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--pooling-npy", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      pooling_npy = v;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--max-pixels", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       if (!mx_cli_parse_int(cmd, "--max-pixels", v, 1, INT64_MAX, &lim.max_pixels))
@@ -113,9 +119,10 @@ int mx_cli_cmd_image(int argc, char **argv) {
   if (!path) return mx_cli_usage_error(cmd, image_usage, "missing IMAGE");
   if (dir && config)
     return mx_cli_usage_error(cmd, image_usage, "give -m DIR or --config, not both");
-  if ((pixels_npy || resized_npy) && !dir && !config)
+  if ((pixels_npy || resized_npy || pooling_npy) && !dir && !config)
     return mx_cli_usage_error(cmd, image_usage,
-                              "--pixels-npy and --resized-npy need -m DIR or --config FILE");
+                              "--pixels-npy, --resized-npy and --pooling-npy need -m DIR or "
+                              "--config FILE");
 
   mx_image_proc_t proc;
   bool have_proc = dir || config;
@@ -147,6 +154,11 @@ int mx_cli_cmd_image(int argc, char **argv) {
     st = mx_cli_write_npy(resized_npy, "|u1", 1, px.rgb, dims, 3);
   }
   if (st == MX_OK && pixels_npy) st = mx_cli_write_npy_f32(pixels_npy, px.data, px.shape, px.rank);
+  if (st == MX_OK && pooling_npy && !px.pooling)
+    st = mx_error_set(MX_ERR_INVALID_ARG, "--pooling-npy: %s computes no image_token_pooling",
+                      proc.type_name);
+  if (st == MX_OK && pooling_npy)
+    st = mx_cli_write_npy(pooling_npy, "<i4", 4, px.pooling, px.pooling_shape, 2);
   if (st != MX_OK) {
     mx_pixels_free(&px);
     mx_image_free(&img);
@@ -174,6 +186,11 @@ int mx_cli_cmd_image(int argc, char **argv) {
       if (proc.kind == MX_IMAGE_PROC_QWEN2_VL)
         printf(", \"image_grid_thw\": [%lld, %lld, %lld]", (long long)px.grid_thw[0],
                (long long)px.grid_thw[1], (long long)px.grid_thw[2]);
+      if (px.pooling)
+        printf(", \"image_grids\": [%lld, %lld, %lld, %lld], \"image_token_pooling\": [%lld, %lld]",
+               (long long)px.image_grid[0], (long long)px.image_grid[1],
+               (long long)px.image_grid[2], (long long)px.image_grid[3],
+               (long long)px.pooling_shape[0], (long long)px.pooling_shape[1]);
     }
     printf("}\n");
   } else {
@@ -190,6 +207,11 @@ int mx_cli_cmd_image(int argc, char **argv) {
       if (proc.kind == MX_IMAGE_PROC_QWEN2_VL)
         printf("image_grid_thw: [%lld, %lld, %lld]\n", (long long)px.grid_thw[0],
                (long long)px.grid_thw[1], (long long)px.grid_thw[2]);
+      if (px.pooling)
+        printf("image_grids: [%lld, %lld, %lld, %lld], image_token_pooling: [%lld, %lld]\n",
+               (long long)px.image_grid[0], (long long)px.image_grid[1],
+               (long long)px.image_grid[2], (long long)px.image_grid[3],
+               (long long)px.pooling_shape[0], (long long)px.pooling_shape[1]);
     }
   }
   mx_pixels_free(&px);
