@@ -197,7 +197,8 @@ def against_dequantized(path, bound, interp=False):
     """The file vs a Hugging Face folder written from gguf's reader and dequantizer: config.json
     from the metadata, every tensor dequantized, renamed and (llama) un-permuted. --quant none
     (our unpacking) and, with interp, the interpreter's packed graph must equal it bit for bit;
-    the cpu backend's packed run must stay within bound."""
+    the cpu backend's packed run must stay within bound (exact kernels; the default ones within
+    a bound relative to the logits)."""
     fn = os.path.basename(path)
     r = gguf.GGUFReader(path)
     f = r.fields
@@ -244,12 +245,19 @@ def against_dequantized(path, bound, interp=False):
     if interp:
         check_equal(f"{fn} packed vs gguf's dequantization, both on the interpreter",
                     lg(path, "--backend", "interp"), lg(d, "--backend", "interp"))
-    got = lg(path)
-    diff = float(np.max(np.abs(got.astype(np.float64) - want)))
-    print(f"{fn} packed on the cpu backend vs gguf's dequantization: max |logit difference| "
-          f"{diff:.3g} (bound {bound:g}; logits up to {float(np.max(np.abs(want))):.3g})")
-    if diff > bound:
-        sys.exit(f"{fn}: max difference {diff:.3g} over the bound {bound:g}")
+    # 'exact' sums the f32 products in another order; the default kernels quantize activations
+    # to 16 bits on AVX-512 VNNI machines (decode and prefill), an error that grows with the
+    # logits: measured 6.6e-4 of the largest on kquants' random blocks (logits up to 1e3).
+    scale = float(np.max(np.abs(want)))
+    for kernel, b in (("exact", bound), ("auto", max(bound, 2e-3 * scale))):
+        os.environ["MLXCEL_QUANT_KERNEL"] = kernel
+        got = lg(path)
+        del os.environ["MLXCEL_QUANT_KERNEL"]
+        diff = float(np.max(np.abs(got.astype(np.float64) - want)))
+        print(f"{fn} packed on the cpu backend ({kernel}) vs gguf's dequantization: max |logit "
+              f"difference| {diff:.3g} (bound {b:g}; logits up to {scale:.3g})")
+        if diff > b:
+            sys.exit(f"{fn}: max difference {diff:.3g} over the bound {b:g} ({kernel} kernels)")
 
 
 if CASE == "llamacpp":

@@ -35,9 +35,9 @@ typedef struct mx_cpu_features {
   // corresponding register state (XCR0), so a true flag means "usable".
   bool avx2, fma, f16c;
   bool avx512f, avx512bw, avx512vl, avx512dq, avx512vnni, avx512bf16;
-  // AMX-TILE + AMX-BF16, with XCR0's tile state and (Linux) the permission to use the tile data
-  // granted to this process (requested once, at detection).
-  bool amx_bf16;
+  // AMX-TILE + AMX-BF16 / AMX-INT8, with XCR0's tile state and (Linux) the permission to use
+  // the tile data granted to this process (requested once, at detection).
+  bool amx_bf16, amx_int8;
   // ARM64 (reserved for the NEON variants; always false until they exist).
   bool neon, neon_fp16, neon_dotprod;
   int logical_cpus;    // CPUs this process may run on (affinity mask)

@@ -57,6 +57,7 @@ static void detect_x86(mx_cpu_features_t *f) {
   amx = false;
 #endif
   f->amx_bf16 = amx && f->avx512f && f->avx512bf16;
+  f->amx_int8 = amx && ((d >> 25) & 1) && f->avx512f && f->avx512vnni;
 }
 #endif
 

@@ -38,7 +38,9 @@ const mx_cpu_qkernels_t *mx_cpu_qkernels_for(const mx_cpu_kernels_t *kt, int bit
   bool vnni_ok = mx_cpu_features()->avx512vnni;
   switch (kt ? kt->isa : MX_CPU_ISA_SCALAR) {
     case MX_CPU_ISA_AVX512:
-      if (vnni_ok && choice == MX_CPU_QKERNEL_VNNI16) return &mx_cpu_qkernels_avx512_vnni16;
+      if (vnni_ok && choice == MX_CPU_QKERNEL_VNNI16)
+        return mx_cpu_features()->amx_int8 ? &mx_cpu_qkernels_avx512_vnni16_amx
+                                           : &mx_cpu_qkernels_avx512_vnni16;
       if (vnni_ok && choice == MX_CPU_QKERNEL_VNNI) return &mx_cpu_qkernels_avx512_vnni;
       return &mx_cpu_qkernels_avx512;
     case MX_CPU_ISA_AVX2:
@@ -268,8 +270,24 @@ void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cp
 
 enum { QKC = 256 };  // k values per dequantized block (a multiple of every group size)
 
+// Integer prefill (qk->gemm): threads split the 16-row panels, and the rows of x when panels
+// are fewer than threads.
+static void qgemm_int(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,
+                      int64_t m, int ith, int nth) {
+  int64_t gn = w->panels < nth ? (w->panels > 0 ? w->panels : 1) : nth, gm = nth / gn;
+  if (ith >= gn * gm) return;
+  int64_t p0, p1, m0, m1;
+  split_units(w->panels, (int)(ith % gn), (int)gn, &p0, &p1);
+  split_units(m, (int)(ith / gn), (int)gm, &m0, &m1);
+  if (p1 > p0 && m1 > m0) w->qk->gemm(w, x, ldx, y, ldy, m0, m1, p0, p1);
+}
+
 void mx_cpu_qgemm(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,
                   int64_t m, int ith, int nth) {
+  if (w->qk->gemm) {
+    qgemm_int(w, x, ldx, y, ldy, m, ith, nth);
+    return;
+  }
   const mx_cpu_kernels_t *kt = w->kt;
   const int nr = kt->nr, mr = kt->mr, sub = nr / MX_QR;
   int64_t fpanels = (w->n + nr - 1) / nr;  // f32 panels of nr rows

@@ -23,10 +23,14 @@
 //     group's max |x| per weight);
 //   VNNI path (MX_CPU_QKERNEL_VNNI): the same with 8-bit activations (dx_j = max|x| / 127,
 //     one vpdpbusd per chunk): ~1.6x faster than VNNI16 and 256 times less accurate.
-// Prefill (GEMM, m > 1): a panel slice of KC k-values is dequantized (w = (u - o) s [+ b], the
-// decomposition's arithmetic) into an L1/L2-resident f32 block and fed to the f32 GEMM
-// microkernel of mlxcel/cpu.h. Every row is computed by one thread in a fixed order, so results
-// are bit-identical for any thread count.
+// Prefill (GEMM, m > 1), VNNI16 path: each row of x is prepared as the GEMV prepares it and
+//   the integer sums of 4 rows at a time share each weight load (8 vpdpbusd per 64 bytes
+//   instead of 2), or of 16 rows in AMX-INT8 tiles (TDPBSUD, 16 x 16 x 64 products per
+//   instruction), so a prefill row equals that row's decode bit for bit. Other paths: a panel
+//   slice of KC k-values is dequantized (w = (u - o) s [+ b], the decomposition's arithmetic)
+//   into an L1/L2-resident f32 block and fed to the f32 GEMM microkernel of mlxcel/cpu.h.
+// Every row is computed by one thread in a fixed order, so results are bit-identical for any
+// thread count.
 #ifndef MX_CPU_KERNELS_Q_H
 #define MX_CPU_KERNELS_Q_H
 
@@ -86,6 +90,11 @@ struct mx_cpu_qkernels {
   // arithmetic); k0 and kc multiples of 8.
   void (*dequant)(const mx_cpu_qpacked_t *w, int64_t p, int64_t k0, int64_t kc, float *dst,
                   int64_t ld);
+  // Prefill on quantized activations (NULL: the dequantizing GEMM below): y[i * ldy + p*16 + r]
+  // for rows i in [m0, m1) of x (row stride ldx) and panels [p0, p1), each row exactly as prep +
+  // gemv compute it (bit for bit), several rows per weight load.
+  void (*gemm)(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,
+               int64_t m0, int64_t m1, int64_t p0, int64_t p1);
 };
 
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_scalar;
@@ -100,6 +109,12 @@ extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx2;
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512;
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni;
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16;
+// VNNI16 with its prefill on AMX-INT8 tiles (kernels_q_amx.c): the same results (GEMV and GEMM
+// bit for bit), where the CPU and the OS allow the tiles (mx_cpu_features()->amx_int8).
+extern const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16_amx;
+// Its GEMM entry (kernels_q_amx.c; groups over 128 take the AVX-512 VNNI16 GEMM).
+void mx_cpu_qgemm_amx(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,
+                      int64_t m0, int64_t m1, int64_t p0, int64_t p1);
 #endif
 
 // The quantized kernels for `bits`-bit weights with f32 table kt and the caller's choice (cpu.h):

@@ -7,18 +7,11 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "cpu/kernels_q_vnni16.h"
 #include "cpu/prefetch.h"
 
-#define MX_T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")))
 #define MX_TVNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma,f16c")))
 
-// 16 scales / biases of one (panel, group) as f32, from f16 or f32 storage. always_inline: the
-// VNNI16 instances pass a constant f16.
-MX_T512 static inline __attribute__((always_inline)) __m512 params16(const void *a, int64_t i,
-                                                                     bool f16) {
-  if (f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)a + i)));
-  return _mm512_loadu_ps((const float *)a + i);
-}
 MX_T512 static inline __m512 load_params(const mx_cpu_qpacked_t *w, const void *a, int64_t i) {
   return params16(a, i, w->f16);
 }
@@ -323,21 +316,11 @@ MX_TVNNI static void prep_vnni16(const mx_cpu_qpacked_t *w, const float *x, mx_q
   }
 }
 
-// One group's contribution from its 16-bit sums hs = sum u h and ls = sum u l of the 16 rows:
-// ys += s dx (256 hs + ls - z xqsum), and for affine weights yb += (b + z s) xsum. The scale and
-// the bias terms go to separate accumulators so that consecutive groups do not chain two FMAs.
+// One group's contribution (kernels_q_vnni16.h) from the activation data of a.
 MX_TVNNI static inline __attribute__((always_inline)) void vnni16_group_out(
     const mx_cpu_qpacked_t *w, const mx_qact_t *a, int64_t p, int64_t j, __m512i hs, __m512i ls,
     int z, bool f16, bool affine, __m512 *ys, __m512 *yb) {
-  __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(hs, 8), ls);
-  isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(z * a->xqsum[j]));
-  int64_t pi = (p * w->groups + j) * MX_QR;
-  __m512 s = params16(w->s, pi, f16);
-  *ys = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(s, _mm512_set1_ps(a->dx[j])), *ys);
-  if (affine) {
-    *yb = _mm512_fmadd_ps(_mm512_fmadd_ps(s, _mm512_set1_ps((float)z), params16(w->b, pi, f16)),
-                          _mm512_set1_ps(a->xsum[j]), *yb);
-  }
+  mx_q_vnni16_out(w, p, j, hs, ls, z, f16, affine, a->dx[j], a->xqsum[j], a->xsum[j], ys, yb);
 }
 
 // The 4-bit loop. Two chunks of 8 k per step (groups are multiples of 32, mx_cpu_qsrc_ok) into
@@ -448,12 +431,107 @@ MX_TVNNI static void gemv_vnni16(const mx_cpu_qpacked_t *w, const float *x, cons
   }
 }
 
+// ---- VNNI16 prefill: the GEMV's arithmetic for QM rows of x per weight load ----
+//
+// The rows' activations are prepared by prep_vnni16 and every output goes through the same
+// exact integer sums and the same float steps (vnni16_group_out, groups in order) as the GEMV:
+// a prefill row equals its decode bit for bit. Panels go in blocks of about QGEMM_L2 bytes,
+// which stay in L2 while the row blocks pass over them; a row block is prepared once per panel
+// block (O(k) per row against O(16 k) per panel: a few percent at most).
+enum { QM = 4, QGEMM_L2 = 256 * 1024 };
+
+typedef struct {
+  _Alignas(64) int8_t xq[QM][MX_Q_MAX_K];
+  _Alignas(64) int8_t xl[QM][MX_Q_MAX_K];
+  _Alignas(64) float xsum[QM][MX_Q_MAX_K / 32];
+  _Alignas(64) float dx[QM][MX_Q_MAX_K / 32];
+  _Alignas(64) int32_t xqsum[QM][MX_Q_MAX_K / 32];
+} qgemm_act_t;
+
+// One panel for mb <= QM prepared rows: y[i * ldy + p * 16 + r].
+MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm_panel(
+    const mx_cpu_qpacked_t *w, const mx_qact_t *a, int mb, float *y, int64_t ldy, int64_t p) {
+  const int64_t g = w->group;
+  const bool f16 = w->f16, affine = w->b != NULL, q4 = w->bits == 4;
+  const int z = q4 ? 8 : 128;
+  const __m512i m4 = _mm512_set1_epi8(15);
+  __m512 ys[QM], yb[QM];
+  for (int i = 0; i < QM; i++) ys[i] = yb[i] = _mm512_setzero_ps();
+  const uint8_t *qp = w->q + p * w->k * MX_QR * w->bits / 8;
+  for (int64_t j = 0; j < w->groups; j++) {
+    __m512i h[QM], l[QM], hh[QM], lh[QM];  // hh / lh: 4-bit high nibbles (16 u, divided below)
+    for (int i = 0; i < QM; i++) h[i] = l[i] = hh[i] = lh[i] = _mm512_setzero_si512();
+    if (q4) {
+      const uint8_t *qg = qp + j * (g / 2) * MX_QR;
+      for (int64_t c = 0; c < g; c += 8) {  // one chunk of 8 k: low nibbles k..k+3, high k+4..
+        __m512i v = _mm512_load_si512((const void *)(qg + c / 2 * MX_QR));
+        __m512i vlo = _mm512_and_si512(v, m4), vhi = _mm512_andnot_si512(m4, v);
+        for (int i = 0; i < mb; i++) {
+          const int8_t *xh = a[i].xq + j * g + c, *xl = a[i].xl + j * g + c;
+          h[i] = dpbusd_b(h[i], vlo, xh);
+          l[i] = dpbusd_b(l[i], vlo, xl);
+          hh[i] = dpbusd_b(hh[i], vhi, xh + 4);
+          lh[i] = dpbusd_b(lh[i], vhi, xl + 4);
+        }
+      }
+    } else {
+      const uint8_t *qg = qp + j * g * MX_QR;
+      for (int64_t c = 0; c < g; c += 4) {  // one chunk of 4 k
+        __m512i v = _mm512_load_si512((const void *)(qg + c * MX_QR));
+        for (int i = 0; i < mb; i++) {
+          h[i] = dpbusd_b(h[i], v, a[i].xq + j * g + c);
+          l[i] = dpbusd_b(l[i], v, a[i].xl + j * g + c);
+        }
+      }
+    }
+    for (int i = 0; i < mb; i++) {
+      __m512i hs = h[i], ls = l[i];
+      if (q4) {
+        hs = _mm512_add_epi32(hs, _mm512_srai_epi32(hh[i], 4));
+        ls = _mm512_add_epi32(ls, _mm512_srai_epi32(lh[i], 4));
+      }
+      vnni16_group_out(w, &a[i], p, j, hs, ls, z, f16, affine, &ys[i], &yb[i]);
+    }
+  }
+  for (int i = 0; i < mb; i++)
+    _mm512_mask_storeu_ps(y + i * ldy + p * MX_QR, row_mask(w, p), _mm512_add_ps(ys[i], yb[i]));
+}
+
+MX_TVNNI static void gemm_vnni16(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y,
+                                 int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  static _Thread_local qgemm_act_t act;  // 300 KiB: off the (pool threads') stacks
+  mx_qact_t a[QM];
+  for (int i = 0; i < QM; i++)
+    a[i] = (mx_qact_t){act.xsum[i], act.xq[i], act.xl[i], act.dx[i], act.xqsum[i]};
+  int64_t panel_bytes = w->k * MX_QR * w->bits / 8;
+  int64_t pb = QGEMM_L2 / (panel_bytes > 0 ? panel_bytes : 1);
+  if (pb < 1) pb = 1;
+  for (int64_t pa = p0; pa < p1; pa += pb) {
+    int64_t pz = pa + pb < p1 ? pa + pb : p1;
+    for (int64_t i0 = m0; i0 < m1; i0 += QM) {
+      int mb = m1 - i0 < QM ? (int)(m1 - i0) : QM;
+      for (int i = 0; i < mb; i++) prep_vnni16(w, x + (i0 + i) * ldx, &a[i]);
+      for (int64_t p = pa; p < pz; p++) vnni16_gemm_panel(w, a, mb, y + i0 * ldy, ldy, p);
+    }
+  }
+}
+
 const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16 = {
     .name = "avx512-vnni16",
     .layout = MX_QL_VNNI,
     .prep = prep_vnni16,
     .gemv = gemv_vnni16,
     .dequant = dequant,
+    .gemm = gemm_vnni16,
+};
+
+const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16_amx = {
+    .name = "avx512-vnni16+amx",
+    .layout = MX_QL_VNNI,
+    .prep = prep_vnni16,
+    .gemv = gemv_vnni16,
+    .dequant = dequant,
+    .gemm = mx_cpu_qgemm_amx,
 };
 
 #endif  // __x86_64__

@@ -96,7 +96,7 @@ static void qw_free(qw_t *q) {
 
 // ---- Kernel tests ----
 
-static const mx_cpu_qkernels_t *g_tables[5];
+static const mx_cpu_qkernels_t *g_tables[6];
 static int g_n_tables;
 
 static void collect_tables(void) {
@@ -108,6 +108,7 @@ static void collect_tables(void) {
     if (mx_cpu_features()->avx512vnni) {
       g_tables[g_n_tables++] = &mx_cpu_qkernels_avx512_vnni;
       g_tables[g_n_tables++] = &mx_cpu_qkernels_avx512_vnni16;
+      if (mx_cpu_features()->amx_int8) g_tables[g_n_tables++] = &mx_cpu_qkernels_avx512_vnni16_amx;
     }
   }
 #endif
@@ -117,7 +118,7 @@ static const mx_cpu_kernels_t *f32_table_for(const mx_cpu_qkernels_t *qk) {
 #if defined(__x86_64__)
   if (qk == &mx_cpu_qkernels_avx2) return mx_cpu_kernels_get(MX_CPU_ISA_AVX2);
   if (qk == &mx_cpu_qkernels_avx512 || qk == &mx_cpu_qkernels_avx512_vnni ||
-      qk == &mx_cpu_qkernels_avx512_vnni16)
+      qk == &mx_cpu_qkernels_avx512_vnni16 || qk == &mx_cpu_qkernels_avx512_vnni16_amx)
     return mx_cpu_kernels_get(MX_CPU_ISA_AVX512);
 #endif
   (void)qk;
@@ -179,7 +180,8 @@ static void check_gemv(const qw_t *q, const mx_cpu_qkernels_t *qk, const char *l
     double tol = 4.0 * (double)(s->group + 2) * 0x1p-24 * mag;
 #if defined(__x86_64__)
     if (qk == &mx_cpu_qkernels_avx512_vnni) tol += vnni_bound(q, r, x, 127.0);
-    if (qk == &mx_cpu_qkernels_avx512_vnni16) tol += vnni_bound(q, r, x, 32639.0);
+    if (qk == &mx_cpu_qkernels_avx512_vnni16 || qk == &mx_cpu_qkernels_avx512_vnni16_amx)
+      tol += vnni_bound(q, r, x, 32639.0);
 #endif
     double e = fabs((double)y[r] - ref);
     if (e / tol > worst) worst = e / tol;
@@ -204,6 +206,15 @@ static void check_gemm(const qw_t *q, const mx_cpu_qkernels_t *qk, int64_t m, co
   for (int64_t i = 0; i < m; i++)
     same = same && memcmp(y + i * ldy, y2 + i * ldy, (size_t)s->n * sizeof *y) == 0;
   CHECK_MSG(same, "%s: gemm 1 vs 4 threads differ", label);
+  // An integer prefill (VNNI16) computes each row as the GEMV does: the same bits.
+  if (qk->gemm) {
+    for (int64_t i = 0; i < m && same; i++) {
+      mx_cpu_qgemv(p, x + i * ldx, y2, 0, 1);
+      same = memcmp(y + i * ldy, y2, (size_t)s->n * sizeof *y) == 0;
+      CHECK_MSG(same, "%s m=%lld: gemm row %lld differs from its gemv", label, (long long)m,
+                (long long)i);
+    }
+  }
   double worst = 0;
   for (int64_t i = 0; i < m; i++) {
     for (int64_t r = 0; r < s->n; r++) {
@@ -213,6 +224,18 @@ static void check_gemm(const qw_t *q, const mx_cpu_qkernels_t *qk, int64_t m, co
         mag += fabs(q->ref[r * s->k + kk] * x[i * ldx + kk]);
       }
       double tol = 4.0 * (double)(s->k + 4) * 0x1p-24 * mag + 1e-30;
+#if defined(__x86_64__)
+      if (qk->gemm) {  // 16-bit activations, the GEMV's arithmetic
+        double o = s->mode == MX_CPU_Q_INT8 ? 128 : s->mode == MX_CPU_Q_INT4 ? 8 : 0, mq = 0;
+        int64_t G = s->k / s->group;
+        for (int64_t kk = 0; kk < s->k; kk++) {
+          double sc = fabs(param_load(s->sdt, q->s, r * G + kk / s->group));
+          double bb = s->biases ? fabs(param_load(s->sdt, q->b, r * G + kk / s->group)) : 0;
+          mq += (sc * ((1 << s->bits) + o) + bb) * fabs(x[i * ldx + kk]);
+        }
+        tol = 4.0 * (double)(s->group + 2) * 0x1p-24 * mq + vnni_bound(q, r, x + i * ldx, 32639.0);
+      }
+#endif
       double e = fabs((double)y[i * ldy + r] - ref);
       if (e / tol > worst) worst = e / tol;
     }
