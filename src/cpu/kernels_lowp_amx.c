@@ -15,16 +15,11 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "cpu/amx_tiles.h"
+
 #define MX_TAMX __attribute__((target("amx-tile,amx-bf16,avx512f")))
 
 enum { NR = MX_LOWP_NR, KT = 32 };  // k per tile step
-
-typedef struct tile_cfg {
-  uint8_t palette, start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} tile_cfg_t;
 
 // 16 rows of A for k in [kk, kk + 32): straight from X when all 16 rows exist, else staged with
 // zero rows (rows past m must not be read).
@@ -57,7 +52,7 @@ MX_TAMX int64_t mx_cpu_lowp_amx_block(const mx_cpu_packed_lowp_t *w, const uint1
                                       int64_t p1) {
   const int64_t k32 = w->k / KT * KT, kpad = w->kpad;
   if (k32 == 0 || m1 <= m0 || p1 <= p0) return 0;
-  tile_cfg_t cfg;
+  mx_amx_cfg_t cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.palette = 1;
   for (int t = 0; t < 8; t++) {

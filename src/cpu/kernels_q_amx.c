@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "cpu/amx_tiles.h"
 #include "cpu/kernels_q_vnni16.h"
 
 #define MX_TQAMX                                                                \
@@ -27,13 +28,6 @@ enum {
   MAXG = 128,  // largest group the per-group activation buffers take
   PB = 32,     // panels per block: 32 x 16 rows x k weight bytes stay in L2 (512 KiB at k 1024)
 };
-
-typedef struct tile_cfg {
-  uint8_t palette, start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-} tile_cfg_t;
 
 // The activations of one group for the 16 rows of a block (rows past m stay zero).
 typedef struct {
@@ -66,7 +60,7 @@ MX_TQAMX void mx_cpu_qgemm_amx(const mx_cpu_qpacked_t *w, const float *x, int64_
   const int kb = g % 64 == 0 ? 64 : 32;  // k bytes per tile step
   const bool q4 = w->bits == 4, f16 = w->f16, affine = w->b != NULL;
   const int z = q4 ? 8 : 128;
-  tile_cfg_t cfg;
+  mx_amx_cfg_t cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.palette = 1;
   for (int t = 0; t < 2; t++) cfg.rows[t] = AR, cfg.colsb[t] = 64;
