@@ -187,6 +187,14 @@ t_internlm3() {
     "q_norm"
   grep -q '"rope_type": "dynamic"' "$TMP/internlm3/config.json" || fail "internlm3: dynamic RoPE"
 }
+t_gemma3n_text() {
+  family gemma3n_text "hidden_size_per_layer_input vocab_size_per_layer_input laurel_rank \
+num_kv_shared_layers sliding_window" \
+    "model.embed_tokens_per_layer.weight model.altup_projections.2.weight \
+model.layers.0.altup.prediction_coefs.weight model.layers.9.laurel.linear_left.weight \
+model.layers.5.self_attn.k_proj.weight model.layers.9.self_attn.q_proj.weight" \
+    "model.layers.6.self_attn.k_proj model.layers.9.self_attn.v_proj lm_head.weight"
+}
 
 t_olmo3() {
   family olmo3 "sliding_window layer_types pad_token_id rope_scaling" \

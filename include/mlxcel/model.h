@@ -295,6 +295,19 @@ typedef struct mx_model_config {
   // i < 3 * mrope_section[1], to the width section when i % 3 == 2 and i < 3 * mrope_section[2],
   // to the temporal section otherwise (mx_mrope_section_of).
   bool mrope_interleaved;
+  // Gemma 3n's text model (altup_num_inputs 0 for the other families): AltUp over
+  // altup_num_inputs streams of which altup_active_idx runs through the layer (its corrected
+  // output x correct_output_scale when altup_correct_scale), per-layer inputs of
+  // hidden_size_per_layer_input from a table of vocab_size_per_layer_input rows, Laurel blocks
+  // of laurel_rank, the last num_kv_shared_layers layers attending over the KV of the last
+  // earlier layer of their type, per-layer intermediate sizes and activation sparsities (the
+  // gaussian top-k of the gate: 0 for none).
+  int32_t altup_num_inputs, altup_active_idx;
+  bool altup_correct_scale;
+  int32_t hidden_size_per_layer_input, vocab_size_per_layer_input, laurel_rank;
+  int32_t num_kv_shared_layers;
+  int32_t layer_ffn[MX_MAX_LAYERS];
+  float layer_sparsity[MX_MAX_LAYERS];
 } mx_model_config_t;
 
 // Floats per image token of a vision model's features (@vision's rows, the host's media rows):
@@ -305,7 +318,9 @@ int64_t mx_vision_feature_width(const mx_model_config_t *cfg);
 // The shape [heads, width] of KV cache j of a model (j = 2l: layer l's k_cache, 2l + 1: its
 // v_cache), each cache being [B, heads, capacity, width]: [num_kv_heads, head_dim] for both;
 // with multi-latent attention (kv_lora_rank > 0; ADR 0012) the k_cache holds the normalized
-// latent [1, kv_lora_rank] and the v_cache the rotated shared key [1, qk_rope_head_dim].
+// latent [1, kv_lora_rank] and the v_cache the rotated shared key [1, qk_rope_head_dim]; Gemma
+// 3n's KV-sharing layers (the last num_kv_shared_layers), which read an earlier layer's caches,
+// get [1, 1] caches nothing reads.
 void mx_config_cache_dims(const mx_model_config_t *cfg, int32_t j, int64_t dims[2]);
 
 // Reads DIR/config.json and, when present, DIR/generation_config.json. Unknown model_types and

@@ -157,6 +157,13 @@ void mx_config_cache_dims(const mx_model_config_t *cfg, int32_t j, int64_t dims[
     dims[1] = j % 2 == 0 ? cfg->kv_lora_rank : cfg->qk_rope_head_dim;
     return;
   }
+  // Gemma 3n's KV-sharing layers attend over an earlier layer's caches: theirs are never read
+  // or written, so they take the smallest shape rather than a capacity's worth of rows.
+  if (cfg->num_kv_shared_layers > 0 && j / 2 >= cfg->num_layers - cfg->num_kv_shared_layers) {
+    dims[0] = 1;
+    dims[1] = 1;
+    return;
+  }
   dims[0] = cfg->num_kv_heads;
   dims[1] = cfg->head_dim;
 }

@@ -14,6 +14,8 @@
   X(gemma2)            \
   X(gemma3_text)       \
   X(gemma3)            \
+  X(gemma3n_text)      \
+  X(gemma3n)           \
   X(phi3)              \
   X(phi4_multimodal)   \
   X(phi4mm)            \

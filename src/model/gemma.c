@@ -197,19 +197,13 @@ static mx_status_t parse_config_gemma3(const mx_cfg_obj_t *o, mx_model_config_t 
 
 // ---- graph ----
 
-static double round_to(mx_elem_type_t dt, double v) {
-  if (dt == MX_ELEM_BF16 || dt == MX_ELEM_F16) return mx_float_decode(dt, mx_float_encode(dt, v));
-  if (dt == MX_ELEM_F64) return v;
-  return (double)(float)v;
-}
-
 static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
   MX_TRY(mx_arch_base(cfg, a));
   const char *mt = cfg->model_type;
   bool g1 = strcmp(mt, "gemma") == 0;
   bool g3 = strcmp(mt, "gemma3_text") == 0 || strcmp(mt, "gemma3") == 0;
   a->norm_offset = 1.0;
-  a->embed_scale = round_to(cfg->dtype, sqrt((double)a->hidden));
+  a->embed_scale = mx_g_round_to(cfg->dtype, sqrt((double)a->hidden));
   a->qkv_bias = cfg->attention_bias;
   a->o_bias = cfg->attention_bias;
   a->sandwich_norm = !g1;

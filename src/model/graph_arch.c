@@ -118,6 +118,7 @@ void mx_arch_free(mx_arch_t *a) {
   free(a->inv_freq_long);
   free(a->layer_rope);
   free(a->layer_window);
+  free(a->layer_kv_src);
   memset(a, 0, sizeof *a);
 }
 
@@ -300,6 +301,19 @@ static mx_status_t moe_weights(mx_wlist_t *wl, const mx_arch_t *a, int32_t l, mx
   return MX_OK;
 }
 
+mx_status_t mx_wlist_add(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32_t rank, int64_t d0,
+                         int64_t d1, int32_t layer, const char *suffix, mx_wkind_t kind) {
+  MX_TRY(add_w(wl, a, idx, rank, d0, d1, layer, suffix));
+  wl->w[*idx].kind = kind;
+  return MX_OK;
+}
+
+int32_t mx_wlist_find(const mx_wlist_t *wl, const char *name) {
+  for (int32_t i = 0; i < wl->n; i++)
+    if (strcmp(wl->w[i].name, name) == 0) return i;
+  return -1;
+}
+
 void mx_wlist_free(mx_wlist_t *wl) {
   if (wl == NULL) return;
   for (int32_t i = 0; i < wl->n; i++) free(wl->w[i].name);
@@ -319,6 +333,8 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
   for (int32_t l = 0; st == MX_OK && l < a->n_layers; l++) {
     mx_layer_w_t *lw = &wl->layers[l];
     memset(lw, -1, sizeof *lw);  // every index -1 (absent) until added
+    if (a->layer_ffn != NULL) F = a->layer_ffn[l];
+    bool own_kv = a->layer_kv_src == NULL || a->layer_kv_src[l] == l;
 #define W_(field, rank, d0, d1, name) \
   if (st == MX_OK) st = add_w(wl, a, &lw->field, rank, d0, d1, l, name)
     if (!a->norm_after) W_(in_norm, 1, H, 0, "input_layernorm.weight");
@@ -344,14 +360,16 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
     } else {
       W_(q, 2, QD, H, "self_attn.q_proj.weight");
       if (a->qkv_bias) W_(q_b, 1, QD, 0, "self_attn.q_proj.bias");
-      W_(k, 2, KD, H, "self_attn.k_proj.weight");
-      if (a->qkv_bias) W_(k_b, 1, KD, 0, "self_attn.k_proj.bias");
-      W_(v, 2, KD, H, "self_attn.v_proj.weight");
-      if (a->qkv_bias) W_(v_b, 1, KD, 0, "self_attn.v_proj.bias");
+      if (own_kv) {  // a layer reading another's caches has no k / v of its own
+        W_(k, 2, KD, H, "self_attn.k_proj.weight");
+        if (a->qkv_bias) W_(k_b, 1, KD, 0, "self_attn.k_proj.bias");
+        W_(v, 2, KD, H, "self_attn.v_proj.weight");
+        if (a->qkv_bias) W_(v_b, 1, KD, 0, "self_attn.v_proj.bias");
+      }
     }
     if (a->qk_norm) {
       W_(q_norm, 1, a->qk_norm_flat ? QD : D, 0, "self_attn.q_norm.weight");
-      W_(k_norm, 1, a->qk_norm_flat ? KD : D, 0, "self_attn.k_norm.weight");
+      if (own_kv) W_(k_norm, 1, a->qk_norm_flat ? KD : D, 0, "self_attn.k_norm.weight");
     }
     W_(o, 2, H, OD, "self_attn.o_proj.weight");
     if (a->o_bias) W_(o_b, 1, H, 0, "self_attn.o_proj.bias");
@@ -385,6 +403,7 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
     }
 #undef W_
   }
+  if (st == MX_OK && a->more_weights != NULL) st = a->more_weights(a, wl);
   if (st == MX_OK) st = add_w(wl, a, &wl->final_norm, 1, H, 0, -1, "norm.weight");
   wl->final_norm_b = -1;
   if (st == MX_OK && a->norm_bias) st = add_w(wl, a, &wl->final_norm_b, 1, H, 0, -1, "norm.bias");

@@ -335,7 +335,8 @@ struct attn_call {
   mx_status_t (*fn)(core_t *c, const attn_call_t *a, const int32_t *qs, int32_t kc, int32_t vc,
                     int32_t pos0, int32_t *out);
   int32_t layer;
-  int32_t weight;  // mx.mla: kv_b_proj's value id
+  int32_t kv_layer;  // whose caches it reads (the layer's own, or a Gemma 3n producer's)
+  int32_t weight;    // mx.mla: kv_b_proj's value id
 };
 
 static mx_status_t attend_plain(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t kc,
@@ -353,19 +354,22 @@ static mx_status_t attend_latent(core_t *c, const attn_call_t *call, const int32
   return mx_comp_mla(c->cc, &c->b, qs[0], qs[1], kc, vc, call->weight, pos0, c->a->attn_scale, out);
 }
 
-// Writes the T new rows k, v [B, T, ., .] of layer call->layer into its caches and runs the
-// attention over them: once over the [B, ...] caches, or with seq_caches once per sequence over
-// its own caches, with that sequence's rows of each query input qs[0..nq) [B, T, ., .] and of
-// pos0 (the outputs concatenated on the batch axis).
+// Writes the T new rows k, v [B, T, ., .] of layer call->layer into its caches (none written
+// when k < 0: a layer reading another's, call->kv_layer) and runs the attention over them: once
+// over the [B, ...] caches, or with seq_caches once per sequence over its own caches, with that
+// sequence's rows of each query input qs[0..nq) [B, T, ., .] and of pos0 (the outputs concatenated
+// on the batch axis).
 static mx_status_t attend(core_t *c, const attn_call_t *call, const int32_t *qs, int32_t nq,
                           int32_t k, int32_t v, int32_t *out) {
   mx_builder_t *b = &c->b;
   int32_t parts[64];  // ns <= B <= 64 (build_func)
   for (int32_t i = 0; i < c->ns; i++) {
-    int32_t seq = c->ns > 1 ? i : -1, at = cache_at(c, call->layer, i), kw, vw, p0 = c->pos0;
+    int32_t seq = c->ns > 1 ? i : -1, at = cache_at(c, call->kv_layer, i), kw, vw, p0 = c->pos0;
     int32_t qi[4];
-    MX_TRY(cache_write(c, c->k_cache[at], k, seq, &c->k_cache[at]));
-    MX_TRY(cache_write(c, c->v_cache[at], v, seq, &c->v_cache[at]));
+    if (k >= 0) {
+      MX_TRY(cache_write(c, c->k_cache[at], k, seq, &c->k_cache[at]));
+      MX_TRY(cache_write(c, c->v_cache[at], v, seq, &c->v_cache[at]));
+    }
     MX_TRY(attn_rows(c, c->k_cache[at], &kw));
     MX_TRY(attn_rows(c, c->v_cache[at], &vw));
     for (int32_t n = 0; n < nq && n < 4; n++) {
@@ -388,13 +392,20 @@ static mx_status_t attend(core_t *c, const attn_call_t *call, const int32_t *qs,
   return mx_build_concatenate(b, parts, c->ns, 0, out);
 }
 
-// RMSNorm over head_dim of x [B, T, N, D] (per head).
+// RMSNorm over head_dim of x [B, T, N, D] (per head) with weight wi, or with none (wi < 0:
+// Gemma 3n's v_norm, a weight of ones, which multiplies exactly nothing).
 static mx_status_t head_norm(core_t *c, int32_t x, int32_t wi, int32_t *out) {
   mx_type_t t = *mx_build_type(&c->b, x);
-  int64_t flat[3] = {t.dims[0], t.dims[1] * t.dims[2], t.dims[3]};
-  int32_t xf, y;
+  int64_t flat[3] = {t.dims[0], t.dims[1] * t.dims[2], t.dims[3]}, d = t.dims[3];
+  int32_t xf, y, w = wi >= 0 ? c->w[wi] : -1;
+  double offset = wi >= 0 ? c->a->norm_offset : 0.0;
+  if (w < 0) {
+    int32_t one;
+    MX_TRY(mx_build_scalar(&c->b, MX_ELEM_F32, 1.0, &one));
+    MX_TRY(mx_build_broadcast_in_dim(&c->b, one, &d, 1, NULL, &w));
+  }
   MX_TRY(mx_build_reshape(&c->b, x, flat, 3, &xf));
-  MX_TRY(mx_comp_rms_norm(c->cc, &c->b, xf, c->w[wi], c->a->rms_eps, c->a->norm_offset, &y));
+  MX_TRY(mx_comp_rms_norm(c->cc, &c->b, xf, w, c->a->rms_eps, offset, &y));
   return mx_build_reshape(&c->b, y, t.dims, 4, out);
 }
 
@@ -545,7 +556,7 @@ static mx_status_t mla_block(core_t *c, int32_t l, const mx_layer_w_t *lw, int32
   MX_TRY(mx_build_reshape(b, lat, ld, 4, &lat));
   MX_TRY(mx_build_reshape(b, rot, rd, 4, &rot));
   MX_TRY(rope_pair(c, l, &q_rot, &rot));
-  attn_call_t call = {attend_latent, l, c->w[lw->kv_b_proj]};
+  attn_call_t call = {attend_latent, l, l, c->w[lw->kv_b_proj]};
   const int32_t qs[2] = {q_nope, q_rot};
   MX_TRY(attend(c, &call, qs, 2, lat, rot, &att));
   int64_t ad[3] = {B, T, Hq * a->v_dim};
@@ -559,9 +570,12 @@ static mx_status_t attention_block(core_t *c, int32_t l, const mx_layer_w_t *lw,
   const mx_arch_t *a = c->a;
   mx_builder_t *b = &c->b;
   int64_t B = c->B, T = c->T, D = a->head_dim;
-  int32_t q, k, v;
+  int32_t q, k = -1, v = -1;
+  int32_t src = a->layer_kv_src != NULL ? a->layer_kv_src[l] : l;
   if (a->kv_lora > 0) return mla_block(c, l, lw, h, out);
-  if (a->fused_qkv) {  // one matmul, then its q / k / v column ranges
+  if (src != l) {  // reads layer src's caches: a query only
+    MX_TRY(proj(c, h, lw->q, lw->q_b, &q));
+  } else if (a->fused_qkv) {  // one matmul, then its q / k / v column ranges
     int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
     int32_t qkv;
     MX_TRY(proj(c, h, lw->qkv, -1, &qkv));
@@ -575,19 +589,28 @@ static mx_status_t attention_block(core_t *c, int32_t l, const mx_layer_w_t *lw,
   }
   if (a->qk_norm && a->qk_norm_flat) {  // over all heads at once, before the reshape
     MX_TRY(norm(c, q, lw->q_norm, &q));
-    MX_TRY(norm(c, k, lw->k_norm, &k));
+    if (k >= 0) MX_TRY(norm(c, k, lw->k_norm, &k));
   }
   int64_t qd[4] = {B, T, a->n_heads, D}, kd[4] = {B, T, a->n_kv_heads, D};
   MX_TRY(mx_build_reshape(b, q, qd, 4, &q));
-  MX_TRY(mx_build_reshape(b, k, kd, 4, &k));
-  MX_TRY(mx_build_reshape(b, v, kd, 4, &v));
+  if (k >= 0) {
+    MX_TRY(mx_build_reshape(b, k, kd, 4, &k));
+    MX_TRY(mx_build_reshape(b, v, kd, 4, &v));
+    if (a->v_norm) MX_TRY(head_norm(c, v, -1, &v));
+  }
   if (a->qk_norm && !a->qk_norm_flat) {
     MX_TRY(head_norm(c, q, lw->q_norm, &q));
-    MX_TRY(head_norm(c, k, lw->k_norm, &k));
+    if (k >= 0) MX_TRY(head_norm(c, k, lw->k_norm, &k));
   }
-  MX_TRY(rope_pair(c, l, &q, &k));
+  if (k >= 0) {
+    MX_TRY(rope_pair(c, l, &q, &k));
+  } else if (a->layer_rope[l] >= 0) {
+    int32_t t = a->layer_rope[l];
+    MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, c->inv_freq[t], a->rope_style, a->rotary_dim,
+                        a->rope_attn_factor[t], &q));
+  }
   int32_t att, att2;
-  attn_call_t call = {attend_plain, l, -1};
+  attn_call_t call = {attend_plain, l, src, -1};
   MX_TRY(attend(c, &call, &q, 1, k, v, &att));
   int64_t ad[3] = {B, T, (int64_t)a->n_heads * D};
   MX_TRY(mx_build_reshape(b, att, ad, 3, &att2));
@@ -653,11 +676,12 @@ static mx_status_t body(core_t *c, bool all_logits) {
   MX_TRY(embed(c, &x));
   if (c->media && c->a->media_blocks)
     MX_TRY(mx_g_run_ids(&c->b, c->tokens, c->a->cfg->vision.image_token_id, &c->blocks));
-  for (int32_t l = 0; l < c->a->n_layers; l++) {
+  for (int32_t l = 0; c->a->layers == NULL && l < c->a->n_layers; l++) {
     mx_status_t st = layer(c, l, x, &x);
     if (st == MX_OK && l < c->deep_used) st = deepstack_add(c, l, x, &x);
     if (st != MX_OK) return mx_error_prefix(st, "layer %d", l);
   }
+  if (c->a->layers != NULL) MX_TRY(c->a->layers(c, x, &x));
   int32_t L = c->a->n_layers, n_res = 1 + 2 * L * c->ns;
   int32_t *res = malloc(sizeof(int32_t) * (size_t)n_res);
   if (res == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
@@ -730,4 +754,29 @@ mx_status_t mx_graph_build_media_func(const mx_arch_t *a, const mx_wlist_t *wl,
 
 mx_status_t mx_graph_set_arg_attrs(mx_func_t *f, int32_t i, const char *role, const char *name) {
   return set_arg_attrs(f, i, role, name, -1, -1, -1);
+}
+
+// ---- the pieces a family's own layer loop uses (mx_arch_t.layers, graph_internal.h) ----
+
+mx_builder_t *mx_core_builder(mx_core_t *c) { return &c->b; }
+mx_comp_ctx_t *mx_core_comp(mx_core_t *c) { return c->cc; }
+const mx_arch_t *mx_core_arch(const mx_core_t *c) { return c->a; }
+const mx_wlist_t *mx_core_wlist(const mx_core_t *c) { return c->wl; }
+int32_t mx_core_weight(const mx_core_t *c, int32_t wi) { return c->w[wi]; }
+int32_t mx_core_tokens(const mx_core_t *c) { return c->tokens; }
+
+mx_status_t mx_core_attention(mx_core_t *c, int32_t l, int32_t h, int32_t *out) {
+  return attention_block(c, l, &c->wl->layers[l], h, out);
+}
+
+mx_status_t mx_core_norm(mx_core_t *c, int32_t x, int32_t wi, int32_t *out) {
+  return norm(c, x, wi, out);
+}
+
+mx_status_t mx_core_linear(mx_core_t *c, int32_t x, int32_t wi, int32_t *out) {
+  return proj(c, x, wi, -1, out);
+}
+
+mx_status_t mx_core_mlp(mx_core_t *c, int32_t l, int32_t h, int32_t *out) {
+  return mlp(c, l, &c->wl->layers[l], h, out);
 }

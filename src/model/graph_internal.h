@@ -17,6 +17,9 @@
 
 enum { MX_ARCH_MAX_ROPE_TABLES = 2 };
 
+typedef struct core mx_core_t;  // the shared core building one function (graph_core.c)
+struct mx_wlist;
+
 typedef struct mx_arch {
   const mx_model_config_t *cfg;
   int32_t vocab, hidden, ffn, n_layers, n_heads, n_kv_heads, head_dim;
@@ -106,6 +109,20 @@ typedef struct mx_arch {
   int64_t rope_long_above;
   int32_t *layer_rope;    // [n_layers] table index, -1: no RoPE (NoPE layer); heap, owned
   int32_t *layer_window;  // [n_layers] sliding window (0 = full attention); heap, owned
+  // Gemma 3n. v_norm: RMSNorm without a weight over head_dim of v (per head). layer_ffn
+  // [n_layers]: each layer's intermediate size (NULL: ffn; cfg's array). layer_kv_src
+  // [n_layers]: the layer whose caches layer l attends over (NULL, or l: its own; another: l has
+  // no k / v projections and writes no cache); heap, owned.
+  bool v_norm;
+  const int32_t *layer_ffn;
+  int32_t *layer_kv_src;
+  // A family whose weights go beyond the core's appends them to the list (NULL: none), after
+  // the core's and before the final norm and head.
+  mx_status_t (*more_weights)(const struct mx_arch *a, struct mx_wlist *wl);
+  // A family whose layers are not the core's builds them (NULL: the core's layer loop): from
+  // the scaled token embeddings x [B, T, H] f32 to the hidden state [B, T, H] f32 the final
+  // norm and head read, with the mx_core_* pieces below.
+  mx_status_t (*layers)(mx_core_t *c, int32_t x, int32_t *out);
 } mx_arch_t;
 
 // Fills *a from cfg for the family of cfg->model_type; MX_ERR_UNSUPPORTED for other families.
@@ -184,6 +201,12 @@ typedef struct mx_wlist {
 
 // Lists every tensor the architecture reads, in argument order.
 mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *out);
+// Appends weight `suffix` (layer >= 0: "<prefix>layers.<layer>.<suffix>"; -1: "<prefix><suffix>";
+// -2: `suffix` itself) of shape [d0] (rank 1) or [d0, d1] and kind `kind`; *idx its index.
+mx_status_t mx_wlist_add(mx_wlist_t *wl, const mx_arch_t *a, int32_t *idx, int32_t rank, int64_t d0,
+                         int64_t d1, int32_t layer, const char *suffix, mx_wkind_t kind);
+// The index of the weight named `name`, -1 when the list has none.
+int32_t mx_wlist_find(const mx_wlist_t *wl, const char *name);
 void mx_wlist_free(mx_wlist_t *wl);
 // Finds which linear / embedding weights ck holds quantized ("<x>.weight" with "<x>.scales"
 // and, for MLX affine, "<x>.biases"), validates their packed shapes and dtypes, records the
@@ -308,6 +331,29 @@ mx_status_t mx_graph_build_media_func(const mx_arch_t *a, const mx_wlist_t *wl,
 // contract (model.h) has them, for arguments without a layer or an alias.
 mx_status_t mx_graph_set_arg_attrs(mx_func_t *f, int32_t i, const char *role, const char *name);
 
+// The core's pieces for a family's own layer loop (mx_arch_t.layers), on the function being
+// built: its builder, composite table, architecture, weight list, the value of weight wi and
+// of the tokens [B, T] i32; layer l's attention of h (its input norm applied; caches, RoPE and
+// q / k / v norms as the arch says) -> o_proj's output; the arch's norm with weight wi; a linear
+// layer of weight wi (quantized or not); layer l's MLP of h.
+mx_builder_t *mx_core_builder(mx_core_t *c);
+mx_comp_ctx_t *mx_core_comp(mx_core_t *c);
+const mx_arch_t *mx_core_arch(const mx_core_t *c);
+const mx_wlist_t *mx_core_wlist(const mx_core_t *c);
+int32_t mx_core_weight(const mx_core_t *c, int32_t wi);
+int32_t mx_core_tokens(const mx_core_t *c);
+mx_status_t mx_core_attention(mx_core_t *c, int32_t l, int32_t h, int32_t *out);
+mx_status_t mx_core_norm(mx_core_t *c, int32_t x, int32_t wi, int32_t *out);
+mx_status_t mx_core_linear(mx_core_t *c, int32_t x, int32_t wi, int32_t *out);
+mx_status_t mx_core_mlp(mx_core_t *c, int32_t l, int32_t h, int32_t *out);
+
+// ---- Gemma 3n (graph_gemma3n.c) ----
+
+// mx_arch_t.more_weights and .layers of Gemma 3n: per-layer inputs, AltUp, Laurel, the
+// activation-sparse MLPs.
+mx_status_t mx_gemma3n_weights(const mx_arch_t *a, struct mx_wlist *wl);
+mx_status_t mx_gemma3n_layers(mx_core_t *c, int32_t x, int32_t *out);
+
 // ---- Small building helpers shared by the graph files (graph_ops.c) ----
 
 // x converted to f32 (x itself when already f32).
@@ -330,6 +376,12 @@ mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t
 mx_status_t mx_g_softmax_last(mx_builder_t *b, int32_t x, int32_t *out);
 // x - mean(x) over the last dimension (f32): LayerNorm is mx.rms_norm of it.
 mx_status_t mx_g_center(mx_builder_t *b, int32_t x, int32_t *out);
+// mean(x) over the last dimension of f32 x [..., N] -> [...] (a dot_general with ones: no
+// reduce region, which the cpu runtime would hand to the interpreter).
+mx_status_t mx_g_mean_last(mx_builder_t *b, int32_t x, int32_t *out);
+// v rounded to element type dt (f32, f16, bf16; f64 unchanged), as a scale the checkpoint's
+// framework keeps in the weights' dtype.
+double mx_g_round_to(mx_elem_type_t dt, double v);
 // Block ids [B, T] i32 of the runs of token_id in tokens [B, T] i32: the k-th maximal run of
 // the row (from 0) gets k, every other token -1 (mx.attention's blocks operand; a run is what
 // transformers' token_type_ids make one image block).

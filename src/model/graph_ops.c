@@ -72,21 +72,35 @@ mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t
 // The sum is a dot_general with a vector of ones rather than a reduce: a reduce carries a
 // region, which the cpu runtime runs only by handing the whole function to the interpreter,
 // while a dot_general is one op of the plan.
-mx_status_t mx_g_center(mx_builder_t *b, int32_t x, int32_t *out) {
+mx_status_t mx_g_mean_last(mx_builder_t *b, int32_t x, int32_t *out) {
   const mx_type_t *xt = mx_build_type(b, x);
   if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
   mx_type_t t = *xt;
-  int64_t last = t.rank - 1, lead[MX_MAX_RANK], zero_dim = 0, H = t.dims[last];
-  for (int32_t i = 0; i < t.rank - 1; i++) lead[i] = i;
+  int64_t last = t.rank - 1, zero_dim = 0, H = t.dims[last];
   mx_type_t ot = mx_type_tensor(MX_ELEM_F32, 1, &H);
-  int32_t ones, sum, n, mean, mean_b;
+  int32_t ones, sum, n;
   MX_TRY(mx_build_splat(b, &ot, 1.0, &ones));
   mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&last, 1}, {&zero_dim, 1}};
   MX_TRY(mx_build_dot_general(b, x, ones, &dd, MX_ELEM_F32, &sum));
   MX_TRY(mx_g_full_like(b, MX_ELEM_F32, (double)H, sum, &n));
-  MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, sum, n, &mean));
+  return mx_build_binary(b, MX_OP_DIVIDE, sum, n, out);
+}
+
+mx_status_t mx_g_center(mx_builder_t *b, int32_t x, int32_t *out) {
+  const mx_type_t *xt = mx_build_type(b, x);
+  if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
+  int64_t lead[MX_MAX_RANK];
+  for (int32_t i = 0; i < xt->rank - 1; i++) lead[i] = i;
+  int32_t mean, mean_b;
+  MX_TRY(mx_g_mean_last(b, x, &mean));
   MX_TRY(mx_g_bcast_like(b, mean, x, lead, &mean_b));
   return mx_build_binary(b, MX_OP_SUBTRACT, x, mean_b, out);
+}
+
+double mx_g_round_to(mx_elem_type_t dt, double v) {
+  if (dt == MX_ELEM_BF16 || dt == MX_ELEM_F16) return mx_float_decode(dt, mx_float_encode(dt, v));
+  if (dt == MX_ELEM_F64) return v;
+  return (double)(float)v;
 }
 
 // p(x) / q(x) with x clamped to [-4, 4] (erf(4) is 1 in f32), p odd of degree 13, q even of

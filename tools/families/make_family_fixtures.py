@@ -101,6 +101,28 @@ FAMILIES = {
                "the same model in the released checkpoint's remote-code layout (model_type "
                "phi4mm): each adapted projection as <proj>.base_layer.weight beside random "
                "vision / speech LoRA tensors, which text (adapters off) does not read"),
+    # Gemma 3n's text model: AltUp over 4 streams, Laurel, per-layer embeddings (a table of 128
+    # rows: ids from 128 on take row 0, as transformers clamps them), the gaussian top-k on the
+    # first two layers' MLPs, layers 2 and 3 reading layers 0 and 1's KV (num_kv_shared_layers).
+    "gemma3n_text": (dict(num_hidden_layers=4, head_dim=16, intermediate_size=[128, 96, 128, 96],
+                          hidden_size_per_layer_input=8, vocab_size_per_layer_input=128,
+                          laurel_rank=8, num_kv_shared_layers=2, sliding_window=8,
+                          layer_types=["sliding_attention", "full_attention"] * 2,
+                          activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0]),
+                     "AltUp (4 streams, predict / correct, scaled output), Laurel, per-layer "
+                     "inputs (table of 128 rows, ids above clamped to 0), activation sparsity "
+                     "0.95 on layers 0-1, per-layer intermediate sizes, KV sharing of layers "
+                     "2-3, window 8 on even layers, v_norm, attention scale 1, softcap 30"),
+    # The same model in the layout of the full Gemma 3n checkpoint (model_type gemma3n: the text
+    # config nested as text_config, the tensors under model.language_model.), whose text part is
+    # this Gemma3nTextModel (its audio / vision towers, which need timm, are not written).
+    "gemma3n": (dict(model_type="gemma3n_text", num_hidden_layers=4, head_dim=16,
+                     intermediate_size=[128, 96, 128, 96], hidden_size_per_layer_input=8,
+                     vocab_size_per_layer_input=128, laurel_rank=8, num_kv_shared_layers=2,
+                     sliding_window=8, layer_types=["sliding_attention", "full_attention"] * 2,
+                     activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0]),
+                "gemma3n_text's model as the full checkpoint lays out its text part "
+                "(text_config, model.language_model.*)"),
     # RoPE scaling variants (the directory names the variant; model_type says the family).
     "llama-yarn": (dict(model_type="llama",
                         rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0,
@@ -444,8 +466,29 @@ def to_mxfp4_file(out, model):
     print(f"gpt_oss-mxfp4: transformers' MXFP4 loader gives the same logits ({diff:.3g})")
 
 
+def to_full_checkpoint_layout(out, model):
+    """Gemma3nForConditionalGeneration's layout of the text part: model.<x> becomes
+    model.language_model.<x> and config.json nests the text config as text_config."""
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(out, "model.safetensors")
+    tensors = {k.replace("model.", "model.language_model.", 1): v
+               for k, v in load_file(path).items()}
+    save_file(dict(sorted(tensors.items())), path, metadata={"format": "pt"})
+    cpath = os.path.join(out, "config.json")
+    with open(cpath) as f:
+        text = json.load(f)
+    cfg = {"architectures": ["Gemma3nForConditionalGeneration"], "model_type": "gemma3n",
+           "dtype": text.pop("dtype"), "text_config": text,
+           "transformers_version": text.pop("transformers_version")}
+    text.pop("architectures")
+    with open(cpath, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 PRE_SAVE = {"gpt_oss-mxfp4": to_mxfp4_experts}
 POST_SAVE = {"exaone": to_original_names, "phi4mm": to_remote_code_layout,
+             "gemma3n": to_full_checkpoint_layout,
              "gpt_oss-mxfp4": to_mxfp4_file}
 
 

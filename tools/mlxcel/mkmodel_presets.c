@@ -31,6 +31,10 @@ static const mk_family_t kGemma2 = {"gemma2", "Gemma2ForCausalLM", "gelu_pytorch
                                     KEYS_GEMMA2};
 static const mk_family_t kGemma3 = {"gemma3_text", "Gemma3ForCausalLM", "gelu_pytorch_tanh",
                                     KEYS_GEMMA2 | MK_KEY_LOCAL_ROPE | MK_KEY_ROPE_SCALING};
+// Gemma 3n: AltUp, Laurel, per-layer inputs and KV sharing from Gemma3nTextConfig's keys (its
+// defaults, or the preset's extra ones); final soft-cap 30 and the layer types by default.
+static const mk_family_t kGemma3n = {"gemma3n_text", "Gemma3nForCausalLM", "gelu_pytorch_tanh",
+                                     KEYS_GEMMA | MK_KEY_WINDOW};
 // Llama's layer with scalars or unread layers of their own (extra keys in their presets).
 static const mk_family_t kGranite = {
     "granite", "GraniteForCausalLM", "silu",
@@ -115,11 +119,11 @@ static const mk_family_t kDeepseekV3 = {
     MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_DEEPSEEK};
 
 static const mk_family_t *const kFamilies[] = {
-    &kLlama,      &kQwen2,      &kQwen3,    &kMistral,    &kGemma,    &kGemma2,
-    &kGemma3,     &kPhi3,       &kMixtral,  &kQwen2Moe,   &kQwen3Moe, &kOlmoe,
-    &kDeepseekV2, &kDeepseekV3, &kGranite,  &kMinicpm,    &kSmollm3,  &kMimo,
-    &kOlmo2,      &kInternlm3,  &kOlmo3,    &kSeedOss,    &kExaone,   &kExaone4,
-    &kCohere,     &kCohere2,    &kStablelm, &kStarcoder2, &kPhi4mm,   &kGptOss};
+    &kLlama,   &kQwen2,   &kQwen3,    &kMistral,  &kGemma,   &kGemma2,     &kGemma3,
+    &kPhi3,    &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,   &kDeepseekV2, &kDeepseekV3,
+    &kGranite, &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2,   &kInternlm3,  &kOlmo3,
+    &kSeedOss, &kExaone,  &kExaone4,  &kCohere,   &kCohere2, &kStablelm,   &kStarcoder2,
+    &kPhi4mm,  &kGptOss,  &kGemma3n};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -432,6 +436,35 @@ static const mk_preset_t kPresets[] = {
      .qpas = 256,
      .local_base = 10000.0,
      .window_pattern = 6},
+    {.name = "tiny",
+     .desc = "test: AltUp, Laurel, per-layer inputs, layers 6-9 sharing KV, window 8",
+     .family = &kGemma3n,
+     .layout = &kGemmaTokens,
+     TINY_SIZES,
+     .layers = 10,
+     .head_dim = 16,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .window = 8,
+     .extra = {"hidden_size_per_layer_input", "8", "vocab_size_per_layer_input", "160",
+               "laurel_rank", "8", "num_kv_shared_layers", "4"}},
+    {.name = "gemma-3n-E2B",
+     .desc = "Gemma-3n-E2B (text)",
+     .family = &kGemma3n,
+     .layout = &kGemmaTokens,
+     .vocab = 262400,
+     .hidden = 2048,
+     .inter = 8192,
+     .layers = 30,
+     .heads = 8,
+     .kv_heads = 2,
+     .head_dim = 256,
+     .max_pos = 32768,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .window = 512,
+     .note = "f32 needs 20 GiB (the per-layer table is 2G values): use --dtype bf16",
+     .extra = {"num_kv_shared_layers", "10"}},
     // Granite, MiniCPM (scalar multipliers), SmolLM3 (NoPE layers), MiMo (Qwen2 with
     // multi-token-prediction layers generation does not read, so none are written).
     {.name = "tiny",
