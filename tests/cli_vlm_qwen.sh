@@ -5,7 +5,8 @@
 # reference prompt equal
 # transformers' on both backends, the prompt token count includes the image's grid-sized run,
 # a prompt without <|vision_start|> / <|vision_end|> gets them, --vision-backend interp gives the
-# same ids, the errors name the problem (chat's /image refused), and
+# same ids, chat's /image keeps the conversation's M-RoPE positions across turns, the errors
+# name the problem, and
 # emit writes @vision for a grid and @prefill_media with its M-RoPE positions argument (Qwen3-VL:
 # @vision's rows carry the DeepStack features, @prefill_media takes them; ADR 0021).
 # Usage: tests/cli_vlm_qwen.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
@@ -14,6 +15,8 @@ MLXCEL=$1
 SRC=$2
 NAME=$3
 IMG=$SRC/tests/data/image/inputs/chelsea.png
+JPEG=$SRC/tests/data/image/inputs/camera_gray.jpg
+PYTHON=${MX_PYTHON:-python3}  # JSON for a conversation (chat)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 . "$SRC/tests/cli_lib.sh"
@@ -84,17 +87,6 @@ t_errors() {
   run "$MLXCEL" generate -m "$m" --vision-backend xla --image "$IMG" -p "$PROMPT" -n 2
   expect_rc 1
   expect_err "the xla backend cannot run the vision tower"
-  # chat keeps no M-RoPE positions across turns yet: /image is refused, the chat goes on.
-  mkdir "$TMP/c"
-  for f in "$m"/*; do ln -s "$f" "$TMP/c/"; done
-  rm "$TMP/c/tokenizer_config.json"
-  sed '1s/^{/{"chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}",/' \
-    "$m/tokenizer_config.json" >"$TMP/c/tokenizer_config.json"
-  printf '/image %s\nHi\n' "$IMG" >"$TMP/in"
-  "$MLXCEL" chat -m "$TMP/c" -n 2 --stats <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
-  [ $? -eq 1 ] && grep -q "model_type 'qwen2_vl' takes images through generate --image only" \
-    "$TMP/err" && grep -q '^\[[0-9]* prompt tokens, ' "$TMP/err" ||
-    fail "chat /image on qwen2_vl: $(cat "$TMP/err")"
   run "$MLXCEL" emit -m "$m" -o "$TMP/e" --vision-grid 5x8
   expect_rc 1
   expect_err "5 x 8 patch grid"
@@ -135,4 +127,46 @@ t_emit() {
   return 0
 }
 
-run_tests "$NAME" "generate errors emit"
+# chat's /image (ADR 0013): each turn's positions are the whole conversation's from 0, the cache
+# kept across turns: the first reply is generate's on the template's text, a second turn with a
+# second image (another grid) is prefilled incrementally and answers as generate on the whole
+# conversation rendered by the template with both images.
+t_chat() {
+  local m text
+  local tmpl="{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}{% for c in m.content %}{% if c.type == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ c.text }}{% endif %}{% endfor %}{% endif %}{% endfor %}"
+  for t in qwen2_vl qwen3_vl; do
+    m=$SRC/tests/data/families/$t
+    rm -rf "$TMP/c"
+    mkdir "$TMP/c"
+    for f in "$m"/*; do ln -s "$f" "$TMP/c/"; done
+    rm "$TMP/c/tokenizer_config.json"
+    sed "1s/^{/{\"chat_template\": \"$tmpl\",/" "$m/tokenizer_config.json" \
+      >"$TMP/c/tokenizer_config.json"
+    printf '/image %s\nWhat?\n/image %s\nAnd?\n' "$IMG" "$JPEG" |
+      "$MLXCEL" chat -m "$TMP/c" -n 6 --stats >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    expect_rc 0
+    grep -qE '^\[[0-9]+ prompt tokens added, ' "$TMP/err" || fail "$t chat: turn 2 not incremental"
+    # The replies (random text, line breaks included): after each attach line.
+    awk '/^\[image 2 attached/ {exit} NR > 1' "$TMP/out" >"$TMP/r1"
+    awk 'f; /^\[image 2 attached/ {f = 1}' "$TMP/out" >"$TMP/r2"
+    "$MLXCEL" generate -m "$m" -p "<|vision_start|><|image_pad|><|vision_end|>What?" \
+      --image "$IMG" -n 6 --no-echo -q >"$TMP/ref" 2>"$TMP/err2" || fail "$t: $(cat "$TMP/err2")"
+    [ "$(cat "$TMP/r1")" = "$(cat "$TMP/ref")" ] || fail "$t chat: first reply differs"
+    printf '%s' "$(cat "$TMP/r1")" | "$PYTHON" -c 'import json, sys
+r = sys.stdin.read()
+print(json.dumps([
+    {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "What?"}]},
+    {"role": "assistant", "content": r},
+    {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "And?"}]}]))' \
+      >"$TMP/conv.json"
+    text=$("$MLXCEL" template -m "$TMP/c" --messages "$TMP/conv.json" --add-generation-prompt
+      echo x)
+    "$MLXCEL" generate -m "$m" -p "${text%x}" --image "$IMG" --image "$JPEG" -n 6 --no-echo -q \
+      >"$TMP/ref" 2>"$TMP/err2" || fail "$t two images: $(cat "$TMP/err2")"
+    [ "$(cat "$TMP/r2")" = "$(cat "$TMP/ref")" ] ||
+      fail "$t chat: second reply '$(cat "$TMP/r2")', generate '$(cat "$TMP/ref")'"
+  done
+}
+
+run_tests "$NAME" "generate chat errors emit"

@@ -61,7 +61,8 @@ mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, in
 // Appends ids[i] to slots[i] for i < n (distinct slots) in one batched graph call; same checks
 // for every slot before any work (1 <= n <= n_slots, a full slot is an error naming it).
 // Afterwards mx_batch_logits(b, slots[i]) holds each slot's. On failure the named slots have no
-// logits and keep their n_past.
+// logits and keep their n_past (except M-RoPE slots shifted by an image, which run first, one
+// call each: those that ran keep their token).
 mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *ids, int32_t n);
 
 // Vision-language models (model->config.vision.present; ADR 0010), as mx_session_vision and
@@ -74,6 +75,22 @@ mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels
                             int64_t n_features);
 mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *ids,
                                    const float *media, int32_t n);
+
+// The Qwen towers (Qwen2-VL, Qwen2.5-VL, Qwen3-VL; ADR 0013), as mx_session_vision_grid and
+// mx_session_prefill_mrope: the features of one image of a grid_h x grid_w patch grid (its pixel
+// rows, n_pixels values; features [grid_h * grid_w / m^2][mx_vision_feature_width], n_features
+// values), touching no slot; and mx_batch_prefill_media with each token's M-RoPE positions
+// positions[s * n + i] (s = temporal, height, width; mx_mrope_positions). A slot keeps, per
+// token, the RoPE position after it: text after an image (mx_batch_prefill, mx_batch_decode)
+// continues at mx_batch_rope_next through the media entry, one call per such slot (those slots
+// do not share a decode step's batched call), and mx_batch_rewind keeps what it keeps.
+mx_status_t mx_batch_vision_grid(mx_batch_t *b, const float *pixels, int64_t n_pixels,
+                                 int32_t grid_h, int32_t grid_w, float *features,
+                                 int64_t n_features);
+mx_status_t mx_batch_prefill_mrope(mx_batch_t *b, int32_t slot, const int32_t *ids,
+                                   const float *media, const int32_t *positions, int32_t n);
+// The RoPE position of the slot's next token (mx_batch_n_past unless an image shifted it).
+int64_t mx_batch_rope_next(const mx_batch_t *b, int32_t slot);
 
 // Logits [V] of the last token the slot processed; valid until that slot's next call or reset.
 // NULL when the slot has none (new, reset, failed call) or the slot is out of range.

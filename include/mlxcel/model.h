@@ -179,18 +179,24 @@ static inline bool mx_vision_fixed_size(const mx_vision_config_t *v) {
 }
 
 // The processor's prompt rule for images (ADR 0010): each of the n_images image tokens of
-// ids[n] (vision.image_token_id, one per image, in order) becomes tokens_per_image image tokens,
-// so the features of image i land on the i-th run. *out (heap, the caller frees) receives the
-// expanded ids, *n_out their count. Errors: a number of image tokens other than n_images
-// (MX_ERR_INVALID_ARG naming both), a prompt over INT32_MAX tokens, out of memory; Gemma 3
+// ids[n] (vision.image_token_id, one per image, in order) becomes a run of image tokens, so the
+// features of image i land on the i-th run: tokens_per_image each for the fixed-size towers,
+// counts[i] for the Qwen towers (their grid's merged units, ADR 0013), whose runs are also
+// wrapped in vision_start / vision_end tokens where the prompt lacks them (a chat template
+// writes them; a raw prompt or a template that takes text may not). counts may be NULL for the
+// fixed-size towers. *out (heap, the caller frees) receives the expanded ids, *n_out their
+// count. Errors: a number of image tokens other than n_images (MX_ERR_INVALID_ARG naming both),
+// a Qwen tower without counts, a prompt over INT32_MAX tokens, out of memory; Gemma 3
 // (MX_ERR_UNSUPPORTED: its processor expands the text, mx_chat_expand_images in chat.h).
 struct mx_model_config;
 mx_status_t mx_vision_expand_prompt(const struct mx_model_config *cfg, const int32_t *ids,
-                                    int32_t n, int32_t n_images, int32_t **out, int32_t *n_out);
+                                    int32_t n, int32_t n_images, const int32_t *counts,
+                                    int32_t **out, int32_t *n_out);
 // Where the features of n_images images go in an expanded prompt ids[n]: starts[i] is the first
-// position of the i-th run of tokens_per_image image tokens. Error when there are fewer runs.
+// position of the i-th run of counts[i] image tokens (counts NULL: tokens_per_image each), each
+// run starting at the next image token after the previous one. Error when a run is missing.
 mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
-                                 int32_t n_images, int32_t *starts);
+                                 int32_t n_images, const int32_t *counts, int32_t *starts);
 // How many of the n prompt tokens ids[] the next prefill call, of at most `chunk` tokens, takes
 // (*take): all it can, but for a model with image blocks (mx_vision_blocks) never cutting a run
 // of image tokens. prev_image: the context's last token (before ids[0]) is an image token.
@@ -198,11 +204,6 @@ mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_
 // run longer than the chunk starts ids (naming its length and the chunk).
 mx_status_t mx_vision_prefill_take(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
                                    int32_t chunk, bool prev_image, int32_t *take);
-// Whether images can reach the text model of this vision family through the batch's media
-// entries (mx_batch_vision, mx_batch_prefill_media; the server): an error (MX_ERR_UNSUPPORTED
-// naming the model_type) for the towers whose image tokens need M-RoPE positions (Qwen2-VL,
-// Qwen2.5-VL), which a session takes (mx_session_vision_grid) but the batch does not yet.
-mx_status_t mx_vision_check_media(const struct mx_model_config *cfg);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.
 mx_status_t mx_vision_check_pixels(const struct mx_model_config *cfg, int32_t rank,

@@ -93,6 +93,8 @@ static const mx_backend_batch_t g_interp_batch = {
     .destroy = mx_bstate_destroy,
     .vision = mx_bstate_vision,
     .prefill_media = mx_bstate_prefill_media,
+    .vision_grid = mx_bstate_vision_grid,
+    .prefill_mrope = mx_bstate_prefill_mrope,
 };
 
 const mx_backend_t mx_backend_interp = {

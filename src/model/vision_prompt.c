@@ -6,7 +6,8 @@
 #include "mlxcel/model.h"
 
 mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
-                                    int32_t n_images, int32_t **out, int32_t *n_out) {
+                                    int32_t n_images, const int32_t *counts, int32_t **out,
+                                    int32_t *n_out) {
   *out = NULL;
   *n_out = 0;
   const mx_vision_config_t *v = &cfg->vision;
@@ -20,20 +21,34 @@ mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t 
                         "model_type '%s': its processor's image expansion is a text-level image "
                         "expansion (mx_chat_expand_images), not one on ids",
                         cfg->model_type);
+  bool grid = !mx_vision_fixed_size(v);  // the Qwen towers: runs of their grids, wrapped
+  if (grid && !counts)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "model_type '%s': each image's token count follows its patch grid",
+                        cfg->model_type);
   int32_t k = 0;
   for (int32_t i = 0; i < n; i++) k += ids[i] == v->image_token_id;
   if (k != n_images)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "the prompt has %d image token%s (id %d) for %d image%s", k,
                         k == 1 ? "" : "s", v->image_token_id, n_images, n_images == 1 ? "" : "s");
-  int64_t total = (int64_t)n + (int64_t)k * (v->tokens_per_image - 1);
+  int64_t total = (int64_t)n + (grid ? 2 * (int64_t)k : 0);
+  for (int32_t i = 0; i < k; i++) total += (counts ? counts[i] : v->tokens_per_image) - 1;
   if (total > INT32_MAX)
     return mx_error_set(MX_ERR_INVALID_ARG, "%lld prompt tokens with the images", (long long)total);
-  int32_t *e = malloc(sizeof *e * (size_t)(total > 0 ? total : 1)), j = 0;
+  int32_t *e = malloc(sizeof *e * (size_t)(total > 0 ? total : 1)), j = 0, img = 0;
   if (!e) return mx_error_set(MX_ERR_NOMEM, "out of memory (%lld prompt tokens)", (long long)total);
   for (int32_t i = 0; i < n; i++) {
-    int32_t reps = ids[i] == v->image_token_id ? v->tokens_per_image : 1;
-    for (int32_t t = 0; t < reps; t++) e[j++] = ids[i];
+    if (ids[i] != v->image_token_id) {
+      e[j++] = ids[i];
+      continue;
+    }
+    if (grid && (j == 0 || e[j - 1] != v->vision_start_token_id)) e[j++] = v->vision_start_token_id;
+    int32_t reps = counts ? counts[img] : v->tokens_per_image;
+    for (int32_t t = 0; t < reps; t++) e[j++] = v->image_token_id;
+    if (grid && !(i + 1 < n && ids[i + 1] == v->vision_end_token_id))
+      e[j++] = v->vision_end_token_id;
+    img++;
   }
   *out = e;
   *n_out = j;
@@ -56,17 +71,18 @@ mx_status_t mx_vision_check_pixels(const mx_model_config_t *cfg, int32_t rank,
 }
 
 mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
-                                 int32_t n_images, int32_t *starts) {
+                                 int32_t n_images, const int32_t *counts, int32_t *starts) {
   const mx_vision_config_t *v = &cfg->vision;
   int32_t pos = 0;
   for (int32_t i = 0; i < n_images; i++) {
+    int32_t want = counts ? counts[i] : v->tokens_per_image;
     while (pos < n && ids[pos] != v->image_token_id) pos++;
     int32_t run = 0;
-    while (pos + run < n && run < v->tokens_per_image && ids[pos + run] == v->image_token_id) run++;
-    if (run < v->tokens_per_image)
+    while (pos + run < n && run < want && ids[pos + run] == v->image_token_id) run++;
+    if (run < want)
       return mx_error_set(MX_ERR_INVALID_ARG,
-                          "image %d has no run of %d image tokens (id %d) in the prompt", i,
-                          v->tokens_per_image, v->image_token_id);
+                          "image %d has no run of %d image tokens (id %d) in the prompt", i, want,
+                          v->image_token_id);
     starts[i] = pos;
     pos += run;
   }
@@ -99,15 +115,6 @@ mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *
                       "image's tokens attend to each other, so one prefill holds them all (use a "
                       "prefill chunk of at least the image's tokens)",
                       len, len == n ? " or more" : "", chunk);
-}
-
-mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
-  if (mx_vision_fixed_size(&cfg->vision)) return MX_OK;
-  return mx_error_set(MX_ERR_UNSUPPORTED,
-                      "model_type '%s' takes images in a session only (mlxcel generate --image): "
-                      "its image tokens need M-RoPE positions, which the batch (and so the "
-                      "server) does not pass yet",
-                      cfg->model_type);
 }
 
 int64_t mx_vision_feature_width(const mx_model_config_t *cfg) {

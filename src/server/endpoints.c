@@ -45,8 +45,9 @@ static mx_status_t too_long(const mx_server_t *srv, size_t bytes, bool *over) {
 // Chat messages through the model's template (generation prompt on), encoded as
 // apply_chat_template(tokenize=True) does (no post-processor, special tokens matched), except
 // that special-token text from the messages is plain text.
-static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int32_t **ids,
-                            int32_t *n, bool *over) {
+// grids: the images' patch grids (the Qwen towers, whose runs follow them), else NULL.
+static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, const int32_t *grids,
+                            int32_t **ids, int32_t *n, bool *over) {
   mx_chat_message_t *msgs = calloc((size_t)r->n_messages + 1, sizeof *msgs);
   if (!msgs) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < r->n_messages; i++)
@@ -92,24 +93,32 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, int3
   free(plain);
   free(text);
   // Each image token becomes the model's tokens per image (Gemma 3's were, in the text).
-  if (!st && r->n_images > 0 && !mx_vision_blocks(&srv->model->config.vision)) {
+  const mx_vision_config_t *v = &srv->model->config.vision;
+  int32_t *counts = NULL;  // each Qwen image's merged units
+  if (!st && grids && !(counts = malloc(sizeof *counts * (size_t)r->n_images)))
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  int32_t mm = v->spatial_merge_size * v->spatial_merge_size;
+  for (int32_t i = 0; counts && i < r->n_images; i++)
+    counts[i] = grids[2 * i] * grids[2 * i + 1] / mm;
+  if (!st && r->n_images > 0 && !mx_vision_blocks(v)) {
     int32_t *e = NULL, ne = 0;
-    st = mx_vision_expand_prompt(&srv->model->config, *ids, *n, r->n_images, &e, &ne);
+    st = mx_vision_expand_prompt(&srv->model->config, *ids, *n, r->n_images, counts, &e, &ne);
     if (st == MX_ERR_INVALID_ARG) st = mx_error_prefix(st, "the chat template's output");
     free(*ids);
     *ids = e;
     *n = ne;
   }
+  free(counts);
   return st;
 }
 
 // *over is set when the prompt cannot fit the context (known before tokenizing).
-static mx_status_t prompt_ids(mx_server_t *srv, const mx_server_request_t *r, int32_t **ids,
-                              int32_t *n, bool *over) {
+static mx_status_t prompt_ids(mx_server_t *srv, const mx_server_request_t *r, const int32_t *grids,
+                              int32_t **ids, int32_t *n, bool *over) {
   *ids = NULL;
   *n = 0;
   *over = false;
-  if (r->kind == MX_SERVER_CHAT) return chat_ids(srv, r, ids, n, over);
+  if (r->kind == MX_SERVER_CHAT) return chat_ids(srv, r, grids, ids, n, over);
   if (r->prompt_ids) {
     *ids = malloc((size_t)r->n_prompt_ids * sizeof **ids);
     if (!*ids) return mx_error_set(MX_ERR_NOMEM, "out of memory");
@@ -379,6 +388,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   int32_t *ids = NULL, n = 0;
   mx_grammar_t *grammar = NULL;  // until a job owns it
   float *pixels = NULL;          // the images' pixel values, until a job owns them
+  int32_t *grids = NULL;         // their patch grids (the Qwen towers), until a job owns them
   char msg[512];
   if (r.model && strcmp(r.model, srv->model_id) != 0) {
     mx_server_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
@@ -400,13 +410,13 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, gparam, NULL, mx_error_message());
     goto done;
   }
-  if (r.n_images > 0 && mx_server_images_pixels(srv, &r, &pixels, &e)) {
+  if (r.n_images > 0 && mx_server_images_pixels(srv, &r, &pixels, &grids, &e)) {
     ok = mx_server_reply_error(c, cc, &e);
     goto done;
   }
   mx_error_clear();
   bool over = false;
-  st = prompt_ids(srv, &r, &ids, &n, &over);
+  st = prompt_ids(srv, &r, grids, &ids, &n, &over);
   if (st) {
     ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, kind == MX_SERVER_CHAT ? "messages" : "prompt",
              over ? "context_length_exceeded" : NULL, mx_error_message());
@@ -448,6 +458,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
                              .ignore_eos = r.ignore_eos,
                              .tok = srv->tok,
                              .pixels = pixels,
+                             .grids = grids,
                              .n_images = r.n_images};
   if (!r.has_seed) jo.sampling.seed = fresh_seed(srv);
   mx_server_job_t *job = NULL;
@@ -459,6 +470,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   }
   grammar = NULL;  // the job's now
   pixels = NULL;
+  grids = NULL;
   st = mx_server_job_submit(srv->sched, job);
   if (st) {
     mx_server_job_release(srv->sched, job);
@@ -494,6 +506,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
 done:
   mx_grammar_destroy(grammar);
   free(pixels);
+  free(grids);
   free(ids);
   mx_server_request_free(&r);
   return ok;

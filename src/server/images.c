@@ -82,9 +82,33 @@ void mx_server_images_fields_free(char **fields, int32_t n) {
   free(fields);
 }
 
+// Image i's pixels as the tower takes them: [C, S, S] (the fixed-size towers), or the rows of
+// one image's patch grid (the Qwen towers; a temporal grid other than 1 would be video). A
+// mismatch is the model's files disagreeing: 500.
+static mx_status_t check_pixels(const mx_model_config_t *cfg, const mx_pixels_t *px, int32_t i,
+                                mx_server_error_t *err) {
+  const mx_vision_config_t *v = &cfg->vision;
+  mx_error_clear();
+  if (mx_vision_fixed_size(v) && mx_vision_check_pixels(cfg, px->rank, px->shape) == MX_OK)
+    return MX_OK;
+  int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
+  if (!mx_vision_fixed_size(v) && px->rank == 2 && px->shape[1] == K && px->grid_thw[0] == 1)
+    return MX_OK;
+  if (!mx_vision_fixed_size(v))
+    mx_error_set(MX_ERR_INVALID_ARG,
+                 "the processor gives pixel rows of %lld values (temporal grid %lld), the vision "
+                 "tower takes rows of %lld of one image (preprocessor_config.json and config.json "
+                 "disagree)",
+                 (long long)(px->rank == 2 ? px->shape[1] : 0), (long long)px->grid_thw[0],
+                 (long long)K);
+  return mx_server_error_set(err, 500, "server_error", NULL, NULL, "image %d: %.400s", i,
+                             mx_error_message());
+}
+
 mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_request_t *r,
-                                    float **out, mx_server_error_t *err) {
+                                    float **out, int32_t **grids, mx_server_error_t *err) {
   *out = NULL;
+  *grids = NULL;
   memset(err, 0, sizeof *err);
   const mx_model_config_t *cfg = &srv->model->config;
   const mx_vision_config_t *v = &cfg->vision;
@@ -94,22 +118,19 @@ mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_requ
                                "(model_type '%s') takes no images: it has no vision tower",
                                r->n_images, r->n_images == 1 ? "" : "s", srv->model_id,
                                cfg->model_type);
-  mx_error_clear();
-  if (mx_vision_check_media(cfg))
-    return mx_server_error_set(err, 400, "invalid_request_error", "messages", "model_not_vision",
-                               "the served model '%.200s': %.300s", srv->model_id,
-                               mx_error_message());
   if (srv->proc_error)
     return mx_server_error_set(err, 500, "server_error", NULL, NULL, "%.400s", srv->proc_error);
-  size_t per = (size_t)v->num_channels * (size_t)v->image_size * (size_t)v->image_size;
-  float *px_all = malloc((size_t)r->n_images * per * sizeof *px_all);
-  if (!px_all) return mx_server_error_set(err, 500, "server_error", NULL, NULL, "out of memory");
+  bool grid = !mx_vision_fixed_size(v);
+  int32_t *g = grid ? calloc((size_t)r->n_images * 2, sizeof *g) : NULL;
+  float *px_all = NULL;
+  size_t n_all = 0;
+  mx_status_t st = grid && !g ? MX_ERR_NOMEM : MX_OK;
   mx_image_limits_t lim = {.max_pixels = srv->lim.max_image_pixels};
-  for (int32_t i = 0; i < r->n_images; i++) {
+  for (int32_t i = 0; i < r->n_images && !st; i++) {
     mx_image_t img = {0};
     mx_pixels_t px = {0};
     mx_error_clear();
-    mx_status_t st = mx_image_decode(r->images[i], r->image_lens[i], &lim, &img, NULL);
+    st = mx_image_decode(r->images[i], r->image_lens[i], &lim, &img, NULL);
     if (st == MX_ERR_RUNTIME) {  // over the pixel limit, known from the header
       mx_server_error_set(err, 413, "invalid_request_error", "messages", "image_too_large",
                           "image %d: %.400s", i, mx_error_message());
@@ -120,20 +141,35 @@ mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_requ
     }
     if (!st) st = mx_image_preprocess(&srv->proc, &img, &px);
     mx_image_free(&img);
-    if (!st && (st = mx_vision_check_pixels(cfg, px.rank, px.shape)))  // the model's files
-      mx_server_error_set(err, 500, "server_error", NULL, NULL, "image %d: %.400s", i,
-                          mx_error_message());
+    if (!st) st = check_pixels(cfg, &px, i, err);
+    size_t n = 1;
+    for (int32_t d = 0; !st && d < px.rank; d++) n *= (size_t)px.shape[d];
+    float *grown = st ? NULL : realloc(px_all, (n_all + n) * sizeof *px_all);
+    if (!st && !grown) st = MX_ERR_NOMEM;
+    if (grown) {
+      px_all = grown;
+      memcpy(px_all + n_all, px.data, n * sizeof *px_all);
+      n_all += n;
+    }
+    if (!st && grid) {
+      g[2 * i] = (int32_t)px.grid_thw[1];
+      g[2 * i + 1] = (int32_t)px.grid_thw[2];
+    }
+    mx_pixels_free(&px);
     if (st && !err->http_status)
       mx_server_error_set(err, st == MX_ERR_NOMEM ? 500 : 400,
                           st == MX_ERR_NOMEM ? "server_error" : "invalid_request_error", "messages",
-                          NULL, "image %d: %.400s", i, mx_error_message());
-    if (!st) memcpy(px_all + (size_t)i * per, px.data, per * sizeof *px_all);
-    mx_pixels_free(&px);
-    if (st) {
-      free(px_all);
-      return st;
-    }
+                          NULL, "image %d: %.400s", i,
+                          st == MX_ERR_NOMEM ? "out of memory" : mx_error_message());
+  }
+  if (st && !err->http_status)
+    mx_server_error_set(err, 500, "server_error", NULL, NULL, "out of memory");
+  if (st) {
+    free(px_all);
+    free(g);
+    return st;
   }
   *out = px_all;
+  *grids = g;
   return MX_OK;
 }

@@ -31,8 +31,14 @@ struct mx_server_job {
   uint32_t *allow;        // [(vocab + 31) / 32] the mask of the step
   const char *gm_error;   // set when no token can continue the document (static text)
   float *pixels;          // owned (mx_server_job_opts_t.pixels); freed once the tower ran
+  int32_t *grids;         // owned (mx_server_job_opts_t.grids): the Qwen towers' patch grids
   int32_t n_images;
-  float *media;  // [n_prompt][hidden] the images' features at their tokens (with images)
+  // [n_prompt][mx_vision_feature_width] the images' features at their tokens (with images)
+  float *media;
+  // The Qwen towers (with grids): the prompt's M-RoPE positions [3][n_prompt] from position 0
+  // (a prefix kept from the cache is text before any image, whose positions are its indices),
+  // and one prefill call's rows of them [3][chunk].
+  int32_t *positions, *cpos;
   // Prompt ids before the first image token (n_prompt without images): only these identify the
   // KV they leave in the slot, so only these are reused or kept for reuse.
   int32_t n_text_prefix;
@@ -99,7 +105,10 @@ static void job_free(mx_server_job_t *job) {
   mx_grammar_destroy(job->grammar);
   free(job->allow);
   free(job->pixels);
+  free(job->grids);
   free(job->media);
+  free(job->positions);
+  free(job->cpos);
   mx_strbuf_free(&job->out);
   pthread_cond_destroy(&job->cv);
   free(job);
@@ -292,21 +301,37 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
 }
 
 // The vision tower on each of the job's images, its features placed at the image's run of
-// tokens (the i-th run for the i-th image), before the job's first prefill chunk.
+// tokens (the i-th run for the i-th image), before the job's first prefill chunk. The Qwen
+// towers: one @vision per image's patch grid, its rows in the pixels one after the other.
 static mx_status_t run_vision(mx_server_sched_t *s, mx_server_job_t *job) {
   const mx_model_config_t *cfg = &s->model->config;
   const mx_vision_config_t *v = &cfg->vision;
-  const size_t H = (size_t)cfg->hidden_size;
-  const int64_t per = (int64_t)v->num_channels * v->image_size * v->image_size;
+  const size_t W = (size_t)mx_vision_feature_width(cfg);
+  int64_t per = (int64_t)v->num_channels * v->image_size * v->image_size;
+  const int64_t K =
+      (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
+  const int32_t mm = v->spatial_merge_size * v->spatial_merge_size;
   int32_t *starts = malloc(sizeof *starts * (size_t)job->n_images);
-  mx_status_t st = starts
-                       ? mx_vision_image_runs(cfg, job->ids, job->n_prompt, job->n_images, starts)
-                       : mx_error_set(MX_ERR_NOMEM, "out of memory");
-  for (int32_t i = 0; i < job->n_images && !st; i++)
-    st = mx_batch_vision(s->batch, job->pixels + (size_t)i * (size_t)per, per,
-                         job->media + (size_t)starts[i] * H,
-                         (int64_t)v->tokens_per_image * (int64_t)H);
+  int32_t *counts = job->grids ? malloc(sizeof *counts * (size_t)job->n_images) : NULL;
+  for (int32_t i = 0; counts && i < job->n_images; i++)
+    counts[i] = job->grids[2 * i] * job->grids[2 * i + 1] / mm;
+  mx_status_t st =
+      starts && (counts || !job->grids)
+          ? mx_vision_image_runs(cfg, job->ids, job->n_prompt, job->n_images, counts, starts)
+          : mx_error_set(MX_ERR_NOMEM, "out of memory");
+  size_t off = 0;
+  for (int32_t i = 0; i < job->n_images && !st; i++) {
+    int32_t gh = job->grids ? job->grids[2 * i] : 0, gw = job->grids ? job->grids[2 * i + 1] : 0;
+    int64_t count = counts ? counts[i] : v->tokens_per_image;
+    if (job->grids) per = (int64_t)gh * gw * K;
+    float *at = job->media + (size_t)starts[i] * W;
+    st = job->grids ? mx_batch_vision_grid(s->batch, job->pixels + off, per, gh, gw, at,
+                                           count * (int64_t)W)
+                    : mx_batch_vision(s->batch, job->pixels + off, per, at, count * (int64_t)W);
+    off += (size_t)per;
+  }
   free(starts);
+  free(counts);
   if (st) return st;
   free(job->pixels);
   job->pixels = NULL;
@@ -331,11 +356,21 @@ static void prefill_step(mx_server_sched_t *s) {
     st = mx_vision_prefill_take(&s->model->config, ids, job->n_prompt - job->n_prefilled, s->chunk,
                                 prev, &n);
   }
-  // A prompt with images runs every chunk through the media entry, as a session does.
-  if (!st && job->media)
-    st = mx_batch_prefill_media(
-        s->batch, job->slot, job->ids + job->n_prefilled,
-        job->media + (size_t)job->n_prefilled * s->model->config.hidden_size, n);
+  // A prompt with images runs every chunk through the media entry, as a session does (the
+  // Qwen towers with the chunk's M-RoPE positions).
+  const float *media = job->media
+                           ? job->media + (size_t)job->n_prefilled *
+                                              (size_t)mx_vision_feature_width(&s->model->config)
+                           : NULL;
+  for (int32_t r = 0; !st && job->positions && r < 3; r++)
+    memcpy(job->cpos + (size_t)r * (size_t)n,
+           job->positions + (size_t)r * (size_t)job->n_prompt + (size_t)job->n_prefilled,
+           (size_t)n * sizeof *job->cpos);
+  if (!st && job->positions)
+    st = mx_batch_prefill_mrope(s->batch, job->slot, job->ids + job->n_prefilled, media, job->cpos,
+                                n);
+  else if (!st && media)
+    st = mx_batch_prefill_media(s->batch, job->slot, job->ids + job->n_prefilled, media, n);
   else if (!st)
     st = mx_batch_prefill(s->batch, job->slot, job->ids + job->n_prefilled, n);
   int reason = -1;
@@ -554,17 +589,31 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
     if (!o->pixels) {
       st = mx_error_set(MX_ERR_INVALID_ARG, "%d images without their pixels", o->n_images);
     } else {
-      size_t H = (size_t)s->model->config.hidden_size;
-      job->media = calloc((size_t)o->n_prompt * H, sizeof *job->media);
-      if (!job->media) st = mx_error_set(MX_ERR_NOMEM, "out of memory (media rows)");
+      const mx_model_config_t *cfg = &s->model->config;
+      bool grid = !mx_vision_fixed_size(&cfg->vision);
+      size_t W = (size_t)mx_vision_feature_width(cfg);
+      job->media = calloc((size_t)o->n_prompt * W, sizeof *job->media);
+      if (grid && o->grids) {
+        job->positions = malloc(3 * (size_t)o->n_prompt * sizeof *job->positions);
+        job->cpos = malloc(3 * (size_t)s->chunk * sizeof *job->cpos);
+      }
+      if (grid && !o->grids)
+        st = mx_error_set(MX_ERR_INVALID_ARG, "%d images without their patch grids", o->n_images);
+      else if (!job->media || (grid && (!job->positions || !job->cpos)))
+        st = mx_error_set(MX_ERR_NOMEM, "out of memory (media rows)");
+      int64_t next = 0;  // the runs must be the grids' (an error names the first that is not)
+      if (!st && grid)
+        st = mx_mrope_positions(cfg, o->prompt, o->n_prompt, o->grids, o->n_images, 0,
+                                job->positions, &next);
     }
   }
   if (st) {
-    job_free(job);  // the grammar and the pixels stay the caller's
+    job_free(job);  // the grammar, the pixels and the grids stay the caller's
     return st;
   }
   job->grammar = o->grammar;
   job->pixels = o->pixels;
+  job->grids = o->grids;
   job->n_images = o->n_images;
   job->n_text_prefix = job->n_prompt;
   for (int32_t i = 0; i < job->n_prompt && job->n_images > 0; i++) {

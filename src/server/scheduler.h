@@ -59,8 +59,12 @@ typedef struct mx_server_job_opts {
   // Images (vision models): n_images preprocessed images, pixels [n_images][C * S * S], owned by
   // the job once created (as the grammar). The prompt holds tokens_per_image image tokens per
   // image, in order; the scheduler runs the vision tower on each when the job's prefill starts
-  // and places the features at its tokens (mx_batch_prefill_media).
+  // and places the features at its tokens (mx_batch_prefill_media). The Qwen towers (ADR 0013):
+  // the pixels are each image's patch rows in order, grids[2i], [2i + 1] its patch grid (owned
+  // by the job once created, as the pixels), the prompt's i-th run of image tokens holds its
+  // merged units, and the prompt runs with its M-RoPE positions (mx_batch_prefill_mrope).
   float *pixels;
+  int32_t *grids;
   int32_t n_images;
 } mx_server_job_opts_t;
 

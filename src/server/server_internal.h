@@ -128,10 +128,12 @@ mx_status_t mx_server_images_fields(const mx_server_t *srv, const mx_server_requ
                                     char ***out);
 void mx_server_images_fields_free(char **fields, int32_t n);
 // The request's images decoded (PNG / JPEG, at most lim.max_image_pixels each: 413 beyond) and
-// preprocessed: *out (heap) holds [r->n_images][C * S * S] pixel values. Errors fill *err: 400
+// preprocessed: *out (heap) holds each image's pixel values in order, [C * S * S] each for the
+// fixed-size towers, and for the Qwen towers (ADR 0013) each image's patch rows, whose grid
+// (h, w) is (*grids)[2i], [2i + 1] (heap; NULL for the fixed-size towers). Errors fill *err: 400
 // for a model without a vision tower (naming it) or a bad image, 413, 500.
 mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_request_t *r,
-                                    float **out, mx_server_error_t *err);
+                                    float **out, int32_t **grids, mx_server_error_t *err);
 
 // GET /metrics (metrics.c).
 void mx_server_metrics_text(mx_server_t *srv, mx_strbuf_t *sb);

@@ -35,6 +35,13 @@ struct mx_batch {
   int32_t *d_slots;  // [n_slots] decode scratch: backend slots
   int64_t *d_pos;    // [n_slots]
   float *d_logits;   // [n_slots][vocab]
+  // M-RoPE models (the Qwen towers, ADR 0013), NULL otherwise: per slot and cached token the
+  // RoPE position after it (the session's rope_after: a prompt's images leave the text after
+  // them behind the cache positions), a positions scratch for text calls of such a slot, and
+  // the slots and ids of a decode step that run batched.
+  int32_t *rope_after;       // [n_slots][ctx]
+  int32_t *mpos;             // [3 * chunk]
+  int32_t *r_slots, *r_ids;  // [n_slots]
 };
 
 void mx_batch_destroy(mx_batch_t *b) {
@@ -53,6 +60,10 @@ void mx_batch_destroy(mx_batch_t *b) {
   free(b->d_slots);
   free(b->d_pos);
   free(b->d_logits);
+  free(b->rope_after);
+  free(b->mpos);
+  free(b->r_slots);
+  free(b->r_ids);
   free(b);
 }
 
@@ -95,8 +106,16 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
   b->d_pos = calloc(n, sizeof *b->d_pos);
   b->d_logits = calloc(nv, sizeof *b->d_logits);
   if (!b->ops) b->states = calloc(n, sizeof *b->states);
+  bool mrope = model->config.vision.present && !mx_vision_fixed_size(&model->config.vision);
+  if (mrope) {
+    b->rope_after = calloc(n * (size_t)ctx, sizeof *b->rope_after);
+    b->mpos = calloc(3 * (size_t)chunk, sizeof *b->mpos);
+    b->r_slots = calloc(n, sizeof *b->r_slots);
+    b->r_ids = calloc(n, sizeof *b->r_ids);
+  }
   if (!b->phys || !b->phys_used || !b->n_past || !b->has_logits || !b->logits || !b->seen ||
-      !b->d_slots || !b->d_pos || !b->d_logits || (!b->ops && !b->states)) {
+      !b->d_slots || !b->d_pos || !b->d_logits || (!b->ops && !b->states) ||
+      (mrope && (!b->rope_after || !b->mpos || !b->r_slots || !b->r_ids))) {
     int32_t n_slots = b->n_slots, vocab = b->vocab;  // for the message, after b is freed
     mx_batch_destroy(b);
     return mx_error_set(MX_ERR_NOMEM, "batch: out of memory for %d slots, vocab %d", n_slots,
@@ -159,9 +178,33 @@ static int32_t backend_slot(mx_batch_t *b, int32_t slot) {
   return b->phys[slot];  // always found: there are as many backend slots as slots
 }
 
-// A prefill chunk of one slot; media: its media rows (mx_batch_prefill_media), else text.
+// The RoPE position after the slot's last token (its token count unless an image shifted it).
+static int64_t rope_next(const mx_batch_t *b, int32_t slot) {
+  int64_t n = b->n_past[slot];
+  return n > 0 ? b->rope_after[(size_t)slot * (size_t)b->ctx + (size_t)(n - 1)] : 0;
+}
+
+// Records the RoPE position after each of the n tokens a call added from pos0: one more than
+// the largest position so far (get_rope_index's max + 1; text runs on from it).
+static void note_rope(mx_batch_t *b, int32_t slot, int64_t pos0, const int32_t *positions,
+                      int32_t n) {
+  int32_t *after = b->rope_after + (size_t)slot * (size_t)b->ctx;
+  int64_t top = pos0 > 0 ? after[pos0 - 1] : 0;
+  for (int32_t i = 0; i < n; i++) {
+    for (int32_t r = 0; r < 3; r++) {
+      int64_t p = positions[(size_t)r * (size_t)n + (size_t)i] + 1;
+      if (p > top) top = p;
+    }
+    after[pos0 + i] = (int32_t)top;
+  }
+}
+
+// A prefill chunk of one slot; media: its media rows (mx_batch_prefill_media /
+// _prefill_mrope), else text; positions: its M-RoPE positions [3][n] (mx_batch_prefill_mrope),
+// else, for an M-RoPE model whose slot an image shifted, its text's (three equal rows from
+// rope_next) through the media entry, as a session runs them (ADR 0013).
 static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, const float *media,
-                           int32_t n) {
+                           const int32_t *positions, int32_t n) {
   static const char what[] = "batch prefill";
   mx_status_t st = check_slot(b, slot, what);
   if (st) return st;
@@ -179,7 +222,17 @@ static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, cons
     if ((st = check_id(b, ids[i], i, what))) return st;
   float *logits = b->logits + (size_t)slot * (size_t)b->vocab;
   int64_t pos0 = b->n_past[slot];
-  if (b->ops && media) {
+  if (b->rope_after && !positions && rope_next(b, slot) != pos0) {
+    for (int32_t i = 0; i < n; i++)
+      for (int32_t r = 0; r < 3; r++) b->mpos[r * n + i] = (int32_t)(rope_next(b, slot) + i);
+    positions = b->mpos;
+  }
+  if (positions && b->ops) {
+    st = b->ops->prefill_mrope(b->state, backend_slot(b, slot), ids, media, positions, n, pos0,
+                               logits);
+  } else if (positions) {
+    st = b->backend->prefill_mrope(b->states[slot], ids, media, positions, n, pos0, logits);
+  } else if (b->ops && media) {
     st = b->ops->prefill_media(b->state, backend_slot(b, slot), ids, media, n, pos0, logits);
   } else if (b->ops) {
     st = b->ops->prefill(b->state, backend_slot(b, slot), ids, n, pos0, logits);
@@ -194,6 +247,12 @@ static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, cons
     return mx_error_prefix(st, "%s of %d tokens into slot %d at position %lld", what, n, slot,
                            (long long)b->n_past[slot]);
   }
+  if (b->rope_after && positions) {
+    note_rope(b, slot, pos0, positions, n);
+  } else if (b->rope_after) {  // unshifted text: positions are the cache positions
+    for (int32_t i = 0; i < n; i++)
+      b->rope_after[(size_t)slot * (size_t)b->ctx + (size_t)(pos0 + i)] = (int32_t)(pos0 + i + 1);
+  }
   b->n_past[slot] += n;
   b->has_logits[slot] = true;
   return MX_OK;
@@ -201,21 +260,28 @@ static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, cons
 
 mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n) {
   if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill: batch is NULL");
-  return prefill(b, slot, ids, NULL, n);
+  return prefill(b, slot, ids, NULL, NULL, n);
 }
 
-// A vision model on a backend whose batch (or per-slot states) runs the media entries.
-static mx_status_t check_media(const mx_batch_t *b, const char *what) {
-  if (!b->model->config.vision.present)
+// A vision model on a backend whose batch (or per-slot states) runs the media entries: the
+// fixed-size towers' (LLaVA, Gemma 3), or the Qwen towers' per grid with M-RoPE positions.
+static mx_status_t check_media(const mx_batch_t *b, const char *what, bool grid) {
+  const mx_model_config_t *c = &b->model->config;
+  if (!c->vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
-                        b->model->config.model_type);
-  mx_status_t st = mx_vision_check_media(&b->model->config);
-  if (st) return mx_error_prefix(st, "%s", what);
-  bool ok = b->ops ? (b->vbackend || b->ops->vision) && b->ops->prefill_media
-                   : (b->vbackend || b->backend->vision) && b->backend->prefill_media;
+                        c->model_type);
+  if (grid == mx_vision_fixed_size(&c->vision))
+    return mx_error_set(MX_ERR_INVALID_ARG, "%s: model_type '%s' takes images %s (mx_batch_%s)",
+                        what, c->model_type,
+                        grid ? "of one size" : "per patch grid with M-RoPE positions",
+                        grid ? "vision / _prefill_media" : "vision_grid / _prefill_mrope");
+  bool ok = grid     ? b->ops ? (b->vbackend || b->ops->vision_grid) && b->ops->prefill_mrope
+                              : (b->vbackend || b->backend->vision_grid) && b->backend->prefill_mrope
+            : b->ops ? (b->vbackend || b->ops->vision) && b->ops->prefill_media
+                     : (b->vbackend || b->backend->vision) && b->backend->prefill_media;
   if (!ok)
-    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
-                        b->backend->name);
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run %s models", what,
+                        b->backend->name, grid ? "Qwen2-VL" : "vision");
   return MX_OK;
 }
 
@@ -223,7 +289,7 @@ mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels
                             int64_t n_features) {
   if (!b || !pixels || !features)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_vision: NULL argument");
-  mx_status_t st = check_media(b, "image");
+  mx_status_t st = check_media(b, "image", false);
   if (!st) st = mx_session_check_vision_sizes(b->model, n_pixels, n_features);
   if (st) return st;
   // Without batch operations the tower runs on slot 0's state: it touches no KV state.
@@ -237,7 +303,7 @@ mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *i
                                    const float *media, int32_t n) {
   if (!b || !media)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_media: NULL argument");
-  mx_status_t st = check_media(b, "batch prefill");
+  mx_status_t st = check_media(b, "batch prefill", false);
   int32_t take = n;
   if (!st && ids && n > 0) st = mx_vision_prefill_take(&b->model->config, ids, n, n, false, &take);
   if (!st && take < n)
@@ -246,7 +312,38 @@ mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *i
                       "take %d: mx_vision_prefill_take)",
                       n, take);
   if (st) return st;
-  return prefill(b, slot, ids, media, n);
+  return prefill(b, slot, ids, media, NULL, n);
+}
+
+mx_status_t mx_batch_vision_grid(mx_batch_t *b, const float *pixels, int64_t n_pixels,
+                                 int32_t grid_h, int32_t grid_w, float *features,
+                                 int64_t n_features) {
+  if (!b || !pixels || !features)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_vision_grid: NULL argument");
+  mx_status_t st = check_media(b, "image", true);
+  if (!st) st = mx_session_check_grid_sizes(b->model, n_pixels, grid_h, grid_w, n_features);
+  if (st) return st;
+  st = b->vbackend ? b->vbackend->vision_grid(b->vstate, pixels, grid_h, grid_w, features)
+       : b->ops    ? b->ops->vision_grid(b->state, pixels, grid_h, grid_w, features)
+                   : b->backend->vision_grid(b->states[0], pixels, grid_h, grid_w, features);
+  return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
+mx_status_t mx_batch_prefill_mrope(mx_batch_t *b, int32_t slot, const int32_t *ids,
+                                   const float *media, const int32_t *positions, int32_t n) {
+  if (!b || !media || !positions)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_mrope: NULL argument");
+  mx_status_t st = check_media(b, "batch prefill", true);
+  for (int32_t i = 0; !st && i < 3 * n; i++)
+    if (positions[i] < 0)
+      st = mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: negative M-RoPE position at index %d",
+                        i % (n > 0 ? n : 1));
+  return st ? st : prefill(b, slot, ids, media, positions, n);
+}
+
+int64_t mx_batch_rope_next(const mx_batch_t *b, int32_t slot) {
+  if (!b || slot < 0 || slot >= b->n_slots) return 0;
+  return b->rope_after ? rope_next(b, slot) : b->n_past[slot];
 }
 
 mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *ids, int32_t n) {
@@ -270,6 +367,25 @@ mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *
                           what, s, (long long)b->ctx, (long long)b->n_past[s]);
     if ((st = check_id(b, ids[i], i, what))) return st;
   }
+  if (b->rope_after) {  // slots an image shifted decode alone (ADR 0013); the rest together
+    int32_t k = 0;
+    for (int32_t i = 0; i < n && !st; i++) {
+      if (rope_next(b, slots[i]) != b->n_past[slots[i]]) {
+        st = prefill(b, slots[i], ids + i, NULL, NULL, 1);
+      } else {
+        b->r_slots[k] = slots[i];
+        b->r_ids[k++] = ids[i];
+      }
+    }
+    if (st) {
+      for (int32_t i = 0; i < n; i++) b->has_logits[slots[i]] = false;
+      return mx_error_prefix(st, "%s of %d slots", what, n);
+    }
+    if (k == 0) return MX_OK;
+    slots = b->r_slots;
+    ids = b->r_ids;
+    n = k;
+  }
   const size_t V = (size_t)b->vocab;
   if (b->ops) {
     for (int32_t i = 0; i < n; i++) {
@@ -291,8 +407,12 @@ mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *
     return mx_error_prefix(st, "%s of %d slots", what, n);
   }
   for (int32_t i = 0; i < n; i++) {
-    b->n_past[slots[i]]++;
-    b->has_logits[slots[i]] = true;
+    int32_t s = slots[i];
+    if (b->rope_after)
+      b->rope_after[(size_t)s * (size_t)b->ctx + (size_t)b->n_past[s]] =
+          (int32_t)(b->n_past[s] + 1);
+    b->n_past[s]++;
+    b->has_logits[s] = true;
   }
   return MX_OK;
 }

@@ -6,19 +6,24 @@
 
 #include "session/session_internal.h"
 
-static void release_media(mx_bstate_t *s) {
-  if (s->has_vision) {
+static void release_vision(mx_bstate_t *s) {
+  if (s->vis.mod) {
     if (s->ex->release) s->ex->release(s->impl, &s->vis);
     mx_graph_binding_free(&s->vis);
   }
+  s->vis_grid[0] = s->vis_grid[1] = 0;
+  free(s->features);
+  s->features = NULL;
+}
+
+static void release_media(mx_bstate_t *s) {
+  release_vision(s);
   for (int32_t i = 0; i < s->n_med; i++) {
     if (s->ex->release) s->ex->release(s->impl, &s->med[i]);
     mx_graph_binding_free(&s->med[i]);
   }
   s->has_vision = false;
   s->n_med = 0;
-  free(s->features);
-  s->features = NULL;
 }
 
 void mx_bstate_destroy(void *state) {
@@ -248,16 +253,19 @@ void mx_bstate_rewind(void *state, int32_t slot, int64_t n) {
 }
 
 // @vision and the @prefill_media graphs, on the first image (a one-time allocation: text-only
-// serving never builds them).
+// serving never builds them). The Qwen towers' @vision waits for its grid (vision_grid).
 static mx_status_t ensure_media(mx_bstate_t *s) {
   if (s->has_vision) return MX_OK;
   const mx_model_config_t *mc = &s->model->config;
-  size_t nf = (size_t)mc->vision.tokens_per_image * (size_t)mc->hidden_size;
-  s->features = malloc(nf * sizeof(float));
-  if (!s->features) return mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
   s->has_vision = true;
-  mx_status_t st = mx_graph_bind_vision(s->model, s->S, s->V, s->features, &s->vis);
-  if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+  mx_status_t st = MX_OK;
+  if (mx_vision_fixed_size(&mc->vision)) {
+    size_t nf = (size_t)mc->vision.tokens_per_image * (size_t)mc->hidden_size;
+    s->features = malloc(nf * sizeof(float));
+    st = s->features ? mx_graph_bind_vision(s->model, s->S, s->V, s->features, &s->vis)
+                     : mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
+    if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+  }
   for (int32_t T = 1; !st && T <= s->chunk && s->n_med < MX_BSTATE_MAX_PLANS; T *= 2)
     st = add_entry(s, s->model, 1, T, MX_ENTRY_MEDIA, &s->med[s->n_med++]);
   if (st) release_media(s);
@@ -270,20 +278,51 @@ mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features) 
   return st ? st : mx_graph_run_vision(s->ex, s->impl, &s->vis, pixels, features);
 }
 
+mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,
+                                  float *features) {
+  mx_bstate_t *s = state;
+  mx_status_t st = ensure_media(s);
+  if (st) return st;
+  if (s->vis_grid[0] != grid_h || s->vis_grid[1] != grid_w) {  // a new grid: rebuild @vision
+    release_vision(s);
+    st = mx_graph_bind_vision_grid(s->model, grid_h, grid_w, &s->vis);
+    size_t nb = st ? 0 : mx_type_nbytes(&s->vis.f->result_types[0]);
+    if (!st && !(s->features = malloc(nb)))
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
+    if (!st) mx_graph_bind_features(&s->vis, s->features);
+    if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+    if (st) {
+      release_vision(s);
+      return st;
+    }
+    s->vis_grid[0] = grid_h;
+    s->vis_grid[1] = grid_w;
+  }
+  return mx_graph_run_vision(s->ex, s->impl, &s->vis, pixels, features);
+}
+
 mx_status_t mx_bstate_prefill_media(void *state, int32_t slot, const int32_t *ids,
                                     const float *media, int32_t n, int64_t pos0, float *last) {
+  return mx_bstate_prefill_mrope(state, slot, ids, media, NULL, n, pos0, last);
+}
+
+mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *ids,
+                                    const float *media, const int32_t *positions, int32_t n,
+                                    int64_t pos0, float *last) {
   mx_bstate_t *s = state;
   mx_status_t st = check_prefill(s, slot, n, pos0);
   if (!st) st = ensure_media(s);
   if (st) return st;
-  const size_t H = (size_t)s->model->config.hidden_size;
+  const size_t W = (size_t)mx_vision_feature_width(&s->model->config);
   set_views(s, slot, 1);
   int32_t done = 0;
   for (int32_t i = s->n_med - 1; i >= 0 && done < n; i--) {  // largest piece first
     mx_graph_binding_t *b = &s->med[i];
     while (n - done >= b->T) {
       memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      memcpy(b->input.data, media + (size_t)done * H, (size_t)b->T * H * sizeof *media);
+      st = mx_graph_media_inputs(s->model, b, media ? media + (size_t)done * W : NULL,
+                                 positions ? positions + done : NULL, (size_t)n);
+      if (st) return st;
       s->pos0[0] = (int32_t)(pos0 + done);
       bind(s, b);
       if ((st = s->ex->run(s->impl, b))) return st;

@@ -52,8 +52,10 @@ typedef struct mx_bstate {
   // Vision-language models (ADR 0010), made on the first image as a session's runner makes
   // them: @vision (features [tokens_per_image * H]) and @prefill_media B = 1, T = 1, 2, 4, ...
   // <= chunk, bound to one slot's slice per call like the prefill graphs.
+  // The Qwen towers' @vision is bound per patch grid (vis_grid; 0 x 0: none yet).
   bool has_vision;
   mx_graph_binding_t vis;
+  int32_t vis_grid[2];
   float *features;
   int32_t n_med;
   mx_graph_binding_t med[MX_BSTATE_MAX_PLANS];
@@ -75,5 +77,12 @@ void mx_bstate_rewind(void *state, int32_t slot, int64_t n);
 mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features);
 mx_status_t mx_bstate_prefill_media(void *state, int32_t slot, const int32_t *ids,
                                     const float *media, int32_t n, int64_t pos0, float *last);
+// The Qwen towers' entries (ADR 0013): @vision per patch grid, @prefill_media with M-RoPE
+// positions.
+mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,
+                                  float *features);
+mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *ids,
+                                    const float *media, const int32_t *positions, int32_t n,
+                                    int64_t pos0, float *last);
 
 #endif  // MX_SESSION_BATCH_STATE_H

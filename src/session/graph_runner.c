@@ -342,24 +342,28 @@ mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_
   return mx_graph_run_vision(r->ex, r->impl, &r->vis, pixels, features);
 }
 
-// The media rows of one call (T rows of the feature width, or NULL for none) into b's inputs:
-// each row's first H floats to the media argument, Qwen3-VL's DeepStack parts l = 0..L-1 after
-// them to row l of the deepstack argument. Without media (text after an image) the image rows
-// are not read unless a token is the image token itself, which then gets zeros.
-static void media_rows(const mx_graph_runner_t *r, mx_graph_binding_t *b, const float *media) {
-  const size_t H = (size_t)r->model->config.hidden_size, T = (size_t)b->T;
-  const size_t W = (size_t)mx_vision_feature_width(&r->model->config), L = W / H - 1;
+mx_status_t mx_graph_media_inputs(const mx_model_t *model, mx_graph_binding_t *b,
+                                  const float *media, const int32_t *positions, size_t stride) {
+  if ((positions == NULL) != (b->positions_arg < 0))
+    return mx_error_set(MX_ERR_INVALID_ARG, "@prefill_media %s M-RoPE positions",
+                        positions ? "takes no" : "needs");
+  const size_t H = (size_t)model->config.hidden_size, T = (size_t)b->T;
+  const size_t W = (size_t)mx_vision_feature_width(&model->config), L = W / H - 1;
   float *in = (float *)b->input.data, *deep = (float *)b->deepstack.data;
+  for (int32_t s = 0; positions && s < 3; s++)
+    memcpy((int32_t *)b->positions.data + (size_t)s * T, positions + (size_t)s * stride,
+           T * sizeof *positions);
   if (!media) {
     memset(in, 0, b->input.nbytes);
     if (deep) memset(deep, 0, b->deepstack.nbytes);
-    return;
+    return MX_OK;
   }
   for (size_t t = 0; t < T; t++) {
     memcpy(in + t * H, media + t * W, H * sizeof *media);
     for (size_t l = 0; deep && l < L; l++)
       memcpy(deep + (l * T + t) * H, media + t * W + (1 + l) * H, H * sizeof *media);
   }
+  return MX_OK;
 }
 
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
@@ -383,14 +387,9 @@ mx_status_t mx_graph_runner_prefill_mrope(void *state, const int32_t *ids, const
     mx_graph_binding_t *b = &r->med[i];
     while (n - done >= b->T) {
       memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      media_rows(r, b, media ? media + (size_t)done * W : NULL);
-      if ((positions == NULL) != (b->positions_arg < 0))
-        return mx_error_set(MX_ERR_INVALID_ARG, "@prefill_media %s M-RoPE positions",
-                            positions ? "takes no" : "needs");
-      for (int32_t s = 0; positions && s < 3; s++)
-        memcpy((int32_t *)b->positions.data + (size_t)s * b->T, positions + (size_t)s * n + done,
-               (size_t)b->T * sizeof *positions);
-      if ((st = run(r, b, pos0 + done))) return st;
+      st = mx_graph_media_inputs(r->model, b, media ? media + (size_t)done * W : NULL,
+                                 positions ? positions + done : NULL, (size_t)n);
+      if (st || (st = run(r, b, pos0 + done))) return st;
       done += b->T;
     }
   }

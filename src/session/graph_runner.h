@@ -121,6 +121,15 @@ void mx_graph_runner_destroy(void *state);  // accepts NULL
 mx_status_t mx_graph_run_vision(const mx_graph_exec_t *ex, void *impl, mx_graph_binding_t *vis,
                                 const float *pixels, float *features);
 
+// The inputs of one @prefill_media call of b->T tokens (the runner's and the batched state's):
+// media (T rows of mx_vision_feature_width floats, or NULL: text, zero rows) split into b's
+// media argument (each row's first hidden_size floats) and Qwen3-VL's DeepStack argument (part
+// l of each row to its row l), and the M-RoPE positions positions[s * stride + t] (s = temporal,
+// height, width; NULL for an entry without them) into b's positions. Error: positions given to
+// an entry without them, or missing for one that needs them.
+mx_status_t mx_graph_media_inputs(const mx_model_t *model, mx_graph_binding_t *b,
+                                  const float *media, const int32_t *positions, size_t stride);
+
 // For an executor with device_caches whose batch decodes B > 1 sequences in one call (ADR
 // 0013): makes and prepares in *b the @decode of B sequences with one cache argument per
 // sequence (mx_graph_bind_seqs; attention window attn_len, 0 = the whole capacity), the caches

@@ -69,6 +69,10 @@ mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
 
 // The sizes mx_session_vision and mx_batch_vision take: n_pixels the tower's C * S * S,
 // n_features tokens_per_image * hidden_size; an error naming both otherwise.
+// The same for one image of a Qwen tower's patch grid (ADR 0013): the grid, the pixel rows and
+// the feature rows of mx_vision_feature_width floats (session_mrope.c).
+mx_status_t mx_session_check_grid_sizes(const mx_model_t *model, int64_t n_pixels, int32_t grid_h,
+                                        int32_t grid_w, int64_t n_features);
 mx_status_t mx_session_check_vision_sizes(const mx_model_t *m, int64_t n_pixels,
                                           int64_t n_features);
 
@@ -102,6 +106,14 @@ typedef struct mx_backend_batch {
   mx_status_t (*vision)(void *state, const float *pixels, float *features);
   mx_status_t (*prefill_media)(void *state, int32_t slot, const int32_t *ids, const float *media,
                                int32_t n, int64_t pos0, float *last);
+  // The Qwen towers (ADR 0013), as mx_backend_t's: `vision_grid` runs @vision built for the grid
+  // (rebuilt when it changes), touching no slot; `prefill_mrope` is `prefill_media` of rows
+  // media[n][mx_vision_feature_width] (NULL: text) with each token's M-RoPE positions
+  // positions[s * n + i].
+  mx_status_t (*vision_grid)(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,
+                             float *features);
+  mx_status_t (*prefill_mrope)(void *state, int32_t slot, const int32_t *ids, const float *media,
+                               const int32_t *positions, int32_t n, int64_t pos0, float *last);
 } mx_backend_batch_t;
 
 // The backend state of a batch that runs on its backend's batch operations, and that backend

@@ -37,14 +37,9 @@ static mx_status_t check_qwen(const mx_session_t *s, const char *what) {
   return MX_OK;
 }
 
-mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t n_pixels,
-                                   int32_t grid_h, int32_t grid_w, float *features,
-                                   int64_t n_features) {
-  if (!s || !pixels || !features)
-    return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision_grid: NULL argument");
-  mx_status_t st = check_qwen(s, "image");
-  if (st) return st;
-  const mx_vision_config_t *v = &s->model->config.vision;
+mx_status_t mx_session_check_grid_sizes(const mx_model_t *model, int64_t n_pixels, int32_t grid_h,
+                                        int32_t grid_w, int64_t n_features) {
+  const mx_vision_config_t *v = &model->config.vision;
   int32_t m = v->spatial_merge_size;
   if (grid_h <= 0 || grid_w <= 0 || grid_h % m || grid_w % m || grid_h > 4096 || grid_w > 4096)
     return mx_error_set(MX_ERR_INVALID_ARG,
@@ -52,7 +47,7 @@ mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t
                         grid_h, grid_w, m);
   int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
   int64_t want_px = (int64_t)grid_h * grid_w * K;
-  int64_t want_f = (int64_t)grid_h * grid_w / (m * m) * mx_vision_feature_width(&s->model->config);
+  int64_t want_f = (int64_t)grid_h * grid_w / (m * m) * mx_vision_feature_width(&model->config);
   if (n_pixels != want_px)
     return mx_error_set(
         MX_ERR_INVALID_ARG,
@@ -62,6 +57,18 @@ mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t
   if (n_features != want_f)
     return mx_error_set(MX_ERR_INVALID_ARG, "image: room for %lld feature values, need %lld",
                         (long long)n_features, (long long)want_f);
+  return MX_OK;
+}
+
+mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t n_pixels,
+                                   int32_t grid_h, int32_t grid_w, float *features,
+                                   int64_t n_features) {
+  if (!s || !pixels || !features)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision_grid: NULL argument");
+  mx_status_t st = check_qwen(s, "image");
+  if (st) return st;
+  st = mx_session_check_grid_sizes(s->model, n_pixels, grid_h, grid_w, n_features);
+  if (st) return st;
   st = s->vbackend ? s->vbackend->vision_grid(s->vstate, pixels, grid_h, grid_w, features)
                    : s->backend->vision_grid(s->state, pixels, grid_h, grid_w, features);
   return st ? mx_error_prefix(st, "vision tower") : MX_OK;

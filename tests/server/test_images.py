@@ -6,9 +6,9 @@ prompt (text, prompt and completion token counts), whether the chat template tak
 fixture's, "<image>\\n" written where the image was) or iterates content parts (llava-hf's
 kind); and the requests the server refuses: URLs it would have to fetch, other data URLs, bad
 base64, bad or hostile images, too many or too large images, a model without a vision tower,
-Qwen2-VL (its images need M-RoPE positions, which the batch does not pass yet);
 --vision-backend (the tower on the interpreter; xla refused at start). Gemma 3: its processor's
-text-level expansion of <start_of_image>, as generate --chat --image and transformers.
+text-level expansion of <start_of_image>, as generate --chat --image and transformers. Qwen2-VL
+and Qwen3-VL: grid-sized runs and M-RoPE positions through the batch, as transformers.
 
 Run by tests/server/run.sh (ctest server_images).
 """
@@ -340,25 +340,78 @@ class TextModelTest(unittest.TestCase):
         finally:
             remove_tree(d)
 
-    def test_qwen_images_refused(self):
-        # Qwen2-VL takes images in a session (generate --image) but the batch the server runs has
-        # no M-RoPE entries yet: a clear 400 naming the model_type, its text still served.
-        d = make_chat_model(base=os.path.join(ROOT, "tests", "data", "families", "qwen2_vl"))
+
+QWEN2_VL = os.path.join(ROOT, "tests", "data", "families", "qwen2_vl")
+QWEN3_VL = os.path.join(ROOT, "tests", "data", "families", "qwen3_vl")
+# The Qwen fixtures have no chat template; this one renders a user message's parts as their
+# references' prompt, "Look: <|vision_start|><|image_pad|><|vision_end|>What is in the picture?".
+QWEN_TEMPLATE = (
+    "{% for m in messages %}{% if m['content'] is string %}{{ m['content'] }}{% else %}"
+    "{% for c in m['content'] %}{% if c['type'] == 'image' %}"
+    "<|vision_start|><|image_pad|><|vision_end|>{% elif c['type'] == 'text' %}{{ c['text'] }}"
+    "{% endif %}{% endfor %}{% endif %}{% endfor %}")
+
+
+class QwenTest(unittest.TestCase):
+    """Qwen2-VL and Qwen3-VL (ADR 0013, 0021) through the batch: each image's grid-sized run and
+    the prompt's M-RoPE positions, decoded at the shifted positions beside other slots: the
+    reply is transformers' greedy ids for the reference prompt and generate --image's, whether
+    alone, with another image request and a text one in the same steps, or again (the prefix
+    cache keeps the text before the image); two images of different grids as generate."""
+
+    def check_family(self, base):
+        with open(os.path.join(base, "vision_reference.json"), encoding="utf-8") as f:
+            ref = json.load(f)
+        d = make_chat_model(QWEN_TEMPLATE, base)
         try:
-            srv = Server(d, ["--alias", "x"])
+            srv = Server(d, ["--alias", "x", "--parallel", "3"])
             try:
-                with self.assertRaises(openai.BadRequestError) as cm:
-                    srv.client().chat.completions.create(
-                        model="x", messages=image_message(data_url(PHOTO)), max_tokens=2)
-                self.assertIn("model_type 'qwen2_vl' takes images in a session only",
-                              str(cm.exception))
-                r = srv.client().chat.completions.create(
-                    model="x", messages=[{"role": "user", "content": "Hi"}], max_tokens=2)
-                self.assertGreater(r.usage.prompt_tokens, 0)
+                client = srv.client()
+
+                def ask(messages, max_tokens=16):
+                    return client.chat.completions.create(model="x", messages=messages,
+                                                          max_tokens=max_tokens, temperature=0)
+
+                msgs = [{"role": "user", "content": [
+                    {"type": "text", "text": "Look: "}, image_part(data_url(PHOTO)),
+                    {"type": "text", "text": QUESTION}]}]
+                cli = cli_generate(base, ["-p", ref["prompt"], "--image", PHOTO, "-n", "16",
+                                          "--temp", "0"])
+                want = detokenize(base, ref["greedy_ids"])
+                self.assertEqual(cli.text, want)
+                text_msgs = [{"role": "user", "content": "Hello there"}]
+                alone = ask(text_msgs)
+                with concurrent.futures.ThreadPoolExecutor(3) as ex:
+                    fs = [ex.submit(ask, msgs) for _ in range(2)]
+                    ft = ex.submit(ask, text_msgs)
+                    for f in fs:
+                        r = f.result()
+                        self.assertEqual(r.usage.prompt_tokens, len(ref["prompt_ids"]))
+                        self.assertEqual(r.choices[0].message.content, want)
+                    self.assertEqual(ft.result().choices[0].message.content,
+                                     alone.choices[0].message.content)
+                r = ask(msgs)  # again, on a slot that held the same prompt
+                self.assertEqual(r.choices[0].message.content, want)
+                two = ("Look: <|vision_start|><|image_pad|><|vision_end|>and"
+                       "<|vision_start|><|image_pad|><|vision_end|>?")
+                cli = cli_generate(base, ["-p", two, "--image", PHOTO, "--image", JPEG, "-n", "16",
+                                          "--temp", "0"])
+                r = ask([{"role": "user", "content": [
+                    {"type": "text", "text": "Look: "}, image_part(data_url(PHOTO)),
+                    {"type": "text", "text": "and"}, image_part(data_url(JPEG)),
+                    {"type": "text", "text": "?"}]}])
+                self.assertEqual(r.usage.prompt_tokens, cli.summary["prompt_tokens"])
+                self.assertEqual(r.choices[0].message.content, cli.text)
             finally:
                 srv.stop()
         finally:
             remove_tree(d)
+
+    def test_qwen2_vl(self):
+        self.check_family(QWEN2_VL)
+
+    def test_qwen3_vl(self):
+        self.check_family(QWEN3_VL)
 
 
 if __name__ == "__main__":

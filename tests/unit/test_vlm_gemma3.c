@@ -201,7 +201,7 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
   // Gemma3Processor expands <start_of_image> in the text (mx_chat_expand_images): the ids-level
   // rule refuses rather than writing another prompt.
   int32_t *e = NULL, ne = 0, boi = c->vision.vision_start_token_id;
-  st = mx_vision_expand_prompt(c, &boi, 1, 1, &e, &ne);
+  st = mx_vision_expand_prompt(c, &boi, 1, 1, NULL, &e, &ne);
   CHECK(st == MX_ERR_UNSUPPORTED && e == NULL &&
         strstr(mx_error_message(), "text-level image expansion") != NULL);
   mx_session_destroy(s);

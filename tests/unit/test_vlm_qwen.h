@@ -7,6 +7,7 @@
 
 #include <math.h>
 
+#include "mlxcel/batch.h"
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
@@ -304,6 +305,89 @@ static inline void check_image(const mx_model_t *m, const cJSON *json, const mx_
   free(ids);
   free(greedy);
   mx_session_destroy(s);
+}
+
+// The prompt with its image through a batch (the server's engine): the features of the batch's
+// vision_grid, the prompt prefilled with its M-RoPE positions in chunks of 8 while another slot
+// holds the text prompt, then both decoded together: the image slot, shifted by its image,
+// decodes through the media entry and gives the 16 greedy ids, the text slot its own; the
+// image slot's RoPE position is the session's; a rewind keeps the shift; a reset slot forgets
+// it (the text prompt then runs as on a new slot).
+static inline void check_batch(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px,
+                               const char *backend) {
+  const char *type = m->config.model_type;
+  int32_t n = 0, ng = 0, nt = 0, ngt = 0, V = m->config.vocab_size;
+  const int64_t H = mx_vision_feature_width(&m->config);
+  int32_t *ids = json_ids(cJSON_GetObjectItem(json, "prompt_ids"), &n);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
+  int32_t *tids = json_ids(cJSON_GetObjectItem(json, "text_prompt_ids"), &nt);
+  int32_t *tgreedy = json_ids(cJSON_GetObjectItem(json, "text_greedy_ids"), &ngt);
+  int32_t delta = cJSON_GetObjectItem(json, "rope_delta")->valueint;
+  int32_t grid[2] = {(int32_t)px->grid_thw[1], (int32_t)px->grid_thw[2]};
+  int32_t N = grid[0] * grid[1] / 4, *pos = malloc(sizeof(int32_t) * 3 * (size_t)n);
+  int32_t *cpos = malloc(sizeof(int32_t) * 3 * 8);
+  float *feats = malloc(sizeof(float) * (size_t)N * (size_t)H);
+  float *media = calloc((size_t)n * (size_t)H, sizeof(float));
+  int64_t next = 0, npx = px->shape[0] * px->shape[1];
+  mx_batch_opts_t bo = {.backend = backend, .ctx = 96, .prefill_chunk = 8, .n_slots = 3};
+  mx_batch_t *b = NULL;
+  CHECK_OK(mx_batch_create(m, &bo, &b));
+  CHECK_OK(mx_mrope_positions(&m->config, ids, n, grid, 1, 0, pos, &next));
+  if (!b || !pos || !cpos || !feats || !media) goto out;
+  CHECK_OK(mx_batch_vision_grid(b, px->data, npx, grid[0], grid[1], feats, (int64_t)N * H));
+  double fd = feature_diff(m, json, feats, N);
+  CHECK_MSG(fd <= kTol, "%s %s: batch image features differ by %g", type, backend, fd);
+  float f[4] = {0};  // the fixed-size entry is LLaVA's and Gemma 3's
+  mx_status_t st = mx_batch_vision(b, f, 4, f, 4);
+  CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "mx_batch_vision_grid") != NULL);
+  for (int32_t i = 0, k = 0; i < n; i++)
+    if (ids[i] == m->config.vision.image_token_id)
+      memcpy(media + (size_t)i * H, feats + (size_t)(k++) * H, sizeof(float) * (size_t)H);
+  CHECK_OK(mx_batch_prefill(b, 0, tids, nt < 8 ? nt : 8));
+  for (int32_t off = 8; off < nt; off += 8)
+    CHECK_OK(mx_batch_prefill(b, 0, tids + off, nt - off < 8 ? nt - off : 8));
+  for (int32_t off = 0; off < n; off += 8) {
+    int32_t c = n - off < 8 ? n - off : 8;
+    for (int32_t r = 0; r < 3; r++)
+      memcpy(cpos + r * c, pos + (size_t)r * n + off, sizeof(int32_t) * (size_t)c);
+    CHECK_OK(mx_batch_prefill_mrope(b, 2, ids + off, media + (size_t)off * H, cpos, c));
+  }
+  CHECK(mx_batch_rope_next(b, 2) == n + delta && mx_batch_rope_next(b, 0) == nt);
+  int32_t same = 0, tsame = 0, steps = ng < ngt ? ng : ngt;
+  for (int32_t i = 0; i < steps; i++) {
+    const float *li = mx_batch_logits(b, 2), *lt = mx_batch_logits(b, 0);
+    if (!li || !lt) break;
+    int32_t slots[2] = {2, 0}, next_ids[2] = {argmax(li, V), argmax(lt, V)};
+    same += next_ids[0] == greedy[i];
+    tsame += next_ids[1] == tgreedy[i];
+    if (mx_batch_decode(b, slots, next_ids, 2) != MX_OK) break;
+  }
+  CHECK_MSG(same == steps && tsame == steps, "%s %s batch: %d and %d of %d greedy ids equal", type,
+            backend, same, tsame, steps);
+  CHECK(mx_batch_rope_next(b, 2) == n + steps + delta);
+  // Rewinding into the text keeps the shifted positions: the last greedy step again.
+  CHECK_OK(mx_batch_rewind(b, 2, n + steps - 2));
+  int32_t slot = 2, id = greedy[steps - 2];
+  CHECK_OK(mx_batch_decode(b, &slot, &id, 1));
+  const float *l = mx_batch_logits(b, 2);
+  CHECK(l && argmax(l, V) == greedy[steps - 1]);
+  mx_batch_reset(b, 2);
+  CHECK(mx_batch_rope_next(b, 2) == 0);
+  CHECK_OK(mx_batch_prefill(b, 2, tids, nt < 8 ? nt : 8));
+  for (int32_t off = 8; off < nt; off += 8)
+    CHECK_OK(mx_batch_prefill(b, 2, tids + off, nt - off < 8 ? nt - off : 8));
+  l = mx_batch_logits(b, 2);
+  CHECK(l && argmax(l, V) == tgreedy[0] && mx_batch_rope_next(b, 2) == nt);
+out:
+  mx_batch_destroy(b);
+  free(feats);
+  free(media);
+  free(pos);
+  free(cpos);
+  free(ids);
+  free(greedy);
+  free(tids);
+  free(tgreedy);
 }
 
 #endif  // MX_TEST_VLM_QWEN_H

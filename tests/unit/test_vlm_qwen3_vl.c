@@ -60,6 +60,8 @@ static void check_fixture(void) {
       check_room(m, &px);
       check_image(m, json, &px, "interp");
       check_image(m, json, &px, "cpu");
+      check_batch(m, json, &px, "interp");
+      check_batch(m, json, &px, "cpu");
     }
     mx_pixels_free(&px);
     check_text(m, json, "interp");

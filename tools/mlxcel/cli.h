@@ -281,12 +281,13 @@ int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
 int mx_cli_image_text(const char *cmd, const mx_model_t *m, int32_t n_images, const char *text,
                       char **out);
 // One image's features: decodes and preprocesses PATH with `proc` and runs the session's vision
-// tower, features [tokens_per_image][hidden] (the caller's); *seconds gains the tower's time.
-// LLaVA only (the Qwen towers are refused: chat keeps no M-RoPE positions yet). Errors printed as
-// "mlxcel CMD: error: ..."; returns an exit status.
+// tower: *features (heap, the caller frees) [*count][mx_vision_feature_width], *count the
+// image's tokens (tokens_per_image, or the Qwen towers' merged units of its patch grid, grid[0]
+// x grid[1]; 0 x 0 for the fixed-size towers); *seconds gains the tower's time. Errors printed
+// as "mlxcel CMD: error: ..."; returns an exit status.
 int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
-                          const mx_image_proc_t *proc, const char *path, float *features,
-                          double *seconds);
+                          const mx_image_proc_t *proc, const char *path, float **features,
+                          int32_t *count, int32_t grid[2], double *seconds);
 // --image PATH...: expands the prompt's image placeholders (one image token per image, in
 // order; a prompt with none gets them at its start) to tokens_per_image tokens each (*ids /
 // *n replaced), decodes and preprocesses each image (preprocessor_config.json) and runs the

@@ -142,13 +142,16 @@ typedef struct chat {
   int32_t n_msgs, cap_msgs;
   bool failed;  // a turn failed (exit status 1)
   // Images (/image PATH; vision models): the features of every image of the conversation, in
-  // order, [n_images][tokens_per_image * H]; the last `pending` go with the next user message,
-  // whose content starts with one MX_CHAT_IMAGE_MARK each (chat.h).
+  // order, counts[i] rows of mx_vision_feature_width floats each (tokens_per_image, or the
+  // merged units of a Qwen tower's patch grid grids[2i] x grids[2i + 1]); the last `pending` go
+  // with the next user message, whose content starts with one MX_CHAT_IMAGE_MARK each (chat.h).
   bool has_proc, tmpl_parts;
   mx_image_proc_t proc;
   char *image_with;  // the placeholder where an image was (templates that take text)
   size_t image_with_len;
   float *feats;
+  size_t n_feats, cap_feats;  // floats
+  int32_t *counts, *grids;    // [cap_images], [2 * cap_images]
   int32_t n_images, cap_images, pending;
 } chat_t;
 
@@ -176,12 +179,27 @@ static void drop_cache(chat_t *ch) { mx_session_reset(ch->s); }
 static void reset_conversation(chat_t *ch) {
   while (ch->n_msgs > (ch->a->system ? 1 : 0)) pop_msg(ch);
   ch->n_images = ch->pending = 0;
+  ch->n_feats = 0;
   drop_cache(ch);
 }
 
-static size_t image_floats(const chat_t *ch) {
-  const mx_model_config_t *c = &ch->model->config;
-  return (size_t)c->vision.tokens_per_image * (size_t)c->hidden_size;
+// Floats of the features of images [0, n).
+static size_t image_floats(const chat_t *ch, int32_t n) {
+  size_t rows = 0;
+  for (int32_t i = 0; i < n; i++) rows += (size_t)ch->counts[i];
+  return rows * (size_t)mx_vision_feature_width(&ch->model->config);
+}
+
+// Room for one more image's count and grid.
+static bool grow_images(chat_t *ch) {
+  if (ch->n_images < ch->cap_images) return true;
+  int32_t cap = ch->cap_images ? 2 * ch->cap_images : 4;
+  int32_t *c = realloc(ch->counts, (size_t)cap * sizeof *c);
+  if (c) ch->counts = c;
+  int32_t *g = c ? realloc(ch->grids, 2 * (size_t)cap * sizeof *g) : NULL;
+  if (g) ch->grids = g;
+  if (g) ch->cap_images = cap;
+  return g != NULL;
 }
 
 // /image PATH: the image's features now (errors before the message is typed), for the next
@@ -197,13 +215,6 @@ static void attach_image(chat_t *ch, const char *path) {
     fputs("mlxcel chat: error: /image needs a PATH (a PNG or JPEG)\n", stderr);
     return;
   }
-  if (!mx_vision_fixed_size(&c->vision)) {  // before sizing the feature store by tokens_per_image
-    fprintf(stderr,
-            "mlxcel chat: error: /image: model_type '%s' takes images through generate --image "
-            "only for now (its M-RoPE positions are not kept across chat turns yet)\n",
-            c->model_type);
-    return;
-  }
   mx_error_clear();
   mx_status_t st = ch->has_proc ? MX_OK : mx_image_proc_load(ch->model->dir, &ch->proc);
   if (st) {
@@ -211,26 +222,39 @@ static void attach_image(chat_t *ch, const char *path) {
     return;
   }
   ch->has_proc = true;
-  if (ch->n_images == ch->cap_images) {
-    int32_t cap = ch->cap_images ? 2 * ch->cap_images : 4;
-    float *f = realloc(ch->feats, (size_t)cap * image_floats(ch) * sizeof *f);
-    if (!f) {
+  if (!grow_images(ch)) {
+    fputs("mlxcel chat: error: out of memory (images)\n", stderr);
+    return;
+  }
+  double secs = 0;
+  float *f = NULL;
+  int32_t count = 0, grid[2] = {0, 0};
+  if (mx_cli_image_features("chat", ch->model, ch->s, &ch->proc, path, &f, &count, grid, &secs) !=
+      MX_EXIT_OK)
+    return;
+  size_t nf = (size_t)count * (size_t)mx_vision_feature_width(c);
+  if (ch->n_feats + nf > ch->cap_feats) {
+    size_t cap = 2 * (ch->n_feats + nf);
+    float *g = realloc(ch->feats, cap * sizeof *g);
+    if (!g) {
+      free(f);
       fputs("mlxcel chat: error: out of memory (image features)\n", stderr);
       return;
     }
-    ch->feats = f;
-    ch->cap_images = cap;
+    ch->feats = g;
+    ch->cap_feats = cap;
   }
-  double secs = 0;
-  if (mx_cli_image_features("chat", ch->model, ch->s, &ch->proc, path,
-                            ch->feats + (size_t)ch->n_images * image_floats(ch),
-                            &secs) != MX_EXIT_OK)
-    return;
+  memcpy(ch->feats + ch->n_feats, f, nf * sizeof *f);
+  free(f);
+  ch->n_feats += nf;
+  ch->counts[ch->n_images] = count;
+  ch->grids[2 * ch->n_images] = grid[0];
+  ch->grids[2 * ch->n_images + 1] = grid[1];
   ch->n_images++;
   ch->pending++;
   ch->failed = false;
   fprintf(stdout, "[image %d attached to the next message: %d tokens, vision tower %.2f s]\n",
-          ch->n_images, c->vision.tokens_per_image, secs);
+          ch->n_images, count, secs);
 }
 
 // The rendered conversation with its images: a template that iterates parts gets each marked
@@ -266,34 +290,47 @@ static mx_status_t render(chat_t *ch, char **text, size_t *len, mx_text_range_t 
   return st;
 }
 
-// The prompt ids with every image token expanded (Gemma 3's were, in the text) and the media
-// rows [n][H] holding each image's features at its tokens (*media NULL without images).
-static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **media) {
+// The prompt ids with every image token expanded (Gemma 3's were, in the text), the media rows
+// [n][mx_vision_feature_width] holding each image's features at its tokens (*media NULL without
+// images) and, for the Qwen towers, the conversation's M-RoPE positions [3][n] from position 0
+// (ADR 0013; *positions NULL otherwise): each turn's prompt is the whole conversation, so the
+// positions of what the cache keeps are those it was computed with.
+static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **media,
+                               int32_t **positions) {
   *media = NULL;
+  *positions = NULL;
   if (ch->n_images == 0) return MX_OK;
   const mx_model_config_t *c = &ch->model->config;
+  bool grid = !mx_vision_fixed_size(&c->vision);
   mx_status_t st = MX_OK;
   if (!mx_vision_blocks(&c->vision)) {
     int32_t *e = NULL, ne = 0;
-    st = mx_vision_expand_prompt(c, *ids, *n, ch->n_images, &e, &ne);
+    st = mx_vision_expand_prompt(c, *ids, *n, ch->n_images, ch->counts, &e, &ne);
     if (st) return mx_error_prefix(st, "the chat template's output");
     free(*ids);
     *ids = e;
     *n = ne;
   }
-  size_t H = (size_t)c->hidden_size, per = image_floats(ch);
+  size_t W = (size_t)mx_vision_feature_width(c);
   int32_t *starts = malloc(sizeof *starts * (size_t)ch->n_images);
-  float *rows = calloc((size_t)*n * H, sizeof *rows);
-  st = starts && rows ? mx_vision_image_runs(c, *ids, *n, ch->n_images, starts)
-                      : mx_error_set(MX_ERR_NOMEM, "chat: out of memory (media rows)");
+  float *rows = calloc((size_t)*n * W, sizeof *rows);
+  int32_t *pos = grid ? malloc(3 * sizeof *pos * (size_t)*n) : NULL;
+  int64_t next = 0;
+  st = starts && rows && (pos || !grid)
+           ? mx_vision_image_runs(c, *ids, *n, ch->n_images, ch->counts, starts)
+           : mx_error_set(MX_ERR_NOMEM, "chat: out of memory (media rows)");
+  if (!st && grid) st = mx_mrope_positions(c, *ids, *n, ch->grids, ch->n_images, 0, pos, &next);
   for (int32_t i = 0; !st && i < ch->n_images; i++)
-    memcpy(rows + (size_t)starts[i] * H, ch->feats + (size_t)i * per, per * sizeof *rows);
+    memcpy(rows + (size_t)starts[i] * W, ch->feats + image_floats(ch, i),
+           (size_t)ch->counts[i] * W * sizeof *rows);
   free(starts);
   if (st) {
     free(rows);
+    free(pos);
     return st;
   }
   *media = rows;
+  *positions = pos;
   return MX_OK;
 }
 
@@ -350,6 +387,7 @@ static bool push_user(chat_t *ch, const char *line, size_t len) {
 static void drop_turn(chat_t *ch) {
   pop_msg(ch);
   ch->n_images -= ch->pending;
+  ch->n_feats = image_floats(ch, ch->n_images);
   ch->pending = 0;
 }
 
@@ -366,7 +404,7 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   }
   char *text = NULL;
   size_t text_len = 0;
-  int32_t *ids = NULL, n = 0;
+  int32_t *ids = NULL, n = 0, *positions = NULL;
   float *media = NULL;
   mx_error_clear();
   mx_text_range_t *plain = NULL;
@@ -380,7 +418,7 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   if (st == MX_OK) st = mx_tokenizer_encode(ch->model->tokenizer, text, text_len, &eo, &ids, &n);
   free(plain);
   free(text);
-  if (st == MX_OK) st = with_images(ch, &ids, &n, &media);
+  if (st == MX_OK) st = with_images(ch, &ids, &n, &media, &positions);
   if (st == MX_OK && n == 0)
     st = mx_error_set(MX_ERR_RUNTIME, "the chat template rendered nothing");
   int64_t ctx = mx_session_ctx(ch->s);
@@ -398,6 +436,7 @@ static void turn(chat_t *ch, const char *line, size_t len) {
     drop_turn(ch);
     free(ids);
     free(media);
+    free(positions);
     return;
   }
   int64_t keep = reusable_prefix(ch->s, &ch->model->config.vision, ids, n);
@@ -405,14 +444,22 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   reply_t r = {0};
   mx_strbuf_init(&r.text);
   mx_generate_stats_t stats = {0};
-  // With images in the conversation every prefill goes through the media entry, as generate's.
-  ch->go.media = media ? media + (size_t)keep * (size_t)ch->model->config.hidden_size : NULL;
+  // With images in the conversation every prefill goes through the media entry, as generate's
+  // (the Qwen towers with the positions of the tokens after the kept ones, [3][n - keep]).
+  size_t W = (size_t)mx_vision_feature_width(&ch->model->config), nk = (size_t)(n - keep);
+  ch->go.media = media ? media + (size_t)keep * W : NULL;
+  for (int32_t row = 0; positions && row < 3; row++)  // rows packed in place, moving down
+    memmove(positions + (size_t)row * nk, positions + (size_t)row * (size_t)n + (size_t)keep,
+            nk * sizeof *positions);
+  ch->go.positions = positions;
   if (st == MX_OK)
     st = mx_generate(ch->s, ch->model->tokenizer, ids + keep, (int32_t)(n - keep), &ch->go,
                      on_token, &r, &stats);
   ch->go.media = NULL;
+  ch->go.positions = NULL;
   free(ids);
   free(media);
+  free(positions);
   if (r.text.len > 0 && !r.ends_with_newline) fputc('\n', stdout);
   if (st == MX_OK && stats.finish == MX_FINISH_CALLBACK) fputs("[interrupted]\n", stdout);
   if (st == MX_OK && stats.finish == MX_FINISH_CONTEXT) {
@@ -559,6 +606,8 @@ static int run_chat(const chat_args_t *a, const mx_model_t *model) {
   while (ch.n_msgs > 0) pop_msg(&ch);
   free(ch.msgs);
   free(ch.feats);
+  free(ch.counts);
+  free(ch.grids);
   free(ch.image_with);
   mx_session_destroy(ds);
   mx_model_free(draft);

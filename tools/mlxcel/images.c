@@ -53,17 +53,17 @@ static int fail_msg(const char *cmd, const char *fmt, ...) {
 }
 
 // The prompt with placeholder i expanded to counts[i] image tokens (a prompt without any gets
-// them at its start, after a BOS). LLaVA: tokens_per_image each, by the library's rule that the
-// server shares (mx_vision_expand_prompt). Qwen2-VL: each image's grid-sized run between
-// <|vision_start|> and <|vision_end|>, which are added where the prompt lacks them (the chat
-// template writes them).
+// them at its start, after a BOS), by the library's rule that chat and the server share
+// (mx_vision_expand_prompt): LLaVA tokens_per_image each; Qwen2-VL each image's grid-sized run
+// between <|vision_start|> and <|vision_end|>, which are added where the prompt lacks them (the
+// chat template writes them).
 static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, const int32_t *counts,
                   int32_t **ids, int32_t *n) {
   const mx_vision_config_t *v = &m->config.vision;
   if (mx_vision_blocks(v)) {  // expanded in the text (mx_cli_image_text): its runs are there
     int32_t *starts = malloc(sizeof *starts * (size_t)(n_images > 0 ? n_images : 1));
     mx_error_clear();
-    mx_status_t st = starts ? mx_vision_image_runs(&m->config, *ids, *n, n_images, starts)
+    mx_status_t st = starts ? mx_vision_image_runs(&m->config, *ids, *n, n_images, NULL, starts)
                             : mx_error_set(MX_ERR_NOMEM, "out of memory");
     free(starts);
     return st ? mx_cli_fail(cmd, st) : MX_EXIT_OK;
@@ -77,51 +77,27 @@ static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, const 
                     "the prompt has %d image placeholder%s (%.*s) for %d --image: give one "
                     "placeholder per image, in order",
                     k, k == 1 ? "" : "s", (int)tl, tt ? tt : "?", n_images);
-  if (mx_vision_fixed_size(v)) {
-    int32_t *with = NULL, nw = *n;
-    if (k == 0) {  // one image token per image first (after a BOS), then the prompt
-      int32_t at = *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
-      if ((int64_t)*n + n_images > INT32_MAX)
-        return fail_msg(cmd, "%lld prompt tokens with the images", (long long)*n + n_images);
-      nw = *n + n_images;
-      with = malloc(sizeof *with * (size_t)nw);
-      if (!with) return fail_msg(cmd, "out of memory (%d prompt tokens)", nw);
-      memcpy(with, *ids, sizeof *with * (size_t)at);
-      for (int32_t t = 0; t < n_images; t++) with[at + t] = v->image_token_id;
-      memcpy(with + at + n_images, *ids + at, sizeof *with * (size_t)(*n - at));
-    }
-    int32_t *out = NULL, n_out = 0;
-    mx_error_clear();
-    mx_status_t st =
-        mx_vision_expand_prompt(&m->config, with ? with : *ids, nw, n_images, &out, &n_out);
-    free(with);
-    if (st) return mx_cli_fail(cmd, st);
-    free(*ids);
-    *ids = out;
-    *n = n_out;
-    return MX_EXIT_OK;
+  int32_t *with = NULL, nw = *n;
+  if (k == 0) {  // one image token per image first (after a BOS), then the prompt
+    int32_t at = *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
+    if ((int64_t)*n + n_images > INT32_MAX)
+      return fail_msg(cmd, "%lld prompt tokens with the images", (long long)*n + n_images);
+    nw = *n + n_images;
+    with = malloc(sizeof *with * (size_t)nw);
+    if (!with) return fail_msg(cmd, "out of memory (%d prompt tokens)", nw);
+    memcpy(with, *ids, sizeof *with * (size_t)at);
+    for (int32_t t = 0; t < n_images; t++) with[at + t] = v->image_token_id;
+    memcpy(with + at + n_images, *ids + at, sizeof *with * (size_t)(*n - at));
   }
-  int32_t at = k == 0 && *n > 0 && (*ids)[0] == m->config.bos_token_id ? 1 : 0;
-  int64_t total = (int64_t)*n + (k == 0 ? n_images : 0) + 2 * (int64_t)n_images;
-  for (int32_t i = 0; i < n_images; i++) total += counts[i] - 1;
-  if (total > INT32_MAX)
-    return fail_msg(cmd, "%lld prompt tokens with the images", (long long)total);
-  int32_t *out = malloc(sizeof *out * (size_t)total), j = 0, img = 0;
-  if (!out) return fail_msg(cmd, "out of memory (%lld prompt tokens)", (long long)total);
-  for (int32_t i = 0; i <= *n; i++) {
-    bool here = k == 0 ? i == at : i < *n && (*ids)[i] == v->image_token_id;
-    for (int32_t r = 0; here && r < (k == 0 ? n_images : 1); r++, img++) {
-      if (j == 0 || out[j - 1] != v->vision_start_token_id) out[j++] = v->vision_start_token_id;
-      for (int32_t t = 0; t < counts[img]; t++) out[j++] = v->image_token_id;
-      bool closed = k != 0 && i + 1 < *n && (*ids)[i + 1] == v->vision_end_token_id;
-      if (!closed) out[j++] = v->vision_end_token_id;
-    }
-    if (i == *n) break;
-    if (!(k != 0 && here)) out[j++] = (*ids)[i];
-  }
+  int32_t *out = NULL, n_out = 0;
+  mx_error_clear();
+  mx_status_t st =
+      mx_vision_expand_prompt(&m->config, with ? with : *ids, nw, n_images, counts, &out, &n_out);
+  free(with);
+  if (st) return mx_cli_fail(cmd, st);
   free(*ids);
   *ids = out;
-  *n = j;
+  *n = n_out;
   return MX_EXIT_OK;
 }
 
@@ -163,29 +139,38 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+// The features of image i at its tokens (from `pos` on), through the session's tower.
+static mx_status_t features(const mx_model_t *m, mx_session_t *s, const mx_pixels_t *px,
+                            int32_t count, float *rows);
+
 int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
-                          const mx_image_proc_t *proc, const char *path, float *features,
-                          double *seconds) {
+                          const mx_image_proc_t *proc, const char *path, float **out,
+                          int32_t *count, int32_t grid[2], double *seconds) {
   const mx_vision_config_t *v = &m->config.vision;
-  if (!mx_vision_fixed_size(v))  // a grid's token count and M-RoPE positions: generate only
-    return fail_msg(cmd,
-                    "%s: model_type '%s' takes images through generate --image only for now (its "
-                    "M-RoPE positions are not kept across chat turns yet)",
-                    path, m->config.model_type);
+  *out = NULL;
   mx_pixels_t px = {0};
   int rc = load_pixels(cmd, m, proc, path, &px);
   if (rc != MX_EXIT_OK) return rc;
-  int64_t npx = px.shape[0] * px.shape[1] * px.shape[2];
+  bool fixed = mx_vision_fixed_size(v);
+  grid[0] = fixed ? 0 : (int32_t)px.grid_thw[1];
+  grid[1] = fixed ? 0 : (int32_t)px.grid_thw[2];
+  int32_t mm = v->spatial_merge_size * v->spatial_merge_size;
+  *count = fixed ? v->tokens_per_image : grid[0] * grid[1] / mm;
+  float *f = malloc((size_t)*count * (size_t)mx_vision_feature_width(&m->config) * sizeof *f);
   mx_error_clear();
   double t0 = now_seconds();
-  mx_status_t st = mx_session_vision(s, px.data, npx, features,
-                                     (int64_t)v->tokens_per_image * m->config.hidden_size);
+  mx_status_t st =
+      f ? features(m, s, &px, *count, f) : mx_error_set(MX_ERR_NOMEM, "out of memory (features)");
   *seconds += now_seconds() - t0;
   mx_pixels_free(&px);
-  return st ? mx_cli_fail(cmd, st) : MX_EXIT_OK;
+  if (st) {
+    free(f);
+    return mx_cli_fail(cmd, st);
+  }
+  *out = f;
+  return MX_EXIT_OK;
 }
 
-// The features of image i at its tokens (from `pos` on), through the session's tower.
 static mx_status_t features(const mx_model_t *m, mx_session_t *s, const mx_pixels_t *px,
                             int32_t count, float *rows) {
   const mx_vision_config_t *v = &m->config.vision;
