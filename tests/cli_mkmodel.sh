@@ -160,6 +160,12 @@ t_deepseek_v3() {
 model.layers.2.mlp.experts.0.gate_proj.weight model.layers.2.mlp.shared_experts.down_proj.weight" \
     "q_a_proj shared_expert_gate"
 }
+t_youtu() {
+  family youtu "kv_lora_rank q_lora_rank qk_nope_head_dim tie_word_embeddings" \
+    "model.layers.1.self_attn.q_a_layernorm.weight model.layers.0.self_attn.kv_b_proj.weight \
+model.layers.1.mlp.gate_proj.weight" \
+    "lm_head experts q_proj bias"
+}
 t_granite() {
   family granite "embedding_multiplier residual_multiplier attention_multiplier logits_scaling \
 attention_bias mlp_bias" "model.layers.1.mlp.down_proj.weight" "lm_head bias"
@@ -259,7 +265,7 @@ t_help() {
   for p in qwen2.5-0.5b qwen3-0.6b mistral-7b-v0.1 gemma-2b gemma-2-2b gemma-3-1b phi-3-mini-4k \
     granite-3.1-2b minicpm-2b smollm3-3b mimo-7b olmo-2-1b internlm3-8b olmo-3-7b seed-oss-36b \
     exaone-3.5-2.4b exaone-4.0-1.2b aya-23-8b command-r7b stablelm-2-1.6b starcoder2-3b \
-    phi-4-multimodal gpt-oss-20b-4l; do
+    phi-4-multimodal gpt-oss-20b-4l youtu-llm-2b; do
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
@@ -286,4 +292,5 @@ t_chat_template() {
 }
 
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
-mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 granite minicpm smollm3 mimo olmo2 internlm3"
+mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 youtu granite minicpm smollm3 mimo olmo2 \
+internlm3"

@@ -36,15 +36,16 @@ enum {
   MK_KEY_MOE_LOCAL = 1 << 16,    // Mixtral's num_local_experts, router_jitter_noise
   MK_KEY_MOE_QWEN = 1 << 17,     // moe_intermediate_size, decoder_sparse_step, mlp_only_layers
   MK_KEY_SHARED = 1 << 18,       // shared_expert_intermediate_size
-  MK_KEY_DEEPSEEK = 1 << 19,     // DeepSeek's multi-latent attention and experts: kv_lora_rank,
-                                 // q_lora_rank, qk_nope/rope_head_dim, v_head_dim,
-                                 // n_routed_experts, n_shared_experts, num_experts_per_tok,
-                                 // moe_intermediate_size, first_k_dense_replace, n_group,
-                                 // topk_group, routed_scaling_factor, norm_topk_prob
+  MK_KEY_DEEPSEEK = 1 << 19,     // DeepSeek's experts: n_routed_experts, n_shared_experts,
+                                 // num_experts_per_tok, moe_intermediate_size,
+                                 // first_k_dense_replace, n_group, topk_group,
+                                 // routed_scaling_factor, norm_topk_prob
   MK_KEY_DEEPSEEK_V2 = 1 << 20,  // V2's topk_method
   // The norms' epsilon of LayerNorm families (instead of rms_norm_eps):
   MK_KEY_LAYER_NORM_EPS = 1 << 21,  // layer_norm_eps (Cohere, StableLM)
   MK_KEY_NORM_EPSILON = 1 << 22,    // norm_epsilon (StarCoder 2)
+  MK_KEY_MLA = 1 << 23,             // multi-latent attention (DeepSeek, Youtu): kv_lora_rank,
+                                    // q_lora_rank, qk_nope/rope_head_dim, v_head_dim
 };
 
 typedef struct mk_family {
@@ -90,8 +91,9 @@ typedef struct mk_preset {
   // size (MOE_QWEN; else intermediate_size is the experts'), the shared expert's, renormalized.
   int32_t experts, top_k, moe_inter, shared_inter;
   bool norm_topk;
-  // DeepSeek (MK_KEY_DEEPSEEK): latent rank, query rank (0: null, a full q_proj), nope / rope /
-  // value head dims, dense layers first, expert groups (0: none; V2 then greedy), routed scale.
+  // Multi-latent attention (MK_KEY_MLA): latent rank, query rank (0: null, a full q_proj), nope
+  // / rope / value head dims; DeepSeek's experts (MK_KEY_DEEPSEEK): dense layers first, expert
+  // groups (0: none; V2 then greedy), routed scale.
   int32_t kv_lora, q_lora, qk_nope, qk_rope, v_dim, first_dense, n_group, topk_group;
   double routed_scale;
   // Keys of the family's *Config that no field above covers (Granite's multipliers, MiniCPM's

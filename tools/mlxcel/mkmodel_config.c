@@ -107,9 +107,8 @@ static void rope_scaling(const mk_preset_t *p, obj_t *o) {
   }
 }
 
-// DeepSeek-V2 / V3's multi-latent attention and experts (DeepseekV2Config / DeepseekV3Config).
-static void deepseek_keys(const mk_preset_t *p, obj_t *o) {
-  uint32_t k = p->family->keys;
+// Multi-latent attention (DeepseekV2Config / DeepseekV3Config / YoutuConfig).
+static void mla_keys(const mk_preset_t *p, obj_t *o) {
   add_raw(o, "kv_lora_rank", "%d", (int)p->kv_lora);
   if (p->q_lora > 0) {
     add_raw(o, "q_lora_rank", "%d", (int)p->q_lora);
@@ -119,6 +118,11 @@ static void deepseek_keys(const mk_preset_t *p, obj_t *o) {
   add_raw(o, "qk_nope_head_dim", "%d", (int)p->qk_nope);
   add_raw(o, "qk_rope_head_dim", "%d", (int)p->qk_rope);
   add_raw(o, "v_head_dim", "%d", (int)p->v_dim);
+}
+
+// DeepSeek-V2 / V3's experts.
+static void deepseek_keys(const mk_preset_t *p, obj_t *o) {
+  uint32_t k = p->family->keys;
   add_raw(o, "n_routed_experts", "%d", (int)p->experts);
   add_raw(o, "n_shared_experts", "%d", (int)(p->moe_inter ? p->shared_inter / p->moe_inter : 0));
   add_raw(o, "num_experts_per_tok", "%d", (int)p->top_k);
@@ -200,6 +204,7 @@ static void family_keys(const mk_preset_t *p, obj_t *o) {
   if (k & MK_KEY_SHARED) {
     add_raw(o, "shared_expert_intermediate_size", "%d", (int)p->shared_inter);
   }
+  if (k & MK_KEY_MLA) mla_keys(p, o);
   if (k & MK_KEY_DEEPSEEK) deepseek_keys(p, o);
   for (const char *const *e = p->extra; e[0] && e[1]; e += 2) add_raw(o, e[0], "%s", e[1]);
   if (k & MK_KEY_PHI3) {

@@ -110,20 +110,22 @@ static const mk_family_t kGptOss = {"gpt_oss", "GptOssForCausalLM", "silu",
                                         MK_KEY_WINDOW | MK_KEY_LAYER_TYPES | MK_KEY_MOE |
                                         MK_KEY_MOE_LOCAL};
 
-// Multi-latent attention with DeepSeek's experts.
+// Multi-latent attention with DeepSeek's experts, and without (Youtu-LLM).
 static const mk_family_t kDeepseekV2 = {
     "deepseek_v2", "DeepseekV2ForCausalLM", "silu",
-    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_DEEPSEEK | MK_KEY_DEEPSEEK_V2};
+    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_MLA | MK_KEY_DEEPSEEK | MK_KEY_DEEPSEEK_V2};
 static const mk_family_t kDeepseekV3 = {
     "deepseek_v3", "DeepseekV3ForCausalLM", "silu",
-    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_DEEPSEEK};
+    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_MLA | MK_KEY_DEEPSEEK};
+static const mk_family_t kYoutu = {"youtu", "YoutuForCausalLM", "silu",
+                                   MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_MLA};
 
 static const mk_family_t *const kFamilies[] = {
-    &kLlama,   &kQwen2,   &kQwen3,    &kMistral,  &kGemma,   &kGemma2,     &kGemma3,
-    &kPhi3,    &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,   &kDeepseekV2, &kDeepseekV3,
-    &kGranite, &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2,   &kInternlm3,  &kOlmo3,
-    &kSeedOss, &kExaone,  &kExaone4,  &kCohere,   &kCohere2, &kStablelm,   &kStarcoder2,
-    &kPhi4mm,  &kGptOss,  &kGemma3n};
+    &kLlama,      &kQwen2,   &kQwen3,    &kMistral,  &kGemma,  &kGemma2,     &kGemma3,
+    &kPhi3,       &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,  &kDeepseekV2, &kDeepseekV3,
+    &kYoutu,      &kGranite, &kMinicpm,  &kSmollm3,  &kMimo,   &kOlmo2,      &kInternlm3,
+    &kOlmo3,      &kSeedOss, &kExaone,   &kExaone4,  &kCohere, &kCohere2,    &kStablelm,
+    &kStarcoder2, &kPhi4mm,  &kGptOss,   &kGemma3n};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -1159,6 +1161,44 @@ static const mk_preset_t kPresets[] = {
              "are 9 GB at bf16",
      .extra = {"attention_bias", "true", "swiglu_limit", "7.0", "rope_scaling",
                GPT_OSS_YARN(32.0, 4096)}},
+    {.name = "tiny",
+     .desc = "test: MLA (low-rank query), dense layers, tied head",
+     .family = &kYoutu,
+     .layout = &kLlama3,
+     .vocab = 320,
+     .hidden = 64,
+     .inter = 128,
+     .heads = 4,
+     .kv_heads = 4,
+     .max_pos = 256,
+     .layers = 2,
+     .head_dim = 8,
+     .theta = 1600000.0,
+     .eps = "1e-06",
+     .kv_lora = 16,
+     .q_lora = 24,
+     .qk_nope = 16,
+     .qk_rope = 8,
+     .v_dim = 12},
+    {.name = "youtu-llm-2b",
+     .desc = "Youtu-LLM-2B's shape (MLA: query rank 1536, latent 512, nope 128 + rope 64)",
+     .family = &kYoutu,
+     .layout = &kLlama3,
+     .vocab = 128256,
+     .hidden = 2048,
+     .inter = 6144,
+     .layers = 32,
+     .heads = 16,
+     .kv_heads = 16,
+     .head_dim = 64,
+     .max_pos = 131072,
+     .theta = 1600000.0,
+     .eps = "1e-06",
+     .kv_lora = 512,
+     .q_lora = 1536,
+     .qk_nope = 128,
+     .qk_rope = 64,
+     .v_dim = 128},
 };
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
