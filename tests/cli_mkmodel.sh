@@ -293,4 +293,5 @@ t_chat_template() {
 
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
 mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 youtu granite minicpm smollm3 mimo olmo2 \
-internlm3"
+internlm3 olmo3 seed_oss exaone exaone4 cohere cohere2 stablelm starcoder2 phi4mm gpt_oss \
+gemma3n_text"
