@@ -114,6 +114,9 @@ prepare() {
       seed "$seeds" '*.gif' tests/data/image
       seed "$seeds" '*.txt' tests/data/image/hostile
       echo "-max_len=262144" ;;
+    fuzz_wav)
+      seed "$seeds" '*.wav' tests/data/audio
+      echo "-max_len=65536" ;;
     fuzz_json_schema)
       seed "$seeds" '*.json' tests/data/grammar
       echo "-max_len=16384" ;;
