@@ -509,7 +509,7 @@ static mx_status_t dense_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
 }
 
 // RoPE of layer l's table on q and k (none on a NoPE layer: positions only through the causal
-// mask).
+// mask; k < 0: a layer reading another's caches, q only).
 static mx_status_t rope_pair(core_t *c, int32_t l, int32_t *q, int32_t *k) {
   const mx_arch_t *a = c->a;
   int32_t t = a->layer_rope[l];
@@ -519,7 +519,8 @@ static mx_status_t rope_pair(core_t *c, int32_t l, int32_t *q, int32_t *k) {
     if (c->mrope && !c->msec[s]) continue;
     int32_t pos = c->mrope ? c->mpos[s] : c->pos, inv = c->mrope ? c->minv[s] : c->inv_freq[t];
     MX_TRY(mx_comp_rope(c->cc, &c->b, *q, pos, inv, a->rope_style, a->rotary_dim, sc, q));
-    MX_TRY(mx_comp_rope(c->cc, &c->b, *k, pos, inv, a->rope_style, a->rotary_dim, sc, k));
+    if (*k >= 0)
+      MX_TRY(mx_comp_rope(c->cc, &c->b, *k, pos, inv, a->rope_style, a->rotary_dim, sc, k));
   }
   return MX_OK;
 }
@@ -602,13 +603,7 @@ static mx_status_t attention_block(core_t *c, int32_t l, const mx_layer_w_t *lw,
     MX_TRY(head_norm(c, q, lw->q_norm, &q));
     if (k >= 0) MX_TRY(head_norm(c, k, lw->k_norm, &k));
   }
-  if (k >= 0) {
-    MX_TRY(rope_pair(c, l, &q, &k));
-  } else if (a->layer_rope[l] >= 0) {
-    int32_t t = a->layer_rope[l];
-    MX_TRY(mx_comp_rope(c->cc, b, q, c->pos, c->inv_freq[t], a->rope_style, a->rotary_dim,
-                        a->rope_attn_factor[t], &q));
-  }
+  MX_TRY(rope_pair(c, l, &q, &k));
   int32_t att, att2;
   attn_call_t call = {attend_plain, l, src, -1};
   MX_TRY(attend(c, &call, &q, 1, k, v, &att));
