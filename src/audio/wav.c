@@ -1,5 +1,6 @@
 // RIFF/WAVE decoding to mono float samples (mlxcel/audio.h). Every size the header claims is
 // checked against the bytes present and the limits before anything is allocated.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,11 @@ mx_status_t mx_wav_decode(const uint8_t *data, size_t len, const mx_audio_limits
         double acc = 0.0;
         for (uint32_t c = 0; c < f.channels; c++)
           acc += sample_at(body + (size_t)i * f.block + c * bytes, &f);
+        if (!isfinite(acc)) {  // a float file's NaN or infinity would poison every feature
+          free(s);
+          return mx_error_set(MX_ERR_PARSE, "wav: sample %lld is not a finite number",
+                              (long long)i);
+        }
         s[i] = (float)(acc / f.channels);
       }
       out->samples = s;

@@ -137,6 +137,10 @@ static void test_hostile(void) {
   header(&w, 1, 1, 8000, 16, 0, false, 0);
   EXPECT_ERR(mx_wav_decode(w.b, w.n - 8, NULL, &a), "wav: no data chunk");
   EXPECT_ERR(mx_wav_decode(w.b, 12, NULL, &a), "wav: no fmt chunk");
+  header(&w, 3, 1, 8000, 32, 0, false, 8);
+  float nan_inf[2] = {0.5f, INFINITY};
+  put(&w, nan_inf, sizeof nan_inf);
+  EXPECT_ERR(mx_wav_decode(w.b, w.n, NULL, &a), "wav: sample 1 is not a finite number");
   EXPECT_ERR(mx_wav_read("/nonexistent/x.wav", NULL, &a), "/nonexistent/x.wav");
 }
 
