@@ -204,6 +204,28 @@ mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_
 // run longer than the chunk starts ids (naming its length and the chunk).
 mx_status_t mx_vision_prefill_take(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
                                    int32_t chunk, bool prev_image, int32_t *take);
+// Molmo2's image tokens (Molmo2Processor; the ids are the tokenizer's: config.json names only
+// some of them) and its processor_config.json options: col_tokens (image_use_col_tokens),
+// single_crop_col_tokens (use_single_crop_col_tokens; -1 when unset: as col_tokens),
+// single_crop_start (use_single_crop_start_token).
+typedef struct mx_molmo2_prompt {
+  int32_t placeholder;                            // <|image|>, one per image in the prompt
+  int32_t patch, col, start, low_res_start, end;  // <im_patch> <im_col> <im_start> ... <im_end>
+  bool col_tokens;
+  int32_t single_crop_col_tokens;
+  bool single_crop_start;
+} mx_molmo2_prompt_t;
+// Molmo2Processor.replace_image_token on ids: the i-th placeholder of ids[n] becomes image i's
+// tokens for its image_grids row grids[i] (the global view's pooled rows and columns, then the
+// crops'): <low_res_im_start> (or <im_start>), grids[i][0] rows of grids[i][1] <im_patch> each
+// followed by <im_col> where the options say, <im_end>, then <im_start>, grids[i][2] rows of
+// grids[i][3] <im_patch> (+ <im_col>), <im_end>. The processor expands the text, but these are
+// special tokens, which a tokenizer splits out before anything else, so expanding the ids is
+// the same. *out (heap, the caller frees) receives n_out ids. Errors: a placeholder count other
+// than n_images, a grid that is not positive, more than INT32_MAX tokens, out of memory.
+mx_status_t mx_molmo2_expand_prompt(const mx_molmo2_prompt_t *p, const int32_t *ids, int32_t n,
+                                    const int64_t (*grids)[4], int32_t n_images, int32_t **out,
+                                    int32_t *n_out);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.
 mx_status_t mx_vision_check_pixels(const struct mx_model_config *cfg, int32_t rank,
@@ -309,7 +331,19 @@ typedef struct mx_model_config {
   int32_t num_kv_shared_layers;
   int32_t layer_ffn[MX_MAX_LAYERS];
   float layer_sparsity[MX_MAX_LAYERS];
+  // Molmo2: the embedding has extra_vocab_size rows beyond the LM head's vocab_size (its
+  // additional vocabulary, where the image tokens live): token ids below vocab_size +
+  // extra_vocab_size are valid input (mx_config_input_vocab); its text layers normalize q and k
+  // over whole projections (qk_norm_flat, qk_norm_type "olmo") and may normalize each block's
+  // output instead of its input (norm_after).
+  int32_t extra_vocab_size;
+  bool qk_norm_flat, norm_after;
 } mx_model_config_t;
+
+// The number of valid input token ids: vocab_size plus any embedding rows beyond it (Molmo2).
+static inline int32_t mx_config_input_vocab(const mx_model_config_t *cfg) {
+  return cfg->vocab_size + cfg->extra_vocab_size;
+}
 
 // Floats per image token of a vision model's features (@vision's rows, the host's media rows):
 // the text model's hidden size, times 1 + n_deepstack for Qwen3-VL, whose rows carry the main

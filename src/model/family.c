@@ -36,6 +36,7 @@
   X(qwen2_vl)          \
   X(qwen2_5_vl)        \
   X(qwen3_vl)          \
+  X(molmo2)            \
   X(mixtral)           \
   X(qwen2_moe)         \
   X(qwen3_moe)         \

@@ -330,6 +330,9 @@ mx_status_t mx_arch_weights(const mx_arch_t *a, mx_wlist_t *wl) {
   int64_t QD = (int64_t)a->n_heads * D, KD = (int64_t)a->n_kv_heads * D;
   int64_t OD = a->kv_lora > 0 ? (int64_t)a->n_heads * a->v_dim : QD;  // o_proj's input
   mx_status_t st = add_w(wl, a, &wl->embed, 2, V, H, -1, "embed_tokens.weight");
+  wl->embed_extra = -1;
+  if (st == MX_OK && a->extra_vocab > 0)
+    st = add_w(wl, a, &wl->embed_extra, 2, a->extra_vocab, H, -1, a->extra_embed_name);
   for (int32_t l = 0; st == MX_OK && l < a->n_layers; l++) {
     mx_layer_w_t *lw = &wl->layers[l];
     memset(lw, -1, sizeof *lw);  // every index -1 (absent) until added

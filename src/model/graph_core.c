@@ -169,20 +169,41 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
 
 // ---- pieces ----
 
-// Token embeddings [B, T, H] f32 (gather of rows of the embedding matrix).
-static mx_status_t embed(core_t *c, int32_t *out) {
+// Rows `tokens` [B, T] of table `wi` as [B, T, H] f32.
+static mx_status_t gather_rows(core_t *c, int32_t wi, int32_t tokens, int32_t *out) {
   int64_t H = c->a->hidden, off = 2, coll = 0, map = 0, sizes[2] = {1, H};
   mx_gather_dims_t gd = {{&off, 1}, {&coll, 1}, {NULL, 0}, {NULL, 0}, {&map, 1}, 2};
-  int32_t rows, x;
-  const mx_wspec_t *es = &c->wl->w[c->wl->embed];
+  int32_t rows;
+  const mx_wspec_t *es = &c->wl->w[wi];
   if (es->qmode) {  // quantized table: mx.embedding dequantizes the gathered rows
     int32_t bi = es->qbiases >= 0 ? c->w[es->qbiases] : -1;
-    MX_TRY(mx_comp_embedding_q(c->cc, &c->b, es, c->tokens, c->w[c->wl->embed], c->w[es->qscales],
-                               bi, &x));
-  } else {
-    MX_TRY(mx_build_gather(&c->b, c->w[c->wl->embed], c->tokens, &gd, sizes, false, &rows));
-    MX_TRY(mx_g_f32(&c->b, rows, &x));
+    return mx_comp_embedding_q(c->cc, &c->b, es, tokens, c->w[wi], c->w[es->qscales], bi, out);
   }
+  MX_TRY(mx_build_gather(&c->b, c->w[wi], tokens, &gd, sizes, false, &rows));
+  return mx_g_f32(&c->b, rows, out);
+}
+
+// Molmo2's embedding of ids past the head's vocab V: rows id - V of the extra table, selected
+// where id >= V (each gather reads a clamped id, so neither reads out of its table).
+static mx_status_t embed_extra(core_t *c, int32_t x, int32_t *out) {
+  mx_builder_t *b = &c->b;
+  int64_t bd[2] = {0, 1};
+  int32_t v, zero, shifted, extra, is_extra, mask;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, c->a->vocab, c->tokens, &v));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 0, c->tokens, &zero));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, c->tokens, v, &shifted));
+  MX_TRY(mx_build_binary(b, MX_OP_MAXIMUM, shifted, zero, &shifted));
+  MX_TRY(gather_rows(c, c->wl->embed_extra, shifted, &extra));
+  MX_TRY(mx_build_compare(b, MX_CMP_GE, MX_CMP_TYPE_AUTO, c->tokens, v, &is_extra));
+  MX_TRY(mx_g_bcast_like(b, is_extra, x, bd, &mask));
+  return mx_build_select(b, mask, extra, x, out);
+}
+
+// Token embeddings [B, T, H] f32 (gather of rows of the embedding matrix).
+static mx_status_t embed(core_t *c, int32_t *out) {
+  int32_t x;
+  MX_TRY(gather_rows(c, c->wl->embed, c->tokens, &x));
+  if (c->wl->embed_extra >= 0) MX_TRY(embed_extra(c, x, &x));
   MX_TRY(scale_by(&c->b, x, c->a->embed_scale, &x));
   if (!c->media) {
     *out = x;
@@ -439,9 +460,9 @@ static mx_status_t split_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
   mx_builder_t *b = &c->b;
   int32_t g, u, act;
   if (c->a->fused_gate_up) {
-    int64_t F = c->a->ffn;
-    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, 0, F, &g));
-    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, F, F, &u));
+    int64_t F = c->a->ffn, g0 = c->a->fused_up_first ? F : 0;
+    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, g0, F, &g));
+    MX_TRY(mx_gq_linear(c->cc, b, c->wl, c->w, lw->gate_up, h, F - g0, F, &u));
   } else {
     MX_TRY(proj(c, h, lw->gate, lw->gate_b, &g));
     MX_TRY(proj(c, h, lw->up, lw->up_b, &u));
@@ -496,11 +517,15 @@ static mx_status_t dense_mlp(core_t *c, const mx_layer_w_t *lw, int32_t h, int32
   bool mlp_q = mx_gq_is_quant(c->wl, lw->gate_up) || mx_gq_is_quant(c->wl, lw->gate) ||
                mx_gq_is_quant(c->wl, lw->up) || mx_gq_is_quant(c->wl, lw->down);
   if (mlp_q || a->mlp_bias) return split_mlp(c, lw, h, out);
-  if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up
+  if (a->fused_gate_up) {  // rows [0, F) gate, [F, 2F) up (or the other way round)
     int64_t F = a->ffn, H = a->hidden;
     int64_t lo0[2] = {0, 0}, hi0[2] = {F, H}, lo1[2] = {F, 0}, hi1[2] = {2 * F, H};
     MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo0, hi0, NULL, 2, &gate));
     MX_TRY(mx_build_slice(b, c->w[lw->gate_up], lo1, hi1, NULL, 2, &up));
+    if (a->fused_up_first) {
+      int32_t t = gate;
+      gate = up, up = t;
+    }
   } else {
     gate = c->w[lw->gate];
     up = c->w[lw->up];

@@ -37,6 +37,7 @@ typedef struct mx_arch {
                           // before the residual add; pre_/post_feedforward_layernorm around MLP
   bool fused_qkv;         // Phi-3: one qkv_proj [(Hq + 2 Hkv) D, H], rows q, then k, then v
   bool fused_gate_up;     // Phi-3: one gate_up_proj [2F, H], gate rows first
+  bool fused_up_first;    // ... Molmo2's ff_proj: the up rows first, then the gate rows
   bool norm_after;        // OLMo 2: no input norms; post_attention_layernorm normalizes the
                           // attention output and post_feedforward_layernorm the MLP output,
                           // each before its residual add
@@ -83,6 +84,10 @@ typedef struct mx_arch {
   // them in prefix_alts / head_alts; the first whose embedding is present is used.
   const char *prefix;     // "model."
   const char *head_name;  // "lm_head.weight"
+  // Molmo2: the embedding continues past vocab with extra_vocab rows of a second table
+  // (prefix + extra_embed_name), where its image tokens live; the head has vocab rows.
+  int32_t extra_vocab;
+  const char *extra_embed_name;
   const char *prefix_alts[3], *head_alts[3];
   // A family whose original files name tensors otherwise (EXAONE 3) lists {standard part,
   // original part} pairs, each replaced once, in order, in every standard name when the
@@ -196,6 +201,7 @@ typedef struct mx_wlist {
   int32_t n, cap;
   mx_wspec_t *w;                                  // heap
   int32_t embed, final_norm, final_norm_b, head;  // final_norm_b: -1 unless norm_bias
+  int32_t embed_extra;                            // the extra_vocab rows, -1 without
   mx_layer_w_t *layers;                           // [n_layers], heap
 } mx_wlist_t;
 

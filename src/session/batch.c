@@ -158,9 +158,10 @@ static mx_status_t check_slot(const mx_batch_t *b, int32_t slot, const char *wha
 }
 
 static mx_status_t check_id(const mx_batch_t *b, int32_t id, int32_t i, const char *what) {
-  if (id < 0 || id >= b->vocab)
+  int32_t nv = mx_config_input_vocab(&b->model->config);  // Molmo2: beyond the logits
+  if (id < 0 || id >= nv)
     return mx_error_set(MX_ERR_INVALID_ARG, "%s: token id %d at index %d is out of range [0, %d)",
-                        what, id, i, b->vocab);
+                        what, id, i, nv);
   return MX_OK;
 }
 

@@ -160,10 +160,12 @@ static mx_status_t check_tokens(const mx_session_t *s, const int32_t *ids, int32
                         "%s of %d token%s does not fit: context capacity %lld, %lld tokens "
                         "already in the session",
                         what, n, n == 1 ? "" : "s", (long long)s->ctx, (long long)s->n_past);
+  // Input ids may exceed the logits' width where the embedding has rows beyond it (Molmo2).
+  int32_t nv = mx_config_input_vocab(&s->model->config);
   for (int32_t i = 0; i < n; i++)
-    if (ids[i] < 0 || ids[i] >= s->vocab)
+    if (ids[i] < 0 || ids[i] >= nv)
       return mx_error_set(MX_ERR_INVALID_ARG, "%s: token id %d at index %d is out of range [0, %d)",
-                          what, ids[i], i, s->vocab);
+                          what, ids[i], i, nv);
   return MX_OK;
 }
 

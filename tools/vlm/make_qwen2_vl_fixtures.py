@@ -47,8 +47,9 @@ PROMPT = "Look: <|vision_start|><|image_pad|><|vision_end|>What is in the pictur
 TEXT_PROMPT = "What is in the picture?"
 
 
-def byte_tokenizer():
-    """Byte-level BPE without merges (ids 0..255 one per byte), then Qwen's special tokens."""
+def byte_tokenizer(specials=None, **special_kw):
+    """Byte-level BPE without merges (ids 0..255 one per byte), then Qwen's special tokens (or
+    `specials`, with `special_kw` naming the tokenizer's roles, for the other fixtures)."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + \
         list(range(0xAE, 0xFF + 1))
     cs, n = bs[:], 0
@@ -62,7 +63,9 @@ def byte_tokenizer():
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens(SPECIALS)
+    tok.add_special_tokens(specials or SPECIALS)
+    if specials:
+        return PreTrainedTokenizerFast(tokenizer_object=tok, **special_kw)
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
         extra_special_tokens={"image_token": "<|image_pad|>", "video_token": "<|video_pad|>",
