@@ -122,9 +122,10 @@ typedef enum mx_vision_kind {
   MX_VISION_QWEN2_5_VL = 2,
   MX_VISION_SIGLIP = 3,
   MX_VISION_QWEN3_VL = 4,  // Qwen2-VL's layout plus learned position embeddings and DeepStack
+  MX_VISION_MOLMO2 = 5,    // Molmo2: a ViT over crops, an attention-pooling adapter
 } mx_vision_kind_t;
 
-enum { MX_VISION_MAX_LAYERS = 128 };
+enum { MX_VISION_MAX_LAYERS = 128, MX_VISION_MAX_FEATURES = 8 };
 
 // The vision tower of a vision-language model (LLaVA: a CLIP ViT and a two-layer projector onto
 // the text model's hidden size; ADR 0010). Zeroed (present false) for text-only models.
@@ -162,6 +163,19 @@ typedef struct mx_vision_config {
   int32_t num_position_embeddings;
   int32_t n_deepstack;
   int32_t deepstack_layers[MX_VISION_MAX_LAYERS];
+  // Molmo2: the tower's heads of head_dim (q/k/v biases: attention_bias); the hidden states
+  // feature_layers[0..n_feature_layers) (0: the embeddings, l: after layer l) concatenated and
+  // pooled by the adapter (attention of adapter_heads x adapter_head_dim, its output
+  // adapter_hidden wide, then a SiLU-gated MLP of adapter_intermediate onto the text model);
+  // image_token_id is <im_patch>, vision_start / end_token_id <im_start> / <im_end>, and the
+  // global view starts with low_res_start_token_id.
+  int32_t head_dim;
+  bool attention_bias;
+  int32_t n_feature_layers;
+  int32_t feature_layers[MX_VISION_MAX_FEATURES];
+  int32_t adapter_heads, adapter_head_dim, adapter_hidden, adapter_intermediate;
+  bool adapter_attention_bias;
+  int32_t low_res_start_token_id;
 } mx_vision_config_t;
 
 // Whether the image tokens of each image attend to each other bidirectionally in the text model
@@ -226,6 +240,10 @@ typedef struct mx_molmo2_prompt {
 mx_status_t mx_molmo2_expand_prompt(const mx_molmo2_prompt_t *p, const int32_t *ids, int32_t n,
                                     const int64_t (*grids)[4], int32_t n_images, int32_t **out,
                                     int32_t *n_out);
+// Whether this vision family's images can reach its text model: MX_ERR_UNSUPPORTED naming the
+// model_type for Molmo2, whose @vision is built but which no session or batch runs yet; MX_OK
+// for the others.
+mx_status_t mx_vision_check_media(const struct mx_model_config *cfg);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.
 mx_status_t mx_vision_check_pixels(const struct mx_model_config *cfg, int32_t rank,
@@ -576,6 +594,10 @@ typedef struct mx_graph_opts {
   // tensor<(gh*gw) x (C*Tp*P*P) x f32> (the processor's rows) and its features
   // [1, gh*gw / m^2, H]. 0: no @vision (the other media entries are still built).
   int32_t vision_grid_h, vision_grid_w;
+  // Molmo2: @vision is built for vision_grid_h crops and vision_grid_w pooled tokens of
+  // vision_pool patches each; it takes the processor's pixel_values [crops, N, P*P*3] f32 and
+  // image_token_pooling [tokens, vision_pool] i32 (role "pooling") and gives [1, tokens, H].
+  int32_t vision_pool;
   // Attention window of the entries (ADR 0015): 0 (or ctx) = attention reads the whole cache;
   // W < ctx = each layer's attention reads only cache rows [0, W) (a static slice after the
   // cache update), so the entry costs what W costs, not what the capacity S costs. The caches
@@ -624,6 +646,7 @@ typedef enum mx_arg_role {
   MX_ARG_PIXELS,     // @vision's preprocessed image
   MX_ARG_POSITIONS,  // @prefill_media of an M-RoPE model: the positions [3, B, T] i32
   MX_ARG_DEEPSTACK,  // @prefill_media of Qwen3-VL: the DeepStack rows [L, B, T, H] f32
+  MX_ARG_POOLING,    // Molmo2's @vision: image_token_pooling [tokens, K] i32
 } mx_arg_role_t;
 
 typedef struct mx_graph_arg {

@@ -141,10 +141,11 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
     st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "prefill", o.prefill_len, o.all_logits);
   }
   if (st == MX_OK) st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "decode", 1, false);
-  if (st == MX_OK && o.media) {
+  // Molmo2 adds its features to the image tokens' embeddings under one block mask over every
+  // image token, which @prefill_media does not do yet (ADR 0022): only its @vision is built.
+  if (st == MX_OK && o.media && cfg->vision.kind != MX_VISION_MOLMO2)
     st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
-    if (st == MX_OK) st = mx_vision_build(cfg, ck, &o, &cc);
-  }
+  if (st == MX_OK && o.media) st = mx_vision_build(cfg, ck, &o, &cc);
   mx_comp_ctx_free(&cc);
   mx_wlist_free(&wl);
   mx_arch_free(&a);
@@ -173,8 +174,8 @@ mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *inf
                         "graph: argument %d of @%s has no string mx.role / mx.name attributes", i,
                         fn);
   }
-  static const char *const roles[] = {"weight", "tokens", "pos0",      "k_cache",  "v_cache",
-                                      "media",  "pixels", "positions", "deepstack"};
+  static const char *const roles[] = {"weight", "tokens", "pos0",      "k_cache",   "v_cache",
+                                      "media",  "pixels", "positions", "deepstack", "pooling"};
   int32_t r = -1;
   for (int32_t k = 0; k < (int32_t)(sizeof roles / sizeof roles[0]); k++)
     if (strcmp(role->s, roles[k]) == 0) r = k;

@@ -4,7 +4,8 @@
 // attention_bias, layer_norm_eps for rms_norm_eps), its additional_vocab_size (embedding rows
 // past the head's vocabulary, where the image tokens live), qk_norm_type ("qwen3": q/k RMSNorm
 // per head; "olmo": over the whole projections), norm_after (each block's output normalized
-// instead of its input) and rope_scaling_layers (a scaled RoPE on some layers only is refused).
+// instead of its input) and rope_scaling_layers (a scaled RoPE on some layers only is refused);
+// vision_config and adapter_config with Molmo2VisionConfig's / Molmo2AdapterConfig's defaults.
 // Graph: the checkpoints keep the original Molmo layout, which transformers converts on load and
 // writes back on save: model.transformer.wte.embedding [vocab, H] and wte.new_embedding
 // [additional, H] (concatenated into one embedding), blocks.<l>.self_attn.att_proj (q, k, v rows),
@@ -94,8 +95,177 @@ static mx_status_t text_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   return MX_OK;
 }
 
+// An integer list at key (of at most cap entries; one integer counts as a list of one):
+// *n entries into out; absent or null leaves both as they are.
+static mx_status_t int_list(const mx_cfg_obj_t *t, const char *key, int32_t cap, int32_t *out,
+                            int32_t *n) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(t->obj, key);
+  if (v == NULL || cJSON_IsNull(v)) return MX_OK;
+  int32_t m = cJSON_IsNumber(v) ? 1 : cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+  if (m < 1 || m > cap)
+    return mx_error_set(MX_ERR_PARSE, "%s: %s%s must be a list of 1 to %d integers", t->src,
+                        t->prefix, key, cap);
+  for (int32_t i = 0; i < m; i++) {
+    const cJSON *e = cJSON_IsNumber(v) ? v : cJSON_GetArrayItem(v, i);
+    if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int32_t)e->valuedouble)
+      return mx_error_set(MX_ERR_PARSE, "%s: %s%s holds a value that is not an integer", t->src,
+                          t->prefix, key);
+    out[i] = (int32_t)e->valuedouble;
+  }
+  *n = m;
+  return MX_OK;
+}
+
+// The first of key / alias that o holds (key when neither: its default applies).
+static const char *key_or(const mx_cfg_obj_t *o, const char *key, const char *alias) {
+  return mx_cfg_has(o, key) || !mx_cfg_has(o, alias) ? key : alias;
+}
+
+// vision_config: Molmo2VisionConfig's defaults; the released config.json's
+// image_default_input_size, image_patch_size and image_num_pos are its aliases of image_size,
+// patch_size and num_position_embeddings.
+static mx_status_t vision_tower(const mx_cfg_obj_t *o, mx_vision_config_t *v) {
+  const cJSON *vc = NULL;
+  cJSON *empty = NULL;
+  MX_TRY(mx_cfg_sub_object(o, "vision_config", &empty, &vc));
+  mx_cfg_obj_t t = {vc, o->src, "vision_config."};
+  int32_t kv = 0, side[2] = {378, 378}, n_side = 2;
+  mx_status_t st = mx_cfg_i32(&t, "hidden_size", 1152, &v->hidden_size);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "intermediate_size", 4304, &v->intermediate_size);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "num_hidden_layers", 25, &v->num_layers);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "num_attention_heads", 16, &v->num_heads);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "num_key_value_heads", v->num_heads, &kv);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "head_dim", 72, &v->head_dim);
+  if (st == MX_OK)
+    st = mx_cfg_str(&t, "hidden_act", "gelu_pytorch_tanh", v->hidden_act, sizeof v->hidden_act);
+  if (st == MX_OK) st = mx_cfg_f64_positive(&t, "layer_norm_eps", 1e-6, &v->layer_norm_eps);
+  if (st == MX_OK)
+    st = int_list(&t, key_or(&t, "image_size", "image_default_input_size"), 2, side, &n_side);
+  if (st == MX_OK)
+    st = mx_cfg_i32(&t, key_or(&t, "patch_size", "image_patch_size"), 14, &v->patch_size);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "num_channels", 3, &v->num_channels);
+  if (st == MX_OK) st = mx_cfg_bool(&t, "attention_bias", true, &v->attention_bias);
+  int32_t g = v->patch_size > 0 ? side[0] / v->patch_size : 0;
+  if (st == MX_OK)
+    st = mx_cfg_i32(&t, key_or(&t, "num_position_embeddings", "image_num_pos"), g * g,
+                    &v->num_position_embeddings);
+  cJSON_Delete(empty);
+  if (st != MX_OK) return st;
+  const int32_t pos[] = {v->hidden_size, v->intermediate_size, v->num_layers,  v->num_heads,
+                         v->head_dim,    v->patch_size,        v->num_channels};
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+    if (pos[i] <= 0 || pos[i] > (1 << 20))
+      return mx_error_set(MX_ERR_PARSE, "%s: vision_config has a size that is not positive",
+                          o->src);
+  if (n_side != 2 || side[0] != side[1] || side[0] % v->patch_size)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: vision_config.image_size must be square and a multiple of the patch "
+                        "size %d",
+                        o->src, v->patch_size);
+  if (kv != v->num_heads)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: vision_config.num_key_value_heads %d other than num_attention_heads "
+                        "is not supported",
+                        o->src, kv);
+  if (v->num_position_embeddings != g * g)
+    return mx_error_set(MX_ERR_PARSE,
+                        "%s: vision_config.num_position_embeddings %d is not the crop's %d x %d "
+                        "patches",
+                        o->src, v->num_position_embeddings, g, g);
+  if (strcmp(v->hidden_act, "gelu_pytorch_tanh") != 0)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: vision_config.hidden_act '%s' is not supported",
+                        o->src, v->hidden_act);
+  if (v->num_layers > MX_VISION_MAX_LAYERS)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: vision_config.num_hidden_layers %d is above %d",
+                        o->src, v->num_layers, MX_VISION_MAX_LAYERS);
+  v->image_size = side[0];
+  return MX_OK;
+}
+
+// adapter_config: Molmo2AdapterConfig's defaults (vit_layers is vision_feature_layer's alias).
+// The feature layers index the tower's hidden states as transformers does: l >= 0 the output of
+// layer l (hidden state l + 1), a negative one counted from the last.
+static mx_status_t vision_adapter(const mx_cfg_obj_t *o, int32_t text_hidden,
+                                  mx_vision_config_t *v) {
+  const cJSON *ac = NULL;
+  cJSON *empty = NULL;
+  MX_TRY(mx_cfg_sub_object(o, "adapter_config", &empty, &ac));
+  mx_cfg_obj_t t = {ac, o->src, "adapter_config."};
+  int32_t layers[MX_VISION_MAX_FEATURES] = {24, 18}, n = 2, kv = 0, out = 0;
+  bool mlp_bias = false;
+  char act[16];
+  mx_status_t st = int_list(&t, key_or(&t, "vision_feature_layer", "vit_layers"),
+                            MX_VISION_MAX_FEATURES, layers, &n);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "hidden_size", 1152, &v->adapter_hidden);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "num_attention_heads", 16, &v->adapter_heads);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "num_key_value_heads", v->adapter_heads, &kv);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "head_dim", 72, &v->adapter_head_dim);
+  if (st == MX_OK) st = mx_cfg_bool(&t, "attention_bias", true, &v->adapter_attention_bias);
+  if (st == MX_OK) st = mx_cfg_str(&t, "hidden_act", "silu", act, sizeof act);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "intermediate_size", 18944, &v->adapter_intermediate);
+  if (st == MX_OK) st = mx_cfg_i32(&t, "text_hidden_size", 3584, &out);
+  if (st == MX_OK) st = mx_cfg_bool(&t, "mlp_bias", false, &mlp_bias);
+  cJSON_Delete(empty);
+  if (st != MX_OK) return st;
+  if (v->adapter_hidden <= 0 || v->adapter_heads <= 0 || v->adapter_head_dim <= 0 ||
+      v->adapter_intermediate <= 0)
+    return mx_error_set(MX_ERR_PARSE, "%s: adapter_config has a size that is not positive", o->src);
+  if (kv != v->adapter_heads)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: adapter_config.num_key_value_heads %d other than "
+                        "num_attention_heads is not supported",
+                        o->src, kv);
+  if (strcmp(act, "silu") != 0 || mlp_bias)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: adapter_config with hidden_act '%s'%s is not supported (silu, no "
+                        "mlp_bias)",
+                        o->src, act, mlp_bias ? " and mlp_bias" : "");
+  if (out != text_hidden)
+    return mx_error_set(MX_ERR_PARSE,
+                        "%s: adapter_config.text_hidden_size (%d) must equal the text model's "
+                        "hidden_size (%d)",
+                        o->src, out, text_hidden);
+  v->n_feature_layers = n;
+  v->layers_run = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t l = layers[i];
+    if (l < -v->num_layers || l >= v->num_layers)
+      return mx_error_set(MX_ERR_PARSE,
+                          "%s: adapter_config.vision_feature_layer %d must index the %d layers "
+                          "of vision_config",
+                          o->src, l, v->num_layers);
+    v->feature_layers[i] = l >= 0 ? l + 1 : v->num_layers + 1 + l;
+    if (v->feature_layers[i] > v->layers_run) v->layers_run = v->feature_layers[i];
+  }
+  return MX_OK;
+}
+
+// The image token ids (Molmo2Config's defaults), which must be input ids of the embedding.
+static mx_status_t image_tokens(const mx_cfg_obj_t *o, const mx_model_config_t *cfg,
+                                mx_vision_config_t *v) {
+  int32_t nv = mx_config_input_vocab(cfg);
+  MX_TRY(mx_cfg_token_index(o, "image_patch_id", "image_token_id", 151938, nv, &v->image_token_id));
+  MX_TRY(mx_cfg_token_index(o, "image_start_token_id", "image_start_token_id", 151936, nv,
+                            &v->vision_start_token_id));
+  MX_TRY(mx_cfg_token_index(o, "image_end_token_id", "image_end_token_id", 151937, nv,
+                            &v->vision_end_token_id));
+  return mx_cfg_token_index(o, "low_res_image_start_token_id", "low_res_image_start_token_id",
+                            151940, nv, &v->low_res_start_token_id);
+}
+
 static mx_status_t parse_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   MX_TRY(text_config(o, cfg));
+  mx_vision_config_t *v = &cfg->vision;
+  if (mx_cfg_has(o, "vit_config") && !mx_cfg_has(o, "vision_config"))
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: the pre-release layout (vit_config) is not supported; transformers "
+                        "writes vision_config",
+                        o->src);
+  MX_TRY(vision_tower(o, v));
+  MX_TRY(vision_adapter(o, cfg->hidden_size, v));
+  MX_TRY(image_tokens(o, cfg, v));
+  v->kind = MX_VISION_MOLMO2;
+  v->present = true;
   if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) MX_TRY(mx_cfg_dtype(o, cfg));
   return mx_cfg_bool(o, "tie_word_embeddings", false, &cfg->tie_word_embeddings);
 }

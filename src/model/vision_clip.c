@@ -124,6 +124,7 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoin
 
 mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
   if (!cfg->vision.present) return MX_OK;
+  if (cfg->vision.kind == MX_VISION_MOLMO2) return mx_vision_molmo2_check_weights(cfg, ck);
   if (!mx_vision_fixed_size(&cfg->vision)) return mx_vision_qwen_check_weights(cfg, ck);
   vweights_t w;
   mx_status_t st = list_weights(cfg, ck, &w);
@@ -271,6 +272,7 @@ mx_status_t mx_vision_build(const mx_model_config_t *cfg, const mx_checkpoint_t 
   if (!cfg->vision.present)
     return mx_error_set(MX_ERR_INVALID_ARG, "graph: model_type '%s' has no vision tower",
                         cfg->model_type);
+  if (cfg->vision.kind == MX_VISION_MOLMO2) return mx_vision_molmo2_build(cfg, ck, o, cc);
   if (!mx_vision_fixed_size(&cfg->vision)) return mx_vision_qwen_build(cfg, ck, o, cc);
   vweights_t w;
   vb_t c = {.cfg = cfg, .w = &w, .cc = cc};

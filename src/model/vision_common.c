@@ -66,8 +66,14 @@ const char *mx_vision_pick_prefix(const mx_checkpoint_t *ck, const char *const *
 
 mx_status_t mx_vision_func(mx_comp_ctx_t *cc, const mx_vlist_t *l, const mx_checkpoint_t *ck,
                            const mx_type_t *input, mx_builder_t *b, int32_t **arg) {
-  int32_t nw = l->n, n_args = nw + 1;
-  mx_type_t *types = malloc(sizeof *types * (size_t)n_args);
+  return mx_vision_func_n(cc, l, ck, input, 1, b, arg);
+}
+
+mx_status_t mx_vision_func_n(mx_comp_ctx_t *cc, const mx_vlist_t *l, const mx_checkpoint_t *ck,
+                             const mx_type_t *inputs, int32_t n_inputs, mx_builder_t *b,
+                             int32_t **arg) {
+  int32_t nw = l->n, n_args = nw + n_inputs;
+  mx_type_t *types = calloc((size_t)n_args, sizeof *types);
   *arg = malloc(sizeof **arg * (size_t)n_args);
   if (types == NULL || *arg == NULL) {
     free(types);
@@ -77,13 +83,14 @@ mx_status_t mx_vision_func(mx_comp_ctx_t *cc, const mx_vlist_t *l, const mx_chec
     const mx_vspec_t *s = &l->w[i];
     types[i] = mx_type_tensor(mx_checkpoint_find(ck, s->name)->dtype, s->rank, s->dims);
   }
-  types[nw] = *input;
+  for (int32_t i = 0; i < n_inputs; i++) types[nw + i] = inputs[i];
   mx_func_t *f;
   mx_status_t st = mx_build_func(cc->m, "vision", false, types, n_args, &f, b, *arg);
   free(types);
   for (int32_t i = 0; st == MX_OK && i < nw; i++)
     st = mx_graph_set_arg_attrs(f, i, "weight", l->w[i].name);
   if (st == MX_OK) st = mx_graph_set_arg_attrs(f, nw, "pixels", "pixels");
+  if (st == MX_OK && n_inputs > 1) st = mx_graph_set_arg_attrs(f, nw + 1, "pooling", "pooling");
   return st;
 }
 

@@ -20,6 +20,12 @@ mx_status_t mx_vision_qwen_check_weights(const mx_model_config_t *cfg, const mx_
 mx_status_t mx_vision_qwen_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                  const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
 
+// Molmo2's ViT and pooling adapter (vision_molmo2.c): the same contract, for the geometry of o
+// (vision_grid_h crops, vision_grid_w tokens, vision_pool patches per token).
+mx_status_t mx_vision_molmo2_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
+mx_status_t mx_vision_molmo2_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                   const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
+
 // Qwen3-VL's learned position embeddings of a gh x gw patch grid (vision_pos_embed.c): table
 // [rows, D] (a square grid of side floor(sqrt(rows))) resampled bilinearly with aligned corners
 // as transformers does, for the N = gh * gw patches whose grid row / column are pos_h[p] /
@@ -60,6 +66,11 @@ const char *mx_vision_pick_prefix(const mx_checkpoint_t *ck, const char *const *
 // frees it, also on failure).
 mx_status_t mx_vision_func(mx_comp_ctx_t *cc, const mx_vlist_t *l, const mx_checkpoint_t *ck,
                            const mx_type_t *input, mx_builder_t *b, int32_t **arg);
+// The same with n_inputs inputs after the weights: the pixels, then (Molmo2) the pooling
+// indices (role "pooling").
+mx_status_t mx_vision_func_n(mx_comp_ctx_t *cc, const mx_vlist_t *l, const mx_checkpoint_t *ck,
+                             const mx_type_t *inputs, int32_t n_inputs, mx_builder_t *b,
+                             int32_t **arg);
 
 // LayerNorm over the last dimension: mx.rms_norm of the centred x, plus the bias (bias < 0:
 // none, i.e. RMSNorm with center false).

@@ -13,6 +13,7 @@ mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t 
   const mx_vision_config_t *v = &cfg->vision;
   if (!v->present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images", cfg->model_type);
+  if (v->kind == MX_VISION_MOLMO2) return mx_vision_check_media(cfg);
   // Gemma3Processor expands each <start_of_image> in the text, before tokenizing, into
   // "\n\n<start_of_image>", the soft tokens, "<end_of_image>\n\n": not an ids-level rule
   // (mx_chat_expand_images does it, in the CLI and the server).
@@ -115,6 +116,15 @@ mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *
                       "image's tokens attend to each other, so one prefill holds them all (use a "
                       "prefill chunk of at least the image's tokens)",
                       len, len == n ? " or more" : "", chunk);
+}
+
+mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
+  if (cfg->vision.kind == MX_VISION_MOLMO2)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "model_type 'molmo2' takes no images yet: its @vision (the tower and the "
+                        "pooling adapter) is built, but no session or batch runs it or adds its "
+                        "features to the image tokens' embeddings");
+  return MX_OK;
 }
 
 int64_t mx_vision_feature_width(const mx_model_config_t *cfg) {

@@ -206,6 +206,11 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
         st = bind_input(b, i, at, entry == MX_ENTRY_MEDIA ? 3 : grid[0] > 0 ? 2 : 4, fname);
         if (st) return st;
         break;
+      case MX_ARG_POOLING:  // Molmo2's @vision runs outside the session for now (its tests)
+        return mx_error_set(MX_ERR_UNSUPPORTED,
+                            "@%s argument %d: Molmo2's pooling indices are not bound by sessions "
+                            "yet",
+                            fname, i);
       default:
         return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unknown role %d", fname, i,
                             (int)info.role);

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "mlxcel/cpu_plan.h"
 #include "mlxcel/session.h"
 #include "mx_test_vlm.h"
 #include "test_graph_runner.h"
@@ -91,25 +92,115 @@ static void check_prompt(const cJSON *json) {
   CHECK_MSG(ne == n && e && memcmp(e, want, sizeof *e * (size_t)n) == 0,
             "the expanded prompt (%d ids) is not transformers' (%d)", ne, n);
   free(e);
-  // Without column tokens: 2 x 2 + 3 x 3 patches and the four start / end tokens.
+  // Without column tokens: the patches of both views and their start / end tokens.
+  int64_t lo = grids[0][0] * grids[0][1], hi = grids[0][2] * grids[0][3];
   mx_molmo2_prompt_t p = kTokens;
   p.col_tokens = false;
   CHECK_OK(mx_molmo2_expand_prompt(&p, ids, k, grids, 1, &e, &ne));
-  CHECK(ne == k - 1 + 4 + 9 + 4);
+  CHECK(ne == k - 1 + lo + 2 + hi + 2);
   free(e);
   // Column tokens on the crops only, and <im_start> for the global view too.
   p.col_tokens = true, p.single_crop_col_tokens = 0, p.single_crop_start = false;
   CHECK_OK(mx_molmo2_expand_prompt(&p, ids, k, grids, 1, &e, &ne));
-  int32_t at = 7;  // after the bos and "Look: "
-  CHECK(ne == k - 1 + 4 + 9 + 3 + 4 && e && e[at] == kTokens.start && e[at + 4] == kTokens.patch &&
-        e[at + 5] == kTokens.end && e[at + 6] == kTokens.start && e[at + 10] == kTokens.col);
+  int64_t at = 7, crops = at + lo + 2;  // after the bos and "Look: "; the crops' <im_start>
+  CHECK(ne == k - 1 + lo + 2 + hi + grids[0][2] + 2 && e && e[at] == kTokens.start &&
+        e[at + lo] == kTokens.patch && e[at + lo + 1] == kTokens.end && e[crops] == kTokens.start &&
+        e[crops + grids[0][3] + 1] == kTokens.col);
   free(e);
   EXPECT_ERR(mx_molmo2_expand_prompt(&kTokens, ids, k, grids, 2, &e, &ne),
              "the prompt has 1 image placeholder (id 264) for 2 images");
   grids[0][3] = 0;
-  EXPECT_ERR(mx_molmo2_expand_prompt(&kTokens, ids, k, grids, 1, &e, &ne),
-             "image 0: image_grids [2, 2, 3, 0]");
+  char msg[96];
+  snprintf(msg, sizeof msg, "image 0: image_grids [%lld, %lld, %lld, 0]", (long long)grids[0][0],
+           (long long)grids[0][1], (long long)grids[0][2]);
+  EXPECT_ERR(mx_molmo2_expand_prompt(&kTokens, ids, k, grids, 1, &e, &ne), msg);
   free(want);
+}
+
+// @vision for the photograph's crops and pooled tokens on the interpreter and the cpu runtime
+// against transformers' pooled features; the pixels and image_token_pooling from src/image.
+static void check_vision(const mx_model_t *m, const cJSON *json) {
+  mx_pixels_t px = {0};
+  if (!mx_test_vlm_pixels(m, g_data, json, &px)) return;
+  const cJSON *pool = cJSON_GetObjectItem(json, "image_token_pooling");
+  int32_t T = cJSON_GetArraySize(pool), K = cJSON_GetArraySize(cJSON_GetArrayItem(pool, 0));
+  CHECK(px.pooling && px.pooling_shape[0] == T && px.pooling_shape[1] == K);
+  int32_t bad = 0;
+  for (int32_t t = 0; px.pooling && t < T; t++)
+    for (int32_t j = 0; j < K; j++)
+      bad += px.pooling[t * K + j] != cJSON_GetArrayItem(cJSON_GetArrayItem(pool, t), j)->valueint;
+  CHECK_MSG(bad == 0, "%d image_token_pooling entries differ from the processor's", bad);
+  mx_graph_opts_t go = {.ctx = 64,
+                        .prefill_len = 4,
+                        .media = true,
+                        .vision_grid_h = (int32_t)px.shape[0],
+                        .vision_grid_w = T,
+                        .vision_pool = K};
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_model_build_graph(&m->config, m->ckpt, &go, &mod));
+  mx_func_t *f = mod ? mx_module_find_func(mod, "vision") : NULL;
+  CHECK(f != NULL);
+  int64_t fd[3] = {1, T, m->config.hidden_size};
+  mx_type_t ft = mx_type_tensor(MX_ELEM_F32, 3, fd);
+  const cJSON *want = cJSON_GetObjectItem(json, "image_features");
+  if (f) {
+    CHECK(f->n_results == 1 && mx_type_equal(&f->result_types[0], &ft));
+    int32_t n = f->body->n_args;
+    mx_tensor_t *args = calloc((size_t)n, sizeof *args);
+    for (int32_t i = 0; args && i < n; i++) {
+      mx_graph_arg_t info;
+      CHECK_OK(mx_graph_arg_info(f, i, &info));
+      args[i].type = *mx_value_type(f, f->body->args[i]);
+      args[i].nbytes = mx_type_nbytes(&args[i].type);
+      if (info.role == MX_ARG_PIXELS) {
+        args[i].data = (uint8_t *)px.data;
+      } else if (info.role == MX_ARG_POOLING) {
+        args[i].data = (uint8_t *)px.pooling;
+      } else {
+        const mx_weight_t *w = mx_checkpoint_find(m->ckpt, info.name);
+        CHECK_MSG(w != NULL, "no tensor %s", info.name);
+        if (w) args[i].data = (uint8_t *)w->data;
+      }
+    }
+    mx_tensor_t res;
+    memset(&res, 0, sizeof res);
+    CHECK_OK(mx_interp_run(mod, f, args, n, &res, NULL));
+    double d = res.data ? max_diff_rows((const float *)res.data, want, 0, T, (int32_t)fd[2]) : 1e30;
+    printf("molmo2 interp: image features within %.3g\n", d);
+    CHECK_MSG(d <= kTol, "molmo2 interp: image features differ by %g", d);
+    mx_tensor_free(&res);
+    mx_cpu_compile_opts_t o = {.args = args};
+    mx_cpu_plan_t *plan = NULL;
+    CHECK_OK(mx_cpu_compile(mod, f, &o, &plan));
+    mx_tensor_t out;
+    memset(&out, 0, sizeof out);
+    if (plan && mx_tensor_alloc(&out, &ft) == MX_OK) {
+      CHECK_OK(mx_cpu_plan_run(plan, NULL, args, n, &out));
+      d = max_diff_rows((const float *)out.data, want, 0, T, (int32_t)fd[2]);
+      printf("molmo2 cpu: image features within %.3g\n", d);
+      CHECK_MSG(d <= kTol, "molmo2 cpu: image features differ by %g", d);
+      // Every linear a GEMM (the patch embedding, 6 per layer, the adapter's q / k / v / o and
+      // its gated MLP's three), every attention (the adapter's in pieces) and LayerNorm fused,
+      // no composite run through its decomposition, nothing run whole.
+      mx_strbuf_t sb;
+      mx_strbuf_init(&sb);
+      mx_cpu_plan_describe(plan, &sb);
+      const char *ps = sb.data ? sb.data : "";
+      int32_t L = m->config.vision.layers_run;
+      int32_t gemm = mx_test_count(ps, "fast stablehlo.dot_general (dot_general->gemm"),
+              attn = mx_test_count(ps, "fast mx.attention"),
+              norm = mx_test_count(ps, "fast mx.rms_norm");
+      CHECK_MSG(gemm >= 1 + 6 * L + 4 + 3 && attn >= L + 1 && norm == 2 * L &&
+                    !strstr(ps, "composite decomposition") && !strstr(ps, "whole function"),
+                "%d GEMMs, %d attentions, %d norms in the @vision plan:\n%s", gemm, attn, norm, ps);
+      mx_strbuf_free(&sb);
+    }
+    mx_tensor_free(&out);
+    mx_cpu_plan_destroy(plan);
+    free(args);
+  }
+  mx_module_destroy(mod);
+  mx_pixels_free(&px);
 }
 
 // olmo: the molmo2-olmo checkpoint (q/k norms over whole projections, norm_after).
@@ -130,47 +221,85 @@ static void check_fixture(const char *name, bool olmo) {
           !c->tie_word_embeddings);
     check_text(m, json, "interp");
     check_text(m, json, "cpu");
+    if (!olmo) check_vision(m, json);
   }
   mx_model_free(m);
   cJSON_Delete(json);
 }
 
-static mx_status_t parse_text(const char *text, mx_model_config_t *cfg) {
+// A molmo2 config.json with `text` in text_config, then `top`, and unless that has one an
+// adapter_config whose text_hidden_size matches the text model's default 4096 (transformers' two
+// defaults disagree: 4096 and 3584).
+static mx_status_t parse_text(const char *text, const char *top, mx_model_config_t *cfg) {
   char json[1024];
-  snprintf(json, sizeof json, "{\"model_type\": \"molmo2\", \"text_config\": {%s}}", text);
+  const char *adapter =
+      strstr(top, "adapter_config") ? "" : ", \"adapter_config\": {\"text_hidden_size\": 4096}";
+  snprintf(json, sizeof json, "{\"model_type\": \"molmo2\", \"text_config\": {%s}%s%s}", text,
+           adapter, top);
   return mx_config_parse(json, strlen(json), NULL, 0, "config.json", cfg);
 }
 
-// Molmo2TextConfig's defaults (Molmo2-8B's text model), its aliases, and refusals.
+// Molmo2TextConfig's, Molmo2VisionConfig's and Molmo2AdapterConfig's defaults (Molmo2-8B), the
+// aliases, and refusals.
 static void check_configs(void) {
   mx_model_config_t cfg;
-  CHECK_OK(parse_text("", &cfg));
+  CHECK_OK(parse_text("", "", &cfg));
   CHECK(cfg.vocab_size == 151936 && cfg.extra_vocab_size == 128 && cfg.hidden_size == 4096 &&
         cfg.num_layers == 36 && cfg.num_heads == 32 && cfg.num_kv_heads == 8 &&
         cfg.head_dim == 128 && cfg.intermediate_size == 12288 && cfg.rms_norm_eps == 1e-6 &&
         cfg.rope_theta == 10000.0 && !cfg.qk_norm_flat && !cfg.norm_after &&
         !cfg.tie_word_embeddings && mx_config_input_vocab(&cfg) == 151936 + 128);
+  const mx_vision_config_t *v = &cfg.vision;
+  CHECK(v->present && v->kind == MX_VISION_MOLMO2 && v->hidden_size == 1152 &&
+        v->intermediate_size == 4304 && v->num_layers == 25 && v->num_heads == 16 &&
+        v->head_dim == 72 && v->image_size == 378 && v->patch_size == 14 &&
+        v->num_position_embeddings == 729 && v->attention_bias && v->n_feature_layers == 2 &&
+        v->feature_layers[0] == 25 && v->feature_layers[1] == 19 && v->layers_run == 25 &&
+        v->adapter_heads == 16 && v->adapter_head_dim == 72 && v->adapter_hidden == 1152 &&
+        v->adapter_intermediate == 18944 && v->image_token_id == 151938 &&
+        v->vision_start_token_id == 151936 && v->vision_end_token_id == 151937 &&
+        v->low_res_start_token_id == 151940);
+  CHECK(mx_vision_check_media(&cfg) == MX_ERR_UNSUPPORTED &&
+        strstr(mx_error_message(), "takes no images yet") != NULL);
+  // The released config.json's vision keys.
+  CHECK_OK(parse_text("",
+                      ", \"vision_config\": {\"image_default_input_size\": [336, 336], "
+                      "\"image_patch_size\": 14, \"num_hidden_layers\": 4}, \"adapter_config\": "
+                      "{\"vit_layers\": [-2], \"text_hidden_size\": 4096}",
+                      &cfg));
+  CHECK(v->image_size == 336 && v->num_position_embeddings == 576 && v->n_feature_layers == 1 &&
+        v->feature_layers[0] == 3 && v->layers_run == 3);
   CHECK_OK(
-      parse_text("\"qk_norm_type\": \"olmo\", \"norm_after\": true, \"layer_norm_eps\": 1e-5, "
-                 "\"additional_vocab_size\": 0",
-                 &cfg));
+      parse_text("\"qk_norm_type\": \"olmo\", \"norm_after\": true, \"layer_norm_eps\": "
+                 "1e-5, \"additional_vocab_size\": 256",
+                 "", &cfg));
   CHECK(cfg.qk_norm_flat && cfg.norm_after && cfg.rms_norm_eps == 1e-5 &&
-        cfg.extra_vocab_size == 0);
+        cfg.extra_vocab_size == 256);
   // Without scaling both RoPE tables are the same: any rope_scaling_layers is accepted.
-  CHECK_OK(parse_text("\"num_hidden_layers\": 2, \"rope_scaling_layers\": [1]", &cfg));
-  mx_test_config_error(
-      "{\"model_type\": \"molmo2\", \"text_config\": {\"qk_norm_type\": \"gemma\"}}",
-      "text_config.qk_norm_type 'gemma' is not supported");
-  mx_test_config_error("{\"model_type\": \"molmo2\", \"text_config\": {\"qkv_bias\": true}}",
-                       "attention_bias (qkv_bias) true is not supported");
-  mx_test_config_error(
-      "{\"model_type\": \"molmo2\", \"text_config\": {\"num_hidden_layers\": 2, "
-      "\"rope_scaling_layers\": [1], \"rope_parameters\": {\"rope_type\": \"linear\", "
-      "\"factor\": 2.0, \"rope_theta\": 10000.0}}}",
-      "rope_scaling_layers naming only some layers of a scaled RoPE");
-  mx_test_config_error(
-      "{\"model_type\": \"molmo2\", \"text_config\": {\"additional_vocab_size\": -1}}",
-      "additional_vocab_size -1 is out of range");
+  CHECK_OK(parse_text("\"num_hidden_layers\": 2, \"rope_scaling_layers\": [1]", "", &cfg));
+  static const char *const kBad[][3] = {
+      {"\"qk_norm_type\": \"gemma\"", "", "text_config.qk_norm_type 'gemma' is not supported"},
+      {"\"qkv_bias\": true", "", "attention_bias (qkv_bias) true is not supported"},
+      {"\"num_hidden_layers\": 2, \"rope_scaling_layers\": [1], \"rope_parameters\": "
+       "{\"rope_type\": \"linear\", \"factor\": 2.0, \"rope_theta\": 10000.0}",
+       "", "rope_scaling_layers naming only some layers of a scaled RoPE"},
+      {"\"additional_vocab_size\": -1", "", "additional_vocab_size -1 is out of range"},
+      {"", ", \"adapter_config\": {\"text_hidden_size\": 3584}",
+       "adapter_config.text_hidden_size (3584) must equal the text model's hidden_size (4096)"},
+      {"", ", \"adapter_config\": {\"text_hidden_size\": 4096, \"vision_feature_layer\": [25]}",
+       "vision_feature_layer 25 must index the 25 layers"},
+      {"", ", \"adapter_config\": {\"text_hidden_size\": 4096, \"num_key_value_heads\": 8}",
+       "adapter_config.num_key_value_heads 8 other than num_attention_heads"},
+      {"", ", \"vision_config\": {\"image_size\": [378, 336]}", "must be square"},
+      {"", ", \"vision_config\": {\"hidden_act\": \"relu\"}",
+       "vision_config.hidden_act 'relu' is not supported"},
+      {"", ", \"image_patch_id\": 152064", "image_patch_id (152064) is outside"},
+  };
+  for (size_t i = 0; i < sizeof kBad / sizeof kBad[0]; i++) {
+    mx_status_t st = parse_text(kBad[i][0], kBad[i][1], &cfg);
+    CHECK_MSG(st != MX_OK && strstr(mx_error_message(), kBad[i][2]) != NULL, "%s / %s: got \"%s\"",
+              kBad[i][0], kBad[i][1], st == MX_OK ? "ok" : mx_error_message());
+  }
 }
 
 int main(void) {

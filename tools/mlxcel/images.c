@@ -107,6 +107,8 @@ static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc
                        const char *path, mx_pixels_t *px) {
   mx_image_t img = {0};
   mx_error_clear();
+  if (m->config.vision.kind == MX_VISION_MOLMO2)  // its tower is not run by sessions yet
+    return mx_cli_fail(cmd, mx_vision_check_media(&m->config));
   mx_status_t st = mx_image_load(path, NULL, &img, NULL);
   if (!st) st = mx_image_preprocess(proc, &img, px);
   mx_image_free(&img);

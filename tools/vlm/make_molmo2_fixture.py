@@ -2,16 +2,17 @@
 """A tiny random-weight Molmo2 checkpoint and its references, by transformers.
 
 transformers' own Molmo2Config / Molmo2ForConditionalGeneration (a 3-layer ViT of width 32 on
-crops of 32 px in patches of 8, its features taken after layers 3 and 1 (vision_feature_layer
+crops of 40 px in patches of 8, its features taken after layers 3 and 1 (vision_feature_layer
 [-1, 1]) and concatenated; the adapter's attention pooling of 2 x 2 patch windows, its query the
 mean of each window's patches, and its SiLU-gated projector; a 2-layer Qwen3-style text model
 (per-head q/k RMSNorm) whose embedding has 9 rows beyond the LM head's vocabulary for the image
 tokens, as the released checkpoints' additional vocabulary) and its own Molmo2Processor
-(Molmo2ImageProcessor with size 32, patch 8, overlap margins [1, 1], max_crops 4: the committed
-photograph tests/data/image/inputs/chelsea.png (451 x 300) becomes a global view and 2 x 2
-overlapping crops, pooled to 2 x 2 + 3 x 3 image tokens, each run wrapped in its start / column /
-end tokens; a byte-level BPE tokenizer with Molmo2's image tokens) build, save and run the model.
-Weights are deterministic random values (per-tensor seeds, the Qwen2-VL fixtures' filler); the
+(Molmo2ImageProcessor with size 40, patch 8, overlap margins [1, 1], max_crops 4: the committed
+photograph tests/data/image/inputs/chelsea.png (451 x 300) becomes a global view of 5 x 5
+patches, whose odd grid pads the pooling windows of its last row and column with -1, and 2 x 2
+overlapping crops, pooled to 3 x 3 + 4 x 4 image tokens, each run wrapped in its start /
+column / end tokens; a byte-level BPE tokenizer with Molmo2's image tokens) build, save and run
+the model. Weights are deterministic random values (per-tensor seeds, the Qwen2-VL fixtures' filler); the
 reference is the same modeling code run in float64 on the saved float32 weights (eager attention,
 no cache, mm_token_type_ids given: causal attention, and every image token attending to every
 other): the processor's pixel_values (shape, sha256, a few values), image_token_pooling and
@@ -51,6 +52,7 @@ from make_qwen2_vl_fixtures import (PHOTO, REPO, byte_tokenizer, f32,  # noqa: E
                                     fill_weights, rows)
 
 N_GREEDY = 16
+ADAPTER_SCALE = 4.0
 TEXT_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Molmo2's image tokens: the ids from 259 on, beyond the LM head's vocabulary (as the released
 # checkpoints' additional vocabulary), in the order of their config ids.
@@ -98,14 +100,14 @@ def build(name, olmo):
                                extra_special_tokens={"image_token": "<|image|>"})
     ids_of = tokenizer.convert_tokens_to_ids
     vocab = 256 + len(TEXT_SPECIALS)
-    ip = Molmo2ImageProcessor(size={"height": 32, "width": 32}, patch_size=8,
+    ip = Molmo2ImageProcessor(size={"height": 40, "width": 40}, patch_size=8,
                               overlap_margins=[1, 1], max_crops=4, pooling_size=[2, 2])
     # The processor class requires a video processor; video input is not implemented (refused).
-    vp = Molmo2VideoProcessor(size={"height": 32, "width": 32}, patch_size=8)
+    vp = Molmo2VideoProcessor(size={"height": 40, "width": 40}, patch_size=8)
     processor = Molmo2Processor(image_processor=ip, video_processor=vp, tokenizer=tokenizer)
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3,
                   num_attention_heads=4, num_key_value_heads=4, head_dim=8,
-                  hidden_act="gelu_pytorch_tanh", layer_norm_eps=1e-6, image_size=[32, 32],
+                  hidden_act="gelu_pytorch_tanh", layer_norm_eps=1e-6, image_size=[40, 40],
                   patch_size=8)
     adapter = dict(vision_feature_layer=[-1, 1], hidden_size=32, num_attention_heads=4,
                    num_key_value_heads=4, head_dim=8, hidden_act="silu", intermediate_size=48,
@@ -131,6 +133,12 @@ def build(name, olmo):
     torch.manual_seed(0)
     model = Molmo2ForConditionalGeneration(config).to(torch.float32).eval()
     fill_weights(model)
+    # The filler's N(0, 0.05) through the adapter's six matrices leaves features of 1e-4; scaled
+    # so that they are of order one and a tolerance of 1e-4 tells right from wrong.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "multi_modal_projector" in name and name.endswith("weight"):
+                p.mul_(ADAPTER_SCALE)
     shutil.rmtree(out, ignore_errors=True)
     model.save_pretrained(out, safe_serialization=True)
     processor.save_pretrained(out)
