@@ -165,7 +165,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
   go.kv_dtype = model->kv_dtype;
-  // Molmo2's media entries are not complete (ADR 0022): emit writes its text entries.
+  // Molmo2's media entries are not complete (ADR 0023): emit writes its text entries.
   go.media = cfg.vision.present && cfg.vision.kind != MX_VISION_MOLMO2;
   go.vision_grid_h = (int32_t)grid[0];
   go.vision_grid_w = (int32_t)grid[1];
