@@ -58,6 +58,27 @@ static void mweights_free(mweights_t *w) {
     MX_TRY(mx_vlist_add(&w->l, &(field), prefix, name, rank, dims_)); \
   } while (0)
 
+// An attention's wq / wk / wv [qd, in] and wo [out, qd] under prefix + stem, with their biases
+// when `bias` (else their indices are -1): the tower's blocks and the pooling adapter name them
+// alike.
+static mx_status_t add_attention(mweights_t *w, const char *prefix, const char *stem, int64_t qd,
+                                 int64_t in, int64_t out, bool bias, int32_t *q_w, int32_t *q_b,
+                                 int32_t *k_w, int32_t *k_b, int32_t *v_w, int32_t *v_b,
+                                 int32_t *o_w, int32_t *o_b) {
+  static const char *const kProj[4] = {"wq", "wk", "wv", "wo"};
+  int32_t *ws[4] = {q_w, k_w, v_w, o_w}, *bs[4] = {q_b, k_b, v_b, o_b};
+  for (int i = 0; i < 4; i++) {
+    char name[64];
+    const int64_t wd[2] = {i < 3 ? qd : out, i < 3 ? in : qd}, bd[1] = {wd[0]};
+    *bs[i] = -1;
+    snprintf(name, sizeof name, "%s%s.weight", stem, kProj[i]);
+    MX_TRY(mx_vlist_add(&w->l, ws[i], prefix, name, 2, wd));
+    snprintf(name, sizeof name, "%s%s.bias", stem, kProj[i]);
+    if (bias) MX_TRY(mx_vlist_add(&w->l, bs[i], prefix, name, 1, bd));
+  }
+  return MX_OK;
+}
+
 static mx_status_t list_weights(const mx_model_config_t *cfg, mweights_t *w) {
   const mx_vision_config_t *v = &cfg->vision;
   int64_t D = v->hidden_size, F = v->intermediate_size, P = v->patch_size, C = v->num_channels;
@@ -75,17 +96,10 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, mweights_t *w) {
     char p[MX_VISION_MAX_NAME / 2];
     if ((size_t)snprintf(p, sizeof p, "%stransformer.resblocks.%d.", VIT, i) >= sizeof p)
       return mx_error_set(MX_ERR_INVALID_ARG, "vision layer %d: name too long", i);
-    ly->q_b = ly->k_b = ly->v_b = ly->o_b = -1;
     ADD(ly->ln1_w, p, "attention_norm.weight", 1, D);
     ADD(ly->ln1_b, p, "attention_norm.bias", 1, D);
-    ADD(ly->q_w, p, "attention.wq.weight", 2, QD, D);
-    if (v->attention_bias) ADD(ly->q_b, p, "attention.wq.bias", 1, QD);
-    ADD(ly->k_w, p, "attention.wk.weight", 2, QD, D);
-    if (v->attention_bias) ADD(ly->k_b, p, "attention.wk.bias", 1, QD);
-    ADD(ly->v_w, p, "attention.wv.weight", 2, QD, D);
-    if (v->attention_bias) ADD(ly->v_b, p, "attention.wv.bias", 1, QD);
-    ADD(ly->o_w, p, "attention.wo.weight", 2, D, QD);
-    if (v->attention_bias) ADD(ly->o_b, p, "attention.wo.bias", 1, D);
+    MX_TRY(add_attention(w, p, "attention.", QD, D, D, v->attention_bias, &ly->q_w, &ly->q_b,
+                         &ly->k_w, &ly->k_b, &ly->v_w, &ly->v_b, &ly->o_w, &ly->o_b));
     ADD(ly->ln2_w, p, "ffn_norm.weight", 1, D);
     ADD(ly->ln2_b, p, "ffn_norm.bias", 1, D);
     ADD(ly->fc1_w, p, "feed_forward.w1.weight", 2, F, D);
@@ -93,15 +107,9 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, mweights_t *w) {
     ADD(ly->fc2_w, p, "feed_forward.w2.weight", 2, D, F);
     ADD(ly->fc2_b, p, "feed_forward.w2.bias", 1, D);
   }
-  w->pq_b = w->pk_b = w->pv_b = w->po_b = -1;
-  ADD(w->pq_w, ADAPTER, "image_pooling_2d.wq.weight", 2, AQ, IN);
-  if (v->adapter_attention_bias) ADD(w->pq_b, ADAPTER, "image_pooling_2d.wq.bias", 1, AQ);
-  ADD(w->pk_w, ADAPTER, "image_pooling_2d.wk.weight", 2, AQ, IN);
-  if (v->adapter_attention_bias) ADD(w->pk_b, ADAPTER, "image_pooling_2d.wk.bias", 1, AQ);
-  ADD(w->pv_w, ADAPTER, "image_pooling_2d.wv.weight", 2, AQ, IN);
-  if (v->adapter_attention_bias) ADD(w->pv_b, ADAPTER, "image_pooling_2d.wv.bias", 1, AQ);
-  ADD(w->po_w, ADAPTER, "image_pooling_2d.wo.weight", 2, A, AQ);
-  if (v->adapter_attention_bias) ADD(w->po_b, ADAPTER, "image_pooling_2d.wo.bias", 1, A);
+  MX_TRY(add_attention(w, ADAPTER, "image_pooling_2d.", AQ, IN, A, v->adapter_attention_bias,
+                       &w->pq_w, &w->pq_b, &w->pk_w, &w->pk_b, &w->pv_w, &w->pv_b, &w->po_w,
+                       &w->po_b));
   ADD(w->gate, ADAPTER, "image_projector.w1.weight", 2, AF, A);
   ADD(w->up, ADAPTER, "image_projector.w3.weight", 2, AF, A);
   ADD(w->down, ADAPTER, "image_projector.w2.weight", 2, cfg->hidden_size, AF);
