@@ -21,10 +21,11 @@ npy_values() {
   od -A n -v -t f4 -w4 -j $((10 + hlen)) "$1"
 }
 
-# ARCH "KEY..." "TENSOR..." "ABSENT...": the tiny preset of ARCH, checked end to end.
+# ARCH "KEY..." "TENSOR..." "ABSENT...": the tiny preset of ARCH (or $PRESET), checked end to
+# end.
 family() {
   local arch=$1 keys=$2 tensors=$3 absent=$4 m=$TMP/$1
-  run "$MLXCEL" mkmodel --arch "$arch" --preset tiny -o "$m" -q
+  run "$MLXCEL" mkmodel --arch "$arch" --preset "${PRESET:-tiny}" -o "$m" -q
   expect_rc 0
   grep -q "\"model_type\": \"$arch\"" "$m/config.json" || fail "$arch: model_type"
   for k in $keys; do grep -q "\"$k\": " "$m/config.json" || fail "$arch: config.json lacks $k"; done
@@ -258,6 +259,16 @@ model.layers.1.mlp.experts.3.down_proj.bias model.layers.0.self_attn.o_proj.bias
     "shared_expert q_norm"
   grep -q '"rope_type": "yarn"' "$TMP/gpt_oss/config.json" || fail "gpt_oss: YaRN"
 }
+# The released layout: each layer's experts stacked, packed in MXFP4, run packed.
+t_gpt_oss_mxfp4() {
+  PRESET=tiny-mxfp4 family gpt_oss "quantization_config num_local_experts" \
+    "model.layers.0.mlp.experts.gate_up_proj_blocks model.layers.0.mlp.experts.gate_up_proj_scales \
+model.layers.1.mlp.experts.gate_up_proj_bias model.layers.1.mlp.experts.down_proj_blocks \
+model.layers.1.mlp.experts.down_proj_scales model.layers.0.mlp.experts.down_proj_bias" \
+    "experts.0. gate_up_proj\" down_proj\""
+  grep -q '"quant_method": "mxfp4"' "$TMP/gpt_oss/config.json" || fail "gpt_oss: quant_method"
+  expect_out '"quant": "mxfp4"'
+}
 
 t_help() {
   run "$MLXCEL" mkmodel --help
@@ -265,7 +276,7 @@ t_help() {
   for p in qwen2.5-0.5b qwen3-0.6b mistral-7b-v0.1 gemma-2b gemma-2-2b gemma-3-1b phi-3-mini-4k \
     granite-3.1-2b minicpm-2b smollm3-3b mimo-7b olmo-2-1b internlm3-8b olmo-3-7b seed-oss-36b \
     exaone-3.5-2.4b exaone-4.0-1.2b aya-23-8b command-r7b stablelm-2-1.6b starcoder2-3b \
-    phi-4-multimodal gpt-oss-20b-4l youtu-llm-2b; do
+    phi-4-multimodal gpt-oss-20b gpt-oss-20b-4l youtu-llm-2b; do
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
@@ -294,4 +305,4 @@ t_chat_template() {
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
 mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 youtu granite minicpm smollm3 mimo olmo2 \
 internlm3 olmo3 seed_oss exaone exaone4 cohere cohere2 stablelm starcoder2 phi4mm gpt_oss \
-gemma3n_text"
+gpt_oss_mxfp4 gemma3n_text"

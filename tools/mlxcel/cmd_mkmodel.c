@@ -90,12 +90,13 @@ static mx_status_t write_model(const char *dir, const mk_preset_t *p, mx_elem_ty
   }
   char path[4096];
   snprintf(path, sizeof path, "%s/model.safetensors", dir);
-  if (st == MX_OK) st = mk_write_weights(path, &cfg, dt, seed, quiet);
+  if (st == MX_OK) st = mk_write_weights(path, p, &cfg, dt, seed, quiet);
   if (st == MX_OK) {
     // Read back what was written: config, header validation, tensor names and shapes.
     mx_checkpoint_t *ck = NULL;
     st = mx_config_load(dir, &cfg);
     if (st == MX_OK) st = mx_checkpoint_open(dir, &ck);
+    if (st == MX_OK) st = mx_moe_unstack(&cfg, ck);  // stacked experts (MXFP4) as the loader does
     if (st == MX_OK) st = mx_model_check_weights(&cfg, ck);
     mx_checkpoint_close(ck);
     if (st != MX_OK) mx_error_prefix(st, "the written checkpoint does not load");

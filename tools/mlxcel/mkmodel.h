@@ -91,6 +91,10 @@ typedef struct mk_preset {
   // size (MOE_QWEN; else intermediate_size is the experts'), the shared expert's, renormalized.
   int32_t experts, top_k, moe_inter, shared_inter;
   bool norm_topk;
+  // gpt-oss as released: each sparse layer's experts stacked and packed in MXFP4 (u8 blocks of
+  // e2m1 pairs and e8m0 scales per 32 weights), with quantization_config {"quant_method":
+  // "mxfp4"}; the other weights at --dtype.
+  bool mxfp4_experts;
   // Multi-latent attention (MK_KEY_MLA): latent rank, query rank (0: null, a full q_proj), nope
   // / rope / value head dims; DeepSeek's experts (MK_KEY_DEEPSEEK): dense layers first, expert
   // groups (0: none; V2 then greedy), routed scale.
@@ -128,8 +132,10 @@ void mk_tokenizer_json(const mk_preset_t *p, mx_strbuf_t *sb);
 void mk_tokenizer_config_json(const mk_preset_t *p, mx_strbuf_t *sb);
 
 // model.safetensors with every tensor cfg's architecture reads (mkmodel_weights.c): seeded
-// N(0, 0.02) values, norm weights 1; progress on stderr for big files unless quiet.
-mx_status_t mk_write_weights(const char *path, const mx_model_config_t *cfg, mx_elem_type_t dt,
-                             uint64_t seed, bool quiet);
+// N(0, 0.02) values, norm weights 1 (with p->mxfp4_experts the experts packed as gpt-oss
+// releases them: random e2m1 values, scales 2^-8 to 2^-6); progress on stderr for big files
+// unless quiet.
+mx_status_t mk_write_weights(const char *path, const mk_preset_t *p, const mx_model_config_t *cfg,
+                             mx_elem_type_t dt, uint64_t seed, bool quiet);
 
 #endif  // MLXCEL_TOOLS_MKMODEL_H

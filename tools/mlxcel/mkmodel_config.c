@@ -207,6 +207,12 @@ static void family_keys(const mk_preset_t *p, obj_t *o) {
   if (k & MK_KEY_MLA) mla_keys(p, o);
   if (k & MK_KEY_DEEPSEEK) deepseek_keys(p, o);
   for (const char *const *e = p->extra; e[0] && e[1]; e += 2) add_raw(o, e[0], "%s", e[1]);
+  if (p->mxfp4_experts) {  // as gpt-oss's released config.json has it
+    add_raw(o, "quantization_config",
+            "{\"modules_to_not_convert\": [\"model.layers.*.self_attn\", "
+            "\"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"], "
+            "\"quant_method\": \"mxfp4\"}");
+  }
   if (k & MK_KEY_PHI3) {
     add_float(o, "embd_pdrop", 0.0);
     add_float(o, "resid_pdrop", 0.0);
