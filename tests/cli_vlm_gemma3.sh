@@ -36,6 +36,20 @@ t_generate() {
     [ "$(got_ids)" = "$want" ] || fail "$be: greedy ids $(got_ids), transformers $want"
     expect_out "\"prompt_tokens\": $n_prompt,"
   done
+  # bf16 KV caches: the image block's bidirectional attention runs fused on the cpu (the
+  # profile names no decomposition) and gives the interpreter's ids at the same precision.
+  local ids_interp
+  for be in interp cpu; do
+    [ "$be" = cpu ] && export MLXCEL_CPU_PROFILE=1
+    run "$MLXCEL" generate -m "$M" --backend "$be" --image "$IMG" -p "$PROMPT" -n 16 --json \
+      --kv-dtype bf16
+    unset MLXCEL_CPU_PROFILE
+    expect_rc 0
+    [ "$be" = interp ] && ids_interp=$(got_ids)
+  done
+  [ "$(got_ids)" = "$ids_interp" ] || fail "bf16 KV: cpu ids $(got_ids), interp $ids_interp"
+  expect_err 'mx\.attention \(bf16/f16 KV\)'
+  ! grep 'composite decomposition' "$TMP/err" || fail "bf16 KV: a composite ran decomposed"
   # Without a placeholder the image goes first: 16 + 6 more tokens than the bare text.
   run "$MLXCEL" generate -m "$M" --image "$IMG" -p "What?" -n 2 --json
   expect_rc 0

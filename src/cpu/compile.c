@@ -309,6 +309,9 @@ static mx_status_t compile_ops(cctx_t *c) {
         case MX_OP_SLICE:
           hit = mx_plan_match_slice(c, op, &st);
           break;
+        case MX_OP_BROADCAST_IN_DIM:
+          hit = mx_plan_match_broadcast(c, op, &st);
+          break;
         case MX_OP_COMPOSITE:
           hit = mx_plan_match_composite(c, op, &st);
           if (!hit && !st) hit = mx_plan_match_quant(c, op, &st);

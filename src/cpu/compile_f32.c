@@ -33,11 +33,39 @@ mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const voi
   return MX_OK;
 }
 
+// x[..., k] . v[k] -> [...]: the last dim of x contracted with a vector (any value), no
+// batching dims. LayerNorm's mean is a dot_general with a vector of ones (mx_g_mean_last).
+static int32_t n_ints(const mx_attr_t *a, const int64_t **v) {
+  *v = NULL;
+  return a ? mx_attr_get_i64s(a, v) : 0;
+}
+
+static bool match_row_dot(cctx_t *c, const mx_op_t *op, const mx_type_t *lt, const mx_type_t *rt,
+                          const mx_type_t *ot, mx_status_t *st) {
+  const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
+  const int64_t *lc, *rc, *lb, *rb;
+  if (!dn || lt->rank < 1 || rt->rank != 1 || ot->rank != lt->rank - 1 ||
+      n_ints(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc) != 1 ||
+      n_ints(mx_attr_field(dn, "rhs_contracting_dimensions"), &rc) != 1 ||
+      n_ints(mx_attr_field(dn, "lhs_batching_dimensions"), &lb) != 0 ||
+      n_ints(mx_attr_field(dn, "rhs_batching_dimensions"), &rb) != 0 || lc[0] != lt->rank - 1 ||
+      rc[0] != 0 || lt->dims[lt->rank - 1] != rt->dims[0])
+    return false;
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_ROW_DOT, "dot_general->row dot", op->operands, 2,
+                                 op->results[0], &s)))
+    return true;
+  s->ew = (step_ew_t){.n = mx_type_numel(ot), .row_k = rt->dims[0]};
+  return true;
+}
+
 bool mx_plan_match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   if (op->n_operands != 2 || op->n_results != 1) return false;
   const mx_type_t *lt = vtype(f, op->operands[0]), *rt = vtype(f, op->operands[1]),
                   *ot = vtype(f, op->results[0]);
+  if (is_f32(lt) && is_f32(rt) && is_f32(ot) && rt->rank == 1)
+    return match_row_dot(c, op, lt, rt, ot, st);
   if (!is_f32(lt) || !is_f32(rt) || !is_f32(ot) || rt->rank != 2 || lt->rank < 1) return false;
   const void *w = weight_bytes(c, op->operands[1]);
   int64_t m, n, k;
@@ -99,12 +127,10 @@ bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_at
       !mx_type_same_shape(qt, ot) || !mx_comp_attention_read(op, &ca) ||
       op->n_operands != 4 + ca.sinks + ca.blocks)
     return false;
-  // Block ids: [B, T] i32, the last operand; f32 caches without sinks only (fused_kv.h's driver,
-  // which the others take, reads no block ids).
+  // Block ids: [B, T] i32, the last operand.
   if (ca.blocks) {
     const mx_type_t *bt = vtype(f, op->operands[op->n_operands - 1]);
-    if (lowp_kv || ca.sinks || !is_i32(bt) || bt->rank != 2 || bt->dims[0] != qt->dims[0] ||
-        bt->dims[1] != qt->dims[1])
+    if (!is_i32(bt) || bt->rank != 2 || bt->dims[0] != qt->dims[0] || bt->dims[1] != qt->dims[1])
       return false;
   }
   if (ca.sinks) {  // f32 [hq], read at run time
@@ -128,12 +154,13 @@ bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_at
 }
 
 // A decode mx.attention (T = 1) whose b * hkv groups share out unevenly between threads: the
-// split-over-keys pair of steps (fused_kv.h). false when the shapes need no split.
+// split-over-keys pair of steps (fused_kv.h). false when the shapes need no split (or the op has
+// block ids, which only a prefill uses).
 bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, const step_attn_t *a,
                                   mx_status_t *st) {
   int64_t B = a->b, Hq = a->hq, D = a->d, S = a->s;
   int64_t parts = mx_cpu_attention_kv_parts(a->hkv);
-  if (a->t != 1 || parts <= 1) return false;
+  if (a->t != 1 || parts <= 1 || a->blocks) return false;
   int32_t part = -1;
   mx_step_t *s = NULL;
   size_t nbytes = mx_cpu_attention_kv_part_floats(B, Hq, D, parts) * sizeof(float);
@@ -153,8 +180,9 @@ bool mx_plan_emit_attention_split(cctx_t *c, const mx_op_t *op, const step_attn_
   return true;
 }
 
-// mx.attention through fused_kv.h's driver (caches of any float type, sinks when the op has
-// them): the step every attention over bf16 / f16 caches takes, and the f32 ones with sinks.
+// mx.attention through fused_kv.h's driver (caches of any float type, sinks and block ids when
+// the op has them): the step every attention over bf16 / f16 caches takes, and the f32 ones with
+// sinks.
 bool mx_plan_emit_attention_kv(cctx_t *c, const mx_op_t *op, const step_attn_t *a,
                                mx_status_t *st) {
   mx_step_t *s = NULL;
@@ -240,7 +268,7 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (kind == MX_COMPOSITE_KIND_ATTENTION) {
     step_attn_t a;
     if (!mx_plan_attention_shape(c, op, false, &a)) return false;
-    if (!a.blocks && mx_plan_emit_attention_split(c, op, &a, st)) return true;
+    if (mx_plan_emit_attention_split(c, op, &a, st)) return true;
     if (a.sinks) return mx_plan_emit_attention_kv(c, op, &a, st);
     if ((*st = mx_plan_simple_step(c, op, ST_ATTENTION, MX_COMPOSITE_ATTENTION, op->operands,
                                    a.blocks ? 5 : 4, out, &s)))
@@ -290,9 +318,25 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   return false;
 }
 
+// tanh of f32 (GELU's tanh approximation is built from elementwise ops and one tanh).
+static bool match_tanh(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (!is_f32(a) || !is_f32(o) || !mx_type_same_shape(a, o)) return false;
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_EW_TANH, "stablehlo.tanh", op->operands, 1,
+                                 op->results[0], &s)))
+    return true;
+  s->ew = (step_ew_t){.n = mx_type_numel(o), .op = op->code};
+  return true;
+}
+
 bool mx_plan_match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
-  if (op->code != MX_OP_ADD && op->code != MX_OP_SUBTRACT && op->code != MX_OP_MULTIPLY)
+  if (op->code == MX_OP_TANH) return match_tanh(c, op, st);
+  if (op->code != MX_OP_ADD && op->code != MX_OP_SUBTRACT && op->code != MX_OP_MULTIPLY &&
+      op->code != MX_OP_DIVIDE)
     return false;
   if (op->n_operands != 2 || op->n_results != 1) return false;
   const mx_type_t *a = vtype(f, op->operands[0]), *b = vtype(f, op->operands[1]),
@@ -304,6 +348,6 @@ bool mx_plan_match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if ((*st = mx_plan_simple_step(c, op, ST_EW_BINARY, mx_opcode_name(op->code), op->operands, 2,
                                  op->results[0], &s)))
     return true;
-  s->ew = (step_ew_t){mx_type_numel(o), op->code};
+  s->ew = (step_ew_t){.n = mx_type_numel(o), .op = op->code};
   return true;
 }

@@ -120,6 +120,7 @@ bool mx_plan_match_mla(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_view(cctx_t *c, const mx_op_t *op);
 bool mx_plan_match_slice(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st);
+bool mx_plan_match_broadcast(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 
 // ---- After the steps are emitted ----

@@ -137,6 +137,39 @@ bool mx_plan_match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   return true;
 }
 
+// Broadcasts of 4-byte elements (biases over rows, a row's mean over its columns, scalars): the
+// transposes' strided copy with stride 0 along every output dim the operand does not vary in.
+bool mx_plan_match_broadcast(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  const mx_func_t *f = c->p->f;
+  if (op->code != MX_OP_BROADCAST_IN_DIM || op->n_operands != 1 || op->n_results != 1) return false;
+  const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
+  if (a->kind != MX_TYPE_TENSOR || a->quant || o->quant || mx_elem_size(a->elem) != 4 ||
+      a->elem != o->elem || o->rank < 1 || mx_type_numel(o) == 0)
+    return false;
+  const int64_t *map = NULL;
+  if (mx_attr_get_i64s(mx_op_attr(op, "broadcast_dimensions"), &map) != a->rank) return false;
+  int64_t ostr[MX_MAX_RANK] = {0};
+  int64_t acc = 1;
+  for (int32_t d = a->rank - 1; d >= 0; d--) {
+    // The verifier checked these; a plan must never read outside its operand anyway.
+    if (map[d] < 0 || map[d] >= o->rank || (a->dims[d] != 1 && a->dims[d] != o->dims[map[d]]))
+      return false;
+    if (a->dims[d] != 1) ostr[map[d]] = acc;
+    acc *= a->dims[d];
+  }
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_TRANSPOSE, "broadcast (strided copy)", op->operands, 1,
+                                 op->results[0], &s)))
+    return true;
+  s->copy.rank = o->rank;
+  s->copy.first = 0;
+  for (int32_t d = 0; d < o->rank; d++) {
+    s->copy.dims[d] = o->dims[d];
+    s->copy.stride[d] = ostr[d];
+  }
+  return true;
+}
+
 // Result index that argument i aliases, or -1.
 static int32_t aliased_result(const mx_func_t *f, int32_t i) {
   if (!f->arg_attrs || f->arg_attrs[i].n == 0) return -1;

@@ -120,7 +120,7 @@ static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   int32_t in[2] = {tg, tu};
   if ((*st = mx_plan_simple_step(c, op, ST_GATED_ACT, "mx.gated_mlp act", in, 2, ta, &s)))
     return true;
-  s->ew = (step_ew_t){M * F, a};
+  s->ew = (step_ew_t){.n = M * F, .op = a};
   if ((*st = emit_convert(c, op, ta, MX_ELEM_F32, tac, et, M * F))) return true;
   *st = emit_gemm_lowp(c, op, tac, wd, et, M, H, F, op->results[0], "mx.gated_mlp down (bf16/f16)");
   return true;

@@ -55,7 +55,7 @@ bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     if ((*st = mx_plan_simple_step(c, op, ST_GATED_ACT, MX_COMPOSITE_GATED_ACT, op->operands, 2,
                                    op->results[0], &s)))
       return true;
-    s->ew = (step_ew_t){mx_type_numel(ot), a};
+    s->ew = (step_ew_t){.n = mx_type_numel(ot), .op = a};
     return true;
   }
   mx_cpu_qsrc_t q;

@@ -25,6 +25,9 @@ static void ew_binary(const float *a, const float *b, float *o, int64_t n, int c
     case MX_OP_SUBTRACT:
       for (int64_t i = i0; i < i1; i++) o[i] = a[i] - b[i];
       break;
+    case MX_OP_DIVIDE:
+      for (int64_t i = i0; i < i1; i++) o[i] = a[i] / b[i];
+      break;
     default:
       for (int64_t i = i0; i < i1; i++) o[i] = a[i] * b[i];
       break;
@@ -320,6 +323,13 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_EW_BINARY:
       ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
                 s->ew.n, s->ew.op, ith, nth);
+      break;
+    case ST_EW_TANH:
+      mx_cpu_tanh_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->ew.n, ith, nth);
+      break;
+    case ST_ROW_DOT:
+      mx_cpu_row_dot_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                         (float *)vp[s->out[0]], s->ew.n, s->ew.row_k, ith, nth);
       break;
     case ST_TRANSPOSE:
       transpose4((const uint32_t *)vp[s->in[0]] + s->copy.first, (uint32_t *)vp[s->out[0]],

@@ -286,6 +286,32 @@ void mx_cpu_gated_act_f32(const float *gate, const float *up, float *out, int64_
   if (i1 > i0) ops()->gated(gate + i0, up + i0, out + i0, i1 - i0, act);
 }
 
+void mx_cpu_tanh_f32(const float *x, float *y, int64_t n, int ith, int nth) {
+  if (n <= 0) return;
+  int64_t i0, i1;
+  split(n, ACT_GRAIN, ith, nth, &i0, &i1);
+  if (i1 > i0) ops()->tanh_n(x + i0, y + i0, i1 - i0);
+}
+
+// The rows' dot products with one vector, y[r] = x[r, :] . v: eight partial sums per row, added
+// pairwise at the end, so that a row's result does not depend on the thread split.
+void mx_cpu_row_dot_f32(const float *x, const float *v, float *y, int64_t rows, int64_t k, int ith,
+                        int nth) {
+  if (rows <= 0) return;
+  int64_t r0, r1;
+  split(rows, 1, ith, nth, &r0, &r1);
+  for (int64_t r = r0; r < r1; r++) {
+    const float *xr = x + r * k;
+    float acc[8] = {0};
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8) {
+      for (int u = 0; u < 8; u++) acc[u] += xr[j + u] * v[j + u];
+    }
+    for (; j < k; j++) acc[j % 8] += xr[j] * v[j];
+    y[r] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+}
+
 // ---- Embedding ----
 
 void mx_cpu_embed_f32(const float *table, int64_t vocab, int64_t h, const int32_t *ids, int64_t n,

@@ -98,6 +98,15 @@ void mx_cpu_attention_blocks_f32(const float *q, const float *k_cache, const flo
 void mx_cpu_gated_act_f32(const float *gate, const float *up, float *out, int64_t n, int act,
                           int ith, int nth);
 
+// y[i] = tanh(x[i]) (stablehlo.tanh; GELU's tanh approximation built from elementwise ops).
+// y may equal x. Thread ith takes a contiguous range in units of 16 elements.
+void mx_cpu_tanh_f32(const float *x, float *y, int64_t n, int ith, int nth);
+
+// y[r] = x[r, :] . v for rows x [rows, k] (a dot_general with a vector: LayerNorm's mean is one
+// with a vector of ones). Thread ith takes a contiguous block of rows.
+void mx_cpu_row_dot_f32(const float *x, const float *v, float *y, int64_t rows, int64_t k, int ith,
+                        int nth);
+
 // Embedding rows: out[i,:] = table[ids[i],:] (ids clamped like StableHLO gather).
 void mx_cpu_embed_f32(const float *table, int64_t vocab, int64_t h, const int32_t *ids, int64_t n,
                       float *out, int ith, int nth);

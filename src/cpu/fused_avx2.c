@@ -189,7 +189,14 @@ MX_T256 static void gated(const float *gate, const float *up, float *out, int64_
   }
 }
 
-const mx_cpu_fused_ops_t mx_cpu_fused_avx2 = {
-    .isa = MX_CPU_ISA_AVX2, .rms_row = rms_row, .attn_unit = attn_unit, .gated = gated};
+MX_T256 static void tanh_n(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 8) store(y + i, n - i, tanh8(load(x + i, n - i)));
+}
+
+const mx_cpu_fused_ops_t mx_cpu_fused_avx2 = {.isa = MX_CPU_ISA_AVX2,
+                                              .rms_row = rms_row,
+                                              .attn_unit = attn_unit,
+                                              .gated = gated,
+                                              .tanh_n = tanh_n};
 
 #endif  // __x86_64__

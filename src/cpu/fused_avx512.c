@@ -341,10 +341,18 @@ MX_T512 static void gated(const float *gate, const float *up, float *out, int64_
   }
 }
 
+MX_T512 static void tanh_n(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 mk = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, mk, tanh16(_mm512_maskz_loadu_ps(mk, x + i)));
+  }
+}
+
 const mx_cpu_fused_ops_t mx_cpu_fused_avx512 = {.isa = MX_CPU_ISA_AVX512,
                                                 .rms_row = rms_row,
                                                 .attn_unit = attn_unit,
                                                 .attn_tile = attn_tile,
-                                                .gated = gated};
+                                                .gated = gated,
+                                                .tanh_n = tanh_n};
 
 #endif  // __x86_64__

@@ -42,6 +42,8 @@ typedef struct mx_cpu_fused_ops {
   void (*attn_tile)(const struct mx_attn_tile *t, float *scratch);
   // out[i] = act(gate[i]) * up[i] for i < n.
   void (*gated)(const float *gate, const float *up, float *out, int64_t n, int act);
+  // y[i] = tanh(x[i]) for i < n.
+  void (*tanh_n)(const float *x, float *y, int64_t n);
 } mx_cpu_fused_ops_t;
 
 extern const mx_cpu_fused_ops_t mx_cpu_fused_scalar;

@@ -140,13 +140,20 @@ static bool kv_run_init(kv_run_t *r, const float *q, const void *k_cache, const 
   return true;
 }
 
-// Keys query t of sequence b sees: [*lo, *hi] (empty when *hi < *lo).
-static void query_keys(const kv_run_t *r, const int32_t *pos0, int64_t b, int64_t t, int64_t window,
-                       int64_t *lo, int64_t *hi) {
-  int64_t pos = (int64_t)pos0[b] + t;
+// Keys query t of sequence b sees: [*lo, *hi] (empty when *hi < *lo); with block ids [B, T], up
+// to the end of the query's run of equal ids >= 0 (the window counts from its own position).
+static void query_keys(const kv_run_t *r, const int32_t *pos0, const int32_t *blocks, int64_t b,
+                       int64_t t, int64_t window, int64_t *lo, int64_t *hi) {
+  int64_t pos = (int64_t)pos0[b] + t, last = pos;
+  if (blocks && blocks[b * r->t + t] >= 0) {
+    const int32_t *row = blocks + b * r->t;
+    int64_t j = t;
+    while (j + 1 < r->t && row[j + 1] == row[t]) j++;
+    last = (int64_t)pos0[b] + j;
+  }
   *lo = window > 0 ? pos - window + 1 : 0;
   if (*lo < 0) *lo = 0;
-  *hi = pos < r->s - 1 ? pos : r->s - 1;
+  *hi = last < r->s - 1 ? last : r->s - 1;
 }
 
 // The n (<= MX_KV_GROUP) queries of units u, u + 1, ... (one sequence and kv head), query j
@@ -243,6 +250,15 @@ void mx_cpu_attention_kv_sinks(const float *q, const void *k_cache, const void *
                                float *out, int64_t b, int64_t t, int64_t hq, int64_t hkv, int64_t s,
                                int64_t d, float scale, int64_t window, float softcap,
                                float *scratch, int ith, int nth) {
+  mx_cpu_attention_kv_blocks(q, k_cache, v_cache, kv, pos0, sinks, NULL, out, b, t, hq, hkv, s, d,
+                             scale, window, softcap, scratch, ith, nth);
+}
+
+void mx_cpu_attention_kv_blocks(const float *q, const void *k_cache, const void *v_cache,
+                                mx_elem_type_t kv, const int32_t *pos0, const float *sinks,
+                                const int32_t *blocks, float *out, int64_t b, int64_t t, int64_t hq,
+                                int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
+                                float softcap, float *scratch, int ith, int nth) {
   kv_run_t r;
   if (b <= 0 ||
       !kv_run_init(&r, q, k_cache, v_cache, kv, t, hq, hkv, s, d, scale, softcap, scratch, ith))
@@ -257,7 +273,7 @@ void mx_cpu_attention_kv_sinks(const float *q, const void *k_cache, const void *
     while (u + n < u1 && n < MX_KV_GROUP) {
       unit_pos_t p = unit_at(u + n, t, hkv, r.g);
       if (p.b != first.b || p.kvh != first.kvh) break;
-      query_keys(&r, pos0, p.b, p.t, window, &lo[n], &hi[n]);
+      query_keys(&r, pos0, blocks, p.b, p.t, window, &lo[n], &hi[n]);
       n++;
     }
     walk_group(&r, u, n, lo, hi);
@@ -302,7 +318,7 @@ void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *
     // The piece: blocks [nblk * pi / parts, nblk * (pi + 1) / parts) of the query's key range
     // (block-aligned, so each piece walks the same blocks the whole range would).
     int64_t qlo, qhi, plo = 0, phi = -1;
-    query_keys(&r, pos0, bi, 0, window, &qlo, &qhi);
+    query_keys(&r, pos0, NULL, bi, 0, window, &qlo, &qhi);
     if (qhi >= qlo) {
       int64_t fb = qlo / B, nblk = qhi / B - fb + 1;
       int64_t b0 = fb + nblk * pi / parts, b1 = fb + nblk * (pi + 1) / parts;

@@ -36,6 +36,14 @@ void mx_cpu_attention_kv_sinks(const float *q, const void *k_cache, const void *
                                float *out, int64_t b, int64_t t, int64_t hq, int64_t hkv, int64_t s,
                                int64_t d, float scale, int64_t window, float softcap,
                                float *scratch, int ith, int nth);
+// The same with mx.attention's block ids too (composite.h; NULL: none): blocks[b, t] >= 0 lets
+// query t also see the later keys of this call whose ids equal its own (a bidirectional image
+// block), as mx_cpu_attention_blocks_f32 does for f32 caches.
+void mx_cpu_attention_kv_blocks(const float *q, const void *k_cache, const void *v_cache,
+                                mx_elem_type_t kv, const int32_t *pos0, const float *sinks,
+                                const int32_t *blocks, float *out, int64_t b, int64_t t, int64_t hq,
+                                int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
+                                float softcap, float *scratch, int ith, int nth);
 
 // ---- Decode split over the keys ----
 // A decode step (t = 1) has only b * hkv groups of queries sharing a kv head, which split

@@ -62,5 +62,12 @@ static void gated(const float *gate, const float *up, float *out, int64_t n, int
   }
 }
 
-const mx_cpu_fused_ops_t mx_cpu_fused_scalar = {
-    .isa = MX_CPU_ISA_SCALAR, .rms_row = rms_row, .attn_unit = attn_unit, .gated = gated};
+static void tanh_n(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+
+const mx_cpu_fused_ops_t mx_cpu_fused_scalar = {.isa = MX_CPU_ISA_SCALAR,
+                                                .rms_row = rms_row,
+                                                .attn_unit = attn_unit,
+                                                .gated = gated,
+                                                .tanh_n = tanh_n};

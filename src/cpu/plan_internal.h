@@ -40,7 +40,9 @@ typedef enum step_kind {
   ST_GATED_ACT,     // out[0] = act(in[0]) * in[1] (mx.gated_act of quantized MLPs)
   ST_GATED_UP,      // out[1] = x w^T, out[2] = x w2^T, out[0] = act(out[1]) * out[2]
   ST_ATTENTION,     // mx.attention over f32 caches
-  ST_EW_BINARY,     // f32 add / subtract / multiply
+  ST_EW_BINARY,     // f32 add / subtract / multiply / divide
+  ST_EW_TANH,       // f32 tanh (ew.n elements)
+  ST_ROW_DOT,       // out[r] = in[0][r, :] . in[1] (ew.n rows of row_k elements)
   ST_DUS_INPLACE,   // dynamic_update_slice into a buffer the result aliases
   ST_TRANSPOSE,     // strided copy of 4-byte elements (transpose, slice)
   ST_FALLBACK,      // interpreter kernel on views (serial)
@@ -140,7 +142,7 @@ typedef struct step_rope_table {  // ST_ROPE_TABLE: [rows, half] cos / sin pairs
 
 typedef struct step_attn {  // ST_ATTENTION, ST_ATTENTION_KV, ST_ATTN_SPLIT
   int64_t b, t, hq, hkv, s, d, window;
-  bool blocks;        // ST_ATTENTION: in[4] holds mx.attention's block ids [B, T]
+  bool blocks;        // the last input holds mx.attention's block ids [B, T]
   mx_elem_type_t kv;  // ST_ATTENTION_KV, ST_ATTN_SPLIT: the caches' element type
   int64_t parts;      // ST_ATTN_SPLIT: pieces of the keys
   float scale, softcap;
@@ -153,9 +155,11 @@ typedef struct step_merge {  // ST_ATTN_MERGE
   bool sinks;
 } step_merge_t;
 
-typedef struct step_ew {  // ST_EW_BINARY, ST_GATED_ACT: n elements
+typedef struct step_ew {  // ST_EW_BINARY, ST_EW_TANH, ST_GATED_ACT: n elements; ST_ROW_DOT: rows
   int64_t n;
-  int op;  // ST_EW_BINARY: MX_OP_ADD / _SUBTRACT / _MULTIPLY; ST_GATED_ACT: mx_activation_t
+  int op;         // ST_EW_BINARY: MX_OP_ADD / _SUBTRACT / _MULTIPLY / _DIVIDE; ST_GATED_ACT:
+                  // mx_activation_t
+  int64_t row_k;  // ST_ROW_DOT: elements per row
 } step_ew_t;
 
 typedef struct step_copy {  // ST_TRANSPOSE

@@ -39,9 +39,10 @@ void mx_cpu_lowp_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                  (const int32_t *)vp[s->in[1]], s->rows.n, vp[s->out[0]], ith, nth);
       break;
     case ST_ATTENTION_KV:
-      mx_cpu_attention_kv_sinks(
+      mx_cpu_attention_kv_blocks(
           (const float *)vp[s->in[0]], vp[s->in[1]], vp[s->in[2]], s->attn.kv,
           (const int32_t *)vp[s->in[3]], s->attn.sinks ? (const float *)vp[s->in[4]] : NULL,
+          s->attn.blocks ? (const int32_t *)vp[s->in[4 + s->attn.sinks]] : NULL,
           (float *)vp[s->out[0]], s->attn.b, s->attn.t, s->attn.hq, s->attn.hkv, s->attn.s,
           s->attn.d, s->attn.scale, s->attn.window, s->attn.softcap, p->scratch, ith, nth);
       break;

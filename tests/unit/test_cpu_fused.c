@@ -67,7 +67,7 @@ static double check_close(const char *what, const float *got, const double *want
 
 // ---- Running a kernel on a pool ----
 
-typedef enum { K_RMS, K_ROPE, K_ATTN, K_ACT, K_EMBED } kind_t;
+typedef enum { K_RMS, K_ROPE, K_ATTN, K_ACT, K_EMBED, K_TANH, K_ROWDOT } kind_t;
 typedef struct job {
   kind_t kind;
   const float *x, *w, *k, *v;
@@ -97,6 +97,12 @@ static void job_task(void *ctx, int ith, int nth) {
       break;
     case K_EMBED:
       mx_cpu_embed_f32(j->x, j->vocab, j->h, j->ids, j->n, j->y, ith, nth);
+      break;
+    case K_TANH:
+      mx_cpu_tanh_f32(j->x, j->y, j->n, ith, nth);
+      break;
+    case K_ROWDOT:
+      mx_cpu_row_dot_f32(j->x, j->w, j->y, j->rows, j->h, ith, nth);
       break;
   }
 }
@@ -519,6 +525,34 @@ static void test_act(int64_t n, int act, double range, bool composite) {
   free(g), free(u), free(y), free(want), free(mag);
 }
 
+// tanh (1.7e-7 relative, fused.h) and the rows' dot products with a vector, against double.
+static void test_tanh_rowdot(int64_t n, double range) {
+  float *x = rand_f(n, range), *y = malloc(sizeof(float) * (size_t)(n + SENT));
+  double *want = malloc(sizeof(double) * (size_t)n), *mag = malloc(sizeof(double) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    want[i] = tanh((double)x[i]);
+    mag[i] = fmax(fabs(want[i]), 1e-30);
+  }
+  job_t j = {.kind = K_TANH, .x = x, .y = y, .n = n};
+  run_all(&j, n, NULL);
+  check_close("tanh", y, want, mag, n, TOL);
+  int64_t k = 1 + n % 97, rows = n / k;
+  float *v = rand_f(k, 1.0);
+  for (int64_t r = 0; r < rows; r++) {
+    double acc = 0, m = 0;
+    for (int64_t i = 0; i < k; i++) {
+      acc += (double)x[r * k + i] * v[i];
+      m += fabs((double)x[r * k + i] * v[i]);
+    }
+    want[r] = acc;
+    mag[r] = m;
+  }
+  job_t d = {.kind = K_ROWDOT, .x = x, .w = v, .y = y, .rows = rows, .h = k};
+  run_all(&d, rows, NULL);
+  check_close("row dot", y, want, mag, rows, TOL);
+  free(x), free(v), free(y), free(want), free(mag);
+}
+
 // ---- Embedding ----
 
 static void test_embed(int64_t vocab, int64_t h, int64_t n) {
@@ -679,6 +713,8 @@ int main(void) {
     }
     test_act(100000, 0, 90.0, false);
     test_act(100000, 1, 90.0, false);
+    for (size_t i = 0; i < sizeof act_n / sizeof *act_n; i++)
+      test_tanh_rowdot(act_n[i], i % 2 ? 12.0 : 0.7);
     test_embed(37, 19, 50);
     test_embed(1, 1, 3);
     test_no_alloc();

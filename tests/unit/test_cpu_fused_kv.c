@@ -95,6 +95,29 @@ static void run_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
     CHECK_MSG(memcmp(o16, o16b, sizeof(float) * (size_t)nq) == 0, "%s %s: %d threads differ", isa,
               mx_elem_name(kv), nth);
   }
+  if (c->t > 2) {  // block ids (two bidirectional runs per sequence), as the f32 kernel reads them
+    int32_t *blocks = malloc(sizeof(int32_t) * (size_t)(c->b * c->t));
+    for (int64_t bi = 0; bi < c->b; bi++)
+      for (int64_t ti = 0; ti < c->t; ti++)
+        blocks[bi * c->t + ti] = ti >= c->t / 4 && ti < c->t / 2 ? 7 : ti > c->t / 2 ? 3 : -1;
+    mx_cpu_attention_blocks_f32(q, kf, vf, c->pos0, blocks, o32, c->b, c->t, c->hq, c->hkv, c->s,
+                                c->d, 0.125f, c->window, c->softcap, scr, 0, 1);
+    for (int nth = 1; nth <= 3; nth++) {
+      float *o = nth == 1 ? o16 : o16b;
+      memset(o, 0xff, sizeof(float) * (size_t)nq);
+      for (int t = 0; t < nth; t++)
+        mx_cpu_attention_kv_blocks(q, kh, vh, kv, c->pos0, NULL, blocks, o, c->b, c->t, c->hq,
+                                   c->hkv, c->s, c->d, 0.125f, c->window, c->softcap, scr, t, nth);
+    }
+    md = 0;
+    for (int64_t i = 0; i < nq; i++) md = fmax(md, fabs((double)o16[i] - o32[i]));
+    CHECK_MSG(md <= 2e-6, "%s %s blocks b%lld t%lld hq%lld hkv%lld s%lld d%lld w%lld: max diff %g",
+              isa, mx_elem_name(kv), (long long)c->b, (long long)c->t, (long long)c->hq,
+              (long long)c->hkv, (long long)c->s, (long long)c->d, (long long)c->window, md);
+    CHECK_MSG(memcmp(o16, o16b, sizeof(float) * (size_t)nq) == 0, "%s %s blocks: threads differ",
+              isa, mx_elem_name(kv));
+    free(blocks);
+  }
   if (c->t == 1) {
     int64_t parts[3] = {mx_cpu_attention_kv_parts(c->hkv), 3, 7};
     for (int i = 0; i < 3; i++) {

@@ -174,6 +174,32 @@ static void test_small_graphs(void) {
       0, 0, false);
   CHECK_MSG(sl.n_fallback == 0 && sl.n_fast >= 4, "slices: %d fallback, %d fast", sl.n_fallback,
             sl.n_fast);
+  // LayerNorm, biases and GELU's tanh as the LayerNorm families' graphs build them: a row mean as
+  // a dot_general with a vector of ones, broadcasts of a bias over rows, of a row's mean over
+  // its columns and of a scalar, divide, tanh: every one a native step, none left to the
+  // interpreter's kernels (they cost StarCoder 2's prefill 5x).
+  mx_cpu_plan_stats_t ln = run_text(
+      "layer norm, bias, tanh",
+      "func.func @main(%x: tensor<3x16xf32>, %b: tensor<16xf32>, %s: tensor<f32>)"
+      " -> (tensor<3x16xf32>, tensor<3xf32>) {\n"
+      "  %ones = stablehlo.constant dense<1.0> : tensor<16xf32>\n"
+      "  %n = stablehlo.constant dense<16.0> : tensor<3xf32>\n"
+      "  %0 = stablehlo.dot_general %x, %ones, contracting_dims = [1] x [0] :"
+      " (tensor<3x16xf32>, tensor<16xf32>) -> tensor<3xf32>\n"
+      "  %1 = stablehlo.divide %0, %n : tensor<3xf32>\n"
+      "  %2 = stablehlo.broadcast_in_dim %1, dims = [0] : (tensor<3xf32>) -> tensor<3x16xf32>\n"
+      "  %3 = stablehlo.subtract %x, %2 : tensor<3x16xf32>\n"
+      "  %4 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<3x16xf32>\n"
+      "  %5 = stablehlo.add %3, %4 : tensor<3x16xf32>\n"
+      "  %6 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<3x16xf32>\n"
+      "  %7 = stablehlo.multiply %5, %6 : tensor<3x16xf32>\n"
+      "  %8 = stablehlo.tanh %7 : tensor<3x16xf32>\n"
+      "  %9 = stablehlo.dot_general %8, %b, contracting_dims = [1] x [0] :"
+      " (tensor<3x16xf32>, tensor<16xf32>) -> tensor<3xf32>\n"
+      "  return %8, %9 : tensor<3x16xf32>, tensor<3xf32>\n}\n",
+      1e-5, 0, false);
+  CHECK_MSG(ln.n_fallback == 0 && ln.n_fast >= 9, "layer norm: %d fallback, %d fast", ln.n_fallback,
+            ln.n_fast);
   // A reduce at top level: the whole function runs in the interpreter.
   run_text("whole function",
            "func.func @main(%a: tensor<4x6xf32>) -> tensor<4xf32> {\n"
