@@ -204,7 +204,7 @@ def render(rows, a, machine):
         lines.append(
             f"| {r['type']} | {r['m_pre']:.1f} | {r['l_pre']:.1f} | {r['m_pre'] / r['l_pre']:.2f}x "
             f"| {r['m_dec']:.2f} | {r['l_dec']:.2f} | {r['m_dec'] / r['l_dec']:.2f}x "
-            f"| {100 * r['pct']:.0f}% |")
+            f"| {r['pct']:.0f}% |")
     return "\n".join(lines) + "\n"
 
 
