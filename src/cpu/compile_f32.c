@@ -33,13 +33,14 @@ mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const voi
   return MX_OK;
 }
 
-// x[..., k] . v[k] -> [...]: the last dim of x contracted with a vector (any value), no
-// batching dims. LayerNorm's mean is a dot_general with a vector of ones (mx_g_mean_last).
+// The count of an optional integer-list attribute (0 when absent), its values in *v.
 static int32_t n_ints(const mx_attr_t *a, const int64_t **v) {
   *v = NULL;
   return a ? mx_attr_get_i64s(a, v) : 0;
 }
 
+// x[..., k] . v[k] -> [...]: the last dim of x contracted with a vector (any value), no
+// batching dims. LayerNorm's mean is a dot_general with a vector of ones (mx_g_mean_last).
 static bool match_row_dot(cctx_t *c, const mx_op_t *op, const mx_type_t *lt, const mx_type_t *rt,
                           const mx_type_t *ot, mx_status_t *st) {
   const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
