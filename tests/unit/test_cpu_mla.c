@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/fused.h"
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/hlo_builder.h"
 #include "model/graph_internal.h"
@@ -134,9 +135,15 @@ static void run_case(const mla_case_t *c) {
 int main(void) {
   const int64_t ts[2] = {1, 5};
   const mx_elem_type_t kvs[2] = {MX_ELEM_F32, MX_ELEM_BF16};
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 2; j++)
-      for (int poison = 0; poison < 2; poison++)
-        run_case(&(mla_case_t){ts[i], kvs[j], poison == 1});
+  // Every instruction set the kernel has loops for (mla.c: portable and AVX-512) that this
+  // machine runs.
+  for (int isa = 0; isa < MX_CPU_ISA_COUNT; isa++) {
+    if (mx_cpu_fused_use_isa((mx_cpu_isa_t)isa) != MX_OK) continue;
+    printf("%s\n", mx_cpu_isa_name((mx_cpu_isa_t)isa));
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 2; j++)
+        for (int poison = 0; poison < 2; poison++)
+          run_case(&(mla_case_t){ts[i], kvs[j], poison == 1});
+  }
   return mx_test_finish();
 }
