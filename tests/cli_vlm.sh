@@ -105,6 +105,25 @@ t_emit() {
   grep -q 'mx.role = "pixels"' "$TMP/e/vision.mlir" || fail "@vision has no pixels argument"
   grep -q 'mx.role = "media"' "$TMP/e/prefill_media.mlir" || fail "no media argument"
   grep -q 'chlo\.' "$TMP/e/vision.mlir" && fail "vision.mlir uses chlo"
+  # run --weights --input binds @vision's pixels to raw bytes (the .npy's data: 3 x 56 x 56 f32).
+  run "$MLXCEL" image -m "$M" --pixels-npy "$TMP/px.npy" "$IMG"
+  expect_rc 0
+  tail -c $((3 * 56 * 56 * 4)) "$TMP/px.npy" >"$TMP/px.bin"
+  run "$MLXCEL" run --weights "$M" --input "pixels=$TMP/px.bin" "$TMP/e/vision.mlir"
+  expect_rc 0; expect_out '@vision: logits 1x16x64$'
+  run "$MLXCEL" run --weights "$M" "$TMP/e/vision.mlir"
+  expect_rc 0  # pixels not given: zeros, as any unbound non-weight argument
+  head -c 100 "$TMP/px.bin" >"$TMP/short.bin"
+  run "$MLXCEL" run --weights "$M" --input "pixels=$TMP/short.bin" "$TMP/e/vision.mlir"
+  expect_rc 1; expect_err "--input pixels: '.*short.bin' holds 100 bytes, tensor<1x3x56x56xf32> needs 37632"
+  run "$MLXCEL" run --weights "$M" --input "$TMP/px.bin" "$TMP/e/vision.mlir"
+  expect_rc 2; expect_err "--input wants NAME=FILE"
+  run "$MLXCEL" run --weights "$M" --input "media=$TMP/px.bin" "$TMP/e/vision.mlir"
+  expect_rc 1; expect_err "--input media=.*: @vision has no argument of that name"
+  run "$MLXCEL" run --weights "$M" --input "pixels=$TMP/none.bin" "$TMP/e/vision.mlir"
+  expect_rc 3; expect_err "--input pixels: cannot open .*none.bin"
+  run "$MLXCEL" run --input "pixels=$TMP/px.bin" "$TMP/e/vision.mlir"
+  expect_rc 2; expect_err "need --weights DIR"
   run "$MLXCEL" generate --help
   expect_out "--image PATH"
 }

@@ -248,14 +248,18 @@ static int32_t mrope_section_of(const mx_model_config_t *cfg, int64_t i) {
 
 // M-RoPE: row s of the positions argument, and table 0's frequencies zeroed outside section s
 // (a zero angle rotates exactly nothing, so rotating once per section is M-RoPE; ADR 0013).
+// The argument [3, B, T] is reshaped once to [3 B, T] and each row is a slice of that: a
+// reshape's result passed to several mx.rope calls (q and k of every layer) makes IREE 3.13's
+// StableHLO import fail (docs/portability.md, "IREE 3.13 defects"); a slice's does not.
 static mx_status_t mrope_positions(core_t *c) {
   mx_builder_t *b = &c->b;
-  int64_t h = c->a->rotary_dim / 2, td[2] = {c->B, c->T};
+  int64_t h = c->a->rotary_dim / 2, rows[2] = {3 * c->B, c->T};
   float *f = malloc(sizeof(float) * (size_t)h);
   if (f == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
-  mx_status_t st = MX_OK;
+  int32_t all;
+  mx_status_t st = mx_build_reshape(b, c->mrope_arg, rows, 2, &all);
   for (int32_t s = 0; s < 3 && st == MX_OK; s++) {
-    int64_t start[3] = {s, 0, 0}, limit[3] = {s + 1, c->B, c->T};
+    int64_t start[2] = {s * c->B, 0}, limit[2] = {(s + 1) * c->B, c->T};
     c->msec[s] = false;
     for (int64_t i = 0; i < h; i++) {
       bool in = mrope_section_of(c->a->cfg, i) == s;
@@ -266,8 +270,7 @@ static mx_status_t mrope_positions(core_t *c) {
                       .data = (uint8_t *)f,
                       .nbytes = sizeof(float) * (size_t)h};
     st = mx_build_constant(b, &tv, &c->minv[s]);
-    if (st == MX_OK) st = mx_build_slice(b, c->mrope_arg, start, limit, NULL, 3, &c->mpos[s]);
-    if (st == MX_OK) st = mx_build_reshape(b, c->mpos[s], td, 2, &c->mpos[s]);
+    if (st == MX_OK) st = mx_build_slice(b, all, start, limit, NULL, 2, &c->mpos[s]);
   }
   free(f);
   return st;

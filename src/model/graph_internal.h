@@ -364,6 +364,10 @@ mx_status_t mx_gemma3n_layers(mx_core_t *c, int32_t x, int32_t *out);
 
 // x converted to f32 (x itself when already f32).
 mx_status_t mx_g_f32(mx_builder_t *b, int32_t x, int32_t *out);
+// 1.0f where the i1 tensor cond holds, else 0.0f, as a select of two splats: the form of a 0 / 1
+// operand of a dot_general, because IREE 3.13 fails to compile a vector-matrix product whose
+// operand is a convert of an i1 (docs/portability.md, "IREE 3.13 defects").
+mx_status_t mx_g_indicator(mx_builder_t *b, int32_t cond, int32_t *out);
 // Scalar constant of type et broadcast to `like`'s shape.
 mx_status_t mx_g_full_like(mx_builder_t *b, mx_elem_type_t et, double v, int32_t like,
                            int32_t *out);

@@ -23,6 +23,13 @@ mx_status_t mx_g_full_like(mx_builder_t *b, mx_elem_type_t et, double v, int32_t
   return mx_build_broadcast_in_dim(b, s, lt.dims, lt.rank, NULL, out);
 }
 
+mx_status_t mx_g_indicator(mx_builder_t *b, int32_t cond, int32_t *out) {
+  int32_t one, zero;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 1.0, cond, &one));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_F32, 0.0, cond, &zero));
+  return mx_build_select(b, cond, one, zero, out);
+}
+
 mx_status_t mx_g_bcast_like(mx_builder_t *b, int32_t x, int32_t like, const int64_t *bdims,
                             int32_t *out) {
   const mx_type_t *t = mx_build_type(b, like);
@@ -184,7 +191,7 @@ mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int3
   MX_TRY(mx_build_iota(b, &it, 0, &jj));
   MX_TRY(mx_build_iota(b, &it, 1, &ti));
   MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, jj, ti, &le));
-  MX_TRY(mx_build_convert(b, le, MX_ELEM_F32, &tri));
+  MX_TRY(mx_g_indicator(b, le, &tri));
   int64_t lc = 1, rc = 0;
   mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&lc, 1}, {&rc, 1}};
   MX_TRY(mx_build_dot_general(b, starts, tri, &dd, MX_ELEM_F32, &cum));  // runs begun by t

@@ -170,6 +170,8 @@ class Iree:
 
     def call(self, fn, args):
         r = fn(*args)
+        if not isinstance(r, (tuple, list)):  # an entry with one result (@vision)
+            r = (r,)
         # to_host() may map the device buffer, which a later call reuses: copy it out.
         return np.array(r[0].to_host(), copy=True), list(r[1:])
 
@@ -231,7 +233,8 @@ def run_case(consumer, emit_dir, weights, prompt, steps):
 def summary(work, names):
     """The count of cases the suite's tests ran; fails when one left no result."""
     total, failed, missing, skipped = 0, 0, [], []
-    log("| configuration | precision | quant | greedy ids (33 per case) | max abs logit diff: "
+    log("| configuration | precision | quant | greedy ids (33 per case; @prefill_media: the "
+        "argmax at every prompt position) | max abs logit diff (@vision: feature diff): "
         "IREE kept / inlined, XLA kept / inlined | bound | max abs logit |")
     log("| --- | --- | --- | --- | --- | --- | --- |")
     for name in names:
@@ -246,12 +249,19 @@ def summary(work, names):
         rs = json.loads(f.read_text())
         total += len(rs)
         failed += sum(not r["ok"] for r in rs)
-        errs = {(r["consumer"], r["form"]): r["max_abs_err"] for r in rs}
-        cells = " / ".join(f"{errs[(c, f)]:.2g}" if (c, f) in errs else "-"
-                           for c in ("iree", "xla") for f in ("keep", "inline"))
-        same = "identical" if all(r["greedy_match"] for r in rs) else "DIFFER"
-        log(f"| {name} | {rs[0]['precision']} | {rs[0]['quant']} | {same} | {cells} | "
-            f"{rs[0]['bound']:.2g} | {rs[0]['max_abs_logit']:.3g} |")
+        # One row per entry: the media cases (media.py) hold @vision and @prefill_media.
+        entries = {}
+        for r in rs:
+            entries.setdefault(r.get("entry"), []).append(r)
+        for entry, es in entries.items():
+            errs = {(r["consumer"], r["form"]): r["max_abs_err"] for r in es}
+            cells = " / ".join(f"{errs[(c, f)]:.2g}" if (c, f) in errs else "-"
+                               for c in ("iree", "xla") for f in ("keep", "inline"))
+            same = ("features" if es[0]["greedy_match"] is None else
+                    "identical" if all(r["greedy_match"] for r in es) else "DIFFER")
+            label = name if entry is None else f"{name} @{entry}"
+            log(f"| {label} | {es[0]['precision']} | {es[0]['quant']} | {same} | {cells} | "
+                f"{es[0]['bound']:.2g} | {es[0]['max_abs_logit']:.3g} |")
     log(f"portability suite: {total} cases ran in {len(names) - len(skipped) - len(missing)} "
         f"model configurations, {total - failed} passed, {failed} failed"
         + (f"; skipped (no ../shared): {' '.join(skipped)}" if skipped else "")

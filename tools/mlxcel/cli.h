@@ -30,6 +30,7 @@ typedef int (*mx_cli_cmd_fn)(int argc, char **argv);
 int mx_cli_cmd_run(int argc, char **argv);
 void mx_cli_run_usage(FILE *out);
 // `mlxcel run --weights DIR FILE.mlir` (run_weights.c).
+enum { MX_RUN_MAX_INPUTS = 8 };
 typedef struct mx_run_weights_opts {
   const char *weights;  // checkpoint directory
   const char *path;     // the .mlir file
@@ -38,6 +39,10 @@ typedef struct mx_run_weights_opts {
   int64_t pos0;
   bool json;
   const char *npy;  // write the first result here as .npy; may be NULL
+  // --input NAME=FILE: the argument whose mx.name is NAME takes FILE's raw little-endian bytes
+  // (pixels, media rows, positions, ...); the strings are argv's.
+  const char *inputs[MX_RUN_MAX_INPUTS];
+  int32_t n_inputs;
   // --quant / --group-size given: load the model with these options (requantized weights exist
   // only in memory) instead of binding the checkpoint's tensors as stored.
   bool has_quant;

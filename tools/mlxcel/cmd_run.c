@@ -28,6 +28,17 @@ static bool weights_flag(run_opts_t *o, const char *flag, const char *v) {
   } else if (strncmp(flag, "--pos0", 6) == 0) {
     o->has_pos0 = true;
     return mx_cli_parse_int("run", "--pos0", v, 0, INT32_MAX, &o->weights.pos0);
+  } else if (strncmp(flag, "--input", 7) == 0) {
+    const char *eq = strchr(v, '=');
+    if (eq == NULL || eq == v || eq[1] == '\0') {
+      fprintf(stderr, "mlxcel run: --input wants NAME=FILE, got '%s'\n", v);
+      return false;
+    }
+    if (o->weights.n_inputs == MX_RUN_MAX_INPUTS) {
+      fprintf(stderr, "mlxcel run: at most %d --input options\n", MX_RUN_MAX_INPUTS);
+      return false;
+    }
+    o->weights.inputs[o->weights.n_inputs++] = v;
   } else {
     o->weights.npy = v;
   }
@@ -60,7 +71,8 @@ void mx_cli_run_usage(FILE *out) {
           "Usage: mlxcel run [--check] [--json] FILE.mlir...\n"
           "       mlxcel run --print [--generic] FILE.mlir...\n"
           "       mlxcel run --weights DIR [--func NAME] [--ids 1,2,3] [--pos0 P] [--json]\n"
-          "                  [-o FILE.npy] [--quant MODE] [--group-size N] FILE.mlir\n"
+          "                  [--input NAME=FILE]... [-o FILE.npy] [--quant MODE]\n"
+          "                  [--group-size N] FILE.mlir\n"
           "\n"
           "Runs every test case of each file (cases are separated by `// -----` lines) with the\n"
           "reference interpreter. A case's entry function is @main, or its only function; it\n"
@@ -87,7 +99,11 @@ void mx_cli_run_usage(FILE *out) {
           "  --func NAME    function to run (default: the only public function, else @main)\n"
           "  --ids LIST     token ids for the tokens argument, as many as it holds\n"
           "  --pos0 P       position of the first token\n"
-          "  -o FILE.npy    write the logits as a float32 .npy file instead of printing them\n"
+          "  --input NAME=FILE  bind the argument named NAME (its mx.name: pixels, media,\n"
+          "             positions, deepstack, pooling, ...) to FILE's raw little-endian\n"
+          "             bytes, exactly the argument's size (repeatable, up to 8)\n"
+          "  -o FILE.npy    write the first result (the logits; @vision's features) as a\n"
+          "             float32 .npy file instead of printing it\n"
           "  --quant MODE   load the weights as `emit --quant MODE` did (int8 / int4 are\n"
           "             requantized in memory); --group-size N likewise\n"
           "  -h, --help show this help\n"
@@ -455,6 +471,7 @@ int mx_cli_cmd_run(int argc, char **argv) {
                (r = mx_cli_opt(argc, argv, &i, "run", "--func", NULL, &v)) != 0 ||
                (r = mx_cli_opt(argc, argv, &i, "run", "--ids", NULL, &v)) != 0 ||
                (r = mx_cli_opt(argc, argv, &i, "run", "--pos0", NULL, &v)) != 0 ||
+               (r = mx_cli_opt(argc, argv, &i, "run", "--input", NULL, &v)) != 0 ||
                (r = mx_cli_opt(argc, argv, &i, "run", "--output", "-o", &v)) != 0) {
       if (r < 0 || !weights_flag(&o, a, v)) {
         free(files);
@@ -487,10 +504,10 @@ int mx_cli_cmd_run(int argc, char **argv) {
   if (o.print && o.check) conflict = "--print cannot be combined with --check";
   if (o.print && o.json) conflict = "--print cannot be combined with --json";
   if (o.generic && !o.print) conflict = "--generic only applies to --print";
-  bool model_flags =
-      o.weights.func || o.weights.ids || o.weights.npy || o.has_pos0 || o.weights.has_quant;
+  bool model_flags = o.weights.func || o.weights.ids || o.weights.npy || o.has_pos0 ||
+                     o.weights.has_quant || o.weights.n_inputs > 0;
   if (!o.weights.weights && model_flags)
-    conflict = "--func, --ids, --pos0, -o and --quant need --weights DIR";
+    conflict = "--func, --ids, --pos0, --input, -o and --quant need --weights DIR";
   if (o.weights.weights && (o.check || o.print)) {
     conflict = "--weights cannot be combined with --check or --print";
   }

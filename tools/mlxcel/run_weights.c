@@ -75,10 +75,40 @@ static mx_status_t convert_weight(const mx_weight_t *w, const mx_type_t *type, m
   return MX_OK;
 }
 
+// The file of the --input option naming argument `name` (marked used), or NULL.
+static const char *input_file(const mx_run_weights_opts_t *o, const char *name, bool *used) {
+  size_t n = strlen(name);
+  for (int32_t k = 0; k < o->n_inputs; k++) {
+    if (strncmp(o->inputs[k], name, n) == 0 && o->inputs[k][n] == '=') {
+      used[k] = true;
+      return o->inputs[k] + n + 1;
+    }
+  }
+  return NULL;
+}
+
+// Fills t, allocated with the argument's type, with the raw bytes of path, which must be
+// exactly t's size (the bytes are the consumer's: little-endian, row-major).
+static mx_status_t read_input(const char *path, const char *name, mx_tensor_t *t) {
+  char *data = NULL, want[128];
+  size_t len = 0;
+  mx_status_t st = mx_read_file_max(path, t->nbytes, &data, &len);
+  if (st != MX_OK) return mx_error_prefix(st, "--input %s", name);
+  if (len != t->nbytes) {
+    st = mx_error_set(MX_ERR_INVALID_ARG, "--input %s: '%s' holds %zu bytes, %s needs %zu", name,
+                      path, len, mx_type_str(&t->type, want, sizeof want), t->nbytes);
+  } else {
+    memcpy(t->data, data, len);
+  }
+  free(data);
+  return st;
+}
+
 // Binds argument i of f; tensors that are not views of the checkpoint are allocated (*owned).
 static mx_status_t bind_arg(const mx_func_t *f, int32_t i, const mx_checkpoint_t *ck,
-                            const int32_t *ids, int32_t n_ids, int64_t pos0, mx_tensor_t *t,
-                            bool *owned) {
+                            const mx_run_weights_opts_t *o, const int32_t *ids, int32_t n_ids,
+                            bool *used, mx_tensor_t *t, bool *owned) {
+  int64_t pos0 = o->pos0;
   const mx_type_t *type = mx_value_type(f, f->body->args[i]);
   mx_graph_arg_t info;
   if (!type || type->kind != MX_TYPE_TENSOR) {
@@ -121,6 +151,8 @@ static mx_status_t bind_arg(const mx_func_t *f, int32_t i, const mx_checkpoint_t
   if (st != MX_OK) return st;
   *owned = true;
   int64_t numel = mx_type_numel(type);
+  const char *file = input_file(o, info.name, used);
+  if (file) return read_input(file, info.name, t);
   if (info.role == MX_ARG_TOKENS) {
     if (!ids) {
       return mx_error_set(MX_ERR_INVALID_ARG, "@%s takes token ids %s: give --ids", f->name,
@@ -230,8 +262,17 @@ int mx_cli_run_weights(const mx_run_weights_opts_t *o) {
     r.results = calloc((size_t)r.n_results + 1, sizeof *r.results);
     if (!r.args || !r.owned || !r.results) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
+  bool used[MX_RUN_MAX_INPUTS] = {false};
   for (int32_t i = 0; st == MX_OK && i < r.n_args; i++) {
-    st = bind_arg(f, i, ck, ids, n_ids, o->pos0, &r.args[i], &r.owned[i]);
+    st = bind_arg(f, i, ck, o, ids, n_ids, used, &r.args[i], &r.owned[i]);
+  }
+  for (int32_t k = 0; st == MX_OK && k < o->n_inputs; k++) {
+    if (!used[k]) {
+      st = mx_error_set(MX_ERR_INVALID_ARG,
+                        "--input %s: @%s has no argument of that name other than a weight "
+                        "(weights are bound from DIR)",
+                        o->inputs[k], f->name);
+    }
   }
   if (st == MX_OK && r.n_results < 1) {
     st = mx_error_set(MX_ERR_INVALID_ARG, "@%s returns nothing", f->name);
