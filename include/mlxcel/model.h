@@ -112,6 +112,32 @@ typedef struct mx_rope_scaling {
 enum { MX_MAX_EOS_IDS = 16 };
 enum { MX_MAX_LAYERS = 512 };  // num_hidden_layers above this is refused
 
+// Gemma 3n's audio tower (Gemma3nAudioConfig; ADR 0022): present when the config has an
+// audio_config. The log-mel frames (input_feat_size mels) go through the convolutional
+// sub-sampler (two blocks: sscp_channels[i] output channels, kernel sscp_kernel[i] and stride
+// sscp_stride[i] as (time, frequency), cumulative group norms of sscp_group_norm_eps), then
+// num_layers conformer blocks of hidden_size (num_heads heads; chunked local attention of
+// chunk_size with context_left - 1 past and context_right future frames, relative position
+// logits, logits capped at logit_cap; light convolutions of conv_kernel; feed-forwards scaled by
+// residual_weight; activations clipped at gradient_clipping), every reduction-th frame kept; then
+// embed_audio (vocab_size hard tokens from vocab_offset; rms_norm_eps) onto the text model's
+// width. soft_tokens (audio_soft_tokens_per_image) rows per audio, padded with the embedding of
+// the text vocabulary's last id; the prompt's audio_token_id positions take them, between
+// boa_token_id and eoa_token_id.
+typedef struct mx_audio_config {
+  bool present;
+  int32_t input_feat_size, hidden_size, num_heads, num_layers;
+  int32_t chunk_size, context_left, context_right, conv_kernel, reduction;
+  int32_t sscp_channels[2], sscp_kernel[2][2], sscp_stride[2][2];  // [block][time, frequency]
+  double logit_cap, gradient_clipping, residual_weight, sscp_group_norm_eps, rms_norm_eps;
+  int32_t vocab_size, vocab_offset, soft_tokens;
+  int32_t audio_token_id, boa_token_id, eoa_token_id;
+} mx_audio_config_t;
+
+// Soft tokens the audio tower gives for `frames` log-mel frames (before the padding to
+// soft_tokens): the sub-sampler's output frames, every reduction-th kept.
+int64_t mx_audio_tokens(const mx_audio_config_t *a, int64_t frames);
+
 // Which vision tower (ADR 0010): LLaVA's CLIP ViT and projector, Gemma 3's SigLIP ViT and pooled
 // projector (both: square images of one size, tokens_per_image features each), or Qwen2-VL's /
 // Qwen2.5-VL's ViT with 2-D RoPE and patch merger (images of any size: one @vision per patch
@@ -329,6 +355,7 @@ typedef struct mx_model_config {
   int32_t quant_bits;
   int32_t quant_group_size;
   mx_vision_config_t vision;  // vision-language models only (present false otherwise)
+  mx_audio_config_t audio;    // Gemma 3n with an audio_config only (present false otherwise)
   // Qwen2-VL's M-RoPE: the rotary half's frequencies split into temporal / height / width
   // sections of these sizes (summing to head_dim / 2); all 0 for one position per token.
   int32_t mrope_section[3];
@@ -612,6 +639,13 @@ typedef struct mx_graph_opts {
   // separate device buffers (the xla backend's serve slots), so that one call decodes any set
   // of them.
   bool seq_caches;
+  // Models with an audio tower (cfg->audio.present) only: frames > 0 also builds (ADR 0022)
+  //   @audio(weights..., %audio: tensor<1 x frames x input_feat_size x f32> (role "audio": the
+  //          host's log-mel features), %audio_mask: tensor<1 x frames x i32> (role
+  //          "audio_mask": 1 for a real frame, 0 for padding))
+  //       -> tensor<1 x soft_tokens x H x f32>: the tower's rows through embed_audio, rows of
+  //          padded frames and the rows past the tower's output the padding embedding.
+  int32_t audio_frames;
 } mx_graph_opts_t;
 
 // Brings stacked expert tensors into the per-expert layout the graph reads
@@ -647,6 +681,9 @@ typedef enum mx_arg_role {
   MX_ARG_POSITIONS,  // @prefill_media of an M-RoPE model: the positions [3, B, T] i32
   MX_ARG_DEEPSTACK,  // @prefill_media of Qwen3-VL: the DeepStack rows [L, B, T, H] f32
   MX_ARG_POOLING,    // Molmo2's @vision: image_token_pooling [tokens, K] i32
+  MX_ARG_AUDIO,      // @audio's log-mel features [1, F, mels] f32
+  // @audio's frame mask [1, F] i32
+  MX_ARG_AUDIO_MASK,
 } mx_arg_role_t;
 
 typedef struct mx_graph_arg {

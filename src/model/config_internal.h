@@ -91,6 +91,11 @@ mx_status_t mx_cfg_sub_object(const mx_cfg_obj_t *o, const char *key, cJSON **em
 mx_status_t mx_cfg_token_index(const mx_cfg_obj_t *o, const char *key, const char *alias,
                                int32_t def, int32_t vocab, int32_t *out);
 
+// Gemma 3n's audio_config and audio token ids from the outer config o into cfg->audio (after the
+// text config: the token ids must lie in cfg->vocab_size); absent audio_config: no audio tower
+// (config_audio.c).
+mx_status_t mx_cfg_audio_gemma3n(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+
 // A ViT vision_config class's defaults (CLIPVisionConfig, SiglipVisionConfig).
 typedef struct mx_vit_defaults {
   const char *model_type;  // the one accepted

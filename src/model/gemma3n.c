@@ -186,7 +186,8 @@ static mx_status_t parse_config_gemma3n(const mx_cfg_obj_t *o, mx_model_config_t
   if (mx_cfg_has(o, "torch_dtype") || mx_cfg_has(o, "dtype")) MX_TRY(mx_cfg_dtype(o, cfg));
   MX_TRY(mx_cfg_token(o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
   MX_TRY(mx_cfg_token(o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
-  return mx_cfg_eos(o, cfg);
+  MX_TRY(mx_cfg_eos(o, cfg));
+  return mx_cfg_audio_gemma3n(o, cfg);
 }
 
 // ---- graph ----

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/audio_internal.h"
 #include "model/vision_internal.h"
 
 static bool float_dtype_ok(mx_elem_type_t et) {
@@ -117,6 +118,11 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
                         "graph: model_type '%s' has no vision tower (no @vision / @prefill_media)",
                         cfg->model_type);
   }
+  if (o.audio_frames < 0 || (o.audio_frames > 0 && !cfg->audio.present)) {
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "graph: model_type '%s' has no audio tower (no @audio for %d frames)",
+                        cfg->model_type, o.audio_frames);
+  }
   if (!float_dtype_ok(o.kv_dtype)) {
     return mx_error_set(MX_ERR_UNSUPPORTED, "graph: KV cache dtype %s (f32, f16 or bf16 needed)",
                         mx_elem_name(o.kv_dtype));
@@ -146,6 +152,7 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
   if (st == MX_OK && o.media && cfg->vision.kind != MX_VISION_MOLMO2)
     st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
   if (st == MX_OK && o.media) st = mx_vision_build(cfg, ck, &o, &cc);
+  if (st == MX_OK && o.audio_frames > 0) st = mx_audio_build(cfg, ck, &o, &cc);
   mx_comp_ctx_free(&cc);
   mx_wlist_free(&wl);
   mx_arch_free(&a);
@@ -174,8 +181,9 @@ mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *inf
                         "graph: argument %d of @%s has no string mx.role / mx.name attributes", i,
                         fn);
   }
-  static const char *const roles[] = {"weight", "tokens", "pos0",      "k_cache",   "v_cache",
-                                      "media",  "pixels", "positions", "deepstack", "pooling"};
+  static const char *const roles[] = {"weight",    "tokens",  "pos0",   "k_cache",
+                                      "v_cache",   "media",   "pixels", "positions",
+                                      "deepstack", "pooling", "audio",  "audio_mask"};
   int32_t r = -1;
   for (int32_t k = 0; k < (int32_t)(sizeof roles / sizeof roles[0]); k++)
     if (strcmp(role->s, roles[k]) == 0) r = k;

@@ -128,6 +128,8 @@ static inline float *runner_step_b(runner_t *r, mx_func_t *f, const int32_t *tok
       case MX_ARG_DEEPSTACK:
       case MX_ARG_PIXELS:
       case MX_ARG_POOLING:
+      case MX_ARG_AUDIO:
+      case MX_ARG_AUDIO_MASK:
         CHECK_MSG(0, "argument %d: a media entry's input", i);
         goto done;
     }
