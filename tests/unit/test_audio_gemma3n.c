@@ -125,6 +125,16 @@ static void check_fixture(void) {
     if (mod) {
       for (int64_t i = 0; i < F; i++) mask[i] = mask8[i];
       run_audio(m, mod, feat, mask, cJSON_GetObjectItem(json, "audio_rows"), "all frames real");
+      // The entry as `mlxcel emit` writes it (audio.mlir), parsed back: the same rows.
+      mx_strbuf_t sb;
+      mx_strbuf_init(&sb);
+      mx_module_t *back = NULL;
+      CHECK_OK(mx_hlo_print_entry(mod, "audio", NULL, false, NULL, &sb));
+      CHECK_OK(mx_hlo_parse(sb.data ? sb.data : "", sb.len, NULL, &back));
+      if (back)
+        run_audio(m, back, feat, mask, cJSON_GetObjectItem(json, "audio_rows"), "printed, parsed");
+      mx_module_destroy(back);
+      mx_strbuf_free(&sb);
       int32_t tail = cJSON_GetObjectItem(json, "masked_tail")->valueint;
       for (int64_t i = F - tail; i < F; i++) mask[i] = 0;
       run_audio(m, mod, feat, mask, cJSON_GetObjectItem(json, "audio_rows_masked"),

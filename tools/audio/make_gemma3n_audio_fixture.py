@@ -113,6 +113,32 @@ def audio_rows(model, feats, mask):
     return rows[0].numpy(), int((~invalid).sum())
 
 
+# A prompt as the processor lays one audio out (ids only; "\n\n" around it is text): bos, text,
+# <start_of_audio>, audio_soft_tokens_per_image audio tokens, <end_of_audio> (the audio
+# vocabulary's first id: embed_audio's hard embedding), text with <end_of_image> (the vision
+# vocabulary's first id: embed_vision's), text.
+PROMPT = [1, 10, 20, 30, 250] + [273] * 6 + [272, 40, 50, 256, 60]
+N_GREEDY = 16
+
+
+def merged_logits(model, ids, feats, mask):
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids]),
+                    input_features=torch.from_numpy(feats).to(torch.float64)[None],
+                    input_features_mask=torch.from_numpy(mask.astype(bool))[None],
+                    use_cache=False)
+    return out.logits[0].numpy()
+
+
+def greedy_ids(model, feats, mask):
+    seq, ids = list(PROMPT), []
+    for _ in range(N_GREEDY):
+        last = merged_logits(model, seq, feats, mask)[-1]
+        ids.append(int(np.argmax(last)))
+        seq.append(ids[-1])
+    return ids
+
+
 def main():
     import wave
     with wave.open(WAV) as w:
@@ -172,6 +198,10 @@ def main():
         "masked_tail": MASKED_TAIL,
         "audio_rows_masked": [[float(v) for v in r] for r in rows_tail],
         "audio_valid_masked": n_valid_tail,
+        # Step 2's references: the merged prompt's logits at every position and greedy ids.
+        "prompt_ids": PROMPT,
+        "prompt_logits": [[float(v) for v in r] for r in merged_logits(model, PROMPT, feats, mask)],
+        "greedy_ids": greedy_ids(model, feats, mask),
     }
     with open(os.path.join(OUT, "audio_reference.json"), "w") as f:
         json.dump(ref, f)

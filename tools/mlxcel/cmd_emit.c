@@ -10,7 +10,7 @@ static void emit_usage(FILE *out) {
           "Usage: mlxcel emit -m DIR -o OUTDIR [--ctx N] [--prefill-len T] [--attn-len W]\n"
           "                   [--all-logits] [--inline-composites] [--generic] [--quant MODE]\n"
           "                   [--group-size N] [--precision T] [--kv-dtype T] [--main]\n"
-          "                   [--params FILE] [--vision-grid HxW]\n"
+          "                   [--params FILE] [--vision-grid HxW] [--audio-frames N]\n"
           "\n"
           "Builds the StableHLO graphs of the model in DIR and writes OUTDIR/prefill.mlir and\n"
           "OUTDIR/decode.mlir (OUTDIR is created if needed). Each holds one public function,\n"
@@ -26,6 +26,8 @@ static void emit_usage(FILE *out) {
           "[L x 1 x T x H] after them; their @vision, for one patch grid, takes the processor's\n"
           "pixel rows [H*W x C*2*P*P], see --vision-grid; Qwen3-VL's features are\n"
           "[1 x N x (1+L)*H]: the main ones, then each DeepStack set).\n"
+          "Gemma 3n with --audio-frames N also gets OUTDIR/audio.mlir (@audio: N log-mel frames\n"
+          "[1 x N x 128] and their mask [1 x N] i32 to the audio rows [1 x 188 x H]).\n"
           "`mlxcel run --weights DIR FILE.mlir --ids ...` runs such a file.\n"
           "The precision is in the graph: with --precision bf16 the weight arguments are bf16\n"
           "and every linear layer converts its activation to bf16 before its dot_general\n"
@@ -55,6 +57,7 @@ static void emit_usage(FILE *out) {
           "  --vision-grid HxW      the Qwen towers: write @vision for an image of H x W\n"
           "                         patches (multiples of the merge size; without it their\n"
           "                         vision.mlir is not written: its shapes follow the image)\n"
+          "  --audio-frames N       Gemma 3n: write @audio for N log-mel frames (10 ms each)\n"
           "  -h, --help             show this help\n"
           "\n"
           "Exit status: 0 success, 1 failure, 2 bad command line, 3 unreadable model directory\n"
@@ -84,7 +87,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   const char *params = NULL;
   int64_t ctx = 0, prefill_len = 0, attn_len = 0;
   bool all_logits = false, as_main = false;
-  int64_t grid[2] = {0, 0};
+  int64_t grid[2] = {0, 0}, audio_frames = 0;
   mx_print_opts_t po;
   memset(&po, 0, sizeof po);
   mx_model_load_opts_t lo = {0};
@@ -128,6 +131,9 @@ int mx_cli_cmd_emit(int argc, char **argv) {
       snprintf(h, sizeof h, "%.*s", (int)(x - v), v);
       if (!mx_cli_parse_int(cmd, "--vision-grid", h, 1, 4096, &grid[0]) ||
           !mx_cli_parse_int(cmd, "--vision-grid", x + 1, 1, 4096, &grid[1]))
+        return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--audio-frames", NULL, &v)) != 0) {
+      if (r < 0 || !mx_cli_parse_int(cmd, "--audio-frames", v, 1, 1000000, &audio_frames))
         return MX_EXIT_USAGE;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--params", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
@@ -176,6 +182,13 @@ int mx_cli_cmd_emit(int argc, char **argv) {
     rc = MX_EXIT_USAGE;
     goto done;
   }
+  if (audio_frames > 0 && !cfg.audio.present) {
+    fprintf(stderr, "mlxcel emit: error: --audio-frames: model_type '%s' has no audio tower\n",
+            cfg.model_type);
+    rc = MX_EXIT_USAGE;
+    goto done;
+  }
+  go.audio_frames = (int32_t)audio_frames;
   go.attn_len = attn_len;
   mx_error_clear();
   st = mx_model_build_graph(&cfg, ck, &go, &m);
@@ -185,6 +198,8 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   if (go.media && st == MX_OK && rc == MX_EXIT_OK)
     st = write_func(m, "prefill_media", &po, as_main, outdir);
   if (vision && st == MX_OK && rc == MX_EXIT_OK) st = write_func(m, "vision", &po, as_main, outdir);
+  if (audio_frames > 0 && st == MX_OK && rc == MX_EXIT_OK)
+    st = write_func(m, "audio", &po, as_main, outdir);
   int32_t n_params = 0;
   if (st == MX_OK && rc == MX_EXIT_OK && params) st = mx_cli_write_params(m, ck, params, &n_params);
   if (st == MX_OK && rc == MX_EXIT_OK && params) {
