@@ -85,6 +85,12 @@ t_usage_errors() {
   expect_rc 2; expect_err 'empty key'
   run "$MLXCEL" serve -m "$M" extra
   expect_rc 2; expect_err 'unexpected argument'
+  run "$MLXCEL" serve -m "$M" --speculative draft
+  expect_rc 2; expect_err "unknown mode 'draft'"
+  run "$MLXCEL" serve -m "$M" --draft-tokens 4
+  expect_rc 2; expect_err 'needs --speculative ngram'
+  run "$MLXCEL" serve -m "$M" --speculative ngram --draft-tokens 33
+  expect_rc 2; expect_err '--draft-tokens'
 }
 
 t_missing_model() {

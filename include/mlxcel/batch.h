@@ -105,6 +105,53 @@ void mx_batch_reset(mx_batch_t *b, int32_t slot);
 // until its next call. Errors: a bad slot, n out of range.
 mx_status_t mx_batch_rewind(mx_batch_t *b, int32_t slot, int64_t n);
 
+// ---- Speculative decoding in a batch (ADR 0024; the session's is ADR 0020) ----
+// A slot that drafts verifies its pending token and the drafts in one call of its own, every
+// position's logits returned; slots without a draft keep sharing mx_batch_decode's call.
+
+// mx_batch_prefill that also writes the logits of every position to all_logits[n][vocab]
+// (caller-owned); mx_batch_logits(b, slot) is then the last row. Errors: as mx_batch_prefill, a
+// batch whose backend cannot return them (mx_batch_check_all_logits), a slot whose text an
+// M-RoPE image shifted (its calls run through the media entry, which has no such form).
+mx_status_t mx_batch_prefill_all(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n,
+                                 float *all_logits);
+// MX_OK when mx_batch_prefill_all can run on this batch's backend (cpu, interp, xla), else an
+// error naming the backend.
+mx_status_t mx_batch_check_all_logits(const mx_batch_t *b);
+
+// One slot's speculative state: its options and the buffers of a verification, allocated at
+// create so that the steps never allocate. Prompt lookup only (MX_SPEC_NGRAM): a draft model
+// would need a second batch (not built).
+typedef struct mx_batch_spec mx_batch_spec_t;
+
+// draft_tokens (k) 1..MX_SPEC_MAX_TOKENS and ngram_max 1..MX_SPEC_MAX_TOKENS, 0 = the
+// defaults of mx_spec_opts_t; k + 1 is capped at the prefill chunk. Errors name the option, or
+// the backend (mx_batch_check_all_logits). The batch must outlive the state, which may be
+// created on any thread (it reads only what the batch fixed at create).
+mx_status_t mx_batch_spec_create(const mx_batch_t *b, int32_t draft_tokens, int32_t ngram_max,
+                                 mx_batch_spec_t **out);
+void mx_batch_spec_destroy(mx_batch_spec_t *sp);          // accepts NULL
+int32_t mx_batch_spec_tokens(const mx_batch_spec_t *sp);  // k as resolved
+
+// Prompt lookup (ADR 0020's drafter) over history[0..n), whose last token is the slot's
+// pending one (sampled, not yet fed): up to min(k, limit) drafts, kept in sp for
+// mx_batch_spec_verify. Returns their count; 0 when no suffix recurs (then decode as usual).
+int32_t mx_batch_spec_draft(mx_batch_spec_t *sp, const int32_t *history, int32_t n, int32_t limit);
+
+// Verifies the m drafts of the last mx_batch_spec_draft for `slot`, which holds history[0..n-1)
+// (n - 1 tokens, the pending token history[n - 1] not yet fed): one mx_batch_prefill_all call
+// of the pending token and the drafts (padded with copies of the last draft to a power of two
+// where the chunk and the capacity allow, as the session pads), then the sampler judges them as
+// mx_generate's speculative steps do (mx_sampler_spec_accept, the same draws in the same order).
+// history must have room for n + m ids: history[n..n + m) receives the drafts (the penalties'
+// history of the later rows). Writes the step's tokens to out[0..*n_out) (1..m + 1: the accepted
+// drafts, then the sampler's own; out needs m + 1 entries) and rewinds the slot to hold the
+// pending token and the accepted drafts: out's last token is the next pending one. On failure
+// the slot's tokens past n - 1 are forgotten.
+mx_status_t mx_batch_spec_verify(mx_batch_t *b, int32_t slot, mx_batch_spec_t *sp,
+                                 mx_sampler_t *smp, int32_t *history, int32_t n, int32_t m,
+                                 int32_t *out, int32_t *n_out);
+
 // Fills *out for a batch of the xla backend (its slots share one device client; `calls` counts
 // device calls: one per decode step of any number of slots, ADR 0016); false (and *out zeroed)
 // for any other batch.

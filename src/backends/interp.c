@@ -95,6 +95,7 @@ static const mx_backend_batch_t g_interp_batch = {
     .prefill_media = mx_bstate_prefill_media,
     .vision_grid = mx_bstate_vision_grid,
     .prefill_mrope = mx_bstate_prefill_mrope,
+    .prefill_all = mx_bstate_prefill_all,
 };
 
 const mx_backend_t mx_backend_interp = {

@@ -543,6 +543,16 @@ static mx_status_t xla_batch_prefill(void *state, int32_t slot, const int32_t *i
   return mx_graph_runner_prefill(b->r, ids, n, pos0, last, NULL);
 }
 
+// Every position's logits: the runner's all-logits set on the slot's caches.
+static mx_status_t xla_batch_prefill_all(void *state, int32_t slot, const int32_t *ids, int32_t n,
+                                         int64_t pos0, float *last, float *all) {
+  xla_batch_t *b = state;
+  if (slot < 0 || slot >= b->n_slots)
+    return mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: slot %d of %d", slot, b->n_slots);
+  ((xla_exec_t *)b->r->impl)->caches = b->slots[slot];
+  return mx_graph_runner_prefill(b->r, ids, n, pos0, last, all);
+}
+
 static mx_status_t xla_batch_decode(void *state, const int32_t *slots, const int32_t *ids,
                                     const int64_t *pos, int32_t n, float *logits) {
   xla_batch_t *b = state;
@@ -600,6 +610,7 @@ static const mx_backend_batch_t g_xla_batch = {
     .decode = xla_batch_decode,
     .reset = xla_batch_reset,
     .destroy = xla_batch_destroy,
+    .prefill_all = xla_batch_prefill_all,
 };
 
 const mx_backend_t mx_backend_xla = {

@@ -147,8 +147,13 @@ static uint64_t fresh_seed(mx_server_t *srv) {
 // Whether the text ended by itself (EOS, a stop string, a finished document), so that calls in
 // it are whole; a cut by max_tokens or the context is not parsed for calls.
 static mx_server_usage_t usage_of(const mx_server_job_state_t *st) {
-  return (mx_server_usage_t){
-      .prompt = st->n_prompt, .cached = st->n_cached, .completion = st->n_generated};
+  return (mx_server_usage_t){.prompt = st->n_prompt,
+                             .cached = st->n_cached,
+                             .completion = st->n_generated,
+                             .spec = st->speculative,
+                             .spec_steps = st->spec_steps,
+                             .spec_drafted = st->spec_drafted,
+                             .spec_accepted = st->spec_accepted};
 }
 
 static bool finished_whole(mx_finish_reason_t f) {
@@ -447,6 +452,11 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     ok = bad(c, cc, 400, "max_tokens", "context_length_exceeded", msg);
     goto done;
   }
+  // Speculative decoding (ADR 0024): the request's word, else the server's. Where it cannot
+  // run (constrained output, an M-RoPE model's images) the server's default leaves it off; a
+  // request that asks for it is refused by the job (a 400 naming the reason).
+  bool spec = r.has_spec ? r.spec_on : srv->speculative;
+  if (spec && !r.has_spec && (grammar || grids)) spec = false;
   mx_server_job_opts_t jo = {.grammar = grammar,
                              .gvocab = gvocab,
                              .prompt = ids,
@@ -459,13 +469,17 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
                              .tok = srv->tok,
                              .pixels = pixels,
                              .grids = grids,
-                             .n_images = r.n_images};
+                             .n_images = r.n_images,
+                             .speculative = spec,
+                             .draft_tokens = r.spec_tokens ? r.spec_tokens : srv->spec_tokens,
+                             .ngram_max = r.spec_ngram ? r.spec_ngram : srv->spec_ngram};
   if (!r.has_seed) jo.sampling.seed = fresh_seed(srv);
   mx_server_job_t *job = NULL;
   mx_error_clear();
   st = mx_server_job_create(srv->sched, &jo, &job);
   if (st) {
-    ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400, NULL, NULL, mx_error_message());
+    ok = bad(c, cc, st == MX_ERR_NOMEM ? 500 : 400,
+             st == MX_ERR_UNSUPPORTED && spec ? "speculative" : NULL, NULL, mx_error_message());
     goto done;
   }
   grammar = NULL;  // the job's now

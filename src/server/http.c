@@ -591,6 +591,16 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
     free_server(srv);
     return st;
   }
+  if (o->speculative) {
+    st = mx_server_sched_spec_check(srv->sched, o->draft_tokens, o->ngram_max);
+    if (st) {
+      free_server(srv);
+      return mx_error_prefix(st, "serve");
+    }
+    srv->speculative = true;
+    srv->spec_tokens = o->draft_tokens;
+    srv->spec_ngram = o->ngram_max;
+  }
   srv->lim.max_tokens = (int32_t)mx_server_sched_ctx(srv->sched);
   srv->lim.vocab = mx_server_sched_vocab(srv->sched);
   st = mx_chat_guard_create(srv->tok, &srv->guard);

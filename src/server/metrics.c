@@ -57,6 +57,16 @@ void mx_server_metrics_text(mx_server_t *srv, mx_strbuf_t *sb) {
   metric(sb, "mlxcel_decode_tokens_per_second", "gauge",
          "Aggregate decode throughput: decode tokens / decode seconds since start.",
          s.decode_seconds > 0 ? (double)s.decode_tokens / s.decode_seconds : 0.0);
+  metric(sb, "mlxcel_spec_steps_total", "counter",
+         "Steps of speculative requests after their prefill (decode or draft verification).",
+         (double)s.spec_steps);
+  metric(sb, "mlxcel_spec_drafted_tokens_total", "counter",
+         "Prompt-lookup drafts verified by speculative requests.", (double)s.spec_drafted);
+  metric(sb, "mlxcel_spec_accepted_tokens_total", "counter",
+         "Drafts accepted (tokens gained over one per step).", (double)s.spec_accepted);
+  metric(sb, "mlxcel_spec_accepted_tokens_per_step", "gauge",
+         "Accepted drafts per speculative step since start (a step yields 1 + this tokens).",
+         s.spec_steps > 0 ? (double)s.spec_accepted / (double)s.spec_steps : 0.0);
   metric(sb, "mlxcel_queue_depth", "gauge", "Requests waiting for a free sequence slot.",
          (double)s.queued);
   metric(sb, "mlxcel_active_sequences", "gauge", "Requests holding a slot (prefill or decode).",

@@ -231,6 +231,64 @@ static mx_status_t parse_stop(const cJSON *root, const mx_server_limits_t *lim,
   return MX_OK;
 }
 
+// A positive integer field of the "speculative" object, 1..MX_SPEC_MAX_TOKENS.
+static mx_status_t spec_int(const cJSON *o, const char *name, int32_t *out,
+                            mx_server_error_t *err) {
+  const cJSON *f = field(o, name);
+  if (!f) return MX_OK;
+  double v = cJSON_IsNumber(f) ? f->valuedouble : 0;
+  if (!cJSON_IsNumber(f) || v != floor(v) || v < 1 || v > MX_SPEC_MAX_TOKENS)
+    return BAD("speculative", "'speculative.%s' must be an integer in 1..%d", name,
+               MX_SPEC_MAX_TOKENS);
+  *out = (int32_t)v;
+  return MX_OK;
+}
+
+// "speculative" (request.h): a mode name, a boolean, or an object with the method and limits.
+static mx_status_t parse_speculative(const cJSON *root, mx_server_request_t *r,
+                                     mx_server_error_t *err) {
+  const cJSON *f = field(root, "speculative");
+  if (!f) return MX_OK;
+  r->has_spec = true;
+  if (cJSON_IsBool(f)) {
+    r->spec_on = cJSON_IsTrue(f);
+    return MX_OK;
+  }
+  const cJSON *method = f;
+  if (cJSON_IsObject(f)) {
+    for (const cJSON *c = f->child; c; c = c->next)
+      if (strcmp(c->string, "method") != 0 && strcmp(c->string, "num_speculative_tokens") != 0 &&
+          strcmp(c->string, "prompt_lookup_max") != 0)
+        return BAD("speculative",
+                   "'speculative' has no field '%.64s' (method, num_speculative_tokens, "
+                   "prompt_lookup_max)",
+                   c->string);
+    method = field(f, "method");
+    mx_status_t st = spec_int(f, "num_speculative_tokens", &r->spec_tokens, err);
+    if (!st) st = spec_int(f, "prompt_lookup_max", &r->spec_ngram, err);
+    if (st) return st;
+    if (!method) {
+      r->spec_on = true;
+      return MX_OK;
+    }
+  }
+  if (!cJSON_IsString(method))
+    return BAD("speculative",
+               "'speculative' must be \"ngram\", \"off\", a boolean or an object with a "
+               "\"method\"");
+  if (strcmp(method->valuestring, "ngram") == 0) {
+    r->spec_on = true;
+  } else if (strcmp(method->valuestring, "off") == 0) {
+    r->spec_on = false;
+  } else {
+    return BAD("speculative",
+               "speculative method '%.64s' is not supported: the server drafts by prompt lookup "
+               "(\"ngram\") or not at all (\"off\")",
+               method->valuestring);
+  }
+  return MX_OK;
+}
+
 // Sampling fields and the generation limits common to both endpoints.
 static mx_status_t parse_common(const cJSON *root, const mx_server_limits_t *lim,
                                 mx_server_request_t *r, mx_server_error_t *err) {
@@ -278,6 +336,7 @@ static mx_status_t parse_common(const cJSON *root, const mx_server_limits_t *lim
   if ((st = get_int(root, "n", 1, 1, &given, &v, err))) return st;  // one choice per request
   if ((st = get_bool(root, "stream", &r->stream, err))) return st;
   if ((st = get_bool(root, "ignore_eos", &r->ignore_eos, err))) return st;
+  if ((st = parse_speculative(root, r, err))) return st;
   const cJSON *so = field(root, "stream_options");
   if (so) {
     if (!cJSON_IsObject(so)) return BAD("stream_options", "'stream_options' must be an object");

@@ -102,6 +102,12 @@ typedef struct mx_server_request {
   // Extension (completions): "split_special_tokens": true encodes special-token text in the
   // prompt as plain text (transformers' tokenizer option of that name); absent = the server's.
   bool split_special, has_split_special;
+  // Extension: "speculative" (ADR 0024), prompt-lookup speculative decoding for this request:
+  // "ngram" / true or "off" / false, or {"method": "ngram" | "off", "num_speculative_tokens": K,
+  // "prompt_lookup_max": G} (vLLM's speculative_config names). has_spec when given (else the
+  // server's --speculative decides); spec_tokens / spec_ngram 0 when not given.
+  bool has_spec, spec_on;
+  int32_t spec_tokens, spec_ngram;
 } mx_server_request_t;
 
 // Where an image was in a message's content text (U+FDD2, a noncharacter): the prompt builder

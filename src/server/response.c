@@ -119,9 +119,16 @@ static void head(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const char *o
 static void usage(mx_strbuf_t *sb, const mx_server_usage_t *u) {
   mx_strbuf_printf(sb,
                    "\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
-                   "\"prompt_tokens_details\":{\"cached_tokens\":%d}}",
+                   "\"prompt_tokens_details\":{\"cached_tokens\":%d}",
                    (int)u->prompt, (int)u->completion, (int)(u->prompt + u->completion),
                    (int)u->cached);
+  if (u->spec)
+    mx_strbuf_printf(sb,
+                     ",\"speculative\":{\"steps\":%d,\"drafted_tokens\":%d,\"accepted_tokens\":%d,"
+                     "\"accepted_tokens_per_step\":%.4f}",
+                     (int)u->spec_steps, (int)u->spec_drafted, (int)u->spec_accepted,
+                     u->spec_steps > 0 ? (double)u->spec_accepted / u->spec_steps : 0.0);
+  mx_strbuf_puts(sb, "}");
 }
 
 void mx_server_completion_json(mx_strbuf_t *sb, const mx_server_reply_head_t *h, const char *text,

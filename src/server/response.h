@@ -29,8 +29,12 @@ void mx_server_models_json(mx_strbuf_t *sb, const char *model, long long created
 void mx_server_model_json(mx_strbuf_t *sb, const char *model, long long created);
 // The token counts of a reply's "usage": prompt (cached of them reused from the prefix cache,
 // "prompt_tokens_details.cached_tokens") and completion.
+// A speculative request's steps, drafted and accepted tokens (ADR 0024) go into the extension
+// "usage.speculative" when spec is set.
 typedef struct mx_server_usage {
   int32_t prompt, cached, completion;
+  bool spec;
+  int32_t spec_steps, spec_drafted, spec_accepted;
 } mx_server_usage_t;
 
 // The whole reply of a non-streaming request, with usage.

@@ -50,6 +50,8 @@ struct mx_server_job {
   uint64_t admit_seq;   // admission order (oldest prefill first)
   const char *text;     // text released by this step (points into ts), published under mu
   size_t text_len;
+  mx_batch_spec_t *spec;  // speculative decoding (ADR 0024), or NULL
+  int32_t spec_m;         // drafts of the step being run
   // Under s->mu.
   int state;
   int refs;
@@ -109,6 +111,7 @@ static void job_free(mx_server_job_t *job) {
   free(job->media);
   free(job->positions);
   free(job->cpos);
+  mx_batch_spec_destroy(job->spec);
   mx_strbuf_free(&job->out);
   pthread_cond_destroy(&job->cv);
   free(job);
@@ -160,6 +163,31 @@ static void finish_locked(mx_server_sched_t *s, mx_server_job_t *job, mx_finish_
   job_unref(job);
 }
 
+// The text side of a produced id: EOS ends the job, else it is stored and streamed and the
+// stop rules decide. n_fed: the tokens the slot would hold in plain decoding (those before id).
+static int emit_token(mx_server_sched_t *s, mx_server_job_t *job, int32_t id, int64_t n_fed) {
+  int32_t n_hist = job->n_prompt + job->n_gen;
+  if ((job->gm || !job->ignore_eos) && is_eos(&s->model->config, id)) {
+    job->text = mx_text_stream_finish(job->ts, &job->text_len);
+    return MX_FINISH_EOS;
+  }
+  job->ids[n_hist] = id;
+  job->n_gen++;
+  int reason = -1;
+  if (job->n_gen >= job->max_tokens) {
+    reason = MX_FINISH_LENGTH;
+  } else if (n_fed >= s->ctx) {
+    reason = MX_FINISH_CONTEXT;
+  }
+  // A finished document ends the job: nothing but EOS could follow it.
+  if (job->gm && mx_gmatch_finished(job->gm)) reason = MX_FINISH_EOS;
+  bool stopped = false;
+  job->text = mx_text_stream_push(job->ts, id, reason >= 0, &job->text_len, &stopped);
+  if (stopped) reason = MX_FINISH_STOP;
+  if (reason < 0) job->next_id = id;
+  return reason;
+}
+
 // Samples the job's next id from its slot's logits and runs the text side. Sets job->text and
 // returns the finish reason, or -1 when the job goes on (job->next_id is then the id to feed).
 static int take_token(mx_server_sched_t *s, mx_server_job_t *job) {
@@ -184,25 +212,7 @@ static int take_token(mx_server_sched_t *s, mx_server_job_t *job) {
   } else {
     id = mx_sampler_sample(job->smp, logits, job->ids, n_hist);
   }
-  if ((job->gm || !job->ignore_eos) && is_eos(&s->model->config, id)) {
-    job->text = mx_text_stream_finish(job->ts, &job->text_len);
-    return MX_FINISH_EOS;
-  }
-  job->ids[n_hist] = id;
-  job->n_gen++;
-  int reason = -1;
-  if (job->n_gen >= job->max_tokens) {
-    reason = MX_FINISH_LENGTH;
-  } else if (mx_batch_n_past(s->batch, job->slot) >= s->ctx) {
-    reason = MX_FINISH_CONTEXT;
-  }
-  // A finished document ends the job: nothing but EOS could follow it.
-  if (job->gm && mx_gmatch_finished(job->gm)) reason = MX_FINISH_EOS;
-  bool stopped = false;
-  job->text = mx_text_stream_push(job->ts, id, reason >= 0, &job->text_len, &stopped);
-  if (stopped) reason = MX_FINISH_STOP;
-  if (reason < 0) job->next_id = id;
-  return reason;
+  return emit_token(s, job, id, mx_batch_n_past(s->batch, job->slot));
 }
 
 // Publishes a job's step (under s->mu): its new text, counts, and its end when reason >= 0.
@@ -392,18 +402,75 @@ static void prefill_step(mx_server_sched_t *s) {
   pthread_mutex_unlock(&s->mu);
 }
 
-// One batched decode step over every slot with a token to feed.
+// Counts a speculative job's step (under s->mu).
+static void count_spec_locked(mx_server_sched_t *s, mx_server_job_t *job, int32_t drafted,
+                              int32_t accepted) {
+  job->pub.spec_steps++;
+  job->pub.spec_drafted += drafted;
+  job->pub.spec_accepted += accepted;
+  s->stats.spec_steps++;
+  s->stats.spec_drafted += (uint64_t)drafted;
+  s->stats.spec_accepted += (uint64_t)accepted;
+}
+
+// Prompt lookup for a speculative job (ADR 0024): its drafts for this step, 0 for none (it then
+// decodes with the others). As mx_generate drafts: as many as fit the slot, whatever is left
+// of max_tokens (the ids have room for them), so that a seeded request draws what generate does.
+static int32_t draft(mx_server_sched_t *s, mx_server_job_t *job) {
+  int32_t n = job->n_prompt + job->n_gen;
+  int64_t room = s->ctx - n;
+  return mx_batch_spec_draft(job->spec, job->ids, n, room < INT32_MAX ? (int32_t)room : INT32_MAX);
+}
+
+// A speculative job's step with drafts: one verification call of its slot, then each token the
+// sampler settled on goes through the text side and out, until one ends the job; the slot then
+// holds what plain decoding would (every token before the last one out, and that one after EOS).
+static void spec_step(mx_server_sched_t *s, mx_server_job_t *job) {
+  int32_t out[MX_SPEC_MAX_TOKENS + 1], n_out = 0;
+  const int32_t n = job->n_prompt + job->n_gen;
+  double t0 = now_seconds();
+  mx_status_t st = mx_batch_spec_verify(s->batch, job->slot, job->spec, job->smp, job->ids, n,
+                                        job->spec_m, out, &n_out);
+  pthread_mutex_lock(&s->mu);
+  s->stats.decode_seconds += now_seconds() - t0;
+  if (st) {
+    fail_locked(s, job, "speculative decode");
+  } else {
+    count_spec_locked(s, job, job->spec_m, n_out - 1);
+  }
+  pthread_mutex_unlock(&s->mu);
+  int reason = -1;
+  for (int32_t i = 0; !st && i < n_out && reason < 0; i++) {
+    reason = emit_token(s, job, out[i], n + i);
+    int64_t fed = job->n_prompt + job->n_gen - (reason == MX_FINISH_EOS ? 0 : 1);
+    if (reason >= 0 && mx_batch_n_past(s->batch, job->slot) > fed)
+      mx_batch_rewind(s->batch, job->slot, fed);
+    pthread_mutex_lock(&s->mu);
+    s->stats.decode_tokens++;
+    publish_locked(s, job, reason);  // may free the job when it ends (the loop stops)
+    pthread_mutex_unlock(&s->mu);
+  }
+}
+
+// One batched decode step over every slot with a token to feed, except speculative jobs with
+// drafts, which then verify them in a call each (placed from the end of step_jobs).
 static void decode_step(mx_server_sched_t *s) {
-  int32_t n = 0;
+  int32_t n = 0, n_spec = 0;
   for (int32_t i = 0; i < s->n_slots; i++) {
     mx_server_job_t *j = s->slots[i];
     if (j && j->state == JOB_DECODE) {
+      j->spec_m = j->spec ? draft(s, j) : 0;
+      if (j->spec_m > 0) {
+        s->step_jobs[s->n_slots - 1 - n_spec++] = j;
+        continue;
+      }
       s->step_jobs[n] = j;
       s->step_slots[n] = i;
       s->step_ids[n] = j->next_id;
       n++;
     }
   }
+  for (int32_t k = 0; k < n_spec; k++) spec_step(s, s->step_jobs[s->n_slots - 1 - k]);
   if (n == 0) return;
   double t0 = now_seconds();
   mx_status_t st = mx_batch_decode(s->batch, s->step_slots, s->step_ids, n);
@@ -419,7 +486,10 @@ static void decode_step(mx_server_sched_t *s) {
   } else {
     s->stats.decode_steps++;
     s->stats.decode_tokens += (uint64_t)n;
-    for (int32_t k = 0; k < n; k++) publish_locked(s, s->step_jobs[k], s->step_ids[k]);
+    for (int32_t k = 0; k < n; k++) {
+      if (s->step_jobs[k]->spec) count_spec_locked(s, s->step_jobs[k], 0, 0);
+      publish_locked(s, s->step_jobs[k], s->step_ids[k]);
+    }
   }
   pthread_mutex_unlock(&s->mu);
 }
@@ -573,8 +643,27 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
     job->allow = st ? NULL : calloc(((size_t)s->vocab + 31) / 32, sizeof *job->allow);
     if (!st && !job->allow) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   }
+  if (!st && o->speculative) {
+    const mx_model_config_t *cfg = &s->model->config;
+    if (o->grammar)
+      st = mx_error_set(MX_ERR_UNSUPPORTED,
+                        "speculative decoding does not combine with constrained output "
+                        "(response_format, tool_choice): the grammar would have to follow the "
+                        "drafts and roll back");
+    else if (o->n_images > 0 && cfg->vision.present && !mx_vision_fixed_size(&cfg->vision))
+      st = mx_error_set(MX_ERR_UNSUPPORTED,
+                        "speculative decoding does not run after an M-RoPE image (model_type "
+                        "'%s'): its text runs through the media entry, which returns no logits "
+                        "of every position",
+                        cfg->model_type);
+    else
+      st = mx_batch_spec_create(s->batch, o->draft_tokens, o->ngram_max, &job->spec);
+    job->pub.speculative = !st;
+  }
   if (!st) {
-    job->ids = malloc(((size_t)o->n_prompt + (size_t)o->max_tokens) * sizeof *job->ids);
+    // A speculative job's drafts go after its ids (the penalties' history of the verification).
+    size_t extra = job->spec ? MX_SPEC_MAX_TOKENS + 1 : 0;
+    job->ids = malloc(((size_t)o->n_prompt + (size_t)o->max_tokens + extra) * sizeof *job->ids);
     // Room for a few KiB of text not yet taken, so publishing text rarely reallocates.
     job->out.data = malloc(4096);
     job->out.cap = 4096;
@@ -728,6 +817,14 @@ void mx_server_sched_allow_turns(mx_server_sched_t *s, int32_t n) {
   s->turns_allowed = n > 0 ? n : 0;
   pthread_cond_broadcast(&s->work_cv);
   pthread_mutex_unlock(&s->mu);
+}
+
+mx_status_t mx_server_sched_spec_check(const mx_server_sched_t *s, int32_t draft_tokens,
+                                       int32_t ngram_max) {
+  mx_batch_spec_t *sp = NULL;
+  mx_status_t st = mx_batch_spec_create(s->batch, draft_tokens, ngram_max, &sp);
+  mx_batch_spec_destroy(sp);
+  return st;
 }
 
 void mx_server_sched_stats(mx_server_sched_t *s, mx_server_sched_stats_t *out) {

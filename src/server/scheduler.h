@@ -66,6 +66,12 @@ typedef struct mx_server_job_opts {
   float *pixels;
   int32_t *grids;
   int32_t n_images;
+  // Speculative decoding by prompt lookup (ADR 0024): each step drafts up to draft_tokens
+  // tokens (0 = the library's default) from the longest recurring suffix of up to ngram_max
+  // tokens and verifies them in one call of the job's slot; steps without a draft share the
+  // batched decode. Refused with a grammar or with images of an M-RoPE model.
+  bool speculative;
+  int32_t draft_tokens, ngram_max;
 } mx_server_job_opts_t;
 
 // Validates (sampling values, prompt ids, lengths) and allocates everything the job needs, so
@@ -83,6 +89,10 @@ typedef struct mx_server_job_state {
   char error[256];
   int32_t n_prompt, n_generated;
   int32_t n_cached;  // prompt tokens the job's slot held already (not prefilled again)
+  // Speculative jobs: model calls after the prefill (decode or verification), the drafts they
+  // verified and those accepted (a step yields (spec_accepted + spec_steps) / spec_steps tokens).
+  bool speculative;
+  int32_t spec_steps, spec_drafted, spec_accepted;
 } mx_server_job_state_t;
 
 // Waits up to timeout_ms for new text or the end; appends the text released since the last
@@ -111,9 +121,15 @@ typedef struct mx_server_sched_stats {
   uint64_t prompt_tokens, generated_tokens;
   uint64_t cached_tokens;  // prompt tokens taken from the prefix cache instead of prefilled
   uint64_t prefill_tokens, decode_tokens, decode_steps;
+  uint64_t spec_steps, spec_drafted, spec_accepted;  // of speculative jobs (as the job state's)
   double prefill_seconds, decode_seconds;
 } mx_server_sched_stats_t;
 
 void mx_server_sched_stats(mx_server_sched_t *s, mx_server_sched_stats_t *out);
+
+// MX_OK when jobs can speculate with these options (mx_batch_spec_create's checks: the ranges,
+// a backend that returns every position's logits), else that error. Any thread.
+mx_status_t mx_server_sched_spec_check(const mx_server_sched_t *s, int32_t draft_tokens,
+                                       int32_t ngram_max);
 
 #endif  // MLXCEL_SERVER_SCHEDULER_H

@@ -53,6 +53,8 @@ struct mx_server {
   char *proc_error;
   bool tmpl_parts;
   bool split_special;  // --split-special-tokens: completions encode special-token text as text
+  bool speculative;    // mx_server_opts_t.speculative, with its draft_tokens and ngram_max
+  int32_t spec_tokens, spec_ngram;
   int32_t timeout_s;
   long long created;
   mx_server_sched_t *sched;

@@ -204,8 +204,9 @@ static void note_rope(mx_batch_t *b, int32_t slot, int64_t pos0, const int32_t *
 // _prefill_mrope), else text; positions: its M-RoPE positions [3][n] (mx_batch_prefill_mrope),
 // else, for an M-RoPE model whose slot an image shifted, its text's (three equal rows from
 // rope_next) through the media entry, as a session runs them (ADR 0013).
+// all: every position's logits [n][V] (mx_batch_prefill_all; text of an unshifted slot only).
 static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, const float *media,
-                           const int32_t *positions, int32_t n) {
+                           const int32_t *positions, int32_t n, float *all) {
   static const char what[] = "batch prefill";
   mx_status_t st = check_slot(b, slot, what);
   if (st) return st;
@@ -223,12 +224,22 @@ static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, cons
     if ((st = check_id(b, ids[i], i, what))) return st;
   float *logits = b->logits + (size_t)slot * (size_t)b->vocab;
   int64_t pos0 = b->n_past[slot];
+  // Text after an M-RoPE image runs through the media entry, which has no all-logits form.
+  if (all && b->rope_after && rope_next(b, slot) != pos0)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: the logits of every position are not available after an M-RoPE "
+                        "image (slot %d)",
+                        what, slot);
   if (b->rope_after && !positions && rope_next(b, slot) != pos0) {
     for (int32_t i = 0; i < n; i++)
       for (int32_t r = 0; r < 3; r++) b->mpos[r * n + i] = (int32_t)(rope_next(b, slot) + i);
     positions = b->mpos;
   }
-  if (positions && b->ops) {
+  if (all && b->ops) {
+    st = b->ops->prefill_all(b->state, backend_slot(b, slot), ids, n, pos0, logits, all);
+  } else if (all) {
+    st = b->backend->prefill(b->states[slot], ids, n, pos0, logits, all);
+  } else if (positions && b->ops) {
     st = b->ops->prefill_mrope(b->state, backend_slot(b, slot), ids, media, positions, n, pos0,
                                logits);
   } else if (positions) {
@@ -261,7 +272,27 @@ static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, cons
 
 mx_status_t mx_batch_prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n) {
   if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill: batch is NULL");
-  return prefill(b, slot, ids, NULL, NULL, n);
+  return prefill(b, slot, ids, NULL, NULL, n, NULL);
+}
+
+mx_status_t mx_batch_prefill_all(mx_batch_t *b, int32_t slot, const int32_t *ids, int32_t n,
+                                 float *all_logits) {
+  if (!b || !all_logits)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_all: %s is NULL",
+                        !b ? "batch" : "all_logits");
+  mx_status_t st = mx_batch_check_all_logits(b);
+  return st ? st : prefill(b, slot, ids, NULL, NULL, n, all_logits);
+}
+
+mx_status_t mx_batch_check_all_logits(const mx_batch_t *b) {
+  if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "batch is NULL");
+  bool ok =
+      b->ops ? b->ops->prefill_all != NULL : (b->backend->caps & MX_CAP_PREFILL_ALL_LOGITS) != 0;
+  if (!ok)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "backend %s cannot return the logits of every position of a batch slot",
+                        b->backend->name);
+  return MX_OK;
 }
 
 // A vision model on a backend whose batch (or per-slot states) runs the media entries: the
@@ -313,7 +344,7 @@ mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *i
                       "take %d: mx_vision_prefill_take)",
                       n, take);
   if (st) return st;
-  return prefill(b, slot, ids, media, NULL, n);
+  return prefill(b, slot, ids, media, NULL, n, NULL);
 }
 
 mx_status_t mx_batch_vision_grid(mx_batch_t *b, const float *pixels, int64_t n_pixels,
@@ -339,7 +370,7 @@ mx_status_t mx_batch_prefill_mrope(mx_batch_t *b, int32_t slot, const int32_t *i
     if (positions[i] < 0)
       st = mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: negative M-RoPE position at index %d",
                         i % (n > 0 ? n : 1));
-  return st ? st : prefill(b, slot, ids, media, positions, n);
+  return st ? st : prefill(b, slot, ids, media, positions, n, NULL);
 }
 
 int64_t mx_batch_rope_next(const mx_batch_t *b, int32_t slot) {
@@ -372,7 +403,7 @@ mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *
     int32_t k = 0;
     for (int32_t i = 0; i < n && !st; i++) {
       if (rope_next(b, slots[i]) != b->n_past[slots[i]]) {
-        st = prefill(b, slots[i], ids + i, NULL, NULL, 1);
+        st = prefill(b, slots[i], ids + i, NULL, NULL, 1, NULL);
       } else {
         b->r_slots[k] = slots[i];
         b->r_ids[k++] = ids[i];

@@ -38,6 +38,11 @@ void mx_bstate_destroy(void *state) {
     if (s->ex->release) s->ex->release(s->impl, &s->pre[i]);
     mx_graph_binding_free(&s->pre[i]);
   }
+  for (int32_t i = 0; i < s->n_all; i++) {
+    if (s->ex->release) s->ex->release(s->impl, &s->all[i]);
+    mx_graph_binding_free(&s->all[i]);
+  }
+  free(s->all_logits);
   if (s->ex->destroy) s->ex->destroy(s->impl);
   for (int32_t j = 0; s->caches && j < s->n_caches; j++) mx_tensor_free(&s->caches[j]);
   free(s->caches);
@@ -76,7 +81,7 @@ static void bind(mx_bstate_t *s, mx_graph_binding_t *b) {
   }
   mx_tensor_t *l = &b->res[b->logits_res];
   l->type = b->f->result_types[b->logits_res];
-  l->data = (uint8_t *)s->logits;
+  l->data = (uint8_t *)(b->all_logits ? s->all_logits : s->logits);
   l->nbytes = (size_t)b->B * (size_t)(b->all_logits ? b->T : 1) * (size_t)s->V * sizeof(float);
 }
 
@@ -87,10 +92,10 @@ static void bind(mx_bstate_t *s, mx_graph_binding_t *b) {
 enum { PREFILL_ALL_LOGITS = false };
 
 static mx_status_t add_entry(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
-                             mx_graph_entry_t entry, mx_graph_binding_t *b) {
+                             bool all_logits, mx_graph_entry_t entry, mx_graph_binding_t *b) {
   set_views(s, 0, B);
-  mx_status_t st = mx_graph_bind_entry(model, s->S, s->V, s->views, s->n_caches, B, T,
-                                       PREFILL_ALL_LOGITS, entry, b);
+  mx_status_t st =
+      mx_graph_bind_entry(model, s->S, s->V, s->views, s->n_caches, B, T, all_logits, entry, b);
   if (st) return st;
   bind(s, b);
   for (int32_t r = 0; r < b->f->n_results; r++)
@@ -101,7 +106,7 @@ static mx_status_t add_entry(mx_bstate_t *s, const mx_model_t *model, int32_t B,
 
 static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
                                mx_graph_binding_t *b) {
-  return add_entry(s, model, B, T, MX_ENTRY_TEXT, b);
+  return add_entry(s, model, B, T, PREFILL_ALL_LOGITS, MX_ENTRY_TEXT, b);
 }
 
 mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk, int32_t n_slots,
@@ -196,6 +201,54 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
   return MX_OK;
 }
 
+// The all-logits bindings T = 2, 4, ... up to the first T >= n (or the largest call), each made
+// on the first call that needs it: a verification of k drafts builds only the lengths it uses.
+static mx_status_t ensure_all_logits(mx_bstate_t *s, int32_t n) {
+  int32_t max_t = s->chunk < MX_RUNNER_ALL_LOGITS_MAX_T ? s->chunk : MX_RUNNER_ALL_LOGITS_MAX_T;
+  if (max_t < 2) return MX_OK;  // chunk 1: decode calls only
+  if (!s->all_logits) s->all_logits = malloc((size_t)max_t * (size_t)s->V * sizeof(float));
+  if (!s->all_logits) return mx_error_set(MX_ERR_NOMEM, "out of memory (all-logits buffer)");
+  mx_status_t st = MX_OK;
+  for (int64_t T = (int64_t)2 << s->n_all;
+       !st && T <= max_t && T / 2 < n && s->n_all < MX_BSTATE_MAX_PLANS; T *= 2) {
+    st = add_entry(s, s->model, 1, (int32_t)T, true, MX_ENTRY_TEXT, &s->all[s->n_all]);
+    if (st) {
+      if (s->ex->release) s->ex->release(s->impl, &s->all[s->n_all]);
+      mx_graph_binding_free(&s->all[s->n_all]);
+    } else {
+      s->n_all++;
+    }
+  }
+  return st;
+}
+
+mx_status_t mx_bstate_prefill_all(void *state, int32_t slot, const int32_t *ids, int32_t n,
+                                  int64_t pos0, float *last, float *all) {
+  mx_bstate_t *s = state;
+  mx_status_t st = check_prefill(s, slot, n, pos0);
+  if (!st) st = ensure_all_logits(s, n);
+  if (st) return st;
+  const size_t V = (size_t)s->V;
+  int32_t done = 0;
+  // Largest piece first, as mx_bstate_prefill; a piece of one token is the B = 1 decode graph.
+  for (int32_t i = s->n_all - 1; i >= -1 && done < n; i--) {
+    mx_graph_binding_t *b = i >= 0 ? &s->all[i] : &s->dec[0];
+    while (n - done >= b->T) {
+      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
+      s->pos0[0] = (int32_t)(pos0 + done);
+      set_views(s, slot, 1);
+      bind(s, b);
+      if ((st = s->ex->run(s->impl, b))) return st;
+      const float *L = b->all_logits ? s->all_logits : s->logits;
+      memcpy(all + (size_t)done * V, L, (size_t)b->T * V * sizeof *L);
+      done += b->T;
+    }
+  }
+  memcpy(last, all + (size_t)(n - 1) * V, V * sizeof *last);
+  s->len[slot] = pos0 + n;
+  return MX_OK;
+}
+
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
                              const int64_t *pos, int32_t n, float *logits) {
   mx_bstate_t *s = state;
@@ -267,7 +320,7 @@ static mx_status_t ensure_media(mx_bstate_t *s) {
     if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
   }
   for (int32_t T = 1; !st && T <= s->chunk && s->n_med < MX_BSTATE_MAX_PLANS; T *= 2)
-    st = add_entry(s, s->model, 1, T, MX_ENTRY_MEDIA, &s->med[s->n_med++]);
+    st = add_entry(s, s->model, 1, T, PREFILL_ALL_LOGITS, MX_ENTRY_MEDIA, &s->med[s->n_med++]);
   if (st) release_media(s);
   return st;
 }

@@ -49,6 +49,12 @@ typedef struct mx_bstate {
   mx_graph_binding_t dec[MX_BSTATE_MAX_PLANS];  // @decode for B = 1, 2, 4, ..., n_slots
   int32_t n_pre;
   mx_graph_binding_t pre[MX_BSTATE_MAX_PLANS];  // @prefill B = 1, T = 2, 4, ... <= chunk
+  // Every position's logits (speculative decoding's verification, ADR 0024): @prefill B = 1,
+  // T = 2, 4, ... <= min(chunk, MX_RUNNER_ALL_LOGITS_MAX_T), each made on the first call that
+  // needs it, as the session runner's all-logits set; their logits land in all_logits [T * V].
+  int32_t n_all;
+  mx_graph_binding_t all[MX_BSTATE_MAX_PLANS];
+  float *all_logits;
   // Vision-language models (ADR 0010), made on the first image as a session's runner makes
   // them: @vision (features [tokens_per_image * H]) and @prefill_media B = 1, T = 1, 2, 4, ...
   // <= chunk, bound to one slot's slice per call like the prefill graphs.
@@ -70,6 +76,10 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
                               int64_t pos0, float *last);
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
                              const int64_t *pos, int32_t n, float *logits);
+// mx_bstate_prefill that also writes every position's logits to all[n][V] (the all-logits
+// graphs, built on first need; pieces of one token run the B = 1 decode graph).
+mx_status_t mx_bstate_prefill_all(void *state, int32_t slot, const int32_t *ids, int32_t n,
+                                  int64_t pos0, float *last, float *all);
 void mx_bstate_reset(void *state, int32_t slot);
 void mx_bstate_rewind(void *state, int32_t slot, int64_t n);
 // The optional media entries of mx_backend_batch_t (the vision tower on one image; a prefill of

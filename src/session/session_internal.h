@@ -114,6 +114,10 @@ typedef struct mx_backend_batch {
                              float *features);
   mx_status_t (*prefill_mrope)(void *state, int32_t slot, const int32_t *ids, const float *media,
                                const int32_t *positions, int32_t n, int64_t pos0, float *last);
+  // `prefill` that also writes every position's logits to all[n][V] (speculative decoding's
+  // verification, ADR 0024); NULL: the batch cannot verify drafts.
+  mx_status_t (*prefill_all)(void *state, int32_t slot, const int32_t *ids, int32_t n, int64_t pos0,
+                             float *last, float *all);
 } mx_backend_batch_t;
 
 // The backend state of a batch that runs on its backend's batch operations, and that backend

@@ -169,18 +169,24 @@ mx_status_t mx_spec_step(mx_spec_t *sp, mx_session_t *s, mx_sampler_t *smp, int3
   for (int32_t i = m + 1; i < T; i++) sp->verify[i] = sp->verify[m];
   if ((st = mx_session_prefill(s, sp->verify, T, sp->logits))) return st;
   *n_drafted = m;
-  const size_t V = (size_t)s->vocab;
-  int32_t j = 0;
+  *n_out = mx_spec_accept(smp, sp->logits, s->vocab, s->tokens, (int32_t)(base + 1), sp->verify + 1,
+                          m, out);
+  // Keep t and the accepted drafts (all but the last token out, the next step's t).
+  return mx_session_rewind(s, base + *n_out);
+}
+
+int32_t mx_spec_accept(mx_sampler_t *smp, const float *logits, int32_t vocab,
+                       const int32_t *history, int32_t n_history, const int32_t *drafts, int32_t m,
+                       int32_t *out) {
+  const size_t V = (size_t)vocab;
+  int32_t n = 0, j = 0;
   for (; j < m; j++) {
     bool ok = false;
-    out[(*n_out)++] = mx_sampler_spec_accept(smp, sp->logits + (size_t)j * V, s->tokens,
-                                             (int32_t)(base + 1 + j), sp->verify[1 + j], &ok);
+    out[n++] =
+        mx_sampler_spec_accept(smp, logits + (size_t)j * V, history, n_history + j, drafts[j], &ok);
     if (!ok) break;
   }
   // Every draft accepted: the last row gives one more token.
-  if (j == m)
-    out[(*n_out)++] =
-        mx_sampler_sample(smp, sp->logits + (size_t)m * V, s->tokens, (int32_t)(base + 1 + m));
-  // Keep t and the accepted drafts; the last token out is the next step's t.
-  return mx_session_rewind(s, base + 1 + j);
+  if (j == m) out[n++] = mx_sampler_sample(smp, logits + (size_t)m * V, history, n_history + m);
+  return n;
 }

@@ -37,6 +37,17 @@ int32_t mx_spec_ngram(const int32_t *ctx, int32_t n, int32_t last, int32_t ngram
 mx_status_t mx_spec_step(mx_spec_t *sp, mx_session_t *s, mx_sampler_t *smp, int32_t t, int32_t *out,
                          int32_t *n_out, int32_t *n_drafted);
 
+// The sampler's judgement of m drafts verified in one call (ADR 0020, step 3), shared by the
+// session's steps and the batch's (ADR 0024): row j of logits[(m + 1)][vocab] is the model's
+// distribution after history[0..n_history + j), whose tokens from n_history on are the drafts
+// (row 0 follows the pending token history[n_history - 1]). Writes the accepted drafts, then
+// the sampler's own token, to out and returns their count (1..m + 1): drafts[j] is accepted
+// with probability p(drafts[j]) (mx_sampler_spec_accept), the first rejection draws from p
+// without it, and after m acceptances row m gives one more token. No allocation.
+int32_t mx_spec_accept(mx_sampler_t *smp, const float *logits, int32_t vocab,
+                       const int32_t *history, int32_t n_history, const int32_t *drafts, int32_t m,
+                       int32_t *out);
+
 // Index of the largest logits[0..n) (ties to the lower id, NaN as -inf), as greedy sampling.
 int32_t mx_sampler_argmax(const float *logits, int32_t n);
 

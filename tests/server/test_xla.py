@@ -2,7 +2,8 @@
 streaming clients send 16 greedy requests to stories260K served with 4 slots (so requests also
 queue, and prompts longer than the 16-token prefill chunk are prefilled in pieces between
 decode steps). Every stream must equal the same request run by the cpu backend alone
-(`mlxcel generate --backend cpu`): text and finish reason.
+(`mlxcel generate --backend cpu`): text and finish reason. Streams that speculate (prompt
+lookup, ADR 0024) beside a plain one equal the cpu backend's plain text too.
 
 Run by tests/server/run.sh (ctest server_xla).
 """
@@ -85,6 +86,35 @@ class Xla(unittest.TestCase):
         self.assertEqual(errors, [])
         for i, g in enumerate(got):
             self.assertEqual(g, want[i % len(reqs)], f"request {i}")
+
+    def test_speculative_streams_equal_the_cpu_backend(self):
+        """Prompt-lookup speculation (ADR 0024) verifies drafts with the xla batch's all-logits
+        prefill: greedy streams equal the cpu backend's plain ones, beside a plain stream."""
+        rep = LONG + LONG + "Once upon a time, there was a little girl"
+        reqs = [dict(model="stories260K", prompt=rep, temperature=0, max_tokens=60,
+                     extra_body={"ignore_eos": True, "speculative": "ngram"}),
+                dict(model="stories260K", prompt=rep, temperature=0, max_tokens=45,
+                     extra_body={"ignore_eos": True, "speculative": {"num_speculative_tokens": 3}}),
+                dict(model="stories260K", prompt=STARTS[1], temperature=0, max_tokens=40,
+                     extra_body={"ignore_eos": True})]
+        want = [cli_generate(STORIES, ["-p", r["prompt"], "-n", str(r["max_tokens"]), "--temp",
+                                       "0", "--ctx", "256", "--backend", "cpu", "--ignore-eos"])
+                for r in reqs]
+        got = [None] * len(reqs)
+
+        def worker(i):
+            got[i] = self.streamed(reqs[i])
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(reqs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i, g in enumerate(got):
+            self.assertEqual(g, (want[i].text, "length"), f"request {i}")
+        r = self.client.completions.create(**reqs[0])
+        spec = (r.usage.model_extra or {}).get("speculative")
+        self.assertGreater(spec["accepted_tokens"], 0, spec)
 
 
 if __name__ == "__main__":

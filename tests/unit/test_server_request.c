@@ -254,6 +254,72 @@ static void test_limits(void) {
   }
 }
 
+// The "speculative" extension (ADR 0024): its forms, defaults and refusals, and its usage.
+static void test_speculative(void) {
+  const mx_server_kind_t C = MX_SERVER_COMPLETION;
+  mx_server_request_t r;
+  mx_server_error_t e;
+  CHECK_OK(parse("{\"prompt\":\"x\"}", C, &r, &e));
+  CHECK(!r.has_spec && !r.spec_on && r.spec_tokens == 0 && r.spec_ngram == 0);
+  mx_server_request_free(&r);
+  const char *on[] = {"\"ngram\"", "true", "{}", "{\"method\":\"ngram\"}",
+                      "{\"num_speculative_tokens\":32,\"prompt_lookup_max\":1}"};
+  for (int i = 0; i < 5; i++) {
+    char body[160];
+    snprintf(body, sizeof body, "{\"prompt\":\"x\",\"speculative\":%s}", on[i]);
+    CHECK_OK(parse(body, C, &r, &e));
+    CHECK_MSG(r.has_spec && r.spec_on, "%s", body);
+    mx_server_request_free(&r);
+  }
+  CHECK(r.spec_tokens == 0);  // freed requests are zeroed
+  CHECK_OK(
+      parse("{\"prompt\":\"x\",\"speculative\":{\"num_speculative_tokens\":5,"
+            "\"prompt_lookup_max\":2}}",
+            C, &r, &e));
+  CHECK(r.spec_on && r.spec_tokens == 5 && r.spec_ngram == 2);
+  mx_server_request_free(&r);
+  const char *off[] = {"\"off\"", "false", "{\"method\":\"off\",\"num_speculative_tokens\":3}"};
+  for (int i = 0; i < 3; i++) {
+    char body[160];
+    snprintf(body, sizeof body, "{\"prompt\":\"x\",\"speculative\":%s}", off[i]);
+    CHECK_OK(parse(body, C, &r, &e));
+    CHECK_MSG(r.has_spec && !r.spec_on, "%s", body);
+    mx_server_request_free(&r);
+  }
+  CHECK_OK(parse("{\"prompt\":\"x\",\"speculative\":null}", C, &r, &e));
+  CHECK(!r.has_spec);
+  mx_server_request_free(&r);
+  reject("{\"prompt\":\"x\",\"speculative\":\"draft\"}", C, 400, "speculative", "prompt lookup");
+  reject("{\"prompt\":\"x\",\"speculative\":{\"method\":\"eagle\"}}", C, 400, "speculative",
+         "'eagle' is not supported");
+  reject("{\"prompt\":\"x\",\"speculative\":{\"method\":1}}", C, 400, "speculative", "must be");
+  reject("{\"prompt\":\"x\",\"speculative\":3}", C, 400, "speculative", "must be");
+  reject("{\"prompt\":\"x\",\"speculative\":{\"num_speculative_tokens\":0}}", C, 400, "speculative",
+         "num_speculative_tokens' must be an integer in 1..32");
+  reject("{\"prompt\":\"x\",\"speculative\":{\"num_speculative_tokens\":33}}", C, 400,
+         "speculative", "1..32");
+  reject("{\"prompt\":\"x\",\"speculative\":{\"prompt_lookup_max\":1.5}}", C, 400, "speculative",
+         "prompt_lookup_max");
+  reject("{\"prompt\":\"x\",\"speculative\":{\"k\":4}}", C, 400, "speculative", "no field 'k'");
+  // usage.speculative is written for speculative requests only.
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  mx_server_reply_head_t h = {MX_SERVER_COMPLETION, "cmpl-1", 5, "m"};
+  mx_server_usage_t u = {.prompt = 3,
+                         .completion = 9,
+                         .spec = true,
+                         .spec_steps = 4,
+                         .spec_drafted = 10,
+                         .spec_accepted = 5};
+  mx_server_completion_json(&sb, &h, "hi", 2, MX_FINISH_LENGTH, &u);
+  CHECK_MSG(sb.data && strstr(sb.data,
+                              "\"prompt_tokens_details\":{\"cached_tokens\":0},\"speculative\":{"
+                              "\"steps\":4,\"drafted_tokens\":10,\"accepted_tokens\":5,"
+                              "\"accepted_tokens_per_step\":1.2500}}"),
+            "%s", sb.data);
+  mx_strbuf_free(&sb);
+}
+
 static void test_responses(void) {
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
@@ -296,6 +362,7 @@ int main(void) {
   test_completion_fields();
   test_chat_fields();
   test_rejections();
+  test_speculative();
   test_image_parts();
   test_limits();
   test_responses();

@@ -28,8 +28,10 @@ static void serve_usage(FILE *out) {
       "Request fields: prompt / messages, max_tokens, temperature (default 1), top_p, top_k,\n"
       "min_p, seed, stop (string or list), presence_penalty, frequency_penalty,\n"
       "repetition_penalty, n (1), stream, stream_options.include_usage; extensions:\n"
-      "ignore_eos (generate past end-of-sequence tokens, for benchmarks) and, for\n"
-      "completions, split_special_tokens (see --split-special-tokens).\n"
+      "ignore_eos (generate past end-of-sequence tokens, for benchmarks), speculative\n"
+      "(\"ngram\" or \"off\", or {\"method\": \"ngram\", \"num_speculative_tokens\": K,\n"
+      "\"prompt_lookup_max\": G}: see --speculative; usage.speculative reports its steps) and,\n"
+      "for completions, split_special_tokens (see --split-special-tokens).\n"
       "\n"
       "Options:\n"
       "  -m, --model DIR        model directory\n"
@@ -52,6 +54,12 @@ static void serve_usage(FILE *out) {
       "  --no-prefix-cache      prefill every prompt whole; by default a request starts on the\n"
       "                         free slot whose cache shares the longest prefix with its prompt\n"
       "                         (system prompt, earlier chat turns) and prefills only the rest\n"
+      "  --speculative MODE     ngram: every request drafts by prompt lookup unless it says\n"
+      "                         \"speculative\": \"off\" (off by default; requests may ask for\n"
+      "                         it): the tokens that followed an earlier occurrence of the\n"
+      "                         text's last 1-3 tokens, checked in one call per step; same\n"
+      "                         greedy text, same distribution, faster on repetitive output\n"
+      "  --draft-tokens K       most tokens drafted per step, 1..32 (default 7)\n"
       "  --max-body BYTES       request body limit, 413 beyond (default 1048576)\n"
       "  --max-images N         images per chat request (vision models; default 8)\n"
       "  --max-image-pixels N   width x height of one image, 413 beyond (default 16777216)\n"
@@ -86,6 +94,8 @@ typedef struct serve_args {
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
   int64_t max_images, max_image_pixels;
   int64_t drain_timeout;
+  int64_t draft_tokens;  // --draft-tokens; 0 = the library's default
+  const char *speculative;
   bool quiet, split_special, no_prefix_cache;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
   mx_xla_backend_opts_t xla;  // --pjrt-plugin
@@ -134,6 +144,10 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       // parsed (or reported) by the shared precision flags
     } else if (VALUE_OPT("--prefill-chunk", NULL)) {
       INT_OPT("--prefill-chunk", 1, 1 << 20, &a->chunk);
+    } else if (VALUE_OPT("--speculative", NULL)) {
+      if (r > 0) a->speculative = v;
+    } else if (VALUE_OPT("--draft-tokens", NULL)) {
+      INT_OPT("--draft-tokens", 1, MX_SPEC_MAX_TOKENS, &a->draft_tokens);
     } else if (VALUE_OPT("--queue", NULL)) {
       INT_OPT("--queue", 1, 1 << 20, &a->queue);
     } else if (VALUE_OPT("--max-body", NULL)) {
@@ -168,6 +182,13 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
     if (r < 0) return MX_EXIT_USAGE;
   }
   if (!a->dir) return mx_cli_usage_error(cmd, serve_usage, "missing -m DIR (model directory)");
+  if (a->speculative && strcmp(a->speculative, "ngram") != 0 && strcmp(a->speculative, "off") != 0)
+    return mx_cli_usage_error(cmd, serve_usage,
+                              "--speculative: unknown mode '%s' (the server drafts by prompt "
+                              "lookup: ngram, or off)",
+                              a->speculative);
+  if (a->draft_tokens && !(a->speculative && strcmp(a->speculative, "ngram") == 0))
+    return mx_cli_usage_error(cmd, serve_usage, "--draft-tokens needs --speculative ngram");
   return MX_EXIT_OK;
 }
 
@@ -223,7 +244,9 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .header_timeout_s = (int32_t)a->header_timeout,
                         .log_requests = !a->quiet,
                         .split_special_tokens = a->split_special,
-                        .no_prefix_cache = a->no_prefix_cache};
+                        .no_prefix_cache = a->no_prefix_cache,
+                        .speculative = a->speculative && strcmp(a->speculative, "ngram") == 0,
+                        .draft_tokens = (int32_t)a->draft_tokens};
   mx_server_t *srv = NULL;
   mx_error_clear();
   o.backend_opts.progress = mx_cli_progress(!a->quiet);
