@@ -85,10 +85,16 @@ t_usage_errors() {
   expect_rc 2; expect_err 'empty key'
   run "$MLXCEL" serve -m "$M" extra
   expect_rc 2; expect_err 'unexpected argument'
+  run "$MLXCEL" serve -m "$M" --speculative fast
+  expect_rc 2; expect_err "unknown mode 'fast' \(ngram, draft or off\)"
   run "$MLXCEL" serve -m "$M" --speculative draft
-  expect_rc 2; expect_err "unknown mode 'draft'"
+  expect_rc 2; expect_err 'speculative draft needs --draft-model DIR'
   run "$MLXCEL" serve -m "$M" --draft-tokens 4
-  expect_rc 2; expect_err 'needs --speculative ngram'
+  expect_rc 2; expect_err 'needs --speculative ngram or --draft-model DIR'
+  run "$MLXCEL" serve -m "$M" --draft-model "$TMP/nonexistent" --port 0
+  expect_rc 3; expect_err 'cannot read model directory'
+  run "$MLXCEL" serve -m "$M" --draft-model "$SRC/tests/data/families/llava" --port 0
+  expect_rc 1; expect_err 'draft model.*speculative decoding needs the same tokenizer'
   run "$MLXCEL" serve -m "$M" --speculative ngram --draft-tokens 33
   expect_rc 2; expect_err '--draft-tokens'
 }

@@ -52,6 +52,7 @@ int64_t mx_batch_ctx(const mx_batch_t *b);    // per slot
 int32_t mx_batch_chunk(const mx_batch_t *b);  // most tokens one mx_batch_prefill call takes
 int32_t mx_batch_vocab(const mx_batch_t *b);
 const mx_backend_t *mx_batch_backend(const mx_batch_t *b);  // NULL for NULL
+const mx_model_t *mx_batch_model(const mx_batch_t *b);      // NULL for NULL
 
 // Appends n tokens (1 <= n <= mx_batch_chunk) to the slot's sequence in one backend call. Fails
 // before any work, with the numbers in the message, if n_past + n exceeds the capacity or an id
@@ -119,24 +120,42 @@ mx_status_t mx_batch_prefill_all(mx_batch_t *b, int32_t slot, const int32_t *ids
 // error naming the backend.
 mx_status_t mx_batch_check_all_logits(const mx_batch_t *b);
 
+// A draft model's batch beside a target batch (ADR 0024): slot i of the drafter follows slot i
+// of the target. Each draft rewinds the draft slot to the prefix it shares with the target's
+// history, feeds the rest (the pending token in a decode call of its own) and takes the draft
+// model's greedy tokens, as mx_generate's draft model does, so that a slot drafts what a session
+// would. A new sequence in a slot reuses the draft slot's common prefix as the target's prefix
+// cache does. Used by one thread at a time (the scheduler's).
+typedef struct mx_batch_drafter mx_batch_drafter_t;
+
+// `draft` (borrowed; must outlive the drafter) must have the target's tokenizer
+// (mx_spec_check_draft); opts are mx_batch_create's for the draft model's batch, whose n_slots
+// and ctx must be the target's (0: the target's). Errors name the difference.
+mx_status_t mx_batch_drafter_create(const mx_batch_t *target, const mx_model_t *draft,
+                                    const mx_batch_opts_t *opts, mx_batch_drafter_t **out);
+void mx_batch_drafter_destroy(mx_batch_drafter_t *d);  // accepts NULL
+
 // One slot's speculative state: its options and the buffers of a verification, allocated at
-// create so that the steps never allocate. Prompt lookup only (MX_SPEC_NGRAM): a draft model
-// would need a second batch (not built).
+// create so that the steps never allocate. Drafts by prompt lookup (MX_SPEC_NGRAM), or from a
+// drafter's draft model (MX_SPEC_DRAFT).
 typedef struct mx_batch_spec mx_batch_spec_t;
 
 // draft_tokens (k) 1..MX_SPEC_MAX_TOKENS and ngram_max 1..MX_SPEC_MAX_TOKENS, 0 = the
-// defaults of mx_spec_opts_t; k + 1 is capped at the prefill chunk. Errors name the option, or
-// the backend (mx_batch_check_all_logits). The batch must outlive the state, which may be
-// created on any thread (it reads only what the batch fixed at create).
-mx_status_t mx_batch_spec_create(const mx_batch_t *b, int32_t draft_tokens, int32_t ngram_max,
-                                 mx_batch_spec_t **out);
+// defaults of mx_spec_opts_t; k + 1 is capped at the prefill chunk. drafter: NULL for prompt
+// lookup, else the slot drafts with it (borrowed; it must outlive the state and follow b).
+// Errors name the option, or the backend (mx_batch_check_all_logits). The batch must outlive
+// the state, which may be created on any thread (it reads only what the batch fixed at create).
+mx_status_t mx_batch_spec_create(const mx_batch_t *b, mx_batch_drafter_t *drafter,
+                                 int32_t draft_tokens, int32_t ngram_max, mx_batch_spec_t **out);
 void mx_batch_spec_destroy(mx_batch_spec_t *sp);          // accepts NULL
 int32_t mx_batch_spec_tokens(const mx_batch_spec_t *sp);  // k as resolved
 
-// Prompt lookup (ADR 0020's drafter) over history[0..n), whose last token is the slot's
-// pending one (sampled, not yet fed): up to min(k, limit) drafts, kept in sp for
-// mx_batch_spec_verify. Returns their count; 0 when no suffix recurs (then decode as usual).
-int32_t mx_batch_spec_draft(mx_batch_spec_t *sp, const int32_t *history, int32_t n, int32_t limit);
+// The drafts of `slot` over history[0..n), whose last token is the slot's pending one (sampled,
+// not yet fed): up to min(k, limit), kept in sp for mx_batch_spec_verify; *m their count, 0
+// when there is none (no recurring suffix, a full draft slot: then decode as usual). Prompt
+// lookup (ADR 0020's drafter) never fails; a draft model's calls may (the error names them).
+mx_status_t mx_batch_spec_draft(mx_batch_spec_t *sp, int32_t slot, const int32_t *history,
+                                int32_t n, int32_t limit, int32_t *m);
 
 // Verifies the m drafts of the last mx_batch_spec_draft for `slot`, which holds history[0..n-1)
 // (n - 1 tokens, the pending token history[n - 1] not yet fed): one mx_batch_prefill_all call

@@ -50,13 +50,19 @@ typedef struct mx_server_opts {
   // "split_special_tokens" overrides it. Chat message content is always plain text: only the
   // chat template's own markup yields special tokens.
   bool split_special_tokens;
-  // Speculative decoding by prompt lookup (ADR 0024) for every request that does not say
-  // otherwise ("speculative": "off"): at most draft_tokens drafts per step (0 = 7), matched on
-  // suffixes of up to ngram_max tokens (0 = 3), both 1..32; a request may set its own. Requests
-  // with constrained output or an M-RoPE model's images decode plainly unless they ask for it
-  // (then a 400 says why). The backend must return every position's logits (cpu, interp, xla).
-  bool speculative;
+  // Speculative decoding (ADR 0024) for every request that does not say otherwise
+  // ("speculative": "off"): MX_SPEC_NGRAM drafts by prompt lookup, MX_SPEC_DRAFT with the draft
+  // model; MX_SPEC_OFF (default) only for requests that ask. At most draft_tokens drafts per
+  // step (0 = 7), suffixes of up to ngram_max tokens (0 = 3), both 1..32; a request may set its
+  // own. Requests with constrained output or an M-RoPE model's images decode plainly unless they
+  // ask for it (then a 400 says why). The backend must return every position's logits (cpu,
+  // interp, xla).
+  mx_spec_mode_t speculative;
   int32_t draft_tokens, ngram_max;
+  // The draft model (borrowed; outlives the server; the model's tokenizer), run beside the
+  // model on the same backend with the same slots; NULL: requests asking for "draft_model" get
+  // a 400. With it, a request's "speculative": true without a method uses it.
+  const mx_model_t *draft_model;
 } mx_server_opts_t;
 
 // Starts listening and serving in background threads. Errors: bad options, the address cannot

@@ -455,8 +455,11 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   // Speculative decoding (ADR 0024): the request's word, else the server's. Where it cannot
   // run (constrained output, an M-RoPE model's images) the server's default leaves it off; a
   // request that asks for it is refused by the job (a 400 naming the reason).
-  bool spec = r.has_spec ? r.spec_on : srv->speculative;
-  if (spec && !r.has_spec && (grammar || grids)) spec = false;
+  mx_spec_mode_t spec = !r.has_spec     ? srv->speculative
+                        : !r.spec_on    ? MX_SPEC_OFF
+                        : r.spec_method ? r.spec_method
+                                        : srv->spec_method;
+  if (spec && !r.has_spec && (grammar || grids)) spec = MX_SPEC_OFF;
   mx_server_job_opts_t jo = {.grammar = grammar,
                              .gvocab = gvocab,
                              .prompt = ids,

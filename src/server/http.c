@@ -585,22 +585,27 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
                                .n_slots = o->parallel ? o->parallel : 1,
                                .prefill_chunk = o->prefill_chunk,
                                .max_queue = o->max_queue ? o->max_queue : 64,
-                               .prefix_cache = !o->no_prefix_cache};
+                               .prefix_cache = !o->no_prefix_cache,
+                               .draft_model = o->draft_model};
   mx_status_t st = mx_server_sched_create(&so, &srv->sched);
   if (st) {
     free_server(srv);
     return st;
   }
-  if (o->speculative) {
-    st = mx_server_sched_spec_check(srv->sched, o->draft_tokens, o->ngram_max);
-    if (st) {
-      free_server(srv);
-      return mx_error_prefix(st, "serve");
-    }
-    srv->speculative = true;
-    srv->spec_tokens = o->draft_tokens;
-    srv->spec_ngram = o->ngram_max;
+  // A request's "speculative": true uses the server's method, else its draft model if it has
+  // one. The server's own method is checked now (a bad --draft-tokens is the server's error).
+  srv->spec_method = o->speculative   ? o->speculative
+                     : o->draft_model ? MX_SPEC_DRAFT
+                                      : MX_SPEC_NGRAM;
+  if (o->speculative || o->draft_model)
+    st = mx_server_sched_spec_check(srv->sched, srv->spec_method, o->draft_tokens, o->ngram_max);
+  if (st) {
+    free_server(srv);
+    return mx_error_prefix(st, "serve");
   }
+  srv->speculative = o->speculative;
+  srv->spec_tokens = o->draft_tokens;
+  srv->spec_ngram = o->ngram_max;
   srv->lim.max_tokens = (int32_t)mx_server_sched_ctx(srv->sched);
   srv->lim.vocab = mx_server_sched_vocab(srv->sched);
   st = mx_chat_guard_create(srv->tok, &srv->guard);

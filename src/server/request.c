@@ -274,16 +274,20 @@ static mx_status_t parse_speculative(const cJSON *root, mx_server_request_t *r,
   }
   if (!cJSON_IsString(method))
     return BAD("speculative",
-               "'speculative' must be \"ngram\", \"off\", a boolean or an object with a "
-               "\"method\"");
+               "'speculative' must be \"ngram\", \"draft_model\", \"off\", a boolean or an "
+               "object with a \"method\"");
   if (strcmp(method->valuestring, "ngram") == 0) {
     r->spec_on = true;
+    r->spec_method = MX_SPEC_NGRAM;
+  } else if (strcmp(method->valuestring, "draft_model") == 0) {
+    r->spec_on = true;
+    r->spec_method = MX_SPEC_DRAFT;
   } else if (strcmp(method->valuestring, "off") == 0) {
     r->spec_on = false;
   } else {
     return BAD("speculative",
                "speculative method '%.64s' is not supported: the server drafts by prompt lookup "
-               "(\"ngram\") or not at all (\"off\")",
+               "(\"ngram\"), with its draft model (\"draft_model\") or not at all (\"off\")",
                method->valuestring);
   }
   return MX_OK;

@@ -102,11 +102,13 @@ typedef struct mx_server_request {
   // Extension (completions): "split_special_tokens": true encodes special-token text in the
   // prompt as plain text (transformers' tokenizer option of that name); absent = the server's.
   bool split_special, has_split_special;
-  // Extension: "speculative" (ADR 0024), prompt-lookup speculative decoding for this request:
-  // "ngram" / true or "off" / false, or {"method": "ngram" | "off", "num_speculative_tokens": K,
-  // "prompt_lookup_max": G} (vLLM's speculative_config names). has_spec when given (else the
-  // server's --speculative decides); spec_tokens / spec_ngram 0 when not given.
+  // Extension: "speculative" (ADR 0024), speculative decoding for this request: "ngram" /
+  // "draft_model" / true or "off" / false, or {"method": "ngram" | "draft_model" | "off",
+  // "num_speculative_tokens": K, "prompt_lookup_max": G} (vLLM's speculative_config names).
+  // has_spec when given (else the server's --speculative decides); spec_method the method named
+  // (MX_SPEC_OFF when on without one: the server's); spec_tokens / spec_ngram 0 when not given.
   bool has_spec, spec_on;
+  mx_spec_mode_t spec_method;
   int32_t spec_tokens, spec_ngram;
 } mx_server_request_t;
 

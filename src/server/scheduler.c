@@ -65,6 +65,7 @@ struct mx_server_job {
 struct mx_server_sched {
   const mx_model_t *model;
   mx_batch_t *batch;
+  mx_batch_drafter_t *drafter;  // the draft model's batch (opts.draft_model), or NULL
   int32_t n_slots, vocab;
   int64_t ctx;
   int32_t chunk;
@@ -413,13 +414,30 @@ static void count_spec_locked(mx_server_sched_t *s, mx_server_job_t *job, int32_
   s->stats.spec_accepted += (uint64_t)accepted;
 }
 
-// Prompt lookup for a speculative job (ADR 0024): its drafts for this step, 0 for none (it then
-// decodes with the others). As mx_generate drafts: as many as fit the slot, whatever is left
+// A job's speculative state for `mode` (MX_SPEC_NGRAM, or MX_SPEC_DRAFT with the draft model).
+static mx_status_t spec_create(const mx_server_sched_t *s, mx_spec_mode_t mode,
+                               int32_t draft_tokens, int32_t ngram_max, mx_batch_spec_t **out) {
+  if (mode == MX_SPEC_DRAFT && !s->drafter)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "speculative method 'draft_model' needs a draft model: the server was "
+                        "started without --draft-model DIR");
+  if (mode != MX_SPEC_NGRAM && mode != MX_SPEC_DRAFT)
+    return mx_error_set(MX_ERR_INVALID_ARG, "speculative decoding: unknown mode %d", (int)mode);
+  return mx_batch_spec_create(s->batch, mode == MX_SPEC_DRAFT ? s->drafter : NULL, draft_tokens,
+                              ngram_max, out);
+}
+
+// A speculative job's drafts for this step (ADR 0024), 0 for none (it then decodes with the
+// others). As mx_generate drafts: as many as fit the slot, whatever is left
 // of max_tokens (the ids have room for them), so that a seeded request draws what generate does.
 static int32_t draft(mx_server_sched_t *s, mx_server_job_t *job) {
-  int32_t n = job->n_prompt + job->n_gen;
+  int32_t n = job->n_prompt + job->n_gen, m = 0;
   int64_t room = s->ctx - n;
-  return mx_batch_spec_draft(job->spec, job->ids, n, room < INT32_MAX ? (int32_t)room : INT32_MAX);
+  mx_status_t st = mx_batch_spec_draft(job->spec, job->slot, job->ids, n,
+                                       room < INT32_MAX ? (int32_t)room : INT32_MAX, &m);
+  // A draft model's failed call costs this step its drafts, not the request: the model's own
+  // decode step follows, and the drafter starts its slot over next time.
+  return st ? 0 : m;
 }
 
 // A speculative job's step with drafts: one verification call of its slot, then each token the
@@ -533,6 +551,11 @@ mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sc
                         .n_slots = o->n_slots,
                         .backend_opts = o->backend_opts};
   mx_status_t st = mx_batch_create(o->model, &bo, &s->batch);
+  if (!st && o->draft_model) {
+    mx_batch_opts_t dbo = bo;
+    dbo.vision_backend = NULL;
+    st = mx_batch_drafter_create(s->batch, o->draft_model, &dbo, &s->drafter);
+  }
   if (st) {
     mx_server_sched_destroy(s);
     return st;
@@ -577,6 +600,7 @@ void mx_server_sched_destroy(mx_server_sched_t *s) {
   pthread_mutex_unlock(&s->mu);
   if (s->thread_started) pthread_join(s->thread, NULL);
   // The thread left with every job finished; creators may still hold their references.
+  mx_batch_drafter_destroy(s->drafter);
   mx_batch_destroy(s->batch);
   free(s->slots);
   free(s->step_jobs);
@@ -657,7 +681,7 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
                         "of every position",
                         cfg->model_type);
     else
-      st = mx_batch_spec_create(s->batch, o->draft_tokens, o->ngram_max, &job->spec);
+      st = spec_create(s, o->speculative, o->draft_tokens, o->ngram_max, &job->spec);
     job->pub.speculative = !st;
   }
   if (!st) {
@@ -819,10 +843,10 @@ void mx_server_sched_allow_turns(mx_server_sched_t *s, int32_t n) {
   pthread_mutex_unlock(&s->mu);
 }
 
-mx_status_t mx_server_sched_spec_check(const mx_server_sched_t *s, int32_t draft_tokens,
-                                       int32_t ngram_max) {
+mx_status_t mx_server_sched_spec_check(const mx_server_sched_t *s, mx_spec_mode_t mode,
+                                       int32_t draft_tokens, int32_t ngram_max) {
   mx_batch_spec_t *sp = NULL;
-  mx_status_t st = mx_batch_spec_create(s->batch, draft_tokens, ngram_max, &sp);
+  mx_status_t st = spec_create(s, mode, draft_tokens, ngram_max, &sp);
   mx_batch_spec_destroy(sp);
   return st;
 }

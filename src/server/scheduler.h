@@ -32,6 +32,10 @@ typedef struct mx_server_sched_opts {
   // A job starts on the free slot whose KV shares the longest prefix with its prompt and
   // prefills only the rest (prefix_cache.h); false: every job prefills its whole prompt.
   bool prefix_cache;
+  // A draft model (borrowed; outlives the scheduler; the model's tokenizer) for jobs that
+  // speculate with MX_SPEC_DRAFT: its batch follows the model's slots (mx_batch_drafter_t), on
+  // the same backend and options. NULL: such jobs are refused.
+  const mx_model_t *draft_model;
 } mx_server_sched_opts_t;
 
 mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sched_t **out);
@@ -66,11 +70,12 @@ typedef struct mx_server_job_opts {
   float *pixels;
   int32_t *grids;
   int32_t n_images;
-  // Speculative decoding by prompt lookup (ADR 0024): each step drafts up to draft_tokens
-  // tokens (0 = the library's default) from the longest recurring suffix of up to ngram_max
-  // tokens and verifies them in one call of the job's slot; steps without a draft share the
-  // batched decode. Refused with a grammar or with images of an M-RoPE model.
-  bool speculative;
+  // Speculative decoding (ADR 0024), MX_SPEC_NGRAM or MX_SPEC_DRAFT (MX_SPEC_OFF: none): each
+  // step drafts up to draft_tokens tokens (0 = the library's default), by prompt lookup of the
+  // longest recurring suffix of up to ngram_max tokens or from the draft model, and verifies
+  // them in one call of the job's slot; steps without a draft share the batched decode. Refused
+  // with a grammar, with images of an M-RoPE model, and MX_SPEC_DRAFT without a draft model.
+  mx_spec_mode_t speculative;
   int32_t draft_tokens, ngram_max;
 } mx_server_job_opts_t;
 
@@ -129,7 +134,7 @@ void mx_server_sched_stats(mx_server_sched_t *s, mx_server_sched_stats_t *out);
 
 // MX_OK when jobs can speculate with these options (mx_batch_spec_create's checks: the ranges,
 // a backend that returns every position's logits), else that error. Any thread.
-mx_status_t mx_server_sched_spec_check(const mx_server_sched_t *s, int32_t draft_tokens,
-                                       int32_t ngram_max);
+mx_status_t mx_server_sched_spec_check(const mx_server_sched_t *s, mx_spec_mode_t mode,
+                                       int32_t draft_tokens, int32_t ngram_max);
 
 #endif  // MLXCEL_SERVER_SCHEDULER_H

@@ -53,7 +53,8 @@ struct mx_server {
   char *proc_error;
   bool tmpl_parts;
   bool split_special;  // --split-special-tokens: completions encode special-token text as text
-  bool speculative;    // mx_server_opts_t.speculative, with its draft_tokens and ngram_max
+  mx_spec_mode_t speculative;  // mx_server_opts_t.speculative, with its draft_tokens, ngram_max
+  mx_spec_mode_t spec_method;  // a request's "speculative": true without a method
   int32_t spec_tokens, spec_ngram;
   int32_t timeout_s;
   long long created;

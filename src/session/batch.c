@@ -149,6 +149,7 @@ int64_t mx_batch_ctx(const mx_batch_t *b) { return b ? b->ctx : 0; }
 int32_t mx_batch_chunk(const mx_batch_t *b) { return b ? b->chunk : 0; }
 int32_t mx_batch_vocab(const mx_batch_t *b) { return b ? b->vocab : 0; }
 const mx_backend_t *mx_batch_backend(const mx_batch_t *b) { return b ? b->backend : NULL; }
+const mx_model_t *mx_batch_model(const mx_batch_t *b) { return b ? b->model : NULL; }
 
 static mx_status_t check_slot(const mx_batch_t *b, int32_t slot, const char *what) {
   if (slot < 0 || slot >= b->n_slots)

@@ -1,14 +1,16 @@
-// Speculative decoding of batch slots (batch.h, ADR 0024): prompt lookup and the verification
-// of one slot's drafts in one all-logits call, judged by the acceptance the session's steps use
-// (spec.c), so that a slot's tokens follow the same rule and the same random draws as
-// mx_generate's.
+// Speculative decoding of batch slots (batch.h, ADR 0024): prompt lookup or a drafter's draft
+// model, and the verification of one slot's drafts in one all-logits call, judged by the acceptance
+// the session's steps use (spec.c), so that a slot's tokens follow the same rule and the same
+// random draws as mx_generate's.
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/try.h"
 #include "mlxcel/batch.h"
 #include "session/spec.h"
 
 struct mx_batch_spec {
+  mx_batch_drafter_t *drafter;  // NULL: prompt lookup
   int32_t k, ngram_max;
   int32_t cap;  // the longest verification call: k + 1 rounded up to a power of two
   int32_t vocab;
@@ -17,8 +19,8 @@ struct mx_batch_spec {
   float *logits;  // [cap][vocab]
 };
 
-mx_status_t mx_batch_spec_create(const mx_batch_t *b, int32_t draft_tokens, int32_t ngram_max,
-                                 mx_batch_spec_t **out) {
+mx_status_t mx_batch_spec_create(const mx_batch_t *b, mx_batch_drafter_t *drafter,
+                                 int32_t draft_tokens, int32_t ngram_max, mx_batch_spec_t **out) {
   if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_spec_create: out is NULL");
   *out = NULL;
   if (!b) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_spec_create: batch is NULL");
@@ -40,6 +42,7 @@ mx_status_t mx_batch_spec_create(const mx_batch_t *b, int32_t draft_tokens, int3
   if (k + 1 > chunk) k = chunk - 1;
   mx_batch_spec_t *sp = calloc(1, sizeof *sp);
   if (!sp) return mx_error_set(MX_ERR_NOMEM, "speculative decoding: out of memory");
+  sp->drafter = drafter;
   sp->k = k;
   sp->ngram_max = g;
   sp->vocab = mx_batch_vocab(b);
@@ -64,12 +67,18 @@ void mx_batch_spec_destroy(mx_batch_spec_t *sp) {
 
 int32_t mx_batch_spec_tokens(const mx_batch_spec_t *sp) { return sp ? sp->k : 0; }
 
-int32_t mx_batch_spec_draft(mx_batch_spec_t *sp, const int32_t *history, int32_t n, int32_t limit) {
-  sp->m = 0;
+mx_status_t mx_batch_spec_draft(mx_batch_spec_t *sp, int32_t slot, const int32_t *history,
+                                int32_t n, int32_t limit, int32_t *m) {
+  *m = sp->m = 0;
   int32_t k = limit < sp->k ? limit : sp->k;
-  if (!history || n < 1 || k < 1) return 0;
-  sp->m = mx_spec_ngram(history, n - 1, history[n - 1], sp->ngram_max, k, sp->ids + 1);
-  return sp->m;
+  if (!history || n < 1 || k < 1) return MX_OK;
+  if (sp->drafter) {
+    MX_TRY(mx_batch_drafter_draft(sp->drafter, slot, history, n, k, sp->vocab, sp->ids + 1, m));
+  } else {
+    *m = mx_spec_ngram(history, n - 1, history[n - 1], sp->ngram_max, k, sp->ids + 1);
+  }
+  sp->m = *m;
+  return MX_OK;
 }
 
 mx_status_t mx_batch_spec_verify(mx_batch_t *b, int32_t slot, mx_batch_spec_t *sp,

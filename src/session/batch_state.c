@@ -201,25 +201,21 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
   return MX_OK;
 }
 
-// The all-logits bindings T = 2, 4, ... up to the first T >= n (or the largest call), each made
-// on the first call that needs it: a verification of k drafts builds only the lengths it uses.
-static mx_status_t ensure_all_logits(mx_bstate_t *s, int32_t n) {
-  int32_t max_t = s->chunk < MX_RUNNER_ALL_LOGITS_MAX_T ? s->chunk : MX_RUNNER_ALL_LOGITS_MAX_T;
-  if (max_t < 2) return MX_OK;  // chunk 1: decode calls only
-  if (!s->all_logits) s->all_logits = malloc((size_t)max_t * (size_t)s->V * sizeof(float));
-  if (!s->all_logits) return mx_error_set(MX_ERR_NOMEM, "out of memory (all-logits buffer)");
-  mx_status_t st = MX_OK;
-  for (int64_t T = (int64_t)2 << s->n_all;
-       !st && T <= max_t && T / 2 < n && s->n_all < MX_BSTATE_MAX_PLANS; T *= 2) {
-    st = add_entry(s, s->model, 1, (int32_t)T, true, MX_ENTRY_TEXT, &s->all[s->n_all]);
-    if (st) {
-      if (s->ex->release) s->ex->release(s->impl, &s->all[s->n_all]);
-      mx_graph_binding_free(&s->all[s->n_all]);
-    } else {
-      s->n_all++;
-    }
+static mx_status_t add_all_logits(void *ctx, int32_t T) {
+  mx_bstate_t *s = ctx;
+  mx_graph_binding_t *b = &s->all[s->n_all];
+  mx_status_t st = add_entry(s, s->model, 1, T, true, MX_ENTRY_TEXT, b);
+  if (st) {
+    if (s->ex->release) s->ex->release(s->impl, b);
+    mx_graph_binding_free(b);
   }
   return st;
+}
+
+// The all-logits bindings, each made on the first call that needs it (the runner's schedule).
+static mx_status_t ensure_all_logits(mx_bstate_t *s, int32_t n) {
+  return mx_runner_grow_all_logits(&s->all_logits, s->V, s->chunk, &s->n_all, MX_BSTATE_MAX_PLANS,
+                                   n, add_all_logits, s);
 }
 
 mx_status_t mx_bstate_prefill_all(void *state, int32_t slot, const int32_t *ids, int32_t n,

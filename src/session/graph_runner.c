@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/try.h"
 #include "session/session_internal.h"
 
 static void binding_release(mx_graph_runner_t *r, mx_graph_binding_t *b) {
@@ -151,19 +152,30 @@ mx_status_t mx_graph_runner_create(const mx_model_t *model, const mx_backend_con
   return MX_OK;
 }
 
-// The all-logits bindings T = 2, 4, ... up to the first T >= n (or the largest call), each made
-// on the first prefill of every position's logits that needs it: a caller asking for a few
-// positions at a time (speculative decoding's verification) builds and compiles only the
-// lengths it uses.
-static mx_status_t ensure_all_logits(mx_graph_runner_t *r, int32_t n) {
-  int32_t max_t = r->chunk < MX_RUNNER_ALL_LOGITS_MAX_T ? r->chunk : MX_RUNNER_ALL_LOGITS_MAX_T;
+mx_status_t mx_runner_grow_all_logits(float **buf, int64_t V, int32_t chunk, int32_t *n_have,
+                                      int32_t max_sets, int32_t n, mx_runner_add_all_fn add,
+                                      void *ctx) {
+  int32_t max_t = chunk < MX_RUNNER_ALL_LOGITS_MAX_T ? chunk : MX_RUNNER_ALL_LOGITS_MAX_T;
   if (max_t < 2) return MX_OK;  // chunk 1: decode calls only
-  if (!r->all_logits) r->all_logits = malloc((size_t)max_t * (size_t)r->V * sizeof(float));
-  if (!r->all_logits) return mx_error_set(MX_ERR_NOMEM, "out of memory (all-logits buffer)");
-  mx_status_t st = MX_OK;
-  for (int64_t T = (int64_t)2 << r->n_all;
-       !st && T <= max_t && T / 2 < n && r->n_all < MX_RUNNER_MAX_BUCKETS; T *= 2)
-    st = add_binding(r, (int32_t)T, true, r->all_logits, &r->all[r->n_all++]);
+  if (!*buf) *buf = malloc((size_t)max_t * (size_t)V * sizeof(float));
+  if (!*buf) return mx_error_set(MX_ERR_NOMEM, "out of memory (all-logits buffer)");
+  for (int64_t T = (int64_t)2 << *n_have; T <= max_t && T / 2 < n && *n_have < max_sets; T *= 2) {
+    MX_TRY(add(ctx, (int32_t)T));
+    (*n_have)++;
+  }
+  return MX_OK;
+}
+
+static mx_status_t add_all_logits(void *ctx, int32_t T) {
+  mx_graph_runner_t *r = ctx;
+  return add_binding(r, T, true, r->all_logits, &r->all[r->n_all]);
+}
+
+// The all-logits bindings, each made on the first prefill of every position's logits that needs
+// it; a failure drops the whole set (the next request builds it again).
+static mx_status_t ensure_all_logits(mx_graph_runner_t *r, int32_t n) {
+  mx_status_t st = mx_runner_grow_all_logits(&r->all_logits, r->V, r->chunk, &r->n_all,
+                                             MX_RUNNER_MAX_BUCKETS, n, add_all_logits, r);
   if (st) release_all_logits(r);
   return st;
 }

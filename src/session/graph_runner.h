@@ -35,6 +35,17 @@
 // (32 MiB at T = 64 and a 128K vocabulary) and the LM head dominates such a call anyway.
 enum { MX_RUNNER_MAX_BUCKETS = 31, MX_RUNNER_ALL_LOGITS_MAX_T = 64 };
 
+// The all-logits set's schedule, shared by the runner and the batched state: T = 2, 4, ... up to
+// the first T >= n (never past min(chunk, MX_RUNNER_ALL_LOGITS_MAX_T) or max_sets sets), so a
+// caller asking for a few positions at a time (speculative decoding's verification) builds only
+// the lengths it uses. Allocates *buf (max T x V floats) on first need, then calls add(ctx, T)
+// for each missing T, counting it in *n_have once add succeeded; on add's failure the caller
+// frees what add left and the set stays as it was before that T. chunk < 2: nothing to build.
+typedef mx_status_t (*mx_runner_add_all_fn)(void *ctx, int32_t T);
+mx_status_t mx_runner_grow_all_logits(float **buf, int64_t V, int32_t chunk, int32_t *n_have,
+                                      int32_t max_sets, int32_t n, mx_runner_add_all_fn add,
+                                      void *ctx);
+
 // What a backend supplies: how the runner's bound graphs are executed.
 typedef struct mx_graph_exec {
   // Called once per binding when it is made, with b->args[] and b->res[] bound as for a run

@@ -48,6 +48,15 @@ int32_t mx_spec_accept(mx_sampler_t *smp, const float *logits, int32_t vocab,
                        const int32_t *history, int32_t n_history, const int32_t *drafts, int32_t m,
                        int32_t *out);
 
+// The batch drafter's draft (batch_drafter.c) for `slot` over the target's history[0..n) whose
+// last token is pending: up to k greedy tokens of the draft model, stopping before an id at or
+// past target_vocab, into out; *m their count (0 when the draft slot is full or the history holds
+// an id the draft model has no row for). On failure the draft slot is reset.
+typedef struct mx_batch_drafter mx_batch_drafter_t;
+mx_status_t mx_batch_drafter_draft(mx_batch_drafter_t *d, int32_t slot, const int32_t *history,
+                                   int32_t n, int32_t k, int32_t target_vocab, int32_t *out,
+                                   int32_t *m);
+
 // Index of the largest logits[0..n) (ties to the lower id, NaN as -inf), as greedy sampling.
 int32_t mx_sampler_argmax(const float *logits, int32_t n);
 

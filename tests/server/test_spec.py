@@ -8,18 +8,24 @@ text equals `mlxcel generate --speculative ngram` with the same seed (the same a
 and random draws); the drafts and acceptances are counted in usage.speculative and /metrics;
 bad option values, constrained output and an M-RoPE image with speculation are refused with a
 400 naming "speculative"; the server's --speculative default applies to requests that say
-nothing and yields to those that say "off" or cannot speculate.
+nothing and yields to those that say "off" or cannot speculate. With --draft-model (stories260K's
+4-bit MLX copy, written by `mlxcel quantize`: the same tokenizer, other logits) every request
+drafts with it: greedy text equal to plain decoding beside a plain request, seeded sampled text
+equal to `mlxcel generate --draft-model`, and prompt lookup still there per request.
 
 Run by tests/server/run.sh (ctest server_spec).
 """
 
 import concurrent.futures
 import os
+import subprocess
+import tempfile
 import unittest
 
 import openai
 
-from harness import (ROOT, STORIES, Server, cli_generate, make_chat_model, metrics, remove_tree)
+from harness import (MLXCEL, ROOT, STORIES, Server, cli_generate, make_chat_model, metrics,
+                     remove_tree)
 from test_images import PHOTO, QWEN_TEMPLATE, data_url, image_part
 
 QWEN2_VL = os.path.join(ROOT, "tests", "data", "families", "qwen2_vl")
@@ -138,7 +144,8 @@ class Stories(SpecTest):
             self.assertEqual(spec_usage(r.usage)["steps"], ref.summary["spec_steps"])
 
     def test_04_bad_values_are_refused(self):
-        bad = [("bogus", "not supported"), ({"method": "draft_model"}, "prompt lookup"),
+        bad = [("bogus", "not supported"), ({"method": "draft_model"}, "needs a draft model"),
+               ("draft_model", "started without --draft-model"),
                ({"num_speculative_tokens": 0}, "1..32"), ({"num_speculative_tokens": 33}, "1..32"),
                ({"num_speculative_tokens": 2.5}, "1..32"), ({"prompt_lookup_max": 0}, "1..32"),
                ({"num_speculative_tokens": "4"}, "1..32"), ({"draft": 3}, "no field 'draft'"),
@@ -240,6 +247,71 @@ class Qwen2VL(SpecTest):
                 srv.stop()
         finally:
             remove_tree(d)
+
+
+class DraftModel(SpecTest):
+    """--draft-model: stories260K drafted for by its 4-bit copy, on 3 slots."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.draft = tempfile.mkdtemp(prefix="mlxcel-draft-")
+        subprocess.run([MLXCEL, "quantize", "-m", STORIES, "-o", cls.draft, "--bits", "4",
+                        "--group-size", "32"], check=True, capture_output=True)
+        cls.srv = Server(STORIES, ("--parallel", "3", "--ctx", "512", "--draft-model",
+                                   cls.draft, "--draft-tokens", "5"))
+        cls.client = cls.srv.client()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        code = cls.srv.stop()
+        remove_tree(cls.draft)
+        if code != 0:
+            raise AssertionError(f"the server exited {code}:\n{cls.srv.log()}")
+
+    def body(self, prompt, n, **extra):
+        return dict(model="stories260K", prompt=prompt, max_tokens=n, temperature=0,
+                    extra_body={"ignore_eos": True, **extra})
+
+    def test_01_greedy_equal_plain_beside_a_plain_request(self):
+        drafted = accepted = 0
+        # Nothing said: the server's default (its draft model); then asked for by name, with
+        # another k; then prompt lookup on the same server.
+        for prompt, n, extra in ((OTHER, 90, {}), ("Lily and Tom", 70,
+                                 {"speculative": {"method": "draft_model",
+                                                  "num_speculative_tokens": 2}}),
+                                 (REPEAT, 60, {"speculative": "ngram"})):
+            ref = cli_generate(STORIES, ["-p", prompt, "-n", str(n), "--temp", "0",
+                                         "--ignore-eos"])
+            plain_other = stream_text(self.client, **self.body(REPEAT, 50, speculative="off"))
+            with concurrent.futures.ThreadPoolExecutor(2) as ex:
+                fast = ex.submit(stream_text, self.client, **self.body(prompt, n, **extra))
+                other = ex.submit(stream_text, self.client,
+                                  **self.body(REPEAT, 50, speculative="off"))
+                fast, other = fast.result(), other.result()
+            self.assertEqual(fast[0], ref.text, f"{prompt}: the draft model changed the text")
+            self.assertEqual(other[0], plain_other[0], "the plain neighbour's text changed")
+            self.assertIsNone(spec_usage(other[2]))
+            u = spec_usage(fast[2])
+            self.assertGreaterEqual(u["steps"] + u["accepted_tokens"], n - 1, u)
+            drafted += u["drafted_tokens"]
+            accepted += u["accepted_tokens"]
+        # The 4-bit copy agrees often and not always.
+        self.assertGreater(accepted, 30)
+        self.assertGreater(drafted, accepted)
+
+    def test_02_seeded_sampling_equals_generate_with_the_draft_model(self):
+        for seed, temp, k in ((3, 0.8, 5), (9, 1.0, 2)):
+            ref = cli_generate(STORIES, ["-p", OTHER, "-n", "60", "--temp", str(temp), "--seed",
+                                         str(seed), "--ignore-eos", "--draft-model", self.draft,
+                                         "--draft-tokens", str(k)])
+            r = self.client.completions.create(
+                model="stories260K", prompt=OTHER, max_tokens=60, temperature=temp, seed=seed,
+                extra_body={"ignore_eos": True, "speculative": {"num_speculative_tokens": k}})
+            self.assertEqual(r.choices[0].text, ref.text, (seed, temp, k))
+            self.assertEqual(spec_usage(r.usage)["steps"], ref.summary["spec_steps"])
+            self.assertEqual(spec_usage(r.usage)["accepted_tokens"],
+                             ref.summary["spec_accepted"])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 // session's all-logits prefill, and a slot that drafts by prompt lookup and verifies in its own
 // calls while another slot decodes plainly in the batched calls: greedy ids equal to plain
 // decoding, seeded sampled ids equal to mx_generate's speculative run (the same acceptance and
-// the same random draws), on stories260K and a family fixture, on cpu and interp; the errors.
+// the same random draws), on stories260K and a family fixture, on cpu and interp; the same with
+// a draft model (stories260K's int8 copy) through a batch drafter; the errors.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,9 +90,12 @@ static void run_pair(mx_batch_t *b, slot_run_t *r0, slot_run_t *r1) {
     for (int32_t s = 0; s < 2; s++) {
       slot_run_t *r = runs[s];
       if (done(r)) continue;
-      int32_t m =
-          r->sp ? mx_batch_spec_draft(r->sp, r->ids, r->n, (int32_t)(mx_batch_ctx(b) - r->n)) : 0;
-      if (r->sp) r->steps++;
+      int32_t m = 0;
+      if (r->sp) {
+        CHECK_OK(
+            mx_batch_spec_draft(r->sp, s, r->ids, r->n, (int32_t)(mx_batch_ctx(b) - r->n), &m));
+        r->steps++;
+      }
       if (m == 0) {
         slots[n] = s;
         ids[n++] = r->ids[r->n - 1];
@@ -166,20 +170,31 @@ static void check_all_logits(const char *what, const mx_model_t *m, mx_batch_t *
   free(c);
 }
 
-static void check_model(const char *what, const mx_model_t *m, const char *backend, int64_t ctx,
-                        int32_t n_prompts) {
+// Slot 0 speculating beside a plain slot 1, n_prompts times on the same slots (each run a new
+// sequence in them): by prompt lookup, or with `draft` (may be NULL) drafting through a batch
+// drafter against mx_generate's draft-model session.
+static void check_model(const char *what, const mx_model_t *m, const mx_model_t *draft,
+                        const char *backend, int64_t ctx, int32_t n_prompts) {
   mx_batch_opts_t bo = {.backend = backend, .ctx = ctx, .n_slots = 3};
   mx_batch_t *b = NULL;
   CHECK_OK(mx_batch_create(m, &bo, &b));
   mx_session_opts_t so = {.backend = backend, .ctx = ctx};
-  mx_session_t *s = NULL;
+  mx_session_t *s = NULL, *ds = NULL;
   CHECK_OK(mx_session_create(m, &so, &s));
-  if (!b || !s) {
+  mx_batch_drafter_t *dr = NULL;
+  if (draft && b) {
+    mx_batch_opts_t dbo = {.backend = backend};
+    CHECK_OK(mx_batch_drafter_create(b, draft, &dbo, &dr));
+    CHECK_OK(mx_session_create(draft, &so, &ds));
+  }
+  if (!b || !s || (draft && (!dr || !ds))) {
+    mx_batch_drafter_destroy(dr);
+    mx_session_destroy(ds);
     mx_batch_destroy(b);
     mx_session_destroy(s);
     return;
   }
-  check_all_logits(what, m, b, s);
+  if (!draft) check_all_logits(what, m, b, s);
   const int32_t V = m->config.vocab_size, bos = m->config.bos_token_id;
   int32_t mism = 0, drafted = 0, accepted = 0, checked = 0;
   for (int32_t i = 0; i < n_prompts; i++) {
@@ -190,7 +205,7 @@ static void check_model(const char *what, const mx_model_t *m, const char *backe
     bool greedy = i % 3 != 2;
     uint64_t seed = 1000 + (uint64_t)i;
     mx_batch_spec_t *sp = NULL;
-    CHECK_OK(mx_batch_spec_create(b, 1 + i % 7, 1 + i % 3, &sp));
+    CHECK_OK(mx_batch_spec_create(b, dr, 1 + i % 7, 1 + i % 3, &sp));
     if (!sp) break;
     // The reference: plain decoding of both prompts (greedy), or mx_generate's speculative run
     // of prompt 0 on a session with the same seed (sampled).
@@ -208,15 +223,18 @@ static void check_model(const char *what, const mx_model_t *m, const char *backe
       collect_t g = {.n = 0};
       mx_generate_opts_t go = {.max_tokens = max0, .ignore_eos = true};
       sampling(&go.sampling, false, seed);
-      go.spec = (mx_spec_opts_t){
-          .mode = MX_SPEC_NGRAM, .draft_tokens = mx_batch_spec_tokens(sp), .ngram_max = 1 + i % 3};
+      go.spec = (mx_spec_opts_t){.mode = dr ? MX_SPEC_DRAFT : MX_SPEC_NGRAM,
+                                 .draft_tokens = mx_batch_spec_tokens(sp),
+                                 .ngram_max = 1 + i % 3,
+                                 .draft = ds};
       mx_session_reset(s);
       CHECK_OK(mx_generate(s, NULL, p0, n0, &go, on_token, &g, NULL));
       same = same && same_ids(&c0, g.ids, g.n);
     }
     if (!same && mism++ == 0) {
-      fprintf(stderr, "%s on %s: prompt %d (%s, k %d) differs:", what, backend, i,
-              greedy ? "greedy" : "sampled", mx_batch_spec_tokens(sp));
+      fprintf(stderr, "%s on %s%s: prompt %d (%s, k %d) differs:", what, backend,
+              dr ? " with a draft model" : "", i, greedy ? "greedy" : "sampled",
+              mx_batch_spec_tokens(sp));
       for (int32_t j = 0; j < max0 && j < c0.n - n0; j++)
         fprintf(stderr, " %d/%d", a0.ids[n0 + j], c0.ids[n0 + j]);
       fprintf(stderr, "\n");
@@ -230,14 +248,25 @@ static void check_model(const char *what, const mx_model_t *m, const char *backe
     mx_sampler_destroy(c1.smp);
     mx_batch_spec_destroy(sp);
   }
-  CHECK_MSG(mism == 0, "%s on %s: %d of %d prompts differ", what, backend, mism, checked);
+  const char *how = dr ? " with a draft model" : "";
+  CHECK_MSG(mism == 0, "%s on %s%s: %d of %d prompts differ", what, backend, how, mism, checked);
   // Every run accepts some drafts; the longer ones must also have rejected some.
   CHECK_MSG(accepted > 0 && (n_prompts < 4 || drafted > accepted),
-            "%s on %s: %d of %d drafts accepted", what, backend, accepted, drafted);
-  printf("%s on %s: %d prompts equal, %d of %d drafts accepted\n", what, backend, checked - mism,
-         accepted, drafted);
+            "%s on %s%s: %d of %d drafts accepted", what, backend, how, accepted, drafted);
+  printf("%s on %s%s: %d prompts equal, %d of %d drafts accepted\n", what, backend, how,
+         checked - mism, accepted, drafted);
+  mx_batch_drafter_destroy(dr);
+  mx_session_destroy(ds);
   mx_session_destroy(s);
   mx_batch_destroy(b);
+}
+
+static mx_model_t *load(const char *dir, bool tokenizer_optional) {
+  mx_model_load_opts_t lo = {.tokenizer_optional = tokenizer_optional};
+  mx_model_t *m = NULL;
+  mx_status_t st = mx_model_load_ex(dir, &lo, &m);
+  CHECK_MSG(st == MX_OK, "%s: %s", dir, mx_error_message());
+  return m;
 }
 
 static void test_errors(const mx_model_t *m) {
@@ -246,16 +275,17 @@ static void test_errors(const mx_model_t *m) {
   CHECK_OK(mx_batch_create(m, &bo, &b));
   if (!b) return;
   mx_batch_spec_t *sp = NULL;
-  EXPECT_ERR(mx_batch_spec_create(b, 33, 0, &sp), "draft_tokens must be in 1..32");
-  EXPECT_ERR(mx_batch_spec_create(b, 0, -2, &sp), "ngram_max must be in 1..32");
+  EXPECT_ERR(mx_batch_spec_create(b, NULL, 33, 0, &sp), "draft_tokens must be in 1..32");
+  EXPECT_ERR(mx_batch_spec_create(b, NULL, 0, -2, &sp), "ngram_max must be in 1..32");
   CHECK(sp == NULL);
-  CHECK_OK(mx_batch_spec_create(b, 9, 0, &sp));
+  CHECK_OK(mx_batch_spec_create(b, NULL, 9, 0, &sp));
   CHECK(mx_batch_spec_tokens(sp) == 3);  // k + 1 within the prefill chunk of 4
   int32_t hist[64] = {1, 5, 6, 7, 5, 6};
   CHECK_OK(mx_batch_prefill(b, 0, hist, 4));
   CHECK_OK(mx_batch_prefill(b, 0, hist + 4, 1));
   // "5 6" recurs: what followed it (7 5 6) is the draft, kept in sp, not yet in hist.
-  int32_t m_ = mx_batch_spec_draft(sp, hist, 6, 32);
+  int32_t m_ = 0;
+  CHECK_OK(mx_batch_spec_draft(sp, 0, hist, 6, 32, &m_));
   CHECK(m_ == 3 && hist[6] == 0);
   int32_t out[8], n_out = 0;
   mx_sampler_params_t p;
@@ -271,15 +301,20 @@ static void test_errors(const mx_model_t *m) {
   EXPECT_ERR(mx_batch_prefill_all(b, 1, hist, 5, all), "expected 1..4");
   mx_sampler_destroy(smp);
   mx_batch_spec_destroy(sp);
+  // A drafter needs the model's tokenizer and follows the model's slots.
+  char dir[4400];
+  snprintf(dir, sizeof dir, "%s/tests/data/families/llava", g_repo);
+  mx_model_t *other = load(dir, false);
+  mx_batch_drafter_t *dr = NULL;
+  mx_batch_opts_t dbo = {.backend = "cpu"};
+  if (other)
+    EXPECT_ERR(mx_batch_drafter_create(b, other, &dbo, &dr),
+               "speculative decoding needs the same tokenizer");
+  dbo.n_slots = 3;
+  EXPECT_ERR(mx_batch_drafter_create(b, m, &dbo, &dr), "needs the model's 2 slots of 64 tokens");
+  CHECK(dr == NULL);
+  mx_model_free(other);
   mx_batch_destroy(b);
-}
-
-static mx_model_t *load(const char *dir, bool tokenizer_optional) {
-  mx_model_load_opts_t lo = {.tokenizer_optional = tokenizer_optional};
-  mx_model_t *m = NULL;
-  mx_status_t st = mx_model_load_ex(dir, &lo, &m);
-  CHECK_MSG(st == MX_OK, "%s: %s", dir, mx_error_message());
-  return m;
 }
 
 int main(void) {
@@ -292,17 +327,26 @@ int main(void) {
   char dir[4400];
   snprintf(dir, sizeof dir, "%s/models/stories260K", g_repo);
   mx_model_t *m = load(dir, false);
+  // Its int8 copy drafts for it: the same tokenizer, different logits (rejections happen).
+  mx_model_load_opts_t q8 = {.quant = MX_QUANT_INT8};
+  mx_model_t *dm = NULL;
+  CHECK_OK(mx_model_load_ex(dir, &q8, &dm));
   if (m) {
     test_errors(m);
-    check_model("stories260K", m, "cpu", 160, 8);
-    check_model("stories260K", m, "interp", 160, 2);
-    mx_model_free(m);
+    check_model("stories260K", m, NULL, "cpu", 160, 8);
+    check_model("stories260K", m, NULL, "interp", 160, 2);
+    if (dm) {
+      check_model("stories260K", m, dm, "cpu", 160, 8);
+      check_model("stories260K", m, dm, "interp", 160, 2);
+    }
   }
+  mx_model_free(dm);
+  mx_model_free(m);
   snprintf(dir, sizeof dir, "%s/tests/data/families/smollm3", g_repo);
   m = load(dir, true);
   if (m) {
-    check_model("smollm3", m, "cpu", 128, 4);
-    check_model("smollm3", m, "interp", 128, 2);
+    check_model("smollm3", m, NULL, "cpu", 128, 4);
+    check_model("smollm3", m, NULL, "interp", 128, 2);
     mx_model_free(m);
   }
   return mx_test_finish();

@@ -29,8 +29,8 @@ static void serve_usage(FILE *out) {
       "min_p, seed, stop (string or list), presence_penalty, frequency_penalty,\n"
       "repetition_penalty, n (1), stream, stream_options.include_usage; extensions:\n"
       "ignore_eos (generate past end-of-sequence tokens, for benchmarks), speculative\n"
-      "(\"ngram\" or \"off\", or {\"method\": \"ngram\", \"num_speculative_tokens\": K,\n"
-      "\"prompt_lookup_max\": G}: see --speculative; usage.speculative reports its steps) and,\n"
+      "(\"ngram\", \"draft_model\" or \"off\", or {\"method\": ..., \"num_speculative_tokens\":\n"
+      "K, \"prompt_lookup_max\": G}: see --speculative; usage.speculative reports its steps) and,\n"
       "for completions, split_special_tokens (see --split-special-tokens).\n"
       "\n"
       "Options:\n"
@@ -54,12 +54,17 @@ static void serve_usage(FILE *out) {
       "  --no-prefix-cache      prefill every prompt whole; by default a request starts on the\n"
       "                         free slot whose cache shares the longest prefix with its prompt\n"
       "                         (system prompt, earlier chat turns) and prefills only the rest\n"
-      "  --speculative MODE     ngram: every request drafts by prompt lookup unless it says\n"
-      "                         \"speculative\": \"off\" (off by default; requests may ask for\n"
-      "                         it): the tokens that followed an earlier occurrence of the\n"
-      "                         text's last 1-3 tokens, checked in one call per step; same\n"
-      "                         greedy text, same distribution, faster on repetitive output\n"
+      "  --speculative MODE     every request that does not say \"speculative\": \"off\"\n"
+      "                         drafts tokens the model then checks in one call per step (off\n"
+      "                         by default; requests may ask for it): ngram, the tokens that\n"
+      "                         followed an earlier occurrence of the text's last 1-3 tokens\n"
+      "                         (faster on repetitive output); draft, a smaller model's greedy\n"
+      "                         tokens (--draft-model); off. Same greedy text, same distribution\n"
       "  --draft-tokens K       most tokens drafted per step, 1..32 (default 7)\n"
+      "  --draft-model DIR      the draft model (same tokenizer; loaded like the model, run on\n"
+      "                         the same backend beside it, one slot per --parallel); alone it\n"
+      "                         means --speculative draft; requests may ask for it with\n"
+      "                         {\"method\": \"draft_model\"}\n"
       "  --max-body BYTES       request body limit, 413 beyond (default 1048576)\n"
       "  --max-images N         images per chat request (vision models; default 8)\n"
       "  --max-image-pixels N   width x height of one image, 413 beyond (default 16777216)\n"
@@ -95,7 +100,7 @@ typedef struct serve_args {
   int64_t max_images, max_image_pixels;
   int64_t drain_timeout;
   int64_t draft_tokens;  // --draft-tokens; 0 = the library's default
-  const char *speculative;
+  const char *speculative, *draft_dir;
   bool quiet, split_special, no_prefix_cache;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
   mx_xla_backend_opts_t xla;  // --pjrt-plugin
@@ -148,6 +153,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       if (r > 0) a->speculative = v;
     } else if (VALUE_OPT("--draft-tokens", NULL)) {
       INT_OPT("--draft-tokens", 1, MX_SPEC_MAX_TOKENS, &a->draft_tokens);
+    } else if (VALUE_OPT("--draft-model", NULL)) {
+      if (r > 0) a->draft_dir = v;
     } else if (VALUE_OPT("--queue", NULL)) {
       INT_OPT("--queue", 1, 1 << 20, &a->queue);
     } else if (VALUE_OPT("--max-body", NULL)) {
@@ -182,13 +189,15 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
     if (r < 0) return MX_EXIT_USAGE;
   }
   if (!a->dir) return mx_cli_usage_error(cmd, serve_usage, "missing -m DIR (model directory)");
-  if (a->speculative && strcmp(a->speculative, "ngram") != 0 && strcmp(a->speculative, "off") != 0)
+  const char *mode = a->speculative;
+  if (mode && strcmp(mode, "ngram") != 0 && strcmp(mode, "draft") != 0 && strcmp(mode, "off") != 0)
     return mx_cli_usage_error(cmd, serve_usage,
-                              "--speculative: unknown mode '%s' (the server drafts by prompt "
-                              "lookup: ngram, or off)",
-                              a->speculative);
-  if (a->draft_tokens && !(a->speculative && strcmp(a->speculative, "ngram") == 0))
-    return mx_cli_usage_error(cmd, serve_usage, "--draft-tokens needs --speculative ngram");
+                              "--speculative: unknown mode '%s' (ngram, draft or off)", mode);
+  if (mode && strcmp(mode, "draft") == 0 && !a->draft_dir)
+    return mx_cli_usage_error(cmd, serve_usage, "--speculative draft needs --draft-model DIR");
+  if (a->draft_tokens && !a->draft_dir && !(mode && strcmp(mode, "ngram") == 0))
+    return mx_cli_usage_error(cmd, serve_usage,
+                              "--draft-tokens needs --speculative ngram or --draft-model DIR");
   return MX_EXIT_OK;
 }
 
@@ -204,7 +213,15 @@ static char *model_id(const serve_args_t *a) {
   return id;
 }
 
-static int serve(const serve_args_t *a, const mx_model_t *model) {
+// The server's default method: --speculative's, else draft with a draft model, else off.
+static mx_spec_mode_t spec_mode(const serve_args_t *a) {
+  const char *m = a->speculative ? a->speculative : a->draft_dir ? "draft" : "off";
+  return strcmp(m, "ngram") == 0   ? MX_SPEC_NGRAM
+         : strcmp(m, "draft") == 0 ? MX_SPEC_DRAFT
+                                   : MX_SPEC_OFF;
+}
+
+static int serve(const serve_args_t *a, const mx_model_t *model, const mx_model_t *draft) {
   mx_session_opts_t so = {
       .backend = a->backend, .vision_backend = a->vision_backend, .ctx = a->ctx};
   so.backend_opts.xla = a->xla;
@@ -245,8 +262,9 @@ static int serve(const serve_args_t *a, const mx_model_t *model) {
                         .log_requests = !a->quiet,
                         .split_special_tokens = a->split_special,
                         .no_prefix_cache = a->no_prefix_cache,
-                        .speculative = a->speculative && strcmp(a->speculative, "ngram") == 0,
-                        .draft_tokens = (int32_t)a->draft_tokens};
+                        .speculative = spec_mode(a),
+                        .draft_tokens = (int32_t)a->draft_tokens,
+                        .draft_model = draft};
   mx_server_t *srv = NULL;
   mx_error_clear();
   o.backend_opts.progress = mx_cli_progress(!a->quiet);
@@ -297,7 +315,21 @@ int mx_cli_cmd_serve(int argc, char **argv) {
   mx_error_clear();
   mx_status_t st = mx_cli_model_load(a.dir, &a.load, !a.quiet, &model);
   if (st) return mx_cli_fail("serve", st);
-  rc = serve(&a, model);
+  mx_model_t *draft = NULL;
+  if (a.draft_dir) {
+    if (!mx_cli_check_model_dir("serve", a.draft_dir, "config.json")) {
+      mx_model_free(model);
+      return MX_EXIT_IO;
+    }
+    mx_error_clear();
+    st = mx_cli_model_load(a.draft_dir, &a.load, !a.quiet, &draft);
+    if (st) {
+      mx_model_free(model);
+      return mx_cli_fail("serve", mx_error_prefix(st, "--draft-model %s", a.draft_dir));
+    }
+  }
+  rc = serve(&a, model, draft);
+  mx_model_free(draft);
   mx_model_free(model);
   return rc;
 }
