@@ -12,7 +12,8 @@
 struct mx_batch_spec {
   mx_batch_drafter_t *drafter;  // NULL: prompt lookup
   int32_t k, ngram_max;
-  int32_t cap;  // the longest verification call: k + 1 rounded up to a power of two
+  int32_t k_next;  // with a drafter: the next draft's length (mx_spec_adapt_k)
+  int32_t cap;     // the longest verification call: k + 1 rounded up to a power of two
   int32_t vocab;
   int32_t m;      // drafts of the last mx_batch_spec_draft
   int32_t *ids;   // [cap]: the pending token, the drafts, padding
@@ -44,6 +45,7 @@ mx_status_t mx_batch_spec_create(const mx_batch_t *b, mx_batch_drafter_t *drafte
   if (!sp) return mx_error_set(MX_ERR_NOMEM, "speculative decoding: out of memory");
   sp->drafter = drafter;
   sp->k = k;
+  sp->k_next = k;
   sp->ngram_max = g;
   sp->vocab = mx_batch_vocab(b);
   sp->cap = 1;
@@ -70,7 +72,8 @@ int32_t mx_batch_spec_tokens(const mx_batch_spec_t *sp) { return sp ? sp->k : 0;
 mx_status_t mx_batch_spec_draft(mx_batch_spec_t *sp, int32_t slot, const int32_t *history,
                                 int32_t n, int32_t limit, int32_t *m) {
   *m = sp->m = 0;
-  int32_t k = limit < sp->k ? limit : sp->k;
+  int32_t k = sp->drafter ? sp->k_next : sp->k;
+  if (limit < k) k = limit;
   if (!history || n < 1 || k < 1) return MX_OK;
   if (sp->drafter) {
     MX_TRY(mx_batch_drafter_draft(sp->drafter, slot, history, n, k, sp->vocab, sp->ids + 1, m));
@@ -114,6 +117,7 @@ mx_status_t mx_batch_spec_verify(mx_batch_t *b, int32_t slot, mx_batch_spec_t *s
     return st;
   }
   *n_out = mx_spec_accept(smp, sp->logits, sp->vocab, history, n, sp->ids + 1, m, out);
+  if (sp->drafter) sp->k_next = mx_spec_adapt_k(sp->k_next, sp->k, m, *n_out - 1);
   // Keep the pending token and the accepted drafts: all but the last token out.
   return mx_batch_rewind(b, slot, base + *n_out);
 }

@@ -65,6 +65,7 @@ mx_status_t mx_spec_create(const mx_spec_opts_t *o, mx_session_t *s, mx_spec_t *
   // One verification is one prefill call: k + 1 tokens padded to a power of two (the graph
   // runner's prefill lengths, ADR 0002), within the prefill chunk.
   if (sp->k + 1 > s->chunk) sp->k = s->chunk - 1;
+  sp->k_next = sp->k;
   sp->cap = 1;
   while (sp->cap < sp->k + 1) sp->cap *= 2;
   sp->verify = malloc((size_t)sp->cap * sizeof *sp->verify);
@@ -143,7 +144,7 @@ mx_status_t mx_spec_step(mx_spec_t *sp, mx_session_t *s, mx_sampler_t *smp, int3
   *n_out = 0;
   *n_drafted = 0;
   // Drafts that fit: t and the drafts go into the cache.
-  int32_t k = sp->k;
+  int32_t k = sp->mode == MX_SPEC_DRAFT ? sp->k_next : sp->k;
   if (base + 1 + k > s->ctx) k = (int32_t)(s->ctx - base - 1);
   int32_t m = 0;
   mx_status_t st = MX_OK;
@@ -171,8 +172,15 @@ mx_status_t mx_spec_step(mx_spec_t *sp, mx_session_t *s, mx_sampler_t *smp, int3
   *n_drafted = m;
   *n_out = mx_spec_accept(smp, sp->logits, s->vocab, s->tokens, (int32_t)(base + 1), sp->verify + 1,
                           m, out);
+  if (sp->mode == MX_SPEC_DRAFT) sp->k_next = mx_spec_adapt_k(sp->k_next, sp->k, m, *n_out - 1);
   // Keep t and the accepted drafts (all but the last token out, the next step's t).
   return mx_session_rewind(s, base + *n_out);
+}
+
+int32_t mx_spec_adapt_k(int32_t k, int32_t k_max, int32_t m, int32_t accepted) {
+  if (m < 1) return k;
+  if (accepted >= m) return k + 2 < k_max ? k + 2 : k_max;
+  return k > 1 ? k - 1 : 1;
 }
 
 int32_t mx_spec_accept(mx_sampler_t *smp, const float *logits, int32_t vocab,

@@ -8,6 +8,7 @@
 typedef struct mx_spec {
   mx_spec_mode_t mode;
   int32_t k;            // most drafted tokens per step (resolved; k + 1 <= the prefill chunk)
+  int32_t k_next;       // MX_SPEC_DRAFT: the next step's draft length (mx_spec_adapt_k)
   int32_t ngram_max;    // MX_SPEC_NGRAM: longest suffix matched
   mx_session_t *draft;  // MX_SPEC_DRAFT: the draft model's session (borrowed)
   int32_t cap;          // the longest verification call: k + 1 rounded up to a power of two
@@ -56,6 +57,14 @@ typedef struct mx_batch_drafter mx_batch_drafter_t;
 mx_status_t mx_batch_drafter_draft(mx_batch_drafter_t *d, int32_t slot, const int32_t *history,
                                    int32_t n, int32_t k, int32_t target_vocab, int32_t *out,
                                    int32_t *m);
+
+// A draft model's next draft length (ADR 0020): every drafted token costs one of its decode
+// steps, so after a step whose m >= 1 drafts were all accepted the length grows by 2 (up to
+// k_max), after a rejection it shrinks by 1 (down to 1), as transformers' "heuristic" schedule
+// for assistant models; a step without drafts leaves it. Shared by the session's steps and the
+// batch's, so a seeded server request drafts what mx_generate drafts. Prompt lookup's drafts
+// cost nothing to make and keep k_max.
+int32_t mx_spec_adapt_k(int32_t k, int32_t k_max, int32_t m, int32_t accepted);
 
 // Index of the largest logits[0..n) (ties to the lower id, NaN as -inf), as greedy sampling.
 int32_t mx_sampler_argmax(const float *logits, int32_t n);

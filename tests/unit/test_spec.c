@@ -336,6 +336,50 @@ static mx_model_t *load(const char *dir, const mx_model_load_opts_t *lo) {
   return m;
 }
 
+// The draft model's schedule: +2 after a step whose drafts were all accepted (up to the
+// bound), -1 after a rejection (down to 1); a step without drafts keeps it.
+static void test_adapt_k(void) {
+  CHECK(mx_spec_adapt_k(3, 7, 3, 3) == 5);
+  CHECK(mx_spec_adapt_k(6, 7, 6, 6) == 7);
+  CHECK(mx_spec_adapt_k(7, 7, 7, 7) == 7);
+  CHECK(mx_spec_adapt_k(2, 7, 1, 1) == 4);  // a draft cut short and accepted still grows
+  CHECK(mx_spec_adapt_k(5, 7, 5, 4) == 4);
+  CHECK(mx_spec_adapt_k(5, 7, 5, 0) == 4);
+  CHECK(mx_spec_adapt_k(1, 7, 1, 0) == 1);
+  CHECK(mx_spec_adapt_k(4, 7, 0, 0) == 4);
+}
+
+// With its 4-bit copy drafting k = 7 on stories260K, rejections shorten the next drafts: fewer
+// than 7 drafts per step on average over a few prompts (a fixed k would draft 7 at every step
+// the capacity allows).
+static void test_adaptive_drafts(const mx_model_t *m, const char *dir) {
+  mx_model_load_opts_t q4 = {.quant = MX_QUANT_INT4};
+  mx_model_t *dm = load(dir, &q4);
+  mx_session_opts_t so = {.backend = "cpu", .ctx = 128};
+  mx_session_t *s = NULL, *ds = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  if (dm) CHECK_OK(mx_session_create(dm, &so, &ds));
+  int32_t steps = 0, drafted = 0, accepted = 0;
+  for (int32_t i = 0; s && ds && i < 4; i++) {
+    int32_t prompt[64];
+    int32_t np = make_prompt(m->config.vocab_size, 1, prompt);
+    collect_t out;
+    mx_generate_stats_t st;
+    mx_spec_opts_t sp = {.mode = MX_SPEC_DRAFT, .draft_tokens = 7, .draft = ds};
+    CHECK_OK(run(s, prompt, np, 48, &sp, &out, &st));
+    steps += st.spec_steps;
+    drafted += st.spec_drafted;
+    accepted += st.spec_accepted;
+  }
+  CHECK_MSG(accepted < drafted && drafted < 7 * steps,
+            "adaptive drafts: %d of %d accepted in %d steps", accepted, drafted, steps);
+  printf("stories260K, int4 draft, k <= 7: %d of %d drafts accepted in %d steps\n", accepted,
+         drafted, steps);
+  mx_session_destroy(ds);
+  mx_session_destroy(s);
+  mx_model_free(dm);
+}
+
 static void test_stories(void) {
   char dir[4300];
   snprintf(dir, sizeof dir, "%s/models/stories260K", g_repo);
@@ -349,6 +393,7 @@ static void test_stories(void) {
   if (dm) CHECK_OK(mx_session_create(dm, &dso, &ds));
   check_greedy("stories260K", m, "cpu", 128, 60, ds);
   check_greedy("stories260K", m, "interp", 96, 6, ds);
+  test_adaptive_drafts(m, dir);
 
   // The model as its own draft on the same backend: every draft the model's own choice.
   mx_session_t *self = NULL, *s = NULL;
@@ -416,6 +461,7 @@ int main(void) {
   CHECK_OK(mx_backend_register(&g_fake));
   CHECK_OK(mx_backend_register(&g_fake_nolog));
   test_ngram();
+  test_adapt_k();
   test_errors();
   test_distribution();
   test_stories();
