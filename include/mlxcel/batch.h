@@ -34,11 +34,13 @@ extern "C" {
 
 typedef struct mx_batch mx_batch_t;
 
+enum { MX_BATCH_MAX_SLOTS = 64 };  // the graph builders' batch limit
+
 typedef struct mx_batch_opts {
   const char *backend;             // as mx_session_opts_t ("cpu" default, "interp")
   int64_t ctx;                     // KV capacity of EACH slot; 0 = as mx_session_opts_t
   int32_t prefill_chunk;           // most tokens per prefill call; 0 = default
-  int32_t n_slots;                 // 1..64
+  int32_t n_slots;                 // 1..MX_BATCH_MAX_SLOTS
   mx_backend_opts_t backend_opts;  // as mx_session_opts_t
   const char *vision_backend;      // as mx_session_opts_t
 } mx_batch_opts_t;
@@ -156,6 +158,14 @@ int32_t mx_batch_spec_tokens(const mx_batch_spec_t *sp);  // k as resolved
 // lookup (ADR 0020's drafter) never fails; a draft model's calls may (the error names them).
 mx_status_t mx_batch_spec_draft(mx_batch_spec_t *sp, int32_t slot, const int32_t *history,
                                 int32_t n, int32_t limit, int32_t *m);
+// mx_batch_spec_draft for n states of distinct slots at once (n <= MX_BATCH_MAX_SLOTS): the
+// states drafting with one drafter share its draft model's calls (one batched decode call per
+// draft position for all their slots) instead of a call each. ms[i] gets state i's count. A
+// draft model's failure costs the slots it concerns their drafts (ms 0) and is returned after
+// every state was handled.
+mx_status_t mx_batch_spec_draft_many(mx_batch_spec_t *const *sps, const int32_t *slots,
+                                     const int32_t *const *histories, const int32_t *ns,
+                                     const int32_t *limits, int32_t n, int32_t *ms);
 
 // Verifies the m drafts of the last mx_batch_spec_draft for `slot`, which holds history[0..n-1)
 // (n - 1 tokens, the pending token history[n - 1] not yet fed): one mx_batch_prefill_all call

@@ -91,6 +91,10 @@ struct mx_server_sched {
   // Scheduler-thread scratch for a decode step, sized at create time.
   int32_t *step_slots, *step_ids;
   mx_server_job_t **step_jobs;
+  // ... and for its drafts (mx_batch_spec_draft_many's arguments).
+  mx_batch_spec_t **d_sps;
+  const int32_t **d_hist;
+  int32_t *d_slots, *d_ns, *d_limits, *d_ms;
 };
 
 static double now_seconds(void) {
@@ -427,19 +431,6 @@ static mx_status_t spec_create(const mx_server_sched_t *s, mx_spec_mode_t mode,
                               ngram_max, out);
 }
 
-// A speculative job's drafts for this step (ADR 0024), 0 for none (it then decodes with the
-// others). As mx_generate drafts: as many as fit the slot, whatever is left
-// of max_tokens (the ids have room for them), so that a seeded request draws what generate does.
-static int32_t draft(mx_server_sched_t *s, mx_server_job_t *job) {
-  int32_t n = job->n_prompt + job->n_gen, m = 0;
-  int64_t room = s->ctx - n;
-  mx_status_t st = mx_batch_spec_draft(job->spec, job->slot, job->ids, n,
-                                       room < INT32_MAX ? (int32_t)room : INT32_MAX, &m);
-  // A draft model's failed call costs this step its drafts, not the request: the model's own
-  // decode step follows, and the drafter starts its slot over next time.
-  return st ? 0 : m;
-}
-
 // A speculative job's step with drafts: one verification call of its slot, then each token the
 // sampler settled on goes through the text side and out, until one ends the job; the slot then
 // holds what plain decoding would (every token before the last one out, and that one after EOS).
@@ -470,25 +461,52 @@ static void spec_step(mx_server_sched_t *s, mx_server_job_t *job) {
   }
 }
 
+// The drafts of this step's speculative jobs (ADR 0024), into each job's spec_m (0 for none:
+// it then decodes with the others). As mx_generate drafts: as many as fit the slot, whatever
+// is left of max_tokens (the ids have room for them), so that a seeded request draws what
+// generate does. Jobs drafting with the draft model share its calls. A draft model's failed
+// call costs the step its drafts, not the requests: the model's own decode step follows, and
+// the drafter starts those slots over.
+static void draft_all(mx_server_sched_t *s, mx_server_job_t **jobs, int32_t n) {
+  for (int32_t k = 0; k < n; k++) {
+    mx_server_job_t *j = jobs[k];
+    int32_t len = j->n_prompt + j->n_gen;
+    int64_t room = s->ctx - len;
+    s->d_sps[k] = j->spec;
+    s->d_slots[k] = j->slot;
+    s->d_hist[k] = j->ids;
+    s->d_ns[k] = len;
+    s->d_limits[k] = room < INT32_MAX ? (int32_t)room : INT32_MAX;
+  }
+  mx_batch_spec_draft_many(s->d_sps, s->d_slots, s->d_hist, s->d_ns, s->d_limits, n, s->d_ms);
+  for (int32_t k = 0; k < n; k++) jobs[k]->spec_m = s->d_ms[k];
+}
+
 // One batched decode step over every slot with a token to feed, except speculative jobs with
 // drafts, which then verify them in a call each (placed from the end of step_jobs).
 static void decode_step(mx_server_sched_t *s) {
   int32_t n = 0, n_spec = 0;
   for (int32_t i = 0; i < s->n_slots; i++) {
     mx_server_job_t *j = s->slots[i];
-    if (j && j->state == JOB_DECODE) {
-      j->spec_m = j->spec ? draft(s, j) : 0;
-      if (j->spec_m > 0) {
-        s->step_jobs[s->n_slots - 1 - n_spec++] = j;
-        continue;
-      }
+    if (j && j->state == JOB_DECODE && j->spec) s->step_jobs[s->n_slots - 1 - n_spec++] = j;
+  }
+  // Speculating jobs sit at the end of step_jobs, the plain ones fill it from the front.
+  draft_all(s, s->step_jobs + s->n_slots - n_spec, n_spec);
+  // Those with drafts stay there, in slot order (from the top down: a write never passes the
+  // entry being read).
+  int32_t n_verify = 0;
+  for (int32_t k = s->n_slots - 1; k >= s->n_slots - n_spec; k--)
+    if (s->step_jobs[k]->spec_m > 0) s->step_jobs[s->n_slots - 1 - n_verify++] = s->step_jobs[k];
+  for (int32_t i = 0; i < s->n_slots; i++) {
+    mx_server_job_t *j = s->slots[i];
+    if (j && j->state == JOB_DECODE && !(j->spec && j->spec_m > 0)) {
       s->step_jobs[n] = j;
       s->step_slots[n] = i;
       s->step_ids[n] = j->next_id;
       n++;
     }
   }
-  for (int32_t k = 0; k < n_spec; k++) spec_step(s, s->step_jobs[s->n_slots - 1 - k]);
+  for (int32_t k = 0; k < n_verify; k++) spec_step(s, s->step_jobs[s->n_slots - 1 - k]);
   if (n == 0) return;
   double t0 = now_seconds();
   mx_status_t st = mx_batch_decode(s->batch, s->step_slots, s->step_ids, n);
@@ -570,12 +588,19 @@ mx_status_t mx_server_sched_create(const mx_server_sched_opts_t *o, mx_server_sc
   s->step_slots = calloc((size_t)s->n_slots, sizeof *s->step_slots);
   s->step_ids = calloc((size_t)s->n_slots, sizeof *s->step_ids);
   s->busy = calloc((size_t)s->n_slots, sizeof *s->busy);
+  s->d_sps = calloc((size_t)s->n_slots, sizeof *s->d_sps);
+  s->d_hist = calloc((size_t)s->n_slots, sizeof *s->d_hist);
+  s->d_slots = calloc((size_t)s->n_slots, sizeof *s->d_slots);
+  s->d_ns = calloc((size_t)s->n_slots, sizeof *s->d_ns);
+  s->d_limits = calloc((size_t)s->n_slots, sizeof *s->d_limits);
+  s->d_ms = calloc((size_t)s->n_slots, sizeof *s->d_ms);
   if (s->prefix_cache && !st) st = mx_prefix_cache_init(&s->pc, s->n_slots, s->ctx);
   if (st) {
     mx_server_sched_destroy(s);
     return st;
   }
-  if (!s->slots || !s->step_jobs || !s->step_slots || !s->step_ids || !s->busy) {
+  if (!s->slots || !s->step_jobs || !s->step_slots || !s->step_ids || !s->busy || !s->d_sps ||
+      !s->d_hist || !s->d_slots || !s->d_ns || !s->d_limits || !s->d_ms) {
     mx_server_sched_destroy(s);
     return mx_error_set(MX_ERR_NOMEM, "scheduler: out of memory");
   }
@@ -606,6 +631,12 @@ void mx_server_sched_destroy(mx_server_sched_t *s) {
   free(s->step_jobs);
   free(s->step_slots);
   free(s->step_ids);
+  free(s->d_sps);
+  free(s->d_hist);
+  free(s->d_slots);
+  free(s->d_ns);
+  free(s->d_limits);
+  free(s->d_ms);
   free(s->busy);
   mx_prefix_cache_free(&s->pc);
   pthread_cond_destroy(&s->work_cv);

@@ -14,8 +14,6 @@
 
 #include "session/session_internal.h"
 
-enum { MAX_SLOTS = 64 };  // the graph builders' batch limit
-
 struct mx_batch {
   const mx_model_t *model;  // borrowed; outlives the batch
   const mx_backend_t *backend;
@@ -73,8 +71,8 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
   *out = NULL;
   if (!model) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_create: model is NULL");
   if (!opts) return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_create: opts is NULL");
-  if (opts->n_slots < 1 || opts->n_slots > MAX_SLOTS)
-    return mx_error_set(MX_ERR_INVALID_ARG, "n_slots must be in 1..%d, got %d", MAX_SLOTS,
+  if (opts->n_slots < 1 || opts->n_slots > MX_BATCH_MAX_SLOTS)
+    return mx_error_set(MX_ERR_INVALID_ARG, "n_slots must be in 1..%d, got %d", MX_BATCH_MAX_SLOTS,
                         opts->n_slots);
   const mx_backend_t *be = NULL;
   mx_backend_config_t bc;

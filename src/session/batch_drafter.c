@@ -13,6 +13,9 @@ struct mx_batch_drafter {
   int64_t ctx;        // per slot (the target's)
   int32_t chunk, n_slots, vocab;
   int32_t *held;  // [n_slots][ctx]: the tokens each draft slot holds (mx_batch_n_past of them)
+  // [n_slots] scratch of one mx_batch_drafter_draft_many: the slots of a decode call, the ids
+  // they feed, the request each serves.
+  int32_t *q_slot, *q_id, *q_req;
 };
 
 mx_status_t mx_batch_drafter_create(const mx_batch_t *target, const mx_model_t *draft,
@@ -45,7 +48,10 @@ mx_status_t mx_batch_drafter_create(const mx_batch_t *target, const mx_model_t *
   d->chunk = mx_batch_chunk(d->batch);
   d->vocab = mx_batch_vocab(d->batch);
   d->held = malloc((size_t)n_slots * (size_t)ctx * sizeof *d->held);
-  if (!d->held) {
+  d->q_slot = malloc((size_t)n_slots * sizeof *d->q_slot);
+  d->q_id = malloc((size_t)n_slots * sizeof *d->q_id);
+  d->q_req = malloc((size_t)n_slots * sizeof *d->q_req);
+  if (!d->held || !d->q_slot || !d->q_id || !d->q_req) {
     mx_batch_drafter_destroy(d);
     return mx_error_set(MX_ERR_NOMEM, "draft model: out of memory for %d slots of %lld tokens",
                         n_slots, (long long)ctx);
@@ -58,6 +64,9 @@ void mx_batch_drafter_destroy(mx_batch_drafter_t *d) {
   if (!d) return;
   mx_batch_destroy(d->batch);
   free(d->held);
+  free(d->q_slot);
+  free(d->q_id);
+  free(d->q_req);
   free(d);
 }
 
@@ -76,35 +85,83 @@ static mx_status_t feed(mx_batch_drafter_t *d, int32_t slot, const int32_t *ids,
   return MX_OK;
 }
 
-mx_status_t mx_batch_drafter_draft(mx_batch_drafter_t *d, int32_t slot, const int32_t *history,
-                                   int32_t n, int32_t k, int32_t target_vocab, int32_t *out,
-                                   int32_t *m) {
-  *m = 0;
-  if (slot < 0 || slot >= d->n_slots || n < 1)
-    return mx_error_set(MX_ERR_INVALID_ARG, "draft model: slot %d, history of %d", slot, n);
-  const int64_t base = n - 1;  // the target's tokens before the pending one
+// Brings request r's draft slot to the target's tokens before the pending one (rewound to the
+// common prefix, the rest prefilled) and queues the pending token for the first decode call;
+// a request with nothing to draft is not queued. On failure the slot is reset.
+static mx_status_t sync(mx_batch_drafter_t *d, mx_draft_req_t *r, int32_t target_vocab,
+                        int32_t *q) {
+  r->m = 0;
+  const int64_t base = r->n - 1;  // the target's tokens before the pending one
+  int32_t k = r->k;
   if (d->ctx < base + k) k = (int32_t)(d->ctx - base);  // the draft's capacity ends its drafts
-  if (k <= 0) return MX_OK;
+  if (k <= 0 || r->n < 1 || r->slot < 0 || r->slot >= d->n_slots || target_vocab < 1) {
+    r->k = 0;
+    return MX_OK;
+  }
+  r->k = k;
   // A token the draft model has no row for (a target's padding id): no drafts for this slot.
-  for (int64_t i = 0; i < n; i++)
-    if (history[i] < 0 || history[i] >= d->vocab) return MX_OK;
-  const int32_t *held = d->held + (size_t)slot * (size_t)d->ctx;
-  const int64_t n_held = mx_batch_n_past(d->batch, slot);
+  for (int64_t i = 0; i < r->n; i++)
+    if (r->history[i] < 0 || r->history[i] >= d->vocab) {
+      r->k = 0;
+      return MX_OK;
+    }
+  const int32_t *held = d->held + (size_t)r->slot * (size_t)d->ctx;
+  const int64_t n_held = mx_batch_n_past(d->batch, r->slot);
   int64_t c = 0;
-  while (c < base && c < n_held && held[c] == history[c]) c++;
-  mx_status_t st = c < n_held ? mx_batch_rewind(d->batch, slot, c) : MX_OK;
-  if (!st && c < base) st = feed(d, slot, history + c, (int32_t)(base - c));
-  if (!st) st = feed(d, slot, history + base, 1);  // the pending token, in a decode call
-  for (int32_t i = 0; !st && i < k; i++) {
-    int32_t id = mx_sampler_argmax(mx_batch_logits(d->batch, slot), d->vocab);
-    if (id >= target_vocab) break;
-    out[(*m)++] = id;
-    if (i + 1 < k) st = feed(d, slot, &id, 1);
-  }
+  while (c < base && c < n_held && held[c] == r->history[c]) c++;
+  mx_status_t st = c < n_held ? mx_batch_rewind(d->batch, r->slot, c) : MX_OK;
+  if (!st && c < base) st = feed(d, r->slot, r->history + c, (int32_t)(base - c));
   if (st) {
-    *m = 0;
-    mx_batch_reset(d->batch, slot);  // what it holds is no longer known
-    return mx_error_prefix(st, "draft model");
+    r->k = 0;
+    mx_batch_reset(d->batch, r->slot);  // what it holds is no longer known
+    return st;
   }
+  d->q_slot[*q] = r->slot;
+  d->q_id[*q] = r->history[base];
+  (*q)++;
   return MX_OK;
+}
+
+mx_status_t mx_batch_drafter_draft_many(mx_batch_drafter_t *d, mx_draft_req_t *reqs, int32_t n,
+                                        int32_t target_vocab) {
+  mx_status_t err = MX_OK;
+  int32_t q = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t before = q;
+    mx_status_t st = sync(d, &reqs[i], target_vocab, &q);
+    if (q > before) d->q_req[q - 1] = i;
+    if (st && !err) err = st;
+  }
+  // One decode call per draft position for every slot still drafting: the pending tokens, then
+  // each slot's latest draft until it has its k (or drafted an id past the target's vocabulary).
+  while (q > 0) {
+    for (int32_t j = 0; j < q; j++) {
+      int32_t *held = d->held + (size_t)d->q_slot[j] * (size_t)d->ctx;
+      held[mx_batch_n_past(d->batch, d->q_slot[j])] = d->q_id[j];
+    }
+    mx_status_t st = mx_batch_decode(d->batch, d->q_slot, d->q_id, q);
+    if (st) {
+      for (int32_t j = 0; j < q; j++) {
+        reqs[d->q_req[j]].m = 0;
+        mx_batch_reset(d->batch, d->q_slot[j]);
+      }
+      if (!err) err = st;
+      break;
+    }
+    int32_t q2 = 0;
+    for (int32_t j = 0; j < q; j++) {
+      mx_draft_req_t *r = &reqs[d->q_req[j]];
+      int32_t id = mx_sampler_argmax(mx_batch_logits(d->batch, d->q_slot[j]), d->vocab);
+      if (id >= target_vocab) continue;
+      r->out[r->m++] = id;
+      if (r->m < r->k) {
+        d->q_slot[q2] = d->q_slot[j];
+        d->q_id[q2] = id;
+        d->q_req[q2] = d->q_req[j];
+        q2++;
+      }
+    }
+    q = q2;
+  }
+  return err ? mx_error_prefix(err, "draft model") : MX_OK;
 }

@@ -2,18 +2,18 @@
 // model, and the verification of one slot's drafts in one all-logits call, judged by the acceptance
 // the session's steps use (spec.c), so that a slot's tokens follow the same rule and the same
 // random draws as mx_generate's.
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/try.h"
 #include "mlxcel/batch.h"
 #include "session/spec.h"
 
 struct mx_batch_spec {
   mx_batch_drafter_t *drafter;  // NULL: prompt lookup
   int32_t k, ngram_max;
-  int32_t k_next;  // with a drafter: the next draft's length (mx_spec_adapt_k)
-  int32_t cap;     // the longest verification call: k + 1 rounded up to a power of two
+  mx_spec_sched_t sched;  // with a drafter: the draft lengths (mx_spec_sched_take)
+  int32_t cap;            // the longest verification call: k + 1 rounded up to a power of two
   int32_t vocab;
   int32_t m;      // drafts of the last mx_batch_spec_draft
   int32_t *ids;   // [cap]: the pending token, the drafts, padding
@@ -45,7 +45,7 @@ mx_status_t mx_batch_spec_create(const mx_batch_t *b, mx_batch_drafter_t *drafte
   if (!sp) return mx_error_set(MX_ERR_NOMEM, "speculative decoding: out of memory");
   sp->drafter = drafter;
   sp->k = k;
-  sp->k_next = k;
+  sp->sched = mx_spec_sched_init(k);
   sp->ngram_max = g;
   sp->vocab = mx_batch_vocab(b);
   sp->cap = 1;
@@ -69,19 +69,57 @@ void mx_batch_spec_destroy(mx_batch_spec_t *sp) {
 
 int32_t mx_batch_spec_tokens(const mx_batch_spec_t *sp) { return sp ? sp->k : 0; }
 
+// The draft length of a state's step for a slot with `limit` tokens of room (once per step: it
+// counts a draft model's pause down).
+static int32_t draft_len(mx_batch_spec_t *sp, int32_t limit) {
+  int32_t k = sp->drafter ? mx_spec_sched_take(&sp->sched) : sp->k;
+  return limit < k ? limit : k;
+}
+
 mx_status_t mx_batch_spec_draft(mx_batch_spec_t *sp, int32_t slot, const int32_t *history,
                                 int32_t n, int32_t limit, int32_t *m) {
-  *m = sp->m = 0;
-  int32_t k = sp->drafter ? sp->k_next : sp->k;
-  if (limit < k) k = limit;
-  if (!history || n < 1 || k < 1) return MX_OK;
-  if (sp->drafter) {
-    MX_TRY(mx_batch_drafter_draft(sp->drafter, slot, history, n, k, sp->vocab, sp->ids + 1, m));
-  } else {
-    *m = mx_spec_ngram(history, n - 1, history[n - 1], sp->ngram_max, k, sp->ids + 1);
+  return mx_batch_spec_draft_many(&sp, &slot, &history, &n, &limit, 1, m);
+}
+
+mx_status_t mx_batch_spec_draft_many(mx_batch_spec_t *const *sps, const int32_t *slots,
+                                     const int32_t *const *histories, const int32_t *ns,
+                                     const int32_t *limits, int32_t n, int32_t *ms) {
+  if (n < 0 || n > MX_BATCH_MAX_SLOTS)
+    return mx_error_set(MX_ERR_INVALID_ARG, "batch speculative step: %d slots (0..%d)", n,
+                        MX_BATCH_MAX_SLOTS);
+  mx_draft_req_t reqs[MX_BATCH_MAX_SLOTS];
+  int32_t of[MX_BATCH_MAX_SLOTS], ks[MX_BATCH_MAX_SLOTS];
+  mx_status_t err = MX_OK;
+  for (int32_t i = 0; i < n; i++) {
+    mx_batch_spec_t *sp = sps[i];
+    ms[i] = sp->m = 0;
+    ks[i] = draft_len(sp, limits[i]);
+    if (!histories[i] || ns[i] < 1) ks[i] = 0;
+    if (!sp->drafter && ks[i] >= 1)
+      ms[i] = sp->m = mx_spec_ngram(histories[i], ns[i] - 1, histories[i][ns[i] - 1], sp->ngram_max,
+                                    ks[i], sp->ids + 1);
   }
-  sp->m = *m;
-  return MX_OK;
+  // The draft-model states, one group per drafter: their decode calls are shared.
+  for (int32_t i = 0; i < n; i++) {
+    mx_batch_drafter_t *d = sps[i]->drafter;
+    bool first = d != NULL;
+    for (int32_t j = 0; first && j < i; j++) first = sps[j]->drafter != d;
+    if (!first) continue;
+    int32_t nr = 0;
+    for (int32_t j = i; j < n; j++) {
+      if (sps[j]->drafter != d || ks[j] < 1) continue;
+      reqs[nr] = (mx_draft_req_t){.slot = slots[j],
+                                  .history = histories[j],
+                                  .n = ns[j],
+                                  .k = ks[j],
+                                  .out = sps[j]->ids + 1};
+      of[nr++] = j;
+    }
+    mx_status_t st = mx_batch_drafter_draft_many(d, reqs, nr, sps[i]->vocab);
+    if (st && !err) err = st;
+    for (int32_t r = 0; r < nr; r++) ms[of[r]] = sps[of[r]]->m = reqs[r].m;
+  }
+  return err;
 }
 
 mx_status_t mx_batch_spec_verify(mx_batch_t *b, int32_t slot, mx_batch_spec_t *sp,
@@ -117,7 +155,7 @@ mx_status_t mx_batch_spec_verify(mx_batch_t *b, int32_t slot, mx_batch_spec_t *s
     return st;
   }
   *n_out = mx_spec_accept(smp, sp->logits, sp->vocab, history, n, sp->ids + 1, m, out);
-  if (sp->drafter) sp->k_next = mx_spec_adapt_k(sp->k_next, sp->k, m, *n_out - 1);
+  if (sp->drafter) mx_spec_sched_update(&sp->sched, m, *n_out - 1);
   // Keep the pending token and the accepted drafts: all but the last token out.
   return mx_batch_rewind(b, slot, base + *n_out);
 }

@@ -65,7 +65,7 @@ mx_status_t mx_spec_create(const mx_spec_opts_t *o, mx_session_t *s, mx_spec_t *
   // One verification is one prefill call: k + 1 tokens padded to a power of two (the graph
   // runner's prefill lengths, ADR 0002), within the prefill chunk.
   if (sp->k + 1 > s->chunk) sp->k = s->chunk - 1;
-  sp->k_next = sp->k;
+  sp->sched = mx_spec_sched_init(sp->k);
   sp->cap = 1;
   while (sp->cap < sp->k + 1) sp->cap *= 2;
   sp->verify = malloc((size_t)sp->cap * sizeof *sp->verify);
@@ -144,7 +144,7 @@ mx_status_t mx_spec_step(mx_spec_t *sp, mx_session_t *s, mx_sampler_t *smp, int3
   *n_out = 0;
   *n_drafted = 0;
   // Drafts that fit: t and the drafts go into the cache.
-  int32_t k = sp->mode == MX_SPEC_DRAFT ? sp->k_next : sp->k;
+  int32_t k = sp->mode == MX_SPEC_DRAFT ? mx_spec_sched_take(&sp->sched) : sp->k;
   if (base + 1 + k > s->ctx) k = (int32_t)(s->ctx - base - 1);
   int32_t m = 0;
   mx_status_t st = MX_OK;
@@ -172,15 +172,31 @@ mx_status_t mx_spec_step(mx_spec_t *sp, mx_session_t *s, mx_sampler_t *smp, int3
   *n_drafted = m;
   *n_out = mx_spec_accept(smp, sp->logits, s->vocab, s->tokens, (int32_t)(base + 1), sp->verify + 1,
                           m, out);
-  if (sp->mode == MX_SPEC_DRAFT) sp->k_next = mx_spec_adapt_k(sp->k_next, sp->k, m, *n_out - 1);
+  if (sp->mode == MX_SPEC_DRAFT) mx_spec_sched_update(&sp->sched, m, *n_out - 1);
   // Keep t and the accepted drafts (all but the last token out, the next step's t).
   return mx_session_rewind(s, base + *n_out);
 }
 
-int32_t mx_spec_adapt_k(int32_t k, int32_t k_max, int32_t m, int32_t accepted) {
-  if (m < 1) return k;
-  if (accepted >= m) return k + 2 < k_max ? k + 2 : k_max;
-  return k > 1 ? k - 1 : 1;
+int32_t mx_spec_sched_take(mx_spec_sched_t *sc) {
+  if (sc->pause > 0) {
+    sc->pause--;
+    return 0;
+  }
+  return sc->k;
+}
+
+void mx_spec_sched_update(mx_spec_sched_t *sc, int32_t m, int32_t accepted) {
+  if (m < 1) return;
+  if (accepted >= m) {
+    sc->k = sc->k + 2 < sc->k_max ? sc->k + 2 : sc->k_max;
+    sc->backoff = 0;
+  } else if (sc->k > 1) {
+    sc->k--;
+  } else {
+    sc->backoff = sc->backoff ? 2 * sc->backoff : 1;
+    if (sc->backoff > MX_SPEC_MAX_PAUSE) sc->backoff = MX_SPEC_MAX_PAUSE;
+    sc->pause = sc->backoff;
+  }
 }
 
 int32_t mx_spec_accept(mx_sampler_t *smp, const float *logits, int32_t vocab,

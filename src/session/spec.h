@@ -5,15 +5,37 @@
 
 #include "mlxcel/session.h"
 
+// A draft model's draft lengths (ADR 0020). Every drafted token costs one of its decode steps,
+// so the length adapts as transformers' "heuristic" schedule for assistant models: it starts at
+// k_max, grows by 2 (up to k_max) after a step whose m >= 1 drafts were all accepted and
+// shrinks by 1 (down to 1) after a rejection. A rejection at length 1 also pauses drafting for
+// 1, 2, 4, ... up to MX_SPEC_MAX_PAUSE steps (plain decode steps), so that where the models do
+// not agree the draft costs almost nothing; an accepted draft ends the backoff. Shared by the
+// session's steps and the batch's, so a seeded server request drafts what mx_generate drafts.
+// Prompt lookup's drafts cost nothing to make: it keeps k_max and never pauses.
+enum { MX_SPEC_MAX_PAUSE = 16 };
+typedef struct mx_spec_sched {
+  int32_t k, k_max;
+  int32_t pause, backoff;  // plain steps still to take; the next pause's length (0: none yet)
+} mx_spec_sched_t;
+
+static inline mx_spec_sched_t mx_spec_sched_init(int32_t k_max) {
+  return (mx_spec_sched_t){.k = k_max, .k_max = k_max};
+}
+// The draft length of this step (0: a paused step), counting the pause down; once per step.
+int32_t mx_spec_sched_take(mx_spec_sched_t *sc);
+// After a step that verified m drafts and accepted `accepted` of them (m 0: nothing changes).
+void mx_spec_sched_update(mx_spec_sched_t *sc, int32_t m, int32_t accepted);
+
 typedef struct mx_spec {
   mx_spec_mode_t mode;
-  int32_t k;            // most drafted tokens per step (resolved; k + 1 <= the prefill chunk)
-  int32_t k_next;       // MX_SPEC_DRAFT: the next step's draft length (mx_spec_adapt_k)
-  int32_t ngram_max;    // MX_SPEC_NGRAM: longest suffix matched
-  mx_session_t *draft;  // MX_SPEC_DRAFT: the draft model's session (borrowed)
-  int32_t cap;          // the longest verification call: k + 1 rounded up to a power of two
-  int32_t *verify;      // [cap] owned: the pending token, the drafts, padding
-  float *logits;        // [cap][vocab] owned: the verification's logits
+  int32_t k;              // most drafted tokens per step (resolved; k + 1 <= the prefill chunk)
+  mx_spec_sched_t sched;  // MX_SPEC_DRAFT: the draft lengths (mx_spec_sched_take)
+  int32_t ngram_max;      // MX_SPEC_NGRAM: longest suffix matched
+  mx_session_t *draft;    // MX_SPEC_DRAFT: the draft model's session (borrowed)
+  int32_t cap;            // the longest verification call: k + 1 rounded up to a power of two
+  int32_t *verify;        // [cap] owned: the pending token, the drafts, padding
+  float *logits;          // [cap][vocab] owned: the verification's logits
 } mx_spec_t;
 
 // Resolves the options (defaults, ranges, the draft's tokenizer, a backend that returns every
@@ -49,22 +71,25 @@ int32_t mx_spec_accept(mx_sampler_t *smp, const float *logits, int32_t vocab,
                        const int32_t *history, int32_t n_history, const int32_t *drafts, int32_t m,
                        int32_t *out);
 
-// The batch drafter's draft (batch_drafter.c) for `slot` over the target's history[0..n) whose
-// last token is pending: up to k greedy tokens of the draft model, stopping before an id at or
-// past target_vocab, into out; *m their count (0 when the draft slot is full or the history holds
-// an id the draft model has no row for). On failure the draft slot is reset.
-typedef struct mx_batch_drafter mx_batch_drafter_t;
-mx_status_t mx_batch_drafter_draft(mx_batch_drafter_t *d, int32_t slot, const int32_t *history,
-                                   int32_t n, int32_t k, int32_t target_vocab, int32_t *out,
-                                   int32_t *m);
+// One slot's draft request to the batch drafter (batch_drafter.c): the target's history[0..n)
+// whose last token is pending, at most k drafts into out; m their count once drafted.
+typedef struct mx_draft_req {
+  int32_t slot;
+  const int32_t *history;
+  int32_t n, k;
+  int32_t *out;
+  int32_t m;
+} mx_draft_req_t;
 
-// A draft model's next draft length (ADR 0020): every drafted token costs one of its decode
-// steps, so after a step whose m >= 1 drafts were all accepted the length grows by 2 (up to
-// k_max), after a rejection it shrinks by 1 (down to 1), as transformers' "heuristic" schedule
-// for assistant models; a step without drafts leaves it. Shared by the session's steps and the
-// batch's, so a seeded server request drafts what mx_generate drafts. Prompt lookup's drafts
-// cost nothing to make and keep k_max.
-int32_t mx_spec_adapt_k(int32_t k, int32_t k_max, int32_t m, int32_t accepted);
+// The draft model's greedy drafts for every request (distinct slots), stopping before an id at
+// or past target_vocab: each draft slot is brought to its history, then one batched decode call
+// per draft position serves every slot still drafting. A request drafts nothing (m 0) when its
+// draft slot is full or its history holds an id the draft model has no row for. A failed call
+// costs the slots it served their drafts (m 0, draft slot reset) and is returned after every
+// request was handled.
+typedef struct mx_batch_drafter mx_batch_drafter_t;
+mx_status_t mx_batch_drafter_draft_many(mx_batch_drafter_t *d, mx_draft_req_t *reqs, int32_t n,
+                                        int32_t target_vocab);
 
 // Index of the largest logits[0..n) (ties to the lower id, NaN as -inf), as greedy sampling.
 int32_t mx_sampler_argmax(const float *logits, int32_t n);

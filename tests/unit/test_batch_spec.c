@@ -79,23 +79,36 @@ static void start(mx_batch_t *b, int32_t slot, slot_run_t *r) {
 
 static bool done(const slot_run_t *r) { return r->n - r->n_prompt >= r->max_tokens; }
 
-// Runs two slots to max_tokens each: slot 0 speculates (when r0->sp), slot 1 decodes plainly;
-// the plain ones share one mx_batch_decode call per step, as the server's scheduler runs them.
+// Runs two slots to max_tokens each, speculating where they have a state (r->sp): their drafts
+// made together each step (mx_batch_spec_draft_many: a drafter's calls shared by both slots),
+// each verified in its own call; the others share one mx_batch_decode call per step, as the
+// server's scheduler runs them.
 static void run_pair(mx_batch_t *b, slot_run_t *r0, slot_run_t *r1) {
   start(b, 0, r0);
   start(b, 1, r1);
   slot_run_t *runs[2] = {r0, r1};
   for (int guard = 0; guard < 4 * MAX_IDS && (!done(r0) || !done(r1)); guard++) {
+    mx_batch_spec_t *sps[2];
+    const int32_t *hist[2];
+    int32_t dslots[2], ns[2], limits[2], ms[2] = {0, 0}, nd = 0;
+    for (int32_t s = 0; s < 2; s++) {
+      slot_run_t *r = runs[s];
+      if (done(r) || !r->sp) continue;
+      sps[nd] = r->sp;
+      hist[nd] = r->ids;
+      dslots[nd] = s;
+      ns[nd] = r->n;
+      limits[nd++] = (int32_t)(mx_batch_ctx(b) - r->n);
+      r->steps++;
+    }
+    CHECK_OK(mx_batch_spec_draft_many(sps, dslots, hist, ns, limits, nd, ms));
     int32_t slots[2], ids[2], n = 0;
     for (int32_t s = 0; s < 2; s++) {
       slot_run_t *r = runs[s];
       if (done(r)) continue;
       int32_t m = 0;
-      if (r->sp) {
-        CHECK_OK(
-            mx_batch_spec_draft(r->sp, s, r->ids, r->n, (int32_t)(mx_batch_ctx(b) - r->n), &m));
-        r->steps++;
-      }
+      for (int32_t d = 0; d < nd; d++)
+        if (dslots[d] == s) m = ms[d];
       if (m == 0) {
         slots[n] = s;
         ids[n++] = r->ids[r->n - 1];
@@ -204,9 +217,16 @@ static void check_model(const char *what, const mx_model_t *m, const mx_model_t 
     int32_t max0 = 30 + (int32_t)rnd(40), max1 = 6 + (int32_t)rnd(20);
     bool greedy = i % 3 != 2;
     uint64_t seed = 1000 + (uint64_t)i;
-    mx_batch_spec_t *sp = NULL;
+    mx_batch_spec_t *sp = NULL, *sp1 = NULL;
     CHECK_OK(mx_batch_spec_create(b, dr, 1 + i % 7, 1 + i % 3, &sp));
-    if (!sp) break;
+    // With a draft model, greedy runs draft for both slots in shared calls (a sampled run's
+    // neighbour stays plain: its drafts are then exactly a lone session's, as the comparison
+    // with mx_generate needs).
+    if (dr && greedy) CHECK_OK(mx_batch_spec_create(b, dr, 2 + i % 4, 0, &sp1));
+    if (!sp || (dr && greedy && !sp1)) {
+      mx_batch_spec_destroy(sp);
+      break;
+    }
     // The reference: plain decoding of both prompts (greedy), or mx_generate's speculative run
     // of prompt 0 on a session with the same seed (sampled).
     slot_run_t a0, a1, c0, c1;
@@ -214,7 +234,7 @@ static void check_model(const char *what, const mx_model_t *m, const mx_model_t 
     init_run(&a1, p1, n1, max1, true, 0, NULL, V);
     run_pair(b, &a0, &a1);
     init_run(&c0, p0, n0, max0, greedy, seed, sp, V);
-    init_run(&c1, p1, n1, max1, true, 0, NULL, V);
+    init_run(&c1, p1, n1, max1, true, 0, sp1, V);
     run_pair(b, &c0, &c1);
     bool same = same_ids(&c1, a1.ids + n1, max1);  // the plain neighbour is unaffected
     if (greedy) {
@@ -240,13 +260,14 @@ static void check_model(const char *what, const mx_model_t *m, const mx_model_t 
       fprintf(stderr, "\n");
     }
     checked++;
-    drafted += c0.drafted;
-    accepted += c0.accepted;
+    drafted += c0.drafted + c1.drafted;
+    accepted += c0.accepted + c1.accepted;
     mx_sampler_destroy(a0.smp);
     mx_sampler_destroy(a1.smp);
     mx_sampler_destroy(c0.smp);
     mx_sampler_destroy(c1.smp);
     mx_batch_spec_destroy(sp);
+    mx_batch_spec_destroy(sp1);
   }
   const char *how = dr ? " with a draft model" : "";
   CHECK_MSG(mism == 0, "%s on %s%s: %d of %d prompts differ", what, backend, how, mism, checked);

@@ -337,16 +337,34 @@ static mx_model_t *load(const char *dir, const mx_model_load_opts_t *lo) {
 }
 
 // The draft model's schedule: +2 after a step whose drafts were all accepted (up to the
-// bound), -1 after a rejection (down to 1); a step without drafts keeps it.
-static void test_adapt_k(void) {
-  CHECK(mx_spec_adapt_k(3, 7, 3, 3) == 5);
-  CHECK(mx_spec_adapt_k(6, 7, 6, 6) == 7);
-  CHECK(mx_spec_adapt_k(7, 7, 7, 7) == 7);
-  CHECK(mx_spec_adapt_k(2, 7, 1, 1) == 4);  // a draft cut short and accepted still grows
-  CHECK(mx_spec_adapt_k(5, 7, 5, 4) == 4);
-  CHECK(mx_spec_adapt_k(5, 7, 5, 0) == 4);
-  CHECK(mx_spec_adapt_k(1, 7, 1, 0) == 1);
-  CHECK(mx_spec_adapt_k(4, 7, 0, 0) == 4);
+// bound), -1 after a rejection (down to 1), then pauses of 1, 2, 4, ... 16 plain steps after
+// rejections at length 1 until a draft is accepted; a step without drafts changes nothing.
+static void test_sched(void) {
+  mx_spec_sched_t sc = mx_spec_sched_init(7);
+  CHECK(mx_spec_sched_take(&sc) == 7);
+  mx_spec_sched_update(&sc, 7, 7);
+  CHECK(mx_spec_sched_take(&sc) == 7);
+  mx_spec_sched_update(&sc, 7, 2);
+  CHECK(mx_spec_sched_take(&sc) == 6);
+  mx_spec_sched_update(&sc, 0, 0);
+  CHECK(mx_spec_sched_take(&sc) == 6);
+  mx_spec_sched_update(&sc, 3, 3);  // a draft cut short and accepted still grows
+  CHECK(mx_spec_sched_take(&sc) == 7);
+  for (int32_t i = 0; i < 6; i++) mx_spec_sched_update(&sc, 1, 0);
+  CHECK(mx_spec_sched_take(&sc) == 1);
+  int32_t pauses[] = {1, 2, 4, 8, 16, 16};
+  for (int32_t p = 0; p < 6; p++) {
+    mx_spec_sched_update(&sc, 1, 0);  // rejected at length 1: a pause
+    for (int32_t i = 0; i < pauses[p]; i++) CHECK(mx_spec_sched_take(&sc) == 0);
+    CHECK(mx_spec_sched_take(&sc) == 1);
+  }
+  mx_spec_sched_update(&sc, 1, 1);  // accepted: the backoff ends, the length grows
+  CHECK(mx_spec_sched_take(&sc) == 3);
+  mx_spec_sched_update(&sc, 3, 0);
+  mx_spec_sched_update(&sc, 2, 0);
+  mx_spec_sched_update(&sc, 1, 0);
+  CHECK(mx_spec_sched_take(&sc) == 0);  // the first pause again
+  CHECK(mx_spec_sched_take(&sc) == 1);
 }
 
 // With its 4-bit copy drafting k = 7 on stories260K, rejections shorten the next drafts: fewer
@@ -461,7 +479,7 @@ int main(void) {
   CHECK_OK(mx_backend_register(&g_fake));
   CHECK_OK(mx_backend_register(&g_fake_nolog));
   test_ngram();
-  test_adapt_k();
+  test_sched();
   test_errors();
   test_distribution();
   test_stories();
