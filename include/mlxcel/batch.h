@@ -87,6 +87,11 @@ mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *i
 // token, the RoPE position after it: text after an image (mx_batch_prefill, mx_batch_decode)
 // continues at mx_batch_rope_next through the media entry, one call per such slot (those slots
 // do not share a decode step's batched call), and mx_batch_rewind keeps what it keeps.
+// Molmo2 (ADR 0023): mx_session_vision_pooled's features of one image on the batch's tower,
+// touching no slot; mx_batch_prefill_media then adds them at a slot's <im_patch> tokens.
+mx_status_t mx_batch_vision_pooled(mx_batch_t *b, const float *pixels, int64_t n_pixels,
+                                   int32_t crops, const int32_t *pooling, int32_t tokens,
+                                   int32_t pool, float *features, int64_t n_features);
 mx_status_t mx_batch_vision_grid(mx_batch_t *b, const float *pixels, int64_t n_pixels,
                                  int32_t grid_h, int32_t grid_w, float *features,
                                  int64_t n_features);

@@ -202,13 +202,32 @@ typedef struct mx_vision_config {
   int32_t adapter_heads, adapter_head_dim, adapter_hidden, adapter_intermediate;
   bool adapter_attention_bias;
   int32_t low_res_start_token_id;
+  // Molmo2's image tokens are the consecutive special ids block_lo..block_hi (the smallest and
+  // largest of config.json's image_start / image_end / image_patch / low_res_image_start /
+  // frame_start / frame_end ids; <im_col> and <im_low> lie between them in the released and
+  // the fixture tokenizers, and <|image|> too, which never survives the prompt's expansion):
+  // each run of them is one bidirectional block (ADR 0023). 0 / -1 for the other towers.
+  int32_t block_lo, block_hi;
 } mx_vision_config_t;
 
 // Whether the image tokens of each image attend to each other bidirectionally in the text model
 // (Gemma 3: causal, and bidirectional inside each run of image tokens): a prefill call must hold
 // each run whole (mx_vision_prefill_take).
 static inline bool mx_vision_blocks(const mx_vision_config_t *v) {
+  return v->present && (v->kind == MX_VISION_SIGLIP || v->kind == MX_VISION_MOLMO2);
+}
+
+// Whether the processor expands each image in the prompt text before tokenizing (Gemma 3:
+// mx_chat_expand_images), rather than the ids after it (Molmo2, the others).
+static inline bool mx_vision_text_expanded(const mx_vision_config_t *v) {
   return v->present && v->kind == MX_VISION_SIGLIP;
+}
+
+// Whether token id belongs to an image's block (mx_vision_blocks): Gemma 3's image token, or
+// any of Molmo2's image tokens (block_lo..block_hi: patches, columns, starts and ends).
+static inline bool mx_vision_block_token(const mx_vision_config_t *v, int32_t id) {
+  if (v->kind == MX_VISION_MOLMO2) return id >= v->block_lo && id <= v->block_hi;
+  return id == v->image_token_id;
 }
 
 // Whether the tower takes square images of one size (vision.image_size) and gives
@@ -244,6 +263,12 @@ mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_
 // run longer than the chunk starts ids (naming its length and the chunk).
 mx_status_t mx_vision_prefill_take(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
                                    int32_t chunk, bool prev_image, int32_t *take);
+// The next piece of a prefill call's ids[n] that a runner of power-of-two graphs (the largest
+// max_pow2) runs as one call, so that no piece cuts an image's block (mx_vision_blocks): at a
+// run of block tokens, the whole run (any length: the runner takes a graph of that length);
+// else the largest power of two <= max_pow2 within the text before the next run. 0 when n is 0.
+int32_t mx_vision_media_piece(const mx_vision_config_t *v, const int32_t *ids, int32_t n,
+                              int32_t max_pow2);
 // Molmo2's image tokens (Molmo2Processor; the ids are the tokenizer's: config.json names only
 // some of them) and its processor_config.json options: col_tokens (image_use_col_tokens),
 // single_crop_col_tokens (use_single_crop_col_tokens; -1 when unset: as col_tokens),
@@ -266,10 +291,11 @@ typedef struct mx_molmo2_prompt {
 mx_status_t mx_molmo2_expand_prompt(const mx_molmo2_prompt_t *p, const int32_t *ids, int32_t n,
                                     const int64_t (*grids)[4], int32_t n_images, int32_t **out,
                                     int32_t *n_out);
-// Whether this vision family's images can reach its text model: MX_ERR_UNSUPPORTED naming the
-// model_type for Molmo2, whose @vision is built but which no session or batch runs yet; MX_OK
-// for the others.
-mx_status_t mx_vision_check_media(const struct mx_model_config *cfg);
+// The prompt tokens of a loaded Molmo2 model (struct mx_model, below): the ids from its
+// tokenizer (each refused by name when missing, or when outside config.json's image tokens) and
+// the options from DIR/processor_config.json (Molmo2Processor's defaults without the file).
+struct mx_model;
+mx_status_t mx_molmo2_prompt_load(const struct mx_model *m, mx_molmo2_prompt_t *out);
 // Whether preprocessed pixel values of shape[rank] are what the tower takes ([C, S, S]); an
 // error naming both shapes (the image processor and the model config disagree) otherwise.
 mx_status_t mx_vision_check_pixels(const struct mx_model_config *cfg, int32_t rank,

@@ -126,6 +126,13 @@ typedef struct mx_backend {
                              float *features);
   mx_status_t (*prefill_mrope)(void *state, const int32_t *ids, const float *media,
                                const int32_t *positions, int32_t n, int64_t pos0, float *last);
+  // Molmo2's tower (ADR 0023); NULL: not run by this backend. Runs @vision built for `crops`
+  // crops and `tokens` pooled tokens of `pool` patches each on the processor's pixel_values
+  // [crops, N, P*P*3] and image_token_pooling pooling[tokens * pool] (-1: none), and writes the
+  // features [tokens][H]; its text side is prefill_media (the features added at <im_patch>).
+  mx_status_t (*vision_pooled)(void *state, const float *pixels, int32_t crops,
+                               const int32_t *pooling, int32_t tokens, int32_t pool,
+                               float *features);
 } mx_backend_t;
 
 // Registered backends by name ("cpu", "interp"; later "iree"); NULL if unknown.
@@ -208,6 +215,23 @@ mx_status_t mx_mrope_positions(const mx_model_config_t *cfg, const int32_t *ids,
                                int32_t *positions, int64_t *next);
 mx_status_t mx_session_prefill_media(mx_session_t *s, const int32_t *ids, const float *media,
                                      int32_t n);
+// Molmo2 (vision.kind MX_VISION_MOLMO2; ADR 0023). The features of one image from the
+// processor's outputs (mx_pixels_t): pixel_values [crops, N, P*P*3] (n_pixels values: crops
+// views of (image_size / patch_size)^2 patches) and image_token_pooling [tokens, pool] i32
+// (pooling, -1 for none); features[n_features = tokens * hidden_size] receives one row per
+// pooled token, in the order of the expanded prompt's <im_patch> tokens
+// (mx_molmo2_expand_prompt). mx_session_prefill_media then adds row i to token i's embedding
+// where the prompt has <im_patch>, every image token of an image attending to the whole image
+// (one bidirectional block). A new geometry builds (and compiles) @vision for it. Errors:
+// another model, sizes that do not match, pooling indices outside the patches, a backend without
+// the entry.
+mx_status_t mx_session_vision_pooled(mx_session_t *s, const float *pixels, int64_t n_pixels,
+                                     int32_t crops, const int32_t *pooling, int32_t tokens,
+                                     int32_t pool, float *features, int64_t n_features);
+// The checks of mx_session_vision_pooled (shared with the batch).
+mx_status_t mx_session_check_pooled_sizes(const mx_model_t *model, int64_t n_pixels, int32_t crops,
+                                          const int32_t *pooling, int32_t tokens, int32_t pool,
+                                          int64_t n_features);
 // Logits [V] of the last token processed; valid until the next prefill/decode/reset.
 const float *mx_session_logits(const mx_session_t *s);
 int64_t mx_session_n_past(const mx_session_t *s);

@@ -95,6 +95,7 @@ static const mx_backend_batch_t g_interp_batch = {
     .prefill_media = mx_bstate_prefill_media,
     .vision_grid = mx_bstate_vision_grid,
     .prefill_mrope = mx_bstate_prefill_mrope,
+    .vision_pooled = mx_bstate_vision_pooled,
     .prefill_all = mx_bstate_prefill_all,
 };
 
@@ -112,4 +113,5 @@ const mx_backend_t mx_backend_interp = {
     .prefill_media = mx_graph_runner_prefill_media,
     .vision_grid = mx_graph_runner_vision_grid,
     .prefill_mrope = mx_graph_runner_prefill_mrope,
+    .vision_pooled = mx_graph_runner_vision_pooled,
 };

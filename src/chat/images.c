@@ -106,7 +106,11 @@ const char *mx_chat_image_placeholder(const mx_tokenizer_t *tok, const mx_vision
                                       size_t *len) {
   *len = 0;
   if (!v->present) return NULL;
-  return piece(tok, mx_vision_blocks(v) ? v->vision_start_token_id : v->image_token_id, len);
+  if (v->kind == MX_VISION_MOLMO2) {  // Molmo2Processor's <|image|>, not a config id
+    int32_t id = tok ? mx_tokenizer_token_to_id(tok, "<|image|>", 9) : -1;
+    return id >= 0 ? piece(tok, id, len) : NULL;
+  }
+  return piece(tok, mx_vision_text_expanded(v) ? v->vision_start_token_id : v->image_token_id, len);
 }
 
 mx_status_t mx_chat_image_with(const mx_tokenizer_t *tok, const mx_vision_config_t *v, char **out,
@@ -117,8 +121,8 @@ mx_status_t mx_chat_image_with(const mx_tokenizer_t *tok, const mx_vision_config
   const char *p = mx_chat_image_placeholder(tok, v, &pl);
   if (!p)
     return mx_error_set(MX_ERR_INVALID_ARG, "the image token %d has no text in the tokenizer",
-                        mx_vision_blocks(v) ? v->vision_start_token_id : v->image_token_id);
-  bool line = !mx_vision_blocks(v);
+                        mx_vision_text_expanded(v) ? v->vision_start_token_id : v->image_token_id);
+  bool line = !mx_vision_text_expanded(v);
   char *w = malloc(pl + 2);
   if (!w) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   memcpy(w, p, pl);
@@ -132,7 +136,7 @@ mx_status_t mx_chat_image_with(const mx_tokenizer_t *tok, const mx_vision_config
 mx_status_t mx_chat_expand_images(const mx_tokenizer_t *tok, const mx_vision_config_t *v,
                                   int32_t n_images, char **text, size_t *len,
                                   mx_text_range_t *plain, int32_t n_plain) {
-  if (!v->present || !mx_vision_blocks(v)) return MX_OK;
+  if (!v->present || !mx_vision_text_expanded(v)) return MX_OK;
   size_t bl, sl, el;
   const char *boi = piece(tok, v->vision_start_token_id, &bl);
   const char *soft = piece(tok, v->image_token_id, &sl);

@@ -147,9 +147,7 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
     st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "prefill", o.prefill_len, o.all_logits);
   }
   if (st == MX_OK) st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "decode", 1, false);
-  // Molmo2 adds its features to the image tokens' embeddings under one block mask over every
-  // image token, which @prefill_media does not do yet (ADR 0023): only its @vision is built.
-  if (st == MX_OK && o.media && cfg->vision.kind != MX_VISION_MOLMO2)
+  if (st == MX_OK && o.media)
     st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
   if (st == MX_OK && o.media) st = mx_vision_build(cfg, ck, &o, &cc);
   if (st == MX_OK && o.audio_frames > 0) st = mx_audio_build(cfg, ck, &o, &cc);

@@ -216,7 +216,12 @@ static mx_status_t embed(core_t *c, int32_t *out) {
   MX_TRY(mx_build_compare(&c->b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, c->tokens, img, &is_img));
   MX_TRY(mx_g_bcast_like(&c->b, is_img, x, bd, &mask));
   c->img_mask = mask;
-  return mx_build_select(&c->b, mask, c->media_rows, x, out);
+  if (!c->a->media_add) return mx_build_select(&c->b, mask, c->media_rows, x, out);
+  // Molmo2: x + features at <im_patch> (zero added elsewhere, whatever the media rows hold).
+  int32_t zero, add;
+  MX_TRY(mx_g_full_like(&c->b, MX_ELEM_F32, 0.0, x, &zero));
+  MX_TRY(mx_build_select(&c->b, mask, c->media_rows, zero, &add));
+  return mx_build_binary(&c->b, MX_OP_ADD, x, add, out);
 }
 
 // DeepStack after layer l: row l of the deepstack argument added to the image tokens' hidden
@@ -697,8 +702,11 @@ static mx_status_t body(core_t *c, bool all_logits) {
   int32_t x;
   MX_TRY(positions(c));
   MX_TRY(embed(c, &x));
-  if (c->media && c->a->media_blocks)
-    MX_TRY(mx_g_run_ids(&c->b, c->tokens, c->a->cfg->vision.image_token_id, &c->blocks));
+  const mx_vision_config_t *vc = &c->a->cfg->vision;
+  if (c->media && c->a->media_blocks && vc->kind == MX_VISION_MOLMO2)
+    MX_TRY(mx_g_run_ids_range(&c->b, c->tokens, vc->block_lo, vc->block_hi, &c->blocks));
+  else if (c->media && c->a->media_blocks)
+    MX_TRY(mx_g_run_ids(&c->b, c->tokens, vc->image_token_id, &c->blocks));
   for (int32_t l = 0; c->a->layers == NULL && l < c->a->n_layers; l++) {
     mx_status_t st = layer(c, l, x, &x);
     if (st == MX_OK && l < c->deep_used) st = deepstack_add(c, l, x, &x);

@@ -26,6 +26,8 @@ typedef struct mx_arch {
   double rms_eps;
   double norm_offset;     // 0: y * w; 1: y * (1 + w) (Gemma)
   double embed_scale;     // 0: none; else embeddings are multiplied by it (Gemma: sqrt(hidden))
+  bool media_add;         // @prefill_media: the media rows are added to the image tokens'
+                          // embeddings (Molmo2), not put in their place
   bool media_blocks;      // @prefill_media: each run of image tokens attends bidirectionally
                           // within itself (Gemma 3: mx.attention's blocks)
   bool qkv_bias;          // q/k/v projections have biases
@@ -396,6 +398,9 @@ double mx_g_round_to(mx_elem_type_t dt, double v);
 // the row (from 0) gets k, every other token -1 (mx.attention's blocks operand; a run is what
 // transformers' token_type_ids make one image block).
 mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int32_t *out);
+// The same for the runs of the tokens lo <= t <= hi (Molmo2's image tokens).
+mx_status_t mx_g_run_ids_range(mx_builder_t *b, int32_t tokens, int32_t lo, int32_t hi,
+                               int32_t *out);
 // erf(x) of f32 x as a rational function of x clamped to [-4, 4] (StableHLO has no erf; chlo's
 // is not portable): within 5e-7 of erf everywhere, for the exact GELU.
 mx_status_t mx_g_erf(mx_builder_t *b, int32_t x, int32_t *out);

@@ -165,14 +165,24 @@ mx_status_t mx_g_softmax_last(mx_builder_t *b, int32_t x, int32_t *out) {
 // ones, exact in f32 for any T the graphs take, and one op of the cpu plan (a reduce_window
 // would carry a region).
 mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int32_t *out) {
+  return mx_g_run_ids_range(b, tokens, token_id, token_id, out);
+}
+
+mx_status_t mx_g_run_ids_range(mx_builder_t *b, int32_t tokens, int32_t id_lo, int32_t id_hi,
+                               int32_t *out) {
   const mx_type_t *tt = mx_build_type(b, tokens);
   if (tt == NULL || tt->rank != 2)
     return mx_error_set(MX_ERR_INVALID_ARG, "graph: run ids need tokens [B, T]");
   int64_t B = tt->dims[0], T = tt->dims[1], tri_d[2] = {T, T};
-  int32_t id, is, isf, starts = -1, tri, cum, ids, one, neg;
-  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)token_id, tokens, &id));
-  MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, tokens, id, &is));
-  MX_TRY(mx_build_convert(b, is, MX_ELEM_F32, &isf));
+  int32_t vlo, vhi, ge, below, is, isf, starts = -1, tri, cum, ids, one, neg;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)id_lo, tokens, &vlo));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)id_hi, tokens, &vhi));
+  MX_TRY(mx_build_compare(b, MX_CMP_GE, MX_CMP_TYPE_AUTO, tokens, vlo, &ge));
+  MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, tokens, vhi, &below));
+  MX_TRY(mx_build_select(b, ge, below, ge, &is));  // id_lo <= t && t <= id_hi
+  // 0 / 1 as a select of splats, not a convert of the i1: the running count below is a
+  // vector-matrix dot_general (IREE 3.13, docs/portability.md).
+  MX_TRY(mx_g_indicator(b, is, &isf));
   starts = isf;
   if (T > 1) {  // starts = is * (1 - is shifted right by one)
     int64_t lo[2] = {0, 0}, hi[2] = {B, T - 1}, zd[2] = {B, 1};

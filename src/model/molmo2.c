@@ -249,8 +249,21 @@ static mx_status_t image_tokens(const mx_cfg_obj_t *o, const mx_model_config_t *
                             &v->vision_start_token_id));
   MX_TRY(mx_cfg_token_index(o, "image_end_token_id", "image_end_token_id", 151937, nv,
                             &v->vision_end_token_id));
-  return mx_cfg_token_index(o, "low_res_image_start_token_id", "low_res_image_start_token_id",
-                            151940, nv, &v->low_res_start_token_id);
+  MX_TRY(mx_cfg_token_index(o, "low_res_image_start_token_id", "low_res_image_start_token_id",
+                            151940, nv, &v->low_res_start_token_id));
+  const int32_t ids[4] = {v->image_token_id, v->vision_start_token_id, v->vision_end_token_id,
+                          v->low_res_start_token_id};
+  v->block_lo = v->block_hi = ids[0];
+  for (int i = 1; i < 4; i++) {
+    if (ids[i] < v->block_lo) v->block_lo = ids[i];
+    if (ids[i] > v->block_hi) v->block_hi = ids[i];
+  }
+  if (v->block_hi - v->block_lo > 16)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "%s: the image token ids %d..%d are not the consecutive special ids "
+                        "Molmo2's tokenizers give them (one image's block is every id between)",
+                        o->src, v->block_lo, v->block_hi);
+  return MX_OK;
 }
 
 static mx_status_t parse_config(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
@@ -305,6 +318,8 @@ static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
   a->renames = cfg->norm_after ? kNamesAfter : kNamesPre;
   a->n_renames = (int32_t)(sizeof kNamesPre / sizeof kNamesPre[0]);
   a->renamed = true;
+  a->media_blocks = cfg->vision.present;  // every image token of an image: one block
+  a->media_add = true;                    // features added to the <im_patch> embeddings
   return MX_OK;
 }
 

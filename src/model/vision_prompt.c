@@ -13,7 +13,11 @@ mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t 
   const mx_vision_config_t *v = &cfg->vision;
   if (!v->present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images", cfg->model_type);
-  if (v->kind == MX_VISION_MOLMO2) return mx_vision_check_media(cfg);
+  if (v->kind == MX_VISION_MOLMO2)  // views of crops and pooled rows: its own expansion
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "model_type '%s': its processor's image expansion follows each image's "
+                        "image_grids (mx_molmo2_expand_prompt)",
+                        cfg->model_type);
   // Gemma3Processor expands each <start_of_image> in the text, before tokenizing, into
   // "\n\n<start_of_image>", the soft tokens, "<end_of_image>\n\n": not an ids-level rule
   // (mx_chat_expand_images does it, in the CLI and the server).
@@ -93,24 +97,25 @@ mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *id
 mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
                                    int32_t chunk, bool prev_image, int32_t *take) {
   *take = n < chunk ? n : chunk;
-  if (!mx_vision_blocks(&cfg->vision) || n == 0) return MX_OK;
-  int32_t img = cfg->vision.image_token_id;
-  if (prev_image && ids[0] == img)
+  const mx_vision_config_t *v = &cfg->vision;
+  if (!mx_vision_blocks(v) || n == 0) return MX_OK;
+  if (prev_image && mx_vision_block_token(v, ids[0]))
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "the prompt continues a run of image tokens (id %d) already in the "
                         "context: an image's tokens attend to each other, so one prefill holds "
                         "them all",
-                        img);
+                        ids[0]);
   int32_t m = *take;
-  if (m == n || ids[m - 1] != img || ids[m] != img) return MX_OK;
+  if (m == n || !mx_vision_block_token(v, ids[m - 1]) || !mx_vision_block_token(v, ids[m]))
+    return MX_OK;
   int32_t r = m - 1;  // the cut falls inside a run: end the call before the run
-  while (r > 0 && ids[r - 1] == img) r--;
+  while (r > 0 && mx_vision_block_token(v, ids[r - 1])) r--;
   if (r > 0) {
     *take = r;
     return MX_OK;
   }
   int32_t len = m;
-  while (len < n && ids[len] == img) len++;
+  while (len < n && mx_vision_block_token(v, ids[len])) len++;
   return mx_error_set(MX_ERR_INVALID_ARG,
                       "a run of %d%s image tokens does not fit a prefill chunk of %d tokens: an "
                       "image's tokens attend to each other, so one prefill holds them all (use a "
@@ -118,13 +123,17 @@ mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *
                       len, len == n ? " or more" : "", chunk);
 }
 
-mx_status_t mx_vision_check_media(const mx_model_config_t *cfg) {
-  if (cfg->vision.kind == MX_VISION_MOLMO2)
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "model_type 'molmo2' takes no images yet: its @vision (the tower and the "
-                        "pooling adapter) is built, but no session or batch runs it or adds its "
-                        "features to the image tokens' embeddings");
-  return MX_OK;
+int32_t mx_vision_media_piece(const mx_vision_config_t *v, const int32_t *ids, int32_t n,
+                              int32_t max_pow2) {
+  int32_t len = 0;
+  if (mx_vision_blocks(v) && n > 0 && mx_vision_block_token(v, ids[0])) {
+    while (len < n && mx_vision_block_token(v, ids[len])) len++;
+    return len;  // the whole run, whatever its length
+  }
+  while (len < n && !(mx_vision_blocks(v) && mx_vision_block_token(v, ids[len]))) len++;
+  int32_t t = 1;
+  while (t * 2 <= len && t * 2 <= max_pow2) t *= 2;
+  return len > 0 ? t : 0;
 }
 
 int64_t mx_vision_feature_width(const mx_model_config_t *cfg) {

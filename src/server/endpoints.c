@@ -100,7 +100,7 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, cons
   int32_t mm = v->spatial_merge_size * v->spatial_merge_size;
   for (int32_t i = 0; counts && i < r->n_images; i++)
     counts[i] = grids[2 * i] * grids[2 * i + 1] / mm;
-  if (!st && r->n_images > 0 && !mx_vision_blocks(v)) {
+  if (!st && r->n_images > 0 && !mx_vision_text_expanded(v)) {
     int32_t *e = NULL, ne = 0;
     st = mx_vision_expand_prompt(&srv->model->config, *ids, *n, r->n_images, counts, &e, &ne);
     if (st == MX_ERR_INVALID_ARG) st = mx_error_prefix(st, "the chat template's output");

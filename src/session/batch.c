@@ -294,25 +294,44 @@ mx_status_t mx_batch_check_all_logits(const mx_batch_t *b) {
   return MX_OK;
 }
 
-// A vision model on a backend whose batch (or per-slot states) runs the media entries: the
-// fixed-size towers' (LLaVA, Gemma 3), or the Qwen towers' per grid with M-RoPE positions.
-static mx_status_t check_media(const mx_batch_t *b, const char *what, bool grid) {
+// What a media call of the batch needs: the fixed-size towers' @vision, the Qwen towers' per
+// grid with M-RoPE positions, Molmo2's pooled @vision, or @prefill_media (fixed-size or Molmo2).
+typedef enum { NEED_VISION, NEED_GRID, NEED_POOLED, NEED_PREFILL } media_need_t;
+
+// A vision model on a backend whose batch (or per-slot states) runs the entries `need` takes.
+static mx_status_t check_media(const mx_batch_t *b, const char *what, media_need_t need) {
   const mx_model_config_t *c = &b->model->config;
   if (!c->vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         c->model_type);
-  if (grid == mx_vision_fixed_size(&c->vision))
+  bool molmo = c->vision.kind == MX_VISION_MOLMO2, fixed = mx_vision_fixed_size(&c->vision);
+  bool fits = need == NEED_GRID     ? !fixed && !molmo
+              : need == NEED_POOLED ? molmo
+              : need == NEED_VISION ? fixed
+                                    : fixed || molmo;
+  if (!fits)
     return mx_error_set(MX_ERR_INVALID_ARG, "%s: model_type '%s' takes images %s (mx_batch_%s)",
                         what, c->model_type,
-                        grid ? "of one size" : "per patch grid with M-RoPE positions",
-                        grid ? "vision / _prefill_media" : "vision_grid / _prefill_mrope");
-  bool ok = grid     ? b->ops ? (b->vbackend || b->ops->vision_grid) && b->ops->prefill_mrope
-                              : (b->vbackend || b->backend->vision_grid) && b->backend->prefill_mrope
-            : b->ops ? (b->vbackend || b->ops->vision) && b->ops->prefill_media
-                     : (b->vbackend || b->backend->vision) && b->backend->prefill_media;
+                        molmo   ? "as crops with pooling indices"
+                        : fixed ? "of one size"
+                                : "per patch grid with M-RoPE positions",
+                        molmo   ? "vision_pooled / _prefill_media"
+                        : fixed ? "vision / _prefill_media"
+                                : "vision_grid / _prefill_mrope");
+  const mx_backend_batch_t *o = b->ops;
+  const mx_backend_t *be = b->backend;
+  bool ok = need == NEED_GRID ? o ? (b->vbackend || o->vision_grid) && o->prefill_mrope
+                                  : (b->vbackend || be->vision_grid) && be->prefill_mrope
+            : need == NEED_POOLED
+                ? b->vbackend || (o ? o->vision_pooled != NULL : be->vision_pooled != NULL)
+            : need == NEED_VISION ? b->vbackend || (o ? o->vision != NULL : be->vision != NULL)
+            : o                   ? o->prefill_media != NULL
+                                  : be->prefill_media != NULL;
   if (!ok)
-    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run %s models", what,
-                        b->backend->name, grid ? "Qwen2-VL" : "vision");
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run %s models", what, be->name,
+                        need == NEED_GRID     ? "Qwen2-VL"
+                        : need == NEED_POOLED ? "Molmo2"
+                                              : "vision");
   return MX_OK;
 }
 
@@ -320,7 +339,7 @@ mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels
                             int64_t n_features) {
   if (!b || !pixels || !features)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_vision: NULL argument");
-  mx_status_t st = check_media(b, "image", false);
+  mx_status_t st = check_media(b, "image", NEED_VISION);
   if (!st) st = mx_session_check_vision_sizes(b->model, n_pixels, n_features);
   if (st) return st;
   // Without batch operations the tower runs on slot 0's state: it touches no KV state.
@@ -334,7 +353,7 @@ mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *i
                                    const float *media, int32_t n) {
   if (!b || !media)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_media: NULL argument");
-  mx_status_t st = check_media(b, "batch prefill", false);
+  mx_status_t st = check_media(b, "batch prefill", NEED_PREFILL);
   int32_t take = n;
   if (!st && ids && n > 0) st = mx_vision_prefill_take(&b->model->config, ids, n, n, false, &take);
   if (!st && take < n)
@@ -346,12 +365,31 @@ mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *i
   return prefill(b, slot, ids, media, NULL, n, NULL);
 }
 
+mx_status_t mx_batch_vision_pooled(mx_batch_t *b, const float *pixels, int64_t n_pixels,
+                                   int32_t crops, const int32_t *pooling, int32_t tokens,
+                                   int32_t pool, float *features, int64_t n_features) {
+  if (!b || !pixels || !pooling || !features)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_vision_pooled: NULL argument");
+  mx_status_t st = check_media(b, "image", NEED_POOLED);
+  if (!st)
+    st =
+        mx_session_check_pooled_sizes(b->model, n_pixels, crops, pooling, tokens, pool, n_features);
+  if (st) return st;
+  // Without batch operations the tower runs on slot 0's state: it touches no KV state.
+  st = b->vbackend
+           ? b->vbackend->vision_pooled(b->vstate, pixels, crops, pooling, tokens, pool, features)
+       : b->ops ? b->ops->vision_pooled(b->state, pixels, crops, pooling, tokens, pool, features)
+                : b->backend->vision_pooled(b->states[0], pixels, crops, pooling, tokens, pool,
+                                            features);
+  return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
 mx_status_t mx_batch_vision_grid(mx_batch_t *b, const float *pixels, int64_t n_pixels,
                                  int32_t grid_h, int32_t grid_w, float *features,
                                  int64_t n_features) {
   if (!b || !pixels || !features)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_vision_grid: NULL argument");
-  mx_status_t st = check_media(b, "image", true);
+  mx_status_t st = check_media(b, "image", NEED_GRID);
   if (!st) st = mx_session_check_grid_sizes(b->model, n_pixels, grid_h, grid_w, n_features);
   if (st) return st;
   st = b->vbackend ? b->vbackend->vision_grid(b->vstate, pixels, grid_h, grid_w, features)
@@ -364,7 +402,7 @@ mx_status_t mx_batch_prefill_mrope(mx_batch_t *b, int32_t slot, const int32_t *i
                                    const float *media, const int32_t *positions, int32_t n) {
   if (!b || !media || !positions)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_mrope: NULL argument");
-  mx_status_t st = check_media(b, "batch prefill", true);
+  mx_status_t st = check_media(b, "batch prefill", NEED_GRID);
   for (int32_t i = 0; !st && i < 3 * n; i++)
     if (positions[i] < 0)
       st = mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: negative M-RoPE position at index %d",

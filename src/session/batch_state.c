@@ -11,7 +11,7 @@ static void release_vision(mx_bstate_t *s) {
     if (s->ex->release) s->ex->release(s->impl, &s->vis);
     mx_graph_binding_free(&s->vis);
   }
-  s->vis_grid[0] = s->vis_grid[1] = 0;
+  s->vis_grid[0] = s->vis_grid[1] = s->vis_grid[2] = 0;
   free(s->features);
   s->features = NULL;
 }
@@ -21,6 +21,10 @@ static void release_media(mx_bstate_t *s) {
   for (int32_t i = 0; i < s->n_med; i++) {
     if (s->ex->release) s->ex->release(s->impl, &s->med[i]);
     mx_graph_binding_free(&s->med[i]);
+  }
+  if (s->med_odd.mod) {
+    if (s->ex->release) s->ex->release(s->impl, &s->med_odd);
+    mx_graph_binding_free(&s->med_odd);
   }
   s->has_vision = false;
   s->n_med = 0;
@@ -350,6 +354,55 @@ mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid
   return mx_graph_run_vision(s->ex, s->impl, &s->vis, pixels, features);
 }
 
+mx_status_t mx_bstate_vision_pooled(void *state, const float *pixels, int32_t crops,
+                                    const int32_t *pooling, int32_t tokens, int32_t pool,
+                                    float *features) {
+  mx_bstate_t *s = state;
+  mx_status_t st = ensure_media(s);
+  if (st) return st;
+  if (s->vis_grid[0] != crops || s->vis_grid[1] != tokens || s->vis_grid[2] != pool) {
+    release_vision(s);  // a new geometry: rebuild @vision
+    st = mx_graph_bind_vision_pooled(s->model, crops, tokens, pool, &s->vis);
+    size_t nb = st ? 0 : mx_type_nbytes(&s->vis.f->result_types[0]);
+    if (!st && !(s->features = malloc(nb)))
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
+    if (!st) mx_graph_bind_features(&s->vis, s->features);
+    if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+    if (st) {
+      release_vision(s);
+      return st;
+    }
+    s->vis_grid[0] = crops;
+    s->vis_grid[1] = tokens;
+    s->vis_grid[2] = pool;
+  }
+  return mx_graph_run_vision_pooled(s->ex, s->impl, &s->vis, pixels, pooling, features);
+}
+
+// The @prefill_media binding of a piece of T tokens: the power-of-two one, else med_odd bound
+// for exactly T (an image's block of another length).
+static mx_status_t media_binding(mx_bstate_t *s, int32_t T, mx_graph_binding_t **out) {
+  for (int32_t i = 0; i < s->n_med; i++)
+    if (s->med[i].T == T) {
+      *out = &s->med[i];
+      return MX_OK;
+    }
+  if (!s->med_odd.mod || s->med_odd.T != T) {
+    if (s->med_odd.mod) {
+      if (s->ex->release) s->ex->release(s->impl, &s->med_odd);
+      mx_graph_binding_free(&s->med_odd);
+    }
+    mx_status_t st = add_entry(s, s->model, 1, T, PREFILL_ALL_LOGITS, MX_ENTRY_MEDIA, &s->med_odd);
+    if (st) {
+      if (s->ex->release) s->ex->release(s->impl, &s->med_odd);
+      mx_graph_binding_free(&s->med_odd);
+      return st;
+    }
+  }
+  *out = &s->med_odd;
+  return MX_OK;
+}
+
 mx_status_t mx_bstate_prefill_media(void *state, int32_t slot, const int32_t *ids,
                                     const float *media, int32_t n, int64_t pos0, float *last) {
   return mx_bstate_prefill_mrope(state, slot, ids, media, NULL, n, pos0, last);
@@ -363,20 +416,21 @@ mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *id
   if (!st) st = ensure_media(s);
   if (st) return st;
   const size_t W = (size_t)mx_vision_feature_width(&s->model->config);
-  set_views(s, slot, 1);
-  int32_t done = 0;
-  for (int32_t i = s->n_med - 1; i >= 0 && done < n; i--) {  // largest piece first
-    mx_graph_binding_t *b = &s->med[i];
-    while (n - done >= b->T) {
-      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      st = mx_graph_media_inputs(s->model, b, media ? media + (size_t)done * W : NULL,
-                                 positions ? positions + done : NULL, (size_t)n);
-      if (st) return st;
-      s->pos0[0] = (int32_t)(pos0 + done);
-      bind(s, b);
-      if ((st = s->ex->run(s->impl, b))) return st;
-      done += b->T;
-    }
+  const mx_vision_config_t *vc = &s->model->config.vision;
+  int32_t max_t = s->med[s->n_med - 1].T;
+  // Largest piece first, never one that cuts an image's block (mx_vision_media_piece).
+  for (int32_t done = 0, T; done < n; done += T) {
+    T = mx_vision_media_piece(vc, ids + done, n - done, max_t);
+    mx_graph_binding_t *b = NULL;
+    if ((st = media_binding(s, T, &b))) return st;
+    set_views(s, slot, 1);
+    memcpy(b->tokens.data, ids + done, (size_t)T * sizeof *ids);
+    st = mx_graph_media_inputs(s->model, b, media ? media + (size_t)done * W : NULL,
+                               positions ? positions + done : NULL, (size_t)n);
+    if (st) return st;
+    s->pos0[0] = (int32_t)(pos0 + done);
+    bind(s, b);
+    if ((st = s->ex->run(s->impl, b))) return st;
   }
   memcpy(last, s->logits, (size_t)s->V * sizeof *last);
   s->len[slot] = pos0 + n;

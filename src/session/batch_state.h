@@ -61,10 +61,13 @@ typedef struct mx_bstate {
   // The Qwen towers' @vision is bound per patch grid (vis_grid; 0 x 0: none yet).
   bool has_vision;
   mx_graph_binding_t vis;
-  int32_t vis_grid[2];
+  int32_t vis_grid[3];  // Molmo2: crops, tokens, pool
   float *features;
   int32_t n_med;
   mx_graph_binding_t med[MX_BSTATE_MAX_PLANS];
+  // An image's block of a length that is not a power of two: one call of exactly its length
+  // (mx_vision_media_piece), bound on first need and rebuilt when the length changes.
+  mx_graph_binding_t med_odd;
 } mx_bstate_t;
 
 // Takes ownership of impl (freed by ex->destroy also on failure).
@@ -91,6 +94,10 @@ mx_status_t mx_bstate_prefill_media(void *state, int32_t slot, const int32_t *id
 // positions.
 mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,
                                   float *features);
+// Molmo2's tower: @vision per geometry (crops, tokens, pool) with its pooling indices.
+mx_status_t mx_bstate_vision_pooled(void *state, const float *pixels, int32_t crops,
+                                    const int32_t *pooling, int32_t tokens, int32_t pool,
+                                    float *features);
 mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *ids,
                                     const float *media, const int32_t *positions, int32_t n,
                                     int64_t pos0, float *last);

@@ -10,6 +10,7 @@ void mx_graph_binding_free(mx_graph_binding_t *b) {
   mx_tensor_free(&b->input);
   mx_tensor_free(&b->positions);
   mx_tensor_free(&b->deepstack);
+  mx_tensor_free(&b->pooling);
   free(b->args);
   free(b->res);
   free(b->cache_arg);
@@ -37,7 +38,8 @@ static mx_status_t bind_input(mx_graph_binding_t *b, int32_t i, const mx_type_t 
                               const char *fname) {
   char b1[96];
   if (b->input_arg >= 0 || at->kind != MX_TYPE_TENSOR || at->elem != MX_ELEM_F32 ||
-      at->rank != rank || (rank == 3 && (at->dims[0] != b->B || at->dims[1] != b->T)))
+      at->rank != rank ||
+      (b->entry == MX_ENTRY_MEDIA && (at->dims[0] != b->B || at->dims[1] != b->T)))
     return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d is %s, not the expected f32 input",
                         fname, i, mx_type_str(at, b1, sizeof b1));
   b->input_arg = i;
@@ -46,19 +48,26 @@ static mx_status_t bind_input(mx_graph_binding_t *b, int32_t i, const mx_type_t 
 
 static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, bool seq_caches,
                         int32_t V, const mx_tensor_t *caches, int32_t n_caches, int32_t B,
-                        int32_t T, bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
+                        int32_t T, bool all_logits, mx_graph_entry_t entry, const int32_t grid[3],
                         mx_graph_binding_t *b);
 
 mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
                                 const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
                                 bool all_logits, mx_graph_entry_t entry, mx_graph_binding_t *b) {
-  const int32_t none[2] = {0, 0};
+  const int32_t none[3] = {0, 0, 0};
   return bind(model, ctx, 0, false, V, caches, n_caches, B, T, all_logits, entry, none, b);
 }
 
 mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, int32_t grid_w,
                                       mx_graph_binding_t *b) {
-  const int32_t grid[2] = {grid_h, grid_w};
+  const int32_t grid[3] = {grid_h, grid_w, 0};
+  return bind(model, 1, 0, false, model->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION,
+              grid, b);
+}
+
+mx_status_t mx_graph_bind_vision_pooled(const mx_model_t *model, int32_t crops, int32_t tokens,
+                                        int32_t pool, mx_graph_binding_t *b) {
+  const int32_t grid[3] = {crops, tokens, pool};
   return bind(model, 1, 0, false, model->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_VISION,
               grid, b);
 }
@@ -68,7 +77,7 @@ mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, i
 // Records where the results are.
 static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, bool seq_caches,
                         int32_t V, const mx_tensor_t *caches, int32_t n_caches, int32_t B,
-                        int32_t T, bool all_logits, mx_graph_entry_t entry, const int32_t grid[2],
+                        int32_t T, bool all_logits, mx_graph_entry_t entry, const int32_t grid[3],
                         mx_graph_binding_t *b) {
   const char *fname = entry == MX_ENTRY_VISION  ? "vision"
                       : entry == MX_ENTRY_MEDIA ? "prefill_media"
@@ -76,7 +85,7 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
                                                 : "prefill";
   all_logits = all_logits && T > 1;
   b->entry = entry;
-  b->input_arg = b->positions_arg = b->deepstack_arg = -1;
+  b->input_arg = b->positions_arg = b->deepstack_arg = b->pooling_arg = -1;
   mx_graph_opts_t go = {.batch = B,
                         .ctx = ctx,
                         .prefill_len = T,
@@ -85,6 +94,7 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
                         .media = entry != MX_ENTRY_TEXT,
                         .vision_grid_h = grid[0],
                         .vision_grid_w = grid[1],
+                        .vision_pool = grid[2],
                         .attn_len = attn_len,
                         .seq_caches = seq_caches};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
@@ -203,14 +213,27 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
         if ((info.role == MX_ARG_MEDIA) != (entry == MX_ENTRY_MEDIA) || entry == MX_ENTRY_TEXT)
           return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unexpected role %s", fname, i,
                               info.role == MX_ARG_MEDIA ? "media" : "pixels");
-        st = bind_input(b, i, at, entry == MX_ENTRY_MEDIA ? 3 : grid[0] > 0 ? 2 : 4, fname);
+        // Pixels: Molmo2's crops [crops, N, P*P*3], the Qwen towers' rows, else [1, C, S, S].
+        st = bind_input(b, i, at,
+                        entry == MX_ENTRY_MEDIA || grid[2] > 0 ? 3
+                        : grid[0] > 0                          ? 2
+                                                               : 4,
+                        fname);
         if (st) return st;
         break;
-      case MX_ARG_POOLING:  // Molmo2's @vision runs outside the session for now (its tests)
-        return mx_error_set(MX_ERR_UNSUPPORTED,
-                            "@%s argument %d: Molmo2's pooling indices are not bound by sessions "
-                            "yet",
-                            fname, i);
+      case MX_ARG_POOLING: {  // Molmo2's image_token_pooling [tokens, pool] i32
+        const int64_t pd[2] = {grid[1], grid[2]};
+        if (entry != MX_ENTRY_VISION || b->pooling_arg >= 0 || grid[2] <= 0 ||
+            !type_is(at, MX_ELEM_I32, 2, pd))
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s pooling argument is %s, expected [%d, %d] i32", fname,
+                              mx_type_str(at, b1, sizeof b1), grid[1], grid[2]);
+        b->pooling_arg = i;
+        st = mx_tensor_alloc(&b->pooling, at);
+        if (st) return st;
+        b->args[i] = b->pooling;
+        break;
+      }
       default:
         return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unknown role %d", fname, i,
                             (int)info.role);
@@ -219,9 +242,12 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
   if (entry == MX_ENTRY_VISION) {
     const mx_vision_config_t *vc = &model->config.vision;
     int32_t m = vc->spatial_merge_size > 0 ? vc->spatial_merge_size : 1;
-    int64_t n = grid[0] > 0 ? (int64_t)grid[0] * grid[1] / (m * m) : vc->tokens_per_image;
+    int64_t n = grid[2] > 0   ? grid[1]  // Molmo2: one feature per pooled token
+                : grid[0] > 0 ? (int64_t)grid[0] * grid[1] / (m * m)
+                              : vc->tokens_per_image;
     const int64_t fd[3] = {1, n, mx_vision_feature_width(&model->config)};
-    if (b->input_arg < 0 || f->n_results != 1 || !type_is(&f->result_types[0], MX_ELEM_F32, 3, fd))
+    if (b->input_arg < 0 || (grid[2] > 0) != (b->pooling_arg >= 0) || f->n_results != 1 ||
+        !type_is(&f->result_types[0], MX_ELEM_F32, 3, fd))
       return mx_error_set(
           MX_ERR_INVALID_ARG,
           "@vision must take the pixels and return the features [1, %lld, %lld] f32", (long long)n,
@@ -261,7 +287,7 @@ void mx_graph_bind_features(mx_graph_binding_t *b, float *features) {
   b->res[0].nbytes = mx_type_nbytes(&b->f->result_types[0]);
 }
 
-static const int32_t kNoGrid[2] = {0, 0};
+static const int32_t kNoGrid[3] = {0, 0, 0};
 
 mx_status_t mx_graph_bind(const mx_model_t *model, int64_t ctx, int32_t V,
                           const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,

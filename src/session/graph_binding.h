@@ -38,6 +38,10 @@ typedef struct mx_graph_binding {
   // deepstack_arg; the runner fills it); -1 / empty otherwise.
   mx_tensor_t deepstack;
   int32_t deepstack_arg;
+  // @vision of Molmo2: image_token_pooling i32 [tokens, pool] (owned, bound as argument
+  // pooling_arg; the runner fills it); -1 / empty otherwise.
+  mx_tensor_t pooling;
+  int32_t pooling_arg;
   int32_t n_caches;    // 2L, or B * 2L (mx_graph_bind_seqs)
   int32_t *cache_arg;  // [n_caches]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [n_caches]: result index holding the new cache j
@@ -80,6 +84,11 @@ mx_status_t mx_graph_bind_vision(const mx_model_t *model, int64_t ctx, int32_t V
 // rows [grid_h * grid_w, C*Tp*P*P], result 0 the features [1, grid_h * grid_w / m^2, H].
 mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, int32_t grid_w,
                                       mx_graph_binding_t *b);
+// @vision of Molmo2 for `crops` crops and `tokens` pooled tokens of `pool` patches each: its
+// input is the pixel_values [crops, N, P*P*3], its pooling argument image_token_pooling
+// [tokens, pool], result 0 the features [1, tokens, H].
+mx_status_t mx_graph_bind_vision_pooled(const mx_model_t *model, int32_t crops, int32_t tokens,
+                                        int32_t pool, mx_graph_binding_t *b);
 // Binds a bound @vision's input and its result 0 to `features` (the result's size in floats,
 // borrowed; outlives the binding): the last step of mx_graph_bind_vision, for a grid's too.
 void mx_graph_bind_features(mx_graph_binding_t *b, float *features);

@@ -14,7 +14,7 @@ static void binding_release(mx_graph_runner_t *r, mx_graph_binding_t *b) {
 
 static void release_vision(mx_graph_runner_t *r) {
   if (r->vis.mod) binding_release(r, &r->vis);
-  r->vis_grid[0] = r->vis_grid[1] = 0;
+  r->vis_grid[0] = r->vis_grid[1] = r->vis_grid[2] = 0;
   free(r->features);
   r->features = NULL;
 }
@@ -22,6 +22,7 @@ static void release_vision(mx_graph_runner_t *r) {
 static void release_media(mx_graph_runner_t *r) {
   release_vision(r);
   for (int32_t i = 0; i < r->n_med; i++) binding_release(r, &r->med[i]);
+  if (r->med_odd.mod) binding_release(r, &r->med_odd);
   r->has_vision = false;
   r->n_med = 0;
 }
@@ -354,6 +355,58 @@ mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_
   return mx_graph_run_vision(r->ex, r->impl, &r->vis, pixels, features);
 }
 
+mx_status_t mx_graph_run_vision_pooled(const mx_graph_exec_t *ex, void *impl,
+                                       mx_graph_binding_t *vis, const float *pixels,
+                                       const int32_t *pooling, float *features) {
+  memcpy(vis->pooling.data, pooling, vis->pooling.nbytes);
+  return mx_graph_run_vision(ex, impl, vis, pixels, features);
+}
+
+mx_status_t mx_graph_runner_vision_pooled(void *state, const float *pixels, int32_t crops,
+                                          const int32_t *pooling, int32_t tokens, int32_t pool,
+                                          float *features) {
+  mx_graph_runner_t *r = state;
+  mx_status_t st = ensure_media(r);
+  if (st) return st;
+  if (r->vis_grid[0] != crops || r->vis_grid[1] != tokens || r->vis_grid[2] != pool) {
+    release_vision(r);  // a new geometry: rebuild @vision
+    st = mx_graph_bind_vision_pooled(r->model, crops, tokens, pool, &r->vis);
+    if (!st) st = prepare_vision(r);
+    if (st) {
+      release_vision(r);
+      return st;
+    }
+    r->vis_grid[0] = crops;
+    r->vis_grid[1] = tokens;
+    r->vis_grid[2] = pool;
+  }
+  return mx_graph_run_vision_pooled(r->ex, r->impl, &r->vis, pixels, pooling, features);
+}
+
+// The @prefill_media binding of a piece of T tokens: the power-of-two bucket, else med_odd
+// bound for exactly T (an image's block of another length).
+static mx_status_t media_binding(mx_graph_runner_t *r, int32_t T, mx_graph_binding_t **out) {
+  for (int32_t i = 0; i < r->n_med; i++)
+    if (r->med[i].T == T) {
+      *out = &r->med[i];
+      return MX_OK;
+    }
+  if (r->med_odd.mod && r->med_odd.T == T) {
+    *out = &r->med_odd;
+    return MX_OK;
+  }
+  if (r->med_odd.mod) binding_release(r, &r->med_odd);
+  mx_status_t st = mx_graph_bind_entry(r->model, r->ctx, r->V, r->caches, r->n_caches, 1, T, false,
+                                       MX_ENTRY_MEDIA, &r->med_odd);
+  if (!st) st = bind(r, &r->med_odd, r->logits);
+  if (st) {
+    binding_release(r, &r->med_odd);
+    return st;
+  }
+  *out = &r->med_odd;
+  return MX_OK;
+}
+
 mx_status_t mx_graph_media_inputs(const mx_model_t *model, mx_graph_binding_t *b,
                                   const float *media, const int32_t *positions, size_t stride) {
   if ((positions == NULL) != (b->positions_arg < 0))
@@ -394,16 +447,18 @@ mx_status_t mx_graph_runner_prefill_mrope(void *state, const int32_t *ids, const
   mx_status_t st = ensure_media(r);
   if (st) return st;
   const size_t W = (size_t)mx_vision_feature_width(&r->model->config);
-  int32_t done = 0;
-  for (int32_t i = r->n_med - 1; i >= 0 && done < n; i--) {  // largest piece first
-    mx_graph_binding_t *b = &r->med[i];
-    while (n - done >= b->T) {
-      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      st = mx_graph_media_inputs(r->model, b, media ? media + (size_t)done * W : NULL,
-                                 positions ? positions + done : NULL, (size_t)n);
-      if (st || (st = run(r, b, pos0 + done))) return st;
-      done += b->T;
-    }
+  const mx_vision_config_t *vc = &r->model->config.vision;
+  int32_t max_t = r->med[r->n_med - 1].T;
+  // Pieces of power-of-two graphs, largest first, but never one that cuts an image's block
+  // (mx_vision_media_piece: a block runs whole, in a graph of its length).
+  for (int32_t done = 0, T; done < n; done += T) {
+    T = mx_vision_media_piece(vc, ids + done, n - done, max_t);
+    mx_graph_binding_t *b = NULL;
+    if ((st = media_binding(r, T, &b))) return st;
+    memcpy(b->tokens.data, ids + done, (size_t)T * sizeof *ids);
+    st = mx_graph_media_inputs(r->model, b, media ? media + (size_t)done * W : NULL,
+                               positions ? positions + done : NULL, (size_t)n);
+    if (st || (st = run(r, b, pos0 + done))) return st;
   }
   memcpy(last, r->logits, (size_t)r->V * sizeof *last);
   return MX_OK;

@@ -97,11 +97,15 @@ typedef struct mx_graph_runner {
   // `features` [tokens_per_image * H], and @prefill_media for T = 1 << i up to the chunk (an
   // image token may fall in any piece, the single last one too).
   bool has_vision;
-  mx_graph_binding_t vis;  // Qwen towers: bound for the grid vis_grid (0 x 0: none yet)
-  int32_t vis_grid[2];
+  mx_graph_binding_t vis;  // Qwen towers: bound for the grid vis_grid (0 x 0: none yet);
+                           // Molmo2: for crops, tokens, pool (vis_grid[0..2])
+  int32_t vis_grid[3];
   float *features;
   int32_t n_med;
   mx_graph_binding_t med[MX_RUNNER_MAX_BUCKETS];
+  // An image's block whose length is not a power of two runs as one call of exactly its length
+  // (mx_vision_media_piece): bound for med_odd.T on first need, rebuilt when the length changes.
+  mx_graph_binding_t med_odd;
 } mx_graph_runner_t;
 
 // Allocates the caches and makes (and prepares) the decode and last-position prefill bindings.
@@ -126,11 +130,19 @@ mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_
 mx_status_t mx_graph_runner_prefill_mrope(void *state, const int32_t *ids, const float *media,
                                           const int32_t *positions, int32_t n, int64_t pos0,
                                           float *last);
+// Molmo2's tower (mx_backend_t.vision_pooled): @vision rebuilt when crops / tokens / pool change.
+mx_status_t mx_graph_runner_vision_pooled(void *state, const float *pixels, int32_t crops,
+                                          const int32_t *pooling, int32_t tokens, int32_t pool,
+                                          float *features);
 void mx_graph_runner_destroy(void *state);  // accepts NULL
 // Runs a bound @vision (mx_graph_bind_vision, prepared by ex) on one image's pixels and copies
 // its features out; shared by the runner and the batched state.
 mx_status_t mx_graph_run_vision(const mx_graph_exec_t *ex, void *impl, mx_graph_binding_t *vis,
                                 const float *pixels, float *features);
+// The same with Molmo2's pooling indices (vis->pooling's size) copied in first.
+mx_status_t mx_graph_run_vision_pooled(const mx_graph_exec_t *ex, void *impl,
+                                       mx_graph_binding_t *vis, const float *pixels,
+                                       const int32_t *pooling, float *features);
 
 // The inputs of one @prefill_media call of b->T tokens (the runner's and the batched state's):
 // media (T rows of mx_vision_feature_width floats, or NULL: text, zero rows) split into b's

@@ -70,8 +70,12 @@ mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
   const mx_backend_t *be = mx_backend_find(name);
   if (!be) return unknown_backend("vision backend", name);
   if (be == text_be || !model->config.vision.present) return MX_OK;
-  // The Qwen towers (ADR 0013) run through vision_grid, LLaVA's through vision.
-  if (mx_vision_fixed_size(&model->config.vision) ? !be->vision : !be->vision_grid)
+  // The Qwen towers (ADR 0013) run through vision_grid, Molmo2's through vision_pooled,
+  // LLaVA's through vision.
+  const mx_vision_config_t *v = &model->config.vision;
+  if (v->kind == MX_VISION_MOLMO2 ? !be->vision_pooled
+      : mx_vision_fixed_size(v)   ? !be->vision
+                                  : !be->vision_grid)
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "vision backend '%s': the %s backend cannot run the vision tower (@vision) "
                         "yet; use interp or cpu",
@@ -183,7 +187,7 @@ static mx_status_t prefill_chunks(mx_session_t *s, const int32_t *ids, const flo
   // With media, a chunk never cuts an image's run of tokens (they attend to each other in
   // Gemma 3): it ends before the run; a prompt that cannot be cut so is refused before any work.
   const mx_model_config_t *mc = &s->model->config;
-  bool prev_image = s->n_past > 0 && s->tokens[s->n_past - 1] == mc->vision.image_token_id;
+  bool prev_image = s->n_past > 0 && mx_vision_block_token(&mc->vision, s->tokens[s->n_past - 1]);
   for (int32_t off = 0, m; media && off < n; off += m) {
     mx_status_t st =
         mx_vision_prefill_take(mc, ids + off, n - off, s->chunk, off == 0 && prev_image, &m);
@@ -245,8 +249,15 @@ static mx_status_t check_media(const mx_session_t *s, const char *what) {
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
+  const mx_vision_config_t *v = &s->model->config.vision;
+  if (v->kind == MX_VISION_MOLMO2) {  // its tower takes crops and pooling indices
+    if (!s->backend->prefill_media || (!s->vbackend && !s->backend->vision_pooled))
+      return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run Molmo2 models", what,
+                          s->backend->name);
+    return MX_OK;
+  }
   // The Qwen towers take a patch grid and M-RoPE positions: their own entry points.
-  if (!mx_vision_fixed_size(&s->model->config.vision))
+  if (!mx_vision_fixed_size(v))
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: model_type '%s' takes images of any size with M-RoPE positions "
                         "(mx_session_vision_grid, mx_session_prefill_mrope)",
@@ -257,10 +268,60 @@ static mx_status_t check_media(const mx_session_t *s, const char *what) {
   return MX_OK;
 }
 
+mx_status_t mx_session_check_pooled_sizes(const mx_model_t *model, int64_t n_pixels, int32_t crops,
+                                          const int32_t *pooling, int32_t tokens, int32_t pool,
+                                          int64_t n_features) {
+  const mx_vision_config_t *v = &model->config.vision;
+  if (v->kind != MX_VISION_MOLMO2)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "image: model_type '%s' has no Molmo2 tower (pooled image tokens)",
+                        model->config.model_type);
+  int64_t side = v->image_size / v->patch_size, N = side * side;
+  int64_t K = (int64_t)v->patch_size * v->patch_size * v->num_channels;
+  if (crops <= 0 || crops > 256 || tokens <= 0 || tokens > (1 << 16) || pool <= 0 || pool > 64)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "image: %d crops, %d pooled tokens of %d patches (1..256, 1..65536, "
+                        "1..64)",
+                        crops, tokens, pool);
+  if (n_pixels != crops * N * K)
+    return mx_error_set(
+        MX_ERR_INVALID_ARG, "image: %lld pixel values, %d crops take %d x %lld x %lld = %lld",
+        (long long)n_pixels, crops, crops, (long long)N, (long long)K, (long long)(crops * N * K));
+  if (n_features != (int64_t)tokens * model->config.hidden_size)
+    return mx_error_set(MX_ERR_INVALID_ARG, "image: room for %lld feature values, need %lld",
+                        (long long)n_features, (long long)tokens * model->config.hidden_size);
+  for (int64_t i = 0; i < (int64_t)tokens * pool; i++)
+    if (pooling[i] < -1 || pooling[i] >= crops * N)
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "image: image_token_pooling[%lld] = %d is outside the %lld patches",
+                          (long long)i, pooling[i], (long long)(crops * N));
+  return MX_OK;
+}
+
+mx_status_t mx_session_vision_pooled(mx_session_t *s, const float *pixels, int64_t n_pixels,
+                                     int32_t crops, const int32_t *pooling, int32_t tokens,
+                                     int32_t pool, float *features, int64_t n_features) {
+  if (!s || !pixels || !pooling || !features)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision_pooled: NULL argument");
+  mx_status_t st =
+      mx_session_check_pooled_sizes(s->model, n_pixels, crops, pooling, tokens, pool, n_features);
+  if (!st) st = check_media(s, "image");
+  if (st) return st;
+  st = s->vbackend
+           ? s->vbackend->vision_pooled(s->vstate, pixels, crops, pooling, tokens, pool, features)
+           : s->backend->vision_pooled(s->state, pixels, crops, pooling, tokens, pool, features);
+  return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
 mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pixels,
                               float *features, int64_t n_features) {
   if (!s || !pixels || !features)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision: NULL argument");
+  if (s->model->config.vision.kind == MX_VISION_MOLMO2)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "image: model_type '%s' takes crops and pooling indices "
+                        "(mx_session_vision_pooled)",
+                        s->model->config.model_type);
   mx_status_t st = check_media(s, "image");
   if (st) return st;
   st = mx_session_check_vision_sizes(s->model, n_pixels, n_features);

@@ -114,6 +114,10 @@ typedef struct mx_backend_batch {
                              float *features);
   mx_status_t (*prefill_mrope)(void *state, int32_t slot, const int32_t *ids, const float *media,
                                const int32_t *positions, int32_t n, int64_t pos0, float *last);
+  // Molmo2's tower (ADR 0023), as mx_backend_t's, touching no slot.
+  mx_status_t (*vision_pooled)(void *state, const float *pixels, int32_t crops,
+                               const int32_t *pooling, int32_t tokens, int32_t pool,
+                               float *features);
   // `prefill` that also writes every position's logits to all[n][V] (speculative decoding's
   // verification, ADR 0024); NULL: the batch cannot verify drafts.
   mx_status_t (*prefill_all)(void *state, int32_t slot, const int32_t *ids, int32_t n, int64_t pos0,

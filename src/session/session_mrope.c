@@ -28,7 +28,6 @@ void mx_session_mrope_note_text(mx_session_t *s, int64_t from, int64_t to) {
 
 static mx_status_t check_qwen(const mx_session_t *s, const char *what) {
   const mx_vision_config_t *v = &s->model->config.vision;
-  if (v->present && v->kind == MX_VISION_MOLMO2) return mx_vision_check_media(&s->model->config);
   if (!v->present || mx_vision_fixed_size(v) || !s->rope_after)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' has no Qwen2-VL vision tower",
                         what, s->model->config.model_type);

@@ -159,6 +159,41 @@ static void check_media_graph(const mx_model_t *m, const cJSON *json, const int3
   mx_module_destroy(mod);
 }
 
+// A call of 64 tokens whose power-of-two pieces (32 first) would end inside the image's block:
+// 20 text tokens, then the prompt (its image at 30..45). The runner's pieces must never cut a
+// block, so its logits equal those of chunks of 16, which end before the block and hold it
+// whole (they differed by far more when the 32-token piece cut it).
+static void check_pieces(const mx_model_t *m, const int32_t *ids, int32_t n, const float *media,
+                         const char *backend) {
+  const int32_t pre = 20, H = m->config.hidden_size, V = m->config.vocab_size;
+  int32_t np = pre + n;
+  int32_t *p = malloc(sizeof *p * (size_t)np);
+  float *rows = calloc((size_t)np * (size_t)H, sizeof *rows), *want = malloc(sizeof *want * V);
+  mx_session_t *s16 = NULL, *s64 = NULL;
+  mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = 16};
+  CHECK_OK(mx_session_create(m, &so, &s16));
+  so.prefill_chunk = 64;
+  CHECK_OK(mx_session_create(m, &so, &s64));
+  if (p && rows && want && s16 && s64) {
+    memcpy(p, ids + n - pre, sizeof *p * (size_t)pre);  // text: the prompt's last tokens
+    memcpy(p + pre, ids, sizeof *p * (size_t)n);
+    memcpy(rows + (size_t)pre * H, media, sizeof *rows * (size_t)n * H);
+    CHECK(mx_vision_media_piece(&m->config.vision, p, 64, 32) == 16);  // the text first
+    CHECK_OK(mx_session_prefill_media(s16, p, rows, np));
+    memcpy(want, mx_session_logits(s16), sizeof *want * V);
+    CHECK_OK(mx_session_prefill_media(s64, p, rows, np));
+    double d = 0;
+    for (int32_t i = 0; i < V; i++) d = fmax(d, fabs(want[i] - mx_session_logits(s64)[i]));
+    printf("vlm_gemma3: %s chunk 64 vs 16 max|d| %.3g\n", backend, d);
+    CHECK_MSG(d <= 1e-5, "%s: a chunk of 64 gives logits %g from chunks of 16", backend, d);
+  }
+  mx_session_destroy(s16);
+  mx_session_destroy(s64);
+  free(p);
+  free(rows);
+  free(want);
+}
+
 // Through a session on `backend`: the features; the prompt prefilled in chunks of 16 (the first
 // ends before the image's 16 tokens, the second holds them whole) to transformers' last logits
 // and 16 greedy ids; chunks of 8 cannot hold the image (refused before any work), and a call
@@ -191,6 +226,7 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
     if (mx_session_decode(s, id) != MX_OK) break;
   }
   CHECK_MSG(same == ng, "%s: %d of %d greedy ids equal", backend, same, ng);
+  check_pieces(m, ids, n, media, backend);
   // Up to the middle of the image, then the rest: the second call is refused.
   mx_session_reset(s);
   CHECK_OK(mx_session_prefill_media(s, ids, media, 14));

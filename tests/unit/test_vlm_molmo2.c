@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "mlxcel/batch.h"
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/session.h"
 #include "mx_test_vlm.h"
@@ -203,6 +204,165 @@ static void check_vision(const mx_model_t *m, const cJSON *json) {
   mx_pixels_free(&px);
 }
 
+// The photograph's features through a session's tower (mx_session_vision_pooled) and the media
+// rows of the expanded prompt: feature j at the j-th <im_patch>, zero elsewhere (heap).
+static float *image_rows(const mx_model_t *m, mx_session_t *s, const mx_pixels_t *px,
+                         const cJSON *json, const int32_t *ids, int32_t n, const char *backend) {
+  const int32_t H = m->config.hidden_size, T = (int32_t)px->pooling_shape[0];
+  float *f = malloc(sizeof *f * (size_t)T * H), *rows = calloc((size_t)n * H, sizeof *rows);
+  if (!f || !rows) goto fail;
+  CHECK_OK(mx_session_vision_pooled(s, px->data, px->shape[0] * px->shape[1] * px->shape[2],
+                                    (int32_t)px->shape[0], px->pooling, T,
+                                    (int32_t)px->pooling_shape[1], f, (int64_t)T * H));
+  double d = max_diff_rows(f, cJSON_GetObjectItem(json, "image_features"), 0, T, H);
+  printf("molmo2 %s session: image features within %.3g\n", backend, d);
+  CHECK_MSG(d <= kTol, "molmo2 %s session: image features differ by %g", backend, d);
+  for (int32_t i = 0, j = 0; i < n && j < T; i++)
+    if (ids[i] == m->config.vision.image_token_id)
+      memcpy(rows + (size_t)i * H, f + (size_t)j++ * H, sizeof *f * H);
+  free(f);
+  return rows;
+fail:
+  free(f);
+  free(rows);
+  return NULL;
+}
+
+static int32_t greedy_same(mx_session_t *s, const int32_t *want, int32_t ng, int32_t V) {
+  int32_t same = 0;
+  for (int32_t i = 0; i < ng; i++) {
+    int32_t id = argmax(mx_session_logits(s), V);
+    same += id == want[i];
+    if (mx_session_decode(s, id) != MX_OK) break;
+  }
+  return same;
+}
+
+// The image prompt end to end through a session on `backend`: the features added at the
+// <im_patch> tokens under one bidirectional block over the image's 36 tokens (its 36-token block
+// runs as one call of its length beside the power-of-two pieces of the text), transformers'
+// logits at every position from the image's last token on (the block's end, then each text
+// token decoded) and the 16 greedy ids; chunks too small for the block are refused before any
+// work; an image's tokens split over two calls are refused.
+static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px,
+                          const char *backend) {
+  const char *name = m->config.norm_after ? "molmo2-olmo" : "molmo2";
+  int32_t V = m->config.vocab_size, H = m->config.hidden_size, n = 0, ng = 0;
+  int32_t *ids = json_ids(cJSON_GetObjectItem(json, "prompt_ids"), &n);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
+  const cJSON *logits = cJSON_GetObjectItem(json, "logits");
+  mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = 64};
+  mx_session_t *s = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  float *rows = s ? image_rows(m, s, px, json, ids, n, backend) : NULL;
+  int32_t end = 0;  // one past the image's last token
+  for (int32_t i = 0; i < n; i++)
+    if (mx_vision_block_token(&m->config.vision, ids[i])) end = i + 1;
+  if (rows && end > 0) {
+    CHECK_OK(mx_session_prefill_media(s, ids, rows, end));
+    double d = max_diff_rows(mx_session_logits(s), logits, end - 1, 1, V);
+    for (int32_t i = end; i < n && mx_session_decode(s, ids[i]) == MX_OK; i++)
+      d = fmax(d, max_diff_rows(mx_session_logits(s), logits, i, 1, V));
+    printf("%s %s: image prompt logits (positions %d..%d) within %.3g\n", name, backend, end - 1,
+           n - 1, d);
+    CHECK_MSG(d <= kTol, "%s %s: image prompt logits differ by %g", name, backend, d);
+    int32_t same = greedy_same(s, greedy, ng, V);
+    CHECK_MSG(same == ng, "%s %s: %d of %d greedy ids equal", name, backend, same, ng);
+    // The whole prompt in one call (64 + 3 tokens: its pieces never cut the block).
+    mx_session_reset(s);
+    CHECK_OK(mx_session_prefill_media(s, ids, rows, n));
+    d = max_diff_rows(mx_session_logits(s), logits, n - 1, 1, V);
+    CHECK_MSG(d <= kTol, "%s %s: last logits of one call differ by %g", name, backend, d);
+    same = greedy_same(s, greedy, ng, V);
+    CHECK_MSG(same == ng, "%s %s: one call: %d of %d greedy ids equal", name, backend, same, ng);
+    // Up to the middle of the image, then the rest: the second call is refused.
+    mx_session_reset(s);
+    CHECK_OK(mx_session_prefill_media(s, ids, rows, 20));
+    mx_status_t st = mx_session_prefill_media(s, ids + 20, rows + (size_t)20 * H, n - 20);
+    CHECK(st == MX_ERR_INVALID_ARG &&
+          strstr(mx_error_message(), "continues a run of image tokens") != NULL);
+  }
+  mx_session_destroy(s);
+  s = NULL;
+  so.prefill_chunk = 32;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  if (s && rows) {
+    mx_status_t st = mx_session_prefill_media(s, ids, rows, n);
+    CHECK_MSG(st == MX_ERR_INVALID_ARG &&
+                  strstr(mx_error_message(),
+                         "a run of 36 image tokens does not fit a prefill chunk of 32") != NULL,
+              "%s", st ? mx_error_message() : "ok");
+    CHECK(mx_session_n_past(s) == 0);
+  }
+  mx_session_destroy(s);
+  free(rows);
+  free(ids);
+  free(greedy);
+}
+
+// A 2-slot batch: the image prompt in slot 0 (mx_batch_vision_pooled, mx_batch_prefill_media)
+// beside the text prompt in slot 1, decoded together: transformers' greedy ids for both.
+static void check_batch(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px,
+                        const char *backend) {
+  int32_t V = m->config.vocab_size, H = m->config.hidden_size, n = 0, nt = 0, ng = 0, ngt = 0;
+  int32_t T = (int32_t)px->pooling_shape[0];
+  int32_t *ids = json_ids(cJSON_GetObjectItem(json, "prompt_ids"), &n);
+  int32_t *tids = json_ids(cJSON_GetObjectItem(json, "text_prompt_ids"), &nt);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
+  int32_t *tgreedy = json_ids(cJSON_GetObjectItem(json, "text_greedy_ids"), &ngt);
+  mx_batch_opts_t bo = {.backend = backend, .ctx = 128, .prefill_chunk = 128, .n_slots = 2};
+  mx_batch_t *b = NULL;
+  CHECK_OK(mx_batch_create(m, &bo, &b));
+  float *f = malloc(sizeof *f * (size_t)T * H), *rows = calloc((size_t)n * H, sizeof *rows);
+  if (b && f && rows) {
+    CHECK_OK(mx_batch_vision_pooled(b, px->data, px->shape[0] * px->shape[1] * px->shape[2],
+                                    (int32_t)px->shape[0], px->pooling, T,
+                                    (int32_t)px->pooling_shape[1], f, (int64_t)T * H));
+    for (int32_t i = 0, j = 0; i < n && j < T; i++)
+      if (ids[i] == m->config.vision.image_token_id)
+        memcpy(rows + (size_t)i * H, f + (size_t)j++ * H, sizeof *f * H);
+    mx_status_t st0 = mx_batch_prefill_media(b, 0, ids, rows, n);
+    mx_status_t st1 = mx_batch_prefill(b, 1, tids, nt);
+    CHECK_OK(st0);
+    CHECK_OK(st1);
+    int32_t same[2] = {0, 0}, slots[2] = {0, 1};
+    for (int32_t i = 0; !st0 && !st1 && i < ng && i < ngt; i++) {
+      int32_t next[2] = {argmax(mx_batch_logits(b, 0), V), argmax(mx_batch_logits(b, 1), V)};
+      same[0] += next[0] == greedy[i];
+      same[1] += next[1] == tgreedy[i];
+      if (mx_batch_decode(b, slots, next, 2) != MX_OK) break;
+    }
+    CHECK_MSG(same[0] == ng && same[1] == ngt, "%s batch: %d / %d image, %d / %d text greedy ids",
+              backend, same[0], ng, same[1], ngt);
+    // The fixed-size towers' entry is refused by name.
+    mx_status_t st = mx_batch_vision(b, px->data, 1, f, 1);
+    CHECK(st == MX_ERR_INVALID_ARG && strstr(mx_error_message(), "mx_batch_vision_pooled") != NULL);
+  }
+  mx_batch_destroy(b);
+  free(f);
+  free(rows);
+  free(ids);
+  free(tids);
+  free(greedy);
+  free(tgreedy);
+}
+
+static void check_image_prompt(const mx_model_t *m, const char *dir, const cJSON *json) {
+  mx_pixels_t px = {0};
+  if (!mx_test_vlm_pixels(m, g_data, json, &px)) return;
+  check_session(m, json, &px, "interp");
+  check_session(m, json, &px, "cpu");
+  check_batch(m, json, &px, "interp");
+  check_batch(m, json, &px, "cpu");
+  // The CLI's and the server's prompt: the tokenizer's image tokens, processor_config.json's
+  // options (kTokens, which the expansion test checks against transformers' ids).
+  mx_molmo2_prompt_t mp;
+  CHECK_OK(mx_molmo2_prompt_load(m, &mp));
+  CHECK(memcmp(&mp, &kTokens, sizeof mp) == 0);
+  (void)dir;
+  mx_pixels_free(&px);
+}
+
 // olmo: the molmo2-olmo checkpoint (q/k norms over whole projections, norm_after).
 static void check_fixture(const char *name, bool olmo) {
   char dir[8192], path[8300];
@@ -222,6 +382,7 @@ static void check_fixture(const char *name, bool olmo) {
     check_text(m, json, "interp");
     check_text(m, json, "cpu");
     if (!olmo) check_vision(m, json);
+    check_image_prompt(m, dir, json);
   }
   mx_model_free(m);
   cJSON_Delete(json);
@@ -259,8 +420,9 @@ static void check_configs(void) {
         v->adapter_intermediate == 18944 && v->image_token_id == 151938 &&
         v->vision_start_token_id == 151936 && v->vision_end_token_id == 151937 &&
         v->low_res_start_token_id == 151940);
-  CHECK(mx_vision_check_media(&cfg) == MX_ERR_UNSUPPORTED &&
-        strstr(mx_error_message(), "takes no images yet") != NULL);
+  // Every image token (start 151936 .. low-res start 151940, <im_col> between) is one block's.
+  CHECK(v->block_lo == 151936 && v->block_hi == 151940 && mx_vision_blocks(v) &&
+        mx_vision_block_token(v, 151939) && !mx_vision_block_token(v, 151941));
   // The released config.json's vision keys.
   CHECK_OK(parse_text("",
                       ", \"vision_config\": {\"image_default_input_size\": [336, 336], "

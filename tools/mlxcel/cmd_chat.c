@@ -303,7 +303,7 @@ static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **me
   const mx_model_config_t *c = &ch->model->config;
   bool grid = !mx_vision_fixed_size(&c->vision);
   mx_status_t st = MX_OK;
-  if (!mx_vision_blocks(&c->vision)) {
+  if (!mx_vision_text_expanded(&c->vision)) {
     int32_t *e = NULL, ne = 0;
     st = mx_vision_expand_prompt(c, *ids, *n, ch->n_images, ch->counts, &e, &ne);
     if (st) return mx_error_prefix(st, "the chat template's output");
@@ -361,7 +361,7 @@ static int64_t reusable_prefix(const mx_session_t *s, const mx_vision_config_t *
   int64_t k = 0, n_held = mx_session_n_past(s);
   while (k < n_held && k < n && held[k] == ids[k]) k++;
   if (k == n) k--;
-  while (mx_vision_blocks(v) && k > 0 && k < n && ids[k] == v->image_token_id &&
+  while (mx_vision_text_expanded(v) && k > 0 && k < n && ids[k] == v->image_token_id &&
          ids[k - 1] == v->image_token_id)
     k--;
   return k;

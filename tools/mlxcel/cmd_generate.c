@@ -319,7 +319,7 @@ static int prompt_tokens(const gen_args_t *g, const mx_model_t *model, int32_t *
   }
   mx_encode_opts_t eo = {.add_special = true, .parse_special = true};
   char *with = NULL;  // Gemma 3: the images expanded in the text, as its processor does
-  if (g->n_images > 0 && mx_vision_blocks(&model->config.vision)) {
+  if (g->n_images > 0 && mx_vision_text_expanded(&model->config.vision)) {
     int rc = mx_cli_image_text("generate", model, g->n_images, g->prompt, &with);
     if (rc != MX_EXIT_OK) return rc;
   }

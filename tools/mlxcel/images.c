@@ -57,10 +57,49 @@ static int fail_msg(const char *cmd, const char *fmt, ...) {
 // (mx_vision_expand_prompt): LLaVA tokens_per_image each; Qwen2-VL each image's grid-sized run
 // between <|vision_start|> and <|vision_end|>, which are added where the prompt lacks them (the
 // chat template writes them).
+// Molmo2Processor's prompt: a BOS first where the tokenizer gave none, one <|image|> per image
+// after it where the prompt has none, then each <|image|> expanded to its image's views
+// (mx_molmo2_expand_prompt with the processor's options and image_grids rows).
+static int expand_molmo2(const char *cmd, const mx_model_t *m, const mx_pixels_t *px,
+                         int32_t n_images, int32_t **ids, int32_t *n) {
+  mx_molmo2_prompt_t mp;
+  mx_error_clear();
+  mx_status_t st = mx_molmo2_prompt_load(m, &mp);
+  if (st) return mx_cli_fail(cmd, st);
+  int32_t k = 0, bos = m->config.bos_token_id;
+  for (int32_t i = 0; i < *n; i++) k += (*ids)[i] == mp.placeholder;
+  bool add_bos = bos >= 0 && (*n == 0 || (*ids)[0] != bos);
+  int32_t add = (add_bos ? 1 : 0) + (k == 0 ? n_images : 0);
+  int32_t *with = malloc(sizeof *with * (size_t)(*n + add > 0 ? *n + add : 1)), nw = 0;
+  int64_t(*grids)[4] = malloc(sizeof *grids * (size_t)n_images);
+  if (!with || !grids) {
+    free(with);
+    free(grids);
+    return fail_msg(cmd, "out of memory (%d prompt tokens)", *n);
+  }
+  if (add_bos) with[nw++] = bos;
+  int32_t at = add_bos ? 0 : (*n > 0 ? 1 : 0);  // after the BOS
+  memcpy(with + nw, *ids, sizeof *with * (size_t)at);
+  nw += at;
+  for (int32_t i = 0; k == 0 && i < n_images; i++) with[nw++] = mp.placeholder;
+  memcpy(with + nw, *ids + at, sizeof *with * (size_t)(*n - at));
+  nw += *n - at;
+  for (int32_t i = 0; i < n_images; i++) memcpy(grids[i], px[i].image_grid, sizeof grids[i]);
+  int32_t *out = NULL, n_out = 0;
+  st = mx_molmo2_expand_prompt(&mp, with, nw, (const int64_t(*)[4])grids, n_images, &out, &n_out);
+  free(with);
+  free(grids);
+  if (st) return mx_cli_fail(cmd, st);
+  free(*ids);
+  *ids = out;
+  *n = n_out;
+  return MX_EXIT_OK;
+}
+
 static int expand(const char *cmd, const mx_model_t *m, int32_t n_images, const int32_t *counts,
                   int32_t **ids, int32_t *n) {
   const mx_vision_config_t *v = &m->config.vision;
-  if (mx_vision_blocks(v)) {  // expanded in the text (mx_cli_image_text): its runs are there
+  if (mx_vision_text_expanded(v)) {  // expanded in the text (mx_cli_image_text): its runs are there
     int32_t *starts = malloc(sizeof *starts * (size_t)(n_images > 0 ? n_images : 1));
     mx_error_clear();
     mx_status_t st = starts ? mx_vision_image_runs(&m->config, *ids, *n, n_images, NULL, starts)
@@ -107,13 +146,25 @@ static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc
                        const char *path, mx_pixels_t *px) {
   mx_image_t img = {0};
   mx_error_clear();
-  if (m->config.vision.kind == MX_VISION_MOLMO2)  // its tower is not run by sessions yet
-    return mx_cli_fail(cmd, mx_vision_check_media(&m->config));
   mx_status_t st = mx_image_load(path, NULL, &img, NULL);
   if (!st) st = mx_image_preprocess(proc, &img, px);
   mx_image_free(&img);
   if (st) return mx_cli_fail(cmd, st);
   const mx_vision_config_t *v = &m->config.vision;
+  if (v->kind == MX_VISION_MOLMO2) {  // crops [crops, N, P*P*3] and the pooling indices
+    int64_t side = v->image_size / v->patch_size;
+    int64_t K = (int64_t)v->patch_size * v->patch_size * v->num_channels;
+    if (px->rank == 3 && px->pooling && px->shape[1] == side * side && px->shape[2] == K)
+      return MX_EXIT_OK;
+    int rc = fail_msg(cmd,
+                      "%s: the processor gives crops of %lld patches of %lld values, the vision "
+                      "tower takes %lld of %lld (preprocessor_config.json and config.json "
+                      "disagree)",
+                      path, (long long)px->shape[1], (long long)px->shape[2],
+                      (long long)(side * side), (long long)K);
+    mx_pixels_free(px);
+    return rc;
+  }
   if (!mx_vision_fixed_size(v)) {
     int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
     if (px->rank == 2 && px->shape[1] == K && px->grid_thw[0] == 1) return MX_EXIT_OK;
@@ -150,6 +201,12 @@ int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
                           int32_t *count, int32_t grid[2], double *seconds) {
   const mx_vision_config_t *v = &m->config.vision;
   *out = NULL;
+  if (v->kind == MX_VISION_MOLMO2)  // ADR 0023: one block per image, prefilled with its prompt
+    return fail_msg(cmd,
+                    "/image: model_type '%s' takes its images with the prompt (generate --image, "
+                    "or the server's image parts): an image added to a conversation is not "
+                    "supported for it",
+                    m->config.model_type);
   mx_pixels_t px = {0};
   int rc = load_pixels(cmd, m, proc, path, &px);
   if (rc != MX_EXIT_OK) return rc;
@@ -177,6 +234,10 @@ static mx_status_t features(const mx_model_t *m, mx_session_t *s, const mx_pixel
                             int32_t count, float *rows) {
   const mx_vision_config_t *v = &m->config.vision;
   int64_t nf = (int64_t)count * mx_vision_feature_width(&m->config);
+  if (v->kind == MX_VISION_MOLMO2)
+    return mx_session_vision_pooled(
+        s, px->data, px->shape[0] * px->shape[1] * px->shape[2], (int32_t)px->shape[0], px->pooling,
+        (int32_t)px->pooling_shape[0], (int32_t)px->pooling_shape[1], rows, nf);
   if (mx_vision_fixed_size(v))
     return mx_session_vision(s, px->data, px->shape[0] * px->shape[1] * px->shape[2], rows, nf);
   return mx_session_vision_grid(s, px->data, px->shape[0] * px->shape[1], (int32_t)px->grid_thw[1],
@@ -207,10 +268,13 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
     rc = load_pixels(cmd, m, &proc, paths[i], &px[i]);
     grids[2 * i] = (int32_t)px[i].grid_thw[1];
     grids[2 * i + 1] = (int32_t)px[i].grid_thw[2];
-    counts[i] =
-        mx_vision_fixed_size(v) ? v->tokens_per_image : grids[2 * i] * grids[2 * i + 1] / mm;
+    counts[i] = v->kind == MX_VISION_MOLMO2 ? (int32_t)px[i].pooling_shape[0]
+                : mx_vision_fixed_size(v)   ? v->tokens_per_image
+                                            : grids[2 * i] * grids[2 * i + 1] / mm;
   }
-  if (rc == MX_EXIT_OK) rc = expand(cmd, m, n_images, counts, ids, n);
+  if (rc == MX_EXIT_OK)
+    rc = v->kind == MX_VISION_MOLMO2 ? expand_molmo2(cmd, m, px, n_images, ids, n)
+                                     : expand(cmd, m, n_images, counts, ids, n);
   size_t H = (size_t)mx_vision_feature_width(&m->config);  // a media row (ADR 0021)
   if (rc == MX_EXIT_OK && !(rows = calloc((size_t)*n * H, sizeof *rows)))
     rc = fail_msg(cmd, "out of memory (media rows of %d tokens)", *n);
@@ -218,14 +282,32 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
   for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++) {
     while (pos < *n && (*ids)[pos] != v->image_token_id) pos++;
     mx_error_clear();
-    // The expanded placeholders of one image are consecutive: its features go there as they are.
     double t0 = now_seconds();
-    st = features(m, s, &px[i], counts[i], rows + (size_t)pos * H);
+    if (v->kind == MX_VISION_MOLMO2) {
+      // Its <im_patch> tokens are in rows between column / start / end tokens: feature j of
+      // the image goes to its j-th <im_patch>.
+      float *f = malloc(sizeof *f * (size_t)counts[i] * H);
+      st = f ? features(m, s, &px[i], counts[i], f) : mx_error_set(MX_ERR_NOMEM, "out of memory");
+      for (int32_t j = 0; !st && j < counts[i]; j++, pos++) {
+        while (pos < *n && (*ids)[pos] != v->image_token_id) pos++;
+        if (pos == *n) {
+          st = mx_error_set(MX_ERR_INVALID_ARG, "image %d: the prompt has too few <im_patch>", i);
+          break;
+        }
+        memcpy(rows + (size_t)pos * H, f + (size_t)j * H, sizeof *f * H);
+      }
+      free(f);
+    } else {
+      // The expanded placeholders of one image are consecutive: its features go there as they
+      // are.
+      st = features(m, s, &px[i], counts[i], rows + (size_t)pos * H);
+      pos += counts[i];
+    }
     *tower_seconds += now_seconds() - t0;
     if (st) rc = mx_cli_fail(cmd, st);
-    pos += counts[i];
   }
-  if (rc == MX_EXIT_OK && !mx_vision_fixed_size(v)) {  // M-RoPE positions (ADR 0013)
+  if (rc == MX_EXIT_OK && !mx_vision_fixed_size(v) &&
+      v->kind != MX_VISION_MOLMO2) {  // M-RoPE positions (ADR 0013)
     int64_t next = 0;
     *positions = malloc(sizeof **positions * 3 * (size_t)*n);
     st = *positions ? mx_mrope_positions(&m->config, *ids, *n, grids, n_images,
