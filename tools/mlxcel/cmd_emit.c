@@ -25,7 +25,9 @@ static void emit_usage(FILE *out) {
           "Qwen3-VL also take the M-RoPE positions [3 x 1 x T], Qwen3-VL its DeepStack rows\n"
           "[L x 1 x T x H] after them; their @vision, for one patch grid, takes the processor's\n"
           "pixel rows [H*W x C*2*P*P], see --vision-grid; Qwen3-VL's features are\n"
-          "[1 x N x (1+L)*H]: the main ones, then each DeepStack set).\n"
+          "[1 x N x (1+L)*H]: the main ones, then each DeepStack set; Molmo2's @prefill_media\n"
+          "adds the media rows at <im_patch>, one bidirectional block per image, and its\n"
+          "@vision is written with --vision-pooled).\n"
           "Gemma 3n with --audio-frames N also gets OUTDIR/audio.mlir (@audio: N log-mel frames\n"
           "[1 x N x 128] and their mask [1 x N] i32 to the audio rows [1 x 188 x H]).\n"
           "`mlxcel run --weights DIR FILE.mlir --ids ...` runs such a file.\n"
@@ -57,6 +59,9 @@ static void emit_usage(FILE *out) {
           "  --vision-grid HxW      the Qwen towers: write @vision for an image of H x W\n"
           "                         patches (multiples of the merge size; without it their\n"
           "                         vision.mlir is not written: its shapes follow the image)\n"
+          "  --vision-pooled CxTxK  Molmo2: write @vision for C crops and T pooled tokens of\n"
+          "                         K patches each (the processor's pixel_values [C x N x\n"
+          "                         P*P*3] and image_token_pooling [T x K] i32 in)\n"
           "  --audio-frames N       Gemma 3n: write @audio for N log-mel frames (10 ms each)\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -87,7 +92,7 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   const char *params = NULL;
   int64_t ctx = 0, prefill_len = 0, attn_len = 0;
   bool all_logits = false, as_main = false;
-  int64_t grid[2] = {0, 0}, audio_frames = 0;
+  int64_t grid[2] = {0, 0}, audio_frames = 0, pooled[3] = {0, 0, 0};
   mx_print_opts_t po;
   memset(&po, 0, sizeof po);
   mx_model_load_opts_t lo = {0};
@@ -132,6 +137,16 @@ int mx_cli_cmd_emit(int argc, char **argv) {
       if (!mx_cli_parse_int(cmd, "--vision-grid", h, 1, 4096, &grid[0]) ||
           !mx_cli_parse_int(cmd, "--vision-grid", x + 1, 1, 4096, &grid[1]))
         return MX_EXIT_USAGE;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--vision-pooled", NULL, &v)) != 0) {
+      long long c = 0, t = 0, k = 0;
+      char end = 0;
+      if (r < 0 || sscanf(v, "%lldx%lldx%lld%c", &c, &t, &k, &end) != 3 || c < 1 || c > 256 ||
+          t < 1 || t > 65536 || k < 1 || k > 64)
+        return mx_cli_usage_error(cmd, emit_usage,
+                                  "--vision-pooled wants CROPSxTOKENSxPOOL (1..256, 1..65536, "
+                                  "1..64), got '%s'",
+                                  r > 0 ? v : "");
+      pooled[0] = c, pooled[1] = t, pooled[2] = k;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--audio-frames", NULL, &v)) != 0) {
       if (r < 0 || !mx_cli_parse_int(cmd, "--audio-frames", v, 1, 1000000, &audio_frames))
         return MX_EXIT_USAGE;
@@ -171,12 +186,19 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
   go.kv_dtype = model->kv_dtype;
-  // Molmo2's media entries are not complete (ADR 0023): emit writes its text entries.
-  go.media = cfg.vision.present && cfg.vision.kind != MX_VISION_MOLMO2;
-  go.vision_grid_h = (int32_t)grid[0];
-  go.vision_grid_w = (int32_t)grid[1];
-  bool vision = go.media && (mx_vision_fixed_size(&cfg.vision) || grid[0] > 0);
-  if (grid[0] > 0 && (!cfg.vision.present || mx_vision_fixed_size(&cfg.vision))) {
+  go.media = cfg.vision.present;
+  bool molmo = cfg.vision.kind == MX_VISION_MOLMO2;
+  go.vision_grid_h = (int32_t)(molmo ? pooled[0] : grid[0]);
+  go.vision_grid_w = (int32_t)(molmo ? pooled[1] : grid[1]);
+  go.vision_pool = (int32_t)(molmo ? pooled[2] : 0);
+  bool vision = go.media && (mx_vision_fixed_size(&cfg.vision) || go.vision_grid_h > 0);
+  if (pooled[0] > 0 && (!cfg.vision.present || !molmo)) {
+    fprintf(stderr, "mlxcel emit: error: --vision-pooled: model_type '%s' has no Molmo2 tower\n",
+            cfg.model_type);
+    rc = MX_EXIT_USAGE;
+    goto done;
+  }
+  if (grid[0] > 0 && (!cfg.vision.present || mx_vision_fixed_size(&cfg.vision) || molmo)) {
     fprintf(stderr, "mlxcel emit: error: --vision-grid: model_type '%s' has no Qwen2-VL tower\n",
             cfg.model_type);
     rc = MX_EXIT_USAGE;

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `mlxcel generate --image` and `mlxcel emit` on the tiny Molmo2 checkpoints written by
+# transformers (tests/data/families/molmo2 and molmo2-olmo; tools/vlm/make_molmo2_fixture.py):
+# the prompt's <|image|> expanded as Molmo2Processor does (BOS, the global view's and the crops'
+# rows of <im_patch> with their column / start / end tokens, from the processor's image_grids)
+# gives transformers' prompt token count and 16 greedy ids on both backends and both
+# checkpoints; a prompt without the placeholder gets the image first; two images side by side
+# each get their block; bad images are refused; emit writes @prefill_media with the
+# block ids' mx.attention and, with --vision-pooled, @vision with its pooling argument.
+# Usage: tests/cli_vlm_molmo2.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
+set -u
+MLXCEL=$1
+SRC=$2
+NAME=$3
+IMG=$SRC/tests/data/image/inputs/chelsea.png
+JPEG=$SRC/tests/data/image/inputs/camera_gray.jpg
+M=$SRC/tests/data/families/molmo2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+. "$SRC/tests/cli_lib.sh"
+[ -f "$M/vision_reference.json" ] || { echo "missing molmo2 (tools/vlm/make_molmo2_fixture.py)"; exit 77; }
+
+ref_ids() { grep -o "\"$2\": \[[0-9, -]*\]" "$1/vision_reference.json" | sed 's/.*\[//; s/\]//; s/ //g'; }
+got_ids() { grep -o '"id": [0-9]*' "$TMP/out" | sed 's/"id": //' | paste -sd, -; }
+PROMPT='Look: <|image|> What is in the picture?'
+
+t_generate() {
+  local want n_prompt d
+  for d in "$M" "$M-olmo"; do
+    want=$(ref_ids "$d" greedy_ids)
+    n_prompt=$(ref_ids "$d" prompt_ids | tr ',' '\n' | wc -l)
+    for be in interp cpu; do
+      run "$MLXCEL" generate -m "$d" --backend "$be" --image "$IMG" -p "$PROMPT" -n 16 --json
+      expect_rc 0
+      [ "$(got_ids)" = "$want" ] || fail "$d $be: greedy ids $(got_ids), transformers $want"
+      expect_out "\"prompt_tokens\": $n_prompt,"
+    done
+  done
+  # Without a placeholder the image goes first, after the BOS: 36 image tokens, BOS, "What?".
+  run "$MLXCEL" generate -m "$M" --image "$IMG" -p "What?" -n 2 --json
+  expect_rc 0
+  expect_out '"prompt_tokens": 42,'
+  # Two images side by side, separated by text: two blocks, on both backends the same ids.
+  local ids_interp
+  for be in interp cpu; do
+    run "$MLXCEL" generate -m "$M" --backend "$be" --image "$IMG" --image "$JPEG" \
+      -p 'A: <|image|> B: <|image|> Same?' -n 8 --json
+    expect_rc 0
+    [ "$be" = interp ] && ids_interp=$(got_ids)
+  done
+  [ "$(got_ids)" = "$ids_interp" ] || fail "two images: cpu ids $(got_ids), interp $ids_interp"
+}
+
+t_errors() {
+  run "$MLXCEL" generate -m "$M" --image "$IMG" --image "$IMG" -p "$PROMPT" -n 2
+  expect_rc 1
+  expect_err 'the prompt has 1 image placeholder \(id 264\) for 2 images'
+  run "$MLXCEL" generate -m "$M" --image "$SRC/tests/data/families/molmo2/config.json" \
+    -p "$PROMPT" -n 2
+  expect_rc 1
+}
+
+t_emit() {
+  run "$MLXCEL" emit -m "$M" -o "$TMP/e" --ctx 96 --vision-pooled 5x25x4
+  expect_rc 0
+  for f in prefill decode prefill_media vision; do
+    [ -s "$TMP/e/$f.mlir" ] || fail "no $f.mlir"
+  done
+  grep -q 'blocks = 1' "$TMP/e/prefill_media.mlir" || fail "@prefill_media has no block ids"
+  grep -q 'blocks = 1' "$TMP/e/prefill.mlir" && fail "@prefill has block ids"
+  grep -q 'mx.role = "pooling"' "$TMP/e/vision.mlir" || fail "@vision has no pooling argument"
+  grep -q '5x25x192xf32' "$TMP/e/vision.mlir" || fail "@vision does not take 5 crops"
+  run "$MLXCEL" emit -m "$M" -o "$TMP/e2" --ctx 96
+  expect_rc 0
+  [ -s "$TMP/e2/prefill_media.mlir" ] || fail "no prefill_media.mlir"
+  [ -e "$TMP/e2/vision.mlir" ] && fail "vision.mlir without --vision-pooled"
+  run "$MLXCEL" emit -m "$SRC/tests/data/families/gemma3_vlm" -o "$TMP/e3" --vision-pooled 1x1x1
+  expect_rc 2
+  expect_err "--vision-pooled: model_type 'gemma3' has no Molmo2 tower"
+}
+
+run_tests "$NAME" "generate errors emit"
