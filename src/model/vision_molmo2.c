@@ -248,7 +248,9 @@ static mx_status_t compact(mb_t *c, int32_t idx, int32_t *sorted, int32_t *count
       col3, onehot, oh;
   MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 0, idx, &zero));
   MX_TRY(mx_build_compare(b, MX_CMP_GE, MX_CMP_TYPE_AUTO, idx, zero, &ge));
-  MX_TRY(mx_build_convert(b, ge, MX_ELEM_F32, &valid));
+  // Every 0 / 1 operand below is mx_g_indicator (a select of splats), not a convert of the i1:
+  // IREE 3.13 miscompiles a vector-matrix dot_general of a converted i1 (docs/portability.md).
+  MX_TRY(mx_g_indicator(b, ge, &valid));
   MX_TRY(mx_build_convert(b, idx, MX_ELEM_F32, &idxf));
   MX_TRY(table(b, K, K, before, &tri));
   MX_TRY(table(b, K, K, ones, &one_k));
@@ -265,7 +267,7 @@ static mx_status_t compact(mb_t *c, int32_t idx, int32_t *sorted, int32_t *count
   MX_TRY(mx_build_broadcast_in_dim(b, rank, td, 3, b01, &rank3));
   MX_TRY(mx_build_broadcast_in_dim(b, jcol, td, 3, b02, &col3));
   MX_TRY(mx_build_compare(b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, rank3, col3, &oh));
-  MX_TRY(mx_build_convert(b, oh, MX_ELEM_F32, &onehot));
+  MX_TRY(mx_g_indicator(b, oh, &onehot));
   int64_t bt = 0, cj = 1;
   mx_dot_dims_t dd = {{&bt, 1}, {&bt, 1}, {&cj, 1}, {&cj, 1}};
   int32_t sf, slots_left;
@@ -275,7 +277,7 @@ static mx_status_t compact(mb_t *c, int32_t idx, int32_t *sorted, int32_t *count
   MX_TRY(mx_build_slice(b, cnt_k, lo, hi, NULL, 2, &cnt));
   MX_TRY(mx_build_reshape(b, cnt, t1, 1, count));
   MX_TRY(mx_build_compare(b, MX_CMP_LT, MX_CMP_TYPE_AUTO, jf, cnt_k, &slots_left));
-  return mx_build_convert(b, slots_left, MX_ELEM_F32, valid_slots);
+  return mx_g_indicator(b, slots_left, valid_slots);
 }
 
 // The adapter: features [C * N, L * D], pooling [T, K] i32 -> [1, T, text hidden].

@@ -54,8 +54,10 @@ def preprocess(mlxcel, model, image, work):
     if "image_token_pooling" in info:  # Molmo2: the patches each image token pools
         port.run(cmd + ["--pooling-npy", str(pooling)])
         inputs["pooling"] = np.load(pooling)
-        # @vision is built per geometry: the crops, and the image tokens they pool into.
-        emit_opts = ["--vision-grid", f"{inputs['pixels'].shape[0]}x{inputs['pooling'].shape[0]}"]
+        # @vision is built per geometry: the crops, the image tokens they pool into, and the
+        # patches each pools.
+        c, (t, k) = inputs["pixels"].shape[0], inputs["pooling"].shape
+        emit_opts = ["--vision-pooled", f"{c}x{t}x{k}"]
     return inputs, emit_opts
 
 
