@@ -42,6 +42,37 @@ static mx_status_t too_long(const mx_server_t *srv, size_t bytes, bool *over) {
       bytes, (long long)mx_server_sched_ctx(srv->sched), 4 * srv->max_piece_bytes);
 }
 
+// Molmo2's prompt (ADR 0023): the BOS Molmo2Processor puts first where the template wrote
+// none, and each <|image|> of the template's output expanded by its image's image_grids row
+// (grids: MX_SERVER_MOLMO2_GRID ints per image, mx_server_images_pixels).
+static mx_status_t molmo2_ids(mx_server_t *srv, int32_t n_images, const int32_t *grids,
+                              int32_t **ids, int32_t *n) {
+  mx_molmo2_prompt_t mp;
+  mx_status_t st = mx_molmo2_prompt_load(srv->model, &mp);
+  int32_t bos = srv->model->config.bos_token_id;
+  bool add = !st && bos >= 0 && (*n == 0 || (*ids)[0] != bos);
+  int64_t(*g)[4] = st ? NULL : malloc(sizeof *g * (size_t)n_images);
+  int32_t *with = st ? NULL : malloc(sizeof *with * (size_t)(*n + 1));
+  if (!st && (!g || !with)) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
+  int32_t *out = NULL, n_out = 0;
+  if (!st) {
+    for (int32_t i = 0; i < n_images; i++)
+      for (int k = 0; k < 4; k++) g[i][k] = grids[(size_t)i * MX_SERVER_MOLMO2_GRID + 3 + k];
+    if (add) with[0] = bos;
+    memcpy(with + (add ? 1 : 0), *ids, sizeof *with * (size_t)*n);
+    st = mx_molmo2_expand_prompt(&mp, with, *n + (add ? 1 : 0), (const int64_t(*)[4])g, n_images,
+                                 &out, &n_out);
+    if (st == MX_ERR_INVALID_ARG) st = mx_error_prefix(st, "the chat template's output");
+  }
+  free(g);
+  free(with);
+  if (st) return st;
+  free(*ids);
+  *ids = out;
+  *n = n_out;
+  return MX_OK;
+}
+
 // Chat messages through the model's template (generation prompt on), encoded as
 // apply_chat_template(tokenize=True) does (no post-processor, special tokens matched), except
 // that special-token text from the messages is plain text.
@@ -92,6 +123,9 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, cons
   }
   free(plain);
   free(text);
+  // Molmo2: Molmo2Processor's BOS, then each <|image|> expanded to its image's views.
+  if (!st && r->n_images > 0 && srv->model->config.vision.kind == MX_VISION_MOLMO2)
+    return molmo2_ids(srv, r->n_images, grids, ids, n);
   // Each image token becomes the model's tokens per image (Gemma 3's were, in the text).
   const mx_vision_config_t *v = &srv->model->config.vision;
   int32_t *counts = NULL;  // each Qwen image's merged units

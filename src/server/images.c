@@ -89,6 +89,19 @@ static mx_status_t check_pixels(const mx_model_config_t *cfg, const mx_pixels_t 
                                 mx_server_error_t *err) {
   const mx_vision_config_t *v = &cfg->vision;
   mx_error_clear();
+  if (v->kind == MX_VISION_MOLMO2) {  // crops [C, N, P*P*3] with their pooling indices
+    int64_t side = v->image_size / v->patch_size;
+    int64_t P = (int64_t)v->patch_size * v->patch_size * v->num_channels;
+    if (px->rank == 3 && px->pooling && px->shape[1] == side * side && px->shape[2] == P)
+      return MX_OK;
+    mx_error_set(MX_ERR_INVALID_ARG,
+                 "the processor gives crops of %lld patches of %lld values, the vision tower "
+                 "takes %lld of %lld (preprocessor_config.json and config.json disagree)",
+                 (long long)px->shape[1], (long long)px->shape[2], (long long)(side * side),
+                 (long long)P);
+    return mx_server_error_set(err, 500, "server_error", NULL, NULL, "image %d: %.400s", i,
+                               mx_error_message());
+  }
   if (mx_vision_fixed_size(v) && mx_vision_check_pixels(cfg, px->rank, px->shape) == MX_OK)
     return MX_OK;
   int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
@@ -120,8 +133,10 @@ mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_requ
                                cfg->model_type);
   if (srv->proc_error)
     return mx_server_error_set(err, 500, "server_error", NULL, NULL, "%.400s", srv->proc_error);
+  bool molmo = v->kind == MX_VISION_MOLMO2;
   bool grid = !mx_vision_fixed_size(v);
-  int32_t *g = grid ? calloc((size_t)r->n_images * 2, sizeof *g) : NULL;
+  size_t per_image = molmo ? MX_SERVER_MOLMO2_GRID : 2, n_g = (size_t)r->n_images * per_image;
+  int32_t *g = grid ? calloc(n_g, sizeof *g) : NULL;
   float *px_all = NULL;
   size_t n_all = 0;
   mx_status_t st = grid && !g ? MX_ERR_NOMEM : MX_OK;
@@ -151,9 +166,25 @@ mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_requ
       memcpy(px_all + n_all, px.data, n * sizeof *px_all);
       n_all += n;
     }
-    if (!st && grid) {
+    if (!st && grid && !molmo) {
       g[2 * i] = (int32_t)px.grid_thw[1];
       g[2 * i + 1] = (int32_t)px.grid_thw[2];
+    }
+    if (!st && molmo) {  // the geometry, the image_grids row, then the pooling indices
+      int32_t *row = g + (size_t)i * per_image;
+      row[0] = (int32_t)px.shape[0];
+      row[1] = (int32_t)px.pooling_shape[0];
+      row[2] = (int32_t)px.pooling_shape[1];
+      for (int k = 0; k < 4; k++) row[3 + k] = (int32_t)px.image_grid[k];
+      size_t np = (size_t)row[1] * (size_t)row[2];
+      int32_t *gg = realloc(g, (n_g + np) * sizeof *g);
+      if (!gg) {
+        st = MX_ERR_NOMEM;
+      } else {
+        g = gg;
+        memcpy(g + n_g, px.pooling, np * sizeof *g);
+        n_g += np;
+      }
     }
     mx_pixels_free(&px);
     if (st && !err->http_status)

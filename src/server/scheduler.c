@@ -318,8 +318,46 @@ static bool housekeeping_locked(mx_server_sched_t *s) {
 // The vision tower on each of the job's images, its features placed at the image's run of
 // tokens (the i-th run for the i-th image), before the job's first prefill chunk. The Qwen
 // towers: one @vision per image's patch grid, its rows in the pixels one after the other.
+// Molmo2 (ADR 0023): each image's crops through its pooled @vision, feature j of image i at the
+// prompt's j-th <im_patch> of that image (its <im_patch> tokens in order, image after image).
+static mx_status_t run_vision_molmo2(mx_server_sched_t *s, mx_server_job_t *job) {
+  const mx_model_config_t *cfg = &s->model->config;
+  const mx_vision_config_t *v = &cfg->vision;
+  const size_t H = (size_t)cfg->hidden_size;
+  const int64_t side = v->image_size / v->patch_size;
+  const int64_t P = (int64_t)v->patch_size * v->patch_size * v->num_channels;
+  const int32_t *pool = job->grids + (size_t)job->n_images * MX_SERVER_MOLMO2_GRID;
+  size_t off = 0;
+  int32_t pos = 0;
+  mx_status_t st = MX_OK;
+  for (int32_t i = 0; i < job->n_images && !st; i++) {
+    const int32_t *g = job->grids + (size_t)i * MX_SERVER_MOLMO2_GRID;
+    int64_t per = (int64_t)g[0] * side * side * P;
+    float *f = malloc(sizeof *f * (size_t)g[1] * H);
+    st = f ? mx_batch_vision_pooled(s->batch, job->pixels + off, per, g[0], pool, g[1], g[2], f,
+                                    (int64_t)g[1] * (int64_t)H)
+           : mx_error_set(MX_ERR_NOMEM, "out of memory");
+    for (int32_t j = 0; !st && j < g[1]; j++, pos++) {
+      while (pos < job->n_prompt && job->ids[pos] != v->image_token_id) pos++;
+      if (pos == job->n_prompt) {
+        st = mx_error_set(MX_ERR_INVALID_ARG, "image %d: the prompt has too few <im_patch>", i);
+        break;
+      }
+      memcpy(job->media + (size_t)pos * H, f + (size_t)j * H, sizeof *f * H);
+    }
+    free(f);
+    off += (size_t)per;
+    pool += (size_t)g[1] * (size_t)g[2];
+  }
+  if (st) return st;
+  free(job->pixels);
+  job->pixels = NULL;
+  return MX_OK;
+}
+
 static mx_status_t run_vision(mx_server_sched_t *s, mx_server_job_t *job) {
   const mx_model_config_t *cfg = &s->model->config;
+  if (cfg->vision.kind == MX_VISION_MOLMO2) return run_vision_molmo2(s, job);
   const mx_vision_config_t *v = &cfg->vision;
   const size_t W = (size_t)mx_vision_feature_width(cfg);
   int64_t per = (int64_t)v->num_channels * v->image_size * v->image_size;
@@ -365,9 +403,9 @@ static void prefill_step(mx_server_sched_t *s) {
   if (n > s->chunk) n = s->chunk;
   double t0 = now_seconds();
   mx_status_t st = job->pixels ? run_vision(s, job) : MX_OK;
-  if (!st && job->media) {  // a chunk never cuts an image's run of tokens (Gemma 3)
+  if (!st && job->media) {  // a chunk never cuts an image's run of tokens (Gemma 3, Molmo2)
     const int32_t *ids = job->ids + job->n_prefilled;
-    bool prev = job->n_prefilled > 0 && ids[-1] == s->model->config.vision.image_token_id;
+    bool prev = job->n_prefilled > 0 && mx_vision_block_token(&s->model->config.vision, ids[-1]);
     st = mx_vision_prefill_take(&s->model->config, ids, job->n_prompt - job->n_prefilled, s->chunk,
                                 prev, &n);
   }
@@ -655,11 +693,14 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
   *out = NULL;
   if (o->n_prompt < 1 || !o->prompt)
     return mx_error_set(MX_ERR_INVALID_ARG, "the prompt has no tokens");
+  // Input ids may exceed the logits' width where the embedding has rows beyond it (Molmo2's
+  // image tokens).
+  int32_t nv = mx_config_input_vocab(&s->model->config);
   for (int32_t i = 0; i < o->n_prompt; i++)
-    if (o->prompt[i] < 0 || o->prompt[i] >= s->vocab)
+    if (o->prompt[i] < 0 || o->prompt[i] >= nv)
       return mx_error_set(MX_ERR_INVALID_ARG,
                           "prompt token %d is id %d, outside the vocabulary [0, %d)", i,
-                          o->prompt[i], s->vocab);
+                          o->prompt[i], nv);
   if (o->max_tokens < 1)
     return mx_error_set(MX_ERR_INVALID_ARG, "max_tokens must be >= 1, got %d", o->max_tokens);
   if ((int64_t)o->n_prompt + o->max_tokens > s->ctx)
@@ -705,7 +746,8 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
                         "speculative decoding does not combine with constrained output "
                         "(response_format, tool_choice): the grammar would have to follow the "
                         "drafts and roll back");
-    else if (o->n_images > 0 && cfg->vision.present && !mx_vision_fixed_size(&cfg->vision))
+    else if (o->n_images > 0 && cfg->vision.present && !mx_vision_fixed_size(&cfg->vision) &&
+             cfg->vision.kind != MX_VISION_MOLMO2)
       st = mx_error_set(MX_ERR_UNSUPPORTED,
                         "speculative decoding does not run after an M-RoPE image (model_type "
                         "'%s'): its text runs through the media entry, which returns no logits "
@@ -734,7 +776,8 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
       st = mx_error_set(MX_ERR_INVALID_ARG, "%d images without their pixels", o->n_images);
     } else {
       const mx_model_config_t *cfg = &s->model->config;
-      bool grid = !mx_vision_fixed_size(&cfg->vision);
+      // M-RoPE positions: the Qwen towers (Molmo2's grids are its images' geometry).
+      bool grid = !mx_vision_fixed_size(&cfg->vision) && cfg->vision.kind != MX_VISION_MOLMO2;
       size_t W = (size_t)mx_vision_feature_width(cfg);
       job->media = calloc((size_t)o->n_prompt * W, sizeof *job->media);
       if (grid && o->grids) {
@@ -760,8 +803,10 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
   job->grids = o->grids;
   job->n_images = o->n_images;
   job->n_text_prefix = job->n_prompt;
+  const mx_vision_config_t *vc = &s->model->config.vision;
   for (int32_t i = 0; i < job->n_prompt && job->n_images > 0; i++) {
-    if (job->ids[i] == s->model->config.vision.image_token_id) {
+    if (vc->kind == MX_VISION_MOLMO2 ? mx_vision_block_token(vc, job->ids[i])
+                                     : job->ids[i] == vc->image_token_id) {
       job->n_text_prefix = i;
       break;
     }

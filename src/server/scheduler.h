@@ -44,6 +44,8 @@ void mx_server_sched_destroy(mx_server_sched_t *s);  // accepts NULL
 int64_t mx_server_sched_ctx(const mx_server_sched_t *s);
 int32_t mx_server_sched_vocab(const mx_server_sched_t *s);
 
+enum { MX_SERVER_MOLMO2_GRID = 7 };  // ints per Molmo2 image in mx_server_job_opts_t.grids
+
 typedef struct mx_server_job_opts {
   const int32_t *prompt;  // copied; n_prompt >= 1 ids, each < vocab
   int32_t n_prompt;
@@ -67,6 +69,9 @@ typedef struct mx_server_job_opts {
   // the pixels are each image's patch rows in order, grids[2i], [2i + 1] its patch grid (owned
   // by the job once created, as the pixels), the prompt's i-th run of image tokens holds its
   // merged units, and the prompt runs with its M-RoPE positions (mx_batch_prefill_mrope).
+  // Molmo2 (ADR 0023): the pixels are each image's crops, grids holds MX_SERVER_MOLMO2_GRID ints
+  // per image (crops, pooled tokens, pool size, the image_grids row), then every image's
+  // image_token_pooling in order; feature j of image i goes to its j-th <im_patch>.
   float *pixels;
   int32_t *grids;
   int32_t n_images;

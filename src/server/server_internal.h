@@ -133,8 +133,11 @@ void mx_server_images_fields_free(char **fields, int32_t n);
 // The request's images decoded (PNG / JPEG, at most lim.max_image_pixels each: 413 beyond) and
 // preprocessed: *out (heap) holds each image's pixel values in order, [C * S * S] each for the
 // fixed-size towers, and for the Qwen towers (ADR 0013) each image's patch rows, whose grid
-// (h, w) is (*grids)[2i], [2i + 1] (heap; NULL for the fixed-size towers). Errors fill *err: 400
-// for a model without a vision tower (naming it) or a bad image, 413, 500.
+// (h, w) is (*grids)[2i], [2i + 1] (heap; NULL for the fixed-size towers); for Molmo2 (ADR
+// 0023) each image's crops [C, N, P*P*3], and *grids holds MX_SERVER_MOLMO2_GRID ints per
+// image (crops, pooled tokens, pool size, the image_grids row), then every image's
+// image_token_pooling [tokens * pool] in order. Errors fill *err: 400 for a model without a
+// vision tower (naming it) or a bad image, 413, 500.
 mx_status_t mx_server_images_pixels(const mx_server_t *srv, const mx_server_request_t *r,
                                     float **out, int32_t **grids, mx_server_error_t *err);
 

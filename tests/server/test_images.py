@@ -8,7 +8,8 @@ kind); and the requests the server refuses: URLs it would have to fetch, other d
 base64, bad or hostile images, too many or too large images, a model without a vision tower,
 --vision-backend (the tower on the interpreter; xla refused at start). Gemma 3: its processor's
 text-level expansion of <start_of_image>, as generate --chat --image and transformers. Qwen2-VL
-and Qwen3-VL: grid-sized runs and M-RoPE positions through the batch, as transformers.
+and Qwen3-VL: grid-sized runs and M-RoPE positions through the batch, as transformers. Molmo2:
+its processor's expansion, pooled tower and image block, as transformers.
 
 Run by tests/server/run.sh (ctest server_images).
 """
@@ -412,6 +413,56 @@ class QwenTest(unittest.TestCase):
 
     def test_qwen3_vl(self):
         self.check_family(QWEN3_VL)
+
+
+MOLMO2 = os.path.join(ROOT, "tests", "data", "families", "molmo2")
+# The fixture has no chat template; this one writes the parts as the reference prompt has them
+# ("Look: <|image|> What is in the picture?"), and Molmo2Processor's BOS and expansion follow.
+MOLMO2_TEMPLATE = (
+    "{% for message in messages %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}{{ '<|image|>' }}{% else %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endfor %}")
+
+
+class Molmo2Test(unittest.TestCase):
+    """Molmo2 (tests/data/families/molmo2, ADR 0023): an image_url part becomes Molmo2Processor's
+    tokens (BOS, the global view's and the crops' rows of <im_patch>), its crops run through the
+    batch's pooled tower and the features are added at its <im_patch> tokens under one block:
+    transformers' prompt token count and greedy text, alone and twice at once."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = make_chat_model(MOLMO2_TEMPLATE, MOLMO2)
+        cls.srv = Server(cls.dir, ["--parallel", "2"])
+        cls.client = cls.srv.client()
+        with open(os.path.join(MOLMO2, "vision_reference.json"), encoding="utf-8") as f:
+            cls.ref = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.stop()
+        remove_tree(cls.dir)
+
+    def ask(self):
+        messages = [{"role": "user", "content": [
+            {"type": "text", "text": "Look: "}, image_part(data_url(PHOTO)),
+            {"type": "text", "text": " " + QUESTION}]}]
+        return self.client.chat.completions.create(model=os.path.basename(self.dir),
+                                                   messages=messages,
+                                                   max_tokens=16, temperature=0)
+
+    def test_photo_as_transformers(self):
+        r = self.ask()
+        self.assertEqual(r.usage.prompt_tokens, len(self.ref["prompt_ids"]))
+        self.assertEqual(r.choices[0].message.content,
+                         detokenize(MOLMO2, self.ref["greedy_ids"]))
+
+    def test_two_at_once(self):
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            replies = list(ex.map(lambda _: self.ask(), range(2)))
+        want = detokenize(MOLMO2, self.ref["greedy_ids"])
+        for r in replies:
+            self.assertEqual(r.choices[0].message.content, want)
 
 
 if __name__ == "__main__":
