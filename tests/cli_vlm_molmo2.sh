@@ -5,7 +5,7 @@
 # rows of <im_patch> with their column / start / end tokens, from the processor's image_grids)
 # gives transformers' prompt token count and 16 greedy ids on both backends and both
 # checkpoints; a prompt without the placeholder gets the image first; two images side by side
-# each get their block; bad images are refused; emit writes @prefill_media with the
+# each get their block; bad images and chat's /image are refused by name; emit writes @prefill_media with the
 # block ids' mx.attention and, with --vision-pooled, @vision with its pooling argument.
 # Usage: tests/cli_vlm_molmo2.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
@@ -58,6 +58,14 @@ t_errors() {
   run "$MLXCEL" generate -m "$M" --image "$SRC/tests/data/families/molmo2/config.json" \
     -p "$PROMPT" -n 2
   expect_rc 1
+  # chat's /image: refused by name (the fixture with a chat template, its other files linked).
+  mkdir "$TMP/chat"
+  for f in "$M"/*; do ln -s "$(realpath "$f")" "$TMP/chat/$(basename "$f")"; done
+  rm "$TMP/chat/tokenizer_config.json"
+  sed 's|"backend": "tokenizers",|"backend": "tokenizers", "chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}",|' \
+    "$M/tokenizer_config.json" >"$TMP/chat/tokenizer_config.json"
+  printf '/image %s\nWhat?\n' "$IMG" | "$MLXCEL" chat -m "$TMP/chat" -n 2 >"$TMP/out" 2>"$TMP/err"
+  expect_err "/image: model_type 'molmo2' takes its images with the prompt"
 }
 
 t_emit() {
