@@ -4,7 +4,7 @@
 # the prompt's <|image|> expanded as Molmo2Processor does (BOS, the global view's and the crops'
 # rows of <im_patch> with their column / start / end tokens, from the processor's image_grids)
 # gives transformers' prompt token count and 16 greedy ids on both backends and both
-# checkpoints; a prompt without the placeholder gets the image first; two images side by side
+# checkpoints, and with the tower on the interpreter beside the cpu text model; a prompt without the placeholder gets the image first; two images side by side
 # each get their block; bad images and chat's /image are refused by name; emit writes @prefill_media with the
 # block ids' mx.attention and, with --vision-pooled, @vision with its pooling argument.
 # Usage: tests/cli_vlm_molmo2.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
@@ -36,6 +36,11 @@ t_generate() {
       expect_out "\"prompt_tokens\": $n_prompt,"
     done
   done
+  # The tower on the interpreter (a tower-only state) beside the cpu text model.
+  want=$(ref_ids "$M" greedy_ids)
+  run "$MLXCEL" generate -m "$M" --vision-backend interp --image "$IMG" -p "$PROMPT" -n 16 --json
+  expect_rc 0
+  [ "$(got_ids)" = "$want" ] || fail "--vision-backend interp: greedy ids $(got_ids), want $want"
   # Without a placeholder the image goes first, after the BOS: 36 image tokens, BOS, "What?".
   run "$MLXCEL" generate -m "$M" --image "$IMG" -p "What?" -n 2 --json
   expect_rc 0
