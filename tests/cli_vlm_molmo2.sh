@@ -4,9 +4,10 @@
 # the prompt's <|image|> expanded as Molmo2Processor does (BOS, the global view's and the crops'
 # rows of <im_patch> with their column / start / end tokens, from the processor's image_grids)
 # gives transformers' prompt token count and 16 greedy ids on both backends and both
-# checkpoints, and with the tower on the interpreter beside the cpu text model; a prompt without the placeholder gets the image first; two images side by side
-# each get their block; bad images and chat's /image are refused by name; emit writes @prefill_media with the
-# block ids' mx.attention and, with --vision-pooled, @vision with its pooling argument.
+# checkpoints, and with the tower on the interpreter beside the cpu text model; a prompt without
+# the placeholder gets the image first; two images side by side each get their block; bad
+# images and chat's /image are refused by name; emit writes @prefill_media with the block ids'
+# mx.attention and, with --vision-pooled, @vision with its pooling argument.
 # Usage: tests/cli_vlm_molmo2.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
 MLXCEL=$1
