@@ -50,6 +50,9 @@ static void generate_usage(FILE *out) {
           "  --ctx N                KV-cache capacity in tokens (default:\n"
           "                         $MLXCEL_XLA_CONTEXT_CAPACITY, else the model's\n"
           "                         max_position_embeddings capped at 4096)\n"
+          "  --prefill-chunk N      most prompt tokens per prefill call (default: the\n"
+          "                         backend's, cpu 512, interp 64); an image's block of\n"
+          "                         tokens (Gemma 3, Molmo2) must fit one call\n"
           "  --backend NAME         execution backend: cpu (fast runtime), interp (reference\n"
           "                         interpreter) or xla (a PJRT plugin); default:\n"
           "                         $MLXCEL_BACKEND, else cpu\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
@@ -77,7 +80,7 @@ static void generate_usage(FILE *out) {
 
 typedef struct gen_args {
   const char *dir, *prompt, *prompt_ids, *backend, *system, *json_schema, *vision_backend;
-  int64_t max_tokens, ctx;
+  int64_t max_tokens, ctx, prefill_chunk;  // prefill_chunk 0: the backend's default
   mx_cli_sampling_t sampling;
   mx_cli_spec_t spec;  // --speculative / --draft-tokens / --draft-model
   bool has_ctx;
@@ -118,6 +121,9 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
     } else if (VALUE_OPT("--ctx", NULL)) {
       if (r > 0 && !mx_cli_parse_int(cmd, "--ctx", v, 1, INT32_MAX, &g->ctx)) r = -1;
       g->has_ctx = true;
+    } else if (VALUE_OPT("--prefill-chunk", NULL)) {
+      if (r > 0 && !mx_cli_parse_int(cmd, "--prefill-chunk", v, 1, 1 << 16, &g->prefill_chunk))
+        r = -1;
     } else if (VALUE_OPT("--json-schema", NULL)) {
       if (r > 0) g->json_schema = v;
     } else if (VALUE_OPT("--system", NULL)) {
@@ -397,6 +403,7 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   so.backend = g->backend;
   so.vision_backend = g->vision_backend;
   so.ctx = g->has_ctx ? g->ctx : 0;
+  so.prefill_chunk = (int32_t)g->prefill_chunk;
   so.backend_opts.xla = g->xla;
   mx_session_t *s = NULL;
   mx_sampler_params_t sp;
