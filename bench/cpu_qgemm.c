@@ -2,7 +2,7 @@
 // f32 packed GEMM on the linear layers of one transformer layer of a real model shape.
 //
 //   cpu_qgemm [--shape smollm2-360m|llama-3.2-1b] [--rows M] [--reps R] [--threads T]
-//             [--group G] [--params f16|f32] [--kernel auto|vnni16]
+//             [--group G] [--params f16|f32] [--kernel auto|vnni16] [--formats LIST]
 //
 // The seven matrices of one layer (q, k, v, o, gate, up, down) are packed once per format (f32;
 // int8, int4, MLX affine 4-bit and 8-bit with groups of G: 32 is GGUF's block, 64 mlx-lm's
@@ -11,7 +11,8 @@
 // time of the layer's GEMMs, the integer multiply-adds per second, and the speed-up of the
 // median over f32's median. --threads runs each GEMM as one pool job (default 1: the per-core
 // rate, which is what the kernels change); --kernel vnni16 takes the AVX-512 VNNI GEMM even where
-// the CPU has AMX-INT8 tiles.
+// the CPU has AMX-INT8 tiles; --formats (comma-separated names, default all) runs only those
+// (f32 always: the reference), e.g. for a profiler.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,7 @@ static mx_status_t build(fmt_t *f, const mx_cpu_kernels_t *kt, const mx_cpu_qker
 }
 
 int main(int argc, char **argv) {
-  const char *shape = "smollm2-360m", *kernel = "auto";
+  const char *shape = "smollm2-360m", *kernel = "auto", *formats = NULL;
   int reps = 7, threads = 1;
   int64_t group = 32, rows = 512;
   bool f32_params = false;
@@ -136,10 +137,13 @@ int main(int argc, char **argv) {
       f32_params = !strcmp(v, "f32"), i++;
     } else if (!strcmp(a, "--kernel") && v) {
       kernel = v, i++;
+    } else if (!strcmp(a, "--formats") && v) {
+      formats = v, i++;
     } else {
       fprintf(stderr,
               "usage: cpu_qgemm [--shape smollm2-360m|llama-3.2-1b] [--rows M] [--reps R] "
-              "[--threads T] [--group G] [--params f16|f32] [--kernel auto|vnni16]\n");
+              "[--threads T] [--group G] [--params f16|f32] [--kernel auto|vnni16] "
+              "[--formats LIST]\n");
       return 2;
     }
   }
@@ -160,11 +164,19 @@ int main(int argc, char **argv) {
   if (!strcmp(kernel, "vnni16") && qk == &mx_cpu_qkernels_avx512_vnni16_amx)
     qk = &mx_cpu_qkernels_avx512_vnni16;
 #endif
-  fmt_t f[N_FMT] = {{.name = "f32"},
-                    {.name = "int8", .mode = 1, .bits = 8},
-                    {.name = "int4", .mode = 2, .bits = 4},
-                    {.name = "affine4", .mode = 3, .bits = 4},
-                    {.name = "affine8", .mode = 3, .bits = 8}};
+  fmt_t all[N_FMT] = {{.name = "f32"},
+                      {.name = "int8", .mode = 1, .bits = 8},
+                      {.name = "int4", .mode = 2, .bits = 4},
+                      {.name = "affine4", .mode = 3, .bits = 4},
+                      {.name = "affine8", .mode = 3, .bits = 8}};
+  fmt_t f[N_FMT];
+  int n_fmt = 0;
+  for (int i = 0; i < N_FMT; i++) {
+    size_t len = strlen(all[i].name);
+    const char *hit = formats ? strstr(formats, all[i].name) : NULL;
+    bool listed = hit && (hit == formats || hit[-1] == ',') && (hit[len] == ',' || !hit[len]);
+    if (i == 0 || !formats || listed) f[n_fmt++] = all[i];
+  }
   int64_t kmax = 0, nmax = 0;
   double macs = 0;
   for (int i = 0; i < N_MATS; i++) {
@@ -172,7 +184,7 @@ int main(int argc, char **argv) {
     nmax = sh[i].n > nmax ? sh[i].n : nmax;
     macs += (double)rows * (double)sh[i].n * (double)sh[i].k;
   }
-  for (int i = 0; i < N_FMT; i++) {
+  for (int i = 0; i < n_fmt; i++) {
     if (build(&f[i], kt, qk, sh, group, f32_params)) {
       fprintf(stderr, "cpu_qgemm: %s\n", mx_error_message());
       return 1;
@@ -185,7 +197,7 @@ int main(int argc, char **argv) {
          shape, (long long)rows, threads, (long long)group, f32_params ? "f32" : "f16", qk->name,
          reps);
   for (int r = 0; r < reps; r++) {
-    for (int i = 0; i < N_FMT; i++) {
+    for (int i = 0; i < n_fmt; i++) {
       double t0 = mx_bench_now_s();
       for (int mi = 0; mi < N_MATS; mi++) {
         job_t j = {f[i].fp[mi], f[i].qp[mi], x, y, rows};
@@ -196,7 +208,7 @@ int main(int argc, char **argv) {
   }
   double f32_med = 0;
   printf("%-8s %12s %12s %12s %10s\n", "format", "median ms", "best ms", "GMAC/s", "vs f32");
-  for (int i = 0; i < N_FMT; i++) {
+  for (int i = 0; i < n_fmt; i++) {
     double t[MAX_REPS];
     memcpy(t, f[i].t, (size_t)reps * sizeof *t);
     qsort(t, (size_t)reps, sizeof *t, mx_bench_cmp_double);
@@ -205,7 +217,7 @@ int main(int argc, char **argv) {
     printf("%-8s %12.3f %12.3f %12.1f %9.2fx\n", f[i].name, med * 1e3, t[0] * 1e3,
            macs / med * 1e-9, f32_med / med);
   }
-  for (int i = 0; i < N_FMT; i++) {
+  for (int i = 0; i < n_fmt; i++) {
     for (int mi = 0; mi < N_MATS; mi++) {
       mx_cpu_packed_destroy(f[i].fp[mi]);
       mx_cpu_qpacked_destroy(f[i].qp[mi]);

@@ -2,20 +2,24 @@
 // on 16-bit activations, with TDPBSUD (signed activation bytes x unsigned weight bytes, exact
 // int32 sums) in place of vpdpbusd. Called only when mx_cpu_features() reported amx_int8.
 //
-// The integer products are cheap here (two TDPBSUD per 16 x 16 x 64 block: the high and the low
-// activation bytes); what costs is everything around them: the per-group float steps, moving
-// the sums out of the tiles, and preparing both operands. Hence the shape of this kernel
-// (docs/performance.md, "Integer prefill", has the profile that led to it):
+// The integer products are cheap here (two TDPBSUD per 16 x 16 block of outputs and up to 64 k:
+// the high and the low activation bytes); what costs is everything around them: storing the
+// sums of every group out of the tiles, the per-group float steps, and preparing both
+// operands. Hence the shape of this kernel (docs/performance.md, "Integer prefill", has the
+// profile that led to it):
 // - the activations of a chunk of up to CHUNK_BYTES / k rows are prepared once per call (the
 //   GEMV's prep, whole rows), not once per group and panel block;
 // - 4-bit weights are unpacked to bytes (AMX's B layout) once per chunk and block of panels,
-//   not once per 16-row block: every row block of the chunk reads the same unpacked block;
+//   not once per 16-row block, where the B tile load stalled on the bytes just written;
 // - two panels share each pair of A tiles (tiles: C 0-3 = high / low sums of panel a, then of
 //   panel b; A 4-5 = high / low activation bytes of 16 rows; B 6-7 = the two panels' weights);
-// - the float steps of group j run while the tiles compute group j + 1: the sums of group j
-//   are stored to one of two buffers after group j + 1's TDPBSUDs are issued, so neither the
-//   tile unit nor the vector unit waits for the other (with one buffer, a store right after its
-//   TDPBSUD stalled on the products' latency, and the float steps then on the store).
+// - group j's sums are stored to one of two buffers and its float steps run after group j + 1's
+//   TDPBSUDs are issued, not right after its own (where the store waited for the products and
+//   the float steps for the store).
+// Measured on Sapphire Rapids, one 16 x 16 block of outputs and 32 k in L1: ~11 ns of TDPBSUD
+// (the same at 64 k: its cost does not depend on the depth), ~9 ns of tile stores, ~15 ns of
+// float steps, and the tile work and the float steps overlap little (~31 ns together): groups of
+// 32 (GGUF's blocks) cost nearly twice what groups of 64 cost per product.
 // Every output goes through the same exact integer sums and the same float steps as the GEMV
 // (kernels_q_vnni16.h's arithmetic, groups in order, the bias term in its own accumulator), so
 // each prefill row equals its decode bit for bit, whatever the thread split.
@@ -44,11 +48,21 @@ enum {
   BLOCK_BYTES = AR * MX_Q_MAX_K,    // unpacked 4-bit block: at least one panel of any k
 };
 
+// TILESTORED of tile t to the 16 x 16 int32 at buf (64-byte rows), the written bytes its output
+// operand: GCC's _tile_stored clobbers all memory, which kept every accumulator of the float
+// steps on the stack across it (a load and a store per row and group).
+#define MX_TILE_STORE(t, buf)                             \
+  __asm__ volatile("tilestored %%tmm" #t ", (%1,%2,1)"    \
+                   : "=m"(*(int32_t(*)[AR * MX_QR])(buf)) \
+                   : "r"(buf), "r"((long)64))
+
 // Per-thread working memory (1.7 MiB, allocated on a thread's first call and freed at its exit:
 // too large for the pool threads' stacks or for static TLS in every thread of the process).
 typedef struct {
-  _Alignas(64) int8_t h[CHUNK_BYTES];   // high activation bytes, row i at h + i * k
-  _Alignas(64) int8_t l[CHUNK_BYTES];   // low bytes
+  // High / low activation bytes, row i of the chunk at h + i * k (an A tile: 16 rows at stride
+  // k; a layout with each tile's 16 x kb bytes contiguous measured 5% slower, its copy included).
+  _Alignas(64) int8_t h[CHUNK_BYTES];
+  _Alignas(64) int8_t l[CHUNK_BYTES];
   _Alignas(64) float dx[CHUNK_PARAMS];  // per (row, group): the prep's dx, xsum and
   _Alignas(64) float xsum[CHUNK_PARAMS];
   _Alignas(64) int32_t zq[CHUNK_PARAMS];  // z * xqsum
@@ -90,97 +104,117 @@ MX_TQAMX static void unpack_q4(const mx_cpu_qpacked_t *w, int64_t p, uint8_t *ds
 
 // The float steps of group j for one panel from its stored sums (hi / lo: 16 rows x 16 int32):
 // ys[i] += s dx_ij (256 hs + ls - z xqsum_ij), kernels_q_vnni16.h's operations in its order.
+// All 16 rows (rows past the chunk's have zero sums and parameters).
 MX_TQAMX static inline __attribute__((always_inline)) void group_out(
-    const mx_cpu_qpacked_t *w, const amx_scratch_t *sc, int64_t row0, int mb, int64_t p, int64_t j,
+    const mx_cpu_qpacked_t *w, const amx_scratch_t *sc, int64_t row0, int64_t p, int64_t j,
     bool f16, const int32_t *hi, const int32_t *lo, float *ys) {
   const int64_t G = w->groups;
   __m512 s = params16(w->s, (p * G + j) * MX_QR, f16);
-  for (int i = 0; i < mb; i++) {
-    int64_t e = (row0 + i) * G + j;
+  const float *dx = sc->dx + row0 * G + j;
+  const int32_t *zq = sc->zq + row0 * G + j;
+#pragma GCC unroll 16
+  for (int i = 0; i < AR; i++) {
     __m512i isum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(hi + i * MX_QR), 8),
                                     _mm512_load_si512(lo + i * MX_QR));
-    isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(sc->zq[e]));
+    isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(zq[i * G]));
     __m512 acc = _mm512_load_ps(ys + i * MX_QR);
     acc =
-        _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(s, _mm512_set1_ps(sc->dx[e])), acc);
+        _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(s, _mm512_set1_ps(dx[i * G])), acc);
     _mm512_store_ps(ys + i * MX_QR, acc);
   }
 }
 
-// The affine weights' bias term of one panel, its own accumulator as in the GEMV:
-// yb[i] += (b + z s) xsum_ij over the groups in order.
-MX_TQAMX static void bias_out(const mx_cpu_qpacked_t *w, const amx_scratch_t *sc, int64_t row0,
-                              int mb, int64_t p, int z, bool f16, float *yb) {
+// Stores rows < mb of panel p: ys (16 x 16 in memory) plus, for affine weights, the bias term
+// in its own accumulator as the GEMV has it: yb[i] = sum over groups of (b + z s) xsum_ij.
+MX_TQAMX static void panel_store(const mx_cpu_qpacked_t *w, const amx_scratch_t *sc, int64_t row0,
+                                 int mb, int64_t p, const float *ys, float *y, int64_t ldy) {
   const int64_t G = w->groups;
-  for (int64_t j = 0; j < G; j++) {
-    int64_t pi = (p * G + j) * MX_QR;
-    __m512 c =
-        _mm512_fmadd_ps(params16(w->s, pi, f16), _mm512_set1_ps((float)z), params16(w->b, pi, f16));
-    for (int i = 0; i < mb; i++) {
-      __m512 acc = _mm512_load_ps(yb + i * MX_QR);
-      acc = _mm512_fmadd_ps(c, _mm512_set1_ps(sc->xsum[(row0 + i) * G + j]), acc);
-      _mm512_store_ps(yb + i * MX_QR, acc);
+  const bool f16 = w->f16;
+  __m512 yb[AR];
+#pragma GCC unroll 16
+  for (int i = 0; i < AR; i++) yb[i] = _mm512_setzero_ps();
+  if (w->b) {
+    const __m512 z = _mm512_set1_ps(w->bits == 4 ? 8.0f : 128.0f);
+    for (int64_t j = 0; j < G; j++) {
+      int64_t pi = (p * G + j) * MX_QR;
+      __m512 c = _mm512_fmadd_ps(params16(w->s, pi, f16), z, params16(w->b, pi, f16));
+      const float *xs = sc->xsum + row0 * G + j;
+#pragma GCC unroll 16
+      for (int i = 0; i < AR; i++) yb[i] = _mm512_fmadd_ps(c, _mm512_set1_ps(xs[i * G]), yb[i]);
     }
   }
+  int64_t rows = w->n - p * MX_QR;
+  __mmask16 mask = rows >= MX_QR ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1u);
+#pragma GCC unroll 16
+  for (int i = 0; i < AR; i++)
+    if (i < mb)
+      _mm512_mask_storeu_ps(y + i * ldy + p * MX_QR, mask,
+                            _mm512_add_ps(_mm512_load_ps(ys + i * MX_QR), yb[i]));
 }
 
-// Rows [row0, row0 + mb) of the chunk (mb <= 16; its A rows past mb are zeros) times panels pa
-// and, when two, pa + 1, whose B rows (VNNI byte layout, 16 * k bytes each) start at b0 / b1.
+// Rows [row0, row0 + mb) of the chunk (mb <= 16; its A rows past mb are zeros) times panel p
+// and, when two, p + 1, whose B rows (VNNI byte layout, 16 * k bytes each) start at b0 / b1.
 MX_TQAMX static void panel_pair(const mx_cpu_qpacked_t *w, const amx_scratch_t *sc, int64_t row0,
-                                int mb, int64_t pa, bool two, const uint8_t *b0, const uint8_t *b1,
+                                int mb, int64_t p, bool two, const uint8_t *b0, const uint8_t *b1,
                                 int kb, float *y, int64_t ldy) {
   const int64_t k = w->k, g = w->group, G = w->groups;
   const bool f16 = w->f16;
-  const int z = w->bits == 4 ? 8 : 128;
   const int8_t *ah = sc->h + row0 * k, *al = sc->l + row0 * k;
   _Alignas(64) int32_t cbuf[2][4][AR * MX_QR];
-  _Alignas(64) float ys[2][AR * MX_QR], yb[2][AR * MX_QR];
+  _Alignas(64) float ys[2][AR * MX_QR];
   memset(ys, 0, sizeof ys);
-  memset(yb, 0, sizeof yb);
-  for (int64_t j = 0; j < G; j++) {
-    _tile_zero(0);
-    _tile_zero(1);
-    if (two) {
-      _tile_zero(2);
-      _tile_zero(3);
-    }
-    for (int64_t kk = j * g; kk < (j + 1) * g; kk += kb) {
-      _tile_loadd(4, ah + kk, k);
-      _tile_loadd(5, al + kk, k);
-      _tile_loadd(6, b0 + kk * MX_QR, 64);
-      _tile_dpbsud(0, 4, 6);
-      _tile_dpbsud(1, 5, 6);
-      if (two) {
-        _tile_loadd(7, b1 + kk * MX_QR, 64);
-        _tile_dpbsud(2, 4, 7);
-        _tile_dpbsud(3, 5, 7);
-      }
-    }
-    if (j > 0) {  // group j - 1's float steps while the tiles compute group j
-      int32_t(*c)[AR * MX_QR] = cbuf[(j - 1) & 1];
-      group_out(w, sc, row0, mb, pa, j - 1, f16, c[0], c[1], ys[0]);
-      if (two) group_out(w, sc, row0, mb, pa + 1, j - 1, f16, c[2], c[3], ys[1]);
-    }
-    int32_t(*c)[AR * MX_QR] = cbuf[j & 1];
-    _tile_stored(0, c[0], 64);
-    _tile_stored(1, c[1], 64);
-    if (two) {
-      _tile_stored(2, c[2], 64);
-      _tile_stored(3, c[3], 64);
-    }
+  // Group j's products into C 0-3 and their store to cbuf[j & 1]; the float steps of group
+  // j - 1 come between the two, while the tiles compute.
+#define MX_AMX_GROUP_TILES(j)                                \
+  do {                                                       \
+    _tile_zero(0);                                           \
+    _tile_zero(1);                                           \
+    if (two) {                                               \
+      _tile_zero(2);                                         \
+      _tile_zero(3);                                         \
+    }                                                        \
+    for (int64_t kk = (j)*g; kk < ((j) + 1) * g; kk += kb) { \
+      _tile_loadd(4, ah + kk, k);                            \
+      _tile_loadd(5, al + kk, k);                            \
+      _tile_loadd(6, b0 + kk * MX_QR, 64);                   \
+      _tile_dpbsud(0, 4, 6);                                 \
+      _tile_dpbsud(1, 5, 6);                                 \
+      if (two) {                                             \
+        _tile_loadd(7, b1 + kk * MX_QR, 64);                 \
+        _tile_dpbsud(2, 4, 7);                               \
+        _tile_dpbsud(3, 5, 7);                               \
+      }                                                      \
+    }                                                        \
+  } while (0)
+#define MX_AMX_GROUP_STORE(j)               \
+  do {                                      \
+    int32_t(*c_)[AR * MX_QR] = cbuf[(j)&1]; \
+    MX_TILE_STORE(0, c_[0]);                \
+    MX_TILE_STORE(1, c_[1]);                \
+    if (two) {                              \
+      MX_TILE_STORE(2, c_[2]);              \
+      MX_TILE_STORE(3, c_[3]);              \
+    }                                       \
+  } while (0)
+#define MX_AMX_GROUP_OUT(j)                                                \
+  do {                                                                     \
+    int32_t(*c_)[AR * MX_QR] = cbuf[(j)&1];                                \
+    group_out(w, sc, row0, p, (j), f16, c_[0], c_[1], ys[0]);              \
+    if (two) group_out(w, sc, row0, p + 1, (j), f16, c_[2], c_[3], ys[1]); \
+  } while (0)
+  MX_AMX_GROUP_TILES(0);
+  MX_AMX_GROUP_STORE(0);
+  for (int64_t j = 1; j < G; j++) {
+    MX_AMX_GROUP_TILES(j);
+    MX_AMX_GROUP_OUT(j - 1);
+    MX_AMX_GROUP_STORE(j);
   }
-  int32_t(*c)[AR * MX_QR] = cbuf[(G - 1) & 1];
-  group_out(w, sc, row0, mb, pa, G - 1, f16, c[0], c[1], ys[0]);
-  if (two) group_out(w, sc, row0, mb, pa + 1, G - 1, f16, c[2], c[3], ys[1]);
-  for (int t = 0; t < (two ? 2 : 1); t++) {
-    int64_t p = pa + t, rows = w->n - p * MX_QR;
-    if (w->b) bias_out(w, sc, row0, mb, p, z, f16, yb[t]);
-    __mmask16 mask = rows >= MX_QR ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1u);
-    for (int i = 0; i < mb; i++)
-      _mm512_mask_storeu_ps(
-          y + i * ldy + p * MX_QR, mask,
-          _mm512_add_ps(_mm512_load_ps(ys[t] + i * MX_QR), _mm512_load_ps(yb[t] + i * MX_QR)));
-  }
+  MX_AMX_GROUP_OUT(G - 1);
+#undef MX_AMX_GROUP_TILES
+#undef MX_AMX_GROUP_STORE
+#undef MX_AMX_GROUP_OUT
+  panel_store(w, sc, row0, mb, p, ys[0], y, ldy);
+  if (two) panel_store(w, sc, row0, mb, p + 1, ys[1], y, ldy);
 }
 
 MX_TQAMX void mx_cpu_qgemm_amx(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y,
@@ -215,16 +249,22 @@ MX_TQAMX void mx_cpu_qgemm_amx(const mx_cpu_qpacked_t *w, const float *x, int64_
     }
     memset(sc->h + rows * k, 0, (size_t)((rows16 - rows) * k));
     memset(sc->l + rows * k, 0, (size_t)((rows16 - rows) * k));
+    memset(sc->dx + rows * G, 0, (size_t)((rows16 - rows) * G) * sizeof *sc->dx);
+    memset(sc->xsum + rows * G, 0, (size_t)((rows16 - rows) * G) * sizeof *sc->xsum);
+    memset(sc->zq + rows * G, 0, (size_t)((rows16 - rows) * G) * sizeof *sc->zq);
     for (int64_t pa = p0; pa < p1; pa += pb) {
       int64_t pz = pa + pb < p1 ? pa + pb : p1;
       if (q4)
         for (int64_t p = pa; p < pz; p++) unpack_q4(w, p, sc->b + (p - pa) * panel_bytes);
+      // The tile loads are asm statements that name no memory: the activations and the
+      // unpacked weights must be in memory before them.
+      __asm__ volatile("" ::: "memory");
       for (int64_t r0 = 0; r0 < rows16; r0 += AR) {
         int mb = rows - r0 < AR ? (int)(rows - r0) : AR;
         for (int64_t p = pa; p < pz; p += 2) {
-          const uint8_t *b0 = q4 ? sc->b + (p - pa) * panel_bytes : w->q + p * panel_bytes;
-          bool two = p + 1 < pz;
-          panel_pair(w, sc, r0, mb, p, two, b0, b0 + panel_bytes, kb, y + (c0 + r0) * ldy, ldy);
+          const uint8_t *b = q4 ? sc->b + (p - pa) * panel_bytes : w->q + p * panel_bytes;
+          panel_pair(w, sc, r0, mb, p, p + 1 < pz, b, b + panel_bytes, kb, y + (c0 + r0) * ldy,
+                     ldy);
         }
       }
     }
