@@ -9,8 +9,10 @@
 // profile that led to it):
 // - the activations of a chunk of up to CHUNK_BYTES / k rows are prepared once per call (the
 //   GEMV's prep, whole rows), not once per group and panel block;
-// - 4-bit weights are unpacked to bytes (AMX's B layout) once per chunk and block of panels,
-//   not once per 16-row block, where the B tile load stalled on the bytes just written;
+// - the weights of a block of panels are copied (8-bit) or unpacked to bytes (4-bit, AMX's B
+//   layout) once per chunk into an L2-resident buffer, not once per 16-row block (where the B
+//   tile load stalled on the bytes just written) nor read by the tile loads from memory (where
+//   the first row block's loads missed to DRAM one by one);
 // - two panels share each pair of A tiles (tiles: C 0-3 = high / low sums of panel a, then of
 //   panel b; A 4-5 = high / low activation bytes of 16 rows; B 6-7 = the two panels' weights);
 // - group j's sums are stored to one of two buffers and its float steps run after group j + 1's
@@ -66,8 +68,8 @@ typedef struct {
   _Alignas(64) float dx[CHUNK_PARAMS];  // per (row, group): the prep's dx, xsum and
   _Alignas(64) float xsum[CHUNK_PARAMS];
   _Alignas(64) int32_t zq[CHUNK_PARAMS];  // z * xqsum
-  _Alignas(64) uint8_t b[BLOCK_BYTES];    // 4-bit panels unpacked, 16 k rows of 64 bytes per
-                                          // 4 k, as the 8-bit VNNI layout (kernels_q.h)
+  _Alignas(64) uint8_t b[BLOCK_BYTES];    // a block of panels as B rows: 16 k rows of 64 bytes
+                                          // per 4 k, the 8-bit VNNI layout (kernels_q.h)
 } amx_scratch_t;
 
 static pthread_key_t g_key;
@@ -254,15 +256,22 @@ MX_TQAMX void mx_cpu_qgemm_amx(const mx_cpu_qpacked_t *w, const float *x, int64_
     memset(sc->zq + rows * G, 0, (size_t)((rows16 - rows) * G) * sizeof *sc->zq);
     for (int64_t pa = p0; pa < p1; pa += pb) {
       int64_t pz = pa + pb < p1 ? pa + pb : p1;
-      if (q4)
-        for (int64_t p = pa; p < pz; p++) unpack_q4(w, p, sc->b + (p - pa) * panel_bytes);
+      // The block's weights as B rows in the L2-resident buffer: 4-bit ones unpacked, 8-bit ones
+      // copied (their tile loads straight from the packed weights missed to DRAM on the first
+      // row block: a sequential copy streams them at the bandwidth).
+      for (int64_t p = pa; p < pz; p++) {
+        if (q4)
+          unpack_q4(w, p, sc->b + (p - pa) * panel_bytes);
+        else
+          memcpy(sc->b + (p - pa) * panel_bytes, w->q + p * panel_bytes, (size_t)panel_bytes);
+      }
       // The tile loads are asm statements that name no memory: the activations and the
       // unpacked weights must be in memory before them.
       __asm__ volatile("" ::: "memory");
       for (int64_t r0 = 0; r0 < rows16; r0 += AR) {
         int mb = rows - r0 < AR ? (int)(rows - r0) : AR;
         for (int64_t p = pa; p < pz; p += 2) {
-          const uint8_t *b = q4 ? sc->b + (p - pa) * panel_bytes : w->q + p * panel_bytes;
+          const uint8_t *b = sc->b + (p - pa) * panel_bytes;
           panel_pair(w, sc, r0, mb, p, p + 1 < pz, b, b + panel_bytes, kb, y + (c0 + r0) * ldy,
                      ldy);
         }
