@@ -15,9 +15,9 @@
 //   the first row block's loads missed to DRAM one by one);
 // - two panels share each pair of A tiles (tiles: C 0-3 = high / low sums of panel a, then of
 //   panel b; A 4-5 = high / low activation bytes of 16 rows; B 6-7 = the two panels' weights);
-// - group j's sums are stored to one of two buffers and its float steps run after group j + 1's
-//   TDPBSUDs are issued, not right after its own (where the store waited for the products and
-//   the float steps for the store).
+// - group j's sums go to one of two buffers (stored after group j - 1's float steps) and its
+//   float steps run once group j + 1's TDPBSUDs are issued, not right after its own products
+//   (where the store waited for the products and the float steps for the store).
 // Measured on Sapphire Rapids, one 16 x 16 block of outputs and 32 k in L1: ~11 ns of TDPBSUD
 // (the same at 64 k: its cost does not depend on the depth), ~9 ns of tile stores, ~15 ns of
 // float steps, and the tile work and the float steps overlap little (~31 ns together): groups of
