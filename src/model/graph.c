@@ -113,9 +113,12 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
                         "%lld",
                         (long long)o.attn_len, o.prefill_len, (long long)o.ctx);
   }
-  if (o.media && !cfg->vision.present) {
+  // @prefill_media takes media rows at the image tokens of a vision model or, for Gemma 3n,
+  // at the audio tokens (ADR 0022).
+  if (o.media && !cfg->vision.present && !cfg->audio.present) {
     return mx_error_set(MX_ERR_INVALID_ARG,
-                        "graph: model_type '%s' has no vision tower (no @vision / @prefill_media)",
+                        "graph: model_type '%s' has no vision or audio tower (no @vision / "
+                        "@prefill_media)",
                         cfg->model_type);
   }
   if (o.audio_frames < 0 || (o.audio_frames > 0 && !cfg->audio.present)) {
@@ -151,7 +154,7 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
   // image token, which @prefill_media does not do yet (ADR 0023): only its @vision is built.
   if (st == MX_OK && o.media && cfg->vision.kind != MX_VISION_MOLMO2)
     st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
-  if (st == MX_OK && o.media) st = mx_vision_build(cfg, ck, &o, &cc);
+  if (st == MX_OK && o.media && cfg->vision.present) st = mx_vision_build(cfg, ck, &o, &cc);
   if (st == MX_OK && o.audio_frames > 0) st = mx_audio_build(cfg, ck, &o, &cc);
   mx_comp_ctx_free(&cc);
   mx_wlist_free(&wl);

@@ -205,14 +205,16 @@ static mx_status_t embed(core_t *c, int32_t *out) {
   MX_TRY(gather_rows(c, c->wl->embed, c->tokens, &x));
   if (c->wl->embed_extra >= 0) MX_TRY(embed_extra(c, x, &x));
   MX_TRY(scale_by(&c->b, x, c->a->embed_scale, &x));
+  if (c->a->embed_ids != NULL) MX_TRY(c->a->embed_ids(c, x, &x));
   if (!c->media) {
     *out = x;
     return MX_OK;
   }
-  // @prefill_media: the rows of the image-token positions come from the media argument.
+  // @prefill_media: the rows of the image-token positions (audio-token positions of a model
+  // with an audio tower and no vision tower, Gemma 3n) come from the media argument.
   int32_t img, is_img, mask;
   int64_t bd[2] = {0, 1};
-  MX_TRY(mx_g_full_like(&c->b, MX_ELEM_I32, c->a->cfg->vision.image_token_id, c->tokens, &img));
+  MX_TRY(mx_g_full_like(&c->b, MX_ELEM_I32, mx_media_token_id(c->a->cfg), c->tokens, &img));
   MX_TRY(mx_build_compare(&c->b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, c->tokens, img, &is_img));
   MX_TRY(mx_g_bcast_like(&c->b, is_img, x, bd, &mask));
   c->img_mask = mask;
