@@ -111,5 +111,6 @@ const mx_backend_t mx_backend_interp = {
     .vision = mx_graph_runner_vision,
     .prefill_media = mx_graph_runner_prefill_media,
     .vision_grid = mx_graph_runner_vision_grid,
+    .audio = mx_graph_runner_audio,
     .prefill_mrope = mx_graph_runner_prefill_mrope,
 };

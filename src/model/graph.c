@@ -117,8 +117,8 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
   // at the audio tokens (ADR 0022).
   if (o.media && !cfg->vision.present && !cfg->audio.present) {
     return mx_error_set(MX_ERR_INVALID_ARG,
-                        "graph: model_type '%s' has no vision or audio tower (no @vision / "
-                        "@prefill_media)",
+                        "graph: model_type '%s' has no vision tower (no @vision / "
+                        "@prefill_media) and no audio tower",
                         cfg->model_type);
   }
   if (o.audio_frames < 0 || (o.audio_frames > 0 && !cfg->audio.present)) {

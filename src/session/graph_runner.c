@@ -19,8 +19,16 @@ static void release_vision(mx_graph_runner_t *r) {
   r->features = NULL;
 }
 
+static void release_audio(mx_graph_runner_t *r) {
+  if (r->aud.mod) binding_release(r, &r->aud);
+  r->aud_frames = 0;
+  free(r->aud_rows);
+  r->aud_rows = NULL;
+}
+
 static void release_media(mx_graph_runner_t *r) {
   release_vision(r);
+  release_audio(r);
   for (int32_t i = 0; i < r->n_med; i++) binding_release(r, &r->med[i]);
   r->has_vision = false;
   r->n_med = 0;
@@ -195,13 +203,15 @@ static mx_status_t prepare_vision(mx_graph_runner_t *r) {
 static mx_status_t ensure_media(mx_graph_runner_t *r) {
   if (r->has_vision) return MX_OK;
   const mx_model_config_t *mc = &r->model->config;
-  if (!mc->vision.present)
-    return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images (no vision tower)",
+  if (!mc->vision.present && !mc->audio.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "model_type '%s' takes no images or audio (no vision or audio tower)",
                         mc->model_type);
   r->has_vision = true;
   mx_status_t st = MX_OK;
-  // The Qwen towers' @vision depends on the image's grid: bound per grid (vision_grid).
-  if (mx_vision_fixed_size(&mc->vision)) {
+  // The Qwen towers' @vision depends on the image's grid: bound per grid (vision_grid); @audio
+  // on the recording's frame count (audio).
+  if (mc->vision.present && mx_vision_fixed_size(&mc->vision)) {
     st =
         mx_graph_bind_entry(r->model, r->ctx, r->V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, &r->vis);
     if (!st) st = prepare_vision(r);
@@ -352,6 +362,33 @@ mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_
     r->vis_grid[1] = grid_w;
   }
   return mx_graph_run_vision(r->ex, r->impl, &r->vis, pixels, features);
+}
+
+mx_status_t mx_graph_runner_audio(void *state, const float *features, const int32_t *mask,
+                                  int32_t frames, float *rows) {
+  mx_graph_runner_t *r = state;
+  mx_status_t st = ensure_media(r);
+  if (st) return st;
+  if (r->aud_frames != frames) {  // another frame count: rebuild @audio
+    release_audio(r);
+    st = mx_graph_bind_audio(r->model, frames, &r->aud);
+    if (!st) {
+      r->aud_rows = malloc(mx_type_nbytes(&r->aud.f->result_types[0]));
+      if (!r->aud_rows) st = mx_error_set(MX_ERR_NOMEM, "out of memory (audio rows)");
+    }
+    if (!st) {
+      mx_graph_bind_features(&r->aud, r->aud_rows);
+      if (r->ex->prepare) st = r->ex->prepare(r->impl, &r->aud);
+    }
+    if (st) {
+      release_audio(r);
+      return st;
+    }
+    r->aud_frames = frames;
+  }
+  mx_graph_binding_t *a = &r->aud;
+  memcpy(a->audio_mask.data, mask, a->audio_mask.nbytes);
+  return mx_graph_run_vision(r->ex, r->impl, a, features, rows);
 }
 
 mx_status_t mx_graph_media_inputs(const mx_model_t *model, mx_graph_binding_t *b,

@@ -100,6 +100,11 @@ typedef struct mx_graph_runner {
   mx_graph_binding_t vis;  // Qwen towers: bound for the grid vis_grid (0 x 0: none yet)
   int32_t vis_grid[2];
   float *features;
+  // Gemma 3n (ADR 0022): @audio bound for aud_frames log-mel frames (0: none yet), rebuilt when a
+  // recording has another frame count; its rows land in aud_rows [soft_tokens * H].
+  mx_graph_binding_t aud;
+  int32_t aud_frames;
+  float *aud_rows;
   int32_t n_med;
   mx_graph_binding_t med[MX_RUNNER_MAX_BUCKETS];
 } mx_graph_runner_t;
@@ -119,6 +124,10 @@ void mx_graph_runner_reset(void *state);
 mx_status_t mx_graph_runner_vision(void *state, const float *pixels, float *features);
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
                                           int32_t n, int64_t pos0, float *last);
+// Gemma 3n's audio tower (mx_backend_t.audio; ADR 0022): @audio rebuilt when the frame count
+// changes.
+mx_status_t mx_graph_runner_audio(void *state, const float *features, const int32_t *mask,
+                                  int32_t frames, float *rows);
 // The Qwen towers (mx_backend_t.vision_grid / .prefill_mrope; ADR 0013): @vision rebuilt when
 // the grid changes, @prefill_media with M-RoPE positions.
 mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_t grid_h,

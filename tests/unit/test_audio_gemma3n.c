@@ -10,6 +10,7 @@
 
 #include "mlxcel/audio.h"
 #include "mlxcel/cpu_plan.h"
+#include "mlxcel/session.h"
 #include "mx_test_vlm.h"
 #include "test_graph_runner.h"
 
@@ -189,6 +190,59 @@ static void check_media_graph(const mx_model_t *m, const cJSON *json) {
   mx_module_destroy(mod);
 }
 
+static int32_t argmax(const float *x, int32_t n) {
+  int32_t best = 0;
+  for (int32_t i = 1; i < n; i++)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
+// Through a session on `backend`: mx_session_audio on the host features gives transformers'
+// rows; the prompt prefilled with them at its audio tokens gives the last position's logits and
+// the 16 greedy ids of Gemma3nForConditionalGeneration; a second recording length rebuilds
+// @audio; too many frames and a short rows buffer are refused.
+static void check_session(const mx_model_t *m, const cJSON *json, const float *feat,
+                          const uint8_t *mask, int64_t F, const char *backend) {
+  const mx_model_config_t *c = &m->config;
+  int32_t H = c->hidden_size, V = c->vocab_size, N = c->audio.soft_tokens, n = 0, ng = 0;
+  int32_t *ids = json_ids(cJSON_GetObjectItem(json, "prompt_ids"), &n);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
+  mx_session_opts_t so = {.backend = backend, .ctx = 64, .prefill_chunk = 8};
+  mx_session_t *s = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  float *rows = malloc(sizeof(float) * (size_t)N * (size_t)H), *media = NULL;
+  if (!s || !rows) goto out;
+  CHECK_OK(mx_session_audio(s, feat, mask, F, rows, (int64_t)N * H));
+  double d = max_diff_rows(rows, cJSON_GetObjectItem(json, "audio_rows"), 0, N, H);
+  printf("gemma3n-audio %s: session audio rows within %.3g\n", backend, d);
+  CHECK_MSG(d <= kTol, "%s: session audio rows differ by %g", backend, d);
+  media = media_rows(m, ids, n, rows);
+  CHECK_OK(mx_session_prefill_media(s, ids, media, n));
+  d = max_diff_rows(mx_session_logits(s), cJSON_GetObjectItem(json, "prompt_logits"), n - 1, 1, V);
+  printf("gemma3n-audio %s: last prompt logits within %.3g\n", backend, d);
+  CHECK_MSG(d <= kTol, "%s: last prompt logits differ by %g", backend, d);
+  int32_t same = 0;
+  for (int32_t i = 0; i < ng; i++) {
+    int32_t id = argmax(mx_session_logits(s), V);
+    same += id == greedy[i];
+    if (mx_session_decode(s, id) != MX_OK) break;
+  }
+  CHECK_MSG(same == ng, "%s: %d of %d greedy ids equal", backend, same, ng);
+  // A shorter recording (its first 20 frames) builds @audio again: 3 real rows, then padding.
+  CHECK_OK(mx_session_audio(s, feat, mask, 20, rows, (int64_t)N * H));
+  d = max_diff_rows(rows + (size_t)3 * H, cJSON_GetObjectItem(json, "audio_rows"), 5, 1, H);
+  CHECK_MSG(d <= kTol, "%s: the padding row after 20 frames differs by %g", backend, d);
+  EXPECT_ERR(mx_session_audio(s, feat, mask, 49, rows, (int64_t)N * H),
+             "49 log-mel frames give 7 audio tokens, more than the 6");
+  EXPECT_ERR(mx_session_audio(s, feat, mask, F, rows, (int64_t)N * H - 1), "row values, need");
+out:
+  free(media);
+  free(rows);
+  free(ids);
+  free(greedy);
+  mx_session_destroy(s);
+}
+
 static void check_fixture(void) {
   char dir[8192], path[8300];
   snprintf(dir, sizeof dir, "%s/families/gemma3n-audio", g_data);
@@ -233,6 +287,8 @@ static void check_fixture(void) {
     }
     mx_module_destroy(mod);
     check_media_graph(m, json);
+    check_session(m, json, feat, mask8, F, "interp");
+    check_session(m, json, feat, mask8, F, "cpu");
     // More frames than audio_soft_tokens_per_image rows hold (6 x 2 x 4 = 48 give 6 tokens).
     go.audio_frames = 49;
     mod = NULL;
@@ -253,6 +309,14 @@ static void check_fixture(void) {
     mx_module_t *mod = NULL;
     EXPECT_ERR(mx_model_build_graph(&m->config, m->ckpt, &go, &mod),
                "model_type 'gemma3n' has no audio tower");
+    mx_session_opts_t so = {.backend = "cpu", .ctx = 64};
+    mx_session_t *s = NULL;
+    CHECK_OK(mx_session_create(m, &so, &s));
+    float f[128] = {0}, r[64];
+    uint8_t k = 1;
+    if (s)
+      EXPECT_ERR(mx_session_audio(s, f, &k, 1, r, 64), "model_type 'gemma3n' has no audio tower");
+    mx_session_destroy(s);
   }
   mx_model_free(m);
 }
