@@ -3,7 +3,10 @@
 # transformers (tests/data/families/gemma3n-audio, tools/audio/make_gemma3n_audio_fixture.py):
 # audio.mlir holds @audio with its feature and mask arguments and the padded rows as its result
 # (unit_audio_gemma3n runs it); a frame count beyond the tower's soft tokens, a model without an
-# audio tower and a bad count fail with a message naming the problem.
+# audio tower and a bad count fail with a message naming the problem. generate --audio (the
+# fixture with a byte-level tokenizer from cli_audio_tokenizer.py): the reference prompt's 16 greedy
+# ids of transformers on interp and cpu, -p TEXT's placeholder expanded as Gemma3nProcessor does,
+# and the refusals.
 # Usage: tests/cli_audio.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
 MLXCEL=$1
@@ -42,4 +45,55 @@ t_emit() {
   expect_out "--audio-frames N"
 }
 
-run_tests "$NAME" "emit"
+# Greedy ids of a --json generation in $TMP/out, comma-separated.
+ids_of() {
+  python3 -c 'import json, sys
+print(",".join(str(json.loads(l)["id"]) for l in open(sys.argv[1]) if "\"id\"" in l))' "$TMP/out"
+}
+
+t_generate() {
+  local D=$TMP/m WAV=$SRC/tests/data/audio/pluck-pcm16.wav
+  mkdir -p "$D" && ln -s "$M/config.json" "$M/model.safetensors" "$D/" &&
+    python3 "$SRC/tests/cli_audio_tokenizer.py" "$D" || fail "cannot write the tokenizer"
+  local want
+  want=$(python3 -c 'import json, sys
+print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$M/audio_reference.json")
+  local prompt=1,10,20,30,250,273,273,273,273,273,273,272,40,50,256,60
+  for b in interp cpu; do
+    run "$MLXCEL" generate -m "$D" --audio "$WAV" --prompt-ids "$prompt" -n 16 --ignore-eos \
+      --temp 0 --backend "$b" --json
+    expect_rc 0
+    [ "$(ids_of)" = "$want" ] || fail "$b: greedy ids $(ids_of), transformers' $want"
+    expect_out '"prompt_tokens": 16, "generated_tokens": 16'
+    expect_out '"audio": 1, "audio_seconds"'
+  done
+  # -p TEXT: <audio_soft_token> becomes "\n\n<start_of_audio>", 6 audio tokens, "<end_of_audio>\n\n":
+  # a + 2 + 8 + 2 + b = 14 tokens (the test tokenizer adds no BOS); without a placeholder the
+  # audio goes first (the same count).
+  for p in 'a<audio_soft_token>b' 'ab'; do
+    run "$MLXCEL" generate -m "$D" --audio "$WAV" -p "$p" -n 2 --temp 0 --json
+    expect_rc 0
+    expect_out '"prompt_tokens": 14,'
+  done
+  # Errors: placeholders that do not match the files, audio tokens not in runs of 6, a file that
+  # is not a WAV, a model without an audio tower, --chat.
+  run "$MLXCEL" generate -m "$D" --audio "$WAV" -p '<audio_soft_token><audio_soft_token>' -n 1
+  expect_rc 2
+  expect_err "the prompt has 2 audio placeholders \(<audio_soft_token>\) for 1 recordings"
+  run "$MLXCEL" generate -m "$D" --audio "$WAV" --prompt-ids 1,250,273,273,272 -n 1
+  expect_rc 2
+  expect_err "must form one run of 6 \(audio_soft_tokens_per_image\) per recording"
+  run "$MLXCEL" generate -m "$D" --audio "$D/config.json" --prompt-ids "$prompt" -n 1
+  expect_rc 1
+  expect_err "--audio .*config.json"
+  run "$MLXCEL" generate -m "$SRC/tests/data/families/gemma3_vlm" --audio "$WAV" -p hi -n 1
+  expect_rc 2
+  expect_err "--audio: model_type 'gemma3' has no audio tower"
+  run "$MLXCEL" generate -m "$D" --audio "$WAV" --chat -p hi -n 1
+  expect_rc 2
+  expect_err "--audio takes -p TEXT or --prompt-ids"
+  run "$MLXCEL" generate --help
+  expect_out "--audio PATH"
+}
+
+run_tests "$NAME" "emit generate"

@@ -277,6 +277,23 @@ void mx_cli_spec_stats(const mx_spec_opts_t *o, const mx_generate_stats_t *st, c
 int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
                          const mx_tokenizer_t *tok, mx_chat_template_t **out);
 
+// ---- Audio in (audio_in.c; ADR 0022) ----
+// --audio on a model without an audio tower: the error (exit 2, naming the model_type).
+int mx_cli_audio_check(const char *cmd, const mx_model_t *m, int32_t n_audio);
+// The prompt text with its audio placeholders (the audio token's text) expanded as
+// Gemma3nProcessor does: "\n\n<boa>", audio_soft_tokens_per_image placeholders, "<eoa>\n\n"; a
+// prompt without any gets one per recording at its start (*out heap, the caller frees).
+// Placeholder counts other than n_audio: exit 2.
+int mx_cli_audio_text(const char *cmd, const mx_model_t *m, int32_t n_audio, const char *text,
+                      char **out);
+// The media rows [n][H] of prompt ids (*media heap, the caller frees): recording k (paths[k]: a
+// WAV file, decoded, resampled and featurized on the host) through the session's @audio at the
+// k-th run of audio tokens; *tower_s the time that took. The runs must be audio_soft_tokens_per_
+// image long, one per recording (exit 2 otherwise); a bad file fails naming it.
+int mx_cli_prompt_audio(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                        const char *const *paths, int32_t n_audio, const int32_t *ids, int32_t n,
+                        float **media, double *tower_s);
+
 // ---- Images in (images.c; ADR 0010) ----
 
 // Gemma 3 (mx_vision_blocks): the prompt text as Gemma3Processor writes it before tokenizing
