@@ -21,7 +21,7 @@ trap 'rm -rf "$TMP"' EXIT
 t_emit() {
   run "$MLXCEL" emit -m "$M" -o "$TMP/e" --ctx 64 --audio-frames 28
   expect_rc 0
-  for f in prefill decode audio; do
+  for f in prefill decode prefill_media audio; do
     [ -s "$TMP/e/$f.mlir" ] || fail "no $f.mlir"
   done
   grep -q 'func.func @audio(' "$TMP/e/audio.mlir" || fail "audio.mlir has no @audio"
@@ -31,6 +31,8 @@ t_emit() {
     fail "@audio has no mask argument [1, 28]"
   grep -q -- '-> tensor<1x6x64xf32>' "$TMP/e/audio.mlir" || fail "@audio does not return [1, 6, 64]"
   grep -q 'chlo\.' "$TMP/e/audio.mlir" && fail "audio.mlir uses chlo"
+  grep -q 'tensor<1x64x64xf32> {mx.name = "media", mx.role = "media"}' "$TMP/e/prefill_media.mlir" ||
+    fail "@prefill_media has no media rows [1, 64, 64]"
   # 49 frames give 7 tokens, past audio_soft_tokens_per_image (6).
   run "$MLXCEL" emit -m "$M" -o "$TMP/f" --ctx 64 --audio-frames 49
   expect_rc 1

@@ -26,8 +26,9 @@ static void emit_usage(FILE *out) {
           "[L x 1 x T x H] after them; their @vision, for one patch grid, takes the processor's\n"
           "pixel rows [H*W x C*2*P*P], see --vision-grid; Qwen3-VL's features are\n"
           "[1 x N x (1+L)*H]: the main ones, then each DeepStack set).\n"
-          "Gemma 3n with --audio-frames N also gets OUTDIR/audio.mlir (@audio: N log-mel frames\n"
-          "[1 x N x 128] and their mask [1 x N] i32 to the audio rows [1 x 188 x H]).\n"
+          "Gemma 3n with its audio tower gets OUTDIR/prefill_media.mlir (the media rows at the\n"
+          "audio tokens) and with --audio-frames N also OUTDIR/audio.mlir (@audio: N log-mel\n"
+          "frames [1 x N x 128] and their mask [1 x N] i32 to the audio rows [1 x 188 x H]).\n"
           "`mlxcel run --weights DIR FILE.mlir --ids ...` runs such a file.\n"
           "The precision is in the graph: with --precision bf16 the weight arguments are bf16\n"
           "and every linear layer converts its activation to bf16 before its dot_general\n"
@@ -171,11 +172,13 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
   go.kv_dtype = model->kv_dtype;
-  // Molmo2's media entries are not complete (ADR 0023): emit writes its text entries.
-  go.media = cfg.vision.present && cfg.vision.kind != MX_VISION_MOLMO2;
+  // Molmo2's media entries are not complete (ADR 0023): emit writes its text entries. Gemma 3n's
+  // @prefill_media takes @audio's rows at its audio tokens (ADR 0022).
+  go.media = (cfg.vision.present && cfg.vision.kind != MX_VISION_MOLMO2) || cfg.audio.present;
   go.vision_grid_h = (int32_t)grid[0];
   go.vision_grid_w = (int32_t)grid[1];
-  bool vision = go.media && (mx_vision_fixed_size(&cfg.vision) || grid[0] > 0);
+  bool vision =
+      go.media && cfg.vision.present && (mx_vision_fixed_size(&cfg.vision) || grid[0] > 0);
   if (grid[0] > 0 && (!cfg.vision.present || mx_vision_fixed_size(&cfg.vision))) {
     fprintf(stderr, "mlxcel emit: error: --vision-grid: model_type '%s' has no Qwen2-VL tower\n",
             cfg.model_type);
