@@ -207,6 +207,7 @@ static const mx_backend_batch_t g_cpu_batch = {
     .vision = mx_bstate_vision,
     .prefill_media = mx_bstate_prefill_media,
     .vision_grid = mx_bstate_vision_grid,
+    .audio = mx_bstate_audio,
     .prefill_mrope = mx_bstate_prefill_mrope,
     .prefill_all = mx_bstate_prefill_all,
 };

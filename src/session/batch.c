@@ -298,6 +298,13 @@ mx_status_t mx_batch_check_all_logits(const mx_batch_t *b) {
 // fixed-size towers' (LLaVA, Gemma 3), or the Qwen towers' per grid with M-RoPE positions.
 static mx_status_t check_media(const mx_batch_t *b, const char *what, bool grid) {
   const mx_model_config_t *c = &b->model->config;
+  if (!c->vision.present && c->audio.present && !grid) {  // Gemma 3n: rows at the audio tokens
+    bool ok = b->ops ? b->ops->audio && b->ops->prefill_media
+                     : b->backend->audio && b->backend->prefill_media;
+    return ok ? MX_OK
+              : mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run audio models", what,
+                             b->backend->name);
+  }
   if (!c->vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         c->model_type);
@@ -328,6 +335,35 @@ mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels
        : b->ops    ? b->ops->vision(b->state, pixels, features)
                    : b->backend->vision(b->states[0], pixels, features);
   return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
+mx_status_t mx_batch_audio(mx_batch_t *b, const float *features, const uint8_t *mask,
+                           int64_t frames, float *rows, int64_t n_rows) {
+  if (!b || !features || !mask || !rows)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_audio: NULL argument");
+  const mx_model_config_t *c = &b->model->config;
+  if (!c->audio.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "audio: model_type '%s' has no audio tower",
+                        c->model_type);
+  mx_status_t st = check_media(b, "audio", false);
+  if (st) return st;
+  const mx_audio_config_t *a = &c->audio;
+  if (frames < 1 || mx_audio_tokens(a, frames) > a->soft_tokens)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "audio: %lld log-mel frames give more than the %d audio tokens "
+                        "(audio_soft_tokens_per_image) a prompt holds",
+                        (long long)frames, a->soft_tokens);
+  if (n_rows != (int64_t)a->soft_tokens * c->hidden_size)
+    return mx_error_set(MX_ERR_INVALID_ARG, "audio: room for %lld row values, need %lld",
+                        (long long)n_rows, (long long)a->soft_tokens * c->hidden_size);
+  int32_t *m = malloc(sizeof *m * (size_t)frames);
+  if (!m) return mx_error_set(MX_ERR_NOMEM, "out of memory (audio mask)");
+  for (int64_t i = 0; i < frames; i++) m[i] = mask[i] != 0;
+  // Without batch operations the tower runs on slot 0's state: it touches no KV state.
+  st = b->ops ? b->ops->audio(b->state, features, m, (int32_t)frames, rows)
+              : b->backend->audio(b->states[0], features, m, (int32_t)frames, rows);
+  free(m);
+  return st ? mx_error_prefix(st, "audio tower") : MX_OK;
 }
 
 mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *ids,

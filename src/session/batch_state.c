@@ -308,7 +308,7 @@ static mx_status_t ensure_media(mx_bstate_t *s) {
   const mx_model_config_t *mc = &s->model->config;
   s->has_vision = true;
   mx_status_t st = MX_OK;
-  if (mx_vision_fixed_size(&mc->vision)) {
+  if (mc->vision.present && mx_vision_fixed_size(&mc->vision)) {
     size_t nf = (size_t)mc->vision.tokens_per_image * (size_t)mc->hidden_size;
     s->features = malloc(nf * sizeof(float));
     st = s->features ? mx_graph_bind_vision(s->model, s->S, s->V, s->features, &s->vis)
@@ -325,6 +325,34 @@ mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features) 
   mx_bstate_t *s = state;
   mx_status_t st = ensure_media(s);
   return st ? st : mx_graph_run_vision(s->ex, s->impl, &s->vis, pixels, features);
+}
+
+mx_status_t mx_bstate_audio(void *state, const float *features, const int32_t *mask, int32_t frames,
+                            float *rows) {
+  mx_bstate_t *s = state;
+  if (s->model->config.vision.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "the batch runs no audio tower beside a vision tower");
+  mx_status_t st = ensure_media(s);
+  if (st) return st;
+  if (s->vis_grid[0] != frames) {  // another frame count: rebuild @audio
+    release_vision(s);
+    st = mx_graph_bind_audio(s->model, frames, &s->vis);
+    if (!st) {
+      s->features = malloc(mx_type_nbytes(&s->vis.f->result_types[0]));
+      if (!s->features) st = mx_error_set(MX_ERR_NOMEM, "out of memory (audio rows)");
+    }
+    if (!st) {
+      mx_graph_bind_features(&s->vis, s->features);
+      if (s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+    }
+    if (st) {
+      release_vision(s);
+      return st;
+    }
+    s->vis_grid[0] = frames;
+  }
+  memcpy(s->vis.audio_mask.data, mask, s->vis.audio_mask.nbytes);
+  return mx_graph_run_vision(s->ex, s->impl, &s->vis, features, rows);
 }
 
 mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,

@@ -58,7 +58,9 @@ typedef struct mx_bstate {
   // Vision-language models (ADR 0010), made on the first image as a session's runner makes
   // them: @vision (features [tokens_per_image * H]) and @prefill_media B = 1, T = 1, 2, 4, ...
   // <= chunk, bound to one slot's slice per call like the prefill graphs.
-  // The Qwen towers' @vision is bound per patch grid (vis_grid; 0 x 0: none yet).
+  // The Qwen towers' @vision is bound per patch grid (vis_grid; 0 x 0: none yet). A model with
+  // an audio tower and no vision tower (Gemma 3n) holds @audio there instead, bound for
+  // vis_grid[0] log-mel frames, its rows in `features`.
   bool has_vision;
   mx_graph_binding_t vis;
   int32_t vis_grid[2];
@@ -94,5 +96,8 @@ mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid
 mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *ids,
                                     const float *media, const int32_t *positions, int32_t n,
                                     int64_t pos0, float *last);
+// Gemma 3n's @audio (ADR 0022), bound per frame count.
+mx_status_t mx_bstate_audio(void *state, const float *features, const int32_t *mask, int32_t frames,
+                            float *rows);
 
 #endif  // MX_SESSION_BATCH_STATE_H

@@ -114,6 +114,9 @@ typedef struct mx_backend_batch {
                              float *features);
   mx_status_t (*prefill_mrope)(void *state, int32_t slot, const int32_t *ids, const float *media,
                                const int32_t *positions, int32_t n, int64_t pos0, float *last);
+  // Gemma 3n's audio tower (ADR 0022), as mx_backend_t's `audio`, touching no slot; NULL: none.
+  mx_status_t (*audio)(void *state, const float *features, const int32_t *mask, int32_t frames,
+                       float *rows);
   // `prefill` that also writes every position's logits to all[n][V] (speculative decoding's
   // verification, ADR 0024); NULL: the batch cannot verify drafts.
   mx_status_t (*prefill_all)(void *state, int32_t slot, const int32_t *ids, int32_t n, int64_t pos0,

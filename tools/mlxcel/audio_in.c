@@ -40,35 +40,35 @@ int mx_cli_audio_text(const char *cmd, const mx_model_t *m, int32_t n_audio, con
                       char **out) {
   *out = NULL;
   const mx_audio_config_t *a = &m->config.audio;
-  size_t pl = 0, bl = 0, el = 0;
-  const char *ph = piece(m, a->audio_token_id, &pl), *boa = piece(m, a->boa_token_id, &bl),
-             *eoa = piece(m, a->eoa_token_id, &el);
-  if (!ph || !boa || !eoa || pl == 0)
-    return fail_msg(MX_EXIT_FAILED, cmd,
-                    "--audio: the tokenizer has no text for the audio tokens (ids %d, %d, %d)",
-                    a->audio_token_id, a->boa_token_id, a->eoa_token_id);
+  size_t pl = 0, sl = 0;
+  const char *ph = piece(m, a->audio_token_id, &pl);
+  char *seq = NULL;  // Gemma3nProcessor's full audio sequence (the library's, as the server's)
+  mx_error_clear();
+  mx_status_t st = ph && pl > 0 ? mx_chat_audio_sequence(m->tokenizer, a, &seq, &sl)
+                                : mx_error_set(MX_ERR_INVALID_ARG,
+                                               "the audio token %d has no text in the tokenizer",
+                                               a->audio_token_id);
+  if (st) return mx_cli_fail(cmd, mx_error_prefix(st, "--audio"));
   int32_t found = 0;
   for (const char *p = strstr(text, ph); p; p = strstr(p + pl, ph)) found++;
-  if (found != 0 && found != n_audio)
+  if (found != 0 && found != n_audio) {
+    free(seq);
     return fail_msg(MX_EXIT_USAGE, cmd,
                     "--audio: the prompt has %d audio placeholders (%.*s) for %d recordings", found,
                     (int)pl, ph, n_audio);
-  // Gemma3nProcessor: each placeholder becomes "\n\n<boa>" + soft_tokens placeholders +
-  // "<eoa>\n\n"; a prompt without placeholders gets one per recording at its start.
+  }
+  // Each placeholder becomes the sequence; a prompt without any gets one per recording first.
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
   const char *p = text;
   for (int32_t i = 0; i < n_audio; i++) {
     const char *at = found ? strstr(p, ph) : p;
     mx_strbuf_append(&sb, p, (size_t)(at - p));
-    mx_strbuf_puts(&sb, "\n\n");
-    mx_strbuf_append(&sb, boa, bl);
-    for (int32_t k = 0; k < a->soft_tokens; k++) mx_strbuf_append(&sb, ph, pl);
-    mx_strbuf_append(&sb, eoa, el);
-    mx_strbuf_puts(&sb, "\n\n");
+    mx_strbuf_append(&sb, seq, sl);
     p = found ? at + pl : p;
   }
   mx_strbuf_puts(&sb, p);
+  free(seq);
   *out = mx_strbuf_take(&sb, NULL);
   return *out ? MX_EXIT_OK : fail_msg(MX_EXIT_FAILED, cmd, "out of memory (the prompt)");
 }
