@@ -98,4 +98,34 @@ print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$M/audio
   expect_out "--audio PATH"
 }
 
-run_tests "$NAME" "emit generate"
+# chat's /audio PATH: the reply equals generate --audio's on the prompt the template renders.
+t_chat() {
+  local D=$TMP/m WAV=$SRC/tests/data/audio/pluck-pcm16.wav
+  mkdir -p "$D" && ln -s "$M/config.json" "$M/model.safetensors" "$D/" &&
+    python3 "$SRC/tests/cli_audio_tokenizer.py" "$D" || fail "cannot write the tokenizer"
+  python3 - "$D/tokenizer_config.json" <<'PY' || fail "cannot add the chat template"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["chat_template"] = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                      "{% if add_generation_prompt %}model:{% endif %}")
+json.dump(c, open(sys.argv[1], "w"))
+PY
+  run "$MLXCEL" generate -m "$D" --audio "$WAV" -p $'user: <audio_soft_token>What is this?\nmodel:' \
+    -n 8 --temp 0 --ignore-eos --no-echo
+  expect_rc 0
+  local want
+  want=$(cat "$TMP/out")
+  printf '/audio %s\nWhat is this?\n' "$WAV" >"$TMP/in"
+  # (run reads no stdin: chat reads the lines from $TMP/in)
+  "$MLXCEL" chat -m "$D" -n 8 --temp 0 --ignore-eos <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  expect_rc 0
+  expect_out '\[audio 1 attached to the next message: 6 tokens, audio tower'
+  [ "$(tail -n 1 "$TMP/out")" = "$want" ] || fail "chat replied '$(tail -n 1 "$TMP/out")', generate '$want'"
+  # A model without an audio tower: the command fails, the conversation goes on.
+  printf '/audio %s\n' "$WAV" >"$TMP/in"
+  "$MLXCEL" chat -m "$SRC/tests/data/families/gemma3_vlm" -n 1 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
+  expect_err "/audio: model_type 'gemma3' has no audio tower"
+}
+
+run_tests "$NAME" "emit generate chat"

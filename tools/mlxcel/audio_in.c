@@ -99,6 +99,24 @@ static mx_status_t recording_rows(mx_session_t *s, const char *path, float *rows
   return st;
 }
 
+int mx_cli_audio_rows(const char *cmd, mx_session_t *s, const char *path, float **rows,
+                      double *tower_s) {
+  const mx_model_t *m = mx_session_model(s);
+  const int64_t n = (int64_t)m->config.audio.soft_tokens * m->config.hidden_size;
+  *rows = malloc(sizeof **rows * (size_t)n);
+  if (!*rows) return fail_msg(MX_EXIT_FAILED, cmd, "out of memory (audio rows)");
+  double t0 = now_seconds();
+  mx_error_clear();
+  mx_status_t st = recording_rows(s, path, *rows, n);
+  *tower_s = now_seconds() - t0;
+  if (st) {
+    free(*rows);
+    *rows = NULL;
+    return mx_cli_fail(cmd, mx_error_prefix(st, "%s", path));
+  }
+  return MX_EXIT_OK;
+}
+
 int mx_cli_prompt_audio(const char *cmd, const mx_model_t *m, mx_session_t *s,
                         const char *const *paths, int32_t n_audio, const int32_t *ids, int32_t n,
                         float **media, double *tower_s) {

@@ -290,6 +290,10 @@ int mx_cli_audio_text(const char *cmd, const mx_model_t *m, int32_t n_audio, con
 // WAV file, decoded, resampled and featurized on the host) through the session's @audio at the
 // k-th run of audio tokens; *tower_s the time that took. The runs must be audio_soft_tokens_per_
 // image long, one per recording (exit 2 otherwise); a bad file fails naming it.
+// One recording's rows [audio_soft_tokens_per_image][H] (*rows heap, the caller frees) through
+// the session's @audio (chat's /audio); *tower_s the time. Returns an exit status.
+int mx_cli_audio_rows(const char *cmd, mx_session_t *s, const char *path, float **rows,
+                      double *tower_s);
 int mx_cli_prompt_audio(const char *cmd, const mx_model_t *m, mx_session_t *s,
                         const char *const *paths, int32_t n_audio, const int32_t *ids, int32_t n,
                         float **media, double *tower_s);
