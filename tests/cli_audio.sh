@@ -96,6 +96,30 @@ print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$M/audio
   expect_err "--audio takes -p TEXT or --prompt-ids"
   run "$MLXCEL" generate --help
   expect_out "--audio PATH"
+  # A checkpoint whose vocabulary reaches the vision ids without embed_vision's tables: refused
+  # naming the missing tensor (never embedded from the text table).
+  local E=$TMP/novision
+  mkdir -p "$E" && cp "$D/tokenizer.json" "$D/tokenizer_config.json" "$M/config.json" "$E/"
+  python3 - "$M/model.safetensors" "$E/model.safetensors" <<'PY' || fail "cannot write it"
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+head, data = json.loads(b[8:8 + n]), b[8 + n:]
+out, blobs, off = {}, [], 0
+for k, v in head.items():
+    if k == "__metadata__" or k.startswith("model.embed_vision."):
+        continue
+    s, e = v["data_offsets"]
+    blobs.append(data[s:e])
+    out[k] = dict(v, data_offsets=[off, off + e - s])
+    off += e - s
+h = json.dumps(out).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+PY
+  run "$MLXCEL" generate -m "$E" --prompt-ids 1,10,256 -n 1
+  expect_rc 1
+  expect_err 'model.embed_vision.embedding.weight'
 }
 
 # chat's /audio PATH: the reply equals generate --audio's on the prompt the template renders.
