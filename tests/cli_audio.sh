@@ -31,7 +31,8 @@ t_emit() {
     fail "@audio has no mask argument [1, 28]"
   grep -q -- '-> tensor<1x6x64xf32>' "$TMP/e/audio.mlir" || fail "@audio does not return [1, 6, 64]"
   grep -q 'chlo\.' "$TMP/e/audio.mlir" && fail "audio.mlir uses chlo"
-  grep -q 'tensor<1x64x64xf32> {mx.name = "media", mx.role = "media"}' "$TMP/e/prefill_media.mlir" ||
+  grep -q 'tensor<1x64x64xf32> {mx.name = "media", mx.role = "media"}' \
+    "$TMP/e/prefill_media.mlir" ||
     fail "@prefill_media has no media rows [1, 64, 64]"
   # 49 frames give 7 tokens, past audio_soft_tokens_per_image (6).
   run "$MLXCEL" emit -m "$M" -o "$TMP/f" --ctx 64 --audio-frames 49
@@ -69,7 +70,8 @@ print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$M/audio
     expect_out '"prompt_tokens": 16, "generated_tokens": 16'
     expect_out '"audio": 1, "audio_seconds"'
   done
-  # -p TEXT: <audio_soft_token> becomes "\n\n<start_of_audio>", 6 audio tokens, "<end_of_audio>\n\n":
+  # -p TEXT: <audio_soft_token> becomes "\n\n<start_of_audio>", 6 audio tokens and
+  # "<end_of_audio>\n\n":
   # a + 2 + 8 + 2 + b = 14 tokens (the test tokenizer adds no BOS); without a placeholder the
   # audio goes first (the same count).
   for p in 'a<audio_soft_token>b' 'ab'; do
@@ -134,8 +136,8 @@ c["chat_template"] = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }
                       "{% if add_generation_prompt %}model:{% endif %}")
 json.dump(c, open(sys.argv[1], "w"))
 PY
-  run "$MLXCEL" generate -m "$D" --audio "$WAV" -p $'user: <audio_soft_token>What is this?\nmodel:' \
-    -n 8 --temp 0 --ignore-eos --no-echo
+  run "$MLXCEL" generate -m "$D" --audio "$WAV" \
+    -p $'user: <audio_soft_token>What is this?\nmodel:' -n 8 --temp 0 --ignore-eos --no-echo
   expect_rc 0
   local want
   want=$(cat "$TMP/out")
@@ -145,7 +147,9 @@ PY
   rc=$?
   expect_rc 0
   expect_out '\[audio 1 attached to the next message: 6 tokens, audio tower'
-  [ "$(tail -n 1 "$TMP/out")" = "$want" ] || fail "chat replied '$(tail -n 1 "$TMP/out")', generate '$want'"
+  local got
+  got=$(tail -n 1 "$TMP/out")
+  [ "$got" = "$want" ] || fail "chat replied '$got', generate '$want'"
   # A model without an audio tower: the command fails, the conversation goes on.
   printf '/audio %s\n' "$WAV" >"$TMP/in"
   "$MLXCEL" chat -m "$SRC/tests/data/families/gemma3_vlm" -n 1 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"

@@ -58,7 +58,8 @@ def wav_b64(path=WAV):
 
 
 def audio_message(data, fmt="wav"):
-    return [{"role": "user", "content": [audio_part(data, fmt), {"type": "text", "text": QUESTION}]}]
+    return [{"role": "user",
+             "content": [audio_part(data, fmt), {"type": "text", "text": QUESTION}]}]
 
 
 class AudioTest(unittest.TestCase):
