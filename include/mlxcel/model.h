@@ -662,6 +662,13 @@ typedef struct mx_graph_opts {
   //       -> tensor<1 x soft_tokens x H x f32>: the tower's rows through embed_audio, rows of
   //          padded frames and the rows past the tower's output the padding embedding.
   int32_t audio_frames;
+  // @prefill and @decode take one more argument, the last: %rope_offset: tensor<B x i32> (role
+  // "rope_offset"), and query t of sequence b is rotated at position pos0[b] + t +
+  // rope_offset[b] while its K/V row and its attention stay at pos0[b] + t. An M-RoPE model's
+  // text after an image has three equal positions that run behind the cache positions (ADR
+  // 0013): with equal rows M-RoPE is the plain RoPE of that position, so a batch whose slots
+  // have different shifts decodes them all in one call (mx_batch_decode).
+  bool rope_offset;
 } mx_graph_opts_t;
 
 // Brings stacked expert tensors into the per-expert layout the graph reads
@@ -700,6 +707,7 @@ typedef enum mx_arg_role {
   MX_ARG_AUDIO,      // @audio's log-mel features [1, F, mels] f32
   // @audio's frame mask [1, F] i32
   MX_ARG_AUDIO_MASK,
+  MX_ARG_ROPE_OFFSET,  // @prefill / @decode with mx_graph_opts_t.rope_offset: [B] i32
 } mx_arg_role_t;
 
 typedef struct mx_graph_arg {

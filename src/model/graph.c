@@ -184,9 +184,9 @@ mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *inf
                         "graph: argument %d of @%s has no string mx.role / mx.name attributes", i,
                         fn);
   }
-  static const char *const roles[] = {"weight",    "tokens",  "pos0",   "k_cache",
-                                      "v_cache",   "media",   "pixels", "positions",
-                                      "deepstack", "pooling", "audio",  "audio_mask"};
+  static const char *const roles[] = {"weight", "tokens",     "pos0",       "k_cache",   "v_cache",
+                                      "media",  "pixels",     "positions",  "deepstack", "pooling",
+                                      "audio",  "audio_mask", "rope_offset"};
   int32_t r = -1;
   for (int32_t k = 0; k < (int32_t)(sizeof roles / sizeof roles[0]); k++)
     if (strcmp(role->s, roles[k]) == 0) r = k;

@@ -45,6 +45,11 @@ typedef struct mx_bstate {
   int64_t *len;         // [n_slots] tokens each slot holds (its parking row)
   int32_t *pos0;        // [n_slots] pos0 argument storage
   float *logits;        // [max(prefill logits rows, n_slots) * V]
+  // M-RoPE models (ADR 0013): the text graphs (dec, pre, all) take a RoPE offset per sequence
+  // (MX_ENTRY_TEXT_ROPE_OFFSET), so that slots an image shifted decode in the shared call;
+  // prefill pieces run with offset 0 (text before any image, as the session's @prefill).
+  bool rope_offset;
+  int64_t runs;  // graph calls made (tests check that a decode step is one call)
   int32_t n_dec;
   mx_graph_binding_t dec[MX_BSTATE_MAX_PLANS];  // @decode for B = 1, 2, 4, ..., n_slots
   int32_t n_pre;
@@ -77,7 +82,7 @@ void mx_bstate_destroy(void *state);  // accepts NULL
 mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
                               int64_t pos0, float *last);
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
-                             const int64_t *pos, int32_t n, float *logits);
+                             const int64_t *pos, const int64_t *rope, int32_t n, float *logits);
 // mx_bstate_prefill that also writes every position's logits to all[n][V] (the all-logits
 // graphs, built on first need; pieces of one token run the B = 1 decode graph).
 mx_status_t mx_bstate_prefill_all(void *state, int32_t slot, const int32_t *ids, int32_t n,

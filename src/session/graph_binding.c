@@ -11,6 +11,7 @@ void mx_graph_binding_free(mx_graph_binding_t *b) {
   mx_tensor_free(&b->positions);
   mx_tensor_free(&b->deepstack);
   mx_tensor_free(&b->audio_mask);
+  mx_tensor_free(&b->rope_offset);
   free(b->args);
   free(b->res);
   free(b->cache_arg);
@@ -86,8 +87,9 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
                                                 : "prefill";
   all_logits = all_logits && T > 1;
   b->entry = entry;
-  b->input_arg = b->positions_arg = b->deepstack_arg = b->audio_mask_arg = -1;
+  b->input_arg = b->positions_arg = b->deepstack_arg = b->audio_mask_arg = b->rope_offset_arg = -1;
   bool audio = entry == MX_ENTRY_AUDIO;
+  bool text = entry == MX_ENTRY_TEXT || entry == MX_ENTRY_TEXT_ROPE_OFFSET;
   mx_graph_opts_t go = {.batch = B,
                         .ctx = ctx,
                         .prefill_len = T,
@@ -98,7 +100,8 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
                         .vision_grid_w = audio ? 0 : grid[1],
                         .audio_frames = audio ? grid[0] : 0,
                         .attn_len = attn_len,
-                        .seq_caches = seq_caches};
+                        .seq_caches = seq_caches,
+                        .rope_offset = entry == MX_ENTRY_TEXT_ROPE_OFFSET};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
   b->B = B;
@@ -212,7 +215,7 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
       }
       case MX_ARG_MEDIA:
       case MX_ARG_PIXELS:
-        if ((info.role == MX_ARG_MEDIA) != (entry == MX_ENTRY_MEDIA) || entry == MX_ENTRY_TEXT)
+        if ((info.role == MX_ARG_MEDIA) != (entry == MX_ENTRY_MEDIA) || text)
           return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unexpected role %s", fname, i,
                               info.role == MX_ARG_MEDIA ? "media" : "pixels");
         st = bind_input(b, i, at, entry == MX_ENTRY_MEDIA ? 3 : grid[0] > 0 ? 2 : 4, fname);
@@ -237,6 +240,17 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
         b->args[i] = b->audio_mask;
         break;
       }
+      case MX_ARG_ROPE_OFFSET:
+        if (entry != MX_ENTRY_TEXT_ROPE_OFFSET || b->rope_offset_arg >= 0 ||
+            !type_is(at, MX_ELEM_I32, 1, pos_dims))
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s rope_offset argument is %s, expected [%d] i32", fname,
+                              mx_type_str(at, b1, sizeof b1), B);
+        b->rope_offset_arg = i;
+        st = mx_tensor_alloc(&b->rope_offset, at);
+        if (st) return st;
+        b->args[i] = b->rope_offset;
+        break;
       case MX_ARG_POOLING:  // Molmo2's @vision runs outside the session for now (its tests)
         return mx_error_set(MX_ERR_UNSUPPORTED,
                             "@%s argument %d: Molmo2's pooling indices are not bound by sessions "
@@ -272,6 +286,8 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
   }
   if (entry == MX_ENTRY_MEDIA && b->input_arg < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "@%s has no media argument", fname);
+  if (entry == MX_ENTRY_TEXT_ROPE_OFFSET && b->rope_offset_arg < 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s has no rope_offset argument", fname);
   if (b->tokens_arg < 0 || b->pos0_arg < 0 || n_cache_seen != n_caches)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "@%s lacks a tokens or pos0 argument, or some of the %d caches", fname,
@@ -321,7 +337,7 @@ mx_status_t mx_graph_bind_window(const mx_model_t *model, int64_t ctx, int64_t a
 
 mx_status_t mx_graph_bind_seqs(const mx_model_t *model, int64_t ctx, int64_t attn_len, int32_t V,
                                const mx_tensor_t *caches, int32_t n_caches, int32_t B,
-                               mx_graph_binding_t *b) {
-  return bind(model, ctx, attn_len, B > 1, V, caches, n_caches, B, 1, false, MX_ENTRY_TEXT, kNoGrid,
-              b);
+                               bool rope_offset, mx_graph_binding_t *b) {
+  return bind(model, ctx, attn_len, B > 1, V, caches, n_caches, B, 1, false,
+              rope_offset ? MX_ENTRY_TEXT_ROPE_OFFSET : MX_ENTRY_TEXT, kNoGrid, b);
 }

@@ -254,13 +254,14 @@ static mx_graph_binding_t *windowed(mx_graph_runner_t *r, mx_graph_binding_t *fu
 }
 
 mx_status_t mx_graph_runner_bind_seqs(mx_graph_runner_t *r, int32_t B, int64_t attn_len,
-                                      const mx_tensor_t *pos0, float *logits,
+                                      bool rope_offset, const mx_tensor_t *pos0, float *logits,
                                       mx_graph_binding_t *b) {
   int32_t n = B * r->n_caches;
   mx_tensor_t *types = calloc((size_t)(n > 0 ? n : 1), sizeof *types);
   if (!types) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t j = 0; j < n; j++) types[j].type = r->caches[j % r->n_caches].type;  // types only
-  mx_status_t st = mx_graph_bind_seqs(r->model, r->ctx, attn_len, r->V, types, n, B, b);
+  mx_status_t st =
+      mx_graph_bind_seqs(r->model, r->ctx, attn_len, r->V, types, n, B, rope_offset, b);
   if (!st) {
     b->args[b->tokens_arg] = b->tokens;
     b->args[b->pos0_arg] = *pos0;

@@ -155,9 +155,11 @@ mx_status_t mx_graph_media_inputs(const mx_model_t *model, mx_graph_binding_t *b
 // sequence (mx_graph_bind_seqs; attention window attn_len, 0 = the whole capacity), the caches
 // bound by type only, pos0 (i32 [B], borrowed) as its pos0 and logits[B * V] (borrowed) as its
 // logits. The caller writes b->tokens and pos0 before each run and releases b with
-// mx_graph_runner_release. On failure *b is released.
+// mx_graph_runner_release. With rope_offset the graph also takes its RoPE offsets
+// (MX_ENTRY_TEXT_ROPE_OFFSET: b->rope_offset, which the caller writes). On failure *b is
+// released.
 mx_status_t mx_graph_runner_bind_seqs(mx_graph_runner_t *r, int32_t B, int64_t attn_len,
-                                      const mx_tensor_t *pos0, float *logits,
+                                      bool rope_offset, const mx_tensor_t *pos0, float *logits,
                                       mx_graph_binding_t *b);
 // The window a call whose positions end before `end` runs (ADR 0015): its index k, whose entries
 // read W = r->attn_window << k rows, or r->n_win for the whole capacity.
