@@ -329,6 +329,38 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
                          float **media, int32_t **positions, double *tower_seconds);
 
+// ---- bench --image (bench_image.c) ----
+
+// The one-image prompt of `bench --image`: "Describe the image." after the image, tokenized
+// (Gemma 3: its image expanded in the text first), and the image's size and token count.
+typedef struct mx_bench_image {
+  const char *path;           // borrowed
+  int32_t width, height;      // as decoded
+  int32_t grid[2];            // the Qwen towers' patch grid; 0 x 0 for the fixed-size towers
+  int32_t image_tokens;       // the image's tokens in the prompt
+  int32_t *text_ids, n_text;  // heap (mx_cli_bench_image_free): the prompt before expansion
+} mx_bench_image_t;
+
+typedef struct mx_bench_image_rep {
+  int32_t prompt_tokens;  // with the image's tokens
+  double tower_s;         // the vision tower
+  double ttft_s;          // image decoding and preprocessing, tower, prompt, first token
+  double prefill_s;       // the prompt with the image's features, and the first token
+  double decode_tok_s;    // the decode steps after the first token
+} mx_bench_image_rep_t;
+
+// Reads the image and the processor (the model's preprocessor_config.json) and tokenizes the
+// prompt. Errors printed as "mlxcel CMD: error: ..." (a model without a vision tower or a
+// tokenizer, an unreadable image); returns an exit status.
+int mx_cli_bench_image_prompt(const char *cmd, const mx_model_t *m, const char *path,
+                              mx_bench_image_t *out);
+void mx_cli_bench_image_free(mx_bench_image_t *b);
+// One rep on a reset session: the prompt with its image (mx_cli_prompt_images: decode,
+// preprocess, tower), its prefill through the media entry, the greedy first token, then `gen`
+// greedy decode steps, timed. Errors printed; returns an exit status.
+int mx_cli_bench_image_rep(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                           mx_bench_image_t *b, int64_t gen, mx_bench_image_rep_t *r);
+
 // Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
 // type string `descr` ("<f4", "|u1").
 mx_status_t mx_cli_write_npy(const char *path, const char *descr, size_t elem, const void *data,
