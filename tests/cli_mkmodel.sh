@@ -302,6 +302,16 @@ PY
     fail "$arch: image prompt's greedy ids differ between cpu and interp"
   run "$MLXCEL" bench -m "$m" --image "$img" --gen 2 --reps 1 --bw-mib 16
   expect_rc 0; expect_out '^image 451x300 .*vision tower [0-9.]+ ms/image'
+  # Written at bf16, the tower's norms still run fused (the loader makes its rank-1 tensors
+  # f32), not as their decompositions on the interpreter.
+  run "$MLXCEL" mkmodel --arch "$arch" --preset tiny --dtype bf16 -o "$m-bf16" -q
+  expect_rc 0
+  export MLXCEL_CPU_PROFILE=1
+  run "$MLXCEL" bench -m "$m-bf16" --image "$img" --gen 2 --reps 1 --bw-mib 16
+  unset MLXCEL_CPU_PROFILE
+  expect_rc 0; grep -q '@vision' "$TMP/err" || fail "$arch bf16: no @vision profile"
+  ! grep 'composite decomposition' "$TMP/err" ||
+    fail "$arch bf16: a composite ran as its decomposition on the interpreter"
 }
 t_qwen2_vl() {
   vlm qwen2_vl "visual.patch_embed.proj.weight visual.merger.mlp.2.weight \

@@ -55,6 +55,11 @@ typedef struct mx_vlist {
   mx_vspec_t *w;  // heap; mx_vlist_free
 } mx_vlist_t;
 
+// Every tensor of the model's tower (the list its check and build read; empty without a tower)
+// into *out, freed with mx_vlist_free; ck NULL: the first naming layout (checkpoint writers).
+mx_status_t mx_vision_list(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                           mx_vlist_t *out);
+
 // Appends prefix + name with dims[0..rank) (rank <= 5) and sets *idx to its index (the argument
 // order of @vision).
 mx_status_t mx_vlist_add(mx_vlist_t *l, int32_t *idx, const char *prefix, const char *name,
