@@ -535,8 +535,11 @@ static int run_model(const bench_args_t *b) {
       return rc;
     }
   }
-  // With --image: the text, the image's tokens and the two tokens that may wrap them.
-  int64_t n_prompt = b->image ? (int64_t)img.n_text + img.image_tokens + 2 : b->prompt;
+  // With --image: the text, the image's tokens and the two tokens that may wrap them (Gemma 3's
+  // text holds its image expanded already).
+  int64_t n_prompt = !b->image                      ? b->prompt
+                     : mx_vision_blocks(&c->vision) ? img.n_text
+                                                    : (int64_t)img.n_text + img.image_tokens + 2;
   int64_t ctx = b->ctx ? b->ctx : n_prompt + b->gen;
   if (!b->ctx && ctx < 128) ctx = 128;
   if (ctx > c->max_position_embeddings) ctx = c->max_position_embeddings;
