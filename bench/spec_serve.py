@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Speculative decoding in the server (ADR 0024): decode tok/s of one stream through
-`mlxcel serve` with and without "speculative": "ngram", on a repetitive prompt.
+`mlxcel serve` with and without "speculative": "ngram" (and "draft_model" with --draft), on a
+repetitive prompt.
 
 Starts `mlxcel serve -m MODEL --port 0 --ctx 1024` (cpu, --threads), then runs ROUNDS rounds;
 each round sends the same greedy completion (GEN tokens, ignore_eos, streamed with the usage
-chunk) once per mode, interleaved (off, ngram k=3, ngram k=7, off, ...), so that a machine whose
+chunk) once per mode, interleaved (off, ngram k=3, ngram k=7, [draft k=3, draft k=7,] off, ...),
+so that a machine whose
 load drifts affects every mode alike. A stream's decode speed is (completion tokens - 1) over the
 time from its first text to its last (the prefill and the first token are left out). Prints the
 median per mode, the median of the same-round ratios to "off", and the accepted drafts per step
 from usage.speculative. Standard library only.
 
-  bench/spec_serve.py --mlxcel build/mlxcel --model DIR [--gen 128] [--rounds 5] [--threads 2]
+  bench/spec_serve.py --mlxcel build/mlxcel --model DIR [--draft DIR] [--gen 128] [--rounds 5]
+      [--threads 2]
 """
 import argparse
 import http.client
@@ -34,6 +37,8 @@ CODE = (
 
 def start_server(args):
     cmd = [args.mlxcel, "serve", "-m", args.model, "--port", "0", "--ctx", "1024", "-q"]
+    if args.draft:  # requests ask for it; the others stay plain
+        cmd += ["--draft-model", args.draft, "--speculative", "off"]
     env = dict(os.environ, MLXCEL_THREADS=str(args.threads))
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env=env)
@@ -89,11 +94,13 @@ def main():
     ap.add_argument("--gen", type=int, default=128)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--k", default="3,7", help="draft lengths of the ngram rows")
+    ap.add_argument("--k", default="3,7", help="draft lengths of the ngram / draft rows")
+    ap.add_argument("--draft", help="draft model directory (same tokenizer): adds draft rows")
     args = ap.parse_args()
-    modes = [("off", "off")] + [(f"ngram k={k}", {"method": "ngram",
-                                                  "num_speculative_tokens": int(k)})
-                                for k in args.k.split(",")]
+    methods = ["ngram"] + (["draft_model"] if args.draft else [])
+    modes = [("off", "off")] + [(f"{m.split('_')[0]} k={k}",
+                                 {"method": m, "num_speculative_tokens": int(k)})
+                                for m in methods for k in args.k.split(",")]
     proc, port = start_server(args)
     load = [os.getloadavg()]
     res = {m: [] for m, _ in modes}

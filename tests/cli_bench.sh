@@ -200,8 +200,45 @@ t_bench_errors() {
   expect_rc 1; expect_err 'nosuch'
 }
 
+# bench --image on the tiny VLM fixtures: the tower time, the time to first token and decode
+# against the limit, in text and JSON, the image's token count (a Qwen patch grid's merged
+# units, LLaVA's fixed count), and the refusals.
+t_bench_image() {
+  local img=$SRC/tests/data/image/inputs/chelsea.png fam=$SRC/tests/data/families
+  echo '{"bandwidth_gbs": 10, "peak_gflops": 100, "threads": 1}' >"$TMP/mf.json"
+  run "$MLXCEL" bench -m "$fam/qwen2_vl" --image "$img" --gen 3 --reps 2 --threads 1 \
+    --machine-file "$TMP/mf.json"
+  expect_rc 0
+  expect_out '^image 451x300 \(12 tokens, Qwen patch grid\): vision tower [0-9.]+ ms/image, time to first token [0-9.]+ ms$'
+  expect_out '^prefill +33 tokens: +[0-9.]+ tok/s'; expect_out '^decode +3 tokens: .*% of limit'
+  run "$MLXCEL" bench -m "$fam/qwen2_vl" --image "$img" --gen 3 --reps 1 --threads 1 \
+    --machine-file "$TMP/mf.json" --json
+  expect_rc 0
+  for k in tower_ms ttft_ms decode_tok_s decode_pct_of_limit decode_limit_tok_s; do
+    expect_out "\"$k\": [0-9.]+"
+  done
+  expect_out '"image_width": 451, "image_height": 300, "image_grid": \[6, 8\], "image_tokens": 12,'
+  expect_out '"prompt_tokens": 33,'
+  [ "$(grep -c '^{' "$TMP/out")" -eq 1 ] || fail "not one JSON object"
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" || fail "bad JSON"
+  run "$MLXCEL" bench -m "$fam/llava" --image "$img" --gen 2 --reps 1 --threads 1 \
+    --machine-file "$TMP/mf.json" --backend interp
+  expect_rc 0; expect_out '^image 451x300 \(16 tokens\): vision tower'
+  expect_out 'backend interp'
+  # Refusals: a text model, a missing image, --parallel, --machine.
+  tiny "$TMP/bi"
+  run "$MLXCEL" bench -m "$TMP/bi" --image "$img" --machine-file "$TMP/mf.json"
+  expect_rc 1; expect_err "model_type 'llama' takes no images"
+  run "$MLXCEL" bench -m "$fam/qwen2_vl" --image "$TMP/none.png" --machine-file "$TMP/mf.json"
+  expect_rc 3; expect_err "none.png"
+  run "$MLXCEL" bench -m "$fam/qwen2_vl" --image "$img" --parallel 2
+  expect_rc 2; expect_err '--image goes with -m DIR, one session'
+  run "$MLXCEL" bench --machine --image "$img"
+  expect_rc 2; expect_err '--image'
+}
+
 TESTS="help mkmodel_tiny mkmodel_dtypes mkmodel_seed mkmodel_errors bench_machine bench_json
-bench_parallel bench_errors"
+bench_parallel bench_errors bench_image"
 if [ "$NAME" = all ]; then
   for t in $TESTS; do "t_$t"; done
 elif declare -F "t_$NAME" >/dev/null; then

@@ -270,6 +270,70 @@ model.layers.1.mlp.experts.down_proj_scales model.layers.0.mlp.experts.down_proj
   expect_out '"quant": "mxfp4"'
 }
 
+# ARCH "TENSOR..." KEY TOKEN: the tiny preset of a vision-language family: its tower's tensors,
+# preprocessor_config.json, config KEY holding the tokenizer's id of TOKEN (the image token),
+# the same greedy ids after an image prompt on cpu and interp, and bench --image.
+vlm() {
+  local arch=$1 tensors=$2 key=$3 token=$4 m=$TMP/$1
+  local img=$SRC/tests/data/image/inputs/chelsea.png
+  run "$MLXCEL" mkmodel --arch "$arch" --preset tiny -o "$m" -q
+  expect_rc 0
+  grep -q "\"model_type\": \"$arch\"" "$m/config.json" || fail "$arch: model_type"
+  [ -s "$m/preprocessor_config.json" ] || fail "$arch: no preprocessor_config.json"
+  local header
+  header=$(head -c 65536 "$m/model.safetensors" | tr -d '\0')
+  for t in $tensors; do
+    case $header in *"\"$t\""*) ;; *) fail "$arch: no tensor $t" ;; esac
+  done
+  "${MX_PYTHON:-python3}" - "$m" "$key" "$token" <<'PY' || fail "$arch: $key is not the id of $token"
+import json, sys
+d, key, token = sys.argv[1:]
+cfg = json.load(open(d + "/config.json"))
+ids = {t["content"]: t["id"] for t in json.load(open(d + "/tokenizer.json"))["added_tokens"]}
+sys.exit(0 if cfg[key] == ids[token] else 1)
+PY
+  for b in cpu interp; do
+    run "$MLXCEL" generate -m "$m" --image "$img" -p "Describe the image." -n 8 --ignore-eos \
+      --json --backend "$b"
+    expect_rc 0; expect_out '"generated_tokens": 8'; expect_out '"images": 1'
+    grep -o '"id": [0-9]*' "$TMP/out" >"$TMP/ids.$b"
+  done
+  [ "$(wc -l <"$TMP/ids.cpu")" -eq 8 ] && cmp -s "$TMP/ids.cpu" "$TMP/ids.interp" ||
+    fail "$arch: image prompt's greedy ids differ between cpu and interp"
+  run "$MLXCEL" bench -m "$m" --image "$img" --gen 2 --reps 1 --bw-mib 16
+  expect_rc 0; expect_out '^image 451x300 .*vision tower [0-9.]+ ms/image'
+  # Written at bf16, the tower's norms still run fused (the loader makes its rank-1 tensors
+  # f32), not as their decompositions on the interpreter.
+  run "$MLXCEL" mkmodel --arch "$arch" --preset tiny --dtype bf16 -o "$m-bf16" -q
+  expect_rc 0
+  export MLXCEL_CPU_PROFILE=1
+  run "$MLXCEL" bench -m "$m-bf16" --image "$img" --gen 2 --reps 1 --bw-mib 16
+  unset MLXCEL_CPU_PROFILE
+  expect_rc 0; grep -q '@vision' "$TMP/err" || fail "$arch bf16: no @vision profile"
+  ! grep 'composite decomposition' "$TMP/err" ||
+    fail "$arch bf16: a composite ran as its decomposition on the interpreter"
+}
+t_qwen2_vl() {
+  vlm qwen2_vl "visual.patch_embed.proj.weight visual.merger.mlp.2.weight \
+    model.layers.1.self_attn.q_proj.bias" image_token_id "<|image_pad|>"
+}
+t_qwen2_5_vl() {
+  vlm qwen2_5_vl "visual.blocks.1.mlp.gate_proj.weight visual.merger.ln_q.weight" \
+    image_token_id "<|image_pad|>"
+}
+t_qwen3_vl() {
+  vlm qwen3_vl "visual.pos_embed.weight visual.deepstack_merger_list.1.linear_fc2.weight \
+    model.language_model.layers.0.self_attn.q_norm.weight" image_token_id "<|image_pad|>"
+  grep -q '"text_config": {' "$TMP/qwen3_vl/config.json" || fail "qwen3_vl: no text_config"
+}
+t_gemma3() {
+  vlm gemma3 "vision_tower.vision_model.post_layernorm.weight \
+    multi_modal_projector.mm_input_projection_weight" image_token_index "<image_soft_token>"
+}
+t_llava() {
+  vlm llava "vision_tower.vision_model.embeddings.class_embedding \
+    multi_modal_projector.linear_2.weight" image_token_index "<image>"
+}
 t_help() {
   run "$MLXCEL" mkmodel --help
   expect_rc 0
@@ -280,10 +344,11 @@ t_help() {
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
+  for p in qwen2-vl-2b qwen2.5-vl-3b qwen3-vl-2b gemma-3-4b llava-1.5-7b; do expect_out " $p "; done
   run "$MLXCEL" mkmodel --arch qwen3 --preset smollm2-135m -o "$TMP/x"
   expect_rc 2; expect_err "unknown --preset 'smollm2-135m' for --arch qwen3"
-  run "$MLXCEL" mkmodel --arch gemma3 --preset tiny -o "$TMP/x"
-  expect_rc 2; expect_err "--arch 'gemma3' is not supported"
+  run "$MLXCEL" mkmodel --arch molmo2 --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err "--arch 'molmo2' is not supported"
   # A preset name of one family implies --arch (the directory check fails after that: 3).
   run "$MLXCEL" mkmodel --preset qwen3-0.6b -o /dev/null/x
   expect_rc 3; expect_err 'cannot access /dev/null/x'
@@ -305,4 +370,4 @@ t_chat_template() {
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
 mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 youtu granite minicpm smollm3 mimo olmo2 \
 internlm3 olmo3 seed_oss exaone exaone4 cohere cohere2 stablelm starcoder2 phi4mm gpt_oss \
-gpt_oss_mxfp4 gemma3n_text"
+gpt_oss_mxfp4 gemma3n_text qwen2_vl qwen2_5_vl qwen3_vl gemma3 llava"

@@ -32,7 +32,8 @@ typedef struct mx_audio_limits {
 // bits (format tag 1 or 3, or WAVE_FORMAT_EXTENSIBLE with one of those sub-formats), any number
 // of channels (averaged to mono), rates 1 Hz .. 384 kHz. Chunks other than fmt and data are
 // skipped. A truncated, inconsistent or unsupported file (8-bit PCM, A-law, ...) is refused
-// with MX_ERR_PARSE / MX_ERR_UNSUPPORTED naming what is wrong; nothing is allocated then.
+// with MX_ERR_PARSE / MX_ERR_UNSUPPORTED naming what is wrong, more samples than lim allows with
+// MX_ERR_RUNTIME (as mx_image_decode's pixel limit); nothing is allocated then.
 // lim may be NULL (defaults). On success *out owns its samples.
 mx_status_t mx_wav_decode(const uint8_t *data, size_t len, const mx_audio_limits_t *lim,
                           mx_audio_t *out);

@@ -78,6 +78,12 @@ mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels
                             int64_t n_features);
 mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *ids,
                                    const float *media, int32_t n);
+// Gemma 3n (model->config.audio.present; ADR 0022), as mx_session_audio: one recording's rows
+// [audio_soft_tokens_per_image][hidden_size] (n_rows values) from its log-mel features
+// [frames][input_feat_size] and mask[frames], touching no slot; mx_batch_prefill_media then
+// takes them at the audio tokens. Errors: no audio tower, a backend without it, too many frames.
+mx_status_t mx_batch_audio(mx_batch_t *b, const float *features, const uint8_t *mask,
+                           int64_t frames, float *rows, int64_t n_rows);
 
 // The Qwen towers (Qwen2-VL, Qwen2.5-VL, Qwen3-VL; ADR 0013), as mx_session_vision_grid and
 // mx_session_prefill_mrope: the features of one image of a grid_h x grid_w patch grid (its pixel

@@ -54,6 +54,7 @@
 #include "mlxcel/tokenizer.h"
 
 struct mx_vision_config;  // model.h
+struct mx_audio_config;   // model.h
 
 #ifdef __cplusplus
 extern "C" {
@@ -144,6 +145,16 @@ mx_status_t mx_chat_render_json(const mx_chat_template_t *t, const char *message
 // part and a text part (true when the output shows the text and the image token, and no part
 // printed as data).
 #define MX_CHAT_IMAGE_MARK "\xEF\xB7\x92"
+// Where a recording goes (the server's input_audio parts; U+FDD3, ADR 0022): mx_chat_replace_
+// audio_marks turns each mark outside the plain ranges into `with` (mx_chat_audio_sequence).
+#define MX_CHAT_AUDIO_MARK "\xEF\xB7\x93"
+mx_status_t mx_chat_replace_audio_marks(char **text, size_t *len, mx_text_range_t *plain,
+                                        int32_t n_plain, const char *with, size_t with_len);
+// Gemma 3n's expansion of one audio placeholder, as Gemma3nProcessor's full_audio_sequence:
+// "\n\n" <start_of_audio>, audio_soft_tokens_per_image <audio_soft_token>, <end_of_audio> "\n\n"
+// (the tokens' text from tok; *out heap). Errors: no audio tower, tokens without text.
+mx_status_t mx_chat_audio_sequence(const mx_tokenizer_t *tok, const struct mx_audio_config *a,
+                                   char **out, size_t *len);
 bool mx_chat_template_takes_parts(const mx_chat_template_t *t, const char *image_text,
                                   size_t image_len);
 // The parts of marked content for such a template: the text between marks as text parts, each

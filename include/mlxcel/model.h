@@ -134,6 +134,16 @@ typedef struct mx_audio_config {
   int32_t audio_token_id, boa_token_id, eoa_token_id;
 } mx_audio_config_t;
 
+// One of Gemma 3n's multimodal embedders (Gemma3nMultimodalEmbedder: embed_vision, embed_audio)
+// as the text model's input embedding sees it: ids from `offset` on (up to the next embedder's
+// offset) are row id - offset of its vocab x hidden table, RMS-normalized (hard_embedding_norm,
+// eps), projected to the text width and RMS-normalized without a scale; vocab 0: none.
+typedef struct mx_mm_embed {
+  int32_t offset, vocab, hidden;
+  double eps;
+} mx_mm_embed_t;
+enum { MX_MM_VISION, MX_MM_AUDIO, MX_MM_EMBEDS };
+
 // Soft tokens the audio tower gives for `frames` log-mel frames (before the padding to
 // soft_tokens): the sub-sampler's output frames, every reduction-th kept.
 int64_t mx_audio_tokens(const mx_audio_config_t *a, int64_t frames);
@@ -382,6 +392,9 @@ typedef struct mx_model_config {
   int32_t quant_group_size;
   mx_vision_config_t vision;  // vision-language models only (present false otherwise)
   mx_audio_config_t audio;    // Gemma 3n with an audio_config only (present false otherwise)
+  // model_type gemma3n: embed_vision and embed_audio (vision_config's and audio_config's fields,
+  // transformers' defaults when a config is absent); other models: vocab 0.
+  mx_mm_embed_t mm_embed[MX_MM_EMBEDS];
   // Qwen2-VL's M-RoPE: the rotary half's frequencies split into temporal / height / width
   // sections of these sizes (summing to head_dim / 2); all 0 for one position per token.
   int32_t mrope_section[3];
@@ -420,6 +433,9 @@ static inline int32_t mx_config_input_vocab(const mx_model_config_t *cfg) {
 // the text model's hidden size, times 1 + n_deepstack for Qwen3-VL, whose rows carry the main
 // merger's features followed by each DeepStack merger's (ADR 0021).
 int64_t mx_vision_feature_width(const mx_model_config_t *cfg);
+// The token id whose prompt positions take @prefill_media's rows: vision.image_token_id, or
+// audio.audio_token_id for a model with an audio tower and no vision tower (Gemma 3n).
+int32_t mx_media_token_id(const mx_model_config_t *cfg);
 
 // The shape [heads, width] of KV cache j of a model (j = 2l: layer l's k_cache, 2l + 1: its
 // v_cache), each cache being [B, heads, capacity, width]: [num_kv_heads, head_dim] for both;
@@ -672,6 +688,13 @@ typedef struct mx_graph_opts {
   //       -> tensor<1 x soft_tokens x H x f32>: the tower's rows through embed_audio, rows of
   //          padded frames and the rows past the tower's output the padding embedding.
   int32_t audio_frames;
+  // @prefill and @decode take one more argument, the last: %rope_offset: tensor<B x i32> (role
+  // "rope_offset"), and query t of sequence b is rotated at position pos0[b] + t +
+  // rope_offset[b] while its K/V row and its attention stay at pos0[b] + t. An M-RoPE model's
+  // text after an image has three equal positions that run behind the cache positions (ADR
+  // 0013): with equal rows M-RoPE is the plain RoPE of that position, so a batch whose slots
+  // have different shifts decodes them all in one call (mx_batch_decode).
+  bool rope_offset;
 } mx_graph_opts_t;
 
 // Brings stacked expert tensors into the per-expert layout the graph reads
@@ -692,6 +715,10 @@ mx_status_t mx_model_check_weights(const mx_model_config_t *cfg, const mx_checkp
 typedef mx_status_t (*mx_weight_spec_fn)(void *user, const char *name, int32_t rank,
                                          const int64_t *dims);
 mx_status_t mx_model_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user);
+// The same for the vision tower of a vision-language model (cfg->vision.present; nothing
+// otherwise): every tensor @vision reads (tower, projector / merger), in its argument order,
+// with the first naming layout of its family (e.g. "visual.blocks.0.attn.qkv.weight").
+mx_status_t mx_vision_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user);
 // Builds the StableHLO module; the module does not reference the checkpoint afterwards.
 mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                  const mx_graph_opts_t *opts, mx_module_t **out);
@@ -710,6 +737,7 @@ typedef enum mx_arg_role {
   MX_ARG_AUDIO,      // @audio's log-mel features [1, F, mels] f32
   // @audio's frame mask [1, F] i32
   MX_ARG_AUDIO_MASK,
+  MX_ARG_ROPE_OFFSET,  // @prefill / @decode with mx_graph_opts_t.rope_offset: [B] i32
 } mx_arg_role_t;
 
 typedef struct mx_graph_arg {

@@ -40,6 +40,8 @@ typedef struct mx_server_opts {
   bool no_prefix_cache;
   int32_t max_images;        // image_url parts per chat request (400 beyond); 0 = 8
   int64_t max_image_pixels;  // width * height of one image (413 beyond); 0 = 4096 * 4096
+  // Samples per channel of one input_audio WAV (413 beyond); 0 = the reader's 16000 * 600.
+  int64_t max_audio_samples;
   int32_t max_connections;   // simultaneous connections (503 beyond); 0 = 128
   int32_t timeout_s;         // idle connection timeout in seconds; 0 = 60
   int32_t header_timeout_s;  // a request head must arrive within this of the connection's

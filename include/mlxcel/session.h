@@ -133,6 +133,12 @@ typedef struct mx_backend {
   mx_status_t (*vision_pooled)(void *state, const float *pixels, int32_t crops,
                                const int32_t *pooling, int32_t tokens, int32_t pool,
                                float *features);
+  // Gemma 3n's audio tower (ADR 0022); NULL: not run by this backend. Runs @audio built for
+  // `frames` log-mel frames on features [frames][input_feat_size] and mask[frames] (1: a real
+  // frame) and writes the rows [audio_soft_tokens_per_image][H], which prefill_media places at
+  // the audio tokens.
+  mx_status_t (*audio)(void *state, const float *features, const int32_t *mask, int32_t frames,
+                       float *rows);
 } mx_backend_t;
 
 // Registered backends by name ("cpu", "interp"; later "iree"); NULL if unknown.
@@ -232,6 +238,15 @@ mx_status_t mx_session_vision_pooled(mx_session_t *s, const float *pixels, int64
 mx_status_t mx_session_check_pooled_sizes(const mx_model_t *model, int64_t n_pixels, int32_t crops,
                                           const int32_t *pooling, int32_t tokens, int32_t pool,
                                           int64_t n_features);
+// Gemma 3n (model->config.audio.present; ADR 0022): the rows of one recording, whose host
+// log-mel features (mx_audio_log_mel) are features[frames][input_feat_size] with mask[frames]
+// (nonzero: a real frame); rows receive [audio_soft_tokens_per_image][hidden_size] f32 (n_rows
+// values), padded as Gemma3nModel pads them. mx_session_prefill_media then places row k at the
+// prompt's k-th audio token (audio_token_id). A new frame count builds (and compiles) @audio for
+// it. Errors: a model without an audio tower, a backend without it (naming them), a frame count
+// whose tokens exceed audio_soft_tokens_per_image, sizes that do not match.
+mx_status_t mx_session_audio(mx_session_t *s, const float *features, const uint8_t *mask,
+                             int64_t frames, float *rows, int64_t n_rows);
 // Logits [V] of the last token processed; valid until the next prefill/decode/reset.
 const float *mx_session_logits(const mx_session_t *s);
 int64_t mx_session_n_past(const mx_session_t *s);

@@ -121,7 +121,7 @@ mx_status_t mx_wav_decode(const uint8_t *data, size_t len, const mx_audio_limits
       }
       int64_t n = size / f.block;
       if (n > max_n) {
-        return mx_error_set(MX_ERR_UNSUPPORTED, "wav: %lld samples exceed the limit of %lld",
+        return mx_error_set(MX_ERR_RUNTIME, "wav: %lld samples exceed the limit of %lld",
                             (long long)n, (long long)max_n);
       }
       float *s = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));

@@ -290,7 +290,8 @@ static mx_status_t xla_prepare(void *impl, mx_graph_binding_t *b) {
   p->outv = calloc((size_t)(b->f->n_results > 0 ? b->f->n_results : 1), sizeof *p->outv);
   if (!p->argv || !p->outv) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < b->n_args; i++) {
-    if (i == b->tokens_arg || i == b->pos0_arg || is_cache_arg(b, i)) continue;
+    if (i == b->tokens_arg || i == b->pos0_arg || i == b->rope_offset_arg || is_cache_arg(b, i))
+      continue;
     mx_status_t st = weight_buffer(c, &b->args[i], &p->argv[i]);
     if (st) return mx_error_prefix(st, "@%s argument %d (weight) to the device", b->f->name, i);
   }
@@ -319,6 +320,9 @@ static mx_status_t xla_run(void *impl, mx_graph_binding_t *b) {
   const mx_tensor_t *tok = &b->args[b->tokens_arg], *pos = &b->args[b->pos0_arg];
   st = mx_pjrt_buf_upload(c->pj, &tok->type, tok->data, &p->argv[b->tokens_arg]);
   if (!st) st = mx_pjrt_buf_upload(c->pj, &pos->type, pos->data, &p->argv[b->pos0_arg]);
+  int32_t ro = b->rope_offset_arg;  // the batched M-RoPE decode's offsets, per call like pos0
+  if (!st && ro >= 0)
+    st = mx_pjrt_buf_upload(c->pj, &b->rope_offset.type, b->rope_offset.data, &p->argv[ro]);
   // c->caches holds the binding's caches: a session's or slot's 2L, or a batch call's B * 2L.
   for (int32_t j = 0; j < b->n_caches; j++) p->argv[b->cache_arg[j]] = c->caches[j];
   if (!st) {
@@ -330,6 +334,10 @@ static mx_status_t xla_run(void *impl, mx_graph_binding_t *b) {
   mx_pjrt_buf_free(c->pj, p->argv[b->tokens_arg]);
   mx_pjrt_buf_free(c->pj, p->argv[b->pos0_arg]);
   p->argv[b->tokens_arg] = p->argv[b->pos0_arg] = NULL;
+  if (ro >= 0) {
+    mx_pjrt_buf_free(c->pj, p->argv[ro]);
+    p->argv[ro] = NULL;
+  }
   if (st) return mx_error_prefix(st, "xla: @%s (T = %d)", b->f->name, b->T);
   // The old cache handles were donated: their memory is the new results'.
   for (int32_t j = 0; j < b->n_caches; j++) {
@@ -455,10 +463,14 @@ static mx_status_t xla_create(const mx_model_t *model, const mx_backend_config_t
 typedef struct xla_batch {
   mx_graph_runner_t *r;  // its executor's caches pointer selects the slot (or a call's slots)
   int32_t n_slots;
+  // M-RoPE models (ADR 0013): the multi-sequence decode calls take a RoPE offset per sequence,
+  // and a lone slot whose text an image shifted runs the B = 1 one (multi[1]).
+  bool rope_offset;
   mx_pjrt_buf_t ***slots;  // [n_slots][n_caches], owned
-  // Decode calls of B = 2 .. n_slots sequences: multi[B][k] for window k of the runner (k =
-  // n_win: the whole capacity), made on first use; their pos0 pos[B] (i32 [B], data in
-  // pos_data), the gathered caches of the call's slots and the logits [n_slots * V].
+  // Decode calls of B = 2 .. n_slots sequences (and B = 1 for a lone shifted M-RoPE slot):
+  // multi[B][k] for window k of the runner (k = n_win: the whole capacity), made on first use;
+  // their pos0 pos[B] (i32 [B], data in pos_data), the gathered caches of the call's slots and
+  // the logits [n_slots * V].
   mx_graph_binding_t (*multi)[MX_RUNNER_MAX_BUCKETS + 1];  // [n_slots + 1], owned
   mx_tensor_t *pos;                                        // [n_slots + 1], views of pos_data
   int32_t *pos_data;                                       // [n_slots]
@@ -501,6 +513,8 @@ static mx_status_t xla_batch_create(const mx_model_t *model, const mx_backend_co
   if (!st && !b->slots) st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   if (!st) {
     b->n_slots = n_slots;
+    const int32_t *sec = model->config.mrope_section;
+    b->rope_offset = sec[0] + sec[1] + sec[2] > 0;
     xla_exec_t *c = b->r->impl;
     size_t ns = (size_t)n_slots;
     b->multi = calloc(ns + 1, sizeof *b->multi);
@@ -554,12 +568,14 @@ static mx_status_t xla_batch_prefill_all(void *state, int32_t slot, const int32_
 }
 
 static mx_status_t xla_batch_decode(void *state, const int32_t *slots, const int32_t *ids,
-                                    const int64_t *pos, int32_t n, float *logits) {
+                                    const int64_t *pos, const int64_t *rope, int32_t n,
+                                    float *logits) {
   xla_batch_t *b = state;
   mx_graph_runner_t *r = b->r;
   xla_exec_t *c = r->impl;
   const size_t V = (size_t)r->V, nc = (size_t)c->n_caches;
   int64_t end = 0;
+  bool shifted = false;
   for (int32_t i = 0; i < n; i++) {
     if (slots[i] < 0 || slots[i] >= b->n_slots)
       return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: slot %d of %d", slots[i], b->n_slots);
@@ -567,10 +583,18 @@ static mx_status_t xla_batch_decode(void *state, const int32_t *slots, const int
       if (slots[k] == slots[i])
         return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: slot %d named twice", slots[i]);
     if (pos[i] + 1 > end) end = pos[i] + 1;
+    if (rope && rope[i] != pos[i]) {
+      if (!b->rope_offset || rope[i] < 0 || rope[i] > INT32_MAX)
+        return mx_error_set(b->rope_offset ? MX_ERR_INVALID_ARG : MX_ERR_UNSUPPORTED,
+                            "batch decode: slot %d at RoPE position %lld, cache position %lld (%s)",
+                            slots[i], (long long)rope[i], (long long)pos[i],
+                            b->rope_offset ? "out of range" : "the model has no M-RoPE");
+      shifted = true;
+    }
   }
   if (n <= 0 || n > b->n_slots)
     return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: %d slots of %d", n, b->n_slots);
-  if (n == 1) {
+  if (n == 1 && !shifted) {  // the session's own @decode
     c->caches = b->slots[slots[0]];
     return mx_graph_runner_decode(r, ids[0], pos[0], logits);
   }
@@ -579,13 +603,15 @@ static mx_status_t xla_batch_decode(void *state, const int32_t *slots, const int
   mx_graph_binding_t *mb = &b->multi[n][k];
   mx_status_t st = MX_OK;
   if (!mb->f) {
-    st = mx_graph_runner_bind_seqs(r, n, k < r->n_win ? r->attn_window << k : 0, &b->pos[n],
-                                   b->logits, mb);
+    st = mx_graph_runner_bind_seqs(r, n, k < r->n_win ? r->attn_window << k : 0, b->rope_offset,
+                                   &b->pos[n], b->logits, mb);
     if (st) return mx_error_prefix(st, "batch decode of %d slots", n);
   }
   for (int32_t i = 0; i < n; i++) {
     ((int32_t *)mb->tokens.data)[i] = ids[i];
     b->pos_data[i] = (int32_t)pos[i];
+    if (mb->rope_offset_arg >= 0)
+      ((int32_t *)mb->rope_offset.data)[i] = rope ? (int32_t)(rope[i] - pos[i]) : 0;
     memcpy(b->gathered + (size_t)i * nc, b->slots[slots[i]], nc * sizeof *b->gathered);
   }
   c->caches = b->gathered;

@@ -95,11 +95,40 @@ mx_status_t mx_chat_replace_marks(char **text, size_t *len, mx_text_range_t *pla
                          sizeof MX_CHAT_IMAGE_MARK - 1, with, with_len);
 }
 
+mx_status_t mx_chat_replace_audio_marks(char **text, size_t *len, mx_text_range_t *plain,
+                                        int32_t n_plain, const char *with, size_t with_len) {
+  return replace_outside(text, len, plain, n_plain, MX_CHAT_AUDIO_MARK,
+                         sizeof MX_CHAT_AUDIO_MARK - 1, with, with_len);
+}
+
 // The text of token id, or NULL (*len 0).
 static const char *piece(const mx_tokenizer_t *tok, int32_t id, size_t *len) {
   *len = 0;
   const char *p = tok ? mx_tokenizer_id_to_piece(tok, id, len) : NULL;
   return p && *len > 0 ? p : NULL;
+}
+
+mx_status_t mx_chat_audio_sequence(const mx_tokenizer_t *tok, const struct mx_audio_config *a,
+                                   char **out, size_t *len) {
+  *out = NULL;
+  *len = 0;
+  if (!a->present) return mx_error_set(MX_ERR_INVALID_ARG, "the model has no audio tower");
+  size_t bl, sl, el;
+  const char *boa = piece(tok, a->boa_token_id, &bl), *soft = piece(tok, a->audio_token_id, &sl);
+  const char *eoa = piece(tok, a->eoa_token_id, &el);
+  if (!boa || !soft || !eoa)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "the audio tokens (ids %d, %d, %d) have no text in the tokenizer",
+                        a->boa_token_id, a->audio_token_id, a->eoa_token_id);
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  mx_strbuf_puts(&sb, "\n\n");
+  mx_strbuf_append(&sb, boa, bl);
+  for (int32_t k = 0; k < a->soft_tokens; k++) mx_strbuf_append(&sb, soft, sl);
+  mx_strbuf_append(&sb, eoa, el);
+  mx_strbuf_puts(&sb, "\n\n");
+  *out = mx_strbuf_take(&sb, len);
+  return *out ? MX_OK : mx_error_set(MX_ERR_NOMEM, "out of memory");
 }
 
 const char *mx_chat_image_placeholder(const mx_tokenizer_t *tok, const mx_vision_config_t *v,

@@ -134,3 +134,50 @@ mx_status_t mx_cfg_audio_gemma3n(const mx_cfg_obj_t *o, mx_model_config_t *cfg) 
   a->present = true;
   return MX_OK;
 }
+
+// ---- embed_vision / embed_audio ----
+
+// The embedder of sub-config `key` (absent: the class's defaults).
+static mx_status_t mm_embed(const mx_cfg_obj_t *o, const char *key, int32_t offset, int32_t hidden,
+                            mx_mm_embed_t *e) {
+  cJSON *empty = NULL;
+  const cJSON *sc = NULL;
+  MX_TRY(mx_cfg_sub_object(o, key, &empty, &sc));
+  char prefix[32];
+  snprintf(prefix, sizeof prefix, "%s.", key);
+  mx_cfg_obj_t sub = {sc, o->src, prefix};
+  mx_status_t st = positive(&sub, "vocab_size", 128, &e->vocab);
+  if (st == MX_OK) st = mx_cfg_i32(&sub, "vocab_offset", offset, &e->offset);
+  if (st == MX_OK) st = positive(&sub, "hidden_size", hidden, &e->hidden);
+  if (st == MX_OK) st = mx_cfg_f64_positive(&sub, "rms_norm_eps", 1e-6, &e->eps);
+  if (st == MX_OK && e->offset < 0)
+    st = mx_error_set(MX_ERR_PARSE, "%s: %s.vocab_offset %d is negative", o->src, key, e->offset);
+  cJSON_Delete(empty);
+  return st;
+}
+
+mx_status_t mx_cfg_mm_embeds_gemma3n(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
+  mx_mm_embed_t *v = &cfg->mm_embed[MX_MM_VISION], *a = &cfg->mm_embed[MX_MM_AUDIO];
+  MX_TRY(mm_embed(o, "vision_config", 262144, 2048, v));
+  MX_TRY(mm_embed(o, "audio_config", 262144 + 128, 1536, a));
+  // Gemma3nModel sends ids in [vision offset, audio offset) to embed_vision and the ids from the
+  // audio offset on to embed_audio: each range the text vocabulary reaches must fit its table.
+  int64_t V = cfg->vocab_size;
+  if (v->offset > a->offset) {
+    return mx_error_set(MX_ERR_PARSE,
+                        "%s: vision_config.vocab_offset %d lies past audio_config.vocab_offset %d",
+                        o->src, v->offset, a->offset);
+  }
+  const int64_t ends[MX_MM_EMBEDS] = {a->offset < V ? a->offset : V, V};
+  static const char *const keys[MX_MM_EMBEDS] = {"vision_config", "audio_config"};
+  for (int i = 0; i < MX_MM_EMBEDS; i++) {
+    const mx_mm_embed_t *e = &cfg->mm_embed[i];
+    if (ends[i] - e->offset > e->vocab) {
+      return mx_error_set(MX_ERR_PARSE,
+                          "%s: ids %d .. %lld of the text vocabulary reach %s's embedder, whose "
+                          "vocab_size is %d",
+                          o->src, e->offset, (long long)ends[i] - 1, keys[i], e->vocab);
+    }
+  }
+  return MX_OK;
+}

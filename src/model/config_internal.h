@@ -95,6 +95,9 @@ mx_status_t mx_cfg_token_index(const mx_cfg_obj_t *o, const char *key, const cha
 // text config: the token ids must lie in cfg->vocab_size); absent audio_config: no audio tower
 // (config_audio.c).
 mx_status_t mx_cfg_audio_gemma3n(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
+// Gemma 3n's embed_vision / embed_audio (mx_model_config_t.mm_embed) from the outer config's
+// vision_config and audio_config (Gemma3nVisionConfig's / Gemma3nAudioConfig's defaults).
+mx_status_t mx_cfg_mm_embeds_gemma3n(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
 
 // A ViT vision_config class's defaults (CLIPVisionConfig, SiglipVisionConfig).
 typedef struct mx_vit_defaults {

@@ -1,5 +1,6 @@
-// Gemma 3n family, model_types "gemma3n_text" and "gemma3n" (the text part of the multimodal
-// checkpoint, from its nested text_config; its audio and vision towers are not read).
+// Gemma 3n family, model_types "gemma3n_text" and "gemma3n" (the multimodal checkpoint: the text
+// model from its nested text_config; ids from the vision vocabulary's offset on are embedded by
+// embed_vision / embed_audio, graph_gemma3n.c; the audio tower is @audio, audio_gemma3n.c).
 // Config: the defaults of transformers' Gemma3nTextConfig.
 // Graph: the core's attention (q / k norms with the weight as it is, a weightless v norm,
 // scale 1, a RoPE base per layer type, the last num_kv_shared_layers layers attending over the
@@ -187,7 +188,8 @@ static mx_status_t parse_config_gemma3n(const mx_cfg_obj_t *o, mx_model_config_t
   MX_TRY(mx_cfg_token(o, "bos_token_id", cfg->bos_token_id, &cfg->bos_token_id));
   MX_TRY(mx_cfg_token(o, "pad_token_id", cfg->pad_token_id, &cfg->pad_token_id));
   MX_TRY(mx_cfg_eos(o, cfg));
-  return mx_cfg_audio_gemma3n(o, cfg);
+  MX_TRY(mx_cfg_audio_gemma3n(o, cfg));
+  return mx_cfg_mm_embeds_gemma3n(o, cfg);
 }
 
 // ---- graph ----
@@ -229,6 +231,7 @@ static mx_status_t arch(const mx_model_config_t *cfg, mx_arch_t *a) {
   }
   a->more_weights = mx_gemma3n_weights;
   a->layers = mx_gemma3n_layers;
+  a->embed_ids = mx_gemma3n_embed_ids;
   return MX_OK;
 }
 

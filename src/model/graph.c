@@ -113,9 +113,12 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
                         "%lld",
                         (long long)o.attn_len, o.prefill_len, (long long)o.ctx);
   }
-  if (o.media && !cfg->vision.present) {
+  // @prefill_media takes media rows at the image tokens of a vision model or, for Gemma 3n,
+  // at the audio tokens (ADR 0022).
+  if (o.media && !cfg->vision.present && !cfg->audio.present) {
     return mx_error_set(MX_ERR_INVALID_ARG,
-                        "graph: model_type '%s' has no vision tower (no @vision / @prefill_media)",
+                        "graph: model_type '%s' has no vision tower (no @vision / "
+                        "@prefill_media) and no audio tower",
                         cfg->model_type);
   }
   if (o.audio_frames < 0 || (o.audio_frames > 0 && !cfg->audio.present)) {
@@ -149,7 +152,7 @@ mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoi
   if (st == MX_OK) st = mx_graph_build_func(&a, &wl, ck, &o, &cc, "decode", 1, false);
   if (st == MX_OK && o.media)
     st = mx_graph_build_media_func(&a, &wl, ck, &o, &cc, o.prefill_len, o.all_logits);
-  if (st == MX_OK && o.media) st = mx_vision_build(cfg, ck, &o, &cc);
+  if (st == MX_OK && o.media && cfg->vision.present) st = mx_vision_build(cfg, ck, &o, &cc);
   if (st == MX_OK && o.audio_frames > 0) st = mx_audio_build(cfg, ck, &o, &cc);
   mx_comp_ctx_free(&cc);
   mx_wlist_free(&wl);
@@ -179,9 +182,9 @@ mx_status_t mx_graph_arg_info(const mx_func_t *f, int32_t i, mx_graph_arg_t *inf
                         "graph: argument %d of @%s has no string mx.role / mx.name attributes", i,
                         fn);
   }
-  static const char *const roles[] = {"weight",    "tokens",  "pos0",   "k_cache",
-                                      "v_cache",   "media",   "pixels", "positions",
-                                      "deepstack", "pooling", "audio",  "audio_mask"};
+  static const char *const roles[] = {"weight", "tokens",     "pos0",       "k_cache",   "v_cache",
+                                      "media",  "pixels",     "positions",  "deepstack", "pooling",
+                                      "audio",  "audio_mask", "rope_offset"};
   int32_t r = -1;
   for (int32_t k = 0; k < (int32_t)(sizeof roles / sizeof roles[0]); k++)
     if (strcmp(role->s, roles[k]) == 0) r = k;

@@ -29,6 +29,9 @@ typedef struct core {
   int32_t B, T;
   int32_t *w;  // value id of each weight argument
   int32_t tokens, pos0, pos;
+  // RoPE positions [B, T]: pos, or with a rope_offset argument (mx_graph_opts_t.rope_offset)
+  // pos + rope_offset[b]; rope_off is that argument's value id (-1 without).
+  int32_t rope_pos, rope_off;
   int32_t zero;    // i32 scalar 0 (cache write offsets)
   int32_t p0[64];  // scalar pos0[b] for b < min(B, 64) (cache write offsets)
   int32_t inv_freq[MX_ARCH_MAX_ROPE_TABLES];
@@ -91,7 +94,8 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   const mx_arch_t *a = c->a;
   const mx_wlist_t *wl = c->wl;
   int32_t L = a->n_layers, nw = wl->n, nc = 2 * L * c->ns;
-  int32_t n_args = nw + 2 + nc + (c->media ? 1 : 0) + (c->mrope ? 1 : 0) + (c->n_deep ? 1 : 0);
+  int32_t n_args = nw + 2 + nc + (c->media ? 1 : 0) + (c->mrope ? 1 : 0) + (c->n_deep ? 1 : 0) +
+                   (c->rope_off >= 0 ? 1 : 0);
   mx_type_t *types = malloc(sizeof(mx_type_t) * (size_t)n_args);
   int32_t *ids = malloc(sizeof(int32_t) * (size_t)n_args);
   if (types == NULL || ids == NULL) {
@@ -119,6 +123,8 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
   int64_t dd[4] = {c->n_deep, c->B, c->T, a->hidden};
   int32_t deep_i = media_i + 1 + (c->mrope ? 1 : 0);
   if (c->n_deep) types[deep_i] = mx_type_tensor(MX_ELEM_F32, 4, dd);
+  int32_t off_i = n_args - 1;  // the last argument, when there is one
+  if (c->rope_off >= 0) types[off_i] = mx_type_tensor(MX_ELEM_I32, 1, pd);
   mx_func_t *f;
   mx_status_t st = mx_build_func(c->cc->m, name, false, types, n_args, &f, &c->b, ids);
   free(types);
@@ -163,6 +169,10 @@ static mx_status_t make_func(core_t *c, const mx_checkpoint_t *ck, const char *n
     c->deep_arg = ids[deep_i];
     st = set_arg_attrs(f, deep_i, "deepstack", "deepstack", -1, -1, -1);
   }
+  if (st == MX_OK && c->rope_off >= 0) {
+    c->rope_off = ids[off_i];
+    st = set_arg_attrs(f, off_i, "rope_offset", "rope_offset", -1, -1, -1);
+  }
   free(ids);
   return st;
 }
@@ -205,14 +215,16 @@ static mx_status_t embed(core_t *c, int32_t *out) {
   MX_TRY(gather_rows(c, c->wl->embed, c->tokens, &x));
   if (c->wl->embed_extra >= 0) MX_TRY(embed_extra(c, x, &x));
   MX_TRY(scale_by(&c->b, x, c->a->embed_scale, &x));
+  if (c->a->embed_ids != NULL) MX_TRY(c->a->embed_ids(c, x, &x));
   if (!c->media) {
     *out = x;
     return MX_OK;
   }
-  // @prefill_media: the rows of the image-token positions come from the media argument.
+  // @prefill_media: the rows of the image-token positions (audio-token positions of a model
+  // with an audio tower and no vision tower, Gemma 3n) come from the media argument.
   int32_t img, is_img, mask;
   int64_t bd[2] = {0, 1};
-  MX_TRY(mx_g_full_like(&c->b, MX_ELEM_I32, c->a->cfg->vision.image_token_id, c->tokens, &img));
+  MX_TRY(mx_g_full_like(&c->b, MX_ELEM_I32, mx_media_token_id(c->a->cfg), c->tokens, &img));
   MX_TRY(mx_build_compare(&c->b, MX_CMP_EQ, MX_CMP_TYPE_AUTO, c->tokens, img, &is_img));
   MX_TRY(mx_g_bcast_like(&c->b, is_img, x, bd, &mask));
   c->img_mask = mask;
@@ -281,7 +293,7 @@ static mx_status_t mrope_positions(core_t *c) {
   return st;
 }
 
-// pos[b, t] = pos0[b] + t, the scalars pos0[b], and the inv_freq constants.
+// pos[b, t] = pos0[b] + t, the RoPE positions, the scalars pos0[b], and the inv_freq constants.
 static mx_status_t positions(core_t *c) {
   mx_builder_t *b = &c->b;
   int64_t td[2] = {c->B, c->T}, d0 = 0;
@@ -290,6 +302,12 @@ static mx_status_t positions(core_t *c) {
   MX_TRY(mx_build_iota(b, &it, 1, &t));
   MX_TRY(mx_build_broadcast_in_dim(b, c->pos0, td, 2, &d0, &p0b));
   MX_TRY(mx_build_binary(b, MX_OP_ADD, p0b, t, &c->pos));
+  c->rope_pos = c->pos;
+  if (c->rope_off >= 0) {
+    int32_t ob;
+    MX_TRY(mx_build_broadcast_in_dim(b, c->rope_off, td, 2, &d0, &ob));
+    MX_TRY(mx_build_binary(b, MX_OP_ADD, c->pos, ob, &c->rope_pos));
+  }
   MX_TRY(mx_build_scalar(b, MX_ELEM_I32, 0.0, &c->zero));
   for (int32_t i = 0; i < c->B; i++) {
     int64_t lo = i, hi = i + 1;
@@ -550,7 +568,7 @@ static mx_status_t rope_pair(core_t *c, int32_t l, int32_t *q, int32_t *k) {
   double sc = a->rope_attn_factor[t];
   for (int32_t s = 0; s < (c->mrope ? 3 : 1); s++) {  // M-RoPE: once per section
     if (c->mrope && !c->msec[s]) continue;
-    int32_t pos = c->mrope ? c->mpos[s] : c->pos, inv = c->mrope ? c->minv[s] : c->inv_freq[t];
+    int32_t pos = c->mrope ? c->mpos[s] : c->rope_pos, inv = c->mrope ? c->minv[s] : c->inv_freq[t];
     MX_TRY(mx_comp_rope(c->cc, &c->b, *q, pos, inv, a->rope_style, a->rotary_dim, sc, q));
     if (*k >= 0)
       MX_TRY(mx_comp_rope(c->cc, &c->b, *k, pos, inv, a->rope_style, a->rotary_dim, sc, k));
@@ -745,6 +763,7 @@ static mx_status_t build_func(const mx_arch_t *a, const mx_wlist_t *wl, const mx
   c.media = media;
   c.mrope =
       media && a->cfg->mrope_section[0] + a->cfg->mrope_section[1] + a->cfg->mrope_section[2] > 0;
+  c.rope_off = o->rope_offset && !media ? 0 : -1;  // the argument's value id once made
   if (media && a->cfg->vision.kind == MX_VISION_QWEN3_VL && a->cfg->vision.n_deepstack > 0) {
     c.n_deep = a->cfg->vision.n_deepstack;
     c.deep_used = c.n_deep < a->n_layers ? c.n_deep : a->n_layers;

@@ -10,6 +10,10 @@
 //     added to every stream but the first;
 //   out: the mean of stream 0 and altup_unembed_projections[i](s_i) rescaled to stream 0's RMS.
 // Every weight keeps its checkpoint name; the extra ones are listed by mx_gemma3n_weights.
+// model_type gemma3n embeds the ids of the vision and audio vocabularies (from
+// mm_embed[].offset on; <start_of_audio> is text, <end_of_audio> and the audio soft token are
+// audio ids) with embed_vision / embed_audio's hard path instead of the text table, as
+// Gemma3nModel.forward does, before the per-layer inputs read the embeddings.
 #include <math.h>
 #include <stdio.h>
 
@@ -85,7 +89,56 @@ static mx_status_t add_extra(const mx_arch_t *a, mx_wlist_t *wl, int32_t layer, 
                       e->kind);
 }
 
+// The ids [*lo, *hi) of the text vocabulary that multimodal embedder i embeds (none: hi <= lo).
+static void mm_range(const mx_model_config_t *cfg, int32_t i, int64_t *lo, int64_t *hi) {
+  const mx_mm_embed_t *e = &cfg->mm_embed[i], *next = &cfg->mm_embed[MX_MM_AUDIO];
+  *lo = e->offset;
+  *hi = e->vocab > 0 ? cfg->vocab_size : *lo;
+  if (i == MX_MM_VISION && next->vocab > 0 && next->offset < *hi) *hi = next->offset;
+}
+
+static const char *const kMmPrefix[MX_MM_EMBEDS] = {"model.embed_vision.", "model.embed_audio."};
+enum { kMmTable, kMmNorm, kMmProj, kMmTensors };
+static const char *const kMmNames[kMmTensors] = {"embedding.weight", "hard_embedding_norm.weight",
+                                                 "embedding_projection.weight"};
+
+static void mm_name(int32_t i, int32_t k, char *buf, size_t n) {
+  snprintf(buf, n, "%s%s", kMmPrefix[i], kMmNames[k]);
+}
+
+// Embedder i's tensors appended to wl.
+static mx_status_t mm_add(const mx_arch_t *a, mx_wlist_t *wl, int32_t i) {
+  const mx_mm_embed_t *e = &a->cfg->mm_embed[i];
+  const int64_t d0[kMmTensors] = {e->vocab, e->hidden, a->hidden};
+  const int64_t d1[kMmTensors] = {e->hidden, 0, e->hidden};
+  const int32_t rank[kMmTensors] = {2, 1, 2};
+  const mx_wkind_t kind[kMmTensors] = {MX_WK_OTHER, MX_WK_OTHER, MX_WK_LINEAR};
+  for (int32_t k = 0; k < kMmTensors; k++) {
+    char name[96];
+    int32_t idx;
+    mm_name(i, k, name, sizeof name);
+    MX_TRY(mx_wlist_add(wl, a, &idx, rank[k], d0[k], d1[k], -2, name, kind[k]));
+  }
+  return MX_OK;
+}
+
+// Embedder i's tensors' indices in wl, idx[kMmTensors].
+static mx_status_t mm_find(const mx_wlist_t *wl, int32_t i, int32_t *idx) {
+  for (int32_t k = 0; k < kMmTensors; k++) {
+    char name[96];
+    mm_name(i, k, name, sizeof name);
+    if ((idx[k] = mx_wlist_find(wl, name)) < 0)
+      return mx_error_set(MX_ERR_INVALID_ARG, "graph: no weight \"%s\" listed", name);
+  }
+  return MX_OK;
+}
+
 mx_status_t mx_gemma3n_weights(const mx_arch_t *a, struct mx_wlist *wl) {
+  for (int32_t i = 0; i < MX_MM_EMBEDS; i++) {
+    int64_t lo, hi;
+    mm_range(a->cfg, i, &lo, &hi);
+    if (lo < hi) MX_TRY(mm_add(a, wl, i));
+  }
   for (int32_t l = 0; l < a->n_layers; l++)
     for (int32_t k = 0; k < kNumLayerExtras; k++) MX_TRY(add_extra(a, wl, l, &kLayerExtras[k]));
   static const extra_t kModel[] = {
@@ -373,6 +426,53 @@ static mx_status_t project_streams(g3n_t *g, int32_t pass) {
     MX_TRY(find(g, -1, s, &wi));
     MX_TRY(mx_core_linear(g->c, pass ? g->s[i] : g->s[0], wi, &y));
     MX_TRY(rescale(g->b, y, target, &g->s[i]));
+  }
+  return MX_OK;
+}
+
+// Embedder i's hard embedding of every token (ids outside its range read a clamped row), and
+// the rows of the tokens in [lo, hi) of x replaced by it.
+static mx_status_t mm_embed(mx_core_t *c, int32_t i, int64_t lo, int64_t hi, int32_t x,
+                            int32_t *out) {
+  mx_builder_t *b = mx_core_builder(c);
+  const mx_arch_t *a = mx_core_arch(c);
+  const mx_mm_embed_t *e = &a->cfg->mm_embed[i];
+  int32_t idx[kMmTensors], tok = mx_core_tokens(c);
+  MX_TRY(mm_find(mx_core_wlist(c), i, idx));
+  int32_t off, zero, last, local, rows, h, ge, lt, in, mask;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)lo, tok, &off));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 0, tok, &zero));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, e->vocab - 1, tok, &last));
+  MX_TRY(mx_build_binary(b, MX_OP_SUBTRACT, tok, off, &local));
+  MX_TRY(mx_build_clamp(b, zero, local, last, &local));
+  int64_t axis = 2, coll = 0, map = 0, sizes[2] = {1, e->hidden};
+  mx_gather_dims_t gd = {{&axis, 1}, {&coll, 1}, {NULL, 0}, {NULL, 0}, {&map, 1}, 2};
+  MX_TRY(mx_build_gather(b, mx_core_weight(c, idx[kMmTable]), local, &gd, sizes, false, &rows));
+  MX_TRY(mx_g_f32(b, rows, &rows));
+  mx_comp_ctx_t *cc = mx_core_comp(c);
+  MX_TRY(mx_comp_rms_norm(cc, b, rows, mx_core_weight(c, idx[kMmNorm]), e->eps, 0.0, &h));
+  MX_TRY(mx_core_linear(c, h, idx[kMmProj], &h));
+  int64_t H = a->hidden;
+  mx_type_t ot = mx_type_tensor(MX_ELEM_F32, 1, &H);
+  int32_t ones;  // embedding_post_projection_norm has no scale
+  MX_TRY(mx_build_splat(b, &ot, 1.0, &ones));
+  MX_TRY(mx_comp_rms_norm(cc, b, h, ones, e->eps, 0.0, &h));
+  int32_t end;
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)hi, tok, &end));
+  MX_TRY(mx_build_compare(b, MX_CMP_GE, MX_CMP_TYPE_AUTO, tok, off, &ge));
+  MX_TRY(mx_build_compare(b, MX_CMP_LT, MX_CMP_TYPE_AUTO, tok, end, &lt));
+  MX_TRY(mx_build_binary(b, MX_OP_AND, ge, lt, &in));
+  int64_t bt[2] = {0, 1};
+  MX_TRY(mx_g_bcast_like(b, in, x, bt, &mask));
+  return mx_build_select(b, mask, h, x, out);
+}
+
+mx_status_t mx_gemma3n_embed_ids(mx_core_t *c, int32_t x, int32_t *out) {
+  *out = x;
+  for (int32_t i = 0; i < MX_MM_EMBEDS; i++) {
+    int64_t lo, hi;
+    mm_range(mx_core_arch(c)->cfg, i, &lo, &hi);
+    if (lo < hi) MX_TRY(mm_embed(c, i, lo, hi, *out, out));
   }
   return MX_OK;
 }

@@ -130,6 +130,9 @@ typedef struct mx_arch {
   // the scaled token embeddings x [B, T, H] f32 to the hidden state [B, T, H] f32 the final
   // norm and head read, with the mx_core_* pieces below.
   mx_status_t (*layers)(mx_core_t *c, int32_t x, int32_t *out);
+  // A family whose ids of some ranges are embedded by other tables replaces their rows of the
+  // scaled token embeddings x [B, T, H] f32 (NULL: none), before @prefill_media's media rows.
+  mx_status_t (*embed_ids)(mx_core_t *c, int32_t x, int32_t *out);
 } mx_arch_t;
 
 // Fills *a from cfg for the family of cfg->model_type; MX_ERR_UNSUPPORTED for other families.
@@ -361,6 +364,9 @@ mx_status_t mx_core_mlp(mx_core_t *c, int32_t l, int32_t h, int32_t *out);
 // activation-sparse MLPs.
 mx_status_t mx_gemma3n_weights(const mx_arch_t *a, struct mx_wlist *wl);
 mx_status_t mx_gemma3n_layers(mx_core_t *c, int32_t x, int32_t *out);
+// mx_arch_t.embed_ids of model_type gemma3n: embed_vision's and embed_audio's hard embeddings of
+// the ids in their ranges (Gemma3nModel.forward), listed by mx_gemma3n_weights.
+mx_status_t mx_gemma3n_embed_ids(mx_core_t *c, int32_t x, int32_t *out);
 
 // ---- Small building helpers shared by the graph files (graph_ops.c) ----
 

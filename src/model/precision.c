@@ -8,7 +8,11 @@
 // checkpoint's type: a gather reads one row per token, its bytes do not matter, and converting
 // would change the values the model was trained with for no gain. Quantized layers (integer
 // storage, src/model/quant_load.c, which runs first) are left to the quantization pass.
+// A vision tower keeps its matrices as the checkpoint has them; its norm weights and biases
+// (rank 1) are made f32 too: the fused norm kernels take f32 weights, and a bf16 checkpoint's
+// norms otherwise ran as their decompositions on the interpreter.
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +20,7 @@
 #include "base/half.h"
 #include "model/checkpoint_internal.h"
 #include "model/graph_internal.h"
+#include "model/vision_internal.h"
 
 mx_status_t mx_precision_parse(const char *s, const char *what, mx_elem_type_t *out) {
   static const struct {
@@ -171,6 +176,24 @@ static mx_elem_type_t resident_type(wrole_t role, const mx_weight_t *w, mx_elem_
   return role == ROLE_MATMUL ? precision : role == ROLE_SMALL ? MX_ELEM_F32 : w->dtype;
 }
 
+// The vision tower's rank-1 tensors (norm weights, biases) to f32.
+static mx_status_t vision_small_f32(const mx_model_config_t *cfg, mx_checkpoint_t *ck) {
+  mx_vlist_t l;
+  mx_status_t st = mx_vision_list(cfg, ck, &l);
+  for (int32_t i = 0; st == MX_OK && i < l.n; i++) {
+    const mx_weight_t *w = mx_checkpoint_find(ck, l.w[i].name);
+    if (!w || w->rank != 1 || w->dtype == MX_ELEM_F32 || !is_float3(w->dtype)) continue;
+    void *data = NULL;
+    char name[MX_VISION_MAX_NAME];
+    snprintf(name, sizeof name, "%s", l.w[i].name);
+    int64_t dim = w->dims[0];
+    st = convert_weight(w, MX_ELEM_F32, &data);
+    if (st == MX_OK) st = mx_checkpoint_put(ck, name, MX_ELEM_F32, 1, &dim, data);
+  }
+  mx_vlist_free(&l);
+  return st;
+}
+
 mx_status_t mx_precision_apply(const mx_model_config_t *cfg, mx_checkpoint_t *ck,
                                mx_elem_type_t precision, const mx_progress_t *progress) {
   if (precision != MX_ELEM_F32 && precision != MX_ELEM_F16 && precision != MX_ELEM_BF16) {
@@ -203,7 +226,7 @@ mx_status_t mx_precision_apply(const mx_model_config_t *cfg, mx_checkpoint_t *ck
   }
   free(roles);
   mx_wlist_free(&wl);
-  return st;
+  return st == MX_OK ? vision_small_f32(cfg, ck) : st;
 }
 
 // An explicit choice, else `dflt`.

@@ -122,14 +122,38 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoin
 }
 #undef ADD
 
-mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
+mx_status_t mx_vision_list(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                           mx_vlist_t *out) {
+  memset(out, 0, sizeof *out);
   if (!cfg->vision.present) return MX_OK;
-  if (cfg->vision.kind == MX_VISION_MOLMO2) return mx_vision_molmo2_check_weights(cfg, ck);
-  if (!mx_vision_fixed_size(&cfg->vision)) return mx_vision_qwen_check_weights(cfg, ck);
+  if (cfg->vision.kind == MX_VISION_MOLMO2) return mx_vision_molmo2_list(cfg, out);
+  if (!mx_vision_fixed_size(&cfg->vision)) return mx_vision_qwen_list(cfg, ck, out);
   vweights_t w;
   mx_status_t st = list_weights(cfg, ck, &w);
-  if (st == MX_OK) st = mx_vlist_check(&w.l, ck);
+  if (st == MX_OK) {
+    *out = w.l;
+    memset(&w.l, 0, sizeof w.l);
+  }
   vweights_free(&w);
+  return st;
+}
+
+mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
+  mx_vlist_t l;
+  mx_status_t st = mx_vision_list(cfg, ck, &l);
+  if (st == MX_OK) st = mx_vlist_check(&l, ck);
+  mx_vlist_free(&l);
+  return st;
+}
+
+mx_status_t mx_vision_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user) {
+  if (cfg == NULL || fn == NULL)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_vision_list_weights: NULL argument");
+  mx_vlist_t l;
+  mx_status_t st = mx_vision_list(cfg, NULL, &l);
+  for (int32_t i = 0; st == MX_OK && i < l.n; i++)
+    st = fn(user, l.w[i].name, l.w[i].rank, l.w[i].dims);
+  mx_vlist_free(&l);
   return st;
 }
 

@@ -56,6 +56,7 @@ mx_status_t mx_vlist_check(const mx_vlist_t *l, const mx_checkpoint_t *ck) {
 
 const char *mx_vision_pick_prefix(const mx_checkpoint_t *ck, const char *const *prefixes, size_t n,
                                   const char *probe) {
+  if (ck == NULL) return prefixes[0];  // a checkpoint being written takes the first layout
   for (size_t i = 0; i < n; i++) {
     char name[MX_VISION_MAX_NAME];
     snprintf(name, sizeof name, "%s%s", prefixes[i], probe);

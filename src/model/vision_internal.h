@@ -5,6 +5,8 @@
 
 #include "model/graph_internal.h"
 
+struct mx_vlist;  // a tower's tensor list (below)
+
 // Checks that ck holds every tensor @vision reads, with the shape cfg->vision implies and a float
 // dtype. Errors name the tensor.
 mx_status_t mx_vision_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
@@ -16,13 +18,16 @@ mx_status_t mx_vision_build(const mx_model_config_t *cfg, const mx_checkpoint_t 
                             const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
 
 // The Qwen2-VL / Qwen2.5-VL / Qwen3-VL towers (vision_qwen.c): the same contract as the two above.
-mx_status_t mx_vision_qwen_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
+// The tower's tensors (qwen / molmo2: the list the check and the build read) into *out (the
+// caller frees it with mx_vlist_free); ck NULL: the first naming layout (writers of checkpoints).
+mx_status_t mx_vision_qwen_list(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                struct mx_vlist *out);
 mx_status_t mx_vision_qwen_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                  const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
 
 // Molmo2's ViT and pooling adapter (vision_molmo2.c): the same contract, for the geometry of o
 // (vision_grid_h crops, vision_grid_w tokens, vision_pool patches per token).
-mx_status_t mx_vision_molmo2_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck);
+mx_status_t mx_vision_molmo2_list(const mx_model_config_t *cfg, struct mx_vlist *out);
 mx_status_t mx_vision_molmo2_build(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                    const mx_graph_opts_t *o, mx_comp_ctx_t *cc);
 
@@ -49,6 +54,11 @@ typedef struct mx_vlist {
   int32_t n, cap;
   mx_vspec_t *w;  // heap; mx_vlist_free
 } mx_vlist_t;
+
+// Every tensor of the model's tower (the list its check and build read; empty without a tower)
+// into *out, freed with mx_vlist_free; ck NULL: the first naming layout (checkpoint writers).
+mx_status_t mx_vision_list(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                           mx_vlist_t *out);
 
 // Appends prefix + name with dims[0..rank) (rank <= 5) and sets *idx to its index (the argument
 // order of @vision).

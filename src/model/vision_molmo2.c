@@ -117,11 +117,13 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, mweights_t *w) {
 }
 #undef ADD
 
-mx_status_t mx_vision_molmo2_check_weights(const mx_model_config_t *cfg,
-                                           const mx_checkpoint_t *ck) {
+mx_status_t mx_vision_molmo2_list(const mx_model_config_t *cfg, mx_vlist_t *out) {
   mweights_t w;
   mx_status_t st = list_weights(cfg, &w);
-  if (st == MX_OK) st = mx_vlist_check(&w.l, ck);
+  if (st == MX_OK) {
+    *out = w.l;
+    memset(&w.l, 0, sizeof w.l);
+  }
   mweights_free(&w);
   return st;
 }

@@ -140,3 +140,8 @@ int64_t mx_vision_feature_width(const mx_model_config_t *cfg) {
   int32_t extra = cfg->vision.kind == MX_VISION_QWEN3_VL ? cfg->vision.n_deepstack : 0;
   return (int64_t)cfg->hidden_size * (1 + extra);
 }
+
+int32_t mx_media_token_id(const mx_model_config_t *cfg) {
+  return !cfg->vision.present && cfg->audio.present ? cfg->audio.audio_token_id
+                                                    : cfg->vision.image_token_id;
+}

@@ -158,10 +158,14 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoin
 }
 #undef ADD
 
-mx_status_t mx_vision_qwen_check_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck) {
+mx_status_t mx_vision_qwen_list(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
+                                mx_vlist_t *out) {
   qweights_t w;
   mx_status_t st = list_weights(cfg, ck, &w);
-  if (st == MX_OK) st = mx_vlist_check(&w.l, ck);
+  if (st == MX_OK) {
+    *out = w.l;
+    memset(&w.l, 0, sizeof w.l);
+  }
   qweights_free(&w);
   return st;
 }

@@ -110,6 +110,13 @@ static mx_status_t chat_ids(mx_server_t *srv, const mx_server_request_t *r, cons
   // A template that takes text: the image token's text and a line break where each image was.
   if (!st && r->n_images > 0 && !srv->tmpl_parts)
     st = mx_chat_replace_marks(&text, &len, plain, n_plain, srv->image_with, srv->image_with_len);
+  if (!st && r->n_audio > 0) {  // Gemma 3n: each recording's mark becomes its processor's sequence
+    char *seq = NULL;
+    size_t sl = 0;
+    st = mx_chat_audio_sequence(srv->tok, &srv->model->config.audio, &seq, &sl);
+    if (!st) st = mx_chat_replace_audio_marks(&text, &len, plain, n_plain, seq, sl);
+    free(seq);
+  }
   if (!st && r->n_images > 0) {  // Gemma 3's processor expands its placeholders in the text
     st = mx_chat_expand_images(srv->tok, &srv->model->config.vision, r->n_images, &text, &len,
                                plain, n_plain);
@@ -425,9 +432,10 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     return mx_server_reply_error(c, cc, &e);
   enum MHD_Result ok = MHD_NO;
   int32_t *ids = NULL, n = 0;
-  mx_grammar_t *grammar = NULL;  // until a job owns it
-  float *pixels = NULL;          // the images' pixel values, until a job owns them
-  int32_t *grids = NULL;         // their patch grids (the Qwen towers), until a job owns them
+  mx_grammar_t *grammar = NULL;   // until a job owns it
+  float *pixels = NULL;           // the images' pixel values, until a job owns them
+  int32_t *grids = NULL;          // their patch grids (the Qwen towers), until a job owns them
+  mx_server_audio_t audio = {0};  // the recordings' features (Gemma 3n), until a job owns them
   char msg[512];
   if (r.model && strcmp(r.model, srv->model_id) != 0) {
     mx_server_error_set(&e, 404, "invalid_request_error", "model", "model_not_found",
@@ -450,6 +458,10 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
     goto done;
   }
   if (r.n_images > 0 && mx_server_images_pixels(srv, &r, &pixels, &grids, &e)) {
+    ok = mx_server_reply_error(c, cc, &e);
+    goto done;
+  }
+  if (r.n_audio > 0 && mx_server_audio_features(srv, &r, &audio, &e)) {
     ok = mx_server_reply_error(c, cc, &e);
     goto done;
   }
@@ -507,6 +519,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
                              .pixels = pixels,
                              .grids = grids,
                              .n_images = r.n_images,
+                             .audio = audio,
                              .speculative = spec,
                              .draft_tokens = r.spec_tokens ? r.spec_tokens : srv->spec_tokens,
                              .ngram_max = r.spec_ngram ? r.spec_ngram : srv->spec_ngram};
@@ -522,6 +535,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   grammar = NULL;  // the job's now
   pixels = NULL;
   grids = NULL;
+  memset(&audio, 0, sizeof audio);
   st = mx_server_job_submit(srv->sched, job);
   if (st) {
     mx_server_job_release(srv->sched, job);
@@ -556,6 +570,7 @@ enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
   }
 done:
   mx_grammar_destroy(grammar);
+  mx_server_audio_free(&audio);
   free(pixels);
   free(grids);
   free(ids);

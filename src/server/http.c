@@ -546,6 +546,7 @@ mx_status_t mx_server_start(const mx_model_t *model, const mx_server_opts_t *o, 
   if (o->max_body) srv->lim.max_body = o->max_body;
   if (o->max_images) srv->lim.max_images = o->max_images;
   if (o->max_image_pixels) srv->lim.max_image_pixels = o->max_image_pixels;
+  if (o->max_audio_samples) srv->lim.max_audio_samples = o->max_audio_samples;
   srv->model_id = dup_str(o->model_id ? o->model_id : "model");
   srv->api_key = o->api_key ? dup_str(o->api_key) : NULL;
   if (!srv->model_id || (o->api_key && !srv->api_key)) {

@@ -21,6 +21,7 @@ void mx_server_limits_default(mx_server_limits_t *lim) {
   lim->vocab = 0;
   lim->max_images = 8;
   lim->max_image_pixels = (int64_t)4096 * 4096;
+  lim->max_audio = 8;
 }
 
 mx_status_t mx_server_error_set(mx_server_error_t *err, int http_status, const char *type,
@@ -52,6 +53,9 @@ void mx_server_request_free(mx_server_request_t *r) {
   for (int32_t i = 0; r->images && i < r->n_images; i++) free(r->images[i]);
   free(r->images);
   free(r->image_lens);
+  for (int32_t i = 0; r->audio && i < r->n_audio; i++) free(r->audio[i]);
+  free(r->audio);
+  free(r->audio_lens);
   free(r->roles);
   free(r->contents);
   free(r->fields);
@@ -419,6 +423,25 @@ static mx_status_t add_image(const cJSON *part, int32_t i, int32_t j, const mx_s
   return st;
 }
 
+// An input_audio part of message i: its bytes appended to r->audio (at most lim->max_audio).
+static mx_status_t add_audio(const cJSON *part, int32_t i, int32_t j, const mx_server_limits_t *lim,
+                             mx_server_request_t *r, mx_server_error_t *err) {
+  if (r->n_audio >= lim->max_audio)
+    return mx_server_error_set(err, 400, "invalid_request_error", "messages", "too_many_audio",
+                               "message %d: content part %d is recording %d; this server takes "
+                               "at most %d recordings per request",
+                               i, j, r->n_audio + 1, lim->max_audio);
+  if (!r->audio) {
+    r->audio = calloc((size_t)lim->max_audio, sizeof *r->audio);
+    r->audio_lens = calloc((size_t)lim->max_audio, sizeof *r->audio_lens);
+    if (!r->audio || !r->audio_lens) return oom(err);
+  }
+  mx_status_t st =
+      mx_server_audio_part(part, i, j, &r->audio[r->n_audio], &r->audio_lens[r->n_audio], err);
+  if (!st) r->n_audio++;
+  return st;
+}
+
 // content: a string, null, or a list of {"type": "text", "text": "..."} and {"type":
 // "image_url", ...} parts (the text joined, MX_SERVER_IMAGE_MARK where an image was).
 static mx_status_t message_content(const cJSON *c, int32_t i, const mx_server_limits_t *lim,
@@ -439,10 +462,13 @@ static mx_status_t message_content(const cJSON *c, int32_t i, const mx_server_li
       } else if (strcmp(type->valuestring, "image_url") == 0) {
         st = add_image(part, i, j, lim, r, err);
         mx_strbuf_puts(&sb, MX_SERVER_IMAGE_MARK);
+      } else if (strcmp(type->valuestring, "input_audio") == 0) {
+        st = add_audio(part, i, j, lim, r, err);
+        mx_strbuf_puts(&sb, MX_SERVER_AUDIO_MARK);
       } else if (strcmp(type->valuestring, "text") != 0) {
         st = BAD("messages",
-                 "message %d: content part %d has type '%.64s'; only 'text' and 'image_url' are "
-                 "supported",
+                 "message %d: content part %d has type '%.64s'; only 'text', 'image_url' and "
+                 "'input_audio' are supported",
                  i, j, type->valuestring);
       } else if (!cJSON_IsString(text)) {
         st = BAD("messages", "message %d: content part %d needs a string 'text'", i, j);
@@ -476,6 +502,13 @@ static mx_status_t check_marks(const mx_server_request_t *r, mx_server_error_t *
     return BAD("messages",
                "the messages' text holds U+FDD2, a noncharacter this server reserves for marking "
                "images");
+  marks = 0;
+  for (int32_t i = 0; i < r->n_messages; i++)
+    for (const char *p = r->contents[i]; (p = strstr(p, MX_SERVER_AUDIO_MARK)); p += 3) marks++;
+  if (r->n_audio > 0 && marks != r->n_audio)
+    return BAD("messages",
+               "the messages' text holds U+FDD3, a noncharacter this server reserves for marking "
+               "recordings");
   return MX_OK;
 }
 

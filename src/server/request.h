@@ -18,20 +18,22 @@ typedef enum mx_server_kind {
 } mx_server_kind_t;
 
 typedef struct mx_server_limits {
-  size_t max_body;           // bytes of a request body (413 beyond)
-  int32_t max_depth;         // JSON nesting
-  int32_t max_tokens;        // largest max_tokens accepted (the server passes its context)
-  int32_t max_stop;          // stop strings per request
-  size_t max_stop_len;       // bytes per stop string
-  int32_t max_messages;      // chat messages per request
-  int32_t max_prompt_ids;    // token ids in a prompt given as an array
-  int32_t vocab;             // token ids in a prompt are below this; 0 = unknown (INT32_MAX)
-  int32_t max_images;        // image_url parts per chat request (400 beyond)
-  int64_t max_image_pixels;  // width * height of one decoded image (413 beyond)
+  size_t max_body;            // bytes of a request body (413 beyond)
+  int32_t max_depth;          // JSON nesting
+  int32_t max_tokens;         // largest max_tokens accepted (the server passes its context)
+  int32_t max_stop;           // stop strings per request
+  size_t max_stop_len;        // bytes per stop string
+  int32_t max_messages;       // chat messages per request
+  int32_t max_prompt_ids;     // token ids in a prompt given as an array
+  int32_t vocab;              // token ids in a prompt are below this; 0 = unknown (INT32_MAX)
+  int32_t max_images;         // image_url parts per chat request (400 beyond)
+  int64_t max_image_pixels;   // width * height of one decoded image (413 beyond)
+  int32_t max_audio;          // input_audio parts per chat request (400 beyond)
+  int64_t max_audio_samples;  // samples per channel of one WAV (413 beyond); 0: the reader's
 } mx_server_limits_t;
 
 // Defaults: body 1 MiB, depth 32, max_tokens 1 << 20, 16 stop strings of at most 256 bytes,
-// 1024 messages, 1 << 20 prompt ids, 8 images of at most 4096 x 4096 pixels.
+// 1024 messages, 1 << 20 prompt ids, 8 images of at most 4096 x 4096 pixels, 8 recordings.
 void mx_server_limits_default(mx_server_limits_t *lim);
 
 typedef struct mx_server_error {
@@ -81,6 +83,11 @@ typedef struct mx_server_request {
   uint8_t **images;
   size_t *image_lens;
   int32_t n_images;
+  // Chat: the recordings of input_audio parts (base64 WAV files, decoded to their bytes), in
+  // order; MX_SERVER_AUDIO_MARK where each was in contents[i] (ADR 0022).
+  uint8_t **audio;
+  size_t *audio_lens;
+  int32_t n_audio;
   // Chat: structured output and tools (request_tools.c). format_schema: json_schema.schema as
   // compact JSON text. tools_json: the `tools` list as sent (the template's `tools`), NULL when
   // there are none; tool_names[i] / tool_params[i] (parameters as compact JSON text) per tool.
@@ -115,11 +122,18 @@ typedef struct mx_server_request {
 // Where an image was in a message's content text (U+FDD2, a noncharacter): the prompt builder
 // puts the model's image placeholder there. Text of a request with images may not hold it.
 #define MX_SERVER_IMAGE_MARK MX_CHAT_IMAGE_MARK
+// Where a recording was (U+FDD3, MX_CHAT_AUDIO_MARK); the same rule.
+#define MX_SERVER_AUDIO_MARK MX_CHAT_AUDIO_MARK
 
 // One image_url content part (a cJSON *) of message i, part j: a data URL of a PNG or JPEG
 // (data:image/png;base64,... / data:image/jpeg;base64,...) decoded into *data (heap, the caller
 // frees) / *len (request_images.c). Any other URL is a 400 saying the server never fetches.
 mx_status_t mx_server_image_part(const void *part, int32_t i, int32_t j, uint8_t **data,
+                                 size_t *len, mx_server_error_t *err);
+// One input_audio content part of message i, part j (OpenAI's {"type": "input_audio",
+// "input_audio": {"data": "<base64>", "format": "wav"}}): the base64 data decoded into *data
+// (heap, the caller frees) / *len. A format other than "wav" or bad base64 is a 400 naming it.
+mx_status_t mx_server_audio_part(const void *part, int32_t i, int32_t j, uint8_t **data,
                                  size_t *len, mx_server_error_t *err);
 
 // Parses `len` bytes of a request body for `kind`. On success *out owns its strings (free with

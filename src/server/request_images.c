@@ -1,6 +1,7 @@
 // image_url content parts (request.h, mx_server_image_part): the server takes images inline as
 // data URLs and never fetches a URL (a request must not make the server reach other hosts or
-// read its files), so every other scheme is refused here, before anything is decoded.
+// read its files), so every other scheme is refused here, before anything is decoded. Also
+// input_audio parts (mx_server_audio_part): base64 WAV data, decoded the same way.
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,37 @@ mx_status_t mx_server_image_part(const void *part_, int32_t i, int32_t j, uint8_
   if (*len == 0) {
     free(out);
     return BAD("message %d: content part %d: the image's data URL holds no bytes", i, j);
+  }
+  *data = out;
+  return MX_OK;
+}
+
+mx_status_t mx_server_audio_part(const void *part_, int32_t i, int32_t j, uint8_t **data,
+                                 size_t *len, mx_server_error_t *err) {
+  *data = NULL;
+  *len = 0;
+  const cJSON *ia = cJSON_GetObjectItemCaseSensitive((const cJSON *)part_, "input_audio");
+  const cJSON *d = cJSON_IsObject(ia) ? cJSON_GetObjectItemCaseSensitive(ia, "data") : NULL;
+  const cJSON *f = cJSON_IsObject(ia) ? cJSON_GetObjectItemCaseSensitive(ia, "format") : NULL;
+  if (!cJSON_IsString(d) || !cJSON_IsString(f))
+    return BAD(
+        "message %d: content part %d needs 'input_audio': {\"data\": \"<base64 WAV>\", "
+        "\"format\": \"wav\"}",
+        i, j);
+  if (strcasecmp(f->valuestring, "wav") != 0)
+    return BAD("message %d: content part %d: the audio format is '%.32s'; this server takes 'wav'",
+               i, j, f->valuestring);
+  size_t n = strlen(d->valuestring), bad_at = 0;
+  uint8_t *out = malloc(n / 4 * 3 + 3);
+  if (!out) return mx_server_error_set(err, 500, "server_error", NULL, NULL, "out of memory");
+  if (!b64_decode(d->valuestring, n, out, len, &bad_at)) {
+    free(out);
+    return BAD("message %d: content part %d: the audio's base64 is not valid (at character %zu)", i,
+               j, bad_at);
+  }
+  if (*len == 0) {
+    free(out);
+    return BAD("message %d: content part %d: the audio data holds no bytes", i, j);
   }
   *data = out;
   return MX_OK;

@@ -33,7 +33,9 @@ struct mx_server_job {
   float *pixels;          // owned (mx_server_job_opts_t.pixels); freed once the tower ran
   int32_t *grids;         // owned (mx_server_job_opts_t.grids): the Qwen towers' patch grids
   int32_t n_images;
-  // [n_prompt][mx_vision_feature_width] the images' features at their tokens (with images)
+  mx_server_audio_t audio;  // owned (mx_server_job_opts_t.audio); freed once the tower ran
+  // [n_prompt][mx_vision_feature_width] the images' features (or the recordings' rows) at their
+  // tokens (with images or audio)
   float *media;
   // The Qwen towers (with grids): the prompt's M-RoPE positions [3][n_prompt] from position 0
   // (a prefix kept from the cache is text before any image, whose positions are its indices),
@@ -113,6 +115,9 @@ static void job_free(mx_server_job_t *job) {
   free(job->allow);
   free(job->pixels);
   free(job->grids);
+  free(job->audio.features);
+  free(job->audio.mask);
+  free(job->audio.frames);
   free(job->media);
   free(job->positions);
   free(job->cpos);
@@ -142,7 +147,7 @@ static void keep_slot_tokens(mx_server_sched_t *s, const mx_server_job_t *job) {
   if (!s->prefix_cache) return;
   int64_t n = mx_batch_n_past(s->batch, job->slot);
   if (job->pub.failed || job->cancelled) n = 0;
-  if (job->n_images > 0 && n > job->n_text_prefix) n = job->n_text_prefix;
+  if (job->n_text_prefix < job->n_prompt && n > job->n_text_prefix) n = job->n_text_prefix;
   mx_prefix_cache_store(&s->pc, job->slot, job->ids, n);
 }
 
@@ -391,6 +396,39 @@ static mx_status_t run_vision(mx_server_sched_t *s, mx_server_job_t *job) {
   return MX_OK;
 }
 
+// Gemma 3n's audio tower on each of the job's recordings (ADR 0022), its rows placed at the
+// recording's run of audio tokens (the i-th run for the i-th recording), before the job's first
+// prefill chunk.
+static mx_status_t run_audio(mx_server_sched_t *s, mx_server_job_t *job) {
+  const mx_model_config_t *cfg = &s->model->config;
+  const mx_audio_config_t *a = &cfg->audio;
+  const int64_t H = cfg->hidden_size, M = a->input_feat_size, N = a->soft_tokens;
+  mx_status_t st = MX_OK;
+  int64_t off = 0;
+  for (int32_t i = 0, k = 0; k < job->audio.n && !st; k++) {
+    while (i < job->n_prompt && job->ids[i] != a->audio_token_id) i++;
+    int32_t len = 0;
+    while (i + len < job->n_prompt && job->ids[i + len] == a->audio_token_id) len++;
+    if (len != N) {
+      st = mx_error_set(MX_ERR_INVALID_ARG,
+                        "recording %d has no run of %lld audio tokens (id %d) in the prompt", k,
+                        (long long)N, a->audio_token_id);
+      break;
+    }
+    int64_t F = job->audio.frames[k];
+    st = mx_batch_audio(s->batch, job->audio.features + off * M, job->audio.mask + off, F,
+                        job->media + (size_t)i * (size_t)H, N * H);
+    off += F;
+    i += len;
+  }
+  if (st) return st;
+  free(job->audio.features);
+  free(job->audio.mask);
+  free(job->audio.frames);
+  memset(&job->audio, 0, sizeof job->audio);
+  return MX_OK;
+}
+
 // One prefill chunk of the oldest job still prefilling.
 static void prefill_step(mx_server_sched_t *s) {
   mx_server_job_t *job = NULL;
@@ -402,7 +440,7 @@ static void prefill_step(mx_server_sched_t *s) {
   int32_t n = job->n_prompt - job->n_prefilled;
   if (n > s->chunk) n = s->chunk;
   double t0 = now_seconds();
-  mx_status_t st = job->pixels ? run_vision(s, job) : MX_OK;
+  mx_status_t st = job->pixels ? run_vision(s, job) : job->audio.n ? run_audio(s, job) : MX_OK;
   if (!st && job->media) {  // a chunk never cuts an image's run of tokens (Gemma 3, Molmo2)
     const int32_t *ids = job->ids + job->n_prefilled;
     bool prev = job->n_prefilled > 0 && mx_vision_block_token(&s->model->config.vision, ids[-1]);
@@ -794,19 +832,29 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
                                 job->positions, &next);
     }
   }
+  if (!st && o->audio.n > 0) {
+    const mx_model_config_t *cfg = &s->model->config;
+    if (!cfg->audio.present || cfg->vision.present)
+      st = mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no audio", cfg->model_type);
+    else if (!(job->media =
+                   calloc((size_t)o->n_prompt * (size_t)cfg->hidden_size, sizeof *job->media)))
+      st = mx_error_set(MX_ERR_NOMEM, "out of memory (media rows)");
+  }
   if (st) {
-    job_free(job);  // the grammar, the pixels and the grids stay the caller's
+    job_free(job);  // the grammar, the pixels, the grids and the audio stay the caller's
     return st;
   }
   job->grammar = o->grammar;
   job->pixels = o->pixels;
   job->grids = o->grids;
   job->n_images = o->n_images;
+  job->audio = o->audio;
   job->n_text_prefix = job->n_prompt;
   const mx_vision_config_t *vc = &s->model->config.vision;
-  for (int32_t i = 0; i < job->n_prompt && job->n_images > 0; i++) {
-    if (vc->kind == MX_VISION_MOLMO2 ? mx_vision_block_token(vc, job->ids[i])
-                                     : job->ids[i] == vc->image_token_id) {
+  int32_t media_id = mx_media_token_id(&s->model->config);
+  for (int32_t i = 0; i < job->n_prompt && (job->n_images > 0 || job->audio.n > 0); i++) {
+    if (vc->present && vc->kind == MX_VISION_MOLMO2 ? mx_vision_block_token(vc, job->ids[i])
+                                                    : job->ids[i] == media_id) {
       job->n_text_prefix = i;
       break;
     }

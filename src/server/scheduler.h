@@ -20,6 +20,16 @@
 typedef struct mx_server_sched mx_server_sched_t;
 typedef struct mx_server_job mx_server_job_t;
 
+// A request's recordings as log-mel features (Gemma 3n; ADR 0022): recording i's frames[i]
+// frames follow the ones before it in features [sum frames][input_feat_size] and mask (1: a
+// real frame). Heap arrays (mx_server_audio_free, server_internal.h).
+typedef struct mx_server_audio {
+  float *features;
+  uint8_t *mask;
+  int64_t *frames;
+  int32_t n;
+} mx_server_audio_t;
+
 typedef struct mx_server_sched_opts {
   const mx_model_t *model;     // borrowed; outlives the scheduler
   const char *backend;         // NULL = default
@@ -75,6 +85,11 @@ typedef struct mx_server_job_opts {
   float *pixels;
   int32_t *grids;
   int32_t n_images;
+  // Audio (Gemma 3n; ADR 0022): the recordings' log-mel features, owned by the job once created
+  // (audio.n 0: none). The prompt holds one run of audio_soft_tokens_per_image audio tokens per
+  // recording, in order; the scheduler runs @audio on each when the job's prefill starts and
+  // places its rows at its run (mx_batch_prefill_media).
+  mx_server_audio_t audio;
   // Speculative decoding (ADR 0024), MX_SPEC_NGRAM or MX_SPEC_DRAFT (MX_SPEC_OFF: none): each
   // step drafts up to draft_tokens tokens (0 = the library's default), by prompt lookup of the
   // longest recurring suffix of up to ngram_max tokens or from the draft model, and verifies

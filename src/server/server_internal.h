@@ -117,6 +117,16 @@ void mx_server_conns_request_done(mx_server_conns_t *k, struct MHD_Connection *c
 // POST /v1/completions and /v1/chat/completions (endpoints.c).
 enum MHD_Result mx_server_generate(mx_server_t *srv, struct MHD_Connection *c,
                                    mx_server_conn_t *cc);
+// ---- Audio (audio.c; ADR 0022) ----
+
+// The recordings of a request's input_audio parts on the host: each decoded (the WAV reader's
+// limits: 413 beyond), resampled and turned into log-mel features; errors 400 for a model
+// without an audio tower (naming it) or a bad file, 413, 500. *out owns its arrays
+// (mx_server_audio_free).
+mx_status_t mx_server_audio_features(const mx_server_t *srv, const mx_server_request_t *r,
+                                     mx_server_audio_t *out, mx_server_error_t *err);
+void mx_server_audio_free(mx_server_audio_t *a);  // accepts a zeroed struct
+
 // ---- Images (images.c) ----
 
 // For a model with a vision tower: the image token's text, the image processor

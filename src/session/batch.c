@@ -32,6 +32,7 @@ struct mx_batch {
   bool *seen;        // [n_slots] decode scratch (distinct slots)
   int32_t *d_slots;  // [n_slots] decode scratch: backend slots
   int64_t *d_pos;    // [n_slots]
+  int64_t *d_rope;   // [n_slots] decode scratch: RoPE positions (M-RoPE models)
   float *d_logits;   // [n_slots][vocab]
   // M-RoPE models (the Qwen towers, ADR 0013), NULL otherwise: per slot and cached token the
   // RoPE position after it (the session's rope_after: a prompt's images leave the text after
@@ -57,6 +58,7 @@ void mx_batch_destroy(mx_batch_t *b) {
   free(b->seen);
   free(b->d_slots);
   free(b->d_pos);
+  free(b->d_rope);
   free(b->d_logits);
   free(b->rope_after);
   free(b->mpos);
@@ -102,6 +104,7 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
   b->seen = calloc(n, sizeof *b->seen);
   b->d_slots = calloc(n, sizeof *b->d_slots);
   b->d_pos = calloc(n, sizeof *b->d_pos);
+  b->d_rope = calloc(n, sizeof *b->d_rope);
   b->d_logits = calloc(nv, sizeof *b->d_logits);
   if (!b->ops) b->states = calloc(n, sizeof *b->states);
   bool mrope = model->config.vision.present && !mx_vision_fixed_size(&model->config.vision);
@@ -112,7 +115,7 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
     b->r_ids = calloc(n, sizeof *b->r_ids);
   }
   if (!b->phys || !b->phys_used || !b->n_past || !b->has_logits || !b->logits || !b->seen ||
-      !b->d_slots || !b->d_pos || !b->d_logits || (!b->ops && !b->states) ||
+      !b->d_slots || !b->d_pos || !b->d_rope || !b->d_logits || (!b->ops && !b->states) ||
       (mrope && (!b->rope_after || !b->mpos || !b->r_slots || !b->r_ids))) {
     int32_t n_slots = b->n_slots, vocab = b->vocab;  // for the message, after b is freed
     mx_batch_destroy(b);
@@ -295,12 +298,21 @@ mx_status_t mx_batch_check_all_logits(const mx_batch_t *b) {
 }
 
 // What a media call of the batch needs: the fixed-size towers' @vision, the Qwen towers' per
-// grid with M-RoPE positions, Molmo2's pooled @vision, or @prefill_media (fixed-size or Molmo2).
-typedef enum { NEED_VISION, NEED_GRID, NEED_POOLED, NEED_PREFILL } media_need_t;
+// grid with M-RoPE positions, Molmo2's pooled @vision, @prefill_media (fixed-size, Molmo2 or
+// Gemma 3n's audio rows), or Gemma 3n's @audio.
+typedef enum { NEED_VISION, NEED_GRID, NEED_POOLED, NEED_PREFILL, NEED_AUDIO } media_need_t;
 
 // A vision model on a backend whose batch (or per-slot states) runs the entries `need` takes.
 static mx_status_t check_media(const mx_batch_t *b, const char *what, media_need_t need) {
   const mx_model_config_t *c = &b->model->config;
+  // Gemma 3n: @audio, and its rows at the audio tokens.
+  if (!c->vision.present && c->audio.present && (need == NEED_AUDIO || need == NEED_PREFILL)) {
+    bool ok = b->ops ? b->ops->audio && b->ops->prefill_media
+                     : b->backend->audio && b->backend->prefill_media;
+    return ok ? MX_OK
+              : mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run audio models", what,
+                             b->backend->name);
+  }
   if (!c->vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         c->model_type);
@@ -347,6 +359,35 @@ mx_status_t mx_batch_vision(mx_batch_t *b, const float *pixels, int64_t n_pixels
        : b->ops    ? b->ops->vision(b->state, pixels, features)
                    : b->backend->vision(b->states[0], pixels, features);
   return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
+mx_status_t mx_batch_audio(mx_batch_t *b, const float *features, const uint8_t *mask,
+                           int64_t frames, float *rows, int64_t n_rows) {
+  if (!b || !features || !mask || !rows)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_audio: NULL argument");
+  const mx_model_config_t *c = &b->model->config;
+  if (!c->audio.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "audio: model_type '%s' has no audio tower",
+                        c->model_type);
+  mx_status_t st = check_media(b, "audio", NEED_AUDIO);
+  if (st) return st;
+  const mx_audio_config_t *a = &c->audio;
+  if (frames < 1 || mx_audio_tokens(a, frames) > a->soft_tokens)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "audio: %lld log-mel frames give more than the %d audio tokens "
+                        "(audio_soft_tokens_per_image) a prompt holds",
+                        (long long)frames, a->soft_tokens);
+  if (n_rows != (int64_t)a->soft_tokens * c->hidden_size)
+    return mx_error_set(MX_ERR_INVALID_ARG, "audio: room for %lld row values, need %lld",
+                        (long long)n_rows, (long long)a->soft_tokens * c->hidden_size);
+  int32_t *m = malloc(sizeof *m * (size_t)frames);
+  if (!m) return mx_error_set(MX_ERR_NOMEM, "out of memory (audio mask)");
+  for (int64_t i = 0; i < frames; i++) m[i] = mask[i] != 0;
+  // Without batch operations the tower runs on slot 0's state: it touches no KV state.
+  st = b->ops ? b->ops->audio(b->state, features, m, (int32_t)frames, rows)
+              : b->backend->audio(b->states[0], features, m, (int32_t)frames, rows);
+  free(m);
+  return st ? mx_error_prefix(st, "audio tower") : MX_OK;
 }
 
 mx_status_t mx_batch_prefill_media(mx_batch_t *b, int32_t slot, const int32_t *ids,
@@ -436,7 +477,10 @@ mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *
                           what, s, (long long)b->ctx, (long long)b->n_past[s]);
     if ((st = check_id(b, ids[i], i, what))) return st;
   }
-  if (b->rope_after) {  // slots an image shifted decode alone (ADR 0013); the rest together
+  // Without batch operations (one state per slot), slots an image shifted decode through
+  // their own T = 1 @prefill_media call at rope_next, as a session does (ADR 0013); the batch
+  // operations take every slot's RoPE position and run them all in one call.
+  if (b->rope_after && !b->ops) {
     int32_t k = 0;
     for (int32_t i = 0; i < n && !st; i++) {
       if (rope_next(b, slots[i]) != b->n_past[slots[i]]) {
@@ -460,8 +504,10 @@ mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *
     for (int32_t i = 0; i < n; i++) {
       b->d_slots[i] = backend_slot(b, slots[i]);
       b->d_pos[i] = b->n_past[slots[i]];
+      if (b->rope_after) b->d_rope[i] = rope_next(b, slots[i]);
     }
-    st = b->ops->decode(b->state, b->d_slots, ids, b->d_pos, n, b->d_logits);
+    st = b->ops->decode(b->state, b->d_slots, ids, b->d_pos, b->rope_after ? b->d_rope : NULL, n,
+                        b->d_logits);
     if (!st)
       for (int32_t i = 0; i < n; i++)
         memcpy(b->logits + (size_t)slots[i] * V, b->d_logits + (size_t)i * V, V * sizeof(float));
@@ -477,9 +523,9 @@ mx_status_t mx_batch_decode(mx_batch_t *b, const int32_t *slots, const int32_t *
   }
   for (int32_t i = 0; i < n; i++) {
     int32_t s = slots[i];
-    if (b->rope_after)
+    if (b->rope_after)  // the text runs on from the slot's RoPE position (its shift kept)
       b->rope_after[(size_t)s * (size_t)b->ctx + (size_t)b->n_past[s]] =
-          (int32_t)(b->n_past[s] + 1);
+          (int32_t)(rope_next(b, s) + 1);
     b->n_past[s]++;
     b->has_logits[s] = true;
   }

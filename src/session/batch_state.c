@@ -108,9 +108,20 @@ static mx_status_t add_entry(mx_bstate_t *s, const mx_model_t *model, int32_t B,
   return s->ex->prepare ? s->ex->prepare(s->impl, b) : MX_OK;
 }
 
+static mx_graph_entry_t text_entry(const mx_bstate_t *s) {
+  return s->rope_offset ? MX_ENTRY_TEXT_ROPE_OFFSET : MX_ENTRY_TEXT;
+}
+
 static mx_status_t add_binding(mx_bstate_t *s, const mx_model_t *model, int32_t B, int32_t T,
                                mx_graph_binding_t *b) {
-  return add_entry(s, model, B, T, PREFILL_ALL_LOGITS, MX_ENTRY_TEXT, b);
+  return add_entry(s, model, B, T, PREFILL_ALL_LOGITS, text_entry(s), b);
+}
+
+// Runs a bound graph; a prefill piece (one sequence of text without a shift) at offset 0.
+static mx_status_t run_piece(mx_bstate_t *s, mx_graph_binding_t *b) {
+  if (b->rope_offset_arg >= 0) ((int32_t *)b->rope_offset.data)[0] = 0;
+  s->runs++;
+  return s->ex->run(s->impl, b);
 }
 
 mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk, int32_t n_slots,
@@ -139,6 +150,7 @@ mx_status_t mx_bstate_create(const mx_model_t *model, int64_t ctx, int32_t chunk
   s->V = cfg->vocab_size;
   s->n_slots = n_slots;
   s->n_caches = 2 * cfg->num_layers;
+  s->rope_offset = cfg->mrope_section[0] + cfg->mrope_section[1] + cfg->mrope_section[2] > 0;
   mx_status_t st = MX_OK;
   size_t nc = (size_t)(s->n_caches > 0 ? s->n_caches : 1);
   int32_t pre_rows = PREFILL_ALL_LOGITS ? chunk : 1;
@@ -196,7 +208,7 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
       memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
       s->pos0[0] = (int32_t)(pos0 + done);
       bind(s, b);
-      if ((st = s->ex->run(s->impl, b))) return st;
+      if ((st = run_piece(s, b))) return st;
       memcpy(last, s->logits + (size_t)(b->all_logits ? b->T - 1 : 0) * V, V * sizeof *last);
       done += b->T;
     }
@@ -208,7 +220,7 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
 static mx_status_t add_all_logits(void *ctx, int32_t T) {
   mx_bstate_t *s = ctx;
   mx_graph_binding_t *b = &s->all[s->n_all];
-  mx_status_t st = add_entry(s, s->model, 1, T, true, MX_ENTRY_TEXT, b);
+  mx_status_t st = add_entry(s, s->model, 1, T, true, text_entry(s), b);
   if (st) {
     if (s->ex->release) s->ex->release(s->impl, b);
     mx_graph_binding_free(b);
@@ -238,7 +250,7 @@ mx_status_t mx_bstate_prefill_all(void *state, int32_t slot, const int32_t *ids,
       s->pos0[0] = (int32_t)(pos0 + done);
       set_views(s, slot, 1);
       bind(s, b);
-      if ((st = s->ex->run(s->impl, b))) return st;
+      if ((st = run_piece(s, b))) return st;
       const float *L = b->all_logits ? s->all_logits : s->logits;
       memcpy(all + (size_t)done * V, L, (size_t)b->T * V * sizeof *L);
       done += b->T;
@@ -250,7 +262,7 @@ mx_status_t mx_bstate_prefill_all(void *state, int32_t slot, const int32_t *ids,
 }
 
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
-                             const int64_t *pos, int32_t n, float *logits) {
+                             const int64_t *pos, const int64_t *rope, int32_t n, float *logits) {
   mx_bstate_t *s = state;
   int32_t hi = -1;
   for (int32_t i = 0; i < n; i++) {
@@ -259,6 +271,11 @@ mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *i
                           "batch decode: slot %d at position %lld (%d slots, capacity %lld)",
                           slots[i], (long long)pos[i], s->n_slots, (long long)s->ctx);
     if (slots[i] > hi) hi = slots[i];
+    if (rope && rope[i] != pos[i] && (!s->rope_offset || rope[i] < 0 || rope[i] > INT32_MAX))
+      return mx_error_set(s->rope_offset ? MX_ERR_INVALID_ARG : MX_ERR_UNSUPPORTED,
+                          "batch decode: slot %d at RoPE position %lld, cache position %lld (%s)",
+                          slots[i], (long long)rope[i], (long long)pos[i],
+                          s->rope_offset ? "out of range" : "the model has no M-RoPE");
   }
   if (n <= 0) return mx_error_set(MX_ERR_INVALID_ARG, "batch decode: %d slots", n);
   mx_graph_binding_t *b = &s->dec[s->n_dec - 1];
@@ -270,16 +287,20 @@ mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *i
   // Park every slot of the prefix on its first free row (row ctx when full), then place the
   // named ones.
   int32_t *tok = (int32_t *)b->tokens.data;
+  int32_t *off = b->rope_offset_arg >= 0 ? (int32_t *)b->rope_offset.data : NULL;
   for (int32_t q = 0; q < b->B; q++) {
     tok[q] = 0;
     s->pos0[q] = (int32_t)(s->len[q] < s->ctx ? s->len[q] : s->ctx);
+    if (off) off[q] = 0;
   }
   for (int32_t i = 0; i < n; i++) {
     tok[slots[i]] = ids[i];
     s->pos0[slots[i]] = (int32_t)pos[i];
+    if (off && rope) off[slots[i]] = (int32_t)(rope[i] - pos[i]);
   }
   set_views(s, 0, b->B);
   bind(s, b);
+  s->runs++;
   mx_status_t st = s->ex->run(s->impl, b);
   if (st) return st;
   const size_t V = (size_t)s->V;
@@ -312,7 +333,7 @@ static mx_status_t ensure_media(mx_bstate_t *s) {
   const mx_model_config_t *mc = &s->model->config;
   s->has_vision = true;
   mx_status_t st = MX_OK;
-  if (mx_vision_fixed_size(&mc->vision)) {
+  if (mc->vision.present && mx_vision_fixed_size(&mc->vision)) {
     size_t nf = (size_t)mc->vision.tokens_per_image * (size_t)mc->hidden_size;
     s->features = malloc(nf * sizeof(float));
     st = s->features ? mx_graph_bind_vision(s->model, s->S, s->V, s->features, &s->vis)
@@ -329,6 +350,34 @@ mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features) 
   mx_bstate_t *s = state;
   mx_status_t st = ensure_media(s);
   return st ? st : mx_graph_run_vision(s->ex, s->impl, &s->vis, pixels, features);
+}
+
+mx_status_t mx_bstate_audio(void *state, const float *features, const int32_t *mask, int32_t frames,
+                            float *rows) {
+  mx_bstate_t *s = state;
+  if (s->model->config.vision.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "the batch runs no audio tower beside a vision tower");
+  mx_status_t st = ensure_media(s);
+  if (st) return st;
+  if (s->vis_grid[0] != frames) {  // another frame count: rebuild @audio
+    release_vision(s);
+    st = mx_graph_bind_audio(s->model, frames, &s->vis);
+    if (!st) {
+      s->features = malloc(mx_type_nbytes(&s->vis.f->result_types[0]));
+      if (!s->features) st = mx_error_set(MX_ERR_NOMEM, "out of memory (audio rows)");
+    }
+    if (!st) {
+      mx_graph_bind_features(&s->vis, s->features);
+      if (s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+    }
+    if (st) {
+      release_vision(s);
+      return st;
+    }
+    s->vis_grid[0] = frames;
+  }
+  memcpy(s->vis.audio_mask.data, mask, s->vis.audio_mask.nbytes);
+  return mx_graph_run_vision(s->ex, s->impl, &s->vis, features, rows);
 }
 
 mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid_h, int32_t grid_w,
@@ -430,6 +479,7 @@ mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *id
     if (st) return st;
     s->pos0[0] = (int32_t)(pos0 + done);
     bind(s, b);
+    s->runs++;
     if ((st = s->ex->run(s->impl, b))) return st;
   }
   memcpy(last, s->logits, (size_t)s->V * sizeof *last);

@@ -45,6 +45,11 @@ typedef struct mx_bstate {
   int64_t *len;         // [n_slots] tokens each slot holds (its parking row)
   int32_t *pos0;        // [n_slots] pos0 argument storage
   float *logits;        // [max(prefill logits rows, n_slots) * V]
+  // M-RoPE models (ADR 0013): the text graphs (dec, pre, all) take a RoPE offset per sequence
+  // (MX_ENTRY_TEXT_ROPE_OFFSET), so that slots an image shifted decode in the shared call;
+  // prefill pieces run with offset 0 (text before any image, as the session's @prefill).
+  bool rope_offset;
+  int64_t runs;  // graph calls made (tests check that a decode step is one call)
   int32_t n_dec;
   mx_graph_binding_t dec[MX_BSTATE_MAX_PLANS];  // @decode for B = 1, 2, 4, ..., n_slots
   int32_t n_pre;
@@ -58,7 +63,9 @@ typedef struct mx_bstate {
   // Vision-language models (ADR 0010), made on the first image as a session's runner makes
   // them: @vision (features [tokens_per_image * H]) and @prefill_media B = 1, T = 1, 2, 4, ...
   // <= chunk, bound to one slot's slice per call like the prefill graphs.
-  // The Qwen towers' @vision is bound per patch grid (vis_grid; 0 x 0: none yet).
+  // The Qwen towers' @vision is bound per patch grid (vis_grid; 0 x 0: none yet). A model with
+  // an audio tower and no vision tower (Gemma 3n) holds @audio there instead, bound for
+  // vis_grid[0] log-mel frames, its rows in `features`.
   bool has_vision;
   mx_graph_binding_t vis;
   int32_t vis_grid[3];  // Molmo2: crops, tokens, pool
@@ -78,7 +85,7 @@ void mx_bstate_destroy(void *state);  // accepts NULL
 mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
                               int64_t pos0, float *last);
 mx_status_t mx_bstate_decode(void *state, const int32_t *slots, const int32_t *ids,
-                             const int64_t *pos, int32_t n, float *logits);
+                             const int64_t *pos, const int64_t *rope, int32_t n, float *logits);
 // mx_bstate_prefill that also writes every position's logits to all[n][V] (the all-logits
 // graphs, built on first need; pieces of one token run the B = 1 decode graph).
 mx_status_t mx_bstate_prefill_all(void *state, int32_t slot, const int32_t *ids, int32_t n,
@@ -101,5 +108,8 @@ mx_status_t mx_bstate_vision_pooled(void *state, const float *pixels, int32_t cr
 mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *ids,
                                     const float *media, const int32_t *positions, int32_t n,
                                     int64_t pos0, float *last);
+// Gemma 3n's @audio (ADR 0022), bound per frame count.
+mx_status_t mx_bstate_audio(void *state, const float *features, const int32_t *mask, int32_t frames,
+                            float *rows);
 
 #endif  // MX_SESSION_BATCH_STATE_H

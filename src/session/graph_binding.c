@@ -11,6 +11,8 @@ void mx_graph_binding_free(mx_graph_binding_t *b) {
   mx_tensor_free(&b->positions);
   mx_tensor_free(&b->deepstack);
   mx_tensor_free(&b->pooling);
+  mx_tensor_free(&b->audio_mask);
+  mx_tensor_free(&b->rope_offset);
   free(b->args);
   free(b->res);
   free(b->cache_arg);
@@ -37,9 +39,9 @@ static int32_t aliased_result(const mx_func_t *f, int32_t i) {
 static mx_status_t bind_input(mx_graph_binding_t *b, int32_t i, const mx_type_t *at, int32_t rank,
                               const char *fname) {
   char b1[96];
+  bool rows = rank == 3 && b->entry == MX_ENTRY_MEDIA;  // [B, T, H]
   if (b->input_arg >= 0 || at->kind != MX_TYPE_TENSOR || at->elem != MX_ELEM_F32 ||
-      at->rank != rank ||
-      (b->entry == MX_ENTRY_MEDIA && (at->dims[0] != b->B || at->dims[1] != b->T)))
+      at->rank != rank || (rows && (at->dims[0] != b->B || at->dims[1] != b->T)))
     return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d is %s, not the expected f32 input",
                         fname, i, mx_type_str(at, b1, sizeof b1));
   b->input_arg = i;
@@ -58,6 +60,12 @@ mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
   return bind(model, ctx, 0, false, V, caches, n_caches, B, T, all_logits, entry, none, b);
 }
 
+mx_status_t mx_graph_bind_audio(const mx_model_t *model, int32_t frames, mx_graph_binding_t *b) {
+  const int32_t f[3] = {frames, 0, 0};
+  return bind(model, 1, 0, false, model->config.vocab_size, NULL, 0, 1, 1, false, MX_ENTRY_AUDIO, f,
+              b);
+}
+
 mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, int32_t grid_w,
                                       mx_graph_binding_t *b) {
   const int32_t grid[3] = {grid_h, grid_w, 0};
@@ -74,29 +82,36 @@ mx_status_t mx_graph_bind_vision_pooled(const mx_model_t *model, int32_t crops, 
 
 // Builds the module, then binds every argument of the function: weights to the checkpoint,
 // tokens/pos0 to our small tensors, caches (types checked here, data bound by the caller).
-// Records where the results are.
+// Records where the results are. grid: the Qwen towers' patch grid for @vision, {frames, 0} for
+// @audio.
 static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, bool seq_caches,
                         int32_t V, const mx_tensor_t *caches, int32_t n_caches, int32_t B,
                         int32_t T, bool all_logits, mx_graph_entry_t entry, const int32_t grid[3],
                         mx_graph_binding_t *b) {
   const char *fname = entry == MX_ENTRY_VISION  ? "vision"
+                      : entry == MX_ENTRY_AUDIO ? "audio"
                       : entry == MX_ENTRY_MEDIA ? "prefill_media"
                       : T == 1                  ? "decode"
                                                 : "prefill";
   all_logits = all_logits && T > 1;
   b->entry = entry;
-  b->input_arg = b->positions_arg = b->deepstack_arg = b->pooling_arg = -1;
+  b->input_arg = b->positions_arg = b->deepstack_arg = b->pooling_arg = b->audio_mask_arg =
+      b->rope_offset_arg = -1;
+  bool audio = entry == MX_ENTRY_AUDIO;
+  bool text = entry == MX_ENTRY_TEXT || entry == MX_ENTRY_TEXT_ROPE_OFFSET;
   mx_graph_opts_t go = {.batch = B,
                         .ctx = ctx,
                         .prefill_len = T,
                         .all_logits = all_logits,
                         .kv_dtype = n_caches > 0 ? caches[0].type.elem : MX_ELEM_F32,
-                        .media = entry != MX_ENTRY_TEXT,
-                        .vision_grid_h = grid[0],
-                        .vision_grid_w = grid[1],
-                        .vision_pool = grid[2],
+                        .media = entry == MX_ENTRY_MEDIA || entry == MX_ENTRY_VISION,
+                        .vision_grid_h = audio ? 0 : grid[0],
+                        .vision_grid_w = audio ? 0 : grid[1],
+                        .vision_pool = audio ? 0 : grid[2],
+                        .audio_frames = audio ? grid[0] : 0,
                         .attn_len = attn_len,
-                        .seq_caches = seq_caches};
+                        .seq_caches = seq_caches,
+                        .rope_offset = entry == MX_ENTRY_TEXT_ROPE_OFFSET};
   mx_status_t st0 = mx_model_build_graph(&model->config, model->ckpt, &go, &b->mod);
   if (st0) return st0;
   b->B = B;
@@ -210,7 +225,7 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
       }
       case MX_ARG_MEDIA:
       case MX_ARG_PIXELS:
-        if ((info.role == MX_ARG_MEDIA) != (entry == MX_ENTRY_MEDIA) || entry == MX_ENTRY_TEXT)
+        if ((info.role == MX_ARG_MEDIA) != (entry == MX_ENTRY_MEDIA) || text)
           return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unexpected role %s", fname, i,
                               info.role == MX_ARG_MEDIA ? "media" : "pixels");
         // Pixels: Molmo2's crops [crops, N, P*P*3], the Qwen towers' rows, else [1, C, S, S].
@@ -234,6 +249,36 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
         b->args[i] = b->pooling;
         break;
       }
+      case MX_ARG_AUDIO:
+        if (!audio)
+          return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unexpected role audio", fname,
+                              i);
+        st = bind_input(b, i, at, 3, fname);
+        if (st) return st;
+        break;
+      case MX_ARG_AUDIO_MASK: {
+        const int64_t md[2] = {1, grid[0]};
+        if (!audio || b->audio_mask_arg >= 0 || !type_is(at, MX_ELEM_I32, 2, md))
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s audio_mask argument is %s, expected [1, %d] i32", fname,
+                              mx_type_str(at, b1, sizeof b1), grid[0]);
+        b->audio_mask_arg = i;
+        st = mx_tensor_alloc(&b->audio_mask, at);
+        if (st) return st;
+        b->args[i] = b->audio_mask;
+        break;
+      }
+      case MX_ARG_ROPE_OFFSET:
+        if (entry != MX_ENTRY_TEXT_ROPE_OFFSET || b->rope_offset_arg >= 0 ||
+            !type_is(at, MX_ELEM_I32, 1, pos_dims))
+          return mx_error_set(MX_ERR_INVALID_ARG,
+                              "@%s rope_offset argument is %s, expected [%d] i32", fname,
+                              mx_type_str(at, b1, sizeof b1), B);
+        b->rope_offset_arg = i;
+        st = mx_tensor_alloc(&b->rope_offset, at);
+        if (st) return st;
+        b->args[i] = b->rope_offset;
+        break;
       default:
         return mx_error_set(MX_ERR_INVALID_ARG, "@%s argument %d: unknown role %d", fname, i,
                             (int)info.role);
@@ -254,8 +299,21 @@ static mx_status_t bind(const mx_model_t *model, int64_t ctx, int64_t attn_len, 
           (long long)fd[2]);
     return MX_OK;
   }
+  if (audio) {
+    const mx_audio_config_t *ac = &model->config.audio;
+    const int64_t rd[3] = {1, ac->soft_tokens, model->config.hidden_size};
+    if (b->input_arg < 0 || b->audio_mask_arg < 0 || f->n_results != 1 ||
+        !type_is(&f->result_types[0], MX_ELEM_F32, 3, rd))
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "@audio must take the features and the frame mask and return the rows "
+                          "[1, %lld, %lld] f32",
+                          (long long)rd[1], (long long)rd[2]);
+    return MX_OK;
+  }
   if (entry == MX_ENTRY_MEDIA && b->input_arg < 0)
     return mx_error_set(MX_ERR_INVALID_ARG, "@%s has no media argument", fname);
+  if (entry == MX_ENTRY_TEXT_ROPE_OFFSET && b->rope_offset_arg < 0)
+    return mx_error_set(MX_ERR_INVALID_ARG, "@%s has no rope_offset argument", fname);
   if (b->tokens_arg < 0 || b->pos0_arg < 0 || n_cache_seen != n_caches)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "@%s lacks a tokens or pos0 argument, or some of the %d caches", fname,
@@ -305,7 +363,7 @@ mx_status_t mx_graph_bind_window(const mx_model_t *model, int64_t ctx, int64_t a
 
 mx_status_t mx_graph_bind_seqs(const mx_model_t *model, int64_t ctx, int64_t attn_len, int32_t V,
                                const mx_tensor_t *caches, int32_t n_caches, int32_t B,
-                               mx_graph_binding_t *b) {
-  return bind(model, ctx, attn_len, B > 1, V, caches, n_caches, B, 1, false, MX_ENTRY_TEXT, kNoGrid,
-              b);
+                               bool rope_offset, mx_graph_binding_t *b) {
+  return bind(model, ctx, attn_len, B > 1, V, caches, n_caches, B, 1, false,
+              rope_offset ? MX_ENTRY_TEXT_ROPE_OFFSET : MX_ENTRY_TEXT, kNoGrid, b);
 }

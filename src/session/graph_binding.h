@@ -12,6 +12,10 @@ typedef enum mx_graph_entry {
   MX_ENTRY_TEXT = 0,  // @prefill (T > 1) or @decode (T = 1)
   MX_ENTRY_MEDIA,     // @prefill_media: tokens, pos0, caches and the media rows
   MX_ENTRY_VISION,    // @vision: the pixels of one image -> its features (no caches, no tokens)
+  MX_ENTRY_AUDIO,     // @audio: one recording's log-mel features and frame mask -> its rows
+  // @prefill / @decode with a RoPE offset per sequence (mx_graph_opts_t.rope_offset): the
+  // batched decode of M-RoPE models whose slots an image shifted (ADR 0013).
+  MX_ENTRY_TEXT_ROPE_OFFSET,
 } mx_graph_entry_t;
 
 typedef struct mx_graph_binding {
@@ -42,6 +46,14 @@ typedef struct mx_graph_binding {
   // pooling_arg; the runner fills it); -1 / empty otherwise.
   mx_tensor_t pooling;
   int32_t pooling_arg;
+  // @audio: the frame mask i32 [1, F] (owned, bound as argument audio_mask_arg; the features
+  // f32 [1, F, mels] are `input`); -1 / empty otherwise.
+  mx_tensor_t audio_mask;
+  int32_t audio_mask_arg;
+  // MX_ENTRY_TEXT_ROPE_OFFSET: the RoPE offsets i32 [B] (owned, zeroed, bound as argument
+  // rope_offset_arg; the runner fills it); -1 / empty otherwise.
+  mx_tensor_t rope_offset;
+  int32_t rope_offset_arg;
   int32_t n_caches;    // 2L, or B * 2L (mx_graph_bind_seqs)
   int32_t *cache_arg;  // [n_caches]: argument index of cache j (k_l = 2l, v_l = 2l+1)
   int32_t *cache_res;  // [n_caches]: result index holding the new cache j
@@ -66,11 +78,13 @@ mx_status_t mx_graph_bind_window(const mx_model_t *model, int64_t ctx, int64_t a
 // ADR 0016): caches[B * 2L] sequence-major (sequence s's k_l = 2 L s + 2l, v_l = 2 L s + 2l + 1),
 // each [1, Hkv, ctx, D]; tokens [B, 1], pos0 [B], logits [B, V]; attention reads cache rows
 // [0, attn_len) (0: all), as mx_graph_bind_window.
+// With rope_offset, the graph also takes its rope_offset argument (MX_ENTRY_TEXT_ROPE_OFFSET).
 mx_status_t mx_graph_bind_seqs(const mx_model_t *model, int64_t ctx, int64_t attn_len, int32_t V,
                                const mx_tensor_t *caches, int32_t n_caches, int32_t B,
-                               mx_graph_binding_t *b);
+                               bool rope_offset, mx_graph_binding_t *b);
 // mx_graph_bind for any entry: MX_ENTRY_MEDIA binds @prefill_media (any T >= 1; its input is
-// the media rows), MX_ENTRY_VISION binds @vision (n_caches 0, T 1; its input is the pixels,
+// the media rows), MX_ENTRY_TEXT_ROPE_OFFSET @prefill / @decode with their rope_offset argument,
+// MX_ENTRY_VISION binds @vision (n_caches 0, T 1; its input is the pixels,
 // result 0 the features [1, N, H] f32, which the caller binds).
 mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
                                 const mx_tensor_t *caches, int32_t n_caches, int32_t B, int32_t T,
@@ -80,6 +94,10 @@ mx_status_t mx_graph_bind_entry(const mx_model_t *model, int64_t ctx, int32_t V,
 // is bound to `features` (N * H floats, borrowed; outlives the binding).
 mx_status_t mx_graph_bind_vision(const mx_model_t *model, int64_t ctx, int32_t V, float *features,
                                  mx_graph_binding_t *b);
+// @audio of Gemma 3n for `frames` log-mel frames (ADR 0022): its input is the features
+// [1, frames, mels], audio_mask the frame mask [1, frames], result 0 the rows
+// [1, audio_soft_tokens_per_image, H] f32 (the caller binds it).
+mx_status_t mx_graph_bind_audio(const mx_model_t *model, int32_t frames, mx_graph_binding_t *b);
 // @vision of a Qwen tower for a grid_h x grid_w patch grid (ADR 0013): its input is the pixel
 // rows [grid_h * grid_w, C*Tp*P*P], result 0 the features [1, grid_h * grid_w / m^2, H].
 mx_status_t mx_graph_bind_vision_grid(const mx_model_t *model, int32_t grid_h, int32_t grid_w,

@@ -19,8 +19,16 @@ static void release_vision(mx_graph_runner_t *r) {
   r->features = NULL;
 }
 
+static void release_audio(mx_graph_runner_t *r) {
+  if (r->aud.mod) binding_release(r, &r->aud);
+  r->aud_frames = 0;
+  free(r->aud_rows);
+  r->aud_rows = NULL;
+}
+
 static void release_media(mx_graph_runner_t *r) {
   release_vision(r);
+  release_audio(r);
   for (int32_t i = 0; i < r->n_med; i++) binding_release(r, &r->med[i]);
   if (r->med_odd.mod) binding_release(r, &r->med_odd);
   r->has_vision = false;
@@ -196,13 +204,15 @@ static mx_status_t prepare_vision(mx_graph_runner_t *r) {
 static mx_status_t ensure_media(mx_graph_runner_t *r) {
   if (r->has_vision) return MX_OK;
   const mx_model_config_t *mc = &r->model->config;
-  if (!mc->vision.present)
-    return mx_error_set(MX_ERR_UNSUPPORTED, "model_type '%s' takes no images (no vision tower)",
+  if (!mc->vision.present && !mc->audio.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "model_type '%s' takes no images or audio (no vision or audio tower)",
                         mc->model_type);
   r->has_vision = true;
   mx_status_t st = MX_OK;
-  // The Qwen towers' @vision depends on the image's grid: bound per grid (vision_grid).
-  if (mx_vision_fixed_size(&mc->vision)) {
+  // The Qwen towers' @vision depends on the image's grid: bound per grid (vision_grid); @audio
+  // on the recording's frame count (audio).
+  if (mc->vision.present && mx_vision_fixed_size(&mc->vision)) {
     st =
         mx_graph_bind_entry(r->model, r->ctx, r->V, NULL, 0, 1, 1, false, MX_ENTRY_VISION, &r->vis);
     if (!st) st = prepare_vision(r);
@@ -245,13 +255,14 @@ static mx_graph_binding_t *windowed(mx_graph_runner_t *r, mx_graph_binding_t *fu
 }
 
 mx_status_t mx_graph_runner_bind_seqs(mx_graph_runner_t *r, int32_t B, int64_t attn_len,
-                                      const mx_tensor_t *pos0, float *logits,
+                                      bool rope_offset, const mx_tensor_t *pos0, float *logits,
                                       mx_graph_binding_t *b) {
   int32_t n = B * r->n_caches;
   mx_tensor_t *types = calloc((size_t)(n > 0 ? n : 1), sizeof *types);
   if (!types) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t j = 0; j < n; j++) types[j].type = r->caches[j % r->n_caches].type;  // types only
-  mx_status_t st = mx_graph_bind_seqs(r->model, r->ctx, attn_len, r->V, types, n, B, b);
+  mx_status_t st =
+      mx_graph_bind_seqs(r->model, r->ctx, attn_len, r->V, types, n, B, rope_offset, b);
   if (!st) {
     b->args[b->tokens_arg] = b->tokens;
     b->args[b->pos0_arg] = *pos0;
@@ -405,6 +416,33 @@ static mx_status_t media_binding(mx_graph_runner_t *r, int32_t T, mx_graph_bindi
   }
   *out = &r->med_odd;
   return MX_OK;
+}
+
+mx_status_t mx_graph_runner_audio(void *state, const float *features, const int32_t *mask,
+                                  int32_t frames, float *rows) {
+  mx_graph_runner_t *r = state;
+  mx_status_t st = ensure_media(r);
+  if (st) return st;
+  if (r->aud_frames != frames) {  // another frame count: rebuild @audio
+    release_audio(r);
+    st = mx_graph_bind_audio(r->model, frames, &r->aud);
+    if (!st) {
+      r->aud_rows = malloc(mx_type_nbytes(&r->aud.f->result_types[0]));
+      if (!r->aud_rows) st = mx_error_set(MX_ERR_NOMEM, "out of memory (audio rows)");
+    }
+    if (!st) {
+      mx_graph_bind_features(&r->aud, r->aud_rows);
+      if (r->ex->prepare) st = r->ex->prepare(r->impl, &r->aud);
+    }
+    if (st) {
+      release_audio(r);
+      return st;
+    }
+    r->aud_frames = frames;
+  }
+  mx_graph_binding_t *a = &r->aud;
+  memcpy(a->audio_mask.data, mask, a->audio_mask.nbytes);
+  return mx_graph_run_vision(r->ex, r->impl, a, features, rows);
 }
 
 mx_status_t mx_graph_media_inputs(const mx_model_t *model, mx_graph_binding_t *b,

@@ -101,6 +101,11 @@ typedef struct mx_graph_runner {
                            // Molmo2: for crops, tokens, pool (vis_grid[0..2])
   int32_t vis_grid[3];
   float *features;
+  // Gemma 3n (ADR 0022): @audio bound for aud_frames log-mel frames (0: none yet), rebuilt when a
+  // recording has another frame count; its rows land in aud_rows [soft_tokens * H].
+  mx_graph_binding_t aud;
+  int32_t aud_frames;
+  float *aud_rows;
   int32_t n_med;
   mx_graph_binding_t med[MX_RUNNER_MAX_BUCKETS];
   // An image's block whose length is not a power of two runs as one call of exactly its length
@@ -123,6 +128,10 @@ void mx_graph_runner_reset(void *state);
 mx_status_t mx_graph_runner_vision(void *state, const float *pixels, float *features);
 mx_status_t mx_graph_runner_prefill_media(void *state, const int32_t *ids, const float *media,
                                           int32_t n, int64_t pos0, float *last);
+// Gemma 3n's audio tower (mx_backend_t.audio; ADR 0022): @audio rebuilt when the frame count
+// changes.
+mx_status_t mx_graph_runner_audio(void *state, const float *features, const int32_t *mask,
+                                  int32_t frames, float *rows);
 // The Qwen towers (mx_backend_t.vision_grid / .prefill_mrope; ADR 0013): @vision rebuilt when
 // the grid changes, @prefill_media with M-RoPE positions.
 mx_status_t mx_graph_runner_vision_grid(void *state, const float *pixels, int32_t grid_h,
@@ -158,9 +167,11 @@ mx_status_t mx_graph_media_inputs(const mx_model_t *model, mx_graph_binding_t *b
 // sequence (mx_graph_bind_seqs; attention window attn_len, 0 = the whole capacity), the caches
 // bound by type only, pos0 (i32 [B], borrowed) as its pos0 and logits[B * V] (borrowed) as its
 // logits. The caller writes b->tokens and pos0 before each run and releases b with
-// mx_graph_runner_release. On failure *b is released.
+// mx_graph_runner_release. With rope_offset the graph also takes its RoPE offsets
+// (MX_ENTRY_TEXT_ROPE_OFFSET: b->rope_offset, which the caller writes). On failure *b is
+// released.
 mx_status_t mx_graph_runner_bind_seqs(mx_graph_runner_t *r, int32_t B, int64_t attn_len,
-                                      const mx_tensor_t *pos0, float *logits,
+                                      bool rope_offset, const mx_tensor_t *pos0, float *logits,
                                       mx_graph_binding_t *b);
 // The window a call whose positions end before `end` runs (ADR 0015): its index k, whose entries
 // read W = r->attn_window << k rows, or r->n_win for the whole capacity.

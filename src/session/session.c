@@ -246,6 +246,13 @@ mx_status_t mx_session_check_vision_sizes(const mx_model_t *m, int64_t n_pixels,
 }
 
 static mx_status_t check_media(const mx_session_t *s, const char *what) {
+  const mx_model_config_t *c = &s->model->config;
+  if (!c->vision.present && c->audio.present) {  // Gemma 3n: the audio tokens take the rows
+    if (!s->backend->audio || !s->backend->prefill_media)
+      return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run audio models", what,
+                          s->backend->name);
+    return MX_OK;
+  }
   if (!s->model->config.vision.present)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         s->model->config.model_type);
@@ -329,6 +336,35 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
   st = s->vbackend ? s->vbackend->vision(s->vstate, pixels, features)
                    : s->backend->vision(s->state, pixels, features);
   return st ? mx_error_prefix(st, "vision tower") : MX_OK;
+}
+
+mx_status_t mx_session_audio(mx_session_t *s, const float *features, const uint8_t *mask,
+                             int64_t frames, float *rows, int64_t n_rows) {
+  if (!s || !features || !mask || !rows)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_audio: NULL argument");
+  const mx_model_config_t *c = &s->model->config;
+  if (!c->audio.present)
+    return mx_error_set(MX_ERR_UNSUPPORTED, "audio: model_type '%s' has no audio tower",
+                        c->model_type);
+  mx_status_t st = check_media(s, "audio");
+  if (st) return st;
+  const mx_audio_config_t *a = &c->audio;
+  int64_t tokens = mx_audio_tokens(a, frames);
+  if (frames < 1 || tokens > a->soft_tokens)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "audio: %lld log-mel frames give %lld audio tokens, more than the %d "
+                        "(audio_soft_tokens_per_image) a prompt holds",
+                        (long long)frames, (long long)tokens, a->soft_tokens);
+  int64_t want = (int64_t)a->soft_tokens * c->hidden_size;
+  if (n_rows != want)
+    return mx_error_set(MX_ERR_INVALID_ARG, "audio: room for %lld row values, need %lld",
+                        (long long)n_rows, (long long)want);
+  int32_t *m = malloc(sizeof *m * (size_t)frames);
+  if (!m) return mx_error_set(MX_ERR_NOMEM, "out of memory (audio mask)");
+  for (int64_t i = 0; i < frames; i++) m[i] = mask[i] != 0;
+  st = s->backend->audio(s->state, features, m, (int32_t)frames, rows);
+  free(m);
+  return st ? mx_error_prefix(st, "audio tower") : MX_OK;
 }
 
 mx_status_t mx_session_prefill_media(mx_session_t *s, const int32_t *ids, const float *media,

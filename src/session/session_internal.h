@@ -91,9 +91,12 @@ typedef struct mx_backend_batch {
                          float *last);
   // One token for each of n distinct slots: ids[i] at position pos[i] of slots[i], logits of
   // slots[i] to logits[i * V]. Slots not named keep their state. The cost may grow with the
-  // highest slot index named (batch.c hands out low indices first).
+  // highest slot index named (batch.c hands out low indices first). rope[i]: the RoPE position
+  // of slots[i]'s token, for an M-RoPE model's slot whose text an image shifted behind its cache
+  // positions (three equal rows; ADR 0013), all slots in the one call; NULL: pos[i] for all.
+  // A model whose graphs take no RoPE offset (not M-RoPE) refuses rope[i] != pos[i].
   mx_status_t (*decode)(void *state, const int32_t *slots, const int32_t *ids, const int64_t *pos,
-                        int32_t n, float *logits);
+                        const int64_t *rope, int32_t n, float *logits);
   void (*reset)(void *state, int32_t slot);  // forget the slot's KV state
   // Keep the slot's first n (>= 1) tokens, forget the rest (calls take positions, so only what
   // the state keeps per slot changes); NULL: the state keeps nothing per slot.
@@ -118,6 +121,9 @@ typedef struct mx_backend_batch {
   mx_status_t (*vision_pooled)(void *state, const float *pixels, int32_t crops,
                                const int32_t *pooling, int32_t tokens, int32_t pool,
                                float *features);
+  // Gemma 3n's audio tower (ADR 0022), as mx_backend_t's `audio`, touching no slot; NULL: none.
+  mx_status_t (*audio)(void *state, const float *features, const int32_t *mask, int32_t frames,
+                       float *rows);
   // `prefill` that also writes every position's logits to all[n][V] (speculative decoding's
   // verification, ADR 0024); NULL: the batch cannot verify drafts.
   mx_status_t (*prefill_all)(void *state, int32_t slot, const int32_t *ids, int32_t n, int64_t pos0,

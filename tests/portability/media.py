@@ -2,7 +2,8 @@
 """Portability of the media entries: a vision-language fixture's @vision and @prefill_media, as
 `mlxcel emit` writes them, compiled by IREE and by XLA and run on the fixture's photograph,
 against the reference interpreter running the same text (docs/portability.md, "The media
-entries").
+entries"); for Gemma 3n's audio fixture (audio_reference.json) @audio on the reference's log-mel
+features and its mask, and @prefill_media with its rows at the audio tokens.
 
 For one fixture (a directory with vision_reference.json, written by tools/vlm/) this driver
   1. preprocesses the reference's photograph with `mlxcel image` (the pixel rows; Qwen's patch
@@ -127,13 +128,15 @@ def consume(consumer, exe, sig, weights, inputs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mlxcel", required=True)
-    ap.add_argument("--model", required=True, help="fixture directory (vision_reference.json)")
+    ap.add_argument("--model", required=True,
+                    help="fixture directory (vision_reference.json, or Gemma 3n's "
+                    "audio_reference.json)")
     ap.add_argument("--name", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--form", default="keep", choices=("keep", "inline"))
     ap.add_argument("--consumers", default="iree,xla")
     ap.add_argument("--vision-bound", type=float, required=True,
-                    help="max |features - interpreter's| allowed")
+                    help="max |features (audio rows) - interpreter's| allowed")
     ap.add_argument("--logits-bound", type=float, required=True,
                     help="max |logits - interpreter's| allowed over every prompt position")
     a = ap.parse_args()
@@ -142,11 +145,21 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     Path(work, "result.json").unlink(missing_ok=True)
     t_start = time.time()
-    ref = json.loads(Path(a.model, "vision_reference.json").read_text())
+    audio = Path(a.model, "audio_reference.json").exists()
+    ref = json.loads(Path(a.model, "audio_reference.json" if audio else
+                          "vision_reference.json").read_text())
     prompt = ref["prompt_ids"]
     T = len(prompt)
+    tower = "audio" if audio else "vision"
 
-    vision_inputs, emit_opts = preprocess(a.mlxcel, a.model, ROOT / ref["image"], work)
+    if audio:  # Gemma 3n: @audio on the reference's log-mel features (transformers' input)
+        feats_in = np.asarray(ref["features"], np.float32)[None]
+        vision_inputs = {"audio": feats_in, "audio_mask": np.asarray(ref["mask"], np.int32)[None]}
+        emit_opts = ["--audio-frames", str(feats_in.shape[1])]
+        with open(Path(a.model, "config.json")) as f:
+            ref["image_token_index"] = json.load(f)["audio_token_id"]
+    else:
+        vision_inputs, emit_opts = preprocess(a.mlxcel, a.model, ROOT / ref["image"], work)
     emit_dir = work / a.form
     shutil.rmtree(emit_dir, ignore_errors=True)
     port.run([a.mlxcel, "emit", "-m", a.model, "-o", str(emit_dir), "--ctx", str(max(T, 64)),
@@ -154,7 +167,7 @@ def main():
               str(emit_dir / "params.safetensors")] + emit_opts
              + (["--inline-composites"] if a.form == "inline" else []))
     entries = {}
-    for e in ("vision", "prefill_media"):
+    for e in (tower, "prefill_media"):
         path = emit_dir / f"{e}.mlir"
         if not path.exists():
             raise SystemExit(f"media: `mlxcel emit` wrote no {path.name} for {a.model}")
@@ -162,24 +175,26 @@ def main():
         entries[e] = (path, port.entry_signature(path))
 
     # The interpreter: the features, then the prompt with those features at its image tokens.
-    want_feats = reference_features(ref)
-    feats, t_vi = interpret(a.mlxcel, a.model, entries["vision"][0], vision_inputs,
-                            entries["vision"][1], work, "vision")
+    # Gemma 3n: the audio rows (padded to audio_soft_tokens_per_image) at its audio tokens.
+    want_feats = (np.asarray(ref["audio_rows"], np.float32) if audio else
+                  reference_features(ref))
+    feats, t_vi = interpret(a.mlxcel, a.model, entries[tower][0], vision_inputs,
+                            entries[tower][1], work, tower)
     feats = feats.reshape(want_feats.shape)
     pm_inputs = media_inputs(entries["prefill_media"][1], prompt, ref, feats)
     logits, t_pi = interpret(a.mlxcel, a.model, entries["prefill_media"][0], pm_inputs,
                              entries["prefill_media"][1], work, "prefill_media")
     logits = logits.reshape(T, -1)
-    want_logits = np.asarray(ref["logits"], np.float32)
-    interp = {"vision": feats, "prefill_media": logits}
-    truth = {"vision": want_feats, "prefill_media": want_logits}
-    inputs = {"vision": vision_inputs, "prefill_media": pm_inputs}
-    bounds = {"vision": a.vision_bound, "prefill_media": a.logits_bound}
+    want_logits = np.asarray(ref["prompt_logits" if audio else "logits"], np.float32)
+    interp = {tower: feats, "prefill_media": logits}
+    truth = {tower: want_feats, "prefill_media": want_logits}
+    inputs = {tower: vision_inputs, "prefill_media": pm_inputs}
+    bounds = {tower: a.vision_bound, "prefill_media": a.logits_bound}
     failures = []
     for e in entries:
         d = float(np.max(np.abs(interp[e] - truth[e])))
         log(f"interpreter @{e}: max |diff| to transformers {d:.3g} (bound {REF_BOUND:g}), "
-            f"{t_vi if e == 'vision' else t_pi:.1f} s")
+            f"{t_vi if e == tower else t_pi:.1f} s")
         if d > REF_BOUND:
             failures.append(f"interpreter @{e}")
 
@@ -199,7 +214,7 @@ def main():
             err = float(np.max(np.abs(out - interp[e])))
             err_ref = float(np.max(np.abs(out - truth[e])))
             # Logits: every position's argmax is the interpreter's (features have no ids).
-            same = (None if e == "vision" else
+            same = (None if e == tower else
                     bool(np.all(np.argmax(out, -1) == np.argmax(interp[e], -1))))
             ok = err <= bounds[e] and err_ref <= REF_BOUND and same is not False
             results.append({"model": a.name, "entry": e, "form": a.form, "consumer": cname,

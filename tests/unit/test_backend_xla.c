@@ -19,6 +19,7 @@
 #include "mlxcel/batch.h"
 #include "mlxcel/session.h"
 #include "mx_pjrt_plugin.h"
+#include "session/session_internal.h"
 #include "test_graph_runner.h"
 
 enum { N_STEPS = 32, CHUNK = 8 };
@@ -344,6 +345,51 @@ static void windows(const mx_model_t *model) {
   free(rf);
 }
 
+// The batched decode's RoPE offsets (M-RoPE, ADR 0013) on Qwen2-VL's text model: two slots
+// hold the same prompt; one call decodes slot 0 at a RoPE position 3 behind its cache position
+// (as an image leaves it) and slot 1 unshifted, then a lone shifted slot decodes alone. The xla
+// batch's logits equal the cpu batch's (whose shifted decode test_vlm_qwen.h holds to
+// transformers' greedy ids) within 1e-4, and the shift changes the logits.
+static void rope_offsets(const mx_model_t *model) {
+  const mx_backend_batch_t *ops[2] = {mx_backend_batch_ops(&mx_backend_cpu),
+                                      mx_backend_batch_ops(&mx_backend_xla)};
+  mx_backend_config_t bc = {.ctx = 32, .prefill_chunk = CHUNK};
+  bc.opts.xla.plugin = g_plugin;
+  bc.opts.xla.cache_dir = g_cache;
+  static const int32_t kPrompt[] = {1, 5, 9, 17, 33, 65, 129, 200};
+  const int32_t np = 8, V = model->config.vocab_size;
+  float *lg = malloc(sizeof(float) * 4 * (size_t)V * 2);
+  void *st[2] = {NULL, NULL};
+  for (int32_t k = 0; k < 2 && lg; k++) {
+    CHECK_OK(ops[k]->create(model, &bc, 2, &st[k]));
+    if (!st[k]) break;
+    float *out = lg + (size_t)k * 4 * (size_t)V;  // [4][V]: both slots, then the lone slot
+    for (int32_t s = 0; s < 2; s++) CHECK_OK(ops[k]->prefill(st[k], s, kPrompt, np, 0, out));
+    int32_t slots[2] = {0, 1}, ids[2] = {7, 7};
+    int64_t pos[2] = {np, np}, rope[2] = {np - 3, np};
+    CHECK_OK(ops[k]->decode(st[k], slots, ids, pos, rope, 2, out));
+    int64_t pos1 = np + 1, rope1 = np - 2;
+    CHECK_OK(ops[k]->decode(st[k], slots, ids, &pos1, &rope1, 1, out + 2 * (size_t)V));
+    CHECK_OK(ops[k]->decode(st[k], slots + 1, ids, &pos1, &pos1, 1, out + 3 * (size_t)V));
+  }
+  double maxd = 0, shift = 0;
+  for (size_t i = 0; lg && st[1] && i < 4 * (size_t)V; i++) {
+    double d = fabs((double)lg[i] - lg[4 * (size_t)V + i]);
+    if (d > maxd) maxd = d;
+  }
+  for (int32_t i = 0; lg && i < V; i++) {
+    double d = fabs((double)lg[i] - lg[V + i]);  // slot 0 shifted vs slot 1, the same tokens
+    if (d > shift) shift = d;
+  }
+  CHECK_MSG(maxd <= 1e-4, "RoPE offsets: xla vs cpu batch max |dlogit| %.3g", maxd);
+  CHECK_MSG(shift > 1e-3, "RoPE offsets: a shifted slot's logits equal the unshifted one's");
+  printf("qwen2_vl batch: RoPE offsets on xla vs cpu max |dlogit| %.3g (shift moves them %.3g)\n",
+         maxd, shift);
+  for (int32_t k = 0; k < 2; k++)
+    if (st[k]) ops[k]->destroy(st[k]);
+  free(lg);
+}
+
 // Failures a healthy CPU plugin never shows, through the fault plugin (fault_pjrt_plugin.c)
 // around the real one: a compile the plugin rejects, and the device out of memory when the
 // caches are allocated and during a step. Each is a clear error naming what failed; a failure
@@ -443,6 +489,10 @@ int main(void) {
   snprintf(stories, sizeof stories, "%s/families/deepseek_v2", data);
   model = load(stories, MX_ELEM_F32);
   if (model) batch("deepseek_v2", model, kSmallPrompt);
+  mx_model_free(model);
+  snprintf(stories, sizeof stories, "%s/families/qwen2_vl", data);
+  model = load(stories, MX_ELEM_F32);
+  if (model) rope_offsets(model);
   mx_model_free(model);
   snprintf(stories, sizeof stories, "%s/../../models/stories260K", data);
   parity("stories260K", stories, kStoryPrompt, 8, MX_ELEM_F32, 0);

@@ -303,7 +303,7 @@ static void test_full_slot_rows(const mx_model_t *m, const mx_backend_t *be) {
   int32_t slot = 1, tok = 7;
   for (int64_t p = 0; p < 10; p++) {
     int64_t pos = p;
-    CHECK_OK(ops->decode(state, &slot, &tok, &pos, 1, lg));
+    CHECK_OK(ops->decode(state, &slot, &tok, &pos, NULL, 1, lg));
   }
   // Slot 0's slice: for each kv head, rows 0..ctx-1 must be unchanged (row ctx is the spare).
   const mx_type_t *ct = &bs->caches[0].type;

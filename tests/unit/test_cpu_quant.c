@@ -324,6 +324,36 @@ static void test_kernels(void) {
   qw_free(&q);
 }
 
+// The integer prefill's blocking at larger shapes: the AMX kernel prepares the activations in
+// chunks of 16 * 32768 / k rows and unpacks / streams the weights in blocks of
+// 256 KiB / (16 k) panels, so k 8192 gives chunks of 64 rows (70 rows: two, the second
+// partial) and blocks of 2 panels (48 rows: two, the second one panel), and k 32768 chunks of
+// 16 rows and blocks of one panel. Each row must still equal its GEMV bit for bit (check_gemm).
+static void test_gemm_blocking(void) {
+  static const struct {
+    int mode, bits;
+    int64_t n, k, g, m;
+    mx_elem_type_t sdt;
+  } cases[] = {
+      {MX_CPU_Q_INT4, 4, 48, 8192, 32, 70, MX_ELEM_F16},
+      {MX_CPU_Q_INT8, 8, 48, 8192, 128, 70, MX_ELEM_F32},
+      {MX_CPU_Q_AFFINE, 4, 48, 8192, 64, 70, MX_ELEM_BF16},
+      {MX_CPU_Q_AFFINE, 8, 48, 8192, 32, 70, MX_ELEM_F16},
+      {MX_CPU_Q_INT4, 4, 20, 32768, 32, 20, MX_ELEM_F16},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    qw_t q;
+    qw_make(&q, cases[c].mode, cases[c].bits, cases[c].n, cases[c].k, cases[c].g, cases[c].sdt);
+    for (int t = 0; t < g_n_tables; t++) {
+      if (!g_tables[t]->gemm) continue;  // the dequantizing GEMM has no blocking of its own
+      char label[200];
+      snprintf(label, sizeof label, "blocking case %zu [%s]", c, g_tables[t]->name);
+      check_gemm(&q, g_tables[t], cases[c].m, label);
+    }
+    qw_free(&q);
+  }
+}
+
 // ---- Plans of the composites vs the interpreter ----
 
 typedef struct graph {
@@ -492,6 +522,7 @@ static void test_choice(void) {
 
 int main(void) {
   test_kernels();
+  test_gemm_blocking();
   test_plans();
   test_choice();
   return mx_test_finish();

@@ -130,6 +130,7 @@ static inline float *runner_step_b(runner_t *r, mx_func_t *f, const int32_t *tok
       case MX_ARG_POOLING:
       case MX_ARG_AUDIO:
       case MX_ARG_AUDIO_MASK:
+      case MX_ARG_ROPE_OFFSET:  // only the batch builds graphs with it
         CHECK_MSG(0, "argument %d: a media entry's input", i);
         goto done;
     }

@@ -195,7 +195,7 @@ static void test_rejections(void) {
   reject("{\"messages\":[{\"content\":\"x\"}]}", H, 400, "messages", "'role'");
   reject("{\"messages\":[{\"role\":\"user\",\"content\":5}]}", H, 400, "messages", "'content'");
   reject("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"audio\"}]}]}", H, 400,
-         "messages", "only 'text' and 'image_url'");
+         "messages", "only 'text', 'image_url' and 'input_audio'");
   reject("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[]}", H, 400,
          "functions", "use 'tools'");
 }

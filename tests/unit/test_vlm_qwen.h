@@ -12,6 +12,8 @@
 #include "mlxcel/image.h"
 #include "mlxcel/session.h"
 #include "mx_test_vlm.h"
+#include "session/batch_state.h"
+#include "session/session_internal.h"
 #include "test_graph_runner.h"
 
 static char g_data[4096];  // the test data folder (MX_TEST_DATA)
@@ -310,9 +312,10 @@ static inline void check_image(const mx_model_t *m, const cJSON *json, const mx_
 // The prompt with its image through a batch (the server's engine): the features of the batch's
 // vision_grid, the prompt prefilled with its M-RoPE positions in chunks of 8 while another slot
 // holds the text prompt, then both decoded together: the image slot, shifted by its image,
-// decodes through the media entry and gives the 16 greedy ids, the text slot its own; the
-// image slot's RoPE position is the session's; a rewind keeps the shift; a reset slot forgets
-// it (the text prompt then runs as on a new slot).
+// and the text slot share one graph call per step (the batched @decode's RoPE offsets) and give
+// the 16 greedy ids and the text prompt's own; the image slot's RoPE position is the session's;
+// a rewind keeps the shift; a reset slot forgets it (the text prompt then runs as on a new
+// slot).
 static inline void check_batch(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px,
                                const char *backend) {
   const char *type = m->config.model_type;
@@ -353,17 +356,24 @@ static inline void check_batch(const mx_model_t *m, const cJSON *json, const mx_
     CHECK_OK(mx_batch_prefill_mrope(b, 2, ids + off, media + (size_t)off * H, cpos, c));
   }
   CHECK(mx_batch_rope_next(b, 2) == n + delta && mx_batch_rope_next(b, 0) == nt);
-  int32_t same = 0, tsame = 0, steps = ng < ngt ? ng : ngt;
-  for (int32_t i = 0; i < steps; i++) {
+  int32_t same = 0, tsame = 0, steps = ng < ngt ? ng : ngt, calls = 0;
+  const mx_backend_t *be = NULL;
+  const mx_bstate_t *bs = mx_batch_backend_state(b, &be);  // cpu and interp: the batched state
+  CHECK(bs != NULL && bs->rope_offset);
+  for (int32_t i = 0; i < steps && bs; i++) {
     const float *li = mx_batch_logits(b, 2), *lt = mx_batch_logits(b, 0);
     if (!li || !lt) break;
     int32_t slots[2] = {2, 0}, next_ids[2] = {argmax(li, V), argmax(lt, V)};
     same += next_ids[0] == greedy[i];
     tsame += next_ids[1] == tgreedy[i];
+    int64_t runs = bs->runs;
     if (mx_batch_decode(b, slots, next_ids, 2) != MX_OK) break;
+    calls += bs->runs - runs == 1;
   }
   CHECK_MSG(same == steps && tsame == steps, "%s %s batch: %d and %d of %d greedy ids equal", type,
             backend, same, tsame, steps);
+  CHECK_MSG(calls == steps, "%s %s batch: %d of %d decode steps were one graph call", type, backend,
+            calls, steps);
   CHECK(mx_batch_rope_next(b, 2) == n + steps + delta);
   // Rewinding into the text keeps the shifted positions: the last greedy step again.
   CHECK_OK(mx_batch_rewind(b, 2, n + steps - 2));

@@ -277,6 +277,27 @@ void mx_cli_spec_stats(const mx_spec_opts_t *o, const mx_generate_stats_t *st, c
 int mx_cli_chat_template(const char *cmd, const char *what, const char *dir,
                          const mx_tokenizer_t *tok, mx_chat_template_t **out);
 
+// ---- Audio in (audio_in.c; ADR 0022) ----
+// --audio on a model without an audio tower: the error (exit 2, naming the model_type).
+int mx_cli_audio_check(const char *cmd, const mx_model_t *m, int32_t n_audio);
+// The prompt text with its audio placeholders (the audio token's text) expanded as
+// Gemma3nProcessor does: "\n\n<boa>", audio_soft_tokens_per_image placeholders, "<eoa>\n\n"; a
+// prompt without any gets one per recording at its start (*out heap, the caller frees).
+// Placeholder counts other than n_audio: exit 2.
+int mx_cli_audio_text(const char *cmd, const mx_model_t *m, int32_t n_audio, const char *text,
+                      char **out);
+// The media rows [n][H] of prompt ids (*media heap, the caller frees): recording k (paths[k]: a
+// WAV file, decoded, resampled and featurized on the host) through the session's @audio at the
+// k-th run of audio tokens; *tower_s the time that took. The runs must be audio_soft_tokens_per_
+// image long, one per recording (exit 2 otherwise); a bad file fails naming it.
+// One recording's rows [audio_soft_tokens_per_image][H] (*rows heap, the caller frees) through
+// the session's @audio (chat's /audio); *tower_s the time. Returns an exit status.
+int mx_cli_audio_rows(const char *cmd, mx_session_t *s, const char *path, float **rows,
+                      double *tower_s);
+int mx_cli_prompt_audio(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                        const char *const *paths, int32_t n_audio, const int32_t *ids, int32_t n,
+                        float **media, double *tower_s);
+
 // ---- Images in (images.c; ADR 0010) ----
 
 // Gemma 3 (mx_vision_blocks): the prompt text as Gemma3Processor writes it before tokenizing
@@ -307,6 +328,38 @@ int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
 int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
                          float **media, int32_t **positions, double *tower_seconds);
+
+// ---- bench --image (bench_image.c) ----
+
+// The one-image prompt of `bench --image`: "Describe the image." after the image, tokenized
+// (Gemma 3: its image expanded in the text first), and the image's size and token count.
+typedef struct mx_bench_image {
+  const char *path;           // borrowed
+  int32_t width, height;      // as decoded
+  int32_t grid[2];            // the Qwen towers' patch grid; 0 x 0 for the fixed-size towers
+  int32_t image_tokens;       // the image's tokens in the prompt
+  int32_t *text_ids, n_text;  // heap (mx_cli_bench_image_free): the prompt before expansion
+} mx_bench_image_t;
+
+typedef struct mx_bench_image_rep {
+  int32_t prompt_tokens;  // with the image's tokens
+  double tower_s;         // the vision tower
+  double ttft_s;          // image decoding and preprocessing, tower, prompt, first token
+  double prefill_s;       // the prompt with the image's features, and the first token
+  double decode_tok_s;    // the decode steps after the first token
+} mx_bench_image_rep_t;
+
+// Reads the image and the processor (the model's preprocessor_config.json) and tokenizes the
+// prompt. Errors printed as "mlxcel CMD: error: ..." (a model without a vision tower or a
+// tokenizer, an unreadable image); returns an exit status.
+int mx_cli_bench_image_prompt(const char *cmd, const mx_model_t *m, const char *path,
+                              mx_bench_image_t *out);
+void mx_cli_bench_image_free(mx_bench_image_t *b);
+// One rep on a reset session: the prompt with its image (mx_cli_prompt_images: decode,
+// preprocess, tower), its prefill through the media entry, the greedy first token, then `gen`
+// greedy decode steps, timed. Errors printed; returns an exit status.
+int mx_cli_bench_image_rep(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                           mx_bench_image_t *b, int64_t gen, mx_bench_image_rep_t *r);
 
 // Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
 // type string `descr` ("<f4", "|u1").

@@ -20,6 +20,7 @@ static void bench_usage(FILE *out) {
       "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
       "                    [--bw-mib N] [--parallel N] [--no-warmup] [--quant MODE]\n"
       "                    [--group-size N] [--precision T] [--kv-dtype T] [--json]\n"
+      "                    [--image PATH]\n"
       "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
       "                    [-o FILE]\n"
       "\n"
@@ -46,6 +47,14 @@ static void bench_usage(FILE *out) {
       "rep prefills the N slots one after the other, then decodes all N in one batched call per\n"
       "step; prefill and decode tok/s are aggregates over the N sequences. The decode limit is\n"
       "then the smaller of N x bandwidth / (weights + N x KV bytes) and peak / decode FLOPs.\n"
+      "\n"
+      "--image PATH (a vision-language model) replaces the N-token prompt by a one-image\n"
+      "prompt (the image, then \"Describe the image.\") and reports per rep, medians over\n"
+      "the reps: the vision tower's time, the time to first token (image decoding and\n"
+      "preprocessing, tower, the prompt's prefill with the image features, the first token),\n"
+      "the prompt's prefill tok/s, and decode tok/s after it against the decode limit at\n"
+      "the prompt's length. An untimed rep first builds the media entries (unless\n"
+      "--no-warmup).\n"
       "\n"
       "Machine mode: measures and prints the memory read bandwidth (multi-threaded streaming\n"
       "sum over a 1 GiB buffer) and peak f32 FMA FLOP/s, medians of --reps.\n"
@@ -75,6 +84,7 @@ static void bench_usage(FILE *out) {
       "  --quant MODE          weights: none, int8, int4, mlx (default: auto =\n"
       "                        $MLXCEL_XLA_QUANT, else mlx for MLX checkpoints, else none)\n"
       "  --group-size N        int8 / int4 group size: 32, 64 (default) or 128\n"
+      "  --image PATH          a PNG or JPEG: bench a one-image prompt (see above)\n"
       "  --json                print one JSON object\n"
       "  -o, --output FILE     (--machine) also write the JSON object to FILE\n"
       "  -h, --help            show this help\n"
@@ -84,7 +94,7 @@ static void bench_usage(FILE *out) {
 }
 
 typedef struct bench_args {
-  const char *dir, *backend, *machine_file, *out;
+  const char *dir, *backend, *machine_file, *out, *image;
   int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib, parallel;
   bool machine, json, has_reps, no_warmup;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
@@ -181,6 +191,9 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--machine-file", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->machine_file = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--image", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      b->image = v;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->out = v;
@@ -209,6 +222,10 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
   }
   if (b->machine && (b->load.precision || b->load.kv_dtype)) {
     return mx_cli_usage_error(cmd, bench_usage, "--precision / --kv-dtype go with -m DIR");
+  }
+  if (b->image && (b->machine || b->parallel)) {
+    return mx_cli_usage_error(cmd, bench_usage, "--image goes with -m DIR, one session (not %s)",
+                              b->machine ? "--machine" : "--parallel");
   }
   if (b->machine && b->machine_file) {
     return mx_cli_usage_error(cmd, bench_usage, "--machine measures; --machine-file reads");
@@ -508,10 +525,34 @@ static int run_model(const bench_args_t *b) {
   st = mx_cli_model_load(b->dir, &lo, !b->json, &model);
   if (st != MX_OK) return mx_cli_fail(cmd, st);
   const mx_model_config_t *c = &model->config;
-  int64_t ctx = b->ctx ? b->ctx : b->prompt + b->gen;
+  mx_bench_image_t img;
+  memset(&img, 0, sizeof img);
+  if (b->image) {
+    int rc = mx_cli_bench_image_prompt(cmd, model, b->image, &img);
+    if (rc != MX_EXIT_OK) {
+      mx_cli_bench_image_free(&img);
+      mx_model_free(model);
+      return rc;
+    }
+  }
+  // With --image: the text, the image's tokens and the two tokens that may wrap them (Gemma 3's
+  // text holds its image expanded already).
+  int64_t n_prompt = !b->image                      ? b->prompt
+                     : mx_vision_blocks(&c->vision) ? img.n_text
+                                                    : (int64_t)img.n_text + img.image_tokens + 2;
+  int64_t ctx = b->ctx ? b->ctx : n_prompt + b->gen;
   if (!b->ctx && ctx < 128) ctx = 128;
   if (ctx > c->max_position_embeddings) ctx = c->max_position_embeddings;
-  if (b->prompt + b->gen > ctx) {
+  if (b->image && n_prompt + b->gen > ctx) {
+    fprintf(stderr,
+            "mlxcel bench: error: the image prompt (up to %lld tokens) + --gen %lld exceed the "
+            "context %lld\n",
+            (long long)n_prompt, (long long)b->gen, (long long)ctx);
+    mx_cli_bench_image_free(&img);
+    mx_model_free(model);
+    return MX_EXIT_FAILED;
+  }
+  if (!b->image && b->prompt + b->gen > ctx) {
     fprintf(stderr, "mlxcel bench: error: --prompt %lld + --gen %lld exceed the context %lld\n",
             (long long)b->prompt, (long long)b->gen, (long long)ctx);
     mx_model_free(model);
@@ -523,6 +564,7 @@ static int run_model(const bench_args_t *b) {
   mx_cli_progress_end();
   if (st != MX_OK) {
     runner_free(&run);
+    mx_cli_bench_image_free(&img);
     mx_model_free(model);
     return mx_cli_fail(cmd, st);
   }
@@ -532,10 +574,12 @@ static int run_model(const bench_args_t *b) {
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
   double *pre = calloc((size_t)b->reps, sizeof(double));
   double *dec = calloc((size_t)b->reps, sizeof(double));
+  double tower[MAX_REPS], ttft[MAX_REPS];  // --image
   if (!ids || !pre || !dec) {
     fprintf(stderr, "mlxcel bench: out of memory\n");
     free(ids), free(pre), free(dec);
     runner_free(&run);
+    mx_cli_bench_image_free(&img);
     mx_model_free(model);
     return MX_EXIT_FAILED;
   }
@@ -551,14 +595,18 @@ static int run_model(const bench_args_t *b) {
     fprintf(stderr,
             "mlxcel bench: %s, backend %s, %lld threads, prompt %lld, gen %lld, %lld reps, "
             "%lld sequence%s\n",
-            b->dir, runner_backend(&run), (long long)threads, (long long)b->prompt,
+            b->dir, runner_backend(&run), (long long)threads, (long long)n_prompt,
             (long long)b->gen, (long long)b->reps, (long long)par, par == 1 ? "" : "s");
   }
   // The xla backend compiles each entry on its first call: its warmup runs the whole prompt,
   // so that every prefill piece the reps use is compiled (or loaded from the compile cache)
   // before the clock starts, and that time is reported on its own.
   bool xla = strcmp(runner_backend(&run), "xla") == 0;
-  if (!b->no_warmup) {  // untimed: faults in mmapped weights, warms caches and the pool
+  mx_bench_image_rep_t ir;
+  int image_rc = MX_EXIT_OK;
+  if (b->image && !b->no_warmup) {  // untimed: builds the media entries, faults in the tower
+    image_rc = mx_cli_bench_image_rep(cmd, model, run.s, &img, 1, &ir);
+  } else if (!b->no_warmup) {  // untimed: faults in mmapped weights, warms caches and the pool
     int32_t n_warm = xla ? (int32_t)b->prompt : b->prompt < 2 ? (int32_t)b->prompt : 2;
     double t0 = now_s();
     st = runner_prefill(&run, ids, n_warm);
@@ -572,15 +620,25 @@ static int run_model(const bench_args_t *b) {
   }
   double rss = 0;
   int n_samples = b->machine_file ? 0 : 1;
-  for (int64_t r = 0; r < b->reps && st == MX_OK; r++) {
-    runner_reset(&run);
-    double t0 = now_s();
-    st = runner_prefill(&run, ids, (int32_t)b->prompt);
-    double t1 = now_s();
-    for (int64_t g = 0; g < b->gen && st == MX_OK; g++) st = runner_decode(&run);
-    double t2 = now_s();
-    pre[r] = (double)(par * b->prompt) / (t1 - t0);
-    dec[r] = (double)(par * b->gen) / (t2 - t1);
+  for (int64_t r = 0; r < b->reps && st == MX_OK && image_rc == MX_EXIT_OK; r++) {
+    if (b->image) {
+      image_rc = mx_cli_bench_image_rep(cmd, model, run.s, &img, b->gen, &ir);
+      if (image_rc != MX_EXIT_OK) break;
+      n_prompt = ir.prompt_tokens;
+      tower[r] = ir.tower_s;
+      ttft[r] = ir.ttft_s;
+      pre[r] = (double)ir.prompt_tokens / ir.prefill_s;
+      dec[r] = ir.decode_tok_s;
+    } else {
+      runner_reset(&run);
+      double t0 = now_s();
+      st = runner_prefill(&run, ids, (int32_t)b->prompt);
+      double t1 = now_s();
+      for (int64_t g = 0; g < b->gen && st == MX_OK; g++) st = runner_decode(&run);
+      double t2 = now_s();
+      pre[r] = (double)(par * b->prompt) / (t1 - t0);
+      dec[r] = (double)(par * b->gen) / (t2 - t1);
+    }
     if (!b->machine_file && st == MX_OK) {
       // Another machine sample after every rep: the limit is the best of all of them, so one
       // disturbed stretch of the run cannot lower it. The sample's buffer is not the model's
@@ -601,14 +659,16 @@ static int run_model(const bench_args_t *b) {
     }
   }
   int rc = MX_EXIT_OK;
-  if (st != MX_OK) {
+  if (image_rc != MX_EXIT_OK) {
+    rc = image_rc;  // printed
+  } else if (st != MX_OK) {
     rc = mx_cli_fail(cmd, st);
   } else {
     double hwm = peak_rss_mib();
     rss = hwm > rss ? hwm : rss;
     model_cost_t mc;
     double wsize = (double)mx_elem_size(model->precision);
-    model_cost(c, b->prompt, b->gen, chunk, wsize, (double)mx_elem_size(model->kv_dtype), &mc);
+    model_cost(c, n_prompt, b->gen, chunk, wsize, (double)mx_elem_size(model->kv_dtype), &mc);
     // The matmul weights as they are resident (quantized layers: packed values + scales).
     double mm_bytes = 0;
     int32_t n_quant = 0;
@@ -656,6 +716,8 @@ static int run_model(const bench_args_t *b) {
     char date[32];
     utc_now(date, sizeof date);
     const char *backend = runner_backend(&run);
+    double tower_ms = b->image ? 1e3 * median(tower, nr) : 0;
+    double ttft_ms = b->image ? 1e3 * median(ttft, nr) : 0;
     if (b->json) {
       mx_strbuf_t sb;
       mx_strbuf_init(&sb);
@@ -684,11 +746,21 @@ static int run_model(const bench_args_t *b) {
           c->num_kv_heads, c->head_dim, c->vocab_size, c->tie_word_embeddings ? "true" : "false",
           dtype_name(c->dtype), mc.params, mc.matmul_params, backend, (long long)threads,
           dtype_name(model->precision), dtype_name(model->kv_dtype), mx_model_quant_name(model),
-          model->quant_group_size, model->quant_bits, n_quant, (long long)b->prompt,
+          model->quant_group_size, model->quant_bits, n_quant, (long long)n_prompt,
           (long long)b->gen, (long long)b->reps, (long long)ctx, (long long)chunk, (long long)par,
           run.b ? "batch" : "session", pre_med, dec_med, mc.weight_bytes, mc.kv_bytes_per_token,
           dec_bytes, mc.flops_per_token, bw, peak, m.bandwidth_gbs, m.peak_gflops, machine_source,
           n_samples, dec_limit, pre_limit, dec_pct, pre_pct, pre_pct, dec_pct, rss, date);
+      if (b->image && sb.len > 0) {  // the image's figures before the closing brace
+        sb.data[--sb.len] = '\0';
+        mx_strbuf_puts(&sb, ", \"image\": ");
+        mx_cli_json_string(&sb, b->image);
+        mx_strbuf_printf(&sb,
+                         ", \"image_width\": %d, \"image_height\": %d, \"image_grid\": [%d, %d], "
+                         "\"image_tokens\": %d, \"tower_ms\": %.3f, \"ttft_ms\": %.3f}",
+                         img.width, img.height, img.grid[0], img.grid[1], img.image_tokens,
+                         tower_ms, ttft_ms);
+      }
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
     } else {
@@ -705,10 +777,16 @@ static int run_model(const bench_args_t *b) {
       if (par > 1)
         printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
                (long long)par, dec_med / (double)par);
+      if (b->image)
+        printf(
+            "image %dx%d (%d tokens%s): vision tower %.1f ms/image, time to first token %.1f "
+            "ms\n",
+            img.width, img.height, img.image_tokens, img.grid[0] ? ", Qwen patch grid" : "",
+            tower_ms, ttft_ms);
       printf(
           "prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
           "of limit\n",
-          (long long)b->prompt, pre_med, pre_limit, mc.flops_per_token / 1e9, pre_pct);
+          (long long)n_prompt, pre_med, pre_limit, mc.flops_per_token / 1e9, pre_pct);
       printf(
           "decode  %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.1f MB/token)     %6.2f%% "
           "of limit\n",
@@ -718,6 +796,7 @@ static int run_model(const bench_args_t *b) {
   }
   free(ids), free(pre), free(dec);
   runner_free(&run);
+  mx_cli_bench_image_free(&img);
   mx_model_free(model);
   return rc;
 }

@@ -28,6 +28,8 @@ static void chat_usage(FILE *out) {
           "At the prompt:\n"
           "  /image PATH            attach a PNG or JPEG to the next message (vision models;\n"
           "                         repeatable: the images go first, in order)\n"
+          "  /audio PATH            attach a WAV recording to the next message (Gemma 3n;\n"
+          "                         repeatable: the recordings go first, in order)\n"
           "  /reset                 forget the conversation (the --system message stays)\n"
           "  /help                  list these commands\n"
           "  /exit                  quit (also /quit, Ctrl-D, or Ctrl-C twice)\n"
@@ -190,6 +192,17 @@ static size_t image_floats(const chat_t *ch, int32_t n) {
   return rows * (size_t)mx_vision_feature_width(&ch->model->config);
 }
 
+// A model whose media are recordings (Gemma 3n's audio tower, no vision tower; ADR 0022): its
+// "images" below are recordings, audio_soft_tokens_per_image rows each, marked by
+// MX_CHAT_AUDIO_MARK and placed at the runs of audio tokens.
+static bool audio_model(const chat_t *ch) {
+  return !ch->model->config.vision.present && ch->model->config.audio.present;
+}
+
+static const char *media_mark(const chat_t *ch) {
+  return audio_model(ch) ? MX_CHAT_AUDIO_MARK : MX_CHAT_IMAGE_MARK;
+}
+
 // Room for one more image's count and grid.
 static bool grow_images(chat_t *ch) {
   if (ch->n_images < ch->cap_images) return true;
@@ -257,13 +270,59 @@ static void attach_image(chat_t *ch, const char *path) {
           ch->n_images, count, secs);
 }
 
+// /audio PATH: the recording's rows now (errors before the message is typed), for the next user
+// message.
+static void attach_audio(chat_t *ch, const char *path) {
+  const mx_model_config_t *c = &ch->model->config;
+  ch->failed = true;  // until attached
+  if (!audio_model(ch)) {
+    fprintf(stderr, "mlxcel chat: error: /audio: model_type '%s' has no audio tower\n",
+            c->model_type);
+    return;
+  }
+  if (!path[0]) {
+    fputs("mlxcel chat: error: /audio needs a PATH (a WAV file)\n", stderr);
+    return;
+  }
+  if (!grow_images(ch)) {
+    fputs("mlxcel chat: error: out of memory (recordings)\n", stderr);
+    return;
+  }
+  double secs = 0;
+  float *f = NULL;
+  if (mx_cli_audio_rows("chat", ch->s, path, &f, &secs) != MX_EXIT_OK) return;
+  int32_t count = c->audio.soft_tokens;
+  size_t nf = (size_t)count * (size_t)c->hidden_size;
+  if (ch->n_feats + nf > ch->cap_feats) {
+    size_t cap = 2 * (ch->n_feats + nf);
+    float *g = realloc(ch->feats, cap * sizeof *g);
+    if (!g) {
+      free(f);
+      fputs("mlxcel chat: error: out of memory (audio rows)\n", stderr);
+      return;
+    }
+    ch->feats = g;
+    ch->cap_feats = cap;
+  }
+  memcpy(ch->feats + ch->n_feats, f, nf * sizeof *f);
+  free(f);
+  ch->n_feats += nf;
+  ch->counts[ch->n_images] = count;
+  ch->grids[2 * ch->n_images] = ch->grids[2 * ch->n_images + 1] = 0;
+  ch->n_images++;
+  ch->pending++;
+  ch->failed = false;
+  fprintf(stdout, "[audio %d attached to the next message: %d tokens, audio tower %.2f s]\n",
+          ch->n_images, count, secs);
+}
+
 // The rendered conversation with its images: a template that iterates parts gets each marked
 // message's parts, one that takes text the image token's text where each mark is.
 static mx_status_t render(chat_t *ch, char **text, size_t *len, mx_text_range_t **plain,
                           int32_t *n_plain) {
   char **fields = NULL;
   mx_status_t st = MX_OK;
-  if (ch->n_images > 0 && ch->tmpl_parts) {
+  if (ch->n_images > 0 && ch->tmpl_parts && !audio_model(ch)) {
     fields = calloc((size_t)ch->n_msgs, sizeof *fields);
     if (!fields) st = mx_error_set(MX_ERR_NOMEM, "chat: out of memory");
     for (int32_t i = 0; !st && i < ch->n_msgs; i++) {
@@ -282,12 +341,38 @@ static mx_status_t render(chat_t *ch, char **text, size_t *len, mx_text_range_t 
                                        ch->n_msgs, &ch->ro, text, len, plain, n_plain);
   for (int32_t i = 0; fields && i < ch->n_msgs; i++) free(fields[i]);
   free(fields);
+  if (!st && ch->n_images > 0 && audio_model(ch)) {  // Gemma3nProcessor's sequence per mark
+    char *seq = NULL;
+    size_t sl = 0;
+    st = mx_chat_audio_sequence(ch->model->tokenizer, &ch->model->config.audio, &seq, &sl);
+    if (!st) st = mx_chat_replace_audio_marks(text, len, *plain, *n_plain, seq, sl);
+    free(seq);
+    return st;
+  }
   if (!st && ch->n_images > 0 && !ch->tmpl_parts)
     st = mx_chat_replace_marks(text, len, *plain, *n_plain, ch->image_with, ch->image_with_len);
   if (!st && ch->n_images > 0)  // Gemma 3's processor expands its placeholders in the text
     st = mx_chat_expand_images(ch->model->tokenizer, &ch->model->config.vision, ch->n_images, text,
                                len, *plain, *n_plain);
   return st;
+}
+
+// Where each recording's run of audio_soft_tokens_per_image audio tokens starts.
+static mx_status_t audio_runs(const mx_model_config_t *c, const int32_t *ids, int32_t n,
+                              int32_t n_audio, int32_t *starts) {
+  const mx_audio_config_t *a = &c->audio;
+  for (int32_t i = 0, k = 0; k < n_audio; k++) {
+    while (i < n && ids[i] != a->audio_token_id) i++;
+    int32_t len = 0;
+    while (i + len < n && ids[i + len] == a->audio_token_id) len++;
+    if (len != a->soft_tokens)
+      return mx_error_set(MX_ERR_INVALID_ARG,
+                          "recording %d has no run of %d audio tokens (id %d) in the prompt", k,
+                          a->soft_tokens, a->audio_token_id);
+    starts[k] = i;
+    i += len;
+  }
+  return MX_OK;
 }
 
 // The prompt ids with every image token expanded (Gemma 3's were, in the text), the media rows
@@ -301,9 +386,10 @@ static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **me
   *positions = NULL;
   if (ch->n_images == 0) return MX_OK;
   const mx_model_config_t *c = &ch->model->config;
-  bool grid = !mx_vision_fixed_size(&c->vision);
+  bool audio = audio_model(ch);
+  bool grid = !audio && !mx_vision_fixed_size(&c->vision);
   mx_status_t st = MX_OK;
-  if (!mx_vision_text_expanded(&c->vision)) {
+  if (!audio && !mx_vision_text_expanded(&c->vision)) {
     int32_t *e = NULL, ne = 0;
     st = mx_vision_expand_prompt(c, *ids, *n, ch->n_images, ch->counts, &e, &ne);
     if (st) return mx_error_prefix(st, "the chat template's output");
@@ -317,7 +403,8 @@ static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **me
   int32_t *pos = grid ? malloc(3 * sizeof *pos * (size_t)*n) : NULL;
   int64_t next = 0;
   st = starts && rows && (pos || !grid)
-           ? mx_vision_image_runs(c, *ids, *n, ch->n_images, ch->counts, starts)
+           ? audio ? audio_runs(c, *ids, *n, ch->n_images, starts)
+                   : mx_vision_image_runs(c, *ids, *n, ch->n_images, ch->counts, starts)
            : mx_error_set(MX_ERR_NOMEM, "chat: out of memory (media rows)");
   if (!st && grid) st = mx_mrope_positions(c, *ids, *n, ch->grids, ch->n_images, 0, pos, &next);
   for (int32_t i = 0; !st && i < ch->n_images; i++)
@@ -376,7 +463,7 @@ static void report(chat_t *ch, mx_status_t st) {
 static bool push_user(chat_t *ch, const char *line, size_t len) {
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
-  for (int32_t i = 0; i < ch->pending; i++) mx_strbuf_puts(&sb, MX_CHAT_IMAGE_MARK);
+  for (int32_t i = 0; i < ch->pending; i++) mx_strbuf_puts(&sb, media_mark(ch));
   mx_strbuf_append(&sb, line, len);
   bool ok = !sb.oom && push_msg(ch, "user", sb.data ? sb.data : "", sb.len);
   mx_strbuf_free(&sb);
@@ -396,6 +483,11 @@ static void turn(chat_t *ch, const char *line, size_t len) {
   if (ch->model->config.vision.present && strstr(line, MX_CHAT_IMAGE_MARK)) {
     report(ch, mx_error_set(MX_ERR_INVALID_ARG,
                             "the message holds U+FDD2, a noncharacter that marks images here"));
+    return;
+  }
+  if (audio_model(ch) && strstr(line, MX_CHAT_AUDIO_MARK)) {
+    report(ch, mx_error_set(MX_ERR_INVALID_ARG,
+                            "the message holds U+FDD3, a noncharacter that marks recordings here"));
     return;
   }
   if (!push_user(ch, line, len)) {
@@ -496,12 +588,17 @@ static bool command(chat_t *ch, const char *line) {
     const char *path = line + 6;
     while (*path == ' ') path++;
     attach_image(ch, path);
+  } else if (strncmp(line, "/audio", 6) == 0 && (line[6] == ' ' || line[6] == '\0')) {
+    const char *path = line + 6;
+    while (*path == ' ') path++;
+    attach_audio(ch, path);
   } else if (strcmp(line, "/reset") == 0) {
     reset_conversation(ch);
     fputs("[conversation reset]\n", stdout);
   } else if (strcmp(line, "/help") == 0) {
     fputs(
-        "/image PATH  attach a PNG or JPEG to the next message (vision models)\n/reset  forget "
+        "/image PATH  attach a PNG or JPEG to the next message (vision models)\n/audio PATH  "
+        "attach a WAV recording to the next message (Gemma 3n)\n/reset  forget "
         "the conversation\n/help   this list\n/exit   quit (also Ctrl-D, or Ctrl-C twice at the "
         "prompt)\nCtrl-C during a reply stops it.\n",
         stdout);

@@ -28,8 +28,9 @@ static void emit_usage(FILE *out) {
           "[1 x N x (1+L)*H]: the main ones, then each DeepStack set; Molmo2's @prefill_media\n"
           "adds the media rows at <im_patch>, one bidirectional block per image, and its\n"
           "@vision is written with --vision-pooled).\n"
-          "Gemma 3n with --audio-frames N also gets OUTDIR/audio.mlir (@audio: N log-mel frames\n"
-          "[1 x N x 128] and their mask [1 x N] i32 to the audio rows [1 x 188 x H]).\n"
+          "Gemma 3n with its audio tower gets OUTDIR/prefill_media.mlir (the media rows at the\n"
+          "audio tokens) and with --audio-frames N also OUTDIR/audio.mlir (@audio: N log-mel\n"
+          "frames [1 x N x 128] and their mask [1 x N] i32 to the audio rows [1 x 188 x H]).\n"
           "`mlxcel run --weights DIR FILE.mlir --ids ...` runs such a file.\n"
           "The precision is in the graph: with --precision bf16 the weight arguments are bf16\n"
           "and every linear layer converts its activation to bf16 before its dot_general\n"
@@ -186,13 +187,15 @@ int mx_cli_cmd_emit(int argc, char **argv) {
   go.prefill_len = (int32_t)prefill_len;
   go.all_logits = all_logits;
   go.kv_dtype = model->kv_dtype;
-  go.media = cfg.vision.present;
-  bool molmo = cfg.vision.kind == MX_VISION_MOLMO2;
+  // Gemma 3n's @prefill_media takes @audio's rows at its audio tokens (ADR 0022).
+  go.media = cfg.vision.present || cfg.audio.present;
+  bool molmo = cfg.vision.present && cfg.vision.kind == MX_VISION_MOLMO2;
   go.vision_grid_h = (int32_t)(molmo ? pooled[0] : grid[0]);
   go.vision_grid_w = (int32_t)(molmo ? pooled[1] : grid[1]);
   go.vision_pool = (int32_t)(molmo ? pooled[2] : 0);
-  bool vision = go.media && (mx_vision_fixed_size(&cfg.vision) || go.vision_grid_h > 0);
-  if (pooled[0] > 0 && (!cfg.vision.present || !molmo)) {
+  bool vision =
+      go.media && cfg.vision.present && (mx_vision_fixed_size(&cfg.vision) || go.vision_grid_h > 0);
+  if (pooled[0] > 0 && !molmo) {
     fprintf(stderr, "mlxcel emit: error: --vision-pooled: model_type '%s' has no Molmo2 tower\n",
             cfg.model_type);
     rc = MX_EXIT_USAGE;

@@ -38,6 +38,12 @@ static void generate_usage(FILE *out) {
           "                         and a -p TEXT without any gets them at its start. Each\n"
           "                         placeholder becomes one token per image feature (counted\n"
           "                         in the prompt tokens)\n"
+          "  --audio PATH           a WAV file for Gemma 3n's audio tower; repeatable, in the\n"
+          "                         order of the prompt's audio placeholders\n"
+          "                         (<audio_soft_token>), a -p TEXT without any gets one per\n"
+          "                         file at its start; each becomes <start_of_audio>, one\n"
+          "                         token per audio row and <end_of_audio> as the processor\n"
+          "                         writes them (--prompt-ids: already so expanded)\n"
           "  -n, --max-tokens N     generate at most N tokens (default 128)\n");
   mx_cli_sampling_help(out);
   mx_cli_spec_help(out);
@@ -89,6 +95,8 @@ typedef struct gen_args {
   int32_t n_stop;
   const char **images;  // --image paths, n_images of them
   int32_t n_images;
+  const char **audios;  // --audio paths, n_audios of them
+  int32_t n_audios;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
   mx_xla_backend_opts_t xla;  // --pjrt-plugin
 } gen_args_t;
@@ -130,6 +138,8 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
       if (r > 0) g->system = v;
     } else if (VALUE_OPT("--image", NULL)) {
       if (r > 0) g->images[g->n_images++] = v;
+    } else if (VALUE_OPT("--audio", NULL)) {
+      if (r > 0) g->audios[g->n_audios++] = v;
     } else if (VALUE_OPT("--backend", NULL)) {
       if (r > 0) g->backend = v;
     } else if (VALUE_OPT("--vision-backend", NULL)) {
@@ -176,6 +186,10 @@ static int parse_args(int argc, char **argv, gen_args_t *g, bool *help) {
   }
   if (g->system && !g->chat) {
     return mx_cli_usage_error(cmd, generate_usage, "--system only applies with --chat");
+  }
+  if (g->n_audios > 0 && (g->chat || g->n_images > 0)) {
+    return mx_cli_usage_error(cmd, generate_usage,
+                              "--audio takes -p TEXT or --prompt-ids (not --chat or --image yet)");
   }
   if (g->n_images > 0 && g->prompt_ids) {
     return mx_cli_usage_error(cmd, generate_usage,
@@ -329,6 +343,10 @@ static int prompt_tokens(const gen_args_t *g, const mx_model_t *model, int32_t *
     int rc = mx_cli_image_text("generate", model, g->n_images, g->prompt, &with);
     if (rc != MX_EXIT_OK) return rc;
   }
+  if (g->n_audios > 0) {  // Gemma 3n: the audio placeholders expanded, as its processor does
+    int rc = mx_cli_audio_text("generate", model, g->n_audios, g->prompt, &with);
+    if (rc != MX_EXIT_OK) return rc;
+  }
   const char *text = with ? with : g->prompt;
   mx_error_clear();
   mx_status_t st = mx_tokenizer_encode(model->tokenizer, text, strlen(text), &eo, ids, n);
@@ -395,7 +413,9 @@ static mx_status_t grammar_load(const char *path, const mx_model_t *model, gen_g
 static int run_generation(const gen_args_t *g, mx_model_t *model) {
   const char *cmd = "generate";
   int32_t *ids = NULL, n = 0;
-  int rc = prompt_tokens(g, model, &ids, &n);
+  int rc = mx_cli_audio_check(cmd, model, g->n_audios);
+  if (rc != MX_EXIT_OK) return rc;
+  rc = prompt_tokens(g, model, &ids, &n);
   if (rc != MX_EXIT_OK) return rc;
 
   mx_session_opts_t so;
@@ -431,6 +451,14 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   if (g->n_images > 0) {
     rc = mx_cli_prompt_images(cmd, model, s, g->images, g->n_images, &ids, &n, &media, &positions,
                               &tower_s);
+    if (rc != MX_EXIT_OK) {
+      mx_session_destroy(s);
+      free(ids);
+      return rc;
+    }
+  }
+  if (g->n_audios > 0) {
+    rc = mx_cli_prompt_audio(cmd, model, s, g->audios, g->n_audios, ids, n, &media, &tower_s);
     if (rc != MX_EXIT_OK) {
       mx_session_destroy(s);
       free(ids);
@@ -488,6 +516,12 @@ static int run_generation(const gen_args_t *g, mx_model_t *model) {
   else if (g->n_images > 0)
     snprintf(img, sizeof img, "; %d image%s, vision tower %.2f s", (int)g->n_images,
              g->n_images == 1 ? "" : "s", tower_s);
+  else if (g->n_audios > 0 && g->json)
+    snprintf(img, sizeof img, ", \"audio\": %d, \"audio_seconds\": %.6f", (int)g->n_audios,
+             tower_s);
+  else if (g->n_audios > 0)
+    snprintf(img, sizeof img, "; %d recording%s, audio tower %.2f s", (int)g->n_audios,
+             g->n_audios == 1 ? "" : "s", tower_s);
   char spec_text[128] = "";
   if (g->json && spec.mode != MX_SPEC_OFF)
     snprintf(spec_text, sizeof spec_text,
@@ -538,9 +572,11 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   memset(&g, 0, sizeof g);
   g.stop = calloc((size_t)argc + 1, sizeof *g.stop);
   g.images = calloc((size_t)argc + 1, sizeof *g.images);
-  if (!g.stop || !g.images) {
+  g.audios = calloc((size_t)argc + 1, sizeof *g.audios);
+  if (!g.stop || !g.images || !g.audios) {
     free(g.stop);
     free(g.images);
+    free(g.audios);
     fprintf(stderr, "mlxcel generate: out of memory\n");
     return MX_EXIT_FAILED;
   }
@@ -550,11 +586,13 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   if (help || rc != MX_EXIT_OK) {
     free(g.stop);
     free(g.images);
+    free(g.audios);
     return rc;
   }
   if (!mx_cli_check_model_dir("generate", g.dir, "config.json")) {
     free(g.stop);
     free(g.images);
+    free(g.audios);
     return MX_EXIT_IO;
   }
   mx_model_t *model = NULL;
@@ -563,11 +601,13 @@ int mx_cli_cmd_generate(int argc, char **argv) {
   if (st != MX_OK) {
     free(g.stop);
     free(g.images);
+    free(g.audios);
     return mx_cli_fail("generate", st);
   }
   rc = run_generation(&g, model);
   mx_model_free(model);
   free(g.stop);
   free(g.images);
+  free(g.audios);
   return rc;
 }

@@ -24,6 +24,9 @@ static void mkmodel_usage(FILE *out) {
           "family's graph reads, with Hugging Face names), a byte-level BPE tokenizer.json\n"
           "sized to the vocabulary with the family's special tokens, and tokenizer_config.json\n"
           "(with a chat template in the family's format, except for Llama 3 base shapes).\n"
+          "Vision-language presets (qwen2_vl, qwen2_5_vl, qwen3_vl, gemma3, llava) also write\n"
+          "the vision tower's tensors, its vision_config, the image token ids of the tokenizer\n"
+          "and preprocessor_config.json: `mlxcel bench --image PATH` runs them.\n"
           "Speed does not depend on weight values: these models are for benchmarks and tests.\n"
           "\n"
           "Options:\n"
@@ -80,9 +83,11 @@ static mx_status_t write_model(const char *dir, const mk_preset_t *p, mx_elem_ty
   if (st == MX_OK) st = write_text(dir, "config.json", &sb);
   mx_strbuf_free(&sb);
   void (*const gens[])(const mk_preset_t *, mx_strbuf_t *) = {
-      mk_generation_config_json, mk_tokenizer_json, mk_tokenizer_config_json};
-  const char *files[] = {"generation_config.json", "tokenizer.json", "tokenizer_config.json"};
-  for (int i = 0; i < 3 && st == MX_OK; i++) {
+      mk_generation_config_json, mk_tokenizer_json, mk_tokenizer_config_json,
+      mk_preprocessor_config_json};
+  const char *files[] = {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                         "preprocessor_config.json"};
+  for (int i = 0; i < (p->vision ? 4 : 3) && st == MX_OK; i++) {
     mx_strbuf_init(&sb);
     gens[i](p, &sb);
     st = write_text(dir, files[i], &sb);

@@ -67,6 +67,8 @@ static void serve_usage(FILE *out) {
       "                         {\"method\": \"draft_model\"}\n"
       "  --max-body BYTES       request body limit, 413 beyond (default 1048576)\n"
       "  --max-images N         images per chat request (vision models; default 8)\n"
+      "  --max-audio-samples N  samples per channel of one input_audio WAV, 413 beyond\n"
+      "                         (Gemma 3n; default 9600000: 10 minutes at 16 kHz)\n"
       "  --max-image-pixels N   width x height of one image, 413 beyond (default 16777216)\n"
       "  --max-connections N    simultaneous connections; more are answered 503 and closed\n"
       "                         (default 128)\n"
@@ -97,7 +99,7 @@ static void serve_usage(FILE *out) {
 typedef struct serve_args {
   const char *dir, *host, *api_key, *alias, *backend, *vision_backend;
   int64_t port, parallel, ctx, chunk, queue, max_body, max_conn, timeout, header_timeout;
-  int64_t max_images, max_image_pixels;
+  int64_t max_images, max_image_pixels, max_audio_samples;
   int64_t drain_timeout;
   int64_t draft_tokens;  // --draft-tokens; 0 = the library's default
   const char *speculative, *draft_dir;
@@ -159,6 +161,8 @@ static int parse_args(int argc, char **argv, serve_args_t *a, bool *help) {
       INT_OPT("--queue", 1, 1 << 20, &a->queue);
     } else if (VALUE_OPT("--max-body", NULL)) {
       INT_OPT("--max-body", 1024, (int64_t)1 << 30, &a->max_body);
+    } else if (VALUE_OPT("--max-audio-samples", NULL)) {
+      INT_OPT("--max-audio-samples", 1, (int64_t)1 << 40, &a->max_audio_samples);
     } else if (VALUE_OPT("--max-images", NULL)) {
       INT_OPT("--max-images", 1, 1024, &a->max_images);
     } else if (VALUE_OPT("--max-image-pixels", NULL)) {
@@ -256,6 +260,7 @@ static int serve(const serve_args_t *a, const mx_model_t *model, const mx_model_
                         .max_queue = (int32_t)a->queue,
                         .max_images = (int32_t)a->max_images,
                         .max_image_pixels = a->max_image_pixels,
+                        .max_audio_samples = a->max_audio_samples,
                         .max_connections = (int32_t)a->max_conn,
                         .timeout_s = (int32_t)a->timeout,
                         .header_timeout_s = (int32_t)a->header_timeout,

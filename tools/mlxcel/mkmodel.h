@@ -58,14 +58,28 @@ typedef struct mk_family {
 // Special tokens and chat format of a tokenizer. Token ids: `bottom` from 0, then the regular
 // byte-level BPE tokens, then `top`, then reserved specials up to the vocabulary size.
 typedef struct mk_layout {
-  const char *bottom[8], *top[8];  // NULL-terminated
-  const char *bos, *eos, *eot;     // eot: end of turn, a second EOS id (may be NULL)
-  const char *pad;                 // may be NULL
-  bool add_bos;                    // the post-processor prepends BOS
-  const char *chat_template;       // NULL: none (a base model)
+  const char *bottom[8], *top[16];  // NULL-terminated
+  const char *bos, *eos, *eot;      // eot: end of turn, a second EOS id (may be NULL)
+  const char *pad;                  // may be NULL
+  bool add_bos;                     // the post-processor prepends BOS
+  const char *chat_template;        // NULL: none (a base model)
 } mk_layout_t;
 
 typedef enum mk_rope { MK_ROPE_NONE = 0, MK_ROPE_LLAMA3, MK_ROPE_LINEAR } mk_rope_t;
+
+// A vision-language model's parts beyond its text model (issue 23): the preset's family is the
+// outer model (model_type, architectures[0]; its keys and activation are the text model's), the
+// preset's fields the text model, written as text_config or, where the released files keep them
+// there (Qwen2-VL, Qwen2.5-VL), at the top level.
+typedef struct mk_vision {
+  const char *text_model_type;  // text_config's model_type; NULL: the text keys at the top level
+  const char *vision_config;    // the vision_config object, JSON (the released config's values)
+  // Top-level keys whose value is the id of a layout's special token (the tokenizer's id):
+  // "key", "token" pairs, NULL-terminated.
+  const char *token_ids[9];
+  const char *extra[9];      // more top-level keys: "key", "JSON value" pairs, NULL-terminated
+  const char *preprocessor;  // preprocessor_config.json (the released processor's values)
+} mk_vision_t;
 
 typedef struct mk_preset {
   const char *name, *desc;
@@ -103,6 +117,7 @@ typedef struct mk_preset {
   // Keys of the family's *Config that no field above covers (Granite's multipliers, MiniCPM's
   // scalings, ...): "key", "JSON value" pairs, NULL-terminated.
   const char *extra[13];
+  const mk_vision_t *vision;  // a vision-language model's tower and its files; NULL: text only
 } mk_preset_t;
 
 // The preset table (mkmodel_presets.c).
@@ -126,6 +141,8 @@ int32_t mk_special_id(const mk_preset_t *p, const char *name);
 mx_status_t mk_config_json(const mk_preset_t *p, mx_elem_type_t dt, mx_strbuf_t *sb,
                            mx_model_config_t *cfg);
 void mk_generation_config_json(const mk_preset_t *p, mx_strbuf_t *sb);
+// preprocessor_config.json of a vision-language preset (nothing for text presets).
+void mk_preprocessor_config_json(const mk_preset_t *p, mx_strbuf_t *sb);
 
 // tokenizer.json and tokenizer_config.json (mkmodel_tokenizer.c).
 void mk_tokenizer_json(const mk_preset_t *p, mx_strbuf_t *sb);

@@ -75,19 +75,22 @@ static int cmp_key(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-// Prints the object sorted by key (each entry starts with its key pointer), then frees it.
-static void print_obj(obj_t *o, mx_strbuf_t *sb) {
+// Prints the object sorted by key (each entry starts with its key pointer) at nesting depth
+// `depth` (0: the file), then frees it.
+static void print_obj_at(obj_t *o, mx_strbuf_t *sb, int depth) {
   qsort(o->e, (size_t)o->n, sizeof o->e[0], cmp_key);
   mx_strbuf_puts(sb, "{\n");
   for (int32_t i = 0; i < o->n; i++) {
-    mx_strbuf_printf(sb, "  \"%s\": %s%s\n", o->e[i].key, o->e[i].val.data ? o->e[i].val.data : "",
-                     i + 1 < o->n ? "," : "");
+    mx_strbuf_printf(sb, "%*s\"%s\": %s%s\n", 2 * (depth + 1), "", o->e[i].key,
+                     o->e[i].val.data ? o->e[i].val.data : "", i + 1 < o->n ? "," : "");
     mx_strbuf_free(&o->e[i].val);
   }
-  mx_strbuf_puts(sb, "}\n");
+  mx_strbuf_printf(sb, "%*s}%s", 2 * depth, "", depth ? "" : "\n");
   mx_strbuf_free(&o->spare);
   o->n = 0;
 }
+
+static void print_obj(obj_t *o, mx_strbuf_t *sb) { print_obj_at(o, sb, 0); }
 
 static const char *torch_dtype(mx_elem_type_t dt) {
   return dt == MX_ELEM_F16 ? "float16" : dt == MX_ELEM_BF16 ? "bfloat16" : "float32";
@@ -221,6 +224,25 @@ static void family_keys(const mk_preset_t *p, obj_t *o) {
   }
 }
 
+// Replaces the value of an existing key (the text keys a vision-language model overrides).
+static void set_str(obj_t *o, const char *key, const char *s) {
+  for (int32_t i = 0; i < o->n; i++)
+    if (strcmp(o->e[i].key, key) == 0) {
+      mx_strbuf_free(&o->e[i].val);
+      mx_strbuf_init(&o->e[i].val);
+      mx_cli_json_string(&o->e[i].val, s);
+    }
+}
+
+static void drop_key(obj_t *o, const char *key) {
+  for (int32_t i = 0; i < o->n; i++)
+    if (strcmp(o->e[i].key, key) == 0) {
+      mx_strbuf_free(&o->e[i].val);
+      o->e[i] = o->e[--o->n];
+      return;
+    }
+}
+
 static void all_keys(const mk_preset_t *p, mx_elem_type_t dt, obj_t *o) {
   add_raw(o, "architectures", "[\n    \"%s\"\n  ]", p->family->architecture);
   add_float(o, "attention_dropout", 0.0);
@@ -248,13 +270,44 @@ static void all_keys(const mk_preset_t *p, mx_elem_type_t dt, obj_t *o) {
   family_keys(p, o);
 }
 
+// A vision-language model's top-level keys (the text model's object t is its text_config, or
+// holds them; mk_vision_t), printed to sb; t is printed and freed.
+static void vision_keys(const mk_preset_t *p, mx_elem_type_t dt, obj_t *t, mx_strbuf_t *sb) {
+  const mk_vision_t *v = p->vision;
+  obj_t outer = {0};
+  obj_t *o = v->text_model_type ? &outer : t;
+  if (v->text_model_type) {
+    set_str(t, "model_type", v->text_model_type);
+    drop_key(t, "architectures");  // the outer model's
+    add_raw(o, "architectures", "[\n    \"%s\"\n  ]", p->family->architecture);
+    add_str(o, "model_type", p->family->arch);
+    add_str(o, "torch_dtype", torch_dtype(dt));
+    add_str(o, "transformers_version", "4.55.4");
+    add_raw(o, "tie_word_embeddings", "%s", p->untied ? "false" : "true");
+    print_obj_at(t, add(o, "text_config"), 1);
+  }
+  mx_strbuf_puts(add(o, "vision_config"), v->vision_config);
+  for (const char *const *e = v->token_ids; e[0] && e[1]; e += 2)
+    add_raw(o, e[0], "%d", (int)mk_special_id(p, e[1]));
+  for (const char *const *e = v->extra; e[0] && e[1]; e += 2) mx_strbuf_puts(add(o, e[0]), e[1]);
+  print_obj(o, sb);
+}
+
+static void print_config(const mk_preset_t *p, mx_elem_type_t dt, obj_t *o, mx_strbuf_t *sb) {
+  if (p->vision) {
+    vision_keys(p, dt, o, sb);
+  } else {
+    print_obj(o, sb);
+  }
+}
+
 mx_status_t mk_config_json(const mk_preset_t *p, mx_elem_type_t dt, mx_strbuf_t *sb,
                            mx_model_config_t *cfg) {
   obj_t o = {0};
   all_keys(p, dt, &o);
   mx_strbuf_t text;
   mx_strbuf_init(&text);
-  print_obj(&o, &text);
+  print_config(p, dt, &o, &text);
   // The library reads the file back; where the family writes layer_types, they are the layers
   // it decided to slide from the other keys (one rule, the library's).
   mx_status_t st = text.oom ? mx_error_set(MX_ERR_NOMEM, "mkmodel: out of memory")
@@ -271,10 +324,14 @@ mx_status_t mk_config_json(const mk_preset_t *p, mx_elem_type_t dt, mx_strbuf_t 
     }
     mx_strbuf_puts(v, "\n  ]");
   }
-  print_obj(&o, sb);
+  print_config(p, dt, &o, sb);
   if (o.overflow)
     return mx_error_set(MX_ERR_RUNTIME, "mkmodel: more than %d config keys", MAX_KEYS);
   return sb->oom ? mx_error_set(MX_ERR_NOMEM, "mkmodel: out of memory") : MX_OK;
+}
+
+void mk_preprocessor_config_json(const mk_preset_t *p, mx_strbuf_t *sb) {
+  if (p->vision) mx_strbuf_puts(sb, p->vision->preprocessor);
 }
 
 void mk_generation_config_json(const mk_preset_t *p, mx_strbuf_t *sb) {

@@ -120,12 +120,27 @@ static const mk_family_t kDeepseekV3 = {
 static const mk_family_t kYoutu = {"youtu", "YoutuForCausalLM", "silu",
                                    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_MLA};
 
+// Vision-language models (issue 23): the outer model's model_type and class; the keys and the
+// activation are those of the text model the preset's fields describe (mk_vision_t).
+static const mk_family_t kQwen2VL = {"qwen2_vl", "Qwen2VLForConditionalGeneration", "silu",
+                                     MK_KEY_ACT | MK_KEY_QWEN_WINDOW | MK_KEY_TIE};
+static const mk_family_t kQwen25VL = {"qwen2_5_vl", "Qwen2_5_VLForConditionalGeneration", "silu",
+                                      MK_KEY_ACT | MK_KEY_QWEN_WINDOW | MK_KEY_TIE};
+static const mk_family_t kQwen3VL = {"qwen3_vl", "Qwen3VLForConditionalGeneration", "silu",
+                                     MK_KEY_ACT | MK_KEY_ATTN_BIAS | MK_KEY_HEAD_DIM | MK_KEY_TIE};
+static const mk_family_t kGemma3VL = {"gemma3", "Gemma3ForConditionalGeneration",
+                                      "gelu_pytorch_tanh",
+                                      KEYS_GEMMA2 | MK_KEY_LOCAL_ROPE | MK_KEY_ROPE_SCALING};
+static const mk_family_t kLlava = {"llava", "LlavaForConditionalGeneration", "silu",
+                                   MK_KEY_ATTN_BIAS | MK_KEY_LLAMA | MK_KEY_HEAD_DIM | MK_KEY_ACT |
+                                       MK_KEY_ROPE_SCALING | MK_KEY_TIE};
+
 static const mk_family_t *const kFamilies[] = {
-    &kLlama,      &kQwen2,   &kQwen3,    &kMistral,  &kGemma,  &kGemma2,     &kGemma3,
-    &kPhi3,       &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,  &kDeepseekV2, &kDeepseekV3,
-    &kYoutu,      &kGranite, &kMinicpm,  &kSmollm3,  &kMimo,   &kOlmo2,      &kInternlm3,
-    &kOlmo3,      &kSeedOss, &kExaone,   &kExaone4,  &kCohere, &kCohere2,    &kStablelm,
-    &kStarcoder2, &kPhi4mm,  &kGptOss,   &kGemma3n};
+    &kLlama,   &kQwen2,    &kQwen3,    &kMistral,  &kGemma,      &kGemma2,     &kGemma3,  &kPhi3,
+    &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,    &kDeepseekV2, &kDeepseekV3, &kYoutu,   &kGranite,
+    &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2,    &kInternlm3,  &kOlmo3,      &kSeedOss, &kExaone,
+    &kExaone4, &kCohere,   &kCohere2,  &kStablelm, &kStarcoder2, &kPhi4mm,     &kGptOss,  &kGemma3n,
+    &kQwen2VL, &kQwen25VL, &kQwen3VL,  &kGemma3VL, &kLlava};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -154,6 +169,18 @@ static const mk_layout_t kChatmlLow = {
 // Qwen: ChatML with the specials after the regular tokens; no BOS is added.
 static const mk_layout_t kQwen = {
     .top = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"},
+    .bos = "<|endoftext|>",
+    .eos = "<|im_end|>",
+    .chat_template = CHATML_TEMPLATE,
+};
+
+// Qwen2-VL / Qwen2.5-VL / Qwen3-VL: Qwen's specials through the vision ones, in the released
+// order (with 293 specials in all, <|endoftext|> is 151643 and <|image_pad|> 151655).
+static const mk_layout_t kQwenVL = {
+    .top = {"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
+            "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>",
+            "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>",
+            "<|video_pad|>"},
     .bos = "<|endoftext|>",
     .eos = "<|im_end|>",
     .chat_template = CHATML_TEMPLATE,
@@ -199,6 +226,37 @@ static const mk_layout_t kGemmaTokens = {
         "%}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}",
 };
 
+// Gemma 3 with images: Gemma's tokens, the image markers and the soft token after the regular
+// ones.
+static const mk_layout_t kGemma3Image = {
+    .bottom = {"<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"},
+    .top = {"<start_of_image>", "<end_of_image>", "<image_soft_token>"},
+    .bos = "<bos>",
+    .eos = "<eos>",
+    .eot = "<end_of_turn>",
+    .pad = "<pad>",
+    .add_bos = true,
+    .chat_template =
+        "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m.role "
+        "== 'assistant' else m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor "
+        "%}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}",
+};
+
+// LLaVA 1.5: Llama 2's tokens, <image> and <pad> after the regular ones (32000, 32001 with 67
+// specials in all); USER / ASSISTANT turns.
+static const mk_layout_t kLlavaTokens = {
+    .bottom = {"<unk>", "<s>", "</s>"},
+    .top = {"<image>", "<pad>"},
+    .bos = "<s>",
+    .eos = "</s>",
+    .pad = "<pad>",
+    .add_bos = true,
+    .chat_template =
+        "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}USER: {{ m.content }} "
+        "{% elif m.role == 'assistant' %}ASSISTANT: {{ m.content }}{{ eos_token }}{% endif %}"
+        "{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}",
+};
+
 // GPT-NeoX's tokenizer as OLMoE ships it: <|endoftext|> (0, also BOS / EOS), <|padding|> (1).
 static const mk_layout_t kNeox = {
     .bottom = {"<|endoftext|>", "<|padding|>"},
@@ -214,6 +272,509 @@ static const mk_layout_t kNeox = {
   "{\n    \"beta_fast\": 32.0,\n    \"beta_slow\": 1.0,\n    \"factor\": " #factor \
   ",\n    \"original_max_position_embeddings\": " #original                        \
   ",\n    \"rope_type\": \"yarn\",\n    \"truncate\": false\n  }"
+
+// ---- Vision-language models: their towers and processors (the released files' values) ----
+static const mk_vision_t kQwen2VL2B = {
+    .text_model_type = NULL,
+    .vision_config =
+        "{\n"
+        "    \"depth\": 32,\n"
+        "    \"embed_dim\": 1280,\n"
+        "    \"hidden_act\": \"quick_gelu\",\n"
+        "    \"hidden_size\": 1536,\n"
+        "    \"in_chans\": 3,\n"
+        "    \"mlp_ratio\": 4,\n"
+        "    \"model_type\": \"qwen2_vl\",\n"
+        "    \"num_heads\": 16,\n"
+        "    \"patch_size\": 14,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"spatial_patch_size\": 14,\n"
+        "    \"temporal_patch_size\": 2\n"
+        "  }",
+    .token_ids = {"image_token_id", "<|image_pad|>", "video_token_id", "<|video_pad|>",
+                  "vision_start_token_id", "<|vision_start|>", "vision_end_token_id",
+                  "<|vision_end|>"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.48145466,\n"
+        "    0.4578275,\n"
+        "    0.40821073\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Qwen2VLImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.26862954,\n"
+        "    0.26130258,\n"
+        "    0.27577711\n"
+        "  ],\n"
+        "  \"merge_size\": 2,\n"
+        "  \"patch_size\": 14,\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"longest_edge\": 12845056,\n"
+        "    \"shortest_edge\": 3136\n"
+        "  },\n"
+        "  \"temporal_patch_size\": 2\n"
+        "}\n",
+};
+
+static const mk_vision_t kQwen2VLTiny = {
+    .text_model_type = NULL,
+    .vision_config =
+        "{\n"
+        "    \"depth\": 2,\n"
+        "    \"embed_dim\": 32,\n"
+        "    \"hidden_act\": \"quick_gelu\",\n"
+        "    \"hidden_size\": 64,\n"
+        "    \"in_chans\": 3,\n"
+        "    \"mlp_ratio\": 2,\n"
+        "    \"model_type\": \"qwen2_vl\",\n"
+        "    \"num_heads\": 4,\n"
+        "    \"patch_size\": 14,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"temporal_patch_size\": 2\n"
+        "  }",
+    .token_ids = {"image_token_id", "<|image_pad|>", "video_token_id", "<|video_pad|>",
+                  "vision_start_token_id", "<|vision_start|>", "vision_end_token_id",
+                  "<|vision_end|>"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.48145466,\n"
+        "    0.4578275,\n"
+        "    0.40821073\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Qwen2VLImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.26862954,\n"
+        "    0.26130258,\n"
+        "    0.27577711\n"
+        "  ],\n"
+        "  \"merge_size\": 2,\n"
+        "  \"patch_size\": 14,\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"longest_edge\": 12544,\n"
+        "    \"shortest_edge\": 3136\n"
+        "  },\n"
+        "  \"temporal_patch_size\": 2\n"
+        "}\n",
+};
+
+static const mk_vision_t kQwen25VL3B = {
+    .text_model_type = NULL,
+    .vision_config =
+        "{\n"
+        "    \"depth\": 32,\n"
+        "    \"fullatt_block_indexes\": [\n"
+        "      7,\n"
+        "      15,\n"
+        "      23,\n"
+        "      31\n"
+        "    ],\n"
+        "    \"hidden_act\": \"silu\",\n"
+        "    \"hidden_size\": 1280,\n"
+        "    \"in_chans\": 3,\n"
+        "    \"intermediate_size\": 3420,\n"
+        "    \"model_type\": \"qwen2_5_vl\",\n"
+        "    \"num_heads\": 16,\n"
+        "    \"out_hidden_size\": 2048,\n"
+        "    \"patch_size\": 14,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"spatial_patch_size\": 14,\n"
+        "    \"temporal_patch_size\": 2,\n"
+        "    \"tokens_per_second\": 2,\n"
+        "    \"window_size\": 112\n"
+        "  }",
+    .token_ids = {"image_token_id", "<|image_pad|>", "video_token_id", "<|video_pad|>",
+                  "vision_start_token_id", "<|vision_start|>", "vision_end_token_id",
+                  "<|vision_end|>"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.48145466,\n"
+        "    0.4578275,\n"
+        "    0.40821073\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Qwen2VLImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.26862954,\n"
+        "    0.26130258,\n"
+        "    0.27577711\n"
+        "  ],\n"
+        "  \"merge_size\": 2,\n"
+        "  \"patch_size\": 14,\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"longest_edge\": 12845056,\n"
+        "    \"shortest_edge\": 3136\n"
+        "  },\n"
+        "  \"temporal_patch_size\": 2\n"
+        "}\n",
+};
+
+static const mk_vision_t kQwen25VLTiny = {
+    .text_model_type = NULL,
+    .vision_config =
+        "{\n"
+        "    \"depth\": 2,\n"
+        "    \"fullatt_block_indexes\": [\n"
+        "      1\n"
+        "    ],\n"
+        "    \"hidden_act\": \"silu\",\n"
+        "    \"hidden_size\": 32,\n"
+        "    \"in_chans\": 3,\n"
+        "    \"intermediate_size\": 48,\n"
+        "    \"model_type\": \"qwen2_5_vl\",\n"
+        "    \"num_heads\": 4,\n"
+        "    \"out_hidden_size\": 64,\n"
+        "    \"patch_size\": 14,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"temporal_patch_size\": 2,\n"
+        "    \"window_size\": 56\n"
+        "  }",
+    .token_ids = {"image_token_id", "<|image_pad|>", "video_token_id", "<|video_pad|>",
+                  "vision_start_token_id", "<|vision_start|>", "vision_end_token_id",
+                  "<|vision_end|>"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.48145466,\n"
+        "    0.4578275,\n"
+        "    0.40821073\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Qwen2VLImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.26862954,\n"
+        "    0.26130258,\n"
+        "    0.27577711\n"
+        "  ],\n"
+        "  \"merge_size\": 2,\n"
+        "  \"patch_size\": 14,\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"longest_edge\": 12544,\n"
+        "    \"shortest_edge\": 3136\n"
+        "  },\n"
+        "  \"temporal_patch_size\": 2\n"
+        "}\n",
+};
+
+static const mk_vision_t kQwen3VL2B = {
+    .text_model_type = "qwen3_vl_text",
+    .vision_config =
+        "{\n"
+        "    \"deepstack_visual_indexes\": [\n"
+        "      5,\n"
+        "      11,\n"
+        "      17\n"
+        "    ],\n"
+        "    \"depth\": 24,\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 1024,\n"
+        "    \"in_channels\": 3,\n"
+        "    \"intermediate_size\": 4096,\n"
+        "    \"model_type\": \"qwen3_vl\",\n"
+        "    \"num_heads\": 16,\n"
+        "    \"num_position_embeddings\": 2304,\n"
+        "    \"out_hidden_size\": 2048,\n"
+        "    \"patch_size\": 16,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"temporal_patch_size\": 2\n"
+        "  }",
+    .token_ids = {"image_token_id", "<|image_pad|>", "video_token_id", "<|video_pad|>",
+                  "vision_start_token_id", "<|vision_start|>", "vision_end_token_id",
+                  "<|vision_end|>"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Qwen2VLImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"merge_size\": 2,\n"
+        "  \"patch_size\": 16,\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"longest_edge\": 16777216,\n"
+        "    \"shortest_edge\": 65536\n"
+        "  },\n"
+        "  \"temporal_patch_size\": 2\n"
+        "}\n",
+};
+
+static const mk_vision_t kQwen3VLTiny = {
+    .text_model_type = "qwen3_vl_text",
+    .vision_config =
+        "{\n"
+        "    \"deepstack_visual_indexes\": [\n"
+        "      0,\n"
+        "      2\n"
+        "    ],\n"
+        "    \"depth\": 3,\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 32,\n"
+        "    \"in_channels\": 3,\n"
+        "    \"intermediate_size\": 48,\n"
+        "    \"model_type\": \"qwen3_vl\",\n"
+        "    \"num_heads\": 4,\n"
+        "    \"num_position_embeddings\": 16,\n"
+        "    \"out_hidden_size\": 64,\n"
+        "    \"patch_size\": 16,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"temporal_patch_size\": 2\n"
+        "  }",
+    .token_ids = {"image_token_id", "<|image_pad|>", "video_token_id", "<|video_pad|>",
+                  "vision_start_token_id", "<|vision_start|>", "vision_end_token_id",
+                  "<|vision_end|>"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Qwen2VLImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"merge_size\": 2,\n"
+        "  \"patch_size\": 16,\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"longest_edge\": 16384,\n"
+        "    \"shortest_edge\": 1024\n"
+        "  },\n"
+        "  \"temporal_patch_size\": 2\n"
+        "}\n",
+};
+
+static const mk_vision_t kGemma3VL4B = {
+    .text_model_type = "gemma3_text",
+    .vision_config =
+        "{\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 1152,\n"
+        "    \"image_size\": 896,\n"
+        "    \"intermediate_size\": 4304,\n"
+        "    \"layer_norm_eps\": 1e-06,\n"
+        "    \"model_type\": \"siglip_vision_model\",\n"
+        "    \"num_attention_heads\": 16,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 27,\n"
+        "    \"patch_size\": 14,\n"
+        "    \"vision_use_head\": false\n"
+        "  }",
+    .token_ids = {"boi_token_index", "<start_of_image>", "eoi_token_index", "<end_of_image>",
+                  "image_token_index", "<image_soft_token>"},
+    .extra = {"mm_tokens_per_image", "256"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_pan_and_scan\": false,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Gemma3ImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"resample\": 2,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"height\": 896,\n"
+        "    \"width\": 896\n"
+        "  }\n"
+        "}\n",
+};
+
+static const mk_vision_t kGemma3VLTiny = {
+    .text_model_type = "gemma3_text",
+    .vision_config =
+        "{\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 32,\n"
+        "    \"image_size\": 64,\n"
+        "    \"intermediate_size\": 64,\n"
+        "    \"layer_norm_eps\": 1e-06,\n"
+        "    \"model_type\": \"siglip_vision_model\",\n"
+        "    \"num_attention_heads\": 4,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 2,\n"
+        "    \"patch_size\": 8,\n"
+        "    \"vision_use_head\": false\n"
+        "  }",
+    .token_ids = {"boi_token_index", "<start_of_image>", "eoi_token_index", "<end_of_image>",
+                  "image_token_index", "<image_soft_token>"},
+    .extra = {"mm_tokens_per_image", "16"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Gemma3ImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"resample\": 2,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"height\": 64,\n"
+        "    \"width\": 64\n"
+        "  }\n"
+        "}\n",
+};
+
+static const mk_vision_t kLlava15_7B = {
+    .text_model_type = "llama",
+    .vision_config =
+        "{\n"
+        "    \"hidden_act\": \"quick_gelu\",\n"
+        "    \"hidden_size\": 1024,\n"
+        "    \"image_size\": 336,\n"
+        "    \"intermediate_size\": 4096,\n"
+        "    \"layer_norm_eps\": 1e-05,\n"
+        "    \"model_type\": \"clip_vision_model\",\n"
+        "    \"num_attention_heads\": 16,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 24,\n"
+        "    \"patch_size\": 14,\n"
+        "    \"projection_dim\": 768\n"
+        "  }",
+    .token_ids = {"image_token_index", "<image>"},
+    .extra = {"image_seq_length", "576", "projector_hidden_act", "\"gelu\"", "vision_feature_layer",
+              "-2", "vision_feature_select_strategy", "\"default\""},
+    .preprocessor =
+        "{\n"
+        "  \"crop_size\": {\n"
+        "    \"height\": 336,\n"
+        "    \"width\": 336\n"
+        "  },\n"
+        "  \"do_center_crop\": true,\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.48145466,\n"
+        "    0.4578275,\n"
+        "    0.40821073\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"CLIPImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.26862954,\n"
+        "    0.26130258,\n"
+        "    0.27577711\n"
+        "  ],\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"shortest_edge\": 336\n"
+        "  }\n"
+        "}\n",
+};
+
+static const mk_vision_t kLlavaTiny = {
+    .text_model_type = "llama",
+    .vision_config =
+        "{\n"
+        "    \"hidden_act\": \"quick_gelu\",\n"
+        "    \"hidden_size\": 32,\n"
+        "    \"image_size\": 56,\n"
+        "    \"intermediate_size\": 64,\n"
+        "    \"layer_norm_eps\": 1e-05,\n"
+        "    \"model_type\": \"clip_vision_model\",\n"
+        "    \"num_attention_heads\": 4,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 3,\n"
+        "    \"patch_size\": 14,\n"
+        "    \"projection_dim\": 32\n"
+        "  }",
+    .token_ids = {"image_token_index", "<image>"},
+    .extra = {"image_seq_length", "16", "projector_hidden_act", "\"gelu\"", "vision_feature_layer",
+              "-2", "vision_feature_select_strategy", "\"default\""},
+    .preprocessor =
+        "{\n"
+        "  \"crop_size\": {\n"
+        "    \"height\": 56,\n"
+        "    \"width\": 56\n"
+        "  },\n"
+        "  \"do_center_crop\": true,\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.48145466,\n"
+        "    0.4578275,\n"
+        "    0.40821073\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"CLIPImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.26862954,\n"
+        "    0.26130258,\n"
+        "    0.27577711\n"
+        "  ],\n"
+        "  \"resample\": 3,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"shortest_edge\": 56\n"
+        "  }\n"
+        "}\n",
+};
 
 #define TINY_SIZES \
   .vocab = 320, .hidden = 64, .inter = 128, .heads = 4, .kv_heads = 2, .max_pos = 256
@@ -1237,6 +1798,164 @@ static const mk_preset_t kPresets[] = {
      .qk_nope = 128,
      .qk_rope = 64,
      .v_dim = 128},
+    // Vision-language models (issue 23): the text model's shape in the fields, the tower and the
+    // processor in .vision.
+    {.name = "tiny",
+     .desc = "test: Qwen2-VL tower (2 blocks), M-RoPE",
+     .family = &kQwen2VL,
+     .layout = &kQwenVL,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .extra = {"rope_scaling", "{\"mrope_section\": [2, 3, 3], \"type\": \"mrope\"}"},
+     .vision = &kQwen2VLTiny},
+    {.name = "qwen2-vl-2b",
+     .desc = "Qwen2-VL-2B (675M-parameter tower)",
+     .family = &kQwen2VL,
+     .layout = &kQwenVL,
+     .vocab = 151936,
+     .hidden = 1536,
+     .inter = 8960,
+     .layers = 28,
+     .heads = 12,
+     .kv_heads = 2,
+     .head_dim = 128,
+     .max_pos = 32768,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .n_special = 293,
+     .max_window_layers = 28,
+     .extra = {"rope_scaling", "{\"mrope_section\": [16, 24, 24], \"type\": \"mrope\"}"},
+     .vision = &kQwen2VL2B},
+    {.name = "tiny",
+     .desc = "test: Qwen2.5-VL tower (windows, one full block), M-RoPE",
+     .family = &kQwen25VL,
+     .layout = &kQwenVL,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .extra = {"rope_scaling", "{\"mrope_section\": [2, 3, 3], \"type\": \"mrope\"}"},
+     .vision = &kQwen25VLTiny},
+    {.name = "qwen2.5-vl-3b",
+     .desc = "Qwen2.5-VL-3B (670M-parameter tower)",
+     .family = &kQwen25VL,
+     .layout = &kQwenVL,
+     .vocab = 151936,
+     .hidden = 2048,
+     .inter = 11008,
+     .layers = 36,
+     .heads = 16,
+     .kv_heads = 2,
+     .head_dim = 128,
+     .max_pos = 128000,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .n_special = 293,
+     .max_window_layers = 70,
+     .extra = {"rope_scaling", "{\"mrope_section\": [16, 24, 24], \"type\": \"mrope\"}"},
+     .vision = &kQwen25VL3B},
+    {.name = "tiny",
+     .desc = "test: Qwen3-VL tower (DeepStack), interleaved M-RoPE",
+     .family = &kQwen3VL,
+     .layout = &kQwenVL,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 5000000.0,
+     .eps = "1e-06",
+     .extra = {"rope_scaling",
+               "{\"mrope_interleaved\": true, \"mrope_section\": [4, 2, 2], \"rope_type\": "
+               "\"default\"}"},
+     .vision = &kQwen3VLTiny},
+    {.name = "qwen3-vl-2b",
+     .desc = "Qwen3-VL-2B (405M-parameter tower, DeepStack)",
+     .family = &kQwen3VL,
+     .layout = &kQwenVL,
+     .vocab = 151936,
+     .hidden = 2048,
+     .inter = 6144,
+     .layers = 28,
+     .heads = 16,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 262144,
+     .theta = 5000000.0,
+     .eps = "1e-06",
+     .n_special = 293,
+     .extra = {"rope_scaling",
+               "{\"mrope_interleaved\": true, \"mrope_section\": [24, 20, 20], \"rope_type\": "
+               "\"default\"}"},
+     .vision = &kQwen3VL2B},
+    {.name = "tiny",
+     .desc = "test: SigLIP tower, pooled projector, image blocks",
+     .family = &kGemma3VL,
+     .layout = &kGemma3Image,
+     TINY_SIZES,
+     .layers = 6,
+     .head_dim = 32,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .rope = MK_ROPE_LINEAR,
+     .rope_factor = 8.0,
+     .window = 8,
+     .qpas = 24,
+     .local_base = 10000.0,
+     .window_pattern = 6,
+     .vision = &kGemma3VLTiny},
+    {.name = "gemma-3-4b",
+     .desc = "Gemma-3-4B (SigLIP so400m tower, 896 px)",
+     .family = &kGemma3VL,
+     .layout = &kGemma3Image,
+     .vocab = 262208,
+     .hidden = 2560,
+     .inter = 10240,
+     .layers = 34,
+     .heads = 8,
+     .kv_heads = 4,
+     .head_dim = 256,
+     .max_pos = 131072,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .rope = MK_ROPE_LINEAR,
+     .rope_factor = 8.0,
+     .window = 1024,
+     .qpas = 256,
+     .local_base = 10000.0,
+     .window_pattern = 6,
+     .vision = &kGemma3VL4B},
+    {.name = "tiny",
+     .desc = "test: CLIP tower, MLP projector, Llama text model",
+     .family = &kLlava,
+     .layout = &kLlavaTokens,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .untied = true,
+     .vision = &kLlavaTiny},
+    {.name = "llava-1.5-7b",
+     .desc = "LLaVA-1.5-7B (CLIP ViT-L/14 at 336 px, Vicuna-7B)",
+     .family = &kLlava,
+     .layout = &kLlavaTokens,
+     .vocab = 32064,
+     .hidden = 4096,
+     .inter = 11008,
+     .layers = 32,
+     .heads = 32,
+     .kv_heads = 32,
+     .head_dim = 128,
+     .max_pos = 4096,
+     .theta = 10000.0,
+     .eps = "1e-05",
+     .n_special = 67,
+     .untied = true,
+     .note = "28 GB at f32, 14 GB at bf16",
+     .vision = &kLlava15_7B},
 };
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
@@ -1276,19 +1995,20 @@ const char *mk_arch_list(void) {
 
 // ---- Special tokens ----
 
-static int32_t count_names(const char *const *names) {
+static int32_t count_names(const char *const *names, int32_t cap) {
   int32_t n = 0;
-  while (n < 8 && names[n]) n++;
+  while (n < cap && names[n]) n++;
   return n;
 }
+#define COUNT(names) count_names(names, (int32_t)(sizeof(names) / sizeof(names)[0]))
 
 int32_t mk_special_count(const mk_preset_t *p) {
-  int32_t named = count_names(p->layout->bottom) + count_names(p->layout->top);
+  int32_t named = COUNT(p->layout->bottom) + COUNT(p->layout->top);
   return p->n_special > named ? p->n_special : named;
 }
 
 void mk_special_name(const mk_preset_t *p, int32_t k, char *buf, size_t cap) {
-  int32_t nb = count_names(p->layout->bottom), nt = count_names(p->layout->top);
+  int32_t nb = COUNT(p->layout->bottom), nt = COUNT(p->layout->top);
   if (k < nb) {
     snprintf(buf, cap, "%s", p->layout->bottom[k]);
   } else if (k < nb + nt) {
@@ -1300,7 +2020,7 @@ void mk_special_name(const mk_preset_t *p, int32_t k, char *buf, size_t cap) {
 
 int32_t mk_special_id(const mk_preset_t *p, const char *name) {
   if (!name) return -1;
-  int32_t nb = count_names(p->layout->bottom), nt = count_names(p->layout->top);
+  int32_t nb = COUNT(p->layout->bottom), nt = COUNT(p->layout->top);
   int32_t first_top = p->vocab - mk_special_count(p) + nb;
   for (int32_t k = 0; k < nb; k++) {
     if (strcmp(p->layout->bottom[k], name) == 0) return k;

@@ -227,6 +227,7 @@ mx_status_t mk_write_weights(const char *path, const mk_preset_t *p, const mx_mo
                              mx_elem_type_t dt, uint64_t seed, bool quiet) {
   tlist_t l = {.dt = dt};
   mx_status_t st = mx_model_list_weights(cfg, add_spec, &l);
+  if (st == MX_OK) st = mx_vision_list_weights(cfg, add_spec, &l);  // a VLM's tower
   if (st == MX_OK && p->mxfp4_experts) st = stack_mxfp4(&l);
   const char *meta[2] = {"format", "pt"};
   mx_st_writer_t *w = NULL;
