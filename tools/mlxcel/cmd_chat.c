@@ -215,6 +215,33 @@ static bool grow_images(chat_t *ch) {
   return g != NULL;
 }
 
+// Appends one image's features or one recording's rows (f, nf values for `count` tokens; taken
+// and freed) for the next user message; false (with the error printed) when out of memory.
+static bool append_media(chat_t *ch, float *f, size_t nf, int32_t count, const int32_t grid[2],
+                         const char *what) {
+  if (ch->n_feats + nf > ch->cap_feats) {
+    size_t cap = 2 * (ch->n_feats + nf);
+    float *g = realloc(ch->feats, cap * sizeof *g);
+    if (!g) {
+      free(f);
+      fprintf(stderr, "mlxcel chat: error: out of memory (%s)\n", what);
+      return false;
+    }
+    ch->feats = g;
+    ch->cap_feats = cap;
+  }
+  memcpy(ch->feats + ch->n_feats, f, nf * sizeof *f);
+  free(f);
+  ch->n_feats += nf;
+  ch->counts[ch->n_images] = count;
+  ch->grids[2 * ch->n_images] = grid[0];
+  ch->grids[2 * ch->n_images + 1] = grid[1];
+  ch->n_images++;
+  ch->pending++;
+  ch->failed = false;
+  return true;
+}
+
 // /image PATH: the image's features now (errors before the message is typed), for the next
 // user message.
 static void attach_image(chat_t *ch, const char *path) {
@@ -246,26 +273,7 @@ static void attach_image(chat_t *ch, const char *path) {
       MX_EXIT_OK)
     return;
   size_t nf = (size_t)count * (size_t)mx_vision_feature_width(c);
-  if (ch->n_feats + nf > ch->cap_feats) {
-    size_t cap = 2 * (ch->n_feats + nf);
-    float *g = realloc(ch->feats, cap * sizeof *g);
-    if (!g) {
-      free(f);
-      fputs("mlxcel chat: error: out of memory (image features)\n", stderr);
-      return;
-    }
-    ch->feats = g;
-    ch->cap_feats = cap;
-  }
-  memcpy(ch->feats + ch->n_feats, f, nf * sizeof *f);
-  free(f);
-  ch->n_feats += nf;
-  ch->counts[ch->n_images] = count;
-  ch->grids[2 * ch->n_images] = grid[0];
-  ch->grids[2 * ch->n_images + 1] = grid[1];
-  ch->n_images++;
-  ch->pending++;
-  ch->failed = false;
+  if (!append_media(ch, f, nf, count, grid, "image features")) return;
   fprintf(stdout, "[image %d attached to the next message: %d tokens, vision tower %.2f s]\n",
           ch->n_images, count, secs);
 }
@@ -293,25 +301,8 @@ static void attach_audio(chat_t *ch, const char *path) {
   if (mx_cli_audio_rows("chat", ch->s, path, &f, &secs) != MX_EXIT_OK) return;
   int32_t count = c->audio.soft_tokens;
   size_t nf = (size_t)count * (size_t)c->hidden_size;
-  if (ch->n_feats + nf > ch->cap_feats) {
-    size_t cap = 2 * (ch->n_feats + nf);
-    float *g = realloc(ch->feats, cap * sizeof *g);
-    if (!g) {
-      free(f);
-      fputs("mlxcel chat: error: out of memory (audio rows)\n", stderr);
-      return;
-    }
-    ch->feats = g;
-    ch->cap_feats = cap;
-  }
-  memcpy(ch->feats + ch->n_feats, f, nf * sizeof *f);
-  free(f);
-  ch->n_feats += nf;
-  ch->counts[ch->n_images] = count;
-  ch->grids[2 * ch->n_images] = ch->grids[2 * ch->n_images + 1] = 0;
-  ch->n_images++;
-  ch->pending++;
-  ch->failed = false;
+  const int32_t no_grid[2] = {0, 0};
+  if (!append_media(ch, f, nf, count, no_grid, "audio rows")) return;
   fprintf(stdout, "[audio %d attached to the next message: %d tokens, audio tower %.2f s]\n",
           ch->n_images, count, secs);
 }
