@@ -352,6 +352,18 @@ mx_status_t mx_bstate_vision(void *state, const float *pixels, float *features) 
   return st ? st : mx_graph_run_vision(s->ex, s->impl, &s->vis, pixels, features);
 }
 
+// @vision (or @audio) just bound in s->vis (st: the binding's status): its features buffer and the
+// executor's preparation; on any failure nothing is kept.
+static mx_status_t prepare_vision(mx_bstate_t *s, mx_status_t st) {
+  size_t nb = st ? 0 : mx_type_nbytes(&s->vis.f->result_types[0]);
+  if (!st && !(s->features = malloc(nb)))
+    st = mx_error_set(MX_ERR_NOMEM, "out of memory (tower outputs)");
+  if (!st) mx_graph_bind_features(&s->vis, s->features);
+  if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
+  if (st) release_vision(s);
+  return st;
+}
+
 mx_status_t mx_bstate_audio(void *state, const float *features, const int32_t *mask, int32_t frames,
                             float *rows) {
   mx_bstate_t *s = state;
@@ -361,19 +373,8 @@ mx_status_t mx_bstate_audio(void *state, const float *features, const int32_t *m
   if (st) return st;
   if (s->vis_grid[0] != frames) {  // another frame count: rebuild @audio
     release_vision(s);
-    st = mx_graph_bind_audio(s->model, frames, &s->vis);
-    if (!st) {
-      s->features = malloc(mx_type_nbytes(&s->vis.f->result_types[0]));
-      if (!s->features) st = mx_error_set(MX_ERR_NOMEM, "out of memory (audio rows)");
-    }
-    if (!st) {
-      mx_graph_bind_features(&s->vis, s->features);
-      if (s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
-    }
-    if (st) {
-      release_vision(s);
-      return st;
-    }
+    st = prepare_vision(s, mx_graph_bind_audio(s->model, frames, &s->vis));
+    if (st) return st;
     s->vis_grid[0] = frames;
   }
   memcpy(s->vis.audio_mask.data, mask, s->vis.audio_mask.nbytes);
@@ -387,16 +388,8 @@ mx_status_t mx_bstate_vision_grid(void *state, const float *pixels, int32_t grid
   if (st) return st;
   if (s->vis_grid[0] != grid_h || s->vis_grid[1] != grid_w) {  // a new grid: rebuild @vision
     release_vision(s);
-    st = mx_graph_bind_vision_grid(s->model, grid_h, grid_w, &s->vis);
-    size_t nb = st ? 0 : mx_type_nbytes(&s->vis.f->result_types[0]);
-    if (!st && !(s->features = malloc(nb)))
-      st = mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
-    if (!st) mx_graph_bind_features(&s->vis, s->features);
-    if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
-    if (st) {
-      release_vision(s);
-      return st;
-    }
+    st = prepare_vision(s, mx_graph_bind_vision_grid(s->model, grid_h, grid_w, &s->vis));
+    if (st) return st;
     s->vis_grid[0] = grid_h;
     s->vis_grid[1] = grid_w;
   }
@@ -411,16 +404,8 @@ mx_status_t mx_bstate_vision_pooled(void *state, const float *pixels, int32_t cr
   if (st) return st;
   if (s->vis_grid[0] != crops || s->vis_grid[1] != tokens || s->vis_grid[2] != pool) {
     release_vision(s);  // a new geometry: rebuild @vision
-    st = mx_graph_bind_vision_pooled(s->model, crops, tokens, pool, &s->vis);
-    size_t nb = st ? 0 : mx_type_nbytes(&s->vis.f->result_types[0]);
-    if (!st && !(s->features = malloc(nb)))
-      st = mx_error_set(MX_ERR_NOMEM, "out of memory (image features)");
-    if (!st) mx_graph_bind_features(&s->vis, s->features);
-    if (!st && s->ex->prepare) st = s->ex->prepare(s->impl, &s->vis);
-    if (st) {
-      release_vision(s);
-      return st;
-    }
+    st = prepare_vision(s, mx_graph_bind_vision_pooled(s->model, crops, tokens, pool, &s->vis));
+    if (st) return st;
     s->vis_grid[0] = crops;
     s->vis_grid[1] = tokens;
     s->vis_grid[2] = pool;
