@@ -239,24 +239,6 @@ static mx_status_t group_norm_relu(ab_t *c, int32_t y, int32_t wi, int32_t *out)
   return mx_build_binary(b, MX_OP_MAXIMUM, x3, zero, out);
 }
 
-// concatenate of xs[0..n) along dim, in groups of at most 8 operands (the cpu runtime's step
-// limit; a larger concatenate would hand the whole entry to the interpreter). Overwrites xs.
-static mx_status_t concat(mx_builder_t *b, int32_t *xs, int32_t n, int64_t dim, int32_t *out) {
-  while (n > 8) {
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i += 8) {
-      int32_t k = n - i < 8 ? n - i : 8;
-      if (k == 1) {
-        xs[m++] = xs[i];
-      } else {
-        MX_TRY(mx_build_concatenate(b, xs + i, k, dim, &xs[m++]));
-      }
-    }
-    n = m;
-  }
-  return n == 1 ? (*out = xs[0], MX_OK) : mx_build_concatenate(b, xs, n, dim, out);
-}
-
 // Block i of the sub-sampler on x [T, W, Cin]: the convolution as im2col (one strided slice per
 // kernel tap, taps then input channels last) times the weight [Cout, Cin, kt, kf] laid out the
 // same way, then the group norm and ReLU -> [To, Wo, Cout].
@@ -283,7 +265,7 @@ static mx_status_t conv_block(ab_t *c, int i, int32_t x, int32_t *out) {
       if (st_ == MX_OK) st_ = mx_build_reshape(b, tap, td, 4, &taps[r * kf + q]);
     }
   }
-  if (st_ == MX_OK) st_ = concat(b, taps, (int32_t)(kt * kf), 2, &cols);
+  if (st_ == MX_OK) st_ = mx_g_concat(b, taps, (int32_t)(kt * kf), 2, &cols);
   free(taps);
   MX_TRY(st_);
   MX_TRY(mx_build_reshape(b, cols, rd, 3, &cols));
@@ -328,7 +310,7 @@ static mx_status_t context(ab_t *c, int32_t x, int64_t U, int32_t *out) {
     for (int64_t i = 1; i < r; i++) s1[i + 1] = xt.dims[i];
     MX_TRY(mx_build_slice(b, blocks, s0, s1, NULL, (int32_t)r + 1, &parts[j]));
   }
-  MX_TRY(concat(b, parts, (int32_t)nb, 1, &cat));
+  MX_TRY(mx_g_concat(b, parts, (int32_t)nb, 1, &cat));
   return mx_build_slice(b, cat, lo, cd, NULL, (int32_t)r + 1, out);
 }
 

@@ -432,11 +432,7 @@ static mx_status_t attend(core_t *c, const attn_call_t *call, const int32_t *qs,
     }
     MX_TRY(call->fn(c, call, qi, kw, vw, p0, &parts[i]));
   }
-  if (c->ns == 1) {
-    *out = parts[0];
-    return MX_OK;
-  }
-  return mx_build_concatenate(b, parts, c->ns, 0, out);
+  return mx_g_concat(b, parts, c->ns, 0, out);
 }
 
 // RMSNorm over head_dim of x [B, T, N, D] (per head) with weight wi, or with none (wi < 0:

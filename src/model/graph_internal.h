@@ -376,6 +376,9 @@ mx_status_t mx_g_f32(mx_builder_t *b, int32_t x, int32_t *out);
 // operand of a dot_general, because IREE 3.13 fails to compile a vector-matrix product whose
 // operand is a convert of an i1 (docs/portability.md, "IREE 3.13 defects").
 mx_status_t mx_g_indicator(mx_builder_t *b, int32_t cond, int32_t *out);
+// concatenate of xs[0..n) (n >= 1) along dim, in groups of at most 8 operands: the cpu runtime's
+// step limit, past which it hands the whole entry to the interpreter. Overwrites xs.
+mx_status_t mx_g_concat(mx_builder_t *b, int32_t *xs, int32_t n, int64_t dim, int32_t *out);
 // Scalar constant of type et broadcast to `like`'s shape.
 mx_status_t mx_g_full_like(mx_builder_t *b, mx_elem_type_t et, double v, int32_t like,
                            int32_t *out);

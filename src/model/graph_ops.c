@@ -30,6 +30,24 @@ mx_status_t mx_g_indicator(mx_builder_t *b, int32_t cond, int32_t *out) {
   return mx_build_select(b, cond, one, zero, out);
 }
 
+// concatenate of xs[0..n) along dim, in groups of at most 8 operands (the cpu runtime's step
+// limit; a larger concatenate would hand the whole entry to the interpreter). Overwrites xs.
+mx_status_t mx_g_concat(mx_builder_t *b, int32_t *xs, int32_t n, int64_t dim, int32_t *out) {
+  while (n > 8) {
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i += 8) {
+      int32_t k = n - i < 8 ? n - i : 8;
+      if (k == 1) {
+        xs[m++] = xs[i];
+      } else {
+        MX_TRY(mx_build_concatenate(b, xs + i, k, dim, &xs[m++]));
+      }
+    }
+    n = m;
+  }
+  return n == 1 ? (*out = xs[0], MX_OK) : mx_build_concatenate(b, xs, n, dim, out);
+}
+
 mx_status_t mx_g_bcast_like(mx_builder_t *b, int32_t x, int32_t like, const int64_t *bdims,
                             int32_t *out) {
   const mx_type_t *t = mx_build_type(b, like);

@@ -295,8 +295,7 @@ static mx_status_t reorder(mx_builder_t *b, int32_t x, const int32_t *order, int
     st = mx_build_slice(b, x, lo, hi, NULL, 3, &parts[n++]);
     i = j;
   }
-  if (st == MX_OK)
-    st = n == 1 ? (*out = parts[0], MX_OK) : mx_build_concatenate(b, parts, n, 1, out);
+  if (st == MX_OK) st = mx_g_concat(b, parts, n, 1, out);
   free(parts);
   return st;
 }
@@ -323,7 +322,7 @@ static mx_status_t attention(qb_t *c, int32_t q, int32_t k, int32_t v, bool wind
     if (st == MX_OK) st = slice_t(b, v, g->seg[s], g->seg[s + 1], &vs);
     if (st == MX_OK) st = mx_vision_attention(c->cc, b, qs, ks, vs, &parts[s]);
   }
-  if (st == MX_OK) st = mx_build_concatenate(b, parts, n_seg, 1, out);
+  if (st == MX_OK) st = mx_g_concat(b, parts, n_seg, 1, out);
   free(parts);
   return st;
 }

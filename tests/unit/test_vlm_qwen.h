@@ -78,6 +78,49 @@ static inline mx_func_t *build_vision(const mx_model_t *m, const mx_pixels_t *px
   return f;
 }
 
+// A grid of many windows (Qwen2.5-VL: more segments and window runs than a step of the cpu
+// runtime takes operands) still compiles op by op: the concatenates of the window order and of
+// the segments' attention are built in groups (mx_g_concat). A single concatenate of them all
+// handed the whole tower to the interpreter, minutes per image at a real model's size.
+static inline void check_many_windows(const mx_model_t *m, int32_t gh, int32_t gw) {
+  mx_graph_opts_t go = {
+      .ctx = 64, .prefill_len = 4, .media = true, .vision_grid_h = gh, .vision_grid_w = gw};
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_model_build_graph(&m->config, m->ckpt, &go, &mod));
+  mx_func_t *f = mod ? mx_module_find_func(mod, "vision") : NULL;
+  CHECK(f != NULL);
+  if (f) {
+    int32_t n = f->body->n_args;
+    mx_tensor_t *args = calloc((size_t)n, sizeof *args);
+    for (int32_t i = 0; args && i < n; i++) {
+      mx_graph_arg_t info;
+      CHECK_OK(mx_graph_arg_info(f, i, &info));
+      args[i].type = *mx_value_type(f, f->body->args[i]);
+      const mx_weight_t *w =
+          info.role == MX_ARG_PIXELS ? NULL : mx_checkpoint_find(m->ckpt, info.name);
+      if (w) {
+        args[i].data = (uint8_t *)w->data;
+        args[i].nbytes = w->nbytes;
+      }
+    }
+    mx_cpu_compile_opts_t o = {.args = args};
+    mx_cpu_plan_t *plan = NULL;
+    CHECK_OK(mx_cpu_compile(mod, f, &o, &plan));
+    if (plan) {
+      mx_strbuf_t sb;
+      mx_strbuf_init(&sb);
+      mx_cpu_plan_describe(plan, &sb);
+      const char *s = sb.data ? sb.data : "";
+      CHECK_MSG(!strstr(s, "whole function"), "%d x %d grid: the @vision plan runs whole:\n%s", gh,
+                gw, s);
+      mx_strbuf_free(&sb);
+      mx_cpu_plan_destroy(plan);
+    }
+    free(args);
+  }
+  mx_module_destroy(mod);
+}
+
 // A gh x gw grid the merger cannot merge is refused naming it.
 static inline void check_bad_grid(const mx_model_t *m, int32_t gh, int32_t gw) {
   mx_graph_opts_t go = {

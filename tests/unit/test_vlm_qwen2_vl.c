@@ -86,6 +86,8 @@ static void check_family(const char *type, int32_t n_windows) {
     check_text(m, json, "interp");
     check_text(m, json, "cpu");
     check_bad_grid(m, 3, 8);
+    // 20 x 20 patches: 10 x 10 merged units, 25 windows of Qwen2.5-VL's fixture (56 px).
+    check_many_windows(m, 20, 20);
   }
   mx_model_free(m);
   cJSON_Delete(json);
