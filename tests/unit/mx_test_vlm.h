@@ -73,4 +73,31 @@ static inline void mx_test_config_error(const char *json, const char *needle) {
             st == MX_OK ? "ok" : mx_error_message());
 }
 
+// Binds argument i of an @prefill_media function f run directly (not through a session): a
+// weight is the checkpoint's tensor (borrowed); any other argument is allocated zeroed (*own set:
+// the caller frees it) and filled from the prompt ids, pos0 or the media rows where its role is
+// one of those.
+static inline void mx_test_bind_media_arg(const mx_model_t *m, mx_func_t *f, int32_t i,
+                                          const int32_t *ids, const int32_t *p0, const float *media,
+                                          mx_tensor_t *arg, bool *own) {
+  mx_graph_arg_t info;
+  CHECK_OK(mx_graph_arg_info(f, i, &info));
+  const mx_type_t *t = mx_value_type(f, f->body->args[i]);
+  if (info.role == MX_ARG_WEIGHT) {
+    const mx_weight_t *w = mx_checkpoint_find(m->ckpt, info.name);
+    CHECK_MSG(w != NULL, "no tensor %s", info.name);
+    if (w) *arg = (mx_tensor_t){.type = *t, .data = (uint8_t *)w->data, .nbytes = w->nbytes};
+    return;
+  }
+  CHECK_OK(mx_tensor_alloc(arg, t));
+  *own = true;
+  if (!arg->data) return;
+  memset(arg->data, 0, arg->nbytes);
+  const void *src = info.role == MX_ARG_TOKENS  ? (const void *)ids
+                    : info.role == MX_ARG_POS0  ? (const void *)p0
+                    : info.role == MX_ARG_MEDIA ? (const void *)media
+                                                : NULL;
+  if (src) memcpy(arg->data, src, arg->nbytes);
+}
+
 #endif  // MX_TEST_VLM_H

@@ -138,22 +138,9 @@ static void check_media_graph(const mx_model_t *m, const cJSON *json) {
   for (int32_t i = 0; f && media && i < na; i++) {
     mx_graph_arg_t info;
     CHECK_OK(mx_graph_arg_info(f, i, &info));
-    const mx_type_t *t = mx_value_type(f, f->body->args[i]);
-    if (info.role == MX_ARG_WEIGHT) {
-      const mx_weight_t *w = mx_checkpoint_find(m->ckpt, info.name);
-      args[i] = (mx_tensor_t){.type = *t, .data = (uint8_t *)w->data, .nbytes = w->nbytes};
-      tables[0] |= strcmp(info.name, "model.embed_vision.embedding.weight") == 0;
-      tables[1] |= strcmp(info.name, "model.embed_audio.embedding.weight") == 0;
-      continue;
-    }
-    CHECK_OK(mx_tensor_alloc(&args[i], t));
-    own[i] = true;
-    memset(args[i].data, 0, args[i].nbytes);
-    const void *src = info.role == MX_ARG_TOKENS  ? (const void *)ids
-                      : info.role == MX_ARG_POS0  ? (const void *)&p0
-                      : info.role == MX_ARG_MEDIA ? (const void *)media
-                                                  : NULL;
-    if (src) memcpy(args[i].data, src, args[i].nbytes);
+    tables[0] |= strcmp(info.name, "model.embed_vision.embedding.weight") == 0;
+    tables[1] |= strcmp(info.name, "model.embed_audio.embedding.weight") == 0;
+    mx_test_bind_media_arg(m, f, i, ids, &p0, media, &args[i], &own[i]);
   }
   CHECK_MSG(tables[0] && tables[1], "@prefill_media reads embed_vision %d, embed_audio %d",
             tables[0], tables[1]);

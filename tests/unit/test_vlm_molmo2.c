@@ -259,24 +259,8 @@ static void check_media_graph(const mx_model_t *m, const cJSON *json, const int3
   mx_tensor_t *res = calloc((size_t)f->n_results, sizeof *res);
   mx_tensor_t *ires = calloc((size_t)f->n_results, sizeof *ires);
   bool *own = calloc((size_t)na, sizeof *own);
-  for (int32_t i = 0; i < na; i++) {
-    mx_graph_arg_t info;
-    CHECK_OK(mx_graph_arg_info(f, i, &info));
-    const mx_type_t *t = mx_value_type(f, f->body->args[i]);
-    if (info.role == MX_ARG_WEIGHT) {
-      const mx_weight_t *w = mx_checkpoint_find(m->ckpt, info.name);
-      args[i] = (mx_tensor_t){.type = *t, .data = (uint8_t *)w->data, .nbytes = w->nbytes};
-      continue;
-    }
-    CHECK_OK(mx_tensor_alloc(&args[i], t));
-    own[i] = true;
-    memset(args[i].data, 0, args[i].nbytes);
-    const void *src = info.role == MX_ARG_TOKENS  ? (const void *)ids
-                      : info.role == MX_ARG_POS0  ? (const void *)&p0
-                      : info.role == MX_ARG_MEDIA ? (const void *)media
-                                                  : NULL;
-    if (src) memcpy(args[i].data, src, args[i].nbytes);
-  }
+  for (int32_t i = 0; i < na; i++)
+    mx_test_bind_media_arg(m, f, i, ids, &p0, media, &args[i], &own[i]);
   for (int32_t r = 0; r < f->n_results; r++)
     CHECK_OK(mx_tensor_alloc(&res[r], &f->result_types[r]));
   const cJSON *want = cJSON_GetObjectItem(json, "logits");
