@@ -99,16 +99,17 @@ static mx_status_t sync(mx_batch_drafter_t *d, mx_draft_req_t *r, int32_t target
     return MX_OK;
   }
   r->k = k;
-  // A token the draft model has no row for (a target's padding id): no drafts for this slot.
-  for (int64_t i = 0; i < r->n; i++)
-    if (r->history[i] < 0 || r->history[i] >= d->vocab) {
-      r->k = 0;
-      return MX_OK;
-    }
   const int32_t *held = d->held + (size_t)r->slot * (size_t)d->ctx;
   const int64_t n_held = mx_batch_n_past(d->batch, r->slot);
   int64_t c = 0;
   while (c < base && c < n_held && held[c] == r->history[c]) c++;
+  // A token to feed that the draft model has no row for (a target's padding id): no drafts for
+  // this slot (the held prefix was fed, so only the rest needs the check).
+  for (int64_t i = c; i < r->n; i++)
+    if (r->history[i] < 0 || r->history[i] >= d->vocab) {
+      r->k = 0;
+      return MX_OK;
+    }
   mx_status_t st = c < n_held ? mx_batch_rewind(d->batch, r->slot, c) : MX_OK;
   if (!st && c < base) st = feed(d, r->slot, r->history + c, (int32_t)(base - c));
   if (st) {
