@@ -5,9 +5,10 @@
 # rows of <im_patch> with their column / start / end tokens, from the processor's image_grids)
 # gives transformers' prompt token count and 16 greedy ids on both backends and both
 # checkpoints, and with the tower on the interpreter beside the cpu text model; a prompt without
-# the placeholder gets the image first; two images side by side each get their block; bad
-# images and chat's /image are refused by name; emit writes @prefill_media with the block ids'
-# mx.attention and, with --vision-pooled, @vision with its pooling argument.
+# the placeholder gets the image first; two images side by side share one block, two separated
+# by text are refused; bad images and chat's /image are refused by name; emit writes
+# @prefill_media with the block ids' mx.attention and, with --vision-pooled, @vision with its
+# pooling argument.
 # Usage: tests/cli_vlm_molmo2.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
 MLXCEL=$1
@@ -46,15 +47,22 @@ t_generate() {
   run "$MLXCEL" generate -m "$M" --image "$IMG" -p "What?" -n 2 --json
   expect_rc 0
   expect_out '"prompt_tokens": 42,'
-  # Two images side by side, separated by text: two blocks, on both backends the same ids.
+  # Two images side by side: one run of image tokens, one block (transformers lets every image
+  # token see every other image's), on both backends the same ids (72 image tokens: more than
+  # the interpreter's default chunk of 64).
   local ids_interp
   for be in interp cpu; do
-    run "$MLXCEL" generate -m "$M" --backend "$be" --image "$IMG" --image "$JPEG" \
-      -p 'A: <|image|> B: <|image|> Same?' -n 8 --json
+    run "$MLXCEL" generate -m "$M" --backend "$be" --prefill-chunk 128 --image "$IMG" \
+      --image "$JPEG" -p 'A: <|image|><|image|> Same?' -n 8 --json
     expect_rc 0
     [ "$be" = interp ] && ids_interp=$(got_ids)
   done
   [ "$(got_ids)" = "$ids_interp" ] || fail "two images: cpu ids $(got_ids), interp $ids_interp"
+  # Separated by text they are refused, not answered with another mask (ADR 0023).
+  run "$MLXCEL" generate -m "$M" --image "$IMG" --image "$JPEG" \
+    -p 'A: <|image|> B: <|image|> Same?' -n 8
+  expect_rc 1
+  expect_err "the prompt's 2 images are separated by text"
 }
 
 t_errors() {

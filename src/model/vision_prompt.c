@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "base/try.h"
 #include "mlxcel/model.h"
 
 mx_status_t mx_vision_expand_prompt(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
@@ -94,11 +95,37 @@ mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *id
   return MX_OK;
 }
 
+// Molmo2's image tokens attend to every other image token of the prompt (transformers'
+// token_type_ids mask), which the cpu runtime's attention kernels express only for one run of
+// them: a second run after text (or after image tokens already in the context) is refused, not
+// answered with another mask (ADR 0023).
+static mx_status_t molmo2_one_run(const mx_vision_config_t *v, const int32_t *ids, int32_t n,
+                                  bool context_has_image) {
+  int32_t i = 0;
+  while (i < n && !mx_vision_block_token(v, ids[i])) i++;
+  if (i < n && context_has_image)
+    return mx_error_set(MX_ERR_INVALID_ARG,
+                        "image tokens at %d follow images already in the context: Molmo2's image "
+                        "tokens attend to every other image's, so one prefill holds all of them",
+                        i);
+  while (i < n && mx_vision_block_token(v, ids[i])) i++;
+  int32_t end = i;
+  while (i < n && !mx_vision_block_token(v, ids[i])) i++;
+  if (i < n)
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "a second run of image tokens starts at %d after text at %d: Molmo2 lets "
+                        "every image token attend to every other image's tokens, which this engine "
+                        "runs only for images next to each other; put the images together",
+                        i, end);
+  return MX_OK;
+}
+
 mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *ids, int32_t n,
                                    int32_t chunk, bool prev_image, int32_t *take) {
   *take = n < chunk ? n : chunk;
   const mx_vision_config_t *v = &cfg->vision;
   if (!mx_vision_blocks(v) || n == 0) return MX_OK;
+  if (v->kind == MX_VISION_MOLMO2) MX_TRY(molmo2_one_run(v, ids, n, prev_image));
   if (prev_image && mx_vision_block_token(v, ids[0]))
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "the prompt continues a run of image tokens (id %d) already in the "
@@ -121,6 +148,14 @@ mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *
                       "image's tokens attend to each other, so one prefill holds them all (use a "
                       "prefill chunk of at least the image's tokens)",
                       len, len == n ? " or more" : "", chunk);
+}
+
+bool mx_vision_context_image(const mx_vision_config_t *v, const int32_t *tokens, int64_t n) {
+  if (!mx_vision_blocks(v) || n <= 0) return false;
+  if (v->kind != MX_VISION_MOLMO2) return mx_vision_block_token(v, tokens[n - 1]);
+  for (int64_t i = 0; i < n; i++)
+    if (mx_vision_block_token(v, tokens[i])) return true;
+  return false;
 }
 
 int32_t mx_vision_media_piece(const mx_vision_config_t *v, const int32_t *ids, int32_t n,

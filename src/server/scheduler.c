@@ -443,7 +443,7 @@ static void prefill_step(mx_server_sched_t *s) {
   mx_status_t st = job->pixels ? run_vision(s, job) : job->audio.n ? run_audio(s, job) : MX_OK;
   if (!st && job->media) {  // a chunk never cuts an image's run of tokens (Gemma 3, Molmo2)
     const int32_t *ids = job->ids + job->n_prefilled;
-    bool prev = job->n_prefilled > 0 && mx_vision_block_token(&s->model->config.vision, ids[-1]);
+    bool prev = mx_vision_context_image(&s->model->config.vision, job->ids, job->n_prefilled);
     st = mx_vision_prefill_take(&s->model->config, ids, job->n_prompt - job->n_prefilled, s->chunk,
                                 prev, &n);
   }

@@ -187,7 +187,7 @@ static mx_status_t prefill_chunks(mx_session_t *s, const int32_t *ids, const flo
   // With media, a chunk never cuts an image's run of tokens (they attend to each other in
   // Gemma 3): it ends before the run; a prompt that cannot be cut so is refused before any work.
   const mx_model_config_t *mc = &s->model->config;
-  bool prev_image = s->n_past > 0 && mx_vision_block_token(&mc->vision, s->tokens[s->n_past - 1]);
+  bool prev_image = mx_vision_context_image(&mc->vision, s->tokens, s->n_past);
   for (int32_t off = 0, m; media && off < n; off += m) {
     mx_status_t st =
         mx_vision_prefill_take(mc, ids + off, n - off, s->chunk, off == 0 && prev_image, &m);

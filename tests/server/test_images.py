@@ -464,6 +464,18 @@ class Molmo2Test(unittest.TestCase):
         for r in replies:
             self.assertEqual(r.choices[0].message.content, want)
 
+    def test_images_separated_by_text_refused(self):
+        # transformers lets every image token see every other image's; the kernels take one run
+        # of image tokens per block, so images with text between them are a 400, not another
+        # answer (ADR 0023).
+        messages = [{"role": "user", "content": [
+            image_part(data_url(PHOTO)), {"type": "text", "text": " and "},
+            image_part(data_url(JPEG)), {"type": "text", "text": " " + QUESTION}]}]
+        with self.assertRaises(openai.BadRequestError) as cm:
+            self.client.chat.completions.create(model=os.path.basename(self.dir),
+                                                messages=messages, max_tokens=4)
+        self.assertIn("images are separated by text", str(cm.exception))
+
 
 if __name__ == "__main__":
     unittest.main()

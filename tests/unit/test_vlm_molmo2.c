@@ -110,6 +110,16 @@ static void check_prompt(const cJSON *json) {
   free(e);
   EXPECT_ERR(mx_molmo2_expand_prompt(&kTokens, ids, k, grids, 2, &e, &ne),
              "the prompt has 1 image placeholder (id 264) for 2 images");
+  // Two images: next to each other they expand (one run of image tokens, one block, as
+  // transformers' mask); with text between them they are refused (transformers lets every image
+  // token see every other image's, which the kernels' one run per query cannot say).
+  int32_t two[4] = {kTokens.placeholder, kTokens.placeholder, 'x', 'y'};
+  CHECK_OK(mx_molmo2_expand_prompt(&kTokens, two, 4, grids, 2, &e, &ne));
+  CHECK(ne == 2 * (n - (k - 1)) + 2 && e && e[ne - 2] == 'x');
+  free(e);
+  two[1] = 'x', two[2] = kTokens.placeholder;
+  EXPECT_ERR(mx_molmo2_expand_prompt(&kTokens, two, 4, grids, 2, &e, &ne),
+             "the prompt's 2 images are separated by text (token 120 at position 1");
   grids[0][3] = 0;
   char msg[96];
   snprintf(msg, sizeof msg, "image 0: image_grids [%lld, %lld, %lld, 0]", (long long)grids[0][0],
@@ -337,12 +347,28 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
     CHECK_MSG(d <= kTol, "%s %s: last logits of one call differ by %g", name, backend, d);
     same = greedy_same(s, greedy, ng, V);
     CHECK_MSG(same == ng, "%s %s: one call: %d of %d greedy ids equal", name, backend, same, ng);
+    mx_status_t st0;
+    // Image tokens after the context's image (a second prompt on top of the first), and a
+    // second run of them after text in one call: refused (every Molmo2 image token attends to
+    // every other one, ADR 0023).
+    const mx_vision_config_t *vc = &m->config.vision;
+    CHECK(mx_vision_context_image(vc, ids, n) && !mx_vision_context_image(vc, ids, 1));
+    st0 = mx_session_prefill_media(s, ids, rows, end);
+    CHECK_MSG(st0 == MX_ERR_INVALID_ARG &&
+                  strstr(mx_error_message(), "follow images already in the context") != NULL,
+              "%s", st0 ? mx_error_message() : "ok");
+    int32_t runs[6] = {ids[0], vc->image_token_id, ids[0], ids[0], vc->image_token_id, ids[0]}, m2;
+    st0 = mx_vision_prefill_take(&m->config, runs, 6, 64, false, &m2);
+    CHECK_MSG(st0 == MX_ERR_UNSUPPORTED && strstr(mx_error_message(),
+                                                  "a second run of image tokens starts at 4 after "
+                                                  "text at 2") != NULL,
+              "%s", st0 ? mx_error_message() : "ok");
     // Up to the middle of the image, then the rest: the second call is refused.
     mx_session_reset(s);
     CHECK_OK(mx_session_prefill_media(s, ids, rows, 20));
     mx_status_t st = mx_session_prefill_media(s, ids + 20, rows + (size_t)20 * H, n - 20);
     CHECK(st == MX_ERR_INVALID_ARG &&
-          strstr(mx_error_message(), "continues a run of image tokens") != NULL);
+          strstr(mx_error_message(), "image tokens at 0 follow images already in the context"));
   }
   mx_session_destroy(s);
   s = NULL;
