@@ -237,7 +237,8 @@ physical limit of the machine it ran on, measured in the same run.
   norms, RoPE, attention and residuals stay f32. Without it the precision follows the
   checkpoint, so every bf16 checkpoint (Mistral-7B and Phi-3-mini included) runs at bf16; the
   precision / KV column says what each row ran. ADR 0005 records the decision.
-- **Machine**: bandwidth is a multi-threaded streaming sum over a 1 GiB buffer, peak is an FMA
+- **Machine**: bandwidth is a multi-threaded streaming sum over a 1 GiB buffer (on 2 MiB pages
+  where the system gives them, as the packed weights), peak is an FMA
   loop with independent accumulators on every thread (AVX-512, AVX2 or portable C, whichever
   the CPU runs), both with the bench's thread count, measured by each bench run R times right
   before its model runs and once more after each of its R runs (`src/cpu/machine.c`, the

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/stream_alloc.h"
 #include "kernels_internal.h"
 
 // ---- Dispatch ----
@@ -127,7 +128,7 @@ mx_status_t mx_cpu_pack_f32(const mx_cpu_kernels_t *kt, mx_cpu_pool_t *pool, con
   size_t bytes = (size_t)panels * (size_t)k * (size_t)kt->nr * sizeof(float);
   bytes = (bytes + 63) / 64 * 64;
   mx_cpu_packed_t *p = calloc(1, sizeof *p);
-  float *data = aligned_alloc(64, bytes > 0 ? bytes : 64);
+  float *data = mx_cpu_stream_alloc(bytes);
   if (!p || !data) {
     free(p);
     free(data);

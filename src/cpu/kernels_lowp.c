@@ -6,6 +6,7 @@
 
 #include "base/half.h"
 #include "cpu/kernels_lowp_internal.h"
+#include "cpu/stream_alloc.h"
 
 // ---- Dispatch ----
 
@@ -112,7 +113,7 @@ mx_status_t mx_cpu_pack_lowp(const mx_cpu_lowp_kernels_t *kt, mx_cpu_pool_t *poo
   size_t bytes = (size_t)panels * (size_t)kpad * MX_LOWP_NR * sizeof(uint16_t);
   bytes = (bytes + 63) / 64 * 64;
   mx_cpu_packed_lowp_t *p = calloc(1, sizeof *p);
-  uint16_t *data = aligned_alloc(64, bytes > 0 ? bytes : 64);
+  uint16_t *data = mx_cpu_stream_alloc(bytes);
   if (!p || !data) {
     free(p);
     free(data);

@@ -55,8 +55,12 @@ void mx_cpu_plan_profile_report(const mx_cpu_plan_t *p, mx_strbuf_t *sb) {
     total += p->prof_s[i];
   }
   qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
-  mx_strbuf_printf(sb, "@%s: %lld runs, %.3f s in %d steps\n", p->f->name, (long long)p->prof_runs,
-                   total, p->n_steps);
+  // Barriers: those of an unprofiled run (the profiled one waits after every step to time it).
+  int32_t serial = 0;
+  for (int32_t i = 0; i < p->n_steps; i++) serial += !p->steps[i].parallel;
+  mx_strbuf_printf(sb,
+                   "@%s: %lld runs, %.3f s in %d steps (%d barriers, %d serial steps per run)\n",
+                   p->f->name, (long long)p->prof_runs, total, p->n_steps, p->n_barriers, serial);
   for (int32_t r = 0; r < n; r++)
     mx_strbuf_printf(sb, "  %9.4f s %5.1f%% %5d x %s (%s)\n", rows[r].s,
                      total > 0 ? 100.0 * rows[r].s / total : 0.0, rows[r].n, rows[r].op,

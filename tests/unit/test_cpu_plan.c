@@ -62,7 +62,21 @@ static void compare(const mx_module_t *m, const mx_func_t *f, mx_tensor_t *args,
     }
     mx_tensor_t *res = calloc((size_t)nr, sizeof *res);
     for (int32_t r = 0; r < nr; r++) CHECK_OK(mx_tensor_alloc(&res[r], &f->result_types[r]));
+    if (mode == 1) CHECK_OK(mx_cpu_plan_set_profile(p, true));
     CHECK_OK(mx_cpu_plan_run(p, (mode & 1) ? pool : NULL, args, na, res));
+    if (mode == 1) {  // the profile's header counts the barriers of an unprofiled run
+      mx_cpu_plan_stats_t ps;
+      mx_cpu_plan_stats(p, &ps);
+      char want[96];
+      snprintf(want, sizeof want, "in %d steps (%d barriers, ", ps.n_steps, ps.n_barriers);
+      mx_strbuf_t sb;
+      mx_strbuf_init(&sb);
+      mx_cpu_plan_profile_report(p, &sb);
+      // A whole-function plan times no steps: its report is empty.
+      CHECK_MSG(ps.whole_function || (sb.data && strstr(sb.data, want)),
+                "%s: profile header lacks \"%s\": %s", label, want, sb.data ? sb.data : "");
+      mx_strbuf_free(&sb);
+    }
     for (int32_t r = 0; r < nr; r++) {
       double d = max_diff(&res[r], &ref[r]);
       CHECK_MSG(d <= tol, "%s: mode %d result %d differs by %g", label, mode, r, d);

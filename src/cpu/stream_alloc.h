@@ -1,0 +1,23 @@
+// Memory for the large read-only streams of decode (packed weights): on 2 MiB pages where the
+// system gives them, so the GEMVs' weight streams walk one TLB entry per 2 MiB instead of one
+// per 4 KiB.
+#ifndef MX_CPU_STREAM_ALLOC_H
+#define MX_CPU_STREAM_ALLOC_H
+
+#include <stddef.h>
+
+enum {
+  MX_CPU_HUGE_PAGE = 2 << 20,
+  // Smaller buffers keep 64-byte alignment: rounding them up to a whole 2 MiB page would cost
+  // more resident memory than their streams gain.
+  MX_CPU_STREAM_HUGE_MIN = 1 << 20
+};
+
+// At least `bytes` bytes (rounded up to 64, and of at least MX_CPU_STREAM_HUGE_MIN bytes to a
+// whole number of MX_CPU_HUGE_PAGE pages on a MX_CPU_HUGE_PAGE boundary, advised as huge pages
+// on Linux: MADV_HUGEPAGE, which transparent huge pages honour in their default "madvise" mode).
+// NULL when out of memory. Released with free(). The advice is a hint: where the system has no
+// huge pages the memory is ordinary.
+void *mx_cpu_stream_alloc(size_t bytes);
+
+#endif  // MX_CPU_STREAM_ALLOC_H
