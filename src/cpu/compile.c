@@ -73,17 +73,19 @@ static bool ints_eq(const mx_attr_t *a, const int64_t *want, int32_t n) {
 }
 
 bool mx_plan_dot_xwt(const mx_op_t *op, const mx_type_t *lt, const mx_type_t *rt,
-                     const mx_type_t *ot, int64_t *m, int64_t *n, int64_t *k) {
+                     const mx_type_t *ot, int64_t *m, int64_t *n, int64_t *k, bool *kn) {
   const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
   if (!dn) return false;
-  int64_t lc = lt->rank - 1, rc = 1;
+  int64_t lc = lt->rank - 1, rc = 1, rc0 = 0;
   if (!ints_eq(mx_attr_field(dn, "lhs_batching_dimensions"), NULL, 0) ||
       !ints_eq(mx_attr_field(dn, "rhs_batching_dimensions"), NULL, 0) ||
-      !ints_eq(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc, 1) ||
-      !ints_eq(mx_attr_field(dn, "rhs_contracting_dimensions"), &rc, 1))
+      !ints_eq(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc, 1))
     return false;
-  *k = rt->dims[1];
-  *n = rt->dims[0];
+  const mx_attr_t *rca = mx_attr_field(dn, "rhs_contracting_dimensions");
+  *kn = ints_eq(rca, &rc0, 1);
+  if (!*kn && !ints_eq(rca, &rc, 1)) return false;
+  *k = rt->dims[*kn ? 0 : 1];
+  *n = rt->dims[*kn ? 1 : 0];
   if (lt->dims[lt->rank - 1] != *k || ot->rank != lt->rank || ot->dims[ot->rank - 1] != *n)
     return false;
   *m = mx_type_numel(lt) / (*k ? *k : 1);

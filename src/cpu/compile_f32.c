@@ -1,18 +1,19 @@
 // f32 matchers of the plan compiler: matmuls against weight arguments (dot_general -> packed
-// GEMV / GEMM), embedding gathers, the fused kernels of the composites (mx.rms_norm, joined with
-// the residual add before it; mx.rope with one shared cos / sin table; mx.attention, split over
-// the keys for decode; mx.gated_mlp) and elementwise add / subtract / multiply.
+// GEMV / GEMM, a linear's W[n, k] or a matmul's W[k, n]), embedding gathers, the fused kernels of
+// the composites (mx.rms_norm, joined with the residual add before it; mx.rope with one shared cos
+// / sin table; mx.attention, split over the keys for decode; mx.gated_mlp) and elementwise add /
+// subtract / multiply.
 #include <string.h>
 
 #include "cpu/compile_internal.h"
 #include "cpu/fused_kv.h"
 #include "mlxcel/composite.h"
 
-mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, int64_t m,
-                              int64_t n, int64_t k, int32_t out, const char *what) {
+mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, bool kn,
+                              int64_t m, int64_t n, int64_t k, int32_t out, const char *what) {
   mx_cpu_plan_t *p = c->p;
   const mx_cpu_packed_t *pk = NULL;
-  mx_status_t st = mx_cpu_packed_get(p->weights, c->o->pool, (const float *)w, n, k, &pk);
+  mx_status_t st = mx_cpu_packed_get(p->weights, c->o->pool, (const float *)w, n, k, kn, &pk);
   if (st) return st;
   mx_step_t *s = NULL;
   if ((st = mx_plan_add_step(p, &s)) != MX_OK) return st;
@@ -70,8 +71,9 @@ bool mx_plan_match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (!is_f32(lt) || !is_f32(rt) || !is_f32(ot) || rt->rank != 2 || lt->rank < 1) return false;
   const void *w = weight_bytes(c, op->operands[1]);
   int64_t m, n, k;
-  if (!w || !mx_plan_dot_xwt(op, lt, rt, ot, &m, &n, &k)) return false;
-  *st = mx_plan_emit_gemm(c, op, op->operands[0], w, m, n, k, op->results[0],
+  bool kn;
+  if (!w || !mx_plan_dot_xwt(op, lt, rt, ot, &m, &n, &k, &kn)) return false;
+  *st = mx_plan_emit_gemm(c, op, op->operands[0], w, kn, m, n, k, op->results[0],
                           m == 1 ? "dot_general->gemv" : "dot_general->gemm");
   return true;
 }
@@ -303,30 +305,31 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     // to the part of gate / up it computed itself (mx_cpu_matmul_region), so no barrier is
     // needed before it.
     const char *w1 = M == 1 ? "mx.gated_mlp gate+up gemv, act" : "mx.gated_mlp gate+up gemm, act";
-    if ((*st = mx_plan_emit_gemm(c, op, op->operands[0], wg, M, F, H, ta, w1))) return true;
+    if ((*st = mx_plan_emit_gemm(c, op, op->operands[0], wg, false, M, F, H, ta, w1))) return true;
     s = &c->p->steps[c->p->n_steps - 1];
     const mx_cpu_packed_t *pu = NULL;
-    *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)wu, F, H, &pu);
+    *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)wu, F, H, false, &pu);
     if (*st) return true;
     s->kind = ST_GATED_UP;
     s->w2 = pu;
     s->gemm.act = a;
     s->out[s->n_out++] = tg;
     s->out[s->n_out++] = tu;
-    *st = mx_plan_emit_gemm(c, op, ta, wd, M, H, F, out, "mx.gated_mlp down");
+    *st = mx_plan_emit_gemm(c, op, ta, wd, false, M, H, F, out, "mx.gated_mlp down");
     return true;
   }
   return false;
 }
 
-// tanh of f32 (GELU's tanh approximation is built from elementwise ops and one tanh).
-static bool match_tanh(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+// tanh or logistic of f32 (GELU's tanh approximation is built from elementwise ops and one tanh;
+// the vision towers' SiLU and quick_gelu from a logistic and multiplies).
+static bool match_unary(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   if (op->n_operands != 1 || op->n_results != 1) return false;
   const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
   if (!is_f32(a) || !is_f32(o) || !mx_type_same_shape(a, o)) return false;
   mx_step_t *s = NULL;
-  if ((*st = mx_plan_simple_step(c, op, ST_EW_TANH, "stablehlo.tanh", op->operands, 1,
+  if ((*st = mx_plan_simple_step(c, op, ST_EW_UNARY, mx_opcode_name(op->code), op->operands, 1,
                                  op->results[0], &s)))
     return true;
   s->ew = (step_ew_t){.n = mx_type_numel(o), .op = op->code};
@@ -335,7 +338,7 @@ static bool match_tanh(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
 
 bool mx_plan_match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
-  if (op->code == MX_OP_TANH) return match_tanh(c, op, st);
+  if (op->code == MX_OP_TANH || op->code == MX_OP_LOGISTIC) return match_unary(c, op, st);
   if (op->code != MX_OP_ADD && op->code != MX_OP_SUBTRACT && op->code != MX_OP_MULTIPLY &&
       op->code != MX_OP_DIVIDE)
     return false;

@@ -78,9 +78,10 @@ void mx_plan_make_view(mx_cpu_plan_t *p, int32_t v, int32_t src, size_t off);
 mx_status_t mx_plan_simple_step(cctx_t *c, const mx_op_t *op, step_kind_t kind, const char *what,
                                 const int32_t *in, int32_t n_in, int32_t out, mx_step_t **sp);
 // dot_general(x, W) of types lt, rt -> ot contracting x's last dim with dim 1 of a rank-2 W,
-// without batching dims: y[m, n] = x[m, k] W^T, none of m, n, k zero.
+// without batching dims: y[m, n] = x[m, k] W^T, none of m, n, k zero; or with W's dim 0 (*kn
+// set: W is [k, n], y = x W, a matmul weight such as Gemma 3's mm_input_projection_weight).
 bool mx_plan_dot_xwt(const mx_op_t *op, const mx_type_t *lt, const mx_type_t *rt,
-                     const mx_type_t *ot, int64_t *m, int64_t *n, int64_t *k);
+                     const mx_type_t *ot, int64_t *m, int64_t *n, int64_t *k, bool *kn);
 // gather of whole rows of a rank-2 table (type tt) by the indices (type it): an embedding lookup.
 bool mx_plan_gather_is_rows(const mx_op_t *op, const mx_type_t *tt, const mx_type_t *it);
 
@@ -92,9 +93,10 @@ bool mx_plan_match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_embed(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st);
-// An ST_GEMM step y[m, n] = x[m, k] W^T with W packed through the weights cache.
-mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, int64_t m,
-                              int64_t n, int64_t k, int32_t out, const char *what);
+// An ST_GEMM step y[m, n] = x[m, k] W^T with W packed through the weights cache (kn: w holds
+// W^T, [k, n]).
+mx_status_t mx_plan_emit_gemm(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, bool kn,
+                              int64_t m, int64_t n, int64_t k, int32_t out, const char *what);
 // *a: the shape and attributes of an mx.attention with f32 q and result, i32 pos0 and f32
 // caches (lowp_kv: bf16 / f16 caches), with or without sinks; false when op is not one.
 bool mx_plan_attention_shape(cctx_t *c, const mx_op_t *op, bool lowp_kv, step_attn_t *a);

@@ -18,13 +18,14 @@ static mx_status_t emit_convert(cctx_t *c, const mx_op_t *op, int32_t in, mx_ele
   return MX_OK;
 }
 
-static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, const void *w,
+// kn: w holds W^T, [k, n] (mx_plan_dot_xwt).
+static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, const void *w, bool kn,
                                   mx_elem_type_t et, int64_t m, int64_t n, int64_t k, int32_t out,
                                   const char *what) {
   mx_cpu_plan_t *p = c->p;
   const mx_cpu_packed_lowp_t *pk = NULL;
   mx_status_t st =
-      mx_cpu_packed_lowp_get(p->weights, c->o->pool, et, (const uint16_t *)w, n, k, &pk);
+      mx_cpu_packed_lowp_get(p->weights, c->o->pool, et, (const uint16_t *)w, n, k, kn, &pk);
   if (st) return st;
   mx_step_t *s = NULL;
   if ((st = mx_plan_simple_step(c, op, ST_GEMM_LOWP, what, &x, 1, out, &s))) return st;
@@ -45,8 +46,8 @@ static bool match_lowp_convert(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   return true;
 }
 
-// y = dot_general(x, W) contracting x's last dim with W[n, k]'s dim 1, x and W both bf16 or
-// both f16 (x: the converted activation), W a weight argument, y f32.
+// y = dot_general(x, W) contracting x's last dim with W[n, k]'s dim 1 (or W[k, n]'s dim 0), x
+// and W both bf16 or both f16 (x: the converted activation), W a weight argument, y f32.
 static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   if (op->n_operands != 2 || op->n_results != 1) return false;
@@ -57,8 +58,9 @@ static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     return false;
   const void *w = weight_bytes(c, op->operands[1]);
   int64_t m, n, k;
-  if (!w || !mx_plan_dot_xwt(op, lt, rt, ot, &m, &n, &k)) return false;
-  *st = emit_gemm_lowp(c, op, op->operands[0], w, rt->elem, m, n, k, op->results[0],
+  bool kn;
+  if (!w || !mx_plan_dot_xwt(op, lt, rt, ot, &m, &n, &k, &kn)) return false;
+  *st = emit_gemm_lowp(c, op, op->operands[0], w, kn, rt->elem, m, n, k, op->results[0],
                        m == 1 ? "dot_general->gemv (bf16/f16)" : "dot_general->gemm (bf16/f16)");
   return true;
 }
@@ -114,15 +116,16 @@ static bool match_lowp_mlp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if ((*st = emit_convert(c, op, op->operands[0], MX_ELEM_F32, xc, et, M * H))) return true;
   const char *w1 =
       M == 1 ? "mx.gated_mlp gate gemv (bf16/f16)" : "mx.gated_mlp gate gemm (bf16/f16)";
-  if ((*st = emit_gemm_lowp(c, op, xc, wg, et, M, F, H, tg, w1))) return true;
-  if ((*st = emit_gemm_lowp(c, op, xc, wu, et, M, F, H, tu, "mx.gated_mlp up (bf16/f16)")))
+  if ((*st = emit_gemm_lowp(c, op, xc, wg, false, et, M, F, H, tg, w1))) return true;
+  if ((*st = emit_gemm_lowp(c, op, xc, wu, false, et, M, F, H, tu, "mx.gated_mlp up (bf16/f16)")))
     return true;
   int32_t in[2] = {tg, tu};
   if ((*st = mx_plan_simple_step(c, op, ST_GATED_ACT, "mx.gated_mlp act", in, 2, ta, &s)))
     return true;
   s->ew = (step_ew_t){.n = M * F, .op = a};
   if ((*st = emit_convert(c, op, ta, MX_ELEM_F32, tac, et, M * F))) return true;
-  *st = emit_gemm_lowp(c, op, tac, wd, et, M, H, F, op->results[0], "mx.gated_mlp down (bf16/f16)");
+  *st = emit_gemm_lowp(c, op, tac, wd, false, et, M, H, F, op->results[0],
+                       "mx.gated_mlp down (bf16/f16)");
   return true;
 }
 

@@ -22,10 +22,10 @@ static bool pack_experts(cctx_t *c, const mx_op_t *op, mx_cpu_moe_t *mo, mx_stat
         t->dims[0] != n || t->dims[1] != k)
       return false;
     if (mo->et == MX_ELEM_F32) {
-      *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)w, n, k, &mo->w[i]);
+      *st = mx_cpu_packed_get(c->p->weights, c->o->pool, (const float *)w, n, k, false, &mo->w[i]);
     } else {
       *st = mx_cpu_packed_lowp_get(c->p->weights, c->o->pool, mo->et, (const uint16_t *)w, n, k,
-                                   &mo->wl[i]);
+                                   false, &mo->wl[i]);
     }
     if (*st) return true;
   }

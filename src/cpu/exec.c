@@ -324,8 +324,11 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
                 s->ew.n, s->ew.op, ith, nth);
       break;
-    case ST_EW_TANH:
-      mx_cpu_tanh_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->ew.n, ith, nth);
+    case ST_EW_UNARY:
+      if (s->ew.op == MX_OP_LOGISTIC)
+        mx_cpu_logistic_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->ew.n, ith, nth);
+      else
+        mx_cpu_tanh_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->ew.n, ith, nth);
       break;
     case ST_ROW_DOT:
       mx_cpu_row_dot_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],

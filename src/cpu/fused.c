@@ -293,6 +293,13 @@ void mx_cpu_tanh_f32(const float *x, float *y, int64_t n, int ith, int nth) {
   if (i1 > i0) ops()->tanh_n(x + i0, y + i0, i1 - i0);
 }
 
+void mx_cpu_logistic_f32(const float *x, float *y, int64_t n, int ith, int nth) {
+  if (n <= 0) return;
+  int64_t i0, i1;
+  split(n, ACT_GRAIN, ith, nth, &i0, &i1);
+  if (i1 > i0) ops()->logistic_n(x + i0, y + i0, i1 - i0);
+}
+
 // The rows' dot products with one vector, y[r] = x[r, :] . v: eight partial sums per row, added
 // pairwise at the end, so that a row's result does not depend on the thread split.
 void mx_cpu_row_dot_f32(const float *x, const float *v, float *y, int64_t rows, int64_t k, int ith,

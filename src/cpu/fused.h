@@ -15,7 +15,8 @@
 // expf / tanhf; the SIMD paths use a vectorised exp (Cody-Waite reduction + degree-7 Taylor;
 // measured max error 0.92 ulp vs double on [-87, 88], inputs clamped to [-87.3, 88.3]) and a
 // tanh derived from it (|x| < 0.55: odd Taylor polynomial to x^17, else
-// sign(x) (1 - 2 / (exp(2|x|) + 1)); measured max 1.45 ulp, 1.7e-7 relative, on [-12, 12]).
+// sign(x) (1 - 2 / (exp(2|x|) + 1)); measured max 1.45 ulp, 1.7e-7 relative, on [-12, 12]) and
+// a logistic (1 / (1 + e), e / (1 + e) for x < 0, with e = exp(-|x|)).
 // All arithmetic is f32 (f32 accumulation, FMA where the ISA has it).
 #ifndef MLXCEL_CPU_FUSED_H
 #define MLXCEL_CPU_FUSED_H
@@ -101,6 +102,11 @@ void mx_cpu_gated_act_f32(const float *gate, const float *up, float *out, int64_
 // y[i] = tanh(x[i]) (stablehlo.tanh; GELU's tanh approximation built from elementwise ops).
 // y may equal x. Thread ith takes a contiguous range in units of 16 elements.
 void mx_cpu_tanh_f32(const float *x, float *y, int64_t n, int ith, int nth);
+
+// y[i] = 1 / (1 + exp(-x[i])) (stablehlo.logistic: the vision towers' SiLU and quick_gelu,
+// x * logistic(1.702 x)), from exp(-|x|) so that neither tail loses relative accuracy. y may
+// equal x. Thread ith takes a contiguous range in units of 16 elements.
+void mx_cpu_logistic_f32(const float *x, float *y, int64_t n, int ith, int nth);
 
 // y[r] = x[r, :] . v for rows x [rows, k] (a dot_general with a vector: LayerNorm's mean is one
 // with a vector of ones). Thread ith takes a contiguous block of rows.

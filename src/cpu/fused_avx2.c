@@ -193,10 +193,24 @@ MX_T256 static void tanh_n(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; i += 8) store(y + i, n - i, tanh8(load(x + i, n - i)));
 }
 
+// As logistic_n of fused_scalar.c: from e = exp(-|x|), 1 / (1 + e), times e where x < 0.
+MX_T256 static void logistic_n(const float *x, float *y, int64_t n) {
+  __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u)),
+         one = _mm256_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 8) {
+    __m256 v = load(x + i, n - i);
+    __m256 e = exp8(_mm256_or_ps(v, sign));  // -|x|
+    __m256 r = _mm256_div_ps(one, _mm256_add_ps(one, e));
+    __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
+    store(y + i, n - i, _mm256_blendv_ps(r, _mm256_mul_ps(e, r), neg));
+  }
+}
+
 const mx_cpu_fused_ops_t mx_cpu_fused_avx2 = {.isa = MX_CPU_ISA_AVX2,
                                               .rms_row = rms_row,
                                               .attn_unit = attn_unit,
                                               .gated = gated,
-                                              .tanh_n = tanh_n};
+                                              .tanh_n = tanh_n,
+                                              .logistic_n = logistic_n};
 
 #endif  // __x86_64__

@@ -348,11 +348,25 @@ MX_T512 static void tanh_n(const float *x, float *y, int64_t n) {
   }
 }
 
+// As logistic_n of fused_scalar.c: from e = exp(-|x|), 1 / (1 + e), times e where x < 0.
+MX_T512 static void logistic_n(const float *x, float *y, int64_t n) {
+  __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 mk = tail_mask(n - i);
+    __m512 v = _mm512_maskz_loadu_ps(mk, x + i);
+    __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(v)));
+    __m512 r = _mm512_div_ps(one, _mm512_add_ps(one, e));
+    __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+    _mm512_mask_storeu_ps(y + i, mk, _mm512_mask_mul_ps(r, neg, e, r));
+  }
+}
+
 const mx_cpu_fused_ops_t mx_cpu_fused_avx512 = {.isa = MX_CPU_ISA_AVX512,
                                                 .rms_row = rms_row,
                                                 .attn_unit = attn_unit,
                                                 .attn_tile = attn_tile,
                                                 .gated = gated,
-                                                .tanh_n = tanh_n};
+                                                .tanh_n = tanh_n,
+                                                .logistic_n = logistic_n};
 
 #endif  // __x86_64__

@@ -44,6 +44,8 @@ typedef struct mx_cpu_fused_ops {
   void (*gated)(const float *gate, const float *up, float *out, int64_t n, int act);
   // y[i] = tanh(x[i]) for i < n.
   void (*tanh_n)(const float *x, float *y, int64_t n);
+  // y[i] = 1 / (1 + exp(-x[i])) for i < n.
+  void (*logistic_n)(const float *x, float *y, int64_t n);
 } mx_cpu_fused_ops_t;
 
 extern const mx_cpu_fused_ops_t mx_cpu_fused_scalar;

@@ -66,8 +66,18 @@ static void tanh_n(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
 }
 
+// From exp(-|x|), which cannot overflow: 1 / (1 + e) for x >= 0, e / (1 + e) below, so that
+// the negative tail keeps its relative accuracy (1 - logistic(|x|) would cancel).
+static void logistic_n(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    float e = expf(-fabsf(x[i])), r = 1.0f / (1.0f + e);
+    y[i] = x[i] < 0.0f ? e * r : r;
+  }
+}
+
 const mx_cpu_fused_ops_t mx_cpu_fused_scalar = {.isa = MX_CPU_ISA_SCALAR,
                                                 .rms_row = rms_row,
                                                 .attn_unit = attn_unit,
                                                 .gated = gated,
-                                                .tanh_n = tanh_n};
+                                                .tanh_n = tanh_n,
+                                                .logistic_n = logistic_n};

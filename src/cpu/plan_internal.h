@@ -41,7 +41,7 @@ typedef enum step_kind {
   ST_GATED_UP,      // out[1] = x w^T, out[2] = x w2^T, out[0] = act(out[1]) * out[2]
   ST_ATTENTION,     // mx.attention over f32 caches
   ST_EW_BINARY,     // f32 add / subtract / multiply / divide
-  ST_EW_TANH,       // f32 tanh (ew.n elements)
+  ST_EW_UNARY,      // f32 tanh / logistic (ew.n elements, ew.op)
   ST_ROW_DOT,       // out[r] = in[0][r, :] . in[1] (ew.n rows of row_k elements)
   ST_DUS_INPLACE,   // dynamic_update_slice into a buffer the result aliases
   ST_TRANSPOSE,     // strided copy of 4-byte elements (transpose, slice)
@@ -155,10 +155,10 @@ typedef struct step_merge {  // ST_ATTN_MERGE
   bool sinks;
 } step_merge_t;
 
-typedef struct step_ew {  // ST_EW_BINARY, ST_EW_TANH, ST_GATED_ACT: n elements; ST_ROW_DOT: rows
+typedef struct step_ew {  // ST_EW_BINARY, ST_EW_UNARY, ST_GATED_ACT: n elements; ST_ROW_DOT: rows
   int64_t n;
-  int op;         // ST_EW_BINARY: MX_OP_ADD / _SUBTRACT / _MULTIPLY / _DIVIDE; ST_GATED_ACT:
-                  // mx_activation_t
+  int op;         // ST_EW_BINARY: MX_OP_ADD / _SUBTRACT / _MULTIPLY / _DIVIDE; ST_EW_UNARY:
+                  // MX_OP_TANH / _LOGISTIC; ST_GATED_ACT: mx_activation_t
   int64_t row_k;  // ST_ROW_DOT: elements per row
 } step_ew_t;
 
@@ -219,10 +219,11 @@ typedef enum mx_packed_kind { PACKED_F32, PACKED_LOWP, PACKED_Q } mx_packed_kind
 
 typedef struct mx_packed_entry {
   mx_packed_kind_t kind;
-  const void *data;  // the source bytes (a weight argument), the key with kind, n and k
+  const void *data;  // the source bytes (a weight argument), the key with kind, n, k and kn
   int64_t n, k;
-  union {                        // owned by the cache
-    mx_cpu_packed_t *f32;        // PACKED_F32
+  bool kn;                 // the source is W^T, [k, n] row-major (the weight of a matmul x . W)
+  union {                  // owned by the cache
+    mx_cpu_packed_t *f32;  // PACKED_F32
     mx_cpu_packed_lowp_t *lowp;  // PACKED_LOWP (its et is part of the key)
     mx_cpu_qpacked_t *q;         // PACKED_Q (its qk is part of the key)
   };
@@ -285,11 +286,12 @@ void mx_cpu_moe_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth);  //
 size_t mx_cpu_moe_meta_bytes(const mx_cpu_moe_t *mo);
 
 // The packed form of a weight W[n, k] from the cache, or packed now (with the cache's kernels,
-// the best of its type for bf16 / f16) and kept (weights.c).
+// the best of its type for bf16 / f16) and kept (weights.c). kn: data holds W^T, [k, n]
+// row-major (a matmul's weight rather than a linear's), transposed into a scratch copy to pack.
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
-                              int64_t n, int64_t k, const mx_cpu_packed_t **out);
+                              int64_t n, int64_t k, bool kn, const mx_cpu_packed_t **out);
 mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_elem_type_t et,
-                                   const uint16_t *data, int64_t n, int64_t k,
+                                   const uint16_t *data, int64_t n, int64_t k, bool kn,
                                    const mx_cpu_packed_lowp_t **out);
 mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_cpu_qkernel_t choice,
                                const mx_cpu_qsrc_t *src, const mx_cpu_qpacked_t **out);

@@ -3,6 +3,7 @@
 // An entry is found by its kind, source bytes and shape, and by what tells two packings of the
 // same bytes apart (the element type of a bf16 / f16 packing, the kernels of a quantized one).
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu/plan_internal.h"
 
@@ -60,14 +61,14 @@ int32_t mx_cpu_weights_count(const mx_cpu_weights_t *w) {
   return n;
 }
 
-// The entry of (kind, data, n, k) whose packing is of element type et (bf16 / f16) or for the
-// quantized kernels qk; NULL when there is none.
+// The entry of (kind, data, n, k, kn) whose packing is of element type et (bf16 / f16) or for
+// the quantized kernels qk; NULL when there is none.
 static const mx_packed_entry_t *find(const mx_cpu_weights_t *w, mx_packed_kind_t kind,
-                                     const void *data, int64_t n, int64_t k, mx_elem_type_t et,
-                                     const mx_cpu_qkernels_t *qk) {
+                                     const void *data, int64_t n, int64_t k, bool kn,
+                                     mx_elem_type_t et, const mx_cpu_qkernels_t *qk) {
   for (int32_t i = 0; i < w->n; i++) {
     const mx_packed_entry_t *e = &w->e[i];
-    if (e->kind != kind || e->data != data || e->n != n || e->k != k) continue;
+    if (e->kind != kind || e->data != data || e->n != n || e->k != k || e->kn != kn) continue;
     if ((kind == PACKED_LOWP && e->lowp->et != et) || (kind == PACKED_Q && e->q->qk != qk))
       continue;
     return e;
@@ -86,17 +87,41 @@ static mx_status_t reserve(mx_cpu_weights_t *w) {
   return MX_OK;
 }
 
+// W[n, k] row-major from its transpose src [k, n] of esz-byte elements, in a new buffer (the
+// caller frees it): the packers read rows of W. Blocks of 32 x 32 keep both sides in cache.
+static mx_status_t transposed(const void *src, size_t esz, int64_t n, int64_t k, void **out) {
+  *out = NULL;
+  uint8_t *dst = malloc((size_t)n * (size_t)k * esz);
+  if (!dst)
+    return mx_error_set(MX_ERR_NOMEM, "out of memory transposing W[%lld, %lld]", (long long)n,
+                        (long long)k);
+  const uint8_t *s = src;
+  for (int64_t i0 = 0; i0 < k; i0 += 32)
+    for (int64_t j0 = 0; j0 < n; j0 += 32)
+      for (int64_t i = i0; i < k && i < i0 + 32; i++)
+        for (int64_t j = j0; j < n && j < j0 + 32; j++)
+          memcpy(dst + ((size_t)j * (size_t)k + (size_t)i) * esz,
+                 s + ((size_t)i * (size_t)n + (size_t)j) * esz, esz);
+  *out = dst;
+  return MX_OK;
+}
+
 mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const float *data,
-                              int64_t n, int64_t k, const mx_cpu_packed_t **out) {
-  const mx_packed_entry_t *e = find(w, PACKED_F32, data, n, k, MX_ELEM_F32, NULL);
+                              int64_t n, int64_t k, bool kn, const mx_cpu_packed_t **out) {
+  const mx_packed_entry_t *e = find(w, PACKED_F32, data, n, k, kn, MX_ELEM_F32, NULL);
   if (e) {
     *out = e->f32;
     return MX_OK;
   }
   MX_TRY(reserve(w));
   mx_cpu_packed_t *pk = NULL;
-  MX_TRY(mx_cpu_pack_f32(w->kt, pool, data, k, n, k, &pk));
-  w->e[w->n++] = (mx_packed_entry_t){.kind = PACKED_F32, .data = data, .n = n, .k = k, .f32 = pk};
+  void *t = NULL;
+  if (kn) MX_TRY(transposed(data, sizeof *data, n, k, &t));
+  mx_status_t st = mx_cpu_pack_f32(w->kt, pool, kn ? t : data, k, n, k, &pk);
+  free(t);
+  if (st) return st;
+  w->e[w->n++] =
+      (mx_packed_entry_t){.kind = PACKED_F32, .data = data, .n = n, .k = k, .kn = kn, .f32 = pk};
   w->bytes += (size_t)pk->panels * (size_t)pk->k * (size_t)pk->nr * sizeof(float);
   packed(w, data, (size_t)n * (size_t)k * sizeof(float));
   *out = pk;
@@ -104,9 +129,9 @@ mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const fl
 }
 
 mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_elem_type_t et,
-                                   const uint16_t *data, int64_t n, int64_t k,
+                                   const uint16_t *data, int64_t n, int64_t k, bool kn,
                                    const mx_cpu_packed_lowp_t **out) {
-  const mx_packed_entry_t *e = find(w, PACKED_LOWP, data, n, k, et, NULL);
+  const mx_packed_entry_t *e = find(w, PACKED_LOWP, data, n, k, kn, et, NULL);
   if (e) {
     *out = e->lowp;
     return MX_OK;
@@ -115,8 +140,13 @@ mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_
   if (!kt) return mx_error_set(MX_ERR_UNSUPPORTED, "no %s matmul kernels", mx_elem_name(et));
   MX_TRY(reserve(w));
   mx_cpu_packed_lowp_t *pk = NULL;
-  MX_TRY(mx_cpu_pack_lowp(kt, pool, data, k, n, k, &pk));
-  w->e[w->n++] = (mx_packed_entry_t){.kind = PACKED_LOWP, .data = data, .n = n, .k = k, .lowp = pk};
+  void *t = NULL;
+  if (kn) MX_TRY(transposed(data, sizeof *data, n, k, &t));
+  mx_status_t st = mx_cpu_pack_lowp(kt, pool, kn ? t : data, k, n, k, &pk);
+  free(t);
+  if (st) return st;
+  w->e[w->n++] =
+      (mx_packed_entry_t){.kind = PACKED_LOWP, .data = data, .n = n, .k = k, .kn = kn, .lowp = pk};
   w->bytes += mx_cpu_packed_lowp_bytes(pk);
   // The packed copy is what runs from now on: the source may give its memory back.
   packed(w, data, (size_t)n * (size_t)k * sizeof *data);
@@ -127,7 +157,7 @@ mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_
 mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_cpu_qkernel_t choice,
                                const mx_cpu_qsrc_t *src, const mx_cpu_qpacked_t **out) {
   const mx_cpu_qkernels_t *qk = mx_cpu_qkernels_for(w->kt, src->bits, choice);
-  const mx_packed_entry_t *e = find(w, PACKED_Q, src->w, src->n, src->k, MX_ELEM_F32, qk);
+  const mx_packed_entry_t *e = find(w, PACKED_Q, src->w, src->n, src->k, false, MX_ELEM_F32, qk);
   if (e) {
     *out = e->q;
     return MX_OK;

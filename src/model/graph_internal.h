@@ -388,6 +388,11 @@ mx_status_t mx_g_bcast_like(mx_builder_t *b, int32_t x, int32_t like, const int6
 // y[..., N] = x[..., K] . w[N, K]^T, f32. An f16 / bf16 w multiplies x converted to its type
 // (f32 accumulation: dot_general(bf16, bf16) -> f32); any other w is converted to f32.
 mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out);
+// y[..., N] = x[..., K] . w[K, N] (a matmul weight, stored as the transpose of a linear's), as
+// mx_g_linear: one dot_general contracting w's dim 0, which the cpu runtime packs as it packs a
+// linear's (a transpose op in the graph would make the weight a computed value, which its GEMM
+// matchers do not take).
+mx_status_t mx_g_matmul_w(mx_builder_t *b, int32_t x, int32_t w, int32_t *out);
 // x + bias broadcast along the last dimension (bias converted to f32 when needed).
 mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out);
 mx_status_t mx_g_reshape(mx_builder_t *b, int32_t x, int32_t rank, const int64_t *dims,

@@ -59,8 +59,8 @@ mx_status_t mx_g_bcast_like(mx_builder_t *b, int32_t x, int32_t like, const int6
 // The precision of a linear layer is its weight's element type: an f16 / bf16 weight (made
 // resident in that type by the loader's precision pass) gets its activation converted to the
 // same type, so the dot_general multiplies f16 / bf16 inputs and accumulates into its f32
-// result; any other weight is converted to f32.
-mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out) {
+// result; any other weight is converted to f32. x's last dim is contracted with w's dim rc.
+static mx_status_t linear_dim(mx_builder_t *b, int32_t x, int32_t w, int64_t rc, int32_t *out) {
   const mx_type_t *wt = mx_build_type(b, w);
   if (wt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", w);
   mx_elem_type_t we = wt->elem;
@@ -74,9 +74,17 @@ mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out) {
   }
   const mx_type_t *xt = mx_build_type(b, x);
   if (xt == NULL) return mx_error_set(MX_ERR_INVALID_ARG, "graph: bad value id %d", x);
-  int64_t lc = xt->rank - 1, rc = 1;
+  int64_t lc = xt->rank - 1;
   mx_dot_dims_t d = {{NULL, 0}, {NULL, 0}, {&lc, 1}, {&rc, 1}};
   return mx_build_dot_general(b, lhs, rhs, &d, MX_ELEM_F32, out);
+}
+
+mx_status_t mx_g_linear(mx_builder_t *b, int32_t x, int32_t w, int32_t *out) {
+  return linear_dim(b, x, w, 1, out);
+}
+
+mx_status_t mx_g_matmul_w(mx_builder_t *b, int32_t x, int32_t w, int32_t *out) {
+  return linear_dim(b, x, w, 0, out);
 }
 
 mx_status_t mx_g_add_bias(mx_builder_t *b, int32_t x, int32_t bias, int32_t *out) {

@@ -228,7 +228,7 @@ static mx_status_t embeddings(vb_t *c, int32_t pixels, int32_t *out) {
 }
 
 // Gemma 3's projector: [1, G*G, D] -> average pool of k x k patches -> (1 + w) RMSNorm ->
-// . mm_input_projection_weight [D, hidden] (a matmul, not a linear: transposed to one). The
+// . mm_input_projection_weight [D, hidden] (a matmul, not a linear: mx_g_matmul_w). The
 // pool's sums are a dot_general with ones over each block's k*k values (moved last) rather than
 // a reduce, which carries a region the cpu runtime would hand to the interpreter whole.
 static mx_status_t pooled_projector(vb_t *c, int32_t x, int32_t *out) {
@@ -238,10 +238,10 @@ static mx_status_t pooled_projector(vb_t *c, int32_t x, int32_t *out) {
   int64_t G = v->image_size / v->patch_size, D = v->hidden_size, g = 1;
   while ((g + 1) * (g + 1) <= v->tokens_per_image) g++;
   int64_t k = G / g, kk = k * k, d6[6] = {1, g, k, g, k, D}, perm[6] = {0, 1, 3, 5, 2, 4};
-  int64_t d5[5] = {1, g, g, D, kk}, d3[3] = {1, g * g, D}, tperm[2] = {1, 0}, last = 4, zero = 0;
+  int64_t d5[5] = {1, g, g, D, kk}, d3[3] = {1, g * g, D}, last = 4, zero = 0;
   mx_type_t ot = mx_type_tensor(MX_ELEM_F32, 1, &kk);
   mx_dot_dims_t dd = {{NULL, 0}, {NULL, 0}, {&last, 1}, {&zero, 1}};
-  int32_t x6, xt, x5, ones, sum, area, mean, pooled, normed, wt;
+  int32_t x6, xt, x5, ones, sum, area, mean, pooled, normed;
   MX_TRY(mx_build_reshape(b, x, d6, 6, &x6));
   MX_TRY(mx_build_transpose(b, x6, perm, 6, &xt));
   MX_TRY(mx_build_reshape(b, xt, d5, 5, &x5));
@@ -251,8 +251,7 @@ static mx_status_t pooled_projector(vb_t *c, int32_t x, int32_t *out) {
   MX_TRY(mx_build_binary(b, MX_OP_DIVIDE, sum, area, &mean));
   MX_TRY(mx_build_reshape(b, mean, d3, 3, &pooled));
   MX_TRY(mx_comp_rms_norm(c->cc, b, pooled, c->arg[w->mm_norm], v->layer_norm_eps, 1.0, &normed));
-  MX_TRY(mx_build_transpose(b, c->arg[w->mm_proj], tperm, 2, &wt));
-  return mx_g_linear(b, normed, wt, out);
+  return mx_g_matmul_w(b, normed, c->arg[w->mm_proj], out);
 }
 
 static mx_status_t body(vb_t *c, int32_t pixels) {

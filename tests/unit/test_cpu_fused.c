@@ -67,7 +67,7 @@ static double check_close(const char *what, const float *got, const double *want
 
 // ---- Running a kernel on a pool ----
 
-typedef enum { K_RMS, K_ROPE, K_ATTN, K_ACT, K_EMBED, K_TANH, K_ROWDOT } kind_t;
+typedef enum { K_RMS, K_ROPE, K_ATTN, K_ACT, K_EMBED, K_TANH, K_LOGISTIC, K_ROWDOT } kind_t;
 typedef struct job {
   kind_t kind;
   const float *x, *w, *k, *v;
@@ -100,6 +100,9 @@ static void job_task(void *ctx, int ith, int nth) {
       break;
     case K_TANH:
       mx_cpu_tanh_f32(j->x, j->y, j->n, ith, nth);
+      break;
+    case K_LOGISTIC:
+      mx_cpu_logistic_f32(j->x, j->y, j->n, ith, nth);
       break;
     case K_ROWDOT:
       mx_cpu_row_dot_f32(j->x, j->w, j->y, j->rows, j->h, ith, nth);
@@ -553,6 +556,25 @@ static void test_tanh_rowdot(int64_t n, double range) {
   free(x), free(v), free(y), free(want), free(mag);
 }
 
+// logistic against double, relative to each element (1e-30 at least): both tails keep their
+// relative accuracy (the negative one down to exp's clamp near 1.2e-38, past which the values
+// are below 1e-30 * TOL). range 100 reaches both past the clamp; every x = -range..range in
+// steps of 1/8 is appended, so +-0, +-1, the clamp and the saturation are all hit.
+static void test_logistic(int64_t n_rand, double range) {
+  int64_t n_grid = (int64_t)(16 * range) + 1, n = n_rand + n_grid;
+  float *x = rand_f(n, range), *y = malloc(sizeof(float) * (size_t)(n + SENT));
+  for (int64_t i = 0; i < n_grid; i++) x[n_rand + i] = (float)(-range + (double)i / 8.0);
+  double *want = malloc(sizeof(double) * (size_t)n), *mag = malloc(sizeof(double) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    want[i] = 1.0 / (1.0 + exp(-(double)x[i]));
+    mag[i] = fmax(want[i], 1e-30);
+  }
+  job_t j = {.kind = K_LOGISTIC, .x = x, .y = y, .n = n};
+  run_all(&j, n, NULL);
+  check_close("logistic", y, want, mag, n, TOL);
+  free(x), free(y), free(want), free(mag);
+}
+
 // ---- Embedding ----
 
 static void test_embed(int64_t vocab, int64_t h, int64_t n) {
@@ -715,6 +737,8 @@ int main(void) {
     test_act(100000, 1, 90.0, false);
     for (size_t i = 0; i < sizeof act_n / sizeof *act_n; i++)
       test_tanh_rowdot(act_n[i], i % 2 ? 12.0 : 0.7);
+    for (size_t i = 0; i < sizeof act_n / sizeof *act_n; i++)
+      test_logistic(act_n[i], i % 2 ? 100.0 : 4.0);
     test_embed(37, 19, 50);
     test_embed(1, 1, 3);
     test_no_alloc();

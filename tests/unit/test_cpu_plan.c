@@ -214,6 +214,43 @@ static void test_small_graphs(void) {
       1e-5, 0, false);
   CHECK_MSG(ln.n_fallback == 0 && ln.n_fast >= 9, "layer norm: %d fallback, %d fast", ln.n_fallback,
             ln.n_fast);
+  // SiLU and quick_gelu (x * logistic(1.702 x)) as the vision towers build them, on values up to
+  // +-60 (both tails of the logistic) and a size that is no multiple of 16: every op native.
+  mx_cpu_plan_stats_t lg =
+      run_text("logistic",
+               "func.func @main(%a: tensor<5x37xf32>) -> (tensor<5x37xf32>, tensor<5x37xf32>) {\n"
+               "  %big = stablehlo.constant dense<60.0> : tensor<5x37xf32>\n"
+               "  %k = stablehlo.constant dense<1.702> : tensor<5x37xf32>\n"
+               "  %x = stablehlo.multiply %a, %big : tensor<5x37xf32>\n"
+               "  %0 = stablehlo.logistic %x : tensor<5x37xf32>\n"
+               "  %1 = stablehlo.multiply %x, %0 : tensor<5x37xf32>\n"
+               "  %2 = stablehlo.multiply %x, %k : tensor<5x37xf32>\n"
+               "  %3 = stablehlo.logistic %2 : tensor<5x37xf32>\n"
+               "  %4 = stablehlo.multiply %x, %3 : tensor<5x37xf32>\n"
+               "  return %1, %4 : tensor<5x37xf32>, tensor<5x37xf32>\n}\n",
+               1e-5, 0, false);
+  CHECK_MSG(lg.n_fallback == 0 && lg.n_fast >= 6, "logistic: %d fallback, %d fast", lg.n_fallback,
+            lg.n_fast);
+  // Matmul weights W[k, n] (dot_general contracting the weight's dim 0, Gemma 3's projector):
+  // packed GEMM / GEMV steps, the square one also as a linear, its two packings kept apart.
+  mx_cpu_plan_stats_t mw = run_text(
+      "matmul weights",
+      "func.func @main(%w: tensor<24x24xf32>, %v: tensor<24x40xf32>, %x: tensor<1x5x24xf32>,"
+      " %y: tensor<1x24xf32>) -> (tensor<1x5x24xf32>, tensor<1x5x24xf32>, tensor<1x5x40xf32>,"
+      " tensor<1x40xf32>) {\n"
+      "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [0] :"
+      " (tensor<1x5x24xf32>, tensor<24x24xf32>) -> tensor<1x5x24xf32>\n"
+      "  %1 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [1] :"
+      " (tensor<1x5x24xf32>, tensor<24x24xf32>) -> tensor<1x5x24xf32>\n"
+      "  %2 = stablehlo.dot_general %x, %v, contracting_dims = [2] x [0] :"
+      " (tensor<1x5x24xf32>, tensor<24x40xf32>) -> tensor<1x5x40xf32>\n"
+      "  %3 = stablehlo.dot_general %y, %v, contracting_dims = [1] x [0] :"
+      " (tensor<1x24xf32>, tensor<24x40xf32>) -> tensor<1x40xf32>\n"
+      "  return %0, %1, %2, %3 : tensor<1x5x24xf32>, tensor<1x5x24xf32>, tensor<1x5x40xf32>,"
+      " tensor<1x40xf32>\n}\n",
+      1e-5, 2, false);
+  CHECK_MSG(mw.n_fallback == 0 && mw.n_fast == 4, "matmul weights: %d fallback, %d fast",
+            mw.n_fallback, mw.n_fast);
   // A reduce at top level: the whole function runs in the interpreter.
   run_text("whole function",
            "func.func @main(%a: tensor<4x6xf32>) -> tensor<4xf32> {\n"

@@ -99,20 +99,31 @@ static void compare(const mx_module_t *m, const mx_func_t *f, mx_tensor_t *args,
 }
 
 // A linear layer y[m, n] = convert(x[m, k] -> T) . W[n, k]^T (T = bf16 / f16), the converted
-// activation widened back to f32, and an embedding gather of W's rows.
+// activation widened back to f32, an embedding gather of W's rows, and the same W as a matmul
+// weight z[m, k] = convert(x2[m, n] -> T) . W (contracting its dim 0, as Gemma 3's projector):
+// packed transposed, apart from the linear's packing of the same bytes even when n == k.
 static void run_linear(const char *et, int64_t m, int64_t n, int64_t k) {
-  char W[64], X[64], XC[64], Y[64], E[64], label[96];
+  char W[64], X[64], XC[64], Y[64], E[64], X2[64], X2C[64], Z[64], label[96];
   snprintf(W, sizeof W, "tensor<%lldx%lldx%s>", (long long)n, (long long)k, et);
   snprintf(X, sizeof X, "tensor<%lldx%lldxf32>", (long long)m, (long long)k);
   snprintf(XC, sizeof XC, "tensor<%lldx%lldx%s>", (long long)m, (long long)k, et);
   snprintf(Y, sizeof Y, "tensor<%lldx%lldxf32>", (long long)m, (long long)n);
   snprintf(E, sizeof E, "tensor<3x%lldx%s>", (long long)k, et);
+  snprintf(X2, sizeof X2, "tensor<%lldx%lldxf32>", (long long)m, (long long)n);
+  snprintf(X2C, sizeof X2C, "tensor<%lldx%lldx%s>", (long long)m, (long long)n, et);
+  snprintf(Z, sizeof Z, "tensor<%lldx%lldxf32>", (long long)m, (long long)k);
   mx_strbuf_t sb;
   mx_strbuf_init(&sb);
   mx_strbuf_printf(&sb,
-                   "func.func @main(%%w: %s, %%x: %s, %%ids: tensor<3xi32>) -> (%s, %s, %s) {\n", W,
-                   X, Y, X, E);
+                   "func.func @main(%%w: %s, %%x: %s, %%ids: tensor<3xi32>, %%x2: %s) -> (%s, %s, "
+                   "%s, %s) {\n",
+                   W, X, X2, Y, X, E, Z);
   mx_strbuf_printf(&sb, "  %%xc = stablehlo.convert %%x : (%s) -> %s\n", X, XC);
+  mx_strbuf_printf(&sb, "  %%x2c = stablehlo.convert %%x2 : (%s) -> %s\n", X2, X2C);
+  mx_strbuf_printf(&sb,
+                   "  %%z = stablehlo.dot_general %%x2c, %%w, contracting_dims = [1] x [0] : (%s, "
+                   "%s) -> %s\n",
+                   X2C, W, Z);
   mx_strbuf_printf(&sb,
                    "  %%y = stablehlo.dot_general %%xc, %%w, contracting_dims = [1] x [1] : (%s, "
                    "%s) -> %s\n",
@@ -124,7 +135,7 @@ static void run_linear(const char *et, int64_t m, int64_t n, int64_t k) {
                    "start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, "
                    "%lld>} : (%s, tensor<3xi32>) -> %s\n",
                    (long long)k, W, E);
-  mx_strbuf_printf(&sb, "  return %%y, %%y2, %%e : %s, %s, %s\n}\n", Y, X, E);
+  mx_strbuf_printf(&sb, "  return %%y, %%y2, %%e, %%z : %s, %s, %s, %s\n}\n", Y, X, E, Z);
   const char *text = sb.data;
   snprintf(label, sizeof label, "%s linear m %lld n %lld k %lld", et, (long long)m, (long long)n,
            (long long)k);
@@ -138,16 +149,16 @@ static void run_linear(const char *et, int64_t m, int64_t n, int64_t k) {
   mx_strbuf_free(&sb);
   mx_func_t *f = mx_module_find_func(mod, "main");
   int32_t na = f->body->n_args;
-  mx_tensor_t args[3];
-  bool w[3] = {true, false, false};
+  mx_tensor_t args[4];
+  bool w[4] = {true, false, false, false};
   for (int32_t i = 0; i < na; i++) {
     CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
     fill_random(&args[i], n);
   }
   mx_cpu_plan_stats_t st;
-  // The converts are bit-exact; y is an f32 sum of exact products in another order: within
-  // k * 2^-23 of the magnitudes (values in [-1, 1]), relative to max(1, |y|).
-  compare(mod, f, args, w, 1e-6 * (double)(k + 8), false, label, &st);
+  // The converts are bit-exact; y (z) is an f32 sum of exact products in another order: within
+  // k (n) * 2^-23 of the magnitudes (values in [-1, 1]), relative to max(1, |y|).
+  compare(mod, f, args, w, 1e-6 * (double)((k > n ? k : n) + 8), false, label, &st);
   CHECK_MSG(st.n_fallback == 0 && !st.whole_function, "%s: %d fallback steps", label,
             st.n_fallback);
   for (int32_t i = 0; i < na; i++) mx_tensor_free(&args[i]);
@@ -156,7 +167,7 @@ static void run_linear(const char *et, int64_t m, int64_t n, int64_t k) {
 
 static void test_linears(void) {
   static const int64_t shapes[][3] = {{1, 7, 1},     {1, 33, 17},   {1, 100, 257}, {3, 31, 2},
-                                      {13, 65, 255}, {29, 40, 513}, {64, 96, 64}};
+                                      {13, 65, 255}, {29, 40, 513}, {64, 96, 64},  {5, 48, 48}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     run_linear("bf16", shapes[i][0], shapes[i][1], shapes[i][2]);
     run_linear("f16", shapes[i][0], shapes[i][1], shapes[i][2]);

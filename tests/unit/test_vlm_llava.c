@@ -224,7 +224,8 @@ static void check_emitted(const mx_model_t *m) {
 // The cpu runtime runs the tower at speed, step by step (not the whole function on the
 // interpreter): every linear of @vision is a packed GEMM (the patch embedding's reshaped weight
 // is a view of its argument: 1 + 6 per layer run + 2 of the projector), every attention the
-// fused kernel, every LayerNorm the fused mx.rms_norm (its mean, a dot with ones, is small).
+// fused kernel, every LayerNorm the fused mx.rms_norm (its mean, a dot with ones, is small),
+// every quick_gelu's logistic the native step.
 static void check_vision_plan(const mx_model_t *m) {
   mx_strbuf_t sb;
   mx_test_vision_plan(m, &sb);
@@ -232,9 +233,12 @@ static void check_vision_plan(const mx_model_t *m) {
   const mx_vision_config_t *v = &m->config.vision;
   int32_t gemm = mx_test_count(d, "fast stablehlo.dot_general (dot_general->gemm"),
           attn = mx_test_count(d, "fast mx.attention"), norm = mx_test_count(d, "fast mx.rms_norm");
+  int32_t logistic = mx_test_count(d, "fast stablehlo.logistic");  // CLIP's quick_gelu
   CHECK_MSG(gemm == 3 + 6 * v->layers_run && attn == v->layers_run &&
-                norm == 1 + 2 * v->layers_run && !strstr(d, "whole function"),
-            "%d GEMMs, %d attentions, %d norms in the @vision plan:\n%s", gemm, attn, norm, d);
+                norm == 1 + 2 * v->layers_run && logistic == v->layers_run &&
+                !strstr(d, "fallback stablehlo.logistic") && !strstr(d, "whole function"),
+            "%d GEMMs, %d attentions, %d norms, %d logistics in the @vision plan:\n%s", gemm, attn,
+            norm, logistic, d);
   mx_strbuf_free(&sb);
 }
 

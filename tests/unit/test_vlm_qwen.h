@@ -217,12 +217,17 @@ static inline void check_vision(const mx_model_t *m, const cJSON *json, const mx
             rope = mx_test_count(s, "fast mx.rope (mx.rope)"),
             tables = mx_test_count(s, "fast mx.rope (mx.rope cos/sin table)");
     int32_t want_attn = n_full + (L - n_full) * n_windows;
+    // The MLP's SiLU / quick_gelu (Qwen2-VL, Qwen2.5-VL): one logistic per block, native (on
+    // the interpreter's kernel it was a fifth of Qwen2.5-VL-3B's tower time).
+    int32_t logistic = mx_test_count(s, "fast stablehlo.logistic"),
+            want_logistic = v->kind == MX_VISION_QWEN3_VL ? 0 : L;
     CHECK_MSG(gemm == 1 + (4 + mlp) * L + 2 * mergers && attn == want_attn &&
                   norm == 2 * L + mergers && rope == 4 * L && tables == 2 &&
+                  logistic == want_logistic && !strstr(s, "fallback stablehlo.logistic") &&
                   !strstr(s, "whole function"),
-              "%s: %d GEMMs, %d attentions (want %d), %d norms, %d ropes, %d tables in the "
-              "@vision plan:\n%s",
-              type, gemm, attn, want_attn, norm, rope, tables, s);
+              "%s: %d GEMMs, %d attentions (want %d), %d norms, %d ropes, %d tables, %d logistics "
+              "in the @vision plan:\n%s",
+              type, gemm, attn, want_attn, norm, rope, tables, logistic, s);
     mx_strbuf_free(&sb);
     mx_cpu_plan_destroy(plan);
   }
