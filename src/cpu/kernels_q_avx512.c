@@ -527,7 +527,13 @@ MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm_panel(
 MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm(
     const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t m0,
     int64_t m1, int64_t p0, int64_t p1, const bool q4, const bool f16, const bool affine) {
-  static _Thread_local qgemm_act_t act;  // 304 KiB: off the (pool threads') stacks
+  static _Thread_local qgemm_act_t act_tls;  // 304 KiB: off the (pool threads') stacks
+  // Its address through an opaque register: GCC otherwise recomputed it in the group loop (the
+  // row pointers below derive from it), a __tls_get_addr call per group and panel around which
+  // every zmm was spilled.
+  qgemm_act_t *actp = &act_tls;
+  __asm__("" : "+r"(actp));
+  qgemm_act_t *const restrict act = actp;
   const int64_t k = w->k, G = w->groups;
   const int64_t chunk = QCHUNK_BYTES / k / QM * QM;  // rows per chunk (>= QM: k <= MX_Q_MAX_K)
   int64_t panel_bytes = k * MX_QR * w->bits / 8;
@@ -536,8 +542,8 @@ MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm(
   for (int64_t c0 = m0; c0 < m1; c0 += chunk) {
     int64_t rows = m1 - c0 < chunk ? m1 - c0 : chunk;
     for (int64_t i = 0; i < rows; i++) {
-      mx_qact_t ai = {act.xsum + i * G, act.xq + i * k, act.xl + i * k, act.dx + i * G,
-                      act.xqsum + i * G};
+      mx_qact_t ai = {act->xsum + i * G, act->xq + i * k, act->xl + i * k, act->dx + i * G,
+                      act->xqsum + i * G};
       prep_vnni16(w, x + (c0 + i) * ldx, &ai);
     }
     for (int64_t pa = p0; pa < p1; pa += pb) {
@@ -547,8 +553,8 @@ MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm(
         mx_qact_t a[QM];
         for (int i = 0; i < QM; i++) {  // rows past mb: unused (the instance for mb reads none)
           int64_t r = r0 + (i < mb ? i : 0);
-          a[i] = (mx_qact_t){act.xsum + r * G, act.xq + r * k, act.xl + r * k, act.dx + r * G,
-                             act.xqsum + r * G};
+          a[i] = (mx_qact_t){act->xsum + r * G, act->xq + r * k, act->xl + r * k, act->dx + r * G,
+                             act->xqsum + r * G};
         }
         float *yi = y + (c0 + r0) * ldy;
         for (int64_t p = pa; p < pz; p++) {
