@@ -611,6 +611,7 @@ const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16 = {
     .gemv = gemv_vnni16,
     .dequant = dequant,
     .gemm = gemm_vnni16,
+    .gemm_split_rows = true,
 };
 
 const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16_amx = {

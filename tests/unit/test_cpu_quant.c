@@ -346,6 +346,9 @@ static void test_gemm_blocking(void) {
       // panels, the last one partial; 4-bit: 12, one block).
       {MX_CPU_Q_INT8, 8, 117, 2560, 64, 51, MX_ELEM_F16},
       {MX_CPU_Q_AFFINE, 4, 117, 2560, 32, 51, MX_ELEM_F32},
+      // 260 rows: at 4 threads (check_gemm) its threads split the rows (65 each: 16 blocks of
+      // 4 and one of 1), not the panels (gemm_split_rows from 64 rows per thread).
+      {MX_CPU_Q_INT4, 4, 40, 256, 32, 260, MX_ELEM_F16},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     qw_t q;
