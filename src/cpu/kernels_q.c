@@ -270,11 +270,15 @@ void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cp
 
 enum { QKC = 256 };  // k values per dequantized block (a multiple of every group size)
 
+// Rows of x per thread from which a GEMM with gemm_split_rows splits the rows, not the panels.
+enum { QSPLIT_ROWS = 64 };
+
 // Integer prefill (qk->gemm): threads split the 16-row panels, and the rows of x when panels
-// are fewer than threads.
+// are fewer than threads or the kernels ask for it (gemm_split_rows) and m is large enough.
 static void qgemm_int(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,
                       int64_t m, int ith, int nth) {
   int64_t gn = w->panels < nth ? (w->panels > 0 ? w->panels : 1) : nth, gm = nth / gn;
+  if (w->qk->gemm_split_rows && m >= (int64_t)nth * QSPLIT_ROWS) gn = 1, gm = nth;
   if (ith >= gn * gm) return;
   int64_t p0, p1, m0, m1;
   split_units(w->panels, (int)(ith % gn), (int)gn, &p0, &p1);

@@ -95,6 +95,10 @@ struct mx_cpu_qkernels {
   // gemv compute it (bit for bit), several rows per weight load.
   void (*gemm)(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,
                int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+  // Whether threads should split a long prompt's rows rather than the panels (mx_cpu_qgemm):
+  // gemm prepares every row it computes, so with the panels split each thread prepares all of
+  // them. Results are the same either way (every row is computed alone).
+  bool gemm_split_rows;
 };
 
 extern const mx_cpu_qkernels_t mx_cpu_qkernels_scalar;

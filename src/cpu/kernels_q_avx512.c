@@ -435,38 +435,54 @@ MX_TVNNI static void gemv_vnni16(const mx_cpu_qpacked_t *w, const float *x, cons
 //
 // The rows' activations are prepared by prep_vnni16 and every output goes through the same
 // exact integer sums and the same float steps (vnni16_group_out, groups in order) as the GEMV:
-// a prefill row equals its decode bit for bit. Panels go in blocks of about QGEMM_L2 bytes,
-// which stay in L2 while the row blocks pass over them; a row block is prepared once per panel
-// block (O(k) per row against O(16 k) per panel: a few percent at most).
-enum { QM = 4, QGEMM_L2 = 256 * 1024 };
+// a prefill row equals its decode bit for bit. The rows are prepared once per call, a chunk of
+// up to QCHUNK_BYTES / k of them at a time; panels go in blocks of about QGEMM_L2 bytes, which
+// stay in L2 while the chunk's row blocks pass over them.
+//
+// The row count of a block (mb), the weight format and the parameter format are compile-time
+// constants of each instance (vnni16_gemm_for): with mb known only at run time GCC kept the
+// 8-16 integer accumulators in arrays on the stack, a store and a load around every vpdpbusd,
+// whose store-to-load forwarding then bounded the loop (0.65x of the f32 GEMM on Zen 4;
+// docs/performance.md, "Integer prefill").
+enum {
+  QM = 4,
+  QGEMM_L2 = 256 * 1024,
+  QCHUNK_BYTES = QM * MX_Q_MAX_K,    // activation bytes (high or low) per chunk: >= QM rows
+  QCHUNK_PARAMS = QCHUNK_BYTES / 32  // (row, group) entries per chunk (groups are >= 32)
+};
 
+// A chunk's prepared rows: row i's high / low bytes at xq / xl + i * k, its group data at
+// xsum / dx / xqsum + i * groups.
 typedef struct {
-  _Alignas(64) int8_t xq[QM][MX_Q_MAX_K];
-  _Alignas(64) int8_t xl[QM][MX_Q_MAX_K];
-  _Alignas(64) float xsum[QM][MX_Q_MAX_K / 32];
-  _Alignas(64) float dx[QM][MX_Q_MAX_K / 32];
-  _Alignas(64) int32_t xqsum[QM][MX_Q_MAX_K / 32];
+  _Alignas(64) int8_t xq[QCHUNK_BYTES];
+  _Alignas(64) int8_t xl[QCHUNK_BYTES];
+  _Alignas(64) float xsum[QCHUNK_PARAMS];
+  _Alignas(64) float dx[QCHUNK_PARAMS];
+  _Alignas(64) int32_t xqsum[QCHUNK_PARAMS];
 } qgemm_act_t;
 
-// One panel for mb <= QM prepared rows: y[i * ldy + p * 16 + r].
+// One panel for MB prepared rows: y[i * ldy + p * 16 + r].
 MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm_panel(
-    const mx_cpu_qpacked_t *w, const mx_qact_t *a, int mb, float *y, int64_t ldy, int64_t p) {
+    const mx_cpu_qpacked_t *w, const mx_qact_t *a, const int MB, float *y, int64_t ldy, int64_t p,
+    const bool q4, const bool f16, const bool affine) {
   const int64_t g = w->group;
-  const bool f16 = w->f16, affine = w->b != NULL, q4 = w->bits == 4;
   const int z = q4 ? 8 : 128;
   const __m512i m4 = _mm512_set1_epi8(15);
   __m512 ys[QM], yb[QM];
-  for (int i = 0; i < QM; i++) ys[i] = yb[i] = _mm512_setzero_ps();
-  const uint8_t *qp = w->q + p * w->k * MX_QR * w->bits / 8;
+#pragma GCC unroll 4
+  for (int i = 0; i < MB; i++) ys[i] = yb[i] = _mm512_setzero_ps();
+  const uint8_t *qp = w->q + p * w->k * MX_QR * (q4 ? 4 : 8) / 8;
   for (int64_t j = 0; j < w->groups; j++) {
     __m512i h[QM], l[QM], hh[QM], lh[QM];  // hh / lh: 4-bit high nibbles (16 u, divided below)
-    for (int i = 0; i < QM; i++) h[i] = l[i] = hh[i] = lh[i] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int i = 0; i < MB; i++) h[i] = l[i] = hh[i] = lh[i] = _mm512_setzero_si512();
     if (q4) {
       const uint8_t *qg = qp + j * (g / 2) * MX_QR;
       for (int64_t c = 0; c < g; c += 8) {  // one chunk of 8 k: low nibbles k..k+3, high k+4..
         __m512i v = _mm512_load_si512((const void *)(qg + c / 2 * MX_QR));
         __m512i vlo = _mm512_and_si512(v, m4), vhi = _mm512_andnot_si512(m4, v);
-        for (int i = 0; i < mb; i++) {
+#pragma GCC unroll 4
+        for (int i = 0; i < MB; i++) {
           const int8_t *xh = a[i].xq + j * g + c, *xl = a[i].xl + j * g + c;
           h[i] = dpbusd_b(h[i], vlo, xh);
           l[i] = dpbusd_b(l[i], vlo, xl);
@@ -476,44 +492,116 @@ MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm_panel(
       }
     } else {
       const uint8_t *qg = qp + j * g * MX_QR;
-      for (int64_t c = 0; c < g; c += 4) {  // one chunk of 4 k
+      for (int64_t c = 0; c < g; c += 8) {  // two chunks of 4 k (groups are multiples of 8)
         __m512i v = _mm512_load_si512((const void *)(qg + c * MX_QR));
-        for (int i = 0; i < mb; i++) {
-          h[i] = dpbusd_b(h[i], v, a[i].xq + j * g + c);
-          l[i] = dpbusd_b(l[i], v, a[i].xl + j * g + c);
+        __m512i u = _mm512_load_si512((const void *)(qg + (c + 4) * MX_QR));
+#pragma GCC unroll 4
+        for (int i = 0; i < MB; i++) {
+          const int8_t *xh = a[i].xq + j * g + c, *xl = a[i].xl + j * g + c;
+          h[i] = dpbusd_b(h[i], v, xh);
+          l[i] = dpbusd_b(l[i], v, xl);
+          hh[i] = dpbusd_b(hh[i], u, xh + 4);
+          lh[i] = dpbusd_b(lh[i], u, xl + 4);
         }
       }
     }
-    for (int i = 0; i < mb; i++) {
-      __m512i hs = h[i], ls = l[i];
+#pragma GCC unroll 4
+    for (int i = 0; i < MB; i++) {
+      __m512i hs, ls;
       if (q4) {
-        hs = _mm512_add_epi32(hs, _mm512_srai_epi32(hh[i], 4));
-        ls = _mm512_add_epi32(ls, _mm512_srai_epi32(lh[i], 4));
+        hs = _mm512_add_epi32(h[i], _mm512_srai_epi32(hh[i], 4));
+        ls = _mm512_add_epi32(l[i], _mm512_srai_epi32(lh[i], 4));
+      } else {
+        hs = _mm512_add_epi32(h[i], hh[i]);
+        ls = _mm512_add_epi32(l[i], lh[i]);
       }
       vnni16_group_out(w, &a[i], p, j, hs, ls, z, f16, affine, &ys[i], &yb[i]);
     }
   }
-  for (int i = 0; i < mb; i++)
-    _mm512_mask_storeu_ps(y + i * ldy + p * MX_QR, row_mask(w, p), _mm512_add_ps(ys[i], yb[i]));
+  const __mmask16 mask = row_mask(w, p);
+#pragma GCC unroll 4
+  for (int i = 0; i < MB; i++)
+    _mm512_mask_storeu_ps(y + i * ldy + p * MX_QR, mask, _mm512_add_ps(ys[i], yb[i]));
 }
+
+MX_TVNNI static inline __attribute__((always_inline)) void vnni16_gemm(
+    const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t m0,
+    int64_t m1, int64_t p0, int64_t p1, const bool q4, const bool f16, const bool affine) {
+  static _Thread_local qgemm_act_t act_tls;  // 304 KiB: off the (pool threads') stacks
+  // Its address through an opaque register: GCC otherwise recomputed it in the group loop (the
+  // row pointers below derive from it), a __tls_get_addr call per group and panel around which
+  // every zmm was spilled.
+  qgemm_act_t *actp = &act_tls;
+  __asm__("" : "+r"(actp));
+  qgemm_act_t *const restrict act = actp;
+  const int64_t k = w->k, G = w->groups;
+  const int64_t chunk = QCHUNK_BYTES / k / QM * QM;  // rows per chunk (>= QM: k <= MX_Q_MAX_K)
+  int64_t panel_bytes = k * MX_QR * w->bits / 8;
+  int64_t pb = QGEMM_L2 / (panel_bytes > 0 ? panel_bytes : 1);
+  if (pb < 1) pb = 1;
+  for (int64_t c0 = m0; c0 < m1; c0 += chunk) {
+    int64_t rows = m1 - c0 < chunk ? m1 - c0 : chunk;
+    for (int64_t i = 0; i < rows; i++) {
+      mx_qact_t ai = {act->xsum + i * G, act->xq + i * k, act->xl + i * k, act->dx + i * G,
+                      act->xqsum + i * G};
+      prep_vnni16(w, x + (c0 + i) * ldx, &ai);
+    }
+    for (int64_t pa = p0; pa < p1; pa += pb) {
+      int64_t pz = pa + pb < p1 ? pa + pb : p1;
+      for (int64_t r0 = 0; r0 < rows; r0 += QM) {
+        int mb = rows - r0 < QM ? (int)(rows - r0) : QM;
+        mx_qact_t a[QM];
+        for (int i = 0; i < QM; i++) {  // rows past mb: unused (the instance for mb reads none)
+          int64_t r = r0 + (i < mb ? i : 0);
+          a[i] = (mx_qact_t){act->xsum + r * G, act->xq + r * k, act->xl + r * k, act->dx + r * G,
+                             act->xqsum + r * G};
+        }
+        float *yi = y + (c0 + r0) * ldy;
+        for (int64_t p = pa; p < pz; p++) {
+          switch (mb) {
+            case QM:
+              vnni16_gemm_panel(w, a, QM, yi, ldy, p, q4, f16, affine);
+              break;
+            case 3:
+              vnni16_gemm_panel(w, a, 3, yi, ldy, p, q4, f16, affine);
+              break;
+            case 2:
+              vnni16_gemm_panel(w, a, 2, yi, ldy, p, q4, f16, affine);
+              break;
+            default:
+              vnni16_gemm_panel(w, a, 1, yi, ldy, p, q4, f16, affine);
+              break;
+          }
+        }
+      }
+    }
+  }
+}
+
+#define MX_VNNI16_GEMM(Q4, F16, AFF)                                                             \
+  MX_TVNNI static void vnni16_gemm_##Q4##_##F16##_##AFF(                                         \
+      const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t m0, \
+      int64_t m1, int64_t p0, int64_t p1) {                                                      \
+    vnni16_gemm(w, x, ldx, y, ldy, m0, m1, p0, p1, Q4, F16, AFF);                                \
+  }
+MX_VNNI16_GEMM(0, 0, 0)
+MX_VNNI16_GEMM(0, 0, 1)
+MX_VNNI16_GEMM(0, 1, 0)
+MX_VNNI16_GEMM(0, 1, 1)
+MX_VNNI16_GEMM(1, 0, 0)
+MX_VNNI16_GEMM(1, 0, 1)
+MX_VNNI16_GEMM(1, 1, 0)
+MX_VNNI16_GEMM(1, 1, 1)
 
 MX_TVNNI static void gemm_vnni16(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y,
                                  int64_t ldy, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-  static _Thread_local qgemm_act_t act;  // 300 KiB: off the (pool threads') stacks
-  mx_qact_t a[QM];
-  for (int i = 0; i < QM; i++)
-    a[i] = (mx_qact_t){act.xsum[i], act.xq[i], act.xl[i], act.dx[i], act.xqsum[i]};
-  int64_t panel_bytes = w->k * MX_QR * w->bits / 8;
-  int64_t pb = QGEMM_L2 / (panel_bytes > 0 ? panel_bytes : 1);
-  if (pb < 1) pb = 1;
-  for (int64_t pa = p0; pa < p1; pa += pb) {
-    int64_t pz = pa + pb < p1 ? pa + pb : p1;
-    for (int64_t i0 = m0; i0 < m1; i0 += QM) {
-      int mb = m1 - i0 < QM ? (int)(m1 - i0) : QM;
-      for (int i = 0; i < mb; i++) prep_vnni16(w, x + (i0 + i) * ldx, &a[i]);
-      for (int64_t p = pa; p < pz; p++) vnni16_gemm_panel(w, a, mb, y + i0 * ldy, ldy, p);
-    }
-  }
+  typedef void (*fn_t)(const mx_cpu_qpacked_t *, const float *, int64_t, float *, int64_t, int64_t,
+                       int64_t, int64_t, int64_t);
+  static const fn_t fns[8] = {vnni16_gemm_0_0_0, vnni16_gemm_0_0_1, vnni16_gemm_0_1_0,
+                              vnni16_gemm_0_1_1, vnni16_gemm_1_0_0, vnni16_gemm_1_0_1,
+                              vnni16_gemm_1_1_0, vnni16_gemm_1_1_1};
+  fns[(w->bits == 4 ? 4 : 0) + (w->f16 ? 2 : 0) + (w->b ? 1 : 0)](w, x, ldx, y, ldy, m0, m1, p0,
+                                                                  p1);
 }
 
 const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16 = {
@@ -523,6 +611,7 @@ const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16 = {
     .gemv = gemv_vnni16,
     .dequant = dequant,
     .gemm = gemm_vnni16,
+    .gemm_split_rows = true,
 };
 
 const mx_cpu_qkernels_t mx_cpu_qkernels_avx512_vnni16_amx = {

@@ -340,6 +340,15 @@ static void test_gemm_blocking(void) {
       {MX_CPU_Q_AFFINE, 4, 48, 8192, 64, 70, MX_ELEM_BF16},
       {MX_CPU_Q_AFFINE, 8, 48, 8192, 32, 70, MX_ELEM_F16},
       {MX_CPU_Q_INT4, 4, 20, 32768, 32, 20, MX_ELEM_F16},
+      // The AVX-512 VNNI16 GEMM: chunks of 4 * 32768 / k rows of x in multiples of 4 (k 2560:
+      // 48, so 51 rows end with a chunk of 3, a block narrower than 4 rows) and blocks of
+      // 256 KiB / (16 k bits / 8) panels (8-bit: 6, so 117 outputs are blocks of 6 and 2
+      // panels, the last one partial; 4-bit: 12, one block).
+      {MX_CPU_Q_INT8, 8, 117, 2560, 64, 51, MX_ELEM_F16},
+      {MX_CPU_Q_AFFINE, 4, 117, 2560, 32, 51, MX_ELEM_F32},
+      // 260 rows: at 4 threads (check_gemm) its threads split the rows (65 each: 16 blocks of
+      // 4 and one of 1), not the panels (gemm_split_rows from 64 rows per thread).
+      {MX_CPU_Q_INT4, 4, 40, 256, 32, 260, MX_ELEM_F16},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     qw_t q;
