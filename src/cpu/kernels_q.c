@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu/kernels_internal.h"
+#include "cpu/stream_alloc.h"
 
 // ---- Selection ----
 
@@ -207,7 +208,7 @@ mx_status_t mx_cpu_qpack(const mx_cpu_kernels_t *kt, const mx_cpu_qkernels_t *qk
   size_t qb = (size_t)w->panels * MX_QR * (size_t)w->k * (size_t)w->bits / 8;
   size_t pb = (size_t)w->panels * (size_t)w->groups * MX_QR * (w->f16 ? 2 : 4);
   size_t qa = (qb + 63) & ~(size_t)63, pa = (pb + 63) & ~(size_t)63;
-  w->q = aligned_alloc(64, qa + 2 * pa);
+  w->q = mx_cpu_stream_alloc(qa + 2 * pa);
   if (!w->q) {
     free(w);
     return mx_error_set(MX_ERR_NOMEM, "out of memory packing a %lld x %lld quantized weight",

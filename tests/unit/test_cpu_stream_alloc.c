@@ -1,11 +1,12 @@
 // The decode streams' memory (cpu/stream_alloc.h): large buffers start on a 2 MiB boundary, span
 // whole 2 MiB pages and carry the huge-page advice (the "hg" flag of their mapping in
 // /proc/self/smaps, where the kernel has transparent huge pages); small ones stay 64-byte
-// aligned; the packed f32 and bf16 weights of a decode GEMV are such buffers.
+// aligned; the packed f32, bf16 and quantized weights of a decode GEMV are such buffers.
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/kernels_q.h"
 #include "cpu/stream_alloc.h"
 #include "mlxcel/cpu.h"
 #include "mlxcel/cpu_lowp.h"
@@ -82,6 +83,32 @@ static void test_packed(void) {
     if (h >= 0) CHECK(h == 1);
   }
   mx_cpu_packed_lowp_destroy(pl);
+  // And an int8 weight packed for the quantized GEMV (its codes and scales in one buffer).
+  const mx_cpu_kernels_t *kt = mx_cpu_kernels_best();
+  int8_t *q8 = calloc((size_t)(n * k), 1);
+  float *sc = calloc((size_t)(n * k / 64), sizeof *sc);
+  CHECK(q8 && sc);
+  if (q8 && sc) {
+    for (int64_t i = 0; i < n * k / 64; i++) sc[i] = 1.0f;
+    mx_cpu_qsrc_t src = {.mode = MX_CPU_Q_INT8,
+                         .bits = 8,
+                         .n = n,
+                         .k = k,
+                         .group = 64,
+                         .w = q8,
+                         .sdt = MX_ELEM_F32,
+                         .scales = sc};
+    mx_cpu_qpacked_t *pq = NULL;
+    CHECK_OK(mx_cpu_qpack(kt, mx_cpu_qkernels_for(kt, 8, MX_CPU_QKERNEL_AUTO), NULL, &src, &pq));
+    if (pq) {
+      CHECK((uintptr_t)pq->q % MX_CPU_HUGE_PAGE == 0);
+      int h = advised_huge(pq->q);
+      if (h >= 0) CHECK(h == 1);
+    }
+    mx_cpu_qpacked_destroy(pq);
+  }
+  free(q8);
+  free(sc);
 done:
   free(w);
   free(wb);
