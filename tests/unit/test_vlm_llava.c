@@ -102,8 +102,9 @@ static void run_backend(const mx_model_t *m, const ref_t *r, const mx_pixels_t *
 }
 
 // The batch (the server's engine): slot 1's image prompt gives the logits of a lone session bit
-// for bit, while slot 0 holds a text prompt; its features are the session's; its greedy ids
-// transformers'. The other slot's text prefill runs between the image prompt's chunks.
+// for bit (xla: within 1e-4 once decode steps run both slots in one call), while slot 0 holds a
+// text prompt; its features are the session's; its greedy ids transformers'. The other slot's
+// text prefill runs between the image prompt's chunks.
 static void run_batch(const mx_model_t *m, const ref_t *r, const mx_pixels_t *px,
                       const char *backend, int32_t chunk) {
   const mx_model_config_t *c = &m->config;
@@ -133,10 +134,15 @@ static void run_batch(const mx_model_t *m, const ref_t *r, const mx_pixels_t *px
     if (off == 0) CHECK_OK(mx_batch_prefill(b, 0, text, 3));
   }
   int32_t same = 0;
+  // On xla a decode step of both slots is one call whose batched linear layers may round
+  // differently from one slot's alone (ADR 0016: within 1e-4); cpu and interp: bit for bit.
+  double tol = strcmp(backend, "xla") == 0 ? kTol : 0;
   for (int32_t i = 0; i < r->n_greedy; i++) {
     const float *ls = mx_session_logits(s), *lb = mx_batch_logits(b, 1);
-    CHECK_MSG(ls && lb && memcmp(ls, lb, sizeof(float) * (size_t)V) == 0,
-              "%s: batch logits differ from the session's at step %d", backend, i);
+    double d = ls && lb ? 0 : INFINITY;
+    for (int32_t k = 0; ls && lb && k < V; k++) d = fmax(d, fabs((double)ls[k] - (double)lb[k]));
+    CHECK_MSG(d <= tol, "%s: batch logits differ from the session's by %g at step %d", backend, d,
+              i);
     int32_t id = argmax(lb, V), slots[2] = {0, 1}, ids[2] = {2, id};
     same += id == r->greedy[i];
     if (mx_session_decode(s, id) != MX_OK || mx_batch_decode(b, slots, ids, 2) != MX_OK) break;
