@@ -79,14 +79,15 @@ t_errors() {
   run "$MLXCEL" generate -m "$m" --image "$IMG" -p "$PROMPT" -n 2 --ctx 32
   expect_rc 1
   expect_err "the prompt is 43 tokens but the context holds 32"
-  # The tower on another backend: the interpreter's from a cpu session; xla has no tower.
+  # The tower on another backend: the interpreter's from a cpu session; xla's needs its plugin.
   run "$MLXCEL" generate -m "$m" --backend cpu --vision-backend interp --image "$IMG" -p "$PROMPT" \
     -n 16 --json
   expect_rc 0
   [ "$(got_ids)" = "$(ref_ids "$m" greedy_ids)" ] || fail "cpu text, interp tower: $(got_ids)"
-  run "$MLXCEL" generate -m "$m" --vision-backend xla --image "$IMG" -p "$PROMPT" -n 2
+  MLXCEL_XLA_PJRT_PLUGIN= MLXCEL_XLA_DEVICE= run "$MLXCEL" generate -m "$m" --vision-backend xla \
+    --image "$IMG" -p "$PROMPT" -n 2
   expect_rc 1
-  expect_err "the xla backend cannot run the vision tower"
+  expect_err "vision backend xla: the xla backend needs a PJRT plugin"
   run "$MLXCEL" emit -m "$m" -o "$TMP/e" --vision-grid 5x8
   expect_rc 1
   expect_err "5 x 8 patch grid"

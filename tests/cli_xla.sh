@@ -155,4 +155,43 @@ t_bench() {
   expect_out "xla compile: 2 entries compiled, 0 loaded from the cache"
 }
 
-run_tests "$NAME" "parity env errors cache windows bench"
+# Images and audio on the xla backend: generate --image on the LLaVA fixture and --audio on the
+# Gemma 3n one give transformers' greedy ids (the cpu backend's), with the whole model on xla and
+# with only the tower there (--vision-backend xla, MLXCEL_XLA_VISION_BACKEND=xla) under cpu.
+t_media() {
+  local L=$SRC/tests/data/families/llava IMG=$SRC/tests/data/image/inputs/chelsea.png want
+  local P=$'USER: <image>\nWhat is in the picture? ASSISTANT:'
+  want=$("$PYTHON" -c 'import json, sys
+print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$L/vision_reference.json")
+  run "$MLXCEL" generate -m "$L" --backend xla --pjrt-plugin "$PLUGIN" --image "$IMG" -p "$P" \
+    -n 16 --json
+  expect_rc 0
+  [ "$(ids_of)" = "$want" ] || fail "--backend xla --image: greedy ids $(ids_of), want $want"
+  run "$MLXCEL" generate -m "$L" --backend cpu --vision-backend xla --pjrt-plugin "$PLUGIN" \
+    --image "$IMG" -p "$P" -n 16 --json
+  expect_rc 0
+  [ "$(ids_of)" = "$want" ] || fail "cpu text, xla tower: greedy ids $(ids_of), want $want"
+  MLXCEL_XLA_VISION_BACKEND=xla MLXCEL_XLA_PJRT_PLUGIN=$PLUGIN run "$MLXCEL" generate -m "$L" \
+    --backend cpu --image "$IMG" -p "$P" -n 16 --json
+  expect_rc 0
+  [ "$(ids_of)" = "$want" ] || fail "MLXCEL_XLA_VISION_BACKEND=xla: greedy ids $(ids_of)"
+  # A tower on xla needs the plugin as the whole model does.
+  run "$MLXCEL" generate -m "$L" --backend cpu --vision-backend xla --image "$IMG" -p "$P" -n 2
+  expect_rc 1
+  expect_err "vision backend xla: the xla backend needs a PJRT plugin"
+  local A=$SRC/tests/data/families/gemma3n-audio D=$TMP/g3n WAV=$SRC/tests/data/audio/pluck-pcm16.wav
+  mkdir -p "$D" && ln -s "$A/config.json" "$A/model.safetensors" "$D/" &&
+    "$PYTHON" "$SRC/tests/cli_audio_tokenizer.py" "$D" || fail "cannot write the tokenizer"
+  want=$("$PYTHON" -c 'import json, sys
+print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$A/audio_reference.json")
+  run "$MLXCEL" generate -m "$D" --audio "$WAV" --prompt-ids 1,10,20,30,250,273,273,273,273,273,273,272,40,50,256,60 \
+    -n 16 --ignore-eos --temp 0 --backend xla --pjrt-plugin "$PLUGIN" --json
+  expect_rc 0
+  [ "$(ids_of)" = "$want" ] || fail "--backend xla --audio: greedy ids $(ids_of), want $want"
+  expect_out '"audio": 1, "audio_seconds"'
+}
+
+# Greedy ids of a --json generation in $TMP/out, comma-separated.
+ids_of() { grep -o '"id": [0-9]*' "$TMP/out" | sed 's/"id": //' | paste -sd, -; }
+
+run_tests "$NAME" "parity env errors cache windows bench media"

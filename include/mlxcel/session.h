@@ -69,10 +69,10 @@ typedef struct mx_session_opts {
                           // (cpu: 512, ADR 0003; interp: 64)
   mx_backend_opts_t backend_opts;
   // Where a vision model's tower (@vision) runs: NULL or the session's backend = in the
-  // session's own state; another name ("interp", "cpu") = a state of that backend holding the
-  // tower only (no KV caches, no text entries), with the same backend_opts. A backend that cannot
-  // run @vision (no mx_backend_t.vision: xla for now) is an error naming it, never a fallback.
-  // Text-only models ignore it (there is nothing to run).
+  // session's own state; another name ("interp", "cpu", "xla") = a state of that backend holding
+  // the tower only (no KV caches, no text entries), with the same backend_opts. A backend that
+  // cannot run the family's @vision (no mx_backend_t.vision / vision_grid / vision_pooled) is an
+  // error naming it, never a fallback. Text-only models ignore it (there is nothing to run).
   const char *vision_backend;
 } mx_session_opts_t;
 

@@ -19,6 +19,11 @@
 //   prefill sizes. With a cache directory, each compiled entry is serialized there keyed by the
 //   printed graph and the plugin's version, and a later process loads it instead of compiling.
 //
+// - Media (ADR 0010, 0013, 0022, 0023): the towers (@vision of every family, @audio) and
+//   @prefill_media are bound by the runner like the text entries; their host inputs (pixels or
+//   media rows, M-RoPE positions, DeepStack rows, pooling indices, the frame mask) go to the
+//   device on every run like the token ids, and a tower's features come back instead of logits.
+//
 // The first run of an entry therefore allocates and compiles; every later run allocates only
 // what the plugin allocates for its argument and result handles.
 
@@ -50,7 +55,9 @@ typedef struct xla_weight {
 // The executor's form of one binding (b->plan).
 typedef struct xla_plan {
   mx_pjrt_exec_t *x;     // compiled on the first run
-  mx_pjrt_buf_t **argv;  // [b->n_args]: weights set at prepare, the rest per run
+  mx_pjrt_buf_t **argv;  // [b->n_args]: weights set at prepare, the caches and inputs per run
+  int32_t n_inputs;
+  int32_t *inputs;       // [n_inputs] the arguments uploaded from the host on every run
   mx_pjrt_buf_t **outv;  // [b->f->n_results]
 } xla_plan_t;
 
@@ -270,12 +277,29 @@ static bool is_cache_arg(const mx_graph_binding_t *b, int32_t i) {
   return false;
 }
 
+// The arguments a run writes on the host (the binding's own tensors, filled by the runner before
+// each call): token ids, pos0 and the RoPE offsets of the text entries, and the media entries'
+// pixels or media rows, M-RoPE positions, DeepStack rows, pooling indices and frame mask. They
+// go to the device on every run; every other argument but the caches is a weight.
+static bool is_host_input(const mx_graph_binding_t *b, int32_t i) {
+  return i == b->tokens_arg || i == b->pos0_arg || i == b->rope_offset_arg || i == b->input_arg ||
+         i == b->positions_arg || i == b->deepstack_arg || i == b->pooling_arg ||
+         i == b->audio_mask_arg;
+}
+
+// The towers (@vision, @audio) bring their features back to the host, every other entry its
+// logits.
+static bool is_tower(const mx_graph_binding_t *b) {
+  return b->entry == MX_ENTRY_VISION || b->entry == MX_ENTRY_AUDIO;
+}
+
 static void xla_release(void *impl, mx_graph_binding_t *b) {
   (void)impl;
   xla_plan_t *p = b->plan;
   if (!p) return;
   mx_pjrt_exec_free(p->x);
   free(p->argv);
+  free(p->inputs);
   free(p->outv);
   free(p);
   b->plan = NULL;
@@ -286,12 +310,17 @@ static mx_status_t xla_prepare(void *impl, mx_graph_binding_t *b) {
   xla_plan_t *p = calloc(1, sizeof *p);
   if (!p) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   b->plan = p;
-  p->argv = calloc((size_t)(b->n_args > 0 ? b->n_args : 1), sizeof *p->argv);
+  size_t na = (size_t)(b->n_args > 0 ? b->n_args : 1);
+  p->argv = calloc(na, sizeof *p->argv);
+  p->inputs = calloc(na, sizeof *p->inputs);
   p->outv = calloc((size_t)(b->f->n_results > 0 ? b->f->n_results : 1), sizeof *p->outv);
-  if (!p->argv || !p->outv) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  if (!p->argv || !p->inputs || !p->outv) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; i < b->n_args; i++) {
-    if (i == b->tokens_arg || i == b->pos0_arg || i == b->rope_offset_arg || is_cache_arg(b, i))
+    if (is_host_input(b, i)) {
+      p->inputs[p->n_inputs++] = i;
       continue;
+    }
+    if (is_cache_arg(b, i)) continue;
     mx_status_t st = weight_buffer(c, &b->args[i], &p->argv[i]);
     if (st) return mx_error_prefix(st, "@%s argument %d (weight) to the device", b->f->name, i);
   }
@@ -317,26 +346,22 @@ static mx_status_t xla_run(void *impl, mx_graph_binding_t *b) {
       return st;
     }
   }
-  const mx_tensor_t *tok = &b->args[b->tokens_arg], *pos = &b->args[b->pos0_arg];
-  st = mx_pjrt_buf_upload(c->pj, &tok->type, tok->data, &p->argv[b->tokens_arg]);
-  if (!st) st = mx_pjrt_buf_upload(c->pj, &pos->type, pos->data, &p->argv[b->pos0_arg]);
-  int32_t ro = b->rope_offset_arg;  // the batched M-RoPE decode's offsets, per call like pos0
-  if (!st && ro >= 0)
-    st = mx_pjrt_buf_upload(c->pj, &b->rope_offset.type, b->rope_offset.data, &p->argv[ro]);
+  for (int32_t k = 0; k < p->n_inputs && !st; k++) {
+    const mx_tensor_t *t = &b->args[p->inputs[k]];
+    st = mx_pjrt_buf_upload(c->pj, &t->type, t->data, &p->argv[p->inputs[k]]);
+  }
   // c->caches holds the binding's caches: a session's or slot's 2L, or a batch call's B * 2L.
   for (int32_t j = 0; j < b->n_caches; j++) p->argv[b->cache_arg[j]] = c->caches[j];
   if (!st) {
     c->stats.calls++;
     st = mx_pjrt_execute(c->pj, p->x, p->argv, b->n_args, p->outv);
-    // Whether the plugin consumed the donated caches before failing is not knowable.
-    if (st) c->lost = true;
+    // Whether the plugin consumed the donated caches before failing is not knowable (a tower
+    // has none to lose).
+    if (st && b->n_caches > 0) c->lost = true;
   }
-  mx_pjrt_buf_free(c->pj, p->argv[b->tokens_arg]);
-  mx_pjrt_buf_free(c->pj, p->argv[b->pos0_arg]);
-  p->argv[b->tokens_arg] = p->argv[b->pos0_arg] = NULL;
-  if (ro >= 0) {
-    mx_pjrt_buf_free(c->pj, p->argv[ro]);
-    p->argv[ro] = NULL;
+  for (int32_t k = 0; k < p->n_inputs; k++) {
+    mx_pjrt_buf_free(c->pj, p->argv[p->inputs[k]]);
+    p->argv[p->inputs[k]] = NULL;
   }
   if (st) return mx_error_prefix(st, "xla: @%s (T = %d)", b->f->name, b->T);
   // The old cache handles were donated: their memory is the new results'.
@@ -345,10 +370,12 @@ static mx_status_t xla_run(void *impl, mx_graph_binding_t *b) {
     c->caches[j] = p->outv[b->cache_res[j]];
     p->argv[b->cache_arg[j]] = NULL;
   }
-  mx_tensor_t *L = &b->res[b->logits_res];
-  st = mx_pjrt_buf_download(c->pj, p->outv[b->logits_res], L->data, L->nbytes);
-  mx_pjrt_buf_free(c->pj, p->outv[b->logits_res]);
-  return st ? mx_error_prefix(st, "xla: logits of @%s", b->f->name) : MX_OK;
+  int32_t out = is_tower(b) ? 0 : b->logits_res;
+  mx_tensor_t *R = &b->res[out];
+  st = mx_pjrt_buf_download(c->pj, p->outv[out], R->data, R->nbytes);
+  mx_pjrt_buf_free(c->pj, p->outv[out]);
+  return st ? mx_error_prefix(st, "xla: %s of @%s", is_tower(b) ? "features" : "logits", b->f->name)
+            : MX_OK;
 }
 
 static void xla_exec_destroy(void *impl) {
@@ -548,23 +575,64 @@ static mx_status_t xla_batch_create(const mx_model_t *model, const mx_backend_co
   return MX_OK;
 }
 
-static mx_status_t xla_batch_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
-                                     int64_t pos0, float *last) {
-  xla_batch_t *b = state;
+// Points the runner's executor at the caches of `slot`: the B = 1 graphs then run on them.
+static mx_status_t select_slot(xla_batch_t *b, int32_t slot) {
   if (slot < 0 || slot >= b->n_slots)
     return mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: slot %d of %d", slot, b->n_slots);
   ((xla_exec_t *)b->r->impl)->caches = b->slots[slot];
-  return mx_graph_runner_prefill(b->r, ids, n, pos0, last, NULL);
+  return MX_OK;
+}
+
+static mx_status_t xla_batch_prefill(void *state, int32_t slot, const int32_t *ids, int32_t n,
+                                     int64_t pos0, float *last) {
+  xla_batch_t *b = state;
+  mx_status_t st = select_slot(b, slot);
+  return st ? st : mx_graph_runner_prefill(b->r, ids, n, pos0, last, NULL);
 }
 
 // Every position's logits: the runner's all-logits set on the slot's caches.
 static mx_status_t xla_batch_prefill_all(void *state, int32_t slot, const int32_t *ids, int32_t n,
                                          int64_t pos0, float *last, float *all) {
   xla_batch_t *b = state;
-  if (slot < 0 || slot >= b->n_slots)
-    return mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: slot %d of %d", slot, b->n_slots);
-  ((xla_exec_t *)b->r->impl)->caches = b->slots[slot];
-  return mx_graph_runner_prefill(b->r, ids, n, pos0, last, all);
+  mx_status_t st = select_slot(b, slot);
+  return st ? st : mx_graph_runner_prefill(b->r, ids, n, pos0, last, all);
+}
+
+// The media entries (ADR 0010): the towers touch no slot (no caches), so they run on the
+// runner's bindings as a session's do; the @prefill_media pieces run on the slot's caches.
+static mx_status_t xla_batch_vision(void *state, const float *pixels, float *features) {
+  return mx_graph_runner_vision(((xla_batch_t *)state)->r, pixels, features);
+}
+
+static mx_status_t xla_batch_vision_grid(void *state, const float *pixels, int32_t grid_h,
+                                         int32_t grid_w, float *features) {
+  return mx_graph_runner_vision_grid(((xla_batch_t *)state)->r, pixels, grid_h, grid_w, features);
+}
+
+static mx_status_t xla_batch_vision_pooled(void *state, const float *pixels, int32_t crops,
+                                           const int32_t *pooling, int32_t tokens, int32_t pool,
+                                           float *features) {
+  return mx_graph_runner_vision_pooled(((xla_batch_t *)state)->r, pixels, crops, pooling, tokens,
+                                       pool, features);
+}
+
+static mx_status_t xla_batch_audio(void *state, const float *features, const int32_t *mask,
+                                   int32_t frames, float *rows) {
+  return mx_graph_runner_audio(((xla_batch_t *)state)->r, features, mask, frames, rows);
+}
+
+static mx_status_t xla_batch_prefill_mrope(void *state, int32_t slot, const int32_t *ids,
+                                           const float *media, const int32_t *positions, int32_t n,
+                                           int64_t pos0, float *last) {
+  xla_batch_t *b = state;
+  mx_status_t st = select_slot(b, slot);
+  return st ? st : mx_graph_runner_prefill_mrope(b->r, ids, media, positions, n, pos0, last);
+}
+
+static mx_status_t xla_batch_prefill_media(void *state, int32_t slot, const int32_t *ids,
+                                           const float *media, int32_t n, int64_t pos0,
+                                           float *last) {
+  return xla_batch_prefill_mrope(state, slot, ids, media, NULL, n, pos0, last);
 }
 
 static mx_status_t xla_batch_decode(void *state, const int32_t *slots, const int32_t *ids,
@@ -636,6 +704,12 @@ static const mx_backend_batch_t g_xla_batch = {
     .decode = xla_batch_decode,
     .reset = xla_batch_reset,
     .destroy = xla_batch_destroy,
+    .vision = xla_batch_vision,
+    .prefill_media = xla_batch_prefill_media,
+    .vision_grid = xla_batch_vision_grid,
+    .audio = xla_batch_audio,
+    .prefill_mrope = xla_batch_prefill_mrope,
+    .vision_pooled = xla_batch_vision_pooled,
     .prefill_all = xla_batch_prefill_all,
 };
 
@@ -649,6 +723,12 @@ const mx_backend_t mx_backend_xla = {
     .reset = mx_graph_runner_reset,
     .destroy = mx_graph_runner_destroy,
     .default_prefill_chunk = DEFAULT_CHUNK,
+    .vision = mx_graph_runner_vision,
+    .prefill_media = mx_graph_runner_prefill_media,
+    .vision_grid = mx_graph_runner_vision_grid,
+    .audio = mx_graph_runner_audio,
+    .prefill_mrope = mx_graph_runner_prefill_mrope,
+    .vision_pooled = mx_graph_runner_vision_pooled,
 };
 
 bool mx_xla_batch_stats(const mx_batch_t *b, mx_xla_stats_t *out) {

@@ -76,10 +76,11 @@ mx_status_t mx_session_vision_state(const mx_model_t *model, const char *name,
   if (v->kind == MX_VISION_MOLMO2 ? !be->vision_pooled
       : mx_vision_fixed_size(v)   ? !be->vision
                                   : !be->vision_grid)
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "vision backend '%s': the %s backend cannot run the vision tower (@vision) "
-                        "yet; use interp or cpu",
-                        name, be->name);
+    return mx_error_set(
+        MX_ERR_UNSUPPORTED,
+        "vision backend '%s': the %s backend cannot run the vision tower (@vision); "
+        "use interp, cpu or xla",
+        name, be->name);
   mx_backend_config_t vc = *bc;
   vc.vision_only = true;
   vc.opts.progress = (mx_progress_t){0};  // the text state's packing is the one reported

@@ -6,7 +6,8 @@ prompt (text, prompt and completion token counts), whether the chat template tak
 fixture's, "<image>\\n" written where the image was) or iterates content parts (llava-hf's
 kind); and the requests the server refuses: URLs it would have to fetch, other data URLs, bad
 base64, bad or hostile images, too many or too large images, a model without a vision tower,
---vision-backend (the tower on the interpreter; xla refused at start). Gemma 3: its processor's
+--vision-backend (the tower on the interpreter; xla without its plugin refused at start), the
+whole model on the xla backend. Gemma 3: its processor's
 text-level expansion of <start_of_image>, as generate --chat --image and transformers. Qwen2-VL
 and Qwen3-VL: grid-sized runs and M-RoPE positions through the batch, as transformers. Molmo2:
 its processor's expansion, pooled tower and image block, as transformers.
@@ -319,10 +320,40 @@ class VisionBackendTest(unittest.TestCase):
         finally:
             srv.stop()
 
-    def test_xla_refused_at_start(self):
-        with self.assertRaises(RuntimeError) as cm:
-            Server(LLAVA, ["--vision-backend", "xla"])
-        self.assertIn("the xla backend cannot run the vision tower", str(cm.exception))
+    def test_model_on_xla(self):
+        # The whole model on the xla backend (its batch's tower and media entries): the same
+        # reply as the cpu backend's generate.
+        import lammps_jax_pjrt_cpu  # the plugin of tests/requirements.txt: missing fails
+
+        saved = os.environ.get("MLXCEL_XLA_CACHE_DIR")
+        os.environ["MLXCEL_XLA_CACHE_DIR"] = "none"  # nothing written outside the test
+        try:
+            srv = Server(LLAVA, ["--backend", "xla", "--pjrt-plugin",
+                                 lammps_jax_pjrt_cpu.PLUGIN_PATH, "--ctx", "128"])
+        finally:
+            if saved is None:
+                del os.environ["MLXCEL_XLA_CACHE_DIR"]
+            else:
+                os.environ["MLXCEL_XLA_CACHE_DIR"] = saved
+        try:
+            cli = cli_generate(LLAVA, ["--chat", "-p", QUESTION, "--image", PHOTO, "-n", "16",
+                                       "--temp", "0", "--ctx", "128", "--backend", "cpu"])
+            r = srv.client().chat.completions.create(
+                model="llava", messages=image_message(data_url(PHOTO)), max_tokens=16,
+                temperature=0)
+            self.assertEqual(r.choices[0].message.content, cli.text)
+        finally:
+            srv.stop()
+
+    def test_xla_without_plugin_refused_at_start(self):
+        env = {k: os.environ.pop(k) for k in ("MLXCEL_XLA_PJRT_PLUGIN", "MLXCEL_XLA_DEVICE")
+               if k in os.environ}
+        try:
+            with self.assertRaises(RuntimeError) as cm:
+                Server(LLAVA, ["--vision-backend", "xla"])
+        finally:
+            os.environ.update(env)
+        self.assertIn("vision backend xla: the xla backend needs a PJRT plugin", str(cm.exception))
 
 
 class TextModelTest(unittest.TestCase):

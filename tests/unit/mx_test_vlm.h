@@ -1,5 +1,6 @@
-// Helpers of the vision-language model tests (test_vlm_*.c): the cpu plan of a fixed-size tower's
-// @vision and its steps of one kind, and expecting a config refusal.
+// Helpers of the vision-language and audio model tests (test_vlm_*.c, test_audio_gemma3n.c): the
+// options of a session on each backend, the cpu plan of a fixed-size tower's @vision and its steps
+// of one kind, and expecting a config refusal.
 #ifndef MX_TEST_VLM_H
 #define MX_TEST_VLM_H
 
@@ -9,8 +10,21 @@
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/image.h"
 #include "mlxcel/model.h"
+#include "mlxcel/session.h"
+#include "mx_pjrt_plugin.h"
 #include "mx_test.h"
 #include "session/graph_binding.h"
+#include "session/session_internal.h"
+
+// The options a session or batch on `backend` needs: on xla, the PJRT CPU plugin of the test
+// environment ($MX_PYTHON's; missing, it fails the test) and no compile cache, so each run
+// compiles the media entries it uses. The other backends need none.
+static inline void mx_test_backend_opts(const char *backend, mx_backend_opts_t *o) {
+  static char plugin[4096];
+  if (strcmp(backend, "xla") != 0) return;
+  if (!plugin[0]) mx_test_pjrt_plugin(plugin, sizeof plugin);
+  o->xla.plugin = plugin;
+}
 
 // How many times `what` occurs in s (a plan description: steps of one kind).
 static inline int32_t mx_test_count(const char *s, const char *what) {
@@ -44,6 +58,26 @@ static inline bool mx_test_vlm_pixels(const mx_model_t *m, const char *data, con
     i++;
   }
   return true;
+}
+
+// The name of a registered backend that runs text only (the cpu backend without its media
+// entries), for the refusal of a tower on a backend that has none: every built-in backend has
+// them. Registered on the first call.
+static inline const char *mx_test_text_only_backend(void) {
+  static mx_backend_t text_only;
+  if (!mx_backend_find("textonly")) {
+    text_only = mx_backend_cpu;
+    text_only.name = "textonly";
+    text_only.batch = NULL;
+    text_only.vision = NULL;
+    text_only.prefill_media = NULL;
+    text_only.vision_grid = NULL;
+    text_only.audio = NULL;
+    text_only.prefill_mrope = NULL;
+    text_only.vision_pooled = NULL;
+    CHECK_OK(mx_backend_register(&text_only));
+  }
+  return "textonly";
 }
 
 // The description of the cpu plan of m's @vision (mx_cpu_plan_describe) in *sb (the caller

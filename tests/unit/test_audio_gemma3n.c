@@ -4,7 +4,9 @@
 // decoded, resampled to 16 kHz and turned into log-mel features on the host (src/audio), then
 // @audio on the reference interpreter and the cpu runtime gives get_audio_features' rows padded
 // as Gemma3nModel pads them within 1e-4, for the recording's own mask and with its last 10
-// frames masked; then the audio config's defaults (Gemma3nAudioConfig's) and refusals.
+// frames masked; the audio prompt through sessions on the interpreter, the cpu backend and the
+// xla backend (the PJRT CPU plugin of the test environment): the rows, the last prompt logits
+// and the greedy ids; then the audio config's defaults (Gemma3nAudioConfig's) and refusals.
 #include <math.h>
 #include <stdio.h>
 
@@ -195,6 +197,7 @@ static void check_session(const mx_model_t *m, const cJSON *json, const float *f
   int32_t *ids = json_ids(cJSON_GetObjectItem(json, "prompt_ids"), &n);
   int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
   mx_session_opts_t so = {.backend = backend, .ctx = 64, .prefill_chunk = 8};
+  mx_test_backend_opts(backend, &so.backend_opts);
   mx_session_t *s = NULL;
   CHECK_OK(mx_session_create(m, &so, &s));
   float *rows = malloc(sizeof(float) * (size_t)N * (size_t)H), *media = NULL;
@@ -276,6 +279,7 @@ static void check_fixture(void) {
     check_media_graph(m, json);
     check_session(m, json, feat, mask8, F, "interp");
     check_session(m, json, feat, mask8, F, "cpu");
+    check_session(m, json, feat, mask8, F, "xla");
     // More frames than audio_soft_tokens_per_image rows hold (6 x 2 x 4 = 48 give 6 tokens).
     go.audio_frames = 49;
     mod = NULL;

@@ -6,7 +6,8 @@
 // the cpu runtime (through a session, and the cpu plan of @vision step by step with its GEMMs
 // and fused kernels); @prefill_media's logits at every prompt position (causal, bidirectional
 // inside the image block, a sliding layer) on both, and through sessions whose prefill chunks
-// never cut the image's tokens, with 16 greedy ids; the refusals: chunks too small for an
+// never cut the image's tokens, with 16 greedy ids; the same session checks on the xla backend
+// (the PJRT CPU plugin of the test environment); the refusals: chunks too small for an
 // image, a call continuing an image's run, a gemma3 checkpoint without vision_config, configs
 // the family refuses; the processor's expansion of the template's text.
 #include <math.h>
@@ -171,6 +172,7 @@ static void check_pieces(const mx_model_t *m, const int32_t *ids, int32_t n, con
   float *rows = calloc((size_t)np * (size_t)H, sizeof *rows), *want = malloc(sizeof *want * V);
   mx_session_t *s16 = NULL, *s64 = NULL;
   mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = 16};
+  mx_test_backend_opts(backend, &so.backend_opts);
   CHECK_OK(mx_session_create(m, &so, &s16));
   so.prefill_chunk = 64;
   CHECK_OK(mx_session_create(m, &so, &s64));
@@ -205,6 +207,7 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
   int32_t *ids = json_ids(cJSON_GetObjectItem(json, "prompt_ids"), &n);
   int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
   mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = 16};
+  mx_test_backend_opts(backend, &so.backend_opts);
   mx_session_t *s = NULL;
   CHECK_OK(mx_session_create(m, &so, &s));
   float *feats = malloc(sizeof(float) * (size_t)N * (size_t)H), *media = NULL;
@@ -300,6 +303,7 @@ static void check_fixture(void) {
     if (mx_test_vlm_pixels(m, g_data, json, &px)) {
       check_session(m, json, &px, "interp");
       check_session(m, json, &px, "cpu");
+      check_session(m, json, &px, "xla");
     }
     mx_pixels_free(&px);
     check_vision_plan(m);

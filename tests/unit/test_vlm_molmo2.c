@@ -8,7 +8,8 @@
 // of transformers', the 16 greedy ids), the image tokens past the head's vocabulary accepted as
 // input and ids past the embedding refused; the processor's image tokens of the prompt from its
 // image_grids (mx_molmo2_expand_prompt: transformers' prompt ids, and the processor options);
-// then the config's defaults and refusals.
+// the image prompt through sessions and batches on the interpreter, the cpu backend and the xla
+// backend (the PJRT CPU plugin of the test environment); then the config's defaults and refusals.
 #include <math.h>
 #include <stdio.h>
 
@@ -323,6 +324,7 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
   int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
   const cJSON *logits = cJSON_GetObjectItem(json, "logits");
   mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = 64};
+  mx_test_backend_opts(backend, &so.backend_opts);
   mx_session_t *s = NULL;
   CHECK_OK(mx_session_create(m, &so, &s));
   float *rows = s ? image_rows(m, s, px, json, ids, n, backend) : NULL;
@@ -399,6 +401,7 @@ static void check_batch(const mx_model_t *m, const cJSON *json, const mx_pixels_
   int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "greedy_ids"), &ng);
   int32_t *tgreedy = json_ids(cJSON_GetObjectItem(json, "text_greedy_ids"), &ngt);
   mx_batch_opts_t bo = {.backend = backend, .ctx = 128, .prefill_chunk = 128, .n_slots = 2};
+  mx_test_backend_opts(backend, &bo.backend_opts);
   mx_batch_t *b = NULL;
   CHECK_OK(mx_batch_create(m, &bo, &b));
   float *f = malloc(sizeof *f * (size_t)T * H), *rows = calloc((size_t)n * H, sizeof *rows);
@@ -442,6 +445,8 @@ static void check_image_prompt(const mx_model_t *m, const char *dir, const cJSON
   check_session(m, json, &px, "cpu");
   check_batch(m, json, &px, "interp");
   check_batch(m, json, &px, "cpu");
+  check_session(m, json, &px, "xla");
+  check_batch(m, json, &px, "xla");
   // The CLI's and the server's prompt: the tokenizer's image tokens, processor_config.json's
   // options (kTokens, which the expansion test checks against transformers' ids).
   mx_molmo2_prompt_t mp;

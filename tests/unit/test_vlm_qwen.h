@@ -242,6 +242,7 @@ static inline void check_text(const mx_model_t *m, const cJSON *json, const char
   int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "text_greedy_ids"), &ng);
   const cJSON *logits = cJSON_GetObjectItem(json, "text_logits");
   mx_session_opts_t so = {.backend = backend, .ctx = 64, .prefill_chunk = 8};
+  mx_test_backend_opts(backend, &so.backend_opts);
   mx_session_t *s = NULL;
   CHECK_OK(mx_session_create(m, &so, &s));
   float *all = malloc(sizeof(float) * (size_t)n * (size_t)V);
@@ -301,6 +302,7 @@ static inline void check_image(const mx_model_t *m, const cJSON *json, const mx_
   CHECK_OK(mx_mrope_positions(&m->config, ids, n, grid, 1, 0, pos, &next));
 
   mx_session_opts_t so = {.backend = backend, .ctx = 96, .prefill_chunk = 8};
+  mx_test_backend_opts(backend, &so.backend_opts);
   mx_session_t *s = NULL;
   CHECK_OK(mx_session_create(m, &so, &s));
   float *feats = malloc(sizeof(float) * (size_t)N * (size_t)H);
@@ -357,6 +359,16 @@ static inline void check_image(const mx_model_t *m, const cJSON *json, const mx_
   mx_session_destroy(s);
 }
 
+// The graph calls a batch has made: the batched state's runs (cpu, interp) or the xla backend's
+// device calls (its own batch state); -1 for a batch of neither kind.
+static inline int64_t batch_calls(const mx_batch_t *b) {
+  const mx_backend_t *be = NULL;
+  const mx_bstate_t *bs = mx_batch_backend_state(b, &be);
+  mx_xla_stats_t xs;
+  if (mx_xla_batch_stats(b, &xs)) return xs.calls;
+  return bs ? bs->runs : -1;
+}
+
 // The prompt with its image through a batch (the server's engine): the features of the batch's
 // vision_grid, the prompt prefilled with its M-RoPE positions in chunks of 8 while another slot
 // holds the text prompt, then both decoded together: the image slot, shifted by its image,
@@ -381,6 +393,7 @@ static inline void check_batch(const mx_model_t *m, const cJSON *json, const mx_
   float *media = calloc((size_t)n * (size_t)H, sizeof(float));
   int64_t next = 0, npx = px->shape[0] * px->shape[1];
   mx_batch_opts_t bo = {.backend = backend, .ctx = 96, .prefill_chunk = 8, .n_slots = 3};
+  mx_test_backend_opts(backend, &bo.backend_opts);
   mx_batch_t *b = NULL;
   CHECK_OK(mx_batch_create(m, &bo, &b));
   CHECK_OK(mx_mrope_positions(&m->config, ids, n, grid, 1, 0, pos, &next));
@@ -405,18 +418,20 @@ static inline void check_batch(const mx_model_t *m, const cJSON *json, const mx_
   }
   CHECK(mx_batch_rope_next(b, 2) == n + delta && mx_batch_rope_next(b, 0) == nt);
   int32_t same = 0, tsame = 0, steps = ng < ngt ? ng : ngt, calls = 0;
+  bool counted = batch_calls(b) >= 0;
+  CHECK(counted);
   const mx_backend_t *be = NULL;
   const mx_bstate_t *bs = mx_batch_backend_state(b, &be);  // cpu and interp: the batched state
-  CHECK(bs != NULL && bs->rope_offset);
-  for (int32_t i = 0; i < steps && bs; i++) {
+  CHECK(strcmp(backend, "xla") == 0 || (bs != NULL && bs->rope_offset));
+  for (int32_t i = 0; i < steps && counted; i++) {
     const float *li = mx_batch_logits(b, 2), *lt = mx_batch_logits(b, 0);
     if (!li || !lt) break;
     int32_t slots[2] = {2, 0}, next_ids[2] = {argmax(li, V), argmax(lt, V)};
     same += next_ids[0] == greedy[i];
     tsame += next_ids[1] == tgreedy[i];
-    int64_t runs = bs->runs;
+    int64_t runs = batch_calls(b);
     if (mx_batch_decode(b, slots, next_ids, 2) != MX_OK) break;
-    calls += bs->runs - runs == 1;
+    calls += batch_calls(b) - runs == 1;
   }
   CHECK_MSG(same == steps && tsame == steps, "%s %s batch: %d and %d of %d greedy ids equal", type,
             backend, same, tsame, steps);

@@ -5,8 +5,10 @@
 // runtime (Qwen2.5-VL: uneven windows and one full-attention block), the cpu plan of @vision
 // step-wise with fused kernels; the prompt with the image through the session (M-RoPE positions
 // equal to transformers', every position's logits within 1e-4, the 16 greedy ids decoded at
-// the shifted positions) and a text-only prompt (equal M-RoPE positions) on both backends; a cpu
-// session's tower on the interpreter (vision_backend) and the batch's refusal of images. Then
+// the shifted positions) and a text-only prompt (equal M-RoPE positions) on both backends, the
+// image prompt through a session and a batch on the xla backend too (the PJRT CPU plugin of the
+// test environment); a cpu session's tower on the interpreter or xla (vision_backend) and the
+// batch's refusal of images. Then
 // the errors: grids that are not multiples of the merge size, video-like pixel counts, image
 // runs that do not fit the grids, configs the family refuses.
 #include <math.h>
@@ -19,8 +21,9 @@
 #include "test_vlm_qwen.h"
 
 // vision_backend: the tower of a cpu session runs on the interpreter (the interpreter's features
-// bit for bit, through vision_grid on the tower-only state), xla is refused naming it; a cpu
-// batch's interp tower (the server's --vision-backend) gives the same features.
+// bit for bit, through vision_grid on the tower-only state) or on xla (within 1e-4); a backend
+// without the tower is refused naming it; a cpu batch's interp tower (the server's
+// --vision-backend) gives the same features.
 static void check_vision_backend(const mx_model_t *m, const mx_pixels_t *px) {
   const int32_t gh = (int32_t)px->grid_thw[1], gw = (int32_t)px->grid_thw[2];
   const int64_t nf = (int64_t)gh * gw / 4 * m->config.hidden_size,
@@ -40,11 +43,22 @@ static void check_vision_backend(const mx_model_t *m, const mx_pixels_t *px) {
   CHECK_MSG(s && memcmp(want, got, sizeof(float) * (size_t)nf) == 0,
             "%s: cpu session, interp tower: features differ from the interpreter's",
             m->config.model_type);
-  mx_session_t *bad = NULL;
+  mx_session_destroy(s);
+  s = NULL;
   so.vision_backend = "xla";
+  mx_test_backend_opts("xla", &so.backend_opts);
+  CHECK_OK(mx_session_create(m, &so, &s));
+  memset(got, 0, sizeof(float) * (size_t)nf);
+  if (s) CHECK_OK(mx_session_vision_grid(s, px->data, npx, gh, gw, got, nf));
+  double d = 0;
+  for (int64_t i = 0; i < nf; i++) d = fmax(d, fabs((double)want[i] - (double)got[i]));
+  CHECK_MSG(s && d <= kTol, "%s: cpu session, xla tower: features differ by %g",
+            m->config.model_type, d);
+  mx_session_t *bad = NULL;
+  so.vision_backend = mx_test_text_only_backend();
   mx_status_t st = mx_session_create(m, &so, &bad);
   CHECK(st == MX_ERR_UNSUPPORTED && !bad &&
-        strstr(mx_error_message(), "the xla backend cannot run the vision tower") != NULL);
+        strstr(mx_error_message(), "the textonly backend cannot run the vision tower") != NULL);
   mx_batch_opts_t bo = {.backend = "cpu", .ctx = 64, .n_slots = 2, .vision_backend = "interp"};
   CHECK_OK(mx_batch_create(m, &bo, &b));
   memset(got, 0, sizeof(float) * (size_t)nf);
@@ -80,6 +94,8 @@ static void check_family(const char *type, int32_t n_windows) {
       check_image(m, json, &px, "cpu");
       check_batch(m, json, &px, "interp");
       check_batch(m, json, &px, "cpu");
+      check_image(m, json, &px, "xla");
+      check_batch(m, json, &px, "xla");
       check_vision_backend(m, &px);
     }
     mx_pixels_free(&px);

@@ -50,8 +50,8 @@ static void chat_usage(FILE *out) {
           "  --backend NAME         execution backend: cpu (fast runtime), interp (reference\n"
           "                         interpreter) or xla (a PJRT plugin); default:\n"
           "                         $MLXCEL_BACKEND, else cpu\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
-          "  --vision-backend NAME  where a vision model's tower runs: interp or cpu (default:\n"
-          "                         $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
+          "  --vision-backend NAME  where a vision model's tower runs: interp, cpu or xla\n"
+          "                         (default: $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
           "  --stats                after each reply, print token counts and speeds on stderr\n"
           "  -h, --help             show this help\n"
           "\n"

@@ -62,8 +62,8 @@ static void generate_usage(FILE *out) {
           "  --backend NAME         execution backend: cpu (fast runtime), interp (reference\n"
           "                         interpreter) or xla (a PJRT plugin); default:\n"
           "                         $MLXCEL_BACKEND, else cpu\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
-          "  --vision-backend NAME  where a vision model's tower runs: interp or cpu (default:\n"
-          "                         $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
+          "  --vision-backend NAME  where a vision model's tower runs: interp, cpu or xla\n"
+          "                         (default: $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
           "  --json                 print one JSON object per generated token,\n"
           "                         {\"id\": 432, \"text\": \" there\"}, then a summary object\n"
           "                         {\"type\": \"summary\", \"prompt_tokens\": ..., ...}\n"

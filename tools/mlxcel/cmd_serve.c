@@ -46,8 +46,8 @@ static void serve_usage(FILE *out) {
       "  --alias NAME           model id to serve under (default: DIR's base name)\n"
       "  --backend NAME         execution backend (cpu, interp, xla; default $MLXCEL_BACKEND\n"
       "                         or cpu)\n" MX_CLI_PJRT_HELP MX_CLI_QUANT_HELP MX_CLI_PRECISION_USAGE("          ", "                         ")
-      "  --vision-backend NAME  where a vision model's tower runs: interp or cpu (default:\n"
-      "                         $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
+      "  --vision-backend NAME  where a vision model's tower runs: interp, cpu or xla\n"
+      "                         (default: $MLXCEL_XLA_VISION_BACKEND, else the --backend)\n"
       "  --prefill-chunk N      most prompt tokens per prefill step (running streams wait at\n"
       "                         most one such step)\n"
       "  --queue N              requests waiting for a slot before 503 (default 64)\n"

@@ -68,7 +68,7 @@ static const env_var_t kEnvVars[] = {
      "default ~/.cache/mlxcel/xla)",
      SESSIONS " bench"},
     {"MLXCEL_XLA_VISION_BACKEND",
-     "where a vision model's tower runs: interp or cpu\n"
+     "where a vision model's tower runs: interp, cpu or xla\n"
      "(--vision-backend overrides; default the session's backend)",
      SESSIONS},
     {"MLXCEL_XLA_ATTN_WINDOW",
@@ -336,6 +336,15 @@ mx_status_t mx_cli_ctx_env(int64_t max_position_embeddings, int64_t *ctx) {
 mx_status_t mx_cli_session_env(const mx_model_config_t *cfg, mx_session_opts_t *so) {
   mx_status_t st = mx_cli_backend_env(&so->backend, &so->backend_opts);
   if (!st) st = mx_cli_vision_backend_env(&so->vision_backend);
+  // A tower on xla under another text backend needs the plugin all the same. The device kind
+  // only finds the plugin there: the text backend keeps the device it was given.
+  bool text_xla = so->backend && strcmp(so->backend, "xla") == 0;
+  if (!st && !text_xla && so->vision_backend && strcmp(so->vision_backend, "xla") == 0) {
+    const char *device = so->backend_opts.device;
+    st = xla_env(&so->backend_opts);
+    so->backend_opts.device = device;
+    if (st) st = mx_error_prefix(st, "vision backend xla");
+  }
   return st ? st : mx_cli_ctx_env(cfg->max_position_embeddings, &so->ctx);
 }
 
