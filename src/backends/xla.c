@@ -718,17 +718,8 @@ const mx_backend_t mx_backend_xla = {
     .caps = MX_CAP_PREFILL_ALL_LOGITS | MX_CAP_BATCH,
     .batch = &g_xla_batch,
     .create = xla_create,
-    .prefill = mx_graph_runner_prefill,
-    .decode = mx_graph_runner_decode,
-    .reset = mx_graph_runner_reset,
-    .destroy = mx_graph_runner_destroy,
     .default_prefill_chunk = DEFAULT_CHUNK,
-    .vision = mx_graph_runner_vision,
-    .prefill_media = mx_graph_runner_prefill_media,
-    .vision_grid = mx_graph_runner_vision_grid,
-    .audio = mx_graph_runner_audio,
-    .prefill_mrope = mx_graph_runner_prefill_mrope,
-    .vision_pooled = mx_graph_runner_vision_pooled,
+    MX_GRAPH_RUNNER_SESSION_ENTRIES,
 };
 
 bool mx_xla_batch_stats(const mx_batch_t *b, mx_xla_stats_t *out) {

@@ -144,6 +144,15 @@ mx_status_t mx_graph_runner_vision_pooled(void *state, const float *pixels, int3
                                           const int32_t *pooling, int32_t tokens, int32_t pool,
                                           float *features);
 void mx_graph_runner_destroy(void *state);  // accepts NULL
+// The session entries of a backend whose sessions are this runner (cpu, interp, xla), for its
+// mx_backend_t initializer: one list, so that the three cannot drift apart (the xla backend
+// lacked every media entry until issue 23 item 4).
+#define MX_GRAPH_RUNNER_SESSION_ENTRIES                                             \
+  .prefill = mx_graph_runner_prefill, .decode = mx_graph_runner_decode,             \
+  .reset = mx_graph_runner_reset, .destroy = mx_graph_runner_destroy,               \
+  .vision = mx_graph_runner_vision, .prefill_media = mx_graph_runner_prefill_media, \
+  .vision_grid = mx_graph_runner_vision_grid, .audio = mx_graph_runner_audio,       \
+  .prefill_mrope = mx_graph_runner_prefill_mrope, .vision_pooled = mx_graph_runner_vision_pooled
 // Runs a bound @vision (mx_graph_bind_vision, prepared by ex) on one image's pixels and copies
 // its features out; shared by the runner and the batched state.
 mx_status_t mx_graph_run_vision(const mx_graph_exec_t *ex, void *impl, mx_graph_binding_t *vis,
