@@ -93,7 +93,7 @@ t_errors() {
   expect_err "5 x 8 patch grid"
   run "$MLXCEL" emit -m "$SRC/tests/data/families/llava" -o "$TMP/e" --vision-grid 4x4
   expect_rc 2
-  expect_err "has no Qwen2-VL tower"
+  expect_err "has no patch-grid vision tower"
 }
 
 t_emit() {

@@ -76,6 +76,7 @@ typedef enum mx_image_proc_kind {
   MX_IMAGE_PROC_SIGLIP = 2,    // SiglipImageProcessor, Gemma3ImageProcessor (no pan and scan)
   MX_IMAGE_PROC_QWEN2_VL = 3,  // Qwen2VLImageProcessor (Qwen2-VL and Qwen2.5-VL)
   MX_IMAGE_PROC_MOLMO2 = 4,    // Molmo2ImageProcessor: overlapping crops plus a global view
+  MX_IMAGE_PROC_YOUTU_VL = 5,  // Youtu-VL's: SigLIP-2 patches, sides multiples of 32 (ADR 0027)
 } mx_image_proc_kind_t;
 
 // PIL's resampling filters by their PIL numbers (the processors' `resample` field). Only the
@@ -94,8 +95,10 @@ typedef struct mx_image_proc {
   int64_t shortest_edge, size_h, size_w, crop_h, crop_w;
   double rescale_factor;
   double image_mean[3], image_std[3];
-  // Qwen2-VL: pixel bounds of the smart resize and the patch geometry.
+  // Qwen2-VL: pixel bounds of the smart resize and the patch geometry (Youtu-VL: patch_size,
+  // merge_size and max_num_patches, the most patches an image may become).
   int64_t min_pixels, max_pixels, patch_size, merge_size, temporal_patch_size;
+  int64_t max_num_patches;
   // Molmo2 (crop size: size_h, patch: patch_size): at most max_crops tiles, neighbours
   // overlapping by overlap_margins (left / top, right / bottom) patches, and the adapter's
   // pooling window (rows, columns) over which image_token_pooling is computed.
@@ -113,7 +116,7 @@ mx_status_t mx_image_proc_load(const char *model_dir, mx_image_proc_t *out);
 typedef struct mx_pixels {
   float *data;  // the processor's pixel_values for one image, row-major; owned (heap)
   // 3: [3, H, W] (CLIP, SigLIP) or, with `pooling` set, Molmo2's [crops, patches, P*P*3];
-  // 2: [patches, C*T*P*P] (Qwen2-VL)
+  // 2: [patches, C*T*P*P] (Qwen2-VL), [patches, P*P*C] (Youtu-VL: SigLIP-2's patch rows)
   int32_t rank;
   int64_t shape[3];
   int64_t grid_thw[3];  // Qwen2-VL's image_grid_thw row (1, H/P, W/P); zeros otherwise

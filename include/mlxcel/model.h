@@ -159,6 +159,7 @@ typedef enum mx_vision_kind {
   MX_VISION_SIGLIP = 3,
   MX_VISION_QWEN3_VL = 4,  // Qwen2-VL's layout plus learned position embeddings and DeepStack
   MX_VISION_MOLMO2 = 5,    // Molmo2: a ViT over crops, an attention-pooling adapter
+  MX_VISION_YOUTU_VL = 6,  // Youtu-VL: SigLIP-2 patches in Qwen2.5-VL's windowed tower (ADR 0027)
 } mx_vision_kind_t;
 
 enum { MX_VISION_MAX_LAYERS = 128, MX_VISION_MAX_FEATURES = 8 };
@@ -245,6 +246,13 @@ static inline bool mx_vision_block_token(const mx_vision_config_t *v, int32_t id
 // patch grid (the Qwen towers).
 static inline bool mx_vision_fixed_size(const mx_vision_config_t *v) {
   return v->kind == MX_VISION_CLIP || v->kind == MX_VISION_SIGLIP;
+}
+
+// Whether the text model takes each image's 3-D M-RoPE positions (ADR 0013): the Qwen towers.
+// Youtu-VL's tower takes a patch grid too, but its text model's positions are the plain 1-D ones.
+static inline bool mx_vision_mrope(const mx_vision_config_t *v) {
+  return v->present && (v->kind == MX_VISION_QWEN2_VL || v->kind == MX_VISION_QWEN2_5_VL ||
+                        v->kind == MX_VISION_QWEN3_VL);
 }
 
 // The processor's prompt rule for images (ADR 0010): each of the n_images image tokens of

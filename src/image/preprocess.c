@@ -108,6 +108,24 @@ static mx_status_t smart_resize(const mx_image_proc_t *p, int64_t h, int64_t w, 
   return MX_OK;
 }
 
+// Youtu-VL's size (llama.cpp's mtmd_image_preprocessor_youtuvl): both sides rounded up to
+// multiples of a = patch_size * merge_size, after scaling by the largest of 1, 0.98, 0.96, ...
+// (stepped in float, as there) that gives at most max_num_patches patches; a scale reaching 0
+// keeps the last sizes tried.
+static void youtu_size(const mx_image_proc_t *p, int64_t h, int64_t w, int64_t *oh, int64_t *ow) {
+  int64_t P = p->patch_size, a = P * p->merge_size;
+  float scale = 1.0f;
+  while (scale > 0.0f) {
+    float sh = (float)h * scale, sw = (float)w * scale;
+    *oh = (int64_t)ceilf(sh / (float)a) * a;
+    *ow = (int64_t)ceilf(sw / (float)a) * a;
+    if (*oh < a) *oh = a;
+    if (*ow < a) *ow = a;
+    if ((*oh / P) * (*ow / P) <= p->max_num_patches) break;
+    scale -= 0.02f;
+  }
+}
+
 // Pixel (c, y, x) of an RGB image as the processor's float: rescaled and normalized.
 typedef struct value_map {
   float table[3][256];
@@ -137,6 +155,8 @@ static mx_status_t geometry(const mx_image_proc_t *p, const mx_image_t *img, mx_
     int64_t oh = cur->height, ow = cur->width;
     if (p->kind == MX_IMAGE_PROC_QWEN2_VL) {
       st = smart_resize(p, cur->height, cur->width, &oh, &ow);
+    } else if (p->kind == MX_IMAGE_PROC_YOUTU_VL) {
+      youtu_size(p, cur->height, cur->width, &oh, &ow);
     } else if (p->shortest_edge) {
       shortest_edge_size(p->shortest_edge, cur->height, cur->width, &oh, &ow);
     } else {
@@ -190,7 +210,9 @@ mx_status_t mx_image_preprocess(const mx_image_proc_t *p, const mx_image_t *img,
   int64_t h = work.height, w = work.width;
   size_t n = (size_t)(h * w * 3);
   int64_t T = p->temporal_patch_size, P = p->patch_size, M = p->merge_size;
-  bool qwen = p->kind == MX_IMAGE_PROC_QWEN2_VL;
+  bool youtu = p->kind == MX_IMAGE_PROC_YOUTU_VL;
+  bool qwen = p->kind == MX_IMAGE_PROC_QWEN2_VL || youtu;  // rows of patches by merge window
+  if (youtu) T = 1;
   if (qwen && (h % (P * M) || w % (P * M))) {
     free(m);
     mx_image_free(&work);
@@ -215,7 +237,8 @@ mx_status_t mx_image_preprocess(const mx_image_proc_t *p, const mx_image_t *img,
     out->shape[0] = 3, out->shape[1] = h, out->shape[2] = w;
   } else {
     // One row per patch, patches ordered by merge window (gh/M, gw/M, M, M); inside a row
-    // (channel, temporal copy, patch row, patch column): the one frame repeated T times.
+    // (channel, temporal copy, patch row, patch column): the one frame repeated T times
+    // (Youtu-VL: patch row, patch column, channel).
     int64_t gh = h / P, gw = w / P, row = 3 * T * P * P;
     size_t r = 0;
     for (int64_t bh = 0; bh < gh / M; bh++)
@@ -224,6 +247,13 @@ mx_status_t mx_image_preprocess(const mx_image_proc_t *p, const mx_image_t *img,
           for (int64_t mw = 0; mw < M; mw++, r++) {
             float *dst = data + r * row;
             int64_t y0 = (bh * M + mh) * P, x0 = (bw * M + mw) * P;
+            if (youtu) {  // SigLIP-2's (patch row, patch column, channel)
+              for (int64_t py = 0; py < P; py++)
+                for (int64_t px = 0; px < P; px++)
+                  for (int c = 0; c < 3; c++)
+                    *dst++ = m->table[c][work.rgb[((y0 + py) * w + x0 + px) * 3 + c]];
+              continue;
+            }
             for (int c = 0; c < 3; c++)
               for (int64_t t = 0; t < T; t++)
                 for (int64_t py = 0; py < P; py++)

@@ -31,6 +31,7 @@ static const proc_type_t kTypes[] = {
     {"Gemma3ImageProcessor", MX_IMAGE_PROC_SIGLIP, false, true},
     {"Qwen2VLImageProcessor", MX_IMAGE_PROC_QWEN2_VL, false, false},
     {"Molmo2ImageProcessor", MX_IMAGE_PROC_MOLMO2, false, false},
+    {"YoutuVLImageProcessor", MX_IMAGE_PROC_YOUTU_VL, false, false},
 };
 
 // Keys that do not change the pixels of one image.
@@ -163,6 +164,15 @@ static void set_defaults(mx_image_proc_t *p, const proc_type_t *t) {
       p->merge_size = 2;
       p->temporal_patch_size = 2;
       break;
+    case MX_IMAGE_PROC_YOUTU_VL:
+      // llama.cpp's youtuvl preprocessing: bilinear, and at most 62500 image tokens (250000
+      // patches) unless the file says otherwise.
+      p->resample = MX_RESAMPLE_BILINEAR;
+      p->patch_size = 16;
+      p->merge_size = 2;
+      p->max_num_patches = 250000;
+      mean = std = kHalf;
+      break;
     case MX_IMAGE_PROC_MOLMO2:
       p->resample = MX_RESAMPLE_BILINEAR;
       p->size_h = p->size_w = 378;
@@ -219,7 +229,8 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "'image_processor_type' %s is not supported (supported: "
                         "CLIPImageProcessor, LlavaImageProcessor, SiglipImageProcessor, "
-                        "Gemma3ImageProcessor, Qwen2VLImageProcessor, Molmo2ImageProcessor)",
+                        "Gemma3ImageProcessor, Qwen2VLImageProcessor, Molmo2ImageProcessor, "
+                        "YoutuVLImageProcessor)",
                         tv->valuestring);
   }
   set_defaults(p, t);
@@ -284,6 +295,12 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
       MX_TRY(get_int(f, k, 1, 64, &p->merge_size));
     } else if (t->kind == MX_IMAGE_PROC_QWEN2_VL && strcmp(k, "temporal_patch_size") == 0) {
       MX_TRY(get_int(f, k, 1, 64, &p->temporal_patch_size));
+    } else if (t->kind == MX_IMAGE_PROC_YOUTU_VL && strcmp(k, "patch_size") == 0) {
+      MX_TRY(get_int(f, k, 1, 1024, &p->patch_size));
+    } else if (t->kind == MX_IMAGE_PROC_YOUTU_VL && strcmp(k, "merge_size") == 0) {
+      MX_TRY(get_int(f, k, 1, 64, &p->merge_size));
+    } else if (t->kind == MX_IMAGE_PROC_YOUTU_VL && strcmp(k, "max_num_patches") == 0) {
+      MX_TRY(get_int(f, k, 1, 1 << 24, &p->max_num_patches));
     } else if (t->kind == MX_IMAGE_PROC_MOLMO2 && strcmp(k, "patch_size") == 0) {
       MX_TRY(get_int(f, k, 1, 1024, &p->patch_size));
     } else if (t->kind == MX_IMAGE_PROC_MOLMO2 && strcmp(k, "max_crops") == 0) {
@@ -312,6 +329,10 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
   if (t->kind == MX_IMAGE_PROC_CLIP && !p->shortest_edge && !p->size_h)
     return mx_error_set(MX_ERR_PARSE, "'size' gives no size");
   if (t->kind == MX_IMAGE_PROC_MOLMO2) MX_TRY(check_molmo2(p));
+  if (t->kind == MX_IMAGE_PROC_YOUTU_VL && (p->resample != MX_RESAMPLE_BILINEAR || !p->do_resize))
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "YoutuVLImageProcessor: only 'resample' 2 (bilinear) with 'do_resize' true "
+                        "is supported");
   if (t->kind == MX_IMAGE_PROC_QWEN2_VL && p->min_pixels > p->max_pixels)
     return mx_error_set(MX_ERR_PARSE, "min_pixels %lld is above max_pixels %lld",
                         (long long)p->min_pixels, (long long)p->max_pixels);

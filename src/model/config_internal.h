@@ -112,6 +112,13 @@ typedef struct mx_vit_defaults {
 // gelu_pytorch_tanh stored as "gelu_tanh"), validated (config_vision.c).
 mx_status_t mx_cfg_vit(const mx_cfg_obj_t *o, const mx_vit_defaults_t *d, mx_vision_config_t *v);
 
+// fullatt_block_indexes of a windowed tower's vision_config t (Qwen2.5-VL, Youtu-VL): the blocks
+// with full attention (the others attend within windows) into v->layer_full, after
+// v->num_layers is read. Absent or null: def[0..n_def) (those below num_layers), or an error
+// when def is NULL (qwen2_vl.c).
+mx_status_t mx_cfg_full_blocks(const mx_cfg_obj_t *t, const int32_t *def, int32_t n_def,
+                               mx_vision_config_t *v);
+
 // torch_dtype (or transformers 5's dtype) -> cfg->dtype; absent: float32.
 mx_status_t mx_cfg_dtype(const mx_cfg_obj_t *o, mx_model_config_t *cfg);
 

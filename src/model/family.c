@@ -44,6 +44,7 @@
   X(deepseek_v2)       \
   X(deepseek_v3)       \
   X(youtu)             \
+  X(youtu_vl)          \
   X(gpt_oss)
 
 #define DECLARE(name) extern const mx_family_t mx_family_##name;

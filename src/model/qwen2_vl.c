@@ -132,13 +132,14 @@ static mx_status_t text_config(const mx_cfg_obj_t *o, bool v3, mx_model_config_t
   return MX_OK;
 }
 
-// fullatt_block_indexes: the Qwen2.5-VL blocks with full attention (the others use windows).
-static mx_status_t full_blocks(const mx_cfg_obj_t *t, mx_vision_config_t *v) {
-  static const int32_t kDefault[4] = {7, 15, 23, 31};
+mx_status_t mx_cfg_full_blocks(const mx_cfg_obj_t *t, const int32_t *def, int32_t n_def,
+                               mx_vision_config_t *v) {
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(t->obj, "fullatt_block_indexes");
+  if ((a == NULL || cJSON_IsNull(a)) && def == NULL)
+    return mx_error_set(MX_ERR_PARSE, "%s: %sfullatt_block_indexes is required", t->src, t->prefix);
   if (a == NULL || cJSON_IsNull(a)) {
-    for (int32_t i = 0; i < 4; i++)
-      if (kDefault[i] < v->num_layers) v->layer_full[kDefault[i]] = 1;
+    for (int32_t i = 0; i < n_def; i++)
+      if (def[i] < v->num_layers) v->layer_full[def[i]] = 1;
     return MX_OK;
   }
   if (!cJSON_IsArray(a))
@@ -228,7 +229,8 @@ static mx_status_t vision_config(const mx_cfg_obj_t *o, mx_vision_kind_t kind, i
   if (st == MX_OK && v->num_layers > MX_VISION_MAX_LAYERS)
     st = mx_error_set(MX_ERR_UNSUPPORTED, "%s: vision_config.depth (%d) is above %d", o->src,
                       v->num_layers, MX_VISION_MAX_LAYERS);
-  if (st == MX_OK && v25) st = full_blocks(&t, v);
+  static const int32_t kFull[4] = {7, 15, 23, 31};
+  if (st == MX_OK && v25) st = mx_cfg_full_blocks(&t, kFull, 4, v);
   if (st == MX_OK && v3) st = deepstack(&t, v);
   cJSON_Delete(empty);
   if (st != MX_OK) return st;

@@ -1,12 +1,14 @@
-// The Qwen2-VL, Qwen2.5-VL and Qwen3-VL vision towers as the @vision entry (ADR 0010, ADR 0013,
-// ADR 0021), built for one patch grid (gh x gw patches; mx_graph_opts_t.vision_grid_h / _w):
+// The Qwen2-VL, Qwen2.5-VL and Qwen3-VL vision towers, and Youtu-VL's, as the @vision entry
+// (ADR 0010, ADR 0013, ADR 0021, ADR 0027), built for one patch grid (gh x gw patches;
+// mx_graph_opts_t.vision_grid_h / _w):
 //
 //   pixels   = the processor's rows [N = gh*gw, C*Tp*P*P], block-major: each m x m block of
 //              patches (m = spatial_merge_size) is m*m consecutive rows
 //   x        = pixels . patch_embed^T                     (Conv3d with stride = kernel: a GEMM)
+//   Youtu-VL:  pixels are [N, P*P*C] (SigLIP-2's patch rows) and patch_embed a linear with a bias
 //   Qwen3-VL: x += the conv's bias + the learned position table resampled to the grid
 //              (vision_pos_embed.c)
-//   Qwen2.5-VL: the m*m-row units reordered into window order (window_index)
+//   Qwen2.5-VL, Youtu-VL: the m*m-row units reordered into window order (window_index)
 //   for each block:
 //     x += proj(attention(2-D RoPE(q, k), v of norm1(x)))  qkv one linear; attention full within
 //                                                          the image, or within each window
@@ -14,15 +16,19 @@
 //                                                          fullatt_block_indexes)
 //     x += mlp(norm2(x))                                   Qwen2-VL: fc2(quick_gelu(fc1 x));
 //                                                          Qwen2.5-VL: down(silu(gate x) * up x)
-//                                                          Qwen3-VL: fc2(gelu_tanh(fc1 x))
+//                                                          Qwen3-VL, Youtu-VL:
+//                                                          fc2(gelu_tanh(fc1 x))
 //     Qwen3-VL, after each block of deepstack_visual_indexes: a DeepStack merger of x
 //   features = mlp.2(gelu(mlp.0(ln_q(x) viewed [N/m^2, m^2 D])))  (the PatchMerger; Qwen3-VL's
 //              names are norm / linear_fc1 / linear_fc2, its DeepStack mergers normalize the
 //              viewed [N/m^2, m^2 D] rows instead, and @vision returns the main features
 //              followed by every DeepStack merger's along the last axis: [1, N/m^2, (1+L) H])
-//   Qwen2.5-VL: the merged rows put back in image order (the inverse of window_index)
+//   Youtu-VL: x = post_layernorm(x) before the merger, whose norm is an RMSNorm and whose GELU
+//             is the tanh form (llama.cpp's)
+//   Qwen2.5-VL, Youtu-VL: the merged rows put back in image order (the inverse of window_index)
 //
-// Norms: Qwen2-VL and Qwen3-VL LayerNorm (eps 1e-6), Qwen2.5-VL RMSNorm (eps 1e-6). The 2-D RoPE
+// Norms: Qwen2-VL, Qwen3-VL and Youtu-VL LayerNorm (eps 1e-6; Youtu-VL's layer_norm_eps),
+// Qwen2.5-VL RMSNorm (eps 1e-6). The 2-D RoPE
 // rotates the pairs (i, i + Dh/2) of each head by h * inv[i] for i < Dh/4 and w * inv[i - Dh/4]
 // above, inv of Dh/2 with the tower's theta: two mx.rope over the whole head, one with the
 // positions h and the frequencies [inv, 0], one with w and [0, inv]; a zero frequency's rotation
@@ -40,6 +46,7 @@ static const char *const kPrefixes[] = {"visual.", "model.visual."};
 
 typedef struct qlayer {
   int32_t n1_w, n1_b, qkv_w, qkv_b, o_w, o_b, n2_w, n2_b;
+  int32_t q_w, q_b, k_w, k_b, v_w, v_b;  // Youtu-VL: separate projections (qkv_w -1)
   int32_t fc1_w, fc1_b, fc2_w, fc2_b;    // Qwen2-VL
   int32_t g_w, g_b, u_w, u_b, d_w, d_b;  // Qwen2.5-VL
 } qlayer_t;
@@ -51,7 +58,8 @@ typedef struct qmerger {
 
 typedef struct qweights {
   mx_vlist_t l;
-  int32_t patch, patch_b, pos;  // patch_b, pos: Qwen3-VL (-1 otherwise)
+  int32_t patch, patch_b, pos;  // patch_b: Qwen3-VL, Youtu-VL; pos: Qwen3-VL (-1 otherwise)
+  int32_t post_w, post_b;       // Youtu-VL: SigLIP-2's post_layernorm (-1 otherwise)
   qmerger_t merger;
   qmerger_t *deep;   // [n_deepstack], heap (Qwen3-VL)
   qlayer_t *layers;  // [num_layers], heap
@@ -83,16 +91,66 @@ static mx_status_t list_merger3(qweights_t *w, const char *p, bool post, int64_t
   return MX_OK;
 }
 
+// Youtu-VL: SigLIP-2's names (the patch embedding a linear over P*P*C inputs) under
+// siglip2.vision_model., and a merger with an RMSNorm ln_q, as llama.cpp's converter reads them.
+static mx_status_t list_youtu(const mx_model_config_t *cfg, qweights_t *w) {
+  const mx_vision_config_t *v = &cfg->vision;
+  const char *vp = "siglip2.vision_model.";
+  int64_t D = v->hidden_size, F = v->intermediate_size, H = cfg->hidden_size;
+  int64_t K = (int64_t)v->num_channels * v->patch_size * v->patch_size, M = 4;
+  ADD(w->patch, vp, "embeddings.patch_embedding.weight", 2, D, K);
+  ADD(w->patch_b, vp, "embeddings.patch_embedding.bias", 1, D);
+  for (int32_t i = 0; i < v->num_layers; i++) {
+    qlayer_t *ly = &w->layers[i];
+    char p[MX_VISION_MAX_NAME / 2];
+    snprintf(p, sizeof p, "%sencoder.layers.%d.", vp, i);
+    ly->qkv_w = ly->qkv_b = -1;
+    ADD(ly->n1_w, p, "layer_norm1.weight", 1, D);
+    ADD(ly->n1_b, p, "layer_norm1.bias", 1, D);
+    ADD(ly->q_w, p, "self_attn.q_proj.weight", 2, D, D);
+    ADD(ly->q_b, p, "self_attn.q_proj.bias", 1, D);
+    ADD(ly->k_w, p, "self_attn.k_proj.weight", 2, D, D);
+    ADD(ly->k_b, p, "self_attn.k_proj.bias", 1, D);
+    ADD(ly->v_w, p, "self_attn.v_proj.weight", 2, D, D);
+    ADD(ly->v_b, p, "self_attn.v_proj.bias", 1, D);
+    ADD(ly->o_w, p, "self_attn.out_proj.weight", 2, D, D);
+    ADD(ly->o_b, p, "self_attn.out_proj.bias", 1, D);
+    ADD(ly->n2_w, p, "layer_norm2.weight", 1, D);
+    ADD(ly->n2_b, p, "layer_norm2.bias", 1, D);
+    ADD(ly->fc1_w, p, "mlp.fc1.weight", 2, F, D);
+    ADD(ly->fc1_b, p, "mlp.fc1.bias", 1, F);
+    ADD(ly->fc2_w, p, "mlp.fc2.weight", 2, D, F);
+    ADD(ly->fc2_b, p, "mlp.fc2.bias", 1, D);
+  }
+  ADD(w->post_w, vp, "post_layernorm.weight", 1, D);
+  ADD(w->post_b, vp, "post_layernorm.bias", 1, D);
+  qmerger_t *mg = &w->merger;
+  mg->n_b = -1;
+  ADD(mg->n_w, "", "merger.ln_q.weight", 1, D);
+  ADD(mg->f1_w, "", "merger.mlp.0.weight", 2, M * D, M * D);
+  ADD(mg->f1_b, "", "merger.mlp.0.bias", 1, M * D);
+  ADD(mg->f2_w, "", "merger.mlp.2.weight", 2, H, M * D);
+  ADD(mg->f2_b, "", "merger.mlp.2.bias", 1, H);
+  return MX_OK;
+}
+
 static mx_status_t list_weights(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                 qweights_t *w) {
   const mx_vision_config_t *v = &cfg->vision;
+  if (v->kind == MX_VISION_YOUTU_VL) {
+    memset(w, 0, sizeof *w);
+    w->pos = -1;
+    w->layers = calloc((size_t)v->num_layers, sizeof *w->layers);
+    if (w->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
+    return list_youtu(cfg, w);
+  }
   bool v25 = v->kind == MX_VISION_QWEN2_5_VL, v3 = v->kind == MX_VISION_QWEN3_VL;
   const char *vp = mx_vision_pick_prefix(ck, kPrefixes, 2, "patch_embed.proj.weight");
   int64_t D = v->hidden_size, F = v->intermediate_size, C = v->num_channels, P = v->patch_size;
   int64_t Tp = v->temporal_patch_size, M = (int64_t)v->spatial_merge_size * v->spatial_merge_size;
   int64_t H = cfg->hidden_size;
   memset(w, 0, sizeof *w);
-  w->patch_b = w->pos = -1;
+  w->patch_b = w->pos = w->post_w = w->post_b = -1;
   w->layers = calloc((size_t)v->num_layers, sizeof *w->layers);
   if (w->layers == NULL) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   ADD(w->patch, vp, "patch_embed.proj.weight", 5, D, C, Tp, P, P);
@@ -345,21 +403,27 @@ static mx_status_t block(qb_t *c, int32_t l, int32_t x, int32_t *out) {
   const qlayer_t *ly = &c->w->layers[l];
   mx_builder_t *b = &c->b;
   bool v25 = v->kind == MX_VISION_QWEN2_5_VL, center = !v25;
+  bool windows = v25 || v->kind == MX_VISION_YOUTU_VL;
   int64_t N = c->g->n, D = v->hidden_size, Hh = v->num_heads, hd[4] = {1, N, Hh, D / Hh};
   double eps = v->layer_norm_eps;
   int32_t h, qkv[3], att, o, x1, h2, m;
   MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[ly->n1_w], ly->n1_b >= 0 ? c->arg[ly->n1_b] : -1,
                         center, eps, &h));
+  const int32_t sep_w[3] = {ly->q_w, ly->k_w, ly->v_w}, sep_b[3] = {ly->q_b, ly->k_b, ly->v_b};
   for (int32_t i = 0; i < 3; i++) {  // q, k, v: row blocks of the fused qkv weight (views)
     int32_t wv, bv;
-    MX_TRY(rows_of(c, ly->qkv_w, i * D, D, &wv));
-    MX_TRY(rows_of(c, ly->qkv_b, i * D, D, &bv));
+    if (ly->qkv_w >= 0) {
+      MX_TRY(rows_of(c, ly->qkv_w, i * D, D, &wv));
+      MX_TRY(rows_of(c, ly->qkv_b, i * D, D, &bv));
+    } else {
+      wv = c->arg[sep_w[i]], bv = c->arg[sep_b[i]];
+    }
     MX_TRY(mx_vision_linear(b, h, wv, bv, &qkv[i]));
     MX_TRY(mx_build_reshape(b, qkv[i], hd, 4, &qkv[i]));
   }
   MX_TRY(rope2d(c, qkv[0], &qkv[0]));
   MX_TRY(rope2d(c, qkv[1], &qkv[1]));
-  MX_TRY(attention(c, qkv[0], qkv[1], qkv[2], v25 && !v->layer_full[l], &att));
+  MX_TRY(attention(c, qkv[0], qkv[1], qkv[2], windows && !v->layer_full[l], &att));
   MX_TRY(mx_vision_linear(b, att, c->arg[ly->o_w], c->arg[ly->o_b], &o));
   MX_TRY(mx_build_binary(b, MX_OP_ADD, x, o, &x1));
   MX_TRY(mx_vision_norm(c->cc, b, x1, c->arg[ly->n2_w], ly->n2_b >= 0 ? c->arg[ly->n2_b] : -1,
@@ -385,7 +449,7 @@ static mx_status_t block(qb_t *c, int32_t l, int32_t x, int32_t *out) {
 static mx_status_t merger(qb_t *c, int32_t x, const qmerger_t *mg, bool post, int32_t *out) {
   const mx_vision_config_t *v = &c->cfg->vision;
   mx_builder_t *b = &c->b;
-  bool center = v->kind != MX_VISION_QWEN2_5_VL;
+  bool center = v->kind != MX_VISION_QWEN2_5_VL && v->kind != MX_VISION_YOUTU_VL;
   int64_t mm = (int64_t)c->g->m * c->g->m, md[3] = {1, c->g->n / mm, mm * v->hidden_size};
   int32_t h, a, nb = mg->n_b >= 0 ? c->arg[mg->n_b] : -1;
   if (post) {
@@ -396,7 +460,7 @@ static mx_status_t merger(qb_t *c, int32_t x, const qmerger_t *mg, bool post, in
     MX_TRY(mx_build_reshape(b, h, md, 3, &h));
   }
   MX_TRY(mx_vision_linear(b, h, c->arg[mg->f1_w], c->arg[mg->f1_b], &a));
-  MX_TRY(mx_vision_act(b, "gelu", a, &a));
+  MX_TRY(mx_vision_act(b, v->projector_act, a, &a));
   return mx_vision_linear(b, a, c->arg[mg->f2_w], c->arg[mg->f2_b], out);
 }
 
@@ -405,7 +469,8 @@ static mx_status_t body(qb_t *c, int32_t pixels) {
   const qweights_t *w = c->w;
   const qgrid_t *g = c->g;
   mx_builder_t *b = &c->b;
-  bool v25 = v->kind == MX_VISION_QWEN2_5_VL, v3 = v->kind == MX_VISION_QWEN3_VL;
+  bool v3 = v->kind == MX_VISION_QWEN3_VL, youtu = v->kind == MX_VISION_YOUTU_VL;
+  bool v25 = v->kind == MX_VISION_QWEN2_5_VL || youtu;  // window order
   int64_t N = g->n, D = v->hidden_size, mm = (int64_t)g->m * g->m, U = N / mm;
   int64_t K = (int64_t)v->num_channels * v->temporal_patch_size * v->patch_size * v->patch_size;
   int64_t rd[3] = {1, N, K}, wd[2] = {D, K};
@@ -414,9 +479,9 @@ static mx_status_t body(qb_t *c, int32_t pixels) {
   MX_TRY(mx_build_reshape(b, pixels, rd, 3, &rows));
   MX_TRY(mx_build_reshape(b, c->arg[w->patch], wd, 2, &wp));
   MX_TRY(mx_g_linear(b, rows, wp, &x));
+  if (w->patch_b >= 0) MX_TRY(mx_g_add_bias(b, x, c->arg[w->patch_b], &x));
   if (v3) {
     int32_t pe;
-    MX_TRY(mx_g_add_bias(b, x, c->arg[w->patch_b], &x));
     MX_TRY(mx_vision_pos_embed(b, c->arg[w->pos], v->num_position_embeddings, g->gh, g->gw,
                                g->pos_h, g->pos_w, &pe));
     MX_TRY(mx_build_binary(b, MX_OP_ADD, x, pe, &x));
@@ -433,6 +498,11 @@ static mx_status_t body(qb_t *c, int32_t pixels) {
     }
   }
   int32_t y;
+  // Youtu-VL: SigLIP-2's post_layernorm. llama.cpp applies it after the units are back in
+  // image order; it is per patch, so the rows are the same either way.
+  if (youtu)
+    MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[w->post_w], c->arg[w->post_b], true,
+                          v->layer_norm_eps, &x));
   MX_TRY(merger(c, x, &w->merger, false, &y));
   if (n_out > 1) {  // Qwen3-VL: [main | DeepStack 0 | ...] per merged row
     outs[0] = y;
@@ -460,7 +530,8 @@ mx_status_t mx_vision_qwen_build(const mx_model_config_t *cfg, const mx_checkpoi
                         "%d, at most 2^20 patches needed)",
                         gh, gw, m);
   }
-  int32_t ws = v->kind == MX_VISION_QWEN2_5_VL ? v->window_size / (m * v->patch_size) : 0;
+  bool windows = v->kind == MX_VISION_QWEN2_5_VL || v->kind == MX_VISION_YOUTU_VL;
+  int32_t ws = windows ? v->window_size / (m * v->patch_size) : 0;
   qweights_t w;
   qgrid_t g;
   qb_t c = {.cfg = cfg, .w = &w, .g = &g, .cc = cc};

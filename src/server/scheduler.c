@@ -784,8 +784,7 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
                         "speculative decoding does not combine with constrained output "
                         "(response_format, tool_choice): the grammar would have to follow the "
                         "drafts and roll back");
-    else if (o->n_images > 0 && cfg->vision.present && !mx_vision_fixed_size(&cfg->vision) &&
-             cfg->vision.kind != MX_VISION_MOLMO2)
+    else if (o->n_images > 0 && mx_vision_mrope(&cfg->vision))
       st = mx_error_set(MX_ERR_UNSUPPORTED,
                         "speculative decoding does not run after an M-RoPE image (model_type "
                         "'%s'): its text runs through the media entry, which returns no logits "
@@ -815,7 +814,7 @@ mx_status_t mx_server_job_create(mx_server_sched_t *s, const mx_server_job_opts_
     } else {
       const mx_model_config_t *cfg = &s->model->config;
       // M-RoPE positions: the Qwen towers (Molmo2's grids are its images' geometry).
-      bool grid = !mx_vision_fixed_size(&cfg->vision) && cfg->vision.kind != MX_VISION_MOLMO2;
+      bool grid = mx_vision_mrope(&cfg->vision);
       size_t W = (size_t)mx_vision_feature_width(cfg);
       job->media = calloc((size_t)o->n_prompt * W, sizeof *job->media);
       if (grid && o->grids) {

@@ -107,7 +107,7 @@ mx_status_t mx_batch_create(const mx_model_t *model, const mx_batch_opts_t *opts
   b->d_rope = calloc(n, sizeof *b->d_rope);
   b->d_logits = calloc(nv, sizeof *b->d_logits);
   if (!b->ops) b->states = calloc(n, sizeof *b->states);
-  bool mrope = model->config.vision.present && !mx_vision_fixed_size(&model->config.vision);
+  bool mrope = mx_vision_mrope(&model->config.vision);
   if (mrope) {
     b->rope_after = calloc(n * (size_t)ctx, sizeof *b->rope_after);
     b->mpos = calloc(3 * (size_t)chunk, sizeof *b->mpos);
@@ -297,10 +297,17 @@ mx_status_t mx_batch_check_all_logits(const mx_batch_t *b) {
   return MX_OK;
 }
 
-// What a media call of the batch needs: the fixed-size towers' @vision, the Qwen towers' per
-// grid with M-RoPE positions, Molmo2's pooled @vision, @prefill_media (fixed-size, Molmo2 or
-// Gemma 3n's audio rows), or Gemma 3n's @audio.
-typedef enum { NEED_VISION, NEED_GRID, NEED_POOLED, NEED_PREFILL, NEED_AUDIO } media_need_t;
+// What a media call of the batch needs: the fixed-size towers' @vision, the Qwen towers' and
+// Youtu-VL's per grid, M-RoPE positions (the Qwen towers), Molmo2's pooled @vision,
+// @prefill_media (fixed-size, Molmo2, Youtu-VL or Gemma 3n's audio rows), or Gemma 3n's @audio.
+typedef enum {
+  NEED_VISION,
+  NEED_GRID,
+  NEED_MROPE,
+  NEED_POOLED,
+  NEED_PREFILL,
+  NEED_AUDIO
+} media_need_t;
 
 // A vision model on a backend whose batch (or per-slot states) runs the entries `need` takes.
 static mx_status_t check_media(const mx_batch_t *b, const char *what, media_need_t need) {
@@ -317,33 +324,42 @@ static mx_status_t check_media(const mx_batch_t *b, const char *what, media_need
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' takes no images", what,
                         c->model_type);
   bool molmo = c->vision.kind == MX_VISION_MOLMO2, fixed = mx_vision_fixed_size(&c->vision);
+  bool mrope = mx_vision_mrope(&c->vision);
   bool fits = need == NEED_GRID     ? !fixed && !molmo
+              : need == NEED_MROPE  ? mrope
               : need == NEED_POOLED ? molmo
               : need == NEED_VISION ? fixed
-                                    : fixed || molmo;
+                                    : !mrope;
   if (!fits)
     return mx_error_set(MX_ERR_INVALID_ARG, "%s: model_type '%s' takes images %s (mx_batch_%s)",
                         what, c->model_type,
                         molmo   ? "as crops with pooling indices"
                         : fixed ? "of one size"
-                                : "per patch grid with M-RoPE positions",
+                        : mrope ? "per patch grid with M-RoPE positions"
+                                : "per patch grid at 1-D positions",
                         molmo   ? "vision_pooled / _prefill_media"
                         : fixed ? "vision / _prefill_media"
-                                : "vision_grid / _prefill_mrope");
+                        : mrope ? "vision_grid / _prefill_mrope"
+                                : "vision_grid / _prefill_media");
   const mx_backend_batch_t *o = b->ops;
   const mx_backend_t *be = b->backend;
-  bool ok = need == NEED_GRID ? o ? (b->vbackend || o->vision_grid) && o->prefill_mrope
-                                  : (b->vbackend || be->vision_grid) && be->prefill_mrope
-            : need == NEED_POOLED
-                ? b->vbackend || (o ? o->vision_pooled != NULL : be->vision_pooled != NULL)
-            : need == NEED_VISION ? b->vbackend || (o ? o->vision != NULL : be->vision != NULL)
-            : o                   ? o->prefill_media != NULL
-                                  : be->prefill_media != NULL;
+  // A grid tower is only useful with its prompt entry: M-RoPE or plain media rows.
+  bool prompt_ok = mrope ? (o ? o->prefill_mrope != NULL : be->prefill_mrope != NULL)
+                         : (o ? o->prefill_media != NULL : be->prefill_media != NULL);
+  bool ok =
+      need == NEED_GRID
+          ? (b->vbackend || (o ? o->vision_grid != NULL : be->vision_grid != NULL)) && prompt_ok
+      : need == NEED_MROPE ? prompt_ok
+      : need == NEED_POOLED
+          ? b->vbackend || (o ? o->vision_pooled != NULL : be->vision_pooled != NULL)
+      : need == NEED_VISION ? b->vbackend || (o ? o->vision != NULL : be->vision != NULL)
+      : o                   ? o->prefill_media != NULL
+                            : be->prefill_media != NULL;
   if (!ok)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run %s models", what, be->name,
-                        need == NEED_GRID     ? "Qwen2-VL"
-                        : need == NEED_POOLED ? "Molmo2"
-                                              : "vision");
+                        need == NEED_GRID || need == NEED_MROPE ? c->model_type
+                        : need == NEED_POOLED                   ? "Molmo2"
+                                                                : "vision");
   return MX_OK;
 }
 
@@ -443,7 +459,7 @@ mx_status_t mx_batch_prefill_mrope(mx_batch_t *b, int32_t slot, const int32_t *i
                                    const float *media, const int32_t *positions, int32_t n) {
   if (!b || !media || !positions)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_batch_prefill_mrope: NULL argument");
-  mx_status_t st = check_media(b, "batch prefill", NEED_GRID);
+  mx_status_t st = check_media(b, "batch prefill", NEED_MROPE);
   for (int32_t i = 0; !st && i < 3 * n; i++)
     if (positions[i] < 0)
       st = mx_error_set(MX_ERR_INVALID_ARG, "batch prefill: negative M-RoPE position at index %d",

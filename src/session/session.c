@@ -265,12 +265,15 @@ static mx_status_t check_media(const mx_session_t *s, const char *what) {
     return MX_OK;
   }
   // The Qwen towers take a patch grid and M-RoPE positions: their own entry points.
-  if (!mx_vision_fixed_size(v))
+  if (mx_vision_mrope(v))
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "%s: model_type '%s' takes images of any size with M-RoPE positions "
                         "(mx_session_vision_grid, mx_session_prefill_mrope)",
                         what, s->model->config.model_type);
-  if ((!s->vbackend && !s->backend->vision) || !s->backend->prefill_media)
+  // Youtu-VL: a patch grid's tower (mx_session_vision_grid), its rows at 1-D positions.
+  bool grid = !mx_vision_fixed_size(v);
+  if ((!s->vbackend && !(grid ? s->backend->vision_grid != NULL : s->backend->vision != NULL)) ||
+      !s->backend->prefill_media)
     return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run vision models", what,
                         s->backend->name);
   return MX_OK;
@@ -329,6 +332,11 @@ mx_status_t mx_session_vision(mx_session_t *s, const float *pixels, int64_t n_pi
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "image: model_type '%s' takes crops and pooling indices "
                         "(mx_session_vision_pooled)",
+                        s->model->config.model_type);
+  if (!mx_vision_fixed_size(&s->model->config.vision))
+    return mx_error_set(MX_ERR_UNSUPPORTED,
+                        "image: model_type '%s' takes images of any size, per patch grid "
+                        "(mx_session_vision_grid)",
                         s->model->config.model_type);
   mx_status_t st = check_media(s, "image");
   if (st) return st;

@@ -1,6 +1,7 @@
 // Qwen2-VL / Qwen2.5-VL in the session (ADR 0013): images of any patch grid through the
-// backend's vision_grid entry, M-RoPE positions for prompts with images (transformers'
-// get_rope_index), and the text after them, whose RoPE positions run behind the cache positions.
+// backend's vision_grid entry (Youtu-VL's too, ADR 0027), M-RoPE positions for prompts with images
+// (transformers' get_rope_index), and the text after them, whose RoPE positions run behind the
+// cache positions.
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,14 +27,19 @@ void mx_session_mrope_note_text(mx_session_t *s, int64_t from, int64_t to) {
   for (int64_t i = from; i < to; i++) s->rope_after[i] = ++p;
 }
 
-static mx_status_t check_qwen(const mx_session_t *s, const char *what) {
+// A tower per patch grid (the Qwen towers, Youtu-VL) on a backend that runs it and the prompt
+// entry its text model takes: M-RoPE positions (prefill_mrope) or 1-D ones (prefill_media).
+// mrope: the call is prefill_mrope, which only the Qwen towers' text models take.
+static mx_status_t check_grid(const mx_session_t *s, const char *what, bool mrope) {
   const mx_vision_config_t *v = &s->model->config.vision;
-  if (!v->present || mx_vision_fixed_size(v) || !s->rope_after)
-    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' has no Qwen2-VL vision tower",
-                        what, s->model->config.model_type);
-  if ((!s->vbackend && !s->backend->vision_grid) || !s->backend->prefill_mrope)
-    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run Qwen2-VL models", what,
-                        s->backend->name);
+  bool qwen = mx_vision_mrope(v) && s->rope_after;
+  if (!v->present || mx_vision_fixed_size(v) || v->kind == MX_VISION_MOLMO2 || (mrope && !qwen))
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: model_type '%s' has no %s vision tower", what,
+                        s->model->config.model_type, mrope ? "Qwen2-VL" : "patch-grid");
+  if ((!s->vbackend && !s->backend->vision_grid) ||
+      !(qwen ? s->backend->prefill_mrope != NULL : s->backend->prefill_media != NULL))
+    return mx_error_set(MX_ERR_UNSUPPORTED, "%s: backend %s does not run %s models", what,
+                        s->backend->name, s->model->config.model_type);
   return MX_OK;
 }
 
@@ -65,7 +71,7 @@ mx_status_t mx_session_vision_grid(mx_session_t *s, const float *pixels, int64_t
                                    int64_t n_features) {
   if (!s || !pixels || !features)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_vision_grid: NULL argument");
-  mx_status_t st = check_qwen(s, "image");
+  mx_status_t st = check_grid(s, "image", false);
   if (st) return st;
   st = mx_session_check_grid_sizes(s->model, n_pixels, grid_h, grid_w, n_features);
   if (st) return st;
@@ -112,7 +118,7 @@ mx_status_t mx_session_prefill_mrope(mx_session_t *s, const int32_t *ids, const 
                                      const int32_t *positions, int32_t n) {
   if (!s || !media || !positions)
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_session_prefill_mrope: NULL argument");
-  mx_status_t st = check_qwen(s, "prompt");
+  mx_status_t st = check_grid(s, "prompt", true);
   if (st) return st;
   if (n < 0 || (n > 0 && !ids) || (int64_t)n > s->ctx - s->n_past)
     return mx_error_set(MX_ERR_INVALID_ARG,

@@ -378,7 +378,7 @@ static mx_status_t with_images(chat_t *ch, int32_t **ids, int32_t *n, float **me
   if (ch->n_images == 0) return MX_OK;
   const mx_model_config_t *c = &ch->model->config;
   bool audio = audio_model(ch);
-  bool grid = !audio && !mx_vision_fixed_size(&c->vision);
+  bool grid = !audio && mx_vision_mrope(&c->vision);  // M-RoPE positions
   mx_status_t st = MX_OK;
   if (!audio && !mx_vision_text_expanded(&c->vision)) {
     int32_t *e = NULL, ne = 0;

@@ -202,7 +202,8 @@ int mx_cli_cmd_emit(int argc, char **argv) {
     goto done;
   }
   if (grid[0] > 0 && (!cfg.vision.present || mx_vision_fixed_size(&cfg.vision) || molmo)) {
-    fprintf(stderr, "mlxcel emit: error: --vision-grid: model_type '%s' has no Qwen2-VL tower\n",
+    fprintf(stderr,
+            "mlxcel emit: error: --vision-grid: model_type '%s' has no patch-grid vision tower\n",
             cfg.model_type);
     rc = MX_EXIT_USAGE;
     goto done;

@@ -306,8 +306,7 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
     *tower_seconds += now_seconds() - t0;
     if (st) rc = mx_cli_fail(cmd, st);
   }
-  if (rc == MX_EXIT_OK && !mx_vision_fixed_size(v) &&
-      v->kind != MX_VISION_MOLMO2) {  // M-RoPE positions (ADR 0013)
+  if (rc == MX_EXIT_OK && mx_vision_mrope(v)) {  // M-RoPE positions (ADR 0013)
     int64_t next = 0;
     *positions = malloc(sizeof **positions * 3 * (size_t)*n);
     st = *positions ? mx_mrope_positions(&m->config, *ids, *n, grids, n_images,
