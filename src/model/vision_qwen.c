@@ -452,11 +452,13 @@ static mx_status_t merger(qb_t *c, int32_t x, const qmerger_t *mg, bool post, in
   bool center = v->kind != MX_VISION_QWEN2_5_VL && v->kind != MX_VISION_YOUTU_VL;
   int64_t mm = (int64_t)c->g->m * c->g->m, md[3] = {1, c->g->n / mm, mm * v->hidden_size};
   int32_t h, a, nb = mg->n_b >= 0 ? c->arg[mg->n_b] : -1;
+  // Youtu-VL's ln_q: llama.cpp fixes its eps at 1e-6, whatever layer_norm_eps says.
+  double eps = v->kind == MX_VISION_YOUTU_VL ? 1e-6 : v->layer_norm_eps;
   if (post) {
     MX_TRY(mx_build_reshape(b, x, md, 3, &h));
-    MX_TRY(mx_vision_norm(c->cc, b, h, c->arg[mg->n_w], nb, center, v->layer_norm_eps, &h));
+    MX_TRY(mx_vision_norm(c->cc, b, h, c->arg[mg->n_w], nb, center, eps, &h));
   } else {
-    MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[mg->n_w], nb, center, v->layer_norm_eps, &h));
+    MX_TRY(mx_vision_norm(c->cc, b, x, c->arg[mg->n_w], nb, center, eps, &h));
     MX_TRY(mx_build_reshape(b, h, md, 3, &h));
   }
   MX_TRY(mx_vision_linear(b, h, c->arg[mg->f1_w], c->arg[mg->f1_b], &a));
