@@ -375,6 +375,7 @@ class TextModelTest(unittest.TestCase):
 
 QWEN2_VL = os.path.join(ROOT, "tests", "data", "families", "qwen2_vl")
 QWEN3_VL = os.path.join(ROOT, "tests", "data", "families", "qwen3_vl")
+YOUTU_VL = os.path.join(ROOT, "tests", "data", "families", "youtu_vl")
 # The Qwen fixtures have no chat template; this one renders a user message's parts as their
 # references' prompt, "Look: <|vision_start|><|image_pad|><|vision_end|>What is in the picture?".
 QWEN_TEMPLATE = (
@@ -389,9 +390,11 @@ class QwenTest(unittest.TestCase):
     the prompt's M-RoPE positions, decoded at the shifted positions beside other slots: the
     reply is transformers' greedy ids for the reference prompt and generate --image's, whether
     alone, with another image request and a text one in the same steps, or again (the prefix
-    cache keeps the text before the image); two images of different grids as generate."""
+    cache keeps the text before the image); two images of different grids as generate. Youtu-VL
+    (ADR 0027) the same way at 1-D positions, against llama.cpp's reference, whose prompt ids
+    begin with a BOS given by hand (the fixture's tokenizer adds none)."""
 
-    def check_family(self, base):
+    def check_family(self, base, hand_bos=0):
         with open(os.path.join(base, "vision_reference.json"), encoding="utf-8") as f:
             ref = json.load(f)
         d = make_chat_model(QWEN_TEMPLATE, base)
@@ -418,7 +421,8 @@ class QwenTest(unittest.TestCase):
                     ft = ex.submit(ask, text_msgs)
                     for f in fs:
                         r = f.result()
-                        self.assertEqual(r.usage.prompt_tokens, len(ref["prompt_ids"]))
+                        self.assertEqual(r.usage.prompt_tokens,
+                                         len(ref["prompt_ids"]) - hand_bos)
                         self.assertEqual(r.choices[0].message.content, want)
                     self.assertEqual(ft.result().choices[0].message.content,
                                      alone.choices[0].message.content)
@@ -444,6 +448,9 @@ class QwenTest(unittest.TestCase):
 
     def test_qwen3_vl(self):
         self.check_family(QWEN3_VL)
+
+    def test_youtu_vl(self):
+        self.check_family(YOUTU_VL, hand_bos=1)
 
 
 MOLMO2 = os.path.join(ROOT, "tests", "data", "families", "molmo2")
