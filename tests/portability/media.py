@@ -63,8 +63,12 @@ def preprocess(mlxcel, model, image, work):
 
 
 def reference_features(ref):
-    """transformers' feature rows [N, W]: the main features, then each DeepStack set."""
-    sets = [ref["image_features"]] + [ref[f"deepstack_features_{i}"]
+    """The reference's feature rows [N, W]: the main features, then each DeepStack set."""
+    # Youtu-VL's reference (llama.cpp's) names each image's features; the prompt's is
+    # prompt_image.
+    main = ref["image_features"] if "image_features" in ref else ref[
+        "image_features_" + ref["prompt_image"]]
+    sets = [main] + [ref[f"deepstack_features_{i}"]
                                       for i in range(ref.get("n_deepstack", 0))]
     return np.concatenate([np.asarray(s, np.float32) for s in sets], axis=1)
 
@@ -193,7 +197,7 @@ def main():
     failures = []
     for e in entries:
         d = float(np.max(np.abs(interp[e] - truth[e])))
-        log(f"interpreter @{e}: max |diff| to transformers {d:.3g} (bound {REF_BOUND:g}), "
+        log(f"interpreter @{e}: max |diff| to the reference {d:.3g} (bound {REF_BOUND:g}), "
             f"{t_vi if e == tower else t_pi:.1f} s")
         if d > REF_BOUND:
             failures.append(f"interpreter @{e}")
@@ -224,7 +228,7 @@ def main():
                             "compile_s": round(t_compile, 2), "run_s": round(t_run, 2),
                             "ok": ok})
             log(f"{'PASS' if ok else 'FAIL'} {a.name} @{e} {a.form} {cname}: max |diff| to the "
-                f"interpreter {err:.3g} (bound {bounds[e]:.3g}), to transformers {err_ref:.3g} "
+                f"interpreter {err:.3g} (bound {bounds[e]:.3g}), to the reference {err_ref:.3g} "
                 f"(bound {REF_BOUND:g}), "
                 + ("" if same is None else
                    f"argmax {'equal' if same else 'DIFFERENT'} at the {T} positions, ")

@@ -16,7 +16,7 @@ static void image_usage(FILE *out) {
           "(DIR/preprocessor_config.json) or --config FILE it also runs the model's image\n"
           "processor (CLIP / LLaVA, SigLIP / Gemma 3, Qwen2-VL, as transformers' PIL-based\n"
           "processors; Molmo2, as its torchvision-based one) and prints the shape and range of\n"
-          "pixel_values, image_grid_thw for Qwen2-VL and image_grids for Molmo2.\n"
+          "pixel_values, image_grid_thw for Qwen2-VL and Youtu-VL and image_grids for Molmo2.\n"
           "\n"
           "Options:\n"
           "  -m, --model DIR        model directory holding preprocessor_config.json\n"
@@ -183,7 +183,7 @@ int mx_cli_cmd_image(int argc, char **argv) {
              proc.type_name, px.height, px.width);
       for (int32_t d = 0; d < px.rank; d++) printf("%s%lld", d ? ", " : "", (long long)px.shape[d]);
       printf("], \"min\": %.9g, \"max\": %.9g, \"mean\": %.9g}", s.min, s.max, s.mean);
-      if (proc.kind == MX_IMAGE_PROC_QWEN2_VL)
+      if (proc.kind == MX_IMAGE_PROC_QWEN2_VL || proc.kind == MX_IMAGE_PROC_YOUTU_VL)
         printf(", \"image_grid_thw\": [%lld, %lld, %lld]", (long long)px.grid_thw[0],
                (long long)px.grid_thw[1], (long long)px.grid_thw[2]);
       if (px.pooling)
@@ -204,7 +204,7 @@ int mx_cli_cmd_image(int argc, char **argv) {
       printf("pixel_values: [");
       for (int32_t d = 0; d < px.rank; d++) printf("%s%lld", d ? ", " : "", (long long)px.shape[d]);
       printf("] min %.6g max %.6g mean %.6g\n", s.min, s.max, s.mean);
-      if (proc.kind == MX_IMAGE_PROC_QWEN2_VL)
+      if (proc.kind == MX_IMAGE_PROC_QWEN2_VL || proc.kind == MX_IMAGE_PROC_YOUTU_VL)
         printf("image_grid_thw: [%lld, %lld, %lld]\n", (long long)px.grid_thw[0],
                (long long)px.grid_thw[1], (long long)px.grid_thw[2]);
       if (px.pooling)
