@@ -334,6 +334,11 @@ t_llava() {
   vlm llava "vision_tower.vision_model.embeddings.class_embedding \
     multi_modal_projector.linear_2.weight" image_token_index "<image>"
 }
+t_youtu_vl() {
+  vlm youtu_vl "siglip2.vision_model.embeddings.patch_embedding.weight \
+    siglip2.vision_model.post_layernorm.bias merger.ln_q.weight model.layers.1.self_attn.kv_a_proj_with_mqa.weight" \
+    image_token_id "<|image_pad|>"
+}
 t_help() {
   run "$MLXCEL" mkmodel --help
   expect_rc 0

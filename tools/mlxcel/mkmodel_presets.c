@@ -119,6 +119,9 @@ static const mk_family_t kDeepseekV3 = {
     MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_MLA | MK_KEY_DEEPSEEK};
 static const mk_family_t kYoutu = {"youtu", "YoutuForCausalLM", "silu",
                                    MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_MLA};
+// Youtu-VL (ADR 0027): Youtu-LLM's keys at the top level, a SigLIP-2 vision_config.
+static const mk_family_t kYoutuVL = {"youtu_vl", "YoutuVLForConditionalGeneration", "silu",
+                                     MK_KEY_ATTN_BIAS | MK_KEY_ACT | MK_KEY_TIE | MK_KEY_MLA};
 
 // Vision-language models (issue 23): the outer model's model_type and class; the keys and the
 // activation are those of the text model the preset's fields describe (mk_vision_t).
@@ -140,7 +143,7 @@ static const mk_family_t *const kFamilies[] = {
     &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,    &kDeepseekV2, &kDeepseekV3, &kYoutu,   &kGranite,
     &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2,    &kInternlm3,  &kOlmo3,      &kSeedOss, &kExaone,
     &kExaone4, &kCohere,   &kCohere2,  &kStablelm, &kStarcoder2, &kPhi4mm,     &kGptOss,  &kGemma3n,
-    &kQwen2VL, &kQwen25VL, &kQwen3VL,  &kGemma3VL, &kLlava};
+    &kQwen2VL, &kQwen25VL, &kQwen3VL,  &kGemma3VL, &kLlava,      &kYoutuVL};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -184,6 +187,16 @@ static const mk_layout_t kQwenVL = {
     .bos = "<|endoftext|>",
     .eos = "<|im_end|>",
     .chat_template = CHATML_TEMPLATE,
+};
+
+// Youtu-VL: Llama 3's, with the vision tokens after them (Youtu-VL-4B's ids are 128262..128264;
+// the released tokenizer's other specials are not known here).
+static const mk_layout_t kYoutuVLTokens = {
+    .top = {"<|begin_of_text|>", "<|end_of_text|>", "<|vision_start|>", "<|vision_end|>",
+            "<|image_pad|>"},
+    .bos = "<|begin_of_text|>",
+    .eos = "<|end_of_text|>",
+    .add_bos = true,
 };
 
 // Llama 2 / Mistral: <unk> <s> </s>, BOS added; [INST] turns.
@@ -426,6 +439,61 @@ static const mk_vision_t kQwen25VL3B = {
         "  },\n"
         "  \"temporal_patch_size\": 2\n"
         "}\n",
+};
+
+#define YOUTU_VL_TOKENS                                                             \
+  {                                                                                 \
+    "image_token_id", "<|image_pad|>", "vision_start_token_id", "<|vision_start|>", \
+        "vision_end_token_id", "<|vision_end|>"                                     \
+  }
+#define YOUTU_VL_PREPROCESSOR                                \
+  "{\n"                                                      \
+  "  \"image_mean\": [\n    0.5,\n    0.5,\n    0.5\n  ],\n" \
+  "  \"image_processor_type\": \"YoutuVLImageProcessor\",\n" \
+  "  \"image_std\": [\n    0.5,\n    0.5,\n    0.5\n  ],\n"  \
+  "  \"merge_size\": 2,\n"                                   \
+  "  \"patch_size\": 16,\n"                                  \
+  "  \"resample\": 2\n"                                      \
+  "}\n"
+
+// Youtu-VL-4B's SigLIP-2 so400m/16 tower (the window size and the full-attention blocks of the
+// released config are not known here: Qwen2.5-VL's pattern, windows of 4 x 4 merged units).
+static const mk_vision_t kYoutuVL4B = {
+    .text_model_type = NULL,
+    .vision_config =
+        "{\n"
+        "    \"fullatt_block_indexes\": [7, 15, 23, 26],\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 1152,\n"
+        "    \"image_size\": 560,\n"
+        "    \"intermediate_size\": 4304,\n"
+        "    \"layer_norm_eps\": 1e-06,\n"
+        "    \"num_attention_heads\": 16,\n"
+        "    \"num_hidden_layers\": 27,\n"
+        "    \"patch_size\": 16,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"window_size\": 128\n"
+        "  }",
+    .token_ids = YOUTU_VL_TOKENS,
+    .preprocessor = YOUTU_VL_PREPROCESSOR,
+};
+
+static const mk_vision_t kYoutuVLTiny = {
+    .text_model_type = NULL,
+    .vision_config =
+        "{\n"
+        "    \"fullatt_block_indexes\": [1],\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 32,\n"
+        "    \"intermediate_size\": 48,\n"
+        "    \"num_attention_heads\": 2,\n"
+        "    \"num_hidden_layers\": 2,\n"
+        "    \"patch_size\": 16,\n"
+        "    \"spatial_merge_size\": 2,\n"
+        "    \"window_size\": 64\n"
+        "  }",
+    .token_ids = YOUTU_VL_TOKENS,
+    .preprocessor = YOUTU_VL_PREPROCESSOR,
 };
 
 static const mk_vision_t kQwen25VLTiny = {
@@ -1779,6 +1847,47 @@ static const mk_preset_t kPresets[] = {
      .qk_nope = 16,
      .qk_rope = 8,
      .v_dim = 12},
+    {.name = "tiny",
+     .desc = "test: Youtu-VL (SigLIP-2 patches in a windowed tower, MLA text model)",
+     .family = &kYoutuVL,
+     .layout = &kYoutuVLTokens,
+     .vocab = 320,
+     .hidden = 64,
+     .inter = 128,
+     .heads = 4,
+     .kv_heads = 4,
+     .max_pos = 256,
+     .layers = 2,
+     .head_dim = 8,
+     .theta = 1600000.0,
+     .eps = "1e-06",
+     .kv_lora = 16,
+     .q_lora = 24,
+     .qk_nope = 16,
+     .qk_rope = 8,
+     .v_dim = 12,
+     .vision = &kYoutuVLTiny},
+    {.name = "youtu-vl-4b",
+     .desc = "Youtu-VL-4B's tower (SigLIP-2 so400m/16, 27 blocks of 1152) over Youtu-LLM-2B's "
+             "shape (the released text config is not known here)",
+     .family = &kYoutuVL,
+     .layout = &kYoutuVLTokens,
+     .vocab = 128256,
+     .hidden = 2048,
+     .inter = 6144,
+     .layers = 32,
+     .heads = 16,
+     .kv_heads = 16,
+     .head_dim = 64,
+     .max_pos = 131072,
+     .theta = 1600000.0,
+     .eps = "1e-06",
+     .kv_lora = 512,
+     .q_lora = 1536,
+     .qk_nope = 128,
+     .qk_rope = 64,
+     .v_dim = 128,
+     .vision = &kYoutuVL4B},
     {.name = "youtu-llm-2b",
      .desc = "Youtu-LLM-2B's shape (MLA: query rank 1536, latent 512, nope 128 + rope 64)",
      .family = &kYoutu,
