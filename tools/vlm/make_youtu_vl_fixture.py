@@ -27,8 +27,9 @@ What it writes, tests/data/families/youtu_vl/:
   (the text model's vocabulary is 256).
 - preprocessor_config.json: mean / std 0.5, patch 16, merge 2, max_num_patches 96 (see below).
 - vision_reference.json: llama.cpp's resized sizes, grids, image embeddings of three images, a
-  prompt's logits at every position, a 16-token greedy continuation with top-2 margins, and a
-  text-only prompt's logits and greedy ids. Checked three ways, each recorded in it: the text
+  prompt's logits at every position, a 16-token greedy continuation with top-2 margins and the
+  logits after each of its first 15 ids (decode_logits, a KV-cached decode's), and a text-only
+  prompt's logits and greedy ids. Checked three ways, each recorded in it: the text
   path on the youtu fixture (text_path_check), a float64 numpy tower written from the facts
   below (numpy_float64_max_abs_diff per image, < 1e-5 required) and transformers' Youtu text
   model in float64 fed llama.cpp's image embeddings (transformers_check, < 1e-5 required).
@@ -417,14 +418,18 @@ class Llama:
                          for i in range(n)])
 
     def greedy(self, last):
+        """N_GREEDY greedy ids from the logits `last`, their top-2 margins and the logits
+        after each id but the last (decode_logits[i] follows ids[i])."""
         import numpy as np
-        ids, margins = [], []
+        ids, margins, rows = [], [], []
         for _ in range(N_GREEDY):
             order = np.argsort(-last, kind="stable")
             ids.append(int(order[0]))
             margins.append(float(last[order[0]] - last[order[1]]))
-            last = self.decode(ids=[ids[-1]])[-1]
-        return ids, margins
+            if len(ids) < N_GREEDY:
+                last = self.decode(ids=[ids[-1]])[-1]
+                rows.append(last)
+        return ids, margins, np.stack(rows)
 
 
 def check_libs(lib_dir):
@@ -449,7 +454,7 @@ def validate_text(args):
     llm = Llama(os.path.join(args.work, "youtu-f32.gguf"))
     logits = llm.decode(ids=ref["prompt_ids"])
     err = float(np.abs(logits - np.array(ref["logits"])).max())
-    ids, _ = llm.greedy(logits[-1])
+    ids, _, _ = llm.greedy(logits[-1])
     want = ref["greedy_ids"][:N_GREEDY]
     # decode_logits[i] follows greedy_ids[i]: replay the reference's continuation.
     llm.reset()
@@ -687,11 +692,11 @@ def cmd_reference(args):
     emb = feats[0][1]
     prompt_ids = head + [IMAGE_PAD] * emb.shape[0] + tail
     logits = np.concatenate([llm.decode(ids=head), llm.decode(embd=emb), llm.decode(ids=tail)])
-    g_ids, margins = llm.greedy(logits[-1])
+    g_ids, margins, d_logits = llm.greedy(logits[-1])
     llm.reset()
     t_ids = [bos] + text_ids(PROMPT_TAIL)
     t_logits = llm.decode(ids=t_ids)
-    t_greedy, t_margins = llm.greedy(t_logits[-1])
+    t_greedy, t_margins, _ = llm.greedy(t_logits[-1])
 
     fields = {
         "format": "mlxcel-vlm-reference/1",
@@ -723,6 +728,7 @@ def cmd_reference(args):
     parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items()]
     parts += [f'  "image_features_{name}": {rows(r)}' for name, r in feats]
     parts.append(f'  "logits": {rows(logits)}')
+    parts.append(f'  "decode_logits": {rows(d_logits)}')
     parts.append(f'  "text_logits": {rows(t_logits)}')
     with open(os.path.join(OUT, "vision_reference.json"), "w") as f:
         f.write("{\n" + ",\n".join(parts) + "\n}\n")
@@ -789,16 +795,21 @@ def cmd_crosscheck(args):
     err = float(np.abs(run(ref["prompt_ids"], image) - np.array(ref["logits"])).max())
     terr = float(np.abs(run(ref["text_prompt_ids"], None) - np.array(ref["text_logits"])).max())
     g = greedy(ref["prompt_ids"], image)
+    full = run(ref["prompt_ids"] + ref["greedy_ids"][:N_GREEDY - 1], image)
+    derr = float(np.abs(full[len(ref["prompt_ids"]):] - np.array(ref["decode_logits"])).max())
     tg = greedy(ref["text_prompt_ids"], None)
     check = {"what": "transformers 5.25 YoutuForCausalLM in float64 (eager, every norm eps "
                      f"{cfg.rms_norm_eps}), the prompt's image rows = llama.cpp's embeddings",
-             "logits_max_abs_err": float(f32s(err)), "text_logits_max_abs_err": float(f32s(terr)),
+             "logits_max_abs_err": float(f32s(err)),
+             "decode_logits_max_abs_err": float(f32s(derr)),
+             "text_logits_max_abs_err": float(f32s(terr)),
              "greedy_ids_match": g == ref["greedy_ids"],
              "text_greedy_ids_match": tg == ref["text_greedy_ids"]}
-    print(f"transformers vs llama.cpp: prompt logits {err:.3g}, text logits {terr:.3g}, greedy "
+    print(f"transformers vs llama.cpp: prompt logits {err:.3g}, decode logits {derr:.3g}, "
+          f"text logits {terr:.3g}, greedy "
           f"{'==' if g == ref['greedy_ids'] else '!='}, text greedy "
           f"{'==' if tg == ref['text_greedy_ids'] else '!='}")
-    if err > 1e-5 or terr > 1e-5 or g != ref["greedy_ids"] or tg != ref["text_greedy_ids"]:
+    if max(err, derr, terr) > 1e-5 or g != ref["greedy_ids"] or tg != ref["text_greedy_ids"]:
         sys.exit("llama.cpp's decoder does not match transformers'")
     line = '  "transformers_check": null,\n'
     assert text.count(line) == 1
