@@ -18,13 +18,14 @@ What it writes, tests/data/families/youtu_vl/:
   blocks, 2 heads of 16, patch 16, merge 2, window_size 64 = windows of 2 x 2 merged units,
   block 1 full attention, gelu_pytorch_tanh, LayerNorm eps 1e-6).
 - model.safetensors (f32): the text tensors are tests/data/families/youtu/model.safetensors'
-  own (same prompt => same logits as that fixture's transformers reference), the vision tower
+  own (only the eps differs from that fixture), the vision tower
   siglip2.vision_model.* and the merger merger.* are random (per-tensor seeds, O(1)
   activations). The converter maps every one of them (checked: a tensor it cannot map fails).
 - tokenizer.json / tokenizer_config.json: byte-level BPE, ids 0..251 the bytes 0x00..0xFB
   (0xFC..0xFF never occur in UTF-8), 252 the one merge (NUL NUL: llama.cpp refuses a BPE
   vocabulary without merges), 253 <|vision_start|>, 254 <|vision_end|>, 255 <|image_pad|>
-  (the text model's vocabulary is 256).
+  (the text model's vocabulary is 256). The converter does not know this pre-tokenizer's
+  hash; the tool names it "youtu" (llama.cpp is given token ids, never text).
 - preprocessor_config.json: mean / std 0.5, patch 16, merge 2, max_num_patches 96 (see below).
 - vision_reference.json: llama.cpp's resized sizes, grids, image embeddings of three images, a
   prompt's logits at every position, a 16-token greedy continuation with top-2 margins and the
