@@ -10,22 +10,30 @@ bindings (llama_cpp, llama_cpp.mtmd_cpp).
 
 What it writes, tests/data/families/youtu_vl/:
 - config.json: "YoutuVLForConditionalGeneration", model_type "youtu_vl", the text model's fields
-  at top level exactly as tests/data/families/youtu/config.json (Youtu-LLM: MLA), the ids of
+  at top level as tests/data/families/youtu/config.json (Youtu-LLM: MLA) but rms_norm_eps 1e-6
+  (llama.cpp's deepseek2 applies rms_norm_eps to the MLA latent norms q_a_layernorm /
+  kv_a_layernorm too, where transformers' Youtu fixes them at 1e-6; with 1e-6 for every norm
+  the two read the checkpoint identically), the ids of
   <|image_pad|>, <|vision_start|>, <|vision_end|> and a vision_config (hidden 32, MLP 64, 3
   blocks, 2 heads of 16, patch 16, merge 2, window_size 64 = windows of 2 x 2 merged units,
   block 1 full attention, gelu_pytorch_tanh, LayerNorm eps 1e-6).
 - model.safetensors (f32): the text tensors are tests/data/families/youtu/model.safetensors'
-  own (same prompt => same logits as that fixture's transformers reference), the vision tower
+  own (only the eps differs from that fixture), the vision tower
   siglip2.vision_model.* and the merger merger.* are random (per-tensor seeds, O(1)
   activations). The converter maps every one of them (checked: a tensor it cannot map fails).
 - tokenizer.json / tokenizer_config.json: byte-level BPE, ids 0..251 the bytes 0x00..0xFB
   (0xFC..0xFF never occur in UTF-8), 252 the one merge (NUL NUL: llama.cpp refuses a BPE
   vocabulary without merges), 253 <|vision_start|>, 254 <|vision_end|>, 255 <|image_pad|>
-  (the text model's vocabulary is 256).
+  (the text model's vocabulary is 256). The converter does not know this pre-tokenizer's
+  hash; the tool names it "youtu" (llama.cpp is given token ids, never text).
 - preprocessor_config.json: mean / std 0.5, patch 16, merge 2, max_num_patches 96 (see below).
 - vision_reference.json: llama.cpp's resized sizes, grids, image embeddings of three images, a
-  prompt's logits at every position, a 16-token greedy continuation with top-2 margins, and a
-  text-only prompt's logits and greedy ids.
+  prompt's logits at every position, a 16-token greedy continuation with top-2 margins and the
+  logits after each of its first 15 ids (decode_logits, a KV-cached decode's), and a text-only
+  prompt's logits and greedy ids. Checked three ways, each recorded in it: the text
+  path on the youtu fixture (text_path_check), a float64 numpy tower written from the facts
+  below (numpy_float64_max_abs_diff per image, < 1e-5 required) and transformers' Youtu text
+  model in float64 fed llama.cpp's image embeddings (transformers_check, < 1e-5 required).
 
 Layout facts, read from llama.cpp's source and confirmed by this reference:
 - patch embedding: v.patch_embd (siglip2...patch_embedding) is a Linear [32, 768] whose 768
@@ -66,7 +74,8 @@ same options as the installed libs: Release, shared, native, OpenMP) in a copy o
 (--llama-python). Flash attention is disabled in the mtmd and the llama context (ggml's CPU
 flash attention rounds K and V to f16) and the KV cache is f32 (its default is f16). The text
 path is validated first: tests/data/families/youtu (a transformers-made fixture) converted by
-the same converter must reproduce its reference.json logits within 1e-4.
+the same converter must reproduce its reference.json logits within 1e-4 (5e-5: llama.cpp's
+eps on the latent norms, see config.json above).
 
 How to run (not CI; about a minute):
     cmake -S $LLAMA -B /tmp/b -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON
@@ -80,7 +89,8 @@ How to run (not CI; about a minute):
 --torch-python: torch, transformers, safetensors, numpy, pillow, tokenizers (writes the
 checkpoint, runs the converter with PYTHONPATH=$LLAMA/gguf-py); --llama-python:
 llama-cpp-python 0.3.36 (libllama, libmtmd, the exact libggml-cpu) and numpy. The GGUF files
-stay in --work. Phases run alone: `write`, `convert`, `reference` (same arguments).
+stay in --work. Phases run alone: `write`, `convert` (torch venv), `reference` (llama venv),
+`crosscheck` (torch venv), with the same arguments.
 """
 import argparse
 import ctypes
@@ -103,6 +113,7 @@ N_GREEDY = 16
 VISION_START, VISION_END, IMAGE_PAD = 253, 254, 255
 N_BYTES = 252  # ids 0..251: the bytes 0x00..0xFB; 252: NUL NUL; then the three specials
 MAX_TOKENS = 24  # llama.cpp's image_max_tokens; max_num_patches = 4x
+TEXT_EPS = 1e-6
 VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
               patch_size=16, spatial_merge_size=2, window_size=64, fullatt_block_indexes=[1],
               hidden_act="gelu_pytorch_tanh", layer_norm_eps=1e-6, image_size=560,
@@ -218,6 +229,11 @@ def cmd_write(args):
     config["vision_start_token_id"] = VISION_START
     config["vision_end_token_id"] = VISION_END
     config["vision_config"] = dict(VISION)
+    # llama.cpp's deepseek2 applies rms_norm_eps to the MLA latent norms (q_a_layernorm,
+    # kv_a_layernorm) too, where transformers' Youtu fixes them at 1e-6: with 1e-6 for every
+    # norm both read the checkpoint the same way (the youtu fixture's 1e-5 costs llama.cpp
+    # 5e-5 on its logits, all of it this).
+    config["rms_norm_eps"] = TEXT_EPS
     for name, (shape, kind) in vision_tensors(text["hidden_size"]).items():
         g = np.random.default_rng([SEED, zlib.crc32(name.encode())])
         if kind == "norm":
@@ -403,14 +419,18 @@ class Llama:
                          for i in range(n)])
 
     def greedy(self, last):
+        """N_GREEDY greedy ids from the logits `last`, their top-2 margins and the logits
+        after each id but the last (decode_logits[i] follows ids[i])."""
         import numpy as np
-        ids, margins = [], []
+        ids, margins, rows = [], [], []
         for _ in range(N_GREEDY):
             order = np.argsort(-last, kind="stable")
             ids.append(int(order[0]))
             margins.append(float(last[order[0]] - last[order[1]]))
-            last = self.decode(ids=[ids[-1]])[-1]
-        return ids, margins
+            if len(ids) < N_GREEDY:
+                last = self.decode(ids=[ids[-1]])[-1]
+                rows.append(last)
+        return ids, margins, np.stack(rows)
 
 
 def check_libs(lib_dir):
@@ -435,7 +455,7 @@ def validate_text(args):
     llm = Llama(os.path.join(args.work, "youtu-f32.gguf"))
     logits = llm.decode(ids=ref["prompt_ids"])
     err = float(np.abs(logits - np.array(ref["logits"])).max())
-    ids, _ = llm.greedy(logits[-1])
+    ids, _, _ = llm.greedy(logits[-1])
     want = ref["greedy_ids"][:N_GREEDY]
     # decode_logits[i] follows greedy_ids[i]: replay the reference's continuation.
     llm.reset()
@@ -450,7 +470,10 @@ def validate_text(args):
           f"(logits up to {scale:.3g}); greedy {'==' if ids == want else '!='} reference")
     if err > 1e-4 or derr > 1e-4 or ids != want:
         sys.exit("llama.cpp's text path does not match the transformers reference")
-    return {"prompt_logits_max_abs_err": float(f32s(err)),
+    return {"fixture": "tests/data/families/youtu (rms_norm_eps 1e-5)",
+            "cause": "llama.cpp applies rms_norm_eps to the MLA latent norms, transformers "
+                     "1e-6: all of the error (with 1e-6 for every norm: transformers_check)",
+            "prompt_logits_max_abs_err": float(f32s(err)),
             "decode_logits_max_abs_err": float(f32s(derr)), "greedy_ids_match": ids == want}
 
 
@@ -527,6 +550,90 @@ class Mtmd:
         return out
 
 
+def read_safetensors(path):
+    """name -> float64 array of an all-f32 safetensors file (numpy only)."""
+    import numpy as np
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        assert t["dtype"] == "F32", name
+        a, b = t["data_offsets"]
+        out[name] = np.frombuffer(data[a:b], "<f4").reshape(t["shape"]).astype(np.float64)
+    return out
+
+
+def numpy_tower(w, rgb):
+    """The image features of an already resized RGB u8 image, in float64, written from the
+    layout facts of the docstring (not from llama.cpp's graph): an independent check of
+    them. The windows are a mask over the raster order (attention does not depend on the
+    order of its keys)."""
+    import numpy as np
+    P, d, heads = VISION["patch_size"], VISION["hidden_size"], VISION["num_attention_heads"]
+    hd, eps = d // heads, VISION["layer_norm_eps"]
+    gw, gh = rgb.shape[1] // P, rgb.shape[0] // P
+    mw, mh = gw // 2, gh // 2
+    x = (rgb.astype(np.float64) / 255.0 - 0.5) / 0.5
+    rows, pos = [], []
+    for ym in range(mh):
+        for xm in range(mw):
+            for dy in range(2):
+                for dx in range(2):
+                    py, px = 2 * ym + dy, 2 * xm + dx
+                    rows.append(x[py * P:(py + 1) * P, px * P:(px + 1) * P, :].reshape(-1))
+                    pos.append((py, px))
+    pre = "siglip2.vision_model."
+    h = np.stack(rows) @ w[pre + "embeddings.patch_embedding.weight"].T + \
+        w[pre + "embeddings.patch_embedding.bias"]
+    pos = np.array(pos, dtype=np.float64)
+    inv = 10000.0 ** (-np.arange(0, hd // 2, 2) / (hd // 2))
+    ang = np.concatenate([pos[:, :1] * inv, pos[:, 1:] * inv], axis=1)
+    ang = np.concatenate([ang, ang], axis=1)[:, None, :]
+    cos, sin = np.cos(ang), np.sin(ang)
+
+    def rope(t):
+        return t * cos + np.concatenate([-t[..., hd // 2:], t[..., :hd // 2]], -1) * sin
+
+    def ln(t, name):
+        mu = t.mean(-1, keepdims=True)
+        var = ((t - mu) ** 2).mean(-1, keepdims=True)
+        return (t - mu) / np.sqrt(var + eps) * w[name + ".weight"] + w[name + ".bias"]
+
+    def lin(t, name):
+        return t @ w[name + ".weight"].T + w[name + ".bias"]
+
+    def gelu(t):
+        return 0.5 * t * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (t + 0.044715 * t ** 3)))
+
+    unit = np.arange(len(rows)) // 4
+    win_side = VISION["window_size"] // P // 2
+    win = (unit // mw // win_side) * -(-mw // win_side) + (unit % mw) // win_side
+    same_window = win[:, None] == win[None, :]
+    n = len(rows)
+    for i in range(VISION["num_hidden_layers"]):
+        b = f"{pre}encoder.layers.{i}."
+        t = ln(h, b + "layer_norm1")
+        q = rope(lin(t, b + "self_attn.q_proj").reshape(n, heads, hd))
+        k = rope(lin(t, b + "self_attn.k_proj").reshape(n, heads, hd))
+        v = lin(t, b + "self_attn.v_proj").reshape(n, heads, hd)
+        s = np.einsum("qhd,khd->hqk", q, k) / np.sqrt(hd)
+        if i not in VISION["fullatt_block_indexes"]:
+            s = np.where(same_window[None], s, -np.inf)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s /= s.sum(-1, keepdims=True)
+        o = np.einsum("hqk,khd->qhd", s, v).reshape(n, d)
+        h = h + lin(o, b + "self_attn.out_proj")
+        h = h + lin(gelu(lin(ln(h, b + "layer_norm2"), b + "mlp.fc1")), b + "mlp.fc2")
+    h = ln(h, pre + "post_layernorm")
+    h = h / np.sqrt((h ** 2).mean(-1, keepdims=True) + 1e-6) * w["merger.ln_q.weight"]
+    h = h.reshape(n // 4, 4 * d)
+    return lin(gelu(lin(h, "merger.mlp.0")), "merger.mlp.2")
+
+
 def cmd_reference(args):
     import numpy as np
     import llama_cpp as L
@@ -539,6 +646,7 @@ def cmd_reference(args):
     mm = Mtmd(os.path.join(args.work, "youtu_vl-mmproj-f32.gguf"), llm)
     if M.mtmd_decode_use_mrope(mm.ctx):
         sys.exit("llama.cpp decodes youtu_vl with M-RoPE positions")
+    weights = read_safetensors(os.path.join(OUT, "model.safetensors"))
     images, feats = [], []
     for name, box, why in IMAGES:
         rgb = np.load(os.path.join(args.work, name + ".npy"))
@@ -560,6 +668,11 @@ def cmd_reference(args):
                  "merged_grid_hw": [size[1] // 32, size[0] // 32],
                  "n_image_tokens": r["n_tokens"]}
         pil = os.path.join(args.work, name + "_pil.npy")
+        mine = numpy_tower(weights, np.load(pil) if os.path.exists(pil) else rgb)
+        entry["numpy_float64_max_abs_diff"] = float(f32s(np.abs(mine - r["embd"]).max()))
+        if entry["numpy_float64_max_abs_diff"] > 1e-5:
+            sys.exit(f"{name}: the float64 tower of the layout facts differs from llama.cpp's "
+                     f"by {entry['numpy_float64_max_abs_diff']}")
         if os.path.exists(pil):
             # The same image resized by Pillow first (then not resampled by llama.cpp).
             again = mm.encode(np.load(pil))["embd"]
@@ -567,7 +680,8 @@ def cmd_reference(args):
                 np.abs(again - r["embd"]).max()))
         images.append(entry)
         feats.append((name, r["embd"]))
-        print(f"{name}: {w}x{h} -> {size}, {r['n_tokens']} tokens"
+        print(f"{name}: {w}x{h} -> {size}, {r['n_tokens']} tokens, float64 numpy tower: max "
+              f"diff {entry['numpy_float64_max_abs_diff']}"
               + (f", Pillow resize first: max diff "
                  f"{entry['pillow_bilinear_prefix_max_abs_diff']}" if os.path.exists(pil)
                  else ""))
@@ -579,11 +693,11 @@ def cmd_reference(args):
     emb = feats[0][1]
     prompt_ids = head + [IMAGE_PAD] * emb.shape[0] + tail
     logits = np.concatenate([llm.decode(ids=head), llm.decode(embd=emb), llm.decode(ids=tail)])
-    g_ids, margins = llm.greedy(logits[-1])
+    g_ids, margins, d_logits = llm.greedy(logits[-1])
     llm.reset()
     t_ids = [bos] + text_ids(PROMPT_TAIL)
     t_logits = llm.decode(ids=t_ids)
-    t_greedy, t_margins = llm.greedy(t_logits[-1])
+    t_greedy, t_margins, _ = llm.greedy(t_logits[-1])
 
     fields = {
         "format": "mlxcel-vlm-reference/1",
@@ -595,6 +709,7 @@ def cmd_reference(args):
                      "built without GGML_GELU_FP16 / GGML_GELU_QUICK_FP16",
         "libggml_cpu_sha256": lib_sha,
         "text_path_check": text_check,
+        "transformers_check": None,
         "image": "tests/data/image/inputs/chelsea.png",
         "llama_cpp_image_max_tokens": MAX_TOKENS,
         "max_num_patches": MAX_TOKENS * 4,
@@ -614,6 +729,7 @@ def cmd_reference(args):
     parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items()]
     parts += [f'  "image_features_{name}": {rows(r)}' for name, r in feats]
     parts.append(f'  "logits": {rows(logits)}')
+    parts.append(f'  "decode_logits": {rows(d_logits)}')
     parts.append(f'  "text_logits": {rows(t_logits)}')
     with open(os.path.join(OUT, "vision_reference.json"), "w") as f:
         f.write("{\n" + ",\n".join(parts) + "\n}\n")
@@ -624,10 +740,89 @@ def cmd_reference(args):
         sys.exit("the fixture folder is over 1 MiB")
 
 
+def cmd_crosscheck(args):
+    """transformers' Youtu text model (float64, eager) on the fixture's text weights, fed the
+    reference's token rows and llama.cpp's image embeddings: its logits and greedy ids must be
+    llama.cpp's. Fills vision_reference.json's "transformers_check"."""
+    import numpy as np
+    import torch
+    import transformers
+    from safetensors.torch import load_file
+    path = os.path.join(OUT, "vision_reference.json")
+    with open(path) as f:
+        text = f.read()
+    ref = json.loads(text)
+    with open(os.path.join(OUT, "config.json")) as f:
+        vl = json.load(f)
+    cfg = transformers.AutoConfig.from_pretrained(YOUTU)
+    for k, v in cfg.to_dict().items():
+        if k in vl and k not in ("architectures", "model_type", "rms_norm_eps") and \
+                not k.startswith("_") and vl[k] != v:
+            sys.exit(f"config.json's {k} is {vl[k]}, the youtu fixture's {v}")
+    cfg.rms_norm_eps = vl["rms_norm_eps"]
+    cfg._attn_implementation = "eager"
+    # from_config + load_state_dict: transformers 5.25's from_pretrained of this tied
+    # checkpoint does not keep model.embed_tokens as stored.
+    model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    sd = {k: v for k, v in load_file(os.path.join(OUT, "model.safetensors")).items()
+          if k.startswith("model.")}
+    res = model.load_state_dict(sd, strict=False)
+    if res.unexpected_keys or set(res.missing_keys) - {"lm_head.weight"}:
+        sys.exit(f"text weights do not fit: {res}")
+    model.tie_weights()
+    model = model.to(torch.float64).eval()
+    table = model.get_input_embeddings().weight.detach()
+
+    def run(ids, image):
+        rows, k = [], 0
+        for i in ids:
+            if i == IMAGE_PAD:
+                rows.append(torch.tensor(image[k], dtype=torch.float64))
+                k += 1
+            else:
+                rows.append(table[i])
+        with torch.no_grad():
+            return model(inputs_embeds=torch.stack(rows)[None], use_cache=False) \
+                .logits[0].numpy()
+
+    def greedy(ids, image):
+        seq, out = list(ids), []
+        for _ in range(N_GREEDY):
+            out.append(int(np.argmax(run(seq, image)[-1])))
+            seq.append(out[-1])
+        return out
+
+    image = ref["image_features_" + ref["prompt_image"]]
+    err = float(np.abs(run(ref["prompt_ids"], image) - np.array(ref["logits"])).max())
+    terr = float(np.abs(run(ref["text_prompt_ids"], None) - np.array(ref["text_logits"])).max())
+    g = greedy(ref["prompt_ids"], image)
+    full = run(ref["prompt_ids"] + ref["greedy_ids"][:N_GREEDY - 1], image)
+    derr = float(np.abs(full[len(ref["prompt_ids"]):] - np.array(ref["decode_logits"])).max())
+    tg = greedy(ref["text_prompt_ids"], None)
+    check = {"what": "transformers 5.25 YoutuForCausalLM in float64 (eager, every norm eps "
+                     f"{cfg.rms_norm_eps}), the prompt's image rows = llama.cpp's embeddings",
+             "logits_max_abs_err": float(f32s(err)),
+             "decode_logits_max_abs_err": float(f32s(derr)),
+             "text_logits_max_abs_err": float(f32s(terr)),
+             "greedy_ids_match": g == ref["greedy_ids"],
+             "text_greedy_ids_match": tg == ref["text_greedy_ids"]}
+    print(f"transformers vs llama.cpp: prompt logits {err:.3g}, decode logits {derr:.3g}, "
+          f"text logits {terr:.3g}, greedy "
+          f"{'==' if g == ref['greedy_ids'] else '!='}, text greedy "
+          f"{'==' if tg == ref['text_greedy_ids'] else '!='}")
+    if max(err, derr, terr) > 1e-5 or g != ref["greedy_ids"] or tg != ref["text_greedy_ids"]:
+        sys.exit("llama.cpp's decoder does not match transformers'")
+    line = '  "transformers_check": null,\n'
+    assert text.count(line) == 1
+    with open(path, "w") as f:
+        f.write(text.replace(line, f'  "transformers_check": {json.dumps(check)},\n'))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("phase", nargs="?", default="all",
-                    choices=["all", "write", "convert", "reference", "_convert_one"])
+                    choices=["all", "write", "convert", "reference", "crosscheck",
+                             "_convert_one"])
     ap.add_argument("--llama-cpp", required=True, help="llama.cpp source (converter, gguf-py)")
     ap.add_argument("--torch-python", default=sys.executable)
     ap.add_argument("--llama-python", default=sys.executable)
@@ -641,11 +836,12 @@ def main():
         common = ["--llama-cpp", args.llama_cpp, "--work", args.work]
         me = os.path.abspath(__file__)
         for phase, py in (("write", args.torch_python), ("convert", args.torch_python),
-                          ("reference", args.llama_python)):
+                          ("reference", args.llama_python),
+                          ("crosscheck", args.torch_python)):
             subprocess.run([py, me, phase] + common, check=True)
         return
     {"write": cmd_write, "convert": cmd_convert, "reference": cmd_reference,
-     "_convert_one": cmd_convert_one}[args.phase](args)
+     "crosscheck": cmd_crosscheck, "_convert_one": cmd_convert_one}[args.phase](args)
 
 
 if __name__ == "__main__":
