@@ -157,13 +157,20 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
     double lastd = max_diff_rows(mx_session_logits(s), logits, n - 1, 1, V);
     CHECK_MSG(lastd <= kTol, "%s: last prompt logits differ by %g", backend, lastd);
     CHECK(mx_session_rope_next(s) == n);
-    int32_t same = 0;
+    // The greedy ids, and after each of the first ones the decode step's logits (the KV cache
+    // after the image): decode_logits[i] follows greedy id i.
+    const cJSON *dl = cJSON_GetObjectItem(json, "decode_logits");
+    int32_t same = 0, n_dl = cJSON_GetArraySize(dl);
+    double dd = 0;
     for (int32_t i = 0; i < ng; i++) {
       int32_t id = argmax(mx_session_logits(s), V);
       same += id == greedy[i];
       if (mx_session_decode(s, id) != MX_OK) break;
+      if (i < n_dl) dd = fmax(dd, max_diff_rows(mx_session_logits(s), dl, i, 1, V));
     }
     CHECK_MSG(same == ng, "%s: %d of %d greedy ids equal", backend, same, ng);
+    CHECK_MSG(n_dl >= 8 && dd <= kTol, "%s: decode logits differ by %g (%d rows)", backend, dd,
+              n_dl);
     int32_t pos[3] = {0, 0, 0};
     mx_status_t st = mx_session_prefill_mrope(s, ids, media, pos, 1);
     CHECK(st == MX_ERR_UNSUPPORTED && strstr(mx_error_message(), "no Qwen2-VL vision tower"));

@@ -252,7 +252,8 @@ def cmd_write(args):
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
     shutil.copy(os.path.join(YOUTU, "generation_config.json"), OUT)
-    pre = {"image_processor_type": "YoutuVLImageProcessor", "do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True,
+    pre = {"image_processor_type": "YoutuVLImageProcessor", "do_convert_rgb": True,
+           "do_normalize": True, "do_rescale": True, "do_resize": True,
            "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "merge_size": 2,
            "patch_size": 16, "max_num_patches": MAX_TOKENS * 4, "resample": 2,
            "rescale_factor": 1 / 255}
