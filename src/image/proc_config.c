@@ -329,6 +329,10 @@ static mx_status_t parse_root(const cJSON *root, mx_image_proc_t *p) {
   if (t->kind == MX_IMAGE_PROC_CLIP && !p->shortest_edge && !p->size_h)
     return mx_error_set(MX_ERR_PARSE, "'size' gives no size");
   if (t->kind == MX_IMAGE_PROC_MOLMO2) MX_TRY(check_molmo2(p));
+  if (t->kind == MX_IMAGE_PROC_YOUTU_VL && p->max_num_patches < p->merge_size * p->merge_size)
+    return mx_error_set(MX_ERR_PARSE,
+                        "'max_num_patches' %lld is below one merged unit (%lld patches)",
+                        (long long)p->max_num_patches, (long long)(p->merge_size * p->merge_size));
   if (t->kind == MX_IMAGE_PROC_YOUTU_VL && (p->resample != MX_RESAMPLE_BILINEAR || !p->do_resize))
     return mx_error_set(MX_ERR_UNSUPPORTED,
                         "YoutuVLImageProcessor: only 'resample' 2 (bilinear) with 'do_resize' true "

@@ -298,6 +298,9 @@ static void check_configs(void) {
   p = "{\"image_processor_type\": \"YoutuVLImageProcessor\", \"resample\": 3}";
   CHECK(mx_image_proc_parse(p, strlen(p), &proc) == MX_ERR_UNSUPPORTED &&
         strstr(mx_error_message(), "only 'resample' 2"));
+  p = "{\"image_processor_type\": \"YoutuVLImageProcessor\", \"max_num_patches\": 3}";
+  CHECK(mx_image_proc_parse(p, strlen(p), &proc) == MX_ERR_PARSE &&
+        strstr(mx_error_message(), "below one merged unit (4 patches)"));
   p = "{\"image_processor_type\": \"YoutuVLImageProcessor\", \"max_pixels\": 3}";
   CHECK(mx_image_proc_parse(p, strlen(p), &proc) == MX_ERR_UNSUPPORTED &&
         strstr(mx_error_message(), "'max_pixels' is not an option"));
