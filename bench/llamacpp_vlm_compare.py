@@ -440,7 +440,8 @@ def main():
     lf = res["llama_fa"][-1]
 
     def fa_state(r):
-        t = "; ".join(x.split(": ", 1)[1] for x in r["fa_text"]) or "not logged"
+        t = "; ".join(" ".join(x.split(": ", 1)[1].split()) for x in r["fa_text"]) or \
+            "not logged"
         v = "; ".join(x.split(": ", 1)[1] for x in r["fa_vision"]) or "not logged"
         return f"text context: {t}; vision: {v}"
 
