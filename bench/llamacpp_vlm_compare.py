@@ -452,11 +452,12 @@ def main():
                    f"({min(bws):.1f}-{max(bws):.1f}) and f32 peak {statistics.median(pks):.0f} "
                    f"GFLOP/s ({min(pks):.0f}-{max(pks):.0f}) as mlxcel bench measured them "
                    "around its reps",
-        "prompt": f"{n_prompt} prompt tokens on both ({len(head)} + {m0['image_tokens']} image "
-                  f"+ {len(tail)}), {a.gen} decode steps after the first token",
+        "prompt": f"prompt tokens mlxcel {m0['prompt_tokens']}, llama.cpp "
+                  f"{res['llama_fa'][0]['prompt_tokens']} ({len(head)} + {m0['image_tokens']} "
+                  f"image + {len(tail)}), {a.gen} decode steps after the first token",
         "image": f"{os.path.basename(a.image)} {m0['image_width']}x{m0['image_height']} "
-                 f"resized to {resized[0]}x{resized[1]} by both, {m0['image_tokens']} image "
-                 "tokens",
+                 f"resized to {resized[0]}x{resized[1]} by both, image tokens mlxcel "
+                 f"{m0['image_tokens']}, llama.cpp {res['llama_fa'][0]['image_tokens']}",
         "lcpp": lcpp,
         "text_types": "/".join(f"{k} {v}" for k, v in ts["types"].items()),
         "mmproj_types": "/".join(f"{k} {v}" for k, v in ms["types"].items()) +
