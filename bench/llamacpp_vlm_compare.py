@@ -136,7 +136,8 @@ def batch(n, embd):
     b.n_tokens = n
     return b
 
-bh, be, bt, b1 = batch(len(head), False), batch(n_img, True), batch(len(tail), False), batch(1, False)
+bh, be = batch(len(head), False), batch(n_img, True)
+bt, b1 = batch(len(tail), False), batch(1, False)
 for i, t in enumerate(head):
     bh.token[i], bh.pos[i] = t, i
 for i in range(n_img):
