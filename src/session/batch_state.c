@@ -200,18 +200,19 @@ mx_status_t mx_bstate_prefill(void *state, int32_t slot, const int32_t *ids, int
   if (st) return st;
   const size_t V = (size_t)s->V;
   set_views(s, slot, 1);
-  int32_t done = 0;
-  // Largest piece first; n <= chunk < 2 * the largest T, so each size runs at most once.
-  for (int32_t i = s->n_pre - 1; i >= -1 && done < n; i--) {
+  // The pieces of mx_runner_next_piece (the session runner's); T = 1 is the B = 1 decode graph.
+  int32_t max_t = s->n_pre > 0 ? s->pre[s->n_pre - 1].T : 1;
+  for (int32_t done = 0; done < n;) {
+    int32_t start, T = mx_runner_next_piece(n, done, max_t, &start), i = -1;
+    while (i + 1 < s->n_pre && s->pre[i + 1].T <= T) i++;
     mx_graph_binding_t *b = i >= 0 ? &s->pre[i] : &s->dec[0];
-    while (n - done >= b->T) {
-      memcpy(b->tokens.data, ids + done, (size_t)b->T * sizeof *ids);
-      s->pos0[0] = (int32_t)(pos0 + done);
-      bind(s, b);
-      if ((st = run_piece(s, b))) return st;
-      memcpy(last, s->logits + (size_t)(b->all_logits ? b->T - 1 : 0) * V, V * sizeof *last);
-      done += b->T;
-    }
+    if (b->T != T) return mx_error_set(MX_ERR_RUNTIME, "batch prefill: no graph of %d tokens", T);
+    memcpy(b->tokens.data, ids + start, (size_t)b->T * sizeof *ids);
+    s->pos0[0] = (int32_t)(pos0 + start);
+    bind(s, b);
+    if ((st = run_piece(s, b))) return st;
+    memcpy(last, s->logits + (size_t)(b->all_logits ? b->T - 1 : 0) * V, V * sizeof *last);
+    done = start + b->T;
   }
   s->len[slot] = pos0 + n;
   return MX_OK;

@@ -175,6 +175,19 @@ mx_status_t mx_runner_grow_all_logits(float **buf, int64_t V, int32_t chunk, int
   return MX_OK;
 }
 
+int32_t mx_runner_next_piece(int32_t n, int32_t done, int32_t max_t, int32_t *start) {
+  int32_t rest = n - done, T = 1;
+  *start = done;
+  while (T * 2 <= rest && T * 2 <= max_t) T *= 2;
+  if (rest >= max_t || T == rest) return T;
+  int32_t up = T * 2, pieces = __builtin_popcount((unsigned)rest);
+  if (pieces >= 2 && up <= n && up - rest <= MX_RUNNER_EXTRA_ROWS_PER_PIECE * (pieces - 1)) {
+    *start = n - up;
+    return up;
+  }
+  return T;
+}
+
 static mx_status_t add_all_logits(void *ctx, int32_t T) {
   mx_graph_runner_t *r = ctx;
   return add_binding(r, T, true, r->all_logits, &r->all[r->n_all]);
@@ -308,7 +321,24 @@ mx_status_t mx_graph_runner_prefill(void *state, const int32_t *ids, int32_t n, 
   mx_graph_binding_t *set = all ? r->all : r->pre;
   int32_t n_set = all ? r->n_all : r->n_pre;
   int32_t done = 0;
-  // Largest piece first; T = 1 is the decode graph.
+  if (!all) {  // the pieces of mx_runner_next_piece; T = 1 is the decode graph
+    int32_t max_t = n_set > 0 ? set[n_set - 1].T : 1;
+    while (done < n) {
+      int32_t start, T = mx_runner_next_piece(n, done, max_t, &start), i = -1;
+      while ((i + 1 < n_set) && set[i + 1].T <= T) i++;
+      if ((i >= 0 ? set[i].T : 1) != T)
+        return mx_error_set(MX_ERR_RUNTIME, "prefill: no graph of %d tokens", T);
+      mx_status_t st = MX_OK;
+      mx_graph_binding_t *b = windowed(r, i >= 0 ? &set[i] : &r->dec, i + 1, pos0 + start + T, &st);
+      if (st) return st;
+      memcpy(b->tokens.data, ids + start, (size_t)b->T * sizeof *ids);
+      if ((st = run(r, b, pos0 + start))) return st;
+      memcpy(last, (const float *)b->res[b->logits_res].data, V * sizeof(float));
+      done = start + b->T;
+    }
+    return MX_OK;
+  }
+  // Every position's logits: exact pieces, largest first; T = 1 is the decode graph.
   for (int32_t i = n_set - 1; i >= -1 && done < n; i--) {
     mx_graph_binding_t *full = i >= 0 ? &set[i] : &r->dec;
     while (n - done >= full->T) {

@@ -11,10 +11,11 @@
 // Graphs: one @prefill per power of two T = 2, 4, ... <= the prefill chunk plus @decode
 // (T = 1); a prefill of n tokens runs as the binary decomposition of n (13 = 8 + 4 + 1), largest
 // piece first, so every call is exact and costs what its tokens cost (ADR 0002: never pad a
-// prompt). These graphs return the last position's logits only (ADR 0003); a prefill asked for
-// every position's logits uses a second set, T <= MX_RUNNER_ALL_LOGITS_MAX_T, each T built on the
-// first such request that needs it (a one-time allocation: prefills without all-logits and
-// decode steps never allocate).
+// prompt), except that a tail of several pieces runs as one graph started a few tokens early when
+// that recomputes few rows (mx_runner_next_piece, ADR 0028). These graphs return the last
+// position's logits only (ADR 0003); a prefill asked for every position's logits uses a second set,
+// T <= MX_RUNNER_ALL_LOGITS_MAX_T, each T built on the first such request that needs it (a one-time
+// allocation: prefills without all-logits and decode steps never allocate).
 //
 // KV state: 2L host caches [1, Hkv, ctx, D] at the model's KV dtype, owned here. Every binding
 // binds each cache result to its argument's buffer: the executor updates the caches in place
@@ -42,6 +43,16 @@ enum { MX_RUNNER_MAX_BUCKETS = 31, MX_RUNNER_ALL_LOGITS_MAX_T = 64 };
 // for each missing T, counting it in *n_have once add succeeded; on add's failure the caller
 // frees what add left and the set stays as it was before that T. chunk < 2: nothing to build.
 typedef mx_status_t (*mx_runner_add_all_fn)(void *ctx, int32_t T);
+
+// The next piece of a prefill of n tokens of which the first `done` have run, with graphs of
+// T = 1 and every power of two up to max_t (a power of two): the largest T <= min(n - done,
+// max_t) from *start = done, unless the rest is below max_t, would take k >= 2 such pieces, and
+// the smallest power of two T >= the rest recomputes at most MX_RUNNER_EXTRA_ROWS_PER_PIECE
+// rows per piece it saves: then that T from *start = n - T (>= 0), whose first T - (n - done)
+// rows run again at their own positions (the same keys and values). Every piece reads all the
+// weights once; a few rows of arithmetic cost less (ADR 0028). The last piece ends at n.
+enum { MX_RUNNER_EXTRA_ROWS_PER_PIECE = 4 };
+int32_t mx_runner_next_piece(int32_t n, int32_t done, int32_t max_t, int32_t *start);
 mx_status_t mx_runner_grow_all_logits(float **buf, int64_t V, int32_t chunk, int32_t *n_have,
                                       int32_t max_sets, int32_t n, mx_runner_add_all_fn add,
                                       void *ctx);

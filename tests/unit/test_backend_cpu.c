@@ -1,7 +1,8 @@
 // The "cpu" session backend: parity with the stories260K greedy reference and the llama fixture,
 // --threads 1 vs 2 bit-identical, zero allocations per prefill and decode step, decode time
-// independent of the context capacity. Model checks skip with a message when $MX_SHARED is
-// absent.
+// independent of the context capacity, and the prefill's pieces (ADR 0028): a tail of several
+// pieces run as one graph started early gives the logits of token-by-token prefill. Model checks
+// skip with a message when $MX_SHARED is absent.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -9,8 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "mlxcel/batch.h"
 #include "mlxcel/session.h"
 #include "mx_test.h"
+#include "session/graph_runner.h"
 #include "session/session_internal.h"
 
 extern const mx_backend_t mx_backend_cpu;
@@ -286,8 +289,109 @@ static void test_llama_fixture(void) {
   free(text);
 }
 
+// mx_runner_next_piece over every n up to 300 and a few largest graphs: the pieces cover [0, n)
+// in order, end at n, are powers of two up to max_t, start at most where the last one ended and
+// recompute at most MX_RUNNER_EXTRA_ROWS_PER_PIECE rows per piece saved against the binary
+// decomposition, of which they are never more; and the cases of ADR 0028.
+static void test_piece_schedule(void) {
+  const int32_t maxes[4] = {1, 2, 64, 128};
+  for (int32_t k = 0; k < 4; k++)
+    for (int32_t n = 1; n <= 300; n++) {
+      int32_t max_t = maxes[k], done = 0, pieces = 0, rows = 0, greedy = 0, bad = 0;
+      for (int32_t r = n; r > 0; greedy++) {
+        int32_t t = 1;
+        while (t * 2 <= r && t * 2 <= max_t) t *= 2;
+        r -= t;
+      }
+      while (done < n && pieces <= n) {
+        int32_t start, T = mx_runner_next_piece(n, done, max_t, &start);
+        bad += T < 1 || T > max_t || (T & (T - 1)) || start < 0 || start > done ||
+               start + T <= done || start + T > n;
+        rows += T;
+        done = start + T;
+        pieces++;
+      }
+      CHECK_MSG(!bad && done == n && pieces <= greedy &&
+                    rows - n <= MX_RUNNER_EXTRA_ROWS_PER_PIECE * (greedy - pieces),
+                "n %d, max_t %d: %d pieces (greedy %d), %d rows", n, max_t, pieces, greedy, rows);
+    }
+  // 35 with graphs up to 64: 32, then 4 from token 31 (not 32 + 2 + 1); 127: 64, then 64 from
+  // 63 (not 32 + 16 + 8 + 4 + 2 + 1); 163 up to 128: 128, 32, then 4 from 159 (64 from 99 would
+  // recompute 29 rows to save 2 pieces).
+  int32_t start, T = mx_runner_next_piece(35, 32, 64, &start);
+  CHECK(T == 4 && start == 31);
+  T = mx_runner_next_piece(127, 64, 64, &start);
+  CHECK(T == 64 && start == 63);
+  T = mx_runner_next_piece(163, 128, 128, &start);
+  CHECK(T == 32 && start == 128);
+  T = mx_runner_next_piece(63, 0, 64, &start);  // nothing before to start early from
+  CHECK(T == 32 && start == 0);
+}
+
+// Prefills of n tokens in one call (the pieces above, T <= 64) give the logits of the same tokens
+// run one at a time, in a session (the runner) and in a batch slot (the batched state), at a
+// position past 0 too.
+static void test_piece_logits(void) {
+  const char *shared = getenv("MX_SHARED");
+  if (!shared) {
+    mx_test_skip("prefill pieces: MX_SHARED is not set");
+    return;
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/models/stories260K/hf", shared);
+  mx_model_t *m = NULL;
+  CHECK_OK(mx_model_load(dir, &m));
+  if (!m) return;
+  int32_t V = m->config.vocab_size, ids[200];
+  for (int32_t i = 0; i < 200; i++) ids[i] = 1 + (i * 37) % 500;
+  float *one = malloc(sizeof(float) * (size_t)V);
+  const int32_t ns[4] = {35, 63, 127, 7}, pos0 = 5;
+  mx_session_opts_t so = {.backend = "cpu", .ctx = 256, .prefill_chunk = 128};
+  mx_session_t *ref = NULL, *s = NULL;
+  mx_batch_opts_t bo = {.backend = "cpu", .ctx = 256, .prefill_chunk = 128, .n_slots = 2};
+  mx_batch_t *b = NULL;
+  CHECK_OK(mx_session_create(m, &so, &ref));
+  CHECK_OK(mx_session_create(m, &so, &s));
+  CHECK_OK(mx_batch_create(m, &bo, &b));
+  for (int32_t k = 0; ref && s && b && one && k < 4; k++) {
+    int32_t n = ns[k];
+    mx_session_reset(ref);
+    mx_session_reset(s);
+    mx_batch_reset(b, 1);
+    for (int32_t i = 0; i < pos0 + n; i++) CHECK_OK(mx_session_decode(ref, ids[i]));
+    memcpy(one, mx_session_logits(ref), sizeof(float) * (size_t)V);
+    CHECK_OK(mx_session_prefill(s, ids, pos0, NULL));
+    CHECK_OK(mx_session_prefill(s, ids + pos0, n, NULL));
+    CHECK_OK(mx_batch_prefill(b, 1, ids, pos0));
+    CHECK_OK(mx_batch_prefill(b, 1, ids + pos0, n));
+    const float *ls = mx_session_logits(s), *lb = mx_batch_logits(b, 1);
+    double ds = 0, db = 0;
+    for (int32_t j = 0; ls && lb && j < V; j++) {
+      ds = fmax(ds, fabs((double)ls[j] - one[j]));
+      db = fmax(db, fabs((double)lb[j] - one[j]));
+    }
+    CHECK_MSG(ls && lb && ds <= 1e-4 && db <= 1e-4,
+              "%d tokens at %d: session %g, batch %g from one token at a time", n, pos0, ds, db);
+    // The next decode step reads the recomputed rows' keys and values.
+    CHECK_OK(mx_session_decode(ref, 9));
+    CHECK_OK(mx_session_decode(s, 9));
+    ls = mx_session_logits(s);
+    const float *lr = mx_session_logits(ref);
+    ds = 0;
+    for (int32_t j = 0; ls && lr && j < V; j++) ds = fmax(ds, fabs((double)ls[j] - lr[j]));
+    CHECK_MSG(ds <= 1e-4, "%d tokens at %d: the next decode step differs by %g", n, pos0, ds);
+  }
+  free(one);
+  mx_batch_destroy(b);
+  mx_session_destroy(ref);
+  mx_session_destroy(s);
+  mx_model_free(m);
+}
+
 int main(void) {
   CHECK(mx_backend_find("cpu") == &mx_backend_cpu);
+  test_piece_schedule();
+  test_piece_logits();
   test_llama_fixture();
   test_stories260k();
   return mx_test_finish();
