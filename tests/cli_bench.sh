@@ -225,6 +225,18 @@ t_bench_image() {
     --machine-file "$TMP/mf.json" --backend interp
   expect_rc 0; expect_out '^image 451x300 \(16 tokens\): vision tower'
   expect_out 'backend interp'
+  # Molmo2: the prompt is the processor's expansion of its 5 views (the fixture's 40 px crops and
+  # the global view): 36 pooled features in 37 image tokens and 56 prompt tokens, as generate.
+  run "$MLXCEL" bench -m "$fam/molmo2" --image "$img" --gen 2 --reps 1 --threads 1 \
+    --machine-file "$TMP/mf.json"
+  expect_rc 0
+  expect_out '^image 451x300 \(37 tokens, 5 crops with the global view\): vision tower [0-9.]+ ms'
+  expect_out '^prefill +56 tokens:'
+  run "$MLXCEL" bench -m "$fam/molmo2" --image "$img" --gen 2 --reps 1 --threads 1 \
+    --machine-file "$TMP/mf.json" --json
+  expect_rc 0; expect_out '"prompt_tokens": 56,'; expect_out '"image_tokens": 37, .*"image_crops": 5}'
+  run "$MLXCEL" generate -m "$fam/molmo2" --image "$img" -p "Describe the image." -n 1 --json
+  expect_rc 0; expect_out '"prompt_tokens": 56,'
   # Refusals: a text model, a missing image, --parallel, --machine.
   tiny "$TMP/bi"
   run "$MLXCEL" bench -m "$TMP/bi" --image "$img" --machine-file "$TMP/mf.json"

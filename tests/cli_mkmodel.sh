@@ -334,6 +334,19 @@ t_llava() {
   vlm llava "vision_tower.vision_model.embeddings.class_embedding \
     multi_modal_projector.linear_2.weight" image_token_index "<image>"
 }
+t_molmo2() {
+  vlm molmo2 "model.transformer.wte.new_embedding model.vision_backbone.image_pooling_2d.wq.weight \
+    model.transformer.blocks.1.self_attn.q_norm.weight" image_patch_id "<im_patch>"
+  # The image tokens are past the LM head's vocabulary, in the additional vocabulary.
+  "${MX_PYTHON:-python3}" - "$TMP/molmo2" <<'PY' || fail "molmo2: image tokens not past the vocabulary"
+import json, sys
+cfg = json.load(open(sys.argv[1] + "/config.json"))
+ids = {t["content"]: t["id"] for t in json.load(open(sys.argv[1] + "/tokenizer.json"))["added_tokens"]}
+v = cfg["text_config"]["vocab_size"]
+sys.exit(0 if ids["<im_start>"] == v and ids["<frame_end>"] == v + 8 and
+         cfg["text_config"]["additional_vocab_size"] == 9 else 1)
+PY
+}
 t_help() {
   run "$MLXCEL" mkmodel --help
   expect_rc 0
@@ -344,11 +357,13 @@ t_help() {
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
-  for p in qwen2-vl-2b qwen2.5-vl-3b qwen3-vl-2b gemma-3-4b llava-1.5-7b; do expect_out " $p "; done
+  for p in qwen2-vl-2b qwen2.5-vl-3b qwen3-vl-2b gemma-3-4b llava-1.5-7b molmo2-4b; do
+    expect_out " $p "
+  done
   run "$MLXCEL" mkmodel --arch qwen3 --preset smollm2-135m -o "$TMP/x"
   expect_rc 2; expect_err "unknown --preset 'smollm2-135m' for --arch qwen3"
-  run "$MLXCEL" mkmodel --arch molmo2 --preset tiny -o "$TMP/x"
-  expect_rc 2; expect_err "--arch 'molmo2' is not supported"
+  run "$MLXCEL" mkmodel --arch idefics3 --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err "--arch 'idefics3' is not supported"
   # A preset name of one family implies --arch (the directory check fails after that: 3).
   run "$MLXCEL" mkmodel --preset qwen3-0.6b -o /dev/null/x
   expect_rc 3; expect_err 'cannot access /dev/null/x'
@@ -370,4 +385,4 @@ t_chat_template() {
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
 mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 youtu granite minicpm smollm3 mimo olmo2 \
 internlm3 olmo3 seed_oss exaone exaone4 cohere cohere2 stablelm starcoder2 phi4mm gpt_oss \
-gpt_oss_mxfp4 gemma3n_text qwen2_vl qwen2_5_vl qwen3_vl gemma3 llava"
+gpt_oss_mxfp4 gemma3n_text qwen2_vl qwen2_5_vl qwen3_vl gemma3 llava molmo2"

@@ -329,6 +329,13 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
                          float **media, int32_t **positions, double *tower_seconds);
 
+// Molmo2Processor's prompt (images.c): a BOS first where the tokenizer gave none, one <|image|>
+// per image after it where the prompt has none, then each <|image|> expanded to its image's
+// views (px[i].image_grid, the processor's options). *ids (heap) is replaced. Errors printed;
+// returns an exit status.
+int mx_cli_molmo2_prompt(const char *cmd, const mx_model_t *m, const mx_pixels_t *px,
+                         int32_t n_images, int32_t **ids, int32_t *n);
+
 // ---- bench --image (bench_image.c) ----
 
 // The one-image prompt of `bench --image`: "Describe the image." after the image, tokenized
@@ -339,6 +346,10 @@ typedef struct mx_bench_image {
   int32_t grid[2];            // the Qwen towers' patch grid; 0 x 0 for the fixed-size towers
   int32_t image_tokens;       // the image's tokens in the prompt
   int32_t *text_ids, n_text;  // heap (mx_cli_bench_image_free): the prompt before expansion
+  // Molmo2: its crops (the global view's included), and the expanded prompt's length (its
+  // image's tokens are image_tokens: the pooled features' <im_patch> with the start, column and
+  // end tokens around them); 0 for the other towers.
+  int32_t crops, n_prompt;
 } mx_bench_image_t;
 
 typedef struct mx_bench_image_rep {

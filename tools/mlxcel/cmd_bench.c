@@ -54,7 +54,8 @@ static void bench_usage(FILE *out) {
       "preprocessing, tower, the prompt's prefill with the image features, the first token),\n"
       "the prompt's prefill tok/s, and decode tok/s after it against the decode limit at\n"
       "the prompt's length. An untimed rep first builds the media entries (unless\n"
-      "--no-warmup).\n"
+      "--no-warmup). Molmo2's prompt is its processor's expansion of the image's crops (the\n"
+      "count printed); the image is one prefill block: --chunk at least its tokens.\n"
       "\n"
       "Machine mode: measures and prints the memory read bandwidth (multi-threaded streaming\n"
       "sum over a 1 GiB buffer) and peak f32 FMA FLOP/s, medians of --reps.\n"
@@ -538,6 +539,7 @@ static int run_model(const bench_args_t *b) {
   // With --image: the text, the image's tokens and the two tokens that may wrap them (Gemma 3's
   // text holds its image expanded already).
   int64_t n_prompt = !b->image                      ? b->prompt
+                     : img.n_prompt                 ? img.n_prompt
                      : mx_vision_blocks(&c->vision) ? img.n_text
                                                     : (int64_t)img.n_text + img.image_tokens + 2;
   int64_t ctx = b->ctx ? b->ctx : n_prompt + b->gen;
@@ -757,9 +759,10 @@ static int run_model(const bench_args_t *b) {
         mx_cli_json_string(&sb, b->image);
         mx_strbuf_printf(&sb,
                          ", \"image_width\": %d, \"image_height\": %d, \"image_grid\": [%d, %d], "
-                         "\"image_tokens\": %d, \"tower_ms\": %.3f, \"ttft_ms\": %.3f}",
+                         "\"image_tokens\": %d, \"tower_ms\": %.3f, \"ttft_ms\": %.3f, "
+                         "\"image_crops\": %d}",
                          img.width, img.height, img.grid[0], img.grid[1], img.image_tokens,
-                         tower_ms, ttft_ms);
+                         tower_ms, ttft_ms, img.crops);
       }
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
@@ -777,12 +780,17 @@ static int run_model(const bench_args_t *b) {
       if (par > 1)
         printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
                (long long)par, dec_med / (double)par);
-      if (b->image)
+      if (b->image) {
+        char kind[64] = "";
+        if (img.crops)
+          snprintf(kind, sizeof kind, ", %d crops with the global view", img.crops);
+        else if (img.grid[0])
+          snprintf(kind, sizeof kind, ", Qwen patch grid");
         printf(
             "image %dx%d (%d tokens%s): vision tower %.1f ms/image, time to first token %.1f "
             "ms\n",
-            img.width, img.height, img.image_tokens, img.grid[0] ? ", Qwen patch grid" : "",
-            tower_ms, ttft_ms);
+            img.width, img.height, img.image_tokens, kind, tower_ms, ttft_ms);
+      }
       printf(
           "prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
           "of limit\n",

@@ -134,13 +134,15 @@ static const mk_family_t kGemma3VL = {"gemma3", "Gemma3ForConditionalGeneration"
 static const mk_family_t kLlava = {"llava", "LlavaForConditionalGeneration", "silu",
                                    MK_KEY_ATTN_BIAS | MK_KEY_LLAMA | MK_KEY_HEAD_DIM | MK_KEY_ACT |
                                        MK_KEY_ROPE_SCALING | MK_KEY_TIE};
+static const mk_family_t kMolmo2 = {"molmo2", "Molmo2ForConditionalGeneration", "silu",
+                                    MK_KEY_ATTN_BIAS | MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_TIE};
 
 static const mk_family_t *const kFamilies[] = {
     &kLlama,   &kQwen2,    &kQwen3,    &kMistral,  &kGemma,      &kGemma2,     &kGemma3,  &kPhi3,
     &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,    &kDeepseekV2, &kDeepseekV3, &kYoutu,   &kGranite,
     &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2,    &kInternlm3,  &kOlmo3,      &kSeedOss, &kExaone,
     &kExaone4, &kCohere,   &kCohere2,  &kStablelm, &kStarcoder2, &kPhi4mm,     &kGptOss,  &kGemma3n,
-    &kQwen2VL, &kQwen25VL, &kQwen3VL,  &kGemma3VL, &kLlava};
+    &kQwen2VL, &kQwen25VL, &kQwen3VL,  &kGemma3VL, &kLlava,      &kMolmo2};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -255,6 +257,17 @@ static const mk_layout_t kLlavaTokens = {
         "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}USER: {{ m.content }} "
         "{% elif m.role == 'assistant' %}ASSISTANT: {{ m.content }}{{ eos_token }}{% endif %}"
         "{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}",
+};
+
+// Molmo2 (Qwen3 text models): Qwen's specials, and the image tokens past the vocabulary in the
+// released ids' order (<im_start> 151936 ... <frame_end> 151944 at vocab 151936).
+static const mk_layout_t kMolmo2Tokens = {
+    .top = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"},
+    .bos = "<|endoftext|>",
+    .eos = "<|im_end|>",
+    .additional = {"<im_start>", "<im_end>", "<im_patch>", "<im_col>", "<low_res_im_start>",
+                   "<|image|>", "<im_low>", "<frame_start>", "<frame_end>"},
+    .chat_template = CHATML_TEMPLATE,
 };
 
 // GPT-NeoX's tokenizer as OLMoE ships it: <|endoftext|> (0, also BOS / EOS), <|padding|> (1).
@@ -772,6 +785,180 @@ static const mk_vision_t kLlavaTiny = {
         "  \"rescale_factor\": 0.00392156862745098,\n"
         "  \"size\": {\n"
         "    \"shortest_edge\": 56\n"
+        "  }\n"
+        "}\n",
+};
+
+// Molmo2-4B's tower (SigLIP 2 so400m at 378 px, patch 14), adapter and processor as transformers
+// 5.25 saves the released files (allenai/Molmo2-4B's config.json and preprocessor_config.json:
+// its vit_config of 27 layers read at vit_layers [-3, -9], which Molmo2Config trims to the 25
+// layers the weights hold, [24, 18]; the adapter's intermediate size 9728 and text_hidden_size
+// 2560 are Qwen3-4B's). Without a processor_config.json the prompt takes Molmo2Processor's
+// defaults.
+static const mk_vision_t kMolmo2_4B = {
+    .text_model_type = "molmo2_text",
+    .vision_config =
+        "{\n"
+        "    \"attention_bias\": true,\n"
+        "    \"attention_dropout\": 0.0,\n"
+        "    \"head_dim\": 72,\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 1152,\n"
+        "    \"image_size\": [\n"
+        "      378,\n"
+        "      378\n"
+        "    ],\n"
+        "    \"initializer_range\": 0.02,\n"
+        "    \"intermediate_size\": 4304,\n"
+        "    \"layer_norm_eps\": 1e-06,\n"
+        "    \"model_type\": \"molmo2_vision\",\n"
+        "    \"num_attention_heads\": 16,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 25,\n"
+        "    \"num_key_value_heads\": 16,\n"
+        "    \"num_position_embeddings\": 729,\n"
+        "    \"patch_size\": 14\n"
+        "  }",
+    .token_ids = {"image_start_token_id", "<im_start>", "image_end_token_id", "<im_end>",
+                  "image_patch_id", "<im_patch>", "low_res_image_start_token_id",
+                  "<low_res_im_start>", "frame_start_token_id", "<frame_start>",
+                  "frame_end_token_id", "<frame_end>"},
+    .extra = {"adapter_config",
+              "{\n"
+              "    \"attention_bias\": true,\n"
+              "    \"attention_dropout\": 0.0,\n"
+              "    \"head_dim\": 72,\n"
+              "    \"hidden_act\": \"silu\",\n"
+              "    \"hidden_size\": 1152,\n"
+              "    \"initializer_range\": 0.02,\n"
+              "    \"intermediate_size\": 9728,\n"
+              "    \"mlp_bias\": false,\n"
+              "    \"model_type\": \"molmo2_adapter\",\n"
+              "    \"num_attention_heads\": 16,\n"
+              "    \"num_key_value_heads\": 16,\n"
+              "    \"text_hidden_size\": 2560,\n"
+              "    \"vision_feature_layer\": [\n"
+              "      24,\n"
+              "      18\n"
+              "    ]\n"
+              "  }"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Molmo2ImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"max_crops\": 8,\n"
+        "  \"overlap_margins\": [\n"
+        "    4,\n"
+        "    4\n"
+        "  ],\n"
+        "  \"patch_size\": 14,\n"
+        "  \"pooling_size\": [\n"
+        "    2,\n"
+        "    2\n"
+        "  ],\n"
+        "  \"resample\": 2,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"height\": 378,\n"
+        "    \"width\": 378\n"
+        "  }\n"
+        "}\n",
+};
+
+// The shapes of the repository's transformers fixture (tests/data/families/molmo2): 40 px crops
+// of 8 px patches, whose 5 x 5 global view pads its pooling windows.
+static const mk_vision_t kMolmo2Tiny = {
+    .text_model_type = "molmo2_text",
+    .vision_config =
+        "{\n"
+        "    \"attention_bias\": true,\n"
+        "    \"attention_dropout\": 0.0,\n"
+        "    \"head_dim\": 8,\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 32,\n"
+        "    \"image_size\": [\n"
+        "      40,\n"
+        "      40\n"
+        "    ],\n"
+        "    \"initializer_range\": 0.02,\n"
+        "    \"intermediate_size\": 64,\n"
+        "    \"layer_norm_eps\": 1e-06,\n"
+        "    \"model_type\": \"molmo2_vision\",\n"
+        "    \"num_attention_heads\": 4,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 3,\n"
+        "    \"num_key_value_heads\": 4,\n"
+        "    \"num_position_embeddings\": 25,\n"
+        "    \"patch_size\": 8\n"
+        "  }",
+    .token_ids = {"image_start_token_id", "<im_start>", "image_end_token_id", "<im_end>",
+                  "image_patch_id", "<im_patch>", "low_res_image_start_token_id",
+                  "<low_res_im_start>", "frame_start_token_id", "<frame_start>",
+                  "frame_end_token_id", "<frame_end>"},
+    .extra = {"adapter_config",
+              "{\n"
+              "    \"attention_bias\": true,\n"
+              "    \"attention_dropout\": 0.0,\n"
+              "    \"head_dim\": 8,\n"
+              "    \"hidden_act\": \"silu\",\n"
+              "    \"hidden_size\": 32,\n"
+              "    \"initializer_range\": 0.02,\n"
+              "    \"intermediate_size\": 48,\n"
+              "    \"mlp_bias\": false,\n"
+              "    \"model_type\": \"molmo2_adapter\",\n"
+              "    \"num_attention_heads\": 4,\n"
+              "    \"num_key_value_heads\": 4,\n"
+              "    \"text_hidden_size\": 64,\n"
+              "    \"vision_feature_layer\": [\n"
+              "      -1,\n"
+              "      1\n"
+              "    ]\n"
+              "  }"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Molmo2ImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"max_crops\": 4,\n"
+        "  \"overlap_margins\": [\n"
+        "    1,\n"
+        "    1\n"
+        "  ],\n"
+        "  \"patch_size\": 8,\n"
+        "  \"pooling_size\": [\n"
+        "    2,\n"
+        "    2\n"
+        "  ],\n"
+        "  \"resample\": 2,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"height\": 40,\n"
+        "    \"width\": 40\n"
         "  }\n"
         "}\n",
 };
@@ -1956,6 +2143,37 @@ static const mk_preset_t kPresets[] = {
      .untied = true,
      .note = "28 GB at f32, 14 GB at bf16",
      .vision = &kLlava15_7B},
+    {.name = "tiny",
+     .desc = "test: Molmo2 tower, pooling adapter, additional vocabulary",
+     .family = &kMolmo2,
+     .layout = &kMolmo2Tokens,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .extra = {"additional_vocab_size", "9", "qk_norm_type", "\"qwen3\"", "norm_after", "false"},
+     .vision = &kMolmo2Tiny},
+    {.name = "molmo2-4b",
+     .desc = "Molmo2-4B (SigLIP 2 so400m tower, Qwen3-4B)",
+     .family = &kMolmo2,
+     .layout = &kMolmo2Tokens,
+     .vocab = 151936,
+     .hidden = 2560,
+     .inter = 9728,
+     .layers = 36,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 36864,
+     .theta = 5000000.0,
+     .eps = "1e-06",
+     .n_special = 293,
+     .untied = true,
+     .note = "19 GB at f32, 9.7 GB at bf16",
+     .extra = {"additional_vocab_size", "128", "qk_norm_type", "\"qwen3\"", "norm_after", "false"},
+     .vision = &kMolmo2_4B},
 };
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
@@ -2027,6 +2245,9 @@ int32_t mk_special_id(const mk_preset_t *p, const char *name) {
   }
   for (int32_t k = 0; k < nt; k++) {
     if (strcmp(p->layout->top[k], name) == 0) return first_top + k;
+  }
+  for (int32_t k = 0; k < COUNT(p->layout->additional); k++) {
+    if (strcmp(p->layout->additional[k], name) == 0) return p->vocab + k;
   }
   return -1;
 }
