@@ -372,6 +372,38 @@ void mx_cli_bench_image_free(mx_bench_image_t *b);
 int mx_cli_bench_image_rep(const char *cmd, const mx_model_t *m, mx_session_t *s,
                            mx_bench_image_t *b, int64_t gen, mx_bench_image_rep_t *r);
 
+// ---- bench --audio (bench_audio.c) ----
+
+// Gemma 3n's one-recording prompt of `bench --audio`: its audio sequence, then "Describe the
+// audio.", expanded as Gemma3nProcessor does and tokenized; the recording's length and frames.
+typedef struct mx_bench_audio {
+  const char *path;        // borrowed
+  double seconds;          // the recording's length at the feature extractor's rate
+  int64_t frames;          // its log-mel frames
+  int32_t audio_tokens;    // the audio tokens in the prompt (audio_soft_tokens_per_image)
+  int32_t *ids, n, start;  // heap (mx_cli_bench_audio_free): the prompt; its audio run's start
+} mx_bench_audio_t;
+
+typedef struct mx_bench_audio_rep {
+  double mel_s;         // the WAV read, resampled and featurized on the host
+  double tower_s;       // the audio tower (@audio)
+  double ttft_s;        // features, tower, the prompt's prefill, the first token
+  double prefill_s;     // the prompt with the audio rows, and the first token
+  double decode_tok_s;  // the decode steps after the first token
+} mx_bench_audio_rep_t;
+
+// Reads and featurizes the recording once and tokenizes the prompt. Errors printed as "mlxcel
+// CMD: error: ..." (a model without an audio tower, without a tokenizer, an unreadable or
+// hostile file); returns an exit status.
+int mx_cli_bench_audio_prompt(const char *cmd, const mx_model_t *m, const char *path,
+                              mx_bench_audio_t *out);
+void mx_cli_bench_audio_free(mx_bench_audio_t *b);
+// One rep on a reset session: the features, the tower, the prompt's prefill through the media
+// entry, the greedy first token, then `gen` greedy decode steps, timed. Errors printed; returns
+// an exit status.
+int mx_cli_bench_audio_rep(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                           const mx_bench_audio_t *b, int64_t gen, mx_bench_audio_rep_t *r);
+
 // Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
 // type string `descr` ("<f4", "|u1").
 mx_status_t mx_cli_write_npy(const char *path, const char *descr, size_t elem, const void *data,
