@@ -64,6 +64,10 @@ typedef struct mk_layout {
   // Tokens past the vocabulary, ids vocab on: Molmo2's additional vocabulary (embedding rows
   // the LM head does not have); NULL-terminated.
   const char *additional[12];
+  // Reserved specials renamed: fixed[k] is id vocab - fixed_from_end[k] (Gemma 3n's audio and
+  // image tokens, in the block of reserved ids at the top); NULL-terminated.
+  const char *fixed[8];
+  int32_t fixed_from_end[8];
   bool add_bos;               // the post-processor prepends BOS
   const char *chat_template;  // NULL: none (a base model)
 } mk_layout_t;
@@ -81,7 +85,8 @@ typedef struct mk_vision {
   // "key", "token" pairs, NULL-terminated.
   const char *token_ids[13];
   const char *extra[9];      // more top-level keys: "key", "JSON value" pairs, NULL-terminated
-  const char *preprocessor;  // preprocessor_config.json (the released processor's values)
+  const char *preprocessor;  // preprocessor_config.json (the released processor's values); NULL:
+                             // none (Gemma 3n: its audio features are the library's)
 } mk_vision_t;
 
 typedef struct mk_preset {
