@@ -225,6 +225,18 @@ t_bench_image() {
     --machine-file "$TMP/mf.json" --backend interp
   expect_rc 0; expect_out '^image 451x300 \(16 tokens\): vision tower'
   expect_out 'backend interp'
+  # Molmo2: the prompt is the processor's expansion of its 5 views (the fixture's 40 px crops and
+  # the global view): 36 pooled features in 37 image tokens and 56 prompt tokens, as generate.
+  run "$MLXCEL" bench -m "$fam/molmo2" --image "$img" --gen 2 --reps 1 --threads 1 \
+    --machine-file "$TMP/mf.json"
+  expect_rc 0
+  expect_out '^image 451x300 \(37 tokens, 5 crops with the global view\): vision tower [0-9.]+ ms'
+  expect_out '^prefill +56 tokens:'
+  run "$MLXCEL" bench -m "$fam/molmo2" --image "$img" --gen 2 --reps 1 --threads 1 \
+    --machine-file "$TMP/mf.json" --json
+  expect_rc 0; expect_out '"prompt_tokens": 56,'; expect_out '"image_tokens": 37, .*"image_crops": 5}'
+  run "$MLXCEL" generate -m "$fam/molmo2" --image "$img" -p "Describe the image." -n 1 --json
+  expect_rc 0; expect_out '"prompt_tokens": 56,'
   # Refusals: a text model, a missing image, --parallel, --machine.
   tiny "$TMP/bi"
   run "$MLXCEL" bench -m "$TMP/bi" --image "$img" --machine-file "$TMP/mf.json"
@@ -237,8 +249,54 @@ t_bench_image() {
   expect_rc 2; expect_err '--image'
 }
 
+# bench --audio on Gemma 3n's audio fixture (a tokenizer written beside its files, as cli_xla's
+# media test does): the recording's length and frames, the host's mel features, the tower and
+# the time to first token in text and JSON, the prompt generate --audio builds, and the refusals.
+t_bench_audio() {
+  local a=$SRC/tests/data/families/gemma3n-audio wav=$SRC/tests/data/audio/pluck-pcm16.wav
+  local d=$TMP/g3n
+  echo '{"bandwidth_gbs": 10, "peak_gflops": 100, "threads": 1}' >"$TMP/mf.json"
+  mkdir -p "$d" && ln -s "$a/config.json" "$a/model.safetensors" "$d/" &&
+    python3 "$SRC/tests/cli_audio_tokenizer.py" "$d" || fail "cannot write the tokenizer"
+  run "$MLXCEL" bench -m "$d" --audio "$wav" --gen 3 --reps 2 --threads 1 \
+    --machine-file "$TMP/mf.json"
+  expect_rc 0
+  expect_out '^audio 0\.30 s \(28 log-mel frames, 6 tokens\): mel features [0-9.]+ ms, audio tower [0-9.]+ ms/clip, time to first token [0-9.]+ ms$'
+  expect_out '^prefill +31 tokens: +[0-9.]+ tok/s'; expect_out '^decode +3 tokens: .*% of limit'
+  run "$MLXCEL" bench -m "$d" --audio "$wav" --gen 3 --reps 1 --threads 1 \
+    --machine-file "$TMP/mf.json" --json
+  expect_rc 0
+  for k in mel_ms tower_ms ttft_ms decode_tok_s decode_pct_of_limit; do
+    expect_out "\"$k\": [0-9.]+"
+  done
+  expect_out '"audio_seconds": 0.300, "audio_frames": 28, "audio_tokens": 6,'
+  expect_out '"prompt_tokens": 31,'
+  [ "$(grep -c '^{' "$TMP/out")" -eq 1 ] || fail "not one JSON object"
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" || fail "bad JSON"
+  run "$MLXCEL" generate -m "$d" --audio "$wav" -p "Describe the audio." -n 1 --json
+  expect_rc 0; expect_out '"prompt_tokens": 31,'
+  # Refusals: a model without an audio tower, one without a tokenizer, a missing file, a file
+  # that is not a WAV, --image with it, --parallel, --machine.
+  run "$MLXCEL" bench -m "$SRC/tests/data/families/qwen2_vl" --audio "$wav" \
+    --machine-file "$TMP/mf.json"
+  expect_rc 2; expect_err "model_type 'qwen2_vl' has no audio tower"
+  run "$MLXCEL" bench -m "$a" --audio "$wav" --machine-file "$TMP/mf.json"
+  expect_rc 1; expect_err '--audio needs the model.s tokenizer'
+  run "$MLXCEL" bench -m "$d" --audio "$TMP/none.wav" --machine-file "$TMP/mf.json"
+  expect_rc 3; expect_err "none.wav"
+  run "$MLXCEL" bench -m "$d" --audio "$SRC/tests/data/image/inputs/chelsea.png" \
+    --machine-file "$TMP/mf.json"
+  expect_rc 1; expect_err 'not a RIFF/WAVE file'
+  run "$MLXCEL" bench -m "$d" --audio "$wav" --image "$SRC/tests/data/image/inputs/chelsea.png"
+  expect_rc 2; expect_err 'give --image or --audio, not both'
+  run "$MLXCEL" bench -m "$d" --audio "$wav" --parallel 2
+  expect_rc 2; expect_err '--audio goes with -m DIR, one session'
+  run "$MLXCEL" bench --machine --audio "$wav"
+  expect_rc 2; expect_err '--audio'
+}
+
 TESTS="help mkmodel_tiny mkmodel_dtypes mkmodel_seed mkmodel_errors bench_machine bench_json
-bench_parallel bench_errors bench_image"
+bench_parallel bench_errors bench_image bench_audio"
 if [ "$NAME" = all ]; then
   for t in $TESTS; do "t_$t"; done
 elif declare -F "t_$NAME" >/dev/null; then

@@ -339,6 +339,65 @@ t_youtu_vl() {
     siglip2.vision_model.post_layernorm.bias merger.ln_q.weight model.layers.1.self_attn.kv_a_proj_with_mqa.weight" \
     image_token_id "<|image_pad|>"
 }
+t_molmo2() {
+  vlm molmo2 "model.transformer.wte.new_embedding model.vision_backbone.image_pooling_2d.wq.weight \
+    model.transformer.blocks.1.self_attn.q_norm.weight" image_patch_id "<im_patch>"
+  # The image tokens are past the LM head's vocabulary, in the additional vocabulary.
+  "${MX_PYTHON:-python3}" - "$TMP/molmo2" <<'PY' || fail "molmo2: image tokens not past the vocabulary"
+import json, sys
+cfg = json.load(open(sys.argv[1] + "/config.json"))
+ids = {t["content"]: t["id"] for t in json.load(open(sys.argv[1] + "/tokenizer.json"))["added_tokens"]}
+v = cfg["text_config"]["vocab_size"]
+sys.exit(0 if ids["<im_start>"] == v and ids["<frame_end>"] == v + 8 and
+         cfg["text_config"]["additional_vocab_size"] == 9 else 1)
+PY
+}
+# Gemma 3n with its audio tower: the tower's and embedders' tensors, the audio token ids where
+# the embedders read them, the same greedy ids on cpu and interp with a recording, bench --audio;
+# at bf16 the tower's norms run fused (the loader makes its rank-1 tensors f32), not as their
+# decompositions on the interpreter.
+t_gemma3n() {
+  local m=$TMP/gemma3n wav=$SRC/tests/data/audio/pluck-pcm16.wav header
+  run "$MLXCEL" mkmodel --arch gemma3n --preset tiny -o "$m" -q
+  expect_rc 0
+  header=$(head -c 65536 "$m/model.safetensors" | tr -d '\0')
+  for t in model.audio_tower.conformer.1.lconv1d.depthwise_conv1d.weight \
+    model.audio_tower.subsample_conv_projection.conv_1.norm.weight \
+    model.embed_audio.embedding_projection.weight model.embed_vision.embedding.weight \
+    model.language_model.layers.9.altup.router_norm.weight; do
+    case $header in *"\"$t\""*) ;; *) fail "gemma3n: no tensor $t" ;; esac
+  done
+  "${MX_PYTHON:-python3}" - "$m" <<'PY' || fail "gemma3n: audio token ids"
+import json, sys
+d = sys.argv[1]
+cfg = json.load(open(d + "/config.json"))
+ids = {t["content"]: t["id"] for t in json.load(open(d + "/tokenizer.json"))["added_tokens"]}
+a, v = cfg["audio_config"], cfg["text_config"]["vocab_size"]
+ok = all(cfg[k] == ids[t] for k, t in [("audio_token_id", "<audio_soft_token>"),
+         ("boa_token_id", "<start_of_audio>"), ("eoa_token_id", "<end_of_audio>"),
+         ("image_token_id", "<image_soft_token>")])
+ok = ok and a["vocab_offset"] == cfg["eoa_token_id"] and a["vocab_offset"] + a["vocab_size"] == v
+sys.exit(0 if ok and cfg["boa_token_id"] < cfg["vision_config"]["vocab_offset"] else 1)
+PY
+  for b in cpu interp; do
+    run "$MLXCEL" generate -m "$m" --audio "$wav" -p "Describe the audio." -n 8 --ignore-eos \
+      --json --backend "$b"
+    expect_rc 0; expect_out '"generated_tokens": 8'; expect_out '"audio": 1'
+    grep -o '"id": [0-9]*' "$TMP/out" >"$TMP/ids.$b"
+  done
+  [ "$(wc -l <"$TMP/ids.cpu")" -eq 8 ] && cmp -s "$TMP/ids.cpu" "$TMP/ids.interp" ||
+    fail "gemma3n: the audio prompt's greedy ids differ between cpu and interp"
+  run "$MLXCEL" bench -m "$m" --audio "$wav" --gen 2 --reps 1 --bw-mib 16
+  expect_rc 0; expect_out '^audio 0\.30 s \(28 log-mel frames, 16 tokens\): .*audio tower [0-9.]+ ms/clip'
+  run "$MLXCEL" mkmodel --arch gemma3n --preset tiny --dtype bf16 -o "$m-bf16" -q
+  expect_rc 0
+  export MLXCEL_CPU_PROFILE=1
+  run "$MLXCEL" bench -m "$m-bf16" --audio "$wav" --gen 2 --reps 1 --bw-mib 16
+  unset MLXCEL_CPU_PROFILE
+  expect_rc 0; grep -q '@audio' "$TMP/err" || fail "gemma3n bf16: no @audio profile"
+  ! grep 'composite decomposition' "$TMP/err" ||
+    fail "gemma3n bf16: a composite ran as its decomposition on the interpreter"
+}
 t_help() {
   run "$MLXCEL" mkmodel --help
   expect_rc 0
@@ -349,11 +408,14 @@ t_help() {
     expect_out " $p "
   done
   expect_out 'llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3'
-  for p in qwen2-vl-2b qwen2.5-vl-3b qwen3-vl-2b gemma-3-4b llava-1.5-7b; do expect_out " $p "; done
+  for p in qwen2-vl-2b qwen2.5-vl-3b qwen3-vl-2b gemma-3-4b llava-1.5-7b molmo2-4b \
+    gemma-3n-E2B-audio; do
+    expect_out " $p "
+  done
   run "$MLXCEL" mkmodel --arch qwen3 --preset smollm2-135m -o "$TMP/x"
   expect_rc 2; expect_err "unknown --preset 'smollm2-135m' for --arch qwen3"
-  run "$MLXCEL" mkmodel --arch molmo2 --preset tiny -o "$TMP/x"
-  expect_rc 2; expect_err "--arch 'molmo2' is not supported"
+  run "$MLXCEL" mkmodel --arch idefics3 --preset tiny -o "$TMP/x"
+  expect_rc 2; expect_err "--arch 'idefics3' is not supported"
   # A preset name of one family implies --arch (the directory check fails after that: 3).
   run "$MLXCEL" mkmodel --preset qwen3-0.6b -o /dev/null/x
   expect_rc 3; expect_err 'cannot access /dev/null/x'
@@ -375,4 +437,4 @@ t_chat_template() {
 run_tests "$NAME" "help chat_template llama mistral qwen2 qwen3 gemma gemma2 gemma3_text phi3 \
 mixtral qwen2_moe qwen3_moe olmoe deepseek_v2 deepseek_v3 youtu granite minicpm smollm3 mimo olmo2 \
 internlm3 olmo3 seed_oss exaone exaone4 cohere cohere2 stablelm starcoder2 phi4mm gpt_oss \
-gpt_oss_mxfp4 gemma3n_text qwen2_vl qwen2_5_vl qwen3_vl gemma3 llava"
+gpt_oss_mxfp4 gemma3n_text qwen2_vl qwen2_5_vl qwen3_vl gemma3 llava molmo2 gemma3n"

@@ -155,8 +155,8 @@ t_bench() {
   expect_out "xla compile: 2 entries compiled, 0 loaded from the cache"
 }
 
-# Images and audio on the xla backend: generate --image on the LLaVA fixture and --audio on the
-# Gemma 3n one give transformers' greedy ids (the cpu backend's), with the whole model on xla and
+# Images and audio on the xla backend: generate --image on the LLaVA and Qwen3-VL fixtures and
+# --audio on the Gemma 3n one give transformers' greedy ids (the cpu backend's), with the whole model on xla and
 # with only the tower there (--vision-backend xla, MLXCEL_XLA_VISION_BACKEND=xla) under cpu.
 t_media() {
   local L=$SRC/tests/data/families/llava IMG=$SRC/tests/data/image/inputs/chelsea.png want
@@ -179,6 +179,20 @@ print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$L/visio
   run "$MLXCEL" generate -m "$L" --backend cpu --vision-backend xla --image "$IMG" -p "$P" -n 2
   expect_rc 1
   expect_err "vision backend xla: the xla backend needs a PJRT plugin"
+  # Qwen3-VL: interleaved M-RoPE positions and the DeepStack rows added into the first text
+  # layers, on xla whole and with only its tower there.
+  local Q=$SRC/tests/data/families/qwen3_vl
+  P='Look: <|vision_start|><|image_pad|><|vision_end|>What is in the picture?'
+  want=$("$PYTHON" -c 'import json, sys
+print(",".join(map(str, json.load(open(sys.argv[1]))["greedy_ids"])))' "$Q/vision_reference.json")
+  run "$MLXCEL" generate -m "$Q" --backend xla --pjrt-plugin "$PLUGIN" --image "$IMG" -p "$P" \
+    -n 16 --json
+  expect_rc 0
+  [ "$(ids_of)" = "$want" ] || fail "qwen3_vl --backend xla: greedy ids $(ids_of), want $want"
+  run "$MLXCEL" generate -m "$Q" --backend cpu --vision-backend xla --pjrt-plugin "$PLUGIN" \
+    --image "$IMG" -p "$P" -n 16 --json
+  expect_rc 0
+  [ "$(ids_of)" = "$want" ] || fail "qwen3_vl cpu text, xla tower: greedy ids $(ids_of), want $want"
   local A=$SRC/tests/data/families/gemma3n-audio D=$TMP/g3n WAV=$SRC/tests/data/audio/pluck-pcm16.wav
   mkdir -p "$D" && ln -s "$A/config.json" "$A/model.safetensors" "$D/" &&
     "$PYTHON" "$SRC/tests/cli_audio_tokenizer.py" "$D" || fail "cannot write the tokenizer"

@@ -735,6 +735,10 @@ mx_status_t mx_model_list_weights(const mx_model_config_t *cfg, mx_weight_spec_f
 // otherwise): every tensor @vision reads (tower, projector / merger), in its argument order,
 // with the first naming layout of its family (e.g. "visual.blocks.0.attn.qkv.weight").
 mx_status_t mx_vision_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user);
+// The same for Gemma 3n's audio tower (cfg->audio.present; nothing otherwise): every tensor
+// @audio reads (the sub-sampler, the conformer blocks and embed_audio, whose tensors the text
+// model's list has too), in its argument order.
+mx_status_t mx_audio_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user);
 // Builds the StableHLO module; the module does not reference the checkpoint afterwards.
 mx_status_t mx_model_build_graph(const mx_model_config_t *cfg, const mx_checkpoint_t *ck,
                                  const mx_graph_opts_t *opts, mx_module_t **out);

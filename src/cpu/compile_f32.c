@@ -61,6 +61,64 @@ static bool match_row_dot(cctx_t *c, const mx_op_t *op, const mx_type_t *lt, con
   return true;
 }
 
+// Element strides of a row-major type.
+static void row_strides(const mx_type_t *t, int64_t *s) {
+  int64_t acc = 1;
+  for (int32_t d = t->rank - 1; d >= 0; d--) {
+    s[d] = acc;
+    acc *= t->dims[d];
+  }
+}
+
+static bool listed(const int64_t *v, int32_t n, int64_t d) {
+  for (int32_t i = 0; i < n; i++)
+    if (v[i] == d) return true;
+  return false;
+}
+
+// A product of two f32 values (no weight packing) with one contracting dim and any batching
+// dims, as the reference kernel defines the result's dims (batching, lhs free, rhs free): the
+// activation x activation products of attention written out in the graph (Gemma 3n's audio
+// tower's chunked attention), which otherwise run on the interpreter's kernel.
+static bool match_batch_dot(cctx_t *c, const mx_op_t *op, const mx_type_t *lt, const mx_type_t *rt,
+                            const mx_type_t *ot, mx_status_t *st) {
+  const mx_attr_t *dn = mx_op_attr(op, "dot_dimension_numbers");
+  const int64_t *lc, *rc, *lb, *rb;
+  if (!dn) return false;
+  int32_t nb = n_ints(mx_attr_field(dn, "lhs_batching_dimensions"), &lb);
+  if (n_ints(mx_attr_field(dn, "rhs_batching_dimensions"), &rb) != nb ||
+      n_ints(mx_attr_field(dn, "lhs_contracting_dimensions"), &lc) != 1 ||
+      n_ints(mx_attr_field(dn, "rhs_contracting_dimensions"), &rc) != 1 ||
+      ot->rank != lt->rank + rt->rank - nb - 2 || ot->rank > MX_MAX_RANK)
+    return false;
+  if (lc[0] < 0 || lc[0] >= lt->rank || rc[0] < 0 || rc[0] >= rt->rank ||
+      lt->dims[lc[0]] != rt->dims[rc[0]] || lt->dims[lc[0]] == 0)
+    return false;
+  int64_t ls[MX_MAX_RANK], rs[MX_MAX_RANK];
+  row_strides(lt, ls);
+  row_strides(rt, rs);
+  step_bdot_t bd = {.rank = ot->rank, .k = lt->dims[lc[0]], .lk = ls[lc[0]], .rk = rs[rc[0]]};
+  int32_t o = 0;
+  for (int32_t i = 0; i < nb; i++, o++) {
+    if (lb[i] < 0 || lb[i] >= lt->rank || rb[i] < 0 || rb[i] >= rt->rank ||
+        lt->dims[lb[i]] != rt->dims[rb[i]] || lb[i] == lc[0] || rb[i] == rc[0])
+      return false;
+    bd.dims[o] = lt->dims[lb[i]], bd.ls[o] = ls[lb[i]], bd.rs[o] = rs[rb[i]];
+  }
+  for (int32_t d = 0; d < lt->rank; d++)
+    if (d != lc[0] && !listed(lb, nb, d)) bd.dims[o] = lt->dims[d], bd.ls[o++] = ls[d];
+  for (int32_t d = 0; d < rt->rank; d++)
+    if (d != rc[0] && !listed(rb, nb, d)) bd.dims[o] = rt->dims[d], bd.rs[o++] = rs[d];
+  for (int32_t d = 0; d < ot->rank; d++)
+    if (o != ot->rank || bd.dims[d] != ot->dims[d]) return false;
+  mx_step_t *s = NULL;
+  if ((*st = mx_plan_simple_step(c, op, ST_BATCH_DOT, "dot_general->batched dot", op->operands, 2,
+                                 op->results[0], &s)))
+    return true;
+  s->bdot = bd;
+  return true;
+}
+
 bool mx_plan_match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   if (op->n_operands != 2 || op->n_results != 1) return false;
@@ -68,10 +126,12 @@ bool mx_plan_match_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
                   *ot = vtype(f, op->results[0]);
   if (is_f32(lt) && is_f32(rt) && is_f32(ot) && rt->rank == 1)
     return match_row_dot(c, op, lt, rt, ot, st);
-  if (!is_f32(lt) || !is_f32(rt) || !is_f32(ot) || rt->rank != 2 || lt->rank < 1) return false;
-  const void *w = weight_bytes(c, op->operands[1]);
+  if (!is_f32(lt) || !is_f32(rt) || !is_f32(ot) || lt->rank < 1) return false;
+  const void *w = rt->rank == 2 ? weight_bytes(c, op->operands[1]) : NULL;
   int64_t m, n, k;
   bool kn;
+  if (!w && !weight_bytes(c, op->operands[0]) && !weight_bytes(c, op->operands[1]))
+    return match_batch_dot(c, op, lt, rt, ot, st);
   if (!w || !mx_plan_dot_xwt(op, lt, rt, ot, &m, &n, &k, &kn)) return false;
   *st = mx_plan_emit_gemm(c, op, op->operands[0], w, kn, m, n, k, op->results[0],
                           m == 1 ? "dot_general->gemv" : "dot_general->gemm");

@@ -36,6 +36,31 @@ static void ew_binary(const float *a, const float *b, float *o, int64_t n, int c
 
 // out[o0, .., o_{r-1}] = in[sum o_d * str[d]] for 4-byte elements; rows of the last output dim
 // are split across threads.
+// ST_BATCH_DOT (plan_internal.h, step_bdot_t): this thread's share of the output elements.
+static void batch_dot(const step_bdot_t *d, const float *l, const float *r, float *out, int ith,
+                      int nth) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < d->rank; i++) n *= d->dims[i];
+  int64_t b, e;
+  split(n, ith, nth, &b, &e);
+  int64_t idx[MX_MAX_RANK] = {0}, rem = b;
+  for (int32_t i = d->rank - 1; i >= 0; i--) {
+    idx[i] = rem % d->dims[i];
+    rem /= d->dims[i];
+  }
+  for (int64_t o = b; o < e; o++) {
+    int64_t lo = 0, ro = 0;
+    for (int32_t i = 0; i < d->rank; i++) lo += idx[i] * d->ls[i], ro += idx[i] * d->rs[i];
+    double acc = 0.0;
+    for (int64_t j = 0; j < d->k; j++) acc += (double)l[lo + j * d->lk] * (double)r[ro + j * d->rk];
+    out[o] = (float)acc;
+    for (int32_t i = d->rank - 1; i >= 0; i--) {
+      if (++idx[i] < d->dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
 static void transpose4(const uint32_t *in, uint32_t *out, int32_t r, const int64_t *dims,
                        const int64_t *str, int ith, int nth) {
   int64_t row = dims[r - 1], rows = 1;
@@ -329,6 +354,10 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
         mx_cpu_logistic_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->ew.n, ith, nth);
       else
         mx_cpu_tanh_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]], s->ew.n, ith, nth);
+      break;
+    case ST_BATCH_DOT:
+      batch_dot(&s->bdot, (const float *)vp[s->in[0]], (const float *)vp[s->in[1]],
+                (float *)vp[s->out[0]], ith, nth);
       break;
     case ST_ROW_DOT:
       mx_cpu_row_dot_f32((const float *)vp[s->in[0]], (const float *)vp[s->in[1]],

@@ -67,6 +67,7 @@ typedef enum step_kind {
   ST_MOE_DOWN,     // down_e of every row's activation
   ST_MOE_COMBINE,  // out[token] = sum over k of wts[k] * its row's result
   ST_MLA,          // mx.mla, the absorbed form over the latent caches (mla.h)
+  ST_BATCH_DOT,    // f32 dot_general of two values, one contracting dim, any batching dims
 } step_kind_t;
 
 // The router and experts of one mx.moe (owned by its ST_MOE_ROUTE step, shared by the three
@@ -169,6 +170,17 @@ typedef struct step_copy {  // ST_TRANSPOSE
   int64_t stride[MX_MAX_RANK];  // input stride (elements) of each output dim
 } step_copy_t;
 
+// ST_BATCH_DOT: out (row-major dims[rank]) element o = sum over j < k of
+// in[0][l(o) + j * lk] * in[1][r(o) + j * rk], l(o) / r(o) the sums of o's index in each out dim
+// times ls / rs (0 where the dim is the other operand's), accumulated in double in order of j
+// as the interpreter's reference kernel does (products of f32 values are exact in double), so
+// its results are the interpreter's bit for bit.
+typedef struct step_bdot {
+  int32_t rank;
+  int64_t dims[MX_MAX_RANK], ls[MX_MAX_RANK], rs[MX_MAX_RANK];
+  int64_t k, lk, rk;
+} step_bdot_t;
+
 typedef struct step_quant {  // ST_QGEMM: m rows of x; ST_QEMBED: n ids
   int64_t m;
 } step_quant_t;
@@ -200,6 +212,7 @@ typedef struct mx_step {
     step_merge_t merge;
     step_ew_t ew;
     step_copy_t copy;
+    step_bdot_t bdot;
     step_quant_t quant;
     step_convert_t convert;
     mx_cpu_mla_shape_t mla;  // ST_MLA

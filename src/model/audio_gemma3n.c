@@ -123,6 +123,31 @@ static mx_status_t list_weights(const mx_model_config_t *cfg, aweights_t *w) {
 }
 #undef ADD
 
+mx_status_t mx_audio_list(const mx_model_config_t *cfg, mx_vlist_t *l) {
+  memset(l, 0, sizeof *l);
+  if (!cfg->audio.present) return MX_OK;
+  aweights_t w;
+  mx_status_t st = list_weights(cfg, &w);
+  if (st == MX_OK) {
+    *l = w.l;
+    memset(&w.l, 0, sizeof w.l);
+  }
+  aweights_free(&w);
+  return st;
+}
+
+mx_status_t mx_audio_list_weights(const mx_model_config_t *cfg, mx_weight_spec_fn fn, void *user) {
+  if (cfg == NULL || fn == NULL)
+    return mx_error_set(MX_ERR_INVALID_ARG, "mx_audio_list_weights: NULL argument");
+  if (!cfg->audio.present) return MX_OK;
+  aweights_t w;
+  mx_status_t st = list_weights(cfg, &w);
+  for (int32_t i = 0; st == MX_OK && i < w.l.n; i++)
+    st = fn(user, w.l.w[i].name, w.l.w[i].rank, w.l.w[i].dims);
+  aweights_free(&w);
+  return st;
+}
+
 // ---- building ----
 
 typedef struct ab {

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "base/half.h"
+#include "model/audio_internal.h"
 #include "model/checkpoint_internal.h"
 #include "model/graph_internal.h"
 #include "model/vision_internal.h"
@@ -176,10 +177,11 @@ static mx_elem_type_t resident_type(wrole_t role, const mx_weight_t *w, mx_elem_
   return role == ROLE_MATMUL ? precision : role == ROLE_SMALL ? MX_ELEM_F32 : w->dtype;
 }
 
-// The vision tower's rank-1 tensors (norm weights, biases) to f32.
-static mx_status_t vision_small_f32(const mx_model_config_t *cfg, mx_checkpoint_t *ck) {
+// The vision or audio tower's rank-1 tensors (norm weights, biases, Gemma 3n's per-dimension
+// scales) to f32: the fused norm kernels take f32 weights.
+static mx_status_t tower_small_f32(const mx_model_config_t *cfg, mx_checkpoint_t *ck, bool audio) {
   mx_vlist_t l;
-  mx_status_t st = mx_vision_list(cfg, ck, &l);
+  mx_status_t st = audio ? mx_audio_list(cfg, &l) : mx_vision_list(cfg, ck, &l);
   for (int32_t i = 0; st == MX_OK && i < l.n; i++) {
     const mx_weight_t *w = mx_checkpoint_find(ck, l.w[i].name);
     if (!w || w->rank != 1 || w->dtype == MX_ELEM_F32 || !is_float3(w->dtype)) continue;
@@ -226,7 +228,8 @@ mx_status_t mx_precision_apply(const mx_model_config_t *cfg, mx_checkpoint_t *ck
   }
   free(roles);
   mx_wlist_free(&wl);
-  return st == MX_OK ? vision_small_f32(cfg, ck) : st;
+  if (st == MX_OK) st = tower_small_f32(cfg, ck, false);
+  return st == MX_OK ? tower_small_f32(cfg, ck, true) : st;
 }
 
 // An explicit choice, else `dflt`.

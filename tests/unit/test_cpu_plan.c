@@ -148,7 +148,7 @@ static void test_small_graphs(void) {
            "  %5 = stablehlo.sine %0 : tensor<1x40xf32>\n"
            "  return %5, %4 : tensor<1x40xf32>, tensor<1x4xf32>\n}\n",
            1e-5, 1, false);
-  // Non-weight matmul (interpreter kernel), broadcast, compare/select, concatenate.
+  // Non-weight matmul (a batched dot step), broadcast, compare/select, concatenate.
   run_text("fallback mix",
            "func.func @main(%a: tensor<4x6xf32>, %b: tensor<6x5xf32>, %c: tensor<5xf32>)"
            " -> tensor<4x10xf32> {\n"
@@ -162,6 +162,37 @@ static void test_small_graphs(void) {
            " tensor<4x10xf32>\n"
            "  return %4 : tensor<4x10xf32>\n}\n",
            1e-5, 0, false);
+  // Products of two values with batching dims, as Gemma 3n's audio attention writes them (its
+  // content logits [U, W, N, Hd] x [U, C, N, Hd] batched over U and N, the position logits
+  // against [F, N, Hd] batched over N, the probabilities [U, N, W, C] times the values): native
+  // steps, the interpreter's results bit for bit (tolerance 0), on 1 and 3 threads; a
+  // two-dimension contraction stays the interpreter's.
+  mx_cpu_plan_stats_t bd = run_text(
+      "batched dots",
+      "func.func @main(%q: tensor<3x4x2x5xf32>, %k: tensor<3x6x2x5xf32>, %s: tensor<7x2x5xf32>,"
+      " %p: tensor<3x2x4x6xf32>) -> (tensor<3x2x4x6xf32>, tensor<2x3x4x7xf32>,"
+      " tensor<3x2x4x5xf32>) {\n"
+      "  %0 = stablehlo.dot_general %q, %k, batching_dims = [0, 2] x [0, 2],"
+      " contracting_dims = [3] x [3] : (tensor<3x4x2x5xf32>, tensor<3x6x2x5xf32>) ->"
+      " tensor<3x2x4x6xf32>\n"
+      "  %1 = stablehlo.dot_general %q, %s, batching_dims = [2] x [1],"
+      " contracting_dims = [3] x [2] : (tensor<3x4x2x5xf32>, tensor<7x2x5xf32>) ->"
+      " tensor<2x3x4x7xf32>\n"
+      "  %2 = stablehlo.dot_general %p, %k, batching_dims = [0, 1] x [0, 2],"
+      " contracting_dims = [3] x [1] : (tensor<3x2x4x6xf32>, tensor<3x6x2x5xf32>) ->"
+      " tensor<3x2x4x5xf32>\n"
+      "  return %0, %1, %2 : tensor<3x2x4x6xf32>, tensor<2x3x4x7xf32>, tensor<3x2x4x5xf32>\n}\n",
+      0, 0, false);
+  CHECK_MSG(bd.n_fallback == 0 && bd.n_fast == 3, "batched dots: %d fallback, %d fast",
+            bd.n_fallback, bd.n_fast);
+  mx_cpu_plan_stats_t bd2 = run_text(
+      "two contracting dims",
+      "func.func @main(%a: tensor<3x4x5xf32>, %b: tensor<3x4x6xf32>) -> tensor<5x6xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [0, 1] x [0, 1] :"
+      " (tensor<3x4x5xf32>, tensor<3x4x6xf32>) -> tensor<5x6xf32>\n"
+      "  return %0 : tensor<5x6xf32>\n}\n",
+      0, 0, false);
+  CHECK_MSG(bd2.n_fallback == 1, "two contracting dims: %d fallback", bd2.n_fallback);
   run_text("transposes",
            "func.func @main(%a: tensor<3x5x7xf32>, %b: tensor<2x3x4x5xi32>)"
            " -> (tensor<7x3x5xf32>, tensor<5x2x4x3xi32>) {\n"

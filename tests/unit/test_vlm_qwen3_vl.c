@@ -5,11 +5,12 @@
 // DeepStack mergers' (after blocks 0 and 2), with the 4 x 4 learned position table resampled to
 // the grid — within 1e-4 on the reference interpreter and the cpu runtime, and the cpu plan of
 // @vision step-wise with fused kernels; the prompt with the image through a session on both
-// backends (the DeepStack rows added after text layers 0 and 1, interleaved M-RoPE positions
-// equal to transformers', every position's logits within 1e-4 one token per call and after a
-// chunked prefill that cuts the image, the 16 greedy ids decoded at the shifted positions, a
-// rewind) and a text-only prompt; video-like input and bad grids refused. Then the config's
-// defaults and refusals.
+// backends and on the xla backend (the PJRT CPU plugin of the test environment; sessions and
+// batches, within the same 1e-4) (the DeepStack rows added after text layers 0 and 1, interleaved
+// M-RoPE positions equal to transformers', every position's logits within 1e-4 one token per call
+// and after a chunked prefill that cuts the image, the 16 greedy ids decoded at the shifted
+// positions, a rewind) and a text-only prompt; video-like input and bad grids refused. Then the
+// config's defaults and refusals.
 #include <math.h>
 #include <stdio.h>
 
@@ -62,6 +63,8 @@ static void check_fixture(void) {
       check_image(m, json, &px, "cpu");
       check_batch(m, json, &px, "interp");
       check_batch(m, json, &px, "cpu");
+      check_image(m, json, &px, "xla");
+      check_batch(m, json, &px, "xla");
     }
     mx_pixels_free(&px);
     check_text(m, json, "interp");

@@ -53,24 +53,46 @@ int mx_cli_bench_image_prompt(const char *cmd, const mx_model_t *m, const char *
   out->width = img.width;
   out->height = img.height;
   mx_image_free(&img);
-  if (st) return mx_cli_fail(cmd, mx_error_prefix(st, "--image %s", path));
+  if (st) {
+    mx_pixels_free(&px);
+    return mx_cli_fail(cmd, mx_error_prefix(st, "--image %s", path));
+  }
+  bool molmo2 = v->kind == MX_VISION_MOLMO2;
   int32_t mm = v->spatial_merge_size * v->spatial_merge_size;
-  out->image_tokens = mx_vision_fixed_size(v) ? v->tokens_per_image
-                                              : (int32_t)(px.grid_thw[1] * px.grid_thw[2] / mm);
+  out->image_tokens = molmo2                    ? 0
+                      : mx_vision_fixed_size(v) ? v->tokens_per_image
+                                                : (int32_t)(px.grid_thw[1] * px.grid_thw[2] / mm);
   out->grid[0] = (int32_t)px.grid_thw[1];
   out->grid[1] = (int32_t)px.grid_thw[2];
-  mx_pixels_free(&px);
+  out->crops = molmo2 ? (int32_t)px.shape[0] : 0;
   char *with = NULL;  // Gemma 3: the image expanded in the text, as its processor does
-  if (mx_vision_blocks(v)) {
+  if (mx_vision_blocks(v) && !molmo2) {
     int rc = mx_cli_image_text(cmd, m, 1, kText, &with);
-    if (rc != MX_EXIT_OK) return rc;
+    if (rc != MX_EXIT_OK) {
+      mx_pixels_free(&px);
+      return rc;
+    }
   }
   const char *text = with ? with : kText;
   mx_encode_opts_t eo = {.add_special = true, .parse_special = true};
   st = mx_tokenizer_encode(m->tokenizer, text, strlen(text), &eo, &out->text_ids, &out->n_text);
   free(with);
-  if (st) return mx_cli_fail(cmd, st);
-  return MX_EXIT_OK;
+  int rc = st ? mx_cli_fail(cmd, st) : MX_EXIT_OK;
+  if (rc == MX_EXIT_OK && molmo2) {
+    // Its prompt is the processor's expansion of the image's views: the context is sized by it.
+    int32_t n = out->n_text, *ids = malloc(sizeof *ids * (size_t)(n > 0 ? n : 1));
+    if (!ids) {
+      rc = mx_cli_fail(cmd, mx_error_set(MX_ERR_NOMEM, "out of memory"));
+    } else {
+      memcpy(ids, out->text_ids, sizeof *ids * (size_t)n);
+      rc = mx_cli_molmo2_prompt(cmd, m, &px, 1, &ids, &n);
+      out->n_prompt = n;
+      out->image_tokens = n - out->n_text;
+      free(ids);
+    }
+  }
+  mx_pixels_free(&px);
+  return rc;
 }
 
 void mx_cli_bench_image_free(mx_bench_image_t *b) {

@@ -329,6 +329,13 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                          const char *const *paths, int32_t n_images, int32_t **ids, int32_t *n,
                          float **media, int32_t **positions, double *tower_seconds);
 
+// Molmo2Processor's prompt (images.c): a BOS first where the tokenizer gave none, one <|image|>
+// per image after it where the prompt has none, then each <|image|> expanded to its image's
+// views (px[i].image_grid, the processor's options). *ids (heap) is replaced. Errors printed;
+// returns an exit status.
+int mx_cli_molmo2_prompt(const char *cmd, const mx_model_t *m, const mx_pixels_t *px,
+                         int32_t n_images, int32_t **ids, int32_t *n);
+
 // ---- bench --image (bench_image.c) ----
 
 // The one-image prompt of `bench --image`: "Describe the image." after the image, tokenized
@@ -339,6 +346,10 @@ typedef struct mx_bench_image {
   int32_t grid[2];            // the Qwen towers' patch grid; 0 x 0 for the fixed-size towers
   int32_t image_tokens;       // the image's tokens in the prompt
   int32_t *text_ids, n_text;  // heap (mx_cli_bench_image_free): the prompt before expansion
+  // Molmo2: its crops (the global view's included), and the expanded prompt's length (its
+  // image's tokens are image_tokens: the pooled features' <im_patch> with the start, column and
+  // end tokens around them); 0 for the other towers.
+  int32_t crops, n_prompt;
 } mx_bench_image_t;
 
 typedef struct mx_bench_image_rep {
@@ -360,6 +371,38 @@ void mx_cli_bench_image_free(mx_bench_image_t *b);
 // greedy decode steps, timed. Errors printed; returns an exit status.
 int mx_cli_bench_image_rep(const char *cmd, const mx_model_t *m, mx_session_t *s,
                            mx_bench_image_t *b, int64_t gen, mx_bench_image_rep_t *r);
+
+// ---- bench --audio (bench_audio.c) ----
+
+// Gemma 3n's one-recording prompt of `bench --audio`: its audio sequence, then "Describe the
+// audio.", expanded as Gemma3nProcessor does and tokenized; the recording's length and frames.
+typedef struct mx_bench_audio {
+  const char *path;        // borrowed
+  double seconds;          // the recording's length at the feature extractor's rate
+  int64_t frames;          // its log-mel frames
+  int32_t audio_tokens;    // the audio tokens in the prompt (audio_soft_tokens_per_image)
+  int32_t *ids, n, start;  // heap (mx_cli_bench_audio_free): the prompt; its audio run's start
+} mx_bench_audio_t;
+
+typedef struct mx_bench_audio_rep {
+  double mel_s;         // the WAV read, resampled and featurized on the host
+  double tower_s;       // the audio tower (@audio)
+  double ttft_s;        // features, tower, the prompt's prefill, the first token
+  double prefill_s;     // the prompt with the audio rows, and the first token
+  double decode_tok_s;  // the decode steps after the first token
+} mx_bench_audio_rep_t;
+
+// Reads and featurizes the recording once and tokenizes the prompt. Errors printed as "mlxcel
+// CMD: error: ..." (a model without an audio tower, without a tokenizer, an unreadable or
+// hostile file); returns an exit status.
+int mx_cli_bench_audio_prompt(const char *cmd, const mx_model_t *m, const char *path,
+                              mx_bench_audio_t *out);
+void mx_cli_bench_audio_free(mx_bench_audio_t *b);
+// One rep on a reset session: the features, the tower, the prompt's prefill through the media
+// entry, the greedy first token, then `gen` greedy decode steps, timed. Errors printed; returns
+// an exit status.
+int mx_cli_bench_audio_rep(const char *cmd, const mx_model_t *m, mx_session_t *s,
+                           const mx_bench_audio_t *b, int64_t gen, mx_bench_audio_rep_t *r);
 
 // Writes a C-order .npy file (format v1.0) of `elem`-byte little-endian elements with numpy's
 // type string `descr` ("<f4", "|u1").

@@ -20,7 +20,7 @@ static void bench_usage(FILE *out) {
       "                    [--backend NAME] [--ctx N] [--chunk N] [--machine-file FILE]\n"
       "                    [--bw-mib N] [--parallel N] [--no-warmup] [--quant MODE]\n"
       "                    [--group-size N] [--precision T] [--kv-dtype T] [--json]\n"
-      "                    [--image PATH]\n"
+      "                    [--image PATH | --audio PATH]\n"
       "       mlxcel bench --machine [--threads T] [--reps R] [--bw-mib N] [--json]\n"
       "                    [-o FILE]\n"
       "\n"
@@ -54,7 +54,13 @@ static void bench_usage(FILE *out) {
       "preprocessing, tower, the prompt's prefill with the image features, the first token),\n"
       "the prompt's prefill tok/s, and decode tok/s after it against the decode limit at\n"
       "the prompt's length. An untimed rep first builds the media entries (unless\n"
-      "--no-warmup).\n"
+      "--no-warmup). Molmo2's prompt is its processor's expansion of the image's crops (the\n"
+      "count printed); the image is one prefill block: --chunk at least its tokens.\n"
+      "\n"
+      "--audio PATH (Gemma 3n, a WAV file) does the same with a one-recording prompt (its audio\n"
+      "sequence, then \"Describe the audio.\"): per rep the host's log-mel features (the file\n"
+      "read, resampled and featurized), the audio tower, the time to first token (features,\n"
+      "tower, prefill, first token), prefill and decode tok/s.\n"
       "\n"
       "Machine mode: measures and prints the memory read bandwidth (multi-threaded streaming\n"
       "sum over a 1 GiB buffer) and peak f32 FMA FLOP/s, medians of --reps.\n"
@@ -85,6 +91,8 @@ static void bench_usage(FILE *out) {
       "                        $MLXCEL_XLA_QUANT, else mlx for MLX checkpoints, else none)\n"
       "  --group-size N        int8 / int4 group size: 32, 64 (default) or 128\n"
       "  --image PATH          a PNG or JPEG: bench a one-image prompt (see above)\n"
+      "  --audio PATH          a WAV file: bench a one-recording prompt (see above)\n"
+      "  --audio PATH          a WAV file: bench a one-recording prompt (see above)\n"
       "  --json                print one JSON object\n"
       "  -o, --output FILE     (--machine) also write the JSON object to FILE\n"
       "  -h, --help            show this help\n"
@@ -94,7 +102,7 @@ static void bench_usage(FILE *out) {
 }
 
 typedef struct bench_args {
-  const char *dir, *backend, *machine_file, *out, *image;
+  const char *dir, *backend, *machine_file, *out, *image, *audio;
   int64_t prompt, gen, threads, reps, ctx, chunk, bw_mib, parallel;
   bool machine, json, has_reps, no_warmup;
   mx_model_load_opts_t load;  // --quant / --group-size / --precision / --kv-dtype
@@ -194,6 +202,9 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--image", NULL, &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->image = v;
+    } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--audio", NULL, &v)) != 0) {
+      if (r < 0) return MX_EXIT_USAGE;
+      b->audio = v;
     } else if ((r = mx_cli_opt(argc, argv, &i, cmd, "--output", "-o", &v)) != 0) {
       if (r < 0) return MX_EXIT_USAGE;
       b->out = v;
@@ -223,8 +234,12 @@ static int parse_args(int argc, char **argv, bench_args_t *b, bool *help) {
   if (b->machine && (b->load.precision || b->load.kv_dtype)) {
     return mx_cli_usage_error(cmd, bench_usage, "--precision / --kv-dtype go with -m DIR");
   }
-  if (b->image && (b->machine || b->parallel)) {
-    return mx_cli_usage_error(cmd, bench_usage, "--image goes with -m DIR, one session (not %s)",
+  if (b->image && b->audio) {
+    return mx_cli_usage_error(cmd, bench_usage, "give --image or --audio, not both");
+  }
+  if ((b->image || b->audio) && (b->machine || b->parallel)) {
+    return mx_cli_usage_error(cmd, bench_usage, "%s goes with -m DIR, one session (not %s)",
+                              b->image ? "--image" : "--audio",
                               b->machine ? "--machine" : "--parallel");
   }
   if (b->machine && b->machine_file) {
@@ -535,24 +550,38 @@ static int run_model(const bench_args_t *b) {
       return rc;
     }
   }
+  mx_bench_audio_t aud;
+  memset(&aud, 0, sizeof aud);
+  if (b->audio) {
+    int rc = mx_cli_bench_audio_prompt(cmd, model, b->audio, &aud);
+    if (rc != MX_EXIT_OK) {
+      mx_cli_bench_audio_free(&aud);
+      mx_model_free(model);
+      return rc;
+    }
+  }
+  const bool media = b->image || b->audio;
   // With --image: the text, the image's tokens and the two tokens that may wrap them (Gemma 3's
   // text holds its image expanded already).
-  int64_t n_prompt = !b->image                      ? b->prompt
+  int64_t n_prompt = b->audio                       ? aud.n
+                     : !b->image                    ? b->prompt
+                     : img.n_prompt                 ? img.n_prompt
                      : mx_vision_blocks(&c->vision) ? img.n_text
                                                     : (int64_t)img.n_text + img.image_tokens + 2;
   int64_t ctx = b->ctx ? b->ctx : n_prompt + b->gen;
   if (!b->ctx && ctx < 128) ctx = 128;
   if (ctx > c->max_position_embeddings) ctx = c->max_position_embeddings;
-  if (b->image && n_prompt + b->gen > ctx) {
+  if (media && n_prompt + b->gen > ctx) {
     fprintf(stderr,
-            "mlxcel bench: error: the image prompt (up to %lld tokens) + --gen %lld exceed the "
+            "mlxcel bench: error: the %s prompt (up to %lld tokens) + --gen %lld exceed the "
             "context %lld\n",
-            (long long)n_prompt, (long long)b->gen, (long long)ctx);
+            b->image ? "image" : "audio", (long long)n_prompt, (long long)b->gen, (long long)ctx);
     mx_cli_bench_image_free(&img);
+    mx_cli_bench_audio_free(&aud);
     mx_model_free(model);
     return MX_EXIT_FAILED;
   }
-  if (!b->image && b->prompt + b->gen > ctx) {
+  if (!media && b->prompt + b->gen > ctx) {
     fprintf(stderr, "mlxcel bench: error: --prompt %lld + --gen %lld exceed the context %lld\n",
             (long long)b->prompt, (long long)b->gen, (long long)ctx);
     mx_model_free(model);
@@ -565,6 +594,7 @@ static int run_model(const bench_args_t *b) {
   if (st != MX_OK) {
     runner_free(&run);
     mx_cli_bench_image_free(&img);
+    mx_cli_bench_audio_free(&aud);
     mx_model_free(model);
     return mx_cli_fail(cmd, st);
   }
@@ -574,12 +604,13 @@ static int run_model(const bench_args_t *b) {
   int32_t *ids = malloc((size_t)b->prompt * sizeof *ids);
   double *pre = calloc((size_t)b->reps, sizeof(double));
   double *dec = calloc((size_t)b->reps, sizeof(double));
-  double tower[MAX_REPS], ttft[MAX_REPS];  // --image
+  double tower[MAX_REPS], ttft[MAX_REPS], mel[MAX_REPS];  // --image, --audio
   if (!ids || !pre || !dec) {
     fprintf(stderr, "mlxcel bench: out of memory\n");
     free(ids), free(pre), free(dec);
     runner_free(&run);
     mx_cli_bench_image_free(&img);
+    mx_cli_bench_audio_free(&aud);
     mx_model_free(model);
     return MX_EXIT_FAILED;
   }
@@ -604,8 +635,11 @@ static int run_model(const bench_args_t *b) {
   bool xla = strcmp(runner_backend(&run), "xla") == 0;
   mx_bench_image_rep_t ir;
   int image_rc = MX_EXIT_OK;
+  mx_bench_audio_rep_t ar;
   if (b->image && !b->no_warmup) {  // untimed: builds the media entries, faults in the tower
     image_rc = mx_cli_bench_image_rep(cmd, model, run.s, &img, 1, &ir);
+  } else if (b->audio && !b->no_warmup) {
+    image_rc = mx_cli_bench_audio_rep(cmd, model, run.s, &aud, 1, &ar);
   } else if (!b->no_warmup) {  // untimed: faults in mmapped weights, warms caches and the pool
     int32_t n_warm = xla ? (int32_t)b->prompt : b->prompt < 2 ? (int32_t)b->prompt : 2;
     double t0 = now_s();
@@ -629,6 +663,14 @@ static int run_model(const bench_args_t *b) {
       ttft[r] = ir.ttft_s;
       pre[r] = (double)ir.prompt_tokens / ir.prefill_s;
       dec[r] = ir.decode_tok_s;
+    } else if (b->audio) {
+      image_rc = mx_cli_bench_audio_rep(cmd, model, run.s, &aud, b->gen, &ar);
+      if (image_rc != MX_EXIT_OK) break;
+      mel[r] = ar.mel_s;
+      tower[r] = ar.tower_s;
+      ttft[r] = ar.ttft_s;
+      pre[r] = (double)aud.n / ar.prefill_s;
+      dec[r] = ar.decode_tok_s;
     } else {
       runner_reset(&run);
       double t0 = now_s();
@@ -716,8 +758,9 @@ static int run_model(const bench_args_t *b) {
     char date[32];
     utc_now(date, sizeof date);
     const char *backend = runner_backend(&run);
-    double tower_ms = b->image ? 1e3 * median(tower, nr) : 0;
-    double ttft_ms = b->image ? 1e3 * median(ttft, nr) : 0;
+    double tower_ms = media ? 1e3 * median(tower, nr) : 0;
+    double ttft_ms = media ? 1e3 * median(ttft, nr) : 0;
+    double mel_ms = b->audio ? 1e3 * median(mel, nr) : 0;
     if (b->json) {
       mx_strbuf_t sb;
       mx_strbuf_init(&sb);
@@ -757,9 +800,20 @@ static int run_model(const bench_args_t *b) {
         mx_cli_json_string(&sb, b->image);
         mx_strbuf_printf(&sb,
                          ", \"image_width\": %d, \"image_height\": %d, \"image_grid\": [%d, %d], "
-                         "\"image_tokens\": %d, \"tower_ms\": %.3f, \"ttft_ms\": %.3f}",
+                         "\"image_tokens\": %d, \"tower_ms\": %.3f, \"ttft_ms\": %.3f, "
+                         "\"image_crops\": %d}",
                          img.width, img.height, img.grid[0], img.grid[1], img.image_tokens,
-                         tower_ms, ttft_ms);
+                         tower_ms, ttft_ms, img.crops);
+      }
+      if (b->audio && sb.len > 0) {  // the recording's figures before the closing brace
+        sb.data[--sb.len] = '\0';
+        mx_strbuf_puts(&sb, ", \"audio\": ");
+        mx_cli_json_string(&sb, b->audio);
+        mx_strbuf_printf(&sb,
+                         ", \"audio_seconds\": %.3f, \"audio_frames\": %lld, \"audio_tokens\": "
+                         "%d, \"mel_ms\": %.3f, \"tower_ms\": %.3f, \"ttft_ms\": %.3f}",
+                         aud.seconds, (long long)aud.frames, aud.audio_tokens, mel_ms, tower_ms,
+                         ttft_ms);
       }
       printf("%s\n", sb.data ? sb.data : "{}");
       mx_strbuf_free(&sb);
@@ -777,12 +831,22 @@ static int run_model(const bench_args_t *b) {
       if (par > 1)
         printf("parallel %lld sequences: tok/s below are aggregates (per sequence: decode %.3f)\n",
                (long long)par, dec_med / (double)par);
-      if (b->image)
+      if (b->image) {
+        char kind[64] = "";
+        if (img.crops)
+          snprintf(kind, sizeof kind, ", %d crops with the global view", img.crops);
+        else if (img.grid[0])
+          snprintf(kind, sizeof kind, ", Qwen patch grid");
         printf(
             "image %dx%d (%d tokens%s): vision tower %.1f ms/image, time to first token %.1f "
             "ms\n",
-            img.width, img.height, img.image_tokens, img.grid[0] ? ", Qwen patch grid" : "",
-            tower_ms, ttft_ms);
+            img.width, img.height, img.image_tokens, kind, tower_ms, ttft_ms);
+      }
+      if (b->audio)
+        printf(
+            "audio %.2f s (%lld log-mel frames, %d tokens): mel features %.1f ms, audio tower "
+            "%.1f ms/clip, time to first token %.1f ms\n",
+            aud.seconds, (long long)aud.frames, aud.audio_tokens, mel_ms, tower_ms, ttft_ms);
       printf(
           "prefill %5lld tokens: %10.3f tok/s   limit %10.1f tok/s (%.2f GFLOP/token)  %6.2f%% "
           "of limit\n",
@@ -797,6 +861,7 @@ static int run_model(const bench_args_t *b) {
   free(ids), free(pre), free(dec);
   runner_free(&run);
   mx_cli_bench_image_free(&img);
+  mx_cli_bench_audio_free(&aud);
   mx_model_free(model);
   return rc;
 }

@@ -24,9 +24,11 @@ static void mkmodel_usage(FILE *out) {
           "family's graph reads, with Hugging Face names), a byte-level BPE tokenizer.json\n"
           "sized to the vocabulary with the family's special tokens, and tokenizer_config.json\n"
           "(with a chat template in the family's format, except for Llama 3 base shapes).\n"
-          "Vision-language presets (qwen2_vl, qwen2_5_vl, qwen3_vl, gemma3, llava) also write\n"
-          "the vision tower's tensors, its vision_config, the image token ids of the tokenizer\n"
-          "and preprocessor_config.json: `mlxcel bench --image PATH` runs them.\n"
+          "Vision-language presets (qwen2_vl, qwen2_5_vl, qwen3_vl, gemma3, llava, molmo2)\n"
+          "also write the vision tower's tensors, its vision_config, the image token ids of the\n"
+          "tokenizer and preprocessor_config.json: `mlxcel bench --image PATH` runs them.\n"
+          "Gemma 3n's (--arch gemma3n) write its audio tower, audio_config and audio token ids:\n"
+          "`mlxcel bench --audio PATH` runs them.\n"
           "Speed does not depend on weight values: these models are for benchmarks and tests.\n"
           "\n"
           "Options:\n"
@@ -87,7 +89,8 @@ static mx_status_t write_model(const char *dir, const mk_preset_t *p, mx_elem_ty
       mk_preprocessor_config_json};
   const char *files[] = {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
                          "preprocessor_config.json"};
-  for (int i = 0; i < (p->vision ? 4 : 3) && st == MX_OK; i++) {
+  const bool pre = p->vision && p->vision->preprocessor;  // a tower's processor file
+  for (int i = 0; i < (pre ? 4 : 3) && st == MX_OK; i++) {
     mx_strbuf_init(&sb);
     gens[i](p, &sb);
     st = write_text(dir, files[i], &sb);

@@ -60,7 +60,7 @@ static int fail_msg(const char *cmd, const char *fmt, ...) {
 // Molmo2Processor's prompt: a BOS first where the tokenizer gave none, one <|image|> per image
 // after it where the prompt has none, then each <|image|> expanded to its image's views
 // (mx_molmo2_expand_prompt with the processor's options and image_grids rows).
-static int expand_molmo2(const char *cmd, const mx_model_t *m, const mx_pixels_t *px,
+int mx_cli_molmo2_prompt(const char *cmd, const mx_model_t *m, const mx_pixels_t *px,
                          int32_t n_images, int32_t **ids, int32_t *n) {
   mx_molmo2_prompt_t mp;
   mx_error_clear();
@@ -273,7 +273,7 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
                                             : grids[2 * i] * grids[2 * i + 1] / mm;
   }
   if (rc == MX_EXIT_OK)
-    rc = v->kind == MX_VISION_MOLMO2 ? expand_molmo2(cmd, m, px, n_images, ids, n)
+    rc = v->kind == MX_VISION_MOLMO2 ? mx_cli_molmo2_prompt(cmd, m, px, n_images, ids, n)
                                      : expand(cmd, m, n_images, counts, ids, n);
   size_t H = (size_t)mx_vision_feature_width(&m->config);  // a media row (ADR 0021)
   if (rc == MX_EXIT_OK && !(rows = calloc((size_t)*n * H, sizeof *rows)))

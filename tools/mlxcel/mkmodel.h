@@ -61,8 +61,15 @@ typedef struct mk_layout {
   const char *bottom[8], *top[16];  // NULL-terminated
   const char *bos, *eos, *eot;      // eot: end of turn, a second EOS id (may be NULL)
   const char *pad;                  // may be NULL
-  bool add_bos;                     // the post-processor prepends BOS
-  const char *chat_template;        // NULL: none (a base model)
+  // Tokens past the vocabulary, ids vocab on: Molmo2's additional vocabulary (embedding rows
+  // the LM head does not have); NULL-terminated.
+  const char *additional[12];
+  // Reserved specials renamed: fixed[k] is id vocab - fixed_from_end[k] (Gemma 3n's audio and
+  // image tokens, in the block of reserved ids at the top); NULL-terminated.
+  const char *fixed[8];
+  int32_t fixed_from_end[8];
+  bool add_bos;               // the post-processor prepends BOS
+  const char *chat_template;  // NULL: none (a base model)
 } mk_layout_t;
 
 typedef enum mk_rope { MK_ROPE_NONE = 0, MK_ROPE_LLAMA3, MK_ROPE_LINEAR } mk_rope_t;
@@ -76,9 +83,10 @@ typedef struct mk_vision {
   const char *vision_config;    // the vision_config object, JSON (the released config's values)
   // Top-level keys whose value is the id of a layout's special token (the tokenizer's id):
   // "key", "token" pairs, NULL-terminated.
-  const char *token_ids[9];
+  const char *token_ids[13];
   const char *extra[9];      // more top-level keys: "key", "JSON value" pairs, NULL-terminated
-  const char *preprocessor;  // preprocessor_config.json (the released processor's values)
+  const char *preprocessor;  // preprocessor_config.json (the released processor's values); NULL:
+                             // none (Gemma 3n: its audio features are the library's)
 } mk_vision_t;
 
 typedef struct mk_preset {
@@ -133,7 +141,8 @@ const char *mk_arch_list(void);
 // Special-token name k of the layout (k < the preset's n_special; reserved ones numbered).
 void mk_special_name(const mk_preset_t *p, int32_t k, char *buf, size_t cap);
 int32_t mk_special_count(const mk_preset_t *p);  // n_special, at least the named ones
-// Token id of a special token name of the layout (-1 when absent).
+// Token id of a special token name of the layout, the additional ones' included (-1 when
+// absent).
 int32_t mk_special_id(const mk_preset_t *p, const char *name);
 
 // config.json (mkmodel_config.c): parses back what it wrote into *cfg (the library decides the

@@ -137,13 +137,19 @@ static const mk_family_t kGemma3VL = {"gemma3", "Gemma3ForConditionalGeneration"
 static const mk_family_t kLlava = {"llava", "LlavaForConditionalGeneration", "silu",
                                    MK_KEY_ATTN_BIAS | MK_KEY_LLAMA | MK_KEY_HEAD_DIM | MK_KEY_ACT |
                                        MK_KEY_ROPE_SCALING | MK_KEY_TIE};
+// Gemma 3n with its audio tower: Gemma3nForConditionalGeneration around Gemma 3n's text model.
+static const mk_family_t kGemma3nAudio = {"gemma3n", "Gemma3nForConditionalGeneration",
+                                          "gelu_pytorch_tanh", KEYS_GEMMA | MK_KEY_WINDOW};
+static const mk_family_t kMolmo2 = {"molmo2", "Molmo2ForConditionalGeneration", "silu",
+                                    MK_KEY_ATTN_BIAS | MK_KEY_HEAD_DIM | MK_KEY_ACT | MK_KEY_TIE};
 
 static const mk_family_t *const kFamilies[] = {
-    &kLlama,   &kQwen2,    &kQwen3,    &kMistral,  &kGemma,      &kGemma2,     &kGemma3,  &kPhi3,
-    &kMixtral, &kQwen2Moe, &kQwen3Moe, &kOlmoe,    &kDeepseekV2, &kDeepseekV3, &kYoutu,   &kGranite,
-    &kMinicpm, &kSmollm3,  &kMimo,     &kOlmo2,    &kInternlm3,  &kOlmo3,      &kSeedOss, &kExaone,
-    &kExaone4, &kCohere,   &kCohere2,  &kStablelm, &kStarcoder2, &kPhi4mm,     &kGptOss,  &kGemma3n,
-    &kQwen2VL, &kQwen25VL, &kQwen3VL,  &kGemma3VL, &kLlava,      &kYoutuVL};
+    &kLlama,      &kQwen2,   &kQwen3,    &kMistral,      &kGemma,   &kGemma2,     &kGemma3,
+    &kPhi3,       &kMixtral, &kQwen2Moe, &kQwen3Moe,     &kOlmoe,   &kDeepseekV2, &kDeepseekV3,
+    &kYoutu,      &kGranite, &kMinicpm,  &kSmollm3,      &kMimo,    &kOlmo2,      &kInternlm3,
+    &kOlmo3,      &kSeedOss, &kExaone,   &kExaone4,      &kCohere,  &kCohere2,    &kStablelm,
+    &kStarcoder2, &kPhi4mm,  &kGptOss,   &kGemma3n,      &kQwen2VL, &kQwen25VL,   &kQwen3VL,
+    &kGemma3VL,   &kLlava,   &kMolmo2,   &kGemma3nAudio, &kYoutuVL};
 enum { NFAMILIES = sizeof kFamilies / sizeof kFamilies[0] };
 
 // ---- Tokenizer layouts (special tokens of the real tokenizers; chat formats written here) ----
@@ -268,6 +274,53 @@ static const mk_layout_t kLlavaTokens = {
         "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}USER: {{ m.content }} "
         "{% elif m.role == 'assistant' %}ASSISTANT: {{ m.content }}{{ eos_token }}{% endif %}"
         "{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}",
+};
+
+// Gemma 3n with audio: Gemma's tokens, <start_of_image> and <start_of_audio> after the regular
+// ones, and the image and audio tokens at the start of the vision and audio embedders' id
+// ranges (Gemma-3n-E2B: 255999, 256000; 262144, 262145 and 262272, 262273 with 6407 specials).
+static const mk_layout_t kGemma3nTokens = {
+    .bottom = {"<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"},
+    .top = {"<start_of_image>", "<start_of_audio>"},
+    .fixed = {"<end_of_image>", "<image_soft_token>", "<end_of_audio>", "<audio_soft_token>"},
+    .fixed_from_end = {256, 255, 128, 127},
+    .bos = "<bos>",
+    .eos = "<eos>",
+    .eot = "<end_of_turn>",
+    .pad = "<pad>",
+    .add_bos = true,
+    .chat_template =
+        "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m.role "
+        "== 'assistant' else m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor "
+        "%}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}",
+};
+
+// The tiny one: 32 ids per embedder (vision from 320, audio from 352 of 384).
+static const mk_layout_t kGemma3nTinyTokens = {
+    .bottom = {"<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"},
+    .top = {"<start_of_image>", "<start_of_audio>"},
+    .fixed = {"<end_of_image>", "<image_soft_token>", "<end_of_audio>", "<audio_soft_token>"},
+    .fixed_from_end = {64, 63, 32, 31},
+    .bos = "<bos>",
+    .eos = "<eos>",
+    .eot = "<end_of_turn>",
+    .pad = "<pad>",
+    .add_bos = true,
+    .chat_template =
+        "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ 'model' if m.role "
+        "== 'assistant' else m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor "
+        "%}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}",
+};
+
+// Molmo2 (Qwen3 text models): Qwen's specials, and the image tokens past the vocabulary in the
+// released ids' order (<im_start> 151936 ... <frame_end> 151944 at vocab 151936).
+static const mk_layout_t kMolmo2Tokens = {
+    .top = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"},
+    .bos = "<|endoftext|>",
+    .eos = "<|im_end|>",
+    .additional = {"<im_start>", "<im_end>", "<im_patch>", "<im_col>", "<low_res_im_start>",
+                   "<|image|>", "<im_low>", "<frame_start>", "<frame_end>"},
+    .chat_template = CHATML_TEMPLATE,
 };
 
 // GPT-NeoX's tokenizer as OLMoE ships it: <|endoftext|> (0, also BOS / EOS), <|padding|> (1).
@@ -842,6 +895,312 @@ static const mk_vision_t kLlavaTiny = {
         "    \"shortest_edge\": 56\n"
         "  }\n"
         "}\n",
+};
+
+// Molmo2-4B's tower (SigLIP 2 so400m at 378 px, patch 14), adapter and processor as transformers
+// 5.25 saves the released files (allenai/Molmo2-4B's config.json and preprocessor_config.json:
+// its vit_config of 27 layers read at vit_layers [-3, -9], which Molmo2Config trims to the 25
+// layers the weights hold, [24, 18]; the adapter's intermediate size 9728 and text_hidden_size
+// 2560 are Qwen3-4B's). Without a processor_config.json the prompt takes Molmo2Processor's
+// defaults.
+static const mk_vision_t kMolmo2_4B = {
+    .text_model_type = "molmo2_text",
+    .vision_config =
+        "{\n"
+        "    \"attention_bias\": true,\n"
+        "    \"attention_dropout\": 0.0,\n"
+        "    \"head_dim\": 72,\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 1152,\n"
+        "    \"image_size\": [\n"
+        "      378,\n"
+        "      378\n"
+        "    ],\n"
+        "    \"initializer_range\": 0.02,\n"
+        "    \"intermediate_size\": 4304,\n"
+        "    \"layer_norm_eps\": 1e-06,\n"
+        "    \"model_type\": \"molmo2_vision\",\n"
+        "    \"num_attention_heads\": 16,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 25,\n"
+        "    \"num_key_value_heads\": 16,\n"
+        "    \"num_position_embeddings\": 729,\n"
+        "    \"patch_size\": 14\n"
+        "  }",
+    .token_ids = {"image_start_token_id", "<im_start>", "image_end_token_id", "<im_end>",
+                  "image_patch_id", "<im_patch>", "low_res_image_start_token_id",
+                  "<low_res_im_start>", "frame_start_token_id", "<frame_start>",
+                  "frame_end_token_id", "<frame_end>"},
+    .extra = {"adapter_config",
+              "{\n"
+              "    \"attention_bias\": true,\n"
+              "    \"attention_dropout\": 0.0,\n"
+              "    \"head_dim\": 72,\n"
+              "    \"hidden_act\": \"silu\",\n"
+              "    \"hidden_size\": 1152,\n"
+              "    \"initializer_range\": 0.02,\n"
+              "    \"intermediate_size\": 9728,\n"
+              "    \"mlp_bias\": false,\n"
+              "    \"model_type\": \"molmo2_adapter\",\n"
+              "    \"num_attention_heads\": 16,\n"
+              "    \"num_key_value_heads\": 16,\n"
+              "    \"text_hidden_size\": 2560,\n"
+              "    \"vision_feature_layer\": [\n"
+              "      24,\n"
+              "      18\n"
+              "    ]\n"
+              "  }"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Molmo2ImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"max_crops\": 8,\n"
+        "  \"overlap_margins\": [\n"
+        "    4,\n"
+        "    4\n"
+        "  ],\n"
+        "  \"patch_size\": 14,\n"
+        "  \"pooling_size\": [\n"
+        "    2,\n"
+        "    2\n"
+        "  ],\n"
+        "  \"resample\": 2,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"height\": 378,\n"
+        "    \"width\": 378\n"
+        "  }\n"
+        "}\n",
+};
+
+// The shapes of the repository's transformers fixture (tests/data/families/molmo2): 40 px crops
+// of 8 px patches, whose 5 x 5 global view pads its pooling windows.
+static const mk_vision_t kMolmo2Tiny = {
+    .text_model_type = "molmo2_text",
+    .vision_config =
+        "{\n"
+        "    \"attention_bias\": true,\n"
+        "    \"attention_dropout\": 0.0,\n"
+        "    \"head_dim\": 8,\n"
+        "    \"hidden_act\": \"gelu_pytorch_tanh\",\n"
+        "    \"hidden_size\": 32,\n"
+        "    \"image_size\": [\n"
+        "      40,\n"
+        "      40\n"
+        "    ],\n"
+        "    \"initializer_range\": 0.02,\n"
+        "    \"intermediate_size\": 64,\n"
+        "    \"layer_norm_eps\": 1e-06,\n"
+        "    \"model_type\": \"molmo2_vision\",\n"
+        "    \"num_attention_heads\": 4,\n"
+        "    \"num_channels\": 3,\n"
+        "    \"num_hidden_layers\": 3,\n"
+        "    \"num_key_value_heads\": 4,\n"
+        "    \"num_position_embeddings\": 25,\n"
+        "    \"patch_size\": 8\n"
+        "  }",
+    .token_ids = {"image_start_token_id", "<im_start>", "image_end_token_id", "<im_end>",
+                  "image_patch_id", "<im_patch>", "low_res_image_start_token_id",
+                  "<low_res_im_start>", "frame_start_token_id", "<frame_start>",
+                  "frame_end_token_id", "<frame_end>"},
+    .extra = {"adapter_config",
+              "{\n"
+              "    \"attention_bias\": true,\n"
+              "    \"attention_dropout\": 0.0,\n"
+              "    \"head_dim\": 8,\n"
+              "    \"hidden_act\": \"silu\",\n"
+              "    \"hidden_size\": 32,\n"
+              "    \"initializer_range\": 0.02,\n"
+              "    \"intermediate_size\": 48,\n"
+              "    \"mlp_bias\": false,\n"
+              "    \"model_type\": \"molmo2_adapter\",\n"
+              "    \"num_attention_heads\": 4,\n"
+              "    \"num_key_value_heads\": 4,\n"
+              "    \"text_hidden_size\": 64,\n"
+              "    \"vision_feature_layer\": [\n"
+              "      -1,\n"
+              "      1\n"
+              "    ]\n"
+              "  }"},
+    .preprocessor =
+        "{\n"
+        "  \"do_convert_rgb\": true,\n"
+        "  \"do_normalize\": true,\n"
+        "  \"do_rescale\": true,\n"
+        "  \"do_resize\": true,\n"
+        "  \"image_mean\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"image_processor_type\": \"Molmo2ImageProcessor\",\n"
+        "  \"image_std\": [\n"
+        "    0.5,\n"
+        "    0.5,\n"
+        "    0.5\n"
+        "  ],\n"
+        "  \"max_crops\": 4,\n"
+        "  \"overlap_margins\": [\n"
+        "    1,\n"
+        "    1\n"
+        "  ],\n"
+        "  \"patch_size\": 8,\n"
+        "  \"pooling_size\": [\n"
+        "    2,\n"
+        "    2\n"
+        "  ],\n"
+        "  \"resample\": 2,\n"
+        "  \"rescale_factor\": 0.00392156862745098,\n"
+        "  \"size\": {\n"
+        "    \"height\": 40,\n"
+        "    \"width\": 40\n"
+        "  }\n"
+        "}\n",
+};
+
+// Gemma-3n-E2B's audio tower (the USM conformer: 12 blocks of 1536, 8 heads, chunks of 12 frames
+// with 13 left / 0 right of context, 188 tokens per clip) and embedders, Gemma3nConfig's and
+// Gemma3nAudioConfig's defaults as transformers 5.25 writes them (google/gemma-3n-E2B's values);
+// the vision tower (MobileNet-V5) is not written: the engine runs Gemma 3n's audio, not its images.
+static const mk_vision_t kGemma3nE2BAudio = {
+    .text_model_type = "gemma3n_text",
+    .vision_config =
+        "{\n"
+        "    \"architecture\": \"mobilenetv5_300m_enc\",\n"
+        "    \"do_pooling\": false,\n"
+        "    \"hidden_size\": 2048,\n"
+        "    \"initializer_range\": 0.02,\n"
+        "    \"model_type\": \"gemma3n_vision\",\n"
+        "    \"rms_norm_eps\": 1e-06,\n"
+        "    \"vocab_offset\": 262144,\n"
+        "    \"vocab_size\": 128\n"
+        "  }",
+    .token_ids = {"boi_token_id", "<start_of_image>", "eoi_token_id", "<end_of_image>",
+                  "image_token_id", "<image_soft_token>", "boa_token_id", "<start_of_audio>",
+                  "eoa_token_id", "<end_of_audio>", "audio_token_id", "<audio_soft_token>"},
+    .extra = {"audio_config",
+              "{\n"
+              "    \"conf_attention_chunk_size\": 12,\n"
+              "    \"conf_attention_context_left\": 13,\n"
+              "    \"conf_attention_context_right\": 0,\n"
+              "    \"conf_attention_logit_cap\": 50.0,\n"
+              "    \"conf_conv_kernel_size\": 5,\n"
+              "    \"conf_num_attention_heads\": 8,\n"
+              "    \"conf_num_hidden_layers\": 12,\n"
+              "    \"conf_reduction_factor\": 4,\n"
+              "    \"conf_residual_weight\": 0.5,\n"
+              "    \"gradient_clipping\": 10000000000.0,\n"
+              "    \"hidden_size\": 1536,\n"
+              "    \"input_feat_size\": 128,\n"
+              "    \"model_type\": \"gemma3n_audio\",\n"
+              "    \"rms_norm_eps\": 1e-06,\n"
+              "    \"sscp_conv_channel_size\": [\n"
+              "      128,\n"
+              "      32\n"
+              "    ],\n"
+              "    \"sscp_conv_group_norm_eps\": 0.001,\n"
+              "    \"sscp_conv_kernel_size\": [\n"
+              "      [\n"
+              "        3,\n"
+              "        3\n"
+              "      ],\n"
+              "      [\n"
+              "        3,\n"
+              "        3\n"
+              "      ]\n"
+              "    ],\n"
+              "    \"sscp_conv_stride_size\": [\n"
+              "      [\n"
+              "        2,\n"
+              "        2\n"
+              "      ],\n"
+              "      [\n"
+              "        2,\n"
+              "        2\n"
+              "      ]\n"
+              "    ],\n"
+              "    \"vocab_offset\": 262272,\n"
+              "    \"vocab_size\": 128\n"
+              "  }",
+              "audio_soft_tokens_per_image", "188", "vision_soft_tokens_per_image", "256"},
+};
+
+// The tiny tower of the repository's transformers fixture (tests/data/families/gemma3n-audio):
+// 2 blocks of 32, chunks of 3 with 3 left / 1 right, 16 tokens per clip.
+static const mk_vision_t kGemma3nTinyAudio = {
+    .text_model_type = "gemma3n_text",
+    .vision_config =
+        "{\n"
+        "    \"architecture\": \"mobilenetv5_300m_enc\",\n"
+        "    \"do_pooling\": false,\n"
+        "    \"hidden_size\": 16,\n"
+        "    \"initializer_range\": 0.02,\n"
+        "    \"model_type\": \"gemma3n_vision\",\n"
+        "    \"rms_norm_eps\": 1e-06,\n"
+        "    \"vocab_offset\": 320,\n"
+        "    \"vocab_size\": 32\n"
+        "  }",
+    .token_ids = {"boi_token_id", "<start_of_image>", "eoi_token_id", "<end_of_image>",
+                  "image_token_id", "<image_soft_token>", "boa_token_id", "<start_of_audio>",
+                  "eoa_token_id", "<end_of_audio>", "audio_token_id", "<audio_soft_token>"},
+    .extra = {"audio_config",
+              "{\n"
+              "    \"conf_attention_chunk_size\": 3,\n"
+              "    \"conf_attention_context_left\": 3,\n"
+              "    \"conf_attention_context_right\": 1,\n"
+              "    \"conf_attention_logit_cap\": 5.0,\n"
+              "    \"conf_conv_kernel_size\": 3,\n"
+              "    \"conf_num_attention_heads\": 4,\n"
+              "    \"conf_num_hidden_layers\": 2,\n"
+              "    \"conf_reduction_factor\": 2,\n"
+              "    \"conf_residual_weight\": 0.5,\n"
+              "    \"gradient_clipping\": 3.0,\n"
+              "    \"hidden_size\": 32,\n"
+              "    \"input_feat_size\": 128,\n"
+              "    \"model_type\": \"gemma3n_audio\",\n"
+              "    \"rms_norm_eps\": 1e-06,\n"
+              "    \"sscp_conv_channel_size\": [\n"
+              "      8,\n"
+              "      4\n"
+              "    ],\n"
+              "    \"sscp_conv_group_norm_eps\": 0.001,\n"
+              "    \"sscp_conv_kernel_size\": [\n"
+              "      [\n"
+              "        3,\n"
+              "        3\n"
+              "      ],\n"
+              "      [\n"
+              "        3,\n"
+              "        3\n"
+              "      ]\n"
+              "    ],\n"
+              "    \"sscp_conv_stride_size\": [\n"
+              "      [\n"
+              "        2,\n"
+              "        2\n"
+              "      ],\n"
+              "      [\n"
+              "        2,\n"
+              "        2\n"
+              "      ]\n"
+              "    ],\n"
+              "    \"vocab_offset\": 352,\n"
+              "    \"vocab_size\": 32\n"
+              "  }",
+              "audio_soft_tokens_per_image", "16", "vision_soft_tokens_per_image", "4"},
 };
 
 #define TINY_SIZES \
@@ -2065,6 +2424,75 @@ static const mk_preset_t kPresets[] = {
      .untied = true,
      .note = "28 GB at f32, 14 GB at bf16",
      .vision = &kLlava15_7B},
+    {.name = "tiny",
+     .desc = "test: Molmo2 tower, pooling adapter, additional vocabulary",
+     .family = &kMolmo2,
+     .layout = &kMolmo2Tokens,
+     TINY_SIZES,
+     .layers = 2,
+     .head_dim = 16,
+     .theta = 10000.0,
+     .eps = "1e-06",
+     .untied = true,
+     .extra = {"additional_vocab_size", "9", "qk_norm_type", "\"qwen3\"", "norm_after", "false"},
+     .vision = &kMolmo2Tiny},
+    {.name = "molmo2-4b",
+     .desc = "Molmo2-4B (SigLIP 2 so400m tower, Qwen3-4B)",
+     .family = &kMolmo2,
+     .layout = &kMolmo2Tokens,
+     .vocab = 151936,
+     .hidden = 2560,
+     .inter = 9728,
+     .layers = 36,
+     .heads = 32,
+     .kv_heads = 8,
+     .head_dim = 128,
+     .max_pos = 36864,
+     .theta = 5000000.0,
+     .eps = "1e-06",
+     .n_special = 293,
+     .untied = true,
+     .note = "19 GB at f32, 9.7 GB at bf16",
+     .extra = {"additional_vocab_size", "128", "qk_norm_type", "\"qwen3\"", "norm_after", "false"},
+     .vision = &kMolmo2_4B},
+    {.name = "tiny",
+     .desc = "test: Gemma 3n text model and audio tower (2 conformer blocks)",
+     .family = &kGemma3nAudio,
+     .layout = &kGemma3nTinyTokens,
+     .vocab = 384,
+     .hidden = 64,
+     .inter = 128,
+     .heads = 4,
+     .kv_heads = 2,
+     .max_pos = 256,
+     .layers = 10,
+     .head_dim = 16,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .n_special = 72,
+     .window = 8,
+     .extra = {"hidden_size_per_layer_input", "8", "vocab_size_per_layer_input", "160",
+               "laurel_rank", "8", "num_kv_shared_layers", "4"},
+     .vision = &kGemma3nTinyAudio},
+    {.name = "gemma-3n-E2B-audio",
+     .desc = "Gemma-3n-E2B with its audio tower (USM conformer, 12 x 1536)",
+     .family = &kGemma3nAudio,
+     .layout = &kGemma3nTokens,
+     .vocab = 262400,
+     .hidden = 2048,
+     .inter = 8192,
+     .layers = 30,
+     .heads = 8,
+     .kv_heads = 2,
+     .head_dim = 256,
+     .max_pos = 32768,
+     .theta = 1000000.0,
+     .eps = "1e-06",
+     .n_special = 6407,
+     .window = 512,
+     .note = "f32 needs 23 GiB (the per-layer table is 2G values): use --dtype bf16",
+     .extra = {"num_kv_shared_layers", "10"},
+     .vision = &kGemma3nE2BAudio},
 };
 enum { NPRESETS = sizeof kPresets / sizeof kPresets[0] };
 
@@ -2123,6 +2551,13 @@ void mk_special_name(const mk_preset_t *p, int32_t k, char *buf, size_t cap) {
   } else if (k < nb + nt) {
     snprintf(buf, cap, "%s", p->layout->top[k - nb]);
   } else {
+    int32_t id = p->vocab - mk_special_count(p) + k;
+    for (int32_t f = 0; f < COUNT(p->layout->fixed); f++) {
+      if (id == p->vocab - p->layout->fixed_from_end[f]) {
+        snprintf(buf, cap, "%s", p->layout->fixed[f]);
+        return;
+      }
+    }
     snprintf(buf, cap, "<|reserved_special_token_%d|>", (int)(k - nb - nt));
   }
 }
@@ -2136,6 +2571,12 @@ int32_t mk_special_id(const mk_preset_t *p, const char *name) {
   }
   for (int32_t k = 0; k < nt; k++) {
     if (strcmp(p->layout->top[k], name) == 0) return first_top + k;
+  }
+  for (int32_t k = 0; k < COUNT(p->layout->fixed); k++) {
+    if (strcmp(p->layout->fixed[k], name) == 0) return p->vocab - p->layout->fixed_from_end[k];
+  }
+  for (int32_t k = 0; k < COUNT(p->layout->additional); k++) {
+    if (strcmp(p->layout->additional[k], name) == 0) return p->vocab + k;
   }
   return -1;
 }

@@ -61,6 +61,13 @@ static void added_tokens(const mk_preset_t *p, mx_strbuf_t *sb) {
                      "\"special\": true}",
                      k ? "," : "", (int)id, name);
   }
+  for (int32_t k = 0; k < 12 && p->layout->additional[k]; k++) {
+    mx_strbuf_printf(sb,
+                     ",\n    {\"id\": %d, \"content\": \"%s\", \"single_word\": false, "
+                     "\"lstrip\": false, \"rstrip\": false, \"normalized\": false, "
+                     "\"special\": true}",
+                     (int)(p->vocab + k), p->layout->additional[k]);
+  }
   mx_strbuf_puts(sb, "\n  ],\n");
 }
 

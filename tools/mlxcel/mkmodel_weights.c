@@ -73,8 +73,16 @@ static mx_status_t add_typed(tlist_t *l, const char *name, mx_elem_type_t dt, in
   return MX_OK;
 }
 
+// A tensor two lists name (Gemma 3n's embed_audio: the text model's and the audio tower's) is
+// written once; the lists must agree on its shape.
 static mx_status_t add_spec(void *user, const char *name, int32_t rank, const int64_t *dims) {
   tlist_t *l = user;
+  for (int32_t i = 0; i < l->n; i++) {
+    if (strcmp(l->d[i].name, name) != 0) continue;
+    bool same = l->d[i].rank == rank;
+    for (int32_t k = 0; same && k < rank; k++) same = l->d[i].dims[k] == dims[k];
+    return same ? MX_OK : mx_error_set(MX_ERR_RUNTIME, "mkmodel: %s listed with two shapes", name);
+  }
   return add_typed(l, name, l->dt, rank, dims);
 }
 
@@ -228,6 +236,7 @@ mx_status_t mk_write_weights(const char *path, const mk_preset_t *p, const mx_mo
   tlist_t l = {.dt = dt};
   mx_status_t st = mx_model_list_weights(cfg, add_spec, &l);
   if (st == MX_OK) st = mx_vision_list_weights(cfg, add_spec, &l);  // a VLM's tower
+  if (st == MX_OK) st = mx_audio_list_weights(cfg, add_spec, &l);   // Gemma 3n's audio tower
   if (st == MX_OK && p->mxfp4_experts) st = stack_mxfp4(&l);
   const char *meta[2] = {"format", "pt"};
   mx_st_writer_t *w = NULL;
