@@ -141,13 +141,12 @@ mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *
     *take = r;
     return MX_OK;
   }
+  // The call starts with a run longer than the chunk: it takes the whole run, which the media
+  // prefill runs as one graph of its length (mx_vision_media_piece).
   int32_t len = m;
   while (len < n && mx_vision_block_token(v, ids[len])) len++;
-  return mx_error_set(MX_ERR_INVALID_ARG,
-                      "a run of %d%s image tokens does not fit a prefill chunk of %d tokens: an "
-                      "image's tokens attend to each other, so one prefill holds them all (use a "
-                      "prefill chunk of at least the image's tokens)",
-                      len, len == n ? " or more" : "", chunk);
+  *take = len;
+  return MX_OK;
 }
 
 bool mx_vision_context_image(const mx_vision_config_t *v, const int32_t *tokens, int64_t n) {

@@ -212,10 +212,14 @@ static mx_status_t prefill(mx_batch_t *b, int32_t slot, const int32_t *ids, cons
   static const char what[] = "batch prefill";
   mx_status_t st = check_slot(b, slot, what);
   if (st) return st;
-  if (n < 1 || n > b->chunk)
+  if (!ids) return mx_error_set(MX_ERR_INVALID_ARG, "%s: ids is NULL", what);
+  // More than a chunk only as an image's block with its rows, which runs whole
+  // (mx_vision_prefill_take).
+  const mx_vision_config_t *v = &b->model->config.vision;
+  bool block = media && n > b->chunk && mx_vision_blocks(v) && mx_vision_block_token(v, ids[0]);
+  if (n < 1 || (n > b->chunk && !block))
     return mx_error_set(MX_ERR_INVALID_ARG, "%s: %d tokens, expected 1..%d (the prefill chunk)",
                         what, n, b->chunk);
-  if (!ids) return mx_error_set(MX_ERR_INVALID_ARG, "%s: ids is NULL", what);
   if ((int64_t)n > b->ctx - b->n_past[slot])
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "%s of %d token%s does not fit in slot %d: capacity %lld, %lld tokens "

@@ -447,7 +447,14 @@ mx_status_t mx_bstate_prefill_mrope(void *state, int32_t slot, const int32_t *id
                                     const float *media, const int32_t *positions, int32_t n,
                                     int64_t pos0, float *last) {
   mx_bstate_t *s = state;
-  mx_status_t st = check_prefill(s, slot, n, pos0);
+  // More than a chunk only as an image's block, which runs whole (mx_vision_prefill_take).
+  const mx_vision_config_t *v = &s->model->config.vision;
+  bool block = n > s->chunk && mx_vision_blocks(v) && mx_vision_block_token(v, ids[0]);
+  mx_status_t st = check_prefill(s, slot, block ? s->chunk : n, pos0);
+  if (!st && pos0 + n > s->ctx)
+    st = mx_error_set(MX_ERR_INVALID_ARG,
+                      "batch prefill: %d tokens at position %lld (capacity %lld)", n,
+                      (long long)pos0, (long long)s->ctx);
   if (!st) st = ensure_media(s);
   if (st) return st;
   const size_t W = (size_t)mx_vision_feature_width(&s->model->config);

@@ -508,7 +508,10 @@ mx_status_t mx_graph_runner_prefill_mrope(void *state, const int32_t *ids, const
                                           const int32_t *positions, int32_t n, int64_t pos0,
                                           float *last) {
   mx_graph_runner_t *r = state;
-  if (n <= 0 || n > r->chunk || pos0 < 0 || pos0 + n > r->ctx)
+  // More than a chunk only as an image's block, which runs whole (mx_vision_prefill_take).
+  const mx_vision_config_t *vb = &r->model->config.vision;
+  if (n <= 0 || (n > r->chunk && !(mx_vision_blocks(vb) && mx_vision_block_token(vb, ids[0]))) ||
+      pos0 < 0 || pos0 + n > r->ctx)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "prefill: %d tokens at position %lld (chunk %d, capacity %lld)", n,
                         (long long)pos0, r->chunk, (long long)r->ctx);
