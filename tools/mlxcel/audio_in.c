@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "mlxcel/audio.h"
@@ -73,12 +72,6 @@ int mx_cli_audio_text(const char *cmd, const mx_model_t *m, int32_t n_audio, con
   return *out ? MX_EXIT_OK : fail_msg(MX_EXIT_FAILED, cmd, "out of memory (the prompt)");
 }
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 // One recording's rows [soft_tokens][H] into rows.
 static mx_status_t recording_rows(mx_session_t *s, const char *path, float *rows, int64_t n_rows) {
   const mx_mel_opts_t o = mx_mel_opts_gemma3n();
@@ -105,10 +98,10 @@ int mx_cli_audio_rows(const char *cmd, mx_session_t *s, const char *path, float 
   const int64_t n = (int64_t)m->config.audio.soft_tokens * m->config.hidden_size;
   *rows = malloc(sizeof **rows * (size_t)n);
   if (!*rows) return fail_msg(MX_EXIT_FAILED, cmd, "out of memory (audio rows)");
-  double t0 = now_seconds();
+  double t0 = mx_cli_now();
   mx_error_clear();
   mx_status_t st = recording_rows(s, path, *rows, n);
-  *tower_s = now_seconds() - t0;
+  *tower_s = mx_cli_now() - t0;
   if (st) {
     free(*rows);
     *rows = NULL;
@@ -151,14 +144,14 @@ int mx_cli_prompt_audio(const char *cmd, const mx_model_t *m, mx_session_t *s,
   float *m_rows = calloc((size_t)n * (size_t)H, sizeof *m_rows);
   float *rows = malloc(sizeof *rows * (size_t)N * (size_t)H);
   mx_status_t st = m_rows && rows ? MX_OK : mx_error_set(MX_ERR_NOMEM, "out of memory");
-  double t0 = now_seconds();
+  double t0 = mx_cli_now();
   for (int32_t k = 0; !st && k < n_audio; k++) {
     mx_error_clear();
     st = recording_rows(s, paths[k], rows, (int64_t)N * H);
     if (st) st = mx_error_prefix(st, "--audio %s", paths[k]);
     if (!st) memcpy(m_rows + (size_t)starts[k] * H, rows, sizeof *rows * (size_t)N * (size_t)H);
   }
-  *tower_s = now_seconds() - t0;
+  *tower_s = mx_cli_now() - t0;
   free(rows);
   free(starts);
   if (st) {

@@ -5,7 +5,6 @@
 // for text and images.
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "mlxcel/audio.h"
@@ -14,19 +13,6 @@
 // The words after the recording (Gemma3nProcessor puts the audio sequence where the placeholder
 // is; the prompt has none, so it goes first, as generate --audio does).
 static const char kText[] = "Describe the audio.";
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int32_t argmax(const float *x, int32_t n) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < n; i++)
-    if (x[i] > x[best]) best = i;
-  return best;
-}
 
 // The recording decoded, resampled to the feature extractor's rate and featurized: *feat [frames
 // x mels] and *mask [frames] (heap). *seconds: its length.
@@ -116,19 +102,19 @@ int mx_cli_bench_audio_rep(const char *cmd, const mx_model_t *m, mx_session_t *s
   uint8_t *mask = NULL;
   int64_t frames = 0;
   mx_error_clear();
-  double t0 = now_s();
+  double t0 = mx_cli_now();
   mx_status_t st = features(b->path, &feat, &mask, &frames, NULL);
-  double t1 = now_s();
+  double t1 = mx_cli_now();
   if (!st) st = mx_session_audio(s, feat, mask, frames, media + (size_t)b->start * H, N * H);
-  double t2 = now_s();
+  double t2 = mx_cli_now();
   if (!st) st = mx_session_prefill_media(s, b->ids, media, b->n);
-  int32_t next = st == MX_OK ? argmax(mx_session_logits(s), V) : 0;
-  double t3 = now_s();
+  int32_t next = st == MX_OK ? mx_cli_argmax(mx_session_logits(s), V) : 0;
+  double t3 = mx_cli_now();
   for (int64_t g = 0; g < gen && st == MX_OK; g++) {
     st = mx_session_decode(s, next);
-    if (st == MX_OK) next = argmax(mx_session_logits(s), V);
+    if (st == MX_OK) next = mx_cli_argmax(mx_session_logits(s), V);
   }
-  double t4 = now_s();
+  double t4 = mx_cli_now();
   free(feat);
   free(mask);
   free(media);

@@ -5,7 +5,6 @@
 // the machine's limits as it does for text.
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "mlxcel/image.h"
@@ -13,19 +12,6 @@
 
 // The words after the image (the prompt the acceptance uses).
 static const char kText[] = "Describe the image.";
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int32_t argmax(const float *x, int32_t n) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < n; i++)
-    if (x[i] > x[best]) best = i;
-  return best;
-}
 
 int mx_cli_bench_image_prompt(const char *cmd, const mx_model_t *m, const char *path,
                               mx_bench_image_t *out) {
@@ -114,22 +100,22 @@ int mx_cli_bench_image_rep(const char *cmd, const mx_model_t *m, mx_session_t *s
   float *media = NULL;
   int32_t *positions = NULL;
   const char *paths[1] = {b->path};
-  double t0 = now_s();
+  double t0 = mx_cli_now();
   int rc = mx_cli_prompt_images(cmd, m, s, paths, 1, &ids, &n, &media, &positions, &r->tower_s);
-  double t1 = now_s();
+  double t1 = mx_cli_now();
   mx_status_t st = MX_OK;
   if (rc == MX_EXIT_OK) {
     mx_error_clear();
     st = positions ? mx_session_prefill_mrope(s, ids, media, positions, n)
                    : mx_session_prefill_media(s, ids, media, n);
   }
-  int32_t next = st == MX_OK && rc == MX_EXIT_OK ? argmax(mx_session_logits(s), V) : 0;
-  double t2 = now_s();
+  int32_t next = st == MX_OK && rc == MX_EXIT_OK ? mx_cli_argmax(mx_session_logits(s), V) : 0;
+  double t2 = mx_cli_now();
   for (int64_t g = 0; g < gen && st == MX_OK && rc == MX_EXIT_OK; g++) {
     st = mx_session_decode(s, next);
-    if (st == MX_OK) next = argmax(mx_session_logits(s), V);
+    if (st == MX_OK) next = mx_cli_argmax(mx_session_logits(s), V);
   }
-  double t3 = now_s();
+  double t3 = mx_cli_now();
   free(ids);
   free(media);
   free(positions);

@@ -12,6 +12,11 @@
 #include "mlxcel/session.h"
 #include "mlxcel/tokenizer.h"
 
+// Seconds on the monotonic clock (for the commands' timings) and the index of the largest of
+// x[0..n) (the first of equals: greedy decoding) (cli_util.c).
+double mx_cli_now(void);
+int32_t mx_cli_argmax(const float *x, int32_t n);
+
 #ifndef MLXCEL_VERSION
 #define MLXCEL_VERSION "0.1.0-dev"
 #endif

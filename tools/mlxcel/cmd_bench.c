@@ -109,12 +109,6 @@ typedef struct bench_args {
   mx_xla_backend_opts_t xla;  // --pjrt-plugin
 } bench_args_t;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -413,14 +407,6 @@ static void model_cost(const mx_model_config_t *c, int64_t n, int64_t gen, int64
   mc->flops_per_token = total / dn;
 }
 
-static int32_t argmax(const float *x, int32_t n) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < n; i++) {
-    if (x[i] > x[best]) best = i;
-  }
-  return best;
-}
-
 static const char *dtype_name(mx_elem_type_t t) {
   return t == MX_ELEM_BF16 ? "bf16" : t == MX_ELEM_F16 ? "f16" : t == MX_ELEM_F32 ? "f32" : "?";
 }
@@ -454,19 +440,19 @@ static mx_status_t runner_prefill(runner_t *r, const int32_t *ids, int32_t n) {
       mx_status_t st = mx_batch_prefill(r->b, i, r->buf, k);
       if (st != MX_OK) return st;
     }
-    r->next[i] = argmax(mx_batch_logits(r->b, i), r->vocab);
+    r->next[i] = mx_cli_argmax(mx_batch_logits(r->b, i), r->vocab);
   }
   return MX_OK;
 }
 
 static mx_status_t runner_decode(runner_t *r) {
   if (!r->b) {
-    mx_status_t st = mx_session_decode(r->s, argmax(mx_session_logits(r->s), r->vocab));
+    mx_status_t st = mx_session_decode(r->s, mx_cli_argmax(mx_session_logits(r->s), r->vocab));
     return st;
   }
   mx_status_t st = mx_batch_decode(r->b, r->slots, r->next, r->n);
   for (int32_t i = 0; i < r->n && st == MX_OK; i++)
-    r->next[i] = argmax(mx_batch_logits(r->b, i), r->vocab);
+    r->next[i] = mx_cli_argmax(mx_batch_logits(r->b, i), r->vocab);
   return st;
 }
 
@@ -642,7 +628,7 @@ static int run_model(const bench_args_t *b) {
     image_rc = mx_cli_bench_audio_rep(cmd, model, run.s, &aud, 1, &ar);
   } else if (!b->no_warmup) {  // untimed: faults in mmapped weights, warms caches and the pool
     int32_t n_warm = xla ? (int32_t)b->prompt : b->prompt < 2 ? (int32_t)b->prompt : 2;
-    double t0 = now_s();
+    double t0 = mx_cli_now();
     st = runner_prefill(&run, ids, n_warm);
     if (st == MX_OK) st = runner_decode(&run);
     mx_xla_stats_t xs;
@@ -650,7 +636,7 @@ static int run_model(const bench_args_t *b) {
       printf(
           "xla compile: %d entries compiled, %d loaded from the cache, %.2f s (warmup %.2f "
           "s)\n",
-          xs.compiled, xs.cache_loaded, xs.compile_seconds, now_s() - t0);
+          xs.compiled, xs.cache_loaded, xs.compile_seconds, mx_cli_now() - t0);
   }
   double rss = 0;
   int n_samples = b->machine_file ? 0 : 1;
@@ -673,11 +659,11 @@ static int run_model(const bench_args_t *b) {
       dec[r] = ar.decode_tok_s;
     } else {
       runner_reset(&run);
-      double t0 = now_s();
+      double t0 = mx_cli_now();
       st = runner_prefill(&run, ids, (int32_t)b->prompt);
-      double t1 = now_s();
+      double t1 = mx_cli_now();
       for (int64_t g = 0; g < b->gen && st == MX_OK; g++) st = runner_decode(&run);
-      double t2 = now_s();
+      double t2 = mx_cli_now();
       pre[r] = (double)(par * b->prompt) / (t1 - t0);
       dec[r] = (double)(par * b->gen) / (t2 - t1);
     }

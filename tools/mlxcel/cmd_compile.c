@@ -4,7 +4,6 @@
 // each entry's inputs and results.
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "mlxcel/model.h"
@@ -98,12 +97,6 @@ static bool parse_lens(const char *cmd, const char *opt, const char *s, int64_t 
   }
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 // Writes OUTDIR/BASE.mlir (the deployable text of `entry`) and compiles it to OUTDIR/BASE.vmfb;
 // the compiler's output goes to OUTDIR/BASE.log. Appends the entry's manifest object to json
 // (with its attention window attn_len; 0: the whole capacity).
@@ -131,7 +124,7 @@ static mx_status_t compile_entry(mx_module_t *m, const char *entry, const char *
   if (st == MX_OK) {
     fprintf(stderr, "mlxcel compile: [%d/%d] %s: iree-compile %s -> %s ...\n", step, n_steps, entry,
             mlir.data, vmfb.data);
-    double t0 = now_s();
+    double t0 = mx_cli_now();
     st = mx_cli_iree_run(compiler, flags, mlir.data, vmfb.data, &output);
     // The log is kept when the compiler said anything: warnings of a success, the whole
     // diagnostic of a failure.
@@ -141,7 +134,7 @@ static mx_status_t compile_entry(mx_module_t *m, const char *entry, const char *
     if (st == MX_OK) st = log_st;
     if (st == MX_OK) {
       fprintf(stderr, "mlxcel compile: [%d/%d] %s: wrote %s (%.1f s)\n", step, n_steps, entry,
-              vmfb.data, now_s() - t0);
+              vmfb.data, mx_cli_now() - t0);
     }
   }
   if (st != MX_OK) json->len = json_start;

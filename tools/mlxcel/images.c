@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "mlxcel/chat.h"
@@ -186,12 +185,6 @@ static int load_pixels(const char *cmd, const mx_model_t *m, const mx_image_proc
   return MX_EXIT_OK;
 }
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 // The features of image i at its tokens (from `pos` on), through the session's tower.
 static mx_status_t features(const mx_model_t *m, mx_session_t *s, const mx_pixels_t *px,
                             int32_t count, float *rows);
@@ -217,10 +210,10 @@ int mx_cli_image_features(const char *cmd, const mx_model_t *m, mx_session_t *s,
   *count = fixed ? v->tokens_per_image : grid[0] * grid[1] / mm;
   float *f = malloc((size_t)*count * (size_t)mx_vision_feature_width(&m->config) * sizeof *f);
   mx_error_clear();
-  double t0 = now_seconds();
+  double t0 = mx_cli_now();
   mx_status_t st =
       f ? features(m, s, &px, *count, f) : mx_error_set(MX_ERR_NOMEM, "out of memory (features)");
-  *seconds += now_seconds() - t0;
+  *seconds += mx_cli_now() - t0;
   mx_pixels_free(&px);
   if (st) {
     free(f);
@@ -282,7 +275,7 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
   for (int32_t i = 0; i < n_images && rc == MX_EXIT_OK; i++) {
     while (pos < *n && (*ids)[pos] != v->image_token_id) pos++;
     mx_error_clear();
-    double t0 = now_seconds();
+    double t0 = mx_cli_now();
     if (v->kind == MX_VISION_MOLMO2) {
       // Its <im_patch> tokens are in rows between column / start / end tokens: feature j of
       // the image goes to its j-th <im_patch>.
@@ -303,7 +296,7 @@ int mx_cli_prompt_images(const char *cmd, const mx_model_t *m, mx_session_t *s,
       st = features(m, s, &px[i], counts[i], rows + (size_t)pos * H);
       pos += counts[i];
     }
-    *tower_seconds += now_seconds() - t0;
+    *tower_seconds += mx_cli_now() - t0;
     if (st) rc = mx_cli_fail(cmd, st);
   }
   if (rc == MX_EXIT_OK && mx_vision_mrope(v)) {  // M-RoPE positions (ADR 0013)

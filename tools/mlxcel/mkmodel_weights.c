@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "cli.h"
 #include "mkmodel.h"
 #include "mlxcel/writer.h"
 
@@ -163,12 +163,6 @@ static mx_status_t stack_mxfp4(tlist_t *l) {
   return MX_OK;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 // Streams every tensor's values in file order.
 static mx_status_t write_values(mx_st_writer_t *w, uint64_t seed, bool progress) {
   enum { CHUNK = 1 << 20 };
@@ -178,7 +172,7 @@ static mx_status_t write_values(mx_st_writer_t *w, uint64_t seed, bool progress)
   uint64_t total = 0, done = 0;
   for (int32_t i = 0; i < mx_st_writer_count(w); i++)
     total += mx_st_desc_bytes(mx_st_writer_desc(w, i));
-  double t0 = now_s(), last = t0;
+  double t0 = mx_cli_now(), last = t0;
   for (int32_t i = 0; st == MX_OK && i < mx_st_writer_count(w); i++) {
     const mx_st_desc_t *di = mx_st_writer_desc(w, i);
     bool norm = strstr(di->name, "norm.weight") != NULL;
@@ -215,7 +209,7 @@ static mx_status_t write_values(mx_st_writer_t *w, uint64_t seed, bool progress)
         st = mx_st_writer_append(w, half, k * sizeof(uint16_t));
       }
       done += k * mx_elem_size(dt);
-      double now = now_s();
+      double now = mx_cli_now();
       if (progress && now - last > 1.0) {
         last = now;
         fprintf(stderr, "\rmkmodel: %llu / %llu MiB (%.0f MiB/s)", (unsigned long long)(done >> 20),
@@ -225,7 +219,7 @@ static mx_status_t write_values(mx_st_writer_t *w, uint64_t seed, bool progress)
   }
   if (progress && st == MX_OK) {
     fprintf(stderr, "\rmkmodel: %llu MiB written in %.1f s%20s\n",
-            (unsigned long long)(total >> 20), now_s() - t0, "");
+            (unsigned long long)(total >> 20), mx_cli_now() - t0, "");
   }
   free(buf), free(half);
   return st;

@@ -4,7 +4,6 @@
 // commands ask for it with `wanted`). The library only calls the hook (base.h's mx_progress_t).
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -21,12 +20,6 @@ typedef struct progress_line {
 
 static progress_line_t g_line;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 // "692 MB", "2.41 GB" (decimal units, as disk sizes are given).
 static void format_bytes(char *buf, size_t cap, double b) {
   if (b >= 1e9)
@@ -39,7 +32,7 @@ static void format_bytes(char *buf, size_t cap, double b) {
 
 static void draw(void *user, const char *stage, uint64_t done, uint64_t total) {
   progress_line_t *p = user;
-  double t = now_s();
+  double t = mx_cli_now();
   if (!p->stage || strcmp(p->stage, stage) != 0) *p = (progress_line_t){stage, t, 0, p->on_screen};
   if (done < total && p->drawn_at > 0 && t - p->drawn_at < 1.0 / REDRAWS_PER_S) return;
   p->drawn_at = t;
