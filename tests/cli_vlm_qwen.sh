@@ -135,7 +135,7 @@ t_emit() {
 t_chat() {
   local m text
   local tmpl="{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}{% for c in m.content %}{% if c.type == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ c.text }}{% endif %}{% endfor %}{% endif %}{% endfor %}"
-  for t in qwen2_vl qwen3_vl; do
+  for t in qwen2_vl qwen3_vl youtu_vl; do  # youtu_vl: the same at 1-D positions (ADR 0027)
     m=$SRC/tests/data/families/$t
     rm -rf "$TMP/c"
     mkdir "$TMP/c"

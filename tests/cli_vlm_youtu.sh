@@ -6,17 +6,13 @@
 # given by hand) with the image's grid-sized run, a bare <|image_pad|> gets its vision markers,
 # two images of different grids and an image with no placeholder take their runs, the errors
 # name the problem, and emit writes @vision for a grid (rows of 16 x 16 x 3 values) and an
-# @prefill_media without M-RoPE positions; chat's /image keeps the conversation at 1-D positions
-# across turns (a second image prefilled incrementally answers as generate on the whole
-# conversation).
+# @prefill_media without M-RoPE positions. chat's /image on it is cli_vlm_qwen.sh's chat test.
 # Usage: tests/cli_vlm_youtu.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
 MLXCEL=$1
 SRC=$2
 NAME=$3
 IMG=$SRC/tests/data/image/inputs/chelsea.png
-JPEG=$SRC/tests/data/image/inputs/camera_gray.jpg
-PYTHON=${MX_PYTHON:-python3}  # JSON for a conversation (chat)
 M=$SRC/tests/data/families/youtu_vl
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -99,36 +95,4 @@ t_emit() {
   return 0
 }
 
-t_chat() {
-  local text
-  local tmpl="{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}{% for c in m.content %}{% if c.type == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ c.text }}{% endif %}{% endfor %}{% endif %}{% endfor %}"
-  mkdir "$TMP/c"
-  for f in "$M"/*; do ln -s "$f" "$TMP/c/"; done
-  rm "$TMP/c/tokenizer_config.json"
-  sed "1s/^{/{\"chat_template\": \"$tmpl\",/" "$M/tokenizer_config.json" >"$TMP/c/tokenizer_config.json"
-  printf '/image %s\nWhat?\n/image %s\nAnd?\n' "$IMG" "$JPEG" |
-    "$MLXCEL" chat -m "$TMP/c" -n 6 --stats >"$TMP/out" 2>"$TMP/err"
-  rc=$?
-  expect_rc 0
-  grep -qE '^\[[0-9]+ prompt tokens added, ' "$TMP/err" || fail "chat: turn 2 not incremental"
-  awk '/^\[image 2 attached/ {exit} NR > 1' "$TMP/out" >"$TMP/r1"
-  awk 'f; /^\[image 2 attached/ {f = 1}' "$TMP/out" >"$TMP/r2"
-  "$MLXCEL" generate -m "$M" -p "<|vision_start|><|image_pad|><|vision_end|>What?" \
-    --image "$IMG" -n 6 --no-echo -q >"$TMP/ref" 2>"$TMP/err2" || fail "$(cat "$TMP/err2")"
-  [ "$(cat "$TMP/r1")" = "$(cat "$TMP/ref")" ] || fail "chat: first reply differs"
-  printf '%s' "$(cat "$TMP/r1")" | "$PYTHON" -c 'import json, sys
-r = sys.stdin.read()
-print(json.dumps([
-    {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "What?"}]},
-    {"role": "assistant", "content": r},
-    {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "And?"}]}]))' \
-    >"$TMP/conv.json"
-  text=$("$MLXCEL" template -m "$TMP/c" --messages "$TMP/conv.json" --add-generation-prompt
-    echo x)
-  "$MLXCEL" generate -m "$M" -p "${text%x}" --image "$IMG" --image "$JPEG" -n 6 --no-echo -q \
-    >"$TMP/ref" 2>"$TMP/err2" || fail "two images: $(cat "$TMP/err2")"
-  [ "$(cat "$TMP/r2")" = "$(cat "$TMP/ref")" ] ||
-    fail "chat: second reply '$(cat "$TMP/r2")', generate '$(cat "$TMP/ref")'"
-}
-
-run_tests "$NAME" "generate chat errors emit"
+run_tests "$NAME" "generate errors emit"
