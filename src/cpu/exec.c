@@ -313,6 +313,11 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
         mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->quant.m, ith, nth);
       break;
     }
+    case ST_QGATED_UP:
+      mx_cpu_qgated_up_dyn(s->qw, s->qw2, (const float *)vp[s->in[0]], (float *)vp[s->out[1]],
+                           (float *)vp[s->out[2]], (float *)vp[s->out[0]], s->quant.act,
+                           &p->work[s - p->steps], ith, nth);
+      break;
     case ST_QEMBED:
       mx_cpu_qembed(s->qsrc, (const int32_t *)vp[s->in[0]], s->quant.m, (float *)vp[s->out[0]], ith,
                     nth);

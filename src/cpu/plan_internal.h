@@ -50,6 +50,7 @@ typedef enum step_kind {
   ST_WHOLE,         // the whole function through mx_interp_run (serial)
   ST_QGEMM,         // y[m, n] = x[m, k] W^T, W quantized (qw; kernels_q.h)
   ST_QEMBED,        // dequantized rows of a quantized table (qsrc)
+  ST_QGATED_UP,     // out[1] = x qw^T, out[2] = x qw2^T, out[0] = act(out[1]) * out[2] (one row)
   ST_PERTURB,       // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
   // Low-precision steps (compile_lowp.c, executed by plan_lowp.c):
   ST_CONVERT,       // out = convert(in), f32 <-> bf16 / f16
@@ -169,8 +170,9 @@ typedef struct step_copy {  // ST_TRANSPOSE
   int64_t stride[MX_MAX_RANK];  // input stride (elements) of each output dim
 } step_copy_t;
 
-typedef struct step_quant {  // ST_QGEMM: m rows of x; ST_QEMBED: n ids
+typedef struct step_quant {  // ST_QGEMM: m rows of x; ST_QEMBED: n ids; ST_QGATED_UP: 1
   int64_t m;
+  int act;  // ST_QGATED_UP: mx_activation_t
 } step_quant_t;
 
 typedef struct step_convert {  // ST_CONVERT
@@ -207,11 +209,12 @@ typedef struct mx_step {
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;
   const mx_tensor_t **pin;
-  mx_tensor_t *heap_out;       // ST_CALL: interpreter results (freed each run)
-  const mx_func_t *callee;     // ST_CALL
-  const mx_cpu_qpacked_t *qw;  // ST_QGEMM (owned by the weight cache)
-  mx_cpu_qsrc_t *qsrc;         // ST_QEMBED (owned by the step)
-  mx_cpu_moe_t *moe;           // ST_MOE_* (owned by the ST_MOE_ROUTE step, with its arrays)
+  mx_tensor_t *heap_out;        // ST_CALL: interpreter results (freed each run)
+  const mx_func_t *callee;      // ST_CALL
+  const mx_cpu_qpacked_t *qw;   // ST_QGEMM, ST_QGATED_UP (gate) (owned by the weight cache)
+  const mx_cpu_qpacked_t *qw2;  // ST_QGATED_UP (up)
+  mx_cpu_qsrc_t *qsrc;          // ST_QEMBED (owned by the step)
+  mx_cpu_moe_t *moe;            // ST_MOE_* (owned by the ST_MOE_ROUTE step, with its arrays)
 } mx_step_t;
 
 // The packed-weight cache (weights.c): one entry per packed copy of a weight.
