@@ -352,7 +352,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->f = f;
   p->n_args = f->body->n_args;
   mx_status_t st = MX_OK;
-  cctx_t c = {p, opts, NULL, NULL, false, 0, {{0}}, {0}};
+  cctx_t c = {p, opts, NULL, NULL, false, 0, {{0}}, {0}, 0, {{0}}};
   p->keep_values = opts->keep_values;
   p->external_arena = opts->external_arena;
   if (opts->weights) {

@@ -8,7 +8,7 @@
 
 #include "cpu/plan_internal.h"
 
-enum { MAX_ROPE_TABLES = 8 };
+enum { MAX_ROPE_TABLES = 8, MAX_CONVERTS = 8 };
 
 typedef struct cctx {
   mx_cpu_plan_t *p;
@@ -20,6 +20,10 @@ typedef struct cctx {
   int32_t n_rope_tables;
   int32_t rope_tables[MAX_ROPE_TABLES][3];
   double rope_table_scale[MAX_ROPE_TABLES];  // the mx.rope scale each table's cos / sin carry
+  // The latest f32 <-> bf16 / f16 converts emitted: {operand, result} (a ring), so a convert of
+  // the same value to the same type reuses that result.
+  int32_t n_converts;
+  int32_t converts[MAX_CONVERTS][2];
 } cctx_t;
 
 static inline const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }

@@ -42,7 +42,24 @@ static bool match_lowp_convert(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
   if (!((is_f32(a) && is_lowp(o)) || (is_lowp(a) && is_f32(o))) || !mx_type_same_shape(a, o))
     return false;
+  // The graphs convert one activation once per projection that reads it (q, k and v each convert
+  // the normed row): values are immutable, so a repeat of a recent convert is a view of its
+  // result, a step and a barrier fewer (the readers then share one barrier).
+  int32_t n = c->n_converts < MAX_CONVERTS ? c->n_converts : MAX_CONVERTS;
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t *cv = c->converts[i];
+    if (cv[0] == op->operands[0] && mx_type_equal(vtype(f, cv[1]), o)) {
+      mx_plan_make_view(c->p, op->results[0], cv[1], 0);
+      c->p->n_view_ops++;
+      return true;
+    }
+  }
   *st = emit_convert(c, op, op->operands[0], a->elem, op->results[0], o->elem, mx_type_numel(o));
+  if (!*st) {
+    int32_t *slot = c->converts[c->n_converts++ % MAX_CONVERTS];
+    slot[0] = op->operands[0];
+    slot[1] = op->results[0];
+  }
   return true;
 }
 

@@ -174,6 +174,57 @@ static void test_linears(void) {
   }
 }
 
+// One activation converted once per projection that reads it (as the graphs do for q, k and v):
+// the plan converts it once per target type (two bf16 converts of x share one step, the f16
+// convert of x and the bf16 convert of x2 are their own), results as the interpreter's.
+static void test_shared_converts(void) {
+  const char *text =
+      "func.func @main(%w1: tensor<24x40xbf16>, %w2: tensor<8x40xbf16>, %x: tensor<1x40xf32>, "
+      "%x2: tensor<1x40xf32>) -> (tensor<1x24xf32>, tensor<1x8xf32>, tensor<1x40xf16>, "
+      "tensor<1x8xf32>) {\n"
+      "  %a = stablehlo.convert %x : (tensor<1x40xf32>) -> tensor<1x40xbf16>\n"
+      "  %y1 = stablehlo.dot_general %a, %w1, contracting_dims = [1] x [1] : "
+      "(tensor<1x40xbf16>, tensor<24x40xbf16>) -> tensor<1x24xf32>\n"
+      "  %b = stablehlo.convert %x : (tensor<1x40xf32>) -> tensor<1x40xbf16>\n"
+      "  %y2 = stablehlo.dot_general %b, %w2, contracting_dims = [1] x [1] : "
+      "(tensor<1x40xbf16>, tensor<8x40xbf16>) -> tensor<1x8xf32>\n"
+      "  %h = stablehlo.convert %x : (tensor<1x40xf32>) -> tensor<1x40xf16>\n"
+      "  %c = stablehlo.convert %x2 : (tensor<1x40xf32>) -> tensor<1x40xbf16>\n"
+      "  %y3 = stablehlo.dot_general %c, %w2, contracting_dims = [1] x [1] : "
+      "(tensor<1x40xbf16>, tensor<8x40xbf16>) -> tensor<1x8xf32>\n"
+      "  return %y1, %y2, %h, %y3 : tensor<1x24xf32>, tensor<1x8xf32>, tensor<1x40xf16>, "
+      "tensor<1x8xf32>\n}\n";
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &mod));
+  if (!mod) return;
+  mx_func_t *f = mx_module_find_func(mod, "main");
+  mx_tensor_t args[4];
+  bool w[4] = {true, true, false, false};
+  for (int32_t i = 0; i < 4; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], 40);
+  }
+  mx_cpu_plan_stats_t st;
+  compare(mod, f, args, w, 1e-6 * 48, false, "shared converts", &st);
+  mx_cpu_plan_t *p = NULL;
+  mx_cpu_compile_opts_t o = {.args = args, .is_weight = w};
+  CHECK_OK(mx_cpu_compile(mod, f, &o, &p));
+  if (p) {
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_cpu_plan_describe(p, &sb);
+    int n_conv = 0;
+    for (const char *q = sb.data; q && (q = strstr(q, "convert (f32")); q++) n_conv++;
+    CHECK_MSG(n_conv == 3,
+              "shared converts: %d convert steps, want 3 (x bf16, x f16, x2 bf16):\n%s", n_conv,
+              sb.data ? sb.data : "");
+    mx_strbuf_free(&sb);
+  }
+  mx_cpu_plan_destroy(p);
+  for (int32_t i = 0; i < 4; i++) mx_tensor_free(&args[i]);
+  mx_module_destroy(mod);
+}
+
 // A model graph at `prec` with `kv` caches against the interpreter: weights as resident after
 // the precision pass, random tokens / caches, pos0 11. Per-layer ops must all be native.
 // Fallback steps of the f32 plans of a model (@prefill T = 8, @decode).
@@ -326,6 +377,7 @@ static void test_no_alloc(const char *dir) {
 
 int main(void) {
   test_linears();
+  test_shared_converts();
   if (getenv("MX_TEST_DATA")) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/../../models/stories260K", getenv("MX_TEST_DATA"));
