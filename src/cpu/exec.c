@@ -358,6 +358,7 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_GEMM_LOWP:
     case ST_EMBED_ROWS:
     case ST_ATTENTION_KV:
+    case ST_GATED_UP_LOWP:
       mx_cpu_lowp_step_exec(p, s, ith, nth);
       break;
     default:

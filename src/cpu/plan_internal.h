@@ -57,6 +57,10 @@ typedef enum step_kind {
   ST_GEMM_LOWP,     // y[m, n] f32 = x[m, k] W^T, x and W bf16 / f16 (packed: wl)
   ST_EMBED_ROWS,    // rows of a bf16 / f16 table
   ST_ATTENTION_KV,  // ST_ATTENTION over bf16 / f16 caches
+  // Decode (one row) of a bf16 / f16 mx.gated_mlp between its convert of x and its down
+  // projection: out[1] = x wl^T, out[2] = x wl2^T, out[3] = act(out[1]) * out[2] (f32) and
+  // out[0] = out[3] converted to the weights' type (gemm.act; wl->et), chunk by chunk.
+  ST_GATED_UP_LOWP,
   // Decode attention split over the keys (fused_kv.h): ST_ATTN_SPLIT writes the pieces' states
   // (out[0], a temp), ST_ATTN_MERGE combines them into the result.
   ST_ATTN_SPLIT,
@@ -115,7 +119,7 @@ enum { APACK_NONE = 0, APACK_PACK = 1, APACK_REUSE = 2 };
 typedef struct step_gemm {  // ST_GEMM, ST_GATED_UP, ST_GEMM_LOWP
   int64_t m, n, k;
   bool rows_as_gemv;   // one GEMV per row (mx_cpu_compile_opts_t.rows_as_gemv)
-  int act;             // ST_GATED_UP: mx_activation_t
+  int act;             // ST_GATED_UP, ST_GATED_UP_LOWP: mx_activation_t
   int apack;           // APACK_*
   bool apack_barrier;  // APACK_PACK: a barrier before packing (the region may still be read)
 } step_gemm_t;
@@ -189,9 +193,10 @@ typedef struct mx_step {
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
-  const mx_cpu_packed_t *w;        // ST_GEMM, ST_GATED_UP (gate)
-  const mx_cpu_packed_t *w2;       // ST_GATED_UP (up)
-  const mx_cpu_packed_lowp_t *wl;  // ST_GEMM_LOWP
+  const mx_cpu_packed_t *w;         // ST_GEMM, ST_GATED_UP (gate)
+  const mx_cpu_packed_t *w2;        // ST_GATED_UP (up)
+  const mx_cpu_packed_lowp_t *wl;   // ST_GEMM_LOWP, ST_GATED_UP_LOWP (gate)
+  const mx_cpu_packed_lowp_t *wl2;  // ST_GATED_UP_LOWP (up)
   union {
     step_gemm_t gemm;
     step_rows_t rows;
