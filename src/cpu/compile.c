@@ -426,6 +426,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   if (!st && !p->whole) {
     for (int32_t r = 0; r < f->n_results; r++) p->result_slot[r] = ret->operands[r];
     mx_plan_fuse_qgated(p);
+    mx_plan_fuse_rope_cache(p);
     mx_plan_apack_size(p);
     st = mx_plan_memory(p);
     if (!st) {

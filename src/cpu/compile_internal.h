@@ -115,6 +115,9 @@ bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // After every op is compiled: gate + up qgemvs and their mx.gated_act into ST_QGATED_UP steps.
 void mx_plan_fuse_qgated(mx_cpu_plan_t *p);
+// After every op is compiled: a one-row f32 RoPE whose only reader stores it in a KV cache in
+// place writes it there itself (step_rope_t.cache_op); the store step goes.
+void mx_plan_fuse_rope_cache(mx_cpu_plan_t *p);
 // The quantized weight operands ops[0..n_ops) (w, scales[, biases]) of a composite carrying
 // mx.linear's attributes (bits, group_size, mode), when they are weight arguments of a format the
 // kernels take (compile_quant.c; mx.moe's quantized experts use it too).

@@ -138,6 +138,11 @@ typedef struct step_rope {  // ST_ROPE
   int64_t rows;             // B * T
   int64_t heads, head_dim, rotary_dim;
   int style;  // mx_rope_style_t
+  // Non-NULL: the in-place dynamic_update_slice this RoPE writes through (compile_layout.c,
+  // mx_plan_fuse_rope_cache): one row, written straight into the cache at the slice's start;
+  // its start indices are in[n_rope_in..n_in), and nothing is written to out (n_out = 0).
+  const mx_op_t *cache_op;
+  int32_t n_rope_in;
 } step_rope_t;
 
 typedef struct step_rope_table {  // ST_ROPE_TABLE: [rows, half] cos / sin pairs
