@@ -281,8 +281,9 @@ void mx_cpu_qgated_up_dyn(const mx_cpu_qpacked_t *gate_w, const mx_cpu_qpacked_t
                           const float *x, float *gate, float *up, float *act, int act_kind,
                           mx_cpu_work_t *work, int ith, int nth) {
   const int64_t panels = gate_w->panels;
-  int64_t panel_bytes =
-      (int64_t)((gate_w->bytes + up_w->bytes) / (size_t)(panels > 0 ? panels : 1));
+  // Chunks of the grain one of the two GEMVs has alone: each weight's stream runs as long between
+  // switches as it does unfused.
+  int64_t panel_bytes = (int64_t)(gate_w->bytes / (size_t)(panels > 0 ? panels : 1));
   int64_t g = mx_cpu_work_stream_grain(panels, panel_bytes, nth);
   int64_t n = (panels + g - 1) / g, c;
   if (!mx_cpu_work_claim(work, n, ith, nth, &c)) return;

@@ -33,7 +33,9 @@ static void gated_up_lowp(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth
   const mx_cpu_packed_lowp_t *wg = s->wl, *wu = s->wl2;
   const int64_t n = s->gemm.n, panels = wg->panels;
   const size_t esz = mx_elem_size(wg->et);
-  int64_t panel_bytes = 2 * wg->kpad * MX_CPU_LOWP_NR * (int64_t)sizeof(uint16_t);
+  // The grain one GEMV has alone (mx_cpu_gemv_packed_lowp_dyn's): each weight's stream runs as
+  // long between switches as it does unfused.
+  int64_t panel_bytes = wg->kpad * MX_CPU_LOWP_NR * (int64_t)sizeof(uint16_t);
   int64_t g = mx_cpu_work_stream_grain(panels, panel_bytes, nth);
   int64_t chunks = (panels + g - 1) / g, c;
   while (mx_cpu_work_claim(&p->work[s - p->steps], chunks, ith, nth, &c)) {
