@@ -352,7 +352,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->f = f;
   p->n_args = f->body->n_args;
   mx_status_t st = MX_OK;
-  cctx_t c = {p, opts, NULL, NULL, false, 0, {{0}}, {0}};
+  cctx_t c = {p, opts, NULL, NULL, false, 0, {{0}}, {0}, 0, {{0}}};
   p->keep_values = opts->keep_values;
   p->external_arena = opts->external_arena;
   if (opts->weights) {
@@ -425,6 +425,8 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   }
   if (!st && !p->whole) {
     for (int32_t r = 0; r < f->n_results; r++) p->result_slot[r] = ret->operands[r];
+    mx_plan_fuse_qgated(p);
+    mx_plan_fuse_rope_cache(p);
     mx_plan_apack_size(p);
     st = mx_plan_memory(p);
     if (!st) {

@@ -36,6 +36,7 @@ static int32_t step_writes(const mx_cpu_plan_t *p, const mx_step_t *s, range_t *
   int32_t n = 0;
   for (int32_t j = 0; j < s->n_out; j++) w[n++] = slot_range(p, s->out[j]);
   if (s->kind == ST_DUS_INPLACE) w[n++] = slot_range(p, s->op->results[0]);
+  if (s->kind == ST_ROPE && s->rope.cache_op) w[n++] = slot_range(p, s->rope.cache_op->results[0]);
   return n;
 }
 

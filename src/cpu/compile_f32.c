@@ -325,7 +325,7 @@ bool mx_plan_match_composite(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     if ((*st = mx_plan_simple_step(c, op, ST_ROPE, MX_COMPOSITE_ROPE, in, table >= 0 ? 4 : 3, out,
                                    &s)))
       return true;
-    s->rope = (step_rope_t){bt, xt->dims[2], xt->dims[3], rd, a.style};
+    s->rope = (step_rope_t){bt, xt->dims[2], xt->dims[3], rd, a.style, NULL, 0};
     return true;
   }
   if (kind == MX_COMPOSITE_KIND_ATTENTION) {

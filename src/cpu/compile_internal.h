@@ -8,7 +8,7 @@
 
 #include "cpu/plan_internal.h"
 
-enum { MAX_ROPE_TABLES = 8 };
+enum { MAX_ROPE_TABLES = 8, MAX_CONVERTS = 8 };
 
 typedef struct cctx {
   mx_cpu_plan_t *p;
@@ -20,6 +20,10 @@ typedef struct cctx {
   int32_t n_rope_tables;
   int32_t rope_tables[MAX_ROPE_TABLES][3];
   double rope_table_scale[MAX_ROPE_TABLES];  // the mx.rope scale each table's cos / sin carry
+  // The latest f32 <-> bf16 / f16 converts emitted: {operand, result} (a ring), so a convert of
+  // the same value to the same type reuses that result.
+  int32_t n_converts;
+  int32_t converts[MAX_CONVERTS][2];
 } cctx_t;
 
 static inline const mx_type_t *vtype(const mx_func_t *f, int32_t id) { return &f->values[id].type; }
@@ -109,6 +113,11 @@ bool mx_plan_emit_attention_kv(cctx_t *c, const mx_op_t *op, const step_attn_t *
 bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st);
 // Quantized weights (compile_quant.c): mx.linear, mx.embedding, mx.gated_act.
 bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st);
+// After every op is compiled: gate + up qgemvs and their mx.gated_act into ST_QGATED_UP steps.
+void mx_plan_fuse_qgated(mx_cpu_plan_t *p);
+// After every op is compiled: a one-row f32 RoPE whose only reader stores it in a KV cache in
+// place writes it there itself (step_rope_t.cache_op); the store step goes.
+void mx_plan_fuse_rope_cache(mx_cpu_plan_t *p);
 // The quantized weight operands ops[0..n_ops) (w, scales[, biases]) of a composite carrying
 // mx.linear's attributes (bits, group_size, mode), when they are weight arguments of a format the
 // kernels take (compile_quant.c; mx.moe's quantized experts use it too).

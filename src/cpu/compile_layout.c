@@ -2,6 +2,8 @@
 // convert, transposes of unit dims, contiguous slices) cost no step; other transposes and slices
 // of 4-byte elements are strided copies; a dynamic_update_slice into a buffer its result aliases
 // (the KV caches) writes in place.
+#include <string.h>
+
 #include "cpu/compile_internal.h"
 
 // Byte offset of a slice when its result is a contiguous run of the operand (unit strides;
@@ -239,4 +241,70 @@ bool mx_plan_match_dus(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   s->n_out = 0;
   mx_plan_make_view(p, op->results[0], opd, 0);
   return true;
+}
+
+// Whether step s reads (in) or writes (out, an in-place update's result) a slot whose root is r.
+static bool step_touches(const mx_cpu_plan_t *p, const mx_step_t *s, int32_t r, bool reads,
+                         bool writes) {
+  for (int32_t j = 0; reads && j < s->n_in; j++)
+    if (root(p, s->in[j]) == r) return true;
+  for (int32_t j = 0; writes && j < s->n_out; j++)
+    if (root(p, s->out[j]) == r) return true;
+  if (writes && s->kind == ST_DUS_INPLACE && root(p, s->op->results[0]) == r) return true;
+  if (writes && s->kind == ST_ROPE && s->rope.cache_op &&
+      root(p, s->rope.cache_op->results[0]) == r)
+    return true;
+  return false;
+}
+
+void mx_plan_fuse_rope_cache(mx_cpu_plan_t *p) {
+  if (p->keep_values) return;  // every value stays inspectable (debugging, mx.diff)
+  const mx_func_t *f = p->f;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    mx_step_t *r = &p->steps[k];
+    if (r->kind != ST_ROPE || r->rope.cache_op || r->rope.rows != 1 || r->n_out != 1 ||
+        r->n_in < 3 || r->n_in > 4)
+      continue;
+    int32_t x = root(p, r->out[0]);
+    if (p->slots[x].kind != SLOT_ARENA) continue;
+    bool is_result = false;
+    for (int32_t i = 0; i < f->n_results; i++) is_result |= root(p, p->result_slot[i]) == x;
+    if (is_result) continue;
+    // Its one reader: an in-place dynamic_update_slice of the whole row as [1, heads, 1, d]
+    // (the transpose of a one-token row is a view) into a rank-4 f32 cache [1, H, S, d].
+    int32_t di = -1, readers = 0;
+    for (int32_t j = k + 1; j < p->n_steps; j++)
+      if (step_touches(p, &p->steps[j], x, true, false)) {
+        readers++;
+        if (di < 0) di = j;
+      }
+    if (readers != 1 || p->steps[di].kind != ST_DUS_INPLACE) continue;
+    mx_step_t *d = &p->steps[di];
+    const mx_type_t *ct = vtype(f, d->op->operands[0]), *ut = vtype(f, d->op->operands[1]);
+    const mx_slot_t *us = &p->slots[d->in[0]], *rs = &p->slots[r->out[0]];
+    size_t uoff = us->kind == SLOT_VIEW ? us->off : 0, roff = rs->kind == SLOT_VIEW ? rs->off : 0;
+    if (root(p, d->in[0]) != x || uoff != roff || !is_f32(ct) || !is_f32(ut) || ct->rank != 4 ||
+        ut->rank != 4 || d->n_in != 5 || ut->dims[0] != 1 || ct->dims[0] != 1 ||
+        ut->dims[1] != r->rope.heads || ut->dims[2] != 1 || ut->dims[3] != r->rope.head_dim ||
+        ct->dims[3] != ut->dims[3])
+      continue;
+    // The cache write moves from step di to step k: no step in between may touch the cache or
+    // write a start index.
+    int32_t cache = root(p, d->op->results[0]);
+    bool clear = true;
+    for (int32_t j = k + 1; j < di && clear; j++) {
+      const mx_step_t *b = &p->steps[j];
+      clear = !step_touches(p, b, cache, true, true);
+      for (int32_t i = 1; i < 5 && clear; i++)
+        clear = !step_touches(p, b, root(p, d->in[i]), false, true);
+    }
+    if (!clear) continue;
+    r->rope.cache_op = d->op;
+    r->rope.n_rope_in = r->n_in;
+    for (int32_t i = 1; i < 5; i++) r->in[r->n_in++] = d->in[i];
+    r->n_out = 0;
+    r->what = "mx.rope (into the KV cache)";
+    memmove(d, d + 1, (size_t)(p->n_steps - di - 1) * sizeof *d);
+    p->n_steps--;
+  }
 }

@@ -100,3 +100,41 @@ bool mx_plan_match_quant(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   }
   return false;
 }
+
+// A quantized gated MLP's decode reaches the plan as three consecutive steps: the gate and up
+// qgemvs of one row x and mx.gated_act of their results. One ST_QGATED_UP step does all three
+// (kernels_q.h, mx_cpu_qgated_up_dyn): a step and a barrier fewer per layer, x prepared once,
+// each chunk's activation while its gate and up rows are still in cache. Same results bit for
+// bit; the gate and up values are still written (out[1], out[2]) for any other reader.
+void mx_plan_fuse_qgated(mx_cpu_plan_t *p) {
+  int32_t w = 0;
+  for (int32_t k = 0; k < p->n_steps; k++) {
+    mx_step_t *g = &p->steps[k];
+    if (k + 2 < p->n_steps) {
+      mx_step_t *u = &p->steps[k + 1], *a = &p->steps[k + 2];
+      if (g->kind == ST_QGEMM && u->kind == ST_QGEMM && a->kind == ST_GATED_ACT &&
+          g->quant.m == 1 && u->quant.m == 1 && g->n_in == 1 && u->n_in == 1 &&
+          g->in[0] == u->in[0] && a->n_in == 2 && a->in[0] == g->out[0] && a->in[1] == u->out[0] &&
+          g->out[0] != u->out[0] && a->out[0] != g->in[0] && mx_cpu_qgated_pair_ok(g->qw, u->qw) &&
+          a->ew.n == g->qw->n) {
+        mx_step_t f = *a;
+        f.kind = ST_QGATED_UP;
+        f.what = "mx.gated_act (gate+up qgemv, act)";
+        f.n_in = 1;
+        f.in[0] = g->in[0];
+        f.n_out = 3;
+        f.out[1] = g->out[0];
+        f.out[2] = u->out[0];
+        f.qw = g->qw;
+        f.qw2 = u->qw;
+        f.quant.m = 1;
+        f.quant.act = (int)a->ew.op;
+        p->steps[w++] = f;
+        k += 2;
+        continue;
+      }
+    }
+    p->steps[w++] = *g;
+  }
+  p->n_steps = w;
+}

@@ -144,6 +144,30 @@ static void dus_inplace(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) 
   }
 }
 
+// An ST_ROPE fused with the in-place dynamic_update_slice that stored its row in a KV cache
+// (rope.cache_op; compile_layout.c checked the shapes: update [1, heads, 1, d] into a rank-4 f32
+// cache): the start indices clamped as dus_inplace clamps them, head hh of the row written at
+// cache[0, start1 + hh, start2, :].
+static void rope_to_cache(mx_cpu_plan_t *p, const mx_step_t *s, int ith, int nth) {
+  const mx_func_t *f = p->f;
+  const mx_op_t *op = s->rope.cache_op;
+  const mx_type_t *t = &f->values[op->operands[0]].type, *u = &f->values[op->operands[1]].type;
+  int64_t start[4];
+  for (int32_t d = 0; d < 4; d++) {
+    int32_t iv = s->in[s->rope.n_rope_in + d];
+    int64_t v = scalar_int(p->vp[iv], &f->values[iv].type), hi = t->dims[d] - u->dims[d];
+    start[d] = v < 0 ? 0 : v > hi ? hi : v;
+  }
+  int64_t S = t->dims[2], D = t->dims[3];
+  float *dst = (float *)p->vp[op->results[0]] +
+               ((start[0] * t->dims[1] + start[1]) * S + start[2]) * D + start[3];
+  const float *table = s->rope.n_rope_in > 3 ? (const float *)p->vp[s->in[3]] : NULL;
+  mx_cpu_rope_copy_heads_f32((const float *)p->vp[s->in[0]], dst, S * D,
+                             ((const int32_t *)p->vp[s->in[1]])[0], (const float *)p->vp[s->in[2]],
+                             table, s->rope.heads, s->rope.head_dim, s->rope.rotary_dim,
+                             s->rope.style, ith, nth);
+}
+
 static mx_status_t run_serial(mx_cpu_plan_t *p, mx_step_t *s) {
   const mx_op_t *op = s->op;
   mx_status_t st = MX_OK;
@@ -299,6 +323,10 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
                               s->norm.weight_offset, ith, nth);
       break;
     case ST_ROPE:
+      if (s->rope.cache_op) {
+        rope_to_cache(p, s, ith, nth);
+        break;
+      }
       mx_cpu_rope_copy_f32((const float *)vp[s->in[0]], (float *)vp[s->out[0]],
                            (const int32_t *)vp[s->in[1]], (const float *)vp[s->in[2]],
                            s->n_in > 3 ? (const float *)vp[s->in[3]] : NULL, s->rope.rows,
@@ -338,6 +366,11 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
         mx_cpu_qgemm(s->qw, x, s->qw->k, y, s->qw->n, s->quant.m, ith, nth);
       break;
     }
+    case ST_QGATED_UP:
+      mx_cpu_qgated_up_dyn(s->qw, s->qw2, (const float *)vp[s->in[0]], (float *)vp[s->out[1]],
+                           (float *)vp[s->out[2]], (float *)vp[s->out[0]], s->quant.act,
+                           &p->work[s - p->steps], ith, nth);
+      break;
     case ST_QEMBED:
       mx_cpu_qembed(s->qsrc, (const int32_t *)vp[s->in[0]], s->quant.m, (float *)vp[s->out[0]], ith,
                     nth);
@@ -382,6 +415,7 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
     case ST_GEMM_LOWP:
     case ST_EMBED_ROWS:
     case ST_ATTENTION_KV:
+    case ST_GATED_UP_LOWP:
       mx_cpu_lowp_step_exec(p, s, ith, nth);
       break;
     default:

@@ -109,6 +109,13 @@ void mx_cpu_rope_table_f32(const int32_t *pos, const float *inv_freq, int64_t bt
   }
 }
 
+// One rotation of mx.rope: both rope kernels below, so they round alike.
+static inline void rope_rotate(float *xr, int64_t ia, int64_t ib, float c, float s) {
+  float a = xr[ia], b = xr[ib];
+  xr[ia] = a * c - b * s;
+  xr[ib] = b * c + a * s;
+}
+
 void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
                           const float *table, int64_t bt, int64_t n_heads, int64_t d,
                           int64_t rotary_dim, int style, int ith, int nth) {
@@ -132,13 +139,34 @@ void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const 
         s = sinf(ang);
       }
       for (int64_t hh = 0; hh < n_heads; hh++) {
-        float *xr = x + (r * n_heads + hh) * d;
         int64_t ia = style == 1 ? 2 * i : i, ib = style == 1 ? 2 * i + 1 : i + half;
-        float a = xr[ia], b = xr[ib];
-        xr[ia] = a * c - b * s;
-        xr[ib] = b * c + a * s;
+        rope_rotate(x + (r * n_heads + hh) * d, ia, ib, c, s);
       }
     }
+  }
+}
+
+void mx_cpu_rope_copy_heads_f32(const float *src, float *x, int64_t head_stride, int32_t pos,
+                                const float *inv_freq, const float *table, int64_t n_heads,
+                                int64_t d, int64_t rotary_dim, int style, int ith, int nth) {
+  if (n_heads <= 0 || d <= 0 || rotary_dim <= 0 || rotary_dim > d) return;
+  int64_t half = rotary_dim / 2, h0, h1;
+  split(n_heads, 1, ith, nth, &h0, &h1);
+  for (int64_t hh = h0; hh < h1; hh++)
+    memcpy(x + hh * head_stride, src + hh * d, (size_t)d * sizeof(float));
+  float p = (float)pos;
+  for (int64_t i = 0; i < half && h1 > h0; i++) {
+    float c, s;
+    if (table) {
+      c = table[i * 2];
+      s = table[i * 2 + 1];
+    } else {
+      float ang = p * inv_freq[i];
+      c = cosf(ang);
+      s = sinf(ang);
+    }
+    int64_t ia = style == 1 ? 2 * i : i, ib = style == 1 ? 2 * i + 1 : i + half;
+    for (int64_t hh = h0; hh < h1; hh++) rope_rotate(x + hh * head_stride, ia, ib, c, s);
   }
 }
 

@@ -46,6 +46,12 @@ void mx_cpu_add_rms_norm_f32(const float *a, const float *b, const float *w, flo
 void mx_cpu_rope_copy_f32(const float *src, float *x, const int32_t *pos, const float *inv_freq,
                           const float *table, int64_t bt, int64_t n_heads, int64_t d,
                           int64_t rotary_dim, int style, int ith, int nth);
+// mx_cpu_rope_copy_f32 of one row (bt = 1, position pos; table: its row) with head hh written to
+// x + hh * head_stride (a decode step's slot in a [heads, S, d] KV cache: the rotated key goes
+// straight into the cache), the heads split across threads; the same bits.
+void mx_cpu_rope_copy_heads_f32(const float *src, float *x, int64_t head_stride, int32_t pos,
+                                const float *inv_freq, const float *table, int64_t n_heads,
+                                int64_t d, int64_t rotary_dim, int style, int ith, int nth);
 // table[(r * half + i) * 2 + {0, 1}] = cosf / sinf(f32(pos[r]) * inv_freq[i]) for r < bt,
 // i < half (= rotary_dim / 2), each times scale when scale != 1 (mx.rope's attribute: the
 // product rounded to f32 as the decomposition computes it). Thread ith takes a block of rows.

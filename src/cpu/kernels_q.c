@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/fused.h"
 #include "cpu/kernels_internal.h"
 #include "cpu/stream_alloc.h"
 
@@ -266,6 +267,39 @@ void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cp
   do {
     int64_t p0 = c * g, p1 = p0 + g < w->panels ? p0 + g : w->panels;
     w->qk->gemv(w, x, &a, y, p0, p1);
+  } while (mx_cpu_work_claim(work, n, ith, nth, &c));
+}
+
+bool mx_cpu_qgated_pair_ok(const mx_cpu_qpacked_t *gate, const mx_cpu_qpacked_t *up) {
+  return gate && up && gate->qk == up->qk && gate->mode == up->mode && gate->bits == up->bits &&
+         gate->layout == up->layout && gate->n == up->n && gate->k == up->k &&
+         gate->group == up->group && gate->panels == up->panels && gate->f16 == up->f16 &&
+         gate->k <= MX_Q_MAX_K;
+}
+
+void mx_cpu_qgated_up_dyn(const mx_cpu_qpacked_t *gate_w, const mx_cpu_qpacked_t *up_w,
+                          const float *x, float *gate, float *up, float *act, int act_kind,
+                          mx_cpu_work_t *work, int ith, int nth) {
+  const int64_t panels = gate_w->panels;
+  // Chunks of the grain one of the two GEMVs has alone: each weight's stream runs as long between
+  // switches as it does unfused.
+  int64_t panel_bytes = (int64_t)(gate_w->bytes / (size_t)(panels > 0 ? panels : 1));
+  int64_t g = mx_cpu_work_stream_grain(panels, panel_bytes, nth);
+  int64_t n = (panels + g - 1) / g, c;
+  if (!mx_cpu_work_claim(work, n, ith, nth, &c)) return;
+  _Alignas(64) float xsum[MX_Q_MAX_K / 32], dx[MX_Q_MAX_K / 32];
+  _Alignas(64) int32_t xqsum[MX_Q_MAX_K / 32];
+  _Alignas(64) int8_t xq[MX_Q_MAX_K], xl[MX_Q_MAX_K];
+  mx_qact_t a = {xsum, xq, xl, dx, xqsum};
+  // One preparation for both: the pair has the same format, k and group (mx_cpu_qgated_pair_ok),
+  // so it is the one each GEMV would make.
+  gate_w->qk->prep(gate_w, x, &a);
+  do {
+    int64_t p0 = c * g, p1 = p0 + g < panels ? p0 + g : panels;
+    gate_w->qk->gemv(gate_w, x, &a, gate, p0, p1);
+    up_w->qk->gemv(up_w, x, &a, up, p0, p1);
+    int64_t r0 = p0 * MX_QR, r1 = p1 * MX_QR < gate_w->n ? p1 * MX_QR : gate_w->n;
+    if (r1 > r0) mx_cpu_gated_act_f32(gate + r0, up + r0, act + r0, r1 - r0, act_kind, 0, 1);
   } while (mx_cpu_work_claim(work, n, ith, nth, &c));
 }
 

@@ -141,6 +141,16 @@ void mx_cpu_qgemv(const mx_cpu_qpacked_t *w, const float *x, float *y, int ith, 
 // least 64 KiB). A thread that claims no chunk skips the activation preparation.
 void mx_cpu_qgemv_dyn(const mx_cpu_qpacked_t *w, const float *x, float *y, mx_cpu_work_t *work,
                       int ith, int nth);
+// The gate and up projections of a gated MLP and its activation in one pass (decode, one row):
+// gate = Wg x, up = Wu x, act = act_kind(gate) * up (mx_cpu_gated_act_f32's activations), the
+// panels of both shared through `work` in the same chunks, each chunk's activation right after
+// its two GEMVs (no barrier in between) and x prepared once per thread for both. Bit-identical
+// to two mx_cpu_qgemv_dyn calls and mx_cpu_gated_act_f32. The pair must pass
+// mx_cpu_qgated_pair_ok (same kernels, format, shape and group).
+bool mx_cpu_qgated_pair_ok(const mx_cpu_qpacked_t *gate, const mx_cpu_qpacked_t *up);
+void mx_cpu_qgated_up_dyn(const mx_cpu_qpacked_t *gate_w, const mx_cpu_qpacked_t *up_w,
+                          const float *x, float *gate, float *up, float *act, int act_kind,
+                          mx_cpu_work_t *work, int ith, int nth);
 // Y[m, n] = X[m, k] W^T (row strides ldx, ldy). Threads split panels (and rows when panels are
 // fewer than threads).
 void mx_cpu_qgemm(const mx_cpu_qpacked_t *w, const float *x, int64_t ldx, float *y, int64_t ldy,

@@ -50,12 +50,17 @@ typedef enum step_kind {
   ST_WHOLE,         // the whole function through mx_interp_run (serial)
   ST_QGEMM,         // y[m, n] = x[m, k] W^T, W quantized (qw; kernels_q.h)
   ST_QEMBED,        // dequantized rows of a quantized table (qsrc)
+  ST_QGATED_UP,     // out[1] = x qw^T, out[2] = x qw2^T, out[0] = act(out[1]) * out[2] (one row)
   ST_PERTURB,       // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
   // Low-precision steps (compile_lowp.c, executed by plan_lowp.c):
   ST_CONVERT,       // out = convert(in), f32 <-> bf16 / f16
   ST_GEMM_LOWP,     // y[m, n] f32 = x[m, k] W^T, x and W bf16 / f16 (packed: wl)
   ST_EMBED_ROWS,    // rows of a bf16 / f16 table
   ST_ATTENTION_KV,  // ST_ATTENTION over bf16 / f16 caches
+  // Decode (one row) of a bf16 / f16 mx.gated_mlp between its convert of x and its down
+  // projection: out[1] = x wl^T, out[2] = x wl2^T, out[3] = act(out[1]) * out[2] (f32) and
+  // out[0] = out[3] converted to the weights' type (gemm.act; wl->et), chunk by chunk.
+  ST_GATED_UP_LOWP,
   // Decode attention split over the keys (fused_kv.h): ST_ATTN_SPLIT writes the pieces' states
   // (out[0], a temp), ST_ATTN_MERGE combines them into the result.
   ST_ATTN_SPLIT,
@@ -115,7 +120,7 @@ enum { APACK_NONE = 0, APACK_PACK = 1, APACK_REUSE = 2 };
 typedef struct step_gemm {  // ST_GEMM, ST_GATED_UP, ST_GEMM_LOWP
   int64_t m, n, k;
   bool rows_as_gemv;   // one GEMV per row (mx_cpu_compile_opts_t.rows_as_gemv)
-  int act;             // ST_GATED_UP: mx_activation_t
+  int act;             // ST_GATED_UP, ST_GATED_UP_LOWP: mx_activation_t
   int apack;           // APACK_*
   bool apack_barrier;  // APACK_PACK: a barrier before packing (the region may still be read)
 } step_gemm_t;
@@ -134,6 +139,11 @@ typedef struct step_rope {  // ST_ROPE
   int64_t rows;             // B * T
   int64_t heads, head_dim, rotary_dim;
   int style;  // mx_rope_style_t
+  // Non-NULL: the in-place dynamic_update_slice this RoPE writes through (compile_layout.c,
+  // mx_plan_fuse_rope_cache): one row, written straight into the cache at the slice's start;
+  // its start indices are in[n_rope_in..n_in), and nothing is written to out (n_out = 0).
+  const mx_op_t *cache_op;
+  int32_t n_rope_in;
 } step_rope_t;
 
 typedef struct step_rope_table {  // ST_ROPE_TABLE: [rows, half] cos / sin pairs
@@ -181,8 +191,9 @@ typedef struct step_bdot {
   int64_t k, lk, rk;
 } step_bdot_t;
 
-typedef struct step_quant {  // ST_QGEMM: m rows of x; ST_QEMBED: n ids
+typedef struct step_quant {  // ST_QGEMM: m rows of x; ST_QEMBED: n ids; ST_QGATED_UP: 1
   int64_t m;
+  int act;  // ST_QGATED_UP: mx_activation_t
 } step_quant_t;
 
 typedef struct step_convert {  // ST_CONVERT
@@ -199,9 +210,10 @@ typedef struct mx_step {
   int32_t n_in, n_out;
   int32_t in[STEP_MAX_IN];
   int32_t out[STEP_MAX_OUT];
-  const mx_cpu_packed_t *w;        // ST_GEMM, ST_GATED_UP (gate)
-  const mx_cpu_packed_t *w2;       // ST_GATED_UP (up)
-  const mx_cpu_packed_lowp_t *wl;  // ST_GEMM_LOWP
+  const mx_cpu_packed_t *w;         // ST_GEMM, ST_GATED_UP (gate)
+  const mx_cpu_packed_t *w2;        // ST_GATED_UP (up)
+  const mx_cpu_packed_lowp_t *wl;   // ST_GEMM_LOWP, ST_GATED_UP_LOWP (gate)
+  const mx_cpu_packed_lowp_t *wl2;  // ST_GATED_UP_LOWP (up)
   union {
     step_gemm_t gemm;
     step_rows_t rows;
@@ -220,11 +232,12 @@ typedef struct mx_step {
   // ST_FALLBACK / ST_CALL: views bound per run; n_in / n_out of them.
   mx_tensor_t *tin, *tout;
   const mx_tensor_t **pin;
-  mx_tensor_t *heap_out;       // ST_CALL: interpreter results (freed each run)
-  const mx_func_t *callee;     // ST_CALL
-  const mx_cpu_qpacked_t *qw;  // ST_QGEMM (owned by the weight cache)
-  mx_cpu_qsrc_t *qsrc;         // ST_QEMBED (owned by the step)
-  mx_cpu_moe_t *moe;           // ST_MOE_* (owned by the ST_MOE_ROUTE step, with its arrays)
+  mx_tensor_t *heap_out;        // ST_CALL: interpreter results (freed each run)
+  const mx_func_t *callee;      // ST_CALL
+  const mx_cpu_qpacked_t *qw;   // ST_QGEMM, ST_QGATED_UP (gate) (owned by the weight cache)
+  const mx_cpu_qpacked_t *qw2;  // ST_QGATED_UP (up)
+  mx_cpu_qsrc_t *qsrc;          // ST_QEMBED (owned by the step)
+  mx_cpu_moe_t *moe;            // ST_MOE_* (owned by the ST_MOE_ROUTE step, with its arrays)
 } mx_step_t;
 
 // The packed-weight cache (weights.c): one entry per packed copy of a weight.

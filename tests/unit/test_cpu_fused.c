@@ -162,6 +162,72 @@ static void rope_copy_task(void *ctx, int ith, int nth) {
                        ith, nth);
 }
 
+typedef struct heads_job {
+  const float *src, *inv, *table;
+  float *dst;
+  int32_t pos;
+  int64_t nh, d, rd, stride;
+  int style;
+} heads_job_t;
+
+static void rope_heads_task(void *ctx, int ith, int nth) {
+  heads_job_t *j = ctx;
+  mx_cpu_rope_copy_heads_f32(j->src, j->dst, j->stride, j->pos, j->inv, j->table, j->nh, j->d,
+                             j->rd, j->style, ith, nth);
+}
+
+// mx_cpu_rope_copy_heads_f32 of row r of `a` (position pos[r], table row r or none) into slot 1
+// of a [nh, 3, d] cache equals row r of `want` (mx_cpu_rope_f32's), nothing else written.
+static long check_rope_heads(const float *a, const float *want, const int32_t *pos,
+                             const float *inv, const float *table, int64_t rows, int64_t nh,
+                             int64_t d, int64_t rd, int style) {
+  long bad = 0;
+  size_t n = (size_t)(nh * 3 * d);
+  float *cache = malloc(sizeof(float) * n);
+  for (int64_t r = 0; r < rows; r++)
+    for (int p = 0; p < NPOOLS; p++) {
+      memset(cache, 0xff, sizeof(float) * n);
+      heads_job_t j = {
+          a + r * nh * d, inv,  table ? table + r * rd : NULL, cache + d, pos[r], nh, d, rd,
+          3 * d,          style};
+      mx_cpu_pool_run(g_pools[p], rope_heads_task, &j);
+      for (int64_t hh = 0; hh < nh; hh++)
+        for (int64_t slot = 0; slot < 3; slot++) {
+          const float *got = cache + (hh * 3 + slot) * d;
+          if (slot == 1) {
+            bad += memcmp(got, want + (r * nh + hh) * d, sizeof(float) * (size_t)d) != 0;
+          } else {
+            uint32_t u;
+            for (int64_t i = 0; i < d; i++) {
+              memcpy(&u, got + i, 4);
+              bad += u != 0xffffffffu;
+            }
+          }
+        }
+    }
+  free(cache);
+  return bad;
+}
+
+// check_rope_heads on `rows` one-token rows of nh heads (as many heads as a model's kv heads, an
+// odd number split over 2 and 3 threads).
+static void test_rope_heads(int64_t rows, int64_t nh, int64_t d, int64_t rd) {
+  float *a = rand_f(rows * nh * d, 3.0), *want = malloc(sizeof(float) * (size_t)(rows * nh * d));
+  float *inv = rand_f(rd / 2, 0.5), *table = malloc(sizeof(float) * (size_t)(rows * rd));
+  int32_t *pos = malloc(sizeof(int32_t) * (size_t)rows);
+  for (int64_t i = 0; i < rows; i++) pos[i] = (int32_t)(7 * i + 500);
+  mx_cpu_rope_table_f32(pos, inv, rows, rd / 2, 1.0f, table, 0, 1);
+  for (int style = 0; style < 2; style++) {
+    memcpy(want, a, sizeof(float) * (size_t)(rows * nh * d));
+    mx_cpu_rope_f32(want, pos, inv, rows, nh, d, rd, style, 0, 1);
+    long bad = check_rope_heads(a, want, pos, inv, NULL, rows, nh, d, rd, style) +
+               check_rope_heads(a, want, pos, inv, table, rows, nh, d, rd, style);
+    CHECK_MSG(bad == 0, "rope into a cache [%s] heads %lld d %lld rotary %lld style %d: %ld bad",
+              g_isa, (long long)nh, (long long)d, (long long)rd, style, bad);
+  }
+  free(a), free(want), free(inv), free(table), free(pos);
+}
+
 static void test_fused_pairs(int64_t rows, int64_t h) {
   float *a = rand_f(rows * h, 3.0), *b = rand_f(rows * h, 3.0), *w = rand_f(h, 1.0);
   float *sum = malloc(sizeof(float) * (size_t)(rows * h)),
@@ -214,9 +280,14 @@ static void test_fused_pairs(int64_t rows, int64_t h) {
         mx_cpu_pool_run(g_pools[p % NPOOLS], rope_copy_task, &r);
         bad += memcmp(y, y2, sizeof(float) * (size_t)(rows * nh * d)) != 0;
       }
-      free(table);
       CHECK_MSG(bad == 0, "rope copy [%s] rows %lld heads %lld d %lld style %d: %ld mismatches",
                 g_isa, (long long)rows, (long long)nh, (long long)d, style, bad);
+      // One row into a KV cache slot, heads split over the threads: the same bits.
+      bad = check_rope_heads(a, y2, pos, inv, NULL, rows, nh, d, rd, style) +
+            check_rope_heads(a, y2, pos, inv, table, rows, nh, d, rd, style);
+      CHECK_MSG(bad == 0, "rope into a cache [%s] rows %lld heads %lld d %lld style %d: %ld bad",
+                g_isa, (long long)rows, (long long)nh, (long long)d, style, bad);
+      free(table);
     }
     free(pos);
     free(inv);
@@ -728,6 +799,10 @@ int main(void) {
     int64_t pair_shapes[][2] = {{1, 1}, {1, 960}, {3, 17}, {7, 64}, {13, 131}, {2, 2048}};
     for (size_t i = 0; i < sizeof pair_shapes / sizeof *pair_shapes; i++)
       test_fused_pairs(pair_shapes[i][0], pair_shapes[i][1]);
+    test_rope_heads(2, 5, 64, 64);
+    test_rope_heads(1, 3, 64, 32);
+    test_rope_heads(3, 8, 128, 128);
+    test_rope_heads(1, 1, 10, 6);
     for (size_t i = 0; i < sizeof kAttn / sizeof *kAttn; i++) test_attention(&kAttn[i], true);
     for (size_t i = 0; i < sizeof act_n / sizeof *act_n; i++) {
       test_act(act_n[i], 0, i % 2 ? 20.0 : 4.0, act_n[i] < 300);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/plan_internal.h"
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/model.h"
 #include "mx_test.h"
@@ -303,6 +304,63 @@ static void test_small_graphs(void) {
            1e-5, 0, false);
 }
 
+// The decode plan writes each layer's rotated key straight into its cache (one mx.rope step per
+// layer with rope.cache_op, one in-place dynamic_update_slice per layer left: the values'), with
+// the same bits in every result (logits and caches) as the plan without that fusion (keep_values
+// keeps every intermediate, so it keeps the RoPE's own result and the separate store), at 1 and
+// 3 threads.
+static void check_rope_cache(mx_module_t *m, mx_func_t *f, mx_tensor_t *args, const bool *w,
+                             int32_t layers) {
+  int32_t na = f->body->n_args, nr = f->n_results;
+  mx_tensor_t *res[2][2];
+  mx_tensor_t *saved = calloc((size_t)na, sizeof *saved);
+  for (int32_t i = 0; i < na; i++)  // the caches are updated in place: each run starts alike
+    if (!w[i]) {
+      CHECK_OK(mx_tensor_alloc(&saved[i], &args[i].type));
+      memcpy(saved[i].data, args[i].data, args[i].nbytes);
+    }
+  mx_cpu_pool_t *pool = NULL;
+  CHECK_OK(mx_cpu_pool_create(3, &pool));
+  for (int fused = 0; fused < 2; fused++) {
+    mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .keep_values = !fused};
+    mx_cpu_plan_t *p = NULL;
+    CHECK_OK(mx_cpu_compile(m, f, &o, &p));
+    int n_cache = 0, n_dus = 0;
+    for (int32_t i = 0; p && i < p->n_steps; i++) {
+      n_cache += p->steps[i].kind == ST_ROPE && p->steps[i].rope.cache_op != NULL;
+      n_dus += p->steps[i].kind == ST_DUS_INPLACE;
+    }
+    CHECK_MSG(n_cache == (fused ? layers : 0) && n_dus == (fused ? layers : 2 * layers),
+              "llama @decode%s: %d RoPEs into the cache, %d in-place stores (%d layers)",
+              fused ? "" : " (keep_values)", n_cache, n_dus, layers);
+    for (int t = 0; t < 2; t++) {
+      res[fused][t] = calloc((size_t)nr, sizeof(mx_tensor_t));
+      for (int32_t r = 0; r < nr; r++)
+        CHECK_OK(mx_tensor_alloc(&res[fused][t][r], &f->result_types[r]));
+      for (int32_t i = 0; i < na; i++)
+        if (!w[i]) memcpy(args[i].data, saved[i].data, args[i].nbytes);
+      if (p) CHECK_OK(mx_cpu_plan_run(p, t ? pool : NULL, args, na, res[fused][t]));
+    }
+    mx_cpu_plan_destroy(p);
+  }
+  for (int t = 0; t < 2; t++)
+    for (int32_t r = 0; r < nr; r++) {
+      CHECK_MSG(memcmp(res[0][t][r].data, res[1][t][r].data, res[0][t][r].nbytes) == 0,
+                "llama @decode, %d thread(s): result %d differs with the RoPE into the cache",
+                t ? 3 : 1, r);
+      mx_tensor_free(&res[0][t][r]);
+      mx_tensor_free(&res[1][t][r]);
+    }
+  for (int t = 0; t < 2; t++) free(res[0][t]), free(res[1][t]);
+  for (int32_t i = 0; i < na; i++)
+    if (!w[i]) {
+      memcpy(args[i].data, saved[i].data, args[i].nbytes);
+      mx_tensor_free(&saved[i]);
+    }
+  free(saved);
+  mx_cpu_pool_destroy(pool);
+}
+
 // The llama fixture graphs (prefill T = 8 and decode) with random caches and positions.
 static void test_llama_graphs(void) {
   const char *shared = getenv("MX_SHARED");
@@ -349,6 +407,7 @@ static void test_llama_graphs(void) {
     }
     mx_cpu_plan_stats_t st;
     compare(m, f, args, w, 1e-4, T == 1 ? "llama @decode" : "llama @prefill", &st);
+    if (T == 1) check_rope_cache(m, f, args, w, model->config.num_layers);
     printf("llama %s: %d steps, %d fast, %d views, %d fallback, %d barriers, arena %zu bytes\n",
            f->name, st.n_steps, st.n_fast, st.n_view, st.n_fallback, st.n_barriers, st.arena_bytes);
     for (int32_t i = 0; i < na; i++)

@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/fused.h"
+#include "cpu/plan_internal.h"
 #include "mlxcel/cpu_plan.h"
 #include "mlxcel/model.h"
 #include "mlxcel/session.h"
+#include "model/graph_internal.h"
 #include "mx_alloc_count.h"
 #include "mx_test.h"
 
@@ -174,6 +177,139 @@ static void test_linears(void) {
   }
 }
 
+// One activation converted once per projection that reads it (as the graphs do for q, k and v):
+// the plan converts it once per target type (two bf16 converts of x share one step, the f16
+// convert of x and the bf16 convert of x2 are their own), results as the interpreter's.
+static void test_shared_converts(void) {
+  const char *text =
+      "func.func @main(%w1: tensor<24x40xbf16>, %w2: tensor<8x40xbf16>, %x: tensor<1x40xf32>, "
+      "%x2: tensor<1x40xf32>) -> (tensor<1x24xf32>, tensor<1x8xf32>, tensor<1x40xf16>, "
+      "tensor<1x8xf32>) {\n"
+      "  %a = stablehlo.convert %x : (tensor<1x40xf32>) -> tensor<1x40xbf16>\n"
+      "  %y1 = stablehlo.dot_general %a, %w1, contracting_dims = [1] x [1] : "
+      "(tensor<1x40xbf16>, tensor<24x40xbf16>) -> tensor<1x24xf32>\n"
+      "  %b = stablehlo.convert %x : (tensor<1x40xf32>) -> tensor<1x40xbf16>\n"
+      "  %y2 = stablehlo.dot_general %b, %w2, contracting_dims = [1] x [1] : "
+      "(tensor<1x40xbf16>, tensor<8x40xbf16>) -> tensor<1x8xf32>\n"
+      "  %h = stablehlo.convert %x : (tensor<1x40xf32>) -> tensor<1x40xf16>\n"
+      "  %c = stablehlo.convert %x2 : (tensor<1x40xf32>) -> tensor<1x40xbf16>\n"
+      "  %y3 = stablehlo.dot_general %c, %w2, contracting_dims = [1] x [1] : "
+      "(tensor<1x40xbf16>, tensor<8x40xbf16>) -> tensor<1x8xf32>\n"
+      "  return %y1, %y2, %h, %y3 : tensor<1x24xf32>, tensor<1x8xf32>, tensor<1x40xf16>, "
+      "tensor<1x8xf32>\n}\n";
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &mod));
+  if (!mod) return;
+  mx_func_t *f = mx_module_find_func(mod, "main");
+  mx_tensor_t args[4];
+  bool w[4] = {true, true, false, false};
+  for (int32_t i = 0; i < 4; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], 40);
+  }
+  mx_cpu_plan_stats_t st;
+  compare(mod, f, args, w, 1e-6 * 48, false, "shared converts", &st);
+  mx_cpu_plan_t *p = NULL;
+  mx_cpu_compile_opts_t o = {.args = args, .is_weight = w};
+  CHECK_OK(mx_cpu_compile(mod, f, &o, &p));
+  if (p) {
+    mx_strbuf_t sb;
+    mx_strbuf_init(&sb);
+    mx_cpu_plan_describe(p, &sb);
+    int n_conv = 0;
+    for (const char *q = sb.data; q && (q = strstr(q, "convert (f32")); q++) n_conv++;
+    CHECK_MSG(n_conv == 3,
+              "shared converts: %d convert steps, want 3 (x bf16, x f16, x2 bf16):\n%s", n_conv,
+              sb.data ? sb.data : "");
+    mx_strbuf_free(&sb);
+  }
+  mx_cpu_plan_destroy(p);
+  for (int32_t i = 0; i < 4; i++) mx_tensor_free(&args[i]);
+  mx_module_destroy(mod);
+}
+
+// A decode row of a bf16 / f16 mx.gated_mlp: the plan runs gate, up, the activation and its
+// convert as one ST_GATED_UP_LOWP step between the convert of x and the down projection, with
+// the same bits as the unfused kernels on the plan's own packed weights (mx_cpu_convert, two
+// GEMVs, mx_cpu_gated_act_f32, mx_cpu_convert, the down GEMV) at 1-4 threads, and near the
+// interpreter's result. Shapes: a partial last panel; several chunks of panels.
+static void run_gated_mlp(mx_elem_type_t et, int64_t H, int64_t F, const char *act_name, int act) {
+  char label[96];
+  snprintf(label, sizeof label, "%s gated_mlp %s H %lld F %lld", mx_elem_name(et), act_name,
+           (long long)H, (long long)F);
+  mx_module_t *m = mx_module_create(NULL);
+  int64_t xd[3] = {1, 1, H}, gd[2] = {F, H}, dd[2] = {H, F};
+  mx_type_t types[4] = {mx_type_tensor(MX_ELEM_F32, 3, xd), mx_type_tensor(et, 2, gd),
+                        mx_type_tensor(et, 2, gd), mx_type_tensor(et, 2, dd)};
+  mx_builder_t b;
+  mx_func_t *f = NULL;
+  int32_t ids[4], out = -1;
+  CHECK_OK(mx_build_func(m, "main", false, types, 4, &f, &b, ids));
+  mx_comp_ctx_t cc;
+  mx_comp_ctx_init(&cc, m);
+  CHECK_OK(mx_comp_gated_mlp(&cc, &b, ids[0], ids[1], ids[2], ids[3], act_name, &out));
+  CHECK_OK(mx_build_return(&b, &out, 1));
+  mx_comp_ctx_free(&cc);
+  CHECK_OK(mx_hlo_verify_module(m));
+  mx_tensor_t args[4];
+  bool w[4] = {false, true, true, true};
+  for (int32_t i = 0; i < 4; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], &types[i]));
+    fill_random(&args[i], i == 0 ? 4 : 2);
+  }
+  mx_cpu_plan_stats_t st;
+  // f32 sums of exact products in another order, through the activation: relative to the
+  // largest |result| (values in [-1, 1]).
+  compare(m, f, args, w, 1e-6 * (double)(F + H + 8), true, label, &st);
+  uint16_t *xc = malloc((size_t)(H + F) * sizeof(uint16_t)), *ac = xc + H;
+  float *gate = malloc((size_t)(3 * F + 2 * H) * sizeof(float)), *up = gate + F, *a = up + F;
+  float *want = a + F, *got = want + H;
+  for (int threads = 1; threads <= 4; threads++) {
+    mx_cpu_pool_t *pool = NULL;
+    CHECK_OK(mx_cpu_pool_create(threads, &pool));
+    mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .pool = pool};
+    mx_cpu_plan_t *p = NULL;
+    CHECK_OK(mx_cpu_compile(m, f, &o, &p));
+    const mx_step_t *fs = NULL, *down = NULL;
+    int n_unfused = 0;
+    for (int32_t i = 0; p && i < p->n_steps; i++) {
+      const mx_step_t *s = &p->steps[i];
+      if (s->kind == ST_GATED_UP_LOWP) fs = s;
+      if (s->kind == ST_GEMM_LOWP && fs) down = s;
+      if (s->kind == ST_GATED_ACT || (s->kind == ST_GEMM_LOWP && !fs)) n_unfused++;
+    }
+    CHECK_MSG(fs && down && n_unfused == 0, "%s: %s fused step, %d unfused steps", label,
+              fs ? "a" : "no", n_unfused);
+    if (fs && down) {
+      mx_tensor_t res = {0};
+      res.type = f->result_types[0];
+      res.data = (uint8_t *)got;
+      res.nbytes = (size_t)H * sizeof(float);
+      CHECK_OK(mx_cpu_plan_run(p, pool, args, 4, &res));
+      mx_cpu_convert(args[0].data, MX_ELEM_F32, xc, et, H, 0, 1);
+      mx_cpu_gemv_packed_lowp(fs->wl, xc, gate, 0, 1);
+      mx_cpu_gemv_packed_lowp(fs->wl2, xc, up, 0, 1);
+      mx_cpu_gated_act_f32(gate, up, a, F, act, 0, 1);
+      mx_cpu_convert(a, MX_ELEM_F32, ac, et, F, 0, 1);
+      mx_cpu_gemv_packed_lowp(down->wl, ac, want, 0, 1);
+      CHECK_MSG(memcmp(want, got, (size_t)H * sizeof(float)) == 0,
+                "%s, %d threads: the fused step differs from the unfused kernels", label, threads);
+    }
+    mx_cpu_plan_destroy(p);
+    mx_cpu_pool_destroy(pool);
+  }
+  free(xc);
+  free(gate);
+  for (int32_t i = 0; i < 4; i++) mx_tensor_free(&args[i]);
+  mx_module_destroy(m);
+}
+
+static void test_gated_mlp_decode(void) {
+  run_gated_mlp(MX_ELEM_BF16, 48, 100, "silu", 0);
+  run_gated_mlp(MX_ELEM_F16, 40, 70, "gelu_tanh", 1);
+  run_gated_mlp(MX_ELEM_BF16, 256, 1000, "silu", 0);  // several 64 KiB chunks
+}
+
 // A model graph at `prec` with `kv` caches against the interpreter: weights as resident after
 // the precision pass, random tokens / caches, pos0 11. Per-layer ops must all be native.
 // Fallback steps of the f32 plans of a model (@prefill T = 8, @decode).
@@ -326,6 +462,8 @@ static void test_no_alloc(const char *dir) {
 
 int main(void) {
   test_linears();
+  test_shared_converts();
+  test_gated_mlp_decode();
   if (getenv("MX_TEST_DATA")) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/../../models/stories260K", getenv("MX_TEST_DATA"));
