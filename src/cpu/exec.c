@@ -34,8 +34,6 @@ static void ew_binary(const float *a, const float *b, float *o, int64_t n, int c
   }
 }
 
-// out[o0, .., o_{r-1}] = in[sum o_d * str[d]] for 4-byte elements; rows of the last output dim
-// are split across threads.
 // ST_BATCH_DOT (plan_internal.h, step_bdot_t): this thread's share of the output elements.
 static void batch_dot(const step_bdot_t *d, const float *l, const float *r, float *out, int ith,
                       int nth) {
@@ -61,6 +59,8 @@ static void batch_dot(const step_bdot_t *d, const float *l, const float *r, floa
   }
 }
 
+// out[o0, .., o_{r-1}] = in[sum o_d * str[d]] for 4-byte elements; rows of the last output dim
+// are split across threads.
 static void transpose4(const uint32_t *in, uint32_t *out, int32_t r, const int64_t *dims,
                        const int64_t *str, int ith, int nth) {
   int64_t row = dims[r - 1], rows = 1;
