@@ -275,6 +275,19 @@ static void check_configs(void) {
         cfg.vision.patch_size == 16 && cfg.vision.spatial_merge_size == 2 &&
         cfg.vision.layer_full[1] && !cfg.vision.layer_full[0] && cfg.vision.image_token_id == 290 &&
         !mx_vision_mrope(&cfg.vision) && cfg.mrope_section[0] == 0);
+  // The text model in text_config (as transformers 5 writes nested configs), the dtype outside.
+  const char *nested =
+      "{\"model_type\": \"youtu_vl\", \"torch_dtype\": \"bfloat16\", \"text_config\": "
+      "{\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 4, "
+      "\"num_hidden_layers\": 2, \"intermediate_size\": 128, \"vocab_size\": 300, "
+      "\"kv_lora_rank\": 16, \"q_lora_rank\": 24, \"qk_nope_head_dim\": 16, "
+      "\"qk_rope_head_dim\": 8, \"v_head_dim\": 12}, \"image_token_id\": 290, "
+      "\"vision_start_token_id\": 288, \"vision_end_token_id\": 289, \"vision_config\": "
+      "{\"hidden_size\": 32, \"num_attention_heads\": 2, \"num_hidden_layers\": 2, "
+      "\"window_size\": 64, \"fullatt_block_indexes\": [0]}}";
+  CHECK_OK(mx_config_parse(nested, strlen(nested), NULL, 0, "config.json", &cfg));
+  CHECK(cfg.vision.kind == MX_VISION_YOUTU_VL && cfg.hidden_size == 64 && cfg.vocab_size == 300 &&
+        cfg.kv_lora_rank == 16 && cfg.dtype == MX_ELEM_BF16 && cfg.vision.layer_full[0]);
   snprintf(json, sizeof json, "%s%s}}", base, ", \"fullatt_block_indexes\": [1]");
   mx_test_config_error(json, "vision_config.window_size is required");
   snprintf(json, sizeof json, "%s%s}}", base, ", \"window_size\": 64");
