@@ -38,9 +38,10 @@ const mx_family_t mx_family_youtu = {"youtu", parse, mx_arch_mla};
 
 // ---- Youtu-VL ----
 
+// A token id of the outer config (def: Youtu-VL-4B's), which must lie in the vocabulary.
 static mx_status_t token(const mx_cfg_obj_t *o, const char *key, int32_t def, int32_t vocab,
                          int32_t *out) {
-  return mx_cfg_token_index(o, key, NULL, def, vocab, out);
+  return mx_cfg_token_index(o, key, key, def, vocab, out);
 }
 
 // vision_config: SigLIP-2's ViT fields (mx_cfg_vit; defaults of the so400m patch-16 tower in

@@ -290,6 +290,13 @@ static void check_configs(void) {
         cfg.kv_lora_rank == 16 && cfg.dtype == MX_ELEM_BF16 && cfg.vision.layer_full[0]);
   snprintf(json, sizeof json, "%s%s}}", base, ", \"fullatt_block_indexes\": [1]");
   mx_test_config_error(json, "vision_config.window_size is required");
+  // Without its token ids, Youtu-VL-4B's defaults, outside this vocabulary of 300.
+  const char *no_ids =
+      "{\"model_type\": \"youtu_vl\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+      "\"num_key_value_heads\": 4, \"vocab_size\": 300, \"vision_config\": {\"hidden_size\": "
+      "32, \"num_attention_heads\": 2, \"num_hidden_layers\": 2, \"window_size\": 64, "
+      "\"fullatt_block_indexes\": [1]}}";
+  mx_test_config_error(no_ids, "image_token_id (128264) is outside the text vocabulary (300)");
   snprintf(json, sizeof json, "%s%s}}", base, ", \"window_size\": 64");
   mx_test_config_error(json, "fullatt_block_indexes is required");
   snprintf(json, sizeof json, "%s%s}}", base,
