@@ -3,8 +3,8 @@
 // when decoding succeeds, run through a SigLIP processor (a resize in both directions), a
 // Qwen2-VL one (smart resize and patches), a small Molmo2 one (the tiling, torch's bilinear
 // resize, crops and pooling indices of whatever size was decoded) and a Youtu-VL one (sides
-// rounded up to multiples of 32, the scale stepped down under a small patch limit). Any crash, leak, sanitizer
-// report or out-of-memory is a bug: malformed input must give MX_ERR_*.
+// rounded up to multiples of 32, the scale stepped down under a small patch limit). Any crash,
+// leak, sanitizer report or out-of-memory is a bug: malformed input must give MX_ERR_*.
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -38,9 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       "{\"image_processor_type\": \"Molmo2ImageProcessor\", \"size\": 28, \"patch_size\": 4, "
       "\"overlap_margins\": [2, 1], \"pooling_size\": [3, 2], \"max_crops\": 5}",
       &img);
-  run_proc(
-      "{\"image_processor_type\": \"YoutuVLImageProcessor\", \"max_num_patches\": 64}",
-      &img);
+  run_proc("{\"image_processor_type\": \"YoutuVLImageProcessor\", \"max_num_patches\": 64}", &img);
   mx_image_free(&img);
   return 0;
 }
