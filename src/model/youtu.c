@@ -38,12 +38,6 @@ const mx_family_t mx_family_youtu = {"youtu", parse, mx_arch_mla};
 
 // ---- Youtu-VL ----
 
-// A token id of the outer config (def: Youtu-VL-4B's), which must lie in the vocabulary.
-static mx_status_t token(const mx_cfg_obj_t *o, const char *key, int32_t def, int32_t vocab,
-                         int32_t *out) {
-  return mx_cfg_token_index(o, key, key, def, vocab, out);
-}
-
 // vision_config: SigLIP-2's ViT fields (mx_cfg_vit; defaults of the so400m patch-16 tower in
 // Youtu-VL-4B, image_size 560 as llama.cpp's converter assumes when absent) and Qwen2.5-VL's
 // window fields, which llama.cpp requires (window_size, fullatt_block_indexes).
@@ -114,9 +108,13 @@ static mx_status_t parse_vl(const mx_cfg_obj_t *o, mx_model_config_t *cfg) {
   mx_vision_config_t *v = &cfg->vision;
   MX_TRY(youtu_vision(o, v));
   snprintf(v->text_model_type, sizeof v->text_model_type, "youtu");
-  MX_TRY(token(o, "image_token_id", 128264, cfg->vocab_size, &v->image_token_id));
-  MX_TRY(token(o, "vision_start_token_id", 128262, cfg->vocab_size, &v->vision_start_token_id));
-  MX_TRY(token(o, "vision_end_token_id", 128263, cfg->vocab_size, &v->vision_end_token_id));
+  // Youtu-VL-4B's ids by default; each must lie in the vocabulary.
+  MX_TRY(mx_cfg_token_index(o, "image_token_id", "image_token_id", 128264, cfg->vocab_size,
+                            &v->image_token_id));
+  MX_TRY(mx_cfg_token_index(o, "vision_start_token_id", "vision_start_token_id", 128262,
+                            cfg->vocab_size, &v->vision_start_token_id));
+  MX_TRY(mx_cfg_token_index(o, "vision_end_token_id", "vision_end_token_id", 128263,
+                            cfg->vocab_size, &v->vision_end_token_id));
   v->tokens_per_image = 0;
   v->present = true;
   return MX_OK;
