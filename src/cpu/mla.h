@@ -12,8 +12,9 @@
 
 #include "mlxcel/hlo.h"
 
-// Heads that walk the keys together (bounds the scratch).
-enum { MX_MLA_GROUP = 16, MX_MLA_BLOCK = 64 };
+// Heads that walk the keys together and queries whose projections through kv_b share its loads
+// (both bound the scratch).
+enum { MX_MLA_GROUP = 16, MX_MLA_BLOCK = 64, MX_MLA_TILE = 4 };
 
 typedef struct mx_cpu_mla_shape {
   int64_t b, t, h, s;     // sequences, queries per sequence, heads, cache capacity
@@ -27,10 +28,11 @@ size_t mx_cpu_mla_scratch_floats(const mx_cpu_mla_shape_t *sh);
 
 // q_nope[B,T,H,Dn], q_rot[B,T,H,Dr] f32; lat[B,1,S,R], rot[B,1,S,Dr] of type sh->kv;
 // kv_b[H (Dn + Dv), R] f32; pos0[B]; out[B,T,H,Dv] f32. Query t of sequence b at p = pos0[b] + t
-// sees slots 0 .. min(p, S - 1) (none when p < 0: zeros). Work: units of (sequence, query, group
-// of heads), the group size chosen from nth so every thread has work, split contiguously by
-// (ith, nth); a head's arithmetic does not depend on its group, so results are bit-identical
-// for any nth. scratch: nth * mx_cpu_mla_scratch_floats floats, thread ith uses its own slice.
+// sees slots 0 .. min(p, S - 1) (none when p < 0: zeros). Work: units of (sequence, tile of up
+// to MX_MLA_TILE queries, group of heads), the group size chosen from nth so every thread has
+// work, split contiguously by (ith, nth); a head's arithmetic depends on neither its group nor
+// its tile, so results are bit-identical for any nth. scratch: nth * mx_cpu_mla_scratch_floats
+// floats, thread ith uses its own slice.
 void mx_cpu_mla(const mx_cpu_mla_shape_t *sh, const float *q_nope, const float *q_rot,
                 const void *lat, const void *rot, const float *kv_b, const int32_t *pos0,
                 float *out, float *scratch, int ith, int nth);
