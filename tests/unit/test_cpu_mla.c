@@ -1,10 +1,12 @@
 // mx.mla on the cpu runtime (src/cpu/compile_mla.c, mla.c: the absorbed form) against its
-// decomposition on the reference interpreter: decode (T = 1) and prefill (T = 5) of two
-// sequences at different positions (one past the capacity: every slot visible), f32 and bf16
-// caches, 1 to 3 threads (bit-identical to one another: a head's arithmetic does not depend on
-// the split), more heads than one group holds. And the kernel reads only the visible slots:
-// slots past every query's position hold NaN, which leaves the plan's result exact while the
-// decomposition (p = 0 times NaN in the weighted latent sum) turns NaN.
+// decomposition on the reference interpreter: decode (T = 1) and prefill (T = 5, 9: whole and
+// partial tiles of queries; sequence 0's straddle the kernel's first block of 64 keys, so the
+// queries of one tile see different numbers of its keys) of two sequences at different
+// positions (one past the capacity: every slot visible), f32 and bf16 caches, 1 to 3 threads
+// (bit-identical to one another: a head's arithmetic does not depend on the split), more heads
+// than one group holds. And the kernel reads only the visible slots: slots past every query's
+// position hold NaN, which leaves the plan's result exact while the decomposition (p = 0 times
+// NaN in the weighted latent sum) turns NaN.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@
 #include "mx_test.h"
 #include "mx_test_tensor.h"
 
-enum { B = 2, H = 20, DN = 12, DR = 8, R = 24, DV = 10, S = 40, NA = 6 };
+enum { B = 2, H = 20, DN = 12, DR = 8, R = 24, DV = 10, S = 80, NA = 6 };
 
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static double urand(void) { return mx_test_urand(&g_rng); }
@@ -27,7 +29,9 @@ typedef struct mla_case {
   bool poison;        // slots no query sees hold NaN
 } mla_case_t;
 
-static const int32_t kPos0[B] = {7, S + 3};  // sequence 1 sees every slot
+// Sequence 0's queries sit at 62 .. 62 + T - 1, across the kernel's blocks of 64 slots; sequence
+// 1 sees every slot.
+static const int32_t kPos0[B] = {62, S + 3};
 
 // main(q_nope, q_rot, lat, rot, kv_b, pos0) -> mx.mla
 static mx_module_t *build(const mx_tensor_t *args) {
@@ -65,7 +69,7 @@ static void make_args(const mla_case_t *c, mx_tensor_t *args) {
   CHECK_OK(mx_tensor_alloc(&args[5], &pt));
   memcpy(args[5].data, kPos0, sizeof kPos0);
   if (!c->poison) return;
-  // Sequence 0's queries see slots 0 .. 7 + T - 1: the rest of its cache rows are unread.
+  // Sequence 0's queries see slots 0 .. 62 + T - 1: the rest of its cache rows are unread.
   for (int64_t s = kPos0[0] + c->t; s < S; s++) {
     for (int64_t i = 0; i < R; i++) mx_tensor_set_f64(&args[2], s * R + i, NAN);
     for (int64_t i = 0; i < DR; i++) mx_tensor_set_f64(&args[3], s * DR + i, NAN);
@@ -133,14 +137,14 @@ static void run_case(const mla_case_t *c) {
 }
 
 int main(void) {
-  const int64_t ts[2] = {1, 5};
+  const int64_t ts[3] = {1, 5, 9};
   const mx_elem_type_t kvs[2] = {MX_ELEM_F32, MX_ELEM_BF16};
   // Every instruction set the kernel has loops for (mla.c: portable and AVX-512) that this
   // machine runs.
   for (int isa = 0; isa < MX_CPU_ISA_COUNT; isa++) {
     if (mx_cpu_fused_use_isa((mx_cpu_isa_t)isa) != MX_OK) continue;
     printf("%s\n", mx_cpu_isa_name((mx_cpu_isa_t)isa));
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
       for (int j = 0; j < 2; j++)
         for (int poison = 0; poison < 2; poison++)
           run_case(&(mla_case_t){ts[i], kvs[j], poison == 1});
