@@ -369,10 +369,12 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   c.n_uses = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *c.n_uses);
   c.dus_arg = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *c.dus_arg);
   c.bcast = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *c.bcast);
-  if (!st &&
-      (!p->slots || !p->weight_data || !p->result_slot || !c.n_uses || !c.dus_arg || !c.bcast))
+  c.conv_of = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *c.conv_of);
+  if (!st && (!p->slots || !p->weight_data || !p->result_slot || !c.n_uses || !c.dus_arg ||
+              !c.bcast || !c.conv_of))
     st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; c.dus_arg && i < p->n_slots; i++) c.dus_arg[i] = -1;
+  for (int32_t i = 0; c.conv_of && i < p->n_slots; i++) c.conv_of[i] = -1;
   for (int32_t i = 0; c.bcast && i < p->n_slots; i++) c.bcast[i] = (lazy_bcast_t){.src = -1};
   const mx_block_t *b = f->body;
   const mx_op_t *ret = b->ops[b->n_ops - 1];
@@ -454,6 +456,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   free(c.n_uses);
   free(c.dus_arg);
   free(c.bcast);
+  free(c.conv_of);
   if (st) {
     mx_cpu_plan_destroy(p);
     return mx_error_prefix(st, "mx_cpu_compile @%s", f->name);

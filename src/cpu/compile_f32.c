@@ -171,8 +171,8 @@ static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
   if (p->n_steps == 0) return NULL;
   mx_step_t *s = &p->steps[p->n_steps - 1];
   if (s->kind != ST_EW_BINARY || s->ew.op != MX_OP_ADD || s->n_out != 1 || s->ew.rd[0].mod ||
-      s->ew.rd[1].mod)  // the fused kernel reads both operands whole
-    return NULL;
+      s->ew.rd[1].mod || s->ew.to != MX_ELEM_INVALID)  // the fused kernel reads both operands
+    return NULL;                                       // whole and writes f32
   int32_t o = s->out[0];
   bool same = o == x || (p->slots[x].kind == SLOT_VIEW && p->slots[x].base == root(p, o) &&
                          p->slots[o].kind != SLOT_VIEW && p->slots[x].off == 0);

@@ -25,6 +25,8 @@ typedef struct cctx {
   int32_t *dus_arg;     // per value: the argument an in-place dynamic_update_slice wrote, or -1
   lazy_bcast_t *bcast;  // per value: a broadcast not materialized (src -1: not one)
   int32_t op_index;     // the index in the body of the op being compiled
+  int32_t *conv_of;     // per f32 value: the value holding it converted by the elementwise step
+                        // that computed it (compile_lowp.c), or -1
   bool perturbed;       // test_perturb_op applied
   // RoPE tables emitted so far: {positions value, inv_freq value, table slot}.
   int32_t n_rope_tables;

@@ -36,12 +36,57 @@ static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, const
   return MX_OK;
 }
 
+// The ST_EW_BINARY step that computed x when every reader of x is a convert to type o (the
+// graphs convert an activation once per linear that reads it), else NULL.
+static mx_step_t *ew_for_convert(cctx_t *c, int32_t x, const mx_type_t *o) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_block_t *b = p->f->body;
+  if (p->slots[x].kind != SLOT_ARENA) return NULL;
+  int32_t seen = 0;
+  for (int32_t i = 0; i < b->n_ops && seen < c->n_uses[x]; i++) {
+    const mx_op_t *u = b->ops[i];
+    for (int32_t j = 0; j < u->n_operands; j++) {
+      if (u->operands[j] != x) continue;
+      if (u->code != MX_OP_CONVERT || u->n_results != 1 ||
+          !mx_type_equal(vtype(p->f, u->results[0]), o))
+        return NULL;
+      seen++;
+    }
+  }
+  if (seen != c->n_uses[x]) return NULL;
+  for (int32_t k = p->n_steps - 1; k >= 0; k--) {
+    mx_step_t *s = &p->steps[k];
+    for (int32_t j = 0; j < s->n_out; j++) {
+      if (s->out[j] != x) continue;
+      return s->kind == ST_EW_BINARY && s->n_out == 1 && s->ew.to == MX_ELEM_INVALID ? s : NULL;
+    }
+  }
+  return NULL;
+}
+
 static bool match_lowp_convert(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   if (op->n_operands != 1 || op->n_results != 1) return false;
   const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
   if (!((is_f32(a) && is_lowp(o)) || (is_lowp(a) && is_f32(o))) || !mx_type_same_shape(a, o))
     return false;
+  int32_t x = op->operands[0], done = c->conv_of[x];
+  if (done >= 0) {  // converted by its elementwise step: another reader of the same result
+    mx_plan_make_view(c->p, op->results[0], done, 0);
+    c->p->n_view_ops++;
+    return true;
+  }
+  // A value only converts read (a LayerNorm's biased output, GELU's product) is written by its
+  // elementwise step converted, block by block: its f32 form never goes to memory.
+  mx_step_t *ew = is_lowp(o) ? ew_for_convert(c, x, o) : NULL;
+  if (ew) {
+    ew->out[0] = op->results[0];
+    ew->ew.to = o->elem;
+    ew->what = "elementwise + convert (f32 -> bf16/f16)";
+    c->p->slots[x].kind = SLOT_NONE;
+    c->conv_of[x] = op->results[0];
+    return true;
+  }
   // The graphs convert one activation once per projection that reads it (q, k and v each convert
   // the normed row): values are immutable, so a repeat of a recent convert is a view of its
   // result, a step and a barrier fewer (the readers then share one barrier).

@@ -70,23 +70,42 @@ static bool ew_at(const float *x, ew_read_t rd, int64_t i, const float **at, int
   return true;
 }
 
-// ST_EW_BINARY: this thread's share, in runs over which each operand is contiguous or one
-// value (a broadcast operand read in place, step_ew_t.rd).
-static void ew_binary(const float *a, ew_read_t ra, const float *b, ew_read_t rb, float *o,
-                      int64_t n, int code, int ith, int nth) {
-  int64_t i0, i1;
-  split(n, ith, nth, &i0, &i1);
+// o[0 .. i1 - i0) = the results i0 .. i1 of an elementwise op, in runs over which each operand
+// is contiguous or one value (a broadcast operand read in place, step_ew_t.rd).
+static void ew_range(const float *a, ew_read_t ra, const float *b, ew_read_t rb, float *o,
+                     int64_t i0, int64_t i1, int code) {
   for (int64_t i = i0; i < i1;) {
     int64_t e = i1;
     const float *pa, *pb;
     bool sa = ew_at(a, ra, i, &pa, &e), sb = ew_at(b, rb, i, &pb, &e);
+    float *oi = o + (i - i0);
     if (sa && sb) {  // one value over the run
-      ew_run(code, pa, true, pb, false, o + i, 1);
-      for (int64_t j = i + 1; j < e; j++) o[j] = o[i];
+      ew_run(code, pa, true, pb, false, oi, 1);
+      for (int64_t j = 1; j < e - i; j++) oi[j] = oi[0];
     } else {
-      ew_run(code, pa, sa, pb, sb, o + i, e - i);
+      ew_run(code, pa, sa, pb, sb, oi, e - i);
     }
     i = e;
+  }
+}
+
+// ST_EW_BINARY: this thread's share. With a convert fused (step_ew_t.to), the f32 results go
+// through a block on the stack into the converted output, each rounded by mx_cpu_convert as
+// the convert step would.
+static void ew_binary(const float *a, ew_read_t ra, const float *b, ew_read_t rb, void *out,
+                      mx_elem_type_t to, int64_t n, int code, int ith, int nth) {
+  int64_t i0, i1;
+  split(n, ith, nth, &i0, &i1);
+  if (to == MX_ELEM_INVALID) {
+    ew_range(a, ra, b, rb, (float *)out + i0, i0, i1, code);
+    return;
+  }
+  enum { BLOCK = 512 };
+  _Alignas(64) float t[BLOCK];
+  for (int64_t c = i0; c < i1; c += BLOCK) {
+    int64_t e = c + BLOCK < i1 ? c + BLOCK : i1;
+    ew_range(a, ra, b, rb, t, c, e, code);
+    mx_cpu_convert(t, MX_ELEM_F32, (uint16_t *)out + c, to, e - c, 0, 1);
   }
 }
 
@@ -436,7 +455,7 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       break;
     case ST_EW_BINARY:
       ew_binary((const float *)vp[s->in[0]], s->ew.rd[0], (const float *)vp[s->in[1]], s->ew.rd[1],
-                (float *)vp[s->out[0]], s->ew.n, s->ew.op, ith, nth);
+                vp[s->out[0]], s->ew.to, s->ew.n, s->ew.op, ith, nth);
       break;
     case ST_EW_UNARY:
       if (s->ew.op == MX_OP_LOGISTIC)

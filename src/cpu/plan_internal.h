@@ -181,6 +181,9 @@ typedef struct step_ew {  // ST_EW_BINARY, ST_EW_UNARY, ST_GATED_ACT: n elements
                     // MX_OP_TANH / _LOGISTIC; ST_GATED_ACT: mx_activation_t
   int64_t row_k;    // ST_ROW_DOT: elements per row
   ew_read_t rd[2];  // ST_EW_BINARY: how in[0] and in[1] are read
+  // ST_EW_BINARY: MX_ELEM_INVALID, or BF16 / F16: out[0] is the result converted to it (a
+  // convert of a value that nothing else read, compile_lowp.c; the f32 result is not written).
+  mx_elem_type_t to;
 } step_ew_t;
 
 typedef struct step_copy {  // ST_TRANSPOSE

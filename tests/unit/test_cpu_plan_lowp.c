@@ -441,6 +441,77 @@ static void test_bias(void) {
   run_bias(MX_ELEM_F16, 29, 600, 300);
 }
 
+// A value only converts read, computed by an elementwise step (GELU's last product, a
+// LayerNorm's biased output before the next linears): that step writes it converted, in
+// blocks, and no convert step is left (a second convert of it is a view); a value also read as
+// f32 keeps its own convert step. The converted values bit for bit the interpreter's at 1-4
+// threads (several blocks of 512 and thread splits inside them).
+static void test_ew_convert(void) {
+  const char *text =
+      "func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %s: tensor<f32>, "
+      "%w: tensor<8x45xbf16>) -> (tensor<37x45xbf16>, tensor<37x8xf32>, tensor<37x45xf16>, "
+      "tensor<37x45xf32>) {\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<37x45xf32>\n"
+      "  %h = stablehlo.multiply %x, %sb : tensor<37x45xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<45xf32>) -> "
+      "tensor<37x45xf32>\n"
+      "  %g = stablehlo.add %h, %bb : tensor<37x45xf32>\n"
+      "  %gc = stablehlo.convert %g : (tensor<37x45xf32>) -> tensor<37x45xbf16>\n"
+      "  %gc2 = stablehlo.convert %g : (tensor<37x45xf32>) -> tensor<37x45xbf16>\n"
+      "  %y = stablehlo.dot_general %gc2, %w, contracting_dims = [1] x [1] : "
+      "(tensor<37x45xbf16>, tensor<8x45xbf16>) -> tensor<37x8xf32>\n"
+      "  %k = stablehlo.subtract %x, %bb : tensor<37x45xf32>\n"
+      "  %kc = stablehlo.convert %k : (tensor<37x45xf32>) -> tensor<37x45xf16>\n"
+      "  return %gc, %y, %kc, %k : tensor<37x45xbf16>, tensor<37x8xf32>, tensor<37x45xf16>, "
+      "tensor<37x45xf32>\n}\n";
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &mod));
+  if (!mod) return;
+  mx_func_t *f = mx_module_find_func(mod, "main");
+  mx_tensor_t args[4], ref[4];
+  bool w[4] = {false, true, false, true};
+  for (int32_t i = 0; i < 4; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], 2);
+  }
+  mx_cpu_plan_stats_t st;
+  compare(mod, f, args, w, 1e-6 * 53, false, "elementwise + convert", &st);
+  memset(ref, 0, sizeof ref);
+  CHECK_OK(mx_interp_run(mod, f, args, 4, ref, NULL));
+  for (int threads = 1; threads <= 4; threads++) {
+    mx_cpu_pool_t *pool = NULL;
+    CHECK_OK(mx_cpu_pool_create(threads, &pool));
+    mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .pool = pool};
+    mx_cpu_plan_t *p = NULL;
+    CHECK_OK(mx_cpu_compile(mod, f, &o, &p));
+    int n_conv = 0, n_fused = 0;
+    for (int32_t i = 0; p && i < p->n_steps; i++) {
+      n_conv += p->steps[i].kind == ST_CONVERT;
+      n_fused += p->steps[i].kind == ST_EW_BINARY && p->steps[i].ew.to == MX_ELEM_BF16;
+    }
+    CHECK_MSG(n_conv == 1 && n_fused == 1,
+              "elementwise + convert: %d convert steps (want 1: k's), %d fused (want 1: g's)",
+              n_conv, n_fused);
+    mx_tensor_t res[4];
+    for (int32_t r = 0; r < 4; r++) CHECK_OK(mx_tensor_alloc(&res[r], &f->result_types[r]));
+    if (p) CHECK_OK(mx_cpu_plan_run(p, pool, args, 4, res));
+    for (int32_t r = 0; r < 4; r++) {
+      if (r != 1)  // gc, kc, k: one f32 op then one rounding, as the interpreter's
+        CHECK_MSG(memcmp(res[r].data, ref[r].data, res[r].nbytes) == 0,
+                  "elementwise + convert, %d threads: result %d differs from the interpreter",
+                  threads, r);
+      mx_tensor_free(&res[r]);
+    }
+    mx_cpu_plan_destroy(p);
+    mx_cpu_pool_destroy(pool);
+  }
+  for (int32_t i = 0; i < 4; i++) {
+    mx_tensor_free(&args[i]);
+    mx_tensor_free(&ref[i]);
+  }
+  mx_module_destroy(mod);
+}
+
 // A model graph at `prec` with `kv` caches against the interpreter: weights as resident after
 // the precision pass, random tokens / caches, pos0 11. Per-layer ops must all be native.
 // Fallback steps of the f32 plans of a model (@prefill T = 8, @decode).
@@ -596,6 +667,7 @@ int main(void) {
   test_shared_converts();
   test_gated_mlp_decode();
   test_bias();
+  test_ew_convert();
   if (getenv("MX_TEST_DATA")) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/../../models/stories260K", getenv("MX_TEST_DATA"));
