@@ -81,6 +81,16 @@ void mx_cpu_gemv_packed_lowp_dyn(const mx_cpu_packed_lowp_t *w, const uint16_t *
 void mx_cpu_gemm_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx,
                              float *y, int64_t ldy, int64_t m, int ith, int nth);
 
+// The same with a bias (NULL: none): each output y[.., j] is its complete sum, then + bias[j]
+// as one f32 add, bit for bit the graph's add after its dot_general; added by the thread that
+// wrote the output, right after its last pass (no barrier, no second pass over Y).
+void mx_cpu_gemv_packed_lowp_dyn_bias(const mx_cpu_packed_lowp_t *w, const uint16_t *x,
+                                      const float *bias, float *y, mx_cpu_work_t *work, int ith,
+                                      int nth);
+void mx_cpu_gemm_packed_lowp_bias(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx,
+                                  const float *bias, float *y, int64_t ldy, int64_t m, int ith,
+                                  int nth);
+
 // Whole-pool wrappers (pool NULL = the calling thread).
 void mx_cpu_gemv_packed_lowp_run(mx_cpu_pool_t *pool, const mx_cpu_packed_lowp_t *w,
                                  const uint16_t *x, float *y);

@@ -288,6 +288,7 @@ static mx_status_t compile_ops(cctx_t *c) {
       if ((st = emit_constant(c, op, &handled))) return st;
       if (handled) continue;
     }
+    c->op_index = i;
     if (!c->o->no_fast) {
       if (mx_plan_match_view(c, op)) continue;
       if (mx_plan_match_lowp(c, op, &st)) {
@@ -352,7 +353,7 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->f = f;
   p->n_args = f->body->n_args;
   mx_status_t st = MX_OK;
-  cctx_t c = {p, opts, NULL, NULL, false, 0, {{0}}, {0}, 0, {{0}}};
+  cctx_t c = {.p = p, .o = opts};
   p->keep_values = opts->keep_values;
   p->external_arena = opts->external_arena;
   if (opts->weights) {
@@ -367,9 +368,14 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   p->result_slot = calloc((size_t)(f->n_results ? f->n_results : 1), sizeof *p->result_slot);
   c.n_uses = calloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *c.n_uses);
   c.dus_arg = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *c.dus_arg);
-  if (!st && (!p->slots || !p->weight_data || !p->result_slot || !c.n_uses || !c.dus_arg))
+  c.bcast = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *c.bcast);
+  c.conv_of = malloc((size_t)(p->n_slots ? p->n_slots : 1) * sizeof *c.conv_of);
+  if (!st && (!p->slots || !p->weight_data || !p->result_slot || !c.n_uses || !c.dus_arg ||
+              !c.bcast || !c.conv_of))
     st = mx_error_set(MX_ERR_NOMEM, "out of memory");
   for (int32_t i = 0; c.dus_arg && i < p->n_slots; i++) c.dus_arg[i] = -1;
+  for (int32_t i = 0; c.conv_of && i < p->n_slots; i++) c.conv_of[i] = -1;
+  for (int32_t i = 0; c.bcast && i < p->n_slots; i++) c.bcast[i] = (lazy_bcast_t){.src = -1};
   const mx_block_t *b = f->body;
   const mx_op_t *ret = b->ops[b->n_ops - 1];
   if (!st && ret->n_operands != f->n_results)
@@ -449,6 +455,8 @@ mx_status_t mx_cpu_compile(const mx_module_t *m, const mx_func_t *f,
   }
   free(c.n_uses);
   free(c.dus_arg);
+  free(c.bcast);
+  free(c.conv_of);
   if (st) {
     mx_cpu_plan_destroy(p);
     return mx_error_prefix(st, "mx_cpu_compile @%s", f->name);

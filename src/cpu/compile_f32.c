@@ -170,7 +170,9 @@ static mx_step_t *fusable_add(cctx_t *c, int32_t x) {
   mx_cpu_plan_t *p = c->p;
   if (p->n_steps == 0) return NULL;
   mx_step_t *s = &p->steps[p->n_steps - 1];
-  if (s->kind != ST_EW_BINARY || s->ew.op != MX_OP_ADD || s->n_out != 1) return NULL;
+  if (s->kind != ST_EW_BINARY || s->ew.op != MX_OP_ADD || s->n_out != 1 || s->ew.rd[0].mod ||
+      s->ew.rd[1].mod || s->ew.to != MX_ELEM_INVALID)  // the fused kernel reads both operands
+    return NULL;                                       // whole and writes f32
   int32_t o = s->out[0];
   bool same = o == x || (p->slots[x].kind == SLOT_VIEW && p->slots[x].base == root(p, o) &&
                          p->slots[o].kind != SLOT_VIEW && p->slots[x].off == 0);
@@ -408,10 +410,18 @@ bool mx_plan_match_ew(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   if (!is_f32(a) || !is_f32(b) || !is_f32(o) || !mx_type_same_shape(a, o) ||
       !mx_type_same_shape(b, o))
     return false;
+  // An operand that is a broadcast not materialized is read in place (compile_layout.c).
+  int32_t in[2];
+  ew_read_t rd[2] = {{0, 0}, {0, 0}};
+  for (int j = 0; j < 2; j++) {
+    const lazy_bcast_t *lb = &c->bcast[op->operands[j]];
+    in[j] = lb->src >= 0 ? lb->src : op->operands[j];
+    if (lb->src >= 0) rd[j] = lb->rd;
+  }
   mx_step_t *s = NULL;
-  if ((*st = mx_plan_simple_step(c, op, ST_EW_BINARY, mx_opcode_name(op->code), op->operands, 2,
+  if ((*st = mx_plan_simple_step(c, op, ST_EW_BINARY, mx_opcode_name(op->code), in, 2,
                                  op->results[0], &s)))
     return true;
-  s->ew = (step_ew_t){.n = mx_type_numel(o), .op = op->code};
+  s->ew = (step_ew_t){.n = mx_type_numel(o), .op = op->code, .rd = {rd[0], rd[1]}};
   return true;
 }

@@ -10,12 +10,24 @@
 
 enum { MAX_ROPE_TABLES = 8, MAX_CONVERTS = 8 };
 
+// A broadcast_in_dim whose readers are all f32 elementwise ops of its shape: no step writes it
+// (its slot is SLOT_NONE); each reader, an ST_EW_BINARY (compile_f32.c) or the bias of an
+// ST_GEMM_LOWP (compile_lowp.c), reads `src` through `rd` (step_ew_t.rd). src -1: none.
+typedef struct lazy_bcast {
+  int32_t src;
+  ew_read_t rd;
+} lazy_bcast_t;
+
 typedef struct cctx {
   mx_cpu_plan_t *p;
   const mx_cpu_compile_opts_t *o;
-  int32_t *n_uses;   // per value: uses by top-level ops and the return
-  int32_t *dus_arg;  // per value: the argument an in-place dynamic_update_slice wrote, or -1
-  bool perturbed;    // test_perturb_op applied
+  int32_t *n_uses;      // per value: uses by top-level ops and the return
+  int32_t *dus_arg;     // per value: the argument an in-place dynamic_update_slice wrote, or -1
+  lazy_bcast_t *bcast;  // per value: a broadcast not materialized (src -1: not one)
+  int32_t op_index;     // the index in the body of the op being compiled
+  int32_t *conv_of;     // per f32 value: the value holding it converted by the elementwise step
+                        // that computed it (compile_lowp.c), or -1
+  bool perturbed;       // test_perturb_op applied
   // RoPE tables emitted so far: {positions value, inv_freq value, table slot}.
   int32_t n_rope_tables;
   int32_t rope_tables[MAX_ROPE_TABLES][3];

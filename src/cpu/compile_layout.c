@@ -139,9 +139,26 @@ bool mx_plan_match_transpose(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   return true;
 }
 
-// Broadcasts of 4-byte elements (biases over rows, a row's mean over its columns, scalars): the
-// transposes' strided copy with stride 0 along every output dim the operand does not vary in.
-bool mx_plan_match_broadcast(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+// The strided copy of a broadcast: stride 0 along every output dim the operand does not vary in
+// (ostr: the operand's stride per output dim).
+static mx_status_t emit_broadcast_copy(cctx_t *c, const mx_op_t *op, const int64_t *ostr) {
+  const mx_type_t *o = vtype(c->p->f, op->results[0]);
+  mx_step_t *s = NULL;
+  mx_status_t st = mx_plan_simple_step(c, op, ST_TRANSPOSE, "broadcast (strided copy)",
+                                       op->operands, 1, op->results[0], &s);
+  if (st) return st;
+  s->copy.rank = o->rank;
+  s->copy.first = 0;
+  for (int32_t d = 0; d < o->rank; d++) {
+    s->copy.dims[d] = o->dims[d];
+    s->copy.stride[d] = ostr[d];
+  }
+  return MX_OK;
+}
+
+// The operand's stride per output dim of a broadcast of 4-byte elements; false when the plan
+// does not take it.
+static bool broadcast_strides(const cctx_t *c, const mx_op_t *op, int64_t *ostr) {
   const mx_func_t *f = c->p->f;
   if (op->code != MX_OP_BROADCAST_IN_DIM || op->n_operands != 1 || op->n_results != 1) return false;
   const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
@@ -150,7 +167,7 @@ bool mx_plan_match_broadcast(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     return false;
   const int64_t *map = NULL;
   if (mx_attr_get_i64s(mx_op_attr(op, "broadcast_dimensions"), &map) != a->rank) return false;
-  int64_t ostr[MX_MAX_RANK] = {0};
+  for (int32_t d = 0; d < o->rank; d++) ostr[d] = 0;
   int64_t acc = 1;
   for (int32_t d = a->rank - 1; d >= 0; d--) {
     // The verifier checked these; a plan must never read outside its operand anyway.
@@ -159,16 +176,77 @@ bool mx_plan_match_broadcast(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
     if (a->dims[d] != 1) ostr[map[d]] = acc;
     acc *= a->dims[d];
   }
-  mx_step_t *s = NULL;
-  if ((*st = mx_plan_simple_step(c, op, ST_TRANSPOSE, "broadcast (strided copy)", op->operands, 1,
-                                 op->results[0], &s)))
-    return true;
-  s->copy.rank = o->rank;
-  s->copy.first = 0;
-  for (int32_t d = 0; d < o->rank; d++) {
-    s->copy.dims[d] = o->dims[d];
-    s->copy.stride[d] = ostr[d];
+  return true;
+}
+
+// Element i of the broadcast reads operand element (i / div) % mod when the output dims the
+// operand varies in are one run (size-1 dims between them aside) in the operand's order: a
+// bias over rows, a value per row, a scalar. False for any other broadcast (a transposing one).
+static bool broadcast_read(const mx_type_t *o, const int64_t *ostr, ew_read_t *rd) {
+  int64_t want = 1, div = 1;
+  int32_t d = o->rank - 1;
+  while (d >= 0 && ostr[d] == 0) div *= o->dims[d--];
+  int64_t mod = 1;
+  for (; d >= 0; d--) {
+    if (o->dims[d] == 1) continue;
+    if (ostr[d] == 0) break;
+    if (ostr[d] != want) return false;
+    want *= o->dims[d];
+    mod = want;
   }
+  for (; d >= 0; d--)  // dims before the run: repeats only
+    if (ostr[d] != 0 && o->dims[d] != 1) return false;
+  *rd = (ew_read_t){div, mod};
+  return true;
+}
+
+// True when every reader of value v is an f32 add / subtract / multiply / divide whose operands
+// and result all have v's shape: what mx_plan_match_ew always takes, reading v in place (an
+// unwritten v must have no other reader).
+static bool only_ew_readers(const cctx_t *c, int32_t v) {
+  const mx_func_t *f = c->p->f;
+  const mx_block_t *b = f->body;
+  const mx_type_t *vt = vtype(f, v);
+  int32_t seen = 0;
+  for (int32_t i = c->op_index + 1; i < b->n_ops && seen < c->n_uses[v]; i++) {
+    const mx_op_t *u = b->ops[i];
+    bool reads = false;
+    for (int32_t j = 0; j < u->n_operands; j++)
+      if (u->operands[j] == v) {
+        reads = true;
+        seen++;
+      }
+    if (!reads) continue;
+    if ((u->code != MX_OP_ADD && u->code != MX_OP_SUBTRACT && u->code != MX_OP_MULTIPLY &&
+         u->code != MX_OP_DIVIDE) ||
+        u->n_operands != 2 || u->n_results != 1)
+      return false;
+    for (int32_t j = 0; j < 2; j++) {
+      const mx_type_t *t = vtype(f, u->operands[j]);
+      if (!is_f32(t) || !mx_type_same_shape(t, vt)) return false;
+    }
+    if (!is_f32(vtype(f, u->results[0])) || !mx_type_same_shape(vtype(f, u->results[0]), vt))
+      return false;
+  }
+  return seen == c->n_uses[v];
+}
+
+// Broadcasts of 4-byte elements (biases over rows, a row's mean over its columns, scalars). One
+// that only f32 elementwise steps read is not written at all: they read its operand in place
+// (a bias, GELU's scalar constants and LayerNorm's row means would each otherwise cost a write
+// of a whole activation and its read back); any other is the transposes' strided copy.
+bool mx_plan_match_broadcast(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  int64_t ostr[MX_MAX_RANK];
+  if (!broadcast_strides(c, op, ostr)) return false;
+  int32_t v = op->results[0];
+  const mx_type_t *o = vtype(c->p->f, v);
+  ew_read_t rd;
+  if (is_f32(o) && broadcast_read(o, ostr, &rd) && only_ew_readers(c, v)) {
+    c->bcast[v] = (lazy_bcast_t){op->operands[0], rd};
+    c->p->slots[v].kind = SLOT_NONE;
+    return true;
+  }
+  *st = emit_broadcast_copy(c, op, ostr);
   return true;
 }
 

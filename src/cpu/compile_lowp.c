@@ -1,9 +1,9 @@
 // Low-precision (bf16 / f16) matchers of the plan compiler: converts between f32 and bf16 / f16;
 // the linear layers whose weight is resident in bf16 / f16 (dot_general(bf16, bf16) -> f32 on a
-// converted activation, also inside mx.gated_mlp); rows of a bf16 / f16 embedding table;
-// attention over bf16 / f16 caches. Kernels: mlxcel/cpu_lowp.h and fused_kv.h; executor:
-// plan_lowp.c. Every step computes what its op computes (the activation is rounded by its own
-// convert step, as the graph says).
+// converted activation, also inside mx.gated_mlp), with the bias add after them; rows of a bf16 /
+// f16 embedding table; attention over bf16 / f16 caches. Kernels: mlxcel/cpu_lowp.h and fused_kv.h;
+// executor: plan_lowp.c. Every step computes what its op computes (the activation is rounded by its
+// own convert step, as the graph says).
 #include "cpu/compile_internal.h"
 #include "cpu/fused_kv.h"
 #include "mlxcel/composite.h"
@@ -36,12 +36,57 @@ static mx_status_t emit_gemm_lowp(cctx_t *c, const mx_op_t *op, int32_t x, const
   return MX_OK;
 }
 
+// The ST_EW_BINARY step that computed x when every reader of x is a convert to type o (the
+// graphs convert an activation once per linear that reads it), else NULL.
+static mx_step_t *ew_for_convert(cctx_t *c, int32_t x, const mx_type_t *o) {
+  mx_cpu_plan_t *p = c->p;
+  const mx_block_t *b = p->f->body;
+  if (p->slots[x].kind != SLOT_ARENA) return NULL;
+  int32_t seen = 0;
+  for (int32_t i = 0; i < b->n_ops && seen < c->n_uses[x]; i++) {
+    const mx_op_t *u = b->ops[i];
+    for (int32_t j = 0; j < u->n_operands; j++) {
+      if (u->operands[j] != x) continue;
+      if (u->code != MX_OP_CONVERT || u->n_results != 1 ||
+          !mx_type_equal(vtype(p->f, u->results[0]), o))
+        return NULL;
+      seen++;
+    }
+  }
+  if (seen != c->n_uses[x]) return NULL;
+  for (int32_t k = p->n_steps - 1; k >= 0; k--) {
+    mx_step_t *s = &p->steps[k];
+    for (int32_t j = 0; j < s->n_out; j++) {
+      if (s->out[j] != x) continue;
+      return s->kind == ST_EW_BINARY && s->n_out == 1 && s->ew.to == MX_ELEM_INVALID ? s : NULL;
+    }
+  }
+  return NULL;
+}
+
 static bool match_lowp_convert(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   const mx_func_t *f = c->p->f;
   if (op->n_operands != 1 || op->n_results != 1) return false;
   const mx_type_t *a = vtype(f, op->operands[0]), *o = vtype(f, op->results[0]);
   if (!((is_f32(a) && is_lowp(o)) || (is_lowp(a) && is_f32(o))) || !mx_type_same_shape(a, o))
     return false;
+  int32_t x = op->operands[0], done = c->conv_of[x];
+  if (done >= 0) {  // converted by its elementwise step: another reader of the same result
+    mx_plan_make_view(c->p, op->results[0], done, 0);
+    c->p->n_view_ops++;
+    return true;
+  }
+  // A value only converts read (a LayerNorm's biased output, GELU's product) is written by its
+  // elementwise step converted, block by block: its f32 form never goes to memory.
+  mx_step_t *ew = is_lowp(o) ? ew_for_convert(c, x, o) : NULL;
+  if (ew) {
+    ew->out[0] = op->results[0];
+    ew->ew.to = o->elem;
+    ew->what = "elementwise + convert (f32 -> bf16/f16)";
+    c->p->slots[x].kind = SLOT_NONE;
+    c->conv_of[x] = op->results[0];
+    return true;
+  }
   // The graphs convert one activation once per projection that reads it (q, k and v each convert
   // the normed row): values are immutable, so a repeat of a recent convert is a view of its
   // result, a step and a barrier fewer (the readers then share one barrier).
@@ -80,6 +125,42 @@ static bool match_lowp_dot(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
   *st = emit_gemm_lowp(c, op, op->operands[0], w, kn, rt->elem, m, n, k, op->results[0],
                        m == 1 ? "dot_general->gemv (bf16/f16)" : "dot_general->gemm (bf16/f16)");
   return true;
+}
+
+// add(y, broadcast(b)) (either order) where y is a bf16 / f16 GEMM's result read by nothing else
+// and b a weight or constant of y's last dimension, broadcast over y's rows and not materialized
+// (compile_layout.c): the GEMM step adds b to each output once its sum is complete and writes the
+// add's result (ST_GEMM_LOWP with in[1]): the same f32 sum, then the same f32 add, without the
+// add's pass over y.
+static bool match_lowp_bias(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
+  mx_cpu_plan_t *p = c->p;
+  (void)st;
+  if (op->n_operands != 2 || op->n_results != 1 || !is_f32(vtype(p->f, op->results[0])))
+    return false;
+  for (int j = 0; j < 2; j++) {
+    int32_t y = op->operands[j];
+    const lazy_bcast_t *lb = &c->bcast[op->operands[1 - j]];
+    if (lb->src < 0 || c->n_uses[y] != 1 || lb->rd.div != 1 || p->slots[y].kind != SLOT_ARENA ||
+        !mx_type_same_shape(vtype(p->f, y), vtype(p->f, op->results[0])))
+      continue;
+    slot_kind_t bk = p->slots[root(p, lb->src)].kind;
+    if (bk != SLOT_ARG && bk != SLOT_CONST) continue;  // defined before the GEMM runs
+    for (int32_t k = p->n_steps - 1; k >= 0; k--) {
+      mx_step_t *s = &p->steps[k];
+      bool writes = false;
+      for (int32_t o = 0; o < s->n_out; o++) writes |= s->out[o] == y;
+      if (!writes) continue;
+      if (s->kind != ST_GEMM_LOWP || s->n_in != 1 || s->gemm.n != lb->rd.mod) return false;
+      s->in[s->n_in++] = lb->src;
+      s->out[0] = op->results[0];
+      s->what = s->gemm.m == 1 ? "dot_general->gemv + bias (bf16/f16)"
+                               : "dot_general->gemm + bias (bf16/f16)";
+      p->slots[y].kind = SLOT_NONE;
+      return true;
+    }
+    return false;
+  }
+  return false;
 }
 
 // Gather of whole rows of a bf16 / f16 table (the embedding of a tied, low-precision head).
@@ -189,6 +270,8 @@ bool mx_plan_match_lowp(cctx_t *c, const mx_op_t *op, mx_status_t *st) {
       return match_lowp_convert(c, op, st);
     case MX_OP_DOT_GENERAL:
       return match_lowp_dot(c, op, st);
+    case MX_OP_ADD:
+      return match_lowp_bias(c, op, st);
     case MX_OP_GATHER:
       return match_lowp_embed(c, op, st);
     case MX_OP_COMPOSITE: {

@@ -14,23 +14,98 @@ static void split(int64_t n, int ith, int nth, int64_t *b, int64_t *e) {
   *e = n * (ith + 1) / nth;
 }
 
-static void ew_binary(const float *a, const float *b, float *o, int64_t n, int code, int ith,
-                      int nth) {
-  int64_t i0, i1;
-  split(n, ith, nth, &i0, &i1);
+// o[j] = a[j] op b[j] for j < len, an operand with stride 0 being one value.
+#define EW_RUN(OP)                                           \
+  do {                                                       \
+    if (sa) {                                                \
+      float x = *a;                                          \
+      for (int64_t j = 0; j < len; j++) o[j] = x OP b[j];    \
+    } else if (sb) {                                         \
+      float y = *b;                                          \
+      for (int64_t j = 0; j < len; j++) o[j] = a[j] OP y;    \
+    } else {                                                 \
+      for (int64_t j = 0; j < len; j++) o[j] = a[j] OP b[j]; \
+    }                                                        \
+  } while (0)
+
+static void ew_run(int code, const float *a, bool sa, const float *b, bool sb, float *o,
+                   int64_t len) {
   switch (code) {
     case MX_OP_ADD:
-      for (int64_t i = i0; i < i1; i++) o[i] = a[i] + b[i];
+      EW_RUN(+);
       break;
     case MX_OP_SUBTRACT:
-      for (int64_t i = i0; i < i1; i++) o[i] = a[i] - b[i];
+      EW_RUN(-);
       break;
     case MX_OP_DIVIDE:
-      for (int64_t i = i0; i < i1; i++) o[i] = a[i] / b[i];
+      EW_RUN(/);
       break;
     default:
-      for (int64_t i = i0; i < i1; i++) o[i] = a[i] * b[i];
+      EW_RUN(*);
       break;
+  }
+}
+#undef EW_RUN
+
+// Where element i of an operand read through rd is (*at), whether the elements after it up to
+// *end (lowered to where that stops holding) are contiguous (false) or the same one (true).
+static bool ew_at(const float *x, ew_read_t rd, int64_t i, const float **at, int64_t *end) {
+  if (rd.mod == 0) {
+    *at = x + i;
+    return false;
+  }
+  if (rd.mod == 1) {
+    *at = x;
+    return true;
+  }
+  if (rd.div == 1) {
+    int64_t r = i % rd.mod, e = i - r + rd.mod;
+    *at = x + r;
+    if (e < *end) *end = e;
+    return false;
+  }
+  int64_t e = (i / rd.div + 1) * rd.div;
+  *at = x + (i / rd.div) % rd.mod;
+  if (e < *end) *end = e;
+  return true;
+}
+
+// o[0 .. i1 - i0) = the results i0 .. i1 of an elementwise op, in runs over which each operand
+// is contiguous or one value (a broadcast operand read in place, step_ew_t.rd).
+static void ew_range(const float *a, ew_read_t ra, const float *b, ew_read_t rb, float *o,
+                     int64_t i0, int64_t i1, int code) {
+  for (int64_t i = i0; i < i1;) {
+    int64_t e = i1;
+    const float *pa, *pb;
+    bool sa = ew_at(a, ra, i, &pa, &e), sb = ew_at(b, rb, i, &pb, &e);
+    float *oi = o + (i - i0);
+    if (sa && sb) {  // one value over the run
+      ew_run(code, pa, true, pb, false, oi, 1);
+      for (int64_t j = 1; j < e - i; j++) oi[j] = oi[0];
+    } else {
+      ew_run(code, pa, sa, pb, sb, oi, e - i);
+    }
+    i = e;
+  }
+}
+
+// ST_EW_BINARY: this thread's share. With a convert fused (step_ew_t.to), the f32 results go
+// through a block on the stack into the converted output, each rounded by mx_cpu_convert as
+// the convert step would.
+static void ew_binary(const float *a, ew_read_t ra, const float *b, ew_read_t rb, void *out,
+                      mx_elem_type_t to, int64_t n, int code, int ith, int nth) {
+  int64_t i0, i1;
+  split(n, ith, nth, &i0, &i1);
+  if (to == MX_ELEM_INVALID) {
+    ew_range(a, ra, b, rb, (float *)out + i0, i0, i1, code);
+    return;
+  }
+  enum { BLOCK = 512 };
+  _Alignas(64) float t[BLOCK];
+  for (int64_t c = i0; c < i1; c += BLOCK) {
+    int64_t e = c + BLOCK < i1 ? c + BLOCK : i1;
+    ew_range(a, ra, b, rb, t, c, e, code);
+    mx_cpu_convert(t, MX_ELEM_F32, (uint16_t *)out + c, to, e - c, 0, 1);
   }
 }
 
@@ -379,8 +454,8 @@ void mx_cpu_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       dus_inplace(p, s, ith, nth);
       break;
     case ST_EW_BINARY:
-      ew_binary((const float *)vp[s->in[0]], (const float *)vp[s->in[1]], (float *)vp[s->out[0]],
-                s->ew.n, s->ew.op, ith, nth);
+      ew_binary((const float *)vp[s->in[0]], s->ew.rd[0], (const float *)vp[s->in[1]], s->ew.rd[1],
+                vp[s->out[0]], s->ew.to, s->ew.n, s->ew.op, ith, nth);
       break;
     case ST_EW_UNARY:
       if (s->ew.op == MX_OP_LOGISTIC)

@@ -152,14 +152,31 @@ void mx_cpu_gemv_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, f
   if (p1 > p0) w->kt->gemv(w->data, x, y, p0, p1, w->k, w->n);
 }
 
+// y[r, c0:c1) += bias[c0:c1) for rows r in [r0, r1): the epilogue of a complete sum.
+static void add_bias(float *y, int64_t ldy, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                     const float *bias) {
+  for (int64_t r = r0; r < r1; r++) {
+    float *yr = y + r * ldy;
+    for (int64_t j = c0; j < c1; j++) yr[j] += bias[j];
+  }
+}
+
 void mx_cpu_gemv_packed_lowp_dyn(const mx_cpu_packed_lowp_t *w, const uint16_t *x, float *y,
                                  mx_cpu_work_t *work, int ith, int nth) {
+  mx_cpu_gemv_packed_lowp_dyn_bias(w, x, NULL, y, work, ith, nth);
+}
+
+void mx_cpu_gemv_packed_lowp_dyn_bias(const mx_cpu_packed_lowp_t *w, const uint16_t *x,
+                                      const float *bias, float *y, mx_cpu_work_t *work, int ith,
+                                      int nth) {
   int64_t panel_bytes = w->kpad * MX_CPU_LOWP_NR * (int64_t)sizeof(uint16_t);
   int64_t g = mx_cpu_work_stream_grain(w->panels, panel_bytes, nth);
   int64_t n = (w->panels + g - 1) / g, c;
   while (mx_cpu_work_claim(work, n, ith, nth, &c)) {
     int64_t p0 = c * g, p1 = p0 + g < w->panels ? p0 + g : w->panels;
     w->kt->gemv(w->data, x, y, p0, p1, w->k, w->n);
+    if (bias)
+      add_bias(y, 0, 0, 1, p0 * MX_LOWP_NR, p1 * MX_LOWP_NR < w->n ? p1 * MX_LOWP_NR : w->n, bias);
   }
 }
 
@@ -207,6 +224,12 @@ static void pack_a(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx
 
 void mx_cpu_gemm_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx,
                              float *y, int64_t ldy, int64_t m, int ith, int nth) {
+  mx_cpu_gemm_packed_lowp_bias(w, x, ldx, NULL, y, ldy, m, ith, nth);
+}
+
+void mx_cpu_gemm_packed_lowp_bias(const mx_cpu_packed_lowp_t *w, const uint16_t *x, int64_t ldx,
+                                  const float *bias, float *y, int64_t ldy, int64_t m, int ith,
+                                  int nth) {
   const mx_cpu_lowp_kernels_t *kt = w->kt;
   const int64_t NR = MX_LOWP_NR, kpad = w->kpad;
   const int mr = kt->mr;
@@ -218,13 +241,15 @@ void mx_cpu_gemm_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, i
   split_range(w->panels, 1, (int)(ith % gn), (int)gn, &p0, &p1);
   split_range(m, mr, (int)(ith / gn), (int)gm, &m0, &m1);
   if (p1 <= p0 || m1 <= m0) return;
+  int64_t c0 = p0 * NR, c1 = p1 * NR < w->n ? p1 * NR : w->n;
   if (kpad == 0) {
-    int64_t c0 = p0 * NR, c1 = p1 * NR < w->n ? p1 * NR : w->n;
     for (int64_t i = m0; i < m1; i++) memset(y + i * ldy + c0, 0, (size_t)(c1 - c0) * sizeof *y);
+    if (bias) add_bias(y, ldy, m0, m1, c0, c1, bias);
     return;
   }
   // An AMX-style block first (Y over its first k0 k), then the microkernel for the rest.
   int64_t k0 = kt->gemm_block ? kt->gemm_block(w, x, ldx, y, ldy, m0, m1, p0, p1) : 0;
+  if (bias && k0 >= kpad) add_bias(y, ldy, m0, m1, c0, c1, bias);
   _Alignas(64) float apack[MX_LOWP_MAX_MR * MX_LOWP_KC];
   for (int64_t jc = p0; jc < p1 && k0 < kpad; jc += MX_LOWP_NC_PANELS) {
     int64_t je = jc + MX_LOWP_NC_PANELS < p1 ? jc + MX_LOWP_NC_PANELS : p1;
@@ -239,6 +264,9 @@ void mx_cpu_gemm_packed_lowp(const mx_cpu_packed_lowp_t *w, const uint16_t *x, i
           kt->ukernel(kc, apack, w->data + pi * kpad * NR + pc * NR, y + ir * ldy + pi * NR, ldy,
                       mv, nv, pc > 0);
         }
+        // The last pass: these rows' outputs of the block are complete and still in cache.
+        if (bias && pc + kc >= kpad)
+          add_bias(y, ldy, ir, ir + mv, jc * NR, je * NR < w->n ? je * NR : w->n, bias);
       }
     }
   }

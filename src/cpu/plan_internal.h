@@ -54,7 +54,8 @@ typedef enum step_kind {
   ST_PERTURB,       // testing (test_perturb_op): out[0] first f32 element += 1 (serial)
   // Low-precision steps (compile_lowp.c, executed by plan_lowp.c):
   ST_CONVERT,       // out = convert(in), f32 <-> bf16 / f16
-  ST_GEMM_LOWP,     // y[m, n] f32 = x[m, k] W^T, x and W bf16 / f16 (packed: wl)
+  ST_GEMM_LOWP,     // y[m, n] f32 = x[m, k] W^T (+ in[1][n] when n_in is 2: the bias add
+                    // that followed the dot_general), x and W bf16 / f16 (packed: wl)
   ST_EMBED_ROWS,    // rows of a bf16 / f16 table
   ST_ATTENTION_KV,  // ST_ATTENTION over bf16 / f16 caches
   // Decode (one row) of a bf16 / f16 mx.gated_mlp between its convert of x and its down
@@ -166,11 +167,23 @@ typedef struct step_merge {  // ST_ATTN_MERGE
   bool sinks;
 } step_merge_t;
 
+// How an ST_EW_BINARY step reads one operand: element i of the result reads element
+// (i / div) % mod of in[j]; mod 0: element i (an operand of the result's size). mod > 0 is the
+// operand of a broadcast_in_dim that was not materialized (compile_layout.c): a bias repeated
+// over rows (div 1), a value per row (div = the row length), a scalar (mod 1).
+typedef struct ew_read {
+  int64_t div, mod;
+} ew_read_t;
+
 typedef struct step_ew {  // ST_EW_BINARY, ST_EW_UNARY, ST_GATED_ACT: n elements; ST_ROW_DOT: rows
   int64_t n;
-  int op;         // ST_EW_BINARY: MX_OP_ADD / _SUBTRACT / _MULTIPLY / _DIVIDE; ST_EW_UNARY:
-                  // MX_OP_TANH / _LOGISTIC; ST_GATED_ACT: mx_activation_t
-  int64_t row_k;  // ST_ROW_DOT: elements per row
+  int op;           // ST_EW_BINARY: MX_OP_ADD / _SUBTRACT / _MULTIPLY / _DIVIDE; ST_EW_UNARY:
+                    // MX_OP_TANH / _LOGISTIC; ST_GATED_ACT: mx_activation_t
+  int64_t row_k;    // ST_ROW_DOT: elements per row
+  ew_read_t rd[2];  // ST_EW_BINARY: how in[0] and in[1] are read
+  // ST_EW_BINARY: MX_ELEM_INVALID, or BF16 / F16: out[0] is the result converted to it (a
+  // convert of a value that nothing else read, compile_lowp.c; the f32 result is not written).
+  mx_elem_type_t to;
 } step_ew_t;
 
 typedef struct step_copy {  // ST_TRANSPOSE

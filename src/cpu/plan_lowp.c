@@ -58,11 +58,12 @@ void mx_cpu_lowp_step_exec(mx_cpu_plan_t *p, mx_step_t *s, int ith, int nth) {
       break;
     case ST_GEMM_LOWP: {
       const uint16_t *x = (const uint16_t *)vp[s->in[0]];
+      const float *bias = s->n_in > 1 ? (const float *)vp[s->in[1]] : NULL;
       float *y = (float *)vp[s->out[0]];
       if (s->gemm.m == 1)
-        mx_cpu_gemv_packed_lowp_dyn(s->wl, x, y, &p->work[s - p->steps], ith, nth);
+        mx_cpu_gemv_packed_lowp_dyn_bias(s->wl, x, bias, y, &p->work[s - p->steps], ith, nth);
       else
-        mx_cpu_gemm_packed_lowp(s->wl, x, s->gemm.k, y, s->gemm.n, s->gemm.m, ith, nth);
+        mx_cpu_gemm_packed_lowp_bias(s->wl, x, s->gemm.k, bias, y, s->gemm.n, s->gemm.m, ith, nth);
       break;
     }
     case ST_GATED_UP_LOWP:

@@ -310,6 +310,208 @@ static void test_gated_mlp_decode(void) {
   run_gated_mlp(MX_ELEM_BF16, 256, 1000, "silu", 0);  // several 64 KiB chunks
 }
 
+// Biases after bf16 / f16 linears, as the vision towers and Qwen2's q / k / v build them
+// (dot_general, broadcast_in_dim of the bias over rows, add): y = x W^T + b runs as one
+// ST_GEMM_LOWP step that adds b to each complete sum (either order of the add's operands), its
+// broadcast written nowhere. Not fused: a dot_general with another reader (its add reads the
+// bias in place), an add of a scalar; a value per row multiplies in place too. Every result
+// bit for bit the unfused kernels' (the plan's own packed weight through
+// mx_cpu_gemm_packed_lowp, or the GEMV for one row, then one f32 add / multiply) at 1-4 threads,
+// and near the interpreter's.
+static void run_bias(mx_elem_type_t et, int64_t m, int64_t n, int64_t k) {
+  const char *T = mx_elem_name(et);
+  char W[64], X[64], XC[64], Y[64], B[48], R[48], label[96];
+  snprintf(W, sizeof W, "tensor<%lldx%lldx%s>", (long long)n, (long long)k, T);
+  snprintf(X, sizeof X, "tensor<%lldx%lldxf32>", (long long)m, (long long)k);
+  snprintf(XC, sizeof XC, "tensor<%lldx%lldx%s>", (long long)m, (long long)k, T);
+  snprintf(Y, sizeof Y, "tensor<%lldx%lldxf32>", (long long)m, (long long)n);
+  snprintf(B, sizeof B, "tensor<%lldxf32>", (long long)n);
+  snprintf(R, sizeof R, "tensor<%lldxf32>", (long long)m);
+  snprintf(label, sizeof label, "%s bias m %lld n %lld k %lld", T, (long long)m, (long long)n,
+           (long long)k);
+  mx_strbuf_t sb;
+  mx_strbuf_init(&sb);
+  mx_strbuf_printf(&sb,
+                   "func.func @main(%%w: %s, %%b: %s, %%x: %s, %%s: tensor<f32>, %%r: %s) -> "
+                   "(%s, %s, %s, %s, %s, %s) {\n",
+                   W, B, X, R, Y, Y, Y, Y, Y, Y);
+  mx_strbuf_printf(&sb, "  %%xc = stablehlo.convert %%x : (%s) -> %s\n", X, XC);
+  for (int i = 0; i < 4; i++)
+    mx_strbuf_printf(&sb,
+                     "  %%y%d = stablehlo.dot_general %%xc, %%w, contracting_dims = [1] x [1] : "
+                     "(%s, %s) -> %s\n",
+                     i, XC, W, Y);
+  mx_strbuf_printf(&sb, "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : (%s) -> %s\n", B, Y);
+  mx_strbuf_printf(&sb,
+                   "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [] : (tensor<f32>) -> %s\n", Y);
+  mx_strbuf_printf(&sb, "  %%rb = stablehlo.broadcast_in_dim %%r, dims = [0] : (%s) -> %s\n", R, Y);
+  mx_strbuf_printf(&sb, "  %%z0 = stablehlo.add %%y0, %%bb : %s\n", Y);
+  mx_strbuf_printf(&sb, "  %%z1 = stablehlo.add %%bb, %%y1 : %s\n", Y);
+  mx_strbuf_printf(&sb, "  %%z2 = stablehlo.add %%y2, %%bb : %s\n", Y);
+  mx_strbuf_printf(&sb, "  %%z3 = stablehlo.add %%y3, %%sb : %s\n", Y);
+  mx_strbuf_printf(&sb, "  %%z4 = stablehlo.multiply %%z0, %%rb : %s\n", Y);
+  mx_strbuf_printf(&sb, "  return %%z0, %%z1, %%z2, %%y2, %%z3, %%z4 : %s, %s, %s, %s, %s, %s\n}\n",
+                   Y, Y, Y, Y, Y, Y);
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_hlo_parse(sb.data, strlen(sb.data), NULL, &mod));
+  mx_strbuf_free(&sb);
+  if (!mod) return;
+  mx_func_t *f = mx_module_find_func(mod, "main");
+  mx_tensor_t args[5];
+  bool w[5] = {true, true, false, false, false};
+  for (int32_t i = 0; i < 5; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], 2);
+  }
+  mx_cpu_plan_stats_t st;
+  compare(mod, f, args, w, 1e-6 * (double)(k + 8), false, label, &st);
+  CHECK_MSG(st.n_fallback == 0, "%s: %d fallback steps", label, st.n_fallback);
+  const float *b = (const float *)args[1].data, *r = (const float *)args[4].data,
+              *sc = (const float *)args[3].data;
+  size_t ny = (size_t)(m * n);
+  uint16_t *xc = malloc((size_t)(m * k) * sizeof *xc);
+  float *y = malloc(ny * 8 * sizeof *y), *want = y + ny, *got = want + ny;  // got: 6 results
+  mx_cpu_convert(args[2].data, MX_ELEM_F32, xc, et, m * k, 0, 1);
+  for (int threads = 1; threads <= 4; threads++) {
+    mx_cpu_pool_t *pool = NULL;
+    CHECK_OK(mx_cpu_pool_create(threads, &pool));
+    mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .pool = pool};
+    mx_cpu_plan_t *p = NULL;
+    CHECK_OK(mx_cpu_compile(mod, f, &o, &p));
+    int n_gemm = 0, n_bias = 0, n_ew = 0, n_copy = 0;
+    const mx_cpu_packed_lowp_t *wl = NULL;
+    for (int32_t i = 0; p && i < p->n_steps; i++) {
+      const mx_step_t *s = &p->steps[i];
+      n_gemm += s->kind == ST_GEMM_LOWP;
+      n_bias += s->kind == ST_GEMM_LOWP && s->n_in == 2;
+      n_ew += s->kind == ST_EW_BINARY;
+      n_copy += s->kind == ST_TRANSPOSE;
+      if (s->kind == ST_GEMM_LOWP) wl = s->wl;
+    }
+    // z0, z1 fused; y2 (returned) and y3 (a scalar added) not: their adds and z4's multiply
+    // are elementwise steps; no broadcast is written.
+    CHECK_MSG(n_gemm == 4 && n_bias == 2 && n_ew == 3 && n_copy == 0,
+              "%s: %d GEMMs, %d with a bias, %d elementwise steps, %d copies", label, n_gemm,
+              n_bias, n_ew, n_copy);
+    mx_tensor_t res[6];
+    for (int32_t i = 0; i < 6; i++) {
+      res[i].type = f->result_types[i];
+      res[i].data = (uint8_t *)(got + (size_t)i * ny);
+      res[i].nbytes = ny * sizeof(float);
+    }
+    if (p && wl) {
+      CHECK_OK(mx_cpu_plan_run(p, pool, args, 5, res));
+      if (m == 1)  // the plan's GEMV (its own summation order)
+        mx_cpu_gemv_packed_lowp(wl, xc, y, 0, 1);
+      else
+        mx_cpu_gemm_packed_lowp(wl, xc, k, y, n, m, 0, 1);
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) want[i * n + j] = y[i * n + j] + b[j];
+      for (int z = 0; z < 3; z++)  // z0, z1, z2: the unfused sums plus the bias
+        CHECK_MSG(memcmp(want, got + (size_t)z * ny, ny * sizeof(float)) == 0,
+                  "%s, %d threads: z%d differs from the unfused kernels", label, threads, z);
+      CHECK_MSG(memcmp(y, got + 3 * ny, ny * sizeof(float)) == 0,
+                "%s, %d threads: y2 differs from the unfused GEMM", label, threads);
+      bool same3 = true, same4 = true;
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          float z3 = y[i * n + j] + *sc, z4 = want[i * n + j] * r[i];
+          same3 &= memcmp(&z3, got + 4 * ny + i * n + j, sizeof z3) == 0;
+          same4 &= memcmp(&z4, got + 5 * ny + i * n + j, sizeof z4) == 0;
+        }
+      CHECK_MSG(same3 && same4, "%s, %d threads: z3 %s, z4 %s", label, threads,
+                same3 ? "ok" : "differs", same4 ? "ok" : "differs");
+    }
+    mx_cpu_plan_destroy(p);
+    mx_cpu_pool_destroy(pool);
+  }
+  free(xc);
+  free(y);
+  for (int32_t i = 0; i < 5; i++) mx_tensor_free(&args[i]);
+  mx_module_destroy(mod);
+}
+
+static void test_bias(void) {
+  // A GEMV; small odd shapes; two column blocks of panels (512 columns each) and two passes of
+  // k (256 each), rows past the microkernel's 12.
+  run_bias(MX_ELEM_BF16, 1, 40, 33);
+  run_bias(MX_ELEM_F16, 1, 600, 300);
+  run_bias(MX_ELEM_BF16, 13, 33, 17);
+  run_bias(MX_ELEM_BF16, 29, 600, 300);
+  run_bias(MX_ELEM_F16, 29, 600, 300);
+}
+
+// A value only converts read, computed by an elementwise step (GELU's last product, a
+// LayerNorm's biased output before the next linears): that step writes it converted, in
+// blocks, and no convert step is left (a second convert of it is a view); a value also read as
+// f32 keeps its own convert step. The converted values bit for bit the interpreter's at 1-4
+// threads (several blocks of 512 and thread splits inside them).
+static void test_ew_convert(void) {
+  const char *text =
+      "func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %s: tensor<f32>, "
+      "%w: tensor<8x45xbf16>) -> (tensor<37x45xbf16>, tensor<37x8xf32>, tensor<37x45xf16>, "
+      "tensor<37x45xf32>) {\n"
+      "  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<37x45xf32>\n"
+      "  %h = stablehlo.multiply %x, %sb : tensor<37x45xf32>\n"
+      "  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<45xf32>) -> "
+      "tensor<37x45xf32>\n"
+      "  %g = stablehlo.add %h, %bb : tensor<37x45xf32>\n"
+      "  %gc = stablehlo.convert %g : (tensor<37x45xf32>) -> tensor<37x45xbf16>\n"
+      "  %gc2 = stablehlo.convert %g : (tensor<37x45xf32>) -> tensor<37x45xbf16>\n"
+      "  %y = stablehlo.dot_general %gc2, %w, contracting_dims = [1] x [1] : "
+      "(tensor<37x45xbf16>, tensor<8x45xbf16>) -> tensor<37x8xf32>\n"
+      "  %k = stablehlo.subtract %x, %bb : tensor<37x45xf32>\n"
+      "  %kc = stablehlo.convert %k : (tensor<37x45xf32>) -> tensor<37x45xf16>\n"
+      "  return %gc, %y, %kc, %k : tensor<37x45xbf16>, tensor<37x8xf32>, tensor<37x45xf16>, "
+      "tensor<37x45xf32>\n}\n";
+  mx_module_t *mod = NULL;
+  CHECK_OK(mx_hlo_parse(text, strlen(text), NULL, &mod));
+  if (!mod) return;
+  mx_func_t *f = mx_module_find_func(mod, "main");
+  mx_tensor_t args[4], ref[4];
+  bool w[4] = {false, true, false, true};
+  for (int32_t i = 0; i < 4; i++) {
+    CHECK_OK(mx_tensor_alloc(&args[i], mx_value_type(f, f->body->args[i])));
+    fill_random(&args[i], 2);
+  }
+  mx_cpu_plan_stats_t st;
+  compare(mod, f, args, w, 1e-6 * 53, false, "elementwise + convert", &st);
+  memset(ref, 0, sizeof ref);
+  CHECK_OK(mx_interp_run(mod, f, args, 4, ref, NULL));
+  for (int threads = 1; threads <= 4; threads++) {
+    mx_cpu_pool_t *pool = NULL;
+    CHECK_OK(mx_cpu_pool_create(threads, &pool));
+    mx_cpu_compile_opts_t o = {.args = args, .is_weight = w, .pool = pool};
+    mx_cpu_plan_t *p = NULL;
+    CHECK_OK(mx_cpu_compile(mod, f, &o, &p));
+    int n_conv = 0, n_fused = 0;
+    for (int32_t i = 0; p && i < p->n_steps; i++) {
+      n_conv += p->steps[i].kind == ST_CONVERT;
+      n_fused += p->steps[i].kind == ST_EW_BINARY && p->steps[i].ew.to == MX_ELEM_BF16;
+    }
+    CHECK_MSG(n_conv == 1 && n_fused == 1,
+              "elementwise + convert: %d convert steps (want 1: k's), %d fused (want 1: g's)",
+              n_conv, n_fused);
+    mx_tensor_t res[4];
+    for (int32_t r = 0; r < 4; r++) CHECK_OK(mx_tensor_alloc(&res[r], &f->result_types[r]));
+    if (p) CHECK_OK(mx_cpu_plan_run(p, pool, args, 4, res));
+    for (int32_t r = 0; r < 4; r++) {
+      if (r != 1)  // gc, kc, k: one f32 op then one rounding, as the interpreter's
+        CHECK_MSG(memcmp(res[r].data, ref[r].data, res[r].nbytes) == 0,
+                  "elementwise + convert, %d threads: result %d differs from the interpreter",
+                  threads, r);
+      mx_tensor_free(&res[r]);
+    }
+    mx_cpu_plan_destroy(p);
+    mx_cpu_pool_destroy(pool);
+  }
+  for (int32_t i = 0; i < 4; i++) {
+    mx_tensor_free(&args[i]);
+    mx_tensor_free(&ref[i]);
+  }
+  mx_module_destroy(mod);
+}
+
 // A model graph at `prec` with `kv` caches against the interpreter: weights as resident after
 // the precision pass, random tokens / caches, pos0 11. Per-layer ops must all be native.
 // Fallback steps of the f32 plans of a model (@prefill T = 8, @decode).
@@ -464,6 +666,8 @@ int main(void) {
   test_linears();
   test_shared_converts();
   test_gated_mlp_decode();
+  test_bias();
+  test_ew_convert();
   if (getenv("MX_TEST_DATA")) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/../../models/stories260K", getenv("MX_TEST_DATA"));
