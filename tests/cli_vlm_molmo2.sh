@@ -6,9 +6,9 @@
 # gives transformers' prompt token count and 16 greedy ids on both backends and both
 # checkpoints, and with the tower on the interpreter beside the cpu text model; a prompt without
 # the placeholder gets the image first; two images side by side share one block, two separated
-# by text are refused; bad images and chat's /image are refused by name; emit writes
-# @prefill_media with the block ids' mx.attention and, with --vision-pooled, @vision with its
-# pooling argument.
+# by text give transformers' ids (every image token sees the other image's); bad images and
+# chat's /image are refused by name; emit writes @prefill_media with the block ids'
+# mx.attention and, with --vision-pooled, @vision with its pooling argument.
 # Usage: tests/cli_vlm_molmo2.sh MLXCEL SOURCE_DIR TEST_NAME   ("all" runs every test)
 set -u
 MLXCEL=$1
@@ -58,11 +58,20 @@ t_generate() {
     [ "$be" = interp ] && ids_interp=$(got_ids)
   done
   [ "$(got_ids)" = "$ids_interp" ] || fail "two images: cpu ids $(got_ids), interp $ids_interp"
-  # Separated by text they are refused, not answered with another mask (ADR 0023).
-  run "$MLXCEL" generate -m "$M" --image "$IMG" --image "$JPEG" \
-    -p 'A: <|image|> B: <|image|> Same?' -n 8
-  expect_rc 1
-  expect_err "the prompt's 2 images are separated by text"
+  # Separated by text: every image token sees the other image's, not the text between (ADR
+  # 0023): transformers' prompt token count and greedy ids on both backends (the photograph
+  # twice), and with a chunk of 16 (the span from the first image token to the last, text
+  # between included, runs as one call).
+  want=$(ref_ids "$M" two_image_greedy_ids)
+  n_prompt=$(ref_ids "$M" two_image_prompt_ids | tr ',' '\n' | wc -l)
+  for args in "--backend interp" "--backend cpu" "--backend cpu --prefill-chunk 16"; do
+    # shellcheck disable=SC2086
+    run "$MLXCEL" generate -m "$M" $args --image "$IMG" --image "$IMG" \
+      -p 'Image 1: <|image|> and image 2: <|image|> compare' -n 16 --json
+    expect_rc 0
+    [ "$(got_ids)" = "$want" ] || fail "two images, text between, $args: $(got_ids), want $want"
+    expect_out "\"prompt_tokens\": $n_prompt,"
+  done
 }
 
 t_errors() {

@@ -94,11 +94,12 @@ typedef struct mx_comp_attention {
   int64_t window;  // 0: none
   double softcap;  // 0: none
   bool sinks;      // attribute sinks: 0 or 1; absent: 0
-  // Bidirectional blocks (Gemma 3's image tokens; attribute `blocks`, written only when set):
-  // the last operand (after sinks) is block ids [B, T] i32 of the call's T queries, -1 for none.
-  // Query t also sees the keys of this call's tokens with its own id >= 0 (at positions
-  // pos0 + j), within the window; each id's tokens form one contiguous run, so every query's
-  // keys stay one range.
+  // Bidirectional blocks (Gemma 3's and Molmo2's image tokens; attribute `blocks`, written only
+  // when set): the last operand (after sinks) is block ids [B, T] i32 of the call's T queries, -1
+  // for none. Query t also sees the keys of this call's tokens with its own id >= 0 (at positions
+  // pos0 + j), within the window. Gemma 3 gives each image's run its own id (a query's keys stay
+  // one range); Molmo2 gives all its image tokens one id, so with text between images a query
+  // sees its causal range and the later runs of its id, not the text between them.
   bool blocks;
 } mx_comp_attention_t;
 

@@ -277,12 +277,12 @@ mx_status_t mx_vision_image_runs(const struct mx_model_config *cfg, const int32_
 // How many of the n prompt tokens ids[] the next prefill call, of at most `chunk` tokens, takes
 // (*take): all it can, but for a model with image blocks (mx_vision_blocks) never cutting a run
 // of image tokens. prev_image: the context before ids[0] holds image tokens that ids' image
-// tokens would attend to (mx_vision_context_image). Errors (MX_ERR_INVALID_ARG): ids continue a
-// run of image tokens already in the context, or a run longer than the chunk starts ids (naming
-// its length and the chunk); for Molmo2, image tokens after the context's (MX_ERR_INVALID_ARG) or
-// a second run of them after text (MX_ERR_UNSUPPORTED): every Molmo2 image token attends to every
-// other one (transformers' mask), which the cpu runtime's kernels express for one run only (ADR
-// 0023).
+// tokens would attend to (mx_vision_context_image). A run longer than the chunk that starts ids
+// is taken whole (the runners run it as one graph). For Molmo2, whose image tokens all attend to
+// each other (transformers' mask, ADR 0023), the span from the first image token of ids to the
+// last, text between images included, is what is never cut. Errors (MX_ERR_INVALID_ARG): ids
+// continue a run of image tokens already in the context; for Molmo2, image tokens after the
+// context's.
 mx_status_t mx_vision_prefill_take(const struct mx_model_config *cfg, const int32_t *ids, int32_t n,
                                    int32_t chunk, bool prev_image, int32_t *take);
 // Whether a context tokens[n] holds image tokens that a prefill's image tokens would attend to
@@ -291,8 +291,9 @@ mx_status_t mx_vision_prefill_take(const struct mx_model_config *cfg, const int3
 bool mx_vision_context_image(const mx_vision_config_t *v, const int32_t *tokens, int64_t n);
 // The next piece of a prefill call's ids[n] that a runner of power-of-two graphs (the largest
 // max_pow2) runs as one call, so that no piece cuts an image's block (mx_vision_blocks): at a
-// run of block tokens, the whole run (any length: the runner takes a graph of that length);
-// else the largest power of two <= max_pow2 within the text before the next run. 0 when n is 0.
+// run of block tokens, the whole run (any length: the runner takes a graph of that length), for
+// Molmo2 everything up to the last image token of ids (its images are one block); else the
+// largest power of two <= max_pow2 within the text before the next run. 0 when n is 0.
 int32_t mx_vision_media_piece(const mx_vision_config_t *v, const int32_t *ids, int32_t n,
                               int32_t max_pow2);
 // Molmo2's image tokens (Molmo2Processor; the ids are the tokenizer's: config.json names only

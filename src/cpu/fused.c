@@ -271,6 +271,14 @@ void mx_cpu_attention_blocks_f32(const float *q, const float *k_cache, const flo
   const mx_cpu_fused_ops_t *o = ops();
   float *scr = scratch + (size_t)ith * mx_cpu_attention_scratch_floats(d, s);
   int64_t g = hq / hkv;
+  if (t > 1 && mx_cpu_attention_blocks_recur(blocks, b, t)) {
+    // A query whose block id recurs after other tokens reads its keys in segments (the text
+    // between unseen): fused_kv.c's driver, whose online softmax state goes on over them, on the
+    // f32 caches in place. Other calls keep the one-range kernels below.
+    mx_cpu_attention_kv_blocks(q, k_cache, v_cache, MX_ELEM_F32, pos0, NULL, blocks, out, b, t, hq,
+                               hkv, s, d, scale, window, softcap, scratch, ith, nth);
+    return;
+  }
   if (t > 1 && o->attn_tile && g <= MX_ATTN_TILE_ROWS && s <= INT32_MAX) {
     attention_tiles(o, q, k_cache, v_cache, pos0, blocks, out, b, t, hq, hkv, s, d, scale, window,
                     softcap, scr, ith, nth);

@@ -92,7 +92,10 @@ void mx_cpu_attention_f32(const float *q, const float *k_cache, const float *v_c
 // The same with mx.attention's block ids (composite.h; NULL: none) blocks[B, T]: query t of a
 // run of equal ids >= 0 also sees the keys of the rest of its run, up to position
 // pos0[b] + (the run's last t), within the window (the run's keys are one range with the
-// causal ones, so the same streaming kernels read it).
+// causal ones, so the same streaming kernels read it), and the keys of every later run of its
+// id: a call where an id recurs after other tokens (Molmo2's images with text between them,
+// mx_cpu_attention_blocks_recur) runs on fused_kv.c's driver, which reads them as more
+// segments of the same online softmax.
 void mx_cpu_attention_blocks_f32(const float *q, const float *k_cache, const float *v_cache,
                                  const int32_t *pos0, const int32_t *blocks, float *out, int64_t b,
                                  int64_t t, int64_t hq, int64_t hkv, int64_t s, int64_t d,

@@ -156,9 +156,48 @@ static void query_keys(const kv_run_t *r, const int32_t *pos0, const int32_t *bl
   *hi = last < r->s - 1 ? last : r->s - 1;
 }
 
+bool mx_cpu_attention_blocks_recur(const int32_t *blocks, int64_t b, int64_t t) {
+  for (int64_t bi = 0; blocks && bi < b; bi++) {
+    const int32_t *row = blocks + bi * t;
+    int32_t top = -1;  // the largest id of the runs so far
+    for (int64_t j = 0; j < t; j++) {
+      if (row[j] < 0 || (j > 0 && row[j - 1] == row[j])) continue;
+      if (row[j] <= top) return true;
+      top = row[j];
+    }
+  }
+  return false;
+}
+
+// The next run of id `id` in a row of block ids row[t], from index *from on: [*a, *e], or false
+// when there is none; *from moves past it.
+static bool next_run(const int32_t *row, int64_t t, int32_t id, int64_t *from, int64_t *a,
+                     int64_t *e) {
+  int64_t j = *from;
+  while (j < t && row[j] != id) j++;
+  if (j == t) {
+    *from = t;
+    return false;
+  }
+  *a = j;
+  while (j + 1 < t && row[j + 1] == id) j++;
+  *e = j;
+  *from = j + 1;
+  return true;
+}
+
+// The online softmax states of n queries, before their first key.
+static void reset_group(const kv_run_t *r, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    r->mrun[j] = -INFINITY;
+    r->lrun[j] = 0.0f;
+    memset(r->acc + j * r->d16, 0, (size_t)r->d * sizeof(float));
+  }
+}
+
 // The n (<= MX_KV_GROUP) queries of units u, u + 1, ... (one sequence and kv head), query j
-// over the keys [lo[j], hi[j]]: their online softmax states, left in r->mrun, r->lrun and
-// r->acc (row j at j * d16).
+// over the keys [lo[j], hi[j]] (none when hi[j] < lo[j]): their online softmax states in
+// r->mrun, r->lrun and r->acc (row j at j * d16) go on over these keys (reset_group first).
 static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *lo,
                        const int64_t *hi) {
   const int64_t B = r->in_place && r->tile && r->t == 1 ? MX_KV_STREAM_BLOCK : MX_ATTN_BLOCK;
@@ -169,9 +208,6 @@ static void walk_group(const kv_run_t *r, int64_t u, int64_t n, const int64_t *l
       smin = lo[j] < smin ? lo[j] : smin;
       smax = hi[j] > smax ? hi[j] : smax;
     }
-    r->mrun[j] = -INFINITY;
-    r->lrun[j] = 0.0f;
-    memset(r->acc + j * d16, 0, (size_t)d * sizeof(float));
   }
   unit_pos_t first = unit_at(u, t, r->hkv, r->g);
   size_t kv_off = (size_t)((first.b * r->hkv + first.kvh) * r->s) * (size_t)d;
@@ -266,6 +302,11 @@ void mx_cpu_attention_kv_blocks(const float *q, const void *k_cache, const void 
   int64_t n_units = b * t * hq;
   int64_t u0 = n_units * ith / nth, u1 = n_units * (ith + 1) / nth;
   int64_t lo[MX_KV_GROUP], hi[MX_KV_GROUP];
+  // An id that recurs after other tokens (Molmo2's images with text between them): a query of it
+  // also sees the later runs of its id, each one more segment of keys after its own range, over
+  // which its online softmax goes on; the text between them stays unseen.
+  bool recur = t > 1 && mx_cpu_attention_blocks_recur(blocks, b, t);
+  int64_t from[MX_KV_GROUP], slo[MX_KV_GROUP], shi[MX_KV_GROUP];
   for (int64_t u = u0; u < u1;) {
     // A group: consecutive units of one (sequence, kv head), at most MX_KV_GROUP.
     unit_pos_t first = unit_at(u, t, hkv, r.g);
@@ -276,7 +317,28 @@ void mx_cpu_attention_kv_blocks(const float *q, const void *k_cache, const void 
       query_keys(&r, pos0, blocks, p.b, p.t, window, &lo[n], &hi[n]);
       n++;
     }
+    reset_group(&r, n);
     walk_group(&r, u, n, lo, hi);
+    for (int64_t j = 0; recur && j < n; j++) {  // search after the query's own range
+      unit_pos_t p = unit_at(u + j, t, hkv, r.g);
+      from[j] = hi[j] >= lo[j] && blocks[p.b * t + p.t] >= 0 ? hi[j] - pos0[p.b] + 1 : t;
+    }
+    for (bool more = recur; more;) {
+      more = false;
+      for (int64_t j = 0; j < n; j++) {
+        unit_pos_t p = unit_at(u + j, t, hkv, r.g);
+        int64_t a, e;
+        slo[j] = 1;
+        shi[j] = 0;
+        if (from[j] < t && next_run(blocks + p.b * t, t, blocks[p.b * t + p.t], &from[j], &a, &e) &&
+            pos0[p.b] + a <= s - 1) {
+          slo[j] = pos0[p.b] + a;
+          shi[j] = pos0[p.b] + e < s - 1 ? pos0[p.b] + e : s - 1;
+          more = true;
+        }
+      }
+      if (more) walk_group(&r, u, n, slo, shi);
+    }
     for (int64_t j = 0; j < n; j++) {
       unit_pos_t p = unit_at(u + j, t, hkv, r.g);
       float *o_row = out + ((p.b * t + p.t) * hq + p.h) * d;
@@ -332,6 +394,7 @@ void mx_cpu_attention_kv_split(const float *q, const void *k_cache, const void *
         hi[j] = phi;
       }
       int64_t u = (bi * hkv + kvh) * r.g + j0;  // unit of the first query (t = 1)
+      reset_group(&r, n);
       walk_group(&r, u, n, lo, hi);
       for (int64_t j = 0; j < n; j++) {
         float *dst = part + ((bi * hq + kvh * r.g + j0 + j) * parts + pi) * (d + 2);

@@ -38,12 +38,19 @@ void mx_cpu_attention_kv_sinks(const float *q, const void *k_cache, const void *
                                float *scratch, int ith, int nth);
 // The same with mx.attention's block ids too (composite.h; NULL: none): blocks[b, t] >= 0 lets
 // query t also see the later keys of this call whose ids equal its own (a bidirectional image
-// block), as mx_cpu_attention_blocks_f32 does for f32 caches.
+// block), as mx_cpu_attention_blocks_f32 does for f32 caches. Where an id recurs after other
+// tokens (mx_cpu_attention_blocks_recur: Molmo2's images with text between them), a query of it
+// reads its causal range and its own run, then each later run of its id, its online softmax going
+// on over them, the tokens between unseen.
 void mx_cpu_attention_kv_blocks(const float *q, const void *k_cache, const void *v_cache,
                                 mx_elem_type_t kv, const int32_t *pos0, const float *sinks,
                                 const int32_t *blocks, float *out, int64_t b, int64_t t, int64_t hq,
                                 int64_t hkv, int64_t s, int64_t d, float scale, int64_t window,
                                 float softcap, float *scratch, int ith, int nth);
+// Whether some row of block ids blocks[b, t] (NULL: none) may give a query keys in more than one
+// range: a run whose id is not above every id of the earlier runs of its row (Gemma 3 numbers its
+// runs in order: never; Molmo2 gives every image token id 0: from its second image on).
+bool mx_cpu_attention_blocks_recur(const int32_t *blocks, int64_t b, int64_t t);
 
 // ---- Decode split over the keys ----
 // A decode step (t = 1) has only b * hkv groups of queries sharing a kv head, which split

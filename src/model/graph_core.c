@@ -718,7 +718,7 @@ static mx_status_t body(core_t *c, bool all_logits) {
   MX_TRY(embed(c, &x));
   const mx_vision_config_t *vc = &c->a->cfg->vision;
   if (c->media && c->a->media_blocks && vc->kind == MX_VISION_MOLMO2)
-    MX_TRY(mx_g_run_ids_range(&c->b, c->tokens, vc->block_lo, vc->block_hi, &c->blocks));
+    MX_TRY(mx_g_range_ids(&c->b, c->tokens, vc->block_lo, vc->block_hi, &c->blocks));
   else if (c->media && c->a->media_blocks)
     MX_TRY(mx_g_run_ids(&c->b, c->tokens, vc->image_token_id, &c->blocks));
   for (int32_t l = 0; c->a->layers == NULL && l < c->a->n_layers; l++) {

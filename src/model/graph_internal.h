@@ -412,9 +412,9 @@ double mx_g_round_to(mx_elem_type_t dt, double v);
 // the row (from 0) gets k, every other token -1 (mx.attention's blocks operand; a run is what
 // transformers' token_type_ids make one image block).
 mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int32_t *out);
-// The same for the runs of the tokens lo <= t <= hi (Molmo2's image tokens).
-mx_status_t mx_g_run_ids_range(mx_builder_t *b, int32_t tokens, int32_t lo, int32_t hi,
-                               int32_t *out);
+// Block ids [B, T] i32 that give every token lo <= t <= hi id 0 and the others -1: one block of
+// all of them, whatever lies between (Molmo2's image tokens: each sees every other, ADR 0023).
+mx_status_t mx_g_range_ids(mx_builder_t *b, int32_t tokens, int32_t lo, int32_t hi, int32_t *out);
 // erf(x) of f32 x as a rational function of x clamped to [-4, 4] (StableHLO has no erf; chlo's
 // is not portable): within 5e-7 of erf everywhere, for the exact GELU.
 mx_status_t mx_g_erf(mx_builder_t *b, int32_t x, int32_t *out);

@@ -187,25 +187,37 @@ mx_status_t mx_g_softmax_last(mx_builder_t *b, int32_t x, int32_t *out) {
   return mx_build_binary(b, MX_OP_DIVIDE, e, sumb, out);
 }
 
-// The run count is a running sum of the run starts: a dot_general with the triangle (j <= t) of
-// ones, exact in f32 for any T the graphs take, and one op of the cpu plan (a reduce_window
-// would carry a region).
-mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int32_t *out) {
-  return mx_g_run_ids_range(b, tokens, token_id, token_id, out);
-}
-
-mx_status_t mx_g_run_ids_range(mx_builder_t *b, int32_t tokens, int32_t id_lo, int32_t id_hi,
-                               int32_t *out) {
+// id_lo <= t && t <= id_hi for tokens [B, T] i32, as i1.
+static mx_status_t in_range(mx_builder_t *b, int32_t tokens, int32_t id_lo, int32_t id_hi,
+                            int32_t *is) {
   const mx_type_t *tt = mx_build_type(b, tokens);
   if (tt == NULL || tt->rank != 2)
-    return mx_error_set(MX_ERR_INVALID_ARG, "graph: run ids need tokens [B, T]");
-  int64_t B = tt->dims[0], T = tt->dims[1], tri_d[2] = {T, T};
-  int32_t vlo, vhi, ge, below, is, isf, starts = -1, tri, cum, ids, one, neg;
+    return mx_error_set(MX_ERR_INVALID_ARG, "graph: block ids need tokens [B, T]");
+  int32_t vlo, vhi, ge, below;
   MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)id_lo, tokens, &vlo));
   MX_TRY(mx_g_full_like(b, MX_ELEM_I32, (double)id_hi, tokens, &vhi));
   MX_TRY(mx_build_compare(b, MX_CMP_GE, MX_CMP_TYPE_AUTO, tokens, vlo, &ge));
   MX_TRY(mx_build_compare(b, MX_CMP_LE, MX_CMP_TYPE_AUTO, tokens, vhi, &below));
-  MX_TRY(mx_build_select(b, ge, below, ge, &is));  // id_lo <= t && t <= id_hi
+  return mx_build_select(b, ge, below, ge, is);
+}
+
+mx_status_t mx_g_range_ids(mx_builder_t *b, int32_t tokens, int32_t id_lo, int32_t id_hi,
+                           int32_t *out) {
+  int32_t is, zero, neg;
+  MX_TRY(in_range(b, tokens, id_lo, id_hi, &is));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, 0.0, tokens, &zero));
+  MX_TRY(mx_g_full_like(b, MX_ELEM_I32, -1.0, tokens, &neg));
+  return mx_build_select(b, is, zero, neg, out);
+}
+
+// The run count is a running sum of the run starts: a dot_general with the triangle (j <= t) of
+// ones, exact in f32 for any T the graphs take, and one op of the cpu plan (a reduce_window
+// would carry a region).
+mx_status_t mx_g_run_ids(mx_builder_t *b, int32_t tokens, int32_t token_id, int32_t *out) {
+  int32_t is, isf, starts = -1, tri, cum, ids, one, neg;
+  MX_TRY(in_range(b, tokens, token_id, token_id, &is));
+  const mx_type_t *tt = mx_build_type(b, tokens);
+  int64_t B = tt->dims[0], T = tt->dims[1], tri_d[2] = {T, T};
   // 0 / 1 as a select of splats, not a convert of the i1: the running count below is a
   // vector-matrix dot_general (IREE 3.13, docs/portability.md).
   MX_TRY(mx_g_indicator(b, is, &isf));

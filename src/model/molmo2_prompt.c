@@ -45,24 +45,6 @@ mx_status_t mx_molmo2_expand_prompt(const mx_molmo2_prompt_t *p, const int32_t *
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "the prompt has %d image placeholder%s (id %d) for %d image%s", k,
                         k == 1 ? "" : "s", p->placeholder, n_images, n_images == 1 ? "" : "s");
-  // Molmo2 lets every image token attend to every other image token of the prompt (transformers'
-  // token_type_ids mask: causal OR both image), while the cpu runtime's attention kernels give a
-  // query at most one contiguous run of block tokens (ADR 0023): images with text between them
-  // would run with a different mask, so they are refused rather than answered differently.
-  int32_t first = -1, last = -1;
-  for (int32_t i = 0; i < n; i++) {
-    if (ids[i] != p->placeholder) continue;
-    if (first < 0) first = i;
-    last = i;
-  }
-  for (int32_t i = first + 1; first >= 0 && i < last; i++)
-    if (ids[i] != p->placeholder)
-      return mx_error_set(MX_ERR_UNSUPPORTED,
-                          "the prompt's %d images are separated by text (token %d at position %d "
-                          "between two image placeholders): Molmo2 lets every image token attend "
-                          "to every other image's tokens, which this engine runs only for images "
-                          "next to each other; put the images together",
-                          n_images, ids[i], i);
   int64_t total = n - k;
   for (int32_t i = 0; i < n_images; i++) {
     for (int j = 0; j < 4; j++)

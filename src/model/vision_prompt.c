@@ -95,28 +95,24 @@ mx_status_t mx_vision_image_runs(const mx_model_config_t *cfg, const int32_t *id
   return MX_OK;
 }
 
-// Molmo2's image tokens attend to every other image token of the prompt (transformers'
-// token_type_ids mask), which the cpu runtime's attention kernels express only for one run of
-// them: a second run after text (or after image tokens already in the context) is refused, not
-// answered with another mask (ADR 0023).
-static mx_status_t molmo2_one_run(const mx_vision_config_t *v, const int32_t *ids, int32_t n,
-                                  bool context_has_image) {
-  int32_t i = 0;
-  while (i < n && !mx_vision_block_token(v, ids[i])) i++;
-  if (i < n && context_has_image)
+// Molmo2's image tokens attend to every other image token of the prompt, the later images' too
+// (transformers' token_type_ids mask), so the span from the first image token to the last, text
+// between images included, is one call: the cut goes before it, or the call takes it whole
+// (a runner then runs it as one graph: mx_vision_media_piece). Image tokens after images already
+// in the context cannot see them (ADR 0023).
+static mx_status_t molmo2_take(const mx_vision_config_t *v, const int32_t *ids, int32_t n,
+                               bool context_has_image, int32_t *take) {
+  int32_t first = 0, last = n - 1;
+  while (first < n && !mx_vision_block_token(v, ids[first])) first++;
+  if (first == n) return MX_OK;
+  if (context_has_image)
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "image tokens at %d follow images already in the context: Molmo2's image "
                         "tokens attend to every other image's, so one prefill holds all of them",
-                        i);
-  while (i < n && mx_vision_block_token(v, ids[i])) i++;
-  int32_t end = i;
-  while (i < n && !mx_vision_block_token(v, ids[i])) i++;
-  if (i < n)
-    return mx_error_set(MX_ERR_UNSUPPORTED,
-                        "a second run of image tokens starts at %d after text at %d: Molmo2 lets "
-                        "every image token attend to every other image's tokens, which this engine "
-                        "runs only for images next to each other; put the images together",
-                        i, end);
+                        first);
+  while (!mx_vision_block_token(v, ids[last])) last--;
+  if (*take <= first || *take > last) return MX_OK;
+  *take = first > 0 ? first : last + 1;
   return MX_OK;
 }
 
@@ -125,7 +121,7 @@ mx_status_t mx_vision_prefill_take(const mx_model_config_t *cfg, const int32_t *
   *take = n < chunk ? n : chunk;
   const mx_vision_config_t *v = &cfg->vision;
   if (!mx_vision_blocks(v) || n == 0) return MX_OK;
-  if (v->kind == MX_VISION_MOLMO2) MX_TRY(molmo2_one_run(v, ids, n, prev_image));
+  if (v->kind == MX_VISION_MOLMO2) return molmo2_take(v, ids, n, prev_image, take);
   if (prev_image && mx_vision_block_token(v, ids[0]))
     return mx_error_set(MX_ERR_INVALID_ARG,
                         "the prompt continues a run of image tokens (id %d) already in the "
@@ -161,6 +157,11 @@ int32_t mx_vision_media_piece(const mx_vision_config_t *v, const int32_t *ids, i
                               int32_t max_pow2) {
   int32_t len = 0;
   if (mx_vision_blocks(v) && n > 0 && mx_vision_block_token(v, ids[0])) {
+    if (v->kind == MX_VISION_MOLMO2) {  // the whole span to the last image token (one block)
+      len = n;
+      while (!mx_vision_block_token(v, ids[len - 1])) len--;
+      return len;
+    }
     while (len < n && mx_vision_block_token(v, ids[len])) len++;
     return len;  // the whole run, whatever its length
   }

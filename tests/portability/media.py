@@ -9,7 +9,8 @@ For one fixture (a directory with vision_reference.json, written by tools/vlm/) 
   1. preprocesses the reference's photograph with `mlxcel image` (the pixel rows; Qwen's patch
      grid; Molmo2's pooling indices);
   2. emits @vision (for that grid) and @prefill_media (T = the reference prompt, the logits of
-     every position), each named @main, with the weights' values (`--params`);
+     every position; --prompt two_image: Molmo2's prompt of the photograph twice with text
+     between), each named @main, with the weights' values (`--params`);
   3. runs both on the reference interpreter (`mlxcel run --weights DIR --input NAME=FILE`):
      the image features, then the prompt with those features as the media rows of its image
      tokens (Qwen: transformers' M-RoPE positions from the reference; Qwen3-VL: the DeepStack
@@ -143,6 +144,9 @@ def main():
                     help="max |features (audio rows) - interpreter's| allowed")
     ap.add_argument("--logits-bound", type=float, required=True,
                     help="max |logits - interpreter's| allowed over every prompt position")
+    ap.add_argument("--prompt", default="", choices=("", "two_image"),
+                    help="two_image: the reference's prompt of the photograph twice with text "
+                    "between (Molmo2: one block of both images' tokens, the text between unseen)")
     a = ap.parse_args()
     port.WORK = a.work
     work = Path(a.work)
@@ -152,7 +156,8 @@ def main():
     audio = Path(a.model, "audio_reference.json").exists()
     ref = json.loads(Path(a.model, "audio_reference.json" if audio else
                           "vision_reference.json").read_text())
-    prompt = ref["prompt_ids"]
+    pre = a.prompt + "_" if a.prompt else ""  # two_image_prompt_ids, two_image_logits
+    prompt = ref[pre + "prompt_ids"]
     T = len(prompt)
     tower = "audio" if audio else "vision"
 
@@ -185,11 +190,13 @@ def main():
     feats, t_vi = interpret(a.mlxcel, a.model, entries[tower][0], vision_inputs,
                             entries[tower][1], work, tower)
     feats = feats.reshape(want_feats.shape)
-    pm_inputs = media_inputs(entries["prefill_media"][1], prompt, ref, feats)
+    # The two-image prompt: the same photograph's features for each image.
+    pm_inputs = media_inputs(entries["prefill_media"][1], prompt, ref,
+                             np.concatenate([feats, feats]) if a.prompt else feats)
     logits, t_pi = interpret(a.mlxcel, a.model, entries["prefill_media"][0], pm_inputs,
                              entries["prefill_media"][1], work, "prefill_media")
     logits = logits.reshape(T, -1)
-    want_logits = np.asarray(ref["prompt_logits" if audio else "logits"], np.float32)
+    want_logits = np.asarray(ref["prompt_logits" if audio else pre + "logits"], np.float32)
     interp = {tower: feats, "prefill_media": logits}
     truth = {tower: want_feats, "prefill_media": want_logits}
     inputs = {tower: vision_inputs, "prefill_media": pm_inputs}

@@ -3,7 +3,10 @@
 // aligned differently and the dot products grouped differently, so within f32 rounding), on
 // awkward shapes (d not a multiple of 16, GQA, windows, soft-capping, a query past the capacity,
 // none visible, more queries per kv head than one group), and bit-identical for any split.
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/half.h"
 #include "cpu/fused_kv.h"
@@ -128,7 +131,114 @@ static void run_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
   free(q), free(kf), free(vf), free(kh), free(vh), free(o32), free(o16), free(o16b), free(scr);
 }
 
+// mx.attention's block semantics by their definition (composite.h), in double: query t of
+// sequence b at p = pos0[b] + t sees slot j (< s, within the window from p) when j <= p or j is
+// pos0[b] + u of a query u of the call with its id >= 0.
+static void naive_blocks(const float *q, const float *k, const float *v, const shape_t *c,
+                         const int32_t *blocks, float *out) {
+  int64_t g = c->hq / c->hkv;
+  double *w = malloc(sizeof(double) * (size_t)c->s);
+  for (int64_t bi = 0; bi < c->b; bi++)
+    for (int64_t ti = 0; ti < c->t; ti++)
+      for (int64_t h = 0; h < c->hq; h++) {
+        int64_t p = c->pos0[bi] + ti, id = blocks[bi * c->t + ti];
+        const float *qr = q + ((bi * c->t + ti) * c->hq + h) * c->d;
+        const float *kc = k + (bi * c->hkv + h / g) * c->s * c->d;
+        const float *vc = v + (bi * c->hkv + h / g) * c->s * c->d;
+        float *o = out + ((bi * c->t + ti) * c->hq + h) * c->d;
+        double m = -INFINITY, l = 0;
+        for (int64_t j = 0; j < c->s; j++) {
+          int64_t u = j - c->pos0[bi];
+          bool seen = j <= p || (id >= 0 && u >= 0 && u < c->t && blocks[bi * c->t + u] == id);
+          if (c->window > 0 && j <= p - c->window) seen = false;
+          w[j] = -INFINITY;
+          if (!seen) continue;
+          double dot = 0;
+          for (int64_t i = 0; i < c->d; i++) dot += (double)qr[i] * kc[j * c->d + i];
+          w[j] = dot * 0.125;
+          if (c->softcap > 0) w[j] = tanh(w[j] / c->softcap) * c->softcap;
+          m = fmax(m, w[j]);
+        }
+        for (int64_t i = 0; i < c->d; i++) o[i] = 0.0f;
+        if (m == -INFINITY) continue;
+        for (int64_t j = 0; j < c->s; j++) l += w[j] == -INFINITY ? 0 : exp(w[j] - m);
+        for (int64_t i = 0; i < c->d; i++) {
+          double a = 0;
+          for (int64_t j = 0; j < c->s; j++)
+            if (w[j] != -INFINITY) a += exp(w[j] - m) * vc[j * c->d + i];
+          o[i] = (float)(a / l);
+        }
+      }
+  free(w);
+}
+
+// Block ids that recur after other tokens (Molmo2's images with text between them: one id for
+// all its image tokens): a query of the id sees its causal keys and every later run of its id,
+// never the tokens between; the f32 kernel and the bf16 / f16 driver against the definition
+// (a kernel that read one range per query would see the text between, or miss the later runs),
+// bit-identical for 1-3 threads. The ids of runs numbered in order (Gemma 3) are not recurring.
+static void recur_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
+  int64_t nq = c->b * c->t * c->hq * c->d, nc = c->b * c->hkv * c->s * c->d;
+  float *q = malloc(sizeof(float) * (size_t)nq), *kf = malloc(sizeof(float) * (size_t)nc);
+  float *vf = malloc(sizeof(float) * (size_t)nc), *ref = malloc(sizeof(float) * (size_t)nq);
+  uint16_t *kh = malloc(sizeof(uint16_t) * (size_t)nc), *vh = malloc(sizeof(uint16_t) * (size_t)nc);
+  float *o1 = malloc(sizeof(float) * (size_t)nq), *o2 = malloc(sizeof(float) * (size_t)nq);
+  int32_t *blocks = malloc(sizeof(int32_t) * (size_t)(c->b * c->t));
+  for (int64_t i = 0; i < nq; i++) q[i] = 2.0f * frand();
+  for (int64_t i = 0; i < nc; i++) {
+    float a = 1.5f * frand(), b = frand();
+    kh[i] = kv == MX_ELEM_BF16 ? mx_f32_to_bf16(a) : mx_f32_to_f16(a);
+    vh[i] = kv == MX_ELEM_BF16 ? mx_f32_to_bf16(b) : mx_f32_to_f16(b);
+    kf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(kh[i]) : mx_f16_to_f32(kh[i]);
+    vf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(vh[i]) : mx_f16_to_f32(vh[i]);
+  }
+  // Text, id 0, text, id 0, id 5 (another block beside it), text, id 0, text (by eighths of t).
+  static const int32_t kIds[8] = {-1, 0, -1, 0, 5, -1, 0, -1};
+  for (int64_t bi = 0; bi < c->b; bi++)
+    for (int64_t ti = 0; ti < c->t; ti++) blocks[bi * c->t + ti] = kIds[ti * 8 / c->t];
+  CHECK(mx_cpu_attention_blocks_recur(blocks, c->b, c->t));
+  naive_blocks(q, kf, vf, c, blocks, ref);
+  size_t s32 = mx_cpu_attention_scratch_floats(c->d, c->s);
+  size_t s16 = mx_cpu_attention_kv_scratch_floats(c->d, c->s);
+  float *scr = malloc(sizeof(float) * (s32 > s16 ? s32 : s16) * 4);
+  for (int pass = 0; pass < 2; pass++) {  // the f32 kernel, then the 16-bit driver
+    for (int nth = 1; nth <= 3; nth++) {
+      float *o = nth == 1 ? o1 : o2;
+      memset(o, 0xff, sizeof(float) * (size_t)nq);
+      for (int t = 0; t < nth; t++) {
+        if (pass == 0)
+          mx_cpu_attention_blocks_f32(q, kf, vf, c->pos0, blocks, o, c->b, c->t, c->hq, c->hkv,
+                                      c->s, c->d, 0.125f, c->window, c->softcap, scr, t, nth);
+        else
+          mx_cpu_attention_kv_blocks(q, kh, vh, kv, c->pos0, NULL, blocks, o, c->b, c->t, c->hq,
+                                     c->hkv, c->s, c->d, 0.125f, c->window, c->softcap, scr, t,
+                                     nth);
+      }
+      if (nth > 1)
+        CHECK_MSG(memcmp(o1, o2, sizeof(float) * (size_t)nq) == 0,
+                  "%s %s recurring blocks (%s): %d threads differ", isa, mx_elem_name(kv),
+                  pass ? "16-bit" : "f32", nth);
+    }
+    double md = 0;
+    for (int64_t i = 0; i < nq; i++) md = fmax(md, fabs((double)o1[i] - ref[i]));
+    CHECK_MSG(md <= 1e-5, "%s %s recurring blocks (%s) b%lld t%lld hq%lld hkv%lld w%lld: %g", isa,
+              mx_elem_name(kv), pass ? "16-bit" : "f32", (long long)c->b, (long long)c->t,
+              (long long)c->hq, (long long)c->hkv, (long long)c->window, md);
+  }
+  // Runs numbered in order, each id once: one range per query (the tile kernels' path).
+  for (int64_t ti = 0; ti < c->t; ti++) blocks[ti] = kIds[ti * 8 / c->t] < 0 ? -1 : (int32_t)ti;
+  CHECK(!mx_cpu_attention_blocks_recur(blocks, 1, c->t));
+  free(q), free(kf), free(vf), free(ref), free(kh), free(vh), free(o1), free(o2), free(blocks);
+  free(scr);
+}
+
 int main(void) {
+  static const shape_t recur[] = {
+      {1, 40, 4, 2, 64, 16, 0, 0.0f, {0, 0}},     // prefill from 0, GQA 2
+      {2, 96, 6, 2, 300, 24, 0, 0.0f, {5, 150}},  // 2 sequences, runs across 64-key blocks
+      {1, 64, 2, 1, 120, 32, 20, 0.0f, {10, 0}},  // window 20 from the query's position
+      {1, 48, 4, 4, 60, 16, 0, 10.0f, {20, 0}},   // soft-cap; the last runs past capacity
+  };
   static const shape_t cases[] = {
       {1, 1, 4, 2, 200, 64, 0, 0.0f, {150, 0}},     // decode, GQA 2, 3 blocks
       {1, 1, 3, 1, 70, 100, 0, 0.0f, {69, 0}},      // d = 100 (masked tails), last slot
@@ -158,6 +268,10 @@ int main(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
       run_case(MX_ELEM_BF16, &cases[i], names[isa]);
       run_case(MX_ELEM_F16, &cases[i], names[isa]);
+    }
+    for (size_t i = 0; i < sizeof recur / sizeof recur[0]; i++) {
+      recur_case(MX_ELEM_BF16, &recur[i], names[isa]);
+      recur_case(MX_ELEM_F16, &recur[i], names[isa]);
     }
   }
   return mx_test_finish();

@@ -111,16 +111,28 @@ static void check_prompt(const cJSON *json) {
   free(e);
   EXPECT_ERR(mx_molmo2_expand_prompt(&kTokens, ids, k, grids, 2, &e, &ne),
              "the prompt has 1 image placeholder (id 264) for 2 images");
-  // Two images: next to each other they expand (one run of image tokens, one block, as
-  // transformers' mask); with text between them they are refused (transformers lets every image
-  // token see every other image's, which the kernels' one run per query cannot say).
+  // Two images next to each other expand into one run of image tokens.
   int32_t two[4] = {kTokens.placeholder, kTokens.placeholder, 'x', 'y'};
   CHECK_OK(mx_molmo2_expand_prompt(&kTokens, two, 4, grids, 2, &e, &ne));
   CHECK(ne == 2 * (n - (k - 1)) + 2 && e && e[ne - 2] == 'x');
   free(e);
-  two[1] = 'x', two[2] = kTokens.placeholder;
-  EXPECT_ERR(mx_molmo2_expand_prompt(&kTokens, two, 4, grids, 2, &e, &ne),
-             "the prompt's 2 images are separated by text (token 120 at position 1");
+  // With text between them: transformers' ids of the two-image prompt (each run of image tokens
+  // a placeholder before the expansion).
+  int32_t n2 = 0, *want2 = json_ids(cJSON_GetObjectItem(json, "two_image_prompt_ids"), &n2);
+  int32_t *ids2 = malloc(sizeof *ids2 * (size_t)(n2 > 0 ? n2 : 1)), k2 = 0, imgs = 0;
+  for (int32_t j = 0; want2 && ids2 && j < n2; j++) {
+    bool img = want2[j] >= kTokens.start && want2[j] <= kTokens.placeholder;
+    bool prev = j > 0 && want2[j - 1] >= kTokens.start && want2[j - 1] <= kTokens.placeholder;
+    if (img && !prev) imgs++, ids2[k2++] = kTokens.placeholder;
+    if (!img) ids2[k2++] = want2[j];
+  }
+  CHECK(imgs == 2 && k2 < n2);
+  CHECK_OK(mx_molmo2_expand_prompt(&kTokens, ids2, k2, grids, 2, &e, &ne));
+  CHECK_MSG(ne == n2 && e && memcmp(e, want2, sizeof *e * (size_t)n2) == 0,
+            "the expanded two-image prompt (%d ids) is not transformers' (%d)", ne, n2);
+  free(e);
+  free(ids2);
+  free(want2);
   grids[0][3] = 0;
   char msg[96];
   snprintf(msg, sizeof msg, "image 0: image_grids [%lld, %lld, %lld, 0]", (long long)grids[0][0],
@@ -252,11 +264,15 @@ static int32_t greedy_same(mx_session_t *s, const int32_t *want, int32_t ng, int
 // @prefill_media over the whole image prompt with the logits of every position, on the
 // interpreter and the cpu runtime, against transformers' (whose causal-only logits differ by
 // 0.33: the block matters); on the cpu every attention, block ids and all, runs fused.
+// key: the reference's logits; kv: the caches' element type (bf16: the cpu runtime's 16-bit
+// cache driver, against the interpreter's decomposition on the same caches, not transformers).
 static void check_media_graph(const mx_model_t *m, const cJSON *json, const int32_t *ids, int32_t n,
-                              const float *media) {
+                              const float *media, const char *key, mx_elem_type_t kv) {
   const char *name = m->config.norm_after ? "molmo2-olmo" : "molmo2";
   int32_t V = m->config.vocab_size;
-  mx_graph_opts_t go = {.batch = 1, .ctx = 96, .prefill_len = n, .all_logits = true, .media = true};
+  mx_graph_opts_t go = {
+      .batch = 1, .ctx = 128, .prefill_len = n, .all_logits = true, .media = true, .kv_dtype = kv};
+  bool f32 = kv == MX_ELEM_F32;
   mx_module_t *mod = NULL;
   CHECK_OK(mx_model_build_graph(&m->config, m->ckpt, &go, &mod));
   mx_func_t *f = mod ? mx_module_find_func(mod, "prefill_media") : NULL;
@@ -274,21 +290,29 @@ static void check_media_graph(const mx_model_t *m, const cJSON *json, const int3
     mx_test_bind_media_arg(m, f, i, ids, &p0, media, &args[i], &own[i]);
   for (int32_t r = 0; r < f->n_results; r++)
     CHECK_OK(mx_tensor_alloc(&res[r], &f->result_types[r]));
-  const cJSON *want = cJSON_GetObjectItem(json, "logits");
+  const cJSON *want = cJSON_GetObjectItem(json, key);
   CHECK_OK(mx_interp_run(mod, f, args, na, ires, NULL));
-  if (ires[0].data) {
+  if (ires[0].data && f32) {
     double d = max_diff_rows((const float *)ires[0].data, want, 0, n, V);
-    printf("%s interp: @prefill_media logits at all %d positions within %.3g\n", name, n, d);
-    CHECK_MSG(d <= kTol, "%s interp: every position's logits differ by %g", name, d);
+    printf("%s interp: @prefill_media %s at all %d positions within %.3g\n", name, key, n, d);
+    CHECK_MSG(d <= kTol, "%s interp: every position's %s differ by %g", name, key, d);
   }
   mx_cpu_compile_opts_t o = {.args = args};
   mx_cpu_plan_t *plan = NULL;
   CHECK_OK(mx_cpu_compile(mod, f, &o, &plan));
   if (plan) {
     CHECK_OK(mx_cpu_plan_run(plan, NULL, args, na, res));
-    double d = max_diff_rows((const float *)res[0].data, want, 0, n, V);
-    printf("%s cpu: @prefill_media logits at all %d positions within %.3g\n", name, n, d);
-    CHECK_MSG(d <= kTol, "%s cpu: every position's logits differ by %g", name, d);
+    double d = 0;
+    if (f32) {
+      d = max_diff_rows((const float *)res[0].data, want, 0, n, V);
+    } else if (ires[0].data) {
+      const float *a = (const float *)res[0].data, *b = (const float *)ires[0].data;
+      for (size_t i = 0; i < (size_t)n * (size_t)V; i++) d = fmax(d, fabs((double)a[i] - b[i]));
+    }
+    printf("%s cpu (%s caches): @prefill_media %s at all %d positions within %.3g of %s\n", name,
+           mx_elem_name(kv), key, n, d, f32 ? "transformers'" : "the interpreter's");
+    CHECK_MSG(d <= kTol, "%s cpu (%s caches): every position's %s differ by %g", name,
+              mx_elem_name(kv), key, d);
     mx_strbuf_t sb;
     mx_strbuf_init(&sb);
     mx_cpu_plan_describe(plan, &sb);
@@ -331,7 +355,8 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
   int32_t end = 0;  // one past the image's last token
   for (int32_t i = 0; i < n; i++)
     if (mx_vision_block_token(&m->config.vision, ids[i])) end = i + 1;
-  if (rows && strcmp(backend, "interp") == 0) check_media_graph(m, json, ids, n, rows);
+  if (rows && strcmp(backend, "interp") == 0)
+    check_media_graph(m, json, ids, n, rows, "logits", MX_ELEM_F32);
   if (rows && end > 0) {
     CHECK_OK(mx_session_prefill_media(s, ids, rows, end));
     double d = max_diff_rows(mx_session_logits(s), logits, end - 1, 1, V);
@@ -350,21 +375,24 @@ static void check_session(const mx_model_t *m, const cJSON *json, const mx_pixel
     same = greedy_same(s, greedy, ng, V);
     CHECK_MSG(same == ng, "%s %s: one call: %d of %d greedy ids equal", name, backend, same, ng);
     mx_status_t st0;
-    // Image tokens after the context's image (a second prompt on top of the first), and a
-    // second run of them after text in one call: refused (every Molmo2 image token attends to
-    // every other one, ADR 0023).
+    // Image tokens after the context's image (a second prompt on top of the first): refused
+    // (every Molmo2 image token attends to every other one, ADR 0023).
     const mx_vision_config_t *vc = &m->config.vision;
     CHECK(mx_vision_context_image(vc, ids, n) && !mx_vision_context_image(vc, ids, 1));
     st0 = mx_session_prefill_media(s, ids, rows, end);
     CHECK_MSG(st0 == MX_ERR_INVALID_ARG &&
                   strstr(mx_error_message(), "follow images already in the context") != NULL,
               "%s", st0 ? mx_error_message() : "ok");
+    // Two runs with text between them are one unit: a call ends before the first or takes both
+    // (longer than the chunk if need be), and a runner's piece from the first image token goes
+    // to the last.
     int32_t runs[6] = {ids[0], vc->image_token_id, ids[0], ids[0], vc->image_token_id, ids[0]}, m2;
-    st0 = mx_vision_prefill_take(&m->config, runs, 6, 64, false, &m2);
-    CHECK_MSG(st0 == MX_ERR_UNSUPPORTED && strstr(mx_error_message(),
-                                                  "a second run of image tokens starts at 4 after "
-                                                  "text at 2") != NULL,
-              "%s", st0 ? mx_error_message() : "ok");
+    CHECK(mx_vision_prefill_take(&m->config, runs, 6, 64, false, &m2) == MX_OK && m2 == 6);
+    CHECK(mx_vision_prefill_take(&m->config, runs, 6, 3, false, &m2) == MX_OK && m2 == 1);
+    CHECK(mx_vision_prefill_take(&m->config, runs + 1, 5, 2, false, &m2) == MX_OK && m2 == 4);
+    CHECK(mx_vision_prefill_take(&m->config, runs, 6, 5, false, &m2) == MX_OK && m2 == 5);
+    CHECK(mx_vision_media_piece(vc, runs + 1, 5, 4) == 4 &&
+          mx_vision_media_piece(vc, runs, 6, 4) == 1);
     // Up to the middle of the image, then the rest: the second call is refused.
     mx_session_reset(s);
     CHECK_OK(mx_session_prefill_media(s, ids, rows, 20));
@@ -451,6 +479,75 @@ static void check_batch(const mx_model_t *m, const cJSON *json, const mx_pixels_
   free(tgreedy);
 }
 
+// The two-image prompt with text between the images (the photograph twice): on the cpu backend,
+// transformers' logits at every position on the interpreter and the cpu runtime (f32 caches;
+// bf16 ones against the interpreter); then through a session with a chunk of 16 (the text before
+// the images in one call, the span from the first image token to the last, text between
+// included, as one call longer than the chunk, then the rest) and with `batch` a batch fed as
+// the server's scheduler feeds it: the last logits and transformers' 16 greedy ids. Each image
+// seeing only its own run (the one-range kernels' reading) answers differently.
+static void check_two_images(const mx_model_t *m, const cJSON *json, const mx_pixels_t *px,
+                             const char *backend, bool batch) {
+  const cJSON *logits = cJSON_GetObjectItem(json, "two_image_logits");
+  if (!logits) return;  // molmo2 only
+  int32_t V = m->config.vocab_size, H = m->config.hidden_size, n = 0, ng = 0;
+  int32_t T = (int32_t)px->pooling_shape[0];
+  int32_t *ids = json_ids(cJSON_GetObjectItem(json, "two_image_prompt_ids"), &n);
+  int32_t *greedy = json_ids(cJSON_GetObjectItem(json, "two_image_greedy_ids"), &ng);
+  mx_session_opts_t so = {.backend = backend, .ctx = 128, .prefill_chunk = 16};
+  mx_test_backend_opts(backend, &so.backend_opts);
+  mx_session_t *s = NULL;
+  CHECK_OK(mx_session_create(m, &so, &s));
+  float *f = malloc(sizeof *f * (size_t)T * H), *rows = calloc((size_t)n * H, sizeof *rows);
+  if (s && f && rows && ids && greedy) {
+    CHECK_OK(mx_session_vision_pooled(s, px->data, px->shape[0] * px->shape[1] * px->shape[2],
+                                      (int32_t)px->shape[0], px->pooling, T,
+                                      (int32_t)px->pooling_shape[1], f, (int64_t)T * H));
+    int32_t j = 0;  // feature j % T at the j-th <im_patch>: the same photograph twice
+    for (int32_t i = 0; i < n; i++)
+      if (ids[i] == m->config.vision.image_token_id)
+        memcpy(rows + (size_t)i * H, f + (size_t)(j++ % T) * H, sizeof *f * H);
+    CHECK(j == 2 * T);
+    if (strcmp(backend, "cpu") == 0) {
+      check_media_graph(m, json, ids, n, rows, "two_image_logits", MX_ELEM_F32);
+      check_media_graph(m, json, ids, n, rows, "two_image_logits", MX_ELEM_BF16);
+    }
+    CHECK_OK(mx_session_prefill_media(s, ids, rows, n));
+    double d = max_diff_rows(mx_session_logits(s), logits, n - 1, 1, V);
+    printf("molmo2 %s: two images with text between, last logits within %.3g\n", backend, d);
+    CHECK_MSG(d <= kTol, "molmo2 %s: two images: last logits differ by %g", backend, d);
+    int32_t same = greedy_same(s, greedy, ng, V);
+    CHECK_MSG(same == ng, "molmo2 %s: two images: %d of %d greedy ids equal", backend, same, ng);
+  }
+  mx_session_destroy(s);
+  mx_batch_opts_t bo = {.backend = backend, .ctx = 128, .prefill_chunk = 16, .n_slots = 2};
+  mx_test_backend_opts(backend, &bo.backend_opts);
+  mx_batch_t *b = NULL;
+  if (batch) CHECK_OK(mx_batch_create(m, &bo, &b));
+  int32_t calls = 0;
+  for (int32_t off = 0, take = 0; b && rows && ids && off < n; off += take, calls++) {
+    CHECK_OK(mx_vision_prefill_take(&m->config, ids + off, n - off, 16, false, &take));
+    mx_status_t st = mx_batch_prefill_media(b, 0, ids + off, rows + (size_t)off * H, take);
+    CHECK_MSG(st == MX_OK && take > 0, "%s batch, two images, at %d: %s", backend, off,
+              st ? mx_error_message() : "no tokens taken");
+    if (st || take <= 0) break;
+  }
+  int32_t same = 0, slot = 0;
+  for (int32_t i = 0; b && greedy && i < ng; i++) {
+    int32_t next = argmax(mx_batch_logits(b, 0), V);
+    same += next == greedy[i];
+    if (mx_batch_decode(b, &slot, &next, 1) != MX_OK) break;
+  }
+  CHECK_MSG(!batch || (calls == 3 && same == ng),
+            "%s batch: the two-image prompt in %d calls, %d of %d greedy ids equal", backend, calls,
+            same, ng);
+  mx_batch_destroy(b);
+  free(f);
+  free(rows);
+  free(ids);
+  free(greedy);
+}
+
 static void check_image_prompt(const mx_model_t *m, const char *dir, const cJSON *json) {
   mx_pixels_t px = {0};
   if (!mx_test_vlm_pixels(m, g_data, json, &px)) return;
@@ -460,6 +557,8 @@ static void check_image_prompt(const mx_model_t *m, const char *dir, const cJSON
   check_batch(m, json, &px, "cpu");
   check_session(m, json, &px, "xla");
   check_batch(m, json, &px, "xla");
+  check_two_images(m, json, &px, "cpu", true);
+  check_two_images(m, json, &px, "xla", false);
   // The CLI's and the server's prompt: the tokenizer's image tokens, processor_config.json's
   // options (kTokens, which the expansion test checks against transformers' ids).
   mx_molmo2_prompt_t mp;

@@ -18,7 +18,10 @@ no cache, mm_token_type_ids given: causal attention, and every image token atten
 other): the processor's pixel_values (shape, sha256, a few values), image_token_pooling and
 image_grids, the pooled image features, the logits of every prompt position, a 16-token greedy
 continuation with its top-2 margins, the logits without the image block (causal only) for the
-test to see that it matters, and a text-only prompt's logits and greedy ids.
+test to see that it matters, and a text-only prompt's logits and greedy ids; for molmo2, a
+prompt with the photograph twice and text between the two images ("two_image_*": its ids, the
+logits of every position and a 16-token greedy continuation), where every image token sees the
+other image's tokens but not the text between them.
 
 A second checkpoint, molmo2-olmo, has the OLMo-based text model's options (qk_norm_type "olmo":
 q/k RMSNorm over the whole projections; norm_after: each block's attention and MLP outputs
@@ -60,6 +63,9 @@ IMAGE_SPECIALS = ["<im_start>", "<im_end>", "<im_patch>", "<im_col>", "<low_res_
                   "<|image|>", "<im_low>", "<frame_start>", "<frame_end>"]
 PROMPT = "Look: <|image|> What is in the picture?"
 TEXT_PROMPT = "What is in the picture?"
+# Two images with text between them (the photograph twice): every image token attends to every
+# other one, the second image's too, but not to the text between (molmo2 only, not molmo2-olmo).
+TWO_PROMPT = "Image 1: <|image|> and image 2: <|image|> compare"
 
 
 def greedy(model, ids, types, extra):
@@ -173,6 +179,17 @@ def build(name, olmo):
         text_ids = processor(text=TEXT_PROMPT, return_tensors="pt")["input_ids"][0].tolist()
         text_logits = model(input_ids=torch.tensor([text_ids]), use_cache=False).logits[0].numpy()
         text_greedy, _ = greedy(model, text_ids, [0] * len(text_ids), {})
+        if not olmo:
+            two = processor(images=[image, image], text=TWO_PROMPT, return_tensors="pt")
+            two_ids = two["input_ids"][0].tolist()
+            two_types = two["mm_token_type_ids"][0].tolist()
+            two_kw = dict(pixel_values=two["pixel_values"].to(torch.float64),
+                          image_token_pooling=two["image_token_pooling"],
+                          image_grids=two["image_grids"], image_num_crops=two["image_num_crops"])
+            two_logits = model(input_ids=torch.tensor([two_ids]),
+                               mm_token_type_ids=torch.tensor([two_types]), use_cache=False,
+                               **two_kw).logits[0].numpy()
+            two_greedy, two_margins = greedy(model, two_ids, two_types, two_kw)
     assert feats.shape[0] == n_patch, (feats.shape, n_patch)
     pvn = pv.numpy().astype("<f4")
     fields = {
@@ -201,10 +218,20 @@ def build(name, olmo):
         "text_prompt_ids": text_ids,
         "text_greedy_ids": text_greedy,
     }
+    if not olmo:
+        fields.update({
+            "two_image_prompt": TWO_PROMPT,
+            "two_image_prompt_ids": two_ids,
+            "two_image_mm_token_type_ids": two_types,
+            "two_image_greedy_ids": two_greedy,
+            "two_image_greedy_top2_margins": [float(f32(m)) for m in two_margins],
+        })
     parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in fields.items()]
     parts.append(f'  "image_features": {rows(feats)}')
     parts.append(f'  "logits": {rows(logits)}')
     parts.append(f'  "text_logits": {rows(text_logits)}')
+    if not olmo:
+        parts.append(f'  "two_image_logits": {rows(two_logits)}')
     with open(os.path.join(out, "vision_reference.json"), "w") as f:
         f.write("{\n" + ",\n".join(parts) + "\n}\n")
     size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
