@@ -258,7 +258,7 @@ typedef struct mx_packed_entry {
 
 struct mx_cpu_weights {
   const mx_cpu_kernels_t *kt;
-  mx_cpu_slab_t *slab;  // the f32 and bf16 / f16 packings' data
+  mx_cpu_slab_t *slab;  // the packings' data
   int32_t n, cap;
   mx_packed_entry_t *e;
   size_t bytes;

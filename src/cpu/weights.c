@@ -2,7 +2,7 @@
 // of a model's weights, f32, bf16 / f16 and quantized, shared by every plan compiled with it.
 // An entry is found by its kind, source bytes and shape, and by what tells two packings of the
 // same bytes apart (the element type of a bf16 / f16 packing, the kernels of a quantized one).
-// The float packings live in the cache's slab (cpu/stream_alloc.h), released with it.
+// The packings' data live in the cache's slab (cpu/stream_alloc.h), released with it.
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +35,7 @@ void mx_cpu_weights_destroy(mx_cpu_weights_t *w) {
       e->lowp->data = NULL;
       mx_cpu_packed_lowp_destroy(e->lowp);
     } else {
+      e->q->q = NULL;
       mx_cpu_qpacked_destroy(e->q);
     }
   }
@@ -176,7 +177,7 @@ mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_cpu_
   }
   MX_TRY(reserve(w));
   mx_cpu_qpacked_t *pk = NULL;
-  MX_TRY(mx_cpu_qpack(w->kt, qk, pool, src, &pk));
+  MX_TRY(mx_cpu_qpack_in(w->kt, qk, pool, src, w->slab, &pk));
   w->e[w->n++] =
       (mx_packed_entry_t){.kind = PACKED_Q, .data = src->w, .n = src->n, .k = src->k, .q = pk};
   w->bytes += pk->bytes;

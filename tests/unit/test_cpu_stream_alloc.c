@@ -180,6 +180,29 @@ static void test_cache_resident(void) {
     CHECK(packed >= (size_t)NW * N * K * 2);
     CHECK_MSG(before == 0 || after - before < packed + packed / 8 + ((size_t)4 << 20),
               "RSS +%zu bytes for %zu packed bytes", after - before, packed);
+    // The same for int8 weights of 1.1 MB (codes and scales in one buffer each).
+    float *sc = malloc(sizeof(float) * 2 * N * (K / 64));
+    CHECK(sc != NULL);
+    before = rss_bytes();
+    for (int i = 0; sc && i < NW; i++) {
+      for (int j = 0; j < 2 * N * (K / 64); j++) sc[j] = 1.0f;
+      mx_cpu_qsrc_t q = {.mode = MX_CPU_Q_INT8,
+                         .bits = 8,
+                         .n = 2 * N,
+                         .k = K,
+                         .group = 64,
+                         .w = src[i],  // 2 N K bytes of codes
+                         .sdt = MX_ELEM_F32,
+                         .scales = sc};
+      const mx_cpu_qpacked_t *pq = NULL;
+      CHECK_OK(mx_cpu_qpacked_get(w, NULL, MX_CPU_QKERNEL_AUTO, &q, &pq));
+      CHECK(pq && pq->q && (uintptr_t)pq->q % 64 == 0);
+    }
+    after = rss_bytes();
+    size_t qbytes = mx_cpu_weights_bytes(w) - packed;
+    CHECK_MSG(before == 0 || after - before < qbytes + qbytes / 8 + ((size_t)4 << 20),
+              "RSS +%zu bytes for %zu quantized bytes", after - before, qbytes);
+    free(sc);
   }
   mx_cpu_weights_destroy(w);
   for (int i = 0; i < NW; i++) free(src[i]);
