@@ -140,7 +140,8 @@ typedef struct mx_cpu_packed {
   int64_t n, k;                // logical shape of W[n, k]
   int64_t panels;              // ceil(n / NR)
   int nr;                      // panel rows
-  float *data;                 // 64-byte aligned, panels * k * nr floats, owned by this object
+  float *data;  // 64-byte aligned, panels * k * nr floats, owned by this object (a weight
+                // cache's packings: by the cache, src/cpu/weights.c)
 } mx_cpu_packed_t;
 
 // Packs W[n, k] (row stride ldw floats) for table kt. With a pool, the copy runs on all its

@@ -59,7 +59,8 @@ typedef struct mx_cpu_packed_lowp {
   int64_t n, k;
   int64_t kpad;    // k rounded up to the variant's k step (2 for bf16 pairs, 1 for f16)
   int64_t panels;  // ceil(n / MX_CPU_LOWP_NR); panel p holds kpad * NR elements
-  uint16_t *data;  // 64-byte aligned, owned; rows past n and k past k are zero
+  uint16_t *data;  // 64-byte aligned, owned (a weight cache's packings: by the cache); rows past
+                   // n and k past k are zero
 } mx_cpu_packed_lowp_t;
 
 mx_status_t mx_cpu_pack_lowp(const mx_cpu_lowp_kernels_t *kt, mx_cpu_pool_t *pool,

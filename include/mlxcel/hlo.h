@@ -348,7 +348,7 @@ typedef struct mx_op {
 } mx_op_t;
 
 struct mx_block {
-  int32_t n_args;
+  int32_t n_args, cap_args;
   int32_t *args;  // value ids of block arguments
   int32_t n_ops, cap_ops;
   mx_op_t **ops;
@@ -369,6 +369,7 @@ struct mx_func {
   mx_type_t *result_types;
   mx_attr_t *arg_attrs;     // per argument: DICT attr (n == 0 when none); length body->n_args
   const char **arg_locs;    // per argument: name location (`loc("name")`) or NULL; length n_args
+  int32_t cap_arg_meta;     // room in arg_attrs and arg_locs
   mx_attr_t *result_attrs;  // per result: DICT attr (n == 0 when none); length n_results
   mx_attr_t attrs;          // function attribute DICT (n == 0 when none)
   int32_t n_values, cap_values;

@@ -109,6 +109,12 @@ static void pack_task(void *ctx, int ith, int nth) {
 
 mx_status_t mx_cpu_pack_f32(const mx_cpu_kernels_t *kt, mx_cpu_pool_t *pool, const float *w,
                             int64_t ldw, int64_t n, int64_t k, mx_cpu_packed_t **out) {
+  return mx_cpu_pack_f32_in(kt, pool, w, ldw, n, k, NULL, out);
+}
+
+mx_status_t mx_cpu_pack_f32_in(const mx_cpu_kernels_t *kt, mx_cpu_pool_t *pool, const float *w,
+                               int64_t ldw, int64_t n, int64_t k, mx_cpu_slab_t *slab,
+                               mx_cpu_packed_t **out) {
   if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_f32: out is NULL");
   *out = NULL;
   if (!kt) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_f32: kernel table is NULL");
@@ -128,10 +134,10 @@ mx_status_t mx_cpu_pack_f32(const mx_cpu_kernels_t *kt, mx_cpu_pool_t *pool, con
   size_t bytes = (size_t)panels * (size_t)k * (size_t)kt->nr * sizeof(float);
   bytes = (bytes + 63) / 64 * 64;
   mx_cpu_packed_t *p = calloc(1, sizeof *p);
-  float *data = mx_cpu_stream_alloc(bytes);
+  float *data = slab ? mx_cpu_slab_alloc(slab, bytes) : mx_cpu_stream_alloc(bytes);
   if (!p || !data) {
     free(p);
-    free(data);
+    if (!slab) free(data);
     return mx_error_set(MX_ERR_NOMEM,
                         "mx_cpu_pack_f32: out of memory for W[%lld, %lld] (%zu bytes)",
                         (long long)n, (long long)k, bytes);

@@ -6,7 +6,14 @@
 #ifndef MX_CPU_KERNELS_INTERNAL_H
 #define MX_CPU_KERNELS_INTERNAL_H
 
+#include "cpu/stream_alloc.h"
 #include "mlxcel/cpu.h"
+
+// mx_cpu_pack_f32 whose packed data is carved from `slab` (NULL: its own stream allocation),
+// which then owns it: the packed object's data must not be freed (mx_cpu_weights_t's packings).
+mx_status_t mx_cpu_pack_f32_in(const mx_cpu_kernels_t *kt, mx_cpu_pool_t *pool, const float *w,
+                               int64_t ldw, int64_t n, int64_t k, mx_cpu_slab_t *slab,
+                               mx_cpu_packed_t **out);
 
 // GEMM blocking: KC is the depth of one pass (a KC x NR slice of a panel is 32 KiB at NR = 32:
 // it stays in L1 while the microkernel sweeps MR rows of X); NC_PANELS panels of KC depth

@@ -95,6 +95,12 @@ static void pack_task(void *ctx, int ith, int nth) {
 mx_status_t mx_cpu_pack_lowp(const mx_cpu_lowp_kernels_t *kt, mx_cpu_pool_t *pool,
                              const uint16_t *w, int64_t ldw, int64_t n, int64_t k,
                              mx_cpu_packed_lowp_t **out) {
+  return mx_cpu_pack_lowp_in(kt, pool, w, ldw, n, k, NULL, out);
+}
+
+mx_status_t mx_cpu_pack_lowp_in(const mx_cpu_lowp_kernels_t *kt, mx_cpu_pool_t *pool,
+                                const uint16_t *w, int64_t ldw, int64_t n, int64_t k,
+                                mx_cpu_slab_t *slab, mx_cpu_packed_lowp_t **out) {
   if (!out) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_lowp: out is NULL");
   *out = NULL;
   if (!kt) return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_pack_lowp: kernel table is NULL");
@@ -113,10 +119,10 @@ mx_status_t mx_cpu_pack_lowp(const mx_cpu_lowp_kernels_t *kt, mx_cpu_pool_t *poo
   size_t bytes = (size_t)panels * (size_t)kpad * MX_LOWP_NR * sizeof(uint16_t);
   bytes = (bytes + 63) / 64 * 64;
   mx_cpu_packed_lowp_t *p = calloc(1, sizeof *p);
-  uint16_t *data = mx_cpu_stream_alloc(bytes);
+  uint16_t *data = slab ? mx_cpu_slab_alloc(slab, bytes) : mx_cpu_stream_alloc(bytes);
   if (!p || !data) {
     free(p);
-    free(data);
+    if (!slab) free(data);
     return mx_error_set(MX_ERR_NOMEM,
                         "mx_cpu_pack_lowp: out of memory for W[%lld, %lld] (%zu bytes)",
                         (long long)n, (long long)k, bytes);

@@ -10,7 +10,14 @@
 #ifndef MX_CPU_KERNELS_LOWP_INTERNAL_H
 #define MX_CPU_KERNELS_LOWP_INTERNAL_H
 
+#include "cpu/stream_alloc.h"
 #include "mlxcel/cpu_lowp.h"
+
+// mx_cpu_pack_lowp whose packed data is carved from `slab` (NULL: its own stream allocation),
+// which then owns it (as mx_cpu_pack_f32_in).
+mx_status_t mx_cpu_pack_lowp_in(const mx_cpu_lowp_kernels_t *kt, mx_cpu_pool_t *pool,
+                                const uint16_t *w, int64_t ldw, int64_t n, int64_t k,
+                                mx_cpu_slab_t *slab, mx_cpu_packed_lowp_t **out);
 
 // The AVX2 GEMVs prefetch their weight stream this many bytes ahead, one prefetch per 64-byte
 // line: with 2-byte weights the hardware prefetcher alone leaves a single core's stream below

@@ -187,6 +187,12 @@ static void qpack_task(void *ctx, int ith, int nth) {
 
 mx_status_t mx_cpu_qpack(const mx_cpu_kernels_t *kt, const mx_cpu_qkernels_t *qk,
                          mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src, mx_cpu_qpacked_t **out) {
+  return mx_cpu_qpack_in(kt, qk, pool, src, NULL, out);
+}
+
+mx_status_t mx_cpu_qpack_in(const mx_cpu_kernels_t *kt, const mx_cpu_qkernels_t *qk,
+                            mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src, mx_cpu_slab_t *slab,
+                            mx_cpu_qpacked_t **out) {
   *out = NULL;
   if (!kt || !qk || !mx_cpu_qsrc_ok(src))
     return mx_error_set(MX_ERR_INVALID_ARG, "mx_cpu_qpack: unsupported quantized weight");
@@ -209,7 +215,7 @@ mx_status_t mx_cpu_qpack(const mx_cpu_kernels_t *kt, const mx_cpu_qkernels_t *qk
   size_t qb = (size_t)w->panels * MX_QR * (size_t)w->k * (size_t)w->bits / 8;
   size_t pb = (size_t)w->panels * (size_t)w->groups * MX_QR * (w->f16 ? 2 : 4);
   size_t qa = (qb + 63) & ~(size_t)63, pa = (pb + 63) & ~(size_t)63;
-  w->q = mx_cpu_stream_alloc(qa + 2 * pa);
+  w->q = slab ? mx_cpu_slab_alloc(slab, qa + 2 * pa) : mx_cpu_stream_alloc(qa + 2 * pa);
   if (!w->q) {
     free(w);
     return mx_error_set(MX_ERR_NOMEM, "out of memory packing a %lld x %lld quantized weight",

@@ -34,6 +34,7 @@
 #ifndef MX_CPU_KERNELS_Q_H
 #define MX_CPU_KERNELS_Q_H
 
+#include "cpu/stream_alloc.h"
 #include "mlxcel/cpu.h"
 #include "mlxcel/hlo.h"
 
@@ -64,7 +65,8 @@ typedef struct mx_cpu_qpacked {
   int64_t n, k, group, groups, panels;
   int offset;    // o: 128, 8 or 0
   bool f16;      // scales / biases stored as f16 (else f32)
-  uint8_t *q;    // 64-byte aligned, panels * k * 16 * bits / 8 bytes
+  uint8_t *q;    // 64-byte aligned, panels * k * 16 * bits / 8 bytes (then s, b), owned (a weight
+                 // cache's packings: by the cache)
   void *s, *b;   // [panels][groups][16]; b NULL unless affine
   size_t bytes;  // q + s + b: what one GEMV reads
 } mx_cpu_qpacked_t;
@@ -132,6 +134,11 @@ bool mx_cpu_qsrc_ok(const mx_cpu_qsrc_t *src);
 // Packs src for kt / qk (pool NULL = calling thread). The result owns its memory.
 mx_status_t mx_cpu_qpack(const mx_cpu_kernels_t *kt, const mx_cpu_qkernels_t *qk,
                          mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src, mx_cpu_qpacked_t **out);
+// The same with the codes, scales and biases carved from `slab` (NULL: as mx_cpu_qpack), which
+// then owns them: the result's q must not be freed (mx_cpu_weights_t's packings).
+mx_status_t mx_cpu_qpack_in(const mx_cpu_kernels_t *kt, const mx_cpu_qkernels_t *qk,
+                            mx_cpu_pool_t *pool, const mx_cpu_qsrc_t *src, mx_cpu_slab_t *slab,
+                            mx_cpu_qpacked_t **out);
 void mx_cpu_qpacked_destroy(mx_cpu_qpacked_t *w);  // accepts NULL
 
 // y[n] = W x. Thread ith computes a contiguous range of panels (each thread prepares the

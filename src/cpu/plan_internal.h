@@ -7,6 +7,7 @@
 #include "cpu/fused.h"
 #include "cpu/kernels_q.h"
 #include "cpu/mla.h"
+#include "cpu/stream_alloc.h"
 #include "mlxcel/cpu_lowp.h"
 #include "mlxcel/cpu_plan.h"
 
@@ -270,6 +271,7 @@ typedef struct mx_packed_entry {
 
 struct mx_cpu_weights {
   const mx_cpu_kernels_t *kt;
+  mx_cpu_slab_t *slab;  // the packings' data
   int32_t n, cap;
   mx_packed_entry_t *e;
   size_t bytes;

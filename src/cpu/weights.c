@@ -2,9 +2,12 @@
 // of a model's weights, f32, bf16 / f16 and quantized, shared by every plan compiled with it.
 // An entry is found by its kind, source bytes and shape, and by what tells two packings of the
 // same bytes apart (the element type of a bf16 / f16 packing, the kernels of a quantized one).
+// The packings' data live in the cache's slab (cpu/stream_alloc.h), released with it.
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/kernels_internal.h"
+#include "cpu/kernels_lowp_internal.h"
 #include "cpu/plan_internal.h"
 
 mx_status_t mx_cpu_weights_create(const mx_cpu_kernels_t *kt, mx_cpu_weights_t **out) {
@@ -12,6 +15,11 @@ mx_status_t mx_cpu_weights_create(const mx_cpu_kernels_t *kt, mx_cpu_weights_t *
   mx_cpu_weights_t *w = calloc(1, sizeof *w);
   if (!w) return mx_error_set(MX_ERR_NOMEM, "out of memory");
   w->kt = kt ? kt : mx_cpu_kernels_best();
+  w->slab = mx_cpu_slab_create();
+  if (!w->slab) {
+    free(w);
+    return mx_error_set(MX_ERR_NOMEM, "out of memory");
+  }
   *out = w;
   return MX_OK;
 }
@@ -20,13 +28,18 @@ void mx_cpu_weights_destroy(mx_cpu_weights_t *w) {
   if (!w) return;
   for (int32_t i = 0; i < w->n; i++) {
     mx_packed_entry_t *e = &w->e[i];
-    if (e->kind == PACKED_F32)
+    if (e->kind == PACKED_F32) {
+      e->f32->data = NULL;  // the slab's
       mx_cpu_packed_destroy(e->f32);
-    else if (e->kind == PACKED_LOWP)
+    } else if (e->kind == PACKED_LOWP) {
+      e->lowp->data = NULL;
       mx_cpu_packed_lowp_destroy(e->lowp);
-    else
+    } else {
+      e->q->q = NULL;
       mx_cpu_qpacked_destroy(e->q);
+    }
   }
+  mx_cpu_slab_destroy(w->slab);
   free(w->e);
   free(w);
 }
@@ -117,7 +130,7 @@ mx_status_t mx_cpu_packed_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, const fl
   mx_cpu_packed_t *pk = NULL;
   void *t = NULL;
   if (kn) MX_TRY(transposed(data, sizeof *data, n, k, &t));
-  mx_status_t st = mx_cpu_pack_f32(w->kt, pool, kn ? t : data, k, n, k, &pk);
+  mx_status_t st = mx_cpu_pack_f32_in(w->kt, pool, kn ? t : data, k, n, k, w->slab, &pk);
   free(t);
   if (st) return st;
   w->e[w->n++] =
@@ -142,7 +155,7 @@ mx_status_t mx_cpu_packed_lowp_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_
   mx_cpu_packed_lowp_t *pk = NULL;
   void *t = NULL;
   if (kn) MX_TRY(transposed(data, sizeof *data, n, k, &t));
-  mx_status_t st = mx_cpu_pack_lowp(kt, pool, kn ? t : data, k, n, k, &pk);
+  mx_status_t st = mx_cpu_pack_lowp_in(kt, pool, kn ? t : data, k, n, k, w->slab, &pk);
   free(t);
   if (st) return st;
   w->e[w->n++] =
@@ -164,7 +177,7 @@ mx_status_t mx_cpu_qpacked_get(mx_cpu_weights_t *w, mx_cpu_pool_t *pool, mx_cpu_
   }
   MX_TRY(reserve(w));
   mx_cpu_qpacked_t *pk = NULL;
-  MX_TRY(mx_cpu_qpack(w->kt, qk, pool, src, &pk));
+  MX_TRY(mx_cpu_qpack_in(w->kt, qk, pool, src, w->slab, &pk));
   w->e[w->n++] =
       (mx_packed_entry_t){.kind = PACKED_Q, .data = src->w, .n = src->n, .k = src->k, .q = pk};
   w->bytes += pk->bytes;

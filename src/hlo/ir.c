@@ -120,28 +120,28 @@ mx_status_t mx_block_add_arg(mx_func_t *f, mx_block_t *b, const mx_type_t *type,
   int32_t vid = -1;
   mx_status_t st = mx_func_new_value(f, type, name, &vid);
   if (st) return st;
-  int32_t *args =
-      mx_arena_grow(a, b->args, (size_t)b->n_args, (size_t)b->n_args + 1, sizeof(int32_t));
-  if (!args) return mx_oom();
-  args[b->n_args] = vid;
+  if (!mx_grow1(a, (void **)&b->args, b->n_args, &b->cap_args, sizeof(int32_t))) return mx_oom();
+  b->args[b->n_args] = vid;
   f->values[vid].def_index = b->n_args;
-  b->args = args;
   b->n_args++;
   if (id) *id = vid;
   return MX_OK;
 }
 
+// Arguments grow the arrays geometrically: the arena keeps every old copy, so growing them by
+// one per argument held a quadratic number of bytes (a model graph has a thousand weights).
 mx_status_t mx_func_add_arg(mx_func_t *f, const mx_type_t *type, const char *name, int32_t *id) {
   mx_arena_t *a = f->module->arena;
   int32_t n = f->body->n_args;
-  mx_attr_t *attrs = mx_arena_grow(a, f->arg_attrs, (size_t)n, (size_t)n + 1, sizeof(mx_attr_t));
-  if (!attrs) return mx_oom();
-  attrs[n].kind = MX_ATTR_DICT;
-  f->arg_attrs = attrs;
-  const char **locs = mx_arena_grow(a, f->arg_locs, (size_t)n, (size_t)n + 1, sizeof(char *));
-  if (!locs) return mx_oom();
-  locs[n] = NULL;
-  f->arg_locs = locs;
+  if (n >= f->cap_arg_meta) {
+    int32_t cap = f->cap_arg_meta;
+    if (!mx_grow1(a, (void **)&f->arg_attrs, n, &cap, sizeof(mx_attr_t))) return mx_oom();
+    cap = f->cap_arg_meta;
+    if (!mx_grow1(a, (void **)&f->arg_locs, n, &cap, sizeof(char *))) return mx_oom();
+    f->cap_arg_meta = cap;
+  }
+  f->arg_attrs[n] = (mx_attr_t){.kind = MX_ATTR_DICT};
+  f->arg_locs[n] = NULL;
   return mx_block_add_arg(f, f->body, type, name, id);
 }
 

@@ -20,7 +20,7 @@ mx_status_t mx_ckpt_index_parse(const char *json, size_t len, const char *source
 
 // MX_ERR_PARSE naming the first floating-point tensor holding NaN or +-Inf (weight_check.c).
 // The first read of the mmapped weights: its progress is the "mapping" stage (progress may be
-// NULL).
+// NULL). It gives back the mapped pages it read (mx_checkpoint_release) as it goes.
 mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck, const mx_progress_t *progress);
 
 // mx_model_apply_precision reporting the "converting" stage to progress (may be NULL)

@@ -112,7 +112,7 @@ static mx_status_t mm_add(const mx_arch_t *a, mx_wlist_t *wl, int32_t i) {
   const int64_t d0[kMmTensors] = {e->vocab, e->hidden, a->hidden};
   const int64_t d1[kMmTensors] = {e->hidden, 0, e->hidden};
   const int32_t rank[kMmTensors] = {2, 1, 2};
-  const mx_wkind_t kind[kMmTensors] = {MX_WK_OTHER, MX_WK_OTHER, MX_WK_LINEAR};
+  const mx_wkind_t kind[kMmTensors] = {MX_WK_TABLE, MX_WK_OTHER, MX_WK_LINEAR};
   for (int32_t k = 0; k < kMmTensors; k++) {
     char name[96];
     int32_t idx;
@@ -142,7 +142,7 @@ mx_status_t mx_gemma3n_weights(const mx_arch_t *a, struct mx_wlist *wl) {
   for (int32_t l = 0; l < a->n_layers; l++)
     for (int32_t k = 0; k < kNumLayerExtras; k++) MX_TRY(add_extra(a, wl, l, &kLayerExtras[k]));
   static const extra_t kModel[] = {
-      {"embed_tokens_per_layer.weight", 2, 'V', 'L', MX_WK_OTHER},
+      {"embed_tokens_per_layer.weight", 2, 'V', 'L', MX_WK_TABLE},
       {"per_layer_model_projection.weight", 2, 'L', 'H', MX_WK_LINEAR},
       {"per_layer_projection_norm.weight", 1, 'P', 0, MX_WK_OTHER},
   };

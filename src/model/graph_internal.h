@@ -169,6 +169,8 @@ typedef enum mx_wkind {
                     // linears, one format per layer)
   MX_WK_GATE,       // a router or shared-expert gate [N, H], read in float (a stored-quantized
                     // one, as mlx-lm writes them, is dequantized at load)
+  MX_WK_TABLE,      // a table read by a gather only (Gemma 3n's per-layer embeddings [V, L P]):
+                    // kept in the checkpoint's type, a step reads one row per token
 } mx_wkind_t;
 
 typedef struct mx_wspec {

@@ -6,8 +6,10 @@
 // (graph_ops.c, mx_g_linear) feeds its dot_general f16/bf16 inputs. Norm weights and biases are
 // made f32 (they are small, and norms and residuals stay f32). An untied embedding keeps the
 // checkpoint's type: a gather reads one row per token, its bytes do not matter, and converting
-// would change the values the model was trained with for no gain. Quantized layers (integer
-// storage, src/model/quant_load.c, which runs first) are left to the quantization pass.
+// would change the values the model was trained with for no gain. So does any other table only a
+// gather reads (MX_WK_TABLE: Gemma 3n's per-layer embeddings, which outweigh all its matrices and
+// would double as f32). Quantized layers (integer storage, src/model/quant_load.c, which runs
+// first) are left to the quantization pass.
 // A vision tower keeps its matrices as the checkpoint has them; its norm weights and biases
 // (rank 1) are made f32 too: the fused norm kernels take f32 weights, and a bf16 checkpoint's
 // norms otherwise ran as their decompositions on the interpreter.
@@ -71,6 +73,9 @@ static mx_status_t weight_roles(const mx_model_config_t *cfg, const mx_checkpoin
       case MX_WK_OTHER:
       case MX_WK_GATE:
         r[i] = ROLE_SMALL;
+        break;
+      case MX_WK_TABLE:  // gathered rows are made f32 in the graph: exact from any float type
+        r[i] = ROLE_KEEP;
         break;
       default:
         r[i] = ROLE_KEEP;

@@ -3,6 +3,10 @@
 // NaN logits much later; refusing it at load names the tensor instead. The scan reads every
 // floating weight once, 64-bit words at a time without branches, and searches element by
 // element only in a block that holds a non-finite value.
+// The scan is the first touch of the mmapped file: each slice's pages are given back once read,
+// or every weight would stay resident beside the copies made later (packed, converted), and the
+// tables only gathered from (embeddings, Gemma 3n's per-layer inputs) would stay resident whole
+// though a step reads a few rows of them.
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -10,6 +14,7 @@
 #include "model/checkpoint_internal.h"
 
 enum { kBlock = 4096 };
+enum { kSlice = 16 << 20 };  // bytes scanned, then released (a multiple of every element size)
 
 // Whether any `bits`-wide lane of the 64-bit word v has all the bits of `mask` set (mask
 // replicated per lane in mrep, lane low bits in ones, lane high bits in highs): lanes of
@@ -88,8 +93,15 @@ mx_status_t mx_ckpt_check_finite(const mx_checkpoint_t *ck, const mx_progress_t 
     const mx_weight_t *w = mx_checkpoint_weight(ck, k);
     int bits = float_bits(w->dtype, &mask);
     if (!bits) continue;
-    int64_t n = (int64_t)(w->nbytes / (size_t)(bits / 8));
-    int64_t i = find_all_ones((const uint8_t *)w->data, n, bits, mask);
+    size_t es = (size_t)(bits / 8);
+    int64_t i = -1;
+    for (size_t off = 0; off < w->nbytes && i < 0; off += kSlice) {
+      size_t len = w->nbytes - off < kSlice ? w->nbytes - off : kSlice;
+      const uint8_t *p = (const uint8_t *)w->data + off;
+      i = find_all_ones(p, (int64_t)(len / es), bits, mask);
+      if (i >= 0) i += (int64_t)(off / es);
+      mx_checkpoint_release(ck, p, len);  // a no-op for tensors the loader already copied
+    }
     done += w->nbytes;
     mx_progress_report(progress, "mapping", done, total);
     if (i < 0) continue;

@@ -1,5 +1,6 @@
-// Builder API: a small transformer-like graph with inferred types, and shape errors for every
-// constructor (status and message text).
+// Builder API: a small transformer-like graph with inferred types, shape errors for every
+// constructor (status and message text), and the module's bytes for a function of many
+// arguments (a model graph has a thousand weights).
 #include <stdlib.h>
 #include <string.h>
 
@@ -853,7 +854,42 @@ static void test_all_ops_roundtrip(void) {
   mx_module_destroy(m);
 }
 
+// A function of 2048 arguments: the arena holds a linear number of bytes for them (the argument
+// arrays grow geometrically; grown by one per argument, each copy kept, they held 200 MiB), and
+// each argument keeps its index, attribute dict and location.
+static void test_many_args(void) {
+  enum { N = 2048 };
+  mx_module_t *m = mx_module_create(NULL);
+  mx_func_t *f = NULL;
+  CHECK(m && mx_func_create(m, "many", false, &f) == MX_OK);
+  if (!f) {
+    mx_module_destroy(m);
+    return;
+  }
+  size_t before = mx_arena_bytes(m->arena);
+  mx_type_t t = T2(MX_ELEM_BF16, 64, 64);
+  for (int32_t i = 0; i < N; i++) {
+    int32_t id = -1;
+    CHECK_OK(mx_func_add_arg(f, &t, NULL, &id));
+    if (i % 7 == 0) CHECK_OK(mx_func_set_arg_loc(f, i, "w"));
+  }
+  size_t per_arg = sizeof(mx_value_t) + sizeof(mx_attr_t) + sizeof(char *) + sizeof(int32_t);
+  size_t used = mx_arena_bytes(m->arena) - before;
+  CHECK_MSG(used < 4 * per_arg * N + (1u << 20), "%zu bytes for %d arguments", used, N);
+  CHECK(f->body->n_args == N);
+  int bad = 0;
+  for (int32_t i = 0; i < N; i++) {
+    int32_t v = f->body->args[i];
+    bad += f->values[v].def_index != i || f->arg_attrs[i].kind != MX_ATTR_DICT ||
+           f->arg_attrs[i].n != 0 || (i % 7 == 0) != (f->arg_locs[i] != NULL) ||
+           !mx_type_equal(&f->values[v].type, &t);
+  }
+  CHECK_MSG(bad == 0, "%d arguments wrong", bad);
+  mx_module_destroy(m);
+}
+
 int main(void) {
+  test_many_args();
   test_all_ops_roundtrip();
   mx_module_t *g = test_transformer_graph();
   test_roundtrip(g);

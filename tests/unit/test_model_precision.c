@@ -1,7 +1,8 @@
 // The loader's precision pass (mx_model_load_opts_t precision / kv_dtype): resolution (explicit,
 // $MLXCEL_XLA_PRECISION / $MLXCEL_XLA_KV_DTYPE, auto from the checkpoint), validation, the
 // resident types of each weight role, round-to-nearest-even conversion and the f16 range check.
-// Uses stories260K (f32) and a bf16 copy of it written to a temp dir.
+// Uses stories260K (f32) and a bf16 copy of it written to a temp dir, and a bf16 copy of the
+// Gemma 3n fixture for the tables only a gather reads.
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,6 +100,30 @@ static void test_roles(void) {
   m = load(g_model, MX_ELEM_F32, MX_ELEM_F16, NULL);
   CHECK(m && m->precision == MX_ELEM_F32 && m->kv_dtype == MX_ELEM_F16);
   if (m) CHECK(find(m, "model.layers.0.self_attn.q_proj.weight")->dtype == MX_ELEM_F32);
+  mx_model_free(m);
+}
+
+// Gemma 3n's per-layer embedding table (2G values at E2B's shape) is read by a gather only: it
+// stays as the checkpoint has it, in the mapped file, instead of being converted (an f32 copy
+// was twice its bytes, beside the mapped original while it was made). Its norms still go to f32.
+static void test_gather_tables(const char *g3n_bf16) {
+  mx_model_t *m = load(g3n_bf16, MX_ELEM_INVALID, MX_ELEM_INVALID, NULL);
+  CHECK_MSG(m != NULL, "%s", mx_error_message());
+  if (!m) return;
+  CHECK(m->precision == MX_ELEM_BF16);
+  mx_checkpoint_t *raw = NULL;
+  CHECK_OK(mx_checkpoint_open(g3n_bf16, &raw));
+  const char *name = "model.embed_tokens_per_layer.weight";
+  const mx_weight_t *w = find(m, name), *r = mx_checkpoint_find(raw, name);
+  CHECK_MSG(w && r && w->dtype == MX_ELEM_BF16 && w->nbytes == r->nbytes, "%s: %s", name,
+            w ? mx_elem_name(w->dtype) : "missing");
+  if (w && r && w->nbytes == r->nbytes) CHECK(memcmp(w->data, r->data, w->nbytes) == 0);
+  CHECK(w && strcmp(w->file, r ? r->file : "") == 0);  // the mapped tensor, not an owned copy
+  const mx_weight_t *norm = find(m, "model.per_layer_projection_norm.weight");
+  CHECK(norm && norm->dtype == MX_ELEM_F32);
+  const mx_weight_t *lin = find(m, "model.per_layer_model_projection.weight");
+  CHECK(lin && lin->dtype == MX_ELEM_BF16);
+  mx_checkpoint_close(raw);
   mx_model_free(m);
 }
 
@@ -212,7 +237,12 @@ int main(void) {
   char bf16_dir[512];
   snprintf(bf16_dir, sizeof bf16_dir, "%s/bf16", g_tmp);
   CHECK(write_copy(g_model, bf16_dir, MX_ELEM_BF16, NULL, 1.0f));
+  char g3n[4096], g3n_bf16[512];
+  snprintf(g3n, sizeof g3n, "%s/families/gemma3n_text", data);
+  snprintf(g3n_bf16, sizeof g3n_bf16, "%s/g3n_bf16", g_tmp);
+  CHECK(write_copy(g3n, g3n_bf16, MX_ELEM_BF16, NULL, 1.0f));
   test_names();
+  test_gather_tables(g3n_bf16);
   test_roles();
   test_auto_and_env(bf16_dir);
   test_f16_range();
