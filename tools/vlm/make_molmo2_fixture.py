@@ -32,7 +32,7 @@ preprocessor_config.json, processor_config.json, tokenizer files, vision_referen
 
 Run once on a developer machine (torch, torchvision, transformers, safetensors, numpy, pillow;
 not CI):
-    /tmp/famenv/bin/python tools/vlm/make_molmo2_fixture.py
+    python tools/vlm/make_molmo2_fixture.py   # a Python with those packages (transformers 5.25)
 """
 import hashlib
 import json
