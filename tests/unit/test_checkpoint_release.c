@@ -9,16 +9,7 @@
 #include "mlxcel/model.h"
 #include "mlxcel/writer.h"
 #include "mx_test.h"
-
-// Resident set (bytes) from /proc/self/statm; 0 where unavailable.
-static size_t rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  unsigned long size = 0, res = 0;
-  int n = fscanf(f, "%lu %lu", &size, &res);
-  fclose(f);
-  return n == 2 ? (size_t)res * (size_t)sysconf(_SC_PAGESIZE) : 0;
-}
+#include "mx_test_rss.h"
 
 int main(void) {
   char dir[] = "/tmp/mx_release_XXXXXX";
@@ -42,9 +33,9 @@ int main(void) {
     const float *b = big->data;
     for (size_t i = 0; i < (size_t)N * K; i += 256) sum += b[i];  // fault every page in
     (void)sum;
-    size_t before = rss_bytes();
+    size_t before = mx_test_rss_bytes();
     size_t rel = mx_checkpoint_release(ck, big->data, big->nbytes);
-    size_t after = rss_bytes();
+    size_t after = mx_test_rss_bytes();
     long pg = sysconf(_SC_PAGESIZE);
     CHECK_MSG(rel > big->nbytes - 2 * (size_t)pg && rel <= big->nbytes && rel % (size_t)pg == 0,
               "released %zu of %zu bytes", rel, big->nbytes);

@@ -16,6 +16,7 @@
 #include "mlxcel/cpu.h"
 #include "mlxcel/cpu_lowp.h"
 #include "mx_test.h"
+#include "mx_test_rss.h"
 
 // 1: the mapping holding p is advised MADV_HUGEPAGE, 0: it is not, -1: no smaps to tell.
 static int advised_huge(const void *p) {
@@ -119,16 +120,6 @@ done:
   free(wb);
 }
 
-// Resident set (bytes) from /proc/self/statm; 0 where unavailable.
-static size_t rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  unsigned long size = 0, res = 0;
-  int n = fscanf(f, "%lu %lu", &size, &res);
-  fclose(f);
-  return n == 2 ? (size_t)res * (size_t)sysconf(_SC_PAGESIZE) : 0;
-}
-
 static void test_slab(void) {
   mx_cpu_slab_t *s = mx_cpu_slab_create();
   CHECK(s != NULL);
@@ -169,21 +160,21 @@ static void test_cache_resident(void) {
   mx_cpu_weights_t *w = NULL;
   CHECK(ok && mx_cpu_weights_create(NULL, &w) == MX_OK);
   if (ok && w) {
-    size_t before = rss_bytes();
+    size_t before = mx_test_rss_bytes();
     for (int i = 0; i < NW; i++) {
       const mx_cpu_packed_lowp_t *pk = NULL;
       CHECK_OK(mx_cpu_packed_lowp_get(w, NULL, MX_ELEM_BF16, src[i], N, K, false, &pk));
       CHECK(pk && pk->data && (uintptr_t)pk->data % 64 == 0);
       if (pk && pk->data) CHECK(pk->data[2] == 0x3f3f);  // row 1, k 0
     }
-    size_t after = rss_bytes(), packed = mx_cpu_weights_bytes(w);
+    size_t after = mx_test_rss_bytes(), packed = mx_cpu_weights_bytes(w);
     CHECK(packed >= (size_t)NW * N * K * 2);
     CHECK_MSG(before == 0 || after - before < packed + packed / 8 + ((size_t)4 << 20),
               "RSS +%zu bytes for %zu packed bytes", after - before, packed);
     // The same for int8 weights of 1.1 MB (codes and scales in one buffer each).
     float *sc = malloc(sizeof(float) * 2 * N * (K / 64));
     CHECK(sc != NULL);
-    before = rss_bytes();
+    before = mx_test_rss_bytes();
     for (int i = 0; sc && i < NW; i++) {
       for (int j = 0; j < 2 * N * (K / 64); j++) sc[j] = 1.0f;
       mx_cpu_qsrc_t q = {.mode = MX_CPU_Q_INT8,
@@ -198,7 +189,7 @@ static void test_cache_resident(void) {
       CHECK_OK(mx_cpu_qpacked_get(w, NULL, MX_CPU_QKERNEL_AUTO, &q, &pq));
       CHECK(pq && pq->q && (uintptr_t)pq->q % 64 == 0);
     }
-    after = rss_bytes();
+    after = mx_test_rss_bytes();
     size_t qbytes = mx_cpu_weights_bytes(w) - packed;
     CHECK_MSG(before == 0 || after - before < qbytes + qbytes / 8 + ((size_t)4 << 20),
               "RSS +%zu bytes for %zu quantized bytes", after - before, qbytes);

@@ -12,6 +12,7 @@
 
 #include "model/checkpoint_internal.h"
 #include "mx_test.h"
+#include "mx_test_rss.h"
 
 static char g_dir[256];
 
@@ -68,16 +69,6 @@ static mx_status_t check(void) {
   return st;
 }
 
-// Resident set (bytes) from /proc/self/statm; 0 where unavailable.
-static size_t rss_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  unsigned long size = 0, res = 0;
-  int n = fscanf(f, "%lu %lu", &size, &res);
-  fclose(f);
-  return n == 2 ? (size_t)res * (size_t)sysconf(_SC_PAGESIZE) : 0;
-}
-
 // A tensor of 48 MiB (three slices of the scan): after the check its pages are not resident
 // (the scan would otherwise leave the whole checkpoint in RSS beside what is made of it later),
 // its values read back, and a value in the third slice is found at its element.
@@ -89,9 +80,9 @@ static void test_released(void) {
   const mx_weight_t *w = mx_checkpoint_find(ck, "w");
   CHECK(w != NULL);
   if (w) {
-    size_t before = rss_bytes();
+    size_t before = mx_test_rss_bytes();
     CHECK_OK(mx_ckpt_check_finite(ck, NULL));
-    size_t after = rss_bytes();
+    size_t after = mx_test_rss_bytes();
     CHECK_MSG(before == 0 || after < before + w->nbytes / 8,
               "RSS %zu -> %zu bytes after checking a tensor of %zu", before, after, w->nbytes);
     const float *v = w->data;
