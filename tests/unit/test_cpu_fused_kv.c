@@ -62,13 +62,10 @@ static void split_case(mx_elem_type_t kv, const shape_t *c, const void *k, const
   free(part), free(o1), free(o2);
 }
 
-static void run_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
-  int64_t nq = c->b * c->t * c->hq * c->d, nc = c->b * c->hkv * c->s * c->d;
-  float *q = malloc(sizeof(float) * (size_t)nq), *kf = malloc(sizeof(float) * (size_t)nc);
-  float *vf = malloc(sizeof(float) * (size_t)nc);
-  uint16_t *kh = malloc(sizeof(uint16_t) * (size_t)nc), *vh = malloc(sizeof(uint16_t) * (size_t)nc);
-  float *o32 = malloc(sizeof(float) * (size_t)nq), *o16 = malloc(sizeof(float) * (size_t)nq);
-  float *o16b = malloc(sizeof(float) * (size_t)nq);
+// Random queries q[nq], and caches of nc values stored as kv (kh, vh) with their exact f32
+// values (kf, vf).
+static void fill(mx_elem_type_t kv, float *q, int64_t nq, uint16_t *kh, uint16_t *vh, float *kf,
+                 float *vf, int64_t nc) {
   for (int64_t i = 0; i < nq; i++) q[i] = 2.0f * frand();
   for (int64_t i = 0; i < nc; i++) {
     float a = 1.5f * frand(), b = frand();
@@ -77,6 +74,16 @@ static void run_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
     kf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(kh[i]) : mx_f16_to_f32(kh[i]);
     vf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(vh[i]) : mx_f16_to_f32(vh[i]);
   }
+}
+
+static void run_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
+  int64_t nq = c->b * c->t * c->hq * c->d, nc = c->b * c->hkv * c->s * c->d;
+  float *q = malloc(sizeof(float) * (size_t)nq), *kf = malloc(sizeof(float) * (size_t)nc);
+  float *vf = malloc(sizeof(float) * (size_t)nc);
+  uint16_t *kh = malloc(sizeof(uint16_t) * (size_t)nc), *vh = malloc(sizeof(uint16_t) * (size_t)nc);
+  float *o32 = malloc(sizeof(float) * (size_t)nq), *o16 = malloc(sizeof(float) * (size_t)nq);
+  float *o16b = malloc(sizeof(float) * (size_t)nq);
+  fill(kv, q, nq, kh, vh, kf, vf, nc);
   size_t s32 = mx_cpu_attention_scratch_floats(c->d, c->s);
   size_t s16 = mx_cpu_attention_kv_scratch_floats(c->d, c->s);
   float *scr = malloc(sizeof(float) * (s32 > s16 ? s32 : s16) * 4);
@@ -184,14 +191,7 @@ static void recur_case(mx_elem_type_t kv, const shape_t *c, const char *isa) {
   uint16_t *kh = malloc(sizeof(uint16_t) * (size_t)nc), *vh = malloc(sizeof(uint16_t) * (size_t)nc);
   float *o1 = malloc(sizeof(float) * (size_t)nq), *o2 = malloc(sizeof(float) * (size_t)nq);
   int32_t *blocks = malloc(sizeof(int32_t) * (size_t)(c->b * c->t));
-  for (int64_t i = 0; i < nq; i++) q[i] = 2.0f * frand();
-  for (int64_t i = 0; i < nc; i++) {
-    float a = 1.5f * frand(), b = frand();
-    kh[i] = kv == MX_ELEM_BF16 ? mx_f32_to_bf16(a) : mx_f32_to_f16(a);
-    vh[i] = kv == MX_ELEM_BF16 ? mx_f32_to_bf16(b) : mx_f32_to_f16(b);
-    kf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(kh[i]) : mx_f16_to_f32(kh[i]);
-    vf[i] = kv == MX_ELEM_BF16 ? mx_bf16_to_f32(vh[i]) : mx_f16_to_f32(vh[i]);
-  }
+  fill(kv, q, nq, kh, vh, kf, vf, nc);
   // Text, id 0, text, id 0, id 5 (another block beside it), text, id 0, text (by eighths of t).
   static const int32_t kIds[8] = {-1, 0, -1, 0, 5, -1, 0, -1};
   for (int64_t bi = 0; bi < c->b; bi++)
